@@ -1,0 +1,265 @@
+package harvey
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	anyllm "github.com/mozilla-ai/any-llm-go"
+	"github.com/mozilla-ai/any-llm-go/providers/anthropic"
+	"github.com/mozilla-ai/any-llm-go/providers/deepseek"
+	"github.com/mozilla-ai/any-llm-go/providers/gemini"
+	"github.com/mozilla-ai/any-llm-go/providers/groq"
+	"github.com/mozilla-ai/any-llm-go/providers/llamacpp"
+	"github.com/mozilla-ai/any-llm-go/providers/llamafile"
+	"github.com/mozilla-ai/any-llm-go/providers/mistral"
+	"github.com/mozilla-ai/any-llm-go/providers/openai"
+)
+
+// AnyLLMClient wraps an any-llm-go provider for everything but Ollama:
+// OpenAI-compatible servers (llama.cpp, llamafile, vLLM, LM Studio) and cloud
+// providers, with API keys from their usual environment variables.
+type AnyLLMClient struct {
+	provider anyllm.Provider
+	kind     string
+	Model    string
+}
+
+// Providers lists the provider names NewAnyLLMClient accepts.
+var Providers = []string{"openai", "openai-compatible", "llamacpp", "llamafile", "vllm", "lmstudio", "anthropic", "mistral", "gemini", "deepseek", "groq"}
+
+// NewAnyLLMClient builds a client for provider at baseURL (may be empty for
+// cloud providers). Local servers get no HTTP timeout unless one is set.
+func NewAnyLLMClient(provider, baseURL, model string, timeout time.Duration) (*AnyLLMClient, error) {
+	var opts []anyllm.Option
+	local := false
+	switch provider {
+	case "openai-compatible", "llamacpp", "llamafile", "vllm", "lmstudio":
+		local = true
+	}
+	if baseURL != "" {
+		u := strings.TrimRight(baseURL, "/")
+		if !strings.Contains(u, "://") {
+			u = "http://" + u
+		}
+		if local && !strings.HasSuffix(u, "/v1") {
+			u += "/v1"
+		}
+		opts = append(opts, anyllm.WithBaseURL(u))
+	}
+	if local || timeout > 0 {
+		opts = append(opts, anyllm.WithHTTPClient(&http.Client{Timeout: timeout}))
+	}
+	var (
+		p   anyllm.Provider
+		err error
+	)
+	switch provider {
+	case "openai":
+		p, err = openai.New(opts...)
+	case "openai-compatible", "vllm", "lmstudio":
+		p, err = openai.NewCompatible(openai.CompatibleConfig{Name: provider, DefaultAPIKey: "harvey", DefaultBaseURL: "http://127.0.0.1:8000/v1", Capabilities: anyllm.Capabilities{Completion: true, CompletionStreaming: true, CompletionTools: true, ListModels: true}}, opts...)
+	case "llamacpp":
+		p, err = llamacpp.New(opts...)
+	case "llamafile":
+		p, err = llamafile.New(opts...)
+	case "anthropic":
+		p, err = anthropic.New(opts...)
+	case "mistral":
+		p, err = mistral.New(opts...)
+	case "gemini":
+		p, err = gemini.New(opts...)
+	case "deepseek":
+		p, err = deepseek.New(opts...)
+	case "groq":
+		p, err = groq.New(opts...)
+	default:
+		return nil, fmt.Errorf("unknown provider %q (known: ollama, %s)", provider, strings.Join(Providers, ", "))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", provider, err)
+	}
+	return &AnyLLMClient{provider: p, kind: provider, Model: model}, nil
+}
+
+func (c *AnyLLMClient) Name() string { return c.kind + " " + c.Model }
+func (c *AnyLLMClient) Close() error { return nil }
+
+// Models lists models when the provider can.
+func (c *AnyLLMClient) Models(ctx context.Context) ([]string, error) {
+	ml, ok := c.provider.(anyllm.ModelLister)
+	if !ok {
+		return nil, fmt.Errorf("%s cannot list models", c.kind)
+	}
+	resp, err := ml.ListModels(ctx)
+	if err != nil {
+		return nil, explainAnyLLM(c.kind, err)
+	}
+	var out []string
+	for _, m := range resp.Data {
+		out = append(out, m.ID)
+	}
+	return out, nil
+}
+
+// Chat streams a plain reply.
+func (c *AnyLLMClient) Chat(ctx context.Context, messages []Message, out io.Writer) (ChatStats, error) {
+	st, _, err := c.ChatWithTools(ctx, messages, nil, out)
+	return st, err
+}
+
+// ChatWithTools streams the reply, accumulating OpenAI-style tool call
+// deltas (wire.md §4). It always drains the provider's channel, so no
+// goroutine outlives the turn, and treats a stream with no finish reason as
+// cut off.
+func (c *AnyLLMClient) ChatWithTools(ctx context.Context, messages []Message, tools []anyllm.Tool, out io.Writer) (ChatStats, []anyllm.ToolCall, error) {
+	start := time.Now()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	params := anyllm.CompletionParams{Model: c.Model, Messages: toAnyLLMMessages(messages), Stream: true, StreamOptions: &anyllm.StreamOptions{IncludeUsage: true}}
+	if len(tools) > 0 {
+		params.Tools = tools
+	}
+	chunks, errs := c.provider.CompletionStream(ctx, params)
+	var (
+		stats    ChatStats
+		acc      toolCallAccumulator
+		finished bool
+		werr     error
+	)
+	for chunk := range chunks {
+		if chunk.Usage != nil {
+			stats.PromptTokens = chunk.Usage.PromptTokens
+			stats.ReplyTokens = chunk.Usage.CompletionTokens
+		}
+		if len(chunk.Choices) == 0 || werr != nil {
+			continue
+		}
+		ch := chunk.Choices[0]
+		if ch.Delta.Content != "" {
+			if _, err := io.WriteString(out, ch.Delta.Content); err != nil {
+				werr = err
+				cancel()
+			}
+		}
+		for _, tc := range ch.Delta.ToolCalls {
+			acc.add(tc)
+		}
+		if ch.FinishReason != "" {
+			finished = true
+		}
+	}
+	var err error
+	select {
+	case err = <-errs:
+	default:
+	}
+	stats.Elapsed = time.Since(start)
+	if stats.ReplyTokens > 0 && stats.Elapsed > 0 {
+		stats.TokensPerSec = float64(stats.ReplyTokens) / stats.Elapsed.Seconds()
+	}
+	switch {
+	case werr != nil:
+		return stats, nil, werr
+	case ctx.Err() != nil:
+		return stats, nil, fmt.Errorf("cancelled: %w", context.Canceled)
+	case err != nil:
+		return stats, nil, explainAnyLLM(c.kind, err)
+	case !finished && acc.empty():
+		return stats, nil, errors.New("the reply was cut off: the stream ended before it finished")
+	}
+	return stats, acc.calls(), nil
+}
+
+// explainAnyLLM turns provider errors into one-line messages.
+func explainAnyLLM(kind string, err error) error {
+	switch {
+	case errors.Is(err, anyllm.ErrModelNotFound):
+		return fmt.Errorf("%s: model not found: %v", kind, err)
+	case errors.Is(err, anyllm.ErrRateLimit):
+		return fmt.Errorf("%s: rate limited: %v", kind, err)
+	case errors.Is(err, anyllm.ErrContextLength):
+		return fmt.Errorf("%s: context too long; use /summarize or /clear: %v", kind, err)
+	case errors.Is(err, anyllm.ErrAuthentication), errors.Is(err, anyllm.ErrMissingAPIKey):
+		return fmt.Errorf("%s: authentication failed (check the API key variable): %v", kind, err)
+	case strings.Contains(strings.ToLower(err.Error()), "does not support tools"):
+		return fmt.Errorf("%w (%v)", ErrToolsUnsupported, err)
+	case strings.Contains(err.Error(), "connection refused"):
+		return fmt.Errorf("%s: cannot reach the server (connection refused)", kind)
+	}
+	return fmt.Errorf("%s: %v", kind, err)
+}
+
+// toAnyLLMMessages maps history to anyllm messages, keeping tool call IDs.
+func toAnyLLMMessages(msgs []Message) []anyllm.Message {
+	out := make([]anyllm.Message, 0, len(msgs))
+	for _, m := range msgs {
+		am := anyllm.Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
+		if m.Role == "tool" {
+			am.Name = m.ToolName
+		}
+		out = append(out, am)
+	}
+	return out
+}
+
+// toolCallAccumulator reassembles streamed tool calls: a new call starts when
+// a delta brings a new ID, or (for servers that send no IDs) a name after a
+// complete call; otherwise argument fragments append to the current call. A
+// repeated identical name is ignored (old llama.cpp), and the first delta's
+// argument text is kept (llama.cpp may put "{" there).
+type toolCallAccumulator struct {
+	list []anyllm.ToolCall
+}
+
+func (a *toolCallAccumulator) empty() bool { return len(a.list) == 0 }
+
+func (a *toolCallAccumulator) add(tc anyllm.ToolCall) {
+	n := len(a.list)
+	var cur *anyllm.ToolCall
+	if n > 0 {
+		cur = &a.list[n-1]
+	}
+	start := false
+	switch {
+	case cur == nil:
+		start = true
+	case tc.ID != "" && tc.ID != cur.ID:
+		start = true
+	case tc.ID == "" && tc.Function.Name != "" && tc.Function.Name != cur.Function.Name && cur.Function.Name != "" && json.Valid([]byte(cur.Function.Arguments)):
+		start = true
+	case tc.ID == "" && tc.Function.Name != "" && tc.Function.Name == cur.Function.Name && json.Valid([]byte(cur.Function.Arguments)) && tc.Function.Arguments != "" && strings.HasPrefix(strings.TrimSpace(tc.Function.Arguments), "{"):
+		start = true // a second call to the same tool
+	}
+	if start {
+		a.list = append(a.list, anyllm.ToolCall{ID: tc.ID, Type: "function", Function: anyllm.FunctionCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments}})
+		return
+	}
+	if cur.Function.Name == "" {
+		cur.Function.Name = tc.Function.Name
+	}
+	cur.Function.Arguments += tc.Function.Arguments
+}
+
+// calls returns the finished calls with unique IDs and "{}" for empty args.
+func (a *toolCallAccumulator) calls() []anyllm.ToolCall {
+	seen := map[string]bool{}
+	out := make([]anyllm.ToolCall, 0, len(a.list))
+	for _, tc := range a.list {
+		if tc.ID == "" || seen[tc.ID] {
+			tc.ID = newCallID()
+		}
+		seen[tc.ID] = true
+		if strings.TrimSpace(tc.Function.Arguments) == "" {
+			tc.Function.Arguments = "{}"
+		}
+		tc.Type = "function"
+		out = append(out, tc)
+	}
+	return out
+}

@@ -1,0 +1,93 @@
+package harvey
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+)
+
+// ErrDenied is returned when the user (or headless mode without --yes)
+// refuses a tool action. The message goes back to the model.
+var ErrDenied = errors.New("denied by the user")
+
+// LineReader reads lines from the input (REPL prompts, approvals, menus).
+// It is shared so that an approval reads the next typed line.
+type LineReader struct {
+	mu     sync.Mutex
+	sc     *bufio.Scanner
+	prompt func(string) (string, error) // set by the terminal line editor
+}
+
+// NewLineReader reads lines from r.
+func NewLineReader(r io.Reader) *LineReader {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	return &LineReader{sc: sc}
+}
+
+// ReadLine shows prompt (on a terminal) and returns the next line.
+func (l *LineReader) ReadLine(prompt string) (string, error) {
+	if l == nil {
+		return "", io.EOF
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.prompt != nil {
+		return l.prompt(prompt)
+	}
+	if !l.sc.Scan() {
+		if err := l.sc.Err(); err != nil {
+			return "", err
+		}
+		return "", io.EOF
+	}
+	return strings.TrimRight(l.sc.Text(), "\r"), nil
+}
+
+// confirm asks the user before a tool acts. Read-only tools never get here.
+// In the REPL it shows the action and preview and accepts y (yes), n (no,
+// and the model is told) or a (always, for this tool, this session).
+// Headless, the action is refused unless --yes was given.
+func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error {
+	if a.AutoApprove || a.approved[tool] {
+		return nil
+	}
+	if !a.Interactive {
+		return fmt.Errorf("%w: %s needs approval; headless mode refuses it unless harvey runs with --yes", ErrDenied, tool)
+	}
+	fmt.Fprintf(a.Err, "%s %s\n", a.colorize("33", "?"), sanitizeForTerminal(action))
+	if preview != "" {
+		for _, line := range strings.Split(strings.TrimRight(sanitizeForTerminal(preview), "\n"), "\n") {
+			switch {
+			case strings.HasPrefix(line, "+") && !strings.HasPrefix(line, "+++"):
+				line = a.colorize("32", line)
+			case strings.HasPrefix(line, "-") && !strings.HasPrefix(line, "---"):
+				line = a.colorize("31", line)
+			}
+			fmt.Fprintln(a.Err, "  "+line)
+		}
+	}
+	for {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		ans, err := a.In.ReadLine("Allow? [y]es / [n]o / [a]lways for " + tool + ": ")
+		if err != nil {
+			return fmt.Errorf("%w: no answer (%v)", ErrDenied, err)
+		}
+		switch strings.ToLower(strings.TrimSpace(ans)) {
+		case "y", "yes":
+			return nil
+		case "a", "always":
+			a.approved[tool] = true
+			return nil
+		case "n", "no":
+			return fmt.Errorf("%w: the user declined %s", ErrDenied, action)
+		}
+		fmt.Fprintln(a.Err, "please answer y, n or a")
+	}
+}

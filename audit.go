@@ -1,0 +1,116 @@
+package harvey
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// AuditCapacity is the number of events the audit ring buffer keeps.
+const AuditCapacity = 1000
+
+// Audit outcomes.
+const (
+	AuditAllowed = "allowed"
+	AuditDenied  = "denied"
+	AuditError   = "error"
+	AuditSuccess = "success"
+)
+
+// AuditEvent is one recorded action.
+type AuditEvent struct {
+	Time     time.Time
+	Action   string // e.g. "read", "run", "tool:read_file"
+	Details  string
+	Outcome  string
+	Duration time.Duration
+}
+
+// AuditBuffer is a thread-safe ring buffer of the last AuditCapacity events.
+type AuditBuffer struct {
+	mu     sync.RWMutex
+	events []AuditEvent
+	next   int
+	full   bool
+	total  int
+}
+
+// NewAuditBuffer returns an empty audit log.
+func NewAuditBuffer() *AuditBuffer {
+	return &AuditBuffer{events: make([]AuditEvent, AuditCapacity)}
+}
+
+// Record adds an event, dropping the oldest when full.
+func (a *AuditBuffer) Record(action, details, outcome string, d time.Duration) {
+	if a == nil {
+		return
+	}
+	if len(details) > 300 {
+		details = details[:300] + "..."
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.events[a.next] = AuditEvent{Time: time.Now(), Action: action, Details: details, Outcome: outcome, Duration: d}
+	a.next = (a.next + 1) % len(a.events)
+	if a.next == 0 {
+		a.full = true
+	}
+	a.total++
+}
+
+// Last returns up to n most recent events, oldest first.
+func (a *AuditBuffer) Last(n int) []AuditEvent {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	size := a.next
+	if a.full {
+		size = len(a.events)
+	}
+	if n <= 0 || n > size {
+		n = size
+	}
+	out := make([]AuditEvent, 0, n)
+	for i := size - n; i < size; i++ {
+		idx := i
+		if a.full {
+			idx = (a.next + i) % len(a.events)
+		}
+		out = append(out, a.events[idx])
+	}
+	return out
+}
+
+// Len returns how many events are held, and how many were ever recorded.
+func (a *AuditBuffer) Len() (held, total int) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	if a.full {
+		return len(a.events), a.total
+	}
+	return a.next, a.total
+}
+
+// Clear empties the log.
+func (a *AuditBuffer) Clear() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.events = make([]AuditEvent, AuditCapacity)
+	a.next, a.full = 0, false
+}
+
+// Print writes events one per line.
+func (a *AuditBuffer) Print(w io.Writer, n int) {
+	evs := a.Last(n)
+	if len(evs) == 0 {
+		fmt.Fprintln(w, "audit log is empty")
+		return
+	}
+	for _, e := range evs {
+		dur := ""
+		if e.Duration > 0 {
+			dur = " (" + e.Duration.Round(time.Millisecond).String() + ")"
+		}
+		fmt.Fprintf(w, "%s  %-8s %-16s %s%s\n", e.Time.Format("15:04:05"), e.Outcome, e.Action, sanitizeForTerminal(e.Details), dur)
+	}
+}

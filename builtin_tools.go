@@ -1,0 +1,365 @@
+package harvey
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// The built-in tools. Descriptions are short on purpose: every token of
+// schema costs seconds on a Raspberry Pi. Each handler reads its arguments
+// with safe two-value assertions and delegates to the same functions the
+// slash commands use.
+
+func registerBuiltinTools(r *ToolRegistry, a *Agent) {
+	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
+	integer := func(desc string) map[string]any { return map[string]any{"type": "integer", "description": desc} }
+	obj := func(props map[string]any, required ...string) map[string]any {
+		m := map[string]any{"type": "object", "properties": props}
+		if len(required) > 0 {
+			m["required"] = required
+		}
+		return m
+	}
+
+	r.register("read_file", "Read a text file. Use offset/limit (lines) to page a large file.",
+		obj(map[string]any{
+			"path":   str("File path relative to the workspace"),
+			"offset": integer("First line to read, from 1"),
+			"limit":  integer("Number of lines to read"),
+		}, "path"), a.toolReadFile, EffectRead, "built-in")
+
+	r.register("write_file", "Create or overwrite a file with the given content.",
+		obj(map[string]any{
+			"path":    str("File path relative to the workspace"),
+			"content": str("The complete new file content"),
+		}, "path", "content"), a.toolWriteFile, EffectWrite, "built-in")
+
+	r.register("list_files", "List a directory: names, sizes, directories end in /.",
+		obj(map[string]any{"path": str("Directory relative to the workspace (default .)")}),
+		a.toolListFiles, EffectRead, "built-in")
+
+	r.register("search_files", "Search file contents with a regular expression. Returns file:line: text.",
+		obj(map[string]any{
+			"pattern": str("Go regular expression"),
+			"path":    str("File or directory to search (default .)"),
+		}, "pattern"), a.toolSearchFiles, EffectRead, "built-in")
+
+	r.register("run_command", "Run a shell command in the workspace and return its output and exit code.",
+		obj(map[string]any{
+			"command": str("The command line"),
+			"timeout": integer("Timeout in seconds"),
+		}, "command"), a.toolRunCommand, EffectExec, "built-in")
+
+	r.register("git_command", "Run a read-only git command.",
+		obj(map[string]any{
+			"subcommand": map[string]any{"type": "string", "enum": GitSubcommands},
+			"args":       str("Arguments, e.g. \"--stat HEAD~1\""),
+		}, "subcommand"), a.toolGitCommand, EffectRead, "built-in")
+}
+
+// argString reads a string argument with a safe assertion.
+func argString(args map[string]any, key string, required bool) (string, error) {
+	v, present := args[key]
+	if !present || v == nil {
+		if required {
+			return "", fmt.Errorf("missing required argument %q", key)
+		}
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", fmt.Errorf("argument %q must be a string, got %s", key, jsonType(v))
+	}
+	if required && s == "" {
+		return "", fmt.Errorf("argument %q must be a non-empty string", key)
+	}
+	return s, nil
+}
+
+// argInt reads an optional integer argument (after coercion, a float64 or
+// int from JSON).
+func argInt(args map[string]any, key string) (int, error) {
+	v, present := args[key]
+	if !present || v == nil {
+		return 0, nil
+	}
+	switch n := v.(type) {
+	case float64:
+		if n != float64(int(n)) {
+			return 0, fmt.Errorf("argument %q must be a whole number", key)
+		}
+		return int(n), nil
+	case int:
+		return n, nil
+	case int64:
+		return int(n), nil
+	}
+	return 0, fmt.Errorf("argument %q must be an integer, got %s", key, jsonType(v))
+}
+
+func (a *Agent) maxOut() int { return a.Config.MaxOutputBytes() }
+
+func (a *Agent) toolReadFile(ctx context.Context, args map[string]any) (string, error) {
+	p, err := argString(args, "path", true)
+	if err != nil {
+		return "", err
+	}
+	offset, err := argInt(args, "offset")
+	if err != nil {
+		return "", err
+	}
+	limit, err := argInt(args, "limit")
+	if err != nil {
+		return "", err
+	}
+	if offset < 0 || limit < 0 {
+		return "", fmt.Errorf("offset and limit must not be negative")
+	}
+	rr, err := a.readChecked(p, offset, limit)
+	if err != nil {
+		return "", err
+	}
+	return rr.Text, nil
+}
+
+// readChecked is the read path shared by /read and read_file: permission,
+// then the workspace checks inside ReadWorkspaceFile.
+func (a *Agent) readChecked(p string, offset, limit int) (*ReadResult, error) {
+	clean, err := lexicalClean(p)
+	if err != nil {
+		a.Audit.Record("read", p, AuditDenied, 0)
+		return nil, err
+	}
+	if err := a.checkPermission(clean, PermRead); err != nil {
+		a.Audit.Record("read", p, AuditDenied, 0)
+		return nil, err
+	}
+	rr, err := ReadWorkspaceFile(a.Workspace, p, offset, limit, a.maxOut())
+	if err != nil {
+		a.Audit.Record("read", p, AuditDenied, 0)
+		return nil, err
+	}
+	a.Audit.Record("read", rr.Path, AuditSuccess, 0)
+	return rr, nil
+}
+
+func (a *Agent) toolWriteFile(ctx context.Context, args map[string]any) (string, error) {
+	p, err := argString(args, "path", true)
+	if err != nil {
+		return "", err
+	}
+	content, err := argString(args, "content", false)
+	if err != nil {
+		return "", err
+	}
+	if _, ok := args["content"]; !ok {
+		return "", fmt.Errorf("missing required argument %q", "content")
+	}
+	if len(content) > 10<<20 {
+		return "", fmt.Errorf("content is too large (over 10 MB)")
+	}
+	return a.writeChecked(ctx, "write_file", p, content)
+}
+
+// writeChecked is the write path shared by /write, /apply and write_file:
+// safe mode and permissions first, then the approval with a diff, then the
+// atomic write.
+func (a *Agent) writeChecked(ctx context.Context, tool, p, content string) (string, error) {
+	clean, err := lexicalClean(p)
+	if err != nil {
+		a.Audit.Record("write", p, AuditDenied, 0)
+		return "", err
+	}
+	if err := a.checkPermission(clean, PermWrite); err != nil {
+		a.Audit.Record("write", p, AuditDenied, 0)
+		return "", err
+	}
+	old, exists, err := ReadForDiff(a.Workspace, p)
+	if err != nil && !exists {
+		a.Audit.Record("write", p, AuditDenied, 0)
+		return "", err
+	}
+	if exists && err == nil && old == content {
+		return fmt.Sprintf("%s is unchanged (same content)", clean), nil
+	}
+	preview := unifiedDiff(clean, old, content, exists)
+	if err := a.confirm(ctx, tool, "write "+clean, preview); err != nil {
+		a.Audit.Record("write", clean, AuditDenied, 0)
+		return "", err
+	}
+	existed, err := WriteWorkspaceFile(a.Workspace, p, []byte(content))
+	if err != nil {
+		a.Audit.Record("write", clean, AuditError, 0)
+		return "", err
+	}
+	a.Audit.Record("write", clean, AuditSuccess, 0)
+	verb := "created"
+	if existed {
+		verb = "wrote"
+	}
+	return fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, clean, len(content), countLines(content)), nil
+}
+
+func countLines(s string) int {
+	if s == "" {
+		return 0
+	}
+	n := strings.Count(s, "\n")
+	if !strings.HasSuffix(s, "\n") {
+		n++
+	}
+	return n
+}
+
+func (a *Agent) toolListFiles(ctx context.Context, args map[string]any) (string, error) {
+	p, err := argString(args, "path", false)
+	if err != nil {
+		return "", err
+	}
+	if p == "" {
+		p = "."
+	}
+	return a.listChecked(p)
+}
+
+func (a *Agent) listChecked(p string) (string, error) {
+	clean, err := lexicalClean(p)
+	if err != nil {
+		return "", err
+	}
+	if err := a.checkPermission(clean, PermRead); err != nil {
+		return "", err
+	}
+	text, _, err := ListWorkspaceDir(a.Workspace, p, a.maxOut())
+	status := AuditSuccess
+	if err != nil {
+		status = AuditDenied
+	}
+	a.Audit.Record("list", p, status, 0)
+	return text, err
+}
+
+func (a *Agent) toolSearchFiles(ctx context.Context, args map[string]any) (string, error) {
+	pattern, err := argString(args, "pattern", true)
+	if err != nil {
+		return "", err
+	}
+	p, err := argString(args, "path", false)
+	if err != nil {
+		return "", err
+	}
+	return a.searchChecked(pattern, p)
+}
+
+func (a *Agent) searchChecked(pattern, p string) (string, error) {
+	if p == "" {
+		p = "."
+	}
+	clean, err := lexicalClean(p)
+	if err != nil {
+		return "", err
+	}
+	if err := a.checkPermission(clean, PermRead); err != nil {
+		return "", err
+	}
+	text, _, err := SearchWorkspace(a.Workspace, pattern, p, a.maxOut())
+	status := AuditSuccess
+	if err != nil {
+		status = AuditError
+	}
+	a.Audit.Record("search", pattern+" in "+p, status, 0)
+	return text, err
+}
+
+func (a *Agent) toolRunCommand(ctx context.Context, args map[string]any) (string, error) {
+	line, err := argString(args, "command", true)
+	if err != nil {
+		return "", err
+	}
+	secs, err := argInt(args, "timeout")
+	if err != nil {
+		return "", err
+	}
+	if secs < 0 {
+		return "", fmt.Errorf("timeout must not be negative")
+	}
+	timeout := time.Duration(a.Config.RunTimeout)
+	if secs > 0 && time.Duration(secs)*time.Second < timeout {
+		timeout = time.Duration(secs) * time.Second
+	}
+	res, err := a.runChecked(ctx, "run_command", line, timeout)
+	if err != nil {
+		return "", err
+	}
+	return res.Text(a.maxOut()), nil
+}
+
+// runChecked is the command path shared by /run, ! and run_command: exec
+// permission and safe mode first, then the approval (tools only), then the
+// runner.
+func (a *Agent) runChecked(ctx context.Context, tool, line string, timeout time.Duration) (RunResult, error) {
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return RunResult{}, fmt.Errorf("no command given")
+	}
+	if len(line) > 4096 {
+		return RunResult{}, fmt.Errorf("command is too long (over 4096 bytes)")
+	}
+	if err := a.checkPermission(".", PermExec); err != nil {
+		a.Audit.Record("run", line, AuditDenied, 0)
+		return RunResult{}, err
+	}
+	policy := CommandPolicy{SafeMode: a.Config.SafeMode, Allowed: a.Config.AllowedCommands}
+	argv, err := policy.plan(line)
+	if err != nil {
+		a.Audit.Record("run", line, AuditDenied, 0)
+		return RunResult{}, err
+	}
+	if tool != "" {
+		if err := a.confirm(ctx, tool, "run: "+line, ""); err != nil {
+			a.Audit.Record("run", line, AuditDenied, 0)
+			return RunResult{}, err
+		}
+	}
+	if timeout <= 0 {
+		timeout = time.Duration(a.Config.RunTimeout)
+	}
+	res := runArgv(ctx, a.Workspace.Root, argv, baseEnv(), timeout, a.maxOut())
+	outcome := AuditSuccess
+	if res.Err != nil || res.ExitCode != 0 || res.TimedOut {
+		outcome = AuditError
+	}
+	a.Audit.Record("run", line, outcome, res.Duration)
+	return res, nil
+}
+
+func (a *Agent) toolGitCommand(ctx context.Context, args map[string]any) (string, error) {
+	sub, err := argString(args, "subcommand", true)
+	if err != nil {
+		return "", err
+	}
+	rest, err := argString(args, "args", false)
+	if err != nil {
+		return "", err
+	}
+	var argv []string
+	if strings.TrimSpace(rest) != "" {
+		argv, _, err = parseCommandLine(rest)
+		if err != nil {
+			return "", fmt.Errorf("args: %v", err)
+		}
+	}
+	return a.gitChecked(ctx, sub, argv)
+}
+
+func (a *Agent) gitChecked(ctx context.Context, sub string, args []string) (string, error) {
+	out, err := RunGit(ctx, a.Workspace, sub, args, a.maxOut())
+	status := AuditSuccess
+	if err != nil {
+		status = AuditDenied
+	}
+	a.Audit.Record("git", strings.TrimSpace(sub+" "+strings.Join(args, " ")), status, 0)
+	return out, err
+}

@@ -1,0 +1,149 @@
+package harvey
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"golang.org/x/term"
+)
+
+const usageText = `Harvey — a terminal coding agent for local and cloud models.
+
+Usage:
+  harvey [flags]               interactive session in the current directory
+  harvey -p "PROMPT" [flags]   run one turn and exit (answer on stdout)
+  harvey --run FILE [flags]    run each line of FILE (command or prompt) in order
+
+Flags:
+  -p, --prompt PROMPT  run one prompt headless
+      --run FILE       run a script of lines headless ("-" reads stdin)
+      --model NAME     model to use (else config "model", else the only installed one)
+      --ollama URL     Ollama server (else $OLLAMA_HOST, else config ollama_url, else http://127.0.0.1:11434)
+      --yes            approve tool actions (writes, commands) that would otherwise ask
+      --version        print the version
+  -h, --help           this help
+
+Exit status: 0 success, 1 failure, 2 bad usage.
+`
+
+// Main is the harvey command. It returns the exit status.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	HardenProcess()
+	fs := flag.NewFlagSet("harvey", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var (
+		prompt, script, model, ollama string
+		yes, version, help            bool
+	)
+	fs.StringVar(&prompt, "p", "", "")
+	fs.StringVar(&prompt, "prompt", "", "")
+	fs.StringVar(&script, "run", "", "")
+	fs.StringVar(&model, "model", "", "")
+	fs.StringVar(&ollama, "ollama", "", "")
+	fs.BoolVar(&yes, "yes", false, "")
+	fs.BoolVar(&version, "version", false, "")
+	fs.BoolVar(&help, "h", false, "")
+	fs.BoolVar(&help, "help", false, "")
+	if err := fs.Parse(args); err != nil {
+		fmt.Fprintf(stderr, "harvey: %v\n\n%s", err, usageText)
+		return 2
+	}
+	if help {
+		fmt.Fprint(stdout, usageText)
+		return 0
+	}
+	if version {
+		fmt.Fprintf(stdout, "harvey %s\n", Version)
+		return 0
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "harvey: unexpected argument %q (quote the prompt: harvey -p \"...\")\n", fs.Arg(0))
+		return 2
+	}
+	if prompt != "" && script != "" {
+		fmt.Fprintln(stderr, "harvey: use either -p or --run, not both")
+		return 2
+	}
+	headless := prompt != "" || script != ""
+	stdinTTY := isTTY(stdin)
+	stderrTTY := isTTY(stderr)
+	o := Options{
+		Dir: ".", Model: model, OllamaURL: ollama, AutoApprove: yes,
+		Interactive: !headless && stdinTTY,
+		Stdin:       stdin, Stdout: stdout, Stderr: stderr,
+		StdinTTY: stdinTTY && !headless, StderrTTY: stderrTTY,
+	}
+	a, err := Start(ctx, o)
+	if err != nil {
+		fmt.Fprintf(stderr, "harvey: %v\n", err)
+		return 1
+	}
+	defer a.Workspace.Close()
+	defer a.Close()
+	if !headless {
+		if err := a.Run(ctx, o); err != nil {
+			fmt.Fprintf(stderr, "harvey: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	runCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var lines []string
+	if prompt != "" {
+		lines = []string{prompt}
+	} else {
+		var r io.Reader
+		if script == "-" {
+			r = stdin
+		} else {
+			f, err := os.Open(script)
+			if err != nil {
+				fmt.Fprintf(stderr, "harvey: --run: %v\n", err)
+				return 2
+			}
+			defer f.Close()
+			r = f
+		}
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			lines = append(lines, sc.Text())
+		}
+	}
+	status := 0
+	for _, line := range lines {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if script != "" {
+			fmt.Fprintf(stderr, "%s\n", a.dim("» "+line))
+		}
+		err := a.RunPrompt(runCtx, line)
+		if errors.Is(err, ErrExit) {
+			break
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "harvey: %s\n", oneLine(err.Error()))
+			status = 1
+		}
+		if runCtx.Err() != nil {
+			return 1
+		}
+	}
+	return status
+}
+
+func isTTY(x any) bool {
+	f, ok := x.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,177 @@
+package harvey
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// coerceArgs fits arguments from a small model to the tool's JSON schema
+// before the handler runs: "30" for an integer, "true" for a boolean, a single
+// string where an array of strings is expected, a number where a string is
+// expected. Required fields must be present. What still does not fit is an
+// error naming the field and the expected type.
+func coerceArgs(schema map[string]any, args map[string]any) error {
+	props, _ := schema["properties"].(map[string]any)
+	if req, ok := schema["required"].([]string); ok {
+		for _, k := range req {
+			if v, present := args[k]; !present || v == nil {
+				return fmt.Errorf("missing required argument %q", k)
+			}
+		}
+	}
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p, ok := props[k].(map[string]any)
+		if !ok {
+			continue // unknown keys are ignored
+		}
+		v, err := coerceValue(p, args[k])
+		if err != nil {
+			return fmt.Errorf("argument %q: %v", k, err)
+		}
+		args[k] = v
+	}
+	return nil
+}
+
+func coerceValue(p map[string]any, v any) (any, error) {
+	typ, _ := p["type"].(string)
+	if v == nil {
+		return nil, nil
+	}
+	switch typ {
+	case "integer":
+		switch x := v.(type) {
+		case float64:
+			if x == math.Trunc(x) {
+				return x, nil
+			}
+		case string:
+			if n, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil && n == math.Trunc(n) {
+				return n, nil
+			}
+		}
+		return nil, fmt.Errorf("expected an integer, got %s", describeValue(v))
+	case "number":
+		switch x := v.(type) {
+		case float64:
+			return x, nil
+		case string:
+			if n, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil {
+				return n, nil
+			}
+		}
+		return nil, fmt.Errorf("expected a number, got %s", describeValue(v))
+	case "boolean":
+		switch x := v.(type) {
+		case bool:
+			return x, nil
+		case string:
+			switch strings.ToLower(strings.TrimSpace(x)) {
+			case "true", "yes", "1":
+				return true, nil
+			case "false", "no", "0":
+				return false, nil
+			}
+		case float64:
+			if x == 0 || x == 1 {
+				return x == 1, nil
+			}
+		}
+		return nil, fmt.Errorf("expected a boolean, got %s", describeValue(v))
+	case "string":
+		switch x := v.(type) {
+		case string:
+			if err := checkEnum(p, x); err != nil {
+				return nil, err
+			}
+			return x, nil
+		case float64:
+			return strconv.FormatFloat(x, 'f', -1, 64), nil
+		case bool:
+			return strconv.FormatBool(x), nil
+		}
+		return nil, fmt.Errorf("expected a string, got %s", describeValue(v))
+	case "array":
+		items, _ := p["items"].(map[string]any)
+		var list []any
+		switch x := v.(type) {
+		case []any:
+			list = x
+		default:
+			list = []any{x}
+		}
+		if items != nil {
+			for i, it := range list {
+				c, err := coerceValue(items, it)
+				if err != nil {
+					return nil, fmt.Errorf("item %d: %v", i, err)
+				}
+				list[i] = c
+			}
+		}
+		return list, nil
+	case "object":
+		if m, ok := v.(map[string]any); ok {
+			return m, nil
+		}
+		return nil, fmt.Errorf("expected an object, got %s", describeValue(v))
+	}
+	return v, nil
+}
+
+func checkEnum(p map[string]any, s string) error {
+	var allowed []string
+	switch e := p["enum"].(type) {
+	case []string:
+		allowed = e
+	case []any:
+		for _, x := range e {
+			if xs, ok := x.(string); ok {
+				allowed = append(allowed, xs)
+			}
+		}
+	default:
+		return nil
+	}
+	for _, a := range allowed {
+		if a == s {
+			return nil
+		}
+	}
+	return fmt.Errorf("%q is not one of %s", s, strings.Join(allowed, ", "))
+}
+
+// jsonType names the JSON type of a decoded value.
+func jsonType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case string:
+		return "a string"
+	case float64, int, int64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func describeValue(v any) string {
+	s := fmt.Sprintf("%v", v)
+	if len(s) > 40 {
+		s = s[:40] + "..."
+	}
+	return fmt.Sprintf("%s (%s)", jsonType(v), s)
+}

@@ -1,0 +1,630 @@
+package harvey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Command is a slash command.
+type Command struct {
+	Name    string
+	Usage   string
+	Summary string
+	Help    string // longer text for /help CMD
+	Handler func(ctx context.Context, a *Agent, args []string, out io.Writer) error
+	Aliases []string
+}
+
+// ErrExit ends the session.
+var ErrExit = errors.New("exit")
+
+func (a *Agent) registerCommands() {
+	a.commands = map[string]*Command{}
+	add := func(c *Command) {
+		a.commands[c.Name] = c
+		for _, al := range c.Aliases {
+			a.commands[al] = c
+		}
+	}
+	add(&Command{Name: "help", Usage: "/help [CMD]", Summary: "list commands, or explain one", Handler: cmdHelp})
+	add(&Command{Name: "status", Usage: "/status", Summary: "backend, model, tool mode, history, recording", Handler: cmdStatus})
+	add(&Command{Name: "clear", Usage: "/clear", Summary: "forget the conversation (keeps the system prompt and pinned context)", Handler: cmdClear})
+	add(&Command{Name: "exit", Usage: "/exit", Summary: "leave Harvey (also /quit, /bye, Ctrl-D)", Aliases: []string{"quit", "bye"},
+		Handler: func(context.Context, *Agent, []string, io.Writer) error { return ErrExit }})
+	add(&Command{Name: "read", Usage: "/read FILE [FILE...]", Summary: "put workspace files into the conversation", Handler: cmdRead,
+		Help: "Reads each file through the same checks as the read_file tool (workspace boundary, agents/, secret files, size cap) and adds it to the conversation as context."})
+	add(&Command{Name: "write", Usage: "/write PATH", Summary: "save the last reply's first code block (or the whole reply) to a file", Handler: cmdWrite})
+	add(&Command{Name: "run", Usage: "/run COMMAND [ARGS...]", Summary: "run a command in the workspace; output goes into the conversation (also !COMMAND)", Handler: cmdRun,
+		Help: "Runs in the workspace with a filtered environment (no API keys), stdin from /dev/null, its own process group, run_timeout, and output capped while it streams. In safe mode only allowlisted programs run, without a shell."})
+	add(&Command{Name: "search", Usage: "/search PATTERN [PATH]", Summary: "regexp search of workspace files", Handler: cmdSearch})
+	add(&Command{Name: "files", Usage: "/files [PATH]", Summary: "list a workspace directory", Handler: cmdFiles})
+	add(&Command{Name: "git", Usage: "/git status|diff|log|show|blame [ARGS...]", Summary: "read-only git; output goes into the conversation", Handler: cmdGit})
+	add(&Command{Name: "apply", Usage: "/apply", Summary: "write the code blocks of the last reply whose fence names a file", Handler: cmdApply,
+		Help: "Finds fences like ```go path/to/file.go or ```path/to/file in the last reply, shows the files, and writes them after one confirmation."})
+	add(&Command{Name: "context", Usage: "/context add TEXT|show|clear", Summary: "pinned context that survives /clear", Handler: cmdContext})
+	add(&Command{Name: "safemode", Usage: "/safemode on|off|status|allow CMD|deny CMD|reset", Summary: "command allowlist for /run, ! and run_command", Handler: cmdSafeMode})
+	add(&Command{Name: "permissions", Usage: "/permissions list|set PATH PERMS|reset", Summary: "path-prefix read/write/exec/delete permissions", Handler: cmdPermissions})
+	add(&Command{Name: "audit", Usage: "/audit show [N]|clear|status", Summary: "recent actions and their outcome", Handler: cmdAudit})
+	add(&Command{Name: "security", Usage: "/security", Summary: "safe mode, permissions and audit at a glance", Handler: cmdSecurity})
+	add(&Command{Name: "record", Usage: "/record start [FILE]|stop|status", Summary: "record the session as Markdown under agents/sessions/", Handler: cmdRecord})
+	add(&Command{Name: "tools", Usage: "/tools [on|off]", Summary: "list tools and the model's tool mode; turn tools on or off", Handler: cmdTools})
+	add(&Command{Name: "model", Usage: "/model [NAME]", Summary: "list models, or switch to NAME", Handler: cmdModel})
+	add(&Command{Name: "ollama", Usage: "/ollama status|list|use NAME|start|stop", Summary: "the local Ollama service", Handler: cmdOllama})
+	add(&Command{Name: "route", Usage: "/route add NAME PROVIDER URL [MODEL]|remove NAME|list|enable NAME|disable NAME", Summary: "named remote endpoints; @NAME PROMPT sends one turn there", Handler: cmdRoute})
+	add(&Command{Name: "summarize", Usage: "/summarize", Summary: "condense the conversation with the model", Handler: cmdSummarize, Aliases: []string{"compact"}})
+}
+
+// commandNames lists the primary command names, sorted.
+func (a *Agent) commandNames() []string {
+	seen := map[string]bool{}
+	var names []string
+	for _, c := range a.commands {
+		if !seen[c.Name] {
+			seen[c.Name] = true
+			names = append(names, c.Name)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Dispatch runs one input line that starts with / or !.
+func (a *Agent) Dispatch(ctx context.Context, line string, out io.Writer) error {
+	line = strings.TrimSpace(line)
+	if strings.HasPrefix(line, "!") {
+		return cmdRunLine(ctx, a, strings.TrimSpace(line[1:]), out)
+	}
+	fields := strings.Fields(strings.TrimPrefix(line, "/"))
+	if len(fields) == 0 {
+		return errors.New("empty command; try /help")
+	}
+	name := strings.ToLower(fields[0])
+	c, ok := a.commands[name]
+	if !ok {
+		return fmt.Errorf("unknown command /%s; try /help", name)
+	}
+	return c.Handler(ctx, a, fields[1:], out)
+}
+
+// usageError says how a command is used.
+func (a *Agent) usageError(name string) error {
+	if c, ok := a.commands[name]; ok {
+		return fmt.Errorf("usage: %s", c.Usage)
+	}
+	return fmt.Errorf("usage: /%s", name)
+}
+
+func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
+	if len(args) > 0 {
+		name := strings.ToLower(strings.TrimPrefix(args[0], "/"))
+		c, ok := a.commands[name]
+		if !ok {
+			return fmt.Errorf("no command /%s; try /help", name)
+		}
+		fmt.Fprintf(out, "%s\n  %s\n", c.Usage, c.Summary)
+		if c.Help != "" {
+			fmt.Fprintf(out, "  %s\n", c.Help)
+		}
+		if len(c.Aliases) > 0 {
+			fmt.Fprintf(out, "  aliases: /%s\n", strings.Join(c.Aliases, ", /"))
+		}
+		return nil
+	}
+	fmt.Fprintln(out, "Type a request for the model, or a command:")
+	for _, n := range a.commandNames() {
+		c := a.commands[n]
+		fmt.Fprintf(out, "  %-44s %s\n", c.Usage, c.Summary)
+	}
+	fmt.Fprintf(out, "  %-44s %s\n", "!COMMAND", "shorthand for /run COMMAND")
+	fmt.Fprintf(out, "  %-44s %s\n", "@ROUTE PROMPT", "send one turn to a named route")
+	fmt.Fprintln(out, "Ctrl-C cancels a reply; Ctrl-D or /exit leaves. /help CMD explains a command.")
+	return nil
+}
+
+func cmdStatus(_ context.Context, a *Agent, _ []string, out io.Writer) error {
+	backend := "none (no model reachable)"
+	if a.Client != nil {
+		backend = a.Client.Name()
+	}
+	fmt.Fprintf(out, "workspace:   %s\n", a.Workspace.Root)
+	fmt.Fprintf(out, "backend:     %s\n", backend)
+	if a.ModelName != "" {
+		fmt.Fprintf(out, "tool mode:   %s (tool support: %s)\n", a.toolMode(), a.caps[a.ModelName])
+	}
+	fmt.Fprintf(out, "num_ctx:     %d\n", a.Config.EffectiveNumCtx(a.ModelName))
+	fmt.Fprintf(out, "history:     %d messages (~%d tokens)\n", len(a.History), estimateTokens(a.History))
+	rec := "off"
+	if a.Recorder != nil {
+		rec = a.Recorder.Path
+	}
+	fmt.Fprintf(out, "recording:   %s\n", rec)
+	fmt.Fprintf(out, "safe mode:   %v\n", a.Config.SafeMode)
+	return nil
+}
+
+func cmdClear(_ context.Context, a *Agent, _ []string, out io.Writer) error {
+	a.ClearHistory()
+	fmt.Fprintln(out, "conversation cleared")
+	return nil
+}
+
+// addContext puts command output into the conversation, labelled.
+func (a *Agent) addContext(label, text string) {
+	a.AddMessage("user", fmt.Sprintf("[context: %s]\n%s", label, text))
+}
+
+func cmdRead(_ context.Context, a *Agent, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return a.usageError("read")
+	}
+	var errs []string
+	for _, p := range args {
+		rr, err := a.readChecked(p, 0, 0)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		a.addContext("/read "+rr.Path, rr.Text)
+		note := fmt.Sprintf("%d lines", rr.Lines)
+		if rr.Binary {
+			note = rr.Text
+		} else if rr.Truncated {
+			note += ", truncated at the size cap"
+		}
+		fmt.Fprintf(out, "read %s into context (%s)\n", rr.Path, note)
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+var codeBlockRE = regexp.MustCompile("(?s)```[^\n]*\n(.*?)```")
+
+func cmdWrite(ctx context.Context, a *Agent, args []string, out io.Writer) error {
+	if len(args) != 1 {
+		return a.usageError("write")
+	}
+	last := ""
+	for i := len(a.History) - 1; i >= 0; i-- {
+		if a.History[i].Role == "assistant" && strings.TrimSpace(a.History[i].Content) != "" {
+			last = a.History[i].Content
+			break
+		}
+	}
+	if last == "" {
+		return errors.New("no reply to write yet")
+	}
+	content := last
+	if m := codeBlockRE.FindStringSubmatch(last); m != nil {
+		content = m[1]
+	}
+	msg, err := a.writeChecked(ctx, "", args[0], content)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, msg)
+	return nil
+}
+
+func cmdRun(ctx context.Context, a *Agent, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return a.usageError("run")
+	}
+	return cmdRunLine(ctx, a, strings.Join(args, " "), out)
+}
+
+// cmdRunLine runs a command line typed by the user (no approval: the user
+// typed it) and puts its output into the conversation.
+func cmdRunLine(ctx context.Context, a *Agent, line string, out io.Writer) error {
+	if line == "" {
+		return a.usageError("run")
+	}
+	res, err := a.runChecked(ctx, "", line, 0)
+	if err != nil {
+		return err
+	}
+	text := res.Text(a.maxOut())
+	fmt.Fprintln(out, sanitizeForTerminal(text))
+	a.addContext("/run "+line, text)
+	if res.Err != nil && !errors.Is(res.Err, context.Canceled) {
+		return res.Err
+	}
+	return nil
+}
+
+func cmdSearch(_ context.Context, a *Agent, args []string, out io.Writer) error {
+	if len(args) == 0 || len(args) > 2 {
+		return a.usageError("search")
+	}
+	p := "."
+	if len(args) == 2 {
+		p = args[1]
+	}
+	text, err := a.searchChecked(args[0], p)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, sanitizeForTerminal(text))
+	a.addContext("/search "+strings.Join(args, " "), text)
+	return nil
+}
+
+func cmdFiles(_ context.Context, a *Agent, args []string, out io.Writer) error {
+	p := "."
+	if len(args) > 0 {
+		p = args[0]
+	}
+	text, err := a.listChecked(p)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, sanitizeForTerminal(strings.TrimRight(text, "\n")))
+	return nil
+}
+
+func cmdGit(ctx context.Context, a *Agent, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return a.usageError("git")
+	}
+	text, err := a.gitChecked(ctx, args[0], args[1:])
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, sanitizeForTerminal(strings.TrimRight(text, "\n")))
+	a.addContext("/git "+strings.Join(args, " "), text)
+	return nil
+}
+
+// taggedBlockRE matches fences that name a file: ```go path/file.go,
+// ```go:path/file.go or ```path/file.ext.
+var taggedBlockRE = regexp.MustCompile("(?s)```([A-Za-z0-9_+-]*)[ :]?([^\\s`]*[./][^\\s`]*)?[ \t]*\n(.*?)```")
+
+type taggedBlock struct{ Path, Content string }
+
+func findTaggedBlocks(s string) []taggedBlock {
+	var out []taggedBlock
+	for _, m := range taggedBlockRE.FindAllStringSubmatch(s, -1) {
+		p := m[2]
+		if p == "" && strings.ContainsAny(m[1], "./") {
+			p = m[1]
+		}
+		if p == "" || !strings.ContainsAny(p, "./") {
+			continue
+		}
+		out = append(out, taggedBlock{Path: p, Content: m[3]})
+	}
+	return out
+}
+
+func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
+	var last string
+	for i := len(a.History) - 1; i >= 0; i-- {
+		if a.History[i].Role == "assistant" {
+			last = a.History[i].Content
+			break
+		}
+	}
+	blocks := findTaggedBlocks(last)
+	if len(blocks) == 0 {
+		return errors.New("no code blocks tagged with a file name in the last reply (fence like ```go path/file.go)")
+	}
+	for _, b := range blocks {
+		fmt.Fprintf(out, "  %s (%d lines)\n", b.Path, countLines(b.Content))
+	}
+	if !a.AutoApprove {
+		if !a.Interactive {
+			return errors.New("/apply needs confirmation; headless mode refuses it unless harvey runs with --yes")
+		}
+		ans, err := a.In.ReadLine(fmt.Sprintf("Write %d file(s)? [y/N] ", len(blocks)))
+		if err != nil || !strings.EqualFold(strings.TrimSpace(ans), "y") {
+			fmt.Fprintln(out, "nothing written")
+			return nil
+		}
+	}
+	var errs []string
+	for _, b := range blocks {
+		clean, err := lexicalClean(b.Path)
+		if err == nil {
+			err = a.checkPermission(clean, PermWrite)
+		}
+		if err == nil {
+			_, err = WriteWorkspaceFile(a.Workspace, b.Path, []byte(b.Content))
+		}
+		if err != nil {
+			errs = append(errs, err.Error())
+			a.Audit.Record("write", b.Path, AuditDenied, 0)
+			continue
+		}
+		a.Audit.Record("write", clean, AuditSuccess, 0)
+		fmt.Fprintf(out, "wrote %s\n", clean)
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func cmdContext(_ context.Context, a *Agent, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return a.usageError("context")
+	}
+	switch args[0] {
+	case "add":
+		if len(args) < 2 {
+			return a.usageError("context")
+		}
+		text := strings.Join(args[1:], " ")
+		if a.PinnedContext != "" {
+			a.PinnedContext += "\n"
+		}
+		a.PinnedContext += text
+		// at most one pinned message: update it in place
+		for i, m := range a.History {
+			if m.Role == "user" && strings.HasPrefix(m.Content, "[pinned context]\n") {
+				a.History[i].Content = "[pinned context]\n" + a.PinnedContext
+				fmt.Fprintln(out, "pinned context updated")
+				return nil
+			}
+		}
+		a.History = append(a.History, Message{Role: "user", Content: "[pinned context]\n" + a.PinnedContext})
+		fmt.Fprintln(out, "pinned context added")
+	case "show":
+		if a.PinnedContext == "" {
+			fmt.Fprintln(out, "no pinned context")
+		} else {
+			fmt.Fprintln(out, sanitizeForTerminal(a.PinnedContext))
+		}
+	case "clear":
+		a.PinnedContext = ""
+		kept := a.History[:0]
+		for _, m := range a.History {
+			if !(m.Role == "user" && strings.HasPrefix(m.Content, "[pinned context]\n")) {
+				kept = append(kept, m)
+			}
+		}
+		a.History = kept
+		fmt.Fprintln(out, "pinned context cleared")
+	default:
+		return a.usageError("context")
+	}
+	return nil
+}
+
+func cmdSafeMode(_ context.Context, a *Agent, args []string, out io.Writer) error {
+	c := a.Config
+	save := func() error {
+		if err := c.Save(a.Workspace, "safe_mode", "allowed_commands"); err != nil {
+			return fmt.Errorf("changed for this session, but not saved: %v", err)
+		}
+		return nil
+	}
+	if len(args) == 0 {
+		args = []string{"status"}
+	}
+	switch args[0] {
+	case "status":
+		fmt.Fprintf(out, "safe mode: %v\nallowed: %s\n", c.SafeMode, strings.Join(c.AllowedCommands, " "))
+		return nil
+	case "on", "off":
+		c.SafeMode = args[0] == "on"
+		fmt.Fprintf(out, "safe mode %s\n", args[0])
+	case "allow", "deny":
+		if len(args) != 2 {
+			return a.usageError("safemode")
+		}
+		if args[0] == "allow" {
+			if !contains(c.AllowedCommands, args[1]) {
+				c.AllowedCommands = append(c.AllowedCommands, args[1])
+			}
+		} else {
+			kept := c.AllowedCommands[:0]
+			for _, x := range c.AllowedCommands {
+				if x != args[1] {
+					kept = append(kept, x)
+				}
+			}
+			c.AllowedCommands = kept
+		}
+		fmt.Fprintf(out, "allowed: %s\n", strings.Join(c.AllowedCommands, " "))
+	case "reset":
+		c.AllowedCommands = append([]string(nil), DefaultAllowedCommands...)
+		fmt.Fprintf(out, "allowed: %s\n", strings.Join(c.AllowedCommands, " "))
+	default:
+		return a.usageError("safemode")
+	}
+	a.Audit.Record("safemode", strings.Join(args, " "), AuditSuccess, 0)
+	return save()
+}
+
+func cmdPermissions(_ context.Context, a *Agent, args []string, out io.Writer) error {
+	c := a.Config
+	if len(args) == 0 {
+		args = []string{"list"}
+	}
+	switch args[0] {
+	case "list":
+		if len(c.Permissions) == 0 {
+			fmt.Fprintln(out, "no permissions set: everything is allowed")
+		}
+		for _, k := range sortedKeys(c.Permissions) {
+			fmt.Fprintf(out, "%-20s %s\n", k, strings.Join(c.Permissions[k], ","))
+		}
+		return nil
+	case "set":
+		if len(args) != 3 {
+			return a.usageError("permissions")
+		}
+		if _, err := lexicalClean(args[1]); err != nil {
+			return err
+		}
+		var perms []string
+		for _, p := range strings.Split(args[2], ",") {
+			p = strings.TrimSpace(p)
+			if p == "" || p == "none" {
+				continue
+			}
+			if !contains(validPerms, p) {
+				return fmt.Errorf("unknown permission %q (use %s, or none)", p, strings.Join(validPerms, ","))
+			}
+			perms = append(perms, p)
+		}
+		if c.Permissions == nil {
+			c.Permissions = map[string][]string{}
+		}
+		c.Permissions[args[1]] = perms
+		fmt.Fprintf(out, "%s: %s\n", args[1], strings.Join(perms, ","))
+	case "reset":
+		c.Permissions = DefaultConfig().Permissions
+		fmt.Fprintln(out, "permissions reset: . read,write,exec,delete")
+	default:
+		return a.usageError("permissions")
+	}
+	a.Audit.Record("permissions", strings.Join(args, " "), AuditSuccess, 0)
+	if err := c.Save(a.Workspace, "permissions"); err != nil {
+		return fmt.Errorf("changed for this session, but not saved: %v", err)
+	}
+	return nil
+}
+
+func cmdAudit(_ context.Context, a *Agent, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		args = []string{"show"}
+	}
+	switch args[0] {
+	case "show":
+		n := 20
+		if len(args) > 1 {
+			v, err := strconv.Atoi(args[1])
+			if err != nil || v <= 0 {
+				return fmt.Errorf("/audit show N: N must be a positive number")
+			}
+			n = v
+		}
+		a.Audit.Print(out, n)
+	case "clear":
+		a.Audit.Clear()
+		fmt.Fprintln(out, "audit log cleared")
+	case "status":
+		held, total := a.Audit.Len()
+		fmt.Fprintf(out, "%d events held (capacity %d), %d recorded this session\n", held, AuditCapacity, total)
+	default:
+		return a.usageError("audit")
+	}
+	return nil
+}
+
+func cmdSecurity(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
+	fmt.Fprintln(out, "Invariants (always on): workspace boundary (os.Root), agents/ excluded, secret-file denylist, output cap, tool loop limit, filtered child environment.")
+	_ = cmdSafeMode(ctx, a, []string{"status"}, out)
+	fmt.Fprintln(out, "permissions:")
+	_ = cmdPermissions(ctx, a, []string{"list"}, out)
+	return cmdAudit(ctx, a, []string{"status"}, out)
+}
+
+func cmdRecord(_ context.Context, a *Agent, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		args = []string{"status"}
+	}
+	switch args[0] {
+	case "start":
+		if a.Recorder != nil {
+			return fmt.Errorf("already recording to %s", a.Recorder.Path)
+		}
+		name := ""
+		if len(args) > 1 {
+			name = args[1]
+		}
+		r, err := StartRecorder(a.Workspace, name, a.ModelName, a.maxOut())
+		if err != nil {
+			return err
+		}
+		a.Recorder = r
+		fmt.Fprintf(out, "recording to %s\n", r.Path)
+	case "stop":
+		if a.Recorder == nil {
+			return errors.New("not recording")
+		}
+		p := a.Recorder.Path
+		a.Recorder.Close()
+		a.Recorder = nil
+		fmt.Fprintf(out, "recording saved: %s\n", p)
+	case "status":
+		if a.Recorder == nil {
+			fmt.Fprintln(out, "not recording")
+		} else {
+			fmt.Fprintf(out, "recording to %s (%d turns)\n", a.Recorder.Path, a.Recorder.Turns())
+		}
+	default:
+		return a.usageError("record")
+	}
+	return nil
+}
+
+func cmdTools(_ context.Context, a *Agent, args []string, out io.Writer) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "on":
+			a.toolsOff = false
+		case "off":
+			a.toolsOff = true
+		default:
+			return a.usageError("tools")
+		}
+		a.refreshSystemPrompt()
+	}
+	mode := a.toolMode()
+	if a.ModelName == "" {
+		fmt.Fprintln(out, "no model selected")
+	} else {
+		fmt.Fprintf(out, "model %s: tool mode %s (tool support: %s)\n", a.ModelName, mode, a.caps[a.ModelName])
+	}
+	for _, l := range a.Tools.describe() {
+		fmt.Fprintln(out, "  "+l)
+	}
+	return nil
+}
+
+func cmdSummarize(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
+	if a.Client == nil {
+		return errNoBackend(a)
+	}
+	if len(a.History) <= 2 {
+		return errors.New("nothing to summarize yet")
+	}
+	msgs := append(append([]Message(nil), a.History...), Message{Role: "user", Content: "Summarize this conversation so far in a few short paragraphs: the task, what was learned about the code, decisions made, and what is left to do. Keep file names and commands."})
+	var sb strings.Builder
+	start := time.Now()
+	if _, err := a.Client.Chat(ctx, msgs, &sb); err != nil {
+		return fmt.Errorf("summarize: %v", err)
+	}
+	summary := strings.TrimSpace(sb.String())
+	if summary == "" {
+		return errors.New("summarize: the model returned nothing; history kept")
+	}
+	before := len(a.History)
+	a.ClearHistory()
+	a.AddMessage("user", "[Conversation summary]\n\n"+summary)
+	fmt.Fprintf(out, "history condensed from %d messages (%s)\n", before, time.Since(start).Round(time.Second))
+	return nil
+}
+
+// estimateTokens guesses the token count of messages (about 4 bytes per
+// token for English and code).
+func estimateTokens(msgs []Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Content)/4 + 4
+		for _, tc := range m.ToolCalls {
+			n += (len(tc.Function.Name) + len(tc.Function.Arguments)) / 4
+		}
+	}
+	return n
+}

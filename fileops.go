@@ -1,0 +1,490 @@
+package harvey
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// The file operations shared by the slash commands (/read, /write, /files,
+// /search) and the tools (read_file, write_file, list_files, search_files):
+// one implementation, one set of checks.
+
+// ReadResult is the outcome of reading a workspace file.
+type ReadResult struct {
+	Path      string
+	Text      string // capped, redacted, valid UTF-8
+	Lines     int    // lines returned
+	Size      int64
+	Truncated bool
+	Binary    bool
+	NextLine  int // when Truncated, the line to continue from (1-based), or 0
+}
+
+// ReadWorkspaceFile reads p (relative to the workspace) after every path
+// check. offset is the first line (1-based, 0 = start) and limit the number of
+// lines (0 = as many as fit in maxBytes). Memory stays bounded by maxBytes
+// whatever the file size.
+func ReadWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*ReadResult, error) {
+	if maxBytes <= 0 || maxBytes > DefaultMaxOutputBytes {
+		maxBytes = DefaultMaxOutputBytes
+	}
+	rp, err := resolveWorkspacePath(ws, p, opRead)
+	if err != nil {
+		return nil, err
+	}
+	defer rp.close()
+	if rp.info.IsDir() {
+		return nil, refuse(p, "is a directory (use /files or list_files)")
+	}
+	f, st, err := rp.openVerified()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	res := &ReadResult{Path: rp.Rel, Size: st.Size()}
+	br := bufio.NewReaderSize(f, 64<<10)
+	head, _ := br.Peek(8000)
+	if isBinary(head) {
+		res.Binary = true
+		res.Text = fmt.Sprintf("binary file, %d bytes", st.Size())
+		return res, nil
+	}
+	if offset > 1 {
+		for skipped := 1; skipped < offset; skipped++ {
+			if _, err := br.ReadSlice('\n'); err != nil {
+				if errors.Is(err, bufio.ErrBufferFull) {
+					skipped-- // a long line: keep consuming it
+					continue
+				}
+				return nil, refuse(p, fmt.Sprintf("offset %d is past the end of the file", offset))
+			}
+		}
+	}
+	var buf bytes.Buffer
+	lines := 0
+	truncated := false
+	for limit <= 0 || lines < limit {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			if buf.Len()+len(line) > maxBytes {
+				buf.Write(line[:maxBytes-buf.Len()])
+				truncated = true
+				break
+			}
+			buf.Write(line)
+			if line[len(line)-1] == '\n' {
+				lines++
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			if err != io.EOF {
+				return nil, refuse(p, errText(err))
+			}
+			if len(line) > 0 && line[len(line)-1] != '\n' {
+				lines++
+			}
+			break
+		}
+	}
+	if !truncated && limit > 0 && lines == limit {
+		if _, err := br.Peek(1); err == nil {
+			res.NextLine = max(offset, 1) + lines
+		}
+	}
+	res.Truncated = truncated
+	if truncated {
+		res.NextLine = max(offset, 1) + lines
+	}
+	res.Lines = lines
+	res.Text = redactSecrets(capOutput(buf.Bytes(), maxBytes, truncated))
+	if res.NextLine > 0 {
+		res.Text += fmt.Sprintf("\n[more lines follow; continue with offset=%d]", res.NextLine)
+	}
+	return res, nil
+}
+
+// WriteWorkspaceFile writes content to p atomically (temp file + rename in the
+// same directory), creating missing parent directories inside the workspace.
+// It returns the previous content (for diffs) when the file existed.
+func WriteWorkspaceFile(ws *Workspace, p string, content []byte) (existed bool, err error) {
+	rp, err := resolveWorkspacePath(ws, p, opWrite)
+	if err != nil {
+		return false, err
+	}
+	defer rp.close()
+	if err := ws.openParentForWrite(rp); err != nil {
+		return false, err
+	}
+	perm := fs.FileMode(0o644)
+	if rp.info != nil {
+		perm = rp.info.Mode().Perm()
+		existed = true
+	}
+	if err := atomicWrite(rp.dir, rp.name, content, perm); err != nil {
+		return existed, refuse(p, errText(err))
+	}
+	return existed, nil
+}
+
+// ReadForDiff returns the current text of p for a diff preview (empty when
+// the file does not exist). Files over the cap are not diffed.
+func ReadForDiff(ws *Workspace, p string) (old string, exists bool, err error) {
+	rp, err := resolveWorkspacePath(ws, p, opWrite)
+	if err != nil {
+		return "", false, err
+	}
+	defer rp.close()
+	if rp.info == nil {
+		return "", false, nil
+	}
+	if rp.info.Size() > 4<<20 {
+		return "", true, refuse(p, "file is too large to diff")
+	}
+	f, _, err := rp.openVerified()
+	if err != nil {
+		return "", true, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(f)
+	return string(b), true, err
+}
+
+// ListWorkspaceDir lists one directory: directories end in "/", files show
+// their size, symlinks are shown but not followed, agents/ and .git/ are not
+// listed.
+func ListWorkspaceDir(ws *Workspace, p string, maxBytes int) (string, int, error) {
+	if p == "" {
+		p = "."
+	}
+	rp, err := resolveWorkspacePath(ws, p, opRead)
+	if err != nil {
+		return "", 0, err
+	}
+	defer rp.close()
+	d, err := rp.openDirVerified(ws)
+	if err != nil {
+		return "", 0, err
+	}
+	defer d.Close()
+	entries, err := fs.ReadDir(d.FS(), ".")
+	if err != nil {
+		return "", 0, refuse(p, errText(err))
+	}
+	var b strings.Builder
+	n := 0
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() && (normName(name) == ".git" || (rp.Rel == "." && normName(name) == AgentsDir)) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && info.IsDir() && ws.isAgentsDir(info) {
+			continue
+		}
+		n++
+		switch t := e.Type(); {
+		case t&fs.ModeSymlink != 0:
+			fmt.Fprintf(&b, "%s -> (symlink, not followed)\n", name)
+		case e.IsDir():
+			fmt.Fprintf(&b, "%s/\n", name)
+		case t.IsRegular():
+			size := int64(0)
+			if info, err := e.Info(); err == nil {
+				size = info.Size()
+			}
+			fmt.Fprintf(&b, "%s  %s\n", name, humanSize(size))
+		default:
+			fmt.Fprintf(&b, "%s  (%s)\n", name, fileKind(t))
+		}
+	}
+	if n == 0 {
+		return "(empty directory)", 0, nil
+	}
+	return capOutput([]byte(b.String()), maxBytes, false), n, nil
+}
+
+func humanSize(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KB", float64(n)/1024)
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+}
+
+// Search limits.
+const (
+	searchMaxMatches  = 200
+	searchMaxLineLen  = 300
+	searchMaxFileSize = 8 << 20
+)
+
+// SearchWorkspace runs a Go regexp over the text files under p, skipping
+// agents/, .git/, denylisted, binary and .gitignored files and symlinks.
+// Results are "file:line: text", capped.
+func SearchWorkspace(ws *Workspace, pattern, p string, maxBytes int) (string, int, error) {
+	if pattern == "" {
+		return "", 0, errors.New("search: pattern is empty")
+	}
+	if len(pattern) > 1024 {
+		return "", 0, errors.New("search: pattern is too long (over 1024 bytes)")
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return "", 0, fmt.Errorf("search: bad pattern: %v", err)
+	}
+	if p == "" {
+		p = "."
+	}
+	rp, err := resolveWorkspacePath(ws, p, opRead)
+	if err != nil {
+		return "", 0, err
+	}
+	defer rp.close()
+	var out bytes.Buffer
+	matches := 0
+	full := false
+	add := func(rel string, lineNo int, line []byte) {
+		if matches >= searchMaxMatches || out.Len() > maxBytes {
+			full = true
+			return
+		}
+		matches++
+		if len(line) > searchMaxLineLen {
+			line = append(line[:searchMaxLineLen:searchMaxLineLen], "..."...)
+		}
+		fmt.Fprintf(&out, "%s:%d: %s\n", rel, lineNo, bytes.TrimRight(line, "\r"))
+	}
+	if !rp.info.IsDir() {
+		f, _, err := rp.openVerified()
+		if err != nil {
+			return "", 0, err
+		}
+		grepReader(f, re, func(n int, l []byte) bool { add(rp.Rel, n, l); return !full })
+		f.Close()
+	} else {
+		d, err := rp.openDirVerified(ws)
+		if err != nil {
+			return "", 0, err
+		}
+		defer d.Close()
+		ign := newIgnoreSet()
+		walkErr := fs.WalkDir(d.FS(), ".", func(rel string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if full {
+				return fs.SkipAll
+			}
+			wsRel := path.Join(rp.Rel, rel)
+			if e.Type()&fs.ModeSymlink != 0 {
+				return nil
+			}
+			if e.IsDir() {
+				name := normName(e.Name())
+				if rel != "." && (name == ".git" || (wsRel == AgentsDir) || name == AgentsDir && path.Dir(wsRel) == ".") {
+					return fs.SkipDir
+				}
+				if info, err := e.Info(); err == nil && ws.isAgentsDir(info) {
+					return fs.SkipDir
+				}
+				if rel != "." && ign.ignored(rel, true) {
+					return fs.SkipDir
+				}
+				ign.load(d, rel)
+				return nil
+			}
+			if !e.Type().IsRegular() || sensitiveFileDenied(wsRel) || ign.ignored(rel, false) {
+				return nil
+			}
+			info, err := e.Info()
+			if err != nil || info.Size() > searchMaxFileSize || nlink(info) > 1 {
+				return nil
+			}
+			f, err := d.OpenFile(rel, os.O_RDONLY|openNoBlock|openNoFollow, 0)
+			if err != nil {
+				return nil
+			}
+			defer f.Close()
+			if st, err := f.Stat(); err != nil || !os.SameFile(st, info) {
+				return nil
+			}
+			grepReader(f, re, func(n int, l []byte) bool { add(wsRel, n, l); return !full })
+			return nil
+		})
+		if walkErr != nil && !errors.Is(walkErr, fs.SkipAll) {
+			return "", 0, walkErr
+		}
+	}
+	if matches == 0 {
+		return "no matches", 0, nil
+	}
+	text := redactSecrets(capOutput(out.Bytes(), maxBytes, false))
+	if full {
+		text += fmt.Sprintf("\n[results capped at %d matches; narrow the pattern or the path]", matches)
+	}
+	return text, matches, nil
+}
+
+// grepReader calls hit for each line of r matching re. Binary files (a NUL in
+// the first 8000 bytes) are skipped.
+func grepReader(r io.Reader, re *regexp.Regexp, hit func(int, []byte) bool) {
+	data, err := io.ReadAll(io.LimitReader(r, searchMaxFileSize))
+	if err != nil || isBinary(data) {
+		return
+	}
+	if !re.Match(data) {
+		return
+	}
+	lineNo := 0
+	for len(data) > 0 {
+		lineNo++
+		i := bytes.IndexByte(data, '\n')
+		var line []byte
+		if i < 0 {
+			line, data = data, nil
+		} else {
+			line, data = data[:i], data[i+1:]
+		}
+		if re.Match(line) && !hit(lineNo, line) {
+			return
+		}
+	}
+}
+
+// ---- .gitignore ----
+
+type ignoreRule struct {
+	base    string // directory of the .gitignore, relative to the walk root
+	re      *regexp.Regexp
+	negate  bool
+	dirOnly bool
+}
+
+type ignoreSet struct{ rules []ignoreRule }
+
+func newIgnoreSet() *ignoreSet { return &ignoreSet{} }
+
+// load reads dir/.gitignore (through the walk root) when present.
+func (s *ignoreSet) load(root *os.Root, dir string) {
+	f, err := root.OpenFile(path.Join(dir, ".gitignore"), os.O_RDONLY|openNoBlock|openNoFollow, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return
+	}
+	data, _ := io.ReadAll(io.LimitReader(f, 1<<20))
+	for _, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimRight(line, "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		r := ignoreRule{base: dir}
+		if strings.HasPrefix(line, "!") {
+			r.negate, line = true, line[1:]
+		}
+		line = strings.TrimRight(line, " ")
+		if strings.HasSuffix(line, "/") {
+			r.dirOnly, line = true, strings.TrimSuffix(line, "/")
+		}
+		anchored := strings.Contains(line, "/")
+		line = strings.TrimPrefix(line, "/")
+		expr := "(^|/)" + globToRegexp(line) + "(/.*)?$"
+		if anchored {
+			expr = "^" + globToRegexp(line) + "(/.*)?$"
+		}
+		re, err := regexp.Compile(expr)
+		if err != nil {
+			continue
+		}
+		r.re = re
+		s.rules = append(s.rules, r)
+	}
+}
+
+// ignored reports whether rel (relative to the walk root) is ignored.
+func (s *ignoreSet) ignored(rel string, isDir bool) bool {
+	ign := false
+	for _, r := range s.rules {
+		sub := rel
+		if r.base != "." {
+			if !strings.HasPrefix(rel, r.base+"/") {
+				continue
+			}
+			sub = rel[len(r.base)+1:]
+		}
+		if r.dirOnly && !isDir && !strings.Contains(sub, "/") {
+			continue
+		}
+		if r.re.MatchString(sub) {
+			ign = !r.negate
+		}
+	}
+	return ign
+}
+
+// globToRegexp converts a gitignore glob to a regexp body.
+func globToRegexp(g string) string {
+	var b strings.Builder
+	for i := 0; i < len(g); i++ {
+		c := g[i]
+		switch c {
+		case '*':
+			if i+1 < len(g) && g[i+1] == '*' {
+				i++
+				if i+1 < len(g) && g[i+1] == '/' {
+					i++
+					b.WriteString("(.*/)?")
+				} else {
+					b.WriteString(".*")
+				}
+			} else {
+				b.WriteString("[^/]*")
+			}
+		case '?':
+			b.WriteString("[^/]")
+		case '[':
+			j := strings.IndexByte(g[i:], ']')
+			if j > 0 {
+				b.WriteString(strings.Replace(g[i:i+j+1], "[!", "[^", 1))
+				i += j
+			} else {
+				b.WriteString(`\[`)
+			}
+		case '\\':
+			if i+1 < len(g) {
+				i++
+				b.WriteString(regexp.QuoteMeta(string(g[i])))
+			}
+		default:
+			b.WriteString(regexp.QuoteMeta(string(c)))
+		}
+	}
+	return b.String()
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

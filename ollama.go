@@ -1,0 +1,320 @@
+package harvey
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	anyllm "github.com/mozilla-ai/any-llm-go"
+	"github.com/ollama/ollama/api"
+)
+
+// OllamaClient talks to Ollama through its official Go client, not through
+// any-llm-go's Ollama provider, which (v0.8.0) fixes num_ctx at 32000, sends
+// tool results as user messages, drops schema detail, renames tool calls per
+// chunk and ends cut-off streams without an error (wire.md). Messages are
+// mapped to and from the anyllm types at this boundary.
+type OllamaClient struct {
+	BaseURL   string
+	Model     string
+	NumCtx    int
+	KeepAlive *api.Duration
+	api       *api.Client
+	http      *http.Client
+}
+
+// ErrToolsUnsupported means the server refused tools for this model (400
+// "... does not support tools"); the caller switches to prose mode.
+var ErrToolsUnsupported = errors.New("the model does not support tools")
+
+// NormalizeOllamaURL accepts "host:port", "http://host:port" or "https://...".
+func NormalizeOllamaURL(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return DefaultOllamaURL, nil
+	}
+	if !strings.Contains(s, "://") {
+		s = "http://" + s
+	}
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return "", fmt.Errorf("bad Ollama URL %q: use http://HOST:PORT", s)
+	}
+	if u.Port() == "" && u.Scheme == "http" {
+		u.Host = net.JoinHostPort(u.Hostname(), "11434")
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// NewOllamaClient returns a client for baseURL. timeout 0 means none (CPU
+// inference on a Raspberry Pi can take minutes).
+func NewOllamaClient(baseURL, model string, numCtx int, keepAlive string, timeout time.Duration) (*OllamaClient, error) {
+	norm, err := NormalizeOllamaURL(baseURL)
+	if err != nil {
+		return nil, err
+	}
+	u, _ := url.Parse(norm)
+	hc := &http.Client{Timeout: timeout}
+	c := &OllamaClient{BaseURL: norm, Model: model, NumCtx: numCtx, api: api.NewClient(u, hc), http: hc}
+	if keepAlive != "" {
+		d, err := ParseDuration(keepAlive)
+		if keepAlive == "-1" {
+			d, err = -1, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("keep_alive: %v", err)
+		}
+		c.KeepAlive = &api.Duration{Duration: d}
+	}
+	return c, nil
+}
+
+func (c *OllamaClient) Name() string { return "ollama " + c.Model }
+func (c *OllamaClient) Close() error { return nil }
+
+// Reachable checks the server with /api/version.
+func (c *OllamaClient) Reachable(ctx context.Context) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	v, err := c.api.Version(ctx)
+	if err != nil {
+		return "", c.explain(err)
+	}
+	return v, nil
+}
+
+// Models lists installed models (names include the tag).
+func (c *OllamaClient) Models(ctx context.Context) ([]string, error) {
+	resp, err := c.api.List(ctx)
+	if err != nil {
+		return nil, c.explain(err)
+	}
+	out := make([]string, 0, len(resp.Models))
+	for _, m := range resp.Models {
+		out = append(out, m.Name)
+	}
+	return out, nil
+}
+
+// Capability detects tool support from /api/show: capabilities contains
+// "tools" → yes; capabilities present without it → no; no capabilities field
+// (server < 0.6.4) → yes if the template mentions .Tools, else unknown.
+func (c *OllamaClient) Capability(ctx context.Context, model string) (Capability, int, error) {
+	resp, err := c.api.Show(ctx, &api.ShowRequest{Model: model})
+	if err != nil {
+		return CapUnknown, 0, c.explain(err)
+	}
+	ctxLen := 0
+	for k, v := range resp.ModelInfo {
+		if strings.HasSuffix(k, ".context_length") {
+			if f, ok := v.(float64); ok {
+				ctxLen = int(f)
+			}
+		}
+	}
+	if len(resp.Capabilities) > 0 {
+		for _, cp := range resp.Capabilities {
+			if strings.EqualFold(string(cp), "tools") {
+				return CapYes, ctxLen, nil
+			}
+		}
+		return CapNo, ctxLen, nil
+	}
+	if strings.Contains(resp.Template, ".Tools") {
+		return CapYes, ctxLen, nil
+	}
+	return CapUnknown, ctxLen, nil
+}
+
+// Chat streams a plain reply.
+func (c *OllamaClient) Chat(ctx context.Context, messages []Message, out io.Writer) (ChatStats, error) {
+	st, _, err := c.ChatWithTools(ctx, messages, nil, out)
+	return st, err
+}
+
+// ChatWithTools streams content to out as it arrives and collects tool
+// calls, each of which Ollama sends whole. Every call gets a unique ID. The
+// stream must end with done:true; anything else is an error.
+func (c *OllamaClient) ChatWithTools(ctx context.Context, messages []Message, tools []anyllm.Tool, out io.Writer) (ChatStats, []anyllm.ToolCall, error) {
+	start := time.Now()
+	req := &api.ChatRequest{
+		Model:     c.Model,
+		Messages:  toOllamaMessages(messages),
+		Options:   map[string]any{"num_ctx": c.NumCtx},
+		KeepAlive: c.KeepAlive,
+	}
+	stream := true
+	req.Stream = &stream
+	if len(tools) > 0 {
+		t, err := toOllamaTools(tools)
+		if err != nil {
+			return ChatStats{}, nil, err
+		}
+		req.Tools = t
+	}
+	var (
+		stats    ChatStats
+		calls    []anyllm.ToolCall
+		seen     = map[string]bool{}
+		done     bool
+		gotAny   bool
+		writeErr error
+	)
+	err := c.api.Chat(ctx, req, func(r api.ChatResponse) error {
+		gotAny = true
+		if r.Message.Content != "" {
+			if _, err := io.WriteString(out, r.Message.Content); err != nil {
+				writeErr = err
+				return err
+			}
+		}
+		for _, tc := range r.Message.ToolCalls {
+			id := tc.ID
+			if id == "" || seen[id] {
+				id = newCallID()
+			}
+			seen[id] = true
+			args, _ := json.Marshal(tc.Function.Arguments)
+			if string(args) == "null" {
+				args = []byte("{}")
+			}
+			calls = append(calls, anyllm.ToolCall{ID: id, Type: "function", Function: anyllm.FunctionCall{Name: tc.Function.Name, Arguments: string(args)}})
+		}
+		if r.Done {
+			done = true
+			stats.PromptTokens = r.PromptEvalCount
+			stats.ReplyTokens = r.EvalCount
+			if r.EvalDuration > 0 {
+				stats.TokensPerSec = float64(r.EvalCount) / r.EvalDuration.Seconds()
+			}
+			if r.DoneReason == "length" && len(calls) == 0 {
+				fmt.Fprint(out, "\n[reply cut off: the model hit its length or context limit]")
+			}
+		}
+		return nil
+	})
+	stats.Elapsed = time.Since(start)
+	switch {
+	case ctx.Err() != nil:
+		return stats, nil, fmt.Errorf("cancelled: %w", ctx.Err())
+	case writeErr != nil:
+		return stats, nil, writeErr
+	case err != nil:
+		return stats, nil, c.explain(err)
+	case !done && !gotAny:
+		return stats, nil, fmt.Errorf("Ollama at %s closed the connection without a reply (check `ollama serve` logs)", c.BaseURL)
+	case !done:
+		return stats, nil, errors.New("the reply was cut off: the stream from Ollama ended before it finished")
+	}
+	return stats, calls, nil
+}
+
+// explain turns client errors into one-line messages that say what to do.
+func (c *OllamaClient) explain(err error) error {
+	if err == nil {
+		return nil
+	}
+	var se api.StatusError
+	if errors.As(err, &se) {
+		msg := se.ErrorMessage
+		low := strings.ToLower(msg)
+		switch {
+		case se.StatusCode == http.StatusNotFound:
+			hint := fmt.Sprintf("model %q not found", c.Model)
+			if models, lerr := c.Models(context.Background()); lerr == nil {
+				if len(models) > 0 {
+					hint += " (installed: " + strings.Join(models, ", ") + ")"
+				} else {
+					hint += " (no models installed)"
+				}
+			}
+			return fmt.Errorf("%s; pull it with: ollama pull %s", hint, c.Model)
+		case strings.Contains(low, "does not support tools"):
+			return fmt.Errorf("%w (%s)", ErrToolsUnsupported, msg)
+		case se.StatusCode == http.StatusTooManyRequests:
+			return fmt.Errorf("rate limited by the server: %s", msg)
+		case strings.Contains(low, "context") && (strings.Contains(low, "length") || strings.Contains(low, "too long") || strings.Contains(low, "exceed")):
+			return fmt.Errorf("context too long: %s; use /summarize or /clear, or raise num_ctx", msg)
+		case se.StatusCode == http.StatusUnauthorized:
+			return fmt.Errorf("Ollama refused the request (401): %s", msg)
+		}
+		if msg == "" {
+			msg = se.Status
+		}
+		return fmt.Errorf("Ollama error (%d): %s", se.StatusCode, msg)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) || errors.Is(err, syscall.ECONNREFUSED) {
+		if errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "connection refused") {
+			return fmt.Errorf("cannot reach Ollama at %s: start it with `ollama serve` (or /ollama start), or point Harvey elsewhere with --ollama URL", c.BaseURL)
+		}
+		if ue != nil && ue.Timeout() {
+			return fmt.Errorf("Ollama at %s did not answer in time (ollama_timeout)", c.BaseURL)
+		}
+		return fmt.Errorf("cannot reach Ollama at %s: %v", c.BaseURL, ue.Err)
+	}
+	if strings.Contains(err.Error(), "unexpected EOF") {
+		return errors.New("the reply was cut off: the connection to Ollama dropped mid-stream")
+	}
+	return fmt.Errorf("Ollama: %v", err)
+}
+
+// toOllamaMessages maps history to Ollama's native messages: tool results as
+// role "tool" with tool_name and tool_call_id, assistant calls with their IDs
+// and arguments as a JSON object.
+func toOllamaMessages(msgs []Message) []api.Message {
+	out := make([]api.Message, 0, len(msgs))
+	for _, m := range msgs {
+		am := api.Message{Role: m.Role, Content: m.Content}
+		if m.Role == "tool" {
+			am.ToolName = m.ToolName
+			am.ToolCallID = m.ToolCallID
+		}
+		for i, tc := range m.ToolCalls {
+			args := api.NewToolCallFunctionArguments()
+			var raw map[string]any
+			if json.Unmarshal([]byte(tc.Function.Arguments), &raw) == nil {
+				for _, k := range sortedKeys(raw) {
+					args.Set(k, raw[k])
+				}
+			}
+			am.ToolCalls = append(am.ToolCalls, api.ToolCall{ID: tc.ID, Function: api.ToolCallFunction{Index: i, Name: tc.Function.Name, Arguments: args}})
+		}
+		out = append(out, am)
+	}
+	return out
+}
+
+// toOllamaTools converts schemas through JSON so enum, items and nested
+// properties survive.
+func toOllamaTools(tools []anyllm.Tool) (api.Tools, error) {
+	b, err := json.Marshal(tools)
+	if err != nil {
+		return nil, err
+	}
+	var out api.Tools
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, fmt.Errorf("tool schema: %v", err)
+	}
+	return out, nil
+}
+
+// newCallID returns a unique tool call ID.
+func newCallID() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return "call_" + string(b[:])
+}

@@ -1,0 +1,54 @@
+package harvey
+
+import (
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Permission names used in the permissions: block of harvey.yaml.
+const (
+	PermRead   = "read"
+	PermWrite  = "write"
+	PermExec   = "exec"
+	PermDelete = "delete"
+)
+
+var validPerms = []string{PermRead, PermWrite, PermExec, PermDelete}
+
+// HasPermission reports whether perm is granted for the workspace-relative
+// path rel. The most specific matching prefix wins, matched by whole path
+// components ("src" covers "src/a.go", not "srcx"); "." covers everything.
+// An empty permissions map grants everything; a map without a matching prefix
+// denies.
+func (a *Agent) HasPermission(rel, perm string) bool {
+	perms := a.Config.Permissions
+	if len(perms) == 0 {
+		return true
+	}
+	rel = path.Clean(rel)
+	best, bestLen := "", -1
+	for prefix := range perms {
+		p := path.Clean(strings.TrimSuffix(prefix, "/"))
+		match := p == "." || rel == p || strings.HasPrefix(rel, p+"/")
+		l := len(p)
+		if p == "." {
+			l = 0
+		}
+		if match && l > bestLen {
+			best, bestLen = prefix, l
+		}
+	}
+	if bestLen < 0 {
+		return false
+	}
+	return contains(perms[best], perm)
+}
+
+// checkPermission returns a refusal when perm is not granted for rel.
+func (a *Agent) checkPermission(rel, perm string) error {
+	if a.HasPermission(rel, perm) {
+		return nil
+	}
+	return fmt.Errorf("%s: refused: no %s permission (see /permissions)", quotePath(rel), perm)
+}

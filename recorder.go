@@ -1,0 +1,147 @@
+package harvey
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"strings"
+	"sync"
+	"time"
+)
+
+// SessionsDir holds session recordings.
+const SessionsDir = AgentsDir + "/sessions"
+
+// Recorder writes a session as Markdown, turn by turn: each turn is appended
+// and synced when it ends, so a crash loses at most the turn in flight.
+type Recorder struct {
+	mu    sync.Mutex
+	f     *os.File
+	Path  string // relative to the workspace
+	turn  int
+	limit int // tool output cap
+	cur   strings.Builder
+}
+
+// DefaultSessionPath is a timestamped recording path under agents/sessions/.
+func DefaultSessionPath(now time.Time) string {
+	return path.Join(SessionsDir, "harvey-session-"+now.Format("20060102-150405")+".md")
+}
+
+// StartRecorder opens (creates or appends to) a recording at rel, which must
+// be under agents/sessions/.
+func StartRecorder(ws *Workspace, rel, model string, limit int) (*Recorder, error) {
+	if rel == "" {
+		rel = DefaultSessionPath(time.Now())
+	}
+	if !strings.Contains(rel, "/") {
+		rel = path.Join(SessionsDir, rel)
+	}
+	clean := path.Clean(rel)
+	if !strings.HasPrefix(clean, SessionsDir+"/") || strings.Contains(clean, "..") {
+		return nil, fmt.Errorf("recordings live in %s/; give a file name", SessionsDir)
+	}
+	if !strings.HasSuffix(clean, ".md") {
+		clean += ".md"
+	}
+	f, err := ws.OpenInternalAppend(clean)
+	if err != nil {
+		return nil, fmt.Errorf("record: %s: %s", clean, errText(err))
+	}
+	r := &Recorder{f: f, Path: clean, limit: limit}
+	if model == "" {
+		model = "(none)"
+	}
+	fmt.Fprintf(f, "# Harvey session\n\n- Started: %s\n- Model: %s\n- Workspace: %s\n\n", time.Now().Format(time.RFC3339), model, ws.Root)
+	f.Sync()
+	return r, nil
+}
+
+// User starts a new turn with the user's input.
+func (r *Recorder) User(text string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.turn++
+	r.cur.Reset()
+	fmt.Fprintf(&r.cur, "### Turn %d\n\n**User:** %s\n\n", r.turn, text)
+}
+
+// ToolCall records a tool call and its (capped) result in the current turn.
+func (r *Recorder) ToolCall(name, args, result string, failed bool) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	status := "ok"
+	if failed {
+		status = "error"
+	}
+	result = capOutput([]byte(result), r.limit, false)
+	fmt.Fprintf(&r.cur, "**Tool** `%s` %s — %s\n\n```\n%s\n```\n\n", name, args, status, strings.ReplaceAll(result, "```", "ʼʼʼ"))
+}
+
+// Assistant records the reply and stats and writes the turn to disk.
+func (r *Recorder) Assistant(text, stats string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fmt.Fprintf(&r.cur, "**Harvey:** %s\n\n", text)
+	if stats != "" {
+		fmt.Fprintf(&r.cur, "_%s_\n\n", stats)
+	}
+	r.flushLocked()
+}
+
+// Note records a command and its output as a turn of its own.
+func (r *Recorder) Note(cmd, output string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.turn++
+	r.cur.Reset()
+	fmt.Fprintf(&r.cur, "### Turn %d\n\n**Command:** `%s`\n\n```\n%s\n```\n\n", r.turn, cmd, capOutput([]byte(output), r.limit, false))
+	r.flushLocked()
+}
+
+func (r *Recorder) flushLocked() {
+	if r.f == nil {
+		return
+	}
+	r.f.WriteString(r.cur.String())
+	r.f.Sync()
+	r.cur.Reset()
+}
+
+// Turns returns the number of turns recorded.
+func (r *Recorder) Turns() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.turn
+}
+
+// Close flushes a pending turn and closes the file.
+func (r *Recorder) Close() error {
+	if r == nil {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return nil
+	}
+	if r.cur.Len() > 0 {
+		r.flushLocked()
+	}
+	fmt.Fprintf(r.f, "_Session ended %s._\n", time.Now().Format(time.RFC3339))
+	err := r.f.Close()
+	r.f = nil
+	return err
+}

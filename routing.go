@@ -1,0 +1,280 @@
+package harvey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// RouteRegistry holds named remote endpoints, persisted in harvey.yaml under
+// routes:. A prompt starting with @NAME goes to that endpoint for one turn,
+// e.g. to send a heavy turn from a Raspberry Pi to a bigger Ollama box.
+type RouteRegistry struct{ cf *ConfigFile }
+
+// NewRouteRegistry wraps the config's routes.
+func NewRouteRegistry(cf *ConfigFile) *RouteRegistry { return &RouteRegistry{cf: cf} }
+
+func (r *RouteRegistry) find(name string) (int, *Route) {
+	for i := range r.cf.Routes {
+		if strings.EqualFold(r.cf.Routes[i].Name, name) {
+			return i, &r.cf.Routes[i]
+		}
+	}
+	return -1, nil
+}
+
+// client builds a backend for a route.
+func (r *RouteRegistry) client(rt *Route, timeout time.Duration, numCtx int) (LLMClient, error) {
+	if rt.Provider == "ollama" {
+		return NewOllamaClient(rt.URL, rt.Model, numCtx, "", timeout)
+	}
+	return NewAnyLLMClient(rt.Provider, rt.URL, rt.Model, timeout)
+}
+
+func cmdRoute(_ context.Context, a *Agent, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		args = []string{"list"}
+	}
+	rr := a.Routes
+	changed := false
+	switch args[0] {
+	case "list":
+		if len(rr.cf.Routes) == 0 {
+			fmt.Fprintln(out, "no routes; add one with /route add NAME PROVIDER URL [MODEL]")
+		}
+		for _, rt := range rr.cf.Routes {
+			state := "enabled"
+			if !rt.Enabled {
+				state = "disabled"
+			}
+			fmt.Fprintf(out, "@%-12s %-18s %-32s %-20s %s\n", rt.Name, rt.Provider, rt.URL, rt.Model, state)
+		}
+		return nil
+	case "add":
+		if len(args) < 4 || len(args) > 5 {
+			return a.usageError("route")
+		}
+		name, provider, url := args[1], strings.ToLower(args[2]), args[3]
+		if provider != "ollama" && !contains(Providers, provider) {
+			return fmt.Errorf("unknown provider %q (known: ollama, %s)", provider, strings.Join(Providers, ", "))
+		}
+		if _, existing := rr.find(name); existing != nil {
+			return fmt.Errorf("route %q exists; remove it first", name)
+		}
+		rt := Route{Name: name, Provider: provider, URL: url, Enabled: true}
+		if len(args) == 5 {
+			rt.Model = args[4]
+		}
+		if rt.Model == "" {
+			return errors.New("give a MODEL for the route")
+		}
+		rr.cf.Routes = append(rr.cf.Routes, rt)
+		fmt.Fprintf(out, "route @%s added\n", name)
+		changed = true
+	case "remove", "rm":
+		if len(args) != 2 {
+			return a.usageError("route")
+		}
+		i, rt := rr.find(args[1])
+		if rt == nil {
+			return fmt.Errorf("no route %q", args[1])
+		}
+		rr.cf.Routes = append(rr.cf.Routes[:i], rr.cf.Routes[i+1:]...)
+		fmt.Fprintf(out, "route @%s removed\n", args[1])
+		changed = true
+	case "enable", "disable":
+		if len(args) != 2 {
+			return a.usageError("route")
+		}
+		_, rt := rr.find(args[1])
+		if rt == nil {
+			return fmt.Errorf("no route %q", args[1])
+		}
+		rt.Enabled = args[0] == "enable"
+		fmt.Fprintf(out, "route @%s %sd\n", rt.Name, args[0])
+		changed = true
+	default:
+		return a.usageError("route")
+	}
+	if changed {
+		if err := rr.cf.Save(a.Workspace, "routes"); err != nil {
+			return fmt.Errorf("changed for this session, but not saved: %v", err)
+		}
+	}
+	return nil
+}
+
+// splitMention splits "@name rest" into the route name and the prompt.
+func splitMention(line string) (string, string, bool) {
+	if !strings.HasPrefix(line, "@") {
+		return "", line, false
+	}
+	name, rest, _ := strings.Cut(line[1:], " ")
+	if name == "" {
+		return "", line, false
+	}
+	return name, strings.TrimSpace(rest), true
+}
+
+// errNoBackend says how to get a model.
+func errNoBackend(a *Agent) error {
+	url := a.OllamaURL
+	if url == "" {
+		url = DefaultOllamaURL
+	}
+	return fmt.Errorf("no model is reachable (Ollama at %s): start Ollama with `ollama serve` and `ollama pull llama3.2`, or use --ollama URL / --model NAME", url)
+}
+
+// ---- /model and /ollama ----
+
+func (a *Agent) ollamaClient() (*OllamaClient, error) {
+	if c, ok := a.Client.(*OllamaClient); ok {
+		return c, nil
+	}
+	return NewOllamaClient(a.OllamaURL, a.ModelName, a.Config.EffectiveNumCtx(a.ModelName), a.Config.KeepAlive, time.Duration(a.Config.OllamaTimeout))
+}
+
+// UseModel switches to an Ollama model, probing its tool support.
+func (a *Agent) UseModel(ctx context.Context, name string) error {
+	oc, err := a.ollamaClient()
+	if err != nil {
+		return err
+	}
+	models, err := oc.Models(ctx)
+	if err != nil {
+		return err
+	}
+	m, ok := matchModel(name, models)
+	if !ok {
+		if len(models) == 0 {
+			return fmt.Errorf("model %q is not installed (no models installed); pull it with: ollama pull %s", name, name)
+		}
+		return fmt.Errorf("model %q is not installed (installed: %s); pull it with: ollama pull %s", name, strings.Join(models, ", "), name)
+	}
+	c, err := NewOllamaClient(oc.BaseURL, m, a.Config.EffectiveNumCtx(m), a.Config.KeepAlive, time.Duration(a.Config.OllamaTimeout))
+	if err != nil {
+		return err
+	}
+	a.Client = c
+	a.ModelName = m
+	if _, known := a.caps[m]; !known {
+		capab, _, err := c.Capability(ctx, m)
+		if err != nil {
+			capab = CapUnknown
+		}
+		a.caps[m] = capab
+	}
+	a.refreshSystemPrompt()
+	return nil
+}
+
+func cmdModel(ctx context.Context, a *Agent, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		if a.Client == nil {
+			oc, err := a.ollamaClient()
+			if err != nil {
+				return err
+			}
+			models, err := oc.Models(ctx)
+			if err != nil {
+				return err
+			}
+			listModels(out, models, "")
+			return nil
+		}
+		models, err := a.Client.Models(ctx)
+		if err != nil {
+			return err
+		}
+		listModels(out, models, a.ModelName)
+		return nil
+	}
+	if err := a.UseModel(ctx, args[0]); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "using %s (tool mode: %s)\n", a.ModelName, a.toolMode())
+	return nil
+}
+
+func listModels(out io.Writer, models []string, current string) {
+	if len(models) == 0 {
+		fmt.Fprintln(out, "no models installed; try: ollama pull llama3.2")
+		return
+	}
+	for _, m := range models {
+		mark := " "
+		if sameModel(m, current) {
+			mark = "*"
+		}
+		fmt.Fprintf(out, "%s %s\n", mark, m)
+	}
+}
+
+func cmdOllama(ctx context.Context, a *Agent, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		args = []string{"status"}
+	}
+	oc, err := a.ollamaClient()
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "status":
+		v, err := oc.Reachable(ctx)
+		if err != nil {
+			fmt.Fprintf(out, "Ollama at %s: not reachable\n", oc.BaseURL)
+			return err
+		}
+		fmt.Fprintf(out, "Ollama %s at %s\n", v, oc.BaseURL)
+	case "list":
+		models, err := oc.Models(ctx)
+		if err != nil {
+			return err
+		}
+		listModels(out, models, a.ModelName)
+	case "use":
+		if len(args) != 2 {
+			return a.usageError("ollama")
+		}
+		return cmdModel(ctx, a, args[1:], out)
+	case "start":
+		return startOllama(ctx, oc, out)
+	case "stop":
+		return errors.New("Harvey does not stop an Ollama it did not start; stop it with your service manager (e.g. systemctl stop ollama) or Ctrl-C in its terminal")
+	default:
+		return a.usageError("ollama")
+	}
+	return nil
+}
+
+// startOllama runs `ollama serve` detached and waits up to 5 s for it.
+func startOllama(ctx context.Context, oc *OllamaClient, out io.Writer) error {
+	if _, err := oc.Reachable(ctx); err == nil {
+		fmt.Fprintln(out, "Ollama is already running")
+		return nil
+	}
+	bin, err := exec.LookPath("ollama")
+	if err != nil {
+		return errors.New("the ollama binary is not on PATH; install Ollama first")
+	}
+	cmd := exec.Command(bin, "serve")
+	cmd.Env = filterCommandEnvironment(os.Environ())
+	setProcessGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("ollama serve: %v", err)
+	}
+	go cmd.Wait()
+	for i := 0; i < 10; i++ {
+		time.Sleep(500 * time.Millisecond)
+		if _, err := oc.Reachable(ctx); err == nil {
+			fmt.Fprintln(out, "Ollama started")
+			return nil
+		}
+	}
+	return errors.New("started `ollama serve`, but it did not answer within 5 s")
+}

@@ -1,0 +1,321 @@
+package harvey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Child processes (/run, !, run_command, git): the workspace as working
+// directory, stdin from /dev/null, an environment built from an allowlist
+// minus anything that looks secret, their own session so a timeout kills the
+// whole process group, and output capped while it streams.
+
+// floodLimit stops a child whose output keeps pouring after the cap.
+const floodLimit = 16 << 20
+
+// envAllow lists variables (or prefixes ending in "_") a child may inherit.
+var envAllow = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TEMP", "TMP", "LANG", "LC_", "TERM", "TZ", "OLLAMA_", "HARVEY_", "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOFLAGS", "GOPROXY", "CGO_ENABLED"}
+
+// envDenyWords: a variable whose name contains one of these never passes.
+var envDenyWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "_AUTH", "SESSION", "COOKIE", "DSN", "PRIVATE"}
+
+// envDenyExact are capability sockets and credential pointers.
+var envDenyExact = setOf("SSH_AUTH_SOCK", "GPG_AGENT_INFO", "GOOGLE_APPLICATION_CREDENTIALS", "KUBECONFIG", "DATABASE_URL", "REDIS_URL", "OLLAMA_API_KEY")
+
+// filterCommandEnvironment returns the environment a child process gets.
+func filterCommandEnvironment(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || !envAllowed(name) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+func envAllowed(name string) bool {
+	up := strings.ToUpper(name)
+	if envDenyExact[up] || strings.HasPrefix(up, "AWS_") || strings.HasPrefix(up, "AZURE_") || strings.HasPrefix(up, "VAULT_") {
+		return false
+	}
+	for _, w := range envDenyWords {
+		if strings.Contains(up, w) {
+			return false
+		}
+	}
+	for _, a := range envAllow {
+		if up == a || (strings.HasSuffix(a, "_") && strings.HasPrefix(up, a)) {
+			return true
+		}
+	}
+	return false
+}
+
+// capWriter keeps the first limit bytes, counts the rest and keeps draining so
+// the child never blocks on a full pipe. Safe for stdout and stderr together.
+type capWriter struct {
+	mu      sync.Mutex
+	buf     []byte
+	limit   int
+	dropped int64
+	flood   func() // called once when dropped passes floodLimit
+	flooded bool
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	room := w.limit - len(w.buf)
+	if room > 0 {
+		if len(p) <= room {
+			w.buf = append(w.buf, p...)
+			return len(p), nil
+		}
+		w.buf = append(w.buf, p[:room]...)
+		w.dropped += int64(len(p) - room)
+	} else {
+		w.dropped += int64(len(p))
+	}
+	if w.dropped > floodLimit && !w.flooded && w.flood != nil {
+		w.flooded = true
+		go w.flood()
+	}
+	return len(p), nil
+}
+
+func (w *capWriter) result() ([]byte, int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]byte(nil), w.buf...), w.dropped
+}
+
+// RunResult is what a child process produced.
+type RunResult struct {
+	Output   []byte // stdout and stderr interleaved, at most the cap
+	Dropped  int64  // bytes past the cap
+	ExitCode int
+	TimedOut bool
+	Flooded  bool
+	Err      error // could not start, or cancelled
+	Duration time.Duration
+}
+
+// Text renders the result for the model or the terminal: capped output,
+// secrets redacted, and a status line.
+func (r RunResult) Text(limit int) string {
+	out := redactSecrets(capOutput(r.Output, limit, r.Dropped > 0))
+	var status string
+	switch {
+	case r.Err != nil && errors.Is(r.Err, context.Canceled):
+		status = "[cancelled]"
+	case r.TimedOut:
+		status = fmt.Sprintf("[timed out after %s; process group killed]", r.Duration.Round(time.Second))
+	case r.Flooded:
+		status = "[stopped: output flood]"
+	case r.Err != nil:
+		status = "[error: " + r.Err.Error() + "]"
+	default:
+		status = fmt.Sprintf("[exit %d]", r.ExitCode)
+	}
+	if out != "" && !strings.HasSuffix(out, "\n") {
+		out += "\n"
+	}
+	return out + status
+}
+
+// runArgv runs argv in dir with the filtered environment (extraEnv appended
+// after filtering, for git's hardening variables) and the given timeout.
+func runArgv(ctx context.Context, dir string, argv []string, env []string, timeout time.Duration, limit int) RunResult {
+	start := time.Now()
+	if len(argv) == 0 {
+		return RunResult{Err: errors.New("empty command")}
+	}
+	if timeout <= 0 {
+		timeout = DefaultRunTimeout
+	}
+	prog, err := lookPath(argv[0])
+	if err != nil {
+		return RunResult{Err: err, ExitCode: 127}
+	}
+	tctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(tctx, prog, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdin = nil // /dev/null
+	if limit <= 0 {
+		limit = DefaultMaxOutputBytes
+	}
+	w := &capWriter{limit: limit}
+	floodCtx, flood := context.WithCancel(tctx)
+	defer flood()
+	w.flood = flood
+	cmd.Stdout, cmd.Stderr = w, w
+	setProcessGroup(cmd)
+	cmd.Cancel = func() error { return killProcessGroup(cmd) }
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		return RunResult{Err: err, ExitCode: 127, Duration: time.Since(start)}
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-floodCtx.Done():
+			if w.flooded {
+				killProcessGroup(cmd)
+			}
+		case <-done:
+		}
+	}()
+	err = cmd.Wait()
+	close(done)
+	// Kill anything left in the group (a backgrounded grandchild).
+	killProcessGroup(cmd)
+	out, dropped := w.result()
+	res := RunResult{Output: out, Dropped: dropped, Duration: time.Since(start), ExitCode: cmd.ProcessState.ExitCode()}
+	w.mu.Lock()
+	res.Flooded = w.flooded
+	w.mu.Unlock()
+	switch {
+	case ctx.Err() != nil:
+		res.Err = ctx.Err()
+	case errors.Is(tctx.Err(), context.DeadlineExceeded):
+		res.TimedOut = true
+	case err != nil && !res.Flooded:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) && !errors.Is(err, exec.ErrWaitDelay) {
+			res.Err = err
+		}
+	}
+	return res
+}
+
+// lookPath finds a program on PATH, never in the workspace through a relative
+// PATH entry (exec.ErrDot is an error here).
+func lookPath(name string) (string, error) {
+	if strings.ContainsRune(name, '/') {
+		if !filepath.IsAbs(name) {
+			// ./script inside the workspace: allowed, it is the user's code.
+			return name, nil
+		}
+		return name, nil
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if errors.Is(err, exec.ErrDot) {
+			return "", fmt.Errorf("%s: found only through a relative PATH entry; refused", name)
+		}
+		return "", fmt.Errorf("%s: command not found", name)
+	}
+	return p, nil
+}
+
+// shellMeta are characters that need a shell to mean anything.
+const shellMeta = "|&;<>()$`*?[]{}~!#\n"
+
+// parseCommandLine splits a command line into argv with single quotes,
+// double quotes and backslash escapes, without a shell. needsShell reports
+// unquoted shell syntax (pipes, redirection, globbing, substitution).
+func parseCommandLine(s string) (argv []string, needsShell bool, err error) {
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, false, errors.New("unclosed single quote")
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+					i++
+				} else if s[i] == '$' || s[i] == '`' {
+					needsShell = true
+				}
+				cur.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, false, errors.New("unclosed double quote")
+			}
+			inWord = true
+		case c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+			inWord = true
+		case c == ' ' || c == '\t':
+			if inWord {
+				argv = append(argv, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			if strings.IndexByte(shellMeta, c) >= 0 {
+				needsShell = true
+			}
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		argv = append(argv, cur.String())
+	}
+	if len(argv) == 0 {
+		return nil, false, errors.New("empty command")
+	}
+	// VAR=value cmd needs a shell too.
+	if strings.Contains(argv[0], "=") {
+		needsShell = true
+	}
+	return argv, needsShell, nil
+}
+
+// CommandPolicy decides whether a command line may run and how.
+type CommandPolicy struct {
+	SafeMode bool
+	Allowed  []string
+}
+
+// plan returns the argv to run for line. In safe mode only allowlisted
+// programs run, without a shell, so the allowlist means something; otherwise
+// a line with shell syntax runs under sh -c.
+func (p CommandPolicy) plan(line string) ([]string, error) {
+	argv, needsShell, err := parseCommandLine(line)
+	if err != nil {
+		return nil, err
+	}
+	if p.SafeMode {
+		if needsShell {
+			return nil, fmt.Errorf("safe mode: shell syntax (pipes, redirection, $, ;, &&, globs) is not allowed; run one program with its arguments")
+		}
+		prog := filepath.Base(argv[0])
+		for _, a := range p.Allowed {
+			if a == prog && !strings.ContainsRune(argv[0], '/') {
+				return argv, nil
+			}
+		}
+		return nil, fmt.Errorf("safe mode: %q is not in the allowlist (allowed: %s); use /safemode allow %s", prog, strings.Join(p.Allowed, " "), prog)
+	}
+	if needsShell {
+		return []string{"sh", "-c", line}, nil
+	}
+	return argv, nil
+}
+
+// baseEnv is the environment children start from.
+func baseEnv() []string { return filterCommandEnvironment(os.Environ()) }

@@ -1,0 +1,96 @@
+package harvey
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// learMessages rotate while the model thinks, in the manner of Edward Lear.
+var learMessages = []string{
+	"The Owl and the Pussy-cat went to sea",
+	"Dancing by the light of the moon",
+	"Far and few, far and few, are the lands where the Jumblies live",
+	"They went to sea in a Sieve, they did",
+	"The Pobble who has no toes",
+	"The Quangle Wangle's hat is being knitted",
+	"The Dong with a luminous Nose is searching",
+	"Calico pie, the little birds fly",
+	"The Courtship of the Yonghy-Bonghy-Bò continues",
+	"A runcible spoon is being polished",
+	"The Akond of Swat is considering",
+	"Mr and Mrs Discobbolos climb the wall",
+}
+
+// Spinner shows progress on a terminal while the model works.
+type Spinner struct {
+	out      io.Writer
+	estimate time.Duration
+	start    time.Time
+	stop     chan struct{}
+	done     sync.WaitGroup
+	once     sync.Once
+}
+
+// newSpinner starts a spinner on out (a TTY) with an optional estimate.
+func newSpinner(out io.Writer, estimate time.Duration) *Spinner {
+	s := &Spinner{out: out, estimate: estimate, start: time.Now(), stop: make(chan struct{})}
+	s.done.Add(1)
+	go s.run()
+	return s
+}
+
+func (s *Spinner) run() {
+	defer s.done.Done()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	frame := 0
+	for {
+		select {
+		case <-s.stop:
+			fmt.Fprint(s.out, "\r\x1b[K")
+			return
+		case <-t.C:
+			el := time.Since(s.start)
+			msg := learMessages[int(el/(4*time.Second))%len(learMessages)]
+			fmt.Fprintf(s.out, "\r\x1b[K\x1b[2m%s %s… %s\x1b[0m", spinnerFrames[frame%len(spinnerFrames)], msg, timerLabel(el, s.estimate))
+			frame++
+		}
+	}
+}
+
+// Stop clears the spinner line. Safe to call more than once.
+func (s *Spinner) Stop() {
+	if s == nil {
+		return
+	}
+	s.once.Do(func() {
+		close(s.stop)
+		s.done.Wait()
+	})
+}
+
+// timerLabel renders [8s], [8s / ~12s], or [13s] once the estimate is passed.
+func timerLabel(elapsed, estimate time.Duration) string {
+	e := int(elapsed.Seconds())
+	if estimate > 0 && elapsed < estimate {
+		return fmt.Sprintf("[%ds / ~%ds]", e, int(estimate.Round(time.Second).Seconds()))
+	}
+	return fmt.Sprintf("[%ds]", e)
+}
+
+// spinnerWriter stops the spinner at the first byte written through it.
+type spinnerWriter struct {
+	w    io.Writer
+	spin *Spinner
+}
+
+func (s *spinnerWriter) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		s.spin.Stop()
+	}
+	return s.w.Write(p)
+}

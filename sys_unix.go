@@ -1,0 +1,49 @@
+//go:build unix
+
+package harvey
+
+import (
+	"io/fs"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+const (
+	openNoBlock  = syscall.O_NONBLOCK
+	openNoFollow = syscall.O_NOFOLLOW
+)
+
+// nlink returns the number of hard links of a file (1 when unknown).
+func nlink(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
+
+// setProcessGroup puts the child in its own session (and so its own process
+// group, with no controlling terminal), so a timeout can kill every process
+// it started and it cannot read the REPL's terminal.
+func setProcessGroup(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+}
+
+// killProcessGroup kills the child's whole process group.
+func killProcessGroup(cmd *exec.Cmd) error {
+	if cmd.Process == nil {
+		return nil
+	}
+	err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	if err != nil {
+		_ = cmd.Process.Kill()
+	}
+	return nil
+}
+
+// isTerminalFile reports whether f is a character device (a terminal, or
+// /dev/null: callers combine it with term.IsTerminal).
+func isCharDevice(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&fs.ModeCharDevice != 0
+}

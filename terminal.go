@@ -1,0 +1,565 @@
+package harvey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+)
+
+// Options configure a session (from the command line).
+type Options struct {
+	Dir         string // workspace (default: current directory)
+	Model       string
+	OllamaURL   string
+	AutoApprove bool
+	Interactive bool // stdin is a terminal and no -p/--run
+	Stdin       io.Reader
+	Stdout      io.Writer
+	Stderr      io.Writer
+	StdinTTY    bool
+	StderrTTY   bool
+}
+
+// Start opens the workspace, loads the config and connects to a backend.
+// Harvey starts even when no model is reachable: commands still work.
+func Start(ctx context.Context, o Options) (*Agent, error) {
+	ws, err := OpenWorkspace(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	cf, cerr := LoadConfig(ws)
+	in := NewLineReader(o.Stdin)
+	a := NewAgent(ws, cf, in, o.Stdout, o.Stderr)
+	a.Interactive = o.Interactive
+	a.AutoApprove = o.AutoApprove
+	a.Color = colorAllowed(o.StderrTTY)
+	if cerr != nil {
+		a.logf("%s", a.colorize("31", "warning: "+cerr.Error()))
+	}
+	for _, w := range cf.Warnings {
+		a.logf("%s", a.colorize("33", "warning: "+w))
+	}
+	a.Tools.SetAllowed(cf.Tools.AllowedTools)
+	a.warnAgentsNotIgnored()
+	a.OllamaURL = resolveOllamaURL(o.OllamaURL, cf.OllamaURL)
+	model := o.Model
+	if model == "" {
+		model = cf.Model
+	}
+	a.connect(ctx, model)
+	if cf.AutoRecord {
+		if r, err := StartRecorder(ws, "", a.ModelName, a.maxOut()); err == nil {
+			a.Recorder = r
+		}
+	}
+	return a, nil
+}
+
+// resolveOllamaURL: --ollama, else OLLAMA_HOST, else config, else default.
+func resolveOllamaURL(flag, cfg string) string {
+	for _, s := range []string{flag, os.Getenv("OLLAMA_HOST"), cfg} {
+		if strings.TrimSpace(s) != "" {
+			if u, err := NormalizeOllamaURL(s); err == nil {
+				return u
+			}
+		}
+	}
+	return DefaultOllamaURL
+}
+
+// connect picks the model: the given name > the only installed model > a
+// menu (interactive). Headless with several models and none chosen is an
+// error at the first prompt, listing them.
+func (a *Agent) connect(ctx context.Context, model string) {
+	oc, err := NewOllamaClient(a.OllamaURL, model, a.Config.EffectiveNumCtx(model), a.Config.KeepAlive, time.Duration(a.Config.OllamaTimeout))
+	if err != nil {
+		a.logf("warning: %v", err)
+		return
+	}
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	models, err := oc.Models(pctx)
+	if err != nil {
+		if a.Interactive {
+			a.logf("%s", a.dim("· "+err.Error()))
+			a.logf("%s", a.dim("· commands work without a model; /ollama start tries to start it, /help lists commands"))
+		}
+		a.connectErr = err
+		return
+	}
+	if model == "" {
+		switch {
+		case len(models) == 1:
+			model = models[0]
+		case len(models) == 0:
+			a.connectErr = errors.New("Ollama has no models installed; pull one with: ollama pull llama3.2")
+			if a.Interactive {
+				a.logf("%s", a.dim("· "+a.connectErr.Error()))
+			}
+			return
+		case a.Interactive:
+			model = a.chooseModel(models)
+			if model == "" {
+				a.connectErr = errors.New("no model chosen; pick one with /model NAME")
+				return
+			}
+		default:
+			a.connectErr = fmt.Errorf("several models are installed (%s); choose one with --model NAME", strings.Join(models, ", "))
+			return
+		}
+	}
+	if err := a.UseModel(pctx, model); err != nil {
+		a.connectErr = err
+		if a.Interactive {
+			a.logf("%s", a.colorize("31", err.Error()))
+		}
+		return
+	}
+	if a.Interactive {
+		a.logf("%s", a.dim(fmt.Sprintf("· %s (tool mode: %s)", a.Client.Name(), a.toolMode())))
+	}
+}
+
+// chooseModel shows a numbered menu.
+func (a *Agent) chooseModel(models []string) string {
+	fmt.Fprintln(a.Err, "Installed models:")
+	for i, m := range models {
+		fmt.Fprintf(a.Err, "  %d) %s\n", i+1, m)
+	}
+	for {
+		ans, err := a.In.ReadLine("Choose a model [1]: ")
+		if err != nil {
+			return ""
+		}
+		ans = strings.TrimSpace(ans)
+		if ans == "" {
+			return models[0]
+		}
+		if n, err := strconv.Atoi(ans); err == nil && n >= 1 && n <= len(models) {
+			return models[n-1]
+		}
+		if m, ok := matchModel(ans, models); ok {
+			return m
+		}
+		fmt.Fprintln(a.Err, "type a number from the list")
+	}
+}
+
+// warnAgentsNotIgnored warns once when agents/ is not in .gitignore.
+func (a *Agent) warnAgentsNotIgnored() {
+	if _, err := a.Workspace.root.Lstat(".git"); err != nil {
+		return
+	}
+	data, err := a.Workspace.root.ReadFile(".gitignore")
+	if err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			l := strings.TrimSpace(line)
+			if l == "agents" || l == "agents/" || l == "/agents" || l == "/agents/" || l == "agents/*" || l == "/agents/*" {
+				return
+			}
+		}
+	}
+	a.logf("%s", a.colorize("33", "warning: agents/ (Harvey's config, history and sessions) is not in .gitignore; add a line \"agents/\" so it is never committed"))
+}
+
+// RunPrompt runs one turn: a slash command, !command, @route prompt, or a
+// prompt for the model. The answer goes to Out.
+func (a *Agent) RunPrompt(ctx context.Context, line string) error {
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return nil
+	}
+	if strings.HasPrefix(line, "/") || strings.HasPrefix(line, "!") {
+		var out io.Writer = a.Out
+		var rec strings.Builder
+		if a.Recorder != nil {
+			out = io.MultiWriter(a.Out, &rec)
+		}
+		err := a.Dispatch(ctx, line, out)
+		if a.Recorder != nil && !strings.HasPrefix(line, "/record") {
+			note := rec.String()
+			if err != nil {
+				note += "error: " + err.Error()
+			}
+			a.Recorder.Note(line, note)
+		}
+		return err
+	}
+	return a.chatTurn(ctx, line)
+}
+
+// chatTurn sends a prompt to the model (or a route), with tools when the
+// model supports them.
+func (a *Agent) chatTurn(ctx context.Context, prompt string) error {
+	client := a.Client
+	mode := a.toolMode()
+	if name, rest, ok := splitMention(prompt); ok {
+		_, rt := a.Routes.find(name)
+		if rt == nil {
+			return fmt.Errorf("no route @%s; see /route list", name)
+		}
+		if !rt.Enabled {
+			return fmt.Errorf("route @%s is disabled; /route enable %s", rt.Name, rt.Name)
+		}
+		c, err := a.Routes.client(rt, time.Duration(a.Config.OllamaTimeout), a.Config.EffectiveNumCtx(rt.Model))
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		client, prompt = c, rest
+		if rt.Provider == "ollama" {
+			mode = ModeProse
+			if oc, ok := c.(*OllamaClient); ok {
+				if cp, _, err := oc.Capability(ctx, rt.Model); err == nil && cp == CapYes {
+					mode = ModeSchema
+				}
+			}
+		}
+		if prompt == "" {
+			return errors.New("usage: @ROUTE PROMPT")
+		}
+	}
+	if client == nil {
+		if a.connectErr != nil {
+			return a.connectErr
+		}
+		return errNoBackend(a)
+	}
+	a.Recorder.User(prompt)
+	a.checkContextBudget()
+	history := append(a.History, Message{Role: "user", Content: prompt})
+
+	var spin *Spinner
+	var out io.Writer = a.Out
+	var reply strings.Builder
+	out = io.MultiWriter(&terminalSafeWriter{w: a.Out}, &reply)
+	if a.Interactive && a.Color {
+		spin = newSpinner(a.Err, a.estimateDuration())
+		out = &spinnerWriter{w: out, spin: spin}
+		defer spin.Stop()
+	}
+	var (
+		stats ChatStats
+		err   error
+	)
+	if mode == ModeOff {
+		var st ChatStats
+		st, err = client.Chat(ctx, history, out)
+		stats = st
+		if err == nil {
+			history = append(history, Message{Role: "assistant", Content: reply.String()})
+		}
+	} else {
+		ex := a.newToolExecutor(client, mode == ModeProse)
+		ex.onRound = func() {
+			if spin != nil {
+				spin.Stop()
+			}
+		}
+		history, stats, err = ex.RunToolLoop(ctx, history, out)
+	}
+	spin.Stop()
+	if reply.Len() > 0 && !strings.HasSuffix(reply.String(), "\n") {
+		fmt.Fprintln(a.Out)
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
+			a.History = history
+			a.Recorder.Assistant(reply.String()+" [cancelled]", "")
+			return errors.New("cancelled")
+		}
+		// Keep what happened (tool results) so the model can continue.
+		a.History = history
+		a.Recorder.Assistant(reply.String(), "error: "+err.Error())
+		return err
+	}
+	a.History = history
+	a.recordStats(stats)
+	a.logf("%s", a.dim(stats.Format()))
+	a.Recorder.Assistant(reply.String(), stats.Format())
+	if mode == ModeProse {
+		a.offerRunSuggestions(ctx, reply.String())
+	}
+	return nil
+}
+
+// terminalSafeWriter makes model text harmless for the terminal.
+type terminalSafeWriter struct{ w io.Writer }
+
+func (t *terminalSafeWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(t.w, sanitizeForTerminal(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// checkContextBudget warns when the history plus tool schemas approach
+// num_ctx: Ollama would otherwise silently drop the start of the
+// conversation (the system prompt and tools).
+func (a *Agent) checkContextBudget() {
+	numCtx := a.Config.EffectiveNumCtx(a.ModelName)
+	used := estimateTokens(a.History)
+	if a.toolMode() == ModeSchema {
+		for _, t := range a.Tools.GetToolSchemas() {
+			used += (len(t.Function.Name) + len(t.Function.Description)) / 4
+			used += 60
+		}
+	}
+	if used > numCtx*85/100 {
+		if !a.warnedCtx {
+			a.logf("%s", a.colorize("33", fmt.Sprintf("warning: the conversation is about %d tokens of a %d-token context; Ollama will silently drop the start of it. Use /summarize or /clear.", used, numCtx)))
+			a.warnedCtx = true
+		}
+	} else {
+		a.warnedCtx = false
+	}
+}
+
+// offerRunSuggestions offers backtick-wrapped `/run CMD` suggestions from a
+// prose-mode reply to the user.
+func (a *Agent) offerRunSuggestions(ctx context.Context, reply string) {
+	for _, m := range runSuggestionRE.FindAllStringSubmatch(reply, 3) {
+		line := strings.TrimSpace(m[1])
+		if !a.Interactive {
+			a.logf("%s", a.dim("· suggested: /run "+line))
+			continue
+		}
+		ans, err := a.In.ReadLine(fmt.Sprintf("Run `%s`? [y/N] ", sanitizeForTerminal(line)))
+		if err != nil || !strings.EqualFold(strings.TrimSpace(ans), "y") {
+			continue
+		}
+		if err := cmdRunLine(ctx, a, line, a.Out); err != nil {
+			a.logf("%s", a.colorize("31", err.Error()))
+		}
+	}
+}
+
+// ---- the REPL ----
+
+// Run is the interactive loop. It returns when the user leaves.
+func (a *Agent) Run(ctx context.Context, o Options) error {
+	var ed *lineEditor
+	if o.StdinTTY {
+		var err error
+		ed, err = newLineEditor(a, o)
+		if err != nil {
+			return err
+		}
+		a.In.prompt = ed.readLine
+	}
+	if a.Interactive {
+		fmt.Fprintf(a.Err, "Harvey %s — workspace %s. /help for commands, Ctrl-D to leave.\n", Version, a.Workspace.Root)
+	}
+	for {
+		var line string
+		var err error
+		if ed != nil {
+			line, err = ed.readLine("harvey> ")
+		} else {
+			line, err = a.In.ReadLine("")
+		}
+		if err == io.EOF {
+			if a.Interactive {
+				fmt.Fprintln(a.Err)
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if ed != nil {
+			ed.remember(line)
+		}
+		turnCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		err = a.RunPrompt(turnCtx, line)
+		stop()
+		if errors.Is(err, ErrExit) {
+			return nil
+		}
+		if err != nil {
+			a.logf("%s", a.colorize("31", oneLine(err.Error())))
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// oneLine folds a message onto one line.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.ReplaceAll(s, "\r", "")
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	return sanitizeForTerminal(s)
+}
+
+// lineEditor is line editing with history and tab completion on a TTY.
+type lineEditor struct {
+	a       *Agent
+	fd      int
+	t       *term.Terminal
+	hist    *history
+	histRel string
+}
+
+// history is the editor's history, newest first, saved to agents/history.
+type history struct{ lines []string }
+
+func (h *history) Add(s string) {
+	h.lines = append([]string{s}, h.lines...)
+	if len(h.lines) > 1000 {
+		h.lines = h.lines[:1000]
+	}
+}
+func (h *history) Len() int        { return len(h.lines) }
+func (h *history) At(i int) string { return h.lines[i] }
+
+const historyPath = AgentsDir + "/history"
+
+func newLineEditor(a *Agent, o Options) (*lineEditor, error) {
+	fd := int(os.Stdin.Fd())
+	rw := struct {
+		io.Reader
+		io.Writer
+	}{&ctrlCReader{r: os.Stdin}, os.Stderr}
+	t := term.NewTerminal(rw, "")
+	h := &history{}
+	if data, err := a.Workspace.ReadInternal(historyPath); err == nil {
+		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+		for _, l := range lines {
+			if l != "" {
+				h.Add(l)
+			}
+		}
+	}
+	t.History = h
+	ed := &lineEditor{a: a, fd: fd, t: t, hist: h, histRel: historyPath}
+	t.AutoCompleteCallback = ed.complete
+	return ed, nil
+}
+
+// readLine reads one line in raw mode and restores the terminal after, so
+// model output and child processes see a normal terminal.
+func (ed *lineEditor) readLine(prompt string) (string, error) {
+	old, err := term.MakeRaw(ed.fd)
+	if err != nil {
+		return "", err
+	}
+	defer term.Restore(ed.fd, old)
+	if w, h, err := term.GetSize(ed.fd); err == nil {
+		ed.t.SetSize(w, h)
+	}
+	ed.t.SetPrompt(prompt)
+	return ed.t.ReadLine()
+}
+
+// remember appends a line to agents/history.
+func (ed *lineEditor) remember(line string) {
+	if strings.ContainsAny(line, "\n\r") {
+		return
+	}
+	if f, err := ed.a.Workspace.OpenInternalAppend(ed.histRel); err == nil {
+		f.WriteString(line + "\n")
+		f.Close()
+	}
+}
+
+// complete handles Tab: slash commands, then workspace paths.
+func (ed *lineEditor) complete(line string, pos int, key rune) (string, int, bool) {
+	if key != '\t' {
+		return "", 0, false
+	}
+	head, tail := line[:pos], line[pos:]
+	start := strings.LastIndexAny(head, " \t") + 1
+	word := head[start:]
+	var cands []string
+	if start == 0 && strings.HasPrefix(word, "/") {
+		for _, n := range ed.a.commandNames() {
+			if strings.HasPrefix("/"+n, word) {
+				cands = append(cands, "/"+n+" ")
+			}
+		}
+	} else {
+		cands = completePath(ed.a.Workspace, word)
+	}
+	if len(cands) == 0 {
+		return "", 0, false
+	}
+	repl := commonPrefix(cands)
+	if len(cands) > 1 && repl == word {
+		fmt.Fprintf(ed.t, "\n%s\n", strings.Join(cands, "  "))
+		return "", 0, false
+	}
+	newHead := head[:start] + repl
+	return newHead + tail, len(newHead), true
+}
+
+// completePath completes a workspace path (never into agents/).
+func completePath(ws *Workspace, word string) []string {
+	dir, base := path.Split(word)
+	d := strings.TrimSuffix(dir, "/")
+	if d == "" {
+		d = "."
+	}
+	list, _, err := ListWorkspaceDir(ws, d, DefaultMaxOutputBytes)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(list, "\n") {
+		name := l
+		if i := strings.Index(l, "  "); i >= 0 {
+			name = l[:i]
+		}
+		name = strings.TrimSuffix(name, " -> (symlink, not followed)")
+		if name == "" || name == "(empty directory)" || !strings.HasPrefix(name, base) {
+			continue
+		}
+		out = append(out, dir+name)
+	}
+	return out
+}
+
+func commonPrefix(xs []string) string {
+	p := xs[0]
+	for _, x := range xs[1:] {
+		for !strings.HasPrefix(x, p) {
+			p = p[:len(p)-1]
+		}
+	}
+	return p
+}
+
+// ctrlCReader turns Ctrl-C at the prompt into Ctrl-U (clear the line): the
+// editor would otherwise treat it as end of input. Ctrl-D on an empty line
+// still leaves.
+type ctrlCReader struct{ r io.Reader }
+
+func (c *ctrlCReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	for i := 0; i < n; i++ {
+		if p[i] == 3 {
+			p[i] = 21
+		}
+	}
+	return n, err
+}
+
+// runSuggestionRE finds `/run CMD` suggestions in prose-mode replies.
+var runSuggestionRE = regexp.MustCompile("`/run ([^`\n]+)`")

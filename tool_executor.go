@@ -1,0 +1,371 @@
+package harvey
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+
+	anyllm "github.com/mozilla-ai/any-llm-go"
+)
+
+// ToolMode is how the current model gets tools.
+type ToolMode string
+
+const (
+	ModeSchema ToolMode = "schema" // tools sent as JSON schemas
+	ModeProse  ToolMode = "prose"  // tools described in the system prompt
+	ModeOff    ToolMode = "off"
+)
+
+// ErrToolLoopLimit is returned when a turn uses more tool rounds than
+// max_tool_calls_per_turn allows.
+var ErrToolLoopLimit = errors.New("tool call limit reached")
+
+// repeatLimit: the same call with the same arguments this many times in a
+// row gets an error result instead of running again.
+const repeatLimit = 3
+
+// ToolExecutor runs the multi-turn tool loop for one user turn.
+type ToolExecutor struct {
+	registry       *ToolRegistry
+	client         LLMClient
+	maxIterations  int
+	maxOutputBytes int
+
+	agent   *Agent
+	prose   bool
+	history []string // call signatures this turn, for repeat detection
+	onRound func()   // called before tools run (stops the spinner)
+}
+
+// newToolExecutor builds the executor for the agent's current model.
+func (a *Agent) newToolExecutor(client LLMClient, prose bool) *ToolExecutor {
+	return &ToolExecutor{
+		registry:       a.Tools,
+		client:         client,
+		maxIterations:  a.Config.MaxToolCalls(a.ModelName),
+		maxOutputBytes: a.maxOut(),
+		agent:          a,
+		prose:          prose,
+	}
+}
+
+// RunToolLoop drives the conversation: send messages (and tools) to the
+// model; if it asks for tools (structured, or printed as text), run them and
+// send the results back; repeat until it answers in text. It returns the
+// extended history. Hitting the round limit is an error, not a silent stop.
+func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out io.Writer) ([]Message, ChatStats, error) {
+	var total ChatStats
+	known := func(n string) bool { _, ok := e.registry.entry(n); return ok }
+	for round := 0; ; round++ {
+		var tools []anyllm.Tool
+		if !e.prose {
+			tools = e.registry.GetToolSchemas()
+		}
+		hb := &holdbackWriter{out: out}
+		stats, calls, err := e.client.ChatWithTools(ctx, messages, tools, hb)
+		total.add(stats)
+		if err != nil {
+			if errors.Is(err, ErrToolsUnsupported) && !e.prose && e.agent != nil {
+				// The server refused tools: remember it, and retry in prose mode.
+				e.agent.caps[e.agent.ModelName] = CapNo
+				if !e.agent.Config.FallbackEnabled() {
+					return messages, total, fmt.Errorf("%v; tools are off for this model (fallback_to_natural_language is false)", err)
+				}
+				e.agent.logf("%s", e.agent.dim("· the server says this model does not support tools; switching to prose tool mode"))
+				e.prose = true
+				e.agent.refreshSystemPrompt()
+				if len(messages) > 0 && messages[0].Role == "system" {
+					messages[0].Content = e.agent.systemPromptForMode()
+				}
+				round--
+				continue
+			}
+			_, held := hb.finish()
+			io.WriteString(out, held)
+			return messages, total, err
+		}
+		text, held := hb.finish()
+		recovered := false
+		if len(calls) == 0 {
+			var prose string
+			calls, prose = recoverToolCalls(text, known)
+			if len(calls) > 0 {
+				recovered = true
+				text = prose
+				if written := len(hb.all.String()) - len(held); written == 0 && prose != "" {
+					io.WriteString(out, prose+"\n")
+				}
+			} else if held != "" {
+				io.WriteString(out, held)
+			}
+		}
+		if len(calls) == 0 {
+			messages = append(messages, Message{Role: "assistant", Content: text})
+			return messages, total, nil
+		}
+		if round >= e.maxIterations {
+			messages = append(messages, Message{Role: "assistant", Content: text})
+			return messages, total, fmt.Errorf("%w: the model asked for tools %d rounds in a row (max_tool_calls_per_turn is %d); stopped", ErrToolLoopLimit, round+1, e.maxIterations)
+		}
+		if e.prose || recovered {
+			// The model does not speak the tool protocol: keep its text, run
+			// the calls, and give results back as a user message.
+			messages = append(messages, Message{Role: "assistant", Content: strings.TrimSpace(text + "\n" + describeCalls(calls))})
+			results, err := e.executeCalls(ctx, calls, true)
+			if err != nil {
+				return messages, total, err
+			}
+			var sb strings.Builder
+			for _, r := range results {
+				sb.WriteString(r.Content)
+				sb.WriteString("\n")
+			}
+			if e.prose {
+				messages = append(messages, Message{Role: "user", Content: strings.TrimSpace(sb.String())})
+			} else {
+				messages[len(messages)-1] = Message{Role: "assistant", Content: text, ToolCalls: calls}
+				messages = append(messages, results...)
+			}
+			continue
+		}
+		messages = append(messages, Message{Role: "assistant", Content: text, ToolCalls: calls})
+		results, err := e.ExecuteToolCalls(ctx, calls)
+		messages = append(messages, results...)
+		if err != nil {
+			return messages, total, err
+		}
+	}
+}
+
+// describeCalls renders recovered calls as the JSON the model printed.
+func describeCalls(calls []anyllm.ToolCall) string {
+	var parts []string
+	for _, c := range calls {
+		parts = append(parts, fmt.Sprintf(`{"name": %q, "arguments": %s}`, c.Function.Name, c.Function.Arguments))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// ExecuteToolCalls runs each call in order and returns one role "tool"
+// message per call, with the matching ToolCallID. A failing call becomes an
+// error result for the model; only cancellation ends the turn.
+func (e *ToolExecutor) ExecuteToolCalls(ctx context.Context, calls []anyllm.ToolCall) ([]Message, error) {
+	return e.executeCalls(ctx, calls, false)
+}
+
+func (e *ToolExecutor) executeCalls(ctx context.Context, calls []anyllm.ToolCall, recovered bool) ([]Message, error) {
+	if e.onRound != nil {
+		e.onRound()
+	}
+	out := make([]Message, 0, len(calls))
+	for _, c := range calls {
+		if ctx.Err() != nil {
+			return out, ctx.Err()
+		}
+		out = append(out, e.executeOne(ctx, c, recovered))
+	}
+	return out, ctx.Err()
+}
+
+func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recovered bool) Message {
+	a := e.agent
+	start := time.Now()
+	name := c.Function.Name
+	var args map[string]any
+	argErr := error(nil)
+	raw := strings.TrimSpace(c.Function.Arguments)
+	if raw == "" {
+		raw = "{}"
+	}
+	if err := json.Unmarshal([]byte(raw), &args); err != nil {
+		argErr = fmt.Errorf("arguments are not valid JSON (%v); send a JSON object", err)
+	} else if args == nil {
+		args = map[string]any{}
+	}
+	summary := callSummary(name, args)
+	if a != nil {
+		prefix := "⚙"
+		if recovered {
+			prefix = "⚙ (recovered from text)"
+		}
+		a.logf("%s %s %s", a.colorize("36", prefix), name, sanitizeForTerminal(summary))
+	}
+	var result string
+	var err error
+	entry, ok := e.registry.entry(name)
+	switch {
+	case !ok:
+		err = fmt.Errorf("unknown tool %q; available tools: %s", name, strings.Join(e.registry.Names(), ", "))
+	case argErr != nil:
+		err = argErr
+	default:
+		if cerr := coerceArgs(entry.schema.Function.Parameters, args); cerr != nil {
+			err = cerr
+		} else if e.repeats(name, args) {
+			err = fmt.Errorf("you already called %s with these same arguments %d times in a row; the result will not change. Use the result you have, or try something different", name, repeatLimit-1)
+		} else {
+			result, err = safeCall(ctx, entry.handler, args)
+		}
+	}
+	dur := time.Since(start)
+	var content string
+	failed := err != nil
+	if failed {
+		content = "error: " + err.Error()
+	} else {
+		content = result
+	}
+	capped := capOutput([]byte(content), e.maxOutputBytes, false)
+	truncated := strings.Contains(capped, truncationMarker(e.maxOutputBytes))
+	wrapped := fmt.Sprintf("[tool_result id=%s tool=%s %s bytes=%d truncated=%t]\n%s\n[end tool_result id=%s]", c.ID, name, summary, len(capped), truncated, capped, c.ID)
+	if a != nil {
+		if failed {
+			a.logf("  %s %s", a.colorize("31", "✗"), sanitizeForTerminal(firstLine(err.Error())))
+		} else {
+			a.logf("  %s %s", a.colorize("32", "✓"), sanitizeForTerminal(outcomeSummary(name, result)))
+		}
+		outcome := AuditSuccess
+		if failed {
+			outcome = AuditError
+			if errors.Is(err, ErrDenied) || strings.Contains(err.Error(), "refused") {
+				outcome = AuditDenied
+			}
+		}
+		a.Audit.Record("tool:"+name, summary, outcome, dur)
+		a.Recorder.ToolCall(name, raw, capped, failed)
+	}
+	return Message{Role: "tool", Content: wrapped, ToolCallID: c.ID, ToolName: name}
+}
+
+// repeats records the call and reports whether it is the repeatLimit-th
+// identical call in a row.
+func (e *ToolExecutor) repeats(name string, args map[string]any) bool {
+	b, _ := json.Marshal(args) // map keys are sorted: canonical
+	sig := name + string(b)
+	e.history = append(e.history, sig)
+	n := len(e.history)
+	if n < repeatLimit {
+		return false
+	}
+	for _, s := range e.history[n-repeatLimit:] {
+		if s != sig {
+			return false
+		}
+	}
+	return true
+}
+
+// safeCall runs a handler, turning a panic into an error.
+func safeCall(ctx context.Context, h ToolHandler, args map[string]any) (res string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error in tool: %v", r)
+			_ = debug.Stack()
+		}
+	}()
+	return h(ctx, args)
+}
+
+// callSummary is the one-line description of a call: the path, command or
+// pattern it acts on.
+func callSummary(name string, args map[string]any) string {
+	for _, k := range []string{"path", "command", "pattern", "subcommand"} {
+		if v, ok := args[k].(string); ok && v != "" {
+			s := v
+			if k == "subcommand" {
+				if rest, ok := args["args"].(string); ok && rest != "" {
+					s += " " + rest
+				}
+			}
+			if k == "pattern" {
+				if p, ok := args["path"].(string); ok && p != "" {
+					s = fmt.Sprintf("%q in %s", v, p)
+				} else {
+					s = fmt.Sprintf("%q", v)
+				}
+			}
+			if len(s) > 120 {
+				s = s[:120] + "..."
+			}
+			return s
+		}
+	}
+	keys := sortedKeys(args)
+	sort.Strings(keys)
+	return strings.Join(keys, ",")
+}
+
+// outcomeSummary describes a successful result briefly.
+func outcomeSummary(name, result string) string {
+	switch name {
+	case "read_file":
+		if strings.HasPrefix(result, "binary file") {
+			return result
+		}
+		return fmt.Sprintf("%d lines", countLines(result))
+	case "search_files":
+		if result == "no matches" {
+			return result
+		}
+		return fmt.Sprintf("%d matches", strings.Count(result, "\n")+1)
+	case "list_files":
+		return fmt.Sprintf("%d entries", countLines(result))
+	case "run_command":
+		lines := strings.Split(strings.TrimSpace(result), "\n")
+		return lines[len(lines)-1]
+	}
+	return firstLine(result)
+}
+
+// proseToolPrompt describes the tools for models without schema tool calling.
+func (a *Agent) proseToolPrompt() string {
+	var sb strings.Builder
+	sb.WriteString("To use a tool, reply with only a JSON object: {\"name\": \"TOOL\", \"arguments\": {...}}. The result comes back in the next message. Tools:\n")
+	for _, t := range a.Tools.GetToolSchemas() {
+		f := t.Function
+		props, _ := f.Parameters["properties"].(map[string]any)
+		req := map[string]bool{}
+		if r, ok := f.Parameters["required"].([]string); ok {
+			for _, x := range r {
+				req[x] = true
+			}
+		}
+		var ps []string
+		for _, k := range sortedKeys(props) {
+			if req[k] {
+				ps = append(ps, k)
+			} else {
+				ps = append(ps, k+"?")
+			}
+		}
+		fmt.Fprintf(&sb, "- %s(%s): %s\n", f.Name, strings.Join(ps, ", "), f.Description)
+	}
+	return strings.TrimSpace(sb.String())
+}
+
+// toolMode is the current model's tool mode.
+func (a *Agent) toolMode() ToolMode {
+	if a.toolsOff || !a.Config.ToolsEnabled(a.ModelName) {
+		return ModeOff
+	}
+	if c, ok := a.caps[a.ModelName]; ok && c != CapYes {
+		if a.Config.FallbackEnabled() {
+			return ModeProse
+		}
+		return ModeOff
+	}
+	if _, ok := a.Client.(*OllamaClient); ok && a.caps[a.ModelName] != CapYes {
+		if a.Config.FallbackEnabled() {
+			return ModeProse
+		}
+		return ModeOff
+	}
+	return ModeSchema
+}

@@ -1,0 +1,131 @@
+package harvey
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	anyllm "github.com/mozilla-ai/any-llm-go"
+)
+
+// ToolRegistry holds the tools a model may call: their anyllm.Tool schemas
+// and handlers. It is safe for concurrent use.
+type ToolRegistry struct {
+	mu      sync.RWMutex
+	tools   map[string]toolEntry
+	allowed map[string]bool // nil: all tools allowed
+}
+
+// NewToolRegistry returns an empty registry.
+func NewToolRegistry() *ToolRegistry {
+	return &ToolRegistry{tools: map[string]toolEntry{}}
+}
+
+// RegisterTool adds (or replaces) a tool. parameters must be a JSON Schema
+// object, e.g. {"type": "object", "properties": {...}, "required": [...]}.
+func (r *ToolRegistry) RegisterTool(name, description string, parameters map[string]any, handler ToolHandler) {
+	r.register(name, description, parameters, handler, EffectRead, "built-in")
+}
+
+func (r *ToolRegistry) register(name, description string, parameters map[string]any, handler ToolHandler, effect ToolEffect, source string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.tools[name] = toolEntry{
+		schema: anyllm.Tool{Type: "function", Function: anyllm.Function{
+			Name: name, Description: description, Parameters: parameters,
+		}},
+		handler: handler,
+		effect:  effect,
+		source:  source,
+	}
+}
+
+// Unregister removes a tool.
+func (r *ToolRegistry) Unregister(name string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.tools, name)
+}
+
+// SetAllowed restricts the tools offered to the model (allowed_tools); an
+// empty list allows all.
+func (r *ToolRegistry) SetAllowed(names []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(names) == 0 {
+		r.allowed = nil
+		return
+	}
+	r.allowed = map[string]bool{}
+	for _, n := range names {
+		r.allowed[n] = true
+	}
+}
+
+func (r *ToolRegistry) enabled(name string) bool { return r.allowed == nil || r.allowed[name] }
+
+// GetTool returns a tool's schema and handler. Tools outside allowed_tools are
+// not found.
+func (r *ToolRegistry) GetTool(name string) (anyllm.Tool, ToolHandler, bool) {
+	e, ok := r.entry(name)
+	return e.schema, e.handler, ok
+}
+
+func (r *ToolRegistry) entry(name string) (toolEntry, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	e, ok := r.tools[name]
+	if !ok || !r.enabled(name) {
+		return toolEntry{}, false
+	}
+	return e, true
+}
+
+// Names returns the enabled tool names in a stable (sorted) order.
+func (r *ToolRegistry) Names() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.tools))
+	for n := range r.tools {
+		if r.enabled(n) {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// GetToolSchemas returns the enabled tools' schemas for
+// CompletionParams.Tools, sorted by name so the request prefix is
+// byte-identical from turn to turn.
+func (r *ToolRegistry) GetToolSchemas() []anyllm.Tool {
+	names := r.Names()
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]anyllm.Tool, 0, len(names))
+	for _, n := range names {
+		out = append(out, r.tools[n].schema)
+	}
+	return out
+}
+
+// describe lists the tools for /tools.
+func (r *ToolRegistry) describe() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	names := make([]string, 0, len(r.tools))
+	for n := range r.tools {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []string
+	for _, n := range names {
+		e := r.tools[n]
+		state := ""
+		if !r.enabled(n) {
+			state = " (not in allowed_tools)"
+		}
+		out = append(out, fmt.Sprintf("%-14s %-6s %s — %s%s", n, e.effect, e.source, e.schema.Function.Description, state))
+	}
+	return out
+}
