@@ -262,7 +262,7 @@ func (c *OllamaClient) explain(err error) error {
 		}
 		return fmt.Errorf("cannot reach Ollama at %s: %v", c.BaseURL, ue.Err)
 	}
-	if strings.Contains(err.Error(), "unexpected EOF") {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
 		return errors.New("the reply was cut off: the connection to Ollama dropped mid-stream")
 	}
 	return fmt.Errorf("Ollama: %v", err)

@@ -337,14 +337,15 @@ func (a *Agent) proseToolPrompt() string {
 				req[x] = true
 			}
 		}
-		var ps []string
+		var ps, opt []string
 		for _, k := range sortedKeys(props) {
 			if req[k] {
 				ps = append(ps, k)
 			} else {
-				ps = append(ps, k+"?")
+				opt = append(opt, k+"?")
 			}
 		}
+		ps = append(ps, opt...)
 		fmt.Fprintf(&sb, "- %s(%s): %s\n", f.Name, strings.Join(ps, ", "), f.Description)
 	}
 	return strings.TrimSpace(sb.String())

@@ -1,0 +1,243 @@
+package harvey
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeOllama speaks Ollama's wire protocol (wire.md): NDJSON streaming on
+// /api/chat, /api/show, /api/tags and /api/version. Each chat request takes
+// the next scripted reply; request bodies are recorded for assertions.
+type fakeOllama struct {
+	t        *testing.T
+	srv      *httptest.Server
+	mu       sync.Mutex
+	models   []string
+	caps     map[string][]string // model → capabilities (nil: field absent)
+	template map[string]string
+	replies  []fakeReply
+	requests []map[string]any
+}
+
+// fakeReply is one scripted /api/chat answer.
+type fakeReply struct {
+	status int      // non-zero: reply with this HTTP status and errBody
+	errMsg string   // error text for status replies
+	lines  []string // NDJSON lines (already JSON)
+	noDone bool     // drop the final done line (a cut-off stream)
+}
+
+func newFakeOllama(t *testing.T, models ...string) *fakeOllama {
+	f := &fakeOllama{t: t, models: models, caps: map[string][]string{}, template: map[string]string{}}
+	for _, m := range models {
+		f.caps[m] = []string{"completion", "tools"}
+	}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.handle))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeOllama) URL() string { return f.srv.URL }
+
+func (f *fakeOllama) script(r ...fakeReply) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.replies = append(f.replies, r...)
+}
+
+func (f *fakeOllama) chatRequests() []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]map[string]any(nil), f.requests...)
+}
+
+func ts() string { return time.Now().UTC().Format(time.RFC3339Nano) }
+
+// contentLine is a streamed content chunk.
+func contentLine(model, text string) string {
+	b, _ := json.Marshal(map[string]any{"model": model, "created_at": ts(), "message": map[string]any{"role": "assistant", "content": text}, "done": false})
+	return string(b)
+}
+
+// callLine is a chunk carrying one whole tool call (Ollama ≥ 0.4.6). id may
+// be empty (servers before 0.12.10).
+func callLine(model, id, name string, args map[string]any) string {
+	call := map[string]any{"function": map[string]any{"index": 0, "name": name, "arguments": args}}
+	if id != "" {
+		call["id"] = id
+	}
+	b, _ := json.Marshal(map[string]any{"model": model, "created_at": ts(), "message": map[string]any{"role": "assistant", "content": "", "tool_calls": []any{call}}, "done": false})
+	return string(b)
+}
+
+// doneLine ends a stream with stats.
+func doneLine(model string) string {
+	b, _ := json.Marshal(map[string]any{"model": model, "created_at": ts(), "message": map[string]any{"role": "assistant", "content": ""},
+		"done": true, "done_reason": "stop", "total_duration": 1204518333, "load_duration": 20811250,
+		"prompt_eval_count": 57, "prompt_eval_duration": 310233000, "eval_count": 11, "eval_duration": 862104000})
+	return string(b)
+}
+
+// textReply streams text in a few chunks and ends.
+func textReply(model, text string) fakeReply {
+	var lines []string
+	for len(text) > 0 {
+		n := min(len(text), 7)
+		lines = append(lines, contentLine(model, text[:n]))
+		text = text[n:]
+	}
+	return fakeReply{lines: append(lines, doneLine(model))}
+}
+
+// toolReply streams tool calls as llama3.2 does: each in its own chunk.
+func toolReply(model string, calls ...fakeCall) fakeReply {
+	var lines []string
+	for _, c := range calls {
+		lines = append(lines, callLine(model, c.id, c.name, c.args))
+	}
+	return fakeReply{lines: append(lines, doneLine(model))}
+}
+
+type fakeCall struct {
+	id   string
+	name string
+	args map[string]any
+}
+
+func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/api/version":
+		io.WriteString(w, `{"version":"0.15.4"}`)
+	case "/api/tags":
+		var ms []map[string]any
+		for _, m := range f.models {
+			ms = append(ms, map[string]any{"name": m, "model": m, "modified_at": "2025-05-04T17:37:44.706015396-07:00", "size": 2019393189, "digest": "a80c4f17", "details": map[string]any{"format": "gguf", "family": "llama"}})
+		}
+		json.NewEncoder(w).Encode(map[string]any{"models": ms})
+	case "/api/show":
+		var req map[string]any
+		json.NewDecoder(r.Body).Decode(&req)
+		name, _ := req["model"].(string)
+		found := false
+		for _, m := range f.models {
+			if m == name || strings.TrimSuffix(m, ":latest") == name {
+				found, name = true, m
+			}
+		}
+		if !found {
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprintf(w, `{"error":"model '%s' not found"}`, name)
+			return
+		}
+		resp := map[string]any{"template": f.template[name], "model_info": map[string]any{"general.architecture": "llama", "llama.context_length": 131072}}
+		if caps := f.caps[name]; caps != nil {
+			resp["capabilities"] = caps
+		}
+		json.NewEncoder(w).Encode(resp)
+	case "/api/chat":
+		body, _ := io.ReadAll(r.Body)
+		var req map[string]any
+		if err := json.Unmarshal(body, &req); err != nil {
+			w.WriteHeader(400)
+			io.WriteString(w, `{"error":"bad json"}`)
+			return
+		}
+		f.mu.Lock()
+		f.requests = append(f.requests, req)
+		if len(f.replies) == 0 {
+			f.mu.Unlock()
+			w.WriteHeader(500)
+			io.WriteString(w, `{"error":"fake: no scripted reply left"}`)
+			return
+		}
+		rep := f.replies[0]
+		f.replies = f.replies[1:]
+		f.mu.Unlock()
+		if rep.status != 0 {
+			w.WriteHeader(rep.status)
+			if rep.errMsg != "" {
+				json.NewEncoder(w).Encode(map[string]string{"error": rep.errMsg})
+			}
+			return
+		}
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		fl, _ := w.(http.Flusher)
+		lines := rep.lines
+		if rep.noDone && len(lines) > 0 {
+			lines = lines[:len(lines)-1]
+		}
+		for _, l := range lines {
+			io.WriteString(w, l+"\n")
+			if fl != nil {
+				fl.Flush()
+			}
+		}
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// messagesOf returns the messages of a recorded chat request.
+func messagesOf(req map[string]any) []map[string]any {
+	raw, _ := req["messages"].([]any)
+	var out []map[string]any
+	for _, m := range raw {
+		if mm, ok := m.(map[string]any); ok {
+			out = append(out, mm)
+		}
+	}
+	return out
+}
+
+// toolNamesOf returns the tool names sent in a chat request.
+func toolNamesOf(req map[string]any) []string {
+	raw, _ := req["tools"].([]any)
+	var out []string
+	for _, t := range raw {
+		fn, _ := t.(map[string]any)["function"].(map[string]any)
+		name, _ := fn["name"].(string)
+		out = append(out, name)
+	}
+	return out
+}
+
+// testAgent builds an agent on a temp workspace with the fake as backend.
+type testEnv struct {
+	a      *Agent
+	ws     *Workspace
+	dir    string
+	out    *bytes.Buffer
+	errOut *bytes.Buffer
+}
+
+func newTestEnv(t *testing.T, f *fakeOllama, model string) *testEnv {
+	t.Helper()
+	dir := t.TempDir()
+	ws, err := OpenWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	cf, err := LoadConfig(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	a := NewAgent(ws, cf, NewLineReader(strings.NewReader("")), out, errOut)
+	a.AutoApprove = true
+	if f != nil {
+		a.OllamaURL = f.URL()
+		if err := a.UseModel(t.Context(), model); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &testEnv{a: a, ws: ws, dir: dir, out: out, errOut: errOut}
+}

@@ -1,0 +1,323 @@
+package harvey
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// These run Harvey's real Ollama client over loopback HTTP against the fake
+// server and assert both what reached the model and what the user saw.
+
+func TestToolLoopSingleCall(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	os.WriteFile(filepath.Join(env.dir, "config.yaml"), []byte("port: 8080\n"), 0o644)
+	f.script(
+		toolReply("llama3.2", fakeCall{id: "call_abc12345", name: "read_file", args: map[string]any{"path": "config.yaml"}}),
+		textReply("llama3.2", "The port is 8080."),
+	)
+	if err := env.a.RunPrompt(t.Context(), "what port?"); err != nil {
+		t.Fatal(err)
+	}
+	if got := env.out.String(); !strings.Contains(got, "The port is 8080.") {
+		t.Fatalf("stdout = %q", got)
+	}
+	if !strings.Contains(env.errOut.String(), "⚙ read_file config.yaml") || !strings.Contains(env.errOut.String(), "✓ 1 lines") {
+		t.Fatalf("stderr = %q", env.errOut.String())
+	}
+	reqs := f.chatRequests()
+	if len(reqs) != 2 {
+		t.Fatalf("requests = %d", len(reqs))
+	}
+	// num_ctx from config, tools sent, full schema (enum survives).
+	opts := reqs[0]["options"].(map[string]any)
+	if opts["num_ctx"].(float64) != DefaultNumCtx {
+		t.Fatalf("num_ctx = %v", opts["num_ctx"])
+	}
+	if names := toolNamesOf(reqs[0]); strings.Join(names, ",") != "git_command,list_files,read_file,run_command,search_files,write_file" {
+		t.Fatalf("tools = %v", names)
+	}
+	if !strings.Contains(mustJSON(reqs[0]["tools"]), `"enum":["status","diff","log","show","blame"]`) {
+		t.Fatalf("enum lost from schema: %s", mustJSON(reqs[0]["tools"]))
+	}
+	msgs := messagesOf(reqs[1])
+	asst, tool := msgs[len(msgs)-2], msgs[len(msgs)-1]
+	calls := asst["tool_calls"].([]any)
+	call := calls[0].(map[string]any)
+	if call["id"] != "call_abc12345" {
+		t.Fatalf("assistant call id = %v", call["id"])
+	}
+	if tool["role"] != "tool" || tool["tool_call_id"] != "call_abc12345" || tool["tool_name"] != "read_file" {
+		t.Fatalf("tool message = %v", tool)
+	}
+	if c := tool["content"].(string); !strings.Contains(c, "port: 8080") || !strings.Contains(c, "[tool_result id=call_abc12345 tool=read_file config.yaml") {
+		t.Fatalf("tool content = %q", c)
+	}
+	// The request prefix stays byte-identical: request 1's messages are a
+	// prefix of request 2's.
+	m0, m1 := messagesOf(reqs[0]), messagesOf(reqs[1])
+	for i := range m0 {
+		if mustJSON(m0[i]) != mustJSON(m1[i]) {
+			t.Fatalf("message %d changed between rounds", i)
+		}
+	}
+}
+
+func TestToolLoopTwoCallsWithRepeatedIDs(t *testing.T) {
+	f := newFakeOllama(t, "qwen2.5:7b")
+	env := newTestEnv(t, f, "qwen2.5:7b")
+	os.WriteFile(filepath.Join(env.dir, "a.txt"), []byte("A\n"), 0o644)
+	os.WriteFile(filepath.Join(env.dir, "b.txt"), []byte("B\n"), 0o644)
+	// No IDs from the server (Ollama < 0.12.10): Harvey must make them unique.
+	f.script(
+		toolReply("qwen2.5:7b", fakeCall{name: "read_file", args: map[string]any{"path": "a.txt"}}, fakeCall{name: "read_file", args: map[string]any{"path": "b.txt"}}),
+		textReply("qwen2.5:7b", "done"),
+	)
+	if err := env.a.RunPrompt(t.Context(), "read both"); err != nil {
+		t.Fatal(err)
+	}
+	msgs := messagesOf(f.chatRequests()[1])
+	n := len(msgs)
+	id1, id2 := msgs[n-2]["tool_call_id"], msgs[n-1]["tool_call_id"]
+	if id1 == "" || id1 == id2 {
+		t.Fatalf("tool call ids not unique: %v %v", id1, id2)
+	}
+	if !strings.Contains(msgs[n-2]["content"].(string), "A") || !strings.Contains(msgs[n-1]["content"].(string), "B") {
+		t.Fatal("results out of order")
+	}
+}
+
+func TestToolLoopTextThenCallInFinalChunk(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	os.WriteFile(filepath.Join(env.dir, "x.go"), []byte("package x\n"), 0o644)
+	// Calls in the done:true frame (built-in parser models).
+	done := strings.Replace(doneLine("llama3.2"), `"content":""`, `"content":"","tool_calls":[{"function":{"index":0,"name":"read_file","arguments":{"path":"x.go"}}}]`, 1)
+	f.script(fakeReply{lines: []string{contentLine("llama3.2", "Let me look. "), done}}, textReply("llama3.2", "It is package x."))
+	if err := env.a.RunPrompt(t.Context(), "what package?"); err != nil {
+		t.Fatal(err)
+	}
+	out := env.out.String()
+	if !strings.Contains(out, "Let me look.") || !strings.Contains(out, "It is package x.") {
+		t.Fatalf("stdout = %q", out)
+	}
+}
+
+func TestRecoverLlamaJSONInContent(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	os.WriteFile(filepath.Join(env.dir, "main.go"), []byte("package main\n"), 0o644)
+	f.script(
+		textReply("llama3.2", "```json\n{\"name\": \"read_file\", \"parameters\": {\"path\": \"main.go\"}}\n```"),
+		textReply("llama3.2", "It is package main."),
+	)
+	if err := env.a.RunPrompt(t.Context(), "what is main.go?"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(env.out.String(), `"parameters"`) {
+		t.Fatalf("raw JSON shown to the user: %q", env.out.String())
+	}
+	if !strings.Contains(env.errOut.String(), "recovered from text") {
+		t.Fatalf("stderr = %q", env.errOut.String())
+	}
+	msgs := messagesOf(f.chatRequests()[1])
+	last := msgs[len(msgs)-1]
+	if last["role"] != "tool" || !strings.Contains(last["content"].(string), "package main") {
+		t.Fatalf("recovered result not fed back: %v", last)
+	}
+}
+
+func TestRecoverMistralAndQwen(t *testing.T) {
+	known := func(n string) bool { return n == "read_file" || n == "list_files" }
+	calls, rest := recoverToolCalls(`[TOOL_CALLS] [{"name": "read_file", "arguments": {"path": "a.go"}}, {"name": "list_files", "arguments": {}}]`, known)
+	if len(calls) != 2 || calls[0].Function.Arguments != `{"path": "a.go"}` || rest != "" {
+		t.Fatalf("mistral: %v %q", calls, rest)
+	}
+	calls, rest = recoverToolCalls("I will read it.\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"b.go\"}}\n</tool_call>", known)
+	if len(calls) != 1 || rest != "I will read it." {
+		t.Fatalf("qwen: %v %q", calls, rest)
+	}
+	// Unregistered names are never invented.
+	if calls, _ := recoverToolCalls(`{"name": "delete_everything", "arguments": {}}`, known); calls != nil {
+		t.Fatal("recovered an unknown tool")
+	}
+	if calls, _ := recoverToolCalls(`{"name": "read_file", "arguments": {"path": `, known); calls != nil {
+		t.Fatal("recovered truncated JSON")
+	}
+	if calls, _ := recoverToolCalls(`{"name": "read_file", "arguments": "{\"path\": \"c.go\"}"}`, known); len(calls) != 1 || calls[0].Function.Arguments != `{"path": "c.go"}` {
+		t.Fatalf("string arguments: %v", calls)
+	}
+}
+
+func TestStringTimeoutCoercedAndUnknownTool(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	f.script(
+		toolReply("llama3.2", fakeCall{id: "c1", name: "run_command", args: map[string]any{"command": "echo hi", "timeout": "30"}}),
+		toolReply("llama3.2", fakeCall{id: "c2", name: "open_file", args: map[string]any{"path": "x"}}),
+		textReply("llama3.2", "ok"),
+	)
+	if err := env.a.RunPrompt(t.Context(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.chatRequests()
+	m := messagesOf(reqs[1])
+	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "hi\n[exit 0]") {
+		t.Fatalf("run_command result = %q", c)
+	}
+	m = messagesOf(reqs[2])
+	c := m[len(m)-1]["content"].(string)
+	if !strings.Contains(c, `error: unknown tool "open_file"; available tools: git_command, list_files, read_file`) {
+		t.Fatalf("unknown tool result = %q", c)
+	}
+}
+
+func TestBadArgumentsBecomeErrorResults(t *testing.T) {
+	ex := &ToolExecutor{registry: NewToolRegistry(), maxIterations: 10, maxOutputBytes: 1000}
+	env := newTestEnv(t, nil, "")
+	ex.registry = env.a.Tools
+	ex.agent = env.a
+	msgs, err := ex.ExecuteToolCalls(t.Context(), []anyllmToolCall{
+		{ID: "a", Type: "function", Function: fc("read_file", `{"path": `)},
+		{ID: "b", Type: "function", Function: fc("read_file", `{"path": 12, "offset": "x"}`)},
+		{ID: "c", Type: "function", Function: fc("read_file", `{}`)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"not valid JSON", `argument "offset": expected an integer`, `missing required argument "path"`}
+	for i, w := range want {
+		if msgs[i].ToolCallID != string(rune('a'+i)) || !strings.Contains(msgs[i].Content, w) {
+			t.Fatalf("result %d = %q, want %q", i, msgs[i].Content, w)
+		}
+	}
+}
+
+func TestModelWithoutToolsUsesProseMode(t *testing.T) {
+	f := newFakeOllama(t, "gemma2:latest")
+	f.caps["gemma2:latest"] = []string{"completion"}
+	env := newTestEnv(t, f, "gemma2")
+	os.WriteFile(filepath.Join(env.dir, "a.txt"), []byte("hello\n"), 0o644)
+	f.script(
+		textReply("gemma2", `{"name": "read_file", "arguments": {"path": "a.txt"}}`),
+		textReply("gemma2", "It says hello."),
+	)
+	if err := env.a.RunPrompt(t.Context(), "read a.txt"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.chatRequests()
+	if _, ok := reqs[0]["tools"]; ok {
+		t.Fatal("tools sent to a model without tool support")
+	}
+	if sys := messagesOf(reqs[0])[0]["content"].(string); !strings.Contains(sys, "- read_file(path, limit?, offset?)") {
+		t.Fatalf("system prompt lacks prose tools: %q", sys)
+	}
+	m := messagesOf(reqs[1])
+	if last := m[len(m)-1]; last["role"] != "user" || !strings.Contains(last["content"].(string), "hello") {
+		t.Fatalf("prose result = %v", last)
+	}
+	if !strings.Contains(env.out.String(), "It says hello.") {
+		t.Fatalf("stdout = %q", env.out.String())
+	}
+}
+
+func TestToolsRejectedMidSessionSwitchesToProse(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	f.script(
+		fakeReply{status: 400, errMsg: "registry.ollama.ai/library/llama3.2:latest does not support tools"},
+		textReply("llama3.2", "Hello!"),
+	)
+	if err := env.a.RunPrompt(t.Context(), "hi"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.chatRequests()
+	if len(reqs) != 2 || reqs[1]["tools"] != nil {
+		t.Fatalf("retry should carry no tools: %v", reqs[1]["tools"])
+	}
+	if env.a.toolMode() != ModeProse {
+		t.Fatalf("mode = %s", env.a.toolMode())
+	}
+	if !strings.Contains(env.errOut.String(), "does not support tools") {
+		t.Fatalf("stderr = %q", env.errOut.String())
+	}
+}
+
+func TestLoopLimit(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	for i := 0; i < 12; i++ {
+		f.script(toolReply("llama3.2", fakeCall{name: "list_files", args: map[string]any{"path": "."}}))
+	}
+	err := env.a.RunPrompt(t.Context(), "loop")
+	if !errors.Is(err, ErrToolLoopLimit) || !strings.Contains(err.Error(), "max_tool_calls_per_turn is 10") {
+		t.Fatalf("err = %v", err)
+	}
+	// The third identical call in a row gets an error result, not a run.
+	msgs := messagesOf(f.chatRequests()[3])
+	if c := msgs[len(msgs)-1]["content"].(string); !strings.Contains(c, "same arguments") {
+		t.Fatalf("repeat not flagged: %q", c)
+	}
+}
+
+func TestLargeFileResultCapped(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	big := strings.Repeat("0123456789abcdef\n", 1<<16) // 1 MB
+	os.WriteFile(filepath.Join(env.dir, "big.txt"), []byte(big), 0o644)
+	f.script(toolReply("llama3.2", fakeCall{id: "c", name: "read_file", args: map[string]any{"path": "big.txt"}}), textReply("llama3.2", "big"))
+	if err := env.a.RunPrompt(t.Context(), "read big"); err != nil {
+		t.Fatal(err)
+	}
+	m := messagesOf(f.chatRequests()[1])
+	c := m[len(m)-1]["content"].(string)
+	if len(c) > DefaultMaxOutputBytes+600 || !strings.Contains(c, "[output truncated at 65536 bytes]") || !strings.Contains(c, "truncated=true") {
+		t.Fatalf("result len %d, tail %q", len(c), c[len(c)-200:])
+	}
+}
+
+func TestHeadlessWriteRefusedWithoutYes(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	env.a.AutoApprove = false
+	f.script(toolReply("llama3.2", fakeCall{id: "w", name: "write_file", args: map[string]any{"path": "new.txt", "content": "x"}}), textReply("llama3.2", "I could not write it."))
+	if err := env.a.RunPrompt(t.Context(), "write"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(env.dir, "new.txt")); err == nil {
+		t.Fatal("file written without approval")
+	}
+	m := messagesOf(f.chatRequests()[1])
+	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "headless mode refuses it unless harvey runs with --yes") {
+		t.Fatalf("result = %q", c)
+	}
+	if !strings.Contains(env.errOut.String(), "✗") {
+		t.Fatalf("stderr = %q", env.errOut.String())
+	}
+}
+
+func TestStreamFailures(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	cut := textReply("llama3.2", "partial answer")
+	cut.noDone = true
+	f.script(cut)
+	if err := env.a.RunPrompt(t.Context(), "x"); err == nil || !strings.Contains(err.Error(), "cut off") {
+		t.Fatalf("cut-off stream: %v", err)
+	}
+	f.script(fakeReply{status: 404, errMsg: "model 'llama3.2' not found"})
+	if err := env.a.RunPrompt(t.Context(), "x"); err == nil || !strings.Contains(err.Error(), "ollama pull llama3.2") || !strings.Contains(err.Error(), "installed: llama3.2:latest") {
+		t.Fatalf("404: %v", err)
+	}
+	f.script(fakeReply{status: 500})
+	if err := env.a.RunPrompt(t.Context(), "x"); err == nil {
+		t.Fatal("empty-body 500 gave no error")
+	}
+	f.script(fakeReply{lines: []string{contentLine("llama3.2", "a"), `{"error":"an error was encountered while running the model: unexpected EOF"}`}})
+	if err := env.a.RunPrompt(t.Context(), "x"); err == nil || !strings.Contains(err.Error(), "running the model") {
+		t.Fatalf("mid-stream error: %v", err)
+	}
+}
