@@ -350,6 +350,10 @@ func grepReader(r io.Reader, re *regexp.Regexp, hit func(int, []byte) bool) {
 	if !re.Match(data) {
 		return
 	}
+	if mayHoldSecret(string(data)) {
+		// redact whole blocks (a private key spans lines) before matching lines
+		data = []byte(redactSecrets(string(data)))
+	}
 	lineNo := 0
 	for len(data) > 0 {
 		lineNo++

@@ -8,7 +8,9 @@ import (
 
 type anyllmToolCall = anyllm.ToolCall
 
-func fc(name, args string) anyllm.FunctionCall { return anyllm.FunctionCall{Name: name, Arguments: args} }
+func fc(name, args string) anyllm.FunctionCall {
+	return anyllm.FunctionCall{Name: name, Arguments: args}
+}
 
 func mustJSON(v any) string {
 	b, _ := json.Marshal(v)

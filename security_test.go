@@ -1,0 +1,437 @@
+package harvey
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const secret = "TOPSECRET-7f3a9c"
+
+// hostileWorkspace builds a workspace beside an "outside" directory holding a
+// secret, with agents/harvey.yaml holding the secret too.
+func hostileWorkspace(t *testing.T) (ws *Workspace, dir, outside string) {
+	t.Helper()
+	base := t.TempDir()
+	dir = filepath.Join(base, "ws")
+	outside = filepath.Join(base, "outside")
+	os.MkdirAll(dir, 0o755)
+	os.MkdirAll(outside, 0o755)
+	os.WriteFile(filepath.Join(outside, "secret.txt"), []byte(secret), 0o644)
+	ws, err := OpenWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	os.WriteFile(filepath.Join(dir, "agents", "harvey.yaml"), []byte("model: "+secret+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "ok.txt"), []byte("fine\n"), 0o644)
+	return ws, dir, outside
+}
+
+// snapshot returns the content of every file under dirs, to prove nothing changed.
+func snapshot(t *testing.T, dirs ...string) map[string]string {
+	m := map[string]string{}
+	for _, d := range dirs {
+		filepath.Walk(d, func(p string, info os.FileInfo, err error) error {
+			if err == nil && info.Mode().IsRegular() {
+				b, _ := os.ReadFile(p)
+				m[p] = string(b)
+			} else if err == nil {
+				m[p] = info.Mode().String()
+			}
+			return nil
+		})
+	}
+	return m
+}
+
+// The bad-input suite of security.md §9, for every path-taking operation.
+func TestBadInputSuite(t *testing.T) {
+	ws, dir, outside := hostileWorkspace(t)
+	mk := func(f func()) func() { return f }
+	setups := map[string]func(){
+		"link-etc":  mk(func() { os.Symlink("/etc/passwd", filepath.Join(dir, "link-etc")) }),
+		"link-up":   mk(func() { os.Symlink("../outside/secret.txt", filepath.Join(dir, "link-up")) }),
+		"link-proc": mk(func() { os.Symlink("/proc/self/root/etc/passwd", filepath.Join(dir, "link-proc")) }),
+		"loop":      mk(func() { os.Symlink("loop", filepath.Join(dir, "loop")) }),
+		"dangling":  mk(func() { os.Symlink("../../.bashrc-harvey-test", filepath.Join(dir, "dangling")) }),
+		"subtmp":    mk(func() { os.Symlink(outside, filepath.Join(dir, "subtmp")) }),
+		"hard":      mk(func() { os.Link(filepath.Join(outside, "secret.txt"), filepath.Join(dir, "hard")) }),
+		"inner":     mk(func() { os.Symlink("agents/harvey.yaml", filepath.Join(dir, "inner")) }),
+		"src": mk(func() {
+			os.MkdirAll(filepath.Join(dir, "src"), 0o755)
+			os.Symlink("../agents", filepath.Join(dir, "src", "cfg"))
+		}),
+		"fifo": mk(func() { syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644) }),
+		"envfiles": mk(func() {
+			os.WriteFile(filepath.Join(dir, ".env"), []byte(secret), 0o644)
+			os.MkdirAll(filepath.Join(dir, "config"), 0o755)
+			os.WriteFile(filepath.Join(dir, "config", ".env.production"), []byte(secret), 0o644)
+			os.WriteFile(filepath.Join(dir, ".env.example"), []byte("X=1\n"), 0o644)
+		}),
+		"keys": mk(func() {
+			os.WriteFile(filepath.Join(dir, "id_ed25519"), []byte(secret), 0o644)
+			os.WriteFile(filepath.Join(dir, "server.PEM"), []byte(secret), 0o644)
+		}),
+		"envlink": mk(func() { os.Symlink(".env", filepath.Join(dir, "notes-env")) }),
+		"privkey-note": mk(func() {
+			os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("-----BEGIN OPENSSH PRIVATE KEY-----\n"+secret+"\n-----END OPENSSH PRIVATE KEY-----\n"), 0o644)
+		}),
+		"ansi": mk(func() { os.WriteFile(filepath.Join(dir, "ansi.txt"), []byte("a\x1b]52;c;SGVsbG8=\x07b\x1b[2J"), 0o644) }),
+	}
+	for _, s := range setups {
+		s()
+	}
+	before := snapshot(t, outside, filepath.Join(dir, "agents"))
+
+	cases := []struct {
+		path   string
+		write  bool
+		reason string // substring of the refusal; "" = allowed
+	}{
+		{"../x", false, "outside the workspace"},
+		{"a/../../x", false, "outside the workspace"},
+		{"/etc/passwd", false, "absolute paths"},
+		{`C:\Windows\win.ini`, false, "absolute paths"},
+		{`\\srv\share\x`, false, "absolute paths"},
+		{"~/.ssh/id_rsa", false, "~ is not expanded"},
+		{"", false, "empty"},
+		{".", false, "is a directory"},
+		{"a\x00b", false, "NUL"},
+		{strings.Repeat("a", 5000), false, "too long"},
+		{strings.Repeat("a", 300), false, "too long"},
+		{strings.Repeat("a/", 3000) + "b", false, "too"},
+		{strings.Repeat("a/", 100) + "b", false, "too deep"},
+		{"link-etc", false, "symlink leads outside"},
+		{"link-up", false, "symlink leads outside"},
+		{"link-proc", false, "symlink leads outside"},
+		{"loop", false, "too many levels"},
+		{"dangling", true, "symlink leads outside"},
+		{"subtmp/new.txt", true, "symlink leads outside"},
+		{"hard", true, "hard links"},
+		{"hard", false, "hard links"},
+		{"agents/harvey.yaml", false, "agents/"},
+		{"AGENTS/harvey.yaml", false, "agents/"},
+		{"Agents/x", false, "agents/"},
+		{"./agents//harvey.yaml", false, "agents/"},
+		{"agents/./harvey.yaml", false, "agents/"},
+		{"x/../agents/harvey.yaml", false, "agents/"},
+		{"agents.", false, "agents/"},
+		{"inner", false, "agents/"},
+		{"inner", true, "agents/"},
+		{"src/cfg/harvey.yaml", false, "agents/"},
+		{"agents/new.yaml", true, "agents/"},
+		{"agents", true, "agents/"},
+		{".env", false, "secret file"},
+		{".ENV", false, "secret file"},
+		{"config/.env.production", false, "secret file"},
+		{"id_ed25519", false, "secret file"},
+		{"server.PEM", false, "secret file"},
+		{".git-credentials", false, "secret file"},
+		{".npmrc", false, "secret file"},
+		{"creds.p12", false, "secret file"},
+		{"notes-env", false, "secret file"},
+		{".env.example", false, ""},
+		{"fifo", false, "not a regular file"},
+		{".git/config", true, ".git/"},
+		{".git/hooks/pre-commit", true, ".git/"},
+		{"ok.txt", false, ""},
+		{"newdir/new.txt", true, ""},
+	}
+	for _, c := range cases {
+		name := c.path
+		if len(name) > 40 {
+			name = name[:40]
+		}
+		op := "read"
+		if c.write {
+			op = "write"
+		}
+		t.Run(op+":"+name, func(t *testing.T) {
+			done := make(chan struct{})
+			var err error
+			var text string
+			go func() {
+				defer close(done)
+				if c.write {
+					_, err = WriteWorkspaceFile(ws, c.path, []byte("pwned"))
+				} else {
+					var rr *ReadResult
+					rr, err = ReadWorkspaceFile(ws, c.path, 0, 0, 0)
+					if rr != nil {
+						text = rr.Text
+					}
+				}
+			}()
+			select {
+			case <-done:
+			case <-time.After(3 * time.Second):
+				t.Fatal("hung (FIFO?)")
+			}
+			if c.reason == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+			} else if err == nil || !strings.Contains(err.Error(), c.reason) {
+				t.Fatalf("err = %v, want %q", err, c.reason)
+			}
+			if strings.Contains(text, secret) {
+				t.Fatal("secret reached the result")
+			}
+		})
+	}
+	// Content sniffing redacts keys in ordinary files.
+	rr, err := ReadWorkspaceFile(ws, "notes.txt", 0, 0, 0)
+	if err != nil || strings.Contains(rr.Text, secret) || !strings.Contains(rr.Text, "[REDACTED secret]") {
+		t.Fatalf("private key not redacted: %v %+v", err, rr)
+	}
+	// Terminal escapes are made harmless for display.
+	rr, _ = ReadWorkspaceFile(ws, "ansi.txt", 0, 0, 0)
+	if shown := sanitizeForTerminal(rr.Text); strings.ContainsRune(shown, 0x1b) || strings.ContainsRune(shown, 0x07) {
+		t.Fatalf("escape survived: %q", shown)
+	}
+	// Listing and searching never show agents/ or denied files.
+	list, _, _ := ListWorkspaceDir(ws, ".", 0)
+	if strings.Contains(list, "agents") {
+		t.Fatalf("agents/ listed: %s", list)
+	}
+	hits, _, _ := SearchWorkspace(ws, "TOPSECRET|model", ".", DefaultMaxOutputBytes)
+	if strings.Contains(hits, secret) {
+		t.Fatalf("search leaked: %s", hits)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(dir), "..", ".bashrc-harvey-test")); err == nil {
+		t.Fatal("file created outside through a dangling link")
+	}
+	after := snapshot(t, outside, filepath.Join(dir, "agents"))
+	for k, v := range before {
+		if after[k] != v {
+			t.Fatalf("%s changed", k)
+		}
+	}
+	if len(after) != len(before) {
+		t.Fatalf("files appeared outside or in agents/: %v", after)
+	}
+}
+
+// A large file is read with bounded memory and cut at a rune boundary.
+func TestReadCapAtRuneBoundary(t *testing.T) {
+	ws, dir, _ := hostileWorkspace(t)
+	data := strings.Repeat("a", 65535-1) + "😀" + strings.Repeat("b", 100) // emoji straddles the cap
+	os.WriteFile(filepath.Join(dir, "emoji.txt"), []byte(data), 0o644)
+	rr, err := ReadWorkspaceFile(ws, "emoji.txt", 0, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(rr.Text, "[output truncated at 65536 bytes]\n[more lines follow; continue with offset=1]") && !strings.Contains(rr.Text, "[output truncated at 65536 bytes]") {
+		t.Fatalf("no marker: %q", rr.Text[len(rr.Text)-80:])
+	}
+	if strings.ContainsRune(rr.Text, '\uFFFD') {
+		t.Fatal("cut inside a rune")
+	}
+	// binary
+	os.WriteFile(filepath.Join(dir, "bin"), []byte("ab\x00cd"), 0o644)
+	rr, _ = ReadWorkspaceFile(ws, "bin", 0, 0, 0)
+	if rr.Text != "binary file, 5 bytes" {
+		t.Fatalf("binary: %q", rr.Text)
+	}
+	// a sparse 2 GB file: capped, fast
+	f, _ := os.Create(filepath.Join(dir, "huge.txt"))
+	f.WriteString("line\n")
+	f.Truncate(2 << 30)
+	f.Close()
+	rr, err = ReadWorkspaceFile(ws, "huge.txt", 0, 0, 0)
+	if err != nil || len(rr.Text) > DefaultMaxOutputBytes+200 {
+		t.Fatalf("huge: %v %d", err, len(rr.Text))
+	}
+}
+
+// /read and read_file refuse the same inputs with the same message.
+func TestSlashReadAndToolAgree(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	os.WriteFile(filepath.Join(env.dir, ".env"), []byte("A=1"), 0o644)
+	for _, p := range []string{"../x", "agents/harvey.yaml", ".env", "missing.txt", "/etc/passwd"} {
+		_, toolErr := env.a.toolReadFile(context.Background(), map[string]any{"path": p})
+		cmdErr := env.a.Dispatch(context.Background(), "/read "+p, env.out)
+		if toolErr == nil || cmdErr == nil || toolErr.Error() != cmdErr.Error() {
+			t.Fatalf("%s: tool %v, command %v", p, toolErr, cmdErr)
+		}
+	}
+}
+
+// A symlink flipped between an inside and an outside target while read_file
+// runs: zero outside reads.
+func TestSymlinkSwapRace(t *testing.T) {
+	ws, dir, outside := hostileWorkspace(t)
+	os.MkdirAll(filepath.Join(dir, "real"), 0o755)
+	os.WriteFile(filepath.Join(dir, "real", "f"), []byte("inside"), 0o644)
+	os.WriteFile(filepath.Join(outside, "f"), []byte(secret), 0o644)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		d := filepath.Join(dir, "d")
+		tmp := filepath.Join(dir, "d.tmp")
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			target := "real"
+			if i%2 == 1 {
+				target = "../outside"
+			}
+			os.Symlink(target, tmp)
+			os.Rename(tmp, d)
+		}
+	}()
+	var leaks, reads atomic.Int64
+	deadline := time.Now().Add(1500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		rr, err := ReadWorkspaceFile(ws, "d/f", 0, 0, 0)
+		if err == nil {
+			reads.Add(1)
+			if strings.Contains(rr.Text, secret) {
+				leaks.Add(1)
+			}
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if leaks.Load() != 0 {
+		t.Fatalf("%d outside reads", leaks.Load())
+	}
+	t.Logf("%d successful inside reads, 0 outside", reads.Load())
+}
+
+// Hardened git: hostile .git/config and .gitattributes run nothing.
+func TestGitHardening(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	ws, dir, outside := hostileWorkspace(t)
+	marker := filepath.Join(outside, "pwned")
+	run := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_GLOBAL=/dev/null")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	run("init", "-q")
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, ".env"), []byte(secret), 0o644)
+	run("add", "-f", "a.txt", ".env", "agents/harvey.yaml")
+	run("commit", "-qm", "init")
+	evil := "touch " + marker
+	cfg := "\n[core]\n\tfsmonitor = " + evil + "\n[diff]\n\texternal = " + evil + "\n[diff \"x\"]\n\ttextconv = " + evil + "\n[filter \"x\"]\n\tclean = " + evil + "\n\tsmudge = " + evil + "\n[log]\n\tshowSignature = true\n[gpg]\n\tprogram = " + evil + "\n"
+	f, _ := os.OpenFile(filepath.Join(dir, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString(cfg)
+	f.Close()
+	os.WriteFile(filepath.Join(dir, ".gitattributes"), []byte("*.txt diff=x filter=x\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, ".git", "hooks", "post-index-change"), []byte("#!/bin/sh\n"+evil+"\n"), 0o755)
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("two\n"), 0o644)
+	ctx := context.Background()
+	for _, sub := range []string{"status", "diff", "log", "show"} {
+		if _, err := RunGit(ctx, ws, sub, []string{"-p"}[:0], 0); err != nil {
+			t.Fatalf("git %s: %v", sub, err)
+		}
+	}
+	if _, err := RunGit(ctx, ws, "blame", []string{"a.txt"}, 0); err != nil {
+		t.Fatalf("blame: %v", err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a hostile git config ran a program")
+	}
+	log, _ := RunGit(ctx, ws, "log", []string{"-p"}, 0)
+	if strings.Contains(log, secret) {
+		t.Fatalf("log -p leaked a denied file: %s", log)
+	}
+	refused := [][]string{
+		{"diff", "--output=" + marker}, {"diff", "--outp=" + marker}, {"log", "--output", marker},
+		{"diff", "/etc/passwd", "/dev/null"}, {"diff", "--no-index", "a.txt", "../outside/secret.txt"},
+		{"blame", "--contents", "/etc/passwd", "a.txt"}, {"blame", "--ignore-revs-file", "/etc/x", "a.txt"},
+		{"log", "--ext-diff", "-p"}, {"show", "--textconv"}, {"log", "--show-signature"}, {"log", "--remerge-diff"},
+		{"show", "HEAD:agents/harvey.yaml"}, {"show", "HEAD:./AGENTS/harvey.yaml"}, {"show", "HEAD:.env"},
+		{"log", "--git-dir=/tmp"}, {"log", "--exec-path=/tmp"},
+	}
+	for _, args := range refused {
+		out, err := RunGit(ctx, ws, args[0], args[1:], 0)
+		if err == nil {
+			t.Fatalf("git %v was not refused: %s", args, out)
+		}
+	}
+	if _, err := RunGit(ctx, ws, "commit", nil, 0); err == nil {
+		t.Fatal("git commit allowed")
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("marker created")
+	}
+}
+
+func TestGitNotARepo(t *testing.T) {
+	ws, _, _ := hostileWorkspace(t)
+	_, err := RunGit(context.Background(), ws, "status", nil, 0)
+	if err == nil || !strings.Contains(err.Error(), "not a git repository") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func FuzzResolveWorkspacePath(f *testing.F) {
+	for _, s := range []string{"a.txt", "../x", "agents/harvey.yaml", "AGENTS/x", "sub/../a.txt", ".", "link", "sub/link2/a.txt", "a\x00b", "/etc/passwd", ".env", "sub/", "x/../../y"} {
+		f.Add(s)
+	}
+	base := f.TempDir()
+	dir := filepath.Join(base, "ws")
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(base, "outside.txt"), []byte("x"), 0o644)
+	ws, err := OpenWorkspace(dir)
+	if err != nil {
+		f.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a"), 0o644)
+	os.Symlink("../outside.txt", filepath.Join(dir, "link"))
+	os.Symlink("..", filepath.Join(dir, "sub", "link2"))
+	os.Symlink("../agents", filepath.Join(dir, "sub", "ag"))
+	agentsInfo, _ := os.Stat(filepath.Join(dir, "agents"))
+	f.Fuzz(func(t *testing.T, p string) {
+		rp, err := resolveWorkspacePath(ws, p, opRead)
+		if err != nil {
+			var pe *PathError
+			if !errors.As(err, &pe) {
+				t.Fatalf("non-PathError %T: %v", err, err)
+			}
+			return
+		}
+		defer rp.close()
+		// Oracle: what was accepted is a regular file or a directory inside
+		// the workspace and outside agents/.
+		full := filepath.Join(dir, filepath.FromSlash(rp.Rel))
+		real, err := filepath.EvalSymlinks(full)
+		if err != nil {
+			t.Fatalf("%q accepted as %q, which does not resolve: %v", p, rp.Rel, err)
+		}
+		if real != dir && !strings.HasPrefix(real, dir+string(filepath.Separator)) {
+			t.Fatalf("%q resolved outside: %s", p, real)
+		}
+		st, err := os.Stat(real)
+		if err != nil || !(st.Mode().IsRegular() || st.IsDir()) {
+			t.Fatalf("%q: not a regular file or directory", p)
+		}
+		for cur := real; cur != dir && len(cur) > len(dir); cur = filepath.Dir(cur) {
+			if fi, err := os.Stat(cur); err == nil && os.SameFile(fi, agentsInfo) {
+				t.Fatalf("%q reached agents/", p)
+			}
+		}
+	})
+}
