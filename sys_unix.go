@@ -4,7 +4,6 @@ package harvey
 
 import (
 	"io/fs"
-	"os"
 	"os/exec"
 	"syscall"
 )
@@ -39,11 +38,4 @@ func killProcessGroup(cmd *exec.Cmd) error {
 		_ = cmd.Process.Kill()
 	}
 	return nil
-}
-
-// isTerminalFile reports whether f is a character device (a terminal, or
-// /dev/null: callers combine it with term.IsTerminal).
-func isCharDevice(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&fs.ModeCharDevice != 0
 }

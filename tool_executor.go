@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -267,7 +266,6 @@ func safeCall(ctx context.Context, h ToolHandler, args map[string]any) (res stri
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("internal error in tool: %v", r)
-			_ = debug.Stack()
 		}
 	}()
 	return h(ctx, args)

@@ -230,7 +230,7 @@ func (ws *Workspace) descend(orig, clean string, op pathOp, hops int) (*resolved
 			closeCur()
 			if errors.Is(err, fs.ErrNotExist) {
 				if op == opWrite {
-					return ws.resolveNewParents(orig, comps, i)
+					return ws.resolveNewParents(comps)
 				}
 				return nil, refuse(orig, "no such file or directory")
 			}
@@ -339,8 +339,7 @@ func (ws *Workspace) followLink(orig string, prefix []string, target string, res
 // resolveNewParents handles a write whose directory comps[:missing+1] does not
 // exist yet: the rest of the path is new, so nothing in it can be a link; the
 // directories are created by mkdirInside when the write happens.
-func (ws *Workspace) resolveNewParents(orig string, comps []string, missing int) (*resolvedPath, error) {
-	_ = missing
+func (ws *Workspace) resolveNewParents(comps []string) (*resolvedPath, error) {
 	return &resolvedPath{Rel: path.Join(comps...), name: comps[len(comps)-1], dir: nil}, nil
 }
 
