@@ -36,6 +36,14 @@ func registerBuiltinTools(r *ToolRegistry, a *Agent) {
 			"content": str("The complete new file content"),
 		}, "path", "content"), a.toolWriteFile, EffectWrite, "built-in")
 
+	r.register("edit_file", "Replace old_text with new_text in a file. old_text must match one place; copy it from read_file. Empty old_text creates a new file.",
+		obj(map[string]any{
+			"path":        str("File path relative to the workspace"),
+			"old_text":    str("The exact text to replace"),
+			"new_text":    str("The replacement text"),
+			"replace_all": map[string]any{"type": "boolean", "description": "Replace every match"},
+		}, "path", "old_text", "new_text"), a.toolEditFile, EffectWrite, "built-in")
+
 	r.register("list_files", "List a directory: names, sizes, directories end in /.",
 		obj(map[string]any{"path": str("Directory relative to the workspace (default .)")}),
 		a.toolListFiles, EffectRead, "built-in")
@@ -97,6 +105,19 @@ func argInt(args map[string]any, key string) (int, error) {
 		return int(n), nil
 	}
 	return 0, fmt.Errorf("argument %q must be an integer, got %s", key, jsonType(v))
+}
+
+// argBool reads an optional boolean argument.
+func argBool(args map[string]any, key string) (bool, error) {
+	v, present := args[key]
+	if !present || v == nil {
+		return false, nil
+	}
+	b, ok := v.(bool)
+	if !ok {
+		return false, fmt.Errorf("argument %q must be true or false, got %s", key, jsonType(v))
+	}
+	return b, nil
 }
 
 func (a *Agent) maxOut() int { return a.Config.MaxOutputBytes() }
@@ -163,10 +184,19 @@ func (a *Agent) toolWriteFile(ctx context.Context, args map[string]any) (string,
 	return a.writeChecked(ctx, "write_file", p, content)
 }
 
-// writeChecked is the write path shared by /write, /apply and write_file:
-// safe mode and permissions first, then the approval with a diff, then the
-// atomic write.
+// writeChecked is the write path shared by /write, /apply and write_file.
 func (a *Agent) writeChecked(ctx context.Context, tool, p, content string) (string, error) {
+	return a.changeFile(ctx, tool, p, func(string, bool) (string, string, error) {
+		return content, "", nil
+	})
+}
+
+// changeFile is every file change's path: safe mode and permissions first,
+// then the current content, the change computed from it, the approval with a
+// diff, a check that the file did not change while the user looked at it,
+// and the atomic write. change returns the new content and a note for the
+// result.
+func (a *Agent) changeFile(ctx context.Context, tool, p string, change func(old string, exists bool) (string, string, error)) (string, error) {
 	clean, err := lexicalClean(p)
 	if err != nil {
 		a.Audit.Record("write", p, AuditDenied, 0)
@@ -177,11 +207,15 @@ func (a *Agent) writeChecked(ctx context.Context, tool, p, content string) (stri
 		return "", err
 	}
 	old, exists, err := ReadForDiff(a.Workspace, p)
-	if err != nil && !exists {
+	if err != nil {
 		a.Audit.Record("write", p, AuditDenied, 0)
 		return "", err
 	}
-	if exists && err == nil && old == content {
+	content, note, err := change(old, exists)
+	if err != nil {
+		return "", err
+	}
+	if exists && old == content {
 		return fmt.Sprintf("%s is unchanged (same content)", clean), nil
 	}
 	preview := unifiedDiff(clean, old, content, exists)
@@ -189,17 +223,97 @@ func (a *Agent) writeChecked(ctx context.Context, tool, p, content string) (stri
 		a.Audit.Record("write", clean, AuditDenied, 0)
 		return "", err
 	}
+	if now, nowExists, err := ReadForDiff(a.Workspace, p); err != nil || now != old || nowExists != exists {
+		a.Audit.Record("write", clean, AuditError, 0)
+		return "", refuse(clean, "the file changed while the change was being approved; read it again")
+	}
 	existed, err := WriteWorkspaceFile(a.Workspace, p, []byte(content))
 	if err != nil {
 		a.Audit.Record("write", clean, AuditError, 0)
 		return "", err
 	}
 	a.Audit.Record("write", clean, AuditSuccess, 0)
+	if note != "" {
+		return note, nil
+	}
 	verb := "created"
 	if existed {
 		verb = "wrote"
 	}
 	return fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, clean, len(content), countLines(content)), nil
+}
+
+func (a *Agent) toolEditFile(ctx context.Context, args map[string]any) (string, error) {
+	p, err := argString(args, "path", true)
+	if err != nil {
+		return "", err
+	}
+	oldText, err := argString(args, "old_text", false)
+	if err != nil {
+		return "", err
+	}
+	newText, err := argString(args, "new_text", false)
+	if err != nil {
+		return "", err
+	}
+	if _, ok := args["new_text"]; !ok {
+		return "", fmt.Errorf("missing required argument %q", "new_text")
+	}
+	all, err := argBool(args, "replace_all")
+	if err != nil {
+		return "", err
+	}
+	if len(newText) > 10<<20 || len(oldText) > 10<<20 {
+		return "", fmt.Errorf("old_text or new_text is too large (over 10 MB)")
+	}
+	return a.editChecked(ctx, "edit_file", p, oldText, newText, all)
+}
+
+// editChecked applies one edit_file change through changeFile.
+func (a *Agent) editChecked(ctx context.Context, tool, p, oldText, newText string, all bool) (string, error) {
+	clean, err := lexicalClean(p)
+	if err != nil {
+		return "", err
+	}
+	return a.changeFile(ctx, tool, p, func(old string, exists bool) (string, string, error) {
+		if oldText == "" {
+			if exists {
+				return "", "", refuse(clean, "the file exists: give old_text to edit it (empty old_text only creates a new file)")
+			}
+			return newText, fmt.Sprintf("created %s (%d bytes, %d lines)", clean, len(newText), countLines(newText)), nil
+		}
+		if !exists {
+			return "", "", refuse(clean, "no such file (to create it, use an empty old_text)")
+		}
+		r, err := applyEdit(old, oldText, newText, all)
+		if err != nil {
+			return "", "", fmt.Errorf("%s: %w", clean, err)
+		}
+		return r.Text, editSummary(clean, old, r), nil
+	})
+}
+
+// editSummary tells the model what changed: where, how the snippet matched,
+// and a short diff (redacted like every file text the model sees).
+func editSummary(name, old string, r *editResult) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "edited %s: lines %d-%d replaced by lines %d-%d", name, r.OldLines[0], r.OldLines[1], r.NewLines[0], r.NewLines[1])
+	if r.Count > 1 {
+		fmt.Fprintf(&sb, " (and %d more places)", r.Count-1)
+	}
+	if r.Level != levelExact {
+		fmt.Fprintf(&sb, "; matched with %s", r.Level)
+	}
+	sb.WriteString("\n")
+	d := strings.SplitAfter(unifiedDiff(name, old, r.Text, true), "\n")
+	if len(d) > 2 {
+		d = d[2:] // the ---/+++ header repeats the name
+	}
+	if len(d) > 40 {
+		d = append(d[:40], fmt.Sprintf("... (%d more diff lines)\n", len(d)-40))
+	}
+	sb.WriteString(strings.Join(d, ""))
+	return redactSecrets(sb.String())
 }
 
 func countLines(s string) int {

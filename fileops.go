@@ -138,8 +138,13 @@ func WriteWorkspaceFile(ws *Workspace, p string, content []byte) (existed bool, 
 	return existed, nil
 }
 
-// ReadForDiff returns the current text of p for a diff preview (empty when
-// the file does not exist). Files over the cap are not diffed.
+// maxEditBytes bounds the files Harvey changes in place: their old text is
+// held in memory for the diff and the edit.
+const maxEditBytes = 4 << 20
+
+// ReadForDiff returns the current text of p for a diff preview or an edit
+// (empty when the file does not exist). Files over maxEditBytes and binary
+// files are refused without being read past the limit.
 func ReadForDiff(ws *Workspace, p string) (old string, exists bool, err error) {
 	rp, err := resolveWorkspacePath(ws, p, opWrite)
 	if err != nil {
@@ -149,16 +154,26 @@ func ReadForDiff(ws *Workspace, p string) (old string, exists bool, err error) {
 	if rp.info == nil {
 		return "", false, nil
 	}
-	if rp.info.Size() > 4<<20 {
-		return "", true, refuse(p, "file is too large to diff")
+	tooLarge := refuse(p, "file is over 4 MB, too large to change in place")
+	if rp.info.Size() > maxEditBytes {
+		return "", true, tooLarge
 	}
 	f, _, err := rp.openVerified()
 	if err != nil {
 		return "", true, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(f)
-	return string(b), true, err
+	b, err := io.ReadAll(io.LimitReader(f, maxEditBytes+1))
+	if err != nil {
+		return "", true, refuse(p, errText(err))
+	}
+	if len(b) > maxEditBytes {
+		return "", true, tooLarge
+	}
+	if isBinary(b) {
+		return "", true, refuse(p, "binary file, not changed")
+	}
+	return string(b), true, nil
 }
 
 // ListWorkspaceDir lists one directory: directories end in "/", files show

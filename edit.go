@@ -1,0 +1,478 @@
+package harvey
+
+import (
+	"fmt"
+	"strings"
+)
+
+// edit_file's matching pipeline (after seed 002, section 六): find old_text
+// in a file at the first of four levels that gives exactly one match, from
+// strict to lenient. Each level only tolerates a way small models mis-copy a
+// snippet (CRLF, stray blank space around it, indentation drift); none of
+// them guesses between candidates. More than one match is an error that
+// asks for more context; none is an error that shows the closest region.
+
+// editLevel names how a snippet matched, for the result shown to the model.
+type editLevel int
+
+const (
+	levelExact editLevel = iota + 1
+	levelLineEndings
+	levelTrimmed
+	levelIndent
+)
+
+func (l editLevel) String() string {
+	switch l {
+	case levelExact:
+		return "exact"
+	case levelLineEndings:
+		return "line endings normalised"
+	case levelTrimmed:
+		return "surrounding blank space ignored"
+	case levelIndent:
+		return "indentation ignored"
+	}
+	return "?"
+}
+
+// span is a byte range [start, end) of the original file.
+type span struct{ start, end int }
+
+// editResult is the outcome of a successful match and replacement.
+type editResult struct {
+	Text      string // the new file content
+	Level     editLevel
+	Count     int      // replacements made
+	FirstLine int      // 1-based line of the first replacement in the old file
+	OldLines  [2]int   // first and last line replaced (old file), first match
+	NewLines  [2]int   // first and last line of the replacement (new file), first match
+	spans     []span   // replaced ranges of the old file
+	inserted  []string // replacement text per span
+}
+
+// editError is a failed match: the message for the model.
+type editError struct{ msg string }
+
+func (e *editError) Error() string { return e.msg }
+
+// applyEdit finds oldText in content and replaces it with newText. With
+// replaceAll every match of the first level that matches is replaced;
+// otherwise that level must match exactly once.
+func applyEdit(content, oldText, newText string, replaceAll bool) (*editResult, error) {
+	if oldText == "" {
+		return nil, &editError{"old_text is empty: give the exact text to replace (empty old_text only creates a new file)"}
+	}
+	crlf := dominantCRLF(content)
+	// Level 1: the bytes as given.
+	if spans := findAll(content, oldText); len(spans) > 0 {
+		return finishEdit(content, spans, levelExact, replaceAll, func(span) string { return newText })
+	}
+	// Level 2: CRLF and LF treated alike, on both sides.
+	norm, toOrig := normaliseEOL(content)
+	oldN := strings.ReplaceAll(oldText, "\r\n", "\n")
+	newN := strings.ReplaceAll(newText, "\r\n", "\n")
+	withEOL := func(s string) string {
+		if crlf {
+			return strings.ReplaceAll(s, "\n", "\r\n")
+		}
+		return s
+	}
+	if spans := findAll(norm, oldN); len(spans) > 0 {
+		return finishEdit(content, mapSpans(spans, toOrig), levelLineEndings, replaceAll,
+			func(span) string { return withEOL(newN) })
+	}
+	// Level 3: blank space around the snippet trimmed (on both sides, so the
+	// replacement lands where the trimmed snippet starts).
+	oldT := strings.TrimSpace(oldN)
+	if oldT == "" {
+		return nil, &editError{"old_text is only blank space: give the text to replace"}
+	}
+	if oldT != oldN {
+		if spans := findAll(norm, oldT); len(spans) > 0 {
+			newT := strings.TrimSpace(newN)
+			return finishEdit(content, mapSpans(spans, toOrig), levelTrimmed, replaceAll,
+				func(span) string { return withEOL(newT) })
+		}
+	}
+	// Level 4: whole lines compared without their indentation; the
+	// replacement is re-indented to the file's own indentation.
+	lines := splitKeepEOL(norm)
+	snip := trimBlankLines(strings.Split(oldN, "\n"))
+	if windows := findLineWindows(lines, snip); len(windows) > 0 {
+		newLines := strings.Split(strings.TrimRight(newN, "\n"), "\n")
+		if strings.TrimSpace(newN) == "" {
+			newLines = nil
+		}
+		var spans []span
+		repl := map[int]string{}
+		unit := detectUnit(lines)
+		for _, w := range windows {
+			start := lineOffset(lines, w)
+			end := lineOffset(lines, w+len(snip))
+			s := span{toOrig(start), toOrig(end)}
+			spans = append(spans, s)
+			text := reindent(lines[w:w+len(snip)], snip, newLines, unit)
+			if !strings.HasSuffix(lines[w+len(snip)-1], "\n") {
+				text = strings.TrimSuffix(text, "\n")
+			}
+			repl[s.start] = withEOL(text)
+		}
+		return finishEdit(content, spans, levelIndent, replaceAll, func(s span) string { return repl[s.start] })
+	}
+	return nil, &editError{"old_text was not found" + closestRegion(lines, snip)}
+}
+
+func finishEdit(content string, spans []span, level editLevel, replaceAll bool, repl func(span) string) (*editResult, error) {
+	if len(spans) > 1 && !replaceAll {
+		n := fmt.Sprint(len(spans))
+		if len(spans) >= maxMatches {
+			n = "more than " + n
+		}
+		return nil, &editError{fmt.Sprintf("old_text matches %s places (%s; at lines %s): include more surrounding lines so it matches exactly one, or set replace_all",
+			n, level, lineList(content, spans))}
+	}
+	spans = nonOverlapping(spans)
+	r := &editResult{Level: level, Count: len(spans), spans: spans}
+	var sb strings.Builder
+	prev := 0
+	for i, s := range spans {
+		ins := repl(s)
+		r.inserted = append(r.inserted, ins)
+		sb.WriteString(content[prev:s.start])
+		if i == 0 {
+			first := strings.Count(content[:s.start], "\n") + 1
+			r.FirstLine = first
+			r.OldLines = [2]int{first, first + strings.Count(strings.TrimSuffix(content[s.start:s.end], "\n"), "\n")}
+			newFirst := strings.Count(sb.String(), "\n") + 1
+			r.NewLines = [2]int{newFirst, newFirst + strings.Count(strings.TrimSuffix(ins, "\n"), "\n")}
+		}
+		sb.WriteString(ins)
+		prev = s.end
+	}
+	sb.WriteString(content[prev:])
+	r.Text = sb.String()
+	return r, nil
+}
+
+// findAll returns every occurrence of sub in s, overlapping ones included,
+// so that "matches exactly once" really means one place. It stops
+// counting at maxMatches.
+func findAll(s, sub string) []span {
+	var out []span
+	for i := 0; i <= len(s)-len(sub) && len(out) < maxMatches; {
+		j := strings.Index(s[i:], sub)
+		if j < 0 {
+			break
+		}
+		out = append(out, span{i + j, i + j + len(sub)})
+		i += j + 1
+	}
+	return out
+}
+
+const maxMatches = 10000
+
+// nonOverlapping keeps the spans that do not overlap an earlier kept one.
+func nonOverlapping(spans []span) []span {
+	var out []span
+	for _, s := range spans {
+		if len(out) == 0 || s.start >= out[len(out)-1].end {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func dominantCRLF(s string) bool {
+	crlf := strings.Count(s, "\r\n")
+	return crlf > 0 && crlf >= strings.Count(s, "\n")-crlf
+}
+
+// normaliseEOL turns CRLF into LF and returns a map from offsets in the
+// normalised text back to offsets in the original.
+func normaliseEOL(s string) (string, func(int) int) {
+	if !strings.Contains(s, "\r\n") {
+		return s, func(i int) int { return i }
+	}
+	var sb strings.Builder
+	// removed[k] = original offset of the k-th dropped '\r'.
+	var removed []int
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\r' && i+1 < len(s) && s[i+1] == '\n' {
+			removed = append(removed, i)
+			continue
+		}
+		sb.WriteByte(s[i])
+	}
+	return sb.String(), func(n int) int {
+		// The original offset is n plus the number of dropped '\r' before it.
+		// A '\r' at original offset r sits before normalised offset r-k.
+		lo, hi := 0, len(removed)
+		for lo < hi {
+			m := (lo + hi) / 2
+			if removed[m]-m < n {
+				lo = m + 1
+			} else {
+				hi = m
+			}
+		}
+		return n + lo
+	}
+}
+
+func mapSpans(spans []span, f func(int) int) []span {
+	out := make([]span, len(spans))
+	for i, s := range spans {
+		out[i] = span{f(s.start), f(s.end)}
+	}
+	return out
+}
+
+// splitKeepEOL splits text into lines that keep their "\n" (the last one
+// has none when the text does not end in a newline).
+func splitKeepEOL(s string) []string {
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// lineOffset is the byte offset where line i starts (the text's length for
+// i == len(lines)).
+func lineOffset(lines []string, i int) int {
+	n := 0
+	for _, l := range lines[:i] {
+		n += len(l)
+	}
+	return n
+}
+
+func trimBlankLines(ls []string) []string {
+	for len(ls) > 0 && strings.TrimSpace(ls[0]) == "" {
+		ls = ls[1:]
+	}
+	for len(ls) > 0 && strings.TrimSpace(ls[len(ls)-1]) == "" {
+		ls = ls[:len(ls)-1]
+	}
+	return ls
+}
+
+// findLineWindows finds runs of file lines equal to the snippet's lines
+// when blank space at both ends of each line is ignored (overlapping
+// windows included, as for findAll).
+func findLineWindows(lines, snip []string) []int {
+	if len(snip) == 0 || len(snip) > len(lines) {
+		return nil
+	}
+	want := make([]string, len(snip))
+	for i, l := range snip {
+		want[i] = strings.TrimSpace(l)
+	}
+	var out []int
+	for i := 0; i+len(snip) <= len(lines); i++ {
+		ok := true
+		for j := range want {
+			if strings.TrimSpace(lines[i+j]) != want[j] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, i)
+			if len(out) == maxMatches {
+				break
+			}
+		}
+	}
+	return out
+}
+
+// indentOf returns a line's leading blank space.
+func indentOf(l string) string {
+	return l[:len(l)-len(strings.TrimLeft(l, " \t"))]
+}
+
+// detectUnit guesses a file's indentation unit: a tab when indented lines
+// mostly start with tabs, else the smallest space indent seen (2 or 4...).
+func detectUnit(lines []string) string {
+	tabs, spaces, unit := 0, 0, 0
+	for _, l := range lines {
+		ind := indentOf(l)
+		if ind == "" || strings.TrimSpace(l) == "" {
+			continue
+		}
+		if ind[0] == '\t' {
+			tabs++
+			continue
+		}
+		spaces++
+		if n := len(ind) - len(strings.TrimLeft(ind, " ")); n > 0 && (unit == 0 || n < unit) {
+			unit = n
+		}
+	}
+	if tabs >= spaces && tabs > 0 {
+		return "\t"
+	}
+	if unit == 0 {
+		unit = 4
+	}
+	return strings.Repeat(" ", unit)
+}
+
+// width measures an indentation, a tab counting as four columns.
+func width(ind string) int {
+	return len(ind) + 3*strings.Count(ind, "\t")
+}
+
+// snippetUnit is the snippet's indentation step in columns: the smallest
+// positive difference between a line's indentation and the first line's.
+func snippetUnit(base string, groups ...[]string) int {
+	unit := 0
+	for _, g := range groups {
+		for _, l := range g {
+			if strings.TrimSpace(l) == "" {
+				continue
+			}
+			d := width(indentOf(l)) - width(base)
+			if d < 0 {
+				d = -d
+			}
+			if d > 0 && (unit == 0 || d < unit) {
+				unit = d
+			}
+		}
+	}
+	return unit
+}
+
+// reindent renders newLines for the place of fileLines (the matched lines),
+// given the snippet lines the model believed were there. A new line equal to
+// a snippet line (taken in order) keeps the file's own line byte for byte;
+// any other line keeps its indentation relative to the line before it,
+// re-expressed in the file's indentation unit.
+func reindent(fileLines, snip, newLines []string, fileUnit string) string {
+	prevNew := width(indentOf(snip[0]))
+	prevOut := indentOf(fileLines[0])
+	uw := snippetUnit(indentOf(snip[0]), snip, newLines)
+	if uw == 0 {
+		uw = width(fileUnit)
+	}
+	next := 0 // the next snippet line a new line may match
+	var sb strings.Builder
+	for _, nl := range newLines {
+		body := strings.TrimLeft(nl, " \t")
+		if body == "" {
+			sb.WriteByte('\n')
+			continue
+		}
+		matched := false
+		for k := next; k < len(snip); k++ {
+			if snip[k] == nl {
+				line := strings.TrimSuffix(fileLines[k], "\n")
+				sb.WriteString(line)
+				sb.WriteByte('\n')
+				prevNew, prevOut, next, matched = width(indentOf(nl)), indentOf(line), k+1, true
+				break
+			}
+		}
+		if matched {
+			continue
+		}
+		rel := width(indentOf(nl)) - prevNew
+		ind := prevOut
+		if rel >= 0 {
+			ind += strings.Repeat(fileUnit, rel/uw) + strings.Repeat(" ", rel%uw)
+		} else {
+			cut := (-rel + uw - 1) / uw * len(fileUnit)
+			ind = prevOut[:max(0, len(prevOut)-cut)]
+		}
+		sb.WriteString(ind)
+		sb.WriteString(body)
+		sb.WriteByte('\n')
+		prevNew, prevOut = width(indentOf(nl)), ind
+	}
+	return sb.String()
+}
+
+// lineList renders the first lines of each span, for ambiguity errors.
+func lineList(content string, spans []span) string {
+	var parts []string
+	for i, s := range spans {
+		if i == 8 {
+			parts = append(parts, "...")
+			break
+		}
+		parts = append(parts, fmt.Sprint(strings.Count(content[:s.start], "\n")+1))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// closestRegion finds the window of the file most like the snippet and
+// shows it with line numbers, so the model can retry with the real text.
+func closestRegion(lines, snip []string) string {
+	if len(lines) == 0 {
+		return " (the file is empty)"
+	}
+	if len(snip) == 0 {
+		return ""
+	}
+	k := len(snip)
+	if k > len(lines) {
+		k = len(lines)
+	}
+	want := make([]string, len(snip))
+	for i, l := range snip {
+		want[i] = strings.TrimSpace(l)
+	}
+	cheap := len(lines)*k > 2_000_000
+	best, bestScore := 0, -1.0
+	for i := 0; i+k <= len(lines); i++ {
+		score := 0.0
+		for j := 0; j < k; j++ {
+			got := strings.TrimSpace(lines[i+j])
+			switch {
+			case got == want[j]:
+				score += 1
+			case !cheap:
+				score += similarity(got, want[j])
+			}
+		}
+		if score > bestScore {
+			best, bestScore = i, score
+		}
+	}
+	if bestScore <= 0 {
+		return " (nothing in the file looks like it; read the file first)"
+	}
+	from := max(best-2, 0)
+	to := min(best+k+2, len(lines))
+	if to-from > 40 {
+		to = from + 40
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, ". The closest region is lines %d-%d; copy old_text from it exactly:\n", best+1, best+k)
+	for i := from; i < to; i++ {
+		fmt.Fprintf(&sb, "%d\t%s\n", i+1, strings.TrimRight(lines[i], "\r\n"))
+	}
+	return redactSecrets(sb.String())
+}
+
+// similarity is a cheap 0..1 likeness of two lines: shared prefix plus
+// shared suffix over the longer length.
+func similarity(a, b string) float64 {
+	if a == "" || b == "" {
+		return 0
+	}
+	n := max(len(a), len(b))
+	p := 0
+	for p < len(a) && p < len(b) && a[p] == b[p] {
+		p++
+	}
+	s := 0
+	for s < len(a)-p && s < len(b)-p && a[len(a)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	return float64(p+s) / float64(n)
+}

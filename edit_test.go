@@ -1,0 +1,256 @@
+package harvey
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestApplyEditLevels(t *testing.T) {
+	goFile := "package x\n\nfunc f() {\n\tif a {\n\t\treturn 1\n\t}\n\treturn 2\n}\n"
+	cases := []struct {
+		name       string
+		content    string
+		old, new   string
+		all        bool
+		want       string
+		level      editLevel
+		errHas     string
+		oldL, newL [2]int
+	}{
+		{name: "exact", content: "a\nb\nc\n", old: "b\n", new: "B\n", want: "a\nB\nc\n", level: levelExact, oldL: [2]int{2, 2}, newL: [2]int{2, 2}},
+		{name: "exact at start", content: "a\nb\nc\n", old: "a\n", new: "A\nA2\n", want: "A\nA2\nb\nc\n", level: levelExact, oldL: [2]int{1, 1}, newL: [2]int{1, 2}},
+		{name: "exact at end, no newline", content: "a\nb\nc", old: "c", new: "C", want: "a\nb\nC", level: levelExact, oldL: [2]int{3, 3}},
+		{name: "exact twice is ambiguous", content: "x = 1\ny\nx = 1\n", old: "x = 1", new: "x = 2", errHas: "matches 2 places (exact; at lines 1, 3)"},
+		{name: "overlapping matches are ambiguous", content: "aaa", old: "aa", new: "b", errHas: "matches 2 places"},
+		{name: "replace_all", content: "x = 1\ny\nx = 1\n", old: "x = 1", new: "x = 2", all: true, want: "x = 2\ny\nx = 2\n", level: levelExact},
+		{name: "deletion", content: "a\nb\nc\n", old: "b\n", new: "", want: "a\nc\n", level: levelExact},
+
+		{name: "LF snippet in CRLF file", content: "a\r\nb\r\nc\r\n", old: "a\nb\n", new: "A\nB\nB2\n", want: "A\r\nB\r\nB2\r\nc\r\n", level: levelLineEndings, oldL: [2]int{1, 2}, newL: [2]int{1, 3}},
+		{name: "CRLF snippet in LF file", content: "a\nb\nc\n", old: "b\r\nc\r\n", new: "X\r\n", want: "a\nX\n", level: levelLineEndings},
+		{name: "CRLF ambiguity", content: "a\r\nb\r\na\r\nb\r\n", old: "a\nb", new: "z", errHas: "matches 2 places (line endings normalised"},
+		{name: "CRLF kept beside a lone LF", content: "a\r\nb\nc\r\nd\r\n", old: "c\nd", new: "C\nD", want: "a\r\nb\nC\r\nD\r\n", level: levelLineEndings},
+
+		{name: "trimmed snippet", content: "one\n  two three\nfour\n", old: "\n\n  two three  \n\n", new: "\n  2 3\n", want: "one\n  2 3\nfour\n", level: levelTrimmed},
+		{name: "trimmed ambiguity", content: "k = v\nk = v\n", old: " k = v ", new: "z", errHas: "matches 2 places (surrounding blank space ignored"},
+
+		{name: "spaces snippet in tab file", content: goFile,
+			old: "    if a {\n        return 1\n    }\n", new: "    if a {\n        log()\n        return 1\n    }\n",
+			want:  "package x\n\nfunc f() {\n\tif a {\n\t\tlog()\n\t\treturn 1\n\t}\n\treturn 2\n}\n",
+			level: levelIndent, oldL: [2]int{4, 6}, newL: [2]int{4, 7}},
+		{name: "unindented snippet in tab file", content: goFile,
+			old: "return 1\n}\nreturn 2", new: "return 1\n}\nif b {\n    return 3\n}\nreturn 2",
+			want:  "package x\n\nfunc f() {\n\tif a {\n\t\treturn 1\n\t}\n\tif b {\n\t\treturn 3\n\t}\n\treturn 2\n}\n",
+			level: levelIndent},
+		{name: "tabs snippet in 2-space file", content: "def f():\n  if a:\n    return 1\n  return 2\n",
+			old: "\tif a:\n\t\treturn 1\n", new: "\tif a:\n\t\tprint(a)\n\t\treturn 1\n",
+			want: "def f():\n  if a:\n    print(a)\n    return 1\n  return 2\n", level: levelIndent},
+		{name: "indent level keeps CRLF", content: "a\r\n    b\r\n    c\r\nd\r\n", old: "b\nc\n", new: "b\n  c2\n", want: "a\r\n    b\r\n        c2\r\nd\r\n", level: levelIndent},
+		{name: "indent ambiguity", content: "\tx()\n\ty()\n  x()\n  y()\n", old: "x()\n    y()", new: "z()", errHas: "matches 2 places (indentation ignored"},
+		{name: "indent at end without newline", content: "a\n\tb\n\tlast", old: "b\nlast\n", new: "b\nfinal\n", want: "a\n\tb\n\tfinal", level: levelIndent},
+
+		{name: "unicode", content: "名前 = \"ハーヴィー\"\nλ := 1\n", old: "λ := 1", new: "λ := 2 // ✓", want: "名前 = \"ハーヴィー\"\nλ := 2 // ✓\n", level: levelExact},
+		{name: "not found shows closest region", content: "func main() {\n\tfmt.Println(\"hello\")\n}\n", old: "fmt.Println(\"helo\")", new: "x", errHas: "closest region is lines 2-2"},
+		{name: "empty file", content: "", old: "x", new: "y", errHas: "the file is empty"},
+		{name: "only blank old_text", content: "a\n", old: "  \n ", new: "y", errHas: "only blank space"},
+		{name: "empty old_text", content: "a\n", old: "", new: "y", errHas: "empty old_text only creates"},
+		{name: "nothing alike", content: "aaa\n", old: "zzz", new: "y", errHas: "nothing in the file looks like it"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := applyEdit(c.content, c.old, c.new, c.all)
+			if c.errHas != "" {
+				if err == nil || !strings.Contains(err.Error(), c.errHas) {
+					t.Fatalf("err = %v, want %q", err, c.errHas)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Text != c.want {
+				t.Fatalf("got  %q\nwant %q", r.Text, c.want)
+			}
+			if r.Level != c.level {
+				t.Fatalf("level = %v, want %v", r.Level, c.level)
+			}
+			if c.oldL != [2]int{} && (r.OldLines != c.oldL || (c.newL != [2]int{} && r.NewLines != c.newL)) {
+				t.Fatalf("lines = %v → %v, want %v → %v", r.OldLines, r.NewLines, c.oldL, c.newL)
+			}
+		})
+	}
+}
+
+// The closest region shown on a miss is redacted like any file text.
+func TestEditMissRedactsClosestRegion(t *testing.T) {
+	content := "token = \"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"\nport = 80\n"
+	_, err := applyEdit(content, "token = \"ghp_wrong\"", "x", false)
+	if err == nil || strings.Contains(err.Error(), "ghp_abcdef") || !strings.Contains(err.Error(), "REDACTED") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func editArgs(path, old, new string) map[string]any {
+	return map[string]any{"path": path, "old_text": old, "new_text": new}
+}
+
+func TestEditFileTool(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	a := env.a
+	p := filepath.Join(env.dir, "main.go")
+	os.WriteFile(p, []byte("package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"), 0o600)
+
+	out, err := a.toolEditFile(t.Context(), editArgs("main.go", "    println(\"hi\")", "    println(\"hello\")"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "edited main.go: lines 4-4 replaced by lines 4-4; matched with") || !strings.Contains(out, "+\tprintln(\"hello\")") {
+		t.Fatalf("result = %q", out)
+	}
+	b, _ := os.ReadFile(p)
+	if string(b) != "package main\n\nfunc main() {\n\tprintln(\"hello\")\n}\n" {
+		t.Fatalf("file = %q", b)
+	}
+	if st, _ := os.Stat(p); st.Mode().Perm() != 0o600 {
+		t.Fatalf("mode changed to %v", st.Mode())
+	}
+
+	// Empty old_text creates a new file, and only a new one.
+	if _, err := a.toolEditFile(t.Context(), editArgs("pkg/new.go", "", "package pkg\n")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(env.dir, "pkg", "new.go")); string(b) != "package pkg\n" {
+		t.Fatalf("new file = %q", b)
+	}
+	if _, err := a.toolEditFile(t.Context(), editArgs("main.go", "", "x")); err == nil || !strings.Contains(err.Error(), "the file exists") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := a.toolEditFile(t.Context(), editArgs("missing.go", "a", "b")); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Fatalf("err = %v", err)
+	}
+	if _, err := a.toolEditFile(t.Context(), map[string]any{"path": "main.go", "old_text": "x"}); err == nil || !strings.Contains(err.Error(), "new_text") {
+		t.Fatalf("err = %v", err)
+	}
+	// A huge file is refused before it is read past the limit.
+	big := filepath.Join(env.dir, "big.txt")
+	os.WriteFile(big, []byte(strings.Repeat("line\n", (maxEditBytes/5)+10)), 0o644)
+	if _, err := a.toolEditFile(t.Context(), editArgs("big.txt", "line", "x")); err == nil || !strings.Contains(err.Error(), "over 4 MB") {
+		t.Fatalf("err = %v", err)
+	}
+	// Binary files are not edited.
+	os.WriteFile(filepath.Join(env.dir, "bin"), []byte("a\x00b"), 0o644)
+	if _, err := a.toolEditFile(t.Context(), editArgs("bin", "a", "x")); err == nil || !strings.Contains(err.Error(), "binary") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// edit_file inherits every refusal of the write path: nothing outside the
+// workspace, in agents/ or in .git/ changes, and secret files stay shut.
+func TestEditFileRefusals(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	dir := env.dir
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "secret.txt"), []byte(secret+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "agents", "harvey.yaml"), []byte("model: "+secret+"\n"), 0o644)
+	os.Symlink(filepath.Join(outside, "secret.txt"), filepath.Join(dir, "link-out"))
+	os.Symlink("agents/harvey.yaml", filepath.Join(dir, "inner"))
+	os.Link(filepath.Join(outside, "secret.txt"), filepath.Join(dir, "hard"))
+	os.WriteFile(filepath.Join(dir, ".env"), []byte("TOKEN="+secret+"\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, ".git"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".git", "config"), []byte("[core]\n"+secret+"\n"), 0o644)
+	syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644)
+	before := snapshot(t, outside, filepath.Join(dir, "agents"), filepath.Join(dir, ".git"))
+
+	for _, c := range []struct{ path, reason string }{
+		{"../outside/secret.txt", "outside the workspace"},
+		{"link-out", "symlink leads outside"},
+		{"hard", "hard links"},
+		{"agents/harvey.yaml", "agents/"},
+		{"AGENTS/harvey.yaml", "agents/"},
+		{"inner", "agents/"},
+		{".env", "secret file"},
+		{".git/config", ".git/"},
+		{"fifo", "not a regular file"},
+		{"/etc/passwd", "absolute paths"},
+	} {
+		out, err := env.a.toolEditFile(t.Context(), editArgs(c.path, secret, "pwned"))
+		if err == nil || !strings.Contains(err.Error(), c.reason) {
+			t.Errorf("%s: err = %v, want %q", c.path, err, c.reason)
+		}
+		if strings.Contains(out, secret) || (err != nil && strings.Contains(err.Error(), secret)) {
+			t.Errorf("%s: secret leaked", c.path)
+		}
+	}
+	after := snapshot(t, outside, filepath.Join(dir, "agents"), filepath.Join(dir, ".git"))
+	for k, v := range before {
+		if after[k] != v {
+			t.Fatalf("%s changed", k)
+		}
+	}
+	if env.errOut.Len() > 0 && strings.Contains(env.errOut.String(), secret) {
+		t.Fatal("secret reached the terminal")
+	}
+}
+
+// A scripted llama3.2 mis-copies a snippet (wrong text), reads the error
+// result with the closest region, and retries with the real text.
+func TestEditFileRetryThroughLoop(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	p := filepath.Join(env.dir, "app.py")
+	os.WriteFile(p, []byte("def greet(name):\n    return 'Hello, ' + name\n"), 0o644)
+	f.script(
+		toolReply("llama3.2", fakeCall{id: "e1", name: "edit_file", args: editArgs("app.py", "return \"Hello, \" + name", "return f'Hi, {name}'")}),
+		toolReply("llama3.2", fakeCall{id: "e2", name: "edit_file", args: editArgs("app.py", "    return 'Hello, ' + name", "    return f'Hi, {name}'")}),
+		textReply("llama3.2", "Done: greet now says Hi."),
+	)
+	if err := env.a.RunPrompt(t.Context(), "make greet say Hi"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.chatRequests()
+	if len(reqs) != 3 {
+		t.Fatalf("requests = %d", len(reqs))
+	}
+	m := messagesOf(reqs[1])
+	first := m[len(m)-1]
+	if first["role"] != "tool" || !strings.Contains(first["content"].(string), "old_text was not found. The closest region is lines 2-2") ||
+		!strings.Contains(first["content"].(string), "2\t    return 'Hello, ' + name") {
+		t.Fatalf("first result = %v", first)
+	}
+	m = messagesOf(reqs[2])
+	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "edited app.py: lines 2-2 replaced by lines 2-2") {
+		t.Fatalf("second result = %q", c)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "def greet(name):\n    return f'Hi, {name}'\n" {
+		t.Fatalf("file = %q", b)
+	}
+	if !strings.Contains(env.out.String(), "Done: greet now says Hi.") {
+		t.Fatalf("stdout = %q", env.out.String())
+	}
+}
+
+// applyEdit never panics, and a success always contains the replacement
+// (after line-ending conversion) and leaves text outside the match alone.
+func FuzzApplyEdit(f *testing.F) {
+	f.Add("a\r\nb\r\n\tc\n", "b\nc", "x\n  y", false)
+	f.Add("\t\tif x {\n\t\t}\n", "  if x {\n  }", "if y {\n}", true)
+	f.Add("aaa", "aa", "", true)
+	f.Add("", "\n", "x", false)
+	f.Fuzz(func(t *testing.T, content, old, new string, all bool) {
+		r, err := applyEdit(content, old, new, all)
+		if err != nil {
+			return
+		}
+		if r.Count < 1 || r.Level < levelExact || r.Level > levelIndent {
+			t.Fatalf("bad result %+v", r)
+		}
+		if r.Level == levelExact && !all && r.Text != content[:r.spans[0].start]+new+content[r.spans[0].end:] {
+			t.Fatalf("exact edit wrong: %q", r.Text)
+		}
+		if !strings.HasPrefix(r.Text, content[:r.spans[0].start]) || !strings.HasSuffix(r.Text, content[r.spans[len(r.spans)-1].end:]) {
+			t.Fatalf("text outside the match changed: %q → %q", content, r.Text)
+		}
+	})
+}
