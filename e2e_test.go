@@ -2,22 +2,51 @@ package harvey
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
+
+var (
+	buildOnce sync.Once
+	builtBin  string
+	buildErr  error
+	buildDir  string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
 
 // buildHarvey builds cmd/harvey once per test binary run.
 func buildHarvey(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "harvey")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/harvey")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	if testing.Short() {
+		t.Skip("builds the binary")
 	}
-	return bin
+	buildOnce.Do(func() {
+		buildDir, buildErr = os.MkdirTemp("", "harvey-e2e-")
+		if buildErr != nil {
+			return
+		}
+		builtBin = filepath.Join(buildDir, "harvey")
+		out, err := exec.Command("go", "build", "-o", builtBin, "./cmd/harvey").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return builtBin
 }
 
 func runHarvey(t *testing.T, bin, dir, stdin string, args ...string) (string, string, int) {
@@ -39,9 +68,6 @@ func runHarvey(t *testing.T, bin, dir, stdin string, args ...string) (string, st
 }
 
 func TestEndToEndHeadless(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
 	bin := buildHarvey(t)
 	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest")
 	dir := t.TempDir()
@@ -99,5 +125,28 @@ func TestEndToEndHeadless(t *testing.T) {
 	out, errOut, code = runHarvey(t, bin, dir, "/files\n/read notes.txt\n/exit\n", "--ollama", "http://127.0.0.1:1")
 	if code != 0 || !strings.Contains(out, "read notes.txt into context") || strings.Contains(out+errOut, "\x1b[") {
 		t.Fatalf("piped REPL: %d %q %q", code, out, errOut)
+	}
+}
+
+// /kb from a --run script, twice: the second process sees what the first
+// stored, and the active project survives.
+func TestEndToEndKnowledgeBase(t *testing.T) {
+	bin := buildHarvey(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "kb1.txt"), []byte("/kb project add harvey coding agent\n/kb observe finding: ollama reloads on num_ctx change\n/kb concept add kv-cache\n/kb concept link kv-cache\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "kb2.txt"), []byte("/kb\n/kb search reloads\n/kb project show\n"), 0o644)
+	out, errOut, code := runHarvey(t, bin, dir, "", "--run", "kb1.txt", "--ollama", "http://127.0.0.1:1")
+	if code != 0 || !strings.Contains(out, "finding #1 recorded on harvey") {
+		t.Fatalf("first run: %d %q %q", code, out, errOut)
+	}
+	out, errOut, code = runHarvey(t, bin, dir, "", "--run", "kb2.txt", "--ollama", "http://127.0.0.1:1")
+	if code != 0 || !strings.Contains(out, "1 projects, 1 observations, 1 concepts") || !strings.Contains(out, "active project: #1 harvey") ||
+		!strings.Contains(out, "[harvey] finding: ollama reloads on num_ctx change") || !strings.Contains(out, "Concepts: kv-cache") {
+		t.Fatalf("second run: %d %q %q", code, out, errOut)
+	}
+	// Piped into the REPL too.
+	out, _, code = runHarvey(t, bin, dir, "/kb observe decision: keep num_ctx fixed\n/exit\n", "--ollama", "http://127.0.0.1:1")
+	if code != 0 || !strings.Contains(out, "decision #2 recorded on harvey") {
+		t.Fatalf("REPL: %d %q", code, out)
 	}
 }

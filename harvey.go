@@ -113,6 +113,7 @@ type Agent struct {
 
 	History       []Message
 	PinnedContext string
+	kb            *KnowledgeBase // opened by the first /kb command
 	SystemPrompt  string
 
 	// I/O. In is used for approvals and menus; Out gets answers, Err gets
@@ -274,6 +275,10 @@ func (a *Agent) Close() {
 	}
 	if a.Client != nil {
 		a.Client.Close()
+	}
+	if a.kb != nil {
+		a.kb.Close()
+		a.kb = nil
 	}
 }
 

@@ -1,0 +1,310 @@
+package harvey
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// The /kb commands: the only way into the knowledge base. The database is
+// opened on first use (start-up stays fast) and closed with the session.
+
+const kbUsage = "/kb status|project ...|observe [KIND:] TEXT|concept ...|search TEXT|inject"
+
+const kbHelp = `/kb status                          projects, observations, concepts; the active project
+/kb project list                    every project with its counts
+/kb project add NAME [DESC]         create a project (and make it active)
+/kb project use ID|NAME             make a project the active one (kept across sessions)
+/kb project status ID|NAME STATUS   active, paused or concluded
+/kb project show [ID|NAME]          a project's summary and observations
+/kb observe [KIND:] TEXT            record on the active project; KIND is note (default),
+                                    finding, decision, question or hypothesis
+/kb concept list                    concepts and how many projects use each
+/kb concept add NAME [DESC]         create a concept
+/kb concept link NAME [PROJECT]     link a concept to a project (default: the active one)
+/kb concept link NAME obs ID        link a concept to an observation
+/kb search TEXT                     full-text search of observations, projects and concepts
+/kb inject [ID|NAME]                put the project's summary into the conversation`
+
+// kbInjectObservations bounds what /kb inject puts into a small context.
+const kbInjectObservations = 20
+
+func (a *Agent) knowledgeBase() (*KnowledgeBase, error) {
+	if a.kb != nil {
+		return a.kb, nil
+	}
+	kb, err := OpenKnowledgeBase(a.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	a.kb = kb
+	return kb, nil
+}
+
+func cmdKB(_ context.Context, a *Agent, args []string, out io.Writer) error {
+	sub := "status"
+	if len(args) > 0 {
+		sub = strings.ToLower(args[0])
+		args = args[1:]
+	}
+	if sub == "help" {
+		fmt.Fprintln(out, kbHelp)
+		return nil
+	}
+	kb, err := a.knowledgeBase()
+	if err != nil {
+		return err
+	}
+	switch sub {
+	case "status":
+		return kbStatus(kb, out)
+	case "project", "projects":
+		return kbProject(kb, args, out)
+	case "observe":
+		return kbObserve(kb, args, out)
+	case "concept", "concepts":
+		return kbConcept(kb, args, out)
+	case "search":
+		return kbSearch(kb, strings.Join(args, " "), out)
+	case "inject":
+		return kbInject(a, kb, args, out)
+	}
+	return fmt.Errorf("unknown /kb subcommand %q; usage: %s", sub, kbUsage)
+}
+
+func kbStatus(kb *KnowledgeBase, out io.Writer) error {
+	p, o, c, err := kb.Counts()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "knowledge base: %d projects, %d observations, %d concepts (schema %d)\n", p, o, c, KBSchemaVersion)
+	act, ok, err := kb.ActiveProject()
+	if err != nil {
+		return err
+	}
+	if !ok {
+		fmt.Fprintln(out, "no active project: /kb project add NAME or /kb project use ID")
+		return nil
+	}
+	fmt.Fprintf(out, "active project: #%d %s (%s), %d observations\n", act.ID, san(act.Name), act.Status, act.Observations)
+	return nil
+}
+
+func san(s string) string { return sanitizeForTerminal(s) }
+
+// activeOr returns the project named by ref, or the active project.
+func activeOr(kb *KnowledgeBase, ref string) (Project, error) {
+	if ref != "" {
+		return kb.Project(ref)
+	}
+	p, ok, err := kb.ActiveProject()
+	if err != nil {
+		return p, err
+	}
+	if !ok {
+		return p, fmt.Errorf("no active project: /kb project add NAME or /kb project use ID")
+	}
+	return p, nil
+}
+
+func kbProject(kb *KnowledgeBase, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		args = []string{"list"}
+	}
+	switch strings.ToLower(args[0]) {
+	case "list":
+		ps, err := kb.Projects()
+		if err != nil {
+			return err
+		}
+		if len(ps) == 0 {
+			fmt.Fprintln(out, "no projects yet: /kb project add NAME [DESC]")
+		}
+		act, _, _ := kb.ActiveProject()
+		for _, p := range ps {
+			mark := " "
+			if p.ID == act.ID {
+				mark = "*"
+			}
+			fmt.Fprintf(out, "%s #%d %-20s %-9s %3d obs  %s\n", mark, p.ID, san(p.Name), p.Status, p.Observations, san(p.Description))
+		}
+		return nil
+	case "add":
+		if len(args) < 2 {
+			return fmt.Errorf("usage: /kb project add NAME [DESC]")
+		}
+		id, err := kb.AddProject(args[1], strings.Join(args[2:], " "))
+		if err != nil {
+			return err
+		}
+		if _, err := kb.UseProject(strconv.FormatInt(id, 10)); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "project #%d %s added; it is the active project\n", id, san(args[1]))
+		return nil
+	case "use":
+		if len(args) != 2 {
+			return fmt.Errorf("usage: /kb project use ID|NAME")
+		}
+		p, err := kb.UseProject(args[1])
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "active project: #%d %s\n", p.ID, san(p.Name))
+		return nil
+	case "status":
+		if len(args) != 3 {
+			return fmt.Errorf("usage: /kb project status ID|NAME %s", strings.Join(ProjectStatuses, "|"))
+		}
+		p, err := kb.Project(args[1])
+		if err != nil {
+			return err
+		}
+		if err := kb.SetProjectStatus(p.ID, args[2]); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "project #%d %s is %s\n", p.ID, san(p.Name), strings.ToLower(args[2]))
+		return nil
+	case "show":
+		p, err := activeOr(kb, strings.Join(args[1:], " "))
+		if err != nil {
+			return err
+		}
+		s, err := kb.Summary(p.ID, 0)
+		if err != nil {
+			return err
+		}
+		fmt.Fprint(out, san(s))
+		return nil
+	}
+	return fmt.Errorf("usage: /kb project list|add NAME [DESC]|use ID|status ID STATUS|show [ID]")
+}
+
+// kbObserve parses "[KIND:] TEXT". A first word that is a known kind counts
+// as the kind with or without a colon; any other first word ending in a
+// colon is taken as a kind and refused, so a typo is not filed as a note.
+func kbObserve(kb *KnowledgeBase, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("usage: /kb observe [KIND:] TEXT (KIND: %s)", strings.Join(ObservationKinds, ", "))
+	}
+	kind := "note"
+	first := strings.ToLower(args[0])
+	if k := strings.TrimSuffix(first, ":"); contains(ObservationKinds, k) {
+		kind, args = k, args[1:]
+	} else if strings.HasSuffix(first, ":") && len(first) > 1 && !strings.ContainsAny(k, " /.") {
+		return fmt.Errorf("unknown kind %q: use %s", k, strings.Join(ObservationKinds, ", "))
+	}
+	text := strings.Join(args, " ")
+	if strings.TrimSpace(text) == "" {
+		return fmt.Errorf("an observation needs text: /kb observe [KIND:] TEXT")
+	}
+	p, err := activeOr(kb, "")
+	if err != nil {
+		return err
+	}
+	id, err := kb.AddObservation(p.ID, kind, text)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "%s #%d recorded on %s\n", kind, id, san(p.Name))
+	return nil
+}
+
+func kbConcept(kb *KnowledgeBase, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		args = []string{"list"}
+	}
+	switch strings.ToLower(args[0]) {
+	case "list":
+		cs, err := kb.Concepts()
+		if err != nil {
+			return err
+		}
+		if len(cs) == 0 {
+			fmt.Fprintln(out, "no concepts yet: /kb concept add NAME [DESC]")
+		}
+		for _, c := range cs {
+			fmt.Fprintf(out, "#%d %-20s %2d projects  %s\n", c.ID, san(c.Name), c.Projects, san(c.Description))
+		}
+		return nil
+	case "add":
+		if len(args) < 2 {
+			return fmt.Errorf("usage: /kb concept add NAME [DESC]")
+		}
+		id, err := kb.AddConcept(args[1], strings.Join(args[2:], " "))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "concept #%d %s added\n", id, san(args[1]))
+		return nil
+	case "link":
+		if len(args) < 2 {
+			return fmt.Errorf("usage: /kb concept link NAME [PROJECT] | /kb concept link NAME obs ID")
+		}
+		c, err := kb.Concept(args[1])
+		if err != nil {
+			return err
+		}
+		if len(args) == 4 && strings.HasPrefix(strings.ToLower(args[2]), "obs") {
+			id, err := strconv.ParseInt(strings.TrimPrefix(args[3], "#"), 10, 64)
+			if err != nil {
+				return fmt.Errorf("observation IDs are numbers, got %q", args[3])
+			}
+			if err := kb.LinkObservation(c.ID, id); err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "linked %s to observation #%d\n", san(c.Name), id)
+			return nil
+		}
+		p, err := activeOr(kb, strings.Join(args[2:], " "))
+		if err != nil {
+			return err
+		}
+		if err := kb.LinkProject(c.ID, p.ID); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "linked %s to project #%d %s\n", san(c.Name), p.ID, san(p.Name))
+		return nil
+	}
+	return fmt.Errorf("usage: /kb concept list|add NAME [DESC]|link NAME [PROJECT]|link NAME obs ID")
+}
+
+func kbSearch(kb *KnowledgeBase, text string, out io.Writer) error {
+	obs, ps, cs, err := kb.Search(text, 50)
+	if err != nil {
+		return err
+	}
+	if len(obs)+len(ps)+len(cs) == 0 {
+		fmt.Fprintln(out, "nothing found")
+		return nil
+	}
+	for _, p := range ps {
+		fmt.Fprintf(out, "project #%d %s: %s\n", p.ID, san(p.Name), san(p.Description))
+	}
+	for _, c := range cs {
+		fmt.Fprintf(out, "concept #%d %s: %s\n", c.ID, san(c.Name), san(c.Description))
+	}
+	for _, o := range obs {
+		fmt.Fprintf(out, "#%d %s [%s] %s: %s\n", o.ID, o.Created[:min(len(o.Created), 10)], san(o.Project), o.Kind, san(o.Body))
+	}
+	return nil
+}
+
+// kbInject adds the project's summary to the conversation as one labelled
+// context message (appended, so the cached prompt prefix stays valid).
+func kbInject(a *Agent, kb *KnowledgeBase, args []string, out io.Writer) error {
+	p, err := activeOr(kb, strings.Join(args, " "))
+	if err != nil {
+		return err
+	}
+	s, err := kb.Summary(p.ID, kbInjectObservations)
+	if err != nil {
+		return err
+	}
+	a.addContext("knowledge base", s)
+	fmt.Fprintf(out, "added project #%d %s to the conversation (%d observations, ~%d tokens)\n",
+		p.ID, san(p.Name), min(p.Observations, kbInjectObservations), len(s)/4+1)
+	return nil
+}
