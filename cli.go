@@ -21,6 +21,7 @@ Usage:
   harvey [flags]               interactive session in the current directory
   harvey -p "PROMPT" [flags]   run one turn and exit (answer on stdout)
   harvey --run FILE [flags]    run each line of FILE (command or prompt) in order
+  harvey tools validate        check agents/tools/*.md; exit 1 if a file has a problem
 
 Flags:
   -p, --prompt PROMPT  run one prompt headless
@@ -37,6 +38,9 @@ Exit status: 0 success, 1 failure, 2 bad usage.
 // Main is the harvey command. It returns the exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	HardenProcess()
+	if len(args) > 0 && args[0] == "tools" {
+		return toolsCommand(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("harvey", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var (
@@ -146,4 +150,36 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 func isTTY(x any) bool {
 	f, ok := x.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// toolsCommand is "harvey tools validate": for CI, load every tool file the
+// way a session would and fail on any problem.
+func toolsCommand(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 || (args[0] != "validate" && args[0] != "check") {
+		fmt.Fprintln(stderr, "usage: harvey tools validate")
+		return 2
+	}
+	ws, err := OpenWorkspace(".")
+	if err != nil {
+		fmt.Fprintf(stderr, "harvey: %v\n", err)
+		return 1
+	}
+	defer ws.Close()
+	r := NewToolRegistry()
+	registerBuiltinTools(r, &Agent{})
+	tools, problems := LoadUserTools(ws, func(name string) bool { _, ok := r.entry(name); return ok })
+	for _, t := range tools {
+		fmt.Fprintf(stdout, "ok      %s (%s, %d parameters): %s\n", t.File, t.Effect, len(t.Params), quoteArgv(t.Command))
+	}
+	for _, p := range problems {
+		fmt.Fprintf(stdout, "problem %s\n", sanitizeForTerminal(p.Error()))
+	}
+	if len(problems) > 0 {
+		fmt.Fprintf(stderr, "harvey: %s in tool files\n", plural(len(problems), "problem"))
+		return 1
+	}
+	if len(tools) == 0 {
+		fmt.Fprintf(stdout, "no tool files in %s/\n", UserToolsDir)
+	}
+	return 0
 }

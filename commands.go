@@ -54,7 +54,8 @@ func (a *Agent) registerCommands() {
 	add(&Command{Name: "audit", Usage: "/audit show [N]|clear|status", Summary: "recent actions and their outcome", Handler: cmdAudit})
 	add(&Command{Name: "security", Usage: "/security", Summary: "safe mode, permissions and audit at a glance", Handler: cmdSecurity})
 	add(&Command{Name: "record", Usage: "/record start [FILE]|stop|status", Summary: "record the session as Markdown under agents/sessions/", Handler: cmdRecord})
-	add(&Command{Name: "tools", Usage: "/tools [on|off]", Summary: "list tools and the model's tool mode; turn tools on or off", Handler: cmdTools})
+	add(&Command{Name: "tools", Usage: "/tools [on|off|reload|check]", Summary: "list tools and the model's tool mode; turn tools on or off; reload or check agents/tools/*.md", Handler: cmdTools,
+		Help: "User tools are Markdown files in agents/tools/NAME.md: YAML front matter (parameters, command as an argv list, timeout, effect) and the description as the body. See docs/user-tools.md."})
 	add(&Command{Name: "model", Usage: "/model [NAME]", Summary: "list models, or switch to NAME", Handler: cmdModel})
 	add(&Command{Name: "ollama", Usage: "/ollama status|list|use NAME|start|stop", Summary: "the local Ollama service", Handler: cmdOllama})
 	add(&Command{Name: "route", Usage: "/route add NAME PROVIDER URL [MODEL]|remove NAME|list|enable NAME|disable NAME", Summary: "named remote endpoints; @NAME PROMPT sends one turn there", Handler: cmdRoute})
@@ -577,6 +578,18 @@ func cmdTools(_ context.Context, a *Agent, args []string, out io.Writer) error {
 			a.toolsOff = false
 		case "off":
 			a.toolsOff = true
+		case "reload", "check":
+			a.toolProblems = a.reloadUserTools()
+			for _, p := range a.toolProblems {
+				fmt.Fprintln(out, "problem: "+sanitizeForTerminal(p.Error()))
+			}
+			fmt.Fprintf(out, "%d user tools loaded from %s/\n", len(a.userTools), UserToolsDir)
+			if len(a.toolProblems) > 0 {
+				return fmt.Errorf("%s in tool files; those files were skipped", plural(len(a.toolProblems), "problem"))
+			}
+			if args[0] == "check" {
+				return nil
+			}
 		default:
 			return a.usageError("tools")
 		}

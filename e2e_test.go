@@ -150,3 +150,43 @@ func TestEndToEndKnowledgeBase(t *testing.T) {
 		t.Fatalf("REPL: %d %q", code, out)
 	}
 }
+
+// harvey tools validate, for CI: exit 0 on good files, 1 with file:line on a bad one.
+func TestEndToEndToolsValidate(t *testing.T) {
+	bin := buildHarvey(t)
+	dir := t.TempDir()
+	tools := filepath.Join(dir, "agents", "tools")
+	os.MkdirAll(tools, 0o755)
+	for _, name := range []string{"go_test.md", "todo_list.md"} {
+		b, _ := os.ReadFile(filepath.Join("docs", "examples", "tools", name))
+		os.WriteFile(filepath.Join(tools, name), b, 0o644)
+	}
+	out, errOut, code := runHarvey(t, bin, dir, "", "tools", "validate")
+	if code != 0 || !strings.Contains(out, "ok      agents/tools/go_test.md (exec, 2 parameters)") {
+		t.Fatalf("validate: %d %q %q", code, out, errOut)
+	}
+	// The built binary offers the user tool and runs it for a scripted model.
+	f := newFakeOllama(t, "llama3.2:latest")
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n// TODO: handle errors\n"), 0o644)
+	f.script(
+		toolReply("llama3.2", fakeCall{id: "t1", name: "todo_list", args: map[string]any{"path": "."}}),
+		textReply("llama3.2", "One TODO in main.go."),
+	)
+	out, errOut, code = runHarvey(t, bin, dir, "", "-p", "list todos", "--model", "llama3.2", "--ollama", f.URL())
+	if code != 0 || !strings.Contains(out, "One TODO in main.go.") || !strings.Contains(errOut, "⚙ todo_list") {
+		t.Fatalf("-p with user tool: %d %q %q", code, out, errOut)
+	}
+	reqs := f.chatRequests()
+	m := messagesOf(reqs[1])
+	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "./main.go:2:// TODO: handle errors") {
+		t.Fatalf("todo_list result = %q", c)
+	}
+	os.WriteFile(filepath.Join(tools, "bad.md"), []byte("---\nparameters:\n  p: {type: text}\ncommand: [ls, \"{{p}}\"]\n---\nBad.\n"), 0o644)
+	out, errOut, code = runHarvey(t, bin, dir, "", "tools", "validate")
+	if code != 1 || !strings.Contains(out, `problem agents/tools/bad.md:3: parameter "p": unknown type "text"`) || !strings.Contains(errOut, "1 problem in tool files") {
+		t.Fatalf("validate bad: %d %q %q", code, out, errOut)
+	}
+	if _, _, code := runHarvey(t, bin, dir, "", "tools", "bogus"); code != 2 {
+		t.Fatalf("bad usage exit %d", code)
+	}
+}

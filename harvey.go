@@ -114,6 +114,8 @@ type Agent struct {
 	History       []Message
 	PinnedContext string
 	kb            *KnowledgeBase // opened by the first /kb command
+	userTools     []string       // names registered from agents/tools
+	toolProblems  []ToolFileProblem
 	SystemPrompt  string
 
 	// I/O. In is used for approvals and menus; Out gets answers, Err gets
@@ -153,6 +155,7 @@ func NewAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writ
 	a.Routes = NewRouteRegistry(cf)
 	a.Tools = NewToolRegistry()
 	registerBuiltinTools(a.Tools, a)
+	a.toolProblems = a.reloadUserTools()
 	a.registerCommands()
 	a.SystemPrompt = a.buildSystemPrompt()
 	a.ClearHistory()

@@ -51,6 +51,12 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		a.logf("%s", a.colorize("33", "warning: "+w))
 	}
 	a.Tools.SetAllowed(cf.Tools.AllowedTools)
+	for _, p := range a.toolProblems {
+		a.logf("%s", a.colorize("33", "warning: skipped tool: "+p.Error()))
+	}
+	if len(a.userTools) > 0 {
+		a.logf("user tools from %s/: %s", UserToolsDir, strings.Join(a.userTools, ", "))
+	}
 	a.warnAgentsNotIgnored()
 	a.OllamaURL = resolveOllamaURL(o.OllamaURL, cf.OllamaURL)
 	model := o.Model

@@ -1,0 +1,577 @@
+package harvey
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// User-defined tools (seed 001, adapted): one Markdown file per tool in
+// agents/tools/NAME.md. YAML front matter declares the parameters, the
+// command as an argv list, a timeout and the effect; the body is the
+// description the model reads; the file name is the tool name. Files live in
+// agents/, so no model-driven tool can create or change them.
+//
+// Arguments only ever become argv elements: "{{p}}" as a whole element is
+// replaced by the value (an array by one element per item), "--x={{p}}" is
+// substituted as text inside that one element. No shell ever sees them.
+
+// UserToolsDir is where tool files live, relative to the workspace.
+const UserToolsDir = "agents/tools"
+
+// UserTool is one loaded tool file.
+type UserTool struct {
+	Name        string
+	File        string // agents/tools/NAME.md
+	Description string
+	Params      []UserParam // in file order
+	Command     []string
+	Timeout     time.Duration // 0: run_timeout
+	Effect      ToolEffect
+}
+
+// UserParam is one declared parameter.
+type UserParam struct {
+	Name        string
+	Type        string
+	Description string
+	Required    bool
+	Enum        []string
+}
+
+// ToolFileProblem is a reason a tool file was skipped, with its place.
+type ToolFileProblem struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (p ToolFileProblem) Error() string {
+	if p.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", p.File, p.Line, p.Msg)
+	}
+	return fmt.Sprintf("%s: %s", p.File, p.Msg)
+}
+
+var (
+	toolNameRE    = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	paramNameRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+	placeholderRE = regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`)
+	userParamType = map[string]bool{"string": true, "number": true, "integer": true, "boolean": true, "array": true}
+	shells        = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true, "ash": true, "busybox": true}
+)
+
+const maxToolFileBytes = 64 << 10
+
+// LoadUserTools reads every agents/tools/*.md. Tools whose name is taken
+// (reserved reports built-in names) or whose file has a problem are skipped
+// and reported; the others load.
+func LoadUserTools(ws *Workspace, reserved func(string) bool) ([]*UserTool, []ToolFileProblem) {
+	entries, err := fs.ReadDir(ws.FS(), UserToolsDir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, []ToolFileProblem{{File: UserToolsDir, Msg: errText(err)}}
+	}
+	var tools []*UserTool
+	var problems []ToolFileProblem
+	seen := map[string]string{}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".md") || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		file := UserToolsDir + "/" + e.Name()
+		if !e.Type().IsRegular() {
+			problems = append(problems, ToolFileProblem{File: file, Msg: "not a regular file (" + fileKind(e.Type()) + ")"})
+			continue
+		}
+		data, err := readToolFile(ws, file)
+		if err != nil {
+			problems = append(problems, ToolFileProblem{File: file, Msg: errText(err)})
+			continue
+		}
+		t, probs := ParseToolFile(file, data, reserved)
+		if t != nil {
+			if other, dup := seen[strings.ToLower(t.Name)]; dup {
+				probs = append(probs, ToolFileProblem{File: file, Msg: fmt.Sprintf("tool name %q is already used by %s", t.Name, other)})
+				t = nil
+			}
+		}
+		problems = append(problems, probs...)
+		if t != nil {
+			seen[strings.ToLower(t.Name)] = file
+			tools = append(tools, t)
+		}
+	}
+	sort.SliceStable(problems, func(i, j int) bool {
+		if problems[i].File != problems[j].File {
+			return problems[i].File < problems[j].File
+		}
+		return problems[i].Line < problems[j].Line
+	})
+	return tools, problems
+}
+
+// plural renders "1 problem" or "3 problems".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+func readToolFile(ws *Workspace, file string) ([]byte, error) {
+	f, err := ws.FS().Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, more, err := readAtMost(f, maxToolFileBytes)
+	if err != nil {
+		return nil, err
+	}
+	if more {
+		return nil, fmt.Errorf("file is over %d KB", maxToolFileBytes>>10)
+	}
+	return data, nil
+}
+
+// ParseToolFile parses one tool file. On any problem it returns a nil tool
+// and every problem found, each with its line in the file.
+func ParseToolFile(file string, data []byte, reserved func(string) bool) (*UserTool, []ToolFileProblem) {
+	var probs []ToolFileProblem
+	bad := func(line int, format string, args ...any) {
+		probs = append(probs, ToolFileProblem{File: file, Line: line, Msg: fmt.Sprintf(format, args...)})
+	}
+	name := strings.TrimSuffix(path.Base(file), ".md")
+	if !toolNameRE.MatchString(name) {
+		bad(0, "tool name %q (from the file name) may only use letters, digits, _ and -, up to 64", name)
+	} else if reserved != nil && reserved(name) {
+		bad(0, "tool name %q clashes with a built-in tool; rename the file", name)
+	}
+	front, body, offset, ok := splitFrontMatter(data)
+	if !ok {
+		bad(1, "the file must start with a --- line, then YAML, then a closing --- line")
+		return nil, probs
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(front, &doc); err != nil {
+		line, msg := yamlErrorLine(err)
+		if line > 0 {
+			line += offset
+		}
+		bad(line, "invalid YAML: %s", msg)
+		return nil, probs
+	}
+	t := &UserTool{Name: name, File: file, Effect: EffectExec, Description: strings.TrimSpace(string(body))}
+	if t.Description == "" {
+		t.Description = name
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		bad(offset+1, "the front matter must be a YAML mapping (parameters, command, timeout, effect)")
+		return nil, probs
+	}
+	top := doc.Content[0]
+	var cmdNode *yaml.Node
+	for i := 0; i+1 < len(top.Content); i += 2 {
+		k, v := top.Content[i], top.Content[i+1]
+		line := k.Line + offset
+		switch k.Value {
+		case "parameters":
+			t.Params = parseParams(v, offset, bad)
+		case "command":
+			cmdNode = v
+			if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+				bad(line, "command must be a non-empty list of arguments, e.g. [go, test, \"{{package}}\"]")
+				continue
+			}
+			for _, el := range v.Content {
+				if el.Kind != yaml.ScalarNode {
+					bad(el.Line+offset, "each command element must be a plain string")
+					continue
+				}
+				t.Command = append(t.Command, el.Value)
+			}
+		case "timeout":
+			d, err := ParseDuration(v.Value)
+			if err != nil || v.Kind != yaml.ScalarNode {
+				bad(line, "timeout: use a number of seconds or a value like \"90s\" or \"5m\"")
+			} else if d > time.Hour {
+				bad(line, "timeout is over 1h")
+			}
+			t.Timeout = d
+		case "effect":
+			switch v.Value {
+			case "read":
+				t.Effect = EffectRead
+			case "write":
+				t.Effect = EffectWrite
+			case "exec":
+				t.Effect = EffectExec
+			default:
+				bad(line, "effect %q: use read, write or exec", v.Value)
+			}
+		default:
+			bad(line, "unknown key %q (known: parameters, command, timeout, effect; the body is the description)", k.Value)
+		}
+	}
+	if cmdNode == nil {
+		bad(offset+1, "no command: add command: [PROGRAM, ARG, \"{{param}}\"]")
+	} else if len(t.Command) > 0 {
+		checkCommand(t, cmdNode, offset, bad)
+	}
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	return t, nil
+}
+
+// splitFrontMatter splits "---\nYAML\n---\nBODY". offset is the number of
+// file lines before the YAML (to turn YAML lines into file lines).
+func splitFrontMatter(data []byte) (front, body []byte, offset int, ok bool) {
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	s := string(bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n")))
+	if !strings.HasPrefix(s, "---\n") {
+		return nil, nil, 0, false
+	}
+	rest := s[4:]
+	end := -1
+	if strings.HasPrefix(rest, "---\n") || rest == "---" {
+		end = 0
+	} else if i := strings.Index(rest, "\n---\n"); i >= 0 {
+		end = i + 1
+	} else if strings.HasSuffix(rest, "\n---") {
+		end = len(rest) - 3
+	}
+	if end < 0 {
+		return nil, nil, 0, false
+	}
+	front = []byte(rest[:end])
+	body = []byte(strings.TrimPrefix(rest[end:], "---"))
+	return front, body, 1, true
+}
+
+// yamlErrorLine splits a yaml.v3 error into its line and message.
+func yamlErrorLine(err error) (int, string) {
+	msg := strings.ReplaceAll(err.Error(), "\n ", " ")
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		return n, strings.TrimSpace(msg[len(m[0]):])
+	}
+	return 0, strings.TrimPrefix(msg, "yaml: ")
+}
+
+func parseParams(v *yaml.Node, offset int, bad func(int, string, ...any)) []UserParam {
+	if v.Kind != yaml.MappingNode {
+		bad(v.Line+offset, "parameters must be a mapping: NAME: {type: string, description: ..., required: true}")
+		return nil
+	}
+	var out []UserParam
+	for i := 0; i+1 < len(v.Content); i += 2 {
+		k, pv := v.Content[i], v.Content[i+1]
+		line := k.Line + offset
+		p := UserParam{Name: k.Value}
+		if !paramNameRE.MatchString(p.Name) {
+			bad(line, "parameter name %q may only use letters, digits and _", p.Name)
+			continue
+		}
+		if pv.Kind != yaml.MappingNode {
+			bad(line, "parameter %q must be a mapping with at least a type", p.Name)
+			continue
+		}
+		for j := 0; j+1 < len(pv.Content); j += 2 {
+			fk, fv := pv.Content[j], pv.Content[j+1]
+			fl := fk.Line + offset
+			switch fk.Value {
+			case "type":
+				p.Type = fv.Value
+				if !userParamType[p.Type] {
+					bad(fl, "parameter %q: unknown type %q (use string, number, integer, boolean or array)", p.Name, fv.Value)
+				}
+			case "description":
+				p.Description = strings.TrimSpace(fv.Value)
+			case "required":
+				b, err := strconv.ParseBool(fv.Value)
+				if err != nil || fv.Kind != yaml.ScalarNode {
+					bad(fl, "parameter %q: required must be true or false", p.Name)
+				}
+				p.Required = b
+			case "enum":
+				if fv.Kind != yaml.SequenceNode || len(fv.Content) == 0 {
+					bad(fl, "parameter %q: enum must be a non-empty list", p.Name)
+					continue
+				}
+				for _, e := range fv.Content {
+					p.Enum = append(p.Enum, e.Value)
+				}
+			default:
+				bad(fl, "parameter %q: unknown field %q (known: type, description, required, enum)", p.Name, fk.Value)
+			}
+		}
+		if p.Type == "" {
+			bad(line, "parameter %q has no type", p.Name)
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// checkCommand validates placeholders: each names a declared parameter,
+// arrays only fill a whole element, the program is never a parameter, and
+// no parameter lands in a shell's -c script (where it could inject syntax).
+func checkCommand(t *UserTool, n *yaml.Node, offset int, bad func(int, string, ...any)) {
+	declared := map[string]UserParam{}
+	for _, p := range t.Params {
+		declared[p.Name] = p
+	}
+	for i, el := range t.Command {
+		line := n.Content[i].Line + offset
+		for _, m := range placeholderRE.FindAllStringSubmatch(el, -1) {
+			p, ok := declared[m[1]]
+			switch {
+			case !ok:
+				bad(line, "command uses {{%s}}, which is not a declared parameter", m[1])
+			case i == 0:
+				bad(line, "the program (first command element) cannot be a parameter")
+			case p.Type == "array" && el != m[0]:
+				bad(line, "array parameter %q must be a whole command element (\"{{%s}}\"), not part of %q", m[1], m[1], el)
+			}
+		}
+		if i > 0 && t.Command[i-1] == "-c" && shells[path.Base(t.Command[0])] && placeholderRE.MatchString(el) {
+			bad(line, "a parameter inside a shell -c script could inject commands; pass it as its own argument and use \"$1\" in the script")
+		}
+	}
+}
+
+// schema renders the tool's JSON schema for the model.
+func (t *UserTool) schema() map[string]any {
+	props := map[string]any{}
+	var required []string
+	for _, p := range t.Params {
+		s := map[string]any{"type": p.Type}
+		if p.Description != "" {
+			s["description"] = p.Description
+		}
+		if p.Type == "array" {
+			s["items"] = map[string]any{"type": "string"}
+		}
+		if len(p.Enum) > 0 {
+			s["enum"] = p.Enum
+		}
+		props[p.Name] = s
+		if p.Required {
+			required = append(required, p.Name)
+		}
+	}
+	m := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		m["required"] = required
+	}
+	return m
+}
+
+// buildArgv substitutes the (already coerced) arguments into the command.
+// An element that mentions an absent optional parameter is left out. A
+// string that starts with "-" cannot fill a whole element before a literal
+// "--" (the program would read it as an option).
+func (t *UserTool) buildArgv(args map[string]any) ([]string, error) {
+	byName := map[string]UserParam{}
+	for _, p := range t.Params {
+		byName[p.Name] = p
+		v, present := args[p.Name]
+		if (!present || v == nil) && p.Required {
+			return nil, fmt.Errorf("missing required argument %q", p.Name)
+		}
+		if present && v != nil && len(p.Enum) > 0 {
+			if s := fmt.Sprint(v); !contains(p.Enum, s) {
+				return nil, fmt.Errorf("argument %q must be one of %s", p.Name, strings.Join(p.Enum, ", "))
+			}
+		}
+	}
+	argv := []string{t.Command[0]}
+	endOfOptions := false
+	for _, el := range t.Command[1:] {
+		if el == "--" {
+			endOfOptions = true
+			argv = append(argv, el)
+			continue
+		}
+		refs := placeholderRE.FindAllStringSubmatch(el, -1)
+		if len(refs) == 0 {
+			argv = append(argv, el)
+			continue
+		}
+		absent := false
+		for _, m := range refs {
+			if v, ok := args[m[1]]; !ok || v == nil {
+				absent = true
+			}
+		}
+		if absent {
+			continue
+		}
+		if len(refs) == 1 && refs[0][0] == el {
+			name := refs[0][1]
+			vals, err := argText(name, args[name])
+			if err != nil {
+				return nil, err
+			}
+			for _, s := range vals {
+				if strings.HasPrefix(s, "-") && !endOfOptions && byName[name].Type != "number" && byName[name].Type != "integer" {
+					return nil, fmt.Errorf("argument %q may not start with \"-\" (the program would read it as an option)", name)
+				}
+			}
+			argv = append(argv, vals...)
+			continue
+		}
+		var ferr error
+		out := placeholderRE.ReplaceAllStringFunc(el, func(m string) string {
+			name := placeholderRE.FindStringSubmatch(m)[1]
+			vals, err := argText(name, args[name])
+			if err != nil {
+				ferr = err
+			}
+			return strings.Join(vals, " ")
+		})
+		if ferr != nil {
+			return nil, ferr
+		}
+		argv = append(argv, out)
+	}
+	return argv, nil
+}
+
+// argText renders one argument as argv text (an array as one string per
+// item). NUL bytes cannot be passed to a program and are refused.
+func argText(name string, v any) ([]string, error) {
+	var out []string
+	switch x := v.(type) {
+	case []any:
+		for _, it := range x {
+			s, err := scalarText(it)
+			if err != nil {
+				return nil, fmt.Errorf("argument %q: %v", name, err)
+			}
+			out = append(out, s)
+		}
+	default:
+		s, err := scalarText(x)
+		if err != nil {
+			return nil, fmt.Errorf("argument %q: %v", name, err)
+		}
+		out = []string{s}
+	}
+	for _, s := range out {
+		if strings.IndexByte(s, 0) >= 0 {
+			return nil, fmt.Errorf("argument %q contains a NUL byte", name)
+		}
+		if len(s) > 8192 {
+			return nil, fmt.Errorf("argument %q is too long (over 8 KB)", name)
+		}
+	}
+	return out, nil
+}
+
+func scalarText(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), nil
+	case int:
+		return strconv.Itoa(x), nil
+	case int64:
+		return strconv.FormatInt(x, 10), nil
+	}
+	return "", fmt.Errorf("expected a plain value, got %s", jsonType(v))
+}
+
+// quoteArgv renders argv for approvals and the audit log, quoting what a
+// shell would split, so the user sees exactly the arguments.
+func quoteArgv(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`;&|<>(){}[]*?!#~") {
+			parts[i] = strconv.Quote(a)
+		} else {
+			parts[i] = a
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// reloadUserTools replaces the registered user tools with what the files
+// say now, and returns the problems found.
+func (a *Agent) reloadUserTools() []ToolFileProblem {
+	for _, n := range a.userTools {
+		a.Tools.Unregister(n)
+	}
+	a.userTools = nil
+	builtin := func(name string) bool {
+		e, ok := a.Tools.entry(name)
+		return ok && e.source == "built-in"
+	}
+	tools, problems := LoadUserTools(a.Workspace, builtin)
+	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+	for _, t := range tools {
+		t := t
+		a.Tools.register(t.Name, t.Description, t.schema(), func(ctx context.Context, args map[string]any) (string, error) {
+			return a.runUserTool(ctx, t, args)
+		}, t.Effect, t.File)
+		a.userTools = append(a.userTools, t.Name)
+	}
+	return problems
+}
+
+// runUserTool runs a user tool through the same checks and runner as
+// run_command: exec permission, safe mode's allowlist, approval by effect
+// (read-only tools run without asking), then the runner with the workspace
+// as working directory, filtered environment, process-group kill and cap.
+func (a *Agent) runUserTool(ctx context.Context, t *UserTool, args map[string]any) (string, error) {
+	argv, err := t.buildArgv(args)
+	if err != nil {
+		return "", err
+	}
+	shown := quoteArgv(argv)
+	if err := a.checkPermission(".", PermExec); err != nil {
+		a.Audit.Record("tool", t.Name+": "+shown, AuditDenied, 0)
+		return "", err
+	}
+	if a.Config.SafeMode {
+		prog := path.Base(argv[0])
+		if strings.ContainsRune(argv[0], '/') || !contains(a.Config.AllowedCommands, prog) {
+			a.Audit.Record("tool", t.Name+": "+shown, AuditDenied, 0)
+			return "", fmt.Errorf("safe mode: %q is not in the allowlist; use /safemode allow %s", prog, prog)
+		}
+	}
+	if t.Effect != EffectRead {
+		if err := a.confirm(ctx, t.Name, "run "+t.Name+" ("+string(t.Effect)+"): "+shown, ""); err != nil {
+			a.Audit.Record("tool", t.Name+": "+shown, AuditDenied, 0)
+			return "", err
+		}
+	}
+	timeout := t.Timeout
+	if timeout <= 0 {
+		timeout = time.Duration(a.Config.RunTimeout)
+	}
+	res := runArgv(ctx, a.Workspace.Root, argv, baseEnv(), timeout, a.maxOut())
+	outcome := AuditSuccess
+	if res.Err != nil || res.ExitCode != 0 || res.TimedOut {
+		outcome = AuditError
+	}
+	a.Audit.Record("tool", t.Name+": "+shown, outcome, res.Duration)
+	return res.Text(a.maxOut()), nil
+}
