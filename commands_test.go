@@ -1,0 +1,234 @@
+package harvey
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func dispatch(t *testing.T, a *Agent, line string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() { done <- a.Dispatch(t.Context(), line, &out) }()
+	select {
+	case err := <-done:
+		return out.String(), err
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s hung", line)
+	}
+	return "", nil
+}
+
+func TestWriteAndApply(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	a := env.a
+	if _, err := dispatch(t, a, "/write out.txt"); err == nil || !strings.Contains(err.Error(), "no reply to write yet") {
+		t.Fatalf("/write with no reply: %v", err)
+	}
+	a.AddMessage("assistant", "Here it is:\n```go\npackage main\n\nfunc main() {}\n```\nDone.")
+	if out, err := dispatch(t, a, "/write cmd/x/main.go"); err != nil || !strings.Contains(out, "created cmd/x/main.go") {
+		t.Fatalf("/write: %q %v", out, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(env.dir, "cmd", "x", "main.go")); string(b) != "package main\n\nfunc main() {}\n" {
+		t.Fatalf("written = %q", b)
+	}
+	for _, bad := range []string{"/write agents/harvey.yaml", "/write ../out.txt", "/write .env", "/write .git/config"} {
+		if _, err := dispatch(t, a, bad); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("%s: %v", bad, err)
+		}
+	}
+	a.AddMessage("assistant", "Two files:\n```go util/a.go\npackage util\n```\n```text notes/b.txt\nhello\n```\n```python ../escape.py\nx\n```\n```\nuntagged\n```\n")
+	out, err := dispatch(t, a, "/apply")
+	if err == nil || !strings.Contains(err.Error(), "outside the workspace") || !strings.Contains(out, "wrote util/a.go") || !strings.Contains(out, "wrote notes/b.txt") {
+		t.Fatalf("/apply: %q %v", out, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(env.dir, "notes", "b.txt")); string(b) != "hello\n" {
+		t.Fatalf("b.txt = %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(env.dir), "escape.py")); err == nil {
+		t.Fatal("/apply wrote outside the workspace")
+	}
+	// Headless without --yes, /apply asks and is refused.
+	a.AutoApprove = false
+	if _, err := dispatch(t, a, "/apply"); err == nil || !strings.Contains(err.Error(), "--yes") {
+		t.Fatalf("/apply headless: %v", err)
+	}
+	a.AddMessage("assistant", "no code here")
+	if _, err := dispatch(t, a, "/apply"); err == nil || !strings.Contains(err.Error(), "no code blocks tagged") {
+		t.Fatalf("/apply without blocks: %v", err)
+	}
+}
+
+// Every bad input to the file commands gets one line, and the session goes on.
+func TestReadBadInputsOneLine(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	dir := env.dir
+	os.WriteFile(filepath.Join(dir, "bin.dat"), []byte("\x7fELF\x00\x00\x01"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".env"), []byte("KEY=secret\n"), 0o644)
+	syscall.Mkfifo(filepath.Join(dir, "pipe"), 0o644)
+	huge := filepath.Join(dir, "huge.log")
+	f, _ := os.Create(huge)
+	f.WriteString(strings.Repeat("log line\n", 20000))
+	f.Truncate(2 << 30) // 2 GB, sparse after the text
+	f.Close()
+	cases := map[string]string{
+		"/read ../x":                 "outside the workspace",
+		"/read agents/harvey.yaml":   "agents/",
+		"/read .env":                 "secret file",
+		"/read missing.txt":          "no such file",
+		"/read sub":                  "is a directory",
+		"/read pipe":                 "not a regular file",
+		"/nosuch":                    "unknown command",
+		"/read":                      "usage",
+		"/files missing":             "no such",
+		"/search [unclosed":          "pattern",
+		"/git frobnicate":            "",
+		"/context":                   "usage",
+		"/record start ../../x.md":   "recordings live in",
+		"/permissions set":           "usage",
+		"/safemode allow":            "usage",
+		"/search x ../":              "outside the workspace",
+		"/route add x nosuchkind u":  "",
+		"/kb project status 1 maybe": "",
+	}
+	for line, want := range cases {
+		_, err := dispatch(t, env.a, line)
+		if err == nil {
+			t.Fatalf("%s: no error", line)
+		}
+		if strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s: err = %q, want one line with %q", line, err, want)
+		}
+	}
+	out, err := dispatch(t, env.a, "/read bin.dat")
+	if err != nil || !strings.Contains(out, "binary file, 7 bytes") {
+		t.Fatalf("binary: %q %v", out, err)
+	}
+	var ms runtimeMem
+	ms.start()
+	out, err = dispatch(t, env.a, "/read huge.log")
+	if err != nil || !strings.Contains(out, "truncated at the size cap") {
+		t.Fatalf("huge: %q %v", out, err)
+	}
+	if grown := ms.grown(); grown > 64<<20 {
+		t.Fatalf("reading a 2 GB file allocated %d MB", grown>>20)
+	}
+	// The session goes on.
+	if out, err := dispatch(t, env.a, "/files"); err != nil || !strings.Contains(out, "bin.dat") {
+		t.Fatalf("after bad input: %q %v", out, err)
+	}
+}
+
+// A workspace Harvey cannot write: it starts, reads and searches, and each
+// write says why in one line.
+func TestReadOnlyWorkspace(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root ignores directory permissions")
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("hello\n"), 0o644)
+	os.Chmod(dir, 0o555)
+	t.Cleanup(func() { os.Chmod(dir, 0o755) })
+	var out, errOut bytes.Buffer
+	a, err := Start(t.Context(), Options{Dir: dir, OllamaURL: "http://127.0.0.1:1", Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	defer a.Close()
+	if o, err := dispatch(t, a, "/read a.txt"); err != nil || !strings.Contains(o, "read a.txt") {
+		t.Fatalf("/read: %q %v", o, err)
+	}
+	a.AddMessage("assistant", "```\nx\n```")
+	for _, line := range []string{"/write b.txt", "/record start", "/kb project add p"} {
+		if _, err := dispatch(t, a, line); err == nil || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("%s: %v", line, err)
+		}
+	}
+}
+
+// A workspace path with spaces and non-ASCII letters works everywhere:
+// files, search, commands, recording, the knowledge base and the binary.
+func TestWorkspaceWithSpacesAndUnicode(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "my project – ünïcødé 日本")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "naïve file.txt"), []byte("café au lait\n"), 0o644)
+	ws, err := OpenWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	cf, _ := LoadConfig(ws)
+	var out, errOut bytes.Buffer
+	a := NewAgent(ws, cf, NewLineReader(strings.NewReader("")), &out, &errOut)
+	a.AutoApprove = true
+	defer a.Close()
+	for _, step := range [][2]string{
+		{"/read naïve file.txt", ""},
+		{"/search café", "naïve file.txt:1: café au lait"},
+		{"/files", "naïve file.txt"},
+		{"/run pwd", dir},
+		{"/record start", "recording to agents/sessions/"},
+		{"/kb project add café", "project #1 café added"},
+		{"/kb observe noté bien", "note #1 recorded on café"},
+	} {
+		line, want := step[0], step[1]
+		o, err := dispatch(t, a, line)
+		if line == "/read naïve file.txt" {
+			// Arguments split on spaces: the file name with a space is two
+			// arguments; the tool takes it whole.
+			o, err = "", nil
+			if r, e := a.toolReadFile(t.Context(), map[string]any{"path": "naïve file.txt"}); e != nil || !strings.Contains(r, "café au lait") {
+				t.Fatalf("read_file: %q %v", r, e)
+			}
+		}
+		if err != nil || !strings.Contains(o, want) {
+			t.Fatalf("%s: %q %v", line, o, err)
+		}
+	}
+	a.Close()
+	bin := buildHarvey(t)
+	o, e, code := runHarvey(t, bin, dir, "/files\n/kb\n/exit\n", "--ollama", "http://127.0.0.1:1")
+	if code != 0 || !strings.Contains(o, "naïve file.txt") || !strings.Contains(o, "1 projects, 1 observations") {
+		t.Fatalf("binary: %d %q %q", code, o, e)
+	}
+}
+
+func TestGitCommandInRepo(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	env := newTestEnv(t, nil, "")
+	gitIn := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = env.dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_GLOBAL=/dev/null")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	gitIn("init", "-q")
+	os.WriteFile(filepath.Join(env.dir, "a.go"), []byte("package a\n"), 0o644)
+	gitIn("add", "a.go")
+	gitIn("commit", "-q", "-m", "first")
+	os.WriteFile(filepath.Join(env.dir, "a.go"), []byte("package a\n\nvar X = 1\n"), 0o644)
+	for line, want := range map[string]string{
+		"/git status":        "a.go",
+		"/git diff":          "+var X = 1",
+		"/git log --oneline": "first",
+		"/git show --stat":   "a.go",
+	} {
+		if o, err := dispatch(t, env.a, line); err != nil || !strings.Contains(o, want) {
+			t.Fatalf("%s: %q %v", line, o, err)
+		}
+	}
+	if _, err := dispatch(t, env.a, "/git push"); err == nil {
+		t.Fatal("/git push allowed")
+	}
+}
