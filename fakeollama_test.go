@@ -29,10 +29,11 @@ type fakeOllama struct {
 
 // fakeReply is one scripted /api/chat answer.
 type fakeReply struct {
-	status int      // non-zero: reply with this HTTP status and errBody
-	errMsg string   // error text for status replies
-	lines  []string // NDJSON lines (already JSON)
-	noDone bool     // drop the final done line (a cut-off stream)
+	status int           // non-zero: reply with this HTTP status and errBody
+	errMsg string        // error text for status replies
+	lines  []string      // NDJSON lines (already JSON)
+	noDone bool          // drop the final done line (a cut-off stream)
+	stall  time.Duration // after the first line, wait this long (or until the client hangs up)
 }
 
 func newFakeOllama(t *testing.T, models ...string) *fakeOllama {
@@ -174,10 +175,17 @@ func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
 		if rep.noDone && len(lines) > 0 {
 			lines = lines[:len(lines)-1]
 		}
-		for _, l := range lines {
+		for i, l := range lines {
 			io.WriteString(w, l+"\n")
 			if fl != nil {
 				fl.Flush()
+			}
+			if i == 0 && rep.stall > 0 {
+				select {
+				case <-time.After(rep.stall):
+				case <-r.Context().Done():
+					return
+				}
 			}
 		}
 	default:

@@ -1,0 +1,235 @@
+//go:build linux
+
+package harvey
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The REPL driven through a real pseudo-terminal, as a user types.
+
+type ptySession struct {
+	t      *testing.T
+	master *os.File
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	buf    strings.Builder
+	mark   int
+	done   chan error
+}
+
+func openPTY(t *testing.T) (master, slave *os.File) {
+	t.Helper()
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("no pty: %v", err)
+	}
+	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Skipf("unlockpt: %v", err)
+	}
+	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Skipf("ptsname: %v", err)
+	}
+	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Skipf("open pts: %v", err)
+	}
+	unix.IoctlSetWinsize(int(s.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 120})
+	return m, s
+}
+
+func startPTY(t *testing.T, bin, dir string, args ...string) *ptySession {
+	t.Helper()
+	master, slave := openPTY(t)
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(filterCommandEnvironment(os.Environ()), "TERM=xterm", "NO_COLOR=1", "OLLAMA_HOST=")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	slave.Close()
+	s := &ptySession{t: t, master: master, cmd: cmd, done: make(chan error, 1)}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := master.Read(b)
+			s.mu.Lock()
+			s.buf.Write(b[:n])
+			s.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	go func() { s.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		master.Close()
+	})
+	return s
+}
+
+func (s *ptySession) send(keys string) {
+	s.t.Helper()
+	if _, err := s.master.WriteString(keys); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// expect waits for text to appear after the last mark, then moves the mark
+// past it.
+func (s *ptySession) expect(text string) string {
+	s.t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		all := s.buf.String()
+		s.mu.Unlock()
+		if i := strings.Index(all[s.mark:], text); i >= 0 {
+			seen := all[s.mark : s.mark+i+len(text)]
+			s.mark += i + len(text)
+			return seen
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.t.Fatalf("timed out waiting for %q; screen since mark:\n%s", text, s.buf.String()[s.mark:])
+	return ""
+}
+
+func (s *ptySession) wait() error {
+	s.t.Helper()
+	select {
+	case err := <-s.done:
+		return err
+	case <-time.After(15 * time.Second):
+		s.t.Fatal("harvey did not exit")
+	}
+	return nil
+}
+
+func TestREPLThroughPTY(t *testing.T) {
+	bin := buildHarvey(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hi\n"), 0o644)
+	s := startPTY(t, bin, dir, "--ollama", "http://127.0.0.1:1")
+	s.expect("/help for commands")
+	s.expect("harvey> ")
+
+	// Tab completes a command, then a workspace path.
+	s.send("/hel\t")
+	s.expect("/help")
+	s.send("\r")
+	s.expect("Type a request for the model")
+	s.expect("harvey> ")
+	s.send("/read hel\t")
+	s.expect("hello.txt")
+	s.send("\r")
+	s.expect("read hello.txt into context (1 lines)")
+	s.expect("harvey> ")
+
+	// Ctrl-C at the prompt clears the line instead of leaving.
+	s.send("garbage\x03/files\r")
+	out := s.expect("harvey> ")
+	if strings.Contains(out, "garbage/files") || !strings.Contains(out, "hello.txt") {
+		t.Fatalf("Ctrl-C did not clear the line:\n%s", out)
+	}
+	// Up-arrow recalls the previous line.
+	s.send("\x1b[A")
+	s.expect("/files")
+	s.send("\r")
+	s.expect("hello.txt")
+	s.expect("harvey> ")
+
+	// A prompt with no model says how to fix it, and the session goes on.
+	s.send("hello there\r")
+	s.expect("ollama serve")
+	s.expect("harvey> ")
+
+	// Ctrl-D leaves cleanly; history was kept.
+	s.send("\x04")
+	if err := s.wait(); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+	hist, _ := os.ReadFile(filepath.Join(dir, "agents", "history"))
+	if !strings.Contains(string(hist), "/files") || !strings.Contains(string(hist), "/read hello.txt") {
+		t.Fatalf("history = %q", hist)
+	}
+}
+
+// Approvals as a user answers them (n, then a for always), and Ctrl-C
+// cancelling a reply in flight.
+func TestREPLApprovalsAndCancelThroughPTY(t *testing.T) {
+	bin := buildHarvey(t)
+	dir := t.TempDir()
+	f := newFakeOllama(t, "llama3.2:latest")
+	write := func(id, path, content string) fakeReply {
+		return toolReply("llama3.2", fakeCall{id: id, name: "write_file", args: map[string]any{"path": path, "content": content}})
+	}
+	f.script(
+		write("w1", "a.txt", "one\n"), textReply("llama3.2", "You declined."),
+		write("w2", "b.txt", "two\n"), write("w3", "c.txt", "three\n"), textReply("llama3.2", "Wrote both."),
+		fakeReply{lines: []string{contentLine("llama3.2", "Thinking"), doneLine("llama3.2")}, stall: time.Minute},
+		textReply("llama3.2", "Still here."),
+	)
+	s := startPTY(t, bin, dir, "--ollama", f.URL(), "--model", "llama3.2")
+	s.expect("harvey> ")
+
+	s.send("write a\r")
+	s.expect("+one")
+	s.expect("Allow? [y]es / [n]o / [a]lways for write_file: ")
+	s.send("n\r")
+	s.expect("You declined.")
+	s.expect("harvey> ")
+	if _, err := os.Stat(filepath.Join(dir, "a.txt")); err == nil {
+		t.Fatal("declined write happened")
+	}
+
+	s.send("write b and c\r")
+	s.expect("Allow? [y]es / [n]o / [a]lways for write_file: ")
+	s.send("a\r")
+	out := s.expect("Wrote both.")
+	if strings.Count(out, "Allow?") != 0 {
+		t.Fatalf("asked again after always:\n%s", out)
+	}
+	s.expect("harvey> ")
+	for name, want := range map[string]string{"b.txt": "two\n", "c.txt": "three\n"} {
+		if b, _ := os.ReadFile(filepath.Join(dir, name)); string(b) != want {
+			t.Fatalf("%s = %q", name, b)
+		}
+	}
+
+	// Ctrl-C while the model is streaming cancels the turn, not the session.
+	s.send("think\r")
+	s.expect("Thinking")
+	s.send("\x03")
+	s.expect("cancelled")
+	s.expect("harvey> ")
+	s.send("again\r")
+	s.expect("Still here.")
+	s.expect("harvey> ")
+	s.send("/exit\r")
+	if err := s.wait(); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+	// The declined call went back to the model as a refusal.
+	reqs := f.chatRequests()
+	m := messagesOf(reqs[1])
+	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "declined") {
+		t.Fatalf("declined result = %q", c)
+	}
+}
