@@ -115,6 +115,7 @@ type Agent struct {
 	PinnedContext string
 	kb            *KnowledgeBase // opened by the first /kb command
 	userTools     []string       // names registered from agents/tools
+	editor        *lineEditor    // the REPL's line editor (stdin is a terminal)
 	toolProblems  []ToolFileProblem
 	SystemPrompt  string
 

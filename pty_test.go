@@ -4,6 +4,8 @@ package harvey
 
 import (
 	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -232,4 +234,60 @@ func TestREPLApprovalsAndCancelThroughPTY(t *testing.T) {
 	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "declined") {
 		t.Fatalf("declined result = %q", c)
 	}
+}
+
+// TestFakeOllamaServeHelper is not a test: it is the "ollama serve" that a
+// fake ollama binary runs for TestStartupOffersToStartOllama.
+func TestFakeOllamaServeHelper(t *testing.T) {
+	if os.Getenv("HARVEY_FAKE_OLLAMA_SERVE") == "" {
+		return
+	}
+	ln, err := net.Listen("tcp", os.Getenv("OLLAMA_HOST"))
+	if err != nil {
+		os.Exit(3)
+	}
+	f := &fakeOllama{t: t, models: []string{"llama3.2:latest", "mistral:latest"}, caps: map[string][]string{
+		"llama3.2:latest": {"completion", "tools"}, "mistral:latest": {"completion", "tools"}}, template: map[string]string{}}
+	go http.Serve(ln, http.HandlerFunc(f.handle))
+	time.Sleep(20 * time.Second)
+	os.Exit(0)
+}
+
+// At start-up an interactive Harvey offers to start a local Ollama that is
+// not answering, then shows the model menu when several are installed.
+func TestStartupOffersToStartOllama(t *testing.T) {
+	bin := buildHarvey(t)
+	dir := t.TempDir()
+	binDir := t.TempDir()
+	script := "#!/bin/sh\n[ \"$1\" = serve ] || exit 2\nexec env HARVEY_FAKE_OLLAMA_SERVE=1 \"$HARVEY_TEST_BINARY\" -test.run '^TestFakeOllamaServeHelper$'\n"
+	os.WriteFile(filepath.Join(binDir, "ollama"), []byte(script), 0o755)
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	addr := ln.Addr().String()
+	ln.Close()
+	t.Setenv("PATH", binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("HARVEY_TEST_BINARY", os.Args[0])
+
+	// Declined: nothing starts, the hint follows.
+	s := startPTY(t, bin, dir, "--ollama", "http://"+addr)
+	s.expect("Start it now (ollama serve)? [y/N] ")
+	s.send("n\r")
+	s.expect("/ollama start tries to start it")
+	s.expect("harvey> ")
+	s.send("/exit\r")
+	s.wait()
+
+	// Accepted: Ollama starts, and with two models the menu asks.
+	s = startPTY(t, bin, dir, "--ollama", "http://"+addr)
+	s.expect("Start it now (ollama serve)? [y/N] ")
+	s.send("y\r")
+	s.expect("Ollama started")
+	s.expect("2) mistral:latest")
+	s.expect("Choose a model [1]: ")
+	s.send("2\r")
+	s.expect("mistral:latest (tool mode: schema)")
+	s.expect("harvey> ")
+	s.send("/status\r")
+	s.expect("mistral:latest")
+	s.send("/exit\r")
+	s.wait()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
@@ -263,7 +264,11 @@ func startOllama(ctx context.Context, oc *OllamaClient, out io.Writer) error {
 		return errors.New("the ollama binary is not on PATH; install Ollama first")
 	}
 	cmd := exec.Command(bin, "serve")
+	// Serve where Harvey will look (ollama reads its address from OLLAMA_HOST).
 	cmd.Env = filterCommandEnvironment(os.Environ())
+	if u, err := url.Parse(oc.BaseURL); err == nil && u.Host != "" {
+		cmd.Env = append(cmd.Env, "OLLAMA_HOST="+u.Host)
+	}
 	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("ollama serve: %v", err)

@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path"
 	"regexp"
@@ -43,6 +46,12 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	a := NewAgent(ws, cf, in, o.Stdout, o.Stderr)
 	a.Interactive = o.Interactive
 	a.AutoApprove = o.AutoApprove
+	if o.StdinTTY {
+		// The line editor exists before connecting, so start-up questions
+		// (start Ollama? which model?) are asked like every later one.
+		a.editor = newLineEditor(a)
+		in.prompt = a.editor.readLine
+	}
 	a.Color = colorAllowed(o.StderrTTY)
 	if cerr != nil {
 		a.logf("%s", a.colorize("31", "warning: "+cerr.Error()))
@@ -96,6 +105,9 @@ func (a *Agent) connect(ctx context.Context, model string) {
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	models, err := oc.Models(pctx)
+	if err != nil && a.offerOllamaStart(ctx, oc) {
+		models, err = oc.Models(ctx)
+	}
 	if err != nil {
 		if a.Interactive {
 			a.logf("%s", a.dim("· "+err.Error()))
@@ -135,6 +147,40 @@ func (a *Agent) connect(ctx context.Context, model string) {
 	if a.Interactive {
 		a.logf("%s", a.dim(fmt.Sprintf("· %s (tool mode: %s)", a.Client.Name(), a.toolMode())))
 	}
+}
+
+// offerOllamaStart asks, in an interactive session only, whether to start
+// a local Ollama that is not answering, when the ollama binary is there.
+func (a *Agent) offerOllamaStart(ctx context.Context, oc *OllamaClient) bool {
+	if !a.Interactive || !isLoopbackURL(oc.BaseURL) {
+		return false
+	}
+	if _, err := exec.LookPath("ollama"); err != nil {
+		return false
+	}
+	ans, err := a.In.ReadLine(fmt.Sprintf("Ollama is not answering at %s. Start it now (ollama serve)? [y/N] ", oc.BaseURL))
+	if err != nil || !strings.EqualFold(strings.TrimSpace(ans), "y") {
+		return false
+	}
+	if err := startOllama(ctx, oc, a.Err); err != nil {
+		a.logf("%s", a.colorize("31", err.Error()))
+		return false
+	}
+	return true
+}
+
+// isLoopbackURL reports whether a server URL points at this machine.
+func isLoopbackURL(s string) bool {
+	u, err := url.Parse(s)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 // chooseModel shows a numbered menu.
@@ -355,15 +401,7 @@ func (a *Agent) offerRunSuggestions(ctx context.Context, reply string) {
 
 // Run is the interactive loop. It returns when the user leaves.
 func (a *Agent) Run(ctx context.Context, o Options) error {
-	var ed *lineEditor
-	if o.StdinTTY {
-		var err error
-		ed, err = newLineEditor(a, o)
-		if err != nil {
-			return err
-		}
-		a.In.prompt = ed.readLine
-	}
+	ed := a.editor
 	if a.Interactive {
 		fmt.Fprintf(a.Err, "Harvey %s — workspace %s. /help for commands, Ctrl-D to leave.\n", Version, a.Workspace.Root)
 	}
@@ -438,7 +476,7 @@ func (h *history) At(i int) string { return h.lines[i] }
 
 const historyPath = AgentsDir + "/history"
 
-func newLineEditor(a *Agent, o Options) (*lineEditor, error) {
+func newLineEditor(a *Agent) *lineEditor {
 	fd := int(os.Stdin.Fd())
 	rw := struct {
 		io.Reader
@@ -457,7 +495,7 @@ func newLineEditor(a *Agent, o Options) (*lineEditor, error) {
 	t.History = h
 	ed := &lineEditor{a: a, fd: fd, t: t, hist: h, histRel: historyPath}
 	t.AutoCompleteCallback = ed.complete
-	return ed, nil
+	return ed
 }
 
 // readLine reads one line in raw mode and restores the terminal after, so
