@@ -1,8 +1,12 @@
 package harvey
 
 import (
+	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"runtime"
+	"testing"
 
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
@@ -32,4 +36,19 @@ func (m *runtimeMem) grown() uint64 {
 	var s runtime.MemStats
 	runtime.ReadMemStats(&s)
 	return s.TotalAlloc - m.before
+}
+
+type anyllmTool = anyllm.Tool
+
+func writeFile(t *testing.T, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func contextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
+	return context.WithCancel(t.Context())
 }

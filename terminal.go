@@ -270,7 +270,12 @@ func (a *Agent) chatTurn(ctx context.Context, prompt string) error {
 		}
 		defer c.Close()
 		client, prompt = c, rest
-		if rt.Provider == "ollama" {
+		switch {
+		case a.toolsOff || !a.Config.ToolsEnabled(rt.Model):
+			mode = ModeOff
+		case rt.Provider != "ollama":
+			mode = ModeSchema // other providers: tools unless configured off
+		default:
 			mode = ModeProse
 			if oc, ok := c.(*OllamaClient); ok {
 				if cp, _, err := oc.Capability(ctx, rt.Model); err == nil && cp == CapYes {
@@ -335,6 +340,19 @@ func (a *Agent) chatTurn(ctx context.Context, prompt string) error {
 		a.History = history
 		a.Recorder.Assistant(reply.String(), "error: "+err.Error())
 		return err
+	}
+	if strings.TrimSpace(reply.String()) == "" {
+		toolsRan := false
+		for _, m := range history[len(a.History):] {
+			toolsRan = toolsRan || m.Role == "tool"
+		}
+		if !toolsRan {
+			// Never a silent empty turn; the prompt is not kept, so it
+			// can simply be sent again.
+			a.Recorder.Assistant("", "error: empty reply")
+			return errors.New("the model returned an empty reply; try again, rephrase, or /clear if the conversation is long")
+		}
+		a.logf("%s", a.dim("(the model gave no answer after the tool calls)"))
 	}
 	a.History = history
 	a.recordStats(stats)

@@ -316,6 +316,18 @@ func TestStreamFailures(t *testing.T) {
 	if err := env.a.RunPrompt(t.Context(), "x"); err == nil {
 		t.Fatal("empty-body 500 gave no error")
 	}
+	f.script(fakeReply{status: 429, errMsg: "too many requests, try again later"})
+	if err := env.a.RunPrompt(t.Context(), "x"); err == nil || !strings.Contains(err.Error(), "rate limited by the server: too many requests") {
+		t.Fatalf("429: %v", err)
+	}
+	f.script(fakeReply{status: 400, errMsg: "input length exceeds the context length"})
+	if err := env.a.RunPrompt(t.Context(), "x"); err == nil || !strings.Contains(err.Error(), "context too long") || !strings.Contains(err.Error(), "raise num_ctx") {
+		t.Fatalf("context: %v", err)
+	}
+	f.script(fakeReply{lines: []string{doneLine("llama3.2")}})
+	if err := env.a.RunPrompt(t.Context(), "x"); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Fatalf("empty reply: %v", err)
+	}
 	f.script(fakeReply{lines: []string{contentLine("llama3.2", "a"), `{"error":"an error was encountered while running the model: unexpected EOF"}`}})
 	if err := env.a.RunPrompt(t.Context(), "x"); err == nil || !strings.Contains(err.Error(), "running the model") {
 		t.Fatalf("mid-stream error: %v", err)

@@ -1,0 +1,363 @@
+package harvey
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeOpenAI speaks the OpenAI-compatible wire protocol of wire.md §4 (SSE
+// "data:" lines ending with "data: [DONE]") as llama.cpp, vLLM and
+// LM Studio do. Each chat request takes the next scripted reply.
+type fakeOpenAI struct {
+	srv      *httptest.Server
+	mu       sync.Mutex
+	replies  []sseReply
+	requests []map[string]any
+}
+
+type sseReply struct {
+	status int           // non-zero: an HTTP error with body
+	body   string        // error body
+	events []string      // JSON chunks (without "data: ")
+	noDone bool          // no [DONE] line (a cut-off stream)
+	stall  time.Duration // after the first event
+}
+
+func newFakeOpenAI(t *testing.T) *fakeOpenAI {
+	f := &fakeOpenAI{}
+	f.srv = httptest.NewServer(http.HandlerFunc(f.handle))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeOpenAI) script(r ...sseReply) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.replies = append(f.replies, r...)
+}
+
+func (f *fakeOpenAI) chatRequests() []map[string]any {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]map[string]any(nil), f.requests...)
+}
+
+func (f *fakeOpenAI) handle(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/v1/models":
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"object":"list","data":[{"id":"qwen2.5-coder-7b","object":"model","created":1,"owned_by":"llamacpp"}]}`)
+	case "/v1/chat/completions":
+		body, _ := io.ReadAll(r.Body)
+		var req map[string]any
+		json.Unmarshal(body, &req)
+		f.mu.Lock()
+		f.requests = append(f.requests, req)
+		if len(f.replies) == 0 {
+			f.mu.Unlock()
+			w.WriteHeader(500)
+			io.WriteString(w, `{"error":{"message":"fake: no scripted reply left","type":"server_error"}}`)
+			return
+		}
+		rep := f.replies[0]
+		f.replies = f.replies[1:]
+		f.mu.Unlock()
+		if rep.status != 0 {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(rep.status)
+			io.WriteString(w, rep.body)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fl := w.(http.Flusher)
+		for i, e := range rep.events {
+			fmt.Fprintf(w, "data: %s\n\n", e)
+			fl.Flush()
+			if i == 0 && rep.stall > 0 {
+				select {
+				case <-time.After(rep.stall):
+				case <-r.Context().Done():
+					return
+				}
+			}
+		}
+		if !rep.noDone {
+			io.WriteString(w, "data: [DONE]\n\n")
+		}
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// chunk builds one chat.completion.chunk with a delta and finish reason.
+func chunk(delta map[string]any, finish string) string {
+	ch := map[string]any{"index": 0, "delta": delta, "finish_reason": nil}
+	if finish != "" {
+		ch["finish_reason"] = finish
+	}
+	b, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": []any{ch}})
+	return string(b)
+}
+
+func usageChunk(prompt, completion int) string {
+	return fmt.Sprintf(`{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`, prompt, completion, prompt+completion)
+}
+
+func textDelta(s string) string { return chunk(map[string]any{"content": s}, "") }
+
+// callDelta is a tool_calls delta; empty fields are left out, as servers do.
+func callDelta(index int, id, name, args string) string {
+	fn := map[string]any{"arguments": args}
+	if name != "" {
+		fn["name"] = name
+	}
+	tc := map[string]any{"index": index, "function": fn}
+	if id != "" {
+		tc["id"] = id
+		tc["type"] = "function"
+	}
+	return chunk(map[string]any{"tool_calls": []any{tc}}, "")
+}
+
+func sseText(text string) sseReply {
+	var ev []string
+	for len(text) > 0 {
+		n := min(len(text), 5)
+		ev = append(ev, textDelta(text[:n]))
+		text = text[n:]
+	}
+	return sseReply{events: append(ev, chunk(map[string]any{}, "stop"), usageChunk(40, 9))}
+}
+
+// routeEnv is a test agent with a route @box to the fake OpenAI server.
+func routeEnv(t *testing.T, f *fakeOpenAI, provider string) *testEnv {
+	env := newTestEnv(t, nil, "")
+	var out bytes.Buffer
+	if err := env.a.Dispatch(t.Context(), "/route add box "+provider+" "+f.srv.URL+" qwen2.5-coder-7b", &out); err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+func TestOpenAICompatibleTextAndUsage(t *testing.T) {
+	f := newFakeOpenAI(t)
+	c, err := NewAnyLLMClient("llamacpp", f.srv.URL, "qwen2.5-coder-7b", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.script(sseText("Hello from llama.cpp, in pieces."))
+	var out strings.Builder
+	st, err := c.Chat(t.Context(), []Message{{Role: "system", Content: "s"}, {Role: "user", Content: "hi"}}, &out)
+	if err != nil || out.String() != "Hello from llama.cpp, in pieces." {
+		t.Fatalf("chat: %q %v", out.String(), err)
+	}
+	if st.PromptTokens != 40 || st.ReplyTokens != 9 {
+		t.Fatalf("stats = %+v", st)
+	}
+	if ms, err := c.Models(t.Context()); err != nil || len(ms) != 1 || ms[0] != "qwen2.5-coder-7b" {
+		t.Fatalf("models = %v %v", ms, err)
+	}
+	req := f.chatRequests()[0]
+	if req["stream"] != true || req["model"] != "qwen2.5-coder-7b" {
+		t.Fatalf("request = %v", req)
+	}
+}
+
+// Fragmented tool-call deltas from an OpenAI-compatible server, through the
+// whole loop via a route: the call runs, and the follow-up request carries
+// the assistant's call and the tool result with matching IDs.
+func TestOpenAICompatibleFragmentedToolCallThroughRoute(t *testing.T) {
+	f := newFakeOpenAI(t)
+	env := routeEnv(t, f, "llamacpp")
+	writeFile(t, env.dir, "cfg.ini", "port=8080\n")
+	f.script(
+		sseReply{events: []string{
+			callDelta(0, "call_A", "read_file", ""),
+			callDelta(0, "", "", `{"pa`),
+			callDelta(0, "", "", `th": "cfg`),
+			callDelta(0, "", "", `.ini"}`),
+			chunk(map[string]any{}, "tool_calls"),
+			usageChunk(300, 20),
+		}},
+		sseText("The port is 8080."),
+	)
+	if err := env.a.RunPrompt(t.Context(), "@box what port?"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(env.out.String(), "The port is 8080.") {
+		t.Fatalf("stdout = %q", env.out.String())
+	}
+	reqs := f.chatRequests()
+	if len(reqs) != 2 {
+		t.Fatalf("requests = %d", len(reqs))
+	}
+	if !strings.Contains(mustJSON(reqs[0]["tools"]), `"enum":["status","diff","log","show","blame"]`) {
+		t.Fatalf("schemas not sent whole: %s", mustJSON(reqs[0]["tools"]))
+	}
+	msgs := messagesOf(reqs[1])
+	asst, tool := msgs[len(msgs)-2], msgs[len(msgs)-1]
+	calls, _ := asst["tool_calls"].([]any)
+	if asst["role"] != "assistant" || len(calls) != 1 || !strings.Contains(mustJSON(calls[0]), `"id":"call_A"`) || !strings.Contains(mustJSON(calls[0]), `{\"path\": \"cfg.ini\"}`) {
+		t.Fatalf("assistant = %s", mustJSON(asst))
+	}
+	if tool["role"] != "tool" || tool["tool_call_id"] != "call_A" || !strings.Contains(tool["content"].(string), "port=8080") {
+		t.Fatalf("tool message = %s", mustJSON(tool))
+	}
+}
+
+// The accumulator on the quirks wire.md lists, through the real provider.
+func TestOpenAICompatibleDeltaQuirks(t *testing.T) {
+	cases := []struct {
+		name   string
+		events []string
+		want   []string // name(args) per call
+	}{
+		{"llama.cpp puts { in the first delta", []string{callDelta(0, "c1", "list_files", "{"), callDelta(0, "", "", `"path":"."}`), chunk(map[string]any{}, "tool_calls")},
+			[]string{`list_files({"path":"."})`}},
+		{"old llama.cpp repeats the name", []string{callDelta(0, "", "read_file", `{"path":`), callDelta(0, "", "read_file", `"a.go"}`), chunk(map[string]any{}, "tool_calls")},
+			[]string{`read_file({"path":"a.go"})`}},
+		{"no ids, two calls in sequence", []string{callDelta(0, "", "read_file", `{"path":"a"}`), callDelta(1, "", "read_file", `{"path":"b"}`), chunk(map[string]any{}, "tool_calls")},
+			[]string{`read_file({"path":"a"})`, `read_file({"path":"b"})`}},
+		{"ollama /v1 reuses index 0 with new ids", []string{callDelta(0, "x1", "read_file", `{"path":"a"}`), callDelta(0, "x2", "list_files", `{}`), chunk(map[string]any{}, "tool_calls")},
+			[]string{`read_file({"path":"a"})`, `list_files({})`}},
+		{"finish stop after a call (gpt-4o)", []string{callDelta(0, "s1", "list_files", ""), chunk(map[string]any{}, "stop")},
+			[]string{`list_files({})`}},
+		{"interleaved parallel calls", []string{callDelta(0, "A", "read_file", ""), callDelta(1, "B", "list_files", ""), callDelta(0, "", "", `{"path":`), callDelta(1, "", "", `{}`), callDelta(0, "", "", `"a"}`), chunk(map[string]any{}, "tool_calls")},
+			[]string{`read_file()`, `list_files({"path":{}"a"})`}},
+	}
+	f := newFakeOpenAI(t)
+	c, _ := NewAnyLLMClient("openai-compatible", f.srv.URL, "m", 0)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f.script(sseReply{events: tc.events})
+			_, calls, err := c.ChatWithTools(t.Context(), []Message{{Role: "user", Content: "x"}}, []anyllmTool{{Type: "function"}}, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			ids := map[string]bool{}
+			for _, call := range calls {
+				args := call.Function.Arguments
+				if args == "{}" && strings.HasSuffix(tc.want[len(got)], "()") {
+					args = ""
+				}
+				got = append(got, call.Function.Name+"("+args+")")
+				if call.ID == "" || ids[call.ID] {
+					t.Fatalf("id %q empty or repeated", call.ID)
+				}
+				ids[call.ID] = true
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Fatalf("calls = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Interleaved calls produce invalid JSON; the loop returns it to the model
+// as an error result instead of failing the turn.
+func TestInterleavedCallsBecomeErrorResults(t *testing.T) {
+	f := newFakeOpenAI(t)
+	env := routeEnv(t, f, "vllm")
+	f.script(
+		sseReply{events: []string{callDelta(0, "A", "read_file", ""), callDelta(1, "B", "list_files", ""), callDelta(0, "", "", `{"path":`), callDelta(1, "", "", `{}`), callDelta(0, "", "", `"a"}`), chunk(map[string]any{}, "tool_calls")}},
+		sseText("Sorry, retrying one at a time."),
+	)
+	if err := env.a.RunPrompt(t.Context(), "@box go"); err != nil {
+		t.Fatal(err)
+	}
+	msgs := messagesOf(f.chatRequests()[1])
+	if c := msgs[len(msgs)-1]["content"].(string); !strings.Contains(c, "error:") || !strings.Contains(c, "JSON") {
+		t.Fatalf("result = %q", c)
+	}
+}
+
+// Every way a stream can fail ends in one clear message.
+func TestOpenAICompatibleFailures(t *testing.T) {
+	f := newFakeOpenAI(t)
+	env := routeEnv(t, f, "llamacpp")
+	cases := []struct {
+		reply sseReply
+		want  string
+	}{
+		{sseReply{events: []string{textDelta("partial")}, noDone: true}, "cut off"},
+		{sseReply{status: 404, body: `{"error":{"message":"model not found","type":"invalid_request_error","code":"model_not_found"}}`}, "model not found"},
+		// The OpenAI SDK retries a 429 twice; this server keeps refusing.
+		{sseReply{status: 429, body: `{"error":{"message":"too many requests","type":"rate_limit_error"}}`}, "rate limited"},
+		{sseReply{status: 400, body: `{"error":{"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","code":"context_length_exceeded"}}`}, "context too long; use /summarize"},
+		{sseReply{events: []string{textDelta("a"), `{"error":{"message":"slot unavailable","type":"server_error"}}`}}, "slot unavailable"},
+	}
+	for _, c := range cases {
+		f.script(c.reply)
+		if c.reply.status == 429 {
+			f.script(c.reply, c.reply)
+		}
+		err := env.a.RunPrompt(t.Context(), "@box hi")
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Fatalf("err = %v, want one line with %q", err, c.want)
+		}
+	}
+	// A server that is not there.
+	var out bytes.Buffer
+	env.a.Dispatch(t.Context(), "/route add gone llamacpp http://127.0.0.1:1 m", &out)
+	if err := env.a.RunPrompt(t.Context(), "@gone hi"); err == nil || !strings.Contains(err.Error(), "cannot reach") {
+		t.Fatalf("unreachable: %v", err)
+	}
+}
+
+// Cancelling a reply in flight ends the turn with "cancelled", and no
+// goroutine of either client outlives it.
+func TestCancelLeavesNoGoroutines(t *testing.T) {
+	fo := newFakeOpenAI(t)
+	fl := newFakeOllama(t, "llama3.2:latest")
+	oc, _ := NewAnyLLMClient("llamacpp", fo.srv.URL, "m", 0)
+	ol, _ := NewOllamaClient(fl.URL(), "llama3.2", 4096, "", 0)
+	settle := func() int {
+		var n int
+		for i := 0; i < 50; i++ {
+			runtime.GC()
+			n = runtime.NumGoroutine()
+			time.Sleep(20 * time.Millisecond)
+			if n == runtime.NumGoroutine() {
+				break
+			}
+		}
+		return n
+	}
+	// Warm up connections and the HTTP machinery, then count.
+	fo.script(sseText("warm"))
+	oc.Chat(t.Context(), []Message{{Role: "user", Content: "x"}}, io.Discard)
+	fl.script(textReply("llama3.2", "warm"))
+	ol.Chat(t.Context(), []Message{{Role: "user", Content: "x"}}, io.Discard)
+	fo.srv.CloseClientConnections()
+	fl.srv.CloseClientConnections()
+	before := settle()
+	for i := 0; i < 5; i++ {
+		fo.script(sseReply{events: []string{textDelta("slow"), textDelta("never")}, stall: time.Minute})
+		fl.script(fakeReply{lines: []string{contentLine("llama3.2", "slow"), doneLine("llama3.2")}, stall: time.Minute})
+		for _, c := range []LLMClient{oc, ol} {
+			ctx, cancel := contextWithCancel(t)
+			go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+			_, _, err := c.ChatWithTools(ctx, []Message{{Role: "user", Content: "x"}}, nil, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), "cancel") {
+				t.Fatalf("%s: err = %v", c.Name(), err)
+			}
+		}
+	}
+	fo.srv.CloseClientConnections()
+	fl.srv.CloseClientConnections()
+	if after := settle(); after > before+2 {
+		buf := make([]byte, 1<<20)
+		n := runtime.Stack(buf, true)
+		t.Fatalf("goroutines: %d before, %d after 10 cancelled turns\n%s", before, after, buf[:n])
+	}
+}
