@@ -171,3 +171,33 @@ func TestModelAndOllamaCommands(t *testing.T) {
 		t.Fatalf("/ollama stop: %v", err)
 	}
 }
+
+// Routes persist in harvey.yaml and can be turned off and removed.
+func TestRoutesPersist(t *testing.T) {
+	f := newFakeOpenAI(t)
+	env := routeEnv(t, f, "vllm")
+	b, _ := os.ReadFile(filepath.Join(env.dir, "agents", "harvey.yaml"))
+	if !strings.Contains(string(b), "name: box") || !strings.Contains(string(b), "provider: vllm") {
+		t.Fatalf("harvey.yaml = %s", b)
+	}
+	cf, _ := LoadConfig(env.ws)
+	if len(cf.Routes) != 1 || cf.Routes[0].Model != "qwen2.5-coder-7b" || !cf.Routes[0].Enabled {
+		t.Fatalf("reloaded routes = %+v", cf.Routes)
+	}
+	dispatch(t, env.a, "/route disable box")
+	if err := env.a.RunPrompt(t.Context(), "@box hi"); err == nil || !strings.Contains(err.Error(), "disabled") {
+		t.Fatalf("disabled route: %v", err)
+	}
+	dispatch(t, env.a, "/route enable box")
+	f.script(sseText("hello from the box"))
+	if err := env.a.RunPrompt(t.Context(), "@box hi"); err != nil || !strings.Contains(env.out.String(), "hello from the box") {
+		t.Fatalf("enabled route: %v %q", err, env.out.String())
+	}
+	dispatch(t, env.a, "/route remove box")
+	if err := env.a.RunPrompt(t.Context(), "@box hi"); err == nil || !strings.Contains(err.Error(), "no route @box") {
+		t.Fatalf("removed route: %v", err)
+	}
+	if _, err := dispatch(t, env.a, "/route add bad nosuchprovider http://x m"); err == nil || !strings.Contains(err.Error(), "unknown provider") {
+		t.Fatalf("bad provider: %v", err)
+	}
+}
