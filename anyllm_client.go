@@ -251,7 +251,7 @@ func (a *toolCallAccumulator) calls() []anyllm.ToolCall {
 	seen := map[string]bool{}
 	out := make([]anyllm.ToolCall, 0, len(a.list))
 	for _, tc := range a.list {
-		if tc.ID == "" || seen[tc.ID] {
+		if !validCallID(tc.ID) || seen[tc.ID] {
 			tc.ID = newCallID()
 		}
 		seen[tc.ID] = true

@@ -121,7 +121,22 @@ func RunGit(ctx context.Context, ws *Workspace, sub string, args []string, limit
 	if strings.TrimSpace(text) == "" {
 		text = "(no output)"
 	}
+	if sub != "status" && sub != "blame" && g.agentsInHistory() {
+		text += "\n[note: agents/ was committed to this repository; its changes are left out of git output. " +
+			"Remove it from the history and add agents/ to .gitignore]"
+	}
 	return text, nil
+}
+
+// agentsInHistory reports, once per session, whether agents/ (Harvey's
+// config, history and database) appears in any commit, so that output with
+// its hunks removed says why.
+func (g *gitRunner) agentsInHistory() bool {
+	g.ws.gitAgentsOnce.Do(func() {
+		res := g.run([]string{"log", "--all", "-1", "--format=%h", "--", ":(icase)agents"}, 256)
+		g.ws.gitAgents = res.ExitCode == 0 && strings.TrimSpace(string(res.Output)) != ""
+	})
+	return g.ws.gitAgents
 }
 
 // vetGitArgs splits args into flags, revisions and paths and refuses anything

@@ -179,7 +179,7 @@ func (c *OllamaClient) ChatWithTools(ctx context.Context, messages []Message, to
 		}
 		for _, tc := range r.Message.ToolCalls {
 			id := tc.ID
-			if id == "" || seen[id] {
+			if !validCallID(id) || seen[id] {
 				id = newCallID()
 			}
 			seen[id] = true
@@ -306,6 +306,21 @@ func toOllamaTools(tools []anyllm.Tool) (api.Tools, error) {
 		return nil, fmt.Errorf("tool schema: %v", err)
 	}
 	return out, nil
+}
+
+// validCallID accepts the IDs servers send (call_abc123, chatcmpl-tool-...):
+// letters, digits, _ and -, at most 64. Anything else is replaced, since the
+// ID is echoed into the tool-result delimiter the model reads.
+func validCallID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // newCallID returns a unique tool call ID.

@@ -223,7 +223,7 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 	}
 	capped := capOutput([]byte(content), e.maxOutputBytes, false)
 	truncated := strings.Contains(capped, truncationMarker(e.maxOutputBytes))
-	wrapped := fmt.Sprintf("[tool_result id=%s tool=%s %s bytes=%d truncated=%t]\n%s\n[end tool_result id=%s]", c.ID, name, summary, len(capped), truncated, capped, c.ID)
+	wrapped := fmt.Sprintf("[tool_result id=%s tool=%s %s bytes=%d truncated=%t]\n%s\n[end tool_result id=%s]", c.ID, flatText(name), flatText(summary), len(capped), truncated, capped, c.ID)
 	if a != nil {
 		if failed {
 			a.logf("  %s %s", a.colorize("31", "✗"), sanitizeForTerminal(firstLine(err.Error())))
@@ -320,6 +320,21 @@ func outcomeSummary(name, result string) string {
 		return lines[len(lines)-1]
 	}
 	return firstLine(result)
+}
+
+// flatText keeps model-chosen text (a tool name, a path) on the delimiter
+// line: control characters become spaces, and it is cut at 120 bytes.
+func flatText(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) > 120 {
+		s = strings.ToValidUTF8(s[:120], "") + "..."
+	}
+	return s
 }
 
 // proseToolPrompt describes the tools for models without schema tool calling.

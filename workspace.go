@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // AgentsDir is the workspace subdirectory that holds Harvey's own state
@@ -27,6 +28,9 @@ type Workspace struct {
 
 	root   *os.Root
 	agents fs.FileInfo // identity of agents/, for identity (not spelling) checks
+
+	gitAgentsOnce sync.Once // whether agents/ is in the git history, checked once
+	gitAgents     bool
 }
 
 // OpenWorkspace opens dir as the workspace and makes sure agents/ exists as a
