@@ -18,12 +18,13 @@ func TestCapabilityDetection(t *testing.T) {
 	f.caps["old-plain:latest"] = nil
 	f.template["old-plain:latest"] = "{{ .Prompt }}"
 	env := newTestEnv(t, f, "llama3.2")
-	for model, want := range map[string]string{
-		"llama3.2":  "tool mode:   schema (tool support: yes)",
-		"gemma":     "tool mode:   prose (tool support: no)",
-		"old-tools": "tool mode:   schema (tool support: yes)",
-		"old-plain": "tool mode:   prose (tool support: unknown)",
+	for _, step := range [][2]string{
+		{"llama3.2", "tool mode:   schema (tool support: yes)"},
+		{"gemma", "tool mode:   prose (tool support: no)"},
+		{"old-tools", "tool mode:   schema (tool support: yes)"},
+		{"old-plain", "tool mode:   prose (tool support: unknown)"}, // last: used below
 	} {
+		model, want := step[0], step[1]
 		if err := env.a.UseModel(t.Context(), model); err != nil {
 			t.Fatal(err)
 		}

@@ -183,6 +183,7 @@ func TestREPLApprovalsAndCancelThroughPTY(t *testing.T) {
 		return toolReply("llama3.2", fakeCall{id: id, name: "write_file", args: map[string]any{"path": path, "content": content}})
 	}
 	f.script(
+		write("w0", "z.txt", "zero\n"), textReply("llama3.2", "Wrote z."),
 		write("w1", "a.txt", "one\n"), textReply("llama3.2", "You declined."),
 		write("w2", "b.txt", "two\n"), write("w3", "c.txt", "three\n"), textReply("llama3.2", "Wrote both."),
 		fakeReply{lines: []string{contentLine("llama3.2", "Thinking"), doneLine("llama3.2")}, stall: time.Minute},
@@ -190,6 +191,16 @@ func TestREPLApprovalsAndCancelThroughPTY(t *testing.T) {
 	)
 	s := startPTY(t, bin, dir, "--ollama", f.URL(), "--model", "llama3.2")
 	s.expect("harvey> ")
+
+	s.send("write z\r")
+	s.expect("+zero")
+	s.expect("Allow? [y]es / [n]o / [a]lways for write_file: ")
+	s.send("y\r")
+	s.expect("Wrote z.")
+	s.expect("harvey> ")
+	if b, _ := os.ReadFile(filepath.Join(dir, "z.txt")); string(b) != "zero\n" {
+		t.Fatalf("z.txt = %q", b)
+	}
 
 	s.send("write a\r")
 	s.expect("+one")
@@ -230,7 +241,7 @@ func TestREPLApprovalsAndCancelThroughPTY(t *testing.T) {
 	}
 	// The declined call went back to the model as a refusal.
 	reqs := f.chatRequests()
-	m := messagesOf(reqs[1])
+	m := messagesOf(reqs[3])
 	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "declined") {
 		t.Fatalf("declined result = %q", c)
 	}
