@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // AgentsDir is the workspace subdirectory that holds Harvey's own state
@@ -133,6 +134,7 @@ func (w *Workspace) OpenInternalAppend(rel string) (*os.File, error) {
 func atomicWrite(dir *os.Root, name string, data []byte, perm fs.FileMode) error {
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
+	removeStaleTemps(dir, name)
 	tmp := "." + name + ".harvey-" + hex.EncodeToString(rnd[:]) + ".tmp"
 	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
@@ -162,6 +164,31 @@ func atomicWrite(dir *os.Root, name string, data []byte, perm fs.FileMode) error
 	ok = true
 	syncDir(dir)
 	return nil
+}
+
+// removeStaleTemps deletes temporary files that an earlier Harvey, killed
+// between creating and renaming them, left beside name. Only files over a
+// minute old go, so a concurrent write is not disturbed.
+func removeStaleTemps(dir *os.Root, name string) {
+	d, err := dir.Open(".")
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	entries, err := d.ReadDir(-1)
+	if err != nil {
+		return
+	}
+	prefix := "." + name + ".harvey-"
+	for _, e := range entries {
+		n := e.Name()
+		if !strings.HasPrefix(n, prefix) || !strings.HasSuffix(n, ".tmp") || !e.Type().IsRegular() {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Minute {
+			dir.Remove(n)
+		}
+	}
 }
 
 // syncDir flushes a directory entry change (best effort).

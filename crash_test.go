@@ -1,0 +1,171 @@
+package harvey
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Crash safety: a Harvey process killed with SIGKILL in the middle of
+// writing leaves each file as the old version or the new one, never half.
+// The child is this test binary running Harvey's own code paths in a loop
+// (write_file's atomic write, a config save, a session recording); the
+// parent kills it at a random moment and inspects what is on disk.
+
+const crashHelperEnv = "HARVEY_CRASH_HELPER"
+
+func TestCrashHelper(t *testing.T) {
+	mode := os.Getenv(crashHelperEnv)
+	if mode == "" {
+		return
+	}
+	dir := os.Getenv("HARVEY_CRASH_DIR")
+	ws, err := OpenWorkspace(dir)
+	if err != nil {
+		os.Exit(3)
+	}
+	ready := func(i int) {
+		if i == 1 {
+			os.Stdout.WriteString("ready\n")
+		}
+	}
+	switch mode {
+	case "write":
+		for i := 0; ; i++ {
+			content := bytes.Repeat([]byte{byte('a' + i%2)}, 8<<20)
+			if _, err := WriteWorkspaceFile(ws, "big.txt", content); err != nil {
+				os.Exit(4)
+			}
+			ready(i)
+		}
+	case "config":
+		cf, _ := LoadConfig(ws)
+		for i := 0; ; i++ {
+			cf.Model = fmt.Sprintf("model-%d-%s", i, strings.Repeat("x", i%50))
+			cf.AllowedCommands = make([]string, 200+i%100)
+			for j := range cf.AllowedCommands {
+				cf.AllowedCommands[j] = fmt.Sprintf("cmd%d", i)
+			}
+			if err := cf.Save(ws, "model", "allowed_commands"); err != nil {
+				os.Exit(4)
+			}
+			ready(i)
+		}
+	case "record":
+		r, err := StartRecorder(ws, "crash.md", "llama3.2", DefaultMaxOutputBytes)
+		if err != nil {
+			os.Exit(4)
+		}
+		for i := 0; ; i++ {
+			r.User(fmt.Sprintf("question %d", i))
+			r.ToolCall("read_file", "{}", strings.Repeat(fmt.Sprintf("result %d ", i), 2000), false)
+			r.Assistant(fmt.Sprintf("answer %d", i), "stats")
+			ready(i)
+		}
+	}
+	os.Exit(5)
+}
+
+func crashOnce(t *testing.T, mode, dir string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestCrashHelper$")
+	cmd.Env = append(os.Environ(), crashHelperEnv+"="+mode, "HARVEY_CRASH_DIR="+dir)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if line != "ready\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("%s helper did not start: %q", mode, line)
+	}
+	time.Sleep(time.Duration(rand.IntN(150)) * time.Millisecond)
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+}
+
+func TestCrashDuringWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	for round := 0; round < 4; round++ {
+		crashOnce(t, "write", dir)
+		b, err := os.ReadFile(filepath.Join(dir, "big.txt"))
+		if err != nil || len(b) != 8<<20 || (!bytes.Equal(b, bytes.Repeat([]byte{'a'}, 8<<20)) && !bytes.Equal(b, bytes.Repeat([]byte{'b'}, 8<<20))) {
+			t.Fatalf("round %d: big.txt is %d bytes, neither version (%v)", round, len(b), err)
+		}
+	}
+	// A temp file left by a killed write is cleaned up by a later write to
+	// the same file once it is stale.
+	temps, _ := filepath.Glob(filepath.Join(dir, ".big.txt.harvey-*.tmp"))
+	t.Logf("%d kills landed between creating and renaming a temp file", len(temps))
+	old := time.Now().Add(-2 * time.Minute)
+	for _, p := range temps {
+		os.Chtimes(p, old, old)
+	}
+	ws, _ := OpenWorkspace(dir)
+	defer ws.Close()
+	if _, err := WriteWorkspaceFile(ws, "big.txt", []byte("done\n")); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".big.txt.harvey-*.tmp")); len(left) != 0 {
+		t.Fatalf("stale temp files left: %v", left)
+	}
+}
+
+func TestCrashDuringConfigSave(t *testing.T) {
+	dir := t.TempDir()
+	for round := 0; round < 4; round++ {
+		crashOnce(t, "config", dir)
+		ws, err := OpenWorkspace(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, err := LoadConfig(ws)
+		ws.Close()
+		if err != nil {
+			t.Fatalf("round %d: config does not load after a crash: %v", round, err)
+		}
+		var i int
+		var rest string
+		if n, _ := fmt.Sscanf(cf.Model, "model-%d-%s", &i, &rest); n < 1 {
+			t.Fatalf("round %d: model = %q", round, cf.Model)
+		}
+		want := fmt.Sprintf("cmd%d", i)
+		if len(cf.AllowedCommands) != 200+i%100 || cf.AllowedCommands[len(cf.AllowedCommands)-1] != want {
+			t.Fatalf("round %d: model and allowed_commands come from different saves (%s, %d entries)", round, cf.Model, len(cf.AllowedCommands))
+		}
+	}
+}
+
+func TestCrashDuringRecording(t *testing.T) {
+	dir := t.TempDir()
+	crashOnce(t, "record", dir)
+	b, err := os.ReadFile(filepath.Join(dir, "agents", "sessions", "crash.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	head, turns, ok := strings.Cut(s, "### Turn ")
+	if !ok || !strings.HasPrefix(head, "# Harvey session") {
+		t.Fatalf("no complete turn: %.300q", s)
+	}
+	blocks := strings.Split("### Turn "+turns, "### Turn ")[1:]
+	for i, blk := range blocks {
+		want := fmt.Sprintf("%d\n\n**User:** question %d\n\n", i+1, i)
+		last := i == len(blocks)-1
+		if !strings.HasPrefix(blk, want) || !strings.HasSuffix(blk, "_stats_\n\n") {
+			if last {
+				t.Fatalf("the last turn was cut in half: %.200q … %.100q", blk, blk[max(0, len(blk)-100):])
+			}
+			t.Fatalf("turn %d is damaged", i+1)
+		}
+	}
+}
