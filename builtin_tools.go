@@ -120,7 +120,16 @@ func argBool(args map[string]any, key string) (bool, error) {
 	return b, nil
 }
 
-func (a *Agent) maxOut() int { return a.Config.MaxOutputBytes() }
+// maxOut is the cap on one tool result or command output: max_output_bytes,
+// and for an Ollama model no more than half its context window, so one
+// result cannot push the system prompt and tools out of the window.
+func (a *Agent) maxOut() int {
+	n := a.Config.MaxOutputBytes()
+	if _, ok := a.Client.(*OllamaClient); ok {
+		n = min(n, contextResultCap(a.Config.EffectiveNumCtx(a.ModelName)))
+	}
+	return n
+}
 
 func (a *Agent) toolReadFile(ctx context.Context, args map[string]any) (string, error) {
 	p, err := argString(args, "path", true)

@@ -608,38 +608,11 @@ func cmdTools(_ context.Context, a *Agent, args []string, out io.Writer) error {
 }
 
 func cmdSummarize(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
-	if a.Client == nil {
-		return errNoBackend(a)
-	}
-	if len(a.History) <= 2 {
-		return errors.New("nothing to summarize yet")
-	}
-	msgs := append(append([]Message(nil), a.History...), Message{Role: "user", Content: "Summarize this conversation so far in a few short paragraphs: the task, what was learned about the code, decisions made, and what is left to do. Keep file names and commands."})
-	var sb strings.Builder
 	start := time.Now()
-	if _, err := a.Client.Chat(ctx, msgs, &sb); err != nil {
-		return fmt.Errorf("summarize: %v", err)
+	before, err := a.summarize(ctx)
+	if err != nil {
+		return err
 	}
-	summary := strings.TrimSpace(sb.String())
-	if summary == "" {
-		return errors.New("summarize: the model returned nothing; history kept")
-	}
-	before := len(a.History)
-	a.ClearHistory()
-	a.AddMessage("user", "[Conversation summary]\n\n"+summary)
 	fmt.Fprintf(out, "history condensed from %d messages (%s)\n", before, time.Since(start).Round(time.Second))
 	return nil
-}
-
-// estimateTokens guesses the token count of messages (about 4 bytes per
-// token for English and code).
-func estimateTokens(msgs []Message) int {
-	n := 0
-	for _, m := range msgs {
-		n += len(m.Content)/4 + 4
-		for _, tc := range m.ToolCalls {
-			n += (len(tc.Function.Name) + len(tc.Function.Arguments)) / 4
-		}
-	}
-	return n
 }

@@ -25,6 +25,10 @@ type fakeOllama struct {
 	template map[string]string
 	replies  []fakeReply
 	requests []map[string]any
+
+	autoSummary string // when set, answer summary requests with it (not from the script)
+	keepLast    bool   // keep only the last request (long sessions)
+	summaries   int    // summary requests answered
 }
 
 // fakeReply is one scripted /api/chat answer.
@@ -152,7 +156,19 @@ func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.mu.Lock()
+		if f.keepLast {
+			f.requests = f.requests[:0]
+		}
 		f.requests = append(f.requests, req)
+		if msgs := messagesOf(req); f.autoSummary != "" && len(msgs) > 0 && strings.HasPrefix(fmt.Sprint(msgs[len(msgs)-1]["content"]), "Summarize this conversation") {
+			f.summaries++
+			f.mu.Unlock()
+			model, _ := req["model"].(string)
+			for _, l := range textReply(model, f.autoSummary).lines {
+				io.WriteString(w, l+"\n")
+			}
+			return
+		}
 		if len(f.replies) == 0 {
 			f.mu.Unlock()
 			w.WriteHeader(500)

@@ -123,7 +123,7 @@ func TestToolCallsRecordedAndAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := string(rec)
-	if !strings.Contains(s, "read_file") || !strings.Contains(s, "[output truncated at 65536 bytes]") || !strings.Contains(s, "outside the workspace") || len(s) > 3*DefaultMaxOutputBytes {
+	if !strings.Contains(s, "read_file") || !strings.Contains(s, "[output truncated at 8192 bytes]") || !strings.Contains(s, "outside the workspace") || len(s) > 3*DefaultMaxOutputBytes {
 		t.Fatalf("recording (%d bytes) lacks the calls:\n%.2000s", len(s), s)
 	}
 	out, _ := dispatch(t, env.a, "/audit show 10")

@@ -294,7 +294,9 @@ func (a *Agent) chatTurn(ctx context.Context, prompt string) error {
 		return errNoBackend(a)
 	}
 	a.Recorder.User(prompt)
-	a.checkContextBudget()
+	if err := a.fitContext(ctx, mode); err != nil {
+		return err
+	}
 	history := append(a.History, Message{Role: "user", Content: prompt})
 
 	var spin *Spinner
@@ -372,28 +374,6 @@ func (t *terminalSafeWriter) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
-}
-
-// checkContextBudget warns when the history plus tool schemas approach
-// num_ctx: Ollama would otherwise silently drop the start of the
-// conversation (the system prompt and tools).
-func (a *Agent) checkContextBudget() {
-	numCtx := a.Config.EffectiveNumCtx(a.ModelName)
-	used := estimateTokens(a.History)
-	if a.toolMode() == ModeSchema {
-		for _, t := range a.Tools.GetToolSchemas() {
-			used += (len(t.Function.Name) + len(t.Function.Description)) / 4
-			used += 60
-		}
-	}
-	if used > numCtx*85/100 {
-		if !a.warnedCtx {
-			a.logf("%s", a.colorize("33", fmt.Sprintf("warning: the conversation is about %d tokens of a %d-token context; Ollama will silently drop the start of it. Use /summarize or /clear.", used, numCtx)))
-			a.warnedCtx = true
-		}
-	} else {
-		a.warnedCtx = false
-	}
 }
 
 // offerRunSuggestions offers backtick-wrapped `/run CMD` suggestions from a

@@ -26,6 +26,10 @@ const (
 // max_tool_calls_per_turn allows.
 var ErrToolLoopLimit = errors.New("tool call limit reached")
 
+// resultSlack is the room past the cap for a handler's truncation marker
+// and paging hint.
+const resultSlack = 512
+
 // repeatLimit: the same call with the same arguments this many times in a
 // row gets an error result instead of running again.
 const repeatLimit = 3
@@ -67,6 +71,7 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 		if !e.prose {
 			tools = e.registry.GetToolSchemas()
 		}
+		e.fitRound(messages, lastAssistant(messages))
 		hb := &holdbackWriter{out: out}
 		stats, calls, err := e.client.ChatWithTools(ctx, messages, tools, hb)
 		total.add(stats)
@@ -141,6 +146,17 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 			return messages, total, err
 		}
 	}
+}
+
+// lastAssistant is the index of the last assistant message (the round in
+// progress starts there), or len(messages) when there is none.
+func lastAssistant(messages []Message) int {
+	for i := len(messages) - 1; i >= 0; i-- {
+		if messages[i].Role == "assistant" {
+			return i
+		}
+	}
+	return len(messages)
 }
 
 // describeCalls renders recovered calls as the JSON the model printed.
@@ -221,8 +237,11 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 	} else {
 		content = result
 	}
-	capped := capOutput([]byte(content), e.maxOutputBytes, false)
-	truncated := strings.Contains(capped, truncationMarker(e.maxOutputBytes))
+	// Handlers cap their own output (and add a paging hint after the
+	// marker); this is the safety net for those that do not, with room for
+	// those few lines.
+	capped := capOutput([]byte(content), e.maxOutputBytes+resultSlack, false)
+	truncated := strings.Contains(capped, "[output truncated at ")
 	wrapped := fmt.Sprintf("[tool_result id=%s tool=%s %s bytes=%d truncated=%t]\n%s\n[end tool_result id=%s]", c.ID, flatText(name), flatText(summary), len(capped), truncated, capped, c.ID)
 	if a != nil {
 		if failed {

@@ -272,9 +272,22 @@ func TestLargeFileResultCapped(t *testing.T) {
 	if err := env.a.RunPrompt(t.Context(), "read big"); err != nil {
 		t.Fatal(err)
 	}
+	// With the default num_ctx (8192) one result may take a quarter of the window.
 	m := messagesOf(f.chatRequests()[1])
 	c := m[len(m)-1]["content"].(string)
-	if len(c) > DefaultMaxOutputBytes+600 || !strings.Contains(c, "[output truncated at 65536 bytes]") || !strings.Contains(c, "truncated=true") {
+	if len(c) > 8192+600 || !strings.Contains(c, "[output truncated at 8192 bytes]") || !strings.Contains(c, "truncated=true") ||
+		!strings.Contains(c, "[more lines follow; continue with offset=") {
+		t.Fatalf("result len %d, tail %q", len(c), c[len(c)-200:])
+	}
+	// With a large window, max_output_bytes (64 KB) is the cap.
+	env.a.Config.NumCtx = 65536
+	f.script(toolReply("llama3.2", fakeCall{id: "d", name: "read_file", args: map[string]any{"path": "big.txt"}}), textReply("llama3.2", "big"))
+	if err := env.a.RunPrompt(t.Context(), "read big again"); err != nil {
+		t.Fatal(err)
+	}
+	m = messagesOf(f.chatRequests()[3])
+	c = m[len(m)-1]["content"].(string)
+	if len(c) > DefaultMaxOutputBytes+600 || !strings.Contains(c, "[output truncated at 65536 bytes]") {
 		t.Fatalf("result len %d, tail %q", len(c), c[len(c)-200:])
 	}
 }

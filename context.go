@@ -1,0 +1,174 @@
+package harvey
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Fitting the conversation into the model's context window. Ollama silently
+// drops the start of a prompt longer than num_ctx — the system prompt and
+// the tools first — and a small model then forgets how to use them. Harvey
+// estimates every request before sending it and keeps it inside the window:
+// one tool result never takes more than half of it, old tool results are
+// elided when the window fills, and when that is not enough the
+// conversation is summarised (offered in the REPL, automatic headless).
+
+// contextResultCap is the largest tool result for a window of numCtx
+// tokens: a quarter of it, at about four bytes per token (8 KB for the
+// default 8192, 4 KB for a Pi's 4096; read_file pages past it).
+func contextResultCap(numCtx int) int { return max(2048, numCtx) }
+
+// turnHeadroom is what a turn must find free: one full tool result.
+func turnHeadroom(numCtx int) int { return contextResultCap(numCtx) / 4 }
+
+// estimateTokens guesses the token count of messages (about 4 bytes per
+// token for English and code).
+func estimateTokens(msgs []Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += len(m.Content)/4 + 4
+		for _, tc := range m.ToolCalls {
+			n += (len(tc.Function.Name) + len(tc.Function.Arguments)) / 4
+		}
+	}
+	return n
+}
+
+// schemaTokens estimates what the tool schemas add to every request.
+func (a *Agent) schemaTokens(mode ToolMode) int {
+	if mode != ModeSchema {
+		return 0
+	}
+	b, _ := json.Marshal(a.Tools.GetToolSchemas())
+	return len(b) / 4
+}
+
+// contextLimit is the prompt size that leaves room for a reply.
+func (a *Agent) contextLimit() int {
+	n := a.Config.EffectiveNumCtx(a.ModelName)
+	return n - max(512, n/8)
+}
+
+const elidedMarker = "[tool result elided to fit the context window: "
+
+// elideToolResults replaces the content of the oldest tool results in
+// msgs[:protect] with a one-line note until the estimate is at most target.
+// Results of the round in progress (from protect on) are kept. It reports
+// how many results it elided.
+func elideToolResults(msgs []Message, protect, target int, extra int) int {
+	used := estimateTokens(msgs) + extra
+	n := 0
+	for i := 0; i < protect && used > target; i++ {
+		m := &msgs[i]
+		isResult := m.Role == "tool" || (m.Role == "user" && strings.HasPrefix(m.Content, "[tool_result "))
+		if !isResult || strings.HasPrefix(m.Content, elidedMarker) || len(m.Content) < 200 {
+			continue
+		}
+		note := fmt.Sprintf("%s%d bytes; call the tool again if you need it]", elidedMarker, len(m.Content))
+		used -= len(m.Content)/4 - len(note)/4
+		m.Content = note
+		n++
+	}
+	return n
+}
+
+// fitContext runs before each turn: elide old tool results, and if the
+// conversation still does not fit, summarise it (asking first in the REPL).
+func (a *Agent) fitContext(ctx context.Context, mode ToolMode) error {
+	if _, ok := a.Client.(*OllamaClient); !ok {
+		return nil // other providers report overflow as an error instead
+	}
+	// A turn starts with room for at least one full tool result.
+	limit := a.contextLimit() - turnHeadroom(a.Config.EffectiveNumCtx(a.ModelName))
+	extra := a.schemaTokens(mode)
+	if estimateTokens(a.History)+extra <= limit {
+		a.warnedCtx = false
+		return nil
+	}
+	// Elide down to about half, so that it does not happen on every turn
+	// (each elision changes the prompt prefix Ollama has cached).
+	if n := elideToolResults(a.History, len(a.History), limit/2, extra); n > 0 {
+		a.logf("%s", a.dim(fmt.Sprintf("· %d old tool results elided to fit the %d-token context", n, a.Config.EffectiveNumCtx(a.ModelName))))
+	}
+	used := estimateTokens(a.History) + extra
+	if used <= limit {
+		return nil
+	}
+	msg := fmt.Sprintf("the conversation is about %d tokens, past the %d-token context (num_ctx); Ollama would silently drop its start", used, a.Config.EffectiveNumCtx(a.ModelName))
+	if a.Interactive {
+		ans, err := a.In.ReadLine(a.colorize("33", "warning: "+msg) + ". Summarize it now? [Y/n] ")
+		if err != nil || strings.EqualFold(strings.TrimSpace(ans), "n") {
+			if !a.warnedCtx {
+				a.logf("%s", a.dim("· not summarised; /summarize or /clear when you are ready"))
+				a.warnedCtx = true
+			}
+			return nil
+		}
+	} else {
+		a.logf("%s", a.colorize("33", "warning: "+msg+"; summarizing it first"))
+	}
+	before, err := a.summarize(ctx)
+	if err != nil {
+		return fmt.Errorf("the conversation no longer fits num_ctx and summarizing failed: %v", err)
+	}
+	a.logf("%s", a.dim(fmt.Sprintf("· history condensed from %d messages", before)))
+	return nil
+}
+
+// fitRound runs before each request inside a turn: old results go first,
+// never those of the round the model is about to read.
+func (e *ToolExecutor) fitRound(messages []Message, protect int) {
+	a := e.agent
+	if a == nil {
+		return
+	}
+	if _, ok := e.client.(*OllamaClient); !ok {
+		return
+	}
+	mode := ModeSchema
+	if e.prose {
+		mode = ModeProse
+	}
+	limit := a.contextLimit()
+	extra := a.schemaTokens(mode)
+	if estimateTokens(messages)+extra <= limit {
+		return
+	}
+	n := elideToolResults(messages, protect, limit/2, extra)
+	if estimateTokens(messages)+extra > limit && len(messages) > 1 {
+		// Several large results in this one round: keep the last whole.
+		n += elideToolResults(messages, len(messages)-1, limit, extra)
+	}
+	if n > 0 {
+		a.logf("%s", a.dim(fmt.Sprintf("· %d old tool results elided to fit the context", n)))
+	}
+}
+
+// summarize condenses the history through the model, keeping the system
+// prompt and pinned context. It returns the message count before.
+func (a *Agent) summarize(ctx context.Context) (int, error) {
+	if a.Client == nil {
+		return 0, errNoBackend(a)
+	}
+	if len(a.History) <= 2 {
+		return 0, errors.New("nothing to summarize yet")
+	}
+	msgs := append(append([]Message(nil), a.History...), Message{Role: "user", Content: summarizePrompt})
+	var sb strings.Builder
+	if _, err := a.Client.Chat(ctx, msgs, &sb); err != nil {
+		return 0, fmt.Errorf("summarize: %v", err)
+	}
+	summary := strings.TrimSpace(sb.String())
+	if summary == "" {
+		return 0, errors.New("summarize: the model returned nothing; history kept")
+	}
+	before := len(a.History)
+	a.ClearHistory()
+	a.AddMessage("user", "[Conversation summary]\n\n"+summary)
+	return before, nil
+}
+
+const summarizePrompt = "Summarize this conversation so far in a few short paragraphs: the task, what was learned about the code, decisions made, and what is left to do. Keep file names and commands."

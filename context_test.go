@@ -1,0 +1,204 @@
+package harvey
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Inside a turn, old tool results are elided before a request would
+// overflow num_ctx; the newest results stay whole.
+func TestContextWindowElidesOldResults(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	env.a.Config.NumCtx = 4096 // a Raspberry Pi setting: results capped at 4 KB
+	for _, n := range []string{"a", "b", "c"} {
+		writeFile(t, env.dir, n+".txt", strings.Repeat(n+" line of text\n", 500)) // 7 KB each
+	}
+	f.script(
+		toolReply("llama3.2", fakeCall{id: "r1", name: "read_file", args: map[string]any{"path": "a.txt"}}),
+		toolReply("llama3.2", fakeCall{id: "r2", name: "read_file", args: map[string]any{"path": "b.txt"}}),
+		toolReply("llama3.2", fakeCall{id: "r3", name: "read_file", args: map[string]any{"path": "c.txt"}}),
+		textReply("llama3.2", "Three files read."),
+	)
+	if err := env.a.RunPrompt(t.Context(), "read a, b and c"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.chatRequests()
+	limit := env.a.contextLimit()
+	for i, req := range reqs {
+		var msgs []Message
+		for _, m := range messagesOf(req) {
+			msgs = append(msgs, Message{Role: fmt.Sprint(m["role"]), Content: fmt.Sprint(m["content"])})
+		}
+		if used := estimateTokens(msgs) + env.a.schemaTokens(ModeSchema); used > limit {
+			t.Fatalf("request %d is ~%d tokens, past the limit %d", i, used, limit)
+		}
+	}
+	last := messagesOf(reqs[3])
+	var sawElided, sawC bool
+	for _, m := range last {
+		c := fmt.Sprint(m["content"])
+		sawElided = sawElided || strings.HasPrefix(c, elidedMarker)
+		sawC = sawC || strings.Contains(c, "c line of text")
+	}
+	if !sawElided || !sawC {
+		t.Fatalf("last request: elided %v, newest result whole %v", sawElided, sawC)
+	}
+	if !strings.Contains(env.errOut.String(), "old tool results elided to fit the context") {
+		t.Fatalf("stderr = %q", env.errOut.String())
+	}
+}
+
+// Between turns, a conversation that no longer fits is summarised: asked
+// first in the REPL, automatically headless — never cut silently by Ollama.
+func TestContextWindowSummarizeWhenFull(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.autoSummary = "We talked about a long file."
+	env := newTestEnv(t, f, "llama3.2")
+	env.a.Config.NumCtx = 2048
+	fill := func() {
+		for i := 0; i < 6; i++ {
+			env.a.AddMessage("user", strings.Repeat("words ", 300))
+			env.a.AddMessage("assistant", "ok")
+		}
+	}
+	// Interactive, declined: a warning, and the turn goes on unsummarised.
+	fill()
+	env.a.Interactive = true
+	env.a.In = NewLineReader(strings.NewReader("n\n"))
+	f.script(textReply("llama3.2", "answer one"))
+	if err := env.a.RunPrompt(t.Context(), "next"); err != nil {
+		t.Fatal(err)
+	}
+	if f.summaries != 0 || !strings.Contains(env.errOut.String(), "not summarised; /summarize or /clear") {
+		t.Fatalf("declined: %d summaries, stderr %q", f.summaries, env.errOut.String())
+	}
+	// Interactive, accepted.
+	env.a.In = NewLineReader(strings.NewReader("\n"))
+	f.script(textReply("llama3.2", "answer two"))
+	if err := env.a.RunPrompt(t.Context(), "next"); err != nil {
+		t.Fatal(err)
+	}
+	if f.summaries != 1 || !strings.Contains(env.a.History[1].Content, "We talked about a long file.") {
+		t.Fatalf("accepted: %d summaries, history %+v", f.summaries, env.a.History[:2])
+	}
+	// Headless: summarised automatically, with a warning.
+	env.a.Interactive = false
+	fill()
+	f.script(textReply("llama3.2", "answer three"))
+	if err := env.a.RunPrompt(t.Context(), "next"); err != nil {
+		t.Fatal(err)
+	}
+	if f.summaries != 2 || !strings.Contains(env.errOut.String(), "summarizing it first") {
+		t.Fatalf("headless: %d summaries, stderr %q", f.summaries, env.errOut.String())
+	}
+	reqs := f.chatRequests()
+	final := messagesOf(reqs[len(reqs)-1])
+	if len(final) != 3 || final[2]["content"] != "next" {
+		t.Fatalf("request after the summary = %s", mustJSON(final))
+	}
+}
+
+// childPIDs lists this process's live children (Linux).
+func childPIDs(t *testing.T) []string {
+	tasks, _ := filepath.Glob("/proc/self/task/*/children")
+	var out []string
+	for _, p := range tasks {
+		b, _ := os.ReadFile(p)
+		for _, pid := range strings.Fields(string(b)) {
+			if st, err := os.ReadFile("/proc/" + pid + "/stat"); err == nil && !strings.Contains(string(st), ") Z ") {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+// A long session: 500 tool rounds (50 turns of 10) through the real loop
+// and Ollama client, each tool producing 136 KB, alternating read_file and
+// run_command. Old results are elided and the history summarised as it
+// fills num_ctx, so memory stays bounded; no goroutine or child process is
+// left behind.
+func TestLongSession(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long session")
+	}
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.autoSummary = "Summary: the model read big.txt many times."
+	f.keepLast = true
+	env := newTestEnv(t, f, "llama3.2")
+	env.a.Config.NumCtx = 16384 // results over 64 KB, capped at a quarter of the window (16 KB)
+	writeFile(t, env.dir, "big.txt", strings.Repeat("0123456789abcdef\n", 8192)) // 136 KB
+
+	settle := func() int {
+		n := 0
+		for i := 0; i < 50; i++ {
+			runtime.GC()
+			n = runtime.NumGoroutine()
+			time.Sleep(10 * time.Millisecond)
+			if n == runtime.NumGoroutine() {
+				break
+			}
+		}
+		return n
+	}
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse
+	}
+	children := len(childPIDs(t))
+	goroutines := settle()
+	var heapAt10 uint64
+	rounds := 0
+	const turns = 50 // 500 rounds
+	for turn := 0; turn < turns; turn++ {
+		for r := 0; r < 10; r++ {
+			call := fakeCall{id: fmt.Sprintf("t%dr%d", turn, r), name: "read_file", args: map[string]any{"path": "big.txt"}}
+			if r%2 == 1 {
+				call = fakeCall{id: call.id, name: "run_command", args: map[string]any{"command": "cat big.txt"}}
+			}
+			f.script(toolReply("llama3.2", call))
+		}
+		f.script(textReply("llama3.2", fmt.Sprintf("turn %d done", turn)))
+		if err := env.a.RunPrompt(t.Context(), fmt.Sprintf("read big.txt ten times (turn %d)", turn)); err != nil {
+			t.Fatalf("turn %d: %v", turn, err)
+		}
+		rounds += 10
+		last := messagesOf(f.chatRequests()[0])
+		var msgs []Message
+		for _, m := range last {
+			msgs = append(msgs, Message{Role: fmt.Sprint(m["role"]), Content: fmt.Sprint(m["content"])})
+		}
+		if used := estimateTokens(msgs) + env.a.schemaTokens(ModeSchema); used > env.a.contextLimit() {
+			t.Fatalf("turn %d: last request ~%d tokens, past %d", turn, used, env.a.contextLimit())
+		}
+		if turn == 9 {
+			heapAt10 = heap()
+		}
+	}
+	heapAtEnd := heap()
+	t.Logf("%d rounds; heap %d KB after 10 turns, %d KB at the end; %d summaries; history %d messages (~%d tokens)",
+		rounds, heapAt10>>10, heapAtEnd>>10, f.summaries, len(env.a.History), estimateTokens(env.a.History))
+	if heapAtEnd > heapAt10+4<<20 {
+		t.Fatalf("memory grew from %d KB to %d KB over %d turns", heapAt10>>10, heapAtEnd>>10, turns-10)
+	}
+	if f.summaries == 0 {
+		t.Fatal("the history was never summarised")
+	}
+	env.a.Close()
+	f.srv.CloseClientConnections()
+	if g := settle(); g > goroutines+2 {
+		buf := make([]byte, 1<<20)
+		t.Fatalf("goroutines: %d before, %d after\n%s", goroutines, g, buf[:runtime.Stack(buf, true)])
+	}
+	if c := childPIDs(t); len(c) > children {
+		t.Fatalf("child processes left: %v", c)
+	}
+}
