@@ -20,6 +20,7 @@ type Command struct {
 	Help    string // longer text for /help CMD
 	Handler func(ctx context.Context, a *Agent, args []string, out io.Writer) error
 	Aliases []string
+	Raw     bool // the handler gets the rest of the line as one argument
 }
 
 // ErrExit ends the session.
@@ -41,9 +42,9 @@ func (a *Agent) registerCommands() {
 	add(&Command{Name: "read", Usage: "/read FILE [FILE...]", Summary: "put workspace files into the conversation", Handler: cmdRead,
 		Help: "Reads each file through the same checks as the read_file tool (workspace boundary, agents/, secret files, size cap) and adds it to the conversation as context."})
 	add(&Command{Name: "write", Usage: "/write PATH", Summary: "save the last reply's first code block (or the whole reply) to a file", Handler: cmdWrite})
-	add(&Command{Name: "run", Usage: "/run COMMAND [ARGS...]", Summary: "run a command in the workspace; output goes into the conversation (also !COMMAND)", Handler: cmdRun,
+	add(&Command{Name: "run", Usage: "/run COMMAND [ARGS...]", Summary: "run a command in the workspace; output goes into the conversation (also !COMMAND)", Handler: cmdRun, Raw: true,
 		Help: "Runs in the workspace with a filtered environment (no API keys), stdin from /dev/null, its own process group, run_timeout, and output capped while it streams. In safe mode only allowlisted programs run, without a shell."})
-	add(&Command{Name: "search", Usage: "/search PATTERN [PATH]", Summary: "regexp search of workspace files", Handler: cmdSearch})
+	add(&Command{Name: "search", Usage: "/search PATTERN [PATH]", Summary: "regexp search of workspace files (quote a pattern with spaces)", Handler: cmdSearch})
 	add(&Command{Name: "files", Usage: "/files [PATH]", Summary: "list a workspace directory", Handler: cmdFiles})
 	add(&Command{Name: "git", Usage: "/git status|diff|log|show|blame [ARGS...]", Summary: "read-only git; output goes into the conversation", Handler: cmdGit})
 	add(&Command{Name: "apply", Usage: "/apply", Summary: "write the code blocks of the last reply whose fence names a file", Handler: cmdApply,
@@ -84,16 +85,66 @@ func (a *Agent) Dispatch(ctx context.Context, line string, out io.Writer) error 
 	if strings.HasPrefix(line, "!") {
 		return cmdRunLine(ctx, a, strings.TrimSpace(line[1:]), out)
 	}
-	fields := strings.Fields(strings.TrimPrefix(line, "/"))
-	if len(fields) == 0 {
+	body := strings.TrimSpace(strings.TrimPrefix(line, "/"))
+	if body == "" {
 		return errors.New("empty command; try /help")
 	}
-	name := strings.ToLower(fields[0])
+	name, rest, _ := strings.Cut(body, " ")
+	name = strings.ToLower(name)
+	rest = strings.TrimSpace(rest)
 	c, ok := a.commands[name]
 	if !ok {
 		return fmt.Errorf("unknown command /%s; try /help", name)
 	}
-	return c.Handler(ctx, a, fields[1:], out)
+	if c.Raw {
+		// The rest of the line as typed (a shell command keeps its quoting).
+		var args []string
+		if rest != "" {
+			args = []string{rest}
+		}
+		return c.Handler(ctx, a, args, out)
+	}
+	return c.Handler(ctx, a, splitArgs(rest), out)
+}
+
+// splitArgs splits a command's arguments at blank space. A word that
+// starts with a quote and has a matching quote before the next blank space
+// or the end is one argument without its quotes ("func NewReplacer");
+// other quotes are ordinary characters (it's), and backslashes are kept,
+// so regular expressions pass through unchanged.
+func splitArgs(s string) []string {
+	var out []string
+	for {
+		s = strings.TrimLeft(s, " \t")
+		if s == "" {
+			return out
+		}
+		word, rest := quotedWord(s)
+		if rest == s { // not quoted: up to the next blank
+			if i := strings.IndexAny(s, " \t"); i >= 0 {
+				word, rest = s[:i], s[i:]
+			} else {
+				word, rest = s, ""
+			}
+		}
+		out = append(out, word)
+		s = rest
+	}
+}
+
+// quotedWord takes a quoted word off the front of s; rest == s when s does
+// not start with one.
+func quotedWord(s string) (word, rest string) {
+	q := s[0]
+	if q != '"' && q != '\'' {
+		return "", s
+	}
+	for j := 1; j < len(s); j++ {
+		if s[j] == q && (j+1 == len(s) || s[j+1] == ' ' || s[j+1] == '\t') {
+			return s[1:j], s[j+1:]
+		}
+	}
+	return "", s
 }
 
 // usageError says how a command is used.
@@ -253,6 +304,9 @@ func cmdSearch(_ context.Context, a *Agent, args []string, out io.Writer) error 
 	}
 	text, err := a.searchChecked(args[0], p)
 	if err != nil {
+		if len(args) == 2 && strings.Contains(err.Error(), "no such file") {
+			return fmt.Errorf("%v (to search for a phrase with spaces, quote it: /search \"%s %s\")", err, args[0], args[1])
+		}
 		return err
 	}
 	fmt.Fprintln(out, sanitizeForTerminal(text))

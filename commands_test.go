@@ -232,3 +232,31 @@ func TestGitCommandInRepo(t *testing.T) {
 		t.Fatal("/git push allowed")
 	}
 }
+
+func TestSplitArgs(t *testing.T) {
+	for in, want := range map[string]string{
+		`"func NewReplacer" src`:        "func NewReplacer|src",
+		`func \(\w+ \*Reader\) x`:       `func|\(\w+|\*Reader\)|x`,
+		`'a b'`:                         "a b",
+		`it's a "test`:                  `it's|a|"test`,
+		`  spaced   out  `:              "spaced|out",
+		`"x"y z`:                        `"x"y|z`,
+		`"" empty`:                      "|empty",
+		`observe decision: don't panic`: "observe|decision:|don't|panic",
+	} {
+		if got := strings.Join(splitArgs(in), "|"); got != want {
+			t.Errorf("splitArgs(%q) = %q, want %q", in, got, want)
+		}
+	}
+	env := newTestEnv(t, nil, "")
+	writeFile(t, env.dir, "r.go", "func NewReplacer() {}\n")
+	if out, err := dispatch(t, env.a, `/search "func NewReplacer"`); err != nil || !strings.Contains(out, "r.go:1:") {
+		t.Fatalf("quoted search: %q %v", out, err)
+	}
+	if _, err := dispatch(t, env.a, `/search func NewReplacer`); err == nil || !strings.Contains(err.Error(), `quote it: /search "func NewReplacer"`) {
+		t.Fatalf("unquoted phrase: %v", err)
+	}
+	if out, err := dispatch(t, env.a, `/run printf '%s|' "a  b"`); err != nil || !strings.Contains(out, "a  b|") {
+		t.Fatalf("/run keeps quoting: %q %v", out, err)
+	}
+}
