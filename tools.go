@@ -1,6 +1,7 @@
 package harvey
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -508,5 +509,5 @@ func isBinary(b []byte) bool {
 	if len(b) > 8000 {
 		b = b[:8000]
 	}
-	return strings.IndexByte(string(b), 0) >= 0
+	return bytes.IndexByte(b, 0) >= 0
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -88,6 +89,15 @@ func (w *Workspace) HasAgents() bool { return w.agents != nil }
 // file system or a path through ".." all resolve to the same identity.
 func (w *Workspace) isAgentsDir(fi fs.FileInfo) bool {
 	return w.agents != nil && fi != nil && os.SameFile(w.agents, fi)
+}
+
+// isAgentsStat is isAgentsDir for a raw device and inode number.
+func (w *Workspace) isAgentsStat(dev, ino uint64) bool {
+	if w.agents == nil {
+		return false
+	}
+	st, ok := w.agents.Sys().(*syscall.Stat_t)
+	return ok && uint64(st.Dev) == dev && uint64(st.Ino) == ino
 }
 
 // ReadInternal reads one of Harvey's own files (under agents/). Harvey's own

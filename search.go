@@ -1,0 +1,464 @@
+package harvey
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// search_files and /search: a Go regexp over the text files under a path,
+// skipping agents/, .git/, denylisted, binary, hard-linked and .gitignored
+// files and never following a symlink. Results are "file:line: text".
+//
+// It is built for speed on trees like Go's own source (11k files): the
+// directory walk opens each directory relative to its parent's descriptor
+// with O_NOFOLLOW (one system call, no path re-walk), and files are read
+// by a pool of workers, each with its own buffer. Work is taken in walk
+// order and results are merged in that order, so the output is the same as
+// a sequential search and stops at the same place when capped.
+
+// Search limits.
+const (
+	searchMaxMatches  = 200
+	searchMaxLineLen  = 300
+	searchMaxFileSize = 8 << 20
+)
+
+// SearchWorkspace runs pattern over the files under p (a file or directory).
+func SearchWorkspace(ws *Workspace, pattern, p string, maxBytes int) (string, int, error) {
+	if pattern == "" {
+		return "", 0, errors.New("search: pattern is empty")
+	}
+	if len(pattern) > 1024 {
+		return "", 0, errors.New("search: pattern is too long (over 1024 bytes)")
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return "", 0, fmt.Errorf("search: bad pattern: %v", err)
+	}
+	if p == "" {
+		p = "."
+	}
+	if maxBytes <= 0 || maxBytes > DefaultMaxOutputBytes {
+		maxBytes = DefaultMaxOutputBytes
+	}
+	rp, err := resolveWorkspacePath(ws, p, opRead)
+	if err != nil {
+		return "", 0, err
+	}
+	defer rp.close()
+	g := newGrepPool(re)
+	if !rp.info.IsDir() {
+		f, _, err := rp.openVerified()
+		if err != nil {
+			return "", 0, err
+		}
+		fd, err := unix.Dup(int(f.Fd()))
+		f.Close()
+		if err != nil {
+			return "", 0, refuse(rp.Rel, errText(err))
+		}
+		d := &searchDir{fd: fd}
+		d.refs.Store(1)
+		g.submit(searchFile{dir: d, name: ".", rel: rp.Rel, self: true})
+	} else {
+		d, err := rp.openDirVerified(ws)
+		if err != nil {
+			return "", 0, err
+		}
+		fd, err := rootFD(d)
+		d.Close()
+		if err != nil {
+			return "", 0, refuse(rp.Rel, errText(err))
+		}
+		root := &searchDir{fd: fd}
+		root.refs.Store(1)
+		w := &searchWalker{ws: ws, ign: ancestorIgnores(ws, rp.Rel), pool: g}
+		w.walk(root, rp.Rel)
+	}
+	results := g.finish()
+	var out bytes.Buffer
+	matches, full := 0, false
+	for _, r := range results {
+		for _, h := range r {
+			if matches >= searchMaxMatches || out.Len() > maxBytes {
+				full = true
+				break
+			}
+			matches++
+			out.Write(h)
+		}
+	}
+	if matches == 0 {
+		return "no matches", 0, nil
+	}
+	text := redactSecrets(capOutput(out.Bytes(), maxBytes, false))
+	if full {
+		text += fmt.Sprintf("\n[results capped at %d matches; narrow the pattern or the path]", matches)
+	}
+	return text, matches, nil
+}
+
+// rootFD duplicates the descriptor of an os.Root's directory.
+func rootFD(d *os.Root) (int, error) {
+	f, err := d.Open(".")
+	if err != nil {
+		return -1, err
+	}
+	defer f.Close()
+	return unix.Dup(int(f.Fd()))
+}
+
+// searchDir is an open directory shared by the files found in it; the last
+// user closes it.
+type searchDir struct {
+	fd   int
+	refs atomic.Int32
+}
+
+func (d *searchDir) release() {
+	if d.refs.Add(-1) == 0 {
+		unix.Close(d.fd)
+	}
+}
+
+type searchFile struct {
+	dir  *searchDir
+	name string // entry name in dir ("." with self: dir.fd is the file)
+	rel  string // workspace-relative path, for results and rules
+	self bool
+}
+
+type searchWalker struct {
+	ws   *Workspace
+	ign  *ignoreSet
+	pool *grepPool
+}
+
+// ancestorIgnores loads the .gitignore files above dir, the directory a
+// search starts in (the walk reads dir's own and those below it).
+func ancestorIgnores(ws *Workspace, dir string) *ignoreSet {
+	s := &ignoreSet{}
+	cur := "."
+	for {
+		if cur == dir || dir == "." {
+			return s
+		}
+		if data, err := readIgnoreFile(ws, cur); err == nil {
+			s.add(cur, data)
+		}
+		rest := dir
+		if cur != "." {
+			rest = dir[len(cur)+1:]
+		}
+		next, _, _ := cutPath(rest)
+		cur = path.Join(cur, next)
+	}
+}
+
+func cutPath(p string) (first, rest string, ok bool) {
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' {
+			return p[:i], p[i+1:], true
+		}
+	}
+	return p, "", false
+}
+
+// readIgnoreFile reads dir/.gitignore through the workspace checks
+// (.gitignore files are small; denied or odd files are skipped).
+func readIgnoreFile(ws *Workspace, dir string) ([]byte, error) {
+	rr, err := ReadWorkspaceFile(ws, path.Join(dir, ".gitignore"), 0, 0, DefaultMaxOutputBytes)
+	if err != nil || rr.Binary {
+		return nil, errors.New("no .gitignore")
+	}
+	return []byte(rr.Text), nil
+}
+
+// walk lists dir (which the caller holds one reference to) and recurses.
+func (w *searchWalker) walk(dir *searchDir, rel string) {
+	defer dir.release()
+	dup, err := unix.Dup(dir.fd)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(dup), rel)
+	entries, _ := f.ReadDir(-1)
+	f.Close()
+	// Name order, as fs.WalkDir and people expect (getdents order is not).
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, e := range entries {
+		if e.Name() == ".gitignore" {
+			if data, err := readDirFile(dir.fd, ".gitignore", 1<<20); err == nil {
+				w.ign.add(rel, data)
+			}
+		}
+	}
+	for _, e := range entries {
+		name := e.Name()
+		wsRel := path.Join(rel, name)
+		t := e.Type()
+		switch {
+		case w.pool.full():
+			return // enough matches from what came before
+		case t.IsDir():
+			norm := normName(name)
+			if norm == ".git" || (rel == "." && norm == AgentsDir) || w.ign.ignored(wsRel, true) {
+				continue
+			}
+			fd, err := unix.Openat(dir.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				continue
+			}
+			// agents/ lives at the top; elsewhere only a hard-linked
+			// directory (impossible) or a mount could be it.
+			if rel == "." && w.isAgents(fd) {
+				unix.Close(fd)
+				continue
+			}
+			sub := &searchDir{fd: fd}
+			sub.refs.Store(1)
+			w.walk(sub, wsRel)
+		case t.IsRegular():
+			if sensitiveFileDenied(wsRel) || w.ign.ignored(wsRel, false) {
+				continue
+			}
+			dir.refs.Add(1)
+			w.pool.submit(searchFile{dir: dir, name: name, rel: wsRel})
+		}
+		// Symlinks, FIFOs, sockets and devices are never followed or read.
+	}
+}
+
+// isAgents compares an open directory with the workspace's agents/ by
+// identity (a differently spelled or linked agents/ is still agents/).
+func (w *searchWalker) isAgents(fd int) bool {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return true
+	}
+	return w.ws.isAgentsStat(uint64(st.Dev), st.Ino)
+}
+
+// readDirFile reads a small regular file by name from a directory fd.
+func readDirFile(dirfd int, name string, limit int) ([]byte, error) {
+	buf := make([]byte, 0, 4096)
+	data, ok := readRegular(dirfd, name, false, limit, buf)
+	if !ok {
+		return nil, errors.New("unreadable")
+	}
+	return data, nil
+}
+
+// readRegular opens name in dirfd without following a symlink and without
+// blocking on a FIFO, checks it is a regular file with one link and at most
+// limit bytes, and reads it into buf.
+func readRegular(dirfd int, name string, self bool, limit int, buf []byte) ([]byte, bool) {
+	fd := dirfd
+	if !self {
+		var err error
+		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, false
+		}
+		defer unix.Close(fd)
+	}
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink > 1 || st.Size > int64(limit) {
+		return nil, false
+	}
+	// Read the size that was checked (a file growing meanwhile is read to
+	// that size), without a final empty read.
+	size := int(st.Size)
+	if cap(buf) < size {
+		buf = make([]byte, 0, size)
+	}
+	buf = buf[:size]
+	n := 0
+	for n < size {
+		m, err := unix.Pread(fd, buf[n:], int64(n))
+		if m <= 0 || err != nil {
+			break
+		}
+		n += m
+	}
+	return buf[:n], true
+}
+
+// grepPool searches files with a few workers while the walk goes on. Files
+// are queued in walk order; once enough matches are in, the walk stops
+// queueing. Every queued file is searched, so the merged results equal a
+// sequential search's first searchMaxMatches.
+type grepPool struct {
+	m       matcher
+	jobs    chan searchJob
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	results map[int][][]byte
+	found   atomic.Int64
+	n       int
+}
+
+type searchJob struct {
+	idx int
+	f   searchFile
+}
+
+func newGrepPool(re *regexp.Regexp) *grepPool {
+	g := &grepPool{m: newMatcher(re), jobs: make(chan searchJob, 256), results: map[int][][]byte{}}
+	for range min(runtime.GOMAXPROCS(0), 8) {
+		g.wg.Add(1)
+		go g.work()
+	}
+	return g
+}
+
+func (g *grepPool) full() bool { return g.found.Load() >= searchMaxMatches }
+
+func (g *grepPool) submit(f searchFile) {
+	g.jobs <- searchJob{idx: g.n, f: f}
+	g.n++
+}
+
+func (g *grepPool) work() {
+	defer g.wg.Done()
+	buf := make([]byte, 0, 64<<10)
+	for j := range g.jobs {
+		// Every queued file is searched (only the walk stops early), so
+		// no file before a counted match is ever skipped.
+		data, ok := readRegular(j.f.dir.fd, j.f.name, j.f.self, searchMaxFileSize, buf)
+		if ok {
+			if cap(data) > cap(buf) {
+				buf = data[:0] // keep the larger buffer
+			}
+			if hits := grepData(data, g.m, j.f.rel); hits != nil {
+				g.mu.Lock()
+				g.results[j.idx] = hits
+				g.mu.Unlock()
+				g.found.Add(int64(len(hits)))
+			}
+		}
+		j.f.dir.release()
+	}
+}
+
+// finish waits for the workers and returns the hits in walk order.
+func (g *grepPool) finish() [][][]byte {
+	close(g.jobs)
+	g.wg.Wait()
+	out := make([][][]byte, 0, len(g.results))
+	for i := 0; i < g.n; i++ {
+		if r, ok := g.results[i]; ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// grepData returns the matching lines of one file, formatted. Binary files
+// (a NUL in the first 8000 bytes) are skipped; a file that may hold a secret
+// is redacted whole first, so a private key spanning lines is caught.
+func grepData(data []byte, m matcher, rel string) [][]byte {
+	if isBinary(data) || !m.Match(data) {
+		return nil
+	}
+	if mayHoldSecret(string(data)) {
+		data = []byte(redactSecrets(string(data)))
+	}
+	var hits [][]byte
+	lineNo := 0
+	for len(data) > 0 && len(hits) < searchMaxMatches {
+		lineNo++
+		i := bytes.IndexByte(data, '\n')
+		var line []byte
+		if i < 0 {
+			line, data = data, nil
+		} else {
+			line, data = data[:i], data[i+1:]
+		}
+		if !m.Match(line) {
+			continue
+		}
+		line = bytes.TrimRight(line, "\r")
+		if len(line) > searchMaxLineLen {
+			line = append(line[:searchMaxLineLen:searchMaxLineLen], "..."...)
+		}
+		hits = append(hits, fmt.Appendf(nil, "%s:%d: %s\n", rel, lineNo, line))
+	}
+	return hits
+}
+
+// matcher finds a pattern in a file or a line.
+type matcher interface{ Match([]byte) bool }
+
+// newMatcher uses a literal finder for a pattern that is plain text (most
+// searches for a symbol are), and the regexp otherwise.
+func newMatcher(re *regexp.Regexp) matcher {
+	if lit, complete := re.LiteralPrefix(); complete && len(lit) > 1 {
+		return newLiteral(lit)
+	}
+	return re
+}
+
+// literal finds a fixed string by scanning for its rarest byte (in source
+// code) with IndexByte, which is vectorised, and checking around each hit:
+// searching for "func NewReplacer" does not stop at every "f".
+type literal struct {
+	lit  []byte
+	rare byte
+	off  int // position of rare in lit
+}
+
+func newLiteral(s string) *literal {
+	l := &literal{lit: []byte(s)}
+	best := 1 << 30
+	for i := 0; i < len(s); i++ {
+		if r := byteRank(s[i]); r < best {
+			best, l.rare, l.off = r, s[i], i
+		}
+	}
+	return l
+}
+
+func (l *literal) Match(data []byte) bool {
+	for pos := 0; ; {
+		i := bytes.IndexByte(data[pos:], l.rare)
+		if i < 0 {
+			return false
+		}
+		start := pos + i - l.off
+		if start >= 0 && start+len(l.lit) <= len(data) && bytes.Equal(data[start:start+len(l.lit)], l.lit) {
+			return true
+		}
+		pos += i + 1
+	}
+}
+
+// byteRank approximates how common a byte is in source code and prose
+// (lower is rarer).
+func byteRank(c byte) int {
+	switch {
+	case c >= 'A' && c <= 'Z':
+		return 10 + int(strings.IndexByte("QJZXVKWYBFGHPMDULCRONSIAET", c)) // rarest first
+	case c >= '0' && c <= '9':
+		return 40
+	case c >= 'a' && c <= 'z':
+		return 50 + int(strings.IndexByte("qjzxvkwybgpfmuldchrnsoiate", c))
+	case c == ' ' || c == '\t' || c == '\n':
+		return 100
+	case strings.IndexByte("(){}.,;:=\"'*/_-", c) >= 0:
+		return 80
+	}
+	return 5 // other punctuation and non-ASCII bytes are rare
+}

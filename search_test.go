@@ -1,0 +1,82 @@
+package harvey
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The parallel search gives the same output as a sequential one, every
+// time: walk order, and the first 200 matches when capped.
+func TestSearchDeterministicAndCapped(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	for d := 0; d < 20; d++ {
+		for f := 0; f < 15; f++ {
+			writeFile(t, env.dir, fmt.Sprintf("d%02d/f%02d.go", d, f), "package x\n// needle one\n// needle two\n")
+		}
+	}
+	first, n, err := SearchWorkspace(env.ws, "needle", ".", 0)
+	if err != nil || n != searchMaxMatches || !strings.Contains(first, "[results capped at 200 matches") {
+		t.Fatalf("n = %d, err = %v", n, err)
+	}
+	lines := strings.Split(first, "\n")
+	if lines[0] != "d00/f00.go:2: // needle one" || lines[199] != "d06/f09.go:3: // needle two" {
+		t.Fatalf("order: first %q, 200th %q", lines[0], lines[199])
+	}
+	for i := 0; i < 20; i++ {
+		again, _, _ := SearchWorkspace(env.ws, "needle", ".", 0)
+		if again != first {
+			t.Fatal("results differ between runs")
+		}
+	}
+	// A search from a subdirectory obeys the .gitignore above it.
+	writeFile(t, env.dir, ".gitignore", "f01.go\n")
+	out, _, _ := SearchWorkspace(env.ws, "needle", "d03", 0)
+	if strings.Contains(out, "f01.go") || !strings.Contains(out, "d03/f02.go:2:") {
+		t.Fatalf("subdirectory search: %s", out)
+	}
+	// A single file.
+	out, n, _ = SearchWorkspace(env.ws, "two", "d03/f02.go", 0)
+	if n != 1 || out != "d03/f02.go:3: // needle two\n" {
+		t.Fatalf("single file: %q", out)
+	}
+}
+
+func TestLiteralMatcher(t *testing.T) {
+	texts := []string{"", "f", "func NewReplacer", "xx func NewReplacer(", "func NewReplace", "ffffunc NewReplacerr", "NewReplacer func", "日本 func NewReplacer"}
+	for _, lit := range []string{"func NewReplacer", "ab", "日本", "(x)", "Q"} {
+		m := newLiteral(lit)
+		for _, s := range append(texts, lit, "  "+lit, lit+"  ") {
+			if got, want := m.Match([]byte(s)), bytes.Contains([]byte(s), []byte(lit)); got != want {
+				t.Fatalf("literal %q in %q: %v, want %v", lit, s, got, want)
+			}
+		}
+	}
+}
+
+func FuzzLiteralMatcher(f *testing.F) {
+	f.Add("func New", "x func New y")
+	f.Fuzz(func(t *testing.T, lit, s string) {
+		if len(lit) < 2 {
+			return
+		}
+		if got, want := newLiteral(lit).Match([]byte(s)), strings.Contains(s, lit); got != want {
+			t.Fatalf("%q in %q: %v, want %v", lit, s, got, want)
+		}
+	})
+}
+
+// Search skips files it must not read even when they match.
+func TestSearchSkipsHardLinksAndFIFOs(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	outside := t.TempDir()
+	writeFile(t, outside, "s.txt", "needle "+secret+"\n")
+	os.Link(filepath.Join(outside, "s.txt"), filepath.Join(env.dir, "hard.txt"))
+	writeFile(t, env.dir, "ok.txt", "needle ok\n")
+	if out, _, _ := SearchWorkspace(env.ws, "needle", ".", 0); strings.Contains(out, secret) || !strings.Contains(out, "ok.txt") {
+		t.Fatalf("search = %q", out)
+	}
+}
