@@ -48,7 +48,13 @@ func ReadWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*R
 	}
 	defer f.Close()
 	res := &ReadResult{Path: rp.Rel, Size: st.Size()}
-	br := bufio.NewReaderSize(f, 64<<10)
+	// A buffer the size of a small file (Peek still sees all of it), at
+	// most 64 KB: a tool round on a 1 KB file should not allocate 64 KB.
+	bufSize := 64 << 10
+	if st.Size() < int64(bufSize) {
+		bufSize = max(int(st.Size())+1, 512)
+	}
+	br := bufio.NewReaderSize(f, bufSize)
 	head, _ := br.Peek(8000)
 	if isBinary(head) {
 		res.Binary = true

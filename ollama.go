@@ -1,6 +1,8 @@
 package harvey
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -10,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -30,6 +33,88 @@ type OllamaClient struct {
 	KeepAlive *api.Duration
 	api       *api.Client
 	http      *http.Client
+}
+
+// chat streams /api/chat with the official request and response types and
+// the official client's error semantics, but reads the NDJSON stream with a
+// buffer that grows with the longest line. api.Client allocates a fixed
+// 8 MB line buffer for every request, which over a long session of tool
+// rounds more than doubled Harvey's peak memory (BENCHMARKS.md). Requests
+// to ollama.com, which the official client signs, still go through it.
+func (c *OllamaClient) chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error {
+	u, err := url.Parse(c.BaseURL)
+	if err != nil || u.Hostname() == "ollama.com" || os.Getenv("OLLAMA_AUTH") != "" {
+		return c.api.Chat(ctx, req, fn)
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, u.JoinPath("/api/chat").String(), bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	hreq.Header.Set("Content-Type", "application/json")
+	hreq.Header.Set("Accept", "application/x-ndjson")
+	hreq.Header.Set("User-Agent", "harvey/"+Version)
+	resp, err := c.http.Do(hreq)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReaderSize(resp.Body, 16<<10)
+	var line []byte
+	for {
+		part, rerr := br.ReadSlice('\n')
+		line = append(line, part...)
+		if errors.Is(rerr, bufio.ErrBufferFull) {
+			if len(line) > maxStreamLine {
+				return fmt.Errorf("Ollama sent a line over %d MB", maxStreamLine>>20)
+			}
+			continue
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			if err := streamLine(resp, line, fn); err != nil {
+				return err
+			}
+		}
+		line = line[:0]
+		if rerr == io.EOF {
+			return nil
+		}
+		if rerr != nil {
+			return rerr
+		}
+	}
+}
+
+// maxStreamLine bounds one NDJSON line, as the official client does.
+const maxStreamLine = 8 << 20
+
+// streamLine handles one NDJSON line like api.Client's stream: an error
+// object or an HTTP error status becomes an error (api.StatusError for the
+// latter), anything else is a ChatResponse.
+func streamLine(resp *http.Response, line []byte, fn api.ChatResponseFunc) error {
+	var e struct {
+		Error string `json:"error,omitempty"`
+	}
+	if err := json.Unmarshal(line, &e); err != nil {
+		if resp.StatusCode >= http.StatusBadRequest {
+			return api.StatusError{StatusCode: resp.StatusCode, Status: resp.Status, ErrorMessage: string(bytes.TrimSpace(line))}
+		}
+		return errors.New(string(bytes.TrimSpace(line)))
+	}
+	if resp.StatusCode >= http.StatusBadRequest {
+		return api.StatusError{StatusCode: resp.StatusCode, Status: resp.Status, ErrorMessage: e.Error}
+	}
+	if e.Error != "" {
+		return errors.New(e.Error)
+	}
+	var r api.ChatResponse
+	if err := json.Unmarshal(line, &r); err != nil {
+		return err
+	}
+	return fn(r)
 }
 
 // ErrToolsUnsupported means the server refused tools for this model (400
@@ -169,7 +254,7 @@ func (c *OllamaClient) ChatWithTools(ctx context.Context, messages []Message, to
 		gotAny   bool
 		writeErr error
 	)
-	err := c.api.Chat(ctx, req, func(r api.ChatResponse) error {
+	err := c.chat(ctx, req, func(r api.ChatResponse) error {
 		gotAny = true
 		if r.Message.Content != "" {
 			if _, err := io.WriteString(out, r.Message.Content); err != nil {

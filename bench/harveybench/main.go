@@ -1,0 +1,445 @@
+// Command harveybench measures a built harvey binary against peers in the
+// same run and prints one Markdown table (bench/run.sh drives it). Numbers
+// are medians; ratios are what to compare across machines.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+var (
+	harvey  = flag.String("harvey", "", "the harvey binary to measure")
+	tree    = flag.String("tree", "", "a copy of $(go env GOROOT)/src to search")
+	gobench = flag.String("gobench", "", "output of go test -bench -count N, summarised as medians")
+	runs    = flag.Int("runs", 10, "runs per hyperfine measurement")
+)
+
+type row struct{ measure, harvey, peer, ratio, goal, met string }
+
+var table []row
+
+func add(r row) {
+	table = append(table, r)
+	fmt.Fprintf(os.Stderr, "  %s: %s (peer %s, %s)\n", r.measure, r.harvey, r.peer, r.ratio)
+}
+
+func main() {
+	flag.Parse()
+	if *harvey == "" || *tree == "" {
+		fmt.Fprintln(os.Stderr, "usage: harveybench -harvey BIN -tree DIR")
+		os.Exit(2)
+	}
+	fake := startFake()
+	work, _ := os.MkdirTemp("", "harveybench-")
+	defer os.RemoveAll(work)
+
+	searchRows(work)
+	listRows(work)
+	startupRows(work, fake)
+	sessionRow(work, fake)
+	promptRows(work, fake)
+
+	goBenchRows()
+
+	fmt.Println("| Measure | Harvey | Peer (same run) | Ratio | Goal | Met |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, r := range table {
+		fmt.Printf("| %s | %s | %s | %s | %s | %s |\n", r.measure, r.harvey, r.peer, r.ratio, r.goal, r.met)
+	}
+}
+
+// goBenchRows reads go test -bench output: the median ns/op (and allocs) of
+// each benchmark, the tool round as a ratio to its os.ReadFile peer.
+func goBenchRows() {
+	if *gobench == "" {
+		return
+	}
+	b, err := os.ReadFile(*gobench)
+	if err != nil {
+		fail("%v", err)
+	}
+	type stat struct {
+		ns     []float64
+		detail string
+	}
+	stats := map[string]*stat{}
+	var order []string
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") || f[3] != "ns/op" {
+			continue
+		}
+		name := strings.TrimPrefix(f[0], "Benchmark")
+		name = name[:strings.LastIndexByte(name+"-", '-')]
+		if i := strings.LastIndexByte(name, '-'); i > 0 {
+			name = name[:i]
+		}
+		ns, _ := strconv.ParseFloat(f[2], 64)
+		st := stats[name]
+		if st == nil {
+			st = &stat{}
+			stats[name] = st
+			order = append(order, name)
+		}
+		st.ns = append(st.ns, ns)
+		st.detail = strings.Join(f[4:], " ")
+	}
+	median := func(xs []float64) float64 {
+		sort.Float64s(xs)
+		return xs[len(xs)/2]
+	}
+	round, peer := stats["ToolRound"], stats["ToolRoundPeerReadFile"]
+	if round != nil && peer != nil {
+		r, p := median(round.ns), median(peer.ns)
+		add(row{"tool round: parse call, check path, read_file 1 KB, build result (go test -bench)", fmt.Sprintf("%.1f µs, %s", r/1000, round.detail), fmt.Sprintf("os.ReadFile %.1f µs", p/1000), fmt.Sprintf("%.1f×", r/p), "close to free next to a model turn (seconds)", yes(r < 1e6)})
+	}
+	for _, n := range order {
+		if strings.HasPrefix(n, "ToolRound") {
+			continue
+		}
+		add(row{n + " in process (go test -bench)", fmt.Sprintf("%.1f ms, %s", median(stats[n].ns)/1e6, stats[n].detail), "", "", "", ""})
+	}
+}
+
+// ---- hyperfine ----
+
+// hyperfine times commands (run in dir) and returns their medians.
+func hyperfine(dir string, cmds ...string) []time.Duration {
+	out := filepath.Join(os.TempDir(), fmt.Sprintf("hf-%d.json", time.Now().UnixNano()))
+	defer os.Remove(out)
+	args := []string{"-N", "-i", "-w", "2", "-r", strconv.Itoa(*runs), "--export-json", out}
+	args = append(args, cmds...)
+	c := exec.Command("hyperfine", args...)
+	c.Dir = dir
+	c.Stderr = os.Stderr
+	if err := c.Run(); err != nil {
+		fail("hyperfine: %v", err)
+	}
+	var res struct {
+		Results []struct {
+			Median float64 `json:"median"`
+		} `json:"results"`
+	}
+	b, _ := os.ReadFile(out)
+	json.Unmarshal(b, &res)
+	var d []time.Duration
+	for _, r := range res.Results {
+		d = append(d, time.Duration(r.Median*float64(time.Second)))
+	}
+	return d
+}
+
+func fail(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "harveybench: "+format+"\n", a...)
+	os.Exit(1)
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+
+func ratio(a, b time.Duration) float64 { return float64(a) / float64(b) }
+
+func yes(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "**no**"
+}
+
+// script writes a --run script into dir.
+func script(dir, name string, lines ...string) string {
+	p := filepath.Join(dir, name)
+	os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	return p
+}
+
+// ---- search_files against ripgrep and grep ----
+
+func searchRows(work string) {
+	for _, c := range []struct{ name, pattern, grepFlag string }{
+		{"literal", "func NewReplacer", "-F"},
+		{"regexp", `func \(\w+ \*Reader\) Read\w*\(`, "-E"},
+	} {
+		s := script(work, "search-"+c.name+".txt", `/search "`+c.pattern+`"`) // quotes group; backslashes stay
+		h := fmt.Sprintf("%s --run %s --ollama http://127.0.0.1:1", *harvey, s)
+		rg := fmt.Sprintf("rg -n %s", shellQuote(c.pattern))
+		gr := fmt.Sprintf("grep -rn %s %s .", c.grepFlag, shellQuote(c.pattern))
+		if c.grepFlag == "-E" { // \w is Perl syntax
+			gr = fmt.Sprintf("grep -rnP %s .", shellQuote(c.pattern))
+		}
+		d := hyperfine(*tree, h, rg, gr) // hyperfine discards their output
+		rR, gR := ratio(d[0], d[1]), ratio(d[0], d[2])
+		add(row{"search_files " + c.name + " (Go src, 11k files) vs ripgrep", ms(d[0]), "rg " + ms(d[1]), fmt.Sprintf("%.2f×", rR), "≤ 1.5×", yes(rR <= 1.5)})
+		add(row{"search_files " + c.name + " vs grep -rn", ms(d[0]), "grep " + ms(d[2]), fmt.Sprintf("%.2f×", gR), "< 1×", yes(gR < 1)})
+		same, note := sameMatches(s, rg)
+		add(row{"search_files " + c.name + ": same matches as ripgrep", note, "", "", "equal, minus what Harvey must skip", yes(same)})
+	}
+}
+
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+var matchLine = regexp.MustCompile(`^([^:\s]+):(\d+):`)
+
+// sameMatches compares Harvey's file:line set with ripgrep's.
+func sameMatches(scriptPath, rg string) (bool, string) {
+	c := exec.Command("sh", "-c", rg)
+	c.Dir = *tree
+	rOut, _ := c.Output()
+	cmd := exec.Command(*harvey, "--run", scriptPath, "--ollama", "http://127.0.0.1:1")
+	cmd.Dir = *tree
+	hOut, _ := cmd.Output()
+	set := func(b []byte) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range strings.Split(string(b), "\n") {
+			if x := matchLine.FindStringSubmatch(l); x != nil {
+				m[strings.TrimPrefix(x[1], "./")+":"+x[2]] = true
+			}
+		}
+		return m
+	}
+	hs, rs := set(hOut), set(rOut)
+	var onlyH, onlyR []string
+	for k := range hs {
+		if !rs[k] {
+			onlyH = append(onlyH, k)
+		}
+	}
+	for k := range rs {
+		if !hs[k] {
+			onlyR = append(onlyR, k)
+		}
+	}
+	sort.Strings(onlyR)
+	if len(onlyH) == 0 && len(onlyR) == 0 {
+		return true, fmt.Sprintf("%d matches, identical", len(hs))
+	}
+	return false, fmt.Sprintf("%d vs %d matches; only Harvey %v; only rg %v", len(hs), len(rs), onlyH, onlyR)
+}
+
+// ---- list_files ----
+
+func listRows(work string) {
+	s := script(work, "list.txt", "/files net/http")
+	p := script(work, "empty.txt", "")
+	d := hyperfine(*tree, fmt.Sprintf("%s --run %s --ollama http://127.0.0.1:1", *harvey, s), fmt.Sprintf("%s --run %s --ollama http://127.0.0.1:1", *harvey, p), "ls -la net/http")
+	cmd := exec.Command(*harvey, "--run", s, "--ollama", "http://127.0.0.1:1")
+	cmd.Dir = *tree
+	out, _ := cmd.Output()
+	add(row{"list_files net/http (whole process)", ms(d[0]), "harvey with no command " + ms(d[1]) + ", ls -la " + ms(d[2]), fmt.Sprintf("list itself %s", ms(d[0]-d[1])), "", ""})
+	add(row{"list_files net/http: bytes returned", fmt.Sprintf("%d B", len(out)), "", "", "≤ 64 KB cap", yes(len(out) <= 65536)})
+}
+
+// ---- start-up ----
+
+func startupRows(work string, fake string) {
+	ws := filepath.Join(work, "ws")
+	os.MkdirAll(ws, 0o755)
+	d := hyperfine(ws, *harvey+" --version", "rg --version", "git --version")
+	add(row{"start-up: harvey --version", ms(d[0]), "rg " + ms(d[1]) + ", git " + ms(d[2]), fmt.Sprintf("%.2f× rg", ratio(d[0], d[1])), "< 50 ms", yes(d[0] < 50*time.Millisecond)})
+	p := fmt.Sprintf("%s -p hello --model llama3.2 --ollama %s", *harvey, fake)
+	d = hyperfine(ws, p)
+	add(row{"start-up: harvey -p to a plain answer (fake Ollama)", ms(d[0]), "", "", "< 50 ms", yes(d[0] < 50*time.Millisecond)})
+	ttfb := firstByte(ws, "-p", "hello", "--model", "llama3.2", "--ollama", fake)
+	add(row{"start-up: time to first byte of the answer", ms(ttfb), "", "", "< 50 ms", yes(ttfb < 50*time.Millisecond)})
+	rss := peakRSS(ws, *harvey, "-p", "hello", "--model", "llama3.2", "--ollama", fake)
+	peer := peakRSS(ws, "git", "--version")
+	add(row{"start-up: peak RSS of harvey -p", fmt.Sprintf("%.1f MB", rss), fmt.Sprintf("git --version %.1f MB", peer), fmt.Sprintf("%.1f×", rss/peer), "< 30 MB", yes(rss < 30)})
+}
+
+// firstByte is the median time from start to the first byte on stdout.
+func firstByte(dir string, args ...string) time.Duration {
+	var ds []time.Duration
+	for i := 0; i < *runs; i++ {
+		c := exec.Command(*harvey, args...)
+		c.Dir = dir
+		out, _ := c.StdoutPipe()
+		start := time.Now()
+		c.Start()
+		b := make([]byte, 1)
+		out.Read(b)
+		ds = append(ds, time.Since(start))
+		c.Wait()
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	return ds[len(ds)/2]
+}
+
+var rssRE = regexp.MustCompile(`Maximum resident set size \(kbytes\): (\d+)`)
+
+// peakRSS runs a command under /usr/bin/time -v and returns its peak RSS in MB.
+func peakRSS(dir, prog string, args ...string) float64 {
+	c := exec.Command("/usr/bin/time", append([]string{"-v", prog}, args...)...)
+	c.Dir = dir
+	var errb bytes.Buffer
+	c.Stderr = &errb
+	c.Stdout = nil
+	c.Run()
+	m := rssRE.FindStringSubmatch(errb.String())
+	if m == nil {
+		fail("/usr/bin/time -v gave no RSS: %s", errb.String())
+	}
+	kb, _ := strconv.Atoi(m[1])
+	return float64(kb) / 1024
+}
+
+// ---- memory over a long session ----
+
+func sessionRow(work, fake string) {
+	ws := filepath.Join(work, "session")
+	os.MkdirAll(filepath.Join(ws, "agents"), 0o755)
+	os.WriteFile(filepath.Join(ws, "agents", "harvey.yaml"), []byte("num_ctx: 65536\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, "big.txt"), bytes.Repeat([]byte("0123456789abcdef\n"), 8192), 0o644)
+	var lines []string
+	for i := 0; i < 20; i++ {
+		lines = append(lines, fmt.Sprintf("LOOP read big.txt ten times (%d)", i))
+	}
+	s := script(work, "session.txt", lines...)
+	rss := peakRSS(ws, *harvey, "--run", s, "--model", "llama3.2", "--ollama", fake)
+	short := script(work, "short.txt", "hello")
+	base := peakRSS(ws, *harvey, "--run", short, "--model", "llama3.2", "--ollama", fake)
+	add(row{"peak RSS after 200 tool rounds with 64 KB results", fmt.Sprintf("%.1f MB", rss), fmt.Sprintf("one plain turn %.1f MB", base), fmt.Sprintf("%.2f×", rss/base), "bounded", yes(rss < 3*base)})
+}
+
+// ---- prompt size and prefix stability ----
+
+func promptRows(work, fake string) {
+	ws := filepath.Join(work, "prompt")
+	os.MkdirAll(ws, 0o755)
+	fakeState.reset()
+	s := script(work, "five.txt", "first question", "second question", "LOOP third, with tools", "fourth question", "fifth question")
+	c := exec.Command(*harvey, "--run", s, "--model", "llama3.2", "--ollama", fake)
+	c.Dir = ws
+	c.Run()
+	reqs := fakeState.requests()
+	if len(reqs) < 5 {
+		fail("prompt: only %d requests recorded", len(reqs))
+	}
+	var first struct {
+		Messages []struct {
+			Content string `json:"content"`
+		} `json:"messages"`
+		Tools json.RawMessage `json:"tools"`
+	}
+	json.Unmarshal(reqs[0], &first)
+	sysBytes := len(first.Messages[0].Content)
+	toolBytes := len(first.Tools)
+	tokens := (sysBytes + toolBytes) / 4
+	add(row{"prompt: system prompt + tool schemas", fmt.Sprintf("%d + %d bytes ≈ %d tokens", sysBytes, toolBytes, tokens), "", "", "< 1,500 tokens", yes(tokens < 1500)})
+	// Each request's messages must be a byte-identical prefix of the next.
+	worst := 1.0
+	for i := 0; i+1 < len(reqs); i++ {
+		a, b := messagesJSON(reqs[i]), messagesJSON(reqs[i+1])
+		a = strings.TrimSuffix(a, "]")
+		n := 0
+		for n < len(a) && n < len(b) && a[n] == b[n] {
+			n++
+		}
+		if share := float64(n) / float64(len(a)); share < worst {
+			worst = share
+		}
+	}
+	add(row{fmt.Sprintf("prompt: share of each request that prefixes the next (%d requests, 5 turns)", len(reqs)), fmt.Sprintf("%.1f%% (worst pair)", worst*100), "", "", "100%", yes(worst == 1)})
+}
+
+func messagesJSON(req []byte) string {
+	var r struct {
+		Messages json.RawMessage `json:"messages"`
+	}
+	json.Unmarshal(req, &r)
+	return string(r.Messages)
+}
+
+// ---- a rule-based fake Ollama ----
+//
+// A prompt starting with LOOP gets ten read_file calls (one per round) on
+// big.txt, then an answer; any other prompt gets a short streamed answer.
+
+type fakeRecorder struct {
+	mu   sync.Mutex
+	reqs [][]byte
+}
+
+func (f *fakeRecorder) reset() { f.mu.Lock(); f.reqs = nil; f.mu.Unlock() }
+
+func (f *fakeRecorder) add(b []byte) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.reqs) < 64 {
+		f.reqs = append(f.reqs, b)
+	}
+}
+
+func (f *fakeRecorder) requests() [][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]byte(nil), f.reqs...)
+}
+
+var fakeState fakeRecorder
+
+func startFake() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fail("listen: %v", err)
+	}
+	go http.Serve(ln, http.HandlerFunc(fakeHandle))
+	return "http://" + ln.Addr().String()
+}
+
+func fakeHandle(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case "/api/version":
+		fmt.Fprint(w, `{"version":"0.15.4"}`)
+	case "/api/tags":
+		fmt.Fprint(w, `{"models":[{"name":"llama3.2:latest","model":"llama3.2:latest","size":2019393189,"details":{"family":"llama"}}]}`)
+	case "/api/show":
+		fmt.Fprint(w, `{"capabilities":["completion","tools"],"model_info":{"general.architecture":"llama","llama.context_length":131072}}`)
+	case "/api/chat":
+		body := new(bytes.Buffer)
+		body.ReadFrom(r.Body)
+		fakeState.add(body.Bytes())
+		var req struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		json.Unmarshal(body.Bytes(), &req)
+		tools, lastUser := 0, ""
+		for _, m := range req.Messages {
+			switch m.Role {
+			case "user":
+				lastUser, tools = m.Content, 0
+			case "tool":
+				tools++
+			}
+		}
+		bw := bufio.NewWriter(w)
+		now := time.Now().UTC().Format(time.RFC3339Nano)
+		if strings.HasPrefix(lastUser, "LOOP") && tools < 10 {
+			fmt.Fprintf(bw, `{"model":"llama3.2","created_at":%q,"message":{"role":"assistant","content":"","tool_calls":[{"id":"call_%d","function":{"index":0,"name":"read_file","arguments":{"path":"big.txt"}}}]},"done":false}`+"\n", now, tools)
+		} else {
+			for _, part := range []string{"Hello ", "from the ", "fake."} {
+				fmt.Fprintf(bw, `{"model":"llama3.2","created_at":%q,"message":{"role":"assistant","content":%q},"done":false}`+"\n", now, part)
+			}
+		}
+		fmt.Fprintf(bw, `{"model":"llama3.2","created_at":%q,"message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","total_duration":1000000,"prompt_eval_count":50,"eval_count":3,"eval_duration":1000000}`+"\n", now)
+		bw.Flush()
+	default:
+		http.NotFound(w, r)
+	}
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Benchmarks: Harvey against peers measured in the same run (ripgrep, grep,
+# git, os.ReadFile), printed as one Markdown table (see BENCHMARKS.md).
+# Usage: bench/run.sh            (installs ripgrep and hyperfine with apt if missing)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+command -v rg >/dev/null || need+=(ripgrep)
+command -v hyperfine >/dev/null || need+=(hyperfine)
+[ -x /usr/bin/time ] || need+=(time)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing ${need[*]}" >&2
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get install -y "${need[@]}" >&2 || { $sudo_cmd apt-get update >&2 && $sudo_cmd apt-get install -y "${need[@]}" >&2; }
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+echo "building harvey" >&2
+go build -o "$work/harvey" ./cmd/harvey
+go build -o "$work/harveybench" ./bench/harveybench
+# Opening a workspace creates agents/ in it, so search a copy of Go's source.
+cp -r "$(go env GOROOT)/src" "$work/gosrc"
+
+echo "go test -bench (tool round, search, list) ..." >&2
+HARVEY_BENCH_TREE="$work/gosrc" go test -run '^$' -bench 'ToolRound|Search|ListFiles' -benchmem -count 5 . > "$work/gobench.txt"
+rm -rf "$work/gosrc/agents"
+
+echo "processes (hyperfine, /usr/bin/time) ..." >&2
+"$work/harveybench" -harvey "$work/harvey" -tree "$work/gosrc" -gobench "$work/gobench.txt" > "$work/table.md"
+
+echo
+echo "## $(date -u +%Y-%m-%d) on $(uname -m), $(nproc) CPUs, $(go version | cut -d' ' -f3)"
+echo
+cat "$work/table.md"

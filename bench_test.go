@@ -1,0 +1,132 @@
+package harvey
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	anyllm "github.com/mozilla-ai/any-llm-go"
+)
+
+// Benchmarks (bench/run.sh runs them and prints the table in BENCHMARKS.md).
+// Each is paired with a peer measured in the same run, so the numbers read
+// as ratios on a noisy machine.
+
+// scriptedClient is a benchmark-only LLMClient that asks for one read_file
+// call and then answers, without any I/O: what is left is Harvey's own work.
+type scriptedClient struct{ turn int }
+
+func (c *scriptedClient) Name() string                             { return "bench" }
+func (c *scriptedClient) Close() error                             { return nil }
+func (c *scriptedClient) Models(context.Context) ([]string, error) { return nil, nil }
+func (c *scriptedClient) Chat(ctx context.Context, m []Message, w io.Writer) (ChatStats, error) {
+	return ChatStats{}, nil
+}
+func (c *scriptedClient) ChatWithTools(_ context.Context, _ []Message, _ []anyllm.Tool, w io.Writer) (ChatStats, []anyllm.ToolCall, error) {
+	c.turn++
+	if c.turn%2 == 1 {
+		return ChatStats{}, []anyllm.ToolCall{{ID: "call_bench", Type: "function", Function: anyllm.FunctionCall{Name: "read_file", Arguments: `{"path": "main.go"}`}}}, nil
+	}
+	io.WriteString(w, "done")
+	return ChatStats{}, nil, nil
+}
+
+func benchAgent(b *testing.B) *Agent {
+	b.Helper()
+	dir := b.TempDir()
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte(strings.Repeat("package main // a small file\n", 40)), 0o644)
+	ws, err := OpenWorkspace(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ws.Close() })
+	cf, _ := LoadConfig(ws)
+	return NewAgent(ws, cf, NewLineReader(strings.NewReader("")), io.Discard, io.Discard)
+}
+
+// BenchmarkToolRound is one loop round: parse the call, check the path,
+// run read_file on a 1 KB file, build the delimited result message, and
+// take the model's answer.
+func BenchmarkToolRound(b *testing.B) {
+	a := benchAgent(b)
+	ex := a.newToolExecutor(&scriptedClient{}, false)
+	base := []Message{{Role: "system", Content: "s"}, {Role: "user", Content: "read main.go"}}
+	b.ReportAllocs()
+	for b.Loop() {
+		ex.history = nil
+		if _, _, err := ex.RunToolLoop(b.Context(), append([]Message(nil), base...), io.Discard); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkToolRoundPeerReadFile is the floor for the same round: reading
+// the file with os.ReadFile and nothing else.
+func BenchmarkToolRoundPeerReadFile(b *testing.B) {
+	a := benchAgent(b)
+	p := filepath.Join(a.Workspace.Root, "main.go")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := os.ReadFile(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// goSrc is a copy-free view of Go's source tree as a workspace: Harvey only
+// reads it, but opening a workspace creates agents/, so bench/run.sh copies
+// the tree and sets HARVEY_BENCH_TREE. Skipped when unset.
+func goSrc(b *testing.B) *Workspace {
+	dir := os.Getenv("HARVEY_BENCH_TREE")
+	if dir == "" {
+		b.Skip("set HARVEY_BENCH_TREE to a copy of $(go env GOROOT)/src (bench/run.sh does)")
+	}
+	ws, err := OpenWorkspace(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ws.Close() })
+	return ws
+}
+
+func BenchmarkSearchLiteral(b *testing.B) {
+	ws := goSrc(b)
+	for b.Loop() {
+		SearchWorkspace(ws, "func NewReplacer", ".", 0)
+	}
+}
+
+func BenchmarkSearchRegexp(b *testing.B) {
+	ws := goSrc(b)
+	for b.Loop() {
+		SearchWorkspace(ws, `func \(\w+ \*Reader\) Read\w*\(`, ".", 0)
+	}
+}
+
+func BenchmarkListFiles(b *testing.B) {
+	ws := goSrc(b)
+	var n int
+	for b.Loop() {
+		out, _, _ := ListWorkspaceDir(ws, "net/http", 0)
+		n = len(out)
+	}
+	b.ReportMetric(float64(n), "bytes")
+}
+
+// TestPromptSize guards the prompt budget: the system prompt plus every
+// tool schema must stay under 1,500 estimated tokens, so a Raspberry Pi's
+// 4096-token context keeps room for work.
+func TestPromptSize(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	schemas, _ := json.Marshal(env.a.Tools.GetToolSchemas())
+	sys := env.a.SystemPrompt
+	tokens := (len(schemas) + len(sys)) / 4
+	t.Logf("system prompt %d bytes, tool schemas %d bytes, ~%d tokens", len(sys), len(schemas), tokens)
+	if tokens > 1500 {
+		t.Fatalf("system prompt and tools are ~%d tokens, over the 1,500 budget", tokens)
+	}
+}
