@@ -26,7 +26,8 @@ var (
 	}
 	// Directories whose whole content is secret.
 	deniedDirs = setOf(".ssh", ".aws", ".azure", ".gnupg")
-	// Relative-path suffixes (matched on the last components).
+	// Relative-path suffixes (matched on the last components). Each
+	// contains "config" (sensitiveFileDenied relies on it).
 	deniedPathSuffix = []string{
 		".kube/config", ".docker/config.json", ".git/config", ".config/gcloud",
 	}
@@ -46,24 +47,41 @@ func setOf(xs ...string) map[string]bool {
 // sensitiveFileDenied reports whether the clean relative path rel names a file
 // that tools must never read or write (keys, env files, credentials).
 func sensitiveFileDenied(rel string) bool {
-	comps := splitPath(rel)
-	if len(comps) == 0 {
+	// Walk the components without allocating (search checks every file).
+	last := ""
+	for rest := rel; rest != ""; {
+		c := rest
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			c, rest = rest[:i], rest[i+1:]
+		} else {
+			rest = ""
+		}
+		if c == "" || c == "." {
+			continue
+		}
+		last = normName(c)
+		if deniedDirs[last] {
+			return true
+		}
+	}
+	if last == "" {
 		return false
 	}
-	norm := make([]string, len(comps))
-	for i, c := range comps {
-		norm[i] = normName(c)
-		if deniedDirs[norm[i]] {
-			return true
+	// Every path suffix in the list ends in or contains "config".
+	if strings.Contains(strings.ToLower(rel), "config") {
+		comps := splitPath(rel)
+		norm := make([]string, len(comps))
+		for i, c := range comps {
+			norm[i] = normName(c)
+		}
+		joined := strings.Join(norm, "/")
+		for _, suf := range deniedPathSuffix {
+			if joined == suf || strings.HasSuffix(joined, "/"+suf) || strings.Contains(joined+"/", "/"+suf+"/") || strings.HasPrefix(joined, suf+"/") {
+				return true
+			}
 		}
 	}
-	joined := strings.Join(norm, "/")
-	for _, suf := range deniedPathSuffix {
-		if joined == suf || strings.HasSuffix(joined, "/"+suf) || strings.Contains(joined+"/", "/"+suf+"/") || strings.HasPrefix(joined, suf+"/") {
-			return true
-		}
-	}
-	return sensitiveName(norm[len(norm)-1])
+	return sensitiveName(last)
 }
 
 // sensitiveName applies the denylist to one folded file name.

@@ -56,7 +56,7 @@ func (s *ignoreSet) ignored(rel string, isDir bool) bool {
 	for _, r := range s.rules {
 		sub := rel
 		if r.base != "." {
-			if !strings.HasPrefix(rel, r.base+"/") {
+			if len(rel) <= len(r.base) || rel[len(r.base)] != '/' || !strings.HasPrefix(rel, r.base) {
 				continue
 			}
 			sub = rel[len(r.base)+1:]

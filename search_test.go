@@ -80,3 +80,23 @@ func TestSearchSkipsHardLinksAndFIFOs(t *testing.T) {
 		t.Fatalf("search = %q", out)
 	}
 }
+
+// sensitiveFileDenied only joins paths that mention "config": every entry
+// of deniedPathSuffix must contain it.
+func TestDeniedPathSuffixesMentionConfig(t *testing.T) {
+	for _, s := range deniedPathSuffix {
+		if !strings.Contains(s, "config") {
+			t.Fatalf("%q does not contain \"config\"; update sensitiveFileDenied's fast path", s)
+		}
+	}
+	for _, p := range []string{".kube/config", "home/.KUBE/Config", ".docker/config.json", "x/.config/gcloud/creds.db", ".ssh/known", "a/.AWS/x"} {
+		if !sensitiveFileDenied(p) {
+			t.Errorf("%s allowed", p)
+		}
+	}
+	for _, p := range []string{"config.go", "kube/config", "src/configure.ac"} {
+		if sensitiveFileDenied(p) {
+			t.Errorf("%s denied", p)
+		}
+	}
+}
