@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Inside a turn, old tool results are elided before a request would
@@ -135,18 +134,6 @@ func TestLongSession(t *testing.T) {
 	env.a.Config.NumCtx = 16384                                                  // results over 64 KB, capped at a quarter of the window (16 KB)
 	writeFile(t, env.dir, "big.txt", strings.Repeat("0123456789abcdef\n", 8192)) // 136 KB
 
-	settle := func() int {
-		n := 0
-		for i := 0; i < 50; i++ {
-			runtime.GC()
-			n = runtime.NumGoroutine()
-			time.Sleep(10 * time.Millisecond)
-			if n == runtime.NumGoroutine() {
-				break
-			}
-		}
-		return n
-	}
 	heap := func() uint64 {
 		runtime.GC()
 		var m runtime.MemStats
@@ -154,7 +141,7 @@ func TestLongSession(t *testing.T) {
 		return m.HeapInuse
 	}
 	children := len(childPIDs(t))
-	goroutines := settle()
+	goroutines := settleGoroutines()
 	var heapAt10 uint64
 	rounds := 0
 	const turns = 50 // 500 rounds
@@ -194,7 +181,7 @@ func TestLongSession(t *testing.T) {
 	}
 	env.a.Close()
 	f.srv.CloseClientConnections()
-	if g := settle(); g > goroutines+2 {
+	if g := settleGoroutines(); g > goroutines+2 {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("goroutines: %d before, %d after\n%s", goroutines, g, buf[:runtime.Stack(buf, true)])
 	}

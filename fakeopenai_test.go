@@ -321,18 +321,6 @@ func TestCancelLeavesNoGoroutines(t *testing.T) {
 	fl := newFakeOllama(t, "llama3.2:latest")
 	oc, _ := NewAnyLLMClient("llamacpp", fo.srv.URL, "m", 0)
 	ol, _ := NewOllamaClient(fl.URL(), "llama3.2", 4096, "", 0)
-	settle := func() int {
-		var n int
-		for i := 0; i < 50; i++ {
-			runtime.GC()
-			n = runtime.NumGoroutine()
-			time.Sleep(20 * time.Millisecond)
-			if n == runtime.NumGoroutine() {
-				break
-			}
-		}
-		return n
-	}
 	// Warm up connections and the HTTP machinery, then count.
 	fo.script(sseText("warm"))
 	oc.Chat(t.Context(), []Message{{Role: "user", Content: "x"}}, io.Discard)
@@ -340,7 +328,7 @@ func TestCancelLeavesNoGoroutines(t *testing.T) {
 	ol.Chat(t.Context(), []Message{{Role: "user", Content: "x"}}, io.Discard)
 	fo.srv.CloseClientConnections()
 	fl.srv.CloseClientConnections()
-	before := settle()
+	before := settleGoroutines()
 	for i := 0; i < 5; i++ {
 		fo.script(sseReply{events: []string{textDelta("slow"), textDelta("never")}, stall: time.Minute})
 		fl.script(fakeReply{lines: []string{contentLine("llama3.2", "slow"), doneLine("llama3.2")}, stall: time.Minute})
@@ -355,7 +343,7 @@ func TestCancelLeavesNoGoroutines(t *testing.T) {
 	}
 	fo.srv.CloseClientConnections()
 	fl.srv.CloseClientConnections()
-	if after := settle(); after > before+2 {
+	if after := settleGoroutines(); after > before+2 {
 		buf := make([]byte, 1<<20)
 		n := runtime.Stack(buf, true)
 		t.Fatalf("goroutines: %d before, %d after 10 cancelled turns\n%s", before, after, buf[:n])

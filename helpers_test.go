@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
@@ -51,4 +52,19 @@ func writeFile(t *testing.T, dir, name, content string) {
 
 func contextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
 	return context.WithCancel(t.Context())
+}
+
+// settleGoroutines waits until the goroutine count stops changing and
+// returns it (for leak checks).
+func settleGoroutines() int {
+	n := 0
+	for i := 0; i < 50; i++ {
+		runtime.GC()
+		n = runtime.NumGoroutine()
+		time.Sleep(20 * time.Millisecond)
+		if n == runtime.NumGoroutine() {
+			break
+		}
+	}
+	return n
 }
