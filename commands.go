@@ -172,12 +172,19 @@ func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		return nil
 	}
 	fmt.Fprintln(out, "Type a request for the model, or a command:")
+	line := func(usage, summary string) {
+		if len(usage) > 44 { // a long usage gets its own line
+			fmt.Fprintf(out, "  %s\n  %-44s %s\n", usage, "", summary)
+			return
+		}
+		fmt.Fprintf(out, "  %-44s %s\n", usage, summary)
+	}
 	for _, n := range a.commandNames() {
 		c := a.commands[n]
-		fmt.Fprintf(out, "  %-44s %s\n", c.Usage, c.Summary)
+		line(c.Usage, c.Summary)
 	}
-	fmt.Fprintf(out, "  %-44s %s\n", "!COMMAND", "shorthand for /run COMMAND")
-	fmt.Fprintf(out, "  %-44s %s\n", "@ROUTE PROMPT", "send one turn to a named route")
+	line("!COMMAND", "shorthand for /run COMMAND")
+	line("@ROUTE PROMPT", "send one turn to a named route")
 	fmt.Fprintln(out, "Ctrl-C cancels a reply; Ctrl-D or /exit leaves. /help CMD explains a command.")
 	return nil
 }
@@ -230,7 +237,7 @@ func cmdRead(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		if rr.Binary {
 			note = rr.Text
 		} else if rr.Truncated {
-			note += ", truncated at the size cap"
+			note += fmt.Sprintf(", cut at %d bytes to fit the context; the model can read on with read_file offset=%d", a.maxOut(), rr.NextLine)
 		}
 		fmt.Fprintf(out, "read %s into context (%s)\n", rr.Path, note)
 	}

@@ -114,7 +114,7 @@ func TestReadBadInputsOneLine(t *testing.T) {
 	var ms runtimeMem
 	ms.start()
 	out, err = dispatch(t, env.a, "/read huge.log")
-	if err != nil || !strings.Contains(out, "truncated at the size cap") {
+	if err != nil || !strings.Contains(out, "cut at 65536 bytes to fit the context") {
 		t.Fatalf("huge: %q %v", out, err)
 	}
 	if grown := ms.grown(); grown > 64<<20 {

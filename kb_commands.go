@@ -303,7 +303,7 @@ func kbInject(a *Agent, kb *KnowledgeBase, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	a.addContext("knowledge base", s)
+	a.addContext("knowledge base", redactSecrets(s)) // notes may quote a token by mistake
 	fmt.Fprintf(out, "added project #%d %s to the conversation (%d observations, ~%d tokens)\n",
 		p.ID, san(p.Name), min(p.Observations, kbInjectObservations), len(s)/4+1)
 	return nil
