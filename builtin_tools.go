@@ -242,6 +242,7 @@ func (a *Agent) changeFile(ctx context.Context, tool, p string, change func(old 
 		return "", err
 	}
 	a.Audit.Record("write", clean, AuditSuccess, 0)
+	a.recordChange(changedBy(tool), clean, old, exists, content)
 	if note != "" {
 		return note, nil
 	}
@@ -323,6 +324,14 @@ func editSummary(name, old string, r *editResult) string {
 	}
 	sb.WriteString(strings.Join(d, ""))
 	return redactSecrets(sb.String())
+}
+
+// changedBy names who made a change, for /undo list.
+func changedBy(tool string) string {
+	if tool == "" {
+		return "/write"
+	}
+	return tool
 }
 
 func countLines(s string) int {

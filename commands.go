@@ -47,6 +47,8 @@ func (a *Agent) registerCommands() {
 	add(&Command{Name: "search", Usage: "/search PATTERN [PATH]", Summary: "regexp search of workspace files (quote a pattern with spaces)", Handler: cmdSearch})
 	add(&Command{Name: "files", Usage: "/files [PATH]", Summary: "list a workspace directory", Handler: cmdFiles})
 	add(&Command{Name: "git", Usage: "/git status|diff|log|show|blame [ARGS...]", Summary: "read-only git; output goes into the conversation", Handler: cmdGit})
+	add(&Command{Name: "undo", Usage: "/undo [list]", Summary: "put back the file Harvey changed last (write_file, edit_file, /write, /apply)", Handler: cmdUndo,
+		Help: "Each change keeps the version it replaced, for this session. /undo restores the latest one (or removes a file Harvey created) only if the file is still exactly what Harvey wrote."})
 	add(&Command{Name: "apply", Usage: "/apply", Summary: "write the code blocks of the last reply whose fence names a file", Handler: cmdApply,
 		Help: "Finds fences like ```go path/to/file.go or ```path/to/file in the last reply, shows the files, and writes them after one confirmation."})
 	add(&Command{Name: "context", Usage: "/context add TEXT|show|clear", Summary: "pinned context that survives /clear", Handler: cmdContext})
@@ -399,7 +401,12 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 		if err == nil {
 			err = a.checkPermission(clean, PermWrite)
 		}
+		var old string
+		var existed, undoable bool
 		if err == nil {
+			var rerr error
+			old, existed, rerr = ReadForDiff(a.Workspace, b.Path)
+			undoable = rerr == nil
 			_, err = WriteWorkspaceFile(a.Workspace, b.Path, []byte(b.Content))
 		}
 		if err != nil {
@@ -408,6 +415,9 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 			continue
 		}
 		a.Audit.Record("write", clean, AuditSuccess, 0)
+		if undoable {
+			a.recordChange("/apply", clean, old, existed, b.Content)
+		}
 		fmt.Fprintf(out, "wrote %s\n", clean)
 	}
 	if len(errs) > 0 {

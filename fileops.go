@@ -141,6 +141,26 @@ func WriteWorkspaceFile(ws *Workspace, p string, content []byte) (existed bool, 
 	return existed, nil
 }
 
+// RemoveWorkspaceFile deletes a regular file through the same checks as a
+// write (used by /undo to take back a file Harvey created).
+func RemoveWorkspaceFile(ws *Workspace, p string) error {
+	rp, err := resolveWorkspacePath(ws, p, opWrite)
+	if err != nil {
+		return err
+	}
+	defer rp.close()
+	if rp.info == nil {
+		return refuse(p, "no such file")
+	}
+	if !rp.info.Mode().IsRegular() {
+		return refuse(p, "not a regular file")
+	}
+	if err := rp.dir.Remove(rp.name); err != nil {
+		return refuse(p, errText(err))
+	}
+	return nil
+}
+
 // maxEditBytes bounds the files Harvey changes in place: their old text is
 // held in memory for the diff and the edit.
 const maxEditBytes = 4 << 20

@@ -116,6 +116,7 @@ type Agent struct {
 	kb            *KnowledgeBase // opened by the first /kb command
 	userTools     []string       // names registered from agents/tools
 	editor        *lineEditor    // the REPL's line editor (stdin is a terminal)
+	undo          undoStack      // what each file change replaced, for /undo
 	toolProblems  []ToolFileProblem
 	SystemPrompt  string
 

@@ -1,0 +1,134 @@
+package harvey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Undo: every file change Harvey makes (write_file, edit_file, /write,
+// /apply) keeps the version it replaced, taken before the change, so /undo
+// can put it back. An undo only happens when the file is still exactly what
+// Harvey wrote; a file someone changed since is left alone. The stack lives
+// for the session, bounded in entries and bytes.
+
+const (
+	undoMaxEntries = 100
+	undoMaxBytes   = 64 << 20
+)
+
+type undoEntry struct {
+	path    string // workspace-relative
+	old     string // content before the change ("" when it did not exist)
+	existed bool
+	wrote   string // what Harvey wrote
+	by      string // tool or command
+	at      time.Time
+}
+
+type undoStack struct {
+	mu      sync.Mutex
+	entries []undoEntry
+	bytes   int
+}
+
+// push records a change; the oldest entries go when the stack is full.
+func (u *undoStack) push(e undoEntry) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.entries = append(u.entries, e)
+	u.bytes += len(e.old) + len(e.wrote)
+	for len(u.entries) > undoMaxEntries || (u.bytes > undoMaxBytes && len(u.entries) > 1) {
+		u.bytes -= len(u.entries[0].old) + len(u.entries[0].wrote)
+		u.entries = u.entries[1:]
+	}
+}
+
+func (u *undoStack) pop() (undoEntry, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.entries) == 0 {
+		return undoEntry{}, false
+	}
+	e := u.entries[len(u.entries)-1]
+	u.entries = u.entries[:len(u.entries)-1]
+	u.bytes -= len(e.old) + len(e.wrote)
+	return e, true
+}
+
+func (u *undoStack) list() []undoEntry {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]undoEntry(nil), u.entries...)
+}
+
+// recordChange keeps what a change replaced, for /undo.
+func (a *Agent) recordChange(by, path, old string, existed bool, wrote string) {
+	a.undo.push(undoEntry{path: path, old: old, existed: existed, wrote: wrote, by: by, at: time.Now()})
+}
+
+func cmdUndo(_ context.Context, a *Agent, args []string, out io.Writer) error {
+	if len(args) > 0 && args[0] == "list" {
+		entries := a.undo.list()
+		if len(entries) == 0 {
+			fmt.Fprintln(out, "nothing to undo")
+		}
+		for i := len(entries) - 1; i >= 0; i-- {
+			e := entries[i]
+			what := "changed"
+			if !e.existed {
+				what = "created"
+			}
+			fmt.Fprintf(out, "%s  %-10s %s %s\n", e.at.Format("15:04:05"), e.by, what, sanitizeForTerminal(e.path))
+		}
+		return nil
+	}
+	if len(args) > 0 {
+		return a.usageError("undo")
+	}
+	e, ok := a.undo.pop()
+	if !ok {
+		return errors.New("nothing to undo")
+	}
+	now, exists, err := ReadForDiff(a.Workspace, e.path)
+	if err != nil && exists {
+		return fmt.Errorf("%s: %v; not undone", e.path, err)
+	}
+	if !exists || now != e.wrote {
+		return fmt.Errorf("%s changed since %s wrote it; not undone (the change is dropped from /undo)", e.path, e.by)
+	}
+	if !e.existed {
+		if err := RemoveWorkspaceFile(a.Workspace, e.path); err != nil {
+			return err
+		}
+		a.Audit.Record("undo", e.path, AuditSuccess, 0)
+		fmt.Fprintf(out, "undid %s: removed %s, which it had created\n", e.by, e.path)
+		return nil
+	}
+	if _, err := WriteWorkspaceFile(a.Workspace, e.path, []byte(e.old)); err != nil {
+		return err
+	}
+	a.Audit.Record("undo", e.path, AuditSuccess, 0)
+	diff := unifiedDiff(e.path, e.wrote, e.old, true)
+	fmt.Fprintf(out, "undid %s on %s (%s)\n", e.by, e.path, diffStat(diff))
+	return nil
+}
+
+// diffStat counts a unified diff's added and removed lines.
+func diffStat(diff string) string {
+	add, del := 0, 0
+	for _, l := range strings.Split(diff, "\n") {
+		switch {
+		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"):
+		case strings.HasPrefix(l, "+"):
+			add++
+		case strings.HasPrefix(l, "-"):
+			del++
+		}
+	}
+	return fmt.Sprintf("+%d -%d lines", add, del)
+}
