@@ -224,6 +224,12 @@ func (a *Agent) changeFile(ctx context.Context, tool, p string, change func(old 
 	if err != nil {
 		return "", err
 	}
+	if exists && strings.Contains(content, "[REDACTED") && !strings.Contains(old, "[REDACTED") && redactSecrets(old) != old {
+		// The model saw this file with its secrets redacted and is writing
+		// the markers back: that would destroy the real values.
+		a.Audit.Record("write", clean, AuditDenied, 0)
+		return "", refuse(clean, "the new content has Harvey's [REDACTED] markers where the file holds secrets; writing it would destroy them. Change only the lines you need with edit_file")
+	}
 	if exists && old == content {
 		return fmt.Sprintf("%s is unchanged (same content)", clean), nil
 	}
@@ -297,6 +303,9 @@ func (a *Agent) editChecked(ctx context.Context, tool, p, oldText, newText strin
 		}
 		r, err := applyEdit(old, oldText, newText, all)
 		if err != nil {
+			if strings.Contains(oldText, "[REDACTED") {
+				err = fmt.Errorf("%w (old_text contains text Harvey redacted: secrets are hidden from you, so choose old_text that does not include them)", err)
+			}
 			return "", "", fmt.Errorf("%s: %w", clean, err)
 		}
 		return r.Text, editSummary(clean, old, r), nil

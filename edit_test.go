@@ -254,3 +254,39 @@ func FuzzApplyEdit(f *testing.F) {
 		}
 	})
 }
+
+// A model cannot match text it was shown redacted; the error says why.
+func TestEditRedactedOldText(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	writeFile(t, env.dir, "cfg.py", "TOKEN = \"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"\nDEBUG = False\n")
+	_, err := env.a.toolEditFile(t.Context(), editArgs("cfg.py", "TOKEN = \"[REDACTED secret]\"\nDEBUG = False", "DEBUG = True"))
+	if err == nil || !strings.Contains(err.Error(), "secrets are hidden from you") || strings.Contains(err.Error(), "ghp_abc") {
+		t.Fatalf("err = %v", err)
+	}
+	if out, err := env.a.toolEditFile(t.Context(), editArgs("cfg.py", "DEBUG = False", "DEBUG = True")); err != nil || !strings.Contains(out, "edited cfg.py") {
+		t.Fatalf("edit around the secret: %q %v", out, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(env.dir, "cfg.py")); !strings.Contains(string(b), "ghp_abcdefghijklmnopqrstuvwxyz0123456789") {
+		t.Fatal("the secret in the file was lost")
+	}
+}
+
+// Writing back a file the model only saw redacted would destroy the secret.
+func TestWriteBackRedactedRefused(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	orig := "TOKEN = \"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"\nDEBUG = False\n"
+	writeFile(t, env.dir, "cfg.py", orig)
+	rr, _ := env.a.readChecked("cfg.py", 0, 0)
+	_, err := env.a.toolWriteFile(t.Context(), map[string]any{"path": "cfg.py", "content": strings.Replace(rr.Text, "False", "True", 1)})
+	if err == nil || !strings.Contains(err.Error(), "would destroy them") {
+		t.Fatalf("err = %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(env.dir, "cfg.py")); string(b) != orig {
+		t.Fatalf("file changed: %q", b)
+	}
+	// A file with the marker as ordinary text and no secret is fine.
+	writeFile(t, env.dir, "doc.md", "Harvey shows [REDACTED secret] for keys.\n")
+	if _, err := env.a.toolWriteFile(t.Context(), map[string]any{"path": "doc.md", "content": "Harvey shows [REDACTED secret] for tokens.\n"}); err != nil {
+		t.Fatal(err)
+	}
+}

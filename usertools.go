@@ -66,7 +66,9 @@ func (p ToolFileProblem) Error() string {
 var (
 	toolNameRE    = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 	paramNameRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
-	placeholderRE = regexp.MustCompile(`\{\{\s*([^{}]*?)\s*\}\}`)
+	// A placeholder is {{name}}; other {{...}} text, such as the Go
+	// template in go list -f '{{.ImportPath}}', is passed as it is.
+	placeholderRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
 	userParamType = map[string]bool{"string": true, "number": true, "integer": true, "boolean": true, "array": true}
 	shells        = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true, "ash": true, "busybox": true}
 )

@@ -99,6 +99,18 @@ func TestShippedToolExamplesAreValid(t *testing.T) {
 	}
 }
 
+// Go templates in a command are text, not placeholders.
+func TestGoTemplateIsNotAPlaceholder(t *testing.T) {
+	tool, probs := ParseToolFile("agents/tools/pkgs.md", []byte("---\nparameters:\n  pattern: {type: string, required: true}\ncommand: [go, list, -f, \"{{.ImportPath}} {{len .GoFiles}}\", --, \"{{ pattern }}\"]\neffect: read\n---\nList packages.\n"), nil)
+	if tool == nil {
+		t.Fatal(probs)
+	}
+	argv, err := tool.buildArgv(map[string]any{"pattern": "./..."})
+	if err != nil || strings.Join(argv, "|") != "go|list|-f|{{.ImportPath}} {{len .GoFiles}}|--|./..." {
+		t.Fatalf("argv = %q %v", argv, err)
+	}
+}
+
 func TestBuildArgvHostileValues(t *testing.T) {
 	tool, probs := ParseToolFile("agents/tools/t.md", []byte("---\nparameters:\n  q: {type: string, required: true}\n  opt: {type: string}\n  files: {type: array}\n  n: {type: number}\ncommand: [prog, \"{{q}}\", \"--opt={{opt}}\", \"-n\", \"{{n}}\", \"--\", \"{{files}}\"]\n---\nx\n"), nil)
 	if tool == nil {
