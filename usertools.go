@@ -64,8 +64,8 @@ func (p ToolFileProblem) Error() string {
 }
 
 var (
-	toolNameRE    = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	paramNameRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+	toolNameRE  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	paramNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
 	// A placeholder is {{name}}; other {{...}} text, such as the Go
 	// template in go list -f '{{.ImportPath}}', is passed as it is.
 	placeholderRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
