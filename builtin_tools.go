@@ -224,11 +224,9 @@ func (a *Agent) changeFile(ctx context.Context, tool, p string, change func(old 
 	if err != nil {
 		return "", err
 	}
-	if exists && strings.Contains(content, "[REDACTED") && !strings.Contains(old, "[REDACTED") && redactSecrets(old) != old {
-		// The model saw this file with its secrets redacted and is writing
-		// the markers back: that would destroy the real values.
+	if exists && wouldDestroySecrets(old, content) {
 		a.Audit.Record("write", clean, AuditDenied, 0)
-		return "", refuse(clean, "the new content has Harvey's [REDACTED] markers where the file holds secrets; writing it would destroy them. Change only the lines you need with edit_file")
+		return "", refuse(clean, errDestroySecrets)
 	}
 	if exists && old == content {
 		return fmt.Sprintf("%s is unchanged (same content)", clean), nil
@@ -333,6 +331,15 @@ func editSummary(name, old string, r *editResult) string {
 	}
 	sb.WriteString(strings.Join(d, ""))
 	return redactSecrets(sb.String())
+}
+
+const errDestroySecrets = "the new content has Harvey's [REDACTED] markers where the file holds secrets; writing it would destroy them. Change only the lines you need with edit_file"
+
+// wouldDestroySecrets reports whether content carries redaction markers
+// over a file that holds secrets: the model saw the file redacted and is
+// writing the markers back in place of the real values.
+func wouldDestroySecrets(old, content string) bool {
+	return strings.Contains(content, "[REDACTED") && !strings.Contains(old, "[REDACTED") && redactSecrets(old) != old
 }
 
 // changedBy names who made a change, for /undo list.

@@ -406,7 +406,11 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 			var rerr error
 			old, existed, rerr = ReadForDiff(a.Workspace, b.Path)
 			undoable = rerr == nil
-			_, err = WriteWorkspaceFile(a.Workspace, b.Path, []byte(b.Content))
+			if existed && wouldDestroySecrets(old, b.Content) {
+				err = refuse(clean, errDestroySecrets)
+			} else {
+				_, err = WriteWorkspaceFile(a.Workspace, b.Path, []byte(b.Content))
+			}
 		}
 		if err != nil {
 			errs = append(errs, err.Error())
