@@ -284,6 +284,13 @@ func TestWriteBackRedactedRefused(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(env.dir, "cfg.py")); string(b) != orig {
 		t.Fatalf("file changed: %q", b)
 	}
+	env.a.AddMessage("assistant", "```python cfg.py\n"+rr.Text+"```")
+	if _, err := dispatch(t, env.a, "/apply"); err == nil || !strings.Contains(err.Error(), "would destroy them") {
+		t.Fatalf("/apply: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(env.dir, "cfg.py")); string(b) != orig {
+		t.Fatalf("file changed by /apply: %q", b)
+	}
 	// A file with the marker as ordinary text and no secret is fine.
 	writeFile(t, env.dir, "doc.md", "Harvey shows [REDACTED secret] for keys.\n")
 	if _, err := env.a.toolWriteFile(t.Context(), map[string]any{"path": "doc.md", "content": "Harvey shows [REDACTED secret] for tokens.\n"}); err != nil {
