@@ -2,6 +2,7 @@ package harvey
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -11,6 +12,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/term"
 )
@@ -19,7 +21,8 @@ const usageText = `Harvey — a terminal coding agent for local and cloud models
 
 Usage:
   harvey [flags]               interactive session in the current directory
-  harvey -p "PROMPT" [flags]   run one turn and exit (answer on stdout)
+  harvey -p "PROMPT" [flags]   run one turn and exit (answer on stdout); piped input is context:
+                               cat err.log | harvey -p "why did it fail?"
   harvey --run FILE [flags]    run each line of FILE (command or prompt) in order
   harvey tools validate        check agents/tools/*.md; exit 1 if a file has a problem
 
@@ -104,6 +107,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	var lines []string
 	if prompt != "" {
 		lines = []string{prompt}
+		if piped := readPipedStdin(stdin, a.maxOut()); piped != "" {
+			a.addContext("piped input", piped)
+		}
 	} else {
 		var r io.Reader
 		if script == "-" {
@@ -145,6 +151,47 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 	}
 	return status
+}
+
+// readPipedStdin returns what was piped into harvey -p (cat err.log |
+// harvey -p "why?"), capped and redacted like a tool result. A terminal or
+// /dev/null gives nothing; a pipe that stays silent for a second (an
+// inherited, never-closed stdin) is ignored rather than waited on.
+func readPipedStdin(in io.Reader, limit int) string {
+	if in == nil || isTTY(in) {
+		return ""
+	}
+	if f, ok := in.(*os.File); ok {
+		st, err := f.Stat()
+		if err != nil || (st.Mode()&os.ModeNamedPipe == 0 && !st.Mode().IsRegular()) {
+			return ""
+		}
+		if st.Mode()&os.ModeNamedPipe != 0 {
+			// Wait at most a second for the first byte. A stdin pipe is
+			// usually blocking (no read deadline), so the wait is a
+			// goroutine; if nothing comes it stays blocked until exit.
+			got := make(chan []byte, 1)
+			go func() {
+				b := make([]byte, 1)
+				n, _ := f.Read(b)
+				got <- b[:n]
+			}()
+			select {
+			case first := <-got:
+				if len(first) == 0 {
+					return ""
+				}
+				in = io.MultiReader(bytes.NewReader(first), f)
+			case <-time.After(time.Second):
+				return ""
+			}
+		}
+	}
+	data, more, err := readAtMost(in, limit)
+	if err != nil || len(data) == 0 {
+		return ""
+	}
+	return redactSecrets(capOutput(data, limit, more))
 }
 
 func isTTY(x any) bool {

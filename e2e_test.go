@@ -190,3 +190,23 @@ func TestEndToEndToolsValidate(t *testing.T) {
 		t.Fatalf("bad usage exit %d", code)
 	}
 }
+
+// Piped input becomes context for -p: cat err.log | harvey -p "why?".
+func TestEndToEndPipedContext(t *testing.T) {
+	bin := buildHarvey(t)
+	f := newFakeOllama(t, "llama3.2:latest")
+	dir := t.TempDir()
+	f.script(textReply("llama3.2", "A nil map was written."))
+	out, errOut, code := runHarvey(t, bin, dir, "panic: assignment to entry in nil map\ntoken=ghp_abcdefghijklmnopqrstuvwxyz0123456789\n", "-p", "why did it crash?", "--model", "llama3.2", "--ollama", f.URL())
+	if code != 0 || !strings.Contains(out, "A nil map was written.") {
+		t.Fatalf("%d %q %q", code, out, errOut)
+	}
+	msgs := messagesOf(f.chatRequests()[0])
+	ctxMsg := msgs[len(msgs)-2]["content"].(string)
+	if !strings.HasPrefix(ctxMsg, "[context: piped input]\npanic: assignment to entry in nil map") || strings.Contains(ctxMsg, "ghp_abc") {
+		t.Fatalf("context = %q", ctxMsg)
+	}
+	if msgs[len(msgs)-1]["content"] != "why did it crash?" {
+		t.Fatalf("prompt = %v", msgs[len(msgs)-1])
+	}
+}
