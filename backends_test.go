@@ -202,3 +202,19 @@ func TestRoutesPersist(t *testing.T) {
 		t.Fatalf("bad provider: %v", err)
 	}
 }
+
+// num_ctx is never more than the model's own context length.
+func TestNumCtxClampedToModel(t *testing.T) {
+	f := newFakeOllama(t, "tinyllama:latest")
+	f.ctxLen = map[string]int{"tinyllama:latest": 2048}
+	env := newTestEnv(t, f, "tinyllama")
+	if !strings.Contains(env.errOut.String(), "num_ctx 8192 is more than tinyllama:latest's 2048-token context; using 2048") {
+		t.Fatalf("stderr = %q", env.errOut.String())
+	}
+	f.script(textReply("tinyllama", "hi"))
+	env.a.RunPrompt(t.Context(), "hello")
+	opts := f.chatRequests()[0]["options"].(map[string]any)
+	if opts["num_ctx"].(float64) != 2048 || env.a.maxOut() != 2048 {
+		t.Fatalf("num_ctx sent %v, result cap %d", opts["num_ctx"], env.a.maxOut())
+	}
+}

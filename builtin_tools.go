@@ -126,7 +126,7 @@ func argBool(args map[string]any, key string) (bool, error) {
 func (a *Agent) maxOut() int {
 	n := a.Config.MaxOutputBytes()
 	if _, ok := a.Client.(*OllamaClient); ok {
-		n = min(n, contextResultCap(a.Config.EffectiveNumCtx(a.ModelName)))
+		n = min(n, contextResultCap(a.numCtx()))
 	}
 	return n
 }

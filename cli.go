@@ -212,9 +212,7 @@ func toolsCommand(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	defer ws.Close()
-	r := NewToolRegistry()
-	registerBuiltinTools(r, &Agent{})
-	tools, problems := LoadUserTools(ws, func(name string) bool { _, ok := r.entry(name); return ok })
+	tools, problems := LoadUserTools(ws, builtinToolName)
 	for _, t := range tools {
 		fmt.Fprintf(stdout, "ok      %s (%s, %d parameters): %s\n", t.File, t.Effect, len(t.Params), quoteArgv(t.Command))
 	}

@@ -200,7 +200,7 @@ func cmdStatus(_ context.Context, a *Agent, _ []string, out io.Writer) error {
 	if a.ModelName != "" {
 		fmt.Fprintf(out, "tool mode:   %s (tool support: %s)\n", a.toolMode(), a.caps[a.ModelName])
 	}
-	fmt.Fprintf(out, "num_ctx:     %d\n", a.Config.EffectiveNumCtx(a.ModelName))
+	fmt.Fprintf(out, "num_ctx:     %d\n", a.numCtx())
 	fmt.Fprintf(out, "history:     %d messages (~%d tokens)\n", len(a.History), estimateTokens(a.History))
 	rec := "off"
 	if a.Recorder != nil {

@@ -46,9 +46,19 @@ func (a *Agent) schemaTokens(mode ToolMode) int {
 	return len(b) / 4
 }
 
+// numCtx is the context window of the current model: num_ctx from the
+// config, but no more than the model's own context length.
+func (a *Agent) numCtx() int {
+	n := a.Config.EffectiveNumCtx(a.ModelName)
+	if m := a.modelCtx[a.ModelName]; m > 0 && m < n {
+		return m
+	}
+	return n
+}
+
 // contextLimit is the prompt size that leaves room for a reply.
 func (a *Agent) contextLimit() int {
-	n := a.Config.EffectiveNumCtx(a.ModelName)
+	n := a.numCtx()
 	return n - max(512, n/8)
 }
 
@@ -82,7 +92,7 @@ func (a *Agent) fitContext(ctx context.Context, mode ToolMode) error {
 		return nil // other providers report overflow as an error instead
 	}
 	// A turn starts with room for at least one full tool result.
-	limit := a.contextLimit() - turnHeadroom(a.Config.EffectiveNumCtx(a.ModelName))
+	limit := a.contextLimit() - turnHeadroom(a.numCtx())
 	extra := a.schemaTokens(mode)
 	if estimateTokens(a.History)+extra <= limit {
 		a.warnedCtx = false
@@ -91,13 +101,13 @@ func (a *Agent) fitContext(ctx context.Context, mode ToolMode) error {
 	// Elide down to about half, so that it does not happen on every turn
 	// (each elision changes the prompt prefix Ollama has cached).
 	if n := elideToolResults(a.History, len(a.History), limit/2, extra); n > 0 {
-		a.logf("%s", a.dim(fmt.Sprintf("· %d old tool results elided to fit the %d-token context", n, a.Config.EffectiveNumCtx(a.ModelName))))
+		a.logf("%s", a.dim(fmt.Sprintf("· %d old tool results elided to fit the %d-token context", n, a.numCtx())))
 	}
 	used := estimateTokens(a.History) + extra
 	if used <= limit {
 		return nil
 	}
-	msg := fmt.Sprintf("the conversation is about %d tokens, past the %d-token context (num_ctx); Ollama would silently drop its start", used, a.Config.EffectiveNumCtx(a.ModelName))
+	msg := fmt.Sprintf("the conversation is about %d tokens, past the %d-token context (num_ctx); Ollama would silently drop its start", used, a.numCtx())
 	if a.Interactive {
 		ans, err := a.In.ReadLine(a.colorize("33", "warning: "+msg) + ". Summarize it now? [Y/n] ")
 		if err != nil || strings.EqualFold(strings.TrimSpace(ans), "n") {

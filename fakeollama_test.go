@@ -26,9 +26,10 @@ type fakeOllama struct {
 	replies  []fakeReply
 	requests []map[string]any
 
-	autoSummary string // when set, answer summary requests with it (not from the script)
-	keepLast    bool   // keep only the last request (long sessions)
-	summaries   int    // summary requests answered
+	ctxLen      map[string]int // model → context_length in /api/show (default 131072)
+	autoSummary string         // when set, answer summary requests with it (not from the script)
+	keepLast    bool           // keep only the last request (long sessions)
+	summaries   int            // summary requests answered
 }
 
 // fakeReply is one scripted /api/chat answer.
@@ -142,7 +143,11 @@ func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, `{"error":"model '%s' not found"}`, name)
 			return
 		}
-		resp := map[string]any{"template": f.template[name], "model_info": map[string]any{"general.architecture": "llama", "llama.context_length": 131072}}
+		n := 131072
+		if v, ok := f.ctxLen[name]; ok {
+			n = v
+		}
+		resp := map[string]any{"template": f.template[name], "model_info": map[string]any{"general.architecture": "llama", "llama.context_length": n}}
 		if caps := f.caps[name]; caps != nil {
 			resp["capabilities"] = caps
 		}

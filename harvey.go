@@ -117,6 +117,7 @@ type Agent struct {
 	userTools     []string       // names registered from agents/tools
 	editor        *lineEditor    // the REPL's line editor (stdin is a terminal)
 	undo          undoStack      // what each file change replaced, for /undo
+	modelCtx      map[string]int // each model's trained context length (/api/show)
 	toolProblems  []ToolFileProblem
 	SystemPrompt  string
 
@@ -153,6 +154,7 @@ func NewAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writ
 		Err:       errOut,
 		approved:  map[string]bool{},
 		caps:      map[string]Capability{},
+		modelCtx:  map[string]int{},
 	}
 	a.Routes = NewRouteRegistry(cf)
 	a.Tools = NewToolRegistry()

@@ -164,11 +164,17 @@ func (a *Agent) UseModel(ctx context.Context, name string) error {
 	a.Client = c
 	a.ModelName = m
 	if _, known := a.caps[m]; !known {
-		capab, _, err := c.Capability(ctx, m)
+		capab, ctxLen, err := c.Capability(ctx, m)
 		if err != nil {
 			capab = CapUnknown
 		}
 		a.caps[m] = capab
+		a.modelCtx[m] = ctxLen
+	}
+	if n := a.modelCtx[m]; n > 0 && n < c.NumCtx {
+		// Asking for more than the model was trained on buys nothing.
+		a.logf("%s", a.dim(fmt.Sprintf("· num_ctx %d is more than %s's %d-token context; using %d", c.NumCtx, m, n, n)))
+		c.NumCtx = n
 	}
 	a.refreshSystemPrompt()
 	return nil

@@ -515,6 +515,19 @@ func quoteArgv(argv []string) string {
 	return strings.Join(parts, " ")
 }
 
+// builtinToolName reports whether name is a built-in tool's, ignoring case
+// (READ_FILE next to read_file would only confuse a small model).
+func builtinToolName(name string) bool {
+	r := NewToolRegistry()
+	registerBuiltinTools(r, &Agent{})
+	for _, n := range r.Names() {
+		if strings.EqualFold(n, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // reloadUserTools replaces the registered user tools with what the files
 // say now, and returns the problems found.
 func (a *Agent) reloadUserTools() []ToolFileProblem {
@@ -522,11 +535,7 @@ func (a *Agent) reloadUserTools() []ToolFileProblem {
 		a.Tools.Unregister(n)
 	}
 	a.userTools = nil
-	builtin := func(name string) bool {
-		e, ok := a.Tools.entry(name)
-		return ok && e.source == "built-in"
-	}
-	tools, problems := LoadUserTools(a.Workspace, builtin)
+	tools, problems := LoadUserTools(a.Workspace, builtinToolName)
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	for _, t := range tools {
 		t := t

@@ -7,12 +7,7 @@ import (
 	"testing"
 )
 
-func builtinName(name string) bool {
-	r := NewToolRegistry()
-	registerBuiltinTools(r, &Agent{})
-	_, ok := r.entry(name)
-	return ok
-}
+var builtinName = builtinToolName
 
 func TestParseToolFileProblems(t *testing.T) {
 	cases := []struct {
@@ -39,6 +34,7 @@ func TestParseToolFileProblems(t *testing.T) {
 		{"long timeout", "t.md", "---\ncommand: [ls]\ntimeout: 2h\n---\nx\n", []string{"3: timeout is over 1h"}},
 		{"bad required", "t.md", "---\nparameters:\n  p: {type: string, required: maybe}\ncommand: [ls]\n---\nx\n", []string{`3: parameter "p": required must be true or false`}},
 		{"clash with built-in", "agents/tools/read_file.md", "---\ncommand: [cat]\n---\nx\n", []string{`0: tool name "read_file" clashes with a built-in tool`}},
+		{"clash in another case", "agents/tools/Read_File.md", "---\ncommand: [cat]\n---\nx\n", []string{`0: tool name "Read_File" clashes with a built-in tool`}},
 		{"bad name", "agents/tools/my tool.md", "---\ncommand: [ls]\n---\nx\n", []string{`0: tool name "my tool"`}},
 		{"several at once", "t.md", "---\nparameters:\n  x:\n    type: strng\ncommand: [sh, -c, \"echo {{x}} {{y}}\"]\nefect: read\n---\nBroken.\n",
 			[]string{`4: parameter "x": unknown type`, "5: command uses {{y}}", "5: a parameter inside a shell -c", `6: unknown key "efect"`}},
