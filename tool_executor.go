@@ -241,7 +241,9 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 	// marker); this is the safety net for those that do not, with room for
 	// those few lines.
 	capped := capOutput([]byte(content), e.maxOutputBytes+resultSlack, false)
-	truncated := strings.Contains(capped, "[output truncated at ")
+	// The marker ends a cut result (before at most a paging hint); the same
+	// words inside a file's text do not count.
+	truncated := strings.Contains(capped[max(0, len(capped)-resultSlack):], "[output truncated at ")
 	wrapped := fmt.Sprintf("[tool_result id=%s tool=%s %s bytes=%d truncated=%t]\n%s\n[end tool_result id=%s]", c.ID, flatText(name), flatText(summary), len(capped), truncated, capped, c.ID)
 	if a != nil {
 		if failed {
