@@ -32,6 +32,7 @@ Flags:
       --model NAME     model to use (else config "model", else the only installed one)
       --ollama URL     Ollama server (else $OLLAMA_HOST, else config ollama_url, else http://127.0.0.1:11434)
       --yes            approve tool actions (writes, commands) that would otherwise ask
+  -c, --continue       continue the last conversation in this workspace
       --version        print the version
   -h, --help           this help
 
@@ -48,7 +49,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.SetOutput(io.Discard)
 	var (
 		prompt, script, model, ollama string
-		yes, version, help            bool
+		yes, version, help, cont      bool
 	)
 	fs.StringVar(&prompt, "p", "", "")
 	fs.StringVar(&prompt, "prompt", "", "")
@@ -56,6 +57,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.StringVar(&model, "model", "", "")
 	fs.StringVar(&ollama, "ollama", "", "")
 	fs.BoolVar(&yes, "yes", false, "")
+	fs.BoolVar(&cont, "continue", false, "")
+	fs.BoolVar(&cont, "c", false, "")
 	fs.BoolVar(&version, "version", false, "")
 	fs.BoolVar(&help, "h", false, "")
 	fs.BoolVar(&help, "help", false, "")
@@ -83,7 +86,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	stdinTTY := isTTY(stdin)
 	stderrTTY := isTTY(stderr)
 	o := Options{
-		Dir: ".", Model: model, OllamaURL: ollama, AutoApprove: yes,
+		Dir: ".", Model: model, OllamaURL: ollama, AutoApprove: yes, Continue: cont,
 		Interactive: !headless && stdinTTY,
 		Stdin:       stdin, Stdout: stdout, Stderr: stderr,
 		StdinTTY: stdinTTY && !headless, StderrTTY: stderrTTY,

@@ -445,13 +445,13 @@ func cmdContext(_ context.Context, a *Agent, args []string, out io.Writer) error
 		a.PinnedContext += text
 		// at most one pinned message: update it in place
 		for i, m := range a.History {
-			if m.Role == "user" && strings.HasPrefix(m.Content, "[pinned context]\n") {
-				a.History[i].Content = "[pinned context]\n" + a.PinnedContext
+			if m.Role == "user" && strings.HasPrefix(m.Content, pinnedPrefix) {
+				a.History[i].Content = pinnedPrefix + a.PinnedContext
 				fmt.Fprintln(out, "pinned context updated")
 				return nil
 			}
 		}
-		a.History = append(a.History, Message{Role: "user", Content: "[pinned context]\n" + a.PinnedContext})
+		a.History = append(a.History, Message{Role: "user", Content: pinnedPrefix + a.PinnedContext})
 		fmt.Fprintln(out, "pinned context added")
 	case "show":
 		if a.PinnedContext == "" {
@@ -463,7 +463,7 @@ func cmdContext(_ context.Context, a *Agent, args []string, out io.Writer) error
 		a.PinnedContext = ""
 		kept := a.History[:0]
 		for _, m := range a.History {
-			if !(m.Role == "user" && strings.HasPrefix(m.Content, "[pinned context]\n")) {
+			if !(m.Role == "user" && strings.HasPrefix(m.Content, pinnedPrefix)) {
 				kept = append(kept, m)
 			}
 		}

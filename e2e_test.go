@@ -210,3 +210,39 @@ func TestEndToEndPipedContext(t *testing.T) {
 		t.Fatalf("prompt = %v", msgs[len(msgs)-1])
 	}
 }
+
+// --continue picks up the last conversation in the workspace, with its
+// pinned context and the model it used.
+func TestEndToEndContinue(t *testing.T) {
+	bin := buildHarvey(t)
+	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "script.txt"), []byte("/context add the user prefers tabs\nmy name is Ada\n"), 0o644)
+	f.script(textReply("mistral", "Hello Ada."), textReply("mistral", "Your name is Ada."))
+	if _, errOut, code := runHarvey(t, bin, dir, "", "--run", "script.txt", "--model", "mistral", "--ollama", f.URL()); code != 0 {
+		t.Fatalf("first run: %d %q", code, errOut)
+	}
+	out, errOut, code := runHarvey(t, bin, dir, "", "--continue", "-p", "what is my name?", "--ollama", f.URL())
+	if code != 0 || !strings.Contains(out, "Your name is Ada.") || !strings.Contains(errOut, "continuing the last conversation (3 messages)") {
+		t.Fatalf("continue: %d %q %q", code, out, errOut)
+	}
+	reqs := f.chatRequests()
+	last := reqs[len(reqs)-1]
+	if last["model"] != "mistral:latest" {
+		t.Fatalf("model = %v (the saved one should be used)", last["model"])
+	}
+	msgs := messagesOf(last)
+	var roles []string
+	for _, m := range msgs {
+		roles = append(roles, fmt.Sprint(m["role"]))
+	}
+	if strings.Join(roles, ",") != "system,user,user,assistant,user" || msgs[1]["content"] != "[pinned context]\nthe user prefers tabs" || msgs[2]["content"] != "my name is Ada" {
+		t.Fatalf("messages = %s", mustJSON(msgs))
+	}
+	// Nothing to continue in a fresh workspace: a warning, and a fresh start.
+	f.script(textReply("llama3.2", "Hi."))
+	_, errOut, code = runHarvey(t, bin, t.TempDir(), "", "-c", "-p", "hi", "--model", "llama3.2", "--ollama", f.URL())
+	if code != 0 || !strings.Contains(errOut, "no earlier conversation to continue") {
+		t.Fatalf("fresh: %d %q", code, errOut)
+	}
+}

@@ -207,7 +207,7 @@ func (a *Agent) AddMessage(role, content string) {
 func (a *Agent) ClearHistory() {
 	a.History = []Message{{Role: "system", Content: a.systemPromptForMode()}}
 	if a.PinnedContext != "" {
-		a.History = append(a.History, Message{Role: "user", Content: "[pinned context]\n" + a.PinnedContext})
+		a.History = append(a.History, Message{Role: "user", Content: pinnedPrefix + a.PinnedContext})
 	}
 }
 

@@ -29,6 +29,7 @@ type Options struct {
 	Stderr      io.Writer
 	StdinTTY    bool
 	StderrTTY   bool
+	Continue    bool // resume the last conversation (agents/sessions/last.json)
 }
 
 // Start opens the workspace, loads the config and connects to a backend.
@@ -68,6 +69,17 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	model := o.Model
 	if model == "" {
 		model = cf.Model
+	}
+	if o.Continue {
+		n, saved, err := a.resumeSession()
+		if err != nil {
+			a.logf("%s", a.colorize("33", "warning: "+err.Error()))
+		} else {
+			a.logf("%s", a.dim(fmt.Sprintf("· continuing the last conversation (%d messages)", n)))
+			if model == "" {
+				model = saved
+			}
+		}
 	}
 	a.connect(ctx, model)
 	if cf.AutoRecord {
@@ -243,9 +255,12 @@ func (a *Agent) RunPrompt(ctx context.Context, line string) error {
 			}
 			a.Recorder.Note(line, note)
 		}
+		a.saveSession()
 		return err
 	}
-	return a.chatTurn(ctx, line)
+	err := a.chatTurn(ctx, line)
+	a.saveSession()
+	return err
 }
 
 // chatTurn sends a prompt to the model (or a route), with tools when the
