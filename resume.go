@@ -31,6 +31,13 @@ func (a *Agent) saveSession() {
 	if !a.Workspace.HasAgents() || len(a.History) <= 1 {
 		return
 	}
+	// Most slash commands leave the history as it was: no write then.
+	last := a.History[len(a.History)-1]
+	mark := fmt.Sprintf("%d/%s/%d/%s", len(a.History), last.Role, len(last.Content), a.ModelName)
+	if mark == a.savedMark {
+		return
+	}
+	a.savedMark = mark
 	s := savedSession{Version: 1, Model: a.ModelName, History: a.History[1:]}
 	b, err := json.Marshal(s)
 	if err != nil {
