@@ -32,8 +32,11 @@ func (a *Agent) saveSession() {
 		return
 	}
 	// Most slash commands leave the history as it was: no write then.
-	last := a.History[len(a.History)-1]
-	mark := fmt.Sprintf("%d/%s/%d/%s", len(a.History), last.Role, len(last.Content), a.ModelName)
+	size := 0
+	for _, m := range a.History {
+		size += len(m.Content)
+	}
+	mark := fmt.Sprintf("%d/%d/%s", len(a.History), size, a.ModelName)
 	if mark == a.savedMark {
 		return
 	}
