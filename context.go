@@ -167,6 +167,9 @@ func (a *Agent) summarize(ctx context.Context) (int, error) {
 		return 0, errors.New("nothing to summarize yet")
 	}
 	msgs := append(append([]Message(nil), a.History...), Message{Role: "user", Content: summarizePrompt})
+	if _, ok := a.Client.(*OllamaClient); ok {
+		msgs = fitForSummary(msgs, a.contextLimit())
+	}
 	var sb strings.Builder
 	if _, err := a.Client.Chat(ctx, msgs, &sb); err != nil {
 		return 0, fmt.Errorf("summarize: %v", err)
@@ -179,6 +182,16 @@ func (a *Agent) summarize(ctx context.Context) (int, error) {
 	a.ClearHistory()
 	a.AddMessage("user", "[Conversation summary]\n\n"+summary)
 	return before, nil
+}
+
+// fitForSummary drops the oldest messages after the system prompt until the
+// summary request fits the window, so Ollama does not cut the system prompt
+// and the request itself instead. The newest messages and the request stay.
+func fitForSummary(msgs []Message, limit int) []Message {
+	for len(msgs) > 3 && estimateTokens(msgs) > limit {
+		msgs = append(msgs[:1], msgs[2:]...)
+	}
+	return msgs
 }
 
 const summarizePrompt = "Summarize this conversation so far in a few short paragraphs: the task, what was learned about the code, decisions made, and what is left to do. Keep file names and commands."

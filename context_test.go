@@ -189,3 +189,15 @@ func TestLongSession(t *testing.T) {
 		t.Fatalf("child processes left: %v", c)
 	}
 }
+
+func TestFitForSummary(t *testing.T) {
+	msgs := []Message{{Role: "system", Content: "sys"}}
+	for i := 0; i < 50; i++ {
+		msgs = append(msgs, Message{Role: "user", Content: strings.Repeat("w", 400)})
+	}
+	msgs = append(msgs, Message{Role: "user", Content: summarizePrompt})
+	got := fitForSummary(append([]Message(nil), msgs...), 1000)
+	if got[0].Content != "sys" || got[len(got)-1].Content != summarizePrompt || estimateTokens(got) > 1000 || len(got) < 3 {
+		t.Fatalf("%d messages, ~%d tokens", len(got), estimateTokens(got))
+	}
+}
