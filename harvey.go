@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -324,11 +323,4 @@ func colorAllowed(isTTY bool) bool {
 		return false
 	}
 	return os.Getenv("TERM") != "dumb"
-}
-
-// sortStrings returns a sorted copy.
-func sortStrings(xs []string) []string {
-	out := append([]string(nil), xs...)
-	sort.Strings(out)
-	return out
 }

@@ -225,6 +225,11 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 			err = cerr
 		} else if e.repeats(name, args) {
 			err = fmt.Errorf("you already called %s with these same arguments %d times in a row; the result will not change. Use the result you have, or try something different", name, repeatLimit-1)
+		} else if entry.source == "api" && entry.effect != EffectRead && a != nil {
+			// Tools registered from Go code cannot vouch for themselves.
+			if err = a.confirm(ctx, name, "run "+name+" "+flatText(summary), ""); err == nil {
+				result, err = safeCall(ctx, entry.handler, args)
+			}
 		} else {
 			result, err = safeCall(ctx, entry.handler, args)
 		}

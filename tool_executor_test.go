@@ -1,6 +1,7 @@
 package harvey
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -344,5 +345,29 @@ func TestStreamFailures(t *testing.T) {
 	f.script(fakeReply{lines: []string{contentLine("llama3.2", "a"), `{"error":"an error was encountered while running the model: unexpected EOF"}`}})
 	if err := env.a.RunPrompt(t.Context(), "x"); err == nil || !strings.Contains(err.Error(), "running the model") {
 		t.Fatalf("mid-stream error: %v", err)
+	}
+}
+
+// A tool registered from Go code asks for approval: headless without --yes
+// it does not run.
+func TestRegisterToolAsksFirst(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	env.a.AutoApprove = false
+	ran := false
+	env.a.Tools.RegisterTool("deploy", "Deploy the app.", map[string]any{"type": "object", "properties": map[string]any{}}, func(context.Context, map[string]any) (string, error) {
+		ran = true
+		return "deployed", nil
+	})
+	f.script(toolReply("llama3.2", fakeCall{id: "d", name: "deploy", args: map[string]any{}}), textReply("llama3.2", "ok"))
+	if err := env.a.RunPrompt(t.Context(), "deploy"); err != nil {
+		t.Fatal(err)
+	}
+	if ran {
+		t.Fatal("an API tool ran without approval")
+	}
+	m := messagesOf(f.chatRequests()[1])
+	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "needs approval") {
+		t.Fatalf("result = %q", c)
 	}
 }

@@ -21,10 +21,12 @@ func NewToolRegistry() *ToolRegistry {
 	return &ToolRegistry{tools: map[string]toolEntry{}}
 }
 
-// RegisterTool adds (or replaces) a tool. parameters must be a JSON Schema
-// object, e.g. {"type": "object", "properties": {...}, "required": [...]}.
+// RegisterTool adds (or replaces) a tool from Go code embedding Harvey.
+// parameters must be a JSON Schema object, e.g. {"type": "object",
+// "properties": {...}, "required": [...]}. Such a tool counts as exec:
+// it asks for approval like run_command, since Harvey cannot know what it does.
 func (r *ToolRegistry) RegisterTool(name, description string, parameters map[string]any, handler ToolHandler) {
-	r.register(name, description, parameters, handler, EffectRead, "built-in")
+	r.register(name, description, parameters, handler, EffectExec, "api")
 }
 
 func (r *ToolRegistry) register(name, description string, parameters map[string]any, handler ToolHandler, effect ToolEffect, source string) {

@@ -103,9 +103,6 @@ func (r *resolvedPath) close() {
 	}
 }
 
-// exists reports whether the final component exists.
-func (r *resolvedPath) exists() bool { return r.info != nil }
-
 // lexicalClean validates a path string from the model or the user and returns
 // it cleaned and slash-separated, or a refusal. No file system access.
 func lexicalClean(p string) (string, error) {
