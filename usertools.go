@@ -232,6 +232,11 @@ func ParseToolFile(file string, data []byte, reserved func(string) bool) (*UserT
 		bad(offset+1, "no command: add command: [PROGRAM, ARG, \"{{param}}\"]")
 	} else if len(t.Command) > 0 {
 		checkCommand(t, cmdNode, offset, bad)
+		if prog := t.Command[0]; t.Effect == EffectRead && strings.Contains(prog, "/") && !path.IsAbs(prog) {
+			// A read tool runs without asking, and the model can change a
+			// script in the workspace (with approval) and then run it.
+			bad(cmdNode.Content[0].Line+offset, "a read tool cannot run a program from the workspace (%s): the model could change it first; use effect: exec", prog)
+		}
 	}
 	if len(probs) > 0 {
 		return nil, probs

@@ -29,6 +29,7 @@ func TestParseToolFileProblems(t *testing.T) {
 		{"program param", "t.md", "---\nparameters:\n  p: {type: string}\ncommand: [\"{{p}}\", x]\n---\nx\n", []string{"4: the program (first command element) cannot be a parameter"}},
 		{"array in element", "t.md", "---\nparameters:\n  f: {type: array}\ncommand: [ls, \"--files={{f}}\"]\n---\nx\n", []string{`4: array parameter "f" must be a whole command element`}},
 		{"shell -c", "t.md", "---\nparameters:\n  p: {type: string}\ncommand: [bash, -c, \"go test {{p}}\"]\n---\nx\n", []string{"4: a parameter inside a shell -c script could inject commands"}},
+		{"read tool running a workspace script", "t.md", "---\ncommand: [./scripts/lint.sh]\neffect: read\n---\nx\n", []string{"2: a read tool cannot run a program from the workspace (./scripts/lint.sh)"}},
 		{"bad effect", "t.md", "---\ncommand: [ls]\neffect: delete\n---\nx\n", []string{`3: effect "delete"`}},
 		{"bad timeout", "t.md", "---\ncommand: [ls]\ntimeout: soon\n---\nx\n", []string{"3: timeout: use a number of seconds"}},
 		{"long timeout", "t.md", "---\ncommand: [ls]\ntimeout: 2h\n---\nx\n", []string{"3: timeout is over 1h"}},
