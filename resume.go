@@ -25,10 +25,11 @@ type savedSession struct {
 	History []Message `json:"history"`
 }
 
-// saveSession writes the conversation so --continue can pick it up. A
+// saveSession writes the conversation so --continue can pick it up (an
+// empty one after /clear, so a cleared conversation does not come back). A
 // failure (a read-only workspace) is not worth interrupting the user for.
 func (a *Agent) saveSession() {
-	if !a.Workspace.HasAgents() || len(a.History) <= 1 {
+	if !a.Workspace.HasAgents() || len(a.History) == 0 {
 		return
 	}
 	// Most slash commands leave the history as it was: no write then.
@@ -62,6 +63,9 @@ func (a *Agent) resumeSession() (int, string, error) {
 	var s savedSession
 	if err := json.Unmarshal(b, &s); err != nil || s.Version != 1 {
 		return 0, "", fmt.Errorf("%s is not a conversation this Harvey can read; starting fresh", lastSessionPath)
+	}
+	if len(s.History) == 0 { // cleared with /clear
+		return 0, "", errors.New("no earlier conversation to continue in this workspace")
 	}
 	for _, m := range s.History {
 		switch m.Role {

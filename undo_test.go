@@ -92,3 +92,19 @@ func TestResumeRefusesDamagedSession(t *testing.T) {
 		t.Fatal("a tool read the saved conversation")
 	}
 }
+
+// /clear empties the saved conversation too.
+func TestClearEmptiesSavedSession(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	env.a.AddMessage("user", "remember me")
+	env.a.saveSession()
+	if n, _, err := env.a.resumeSession(); err != nil || n != 1 {
+		t.Fatalf("resume: %d %v", n, err)
+	}
+	if err := env.a.RunPrompt(t.Context(), "/clear"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := env.a.resumeSession(); err == nil || !strings.Contains(err.Error(), "no earlier conversation") {
+		t.Fatalf("after /clear: %v", err)
+	}
+}
