@@ -206,6 +206,12 @@ func (a *Agent) writeChecked(ctx context.Context, tool, p, content string) (stri
 // and the atomic write. change returns the new content and a note for the
 // result.
 func (a *Agent) changeFile(ctx context.Context, tool, p string, change func(old string, exists bool) (string, string, error)) (string, error) {
+	return a.writeChange(ctx, tool, p, change, true)
+}
+
+// writeChange is changeFile with the approval optional: /apply asks once
+// for all its files, then writes each through here without asking again.
+func (a *Agent) writeChange(ctx context.Context, tool, p string, change func(old string, exists bool) (string, string, error), ask bool) (string, error) {
 	clean, err := lexicalClean(p)
 	if err != nil {
 		a.Audit.Record("write", p, AuditDenied, 0)
@@ -231,14 +237,16 @@ func (a *Agent) changeFile(ctx context.Context, tool, p string, change func(old 
 	if exists && old == content {
 		return fmt.Sprintf("%s is unchanged (same content)", clean), nil
 	}
-	preview := unifiedDiff(clean, old, content, exists)
-	if err := a.confirm(ctx, tool, "write "+clean, preview); err != nil {
-		a.Audit.Record("write", clean, AuditDenied, 0)
-		return "", err
-	}
-	if now, nowExists, err := ReadForDiff(a.Workspace, p); err != nil || now != old || nowExists != exists {
-		a.Audit.Record("write", clean, AuditError, 0)
-		return "", refuse(clean, "the file changed while the change was being approved; read it again")
+	if ask {
+		preview := unifiedDiff(clean, old, content, exists)
+		if err := a.confirm(ctx, tool, "write "+clean, preview); err != nil {
+			a.Audit.Record("write", clean, AuditDenied, 0)
+			return "", err
+		}
+		if now, nowExists, err := ReadForDiff(a.Workspace, p); err != nil || now != old || nowExists != exists {
+			a.Audit.Record("write", clean, AuditError, 0)
+			return "", refuse(clean, "the file changed while the change was being approved; read it again")
+		}
 	}
 	existed, err := WriteWorkspaceFile(a.Workspace, p, []byte(content))
 	if err != nil {

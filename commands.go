@@ -396,32 +396,13 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	}
 	var errs []string
 	for _, b := range blocks {
-		clean, err := lexicalClean(b.Path)
-		if err == nil {
-			err = a.checkPermission(clean, PermWrite)
-		}
-		var old string
-		var existed, undoable bool
-		if err == nil {
-			var rerr error
-			old, existed, rerr = ReadForDiff(a.Workspace, b.Path)
-			undoable = rerr == nil
-			if existed && wouldDestroySecrets(old, b.Content) {
-				err = refuse(clean, errDestroySecrets)
-			} else {
-				_, err = WriteWorkspaceFile(a.Workspace, b.Path, []byte(b.Content))
-			}
-		}
+		content := b.Content
+		msg, err := a.writeChange(ctx, "/apply", b.Path, func(string, bool) (string, string, error) { return content, "", nil }, false)
 		if err != nil {
 			errs = append(errs, err.Error())
-			a.Audit.Record("write", b.Path, AuditDenied, 0)
 			continue
 		}
-		a.Audit.Record("write", clean, AuditSuccess, 0)
-		if undoable {
-			a.recordChange("/apply", clean, old, existed, b.Content)
-		}
-		fmt.Fprintf(out, "wrote %s\n", clean)
+		fmt.Fprintln(out, msg)
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))

@@ -45,7 +45,7 @@ func TestWriteAndApply(t *testing.T) {
 	}
 	a.AddMessage("assistant", "Two files:\n```go util/a.go\npackage util\n```\n```text notes/b.txt\nhello\n```\n```python ../escape.py\nx\n```\n```\nuntagged\n```\n")
 	out, err := dispatch(t, a, "/apply")
-	if err == nil || !strings.Contains(err.Error(), "outside the workspace") || !strings.Contains(out, "wrote util/a.go") || !strings.Contains(out, "wrote notes/b.txt") {
+	if err == nil || !strings.Contains(err.Error(), "outside the workspace") || !strings.Contains(out, "created util/a.go") || !strings.Contains(out, "created notes/b.txt") {
 		t.Fatalf("/apply: %q %v", out, err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(env.dir, "notes", "b.txt")); string(b) != "hello\n" {

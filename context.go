@@ -109,12 +109,13 @@ func (a *Agent) fitContext(ctx context.Context, mode ToolMode) error {
 	}
 	msg := fmt.Sprintf("the conversation is about %d tokens, past the %d-token context (num_ctx); Ollama would silently drop its start", used, a.numCtx())
 	if a.Interactive {
+		if a.warnedCtx {
+			return nil // declined once; asked again only after it fits again
+		}
 		ans, err := a.In.ReadLine(a.colorize("33", "warning: "+msg) + ". Summarize it now? [Y/n] ")
 		if err != nil || strings.EqualFold(strings.TrimSpace(ans), "n") {
-			if !a.warnedCtx {
-				a.logf("%s", a.dim("· not summarised; /summarize or /clear when you are ready"))
-				a.warnedCtx = true
-			}
+			a.logf("%s", a.dim("· not summarised; /summarize or /clear when you are ready"))
+			a.warnedCtx = true
 			return nil
 		}
 	} else {

@@ -77,8 +77,17 @@ func TestContextWindowSummarizeWhenFull(t *testing.T) {
 	if f.summaries != 0 || !strings.Contains(env.errOut.String(), "not summarised; /summarize or /clear") {
 		t.Fatalf("declined: %d summaries, stderr %q", f.summaries, env.errOut.String())
 	}
-	// Interactive, accepted.
+	// Declined once: the next turn does not ask again.
 	env.a.In = NewLineReader(strings.NewReader("\n"))
+	f.script(textReply("llama3.2", "answer again"))
+	if err := env.a.RunPrompt(t.Context(), "next"); err != nil || f.summaries != 0 {
+		t.Fatalf("asked again after a no: %v, %d summaries", err, f.summaries)
+	}
+	// Once it fits again (here after /clear), a full window asks again: yes.
+	dispatch(t, env.a, "/clear")
+	f.script(textReply("llama3.2", "fits"))
+	env.a.RunPrompt(t.Context(), "short")
+	fill()
 	f.script(textReply("llama3.2", "answer two"))
 	if err := env.a.RunPrompt(t.Context(), "next"); err != nil {
 		t.Fatal(err)

@@ -145,9 +145,22 @@ func TestCrashDuringConfigSave(t *testing.T) {
 	}
 }
 
+// A kill can cut the turn being appended (a large write is not atomic);
+// the next Harvey start cuts the file back to its last complete turn.
 func TestCrashDuringRecording(t *testing.T) {
 	dir := t.TempDir()
 	crashOnce(t, "record", dir)
+	ws, err := OpenWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	a, err := Start(t.Context(), Options{Dir: dir, OllamaURL: "http://127.0.0.1:1", Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	ws.Close()
 	b, err := os.ReadFile(filepath.Join(dir, "agents", "sessions", "crash.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -161,11 +174,34 @@ func TestCrashDuringRecording(t *testing.T) {
 	for i, blk := range blocks {
 		want := fmt.Sprintf("%d\n\n**User:** question %d\n\n", i+1, i)
 		last := i == len(blocks)-1
-		if !strings.HasPrefix(blk, want) || !strings.HasSuffix(blk, "_stats_\n\n") {
+		if !strings.HasPrefix(blk, want) || !strings.HasSuffix(blk, "_stats_\n\n"+recordEndMark) {
 			if last {
 				t.Fatalf("the last turn was cut in half: %.200q … %.100q", blk, blk[max(0, len(blk)-100):])
 			}
 			t.Fatalf("turn %d is damaged", i+1)
 		}
+	}
+}
+
+// repairRecording cuts exactly the partial turn a kill can leave.
+func TestRepairRecording(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	r, err := StartRecorder(env.ws, "rep.md", "m", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.User("q")
+	r.Assistant("a", "")
+	r.Close()
+	p := filepath.Join(env.dir, "agents", "sessions", "rep.md")
+	good, _ := os.ReadFile(p)
+	os.WriteFile(p, append(append([]byte(nil), good...), "### Turn 2\n\n**User:** half a tu"...), 0o644)
+	repairRecording(env.ws, "agents/sessions/rep.md")
+	if got, _ := os.ReadFile(p); !bytes.Equal(got, good) {
+		t.Fatalf("after repair:\n%s", got)
+	}
+	repairRecording(env.ws, "agents/sessions/rep.md") // a complete file is left alone
+	if got, _ := os.ReadFile(p); !bytes.Equal(got, good) {
+		t.Fatal("a complete recording changed")
 	}
 }

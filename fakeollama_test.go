@@ -17,14 +17,12 @@ import (
 // /api/chat, /api/show, /api/tags and /api/version. Each chat request takes
 // the next scripted reply; request bodies are recorded for assertions.
 type fakeOllama struct {
+	fakeScript[fakeReply]
 	t        *testing.T
 	srv      *httptest.Server
-	mu       sync.Mutex
 	models   []string
 	caps     map[string][]string // model → capabilities (nil: field absent)
 	template map[string]string
-	replies  []fakeReply
-	requests []map[string]any
 
 	ctxLen      map[string]int // model → context_length in /api/show (default 131072)
 	autoSummary string         // when set, answer summary requests with it (not from the script)
@@ -53,13 +51,21 @@ func newFakeOllama(t *testing.T, models ...string) *fakeOllama {
 
 func (f *fakeOllama) URL() string { return f.srv.URL }
 
-func (f *fakeOllama) script(r ...fakeReply) {
+// fakeScript is what the fake servers share: replies scripted in order, and
+// every chat request body recorded for assertions.
+type fakeScript[R any] struct {
+	mu       sync.Mutex
+	replies  []R
+	requests []map[string]any
+}
+
+func (f *fakeScript[R]) script(r ...R) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.replies = append(f.replies, r...)
 }
 
-func (f *fakeOllama) chatRequests() []map[string]any {
+func (f *fakeScript[R]) chatRequests() []map[string]any {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]map[string]any(nil), f.requests...)

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -18,10 +17,8 @@ import (
 // "data:" lines ending with "data: [DONE]") as llama.cpp, vLLM and
 // LM Studio do. Each chat request takes the next scripted reply.
 type fakeOpenAI struct {
-	srv      *httptest.Server
-	mu       sync.Mutex
-	replies  []sseReply
-	requests []map[string]any
+	fakeScript[sseReply]
+	srv *httptest.Server
 }
 
 type sseReply struct {
@@ -37,18 +34,6 @@ func newFakeOpenAI(t *testing.T) *fakeOpenAI {
 	f.srv = httptest.NewServer(http.HandlerFunc(f.handle))
 	t.Cleanup(f.srv.Close)
 	return f
-}
-
-func (f *fakeOpenAI) script(r ...sseReply) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.replies = append(f.replies, r...)
-}
-
-func (f *fakeOpenAI) chatRequests() []map[string]any {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]map[string]any(nil), f.requests...)
 }
 
 func (f *fakeOpenAI) handle(w http.ResponseWriter, r *http.Request) {

@@ -457,7 +457,7 @@ func (kb *KnowledgeBase) LinkObservation(conceptID, obsID int64) error {
 
 // Search finds observations by full-text match (every word, as a prefix),
 // newest first, plus projects and concepts whose name or description
-// contains the text.
+// contains the text (there are few of those; they are filtered here).
 func (kb *KnowledgeBase) Search(text string, limit int) ([]Observation, []Project, []Concept, error) {
 	words := strings.Fields(text)
 	if len(words) == 0 {
@@ -473,32 +473,27 @@ func (kb *KnowledgeBase) Search(text string, limit int) ([]Observation, []Projec
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	like := "%" + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(strings.TrimSpace(text)) + "%"
-	all, err := kb.Projects()
+	allProjects, err := kb.Projects()
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	var projects []Project
-	for _, p := range all {
+	for _, p := range allProjects {
 		if containsFold(p.Name, text) || containsFold(p.Description, text) {
 			projects = append(projects, p)
 		}
 	}
-	rows, err := kb.db.Query(`SELECT id, name, description, 0 FROM concepts
-		WHERE name LIKE ? ESCAPE '\' OR description LIKE ? ESCAPE '\' ORDER BY name`, like, like)
+	allConcepts, err := kb.Concepts()
 	if err != nil {
-		return nil, nil, nil, kb.explain("search", err)
+		return nil, nil, nil, err
 	}
-	defer rows.Close()
 	var concepts []Concept
-	for rows.Next() {
-		var c Concept
-		if err := rows.Scan(&c.ID, &c.Name, &c.Description, &c.Projects); err != nil {
-			return nil, nil, nil, kb.explain("search", err)
+	for _, c := range allConcepts {
+		if containsFold(c.Name, text) || containsFold(c.Description, text) {
+			concepts = append(concepts, c)
 		}
-		concepts = append(concepts, c)
 	}
-	return obs, projects, concepts, kb.wrap("search", rows.Err())
+	return obs, projects, concepts, nil
 }
 
 func containsFold(s, sub string) bool {

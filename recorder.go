@@ -2,6 +2,7 @@ package harvey
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"strings"
@@ -13,7 +14,11 @@ import (
 const SessionsDir = AgentsDir + "/sessions"
 
 // Recorder writes a session as Markdown, turn by turn: each turn is appended
-// and synced when it ends, so a crash loses at most the turn in flight.
+// and synced when it ends, followed by an invisible end mark. A process
+// killed in the middle of an append (a large write can be cut) leaves a
+// partial turn after the last mark; repairRecording removes it, and Harvey
+// runs it on the file before appending to it and on the newest recording at
+// start, so a crash loses at most the turn in flight and never leaves half.
 type Recorder struct {
 	mu    sync.Mutex
 	f     *os.File
@@ -44,6 +49,7 @@ func StartRecorder(ws *Workspace, rel, model string, limit int) (*Recorder, erro
 	if !strings.HasSuffix(clean, ".md") {
 		clean += ".md"
 	}
+	repairRecording(ws, clean)
 	f, err := ws.OpenInternalAppend(clean)
 	if err != nil {
 		return nil, fmt.Errorf("record: %s: %s", clean, errText(err))
@@ -52,7 +58,7 @@ func StartRecorder(ws *Workspace, rel, model string, limit int) (*Recorder, erro
 	if model == "" {
 		model = "(none)"
 	}
-	fmt.Fprintf(f, "# Harvey session\n\n- Started: %s\n- Model: %s\n- Workspace: %s\n\n", time.Now().Format(time.RFC3339), model, ws.Root)
+	fmt.Fprintf(f, "# Harvey session\n\n- Started: %s\n- Model: %s\n- Workspace: %s\n\n%s", time.Now().Format(time.RFC3339), model, ws.Root, recordEndMark)
 	f.Sync()
 	return r, nil
 }
@@ -115,9 +121,50 @@ func (r *Recorder) flushLocked() {
 	if r.f == nil {
 		return
 	}
+	r.cur.WriteString(recordEndMark)
 	r.f.WriteString(r.cur.String())
 	r.f.Sync()
 	r.cur.Reset()
+}
+
+// recordEndMark ends every complete block of a recording (an HTML comment:
+// Markdown viewers do not show it).
+const recordEndMark = "<!-- harvey:end -->\n\n"
+
+// repairRecording cuts a recording back to its last complete block.
+func repairRecording(ws *Workspace, rel string) {
+	data, err := ws.ReadInternal(rel)
+	if err != nil || len(data) == 0 {
+		return
+	}
+	keep := 0
+	if i := strings.LastIndex(string(data), recordEndMark); i >= 0 {
+		keep = i + len(recordEndMark)
+	}
+	if keep < len(data) {
+		ws.WriteInternalAtomic(rel, data[:keep], 0o644)
+	}
+}
+
+// repairNewestRecording repairs the most recently written recording, the
+// only one a crash can have cut (checked once at start).
+func repairNewestRecording(ws *Workspace) {
+	entries, err := fs.ReadDir(ws.FS(), SessionsDir)
+	if err != nil {
+		return
+	}
+	newest, newestTime := "", time.Time{}
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".md") || !e.Type().IsRegular() {
+			continue
+		}
+		if info, err := e.Info(); err == nil && info.ModTime().After(newestTime) {
+			newest, newestTime = e.Name(), info.ModTime()
+		}
+	}
+	if newest != "" {
+		repairRecording(ws, path.Join(SessionsDir, newest))
+	}
 }
 
 // Turns returns the number of turns recorded.
@@ -140,7 +187,7 @@ func (r *Recorder) Close() error {
 	if r.cur.Len() > 0 {
 		r.flushLocked()
 	}
-	fmt.Fprintf(r.f, "_Session ended %s._\n", time.Now().Format(time.RFC3339))
+	fmt.Fprintf(r.f, "_Session ended %s._\n\n%s", time.Now().Format(time.RFC3339), recordEndMark)
 	err := r.f.Close()
 	r.f = nil
 	return err

@@ -176,14 +176,26 @@ func cutPath(p string) (first, rest string, ok bool) {
 	return p, "", false
 }
 
-// readIgnoreFile reads dir/.gitignore through the workspace checks
-// (.gitignore files are small; denied or odd files are skipped).
+// readIgnoreFile reads dir/.gitignore the way the walk reads the ones
+// below it: the directory through the workspace checks, the file by name
+// from its descriptor.
 func readIgnoreFile(ws *Workspace, dir string) ([]byte, error) {
-	rr, err := ReadWorkspaceFile(ws, path.Join(dir, ".gitignore"), 0, 0, DefaultMaxOutputBytes)
-	if err != nil || rr.Binary {
-		return nil, errors.New("no .gitignore")
+	rp, err := resolveWorkspacePath(ws, dir, opRead)
+	if err != nil {
+		return nil, err
 	}
-	return []byte(rr.Text), nil
+	defer rp.close()
+	d, err := rp.openDirVerified(ws)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := rootFD(d)
+	d.Close()
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	return readDirFile(fd, ".gitignore", 1<<20)
 }
 
 // walk lists dir (which the caller holds one reference to) and recurses.

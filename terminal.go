@@ -65,6 +65,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		a.logf("user tools from %s/: %s", UserToolsDir, strings.Join(a.userTools, ", "))
 	}
 	a.warnAgentsNotIgnored()
+	repairNewestRecording(ws)
 	a.OllamaURL = resolveOllamaURL(o.OllamaURL, cf.OllamaURL)
 	model := o.Model
 	if model == "" {
