@@ -133,6 +133,16 @@ const recordEndMark = "<!-- harvey:end -->\n\n"
 
 // repairRecording cuts a recording back to its last complete block.
 func repairRecording(ws *Workspace, rel string) {
+	// The usual case, a complete file, is decided from its last bytes.
+	if f, err := ws.root.Open(rel); err == nil {
+		st, serr := f.Stat()
+		tail := make([]byte, len(recordEndMark))
+		n, _ := f.ReadAt(tail, max(0, st.Size()-int64(len(tail))))
+		f.Close()
+		if serr != nil || st.Size() == 0 || (n == len(tail) && string(tail) == recordEndMark) {
+			return
+		}
+	}
 	data, err := ws.ReadInternal(rel)
 	if err != nil || len(data) == 0 {
 		return
