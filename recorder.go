@@ -135,11 +135,14 @@ const recordEndMark = "<!-- harvey:end -->\n\n"
 func repairRecording(ws *Workspace, rel string) {
 	// The usual case, a complete file, is decided from its last bytes.
 	if f, err := ws.root.Open(rel); err == nil {
-		st, serr := f.Stat()
-		tail := make([]byte, len(recordEndMark))
-		n, _ := f.ReadAt(tail, max(0, st.Size()-int64(len(tail))))
+		complete := false
+		if st, err := f.Stat(); err == nil {
+			tail := make([]byte, len(recordEndMark))
+			n, _ := f.ReadAt(tail, max(0, st.Size()-int64(len(tail))))
+			complete = st.Size() == 0 || (n == len(tail) && string(tail) == recordEndMark)
+		}
 		f.Close()
-		if serr != nil || st.Size() == 0 || (n == len(tail) && string(tail) == recordEndMark) {
+		if complete {
 			return
 		}
 	}
