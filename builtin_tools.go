@@ -63,7 +63,8 @@ func registerBuiltinTools(r *ToolRegistry, a *Agent) {
 	r.register("git_command", "Run a read-only git command.",
 		obj(map[string]any{
 			"subcommand": map[string]any{"type": "string", "enum": GitSubcommands},
-			"args":       str("Arguments, e.g. \"--stat HEAD~1\""),
+			"args": map[string]any{"type": []string{"array", "string"}, "items": map[string]any{"type": "string"},
+				"description": "Arguments as a list, e.g. [\"--oneline\", \"-n\", \"5\"] (a string is split like a shell)"},
 		}, "subcommand"), a.toolGitCommand, EffectRead, "built-in")
 }
 
@@ -496,22 +497,41 @@ func (a *Agent) toolGitCommand(ctx context.Context, args map[string]any) (string
 	if err != nil {
 		return "", err
 	}
-	rest, err := argString(args, "args", false)
-	if err != nil {
-		return "", err
-	}
 	var argv []string
-	if strings.TrimSpace(rest) != "" {
-		argv, _, err = parseCommandLine(rest)
-		if err != nil {
-			return "", fmt.Errorf("args: %v", err)
+	switch v := args["args"].(type) {
+	case nil:
+	case string:
+		if strings.TrimSpace(v) != "" {
+			argv, _, err = parseCommandLine(v)
+			if err != nil {
+				return "", fmt.Errorf("args: %v", err)
+			}
 		}
+	case []any:
+		for i, x := range v {
+			s, err := scalarText(x)
+			if err != nil {
+				return "", fmt.Errorf("args item %d: %v", i, err)
+			}
+			argv = append(argv, s)
+		}
+	default:
+		return "", fmt.Errorf("args must be a list of strings (or one string), got %s", jsonType(v))
 	}
 	return a.gitChecked(ctx, sub, argv)
 }
 
+// gitChecked is the one git path: git_command, /git and <!-- @git-status -->.
+// Every path git is asked about or prints goes through the same policy as
+// read_file: agents/, the denylist, and read permission.
 func (a *Agent) gitChecked(ctx context.Context, sub string, args []string) (string, error) {
-	out, err := RunGit(ctx, a.Workspace, sub, args, a.maxOut())
+	policy := func(rel string) error {
+		if err := lexicalPolicy(rel, rel, opRead); err != nil {
+			return err
+		}
+		return a.checkPermission(rel, PermRead)
+	}
+	out, err := RunGit(ctx, a.Workspace, sub, args, a.maxOut(), policy)
 	status := AuditSuccess
 	if err != nil {
 		status = AuditDenied

@@ -46,6 +46,27 @@ func coerceValue(p map[string]any, v any) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
+	if types := schemaTypes(p["type"]); len(types) > 1 {
+		// A union ("array" or "string"): a value of one of the types is
+		// kept as that type; otherwise the first type that fits wins.
+		if contains(types, jsonTypeName(v)) || (jsonTypeName(v) == "number" && contains(types, "integer")) {
+			typ = jsonTypeName(v)
+			if typ == "number" && !contains(types, "number") {
+				typ = "integer"
+			}
+		} else {
+			var firstErr error
+			for _, t := range types {
+				q := map[string]any{"type": t, "items": p["items"], "enum": p["enum"]}
+				if c, err := coerceValue(q, v); err == nil {
+					return c, nil
+				} else if firstErr == nil {
+					firstErr = err
+				}
+			}
+			return nil, firstErr
+		}
+	}
 	switch typ {
 	case "integer":
 		switch x := v.(type) {
@@ -174,4 +195,40 @@ func describeValue(v any) string {
 		s = s[:40] + "..."
 	}
 	return fmt.Sprintf("%s (%s)", jsonType(v), s)
+}
+
+// schemaTypes reads a schema "type": a string or a list of strings.
+func schemaTypes(t any) []string {
+	switch x := t.(type) {
+	case string:
+		return []string{x}
+	case []string:
+		return x
+	case []any:
+		var out []string
+		for _, e := range x {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// jsonTypeName is the JSON Schema type name of a decoded value.
+func jsonTypeName(v any) string {
+	switch v.(type) {
+	case string:
+		return "string"
+	case float64, int, int64:
+		return "number"
+	case bool:
+		return "boolean"
+	case []any:
+		return "array"
+	case map[string]any:
+		return "object"
+	}
+	return "null"
 }

@@ -44,6 +44,36 @@ func setOf(xs ...string) map[string]bool {
 	return m
 }
 
+// gitDenylistPathspecs turns the denylist above into git pathspec excludes
+// (case-insensitive globs), so git never prints a denied file: generated
+// from the same tables, never a second list. git cannot express the
+// template exception (.env.example), so those are left out of git output
+// too; agents/ is excluded at the top.
+func gitDenylistPathspecs() []string {
+	ex := func(glob string) string { return ":(exclude,icase,glob)" + glob }
+	out := []string{":(exclude,icase)" + AgentsDir}
+	for _, n := range sortedKeys(deniedExact) {
+		out = append(out, ex("**/"+n))
+	}
+	for _, p := range deniedPrefix {
+		out = append(out, ex("**/"+p+"*"))
+	}
+	for _, s := range deniedSuffix {
+		out = append(out, ex("**/*"+s))
+	}
+	for _, d := range sortedKeys(deniedDirs) {
+		out = append(out, ex("**/"+d+"/**"))
+	}
+	for _, p := range deniedPathSuffix {
+		out = append(out, ex("**/"+p), ex("**/"+p+"/**"))
+	}
+	out = append(out, ex("**/.env.*"), ex("**/*service-account*.json"))
+	for _, e := range sortedKeys(secretsExt) {
+		out = append(out, ex("**/secrets."+e))
+	}
+	return out
+}
+
 // sensitiveFileDenied reports whether the clean relative path rel names a file
 // that tools must never read or write (keys, env files, credentials).
 func sensitiveFileDenied(rel string) bool {

@@ -4,311 +4,525 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"regexp"
+	"path"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// git_command and /git: read-only git, hardened as security.md §4 describes.
-// Even "read-only" subcommands run programs from .git/config (fsmonitor,
-// hooks, textconv, filter drivers, diff.external, gpg.program), write files
-// (--output), read outside the repository (--no-index, --contents) or leak
-// denied files from history (HEAD:.env). Each of those is closed here.
+// git_command, /git and <!-- @git-status -->: read-only git, safe by
+// construction rather than by a list of bad inputs (security.md §4):
+//
+//   - git runs against a private git directory whose config Harvey wrote
+//     (git_repo.go): no hook, driver, fsmonitor or gpg program of the
+//     repository exists for it, and the environment is built from nothing;
+//   - options come from a per-subcommand allowlist, parsed as git parses
+//     them and passed on in one canonical spelling (git_args.go);
+//   - every other argument is resolved by git itself to an object ID (a
+//     commit or tag; a blob or tree only as REV:PATH, split as git splits
+//     it, with PATH under the same path policy as read_file), and only
+//     object IDs and checked paths reach the command line;
+//   - the path policy (agents/, the denylist, permissions) also applies to
+//     every path git prints: pathspec excludes generated from the one
+//     denylist, then a filter that drops the diff of any denied file.
 
-// GitSubcommands are the only subcommands Harvey runs.
-var GitSubcommands = []string{"status", "diff", "log", "show", "blame"}
+// gitDefaultCount bounds git log when no -n is given: the answer must not
+// cost the whole history.
+const gitDefaultCount = 50
 
-// gitDeniedOptions are long options refused by name, and by any abbreviation
-// of the name (git accepts unique prefixes of long options).
-var gitDeniedOptions = []string{
-	"--output", "--output-directory", "--no-index", "--contents", "--ignore-revs-file",
-	"--ext-diff", "--textconv", "--show-signature", "--remerge-diff", "--diff-merges",
-	"--git-dir", "--work-tree", "--exec-path", "--namespace", "--config-env", "--paginate",
-	"--open-files-in-pager", "--exec", "--upload-pack", "--receive-pack", "--orderfile",
-	"--recurse-submodules", "--super-prefix", "--attr-source",
-}
+// gitPolicy decides a workspace-relative path for git: nil when it may be
+// shown, else the refusal (agents/, the denylist, permissions).
+type gitPolicy func(rel string) error
 
-var shaRE = regexp.MustCompile(`^[0-9a-fA-F]{7,64}$`)
-
-// gitExcludes keep agents/ and denylisted files out of what git prints.
-var gitExcludes = []string{
-	":(exclude,icase)agents",
-	":(exclude,icase,glob)**/.env",
-	":(exclude,icase,glob)**/.env.*",
-	":(exclude,icase,glob)**/.envrc",
-	":(exclude,icase,glob)**/*.pem",
-	":(exclude,icase,glob)**/*.key",
-	":(exclude,icase,glob)**/*.p12",
-	":(exclude,icase,glob)**/*.pfx",
-	":(exclude,icase,glob)**/id_rsa*",
-	":(exclude,icase,glob)**/id_dsa*",
-	":(exclude,icase,glob)**/id_ecdsa*",
-	":(exclude,icase,glob)**/id_ed25519*",
-	":(exclude,icase,glob)**/.ssh/**",
-	":(exclude,icase,glob)**/.aws/**",
-	":(exclude,icase,glob)**/credentials*",
-	":(exclude,icase,glob)**/.netrc",
-	":(exclude,icase,glob)**/.npmrc",
-	":(exclude,icase,glob)**/.pypirc",
-	":(exclude,icase,glob)**/.git-credentials",
-	":(exclude,icase,glob)**/*.tfvars",
-	":(exclude,icase,glob)**/terraform.tfstate*",
-}
-
-// RunGit runs one hardened read-only git subcommand in the workspace. args is
-// what the user or model typed after the subcommand.
-func RunGit(ctx context.Context, ws *Workspace, sub string, args []string, limit int) (string, error) {
+// RunGit runs one read-only git subcommand in the workspace. args is what
+// the user or model typed after the subcommand. policy may be nil (the
+// lexical rules then apply alone).
+func RunGit(ctx context.Context, ws *Workspace, sub string, args []string, limit int, policy gitPolicy) (string, error) {
 	sub = strings.ToLower(strings.TrimSpace(sub))
-	if !contains(GitSubcommands, sub) {
-		return "", fmt.Errorf("git %s: not allowed; only %s (read-only)", sub, strings.Join(GitSubcommands, ", "))
+	if limit <= 0 || limit > DefaultMaxOutputBytes {
+		limit = DefaultMaxOutputBytes
 	}
-	fi, err := ws.root.Lstat(".git")
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", errors.New("not a git repository (no .git directory in the workspace)")
+	if policy == nil {
+		policy = func(rel string) error { return lexicalPolicy(rel, rel, opRead) }
 	}
-	if err != nil {
-		return "", fmt.Errorf(".git: %s", errText(err))
-	}
-	if !fi.IsDir() || fi.Mode()&fs.ModeSymlink != 0 {
-		return "", fmt.Errorf("refused: .git is %s, not a directory (a .git file can point git outside the workspace)", fileKind(fi.Mode()))
-	}
-	flags, revs, paths, err := vetGitArgs(ws, sub, args)
+	ga, err := vetGitOptions(sub, args)
 	if err != nil {
 		return "", err
 	}
-	g := newGitRunner(ctx, ws)
-	if sub == "show" {
-		for _, r := range revs {
-			if shaRE.MatchString(r) {
-				t := strings.TrimSpace(string(g.run([]string{"cat-file", "-t", r}, 4096).Output))
-				if t != "commit" {
-					return "", fmt.Errorf("git show %s: refused: bare object IDs are shown only for commits (this is %q)", r, t)
-				}
-			}
-		}
+	dir, err := ws.privateGitDir(ctx)
+	if err != nil {
+		return "", err
+	}
+	g := &gitRunner{ctx: ctx, ws: ws, dir: dir}
+	revs, paths, err := g.resolveOperands(sub, ga, policy)
+	if err != nil {
+		return "", err
 	}
 	argv := []string{sub}
 	switch sub {
 	case "diff", "log", "show":
-		argv = append(argv, "--no-ext-diff", "--no-textconv", "--no-color")
+		argv = append(argv, "--no-ext-diff", "--no-textconv", "--no-color", "--ignore-submodules=all")
+	case "status":
+		argv = append(argv, "--ignore-submodules=all")
 	case "blame":
 		argv = append(argv, "--no-textconv")
 	}
-	argv = append(argv, flags...)
-	argv = append(argv, revs...)
-	if sub == "blame" {
-		if len(paths) == 0 {
-			return "", errors.New("git blame: give a file to blame")
-		}
-		argv = append(argv, "--")
-		argv = append(argv, paths...)
-	} else {
-		argv = append(argv, "--")
-		argv = append(argv, paths...)
-		argv = append(argv, gitExcludes...)
+	argv = append(argv, ga.opts...)
+	if sub == "log" && !ga.count {
+		argv = append(argv, "--max-count="+strconv.Itoa(gitDefaultCount))
 	}
-	res := g.run(argv, limit)
+	argv = append(argv, revs...)
+	argv = append(argv, "--")
+	argv = append(argv, paths...)
+	if sub != "blame" {
+		if len(paths) == 0 {
+			argv = append(argv, ".")
+		}
+		argv = append(argv, gitDenylistPathspecs()...)
+	}
+	res := g.run(argv, limit+1)
 	if res.Err != nil {
 		return "", fmt.Errorf("git %s: %v", sub, res.Err)
 	}
-	text := redactSecrets(capOutput(res.Output, limit, res.Dropped > 0))
 	if res.ExitCode != 0 {
-		return "", fmt.Errorf("git %s failed (exit %d): %s", sub, res.ExitCode, firstLine(text))
+		return "", fmt.Errorf("git %s failed (exit %d): %s", sub, res.ExitCode, gitErrLine(res.Stderr))
 	}
+	text, dropped := filterGitOutput(string(res.Output), func(p string) bool { return policy(p) != nil })
+	text = redactSecrets(text)
+	text = capOutput([]byte(text), limit, res.Dropped > 0 || len(text) > limit)
 	if strings.TrimSpace(text) == "" {
 		text = "(no output)"
 	}
-	if sub != "status" && sub != "blame" && g.agentsInHistory() {
-		text += "\n[note: agents/ was committed to this repository; its changes are left out of git output. " +
-			"Remove it from the history and add agents/ to .gitignore]"
+	if dropped > 0 {
+		text += fmt.Sprintf("\n[%s of files Harvey does not show (agents/, secrets, or no read permission) left out]", plural(dropped, "entry"))
+	}
+	if sub == "log" && !ga.count {
+		text += fmt.Sprintf("\n[at most %d commits; use -n N for more or fewer]", gitDefaultCount)
 	}
 	return text, nil
 }
 
-// agentsInHistory reports, once per session, whether agents/ (Harvey's
-// config, history and database) appears in any commit, so that output with
-// its hunks removed says why.
-func (g *gitRunner) agentsInHistory() bool {
-	g.ws.gitAgentsOnce.Do(func() {
-		res := g.run([]string{"log", "--all", "-1", "--format=%h", "--", ":(icase)agents"}, 256)
-		g.ws.gitAgents = res.ExitCode == 0 && strings.TrimSpace(string(res.Output)) != ""
-	})
-	return g.ws.gitAgents
+// gitErrLine is git's stderr as one short line: what went wrong, never a
+// page of text (an error message can quote file content).
+func gitErrLine(stderr []byte) string {
+	s := firstLine(string(stderr))
+	s = strings.TrimPrefix(s, "fatal: ")
+	s = strings.TrimPrefix(s, "error: ")
+	if len(s) > 160 {
+		s = strings.ToValidUTF8(s[:160], "") + "…"
+	}
+	if s == "" {
+		s = "no message"
+	}
+	return redactSecrets(flatText(s))
 }
 
-// vetGitArgs splits args into flags, revisions and paths and refuses anything
-// that writes files, reads outside the workspace, changes git's target, or
-// names a denied path (including REV:PATH forms).
-func vetGitArgs(ws *Workspace, sub string, args []string) (flags, revs, paths []string, err error) {
-	afterDashDash := false
-	for _, a := range args {
-		if strings.ContainsRune(a, 0) || strings.ContainsAny(a, "\n\r") {
-			return nil, nil, nil, fmt.Errorf("git: refused: argument %q contains control characters", a)
+// resolveOperands has git resolve every operand before "--" and puts every
+// path through the policy. It returns the object names to pass (object IDs,
+// OID:PATH, :N:PATH) and the checked paths.
+func (g *gitRunner) resolveOperands(sub string, ga *gitArgs, policy gitPolicy) (revs, paths []string, err error) {
+	checkPath := func(p string) (string, error) {
+		if strings.HasPrefix(p, ":") {
+			return "", fmt.Errorf("git: refused: pathspec magic %q is not allowed", p)
 		}
-		if afterDashDash {
-			if err := vetGitPath(a); err != nil {
-				return nil, nil, nil, err
-			}
-			paths = append(paths, a)
+		if p == "." || p == "./" {
+			return ".", nil
+		}
+		clean, err := lexicalClean(strings.TrimSuffix(p, "/"))
+		if err != nil {
+			return "", fmt.Errorf("git: %w", err)
+		}
+		if err := policy(clean); err != nil {
+			return "", fmt.Errorf("git: %w", err)
+		}
+		return clean, nil
+	}
+	for _, p := range ga.paths {
+		c, err := checkPath(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		paths = append(paths, c)
+	}
+	// Every name git must resolve goes in one batch; each operand then
+	// builds its argument from the answers.
+	type lookup struct {
+		name  string
+		kinds []string // the object types accepted
+	}
+	var names []lookup
+	ask := func(name string, kinds ...string) int {
+		names = append(names, lookup{name, kinds})
+		return len(names) - 1
+	}
+	commitish := []string{"commit", "tag"}
+	type operand struct {
+		build  func(oid func(int) string) string
+		asPath string // a plain operand that may turn out to be a path
+		ref    int
+	}
+	var ops []operand
+	for _, op := range ga.operands {
+		if sub == "blame" { // blame takes one revision and one file
+			r := ask(op, commitish...)
+			ops = append(ops, operand{ref: r, asPath: op, build: func(oid func(int) string) string { return oid(r) }})
 			continue
 		}
-		if a == "--" {
-			afterDashDash = true
+		if a, sep, b, ok := splitRange(op); ok {
+			if a == "" {
+				a = "HEAD"
+			}
+			if b == "" {
+				b = "HEAD"
+			}
+			ra, rb := ask(a, commitish...), ask(b, commitish...)
+			ops = append(ops, operand{ref: -1, build: func(oid func(int) string) string { return oid(ra) + sep + oid(rb) }})
 			continue
 		}
-		if a == "--end-of-options" {
+		if rest, ok := strings.CutPrefix(op, "^"); ok {
+			r := ask(rest, commitish...)
+			ops = append(ops, operand{ref: -1, build: func(oid func(int) string) string { return "^" + oid(r) }})
 			continue
 		}
-		if strings.HasPrefix(a, "-") {
-			if err := vetGitOption(sub, a); err != nil {
-				return nil, nil, nil, err
-			}
-			flags = append(flags, a)
-			continue
-		}
-		if i := strings.IndexByte(a, ':'); i >= 0 {
-			// REV:PATH, :PATH, :N:PATH (index), or pathspec magic.
-			p := a[i+1:]
-			if len(p) >= 2 && p[1] == ':' && p[0] >= '0' && p[0] <= '3' {
-				p = p[2:]
-			}
-			if strings.HasPrefix(a, ":(") || strings.HasPrefix(a, ":!") || strings.HasPrefix(a, ":^") {
-				return nil, nil, nil, fmt.Errorf("git: refused: pathspec magic %q is not allowed", a)
-			}
-			if strings.HasPrefix(a, ":/") {
-				revs = append(revs, a) // :/message searches commit messages
+		if rev, p, ok := splitRevPath(op); ok {
+			if rev == ":" && strings.HasPrefix(p, "/") {
+				// ":/message" searches commit messages: a commit.
+				r := ask(op, commitish...)
+				ops = append(ops, operand{ref: -1, build: func(oid func(int) string) string { return oid(r) }})
 				continue
 			}
+			clean := "."
 			if p != "" {
-				if err := vetGitPath(p); err != nil {
-					return nil, nil, nil, err
+				c, err := checkPath(p)
+				if err != nil {
+					return nil, nil, err
 				}
+				clean = c
 			}
-			revs = append(revs, a)
+			tp := cleanTreePath(clean)
+			if strings.HasPrefix(rev, ":") { // the index: :PATH or :N:PATH
+				name := ":0:" + tp
+				if rev != ":" {
+					name = rev + ":" + tp
+				}
+				ask(name, "blob")
+				ops = append(ops, operand{ref: -1, build: func(func(int) string) string { return name }})
+				continue
+			}
+			// git splits "REV:PATH" at the same colon splitRevPath found,
+			// so REV and REV:PATH can be resolved side by side.
+			r := ask(rev, "commit", "tag", "tree")
+			ask(rev+":"+tp, "blob", "tree", "commit")
+			ops = append(ops, operand{ref: -1, build: func(oid func(int) string) string { return oid(r) + ":" + tp }})
 			continue
 		}
-		if err := vetGitPath(a); err != nil {
-			return nil, nil, nil, err
-		}
-		if _, statErr := ws.root.Lstat(filepath.FromSlash(strings.TrimPrefix(a, "./"))); statErr == nil || sub == "blame" && !looksLikeRev(a) {
-			paths = append(paths, a)
-		} else {
-			revs = append(revs, a)
-		}
+		r := ask(op, commitish...)
+		ops = append(ops, operand{ref: r, asPath: op, build: func(oid func(int) string) string { return oid(r) }})
 	}
-	return flags, revs, paths, nil
-}
-
-func looksLikeRev(a string) bool {
-	return shaRE.MatchString(a) || strings.ContainsAny(a, "~^@") || strings.Contains(a, "..") || a == "HEAD"
-}
-
-// vetGitOption refuses dangerous options and their abbreviations.
-func vetGitOption(sub, a string) error {
-	name := a
-	if i := strings.IndexByte(a, '='); i >= 0 {
-		name = a[:i]
+	if len(names) == 0 {
+		return nil, paths, nil
 	}
-	if strings.HasPrefix(name, "--") {
-		for _, d := range gitDeniedOptions {
-			if name == d || (len(name) >= 4 && strings.HasPrefix(d, name)) {
-				return fmt.Errorf("git: refused: option %s is not allowed (it can write files, read outside the workspace or run programs)", name)
-			}
-		}
-		return nil
+	list := make([]string, len(names))
+	for i, n := range names {
+		list[i] = n.name
 	}
-	// Short options: -O<orderfile>; blame -S <revs-file> and --contents.
-	if strings.HasPrefix(a, "-O") || (sub == "blame" && strings.HasPrefix(a, "-S")) {
-		return fmt.Errorf("git: refused: option %s reads a file named by the caller", a)
-	}
-	return nil
-}
-
-// vetGitPath applies the workspace path rules to a path operand.
-func vetGitPath(p string) error {
-	if p == "." || p == "./" {
-		return nil
-	}
-	clean, err := lexicalClean(strings.TrimSuffix(p, "/"))
+	answers, err := g.batchCheck(list)
 	if err != nil {
-		return fmt.Errorf("git: %w", err)
+		return nil, nil, err
 	}
-	if err := lexicalPolicy(p, clean, opRead); err != nil {
-		return fmt.Errorf("git: %w", err)
+	oid := func(i int) string { return answers[i].oid }
+	for _, op := range ops {
+		if op.ref >= 0 && answers[op.ref].missing && op.asPath != "" {
+			// Not a revision: a path (which need not exist: deleted files).
+			c, err := checkPath(op.asPath)
+			if err != nil {
+				return nil, nil, err
+			}
+			paths = append(paths, c)
+			continue
+		}
+		revs = append(revs, op.build(oid))
 	}
-	return nil
-}
-
-// gitRunner runs git with hardened globals and a scrubbed environment.
-type gitRunner struct {
-	ctx     context.Context
-	ws      *Workspace
-	globals []string
-	env     []string
-}
-
-func newGitRunner(ctx context.Context, ws *Workspace) *gitRunner {
-	gitDir := filepath.Join(ws.Root, ".git")
-	g := &gitRunner{ctx: ctx, ws: ws}
-	g.env = []string{
-		"PATH=" + os.Getenv("PATH"),
-		"HOME=" + os.Getenv("HOME"),
-		"LANG=C.UTF-8",
-		"GIT_CONFIG_NOSYSTEM=1",
-		"GIT_CONFIG_GLOBAL=/dev/null",
-		"GIT_TERMINAL_PROMPT=0",
-		"GIT_OPTIONAL_LOCKS=0",
-		"GIT_PAGER=cat",
-		"PAGER=cat",
-		"GIT_NO_LAZY_FETCH=1",
-		"GIT_TEST_DISALLOW_ABBREVIATED_OPTIONS=true",
-		"GIT_CEILING_DIRECTORIES=" + filepath.Dir(ws.Root),
-	}
-	g.globals = []string{
-		"--no-pager", "--no-optional-locks",
-		"--git-dir=" + gitDir, "--work-tree=" + ws.Root,
-		"-c", "core.fsmonitor=false",
-		"-c", "core.hooksPath=/dev/null",
-		"-c", "diff.external=",
-		"-c", "log.showSignature=false",
-		"-c", "core.pager=cat",
-		"-c", "color.ui=never",
-		"-c", "core.untrackedCache=false",
-		"-c", "protocol.allow=never",
-	}
-	// Blank every filter/diff/merge driver the repository configures: these
-	// run programs even under the flags above.
-	res := runArgv(ctx, ws.Root, append(append([]string{"git"}, g.globals...), "config", "--get-regexp", `^(filter|diff|merge)\.`), g.env, 10*time.Second, 1<<16)
-	for _, line := range strings.Split(string(res.Output), "\n") {
-		key, _, _ := strings.Cut(line, " ")
-		if strings.Count(key, ".") >= 2 {
-			g.globals = append(g.globals, "-c", key+"=")
+	for i, n := range names {
+		a := answers[i]
+		if a.missing {
+			taken := false // a plain operand that became a path
+			for _, op := range ops {
+				taken = taken || (op.ref == i && op.asPath != "")
+			}
+			if taken {
+				continue
+			}
+			return nil, nil, fmt.Errorf("git: %q is not a revision or object in this repository", n.name)
+		}
+		if !contains(n.kinds, a.typ) {
+			return nil, nil, fmt.Errorf("git: refused: %q is a %s; name blobs and trees as REV:PATH so the path can be checked", n.name, a.typ)
 		}
 	}
-	return g
+	if sub == "blame" {
+		if len(revs) > 1 {
+			return nil, nil, errors.New("git blame: give at most one revision")
+		}
+		if len(paths) != 1 {
+			return nil, nil, errors.New("git blame: give exactly one file to blame")
+		}
+	}
+	return revs, paths, nil
+}
+
+// cleanTreePath is a checked path as a tree path ("." is the root tree).
+func cleanTreePath(p string) string {
+	if p == "." {
+		return ""
+	}
+	return p
+}
+
+type gitObject struct {
+	oid, typ string
+	missing  bool
+}
+
+// batchCheck resolves object names with git's own resolver (cat-file
+// --batch-check reads them from stdin, so no name is ever an option).
+func (g *gitRunner) batchCheck(names []string) ([]gitObject, error) {
+	res := g.runIn([]string{"cat-file", "--batch-check=%(objectname) %(objecttype)"}, strings.Join(names, "\n")+"\n", 1<<20)
+	if res.Err != nil || res.ExitCode != 0 {
+		return nil, fmt.Errorf("git: cannot resolve revisions: %s", gitErrLine(res.Stderr))
+	}
+	lines := strings.Split(strings.TrimRight(string(res.Output), "\n"), "\n")
+	if len(lines) != len(names) {
+		return nil, errors.New("git: cannot resolve revisions (unexpected answer)")
+	}
+	out := make([]gitObject, len(names))
+	for i, l := range lines {
+		oid, typ, ok := strings.Cut(l, " ")
+		if !ok || !isHexOID(oid) {
+			out[i].missing = true
+			continue
+		}
+		out[i] = gitObject{oid: oid, typ: typ}
+	}
+	return out, nil
+}
+
+func isHexOID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// gitRunner runs git against the private git directory.
+type gitRunner struct {
+	ctx context.Context
+	ws  *Workspace
+	dir string
+}
+
+func (g *gitRunner) argv(args []string) []string {
+	return append([]string{"git", "--no-pager", "--no-optional-locks", "--git-dir=" + g.dir, "--work-tree=" + g.ws.Root}, args...)
 }
 
 func (g *gitRunner) run(args []string, limit int) RunResult {
-	argv := append(append([]string{"git"}, g.globals...), args...)
-	return runArgv(g.ctx, g.ws.Root, argv, g.env, 60*time.Second, limit)
+	return runProcess(g.ctx, procSpec{Dir: g.ws.Root, Argv: g.argv(args), Env: gitEnv(g.dir), Timeout: 60 * time.Second, Limit: limit, SplitStderr: true, StopAtCap: true})
 }
 
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
+func (g *gitRunner) runIn(args []string, stdin string, limit int) RunResult {
+	return runProcess(g.ctx, procSpec{Dir: g.ws.Root, Argv: g.argv(args), Env: gitEnv(g.dir), Timeout: 60 * time.Second, Limit: limit, SplitStderr: true, Stdin: stdin})
+}
+
+// filterGitOutput drops what git printed about denied files: each
+// "diff --git" section whose old or new path is denied (header and hunks,
+// measured by the hunk headers' line counts), and each name, status or stat
+// line that names a denied path. It returns the text and how many entries
+// it dropped.
+func filterGitOutput(out string, denied func(string) bool) (string, int) {
+	lines := strings.SplitAfter(out, "\n")
+	var b strings.Builder
+	b.Grow(len(out))
+	dropped := 0
+	for i := 0; i < len(lines); {
+		l := lines[i]
+		if a, bp, ok := parseDiffGitHeader(l); ok {
+			end := diffSectionEnd(lines, i)
+			if gitPathDenied(a, denied) || gitPathDenied(bp, denied) {
+				dropped++
+			} else {
+				for _, x := range lines[i:end] {
+					b.WriteString(x)
+				}
+			}
+			i = end
+			continue
+		}
+		if lineNamesDenied(strings.TrimRight(l, "\r\n"), denied) {
+			dropped++
+			i++
+			continue
+		}
+		b.WriteString(l)
+		i++
+	}
+	return b.String(), dropped
+}
+
+// parseDiffGitHeader reads "diff --git a/X b/Y" (paths may be quoted).
+func parseDiffGitHeader(l string) (a, b string, ok bool) {
+	rest, ok := strings.CutPrefix(strings.TrimRight(l, "\r\n"), "diff --git ")
+	if !ok {
+		return "", "", false
+	}
+	first, rest := takeGitPath(rest)
+	second, _ := takeGitPath(strings.TrimLeft(rest, " "))
+	return strings.TrimPrefix(first, "a/"), strings.TrimPrefix(second, "b/"), true
+}
+
+// takeGitPath takes one path, quoted ("a/x y") or up to " b/" / the end.
+func takeGitPath(s string) (string, string) {
+	if strings.HasPrefix(s, `"`) {
+		for i := 1; i < len(s); i++ {
+			if s[i] == '\\' {
+				i++
+				continue
+			}
+			if s[i] == '"' {
+				if u, err := strconv.Unquote(s[:i+1]); err == nil {
+					return u, s[i+1:]
+				}
+				return s[1:i], s[i+1:]
+			}
+		}
+		return s, ""
+	}
+	if i := strings.Index(s, " b/"); i >= 0 {
+		return s[:i], s[i+1:]
+	}
+	return s, ""
+}
+
+// diffSectionEnd finds where the diff section starting at lines[i] ends:
+// the extended header lines, then hunks whose lengths the @@ lines give.
+func diffSectionEnd(lines []string, i int) int {
+	j := i + 1
+	for j < len(lines) {
+		l := lines[j]
+		switch {
+		case strings.HasPrefix(l, "@@ "):
+			oldN, newN := hunkCounts(l)
+			j++
+			for j < len(lines) && (oldN > 0 || newN > 0) {
+				switch c := lines[j]; {
+				case strings.HasPrefix(c, "\\"):
+				case strings.HasPrefix(c, "-"):
+					oldN--
+				case strings.HasPrefix(c, "+"):
+					newN--
+				default:
+					oldN--
+					newN--
+				}
+				j++
+			}
+			for j < len(lines) && strings.HasPrefix(lines[j], "\\") {
+				j++
+			}
+		case isDiffHeaderLine(l):
+			j++
+		default:
+			return j
+		}
+	}
+	return j
+}
+
+var diffHeaderPrefixes = []string{"index ", "--- ", "+++ ", "new file mode", "deleted file mode", "old mode", "new mode",
+	"similarity index", "dissimilarity index", "rename from", "rename to", "copy from", "copy to", "Binary files "}
+
+func isDiffHeaderLine(l string) bool {
+	for _, p := range diffHeaderPrefixes {
+		if strings.HasPrefix(l, p) {
 			return true
 		}
 	}
 	return false
 }
 
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
+// hunkCounts reads "@@ -a,b +c,d @@" (a count defaults to 1).
+func hunkCounts(l string) (int, int) {
+	f := strings.Fields(l)
+	if len(f) < 3 {
+		return 0, 0
 	}
-	return s
+	count := func(s string) int {
+		_, n, ok := strings.Cut(s[1:], ",")
+		if !ok {
+			return 1
+		}
+		v, _ := strconv.Atoi(n)
+		return v
+	}
+	return count(f[1]), count(f[2])
+}
+
+// lineNamesDenied reads the paths a name, status or stat line may carry
+// and reports whether one is denied: "path", "M\tpath", "R100\told\tnew",
+// "?? path", " M path", "R  old -> new", "\tmodified:   path", " path | 3 +-".
+func lineNamesDenied(l string, denied func(string) bool) bool {
+	if l == "" {
+		return false
+	}
+	var cands []string
+	if strings.Contains(l, "\t") {
+		for _, f := range strings.Split(l, "\t") {
+			cands = append(cands, strings.TrimSpace(f))
+		}
+		if _, after, ok := strings.Cut(l, ":"); ok {
+			cands = append(cands, strings.TrimSpace(after))
+		}
+	}
+	if len(l) > 3 && l[2] == ' ' {
+		rest := l[3:]
+		if old, nw, ok := strings.Cut(rest, " -> "); ok {
+			cands = append(cands, old, nw)
+		} else {
+			cands = append(cands, rest)
+		}
+	}
+	if p, _, ok := strings.Cut(l, " | "); ok {
+		cands = append(cands, strings.TrimSpace(p))
+	}
+	cands = append(cands, strings.TrimSpace(l))
+	for _, c := range cands {
+		if c != "" && gitPathDenied(c, denied) {
+			return true
+		}
+	}
+	return false
+}
+
+// gitPathDenied applies the policy to a path as git printed it (quoted
+// when it holds unusual bytes; "{old => new}" in rename stats).
+func gitPathDenied(p string, denied func(string) bool) bool {
+	if strings.HasPrefix(p, `"`) {
+		if u, err := strconv.Unquote(p); err == nil {
+			p = u
+		}
+	}
+	p = strings.TrimPrefix(p, "./")
+	if p == "" || p == "/dev/null" || strings.ContainsAny(p, " \x00") && !strings.Contains(p, "/") && !strings.HasPrefix(p, ".") {
+		return false
+	}
+	clean := path.Clean(p)
+	if !strings.HasPrefix(clean, "../") && clean != ".." && !path.IsAbs(clean) {
+		if lexicalPolicy(clean, clean, opRead) != nil || denied(clean) {
+			return true
+		}
+	}
+	return false
 }

@@ -170,14 +170,16 @@ func NewAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writ
 func (a *Agent) buildSystemPrompt() string {
 	p := agentPreamble
 	if rr, err := ReadWorkspaceFile(a.Workspace, "HARVEY.md", 0, 0, 16<<10); err == nil && !rr.Binary {
-		p += "\n\n" + ExpandDynamicSections(a.Workspace, rr.Text)
+		p += "\n\n" + a.expandDynamicSections(rr.Text)
 	}
 	return p
 }
 
-// ExpandDynamicSections replaces <!-- @date -->, <!-- @files --> and
-// <!-- @git-status --> in a HARVEY.md once, at session start.
-func ExpandDynamicSections(ws *Workspace, s string) string {
+// expandDynamicSections replaces <!-- @date -->, <!-- @files --> and
+// <!-- @git-status --> in a HARVEY.md once, at session start, through the
+// same listing and git paths (and checks) as the tools.
+func (a *Agent) expandDynamicSections(s string) string {
+	ws := a.Workspace
 	if strings.Contains(s, "<!-- @date -->") {
 		s = strings.ReplaceAll(s, "<!-- @date -->", time.Now().Format("2006-01-02"))
 	}
@@ -189,7 +191,7 @@ func ExpandDynamicSections(ws *Workspace, s string) string {
 		s = strings.ReplaceAll(s, "<!-- @files -->", strings.TrimSpace(list))
 	}
 	if strings.Contains(s, "<!-- @git-status -->") {
-		st, err := RunGit(context.Background(), ws, "status", []string{"--short"}, 4096)
+		st, err := a.gitChecked(context.Background(), "status", []string{"--short"})
 		if err != nil {
 			st = "(not a git repository)"
 		}
@@ -323,4 +325,22 @@ func colorAllowed(isTTY bool) bool {
 		return false
 	}
 	return os.Getenv("TERM") != "dumb"
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// firstLine is the first non-blank line of s.
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

@@ -41,7 +41,7 @@ func (m *runtimeMem) grown() uint64 {
 
 type anyllmTool = anyllm.Tool
 
-func writeFile(t *testing.T, dir, name, content string) {
+func writeFile(t testing.TB, dir, name, content string) {
 	t.Helper()
 	p := filepath.Join(dir, name)
 	os.MkdirAll(filepath.Dir(p), 0o755)

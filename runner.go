@@ -69,6 +69,17 @@ type capWriter struct {
 	dropped int64
 	flood   func() // called once when dropped passes floodLimit
 	flooded bool
+	// stopAtCap calls flood as soon as the cap is full (cut records it).
+	stopAtCap bool
+	cut       bool
+}
+
+// stopped reports whether the child should be killed: a flood, or a full
+// cap when the caller wants no more.
+func (w *capWriter) stopped() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.flooded || w.cut
 }
 
 func (w *capWriter) Write(p []byte) (int, error) {
@@ -85,7 +96,11 @@ func (w *capWriter) Write(p []byte) (int, error) {
 	} else {
 		w.dropped += int64(len(p))
 	}
-	if w.dropped > floodLimit && !w.flooded && w.flood != nil {
+	if w.stopAtCap && !w.cut && w.flood != nil {
+		w.cut = true
+		go w.flood()
+	}
+	if w.dropped > floodLimit && !w.flooded && !w.cut && w.flood != nil {
 		w.flooded = true
 		go w.flood()
 	}
@@ -101,6 +116,7 @@ func (w *capWriter) result() ([]byte, int64) {
 // RunResult is what a child process produced.
 type RunResult struct {
 	Output   []byte // stdout and stderr interleaved, at most the cap
+	Stderr   []byte // stderr alone, when the spec split it
 	Dropped  int64  // bytes past the cap
 	ExitCode int
 	TimedOut bool
@@ -132,13 +148,37 @@ func (r RunResult) Text(limit int) string {
 	return out + status
 }
 
-// runArgv runs argv in dir with the filtered environment (extraEnv appended
-// after filtering, for git's hardening variables) and the given timeout.
+// runArgv runs argv in dir with the given environment and timeout, stdout
+// and stderr interleaved and capped at limit.
 func runArgv(ctx context.Context, dir string, argv []string, env []string, timeout time.Duration, limit int) RunResult {
+	return runProcess(ctx, procSpec{Dir: dir, Argv: argv, Env: env, Timeout: timeout, Limit: limit})
+}
+
+// procSpec describes one child process.
+type procSpec struct {
+	Dir     string
+	Argv    []string
+	Env     []string
+	Timeout time.Duration
+	Limit   int // cap on the output kept (stdout and stderr together unless SplitStderr)
+	// SplitStderr keeps stderr apart (at most 4 KB, in RunResult.Stderr).
+	SplitStderr bool
+	// StopAtCap kills the child once the cap is full: for programs whose
+	// later output is worthless (git log of a long history), not for
+	// commands whose exit status matters.
+	StopAtCap bool
+	// Stdin is written to the child's standard input ("" is /dev/null).
+	Stdin string
+}
+
+// runProcess starts a child as runArgv describes and waits for it.
+func runProcess(ctx context.Context, s procSpec) RunResult {
 	start := time.Now()
+	argv := s.Argv
 	if len(argv) == 0 {
 		return RunResult{Err: errors.New("empty command")}
 	}
+	timeout := s.Timeout
 	if timeout <= 0 {
 		timeout = DefaultRunTimeout
 	}
@@ -150,9 +190,13 @@ func runArgv(ctx context.Context, dir string, argv []string, env []string, timeo
 	defer cancel()
 	cmd := exec.CommandContext(tctx, prog, argv[1:]...)
 	cmd.Args[0] = argv[0]
-	cmd.Dir = dir
-	cmd.Env = env
+	cmd.Dir = s.Dir
+	cmd.Env = s.Env
 	cmd.Stdin = nil // /dev/null
+	if s.Stdin != "" {
+		cmd.Stdin = strings.NewReader(s.Stdin)
+	}
+	limit := s.Limit
 	if limit <= 0 {
 		limit = DefaultMaxOutputBytes
 	}
@@ -160,7 +204,15 @@ func runArgv(ctx context.Context, dir string, argv []string, env []string, timeo
 	floodCtx, flood := context.WithCancel(tctx)
 	defer flood()
 	w.flood = flood
+	if s.StopAtCap {
+		w.stopAtCap = true
+	}
 	cmd.Stdout, cmd.Stderr = w, w
+	var errw *capWriter
+	if s.SplitStderr {
+		errw = &capWriter{limit: 4096}
+		cmd.Stderr = errw
+	}
 	setProcessGroup(cmd)
 	cmd.Cancel = func() error { return killProcessGroup(cmd) }
 	cmd.WaitDelay = 2 * time.Second
@@ -171,7 +223,7 @@ func runArgv(ctx context.Context, dir string, argv []string, env []string, timeo
 	go func() {
 		select {
 		case <-floodCtx.Done():
-			if w.flooded {
+			if w.stopped() {
 				killProcessGroup(cmd)
 			}
 		case <-done:
@@ -183,14 +235,23 @@ func runArgv(ctx context.Context, dir string, argv []string, env []string, timeo
 	killProcessGroup(cmd)
 	out, dropped := w.result()
 	res := RunResult{Output: out, Dropped: dropped, Duration: time.Since(start), ExitCode: cmd.ProcessState.ExitCode()}
+	if errw != nil {
+		res.Stderr, _ = errw.result()
+	}
 	w.mu.Lock()
 	res.Flooded = w.flooded
+	cut := w.cut
 	w.mu.Unlock()
 	switch {
 	case ctx.Err() != nil:
 		res.Err = ctx.Err()
 	case errors.Is(tctx.Err(), context.DeadlineExceeded):
 		res.TimedOut = true
+	case cut:
+		// Stopped on purpose once the cap was full: what was kept is the
+		// answer, and the kill says nothing about the command.
+		res.ExitCode = 0
+		res.Flooded = false
 	case err != nil && !res.Flooded:
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) && !errors.Is(err, exec.ErrWaitDelay) {

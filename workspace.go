@@ -11,7 +11,6 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -31,8 +30,7 @@ type Workspace struct {
 	root   *os.Root
 	agents fs.FileInfo // identity of agents/, for identity (not spelling) checks
 
-	gitAgentsOnce sync.Once // whether agents/ is in the git history, checked once
-	gitAgents     bool
+	git gitRepo // the private git directory (git_repo.go)
 }
 
 // OpenWorkspace opens dir as the workspace and makes sure agents/ exists as a
@@ -73,8 +71,11 @@ func (w *Workspace) ensureAgents() error {
 	return nil
 }
 
-// Close releases the workspace root.
-func (w *Workspace) Close() error { return w.root.Close() }
+// Close releases the workspace root and removes the private git directory.
+func (w *Workspace) Close() error {
+	w.closeGit()
+	return w.root.Close()
+}
 
 // FS returns a read-only file system over the workspace root. fs.WalkDir on it
 // never follows symlinked directories.

@@ -1,0 +1,393 @@
+package harvey
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// The options git_command accepts: an allowlist per subcommand, parsed the
+// way git parses them (short clusters such as -wS<x>, a short option's value
+// glued on or in the next argument, --opt=value and --opt value) and
+// emitted again in one canonical spelling (--long=value, or -xVALUE for a
+// short-only option), so what git reads is exactly what was checked. An
+// option that is not listed is refused with the list; abbreviations are
+// refused too. No listed option names a file.
+
+type gitValue int
+
+const (
+	gvNone     gitValue = iota // a flag
+	gvRequired                 // --opt=V, --opt V, -oV, -o V
+	gvGlued                    // optional, only --opt=V or -oV (git's optional values)
+)
+
+type gitOpt struct {
+	long  string // without "--"; "" for short-only
+	short byte   // 0 for long-only
+	value gitValue
+	check func(string) error
+}
+
+var (
+	reCount      = regexp.MustCompile(`^[0-9]{1,7}$`)
+	reDate       = regexp.MustCompile(`^[A-Za-z0-9 :.,+/_-]{1,64}$`)
+	reDiffFilter = regexp.MustCompile(`^[ACDMRTUXBacdmrtuxb*]{1,16}$`)
+	reSimilarity = regexp.MustCompile(`^[0-9]{1,3}%?$`)
+	reBlameRange = regexp.MustCompile(`^(([0-9]{1,9}|/[^/\n]{1,200}/)(,[+-]?([0-9]{1,9}|/[^/\n]{1,200}/)?)?|:[A-Za-z0-9_.]{1,100})$`)
+	reDateMode   = regexp.MustCompile(`^((relative|local|iso|iso8601|iso-strict|iso8601-strict|rfc|rfc2822|short|raw|human|unix|default)(-local)?|format(-local)?:[^\x00-\x1f]{0,64})$`)
+)
+
+func matches(re *regexp.Regexp, what string) func(string) error {
+	return func(v string) error {
+		if !re.MatchString(v) {
+			return fmt.Errorf("bad %s %q", what, v)
+		}
+		return nil
+	}
+}
+
+func oneOf(vals ...string) func(string) error {
+	return func(v string) error {
+		if !contains(vals, v) {
+			return fmt.Errorf("%q is not one of %s", v, strings.Join(vals, ", "))
+		}
+		return nil
+	}
+}
+
+// textValue accepts a search string: one line, bounded.
+func textValue(v string) error {
+	if len(v) > 256 || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return fmt.Errorf("bad value %q (one line, at most 256 bytes)", v)
+	}
+	return nil
+}
+
+// gitPrettyNames are git's named formats.
+var gitPrettyNames = []string{"oneline", "short", "medium", "full", "fuller", "reference", "raw", "email", "mboxrd"}
+
+// checkFormat accepts a named format or a format string whose placeholders
+// neither verify signatures (%G?, %GS, ... run gpg) nor embed control text.
+func checkFormat(v string) error {
+	if contains(gitPrettyNames, v) {
+		return nil
+	}
+	if len(v) > 512 || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return fmt.Errorf("bad format %q", v)
+	}
+	body := v
+	for _, p := range []string{"format:", "tformat:"} {
+		body = strings.TrimPrefix(body, p)
+	}
+	for i := 0; i < len(body); i++ {
+		if body[i] != '%' || i+1 >= len(body) {
+			continue
+		}
+		i++
+		if body[i] == 'G' {
+			return fmt.Errorf("format placeholder %%G%s verifies signatures (runs gpg); not allowed", body[i+1:min(i+2, len(body))])
+		}
+	}
+	return nil
+}
+
+var (
+	gitDiffOpts = []gitOpt{
+		{long: "patch", short: 'p'}, {long: "patch", short: 'u'},
+		{long: "no-patch", short: 's'},
+		{long: "unified", short: 'U', value: gvRequired, check: matches(reCount, "line count")},
+		{long: "stat"}, {long: "shortstat"}, {long: "numstat"}, {long: "summary"},
+		{long: "name-only"}, {long: "name-status"}, {long: "raw"},
+		{long: "ignore-all-space", short: 'w'}, {long: "ignore-space-change", short: 'b'},
+		{long: "ignore-blank-lines"}, {long: "ignore-space-at-eol"},
+		{long: "diff-filter", value: gvRequired, check: matches(reDiffFilter, "diff filter")},
+		{long: "find-renames", short: 'M', value: gvGlued, check: matches(reSimilarity, "similarity")},
+		{long: "find-copies", short: 'C', value: gvGlued, check: matches(reSimilarity, "similarity")},
+		{short: 'R'}, {long: "minimal"}, {long: "histogram"}, {long: "patience"},
+		{long: "function-context", short: 'W'}, {long: "full-index"}, {long: "binary"},
+		{long: "abbrev", value: gvGlued, check: matches(reCount, "length")},
+		{long: "no-renames"}, {long: "text", short: 'a'},
+	}
+	gitCommitOpts = []gitOpt{
+		{long: "oneline"}, {long: "abbrev-commit"}, {long: "no-abbrev-commit"},
+		{long: "format", value: gvRequired, check: checkFormat},
+		{long: "pretty", value: gvGlued, check: checkFormat},
+		{long: "date", value: gvRequired, check: matches(reDateMode, "date format")},
+		{long: "decorate", value: gvGlued, check: oneOf("short", "full", "no")}, {long: "no-decorate"},
+		{long: "notes"}, {long: "no-notes"},
+	}
+	gitLogOpts = []gitOpt{
+		{long: "max-count", short: 'n', value: gvRequired, check: matches(reCount, "count")},
+		{long: "skip", value: gvRequired, check: matches(reCount, "count")},
+		{long: "since", value: gvRequired, check: matches(reDate, "date")},
+		{long: "after", value: gvRequired, check: matches(reDate, "date")},
+		{long: "until", value: gvRequired, check: matches(reDate, "date")},
+		{long: "before", value: gvRequired, check: matches(reDate, "date")},
+		{long: "author", value: gvRequired, check: textValue},
+		{long: "committer", value: gvRequired, check: textValue},
+		{long: "grep", value: gvRequired, check: textValue},
+		{long: "regexp-ignore-case", short: 'i'}, {long: "all-match"}, {long: "invert-grep"},
+		{long: "fixed-strings", short: 'F'}, {long: "extended-regexp", short: 'E'},
+		{short: 'S', value: gvRequired, check: textValue}, {short: 'G', value: gvRequired, check: textValue},
+		{long: "pickaxe-all"}, {long: "pickaxe-regex"},
+		{long: "all"}, {long: "branches"}, {long: "tags"}, {long: "remotes"},
+		{long: "reverse"}, {long: "first-parent"}, {long: "merges"}, {long: "no-merges"},
+		{long: "graph"}, {long: "follow"}, {long: "date-order"}, {long: "topo-order"},
+		{long: "left-right"}, {long: "cherry-pick"}, {long: "boundary"},
+		{long: "relative-date"}, {long: "parents"}, {long: "children"},
+	}
+	gitStatusOpts = []gitOpt{
+		{long: "short", short: 's'}, {long: "branch", short: 'b'}, {long: "long"},
+		{long: "porcelain", value: gvGlued, check: oneOf("v1", "v2")},
+		{long: "untracked-files", short: 'u', value: gvGlued, check: oneOf("no", "normal", "all")},
+		{long: "ignored", value: gvGlued, check: oneOf("traditional", "no", "matching")},
+		{long: "ahead-behind"}, {long: "no-ahead-behind"}, {long: "show-stash"},
+		{long: "renames"}, {long: "no-renames"},
+	}
+	gitBlameOpts = []gitOpt{
+		{short: 'L', value: gvRequired, check: matches(reBlameRange, "line range")},
+		{short: 'w'}, {short: 'M', value: gvGlued, check: matches(reCount, "score")},
+		{short: 'C', value: gvGlued, check: matches(reCount, "score")},
+		{long: "show-email", short: 'e'}, {short: 'l'}, {short: 's'}, {short: 't'},
+		{long: "show-name", short: 'f'}, {long: "show-number", short: 'n'},
+		{long: "porcelain", short: 'p'}, {long: "line-porcelain"}, {long: "root"},
+		{long: "date", value: gvRequired, check: matches(reDateMode, "date format")},
+		{long: "abbrev", value: gvGlued, check: matches(reCount, "length")},
+	}
+)
+
+// gitAllowed is each subcommand's option table.
+var gitAllowed = map[string][]gitOpt{
+	"status": gitStatusOpts,
+	"diff":   append([]gitOpt{{long: "cached"}, {long: "staged"}, {long: "merge-base"}}, gitDiffOpts...),
+	"log":    append(append(append([]gitOpt{}, gitLogOpts...), gitCommitOpts...), gitDiffOpts...),
+	"show":   append(append([]gitOpt{}, gitCommitOpts...), gitDiffOpts...),
+	"blame":  gitBlameOpts,
+}
+
+// GitSubcommands are the only subcommands Harvey runs.
+var GitSubcommands = []string{"status", "diff", "log", "show", "blame"}
+
+// gitArgs is a vetted argument list: canonical options, and the other
+// arguments still as typed (they are resolved by git next).
+type gitArgs struct {
+	opts     []string
+	operands []string // before "--": revisions (or paths, decided by git)
+	paths    []string // after "--"
+	count    bool     // a -n / --max-count was given
+}
+
+// vetGitOptions parses args for sub against the allowlist.
+func vetGitOptions(sub string, args []string) (*gitArgs, error) {
+	table, ok := gitAllowed[sub]
+	if !ok {
+		return nil, fmt.Errorf("git %s: not allowed; only %s (read-only)", sub, strings.Join(GitSubcommands, ", "))
+	}
+	g := &gitArgs{}
+	endOpts, dashdash := false, false
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if strings.ContainsFunc(a, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return nil, fmt.Errorf("git: refused: argument %q contains control characters", a)
+		}
+		next := func() (string, bool) {
+			if i+1 < len(args) {
+				i++
+				return args[i], true
+			}
+			return "", false
+		}
+		switch {
+		case dashdash:
+			g.paths = append(g.paths, a)
+		case a == "--":
+			dashdash = true
+		case endOpts || !strings.HasPrefix(a, "-") || a == "-":
+			if a == "-" {
+				return nil, fmt.Errorf("git: refused: %q (standard input)", a)
+			}
+			g.operands = append(g.operands, a)
+		case a == "--end-of-options":
+			endOpts = true
+		case strings.HasPrefix(a, "--"):
+			name, val, hasVal := strings.Cut(a[2:], "=")
+			o := findLong(table, name)
+			if o == nil {
+				return nil, gitOptionRefused(sub, table, "--"+name)
+			}
+			if o.value == gvNone && hasVal {
+				return nil, fmt.Errorf("git %s: --%s takes no value", sub, name)
+			}
+			if o.value == gvRequired && !hasVal {
+				v, ok := next()
+				if !ok {
+					return nil, fmt.Errorf("git %s: --%s needs a value", sub, name)
+				}
+				val, hasVal = v, true
+			}
+			if err := g.add(sub, o, val, hasVal); err != nil {
+				return nil, err
+			}
+		default:
+			// A short option, or a cluster of them.
+			body := a[1:]
+			if sub == "log" && reCount.MatchString(body) {
+				g.opts = append(g.opts, "--max-count="+body)
+				g.count = true
+				continue
+			}
+			for j := 0; j < len(body); j++ {
+				o := findShort(table, body[j])
+				if o == nil {
+					return nil, gitOptionRefused(sub, table, "-"+string(body[j]))
+				}
+				rest := body[j+1:]
+				if o.value == gvNone {
+					if err := g.add(sub, o, "", false); err != nil {
+						return nil, err
+					}
+					continue
+				}
+				val, hasVal := rest, rest != ""
+				if !hasVal && o.value == gvRequired {
+					v, ok := next()
+					if !ok {
+						return nil, fmt.Errorf("git %s: -%c needs a value", sub, body[j])
+					}
+					val, hasVal = v, true
+				}
+				if err := g.add(sub, o, val, hasVal); err != nil {
+					return nil, err
+				}
+				break // the rest of the cluster was the value
+			}
+		}
+	}
+	return g, nil
+}
+
+// add checks a value and appends the option in its canonical spelling.
+func (g *gitArgs) add(sub string, o *gitOpt, val string, hasVal bool) error {
+	name := "-" + string(o.short)
+	if o.long != "" {
+		name = "--" + o.long
+	}
+	if hasVal && o.check != nil {
+		if err := o.check(val); err != nil {
+			return fmt.Errorf("git %s %s: %v", sub, name, err)
+		}
+	}
+	if o.long == "max-count" {
+		g.count = true
+	}
+	switch {
+	case !hasVal:
+		g.opts = append(g.opts, name)
+	case o.long != "":
+		g.opts = append(g.opts, name+"="+val)
+	default:
+		g.opts = append(g.opts, name+val) // -L10,20: glued, so git reads it as the value
+	}
+	return nil
+}
+
+func findLong(table []gitOpt, name string) *gitOpt {
+	for i := range table {
+		if table[i].long != "" && table[i].long == name {
+			return &table[i]
+		}
+	}
+	return nil
+}
+
+func findShort(table []gitOpt, c byte) *gitOpt {
+	for i := range table {
+		if table[i].short == c {
+			return &table[i]
+		}
+	}
+	return nil
+}
+
+// gitOptionRefused lists what is allowed.
+func gitOptionRefused(sub string, table []gitOpt, name string) error {
+	seen := map[string]bool{}
+	var names []string
+	for _, o := range table {
+		n := ""
+		switch {
+		case o.long != "" && o.short != 0:
+			n = fmt.Sprintf("-%c/--%s", o.short, o.long)
+		case o.long != "":
+			n = "--" + o.long
+		default:
+			n = "-" + string(o.short)
+		}
+		if o.value == gvRequired {
+			n += " V"
+		} else if o.value == gvGlued {
+			n += "[=V]"
+		}
+		if !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return fmt.Errorf("git %s: option %s is not allowed (exact spellings only); allowed: %s", sub, name, strings.Join(names, " "))
+}
+
+// splitRevPath splits REV:PATH the way git does: at the first colon that is
+// not inside {...} (HEAD^{/a:b}:x is REV "HEAD^{/a:b}", PATH "x"). ":PATH"
+// and ":N:PATH" name the index. ok is false when arg has no such colon.
+func splitRevPath(arg string) (rev, p string, ok bool) {
+	if strings.HasPrefix(arg, ":") {
+		rest := arg[1:]
+		if len(rest) >= 2 && rest[0] >= '0' && rest[0] <= '3' && rest[1] == ':' {
+			return arg[:3], rest[2:], true
+		}
+		return ":", rest, true
+	}
+	depth := 0
+	for i := 0; i < len(arg); i++ {
+		switch arg[i] {
+		case '{':
+			depth++
+		case '}':
+			if depth > 0 {
+				depth--
+			}
+		case ':':
+			if depth == 0 {
+				return arg[:i], arg[i+1:], true
+			}
+		}
+	}
+	return arg, "", false
+}
+
+// splitRange splits A..B and A...B (either side may be empty: HEAD).
+func splitRange(arg string) (a, sep, b string, ok bool) {
+	depth := 0
+	for i := 0; i+1 < len(arg); i++ {
+		switch arg[i] {
+		case '{':
+			depth++
+		case '}':
+			if depth > 0 {
+				depth--
+			}
+		case '.':
+			if depth == 0 && arg[i+1] == '.' {
+				sep = ".."
+				if i+2 < len(arg) && arg[i+2] == '.' {
+					sep = "..."
+				}
+				return arg[:i], sep, arg[i+len(sep):], true
+			}
+		}
+	}
+	return arg, "", "", false
+}

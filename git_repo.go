@@ -1,0 +1,288 @@
+package harvey
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+)
+
+// git never reads the repository's own configuration. Harvey runs it
+// against a private git directory it builds itself: a config file that holds
+// only an allowlist of keys copied from the real one (the repository format
+// and its extensions, read with git's own parser), and links to the data
+// git needs (objects, refs, HEAD, index) in the real .git/. Hooks, drivers,
+// fsmonitor, gpg.program, core.worktree, includes and every other setting of
+// the repository simply do not exist for that git: a filter or diff driver
+// that is not configured does nothing, so .gitattributes cannot name a
+// program. The environment is built from nothing (no system, global or
+// XDG config; HOME is the private directory).
+
+// gitConfigAllow are the only keys copied from the repository's config.
+var gitConfigAllow = []string{
+	"core.repositoryformatversion",
+	"extensions.objectformat",
+	"extensions.compatobjectformat",
+	"extensions.refstorage",
+}
+
+// gitDataEntries are what the private directory links from the real .git/.
+// Each must be a real file or directory (not a link); a missing one is left
+// out. hooks/, config, commondir, info/grafts and the rest are not linked.
+var gitDataEntries = []string{"objects", "refs", "packed-refs", "reftable", "index", "shallow", "ORIG_HEAD", "FETCH_HEAD", "MERGE_HEAD"}
+
+// gitSettings are Harvey's own settings for the git it runs.
+var gitSettings = [][2]string{
+	{"core.bare", "false"},
+	{"core.quotePath", "false"},
+	{"core.pager", "cat"},
+	{"core.fsmonitor", "false"},
+	{"core.hooksPath", "/dev/null"},
+	{"core.untrackedCache", "false"},
+	{"core.precomposeUnicode", "false"},
+	{"color.ui", "never"},
+	{"diff.ignoreSubmodules", "all"},
+	{"status.submoduleSummary", "false"},
+	{"submodule.recurse", "false"},
+	{"log.showSignature", "false"},
+	{"gpg.program", "/nonexistent/harvey-no-gpg"},
+	{"protocol.allow", "never"},
+	{"fetch.recurseSubmodules", "false"},
+	{"advice.detachedHead", "false"},
+}
+
+// gitRepo is the private git directory for one workspace, built once.
+type gitRepo struct {
+	once sync.Once
+	dir  string // the private GIT_DIR ("" when it could not be built)
+	err  error
+}
+
+// privateGitDir builds (once per session) and checks (every call) the
+// private git directory for ws. A .git that is not a real directory, a
+// commondir, alternates, or a linked entry that is itself a link, is
+// refused with one line: each could lead git outside the workspace.
+func (ws *Workspace) privateGitDir(ctx context.Context) (string, error) {
+	fi, err := ws.root.Lstat(".git")
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", errors.New("not a git repository (no .git directory in the workspace)")
+	}
+	if err != nil {
+		return "", fmt.Errorf(".git: %s", errText(err))
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+		return "", fmt.Errorf("refused: .git is %s, not a directory (a .git file or link can point git outside the workspace)", fileKind(fi.Mode()))
+	}
+	if err := ws.checkGitData(); err != nil {
+		return "", err
+	}
+	ws.git.once.Do(func() { ws.git.dir, ws.git.err = ws.buildGitDir(ctx) })
+	if ws.git.err != nil {
+		return "", ws.git.err
+	}
+	// HEAD is copied, not linked (git accepts a linked HEAD only when the
+	// link says refs/...), and copied each time: the branch can change.
+	head, err := ws.root.ReadFile(".git/HEAD")
+	if err != nil || !validGitHead(head) {
+		return "", errors.New("refused: .git/HEAD is missing or not a branch reference or object ID")
+	}
+	if err := os.WriteFile(filepath.Join(ws.git.dir, "HEAD"), head, 0o600); err != nil {
+		return "", fmt.Errorf("git: %v", err)
+	}
+	return ws.git.dir, nil
+}
+
+// validGitHead accepts "ref: refs/..." or an object ID, one line.
+func validGitHead(b []byte) bool {
+	s := strings.TrimSuffix(string(b), "\n")
+	if ref, ok := strings.CutPrefix(s, "ref: "); ok {
+		return strings.HasPrefix(ref, "refs/") && !strings.ContainsAny(ref, "\x00\n\r \\") && !strings.Contains(ref, "..")
+	}
+	return isHexOID(s)
+}
+
+// checkGitData refuses a .git/ whose data could lead git elsewhere.
+func (ws *Workspace) checkGitData() error {
+	for _, name := range []string{"commondir", "objects/info/alternates", "objects/info/http-alternates"} {
+		if _, err := ws.root.Lstat(".git/" + name); err == nil {
+			return fmt.Errorf("refused: .git/%s points git at another repository's data, which may be outside the workspace", name)
+		}
+	}
+	for _, name := range append([]string{"HEAD"}, gitDataEntries...) {
+		fi, err := ws.root.Lstat(".git/" + name)
+		if err != nil {
+			continue
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 || !(fi.IsDir() || fi.Mode().IsRegular()) {
+			return fmt.Errorf("refused: .git/%s is %s; git data must be real files inside the workspace", name, fileKind(fi.Mode()))
+		}
+	}
+	// The object and ref directories themselves: a link among them could
+	// serve another repository's objects or refs.
+	for _, dir := range []string{".git/objects", ".git/objects/pack", ".git/refs"} {
+		if err := ws.noLinksIn(dir, dir == ".git/refs"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// noLinksIn refuses a symlink among the entries of dir (and below, when
+// deep). A missing dir is fine.
+func (ws *Workspace) noLinksIn(dir string, deep bool) error {
+	entries, err := fs.ReadDir(ws.FS(), dir)
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("refused: %s/%s is a symlink; git data must be real files inside the workspace", dir, e.Name())
+		}
+		if deep && e.IsDir() {
+			if err := ws.noLinksIn(dir+"/"+e.Name(), true); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// buildGitDir creates the private directory: config from the allowlist plus
+// Harvey's settings, and links to the real data.
+func (ws *Workspace) buildGitDir(ctx context.Context) (string, error) {
+	dir, err := os.MkdirTemp("", "harvey-git-")
+	if err != nil {
+		return "", fmt.Errorf("git: cannot prepare a private git directory: %v", err)
+	}
+	real := filepath.Join(ws.Root, ".git")
+	var cfg strings.Builder
+	values := readGitConfigAllowlist(ctx, filepath.Join(real, "config"), dir)
+	sections := map[string][][2]string{}
+	var order []string
+	add := func(key, val string) {
+		sec, name, _ := strings.Cut(key, ".")
+		if _, ok := sections[sec]; !ok {
+			order = append(order, sec)
+		}
+		sections[sec] = append(sections[sec], [2]string{name, val})
+	}
+	version := values["core.repositoryformatversion"]
+	if version == "" {
+		version = "0"
+	}
+	add("core.repositoryformatversion", version)
+	for _, k := range gitConfigAllow[1:] {
+		if v := values[k]; v != "" {
+			add(k, v)
+		}
+	}
+	for _, kv := range gitSettings {
+		add(kv[0], kv[1])
+	}
+	for _, sec := range order {
+		fmt.Fprintf(&cfg, "[%s]\n", sec)
+		for _, kv := range sections[sec] {
+			fmt.Fprintf(&cfg, "\t%s = %s\n", kv[0], gitConfigQuote(kv[1]))
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config"), []byte(cfg.String()), 0o600); err != nil {
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("git: cannot prepare a private git directory: %v", err)
+	}
+	for _, name := range gitDataEntries {
+		// A link is made even when the entry does not exist yet (the index
+		// and packed-refs appear later); git treats a dangling one as absent.
+		if err := os.Symlink(filepath.Join(real, name), filepath.Join(dir, name)); err != nil {
+			os.RemoveAll(dir)
+			return "", fmt.Errorf("git: cannot prepare a private git directory: %v", err)
+		}
+	}
+	// info/exclude (the user's ignore rules) is useful to status; nothing
+	// else in info/ is linked.
+	if err := os.Mkdir(filepath.Join(dir, "info"), 0o700); err == nil {
+		_ = os.Symlink(filepath.Join(real, "info", "exclude"), filepath.Join(dir, "info", "exclude"))
+	}
+	return dir, nil
+}
+
+// readGitConfigAllowlist reads the allowlisted keys from a config file with
+// git's own parser (no includes: git config --file ignores them unless
+// asked). It runs git with the same clean environment as every git call.
+func readGitConfigAllowlist(ctx context.Context, file, home string) map[string]string {
+	out := map[string]string{}
+	argv := []string{"git", "config", "--file", file, "--no-includes", "--null", "--get-regexp", `^(core\.repositoryformatversion|extensions\.)`}
+	res := runProcess(ctx, procSpec{Dir: home, Argv: argv, Env: gitEnv(home), Timeout: 10 * time.Second, Limit: 1 << 20, SplitStderr: true})
+	sc := bufio.NewScanner(strings.NewReader(string(res.Output)))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		for i, b := range data {
+			if b == 0 {
+				return i + 1, data[:i], nil
+			}
+		}
+		if atEOF && len(data) > 0 {
+			return len(data), data, nil
+		}
+		return 0, nil, nil
+	})
+	for sc.Scan() {
+		key, val, _ := strings.Cut(sc.Text(), "\n")
+		key = strings.ToLower(key)
+		if contains(gitConfigAllow, key) && gitConfigValueOK(val) {
+			out[key] = val
+		}
+	}
+	return out
+}
+
+// gitConfigValueOK accepts the short word values those keys take.
+func gitConfigValueOK(v string) bool {
+	if v == "" || len(v) > 32 {
+		return false
+	}
+	for _, r := range v {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// gitConfigQuote writes a value git reads back as it is.
+func gitConfigQuote(v string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v) + `"`
+}
+
+// gitEnv is the whole environment git gets: nothing inherited but PATH and
+// a locale; no system, global or XDG configuration.
+func gitEnv(home string) []string {
+	return []string{
+		"PATH=" + os.Getenv("PATH"),
+		"HOME=" + home,
+		"XDG_CONFIG_HOME=" + home,
+		"LANG=C.UTF-8",
+		"LC_ALL=C.UTF-8",
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_TERMINAL_PROMPT=0",
+		"GIT_OPTIONAL_LOCKS=0",
+		"GIT_PAGER=cat",
+		"PAGER=cat",
+		"GIT_NO_LAZY_FETCH=1",
+		"GIT_NO_REPLACE_OBJECTS=1",
+		"GIT_TEST_DISALLOW_ABBREVIATED_OPTIONS=true",
+	}
+}
+
+// closeGit removes the private git directory.
+func (ws *Workspace) closeGit() {
+	if ws.git.dir != "" {
+		os.RemoveAll(ws.git.dir)
+	}
+}
