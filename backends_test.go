@@ -76,7 +76,7 @@ func TestSummarize(t *testing.T) {
 	h := env.a.History
 	if len(h) != 3 || h[0].Role != "system" || h[0].Content != before[0].Content ||
 		!strings.Contains(h[1].Content, "[pinned context]\nthe repo uses Go 1.26") ||
-		h[2].Content != "[Conversation summary]\n\nWe answered two questions." {
+		h[2].Content != summaryPrefix+"We answered two questions.\n[end of summary]" {
 		t.Fatalf("history after summary = %+v", h)
 	}
 	// The summary request carried the whole conversation.

@@ -331,7 +331,9 @@ func editSummary(name, old string, r *editResult) string {
 		fmt.Fprintf(&sb, "; matched with %s", r.Level)
 	}
 	sb.WriteString("\n")
-	d := strings.SplitAfter(unifiedDiff(name, old, r.Text, true), "\n")
+	// Diffed redacted (redaction keeps lines), so a hunk inside a key block
+	// shows none of it.
+	d := strings.SplitAfter(unifiedDiff(name, redactSecrets(old), redactSecrets(r.Text), true), "\n")
 	if len(d) > 2 {
 		d = d[2:] // the ---/+++ header repeats the name
 	}
@@ -339,7 +341,7 @@ func editSummary(name, old string, r *editResult) string {
 		d = append(d[:40], fmt.Sprintf("... (%d more diff lines)\n", len(d)-40))
 	}
 	sb.WriteString(strings.Join(d, ""))
-	return redactSecrets(sb.String())
+	return sb.String()
 }
 
 const errDestroySecrets = "the new content has Harvey's [REDACTED] markers where the file holds secrets; writing it would destroy them. Change only the lines you need with edit_file"

@@ -194,7 +194,7 @@ func readPipedStdin(in io.Reader, limit int) string {
 	if err != nil || len(data) == 0 {
 		return ""
 	}
-	return redactSecrets(capOutput(data, limit, more))
+	return capOutput([]byte(redactSecrets(string(data))), limit, more)
 }
 
 func isTTY(x any) bool {

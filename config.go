@@ -367,7 +367,7 @@ func (cf *ConfigFile) Save(ws *Workspace, keys ...string) error {
 		return err
 	}
 	enc.Close()
-	return ws.WriteInternalAtomic(ConfigPath, buf.Bytes(), 0o644)
+	return ws.WriteInternalAtomic(ConfigPath, buf.Bytes(), 0o600)
 }
 
 // setMapKey sets (or, with a nil value, removes) key in a YAML mapping node.

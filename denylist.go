@@ -1,6 +1,7 @@
 package harvey
 
 import (
+	"io"
 	"regexp"
 	"strings"
 	"unicode"
@@ -16,21 +17,27 @@ var (
 		".git-credentials", ".gitconfig", ".dockercfg", "known_hosts", "authorized_keys",
 		".htpasswd", ".s3cfg", ".bash_history", ".zsh_history", ".psql_history",
 		".mysql_history", ".python_history", ".node_repl_history", ".yarnrc", ".yarnrc.yml",
+		".vault-token", ".boto", ".terraformrc", "terraform.rc", "auth.json", ".dockerconfigjson",
+		".pg_service.conf", ".cargo-credentials", "htpasswd",
 	)
 	deniedPrefix = []string{
 		"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "credentials", "terraform.tfstate", ".yarnrc",
+		"kubeconfig", "deploy_key",
 	}
 	deniedSuffix = []string{
 		".pem", ".key", ".p12", ".pfx", ".pkcs12", ".jks", ".keystore", ".asc", ".gpg",
 		".ppk", ".ovpn", ".kdbx", ".keychain", ".tfvars", "_rsa", "_dsa", "_ecdsa", "_ed25519",
+		".env", "-key.json", "_key.json",
 	}
 	// Directories whose whole content is secret.
 	deniedDirs = setOf(".ssh", ".aws", ".azure", ".gnupg")
 	// Relative-path suffixes (matched on the last components). Each
-	// contains "config" (sensitiveFileDenied relies on it).
+	// contains one of pathSuffixHints (sensitiveFileDenied relies on it).
 	deniedPathSuffix = []string{
-		".kube/config", ".docker/config.json", ".git/config", ".config/gcloud",
+		".kube/config", ".docker/config.json", ".git/config", ".git/config.worktree", ".config/gcloud",
+		".config/gh/hosts.yml", ".m2/settings.xml", ".gradle/gradle.properties", ".cargo/credentials",
 	}
+	pathSuffixHints = []string{"config", "settings", "hosts", "gradle", "credentials"}
 	// .env.* files that are templates and may be read.
 	envTemplates = setOf(".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults")
 	secretsExt   = setOf("yml", "yaml", "json", "toml", "ini", "env", "txt", "conf", "properties", "xml")
@@ -97,8 +104,9 @@ func sensitiveFileDenied(rel string) bool {
 	if last == "" {
 		return false
 	}
-	// Every path suffix in the list ends in or contains "config".
-	if strings.Contains(strings.ToLower(rel), "config") {
+	// Every path suffix in the list holds one of the hints (checked first,
+	// without allocating: search asks this for every file).
+	if strings.IndexByte(rel, '/') >= 0 && containsAnyFold(rel, pathSuffixHints) {
 		comps := splitPath(rel)
 		norm := make([]string, len(comps))
 		for i, c := range comps {
@@ -110,8 +118,27 @@ func sensitiveFileDenied(rel string) bool {
 				return true
 			}
 		}
+		// Any config under .git/ (submodules keep theirs in
+		// .git/modules/NAME/config, where CI checkouts store credentials).
+		if (last == "config" || last == "config.worktree") && (norm[0] == ".git" || strings.Contains(joined, "/.git/")) {
+			return true
+		}
 	}
 	return sensitiveName(last)
+}
+
+// containsAnyFold reports whether s contains one of the lower-case words,
+// ignoring ASCII case, without allocating.
+func containsAnyFold(s string, words []string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i] | 0x20
+		for _, w := range words {
+			if w[0] == c && i+len(w) <= len(s) && strings.EqualFold(s[i:i+len(w)], w) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sensitiveName applies the denylist to one folded file name.
@@ -141,39 +168,153 @@ func sensitiveName(base string) bool {
 	return false
 }
 
-// secretPatterns find secrets by content in any text a tool returns (file
-// reads, command and git output, search hits). Matches are redacted.
+// Redaction: the one definition of secret-looking content, used by every
+// tool result, slash command, git and command output, recording and log
+// line. It works line by line and keeps the number of lines, so a window of
+// a redacted text (read_file offset=N, a diff hunk, a search hit) is the
+// same window of the original; a private key block is tracked across lines,
+// so a window that starts inside one never shows its body. Callers redact
+// the whole text (or stream every line from its start through a
+// lineRedactor) before they page, cap or search it.
+
+// secretPatterns find single-line secrets. Each pattern's last group (if
+// any) is the part replaced; otherwise the whole match is.
 var secretPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`(?s)-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`),
-	regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`),
+	regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b`),
 	regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}\b`),
 	regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{30,}\b`),
-	regexp.MustCompile(`\bsk-(ant-|proj-)?[A-Za-z0-9_\-]{20,}\b`),
+	regexp.MustCompile(`\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}\b`),
+	regexp.MustCompile(`\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}\b`),
 	regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}\b`),
+	regexp.MustCompile(`https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]{20,}`),
 	regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}\b`),
 	regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}\b`),
-	// user:password@ in URLs (git remotes, database URLs)
-	regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s:@]+:[^/\s@]+@`),
+	regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`),
+	regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}\b`),
+	regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`), // JWT
+	regexp.MustCompile(`(?i)\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/=]{20,})`),
+	// A quoted value given to a secret-named key, anywhere: password: "...",
+	// "api_key": "...", aws_secret_access_key = '...'.
+	regexp.MustCompile(`(?i)(?:secret|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth[_\-]?token|private[_\-]?key|token)[A-Za-z0-9_.\-]*["']?\s*(?::=|[:=])\s*["']([^"'\s]{6,})["']`),
+	// An unquoted one only as a whole KEY=value or key: value line (env
+	// files, YAML, INI), so code such as token = lexer.next() stays.
+	regexp.MustCompile(`(?i)^\s*(?:export\s+)?[A-Za-z0-9_.\-]*(?:secret|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth[_\-]?token|private[_\-]?key|token)[A-Za-z0-9_.\-]*\s*[:=]\s*([^\s"'(){}\[\],;]{6,})\s*$`),
+	// credentials in URLs: user:password@ and a bare token@ (https://TOKEN@host)
+	regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://([^/\s:@]+:[^/\s@]+)@`),
+	regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://([A-Za-z0-9_\-]{16,})@`),
 }
 
-// redactSecrets replaces secret-looking content with a marker.
+// secretHints is a cheap pre-filter: a line without any of these (case
+// sensitive where the patterns are) cannot match.
+var secretHints = []string{"PRIVATE KEY", "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "gh", "github_pat_", "sk-", "sk_", "rk_", "xox",
+	"hooks.slack", "glpat-", "AIza", "npm_", "hf_", "eyJ", "ccountKey", "://",
+	"ecret", "ECRET", "assw", "ASSW", "PWD", "pwd", "Pwd", "key", "KEY", "Key", "oken", "OKEN"}
+
+const redactedMark = "[REDACTED secret]"
+
+// redactSecrets redacts a whole text (see lineRedactor).
 func redactSecrets(s string) string {
 	if !mayHoldSecret(s) {
 		return s
 	}
-	for i, re := range secretPatterns {
-		if i == len(secretPatterns)-1 {
-			s = re.ReplaceAllString(s, "${1}[REDACTED]@")
-			continue
+	var r lineRedactor
+	return r.text(s)
+}
+
+// lineRedactor redacts text fed to it line by line from its start. It
+// remembers whether it is inside a private key block.
+type lineRedactor struct{ inKey bool }
+
+var (
+	keyBeginRE = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`)
+	keyEndRE   = regexp.MustCompile(`-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`)
+)
+
+// Line redacts one line (with or without its newline), keeping the newline.
+func (r *lineRedactor) Line(line string) string {
+	body, nl := line, ""
+	if strings.HasSuffix(body, "\n") {
+		body, nl = body[:len(body)-1], "\n"
+	}
+	if r.inKey {
+		if loc := keyEndRE.FindStringIndex(body); loc != nil {
+			r.inKey = false
+			return redactedMark + r.redactLine(body[loc[1]:]) + nl
 		}
-		s = re.ReplaceAllString(s, "[REDACTED secret]")
+		return redactedMark + nl
+	}
+	if strings.Contains(body, "PRIVATE KEY") {
+		if loc := keyBeginRE.FindStringIndex(body); loc != nil {
+			head := r.redactLine(body[:loc[0]])
+			rest := body[loc[1]:]
+			if end := keyEndRE.FindStringIndex(rest); end != nil {
+				return head + redactedMark + r.redactLine(rest[end[1]:]) + nl
+			}
+			r.inKey = true
+			return head + redactedMark + nl
+		}
+	}
+	return r.redactLine(body) + nl
+}
+
+// observe updates the key-block state for a line that is not shown (the
+// lines before a read_file offset).
+func (r *lineRedactor) observe(line string) {
+	if r.inKey {
+		if keyEndRE.MatchString(line) {
+			r.inKey = false
+		}
+		return
+	}
+	if strings.Contains(line, "PRIVATE KEY") {
+		if loc := keyBeginRE.FindStringIndex(line); loc != nil && !keyEndRE.MatchString(line[loc[1]:]) {
+			r.inKey = true
+		}
+	}
+}
+
+// text redacts a run of lines that follows what the redactor has seen.
+func (r *lineRedactor) text(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for s != "" {
+		line := s
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			line, s = s[:i+1], s[i+1:]
+		} else {
+			s = ""
+		}
+		b.WriteString(r.Line(line))
+	}
+	return b.String()
+}
+
+func (r *lineRedactor) redactLine(s string) string {
+	if !mayHoldSecret(s) {
+		return s
+	}
+	for _, re := range secretPatterns {
+		s = re.ReplaceAllStringFunc(s, func(m string) string {
+			sub := re.FindStringSubmatchIndex(m)
+			// Replace the last group when there is one (the value after
+			// "password=", the userinfo of a URL), else the whole match.
+			for g := len(sub)/2 - 1; g >= 1; g-- {
+				if sub[2*g] >= 0 {
+					if strings.Contains(m[sub[2*g]:sub[2*g+1]], "REDACTED") {
+						return m
+					}
+					return m[:sub[2*g]] + redactedMark + m[sub[2*g+1]:]
+				}
+			}
+			return redactedMark
+		})
 	}
 	return s
 }
 
 // mayHoldSecret is a cheap pre-filter so large clean outputs skip the regexps.
 func mayHoldSecret(s string) bool {
-	for _, k := range []string{"PRIVATE KEY", "AKIA", "ASIA", "gh", "github_pat_", "sk-", "xox", "glpat-", "AIza", "://"} {
+	for _, k := range secretHints {
 		if strings.Contains(s, k) {
 			return true
 		}
@@ -210,6 +351,65 @@ func sanitizeForTerminal(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// termWriter is the one sanitizer for everything Harvey prints: every
+// byte written to the terminal (answers, tool names, paths, listings,
+// diffs, problem lines, model lists) passes through it. Only the harmless
+// sequences Harvey itself uses get through whole — SGR colour (ESC[...m),
+// erase-line (ESC[K) and carriage return — and only when complete within
+// one write; every other control sequence (OSC 52 clipboard writes, titles,
+// cursor moves) is shown escaped, never executed.
+type termWriter struct{ w io.Writer }
+
+func (t *termWriter) Write(p []byte) (int, error) {
+	s := string(p)
+	var b strings.Builder
+	clean := 0 // s[clean:i] is plain text not yet sanitized
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != 0x1b && c != '\r' {
+			continue
+		}
+		b.WriteString(sanitizeForTerminal(s[clean:i]))
+		if c == '\r' {
+			b.WriteByte('\r')
+			clean = i + 1
+			continue
+		}
+		if n := harmlessCSI(s[i:]); n > 0 {
+			b.WriteString(s[i : i+n])
+			i += n - 1
+			clean = i + 1
+			continue
+		}
+		b.WriteString("\\e")
+		clean = i + 1
+	}
+	b.WriteString(sanitizeForTerminal(s[clean:]))
+	if _, err := io.WriteString(t.w, b.String()); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// harmlessCSI returns the length of an SGR (ESC[0;31m) or erase-line
+// (ESC[K) sequence at the start of s, else 0.
+func harmlessCSI(s string) int {
+	if len(s) < 3 || s[1] != '[' {
+		return 0
+	}
+	for j := 2; j < len(s) && j < 24; j++ {
+		switch c := s[j]; {
+		case c >= '0' && c <= '9' || c == ';':
+			continue
+		case c == 'm' || (c == 'K' && j == 2):
+			return j + 1
+		default:
+			return 0
+		}
+	}
+	return 0
 }
 
 func safeRune(r rune) bool {

@@ -120,7 +120,9 @@ func applyEdit(content, oldText, newText string, replaceAll bool) (*editResult, 
 		}
 		return finishEdit(content, spans, levelIndent, replaceAll, func(s span) string { return repl[s.start] })
 	}
-	return nil, &editError{"old_text was not found" + closestRegion(lines, snip)}
+	// The hint shows a window of the file: found in the redacted file
+	// (redaction keeps lines), never a window redacted on its own.
+	return nil, &editError{"old_text was not found" + closestRegion(splitKeepEOL(redactSecrets(norm)), snip)}
 }
 
 func finishEdit(content string, spans []span, level editLevel, replaceAll bool, repl func(span) string) (*editResult, error) {
@@ -456,7 +458,7 @@ func closestRegion(lines, snip []string) string {
 	for i := from; i < to; i++ {
 		fmt.Fprintf(&sb, "%d\t%s\n", i+1, strings.TrimRight(lines[i], "\r\n"))
 	}
-	return redactSecrets(sb.String())
+	return sb.String()
 }
 
 // similarity is a cheap 0..1 likeness of two lines: shared prefix plus

@@ -61,9 +61,14 @@ func ReadWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*R
 		res.Text = fmt.Sprintf("binary file, %d bytes", st.Size())
 		return res, nil
 	}
+	// Redaction sees the file from its start: a window that begins inside
+	// a private key block must not show the block's body.
+	var red lineRedactor
 	if offset > 1 {
 		for skipped := 1; skipped < offset; skipped++ {
-			if _, err := br.ReadSlice('\n'); err != nil {
+			line, err := br.ReadSlice('\n')
+			red.observe(string(line))
+			if err != nil {
 				if errors.Is(err, bufio.ErrBufferFull) {
 					skipped-- // a long line: keep consuming it
 					continue
@@ -111,7 +116,7 @@ func ReadWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*R
 		res.NextLine = max(offset, 1) + lines
 	}
 	res.Lines = lines
-	res.Text = redactSecrets(capOutput(buf.Bytes(), maxBytes, truncated))
+	res.Text = capOutput([]byte(red.text(buf.String())), maxBytes, truncated)
 	if res.NextLine > 0 {
 		res.Text += fmt.Sprintf("\n[more lines follow; continue with offset=%d]", res.NextLine)
 	}

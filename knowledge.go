@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	_ "modernc.org/sqlite" // pure Go SQLite: Harvey cross-compiles with CGO_ENABLED=0
@@ -143,6 +144,19 @@ func openKB(path, name string, target int) (*KnowledgeBase, error) {
 		return nil, fmt.Errorf("%s has other hard links; left as it is", name)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %s", name, errText(err))
+	}
+	// SQLite opens its side files by name too: a planted link there would
+	// be written through.
+	for _, side := range []string{"-wal", "-shm", "-journal"} {
+		if st, err := os.Lstat(path + side); err == nil && (!st.Mode().IsRegular() || nlink(st) > 1) {
+			return nil, fmt.Errorf("%s%s is not a regular file with one link; left as it is", name, side)
+		}
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		// Create it 0600 before SQLite does (SQLite would make it 0644).
+		if f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600); err == nil {
+			f.Close()
+		}
 	}
 	// busy_timeout and foreign_keys are per connection: set on each one.
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=busy_timeout(2000)&_pragma=foreign_keys(1)&_txlock=immediate"

@@ -2,12 +2,13 @@ package harvey
 
 import (
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // SessionsDir holds session recordings.
@@ -134,7 +135,7 @@ const recordEndMark = "<!-- harvey:end -->\n\n"
 // repairRecording cuts a recording back to its last complete block.
 func repairRecording(ws *Workspace, rel string) {
 	// The usual case, a complete file, is decided from its last bytes.
-	if f, err := ws.root.Open(rel); err == nil {
+	if f, err := ws.openInternal(rel, unix.O_RDONLY, false); err == nil {
 		complete := false
 		if st, err := f.Stat(); err == nil {
 			tail := make([]byte, len(recordEndMark))
@@ -155,14 +156,14 @@ func repairRecording(ws *Workspace, rel string) {
 		keep = i + len(recordEndMark)
 	}
 	if keep < len(data) {
-		ws.WriteInternalAtomic(rel, data[:keep], 0o644)
+		ws.WriteInternalAtomic(rel, data[:keep], 0o600)
 	}
 }
 
 // repairNewestRecording repairs the most recently written recording, the
 // only one a crash can have cut (checked once at start).
 func repairNewestRecording(ws *Workspace) {
-	entries, err := fs.ReadDir(ws.FS(), SessionsDir)
+	entries, err := ws.ListInternal(SessionsDir)
 	if err != nil {
 		return
 	}

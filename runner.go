@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -37,9 +38,22 @@ func filterCommandEnvironment(env []string) []string {
 		if !ok || name == "" || !envAllowed(name) {
 			continue
 		}
-		out = append(out, kv)
+		out = append(out, stripURLCredentials(kv))
 	}
 	return out
+}
+
+// urlUserinfoRE finds the user:password@ (or token@) part of URLs.
+var urlUserinfoRE = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@,|]+@`)
+
+// stripURLCredentials removes credentials embedded in URLs of an inherited
+// variable (GOPROXY=https://user:token@proxy, OLLAMA_HOST=http://u:p@host):
+// a child gets the URL, not the secret.
+func stripURLCredentials(kv string) string {
+	if !strings.Contains(kv, "@") || !strings.Contains(kv, "://") {
+		return kv
+	}
+	return urlUserinfoRE.ReplaceAllString(kv, "$1")
 }
 
 func envAllowed(name string) bool {
@@ -128,7 +142,7 @@ type RunResult struct {
 // Text renders the result for the model or the terminal: capped output,
 // secrets redacted, and a status line.
 func (r RunResult) Text(limit int) string {
-	out := redactSecrets(capOutput(r.Output, limit, r.Dropped > 0))
+	out := capOutput([]byte(redactSecrets(string(r.Output))), limit, r.Dropped > 0)
 	var status string
 	switch {
 	case r.Err != nil && errors.Is(r.Err, context.Canceled):

@@ -103,7 +103,7 @@ func SearchWorkspace(ws *Workspace, pattern, p string, maxBytes int) (string, in
 	if matches == 0 {
 		return "no matches", 0, nil
 	}
-	text := redactSecrets(capOutput(out.Bytes(), maxBytes, false))
+	text := capOutput(out.Bytes(), maxBytes, false) // hits come from redacted text
 	if full {
 		text += fmt.Sprintf("\n[results capped at %d matches; narrow the pattern or the path]", matches)
 	}
@@ -380,13 +380,19 @@ func (g *grepPool) finish() [][][]byte {
 
 // grepData returns the matching lines of one file, formatted. Binary files
 // (a NUL in the first 8000 bytes) are skipped; a file that may hold a secret
-// is redacted whole first, so a private key spanning lines is caught.
+// is redacted whole first, so a private key spanning lines is caught and the
+// pattern never sees a secret.
 func grepData(data []byte, m matcher, rel string) [][]byte {
-	if isBinary(data) || !m.Match(data) {
+	if isBinary(data) {
 		return nil
 	}
+	// The pattern runs over the redacted text only: matching the raw file
+	// would make search an oracle for the secrets it hides.
 	if mayHoldSecret(string(data)) {
 		data = []byte(redactSecrets(string(data)))
+	}
+	if !m.Match(data) {
+		return nil
 	}
 	var hits [][]byte
 	lineNo := 0

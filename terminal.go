@@ -41,7 +41,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	}
 	cf, cerr := LoadConfig(ws)
 	in := NewLineReader(o.Stdin)
-	a := NewAgent(ws, cf, in, o.Stdout, o.Stderr)
+	a := NewAgent(ws, cf, in, &termWriter{w: o.Stdout}, &termWriter{w: o.Stderr})
 	a.Interactive = o.Interactive
 	a.AutoApprove = o.AutoApprove
 	if o.StdinTTY {
@@ -395,7 +395,7 @@ func (a *Agent) offerRunSuggestions(ctx context.Context, reply string) {
 	for _, m := range runSuggestionRE.FindAllStringSubmatch(reply, 3) {
 		line := strings.TrimSpace(m[1])
 		if !a.Interactive {
-			a.logf("%s", a.dim("· suggested: /run "+line))
+			a.logf("%s", a.dim("· suggested: /run "+sanitizeForTerminal(line)))
 			continue
 		}
 		ans, err := a.In.ReadLine(fmt.Sprintf("Run `%s`? [y/N] ", sanitizeForTerminal(line)))

@@ -30,6 +30,11 @@ var ErrToolLoopLimit = errors.New("tool call limit reached")
 // and paging hint.
 const resultSlack = 512
 
+// maxCallsPerReply bounds the tool calls one model reply may make: a
+// generous number for real work, far from the thousands a prompt-injected
+// reply could ask for. The calls past it get an error result.
+const maxCallsPerReply = 16
+
 // repeatLimit: the same call with the same arguments this many times in a
 // row gets an error result instead of running again.
 const repeatLimit = 3
@@ -180,11 +185,20 @@ func (e *ToolExecutor) executeCalls(ctx context.Context, calls []anyllm.ToolCall
 		e.onRound()
 	}
 	out := make([]Message, 0, len(calls))
-	for _, c := range calls {
+	for i, c := range calls {
 		if ctx.Err() != nil {
 			return out, ctx.Err()
 		}
+		if i >= maxCallsPerReply {
+			msg := fmt.Sprintf("error: not run: one reply may make at most %d tool calls; make fewer calls and use their results", maxCallsPerReply)
+			out = append(out, Message{Role: "tool", Content: fmt.Sprintf("[tool_result id=%s tool=%s bytes=%d truncated=false]\n%s\n[end tool_result id=%s]", c.ID, flatText(c.Function.Name), len(msg), msg, c.ID), ToolCallID: c.ID, ToolName: c.Function.Name})
+			continue
+		}
 		out = append(out, e.executeOne(ctx, c, recovered))
+	}
+	if len(calls) > maxCallsPerReply && e.agent != nil {
+		e.agent.logf("%s", e.agent.colorize("33", fmt.Sprintf("warning: the model asked for %d tool calls in one reply; only the first %d ran", len(calls), maxCallsPerReply)))
+		e.agent.Audit.Record("tool-calls", fmt.Sprintf("%d calls in one reply; %d not run", len(calls), len(calls)-maxCallsPerReply), AuditDenied, 0)
 	}
 	return out, ctx.Err()
 }
@@ -210,7 +224,7 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 		if recovered {
 			prefix = "⚙ (recovered from text)"
 		}
-		a.logf("%s %s %s", a.colorize("36", prefix), name, sanitizeForTerminal(summary))
+		a.logf("%s %s %s", a.colorize("36", prefix), sanitizeForTerminal(flatText(name)), sanitizeForTerminal(summary))
 	}
 	var result string
 	var err error

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 )
 
@@ -79,7 +80,7 @@ const maxToolFileBytes = 64 << 10
 // (reserved reports built-in names) or whose file has a problem are skipped
 // and reported; the others load.
 func LoadUserTools(ws *Workspace, reserved func(string) bool) ([]*UserTool, []ToolFileProblem) {
-	entries, err := fs.ReadDir(ws.FS(), UserToolsDir)
+	entries, err := ws.ListInternal(UserToolsDir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
@@ -134,7 +135,7 @@ func plural(n int, word string) string {
 }
 
 func readToolFile(ws *Workspace, file string) ([]byte, error) {
-	f, err := ws.FS().Open(file)
+	f, err := ws.openInternal(file, unix.O_RDONLY, false)
 	if err != nil {
 		return nil, err
 	}
