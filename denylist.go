@@ -327,6 +327,9 @@ func mayHoldSecret(s string) bool {
 // the clipboard), and bidi overrides, zero-width and Unicode tag characters
 // are made visible. Newlines and tabs are kept.
 func sanitizeForTerminal(s string) string {
+	// A byte that is not UTF-8 (a raw 0x9b is an 8-bit CSI to some
+	// terminals) becomes U+FFFD first.
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	clean := true
 	for _, r := range s {
 		if !safeRune(r) {

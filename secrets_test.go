@@ -1,0 +1,301 @@
+package harvey
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A private key read through every window: no offset or limit shows a
+// line of its body or its END line.
+func TestRedactionBeforeWindowing(t *testing.T) {
+	ws, dir, _ := hostileWorkspace(t)
+	body := []string{"MIIEowIBAAKCAQEA7yQ1bodyline1", "bodyline2XyZ0123456789abcdefABCDEF", "bodyline3qqqqqqqqqqqqqqqqqqqqqqq"}
+	var lines []string
+	lines = append(lines, "intro line", "key = here:")
+	lines = append(lines, "-----BEGIN RSA PRIVATE KEY-----")
+	lines = append(lines, body...)
+	lines = append(lines, "-----END RSA PRIVATE KEY-----", "after the key", "tail")
+	writeFile(t, dir, "notes.txt", strings.Join(lines, "\n")+"\n")
+	n := len(lines)
+	for off := 0; off <= n; off++ {
+		for lim := 0; lim <= n; lim++ {
+			rr, err := ReadWorkspaceFile(ws, "notes.txt", off, lim, 0)
+			if err != nil {
+				continue
+			}
+			for _, b := range append(body, "END RSA PRIVATE KEY") {
+				if strings.Contains(rr.Text, b) {
+					t.Fatalf("offset=%d limit=%d leaked %q:\n%s", off, lim, b, rr.Text)
+				}
+			}
+		}
+	}
+	// Redaction keeps lines, so paging by line still lines up.
+	rr, err := ReadWorkspaceFile(ws, "notes.txt", 8, 1, 0)
+	if err != nil || !strings.HasPrefix(rr.Text, "after the key") {
+		t.Fatalf("offset 8: %v %q", err, rr.Text)
+	}
+	// Command output and a diff hunk are windows too.
+	res := RunResult{Output: []byte(strings.Join(lines, "\n"))}
+	if out := res.Text(40); strings.Contains(out, "bodyline") {
+		t.Fatalf("command output window leaked: %q", out)
+	}
+	s := editSummary("notes.txt", strings.Join(lines, "\n")+"\n", &editResult{Text: strings.Replace(strings.Join(lines, "\n")+"\n", body[1], "changed", 1), OldLines: [2]int{5, 5}, NewLines: [2]int{5, 5}})
+	if strings.Contains(s, "bodyline") {
+		t.Fatalf("edit diff leaked: %s", s)
+	}
+	// The edit miss hint shows a window of the file.
+	_, err = applyEdit(strings.Join(lines, "\n")+"\n", "bodyline2XyZ0123456789abcdefABCDEX", "x", false)
+	if err == nil || strings.Contains(err.Error(), "bodyline") {
+		t.Fatalf("edit miss hint leaked: %v", err)
+	}
+}
+
+// search_files matches the redacted text: a pattern that probes a secret
+// character by character learns nothing.
+func TestSearchIsNotAnOracle(t *testing.T) {
+	ws, dir, _ := hostileWorkspace(t)
+	token := "ghp_" + strings.Repeat("A", 20) + "Cxyz0123456789abcdefgh"
+	writeFile(t, dir, "config.txt", "token: "+token+"\n")
+	answers := map[string]bool{}
+	for _, probe := range []string{`ghp_A{20}C|\[REDACTED`, `ghp_A{20}D|\[REDACTED`, `ghp_A{20}C`, `ghp_A{20}D`, `ghp_`, `AAAAAAAAAA`} {
+		out, _, err := SearchWorkspace(ws, probe, ".", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(out, token) {
+			t.Fatalf("%s leaked the token: %s", probe, out)
+		}
+		answers[out] = true
+		t.Logf("%-24s → %q", probe, out)
+	}
+	a, _, _ := SearchWorkspace(ws, `ghp_A{20}C|\[REDACTED`, ".", 0)
+	b, _, _ := SearchWorkspace(ws, `ghp_A{20}D|\[REDACTED`, ".", 0)
+	if a != b {
+		t.Fatalf("a right and a wrong guess answer differently:\n%q\n%q", a, b)
+	}
+	c, _, _ := SearchWorkspace(ws, `ghp_A{20}C`, ".", 0)
+	d, _, _ := SearchWorkspace(ws, `ghp_A{20}D`, ".", 0)
+	if c != d || c != "no matches" {
+		t.Fatalf("raw guesses distinguishable: %q %q", c, d)
+	}
+}
+
+// The secret formats of the issue, each redacted; ordinary code is not.
+func TestSecretFormats(t *testing.T) {
+	secrets := []struct{ name, line, value string }{
+		{"aws key id", "id = AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"},
+		{"aws secret", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"},
+		{"aws secret quoted", `"aws_secret_access_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",`, "wJalrXUtnFEMI/K7MDENG"},
+		{"jwt", "Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "dozjgNryP4J3jVmNHl0w5N"},
+		{"stripe", "stripe.key = sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc", "4eC39HqLyjWDarjtT1zdp7dc"},
+		{"slack webhook", "url: https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX", "XXXXXXXXXXXXXXXXXXXXXXXX"},
+		{"npm", "//registry.npmjs.org/:_authToken=npm_" + strings.Repeat("a1B2", 9), "npm_a1B2"},
+		{"huggingface", "HF=hf_" + strings.Repeat("x7Yz", 9), "hf_x7Yz"},
+		{"azure", "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=" + strings.Repeat("Ab1+", 22) + "==;EndpointSuffix=core", "Ab1+Ab1+"},
+		{"url token", "git clone https://ghtokenabcdefghijklmnop1234@github.com/o/r", "ghtokenabcdefghijklmnop1234"},
+		{"url password", "postgres://app:s3cr3tpass@db:5432/x", "s3cr3tpass"},
+		{"password yaml", `password: "correct-horse-battery"`, "correct-horse-battery"},
+		{"password env", "DB_PASSWORD=correcthorsebattery", "correcthorsebattery"},
+		{"github", "token ghp_" + strings.Repeat("Z", 36), "ghp_ZZZZ"},
+		{"openai", "OPENAI_API_KEY=sk-proj-" + strings.Repeat("q", 30), "sk-proj-qqq"},
+	}
+	for _, s := range secrets {
+		t.Run(s.name, func(t *testing.T) {
+			if out := redactSecrets(s.line + "\n"); strings.Contains(out, s.value) || !strings.Contains(out, "[REDACTED") {
+				t.Fatalf("not redacted: %q", out)
+			}
+		})
+	}
+	for _, code := range []string{"token = lexer.next()", "apiKey := os.Getenv(\"API_KEY\")", "func (k *Key) String() string {", "password := req.FormValue(\"password\")", "if passwordHash == nil {"} {
+		if out := redactSecrets(code); out != code {
+			t.Errorf("ordinary code changed: %q → %q", code, out)
+		}
+	}
+	denied := []string{"prod.env", "docker/app.env", ".vault-token", "kubeconfig", "kubeconfig-prod.yaml", ".boto", ".terraformrc",
+		"auth.json", ".m2/settings.xml", "home/.config/gh/hosts.yml", "deploy_key", "deploy_key.pub", "gcp-key.json", ".dockerconfigjson",
+		".git/config.worktree", ".git/modules/sub/config", ".env", ".pgpass", "secrets.yaml", ".htpasswd"}
+	for _, p := range denied {
+		if !sensitiveFileDenied(p) {
+			t.Errorf("%s is not denied", p)
+		}
+	}
+	for _, p := range []string{".env.example", "main.go", "config/app.yaml", "docs/environment.md", "settings.xml", "keys.go"} {
+		if sensitiveFileDenied(p) {
+			t.Errorf("%s is denied", p)
+		}
+	}
+}
+
+// Harvey's state is written without following links: agents/sessions,
+// agents/history, agents/knowledge.db and recordings as links to files
+// outside (or inside) change nothing there.
+func TestAgentsStateNeverFollowsLinks(t *testing.T) {
+	for _, tc := range []struct{ name, link string }{
+		{"sessions dir", "agents/sessions"}, {"history", "agents/history"}, {"last.json", "agents/sessions/last.json"},
+		{"knowledge.db", "agents/knowledge.db"}, {"knowledge.db-wal", "agents/knowledge.db-wal"}, {"recording", "agents/sessions/r.md"},
+		{"config", "agents/harvey.yaml"}, {"tools dir", "agents/tools"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			dir := filepath.Join(base, "ws")
+			outside := filepath.Join(base, "outside")
+			os.MkdirAll(filepath.Join(dir, "agents", "sessions"), 0o700)
+			os.MkdirAll(outside, 0o755)
+			target := filepath.Join(outside, "victim.md")
+			os.WriteFile(target, []byte("precious\n"), 0o644)
+			if tc.link == "agents/sessions" || tc.link == "agents/tools" {
+				os.RemoveAll(filepath.Join(dir, tc.link))
+				target = outside
+				os.WriteFile(filepath.Join(outside, "x.md"), []byte("precious\n"), 0o644)
+				os.WriteFile(filepath.Join(outside, "evil.md"), []byte("---\ncommand: [touch, "+filepath.Join(outside, "ran")+"]\neffect: read\n---\nevil\n"), 0o644)
+			}
+			if err := os.Symlink(target, filepath.Join(dir, tc.link)); err != nil {
+				t.Fatal(err)
+			}
+			before := snapshot(t, outside)
+			var out, errOut bytes.Buffer
+			a, err := Start(t.Context(), Options{Dir: dir, OllamaURL: "http://127.0.0.1:1", Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			a.RunPrompt(ctx, "/record start r.md")
+			a.RunPrompt(ctx, "/kb status")
+			a.RunPrompt(ctx, "/context add pinned text")
+			a.RunPrompt(ctx, "/safemode on")
+			a.RunPrompt(ctx, "/record stop")
+			a.History = append(a.History, Message{Role: "user", Content: "hello"})
+			a.saveSession()
+			if a.editor == nil {
+				ed := &lineEditor{a: a, histRel: historyPath}
+				ed.remember("a line")
+			}
+			a.Close()
+			a.Workspace.Close()
+			after := snapshot(t, outside)
+			if fmt.Sprint(before) != fmt.Sprint(after) {
+				t.Fatalf("a file outside changed:\nbefore %v\nafter  %v\n%s", before, after, errOut.String())
+			}
+			if _, err := os.Stat(filepath.Join(outside, "ran")); err == nil {
+				t.Fatal("a tool defined outside agents/ ran")
+			}
+			if len(a.userTools) > 0 {
+				t.Fatalf("tools loaded through a link: %v", a.userTools)
+			}
+		})
+	}
+}
+
+// Everything under agents/ is private to the user.
+func TestAgentsFileModes(t *testing.T) {
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	a, err := Start(t.Context(), Options{Dir: dir, OllamaURL: "http://127.0.0.1:1", Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, l := range []string{"/record start", "/kb project add p", "/safemode on", "/record stop"} {
+		if err := a.RunPrompt(ctx, l); err != nil {
+			t.Fatalf("%s: %v", l, err)
+		}
+	}
+	a.History = append(a.History, Message{Role: "user", Content: "hello"})
+	a.saveSession()
+	a.Close()
+	a.Workspace.Close()
+	filepath.Walk(filepath.Join(dir, "agents"), func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return nil
+		}
+		want := os.FileMode(0o600)
+		if info.IsDir() {
+			want = 0o700
+		}
+		if info.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s is %v, want %v", p, info.Mode().Perm(), want)
+		}
+		return nil
+	})
+}
+
+// Every printed field that carries an OSC 52 clipboard write reaches the
+// terminal escaped; Harvey's own colours still pass.
+func TestTerminalWriterSanitizes(t *testing.T) {
+	osc := "\x1b]52;c;cHduZWQ=\x07"
+	var buf bytes.Buffer
+	w := &termWriter{w: &buf}
+	fmt.Fprintf(w, "\x1b[31mred\x1b[0m tool %s name\r\x1b[K%s\x1b[2J\x1b[1;1H\x9b31m done\n", osc, osc)
+	got := buf.String()
+	if strings.Contains(got, "\x1b]") || strings.Contains(got, "\x07") || strings.Contains(got, "\x1b[2J") || strings.Contains(got, "\x1b[1;1H") || strings.Contains(got, "\x9b") {
+		t.Fatalf("a control sequence passed: %q", got)
+	}
+	if !strings.Contains(got, "\x1b[31mred\x1b[0m") || !strings.Contains(got, "\r\x1b[K") {
+		t.Fatalf("Harvey's own colours were escaped: %q", got)
+	}
+	// Through a session: a tool-call name, a route, a model list, /apply.
+	f := newFakeOllama(t, "llama3.2"+osc)
+	f.script(toolReply("llama3.2", fakeCall{name: "read" + osc, args: map[string]any{"path": "x" + osc}}), textReply("llama3.2", "answer "+osc))
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	a, err := Start(t.Context(), Options{Dir: dir, OllamaURL: f.URL(), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Workspace.Close()
+	defer a.Close()
+	a.RunPrompt(context.Background(), "hi")
+	a.RunPrompt(context.Background(), "/model")
+	a.RunPrompt(context.Background(), "/route add r"+osc+" ollama http://127.0.0.1:1 m")
+	a.RunPrompt(context.Background(), "/route list")
+	for name, s := range map[string]string{"stdout": out.String(), "stderr": errOut.String()} {
+		if strings.Contains(s, "\x1b]") || strings.Contains(s, "\x07") {
+			t.Fatalf("%s got a raw OSC sequence: %q", name, s)
+		}
+	}
+}
+
+// A reply that asks for thousands of calls runs only the first ones.
+func TestCallsPerReplyCapped(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2")
+	env := newTestEnv(t, f, "llama3.2")
+	var calls []fakeCall
+	for i := 0; i < 40; i++ {
+		calls = append(calls, fakeCall{name: "list_files", args: map[string]any{"path": fmt.Sprintf("d%d", i)}})
+	}
+	f.script(toolReply("llama3.2", calls...), textReply("llama3.2", "done"))
+	if err := env.a.RunPrompt(context.Background(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	ran, refused := 0, 0
+	for _, m := range env.a.History {
+		if m.Role != "tool" {
+			continue
+		}
+		if strings.Contains(m.Content, "at most 16 tool calls") {
+			refused++
+		} else {
+			ran++
+		}
+	}
+	if ran != maxCallsPerReply || refused != 40-maxCallsPerReply {
+		t.Fatalf("ran %d, refused %d", ran, refused)
+	}
+}
+
+func TestURLCredentialsStripped(t *testing.T) {
+	env := filterCommandEnvironment([]string{"GOPROXY=https://user:tok3n@proxy.example/,direct", "OLLAMA_HOST=http://u:p@10.0.0.2:11434", "PATH=/usr/bin", "HOME=/home/u"})
+	joined := strings.Join(env, "\n")
+	if strings.Contains(joined, "tok3n") || strings.Contains(joined, "u:p@") {
+		t.Fatalf("credentials passed on: %s", joined)
+	}
+	if !strings.Contains(joined, "GOPROXY=https://proxy.example/,direct") || !strings.Contains(joined, "OLLAMA_HOST=http://10.0.0.2:11434") {
+		t.Fatalf("the URLs were lost: %s", joined)
+	}
+}
