@@ -126,30 +126,78 @@ type ConfigFile struct {
 	doc      *yaml.Node // the parsed document, so a save keeps comments and order
 	broken   bool       // the file exists but did not parse: never overwrite it
 	Warnings []string
+
+	base     *Config  // the user's own config (trusted)
+	ws       *Config  // agents/harvey.yaml alone
+	wsKeys   []string // the keys it sets
+	data     []byte   // its bytes, for the trust store
+	declined bool     // the user declined its gated settings this session
+	// Gated are workspace settings waiting for the user's confirmation.
+	Gated []gatedSetting
 }
 
-// LoadConfig reads agents/harvey.yaml. A missing file gives the defaults. A
-// file that does not parse gives the defaults, a one-line error naming the
-// file and line, and a ConfigFile that refuses to save over it.
+// LoadConfig reads the user's own config and then agents/harvey.yaml over
+// it. A missing file gives the defaults. A file that does not parse gives
+// the defaults, a one-line error naming the file and line, and a ConfigFile
+// that refuses to save over it. Settings of the workspace file that need
+// the user's confirmation (config_trust.go) are left out and listed in
+// Gated until AcceptWorkspace.
 func LoadConfig(ws *Workspace) (*ConfigFile, error) {
-	cf := &ConfigFile{Config: DefaultConfig()}
+	user, uwarn, uerr := loadUserConfig()
+	cf := &ConfigFile{Config: user, base: user, Warnings: uwarn}
 	data, err := ws.ReadInternal(ConfigPath)
 	if errors.Is(err, fs.ErrNotExist) {
-		return cf, nil
+		return cf, uerr
 	}
 	if err != nil {
 		cf.broken = true
 		return cf, fmt.Errorf("%s: %v (using defaults)", ConfigPath, errText(err))
 	}
-	warnings, err := parseConfig(data, cf)
-	cf.Warnings = warnings
+	wcf := &ConfigFile{Config: DefaultConfig()}
+	warnings, err := parseConfig(data, wcf)
+	cf.Warnings = append(cf.Warnings, warnings...)
 	if err != nil {
 		cf.broken = true
-		cf.Config = DefaultConfig()
-		cf.doc = nil
 		return cf, fmt.Errorf("%s: %v (using defaults; the file is left as it is)", ConfigPath, err)
 	}
-	return cf, nil
+	cf.doc = wcf.doc
+	cf.ws, cf.wsKeys, cf.data = wcf.Config, topKeys(wcf.doc), data
+	if !workspaceConfigTrusted(ws.Root, data) {
+		cf.Gated = gatedKeys(user, wcf.Config, cf.wsKeys)
+	}
+	var keys []string
+	for _, k := range cf.wsKeys {
+		if !contains(gatedNames(cf.Gated), k) {
+			keys = append(keys, k)
+		}
+	}
+	cf.Config = mergeConfig(user, wcf.Config, keys)
+	cf.Config.clamp()
+	return cf, uerr
+}
+
+// AcceptWorkspace applies the workspace settings that waited for the
+// user's confirmation and remembers the file as confirmed.
+func (cf *ConfigFile) AcceptWorkspace(root string) error {
+	if len(cf.Gated) == 0 {
+		return nil
+	}
+	cf.Config = mergeConfig(cf.Config, cf.ws, gatedNames(cf.Gated))
+	cf.Config.clamp()
+	cf.Gated = nil
+	return trustWorkspaceConfig(root, cf.data)
+}
+
+// DeclineWorkspace keeps the gated settings out for this session.
+func (cf *ConfigFile) DeclineWorkspace() { cf.declined = true }
+
+// parseConfigAs is parseConfig for a file with another name (the user's).
+func parseConfigAs(data []byte, cf *ConfigFile, name string) ([]string, error) {
+	w, err := parseConfig(data, cf)
+	for i := range w {
+		w[i] = strings.ReplaceAll(w[i], ConfigPath, name)
+	}
+	return w, err
 }
 
 var yamlLineRE = regexp.MustCompile(`^yaml: (?:unmarshal errors:\s*)?line (\d+): `)
@@ -367,7 +415,16 @@ func (cf *ConfigFile) Save(ws *Workspace, keys ...string) error {
 		return err
 	}
 	enc.Close()
-	return ws.WriteInternalAtomic(ConfigPath, buf.Bytes(), 0o600)
+	if err := ws.WriteInternalAtomic(ConfigPath, buf.Bytes(), 0o600); err != nil {
+		return err
+	}
+	// Harvey wrote it: it is the user's own choice, unless it still holds
+	// settings the user declined (saving must not launder them).
+	if !cf.declined && len(cf.Gated) == 0 {
+		cf.data = buf.Bytes()
+		_ = trustWorkspaceConfig(ws.Root, cf.data)
+	}
+	return nil
 }
 
 // setMapKey sets (or, with a nil value, removes) key in a YAML mapping node.

@@ -19,7 +19,19 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The user's config directory (trust store, user config) is a fresh
+	// one: tests never read or write the real ~/.config/harvey.
+	if os.Getenv("HARVEY_TEST_CONFIG_HOME") == "" {
+		d, err := os.MkdirTemp("", "harvey-test-config-")
+		if err == nil {
+			os.Setenv("XDG_CONFIG_HOME", d)
+			os.Setenv("HARVEY_TEST_CONFIG_HOME", d)
+		}
+	}
 	code := m.Run()
+	if d := os.Getenv("HARVEY_TEST_CONFIG_HOME"); d != "" && strings.Contains(d, "harvey-test-config-") {
+		os.RemoveAll(d)
+	}
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}

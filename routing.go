@@ -29,8 +29,20 @@ func (r *RouteRegistry) find(name string) (int, *Route) {
 	return -1, nil
 }
 
+// providerHosts are the cloud providers' own API hosts. Their keys come
+// from the environment (OPENAI_API_KEY, ...) and go only there.
+var providerHosts = map[string]string{
+	"openai": "api.openai.com", "anthropic": "api.anthropic.com", "mistral": "api.mistral.ai",
+	"gemini": "generativelanguage.googleapis.com", "deepseek": "api.deepseek.com", "groq": "api.groq.com",
+}
+
 // client builds a backend for a route.
 func (r *RouteRegistry) client(rt *Route, timeout time.Duration, numCtx int) (LLMClient, error) {
+	if host, ok := providerHosts[rt.Provider]; ok && rt.URL != "" {
+		if u, err := url.Parse(rt.URL); err != nil || !strings.EqualFold(u.Hostname(), host) {
+			return nil, fmt.Errorf("route @%s: provider %s with URL %s would send your %s API key to another host; use provider openai-compatible for other servers", rt.Name, rt.Provider, rt.URL, rt.Provider)
+		}
+	}
 	if rt.Provider == "ollama" {
 		return NewOllamaClient(rt.URL, rt.Model, numCtx, "", timeout)
 	}

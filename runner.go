@@ -22,7 +22,7 @@ import (
 const floodLimit = 16 << 20
 
 // envAllow lists variables (or prefixes ending in "_") a child may inherit.
-var envAllow = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TEMP", "TMP", "LANG", "LC_", "TERM", "TZ", "OLLAMA_", "HARVEY_", "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOFLAGS", "GOPROXY", "CGO_ENABLED"}
+var envAllow = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TEMP", "TMP", "LANG", "LC_", "TERM", "TZ", "OLLAMA_", "HARVEY_", "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOFLAGS", "GOPROXY", "CGO_ENABLED", "XDG_"}
 
 // envDenyWords: a variable whose name contains one of these never passes.
 var envDenyWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "_AUTH", "SESSION", "COOKIE", "DSN", "PRIVATE"}

@@ -57,6 +57,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	for _, w := range cf.Warnings {
 		a.logf("%s", a.colorize("33", "warning: "+w))
 	}
+	a.confirmWorkspaceConfig()
 	a.Tools.SetAllowed(cf.Tools.AllowedTools)
 	for _, p := range a.toolProblems {
 		a.logf("%s", a.colorize("33", "warning: skipped tool: "+p.Error()))
@@ -89,6 +90,34 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		}
 	}
 	return a, nil
+}
+
+// confirmWorkspaceConfig asks, once per workspace, before using settings
+// of a workspace's agents/harvey.yaml that send data somewhere or loosen a
+// limit; headless they are ignored with one line.
+func (a *Agent) confirmWorkspaceConfig() {
+	cf := a.Config
+	if len(cf.Gated) == 0 {
+		return
+	}
+	if !a.Interactive {
+		a.logf("%s", a.colorize("33", fmt.Sprintf("warning: %s (not written by Harvey, not yet confirmed) sets %s; ignored headless — start harvey in this directory once to confirm", ConfigPath, strings.Join(gatedNames(cf.Gated), ", "))))
+		cf.DeclineWorkspace()
+		return
+	}
+	fmt.Fprintf(a.Err, "%s %s was not written by Harvey (it may come from the repository). It:\n", a.colorize("33", "?"), ConfigPath)
+	for _, g := range cf.Gated {
+		fmt.Fprintf(a.Err, "  - %s: %s\n", g.Key, sanitizeForTerminal(g.Shown))
+	}
+	ans, err := a.In.ReadLine("Use these settings in this workspace? [y/N] ")
+	if err == nil && strings.EqualFold(strings.TrimSpace(ans), "y") {
+		if err := cf.AcceptWorkspace(a.Workspace.Root); err != nil {
+			a.logf("%s", a.colorize("33", "warning: settings used, but the confirmation was not saved: "+err.Error()))
+		}
+		return
+	}
+	cf.DeclineWorkspace()
+	a.logf("%s", a.dim("· ignored for this session; you will be asked again next time"))
 }
 
 // resolveOllamaURL: --ollama, else OLLAMA_HOST, else config, else default.

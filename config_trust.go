@@ -1,0 +1,247 @@
+package harvey
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Trust. The user's own config ($XDG_CONFIG_HOME/harvey/harvey.yaml, by
+// default ~/.config/harvey/harvey.yaml) is trusted. A workspace's
+// agents/harvey.yaml may come from a cloned repository: the settings in it
+// that send data somewhere (ollama_url, routes) or loosen a limit the user's
+// config sets (safe_mode off, more allowed_commands, wider permissions, a
+// longer run_timeout) are used only once the user has confirmed that file,
+// once per workspace; headless they are ignored with a one-line warning.
+// A file Harvey wrote itself (/route, /safemode, /permissions) counts as
+// confirmed. The confirmation is remembered outside the workspace, in
+// trusted.json beside the user's config, as the file's SHA-256: any change
+// made by someone else asks again.
+
+// UserConfigDir is where the user's own config and the trust store live.
+func UserConfigDir() string {
+	if d := os.Getenv("XDG_CONFIG_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "harvey")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".config", "harvey")
+	}
+	return ""
+}
+
+// gatedSetting is a workspace setting waiting for the user's confirmation.
+type gatedSetting struct {
+	Key   string // top-level key
+	Shown string // what it would do, for the question
+}
+
+// trustStore is trusted.json: workspace path → SHA-256 of the confirmed
+// agents/harvey.yaml.
+type trustStore struct {
+	Workspaces map[string]trustEntry `json:"workspaces"`
+}
+
+type trustEntry struct {
+	ConfigSHA256 string    `json:"config_sha256"`
+	At           time.Time `json:"at"`
+}
+
+func trustPath() string {
+	if d := UserConfigDir(); d != "" {
+		return filepath.Join(d, "trusted.json")
+	}
+	return ""
+}
+
+func loadTrust() trustStore {
+	ts := trustStore{Workspaces: map[string]trustEntry{}}
+	p := trustPath()
+	if p == "" {
+		return ts
+	}
+	if b, err := os.ReadFile(p); err == nil {
+		_ = json.Unmarshal(b, &ts)
+	}
+	if ts.Workspaces == nil {
+		ts.Workspaces = map[string]trustEntry{}
+	}
+	return ts
+}
+
+// trustWorkspaceConfig remembers data as the confirmed config of root.
+func trustWorkspaceConfig(root string, data []byte) error {
+	p := trustPath()
+	if p == "" {
+		return errors.New("no user config directory (HOME is not set)")
+	}
+	ts := loadTrust()
+	sum := sha256.Sum256(data)
+	ts.Workspaces[root] = trustEntry{ConfigSHA256: hex.EncodeToString(sum[:]), At: time.Now().UTC()}
+	b, err := json.MarshalIndent(ts, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+func workspaceConfigTrusted(root string, data []byte) bool {
+	e, ok := loadTrust().Workspaces[root]
+	sum := sha256.Sum256(data)
+	return ok && e.ConfigSHA256 == hex.EncodeToString(sum[:])
+}
+
+// loadUserConfig reads the user's own config (trusted). A missing file is
+// the defaults.
+func loadUserConfig() (*Config, []string, error) {
+	base := DefaultConfig()
+	d := UserConfigDir()
+	if d == "" {
+		return base, nil, nil
+	}
+	p := filepath.Join(d, "harvey.yaml")
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return base, nil, nil
+	}
+	if err != nil {
+		return base, nil, fmt.Errorf("%s: %v (using defaults)", p, err)
+	}
+	cf := &ConfigFile{Config: DefaultConfig()}
+	warnings, err := parseConfigAs(data, cf, p)
+	if err != nil {
+		return base, warnings, fmt.Errorf("%s: %v (using defaults)", p, err)
+	}
+	return cf.Config, warnings, nil
+}
+
+// topKeys lists the top-level keys a YAML document sets.
+func topKeys(doc *yaml.Node) []string {
+	if doc == nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil
+	}
+	m := doc.Content[0]
+	var keys []string
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		keys = append(keys, m.Content[i].Value)
+	}
+	return keys
+}
+
+// mergeConfig returns base with the given top-level keys taken from over.
+func mergeConfig(base, over *Config, keys []string) *Config {
+	out := *base
+	for _, k := range keys {
+		switch k {
+		case "model":
+			out.Model = over.Model
+		case "ollama_url":
+			out.OllamaURL = over.OllamaURL
+		case "num_ctx":
+			out.NumCtx = over.NumCtx
+		case "keep_alive":
+			out.KeepAlive = over.KeepAlive
+		case "safe_mode":
+			out.SafeMode = over.SafeMode
+		case "allowed_commands":
+			out.AllowedCommands = over.AllowedCommands
+		case "permissions":
+			out.Permissions = over.Permissions
+		case "run_timeout":
+			out.RunTimeout = over.RunTimeout
+		case "ollama_timeout":
+			out.OllamaTimeout = over.OllamaTimeout
+		case "auto_record":
+			out.AutoRecord = over.AutoRecord
+		case "tools":
+			out.Tools = over.Tools
+		case "models":
+			out.Models = over.Models
+		case "routes":
+			out.Routes = over.Routes
+		}
+	}
+	return &out
+}
+
+// gatedKeys finds the settings of a workspace config (keys it sets, merged
+// over base) that send data somewhere or loosen a limit base sets.
+func gatedKeys(base, ws *Config, keys []string) []gatedSetting {
+	var out []gatedSetting
+	for _, k := range keys {
+		switch k {
+		case "ollama_url":
+			if ws.OllamaURL != "" && ws.OllamaURL != base.OllamaURL {
+				out = append(out, gatedSetting{k, "sends your prompts and code to " + ws.OllamaURL})
+			}
+		case "routes":
+			var names []string
+			for _, r := range ws.Routes {
+				if !slices.ContainsFunc(base.Routes, func(b Route) bool { return b == r }) {
+					names = append(names, fmt.Sprintf("@%s → %s %s", r.Name, r.Provider, r.URL))
+				}
+			}
+			if len(names) > 0 {
+				out = append(out, gatedSetting{k, "adds routes " + strings.Join(names, ", ")})
+			}
+		case "safe_mode":
+			if base.SafeMode && !ws.SafeMode {
+				out = append(out, gatedSetting{k, "turns safe mode off"})
+			}
+		case "allowed_commands":
+			var extra []string
+			for _, c := range ws.AllowedCommands {
+				if !contains(base.AllowedCommands, c) {
+					extra = append(extra, c)
+				}
+			}
+			if len(extra) > 0 {
+				out = append(out, gatedSetting{k, "allows the commands " + strings.Join(extra, ", ")})
+			}
+		case "permissions":
+			b := &Agent{Config: &ConfigFile{Config: base}}
+			var wider []string
+			for prefix, perms := range ws.Permissions {
+				for _, p := range perms {
+					if !b.HasPermission(prefix, p) {
+						wider = append(wider, prefix+":"+p)
+					}
+				}
+			}
+			if len(wider) > 0 {
+				slices.Sort(wider)
+				out = append(out, gatedSetting{k, "grants " + strings.Join(wider, ", ")})
+			}
+		case "run_timeout":
+			if ws.RunTimeout > base.RunTimeout {
+				out = append(out, gatedSetting{k, "raises run_timeout to " + time.Duration(ws.RunTimeout).String()})
+			}
+		}
+	}
+	return out
+}
+
+// gatedNames lists the keys of gated settings.
+func gatedNames(g []gatedSetting) []string {
+	var out []string
+	for _, s := range g {
+		out = append(out, s.Key)
+	}
+	return out
+}
