@@ -3,6 +3,7 @@ package harvey
 import (
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -177,85 +178,78 @@ func sensitiveName(base string) bool {
 // the whole text (or stream every line from its start through a
 // lineRedactor) before they page, cap or search it.
 
-// secretPatterns find single-line secrets. Each pattern's last group (if
-// any) is the part replaced; otherwise the whole match is.
-var secretPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b`),
-	regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}\b`),
-	regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{30,}\b`),
-	regexp.MustCompile(`\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}\b`),
-	regexp.MustCompile(`\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}\b`),
-	regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9\-]{10,}\b`),
-	regexp.MustCompile(`https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]{20,}`),
-	regexp.MustCompile(`\bglpat-[A-Za-z0-9_\-]{20,}\b`),
-	regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}\b`),
-	regexp.MustCompile(`\bnpm_[A-Za-z0-9]{36}\b`),
-	regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}\b`),
-	regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`), // JWT
-	regexp.MustCompile(`(?i)\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/=]{20,})`),
-	// A quoted value given to a secret-named key, anywhere: password: "...",
-	// "api_key": "...", aws_secret_access_key = '...'.
-	regexp.MustCompile(`(?i)(?:secret|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth[_\-]?token|private[_\-]?key|token)[A-Za-z0-9_.\-]*["']?\s*(?::=|[:=])\s*["']([^"'\s]{6,})["']`),
-	// An unquoted one only as a whole KEY=value or key: value line (env
-	// files, YAML, INI), so code such as token = lexer.next() stays.
-	regexp.MustCompile(`(?i)^\s*(?:export\s+)?[A-Za-z0-9_.\-]*(?:secret|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth[_\-]?token|private[_\-]?key|token)[A-Za-z0-9_.\-]*\s*[:=]\s*([^\s"'(){}\[\],;]{6,})\s*$`),
-	// credentials in URLs: user:password@ and a bare token@ (https://TOKEN@host)
-	regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://([^/\s:@]+:[^/\s@]+)@`),
-	regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.\-]*://([A-Za-z0-9_\-]{16,})@`),
+// tokenRule is a secret of a known shape. Its pattern starts with a
+// literal (so Go's regexp skips to it with a fast substring search; a
+// leading \b would disable that, so wordStart checks the boundary in code)
+// and never spans a newline, so it runs over a whole text at once. The last
+// group (if any) is the part replaced; otherwise the whole match is.
+type tokenRule struct {
+	re        *regexp.Regexp
+	hint      string // the literal every match contains
+	wordStart bool   // the match must not follow a letter, digit or _
 }
 
-// secretHints is a cheap pre-filter: a line without any of these (case
-// sensitive where the patterns are) cannot match.
-var secretHints = []string{"PRIVATE KEY", "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "gh", "github_pat_", "sk-", "sk_", "rk_", "xox",
-	"hooks.slack", "glpat-", "AIza", "npm_", "hf_", "eyJ", "ccountKey", "://",
-	"ecret", "ECRET", "assw", "ASSW", "PWD", "pwd", "Pwd", "key", "KEY", "Key", "oken", "OKEN"}
+func rule(hint string, wordStart bool, pattern string) tokenRule {
+	return tokenRule{re: regexp.MustCompile(pattern), hint: hint, wordStart: wordStart}
+}
+
+var secretPatterns = []tokenRule{
+	rule("A", true, `A(?:KIA|SIA|GPA|IDA|ROA|NPA)[0-9A-Z]{16}\b`), // AWS key IDs
+	rule("_", true, `gh[pousr]_[A-Za-z0-9]{30,}\b`),
+	rule("github_pat_", true, `github_pat_[A-Za-z0-9_]{30,}\b`),
+	rule("sk-", true, `sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}\b`),
+	rule("sk_", true, `sk_(?:live|test)_[0-9A-Za-z]{16,}\b`), // Stripe
+	rule("rk_", true, `rk_(?:live|test)_[0-9A-Za-z]{16,}\b`),
+	rule("xox", true, `xox[abposr]-[A-Za-z0-9\-]{10,}\b`),
+	rule("hooks.slack.com", false, `https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]{20,}`),
+	rule("glpat-", true, `glpat-[A-Za-z0-9_\-]{20,}\b`),
+	rule("AIza", true, `AIza[0-9A-Za-z_\-]{35}\b`),
+	rule("npm_", true, `npm_[A-Za-z0-9]{36}\b`),
+	rule("hf_", true, `hf_[A-Za-z0-9]{30,}\b`),
+	rule("eyJ", true, `eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`), // JWT
+	rule("SK", true, `SK[0-9a-fA-F]{32}\b`),                                               // Twilio
+	rule("SG.", true, `SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b`),                     // SendGrid
+	rule("pypi-", true, `pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}`),                        // PyPI
+	rule("shp", true, `shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b`),                             // Shopify
+	rule("_v1_", true, `do[opr]_v1_[a-f0-9]{64}\b`),                                       // DigitalOcean
+	rule("AccountKey=", false, `AccountKey=([A-Za-z0-9+/=]{20,})`),                        // Azure
+	rule("SharedAccessKey=", false, `SharedAccessKey=([A-Za-z0-9+/=]{20,})`),
+	// credentials in URLs: user:password@ and a bare token@ (https://TOKEN@host)
+	rule("://", false, `://([^/\s:@]+:[^/\s@]+)@`),
+	rule("://", false, `://([A-Za-z0-9_\-]{16,})@`),
+}
+
+// assignPatterns find a value given to a secret-named key: quoted anywhere
+// (password: "...", "api_key": "...", aws_secret_access_key = '...'), or
+// unquoted as a whole KEY=value / key: value line (env files, YAML, INI),
+// so code such as token = lexer.next() stays. They run only on lines where
+// secretKeyBefore finds such a key before a ':' or '='.
+var assignPatterns = []*regexp.Regexp{
+	regexp.MustCompile(`(?i)(?:secret|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth[_\-]?token|private[_\-]?key|token)[A-Za-z0-9_.\-]*["']?[ \t]*(?::=|[:=])[ \t]*["']([^"'\s]{6,})["']`),
+	regexp.MustCompile(`(?i)^[ \t]*(?:export[ \t]+)?[A-Za-z0-9_.\-]*(?:secret|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth[_\-]?token|private[_\-]?key|token)[A-Za-z0-9_.\-]*[ \t]*[:=][ \t]*([^\s"'(){}\[\],;]{6,})[ \t]*$`),
+}
+
+// secretWords are the key names assignPatterns look for (lower case).
+var secretWords = []string{"secret", "passw", "pwd", "key", "token"}
 
 const redactedMark = "[REDACTED secret]"
 
 // redactSecrets redacts a whole text (see lineRedactor).
 func redactSecrets(s string) string {
-	if !mayHoldSecret(s) {
-		return s
-	}
 	var r lineRedactor
 	return r.text(s)
 }
 
-// lineRedactor redacts text fed to it line by line from its start. It
-// remembers whether it is inside a private key block.
+// lineRedactor redacts text fed to it from its start, keeping every
+// newline. It remembers whether it is inside a private key block, so a
+// window that starts inside one (after observe has seen the lines before
+// it) never shows the block's body.
 type lineRedactor struct{ inKey bool }
 
 var (
 	keyBeginRE = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`)
 	keyEndRE   = regexp.MustCompile(`-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`)
 )
-
-// Line redacts one line (with or without its newline), keeping the newline.
-func (r *lineRedactor) Line(line string) string {
-	body, nl := line, ""
-	if strings.HasSuffix(body, "\n") {
-		body, nl = body[:len(body)-1], "\n"
-	}
-	if r.inKey {
-		if loc := keyEndRE.FindStringIndex(body); loc != nil {
-			r.inKey = false
-			return redactedMark + r.redactLine(body[loc[1]:]) + nl
-		}
-		return redactedMark + nl
-	}
-	if strings.Contains(body, "PRIVATE KEY") {
-		if loc := keyBeginRE.FindStringIndex(body); loc != nil {
-			head := r.redactLine(body[:loc[0]])
-			rest := body[loc[1]:]
-			if end := keyEndRE.FindStringIndex(rest); end != nil {
-				return head + redactedMark + r.redactLine(rest[end[1]:]) + nl
-			}
-			r.inKey = true
-			return head + redactedMark + nl
-		}
-	}
-	return r.redactLine(body) + nl
-}
 
 // observe updates the key-block state for a line that is not shown (the
 // lines before a read_file offset).
@@ -275,6 +269,15 @@ func (r *lineRedactor) observe(line string) {
 
 // text redacts a run of lines that follows what the redactor has seen.
 func (r *lineRedactor) text(s string) string {
+	if r.inKey || strings.Contains(s, "PRIVATE KEY") {
+		s = r.keyBlocks(s)
+	}
+	return redactTokens(s)
+}
+
+// keyBlocks replaces each line of a private key block (BEGIN to END) with
+// the marker.
+func (r *lineRedactor) keyBlocks(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for s != "" {
@@ -284,38 +287,186 @@ func (r *lineRedactor) text(s string) string {
 		} else {
 			s = ""
 		}
-		b.WriteString(r.Line(line))
+		body, nl := strings.CutSuffix(line, "\n")
+		eol := ""
+		if nl {
+			eol = "\n"
+		}
+		switch {
+		case r.inKey:
+			if loc := keyEndRE.FindStringIndex(body); loc != nil {
+				r.inKey = false
+				b.WriteString(redactedMark + body[loc[1]:] + eol)
+			} else {
+				b.WriteString(redactedMark + eol)
+			}
+		case strings.Contains(body, "PRIVATE KEY"):
+			loc := keyBeginRE.FindStringIndex(body)
+			if loc == nil {
+				b.WriteString(line)
+				continue
+			}
+			rest := body[loc[1]:]
+			if end := keyEndRE.FindStringIndex(rest); end != nil {
+				b.WriteString(body[:loc[0]] + redactedMark + rest[end[1]:] + eol)
+			} else {
+				r.inKey = true
+				b.WriteString(body[:loc[0]] + redactedMark + eol)
+			}
+		default:
+			b.WriteString(line)
+		}
 	}
 	return b.String()
 }
 
-func (r *lineRedactor) redactLine(s string) string {
-	if !mayHoldSecret(s) {
+// redactTokens applies secretPatterns to the whole text and assignPatterns
+// to the lines that may hold an assignment.
+func redactTokens(s string) string {
+	for _, r := range secretPatterns {
+		if strings.Contains(s, r.hint) {
+			s = r.replace(s)
+		}
+	}
+	lines := assignmentLines(s)
+	if len(lines) == 0 {
 		return s
 	}
-	for _, re := range secretPatterns {
-		s = re.ReplaceAllStringFunc(s, func(m string) string {
-			sub := re.FindStringSubmatchIndex(m)
-			// Replace the last group when there is one (the value after
-			// "password=", the userinfo of a URL), else the whole match.
-			for g := len(sub)/2 - 1; g >= 1; g-- {
-				if sub[2*g] >= 0 {
-					if strings.Contains(m[sub[2*g]:sub[2*g+1]], "REDACTED") {
-						return m
-					}
-					return m[:sub[2*g]] + redactedMark + m[sub[2*g+1]:]
-				}
-			}
-			return redactedMark
-		})
+	var b strings.Builder
+	b.Grow(len(s))
+	prev := 0
+	for _, start := range lines {
+		end := strings.IndexByte(s[start:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += start
+		}
+		line := s[start:end]
+		if !secretKeyBefore(line) {
+			continue
+		}
+		red := line
+		for _, re := range assignPatterns {
+			red = replaceLastGroup(re, red)
+		}
+		if red == line {
+			continue
+		}
+		b.WriteString(s[prev:start])
+		b.WriteString(red)
+		prev = end
 	}
-	return s
+	if prev == 0 {
+		return s
+	}
+	b.WriteString(s[prev:])
+	return b.String()
 }
 
-// mayHoldSecret is a cheap pre-filter so large clean outputs skip the regexps.
+// secretWordForms are the spellings of secretWords searched for (a fast
+// substring search per spelling beats folding every byte).
+var secretWordForms = func() []string {
+	var out []string
+	for _, w := range secretWords {
+		out = append(out, w, strings.ToUpper(w), strings.ToUpper(w[:1])+w[1:])
+	}
+	return out
+}()
+
+// assignmentLines returns, in order, the start offsets of the lines that
+// hold a secret word.
+func assignmentLines(s string) []int {
+	var starts []int
+	for _, w := range secretWordForms {
+		for pos := 0; ; {
+			i := strings.Index(s[pos:], w)
+			if i < 0 {
+				break
+			}
+			at := pos + i
+			ls := strings.LastIndexByte(s[:at], '\n') + 1
+			starts = append(starts, ls)
+			next := strings.IndexByte(s[at:], '\n')
+			if next < 0 {
+				break
+			}
+			pos = at + next + 1
+		}
+	}
+	slices.Sort(starts)
+	return slices.Compact(starts)
+}
+
+// replace redacts every match of the rule in s.
+func (r tokenRule) replace(s string) string {
+	locs := r.re.FindAllStringSubmatchIndex(s, -1)
+	if locs == nil {
+		return s
+	}
+	var b strings.Builder
+	prev := 0
+	for _, loc := range locs {
+		if r.wordStart && loc[0] > 0 && isWordByte(s[loc[0]-1]) {
+			continue
+		}
+		from, to := loc[0], loc[1]
+		if n := len(loc) / 2; n > 1 && loc[2*(n-1)] >= 0 {
+			from, to = loc[2*(n-1)], loc[2*(n-1)+1]
+		}
+		if strings.Contains(s[from:to], "REDACTED") {
+			continue
+		}
+		b.WriteString(s[prev:from])
+		b.WriteString(redactedMark)
+		prev = to
+	}
+	if prev == 0 {
+		return s
+	}
+	b.WriteString(s[prev:])
+	return b.String()
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// replaceLastGroup replaces each match's last group (or the whole match)
+// with the marker, leaving text already redacted alone.
+func replaceLastGroup(re *regexp.Regexp, s string) string {
+	return re.ReplaceAllStringFunc(s, func(m string) string {
+		sub := re.FindStringSubmatchIndex(m)
+		for g := len(sub)/2 - 1; g >= 1; g-- {
+			if sub[2*g] >= 0 {
+				if strings.Contains(m[sub[2*g]:sub[2*g+1]], "REDACTED") {
+					return m
+				}
+				return m[:sub[2*g]] + redactedMark + m[sub[2*g+1]:]
+			}
+		}
+		return redactedMark
+	})
+}
+
+// secretKeyBefore reports whether a line has a secret word before one of
+// its ':' or '=' (the only lines assignPatterns can match).
+func secretKeyBefore(line string) bool {
+	i := strings.IndexAny(line, ":=")
+	if i < 0 {
+		return false
+	}
+	last := strings.LastIndexAny(line, ":=")
+	return containsAnyFold(line[:last], secretWords)
+}
+
+// mayHoldSecret is a cheap pre-filter: whether redaction could change s.
 func mayHoldSecret(s string) bool {
-	for _, k := range secretHints {
-		if strings.Contains(s, k) {
+	if strings.Contains(s, "PRIVATE KEY") || len(assignmentLines(s)) > 0 {
+		return true
+	}
+	for _, r := range secretPatterns {
+		if strings.Contains(s, r.hint) {
 			return true
 		}
 	}

@@ -59,6 +59,7 @@ func SearchWorkspace(ws *Workspace, pattern, p string, maxBytes int) (string, in
 	}
 	defer rp.close()
 	g := newGrepPool(re)
+	g.clean = &ws.secretFree
 	if !rp.info.IsDir() {
 		f, _, err := rp.openVerified()
 		if err != nil {
@@ -277,19 +278,33 @@ func readDirFile(dirfd int, name string, limit int) ([]byte, error) {
 // blocking on a FIFO, checks it is a regular file with one link and at most
 // limit bytes, and reads it into buf.
 func readRegular(dirfd int, name string, self bool, limit int, buf []byte) ([]byte, bool) {
+	data, _, ok := readRegularKey(dirfd, name, self, limit, buf)
+	return data, ok
+}
+
+// fileKey identifies a file's content for the redaction cache: any write
+// changes its size, mtime or ctime.
+type fileKey struct {
+	dev, ino               uint64
+	size, mtimeNs, ctimeNs int64
+}
+
+// readRegularKey is readRegular that also returns the file's key.
+func readRegularKey(dirfd int, name string, self bool, limit int, buf []byte) ([]byte, fileKey, bool) {
 	fd := dirfd
 	if !self {
 		var err error
 		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return nil, false
+			return nil, fileKey{}, false
 		}
 		defer unix.Close(fd)
 	}
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink > 1 || st.Size > int64(limit) {
-		return nil, false
+		return nil, fileKey{}, false
 	}
+	key := fileKey{uint64(st.Dev), uint64(st.Ino), st.Size, st.Mtim.Nano(), st.Ctim.Nano()}
 	// Read the size that was checked (a file growing meanwhile is read to
 	// that size), without a final empty read.
 	size := int(st.Size)
@@ -305,7 +320,7 @@ func readRegular(dirfd int, name string, self bool, limit int, buf []byte) ([]by
 		}
 		n += m
 	}
-	return buf[:n], true
+	return buf[:n], key, true
 }
 
 // grepPool searches files with a few workers while the walk goes on. Files
@@ -320,6 +335,7 @@ type grepPool struct {
 	results map[int][][]byte
 	found   atomic.Int64
 	n       int
+	clean   *sync.Map // fileKey → whether redaction leaves it unchanged
 }
 
 type searchJob struct {
@@ -349,12 +365,12 @@ func (g *grepPool) work() {
 	for j := range g.jobs {
 		// Every queued file is searched (only the walk stops early), so
 		// no file before a counted match is ever skipped.
-		data, ok := readRegular(j.f.dir.fd, j.f.name, j.f.self, searchMaxFileSize, buf)
+		data, key, ok := readRegularKey(j.f.dir.fd, j.f.name, j.f.self, searchMaxFileSize, buf)
 		if ok {
 			if cap(data) > cap(buf) {
 				buf = data[:0] // keep the larger buffer
 			}
-			if hits := grepData(data, g.m, j.f.rel); hits != nil {
+			if hits := grepData(g.redacted(data, key), g.m, j.f.rel); hits != nil {
 				g.mu.Lock()
 				g.results[j.idx] = hits
 				g.mu.Unlock()
@@ -378,20 +394,37 @@ func (g *grepPool) finish() [][][]byte {
 	return out
 }
 
+// redacted returns the file's text as the model may see it. The pattern
+// runs over the redacted text only: matching the raw file would make search
+// an oracle for the secrets it hides. Whether redaction changes a file is
+// remembered by its key, so later searches skip the work for the (many)
+// files that hold no secret.
+func (g *grepPool) redacted(data []byte, key fileKey) []byte {
+	if isBinary(data) {
+		return data
+	}
+	if g.clean != nil {
+		if v, ok := g.clean.Load(key); ok && v.(bool) {
+			return data
+		}
+	}
+	str := string(data)
+	red := redactSecrets(str)
+	if g.clean != nil {
+		g.clean.Store(key, red == str)
+	}
+	if red == str {
+		return data
+	}
+	return []byte(red)
+}
+
 // grepData returns the matching lines of one file, formatted. Binary files
 // (a NUL in the first 8000 bytes) are skipped; a file that may hold a secret
 // is redacted whole first, so a private key spanning lines is caught and the
 // pattern never sees a secret.
 func grepData(data []byte, m matcher, rel string) [][]byte {
-	if isBinary(data) {
-		return nil
-	}
-	// The pattern runs over the redacted text only: matching the raw file
-	// would make search an oracle for the secrets it hides.
-	if mayHoldSecret(string(data)) {
-		data = []byte(redactSecrets(string(data)))
-	}
-	if !m.Match(data) {
+	if isBinary(data) || !m.Match(data) {
 		return nil
 	}
 	var hits [][]byte

@@ -104,6 +104,11 @@ func TestSecretFormats(t *testing.T) {
 		{"password env", "DB_PASSWORD=correcthorsebattery", "correcthorsebattery"},
 		{"github", "token ghp_" + strings.Repeat("Z", 36), "ghp_ZZZZ"},
 		{"openai", "OPENAI_API_KEY=sk-proj-" + strings.Repeat("q", 30), "sk-proj-qqq"},
+		// Formats gitleaks' rules caught that the first short list missed.
+		{"twilio", "twilio = SK0123456789abcdef0123456789abcdef", "SK0123456789abcdef"},
+		{"sendgrid", "sendgrid: 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", "TwL2iGABf9DHoTf"},
+		{"pypi", "pypi-AgEIcHlwaS5vcmcCJGE4ZjZiNzE3LWI1ZjctNGY1ZC1hY2ZlLTZjYmEzOTk2OTUwNAACJXsicGVybWlzc2lvbnMiOiAidXNlciIsICJ2ZXJzaW9uIjogMX0AAAYg", "CJGE4ZjZiNzE3"},
+		{"shopify", "x shpat_0123456789abcdef0123456789abcdef y", "shpat_0123"},
 	}
 	for _, s := range secrets {
 		t.Run(s.name, func(t *testing.T) {

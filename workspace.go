@@ -5,15 +5,17 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"golang.org/x/sys/unix"
 	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // AgentsDir is the workspace subdirectory that holds Harvey's own state
@@ -32,6 +34,10 @@ type Workspace struct {
 	agents fs.FileInfo // identity of agents/, for identity (not spelling) checks
 
 	git gitRepo // the private git directory (git_repo.go)
+
+	// secretFree remembers, per file content (search.go's fileKey),
+	// whether redaction leaves it unchanged.
+	secretFree sync.Map
 }
 
 // OpenWorkspace opens dir as the workspace and makes sure agents/ exists as a
