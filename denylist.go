@@ -185,17 +185,17 @@ func sensitiveName(base string) bool {
 // group (if any) is the part replaced; otherwise the whole match is.
 type tokenRule struct {
 	re        *regexp.Regexp
-	hint      string // the literal every match contains
-	wordStart bool   // the match must not follow a letter, digit or _
+	hint      *literal // a literal every match contains, found by its rarest byte
+	wordStart bool     // the match must not follow a letter, digit or _
 }
 
 func rule(hint string, wordStart bool, pattern string) tokenRule {
-	return tokenRule{re: regexp.MustCompile(pattern), hint: hint, wordStart: wordStart}
+	return tokenRule{re: regexp.MustCompile(pattern), hint: newLiteral(hint), wordStart: wordStart}
 }
 
 var secretPatterns = []tokenRule{
 	rule("A", true, `A(?:KIA|SIA|GPA|IDA|ROA|NPA)[0-9A-Z]{16}\b`), // AWS key IDs
-	rule("_", true, `gh[pousr]_[A-Za-z0-9]{30,}\b`),
+	rule("gh", true, `gh[pousr]_[A-Za-z0-9]{30,}\b`),
 	rule("github_pat_", true, `github_pat_[A-Za-z0-9_]{30,}\b`),
 	rule("sk-", true, `sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}\b`),
 	rule("sk_", true, `sk_(?:live|test)_[0-9A-Za-z]{16,}\b`), // Stripe
@@ -324,7 +324,7 @@ func (r *lineRedactor) keyBlocks(s string) string {
 // to the lines that may hold an assignment.
 func redactTokens(s string) string {
 	for _, r := range secretPatterns {
-		if strings.Contains(s, r.hint) {
+		if r.hint.IndexString(s, 0) >= 0 {
 			s = r.replace(s)
 		}
 	}
@@ -366,10 +366,10 @@ func redactTokens(s string) string {
 
 // secretWordForms are the spellings of secretWords searched for (a fast
 // substring search per spelling beats folding every byte).
-var secretWordForms = func() []string {
-	var out []string
+var secretWordForms = func() []*literal {
+	var out []*literal
 	for _, w := range secretWords {
-		out = append(out, w, strings.ToUpper(w), strings.ToUpper(w[:1])+w[1:])
+		out = append(out, newLiteral(w), newLiteral(strings.ToUpper(w)), newLiteral(strings.ToUpper(w[:1])+w[1:]))
 	}
 	return out
 }()
@@ -380,11 +380,10 @@ func assignmentLines(s string) []int {
 	var starts []int
 	for _, w := range secretWordForms {
 		for pos := 0; ; {
-			i := strings.Index(s[pos:], w)
-			if i < 0 {
+			at := w.IndexString(s, pos)
+			if at < 0 {
 				break
 			}
-			at := pos + i
 			ls := strings.LastIndexByte(s[:at], '\n') + 1
 			starts = append(starts, ls)
 			next := strings.IndexByte(s[at:], '\n')
@@ -466,7 +465,7 @@ func mayHoldSecret(s string) bool {
 		return true
 	}
 	for _, r := range secretPatterns {
-		if strings.Contains(s, r.hint) {
+		if r.hint.IndexString(s, 0) >= 0 {
 			return true
 		}
 	}

@@ -496,6 +496,22 @@ func (l *literal) Match(data []byte) bool {
 	}
 }
 
+// IndexString finds the literal in s from position from (-1: none).
+func (l *literal) IndexString(s string, from int) int {
+	for pos := from + l.off; pos < len(s); {
+		i := strings.IndexByte(s[pos:], l.rare)
+		if i < 0 {
+			return -1
+		}
+		start := pos + i - l.off
+		if start >= from && start+len(l.lit) <= len(s) && s[start:start+len(l.lit)] == string(l.lit) {
+			return start
+		}
+		pos += i + 1
+	}
+	return -1
+}
+
 // byteRank approximates how common a byte is in source code and prose
 // (lower is rarer).
 func byteRank(c byte) int {
