@@ -178,6 +178,66 @@ func sensitiveName(base string) bool {
 // the whole text (or stream every line from its start through a
 // lineRedactor) before they page, cap or search it.
 
+// redactWindow redacts output that may be a window cut from the middle of
+// a file Harvey cannot see whole — a diff hunk, a blame range, the tail of a
+// command's output — where a private key's BEGIN line may lie outside the
+// window. On top of redactSecrets, a line that is nothing but key-like
+// base64 (40 to 100 characters of mixed case and digits, after a diff
+// marker or a blame prefix) is treated as key material.
+func redactWindow(s string) string {
+	s = redactSecrets(s)
+	if !strings.ContainsAny(s, "0123456789") {
+		return s
+	}
+	lines := strings.SplitAfter(s, "\n")
+	changed := false
+	for i, l := range lines {
+		body := strings.TrimRight(l, "\r\n")
+		prefix := ""
+		if strings.HasPrefix(body, "@@ ") {
+			// A hunk header's context text is a line of the file.
+			if j := strings.Index(body[3:], "@@ "); j >= 0 {
+				prefix, body = body[:j+6], body[j+6:]
+			}
+		} else if j := strings.Index(body, ") "); j >= 0 && j < 80 && strings.Contains(body[:j], " ") {
+			prefix, body = body[:j+2], body[j+2:] // blame: "abc123 (Author 2024-01-01 12) text"
+		} else if body != "" && strings.ContainsRune("+- \t", rune(body[0])) {
+			prefix, body = body[:1], body[1:]
+		}
+		if keyLikeBase64(strings.TrimSpace(body)) {
+			lines[i] = prefix + redactedMark + l[len(strings.TrimRight(l, "\r\n")):]
+			changed = true
+		}
+	}
+	if !changed {
+		return s
+	}
+	return strings.Join(lines, "")
+}
+
+// keyLikeBase64 reports a line of PEM or OpenSSH key body.
+func keyLikeBase64(s string) bool {
+	if len(s) < 40 || len(s) > 100 {
+		return false
+	}
+	var up, low, dig bool
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'A' && c <= 'Z':
+			up = true
+		case c >= 'a' && c <= 'z':
+			low = true
+		case c >= '0' && c <= '9':
+			dig = true
+		case c == '+' || c == '/':
+		case c == '=' && i >= len(s)-2:
+		default:
+			return false
+		}
+	}
+	return up && low && dig
+}
+
 // tokenRule is a secret of a known shape. Its pattern starts with a
 // literal (so Go's regexp skips to it with a fast substring search; a
 // leading \b would disable that, so wordStart checks the boundary in code)

@@ -88,7 +88,7 @@ func RunGit(ctx context.Context, ws *Workspace, sub string, args []string, limit
 		return "", fmt.Errorf("git %s failed (exit %d): %s", sub, res.ExitCode, gitErrLine(res.Stderr))
 	}
 	text, dropped := filterGitOutput(string(res.Output), func(p string) bool { return policy(p) != nil })
-	text = redactSecrets(text)
+	text = redactWindow(text) // hunks and blame ranges are windows of files
 	text = capOutput([]byte(text), limit, res.Dropped > 0 || len(text) > limit)
 	if strings.TrimSpace(text) == "" {
 		text = "(no output)"
@@ -114,7 +114,7 @@ func gitErrLine(stderr []byte) string {
 	if s == "" {
 		s = "no message"
 	}
-	return redactSecrets(flatText(s))
+	return redactWindow(flatText(s))
 }
 
 // resolveOperands has git resolve every operand before "--" and puts every

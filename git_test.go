@@ -327,3 +327,42 @@ func FuzzGitArgs(f *testing.F) {
 		}
 	})
 }
+
+// A committed file (not denied by name) holding a private key: a hunk or a
+// blame range that starts inside the key shows none of its body.
+func TestGitWindowsOfAKey(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	dir := t.TempDir()
+	key := []string{"-----BEGIN OPENSSH PRIVATE KEY-----",
+		"b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW",
+		"QyNTUxOQAAACDpUvgnJ9qD1Ym6q4Kx2z8f0aXq0Jr7o9n8tPzv6W3kGQAAAJgL3Z1yC9m",
+		"dcgAAAAtzc2gtZWQyNTUxOQAAACDpUvgnJ9qD1Ym6q4Kx2z8f0aXq0Jr7o9n8tPzv6W3kG",
+		"-----END OPENSSH PRIVATE KEY-----"}
+	body := "notes\n" + strings.Join(key, "\n") + "\nend\n"
+	g := "git -c user.name=t -c user.email=t@t"
+	cmd := exec.Command("sh", "-c", `git init -q && printf '%s' "$BODY" > notes.md && `+g+` add notes.md && `+g+` commit -qm key && sed -i 's/L3Z1yC9m/L3Z1yC9X/' notes.md && `+g+` commit -qam rotate`)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "BODY="+body, "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	ws, err := OpenWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	ctx := context.Background()
+	for _, args := range [][]string{{"log", "-p", "-U0", "-n", "1"}, {"show", "-U1", "HEAD"}, {"blame", "-L", "3,4", "notes.md"}, {"blame", "-L3,+2", "HEAD~1", "--", "notes.md"}, {"diff", "-U0", "HEAD~1"}} {
+		out, err := RunGit(ctx, ws, args[0], args[1:], 0, nil)
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		for _, l := range key[1:4] {
+			if strings.Contains(out, l[:30]) {
+				t.Fatalf("git %v showed key material:\n%s", args, out)
+			}
+		}
+	}
+}

@@ -142,7 +142,7 @@ type RunResult struct {
 // Text renders the result for the model or the terminal: capped output,
 // secrets redacted, and a status line.
 func (r RunResult) Text(limit int) string {
-	out := capOutput([]byte(redactSecrets(string(r.Output))), limit, r.Dropped > 0)
+	out := capOutput([]byte(redactWindow(string(r.Output))), limit, r.Dropped > 0)
 	var status string
 	switch {
 	case r.Err != nil && errors.Is(r.Err, context.Canceled):
