@@ -485,7 +485,7 @@ func (a *Agent) runChecked(ctx context.Context, tool, line string, timeout time.
 	if timeout <= 0 {
 		timeout = time.Duration(a.Config.RunTimeout)
 	}
-	res := runArgv(ctx, a.Workspace.Root, argv, baseEnv(), timeout, a.maxOut())
+	res := runProcess(ctx, procSpec{Dir: a.Workspace.Root, Argv: argv, Env: baseEnv(), Timeout: timeout, Limit: a.maxOut(), Sandbox: a.commandSandbox()})
 	outcome := AuditSuccess
 	if res.Err != nil || res.ExitCode != 0 || res.TimedOut {
 		outcome = AuditError

@@ -41,6 +41,12 @@ Exit status: 0 success, 1 failure, 2 bad usage.
 
 // Main is the harvey command. It returns the exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == sandboxArg {
+		return runSandboxLauncher(args[1:])
+	}
+	if len(args) > 0 && args[0] == sandboxExecArg {
+		return runSandboxLauncher(args)
+	}
 	HardenProcess()
 	if len(args) > 0 && args[0] == "tools" {
 		return toolsCommand(args[1:], stdout, stderr)

@@ -80,6 +80,9 @@ type Config struct {
 	Tools           ToolsConfig            `yaml:"tools,omitempty"`
 	Models          map[string]ModelConfig `yaml:"models,omitempty"`
 	Routes          []Route                `yaml:"routes,omitempty"`
+	// Sandbox is read from the user's own config only: a workspace
+	// cannot widen what its commands may touch.
+	Sandbox SandboxPolicy `yaml:"sandbox,omitempty"`
 }
 
 // ToolsConfig is the tools: block of the design.

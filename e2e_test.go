@@ -19,6 +19,17 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The test binary is Harvey's executable under go test: when the
+	// sandbox starts it as the launcher, it must act as one.
+	if len(os.Args) > 1 && os.Args[1] == sandboxArg {
+		os.Exit(runSandboxLauncher(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == sandboxExecArg {
+		os.Exit(runSandboxLauncher(os.Args[1:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "--version" {
+		os.Exit(0) // the namespace probe
+	}
 	// The user's config directory (trust store, user config) is a fresh
 	// one: tests never read or write the real ~/.config/harvey.
 	if os.Getenv("HARVEY_TEST_CONFIG_HOME") == "" {

@@ -330,11 +330,11 @@ func (g *gitRunner) argv(args []string) []string {
 }
 
 func (g *gitRunner) run(args []string, limit int) RunResult {
-	return runProcess(g.ctx, procSpec{Dir: g.ws.Root, Argv: g.argv(args), Env: gitEnv(g.dir), Timeout: 60 * time.Second, Limit: limit, SplitStderr: true, StopAtCap: true})
+	return runProcess(g.ctx, procSpec{Dir: g.ws.Root, Argv: g.argv(args), Env: gitEnv(g.dir), Timeout: 60 * time.Second, Limit: limit, SplitStderr: true, StopAtCap: true, Sandbox: gitSandbox(g.ws, g.dir)})
 }
 
 func (g *gitRunner) runIn(args []string, stdin string, limit int) RunResult {
-	return runProcess(g.ctx, procSpec{Dir: g.ws.Root, Argv: g.argv(args), Env: gitEnv(g.dir), Timeout: 60 * time.Second, Limit: limit, SplitStderr: true, Stdin: stdin})
+	return runProcess(g.ctx, procSpec{Dir: g.ws.Root, Argv: g.argv(args), Env: gitEnv(g.dir), Timeout: 60 * time.Second, Limit: limit, SplitStderr: true, Stdin: stdin, Sandbox: gitSandbox(g.ws, g.dir)})
 }
 
 // filterGitOutput drops what git printed about denied files: each

@@ -162,7 +162,7 @@ func (ws *Workspace) buildGitDir(ctx context.Context) (string, error) {
 	}
 	real := filepath.Join(ws.Root, ".git")
 	var cfg strings.Builder
-	values := readGitConfigAllowlist(ctx, filepath.Join(real, "config"), dir)
+	values := readGitConfigAllowlist(ctx, filepath.Join(real, "config"), dir, gitSandbox(ws, dir))
 	sections := map[string][][2]string{}
 	var order []string
 	add := func(key, val string) {
@@ -214,10 +214,10 @@ func (ws *Workspace) buildGitDir(ctx context.Context) (string, error) {
 // readGitConfigAllowlist reads the allowlisted keys from a config file with
 // git's own parser (no includes: git config --file ignores them unless
 // asked). It runs git with the same clean environment as every git call.
-func readGitConfigAllowlist(ctx context.Context, file, home string) map[string]string {
+func readGitConfigAllowlist(ctx context.Context, file, home string, sb *sandboxSpec) map[string]string {
 	out := map[string]string{}
 	argv := []string{"git", "config", "--file", file, "--no-includes", "--null", "--get-regexp", `^(core\.repositoryformatversion|extensions\.)`}
-	res := runProcess(ctx, procSpec{Dir: home, Argv: argv, Env: gitEnv(home), Timeout: 10 * time.Second, Limit: 1 << 20, SplitStderr: true})
+	res := runProcess(ctx, procSpec{Dir: home, Argv: argv, Env: gitEnv(home), Timeout: 10 * time.Second, Limit: 1 << 20, SplitStderr: true, Sandbox: sb})
 	sc := bufio.NewScanner(strings.NewReader(string(res.Output)))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {

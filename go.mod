@@ -3,6 +3,7 @@ module github.com/harvey-agent/harvey
 go 1.26.0
 
 require (
+	github.com/landlock-lsm/go-landlock v0.11.0
 	github.com/mozilla-ai/any-llm-go v0.8.0
 	github.com/ollama/ollama v0.15.4
 	golang.org/x/sys v0.49.0
@@ -43,6 +44,7 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240903143218-8af14fe29dc1 // indirect
 	google.golang.org/grpc v1.66.2 // indirect
 	google.golang.org/protobuf v1.34.2 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.77 // indirect
 	modernc.org/libc v1.77.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect

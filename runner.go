@@ -183,6 +183,9 @@ type procSpec struct {
 	StopAtCap bool
 	// Stdin is written to the child's standard input ("" is /dev/null).
 	Stdin string
+	// Sandbox, when set, runs the command through the sandbox launcher
+	// with these rules (argv, dir and env are filled in here).
+	Sandbox *sandboxSpec
 }
 
 // runProcess starts a child as runArgv describes and waits for it.
@@ -196,6 +199,20 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 	if timeout <= 0 {
 		timeout = DefaultRunTimeout
 	}
+	env := s.Env
+	var sp *sandboxSpec
+	if s.Sandbox != nil {
+		if sb := sandboxAvailable(); !sb.forceNone && sb.landlock > 0 && sb.self != "" {
+			if _, err := lookPath(argv[0]); err != nil {
+				return RunResult{Err: err, ExitCode: 127}
+			}
+			spec := *s.Sandbox
+			spec.Argv, spec.Dir, spec.Env = argv, s.Dir, sandboxEnv(env)
+			spec.NoNS = spec.NoNS || !sb.ns
+			sp = &spec
+			argv, env = sb.wrap(spec), nil
+		}
+	}
 	prog, err := lookPath(argv[0])
 	if err != nil {
 		return RunResult{Err: err, ExitCode: 127}
@@ -205,7 +222,7 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 	cmd := exec.CommandContext(tctx, prog, argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Dir = s.Dir
-	cmd.Env = s.Env
+	cmd.Env = env
 	cmd.Stdin = nil // /dev/null
 	if s.Stdin != "" {
 		cmd.Stdin = strings.NewReader(s.Stdin)
@@ -228,6 +245,9 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 		cmd.Stderr = errw
 	}
 	setProcessGroup(cmd)
+	if sp != nil {
+		cmd.SysProcAttr = sandboxProcAttr(*sp)
+	}
 	cmd.Cancel = func() error { return killProcessGroup(cmd) }
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {

@@ -1,0 +1,266 @@
+package harvey
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+)
+
+// The sandbox: every program Harvey starts (run_command, /run and !, user
+// tools, git) goes through one launcher that confines it. Harvey re-executes
+// itself as the launcher (cmd/harvey's first argument is sandboxArg); on
+// Linux the launcher enters new user, mount and PID namespaces, makes
+// agents/ and .git/ read-only with bind mounts, restricts itself with
+// Landlock (writes only in the workspace, a private TMPDIR and the toolchain
+// caches; reads of the system, the workspace and those caches; no TCP unless
+// allowed; in safe mode, execution of the allowlisted programs only), and
+// then runs the command as its child. When the command ends, times out or
+// Harvey dies, the launcher — PID 1 of its namespace — ends, and the kernel
+// kills every process left in it, setsid and double-forked ones included.
+
+// sandboxArg is the hidden first argument that makes harvey the launcher.
+const sandboxArg = "__harvey_sandbox"
+
+// sandboxExecArg starts the launcher's second stage (Landlock, then exec).
+const sandboxExecArg = "__harvey_sandbox_exec"
+
+// sandboxSpec is what the launcher enforces before it runs the command.
+type sandboxSpec struct {
+	Argv      []string `json:"argv"`
+	Dir       string   `json:"dir"`
+	Env       []string `json:"env"`
+	Workspace string   `json:"workspace"`
+	RW        []string `json:"rw"`       // writable trees (workspace, TMPDIR, caches, user paths)
+	RO        []string `json:"ro"`       // readable trees (system, toolchains)
+	ReadOnly  []string `json:"readonly"` // inside RW, kept read-only (agents/, .git/)
+	Exec      []string `json:"exec"`     // when set (safe mode), only these programs may run
+	Network   bool     `json:"network"`
+	NoNS      bool     `json:"nons"` // do not use namespaces (forced fallback, tests)
+}
+
+// SandboxPolicy is what the user's own config says about the sandbox (a
+// workspace config cannot set it).
+type SandboxPolicy struct {
+	Writable []string `yaml:"writable,omitempty"` // extra writable paths
+	Readable []string `yaml:"readable,omitempty"` // extra readable paths
+	Network  bool     `yaml:"network,omitempty"`  // allow TCP for every command
+}
+
+// sandboxState is what this machine offers, found once.
+type sandboxState struct {
+	once      sync.Once
+	landlock  int    // Landlock ABI version (0: none)
+	ns        bool   // unprivileged user, mount and PID namespaces work
+	why       string // why commands are not sandboxed, when they are not
+	self      string // the harvey executable (the launcher)
+	tmp       string // the session's private TMPDIR
+	forceNone bool   // HARVEY_SANDBOX=off in tests of the fallback
+}
+
+var sandbox sandboxState
+
+// sandboxAvailable probes the machine once.
+func sandboxAvailable() *sandboxState {
+	sandbox.once.Do(func() {
+		s := &sandbox
+		if os.Getenv("HARVEY_TEST_NO_SANDBOX") == "1" {
+			s.forceNone = true
+			s.why = "the sandbox is unavailable (forced off for a test)"
+			return
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			s.why = "cannot find Harvey's own executable to start the sandbox launcher: " + err.Error()
+			return
+		}
+		s.self = exe
+		s.landlock, s.ns = probeSandbox()
+		if s.landlock == 0 {
+			s.why = "this kernel has no Landlock (Linux 5.13+ with landlock in the LSM list): commands are NOT sandboxed"
+		}
+		if d, err := os.MkdirTemp("", "harvey-tmp-"); err == nil {
+			s.tmp = d
+		}
+	})
+	return &sandbox
+}
+
+// sandboxStatus says in one line what holds on this machine.
+func sandboxStatus() string {
+	s := sandboxAvailable()
+	if s.landlock == 0 {
+		return s.why
+	}
+	parts := []string{fmt.Sprintf("Landlock ABI %d: writes only in the workspace, TMPDIR and toolchain caches; no reads of your home", s.landlock)}
+	if s.landlock >= 4 {
+		parts = append(parts, "no TCP unless allowed")
+	} else {
+		parts = append(parts, "network NOT restricted (Landlock ABI < 4)")
+	}
+	if s.ns {
+		parts = append(parts, "agents/ and .git/ read-only and every process killed with its command (user, mount and PID namespaces)")
+	} else {
+		parts = append(parts, "agents/ and .git/ writable by commands and background processes not contained (no unprivileged user namespaces)")
+	}
+	return "commands are sandboxed: " + strings.Join(parts, "; ")
+}
+
+// wrap turns a command into the launcher's argv (the launcher gets the
+// command's environment inside the spec; its own is empty).
+func (s *sandboxState) wrap(spec sandboxSpec) []string {
+	b, _ := json.Marshal(spec)
+	return []string{s.self, sandboxArg, base64.StdEncoding.EncodeToString(b)}
+}
+
+// commandSandbox is the sandbox for a command the user or the model runs
+// in the workspace: writes in the workspace (agents/ and .git/ read-only),
+// TMPDIR, the caches and the user's paths; in safe mode only the
+// allowlisted programs execute.
+func (a *Agent) commandSandbox() *sandboxSpec {
+	rw, ro := sandboxPaths(a.Config.Sandbox)
+	spec := &sandboxSpec{
+		Workspace: a.Workspace.Root,
+		RW:        append([]string{a.Workspace.Root}, rw...),
+		RO:        ro,
+		ReadOnly:  []string{filepath.Join(a.Workspace.Root, AgentsDir), filepath.Join(a.Workspace.Root, ".git")},
+		Network:   a.Config.Sandbox.Network,
+	}
+	if a.Config.SafeMode {
+		for _, c := range a.Config.AllowedCommands {
+			if p, err := lookPath(c); err == nil {
+				spec.Exec = append(spec.Exec, p)
+				if r, err := filepath.EvalSymlinks(p); err == nil && r != p {
+					spec.Exec = append(spec.Exec, r)
+				}
+			}
+		}
+		if len(spec.Exec) == 0 {
+			spec.Exec = []string{"/nonexistent"}
+		}
+	}
+	return spec
+}
+
+// gitSandbox is the sandbox for git: it reads the workspace and the private
+// git directory and writes nothing.
+func gitSandbox(ws *Workspace, gitDir string) *sandboxSpec {
+	_, ro := sandboxPaths(SandboxPolicy{})
+	return &sandboxSpec{Workspace: ws.Root, RO: append([]string{ws.Root, gitDir}, ro...)}
+}
+
+// sandboxPaths lists what a command may write and read besides the
+// workspace: the private TMPDIR, the toolchain caches found in the
+// environment, and the user's declared paths.
+func sandboxPaths(user SandboxPolicy) (rw, ro []string) {
+	home, _ := os.UserHomeDir()
+	add := func(list *[]string, p string) {
+		if p != "" && filepath.IsAbs(p) && !contains(*list, p) {
+			*list = append(*list, filepath.Clean(p))
+		}
+	}
+	if t := sandboxAvailable().tmp; t != "" {
+		add(&rw, t)
+	}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" && home != "" {
+		cache = filepath.Join(home, ".cache")
+	}
+	add(&rw, cache) // go-build, pip, ...
+	add(&rw, os.Getenv("GOCACHE"))
+	gomod := os.Getenv("GOMODCACHE")
+	if gomod == "" {
+		if gp := os.Getenv("GOPATH"); gp != "" {
+			gomod = filepath.Join(strings.Split(gp, ":")[0], "pkg", "mod")
+		} else if home != "" {
+			gomod = filepath.Join(home, "go", "pkg", "mod")
+		}
+	}
+	add(&rw, gomod)
+	if home != "" {
+		add(&rw, filepath.Join(home, ".npm"))
+		add(&rw, filepath.Join(home, ".cargo", "registry"))
+	}
+	for _, p := range user.Writable {
+		add(&rw, expandHome(p, home))
+	}
+	for _, p := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys", "/run", "/nix", "/snap", "/var/lib", os.Getenv("GOROOT")} {
+		add(&ro, p)
+	}
+	for _, p := range user.Readable {
+		add(&ro, expandHome(p, home))
+	}
+	return rw, ro
+}
+
+func expandHome(p, home string) string {
+	if strings.HasPrefix(p, "~/") && home != "" {
+		return filepath.Join(home, p[2:])
+	}
+	return p
+}
+
+// sandboxEnv points TMPDIR at the private directory.
+func sandboxEnv(env []string) []string {
+	t := sandboxAvailable().tmp
+	if t == "" {
+		return env
+	}
+	out := make([]string, 0, len(env)+3)
+	for _, kv := range env {
+		switch strings.SplitN(kv, "=", 2)[0] {
+		case "TMPDIR", "TMP", "TEMP":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "TMPDIR="+t, "TMP="+t, "TEMP="+t)
+}
+
+// sandboxBlockedHint is the one line added to a failed command's result
+// when what failed looks like a sandbox refusal.
+func sandboxBlockedHint(out string, exit int) string {
+	if exit == 0 || sandboxAvailable().landlock == 0 {
+		return ""
+	}
+	low := strings.ToLower(out)
+	switch {
+	case strings.Contains(low, "read-only file system"):
+		return "[sandbox: agents/ and .git/ are read-only to commands]"
+	case strings.Contains(low, "permission denied") || strings.Contains(low, "operation not permitted"):
+		return "[sandbox: commands may write only inside the workspace, TMPDIR and toolchain caches, read no files of your home, open no network connections, and in safe mode run only allowed programs]"
+	case strings.Contains(low, "network is unreachable") || strings.Contains(low, "could not resolve") || strings.Contains(low, "connection refused"):
+		return "[sandbox: network connections are off for commands unless allowed]"
+	}
+	return ""
+}
+
+// runSandboxLauncher is the launcher's main (harvey __harvey_sandbox SPEC,
+// and its second stage).
+func runSandboxLauncher(args []string) int {
+	stage2 := len(args) == 2 && args[0] == sandboxExecArg
+	if stage2 {
+		args = args[1:]
+	}
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "harvey sandbox: bad launcher arguments")
+		return 126
+	}
+	raw, err := base64.StdEncoding.DecodeString(args[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "harvey sandbox: bad spec")
+		return 126
+	}
+	var spec sandboxSpec
+	if err := json.Unmarshal(raw, &spec); err != nil || len(spec.Argv) == 0 {
+		fmt.Fprintln(os.Stderr, "harvey sandbox: bad spec")
+		return 126
+	}
+	if stage2 {
+		return launchExec(spec)
+	}
+	return launch(spec)
+}
