@@ -42,7 +42,7 @@ func (a *Agent) registerCommands() {
 		Help: "Reads each file through the same checks as the read_file tool (workspace boundary, agents/, secret files, size cap) and adds it to the conversation as context."})
 	add(&Command{Name: "write", Usage: "/write PATH", Summary: "save the last reply's first code block (or the whole reply) to a file", Handler: cmdWrite})
 	add(&Command{Name: "run", Usage: "/run COMMAND [ARGS...]", Summary: "run a command in the workspace; output goes into the conversation (also !COMMAND)", Handler: cmdRun, Raw: true,
-		Help: "Runs in the workspace with a filtered environment (no API keys), stdin from /dev/null, its own process group, run_timeout, and output capped while it streams. In safe mode only allowlisted programs run, without a shell."})
+		Help: "Runs in the workspace inside the sandbox (Linux: writes only in the workspace, TMPDIR and caches; no reads of your home; no network; agents/ and .git/ read-only; every process killed with it), with a filtered environment (no API keys), stdin from /dev/null, run_timeout, and output capped while it streams. In safe mode only allowlisted programs run, without a shell. /security shows what the sandbox covers here."})
 	add(&Command{Name: "search", Usage: "/search PATTERN [PATH]", Summary: "regexp search of workspace files (quote a pattern with spaces)", Handler: cmdSearch})
 	add(&Command{Name: "files", Usage: "/files [PATH]", Summary: "list a workspace directory", Handler: cmdFiles})
 	add(&Command{Name: "git", Usage: "/git status|diff|log|show|blame [ARGS...]", Summary: "read-only git; output goes into the conversation", Handler: cmdGit})

@@ -131,6 +131,7 @@ func (w *capWriter) result() ([]byte, int64) {
 type RunResult struct {
 	Output   []byte // stdout and stderr interleaved, at most the cap
 	Stderr   []byte // stderr alone, when the spec split it
+	Note     string // one line added after the status (a sandbox refusal)
 	Dropped  int64  // bytes past the cap
 	ExitCode int
 	TimedOut bool
@@ -158,6 +159,9 @@ func (r RunResult) Text(limit int) string {
 	}
 	if out != "" && !strings.HasSuffix(out, "\n") {
 		out += "\n"
+	}
+	if r.Note != "" {
+		status += "\n" + r.Note
 	}
 	return out + status
 }
@@ -269,6 +273,9 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 	killProcessGroup(cmd)
 	out, dropped := w.result()
 	res := RunResult{Output: out, Dropped: dropped, Duration: time.Since(start), ExitCode: cmd.ProcessState.ExitCode()}
+	if sp != nil {
+		res.Note = sandboxBlockedHint(string(out), res.ExitCode)
+	}
 	if errw != nil {
 		res.Stderr, _ = errw.result()
 	}

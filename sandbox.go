@@ -69,7 +69,7 @@ func sandboxAvailable() *sandboxState {
 		s := &sandbox
 		if os.Getenv("HARVEY_TEST_NO_SANDBOX") == "1" {
 			s.forceNone = true
-			s.why = "the sandbox is unavailable (forced off for a test)"
+			s.why = "the sandbox is unavailable (forced off for a test): commands are NOT sandboxed"
 			return
 		}
 		exe, err := os.Executable()
@@ -92,7 +92,7 @@ func sandboxAvailable() *sandboxState {
 // sandboxStatus says in one line what holds on this machine.
 func sandboxStatus() string {
 	s := sandboxAvailable()
-	if s.landlock == 0 {
+	if s.landlock == 0 || s.forceNone {
 		return s.why
 	}
 	parts := []string{fmt.Sprintf("Landlock ABI %d: writes only in the workspace, TMPDIR and toolchain caches; no reads of your home", s.landlock)}

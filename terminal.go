@@ -66,6 +66,9 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		a.logf("user tools from %s/: %s", UserToolsDir, strings.Join(a.userTools, ", "))
 	}
 	a.warnAgentsNotIgnored()
+	if sb := sandboxAvailable(); sb.landlock == 0 {
+		a.logf("%s", a.colorize("33", "warning: "+sb.why))
+	}
 	repairNewestRecording(ws)
 	a.OllamaURL = resolveOllamaURL(o.OllamaURL, cf.OllamaURL)
 	model := o.Model

@@ -1,0 +1,194 @@
+package harvey
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// requireSandbox skips where this kernel has no Landlock (and says so);
+// on these machines it has, so the test really runs.
+func requireSandbox(t *testing.T) {
+	t.Helper()
+	if sandboxAvailable().landlock == 0 {
+		t.Skip("no Landlock here: " + sandboxAvailable().why)
+	}
+}
+
+func sandboxEnvT(t *testing.T) (*testEnv, string) {
+	t.Helper()
+	requireSandbox(t)
+	env := newTestEnv(t, nil, "")
+	outside := filepath.Join(filepath.Dir(env.dir), "outside-"+filepath.Base(env.dir))
+	os.MkdirAll(outside, 0o755)
+	t.Cleanup(func() { os.RemoveAll(outside) })
+	return env, outside
+}
+
+func run(t *testing.T, a *Agent, line string) string {
+	t.Helper()
+	res, err := a.runChecked(context.Background(), "", line, 10*time.Second)
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	return res.Text(DefaultMaxOutputBytes)
+}
+
+// The sandbox is really applied: writes outside, into agents/ and .git/,
+// reads of the home directory and TCP connections fail; work inside does.
+func TestSandboxConfines(t *testing.T) {
+	env, outside := sandboxEnvT(t)
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".ssh"), 0o700)
+	os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte("HOMESECRET\n"), 0o600)
+	t.Setenv("HOME", home)
+	os.MkdirAll(filepath.Join(env.dir, ".git"), 0o755)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan bool, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err == nil {
+			c.Close()
+			accepted <- true
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	for _, c := range []struct{ cmd, want string }{
+		{"echo x > " + filepath.Join(outside, "x"), ""},
+		{"echo x > ../" + filepath.Base(outside) + "/y", ""},
+		{"echo x > ~/x", ""},
+		{"echo x > agents/x", "Read-only"},
+		{"echo x > .git/config", "Read-only"},
+		{"cat ~/.ssh/id_rsa", "Permission denied"},
+		{fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && echo connected", port), ""},
+	} {
+		line := c.cmd
+		if strings.Contains(line, "/dev/tcp") {
+			line = "bash -c '" + line + "'"
+		}
+		out := run(t, env.a, line)
+		if strings.Contains(out, "[exit 0]") || strings.Contains(out, "HOMESECRET") || strings.Contains(out, "connected") {
+			t.Fatalf("%s was not stopped: %s", c.cmd, out)
+		}
+		if c.want != "" && !strings.Contains(out, c.want) {
+			t.Fatalf("%s: want %q in %s", c.cmd, c.want, out)
+		}
+	}
+	select {
+	case <-accepted:
+		t.Fatal("a command connected to a listener")
+	default:
+	}
+	for _, p := range []string{filepath.Join(outside, "x"), filepath.Join(outside, "y"), filepath.Join(home, "x"), filepath.Join(env.dir, "agents", "x")} {
+		if _, err := os.Stat(p); err == nil {
+			t.Fatalf("%s was created", p)
+		}
+	}
+	// Ordinary work inside still works: files, ls, grep, TMPDIR, git.
+	out := run(t, env.a, "echo hello > note.txt && ls && grep hello note.txt && mktemp && echo ok > $TMPDIR/t && cat $TMPDIR/t")
+	if !strings.Contains(out, "[exit 0]") || !strings.Contains(out, "note.txt") {
+		t.Fatalf("inside work failed: %s", out)
+	}
+	os.RemoveAll(filepath.Join(env.dir, ".git"))
+	if _, err := exec.LookPath("git"); err == nil {
+		out = run(t, env.a, "git init -q && git status --short")
+		if !strings.Contains(out, "[exit 0]") {
+			t.Fatalf("git in the sandbox: %s", out)
+		}
+	}
+}
+
+// No process outlives its command: a setsid grandchild that would write a
+// marker after the timeout is killed with it.
+func TestSandboxKillsEveryProcess(t *testing.T) {
+	env, _ := sandboxEnvT(t)
+	marker := filepath.Join(env.dir, "marker")
+	res, err := env.a.runChecked(context.Background(), "", "setsid sh -c 'sleep 2; echo late > "+marker+"' & sleep 30", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.TimedOut {
+		t.Fatalf("not timed out: %s", res.Text(1000))
+	}
+	// And one that the command leaves behind when it exits normally.
+	run(t, env.a, "setsid sh -c 'sleep 2; echo late >> "+marker+"' > /dev/null 2>&1 &")
+	time.Sleep(3 * time.Second)
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a setsid grandchild outlived its command")
+	}
+}
+
+// Safe mode by construction: with allowed_commands [find, git], find -exec
+// sh and a git alias that runs a shell create nothing.
+func TestSandboxSafeModeExecutes(t *testing.T) {
+	env, _ := sandboxEnvT(t)
+	env.a.Config.SafeMode = true
+	env.a.Config.AllowedCommands = []string{"find", "git"}
+	out := run(t, env.a, `find . -maxdepth 0 -exec sh -c "touch x" \;`)
+	if _, err := os.Stat(filepath.Join(env.dir, "x")); err == nil {
+		t.Fatalf("find -exec sh ran a shell: %s", out)
+	}
+	run(t, env.a, "git init -q")
+	out = run(t, env.a, "git -c 'alias.x=!touch y' x")
+	if _, err := os.Stat(filepath.Join(env.dir, "y")); err == nil {
+		t.Fatalf("a git alias ran a program: %s", out)
+	}
+	// The allowed programs themselves run.
+	if out := run(t, env.a, "find . -maxdepth 0"); !strings.Contains(out, "[exit 0]") {
+		t.Fatalf("find: %s", out)
+	}
+}
+
+// go build and go test of a small module work inside the sandbox.
+func TestSandboxGoBuild(t *testing.T) {
+	env, _ := sandboxEnvT(t)
+	if _, err := exec.LookPath("go"); err != nil || testing.Short() {
+		t.Skip("no go, or -short")
+	}
+	writeFile(t, env.dir, "go.mod", "module m\ngo 1.21\n")
+	writeFile(t, env.dir, "m.go", "package m\nfunc F() int { return 1 }\n")
+	writeFile(t, env.dir, "m_test.go", "package m\nimport \"testing\"\nfunc TestF(t *testing.T) { if F() != 1 { t.Fatal() } }\n")
+	res, err := env.a.runChecked(context.Background(), "", "go build ./... && go test ./...", 2*time.Minute)
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("go build in the sandbox: %v %s", err, res.Text(4000))
+	}
+}
+
+// The fallback is said plainly: forced off, commands run unconfined and
+// Harvey says so at start and in /security.
+func TestSandboxFallbackMessage(t *testing.T) {
+	if os.Getenv("HARVEY_TEST_NO_SANDBOX") != "1" {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestSandboxFallbackMessage$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "HARVEY_TEST_NO_SANDBOX=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "PASS") {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		return
+	}
+	dir := t.TempDir()
+	a, errOut := startIn(t, dir, false, "")
+	if !strings.Contains(errOut.String(), "unavailable") {
+		t.Fatalf("no start-up warning: %s", errOut.String())
+	}
+	var out strings.Builder
+	cmdSecurity(context.Background(), a, nil, &out)
+	if !strings.Contains(out.String(), "sandbox: the sandbox is unavailable") {
+		t.Fatalf("/security: %s", out.String())
+	}
+	// Commands still run (unconfined), as the message says.
+	res, err := a.runChecked(context.Background(), "", "echo x > "+filepath.Join(t.TempDir(), "x"), 5*time.Second)
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("%v %s", err, res.Text(1000))
+	}
+}
