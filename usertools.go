@@ -187,9 +187,15 @@ func ParseToolFile(file string, data []byte, reserved func(string) bool) (*UserT
 	}
 	top := doc.Content[0]
 	var cmdNode *yaml.Node
+	seenKeys := map[string]int{}
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := top.Content[i], top.Content[i+1]
 		line := k.Line + offset
+		if first, dup := seenKeys[k.Value]; dup {
+			bad(line, "duplicate key %q (first at line %d)", k.Value, first)
+			continue
+		}
+		seenKeys[k.Value] = line
 		switch k.Value {
 		case "parameters":
 			t.Params = parseParams(v, offset, bad)
@@ -356,10 +362,55 @@ func checkCommand(t *UserTool, n *yaml.Node, offset int, bad func(int, string, .
 				bad(line, "array parameter %q must be a whole command element (\"{{%s}}\"), not part of %q", m[1], m[1], el)
 			}
 		}
-		if i > 0 && t.Command[i-1] == "-c" && shells[path.Base(t.Command[0])] && placeholderRE.MatchString(el) {
-			bad(line, "a parameter inside a shell -c script could inject commands; pass it as its own argument and use \"$1\" in the script")
+		if i > 0 && inlineCodeBefore(t.Command, i) && placeholderRE.MatchString(el) {
+			bad(line, "a parameter after an inline-code flag (sh -c, bash -lc, python -c, node -e, ...) could inject code; pass it as its own argument (\"$1\" in the script)")
 		}
 	}
+}
+
+// interpreters take code on the command line after these short flags.
+var interpreters = map[string]string{
+	"sh": "c", "bash": "c", "dash": "c", "zsh": "c", "ksh": "c", "fish": "c", "ash": "c", "busybox": "c",
+	"python": "c", "python3": "c", "python2": "c", "perl": "eE", "ruby": "e", "node": "ep", "deno": "", "php": "rB",
+	"lua": "e", "awk": "", "osascript": "e", "pwsh": "c", "powershell": "c", "tclsh": "", "Rscript": "e",
+}
+
+// inlineCodeBefore reports whether an element before argv[i] is an
+// inline-code flag of the program (in any spelling: -c, -lc, -ec, --command,
+// --eval), the program being the first element after env and its
+// VAR=value arguments.
+func inlineCodeBefore(argv []string, i int) bool {
+	j := 0
+	if path.Base(argv[0]) == "env" {
+		j = 1
+		for j < len(argv) && (strings.Contains(argv[j], "=") || strings.HasPrefix(argv[j], "-")) {
+			j++
+		}
+	}
+	if j >= len(argv) || j >= i {
+		return false
+	}
+	prog := strings.TrimRight(path.Base(argv[j]), "0123456789.")
+	flags, ok := interpreters[prog]
+	if !ok {
+		flags, ok = interpreters[path.Base(argv[j])]
+	}
+	if !ok {
+		return false
+	}
+	for _, a := range argv[j+1 : i] {
+		switch {
+		case a == "--":
+			return false
+		case a == "--command" || a == "--eval" || a == "--exec" || strings.HasPrefix(a, "--eval=") || strings.HasPrefix(a, "--command="):
+			return true
+		case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--"):
+			if strings.ContainsAny(a[1:], flags) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // schema renders the tool's JSON schema for the model.
@@ -454,6 +505,10 @@ func (t *UserTool) buildArgv(args map[string]any) ([]string, error) {
 		})
 		if ferr != nil {
 			return nil, ferr
+		}
+		if strings.HasPrefix(out, "-") && !strings.HasPrefix(el, "-") && !endOfOptions {
+			// "{{rev}}..HEAD" with rev=--output=FILE would be an option.
+			return nil, fmt.Errorf("argument %s may not start with \"-\" (the program would read %q as an option)", quoteArgv([]string{refs[0][1]}), out)
 		}
 		argv = append(argv, out)
 	}

@@ -28,7 +28,7 @@ func TestParseToolFileProblems(t *testing.T) {
 		{"undeclared", "t.md", "---\ncommand:\n  - ls\n  - \"{{path}}\"\n---\nx\n", []string{"4: command uses {{path}}, which is not a declared parameter"}},
 		{"program param", "t.md", "---\nparameters:\n  p: {type: string}\ncommand: [\"{{p}}\", x]\n---\nx\n", []string{"4: the program (first command element) cannot be a parameter"}},
 		{"array in element", "t.md", "---\nparameters:\n  f: {type: array}\ncommand: [ls, \"--files={{f}}\"]\n---\nx\n", []string{`4: array parameter "f" must be a whole command element`}},
-		{"shell -c", "t.md", "---\nparameters:\n  p: {type: string}\ncommand: [bash, -c, \"go test {{p}}\"]\n---\nx\n", []string{"4: a parameter inside a shell -c script could inject commands"}},
+		{"shell -c", "t.md", "---\nparameters:\n  p: {type: string}\ncommand: [bash, -c, \"go test {{p}}\"]\n---\nx\n", []string{"4: a parameter after an inline-code flag"}},
 		{"read tool running a workspace script", "t.md", "---\ncommand: [./scripts/lint.sh]\neffect: read\n---\nx\n", []string{"2: a read tool cannot run a program from the workspace (./scripts/lint.sh)"}},
 		{"bad effect", "t.md", "---\ncommand: [ls]\neffect: delete\n---\nx\n", []string{`3: effect "delete"`}},
 		{"bad timeout", "t.md", "---\ncommand: [ls]\ntimeout: soon\n---\nx\n", []string{"3: timeout: use a number of seconds"}},
@@ -38,7 +38,7 @@ func TestParseToolFileProblems(t *testing.T) {
 		{"clash in another case", "agents/tools/Read_File.md", "---\ncommand: [cat]\n---\nx\n", []string{`0: tool name "Read_File" clashes with a built-in tool`}},
 		{"bad name", "agents/tools/my tool.md", "---\ncommand: [ls]\n---\nx\n", []string{`0: tool name "my tool"`}},
 		{"several at once", "t.md", "---\nparameters:\n  x:\n    type: strng\ncommand: [sh, -c, \"echo {{x}} {{y}}\"]\nefect: read\n---\nBroken.\n",
-			[]string{`4: parameter "x": unknown type`, "5: command uses {{y}}", "5: a parameter inside a shell -c", `6: unknown key "efect"`}},
+			[]string{`4: parameter "x": unknown type`, "5: command uses {{y}}", "5: a parameter after an inline-code flag", `6: unknown key "efect"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -302,5 +302,30 @@ func TestUserToolThroughLoop(t *testing.T) {
 	}
 	if !strings.Contains(env.errOut.String(), "⚙ shout") {
 		t.Fatalf("stderr = %q", env.errOut.String())
+	}
+}
+
+// Issue 17's user-tool holes: a value that turns a composite element into
+// an option, inline-code flags in any spelling, duplicate keys.
+func TestUserToolHardening(t *testing.T) {
+	tool, probs := ParseToolFile("agents/tools/lg.md", []byte("---\nparameters:\n  rev: {type: string, required: true}\ncommand: [git, log, \"{{rev}}..HEAD\"]\neffect: read\n---\nlog\n"), nil)
+	if tool == nil {
+		t.Fatal(probs)
+	}
+	if _, err := tool.buildArgv(map[string]any{"rev": "--output=/tmp/x"}); err == nil {
+		t.Fatal("a composite element became an option")
+	}
+	if argv, err := tool.buildArgv(map[string]any{"rev": "v1.0"}); err != nil || argv[2] != "v1.0..HEAD" {
+		t.Fatalf("%v %v", argv, err)
+	}
+	for _, cmd := range []string{`[bash, -lc, "echo {{x}}"]`, `[sh, -ec, "echo {{x}}"]`, `[env, FOO=1, sh, -c, "echo {{x}}"]`, `[python3, -c, "print('{{x}}')"]`, `[node, -e, "{{x}}"]`, `[perl, -e, "{{x}}"]`, `[/bin/bash, --norc, -c, "{{x}}"]`} {
+		_, probs := ParseToolFile("agents/tools/t.md", []byte("---\nparameters:\n  x: {type: string}\ncommand: "+cmd+"\n---\nt\n"), nil)
+		if len(probs) == 0 {
+			t.Errorf("%s accepted", cmd)
+		}
+	}
+	_, probs = ParseToolFile("agents/tools/d.md", []byte("---\ncommand: [ls]\ncommand: [ls, -la]\n---\nd\n"), nil)
+	if len(probs) == 0 || !strings.Contains(probs[0].Error(), "duplicate key") || probs[0].Line == 0 {
+		t.Fatalf("duplicate key: %v", probs)
 	}
 }
