@@ -102,6 +102,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fmt.Fprintf(stderr, "harvey: %v\n", err)
 		return 1
 	}
+	defer removeSandboxTmp()
 	defer a.Workspace.Close()
 	defer a.Close()
 	if !headless {

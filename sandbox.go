@@ -89,6 +89,13 @@ func sandboxAvailable() *sandboxState {
 	return &sandbox
 }
 
+// removeSandboxTmp removes the session's private TMPDIR (at exit).
+func removeSandboxTmp() {
+	if sandbox.tmp != "" && strings.Contains(sandbox.tmp, "harvey-tmp-") {
+		os.RemoveAll(sandbox.tmp)
+	}
+}
+
 // sandboxStatus says in one line what holds on this machine.
 func sandboxStatus() string {
 	s := sandboxAvailable()
