@@ -245,12 +245,16 @@ func keyLikeBase64(s string) bool {
 // group (if any) is the part replaced; otherwise the whole match is.
 type tokenRule struct {
 	re        *regexp.Regexp
-	hint      *literal // a literal every match contains, found by its rarest byte
+	hint      *literal // a literal every match contains, found by its rarest byte (nil: none)
 	wordStart bool     // the match must not follow a letter, digit or _
 }
 
 func rule(hint string, wordStart bool, pattern string) tokenRule {
-	return tokenRule{re: regexp.MustCompile(pattern), hint: newLiteral(hint), wordStart: wordStart}
+	r := tokenRule{re: regexp.MustCompile(pattern), wordStart: wordStart}
+	if hint != "" {
+		r.hint = newLiteral(hint)
+	}
+	return r
 }
 
 var secretPatterns = []tokenRule{
@@ -284,9 +288,9 @@ var secretPatterns = []tokenRule{
 // unquoted as a whole KEY=value / key: value line (env files, YAML, INI),
 // so code such as token = lexer.next() stays. They run only on lines where
 // secretKeyBefore finds such a key before a ':' or '='.
-var assignPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)(?:secret|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth[_\-]?token|private[_\-]?key|token)[A-Za-z0-9_.\-]*["']?[ \t]*(?::=|[:=])[ \t]*["']([^"'\s]{6,})["']`),
-	regexp.MustCompile(`(?i)^[ \t]*(?:export[ \t]+)?[A-Za-z0-9_.\-]*(?:secret|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth[_\-]?token|private[_\-]?key|token)[A-Za-z0-9_.\-]*[ \t]*[:=][ \t]*([^\s"'(){}\[\],;]{6,})[ \t]*$`),
+var assignPatterns = []tokenRule{
+	rule("", false, `(?i)(?:secret|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth[_\-]?token|private[_\-]?key|token)[A-Za-z0-9_.\-]*["']?[ \t]*(?::=|[:=])[ \t]*["']([^"'\s]{6,})["']`),
+	rule("", false, `(?i)^[ \t]*(?:export[ \t]+)?[A-Za-z0-9_.\-]*(?:secret|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth[_\-]?token|private[_\-]?key|token)[A-Za-z0-9_.\-]*[ \t]*[:=][ \t]*([^\s"'(){}\[\],;]{6,})[ \t]*$`),
 }
 
 // secretWords are the key names assignPatterns look for (lower case).
@@ -407,8 +411,8 @@ func redactTokens(s string) string {
 			continue
 		}
 		red := line
-		for _, re := range assignPatterns {
-			red = replaceLastGroup(re, red)
+		for _, r := range assignPatterns {
+			red = r.replace(red)
 		}
 		if red == line {
 			continue
@@ -491,23 +495,6 @@ func isWordByte(c byte) bool {
 	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// replaceLastGroup replaces each match's last group (or the whole match)
-// with the marker, leaving text already redacted alone.
-func replaceLastGroup(re *regexp.Regexp, s string) string {
-	return re.ReplaceAllStringFunc(s, func(m string) string {
-		sub := re.FindStringSubmatchIndex(m)
-		for g := len(sub)/2 - 1; g >= 1; g-- {
-			if sub[2*g] >= 0 {
-				if strings.Contains(m[sub[2*g]:sub[2*g+1]], "REDACTED") {
-					return m
-				}
-				return m[:sub[2*g]] + redactedMark + m[sub[2*g+1]:]
-			}
-		}
-		return redactedMark
-	})
-}
-
 // secretKeyBefore reports whether a line has a secret word before one of
 // its ':' or '=' (the only lines assignPatterns can match).
 func secretKeyBefore(line string) bool {
@@ -517,19 +504,6 @@ func secretKeyBefore(line string) bool {
 	}
 	last := strings.LastIndexAny(line, ":=")
 	return containsAnyFold(line[:last], secretWords)
-}
-
-// mayHoldSecret is a cheap pre-filter: whether redaction could change s.
-func mayHoldSecret(s string) bool {
-	if strings.Contains(s, "PRIVATE KEY") || len(assignmentLines(s)) > 0 {
-		return true
-	}
-	for _, r := range secretPatterns {
-		if r.hint.IndexString(s, 0) >= 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // sanitizeForTerminal makes text safe to print: ANSI/OSC escape sequences and

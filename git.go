@@ -519,10 +519,6 @@ func gitPathDenied(p string, denied func(string) bool) bool {
 		return false
 	}
 	clean := path.Clean(p)
-	if !strings.HasPrefix(clean, "../") && clean != ".." && !path.IsAbs(clean) {
-		if lexicalPolicy(clean, clean, opRead) != nil || denied(clean) {
-			return true
-		}
-	}
-	return false
+	// denied is the caller's policy (it includes the lexical rules).
+	return !strings.HasPrefix(clean, "../") && clean != ".." && !path.IsAbs(clean) && denied(clean)
 }

@@ -350,44 +350,40 @@ func splitRevPath(arg string) (rev, p string, ok bool) {
 		}
 		return ":", rest, true
 	}
-	depth := 0
-	for i := 0; i < len(arg); i++ {
-		switch arg[i] {
-		case '{':
-			depth++
-		case '}':
-			if depth > 0 {
-				depth--
-			}
-		case ':':
-			if depth == 0 {
-				return arg[:i], arg[i+1:], true
-			}
-		}
+	if i := indexOutsideBraces(arg, func(i int) bool { return arg[i] == ':' }); i >= 0 {
+		return arg[:i], arg[i+1:], true
 	}
 	return arg, "", false
 }
 
 // splitRange splits A..B and A...B (either side may be empty: HEAD).
 func splitRange(arg string) (a, sep, b string, ok bool) {
+	i := indexOutsideBraces(arg, func(i int) bool { return i+1 < len(arg) && arg[i] == '.' && arg[i+1] == '.' })
+	if i < 0 {
+		return arg, "", "", false
+	}
+	sep = ".."
+	if i+2 < len(arg) && arg[i+2] == '.' {
+		sep = "..."
+	}
+	return arg[:i], sep, arg[i+len(sep):], true
+}
+
+// indexOutsideBraces is the first position where at holds that is not
+// inside {...}: git skips "^{/a:b}" and "@{1..2}" text this way.
+func indexOutsideBraces(arg string, at func(int) bool) int {
 	depth := 0
-	for i := 0; i+1 < len(arg); i++ {
-		switch arg[i] {
-		case '{':
+	for i := 0; i < len(arg); i++ {
+		switch {
+		case arg[i] == '{':
 			depth++
-		case '}':
+		case arg[i] == '}':
 			if depth > 0 {
 				depth--
 			}
-		case '.':
-			if depth == 0 && arg[i+1] == '.' {
-				sep = ".."
-				if i+2 < len(arg) && arg[i+2] == '.' {
-					sep = "..."
-				}
-				return arg[:i], sep, arg[i+len(sep):], true
-			}
+		case depth == 0 && at(i):
+			return i
 		}
 	}
-	return arg, "", "", false
+	return -1
 }

@@ -145,7 +145,7 @@ func TestGitByConstructionOrdinaryUse(t *testing.T) {
 }
 
 func TestGitByConstructionRefusals(t *testing.T) {
-	ws, dir, outside, marker := hostileRepo(t)
+	ws, _, outside, marker := hostileRepo(t)
 	ctx := context.Background()
 	shadow := filepath.Join(outside, "secret.txt")
 	refused := [][]string{
@@ -180,7 +180,6 @@ func TestGitByConstructionRefusals(t *testing.T) {
 			}
 		})
 	}
-	_ = dir
 }
 
 // Every way git prints files leaves out the denied ones, with the same
@@ -215,7 +214,7 @@ func TestFilterGitOutput(t *testing.T) {
 		"diff --git a/.env b/.env\nindex 1..2 100644\n--- a/.env\n+++ b/.env\n@@ -1 +1,2 @@\n-A=" + secret + "\n+diff --git a/x b/x\n+B=" + secret + "\n" +
 		"diff --git \"a/agents/h\\303\\244.yaml\" \"b/agents/h\\303\\244.yaml\"\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-" + secret + "\n+" + secret + "\n" +
 		"M\t.env\nok.go | 2 +-\n.env | 2 +-\n?? id_rsa\n R  a.go -> .netrc\n\tmodified:   .env\nafter\n"
-	out, n := filterGitOutput(in, func(string) bool { return false })
+	out, n := filterGitOutput(in, func(p string) bool { return lexicalPolicy(p, p, opRead) != nil })
 	if strings.Contains(out, secret) || strings.Contains(out, ".env") || strings.Contains(out, "id_rsa") || strings.Contains(out, ".netrc") {
 		t.Fatalf("leaked:\n%s", out)
 	}
