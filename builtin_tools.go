@@ -485,13 +485,50 @@ func (a *Agent) runChecked(ctx context.Context, tool, line string, timeout time.
 	if timeout <= 0 {
 		timeout = time.Duration(a.Config.RunTimeout)
 	}
-	res := runProcess(ctx, procSpec{Dir: a.Workspace.Root, Argv: argv, Env: baseEnv(), Timeout: timeout, Limit: a.maxOut(), Sandbox: a.commandSandbox()})
-	outcome := AuditSuccess
-	if res.Err != nil || res.ExitCode != 0 || res.TimedOut {
-		outcome = AuditError
+	spec := procSpec{Dir: a.Workspace.Root, Argv: argv, Env: baseEnv(), Timeout: timeout, Limit: a.maxOut(), Sandbox: a.commandSandbox()}
+	res := runProcess(ctx, spec)
+	a.Audit.Record("run", line, runOutcome(res), res.Duration)
+	if sb, ok := a.escalate(ctx, line, res); ok {
+		spec.Sandbox = sb
+		res = runProcess(ctx, spec)
+		what := "run outside the sandbox"
+		if sb != nil {
+			what = "run with network"
+		}
+		a.Audit.Record(what, line, runOutcome(res), res.Duration)
 	}
-	a.Audit.Record("run", line, outcome, res.Duration)
 	return res, nil
+}
+
+func runOutcome(res RunResult) string {
+	if res.Err != nil || res.ExitCode != 0 || res.TimedOut {
+		return AuditError
+	}
+	return AuditSuccess
+}
+
+// escalate asks, in the REPL only, whether a command the sandbox blocked
+// may run once more with the one rule lifted: network for a refused
+// connection, otherwise no sandbox at all. It is a second, explicit
+// question (only "yes" counts; --yes and "always" do not answer it), and
+// headless it is never asked.
+func (a *Agent) escalate(ctx context.Context, line string, res RunResult) (*sandboxSpec, bool) {
+	if res.Blocked == ruleNone || !a.Interactive || a.In == nil || ctx.Err() != nil {
+		return nil, false
+	}
+	var sb *sandboxSpec
+	q := "Run it again OUTSIDE the sandbox, with all your rights? Type yes to allow: "
+	if res.Blocked == ruleNetwork {
+		sb = a.commandSandbox()
+		sb.Network = true
+		q = "Run it again with network connections allowed (still sandboxed otherwise)? Type yes to allow: "
+	}
+	fmt.Fprintf(a.Err, "%s the sandbox blocked: %s\n  %s\n", a.colorize("33", "!"), sanitizeForTerminal(line), sanitizeForTerminal(res.Note))
+	ans, err := a.In.ReadLine(q)
+	if err != nil || strings.ToLower(strings.TrimSpace(ans)) != "yes" {
+		return nil, false
+	}
+	return sb, true
 }
 
 func (a *Agent) toolGitCommand(ctx context.Context, args map[string]any) (string, error) {

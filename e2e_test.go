@@ -74,9 +74,16 @@ func buildHarvey(t *testing.T) string {
 
 func runHarvey(t *testing.T, bin, dir, stdin string, args ...string) (string, string, int) {
 	t.Helper()
+	return runHarveyEnv(t, bin, dir, stdin, nil, args...)
+}
+
+// runHarveyEnv runs the built binary with extra environment variables
+// (later ones win).
+func runHarveyEnv(t *testing.T, bin, dir, stdin string, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=")
+	cmd.Env = append(append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -132,7 +132,8 @@ type RunResult struct {
 	Output   []byte // stdout and stderr interleaved, at most the cap
 	Stderr   []byte // stderr alone, when the spec split it
 	Note     string // one line added after the status (a sandbox refusal)
-	Dropped  int64  // bytes past the cap
+	Blocked  sandboxRule
+	Dropped  int64 // bytes past the cap
 	ExitCode int
 	TimedOut bool
 	Flooded  bool
@@ -274,7 +275,7 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 	out, dropped := w.result()
 	res := RunResult{Output: out, Dropped: dropped, Duration: time.Since(start), ExitCode: cmd.ProcessState.ExitCode()}
 	if sp != nil {
-		res.Note = sandboxBlockedHint(string(out), res.ExitCode)
+		res.Blocked, res.Note = sandboxBlocked(string(out), res.ExitCode, sp)
 	}
 	if errw != nil {
 		res.Stderr, _ = errw.result()

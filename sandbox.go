@@ -227,22 +227,91 @@ func sandboxEnv(env []string) []string {
 	return append(out, "TMPDIR="+t, "TMP="+t, "TEMP="+t)
 }
 
-// sandboxBlockedHint is the one line added to a failed command's result
-// when what failed looks like a sandbox refusal.
-func sandboxBlockedHint(out string, exit int) string {
-	if exit == 0 || sandboxAvailable().landlock == 0 {
+// sandboxRule names the rule that stopped a command.
+type sandboxRule int
+
+const (
+	ruleNone     sandboxRule = iota
+	rulePath                 // a path outside what commands may read or write
+	ruleReadOnly             // agents/ or .git/
+	ruleNetwork              // a TCP connection
+	ruleExec                 // safe mode: a program not allowed to execute
+)
+
+// sandboxBlocked finds, in a failed command's output, the refusal the
+// sandbox caused and says which rule in one line. The kernel's answer is
+// EACCES/EPERM/EROFS; the path or socket in the message says which rule.
+func sandboxBlocked(out string, exit int, spec *sandboxSpec) (sandboxRule, string) {
+	if exit == 0 || spec == nil {
+		return ruleNone, ""
+	}
+	for _, line := range strings.Split(out, "\n") {
+		low := strings.ToLower(line)
+		if strings.Contains(low, "read-only file system") {
+			return ruleReadOnly, "[sandbox: agents/ and .git/ are read-only to commands]"
+		}
+		if strings.Contains(line, "harvey sandbox:") && strings.Contains(line, "not allowed to execute") {
+			return ruleExec, "[sandbox: not allowed to execute: in safe mode only allowed_commands run]"
+		}
+		if !strings.Contains(low, "permission denied") && !strings.Contains(low, "operation not permitted") {
+			continue
+		}
+		if !spec.Network && (strings.Contains(low, "connect") || strings.Contains(low, "/dev/tcp/") || strings.Contains(low, "socket") || strings.Contains(low, "bind")) {
+			return ruleNetwork, "[sandbox: network: commands may not open TCP connections unless you allow it (sandbox: network: true in your config)]"
+		}
+		p := deniedPath(line)
+		if p == "" {
+			continue
+		}
+		if !strings.ContainsRune(p, '/') && len(spec.Exec) > 0 {
+			return ruleExec, "[sandbox: not allowed to execute: " + p + " (in safe mode only allowed_commands run)]"
+		}
+		abs := p
+		if !filepath.IsAbs(abs) {
+			abs = filepath.Join(spec.Dir, abs)
+		}
+		switch {
+		case underAny(abs, spec.ReadOnly):
+			return ruleReadOnly, "[sandbox: agents/ and .git/ are read-only to commands]"
+		case !underAny(abs, spec.RW) && underAny(abs, spec.RO):
+			return rulePath, "[sandbox: path outside: " + p + " may be read but not written by commands]"
+		case !underAny(abs, spec.RW):
+			return rulePath, "[sandbox: path outside: " + p + " is outside what commands may use (the workspace, TMPDIR, toolchain caches, the system)]"
+		case len(spec.Exec) > 0:
+			return ruleExec, "[sandbox: not allowed to execute: in safe mode only allowed_commands run]"
+		}
+	}
+	return ruleNone, ""
+}
+
+// deniedPath is the object of "prog: OBJECT: Permission denied" (quotes
+// and "cannot create" style verbs removed).
+func deniedPath(line string) string {
+	i := strings.LastIndex(strings.ToLower(line), ": permission denied")
+	if i < 0 {
+		i = strings.LastIndex(strings.ToLower(line), ": operation not permitted")
+	}
+	if i < 0 {
 		return ""
 	}
-	low := strings.ToLower(out)
-	switch {
-	case strings.Contains(low, "read-only file system"):
-		return "[sandbox: agents/ and .git/ are read-only to commands]"
-	case strings.Contains(low, "permission denied") || strings.Contains(low, "operation not permitted"):
-		return "[sandbox: commands may write only inside the workspace, TMPDIR and toolchain caches, read no files of your home, open no network connections, and in safe mode run only allowed programs]"
-	case strings.Contains(low, "network is unreachable") || strings.Contains(low, "could not resolve") || strings.Contains(low, "connection refused"):
-		return "[sandbox: network connections are off for commands unless allowed]"
+	head := line[:i]
+	if j := strings.LastIndex(head, ": "); j >= 0 {
+		head = head[j+2:]
 	}
-	return ""
+	head = strings.TrimSpace(head)
+	if f := strings.Fields(head); len(f) > 1 {
+		head = f[len(f)-1]
+	}
+	return strings.Trim(head, "'\"`‘’")
+}
+
+func underAny(p string, roots []string) bool {
+	for _, r := range roots {
+		if p == r || strings.HasPrefix(p, strings.TrimSuffix(r, "/")+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // runSandboxLauncher is the launcher's main (harvey __harvey_sandbox SPEC,

@@ -192,3 +192,57 @@ func TestSandboxFallbackMessage(t *testing.T) {
 		t.Fatalf("%v %s", err, res.Text(1000))
 	}
 }
+
+// In the REPL a blocked command may run once more with the rule lifted,
+// after a second, explicit "yes"; anything else, --yes, or headless: never.
+func TestSandboxEscalation(t *testing.T) {
+	env, outside := sandboxEnvT(t)
+	target := filepath.Join(outside, "esc")
+	line := "echo x > " + target
+	var errOut strings.Builder
+	env.a.Err = &errOut
+	for _, c := range []struct {
+		interactive, auto bool
+		answer            string
+		wrote             bool
+	}{
+		{false, true, "yes\n", false}, // headless with --yes: never asked
+		{true, true, "y\n", false},    // "y" is not the explicit yes
+		{true, false, "no\n", false},
+		{true, false, "yes\n", true},
+	} {
+		os.Remove(target)
+		env.a.Interactive, env.a.AutoApprove = c.interactive, c.auto
+		env.a.In = NewLineReader(strings.NewReader(c.answer))
+		res, err := env.a.runChecked(context.Background(), "", line, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, statErr := os.Stat(target)
+		if (statErr == nil) != c.wrote || (c.wrote && res.ExitCode != 0) {
+			t.Fatalf("%+v: wrote=%v exit=%d %s", c, statErr == nil, res.ExitCode, res.Text(500))
+		}
+	}
+	if !strings.Contains(errOut.String(), "the sandbox blocked: "+line) {
+		t.Fatalf("no question shown: %q", errOut.String())
+	}
+	// A refused connection offers network only, still sandboxed.
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			c.Close()
+		}
+	}()
+	env.a.In = NewLineReader(strings.NewReader("yes\n"))
+	res, _ := env.a.runChecked(context.Background(), "", fmt.Sprintf("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo connected && echo x > %s'", ln.Addr().(*net.TCPAddr).Port, target+"2"), 5*time.Second)
+	if !strings.HasPrefix(res.Text(1000), "connected\n") {
+		t.Fatalf("network rerun: %s", res.Text(1000))
+	}
+	if _, err := os.Stat(target + "2"); err == nil {
+		t.Fatal("the network rerun lifted the file rules too")
+	}
+}

@@ -1,0 +1,194 @@
+package harvey
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The built binary, a scripted model asking for hostile commands: every
+// one fails or dies with a sandbox line, nothing leaves the workspace, and
+// ordinary work (go build, go test, git status, ls, grep) still works.
+func TestEndToEndSandbox(t *testing.T) {
+	requireSandbox(t)
+	bin := buildHarvey(t)
+	f := newFakeOllama(t, "llama3.2:latest")
+	root := t.TempDir()
+	dir := filepath.Join(root, "ws")
+	outside := filepath.Join(root, "outside")
+	home := filepath.Join(root, "home")
+	for _, d := range []string{dir, outside, filepath.Join(home, ".ssh")} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte("FIXTURE-HOME-KEY\n"), 0o600)
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan bool, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+			accepted <- true
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	marker := filepath.Join(dir, "late-marker")
+
+	hostile := []string{
+		"echo x > ../outside/x",
+		"echo x > ~/x",
+		"echo x > agents/x",
+		"cat ~/.ssh/id_rsa",
+		fmt.Sprintf("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo connected'", port),
+		"setsid sh -c 'sleep 2; echo late > " + marker + "' > /dev/null 2>&1 &",
+	}
+	var calls []fakeCall
+	for i, c := range hostile {
+		calls = append(calls, fakeCall{id: fmt.Sprint("h", i), name: "run_command", args: map[string]any{"command": c}})
+	}
+	// A timed-out command whose setsid grandchild would write later.
+	calls = append(calls, fakeCall{id: "to", name: "run_command", args: map[string]any{"command": "setsid sh -c 'sleep 3; echo late >> " + marker + "' & sleep 60", "timeout": 1}})
+	work := []string{"ls", "grep -n hello m.go", "git init -q && git status --short", "go build ./... && go test ./..."}
+	var workCalls []fakeCall
+	for i, c := range work {
+		workCalls = append(workCalls, fakeCall{id: fmt.Sprint("w", i), name: "run_command", args: map[string]any{"command": c}})
+	}
+	f.script(toolReply("llama3.2", calls...), toolReply("llama3.2", workCalls...), textReply("llama3.2", "Done."))
+
+	writeFile(t, dir, "go.mod", "module m\ngo 1.21\n")
+	writeFile(t, dir, "m.go", "package m\n\n// hello\nfunc F() int { return 1 }\n")
+	writeFile(t, dir, "m_test.go", "package m\nimport \"testing\"\nfunc TestF(t *testing.T) { if F() != 1 { t.Fatal() } }\n")
+	env := []string{"HOME=" + home}
+	if c, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
+		env = append(env, "GOCACHE="+strings.TrimSpace(string(c)))
+	}
+	if c, err := exec.Command("go", "env", "GOMODCACHE").Output(); err == nil {
+		env = append(env, "GOMODCACHE="+strings.TrimSpace(string(c)))
+	}
+	if p, err := exec.LookPath("go"); err == nil {
+		env = append(env, "PATH="+filepath.Dir(p)+":"+os.Getenv("PATH"))
+	}
+	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "try things", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	if code != 0 || !strings.Contains(out, "Done.") {
+		t.Fatalf("exit %d: %q %q", code, out, errOut)
+	}
+	results := toolResults(f.chatRequests())
+	for i, c := range hostile[:5] {
+		r := results[fmt.Sprint("h", i)]
+		if strings.Contains(r, "[exit 0]") || strings.Contains(r, "FIXTURE-HOME-KEY") || strings.Contains(r, "\nconnected") || !strings.Contains(r, "[sandbox: ") {
+			t.Errorf("%s: not stopped with a sandbox line: %q", c, r)
+		}
+	}
+	if r := results["to"]; !strings.Contains(r, "timed out") {
+		t.Errorf("timeout: %q", r)
+	}
+	for i, c := range work {
+		if r := results[fmt.Sprint("w", i)]; !strings.Contains(r, "[exit 0]") {
+			t.Errorf("%s failed in the sandbox: %q", c, r)
+		}
+	}
+	time.Sleep(4 * time.Second)
+	for _, p := range []string{filepath.Join(outside, "x"), filepath.Join(home, "x"), filepath.Join(dir, "agents", "x"), marker} {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("%s was created", p)
+		}
+	}
+	select {
+	case <-accepted:
+		t.Error("a command connected to the listener")
+	default:
+	}
+
+	// Safe mode from the user's own config, allowed_commands [find, git]:
+	// the kernel refuses the shell that find -exec and a git alias start.
+	cfgHome := filepath.Join(root, "config")
+	os.MkdirAll(filepath.Join(cfgHome, "harvey"), 0o700)
+	os.WriteFile(filepath.Join(cfgHome, "harvey", "harvey.yaml"), []byte("safe_mode: true\nallowed_commands: [find, git]\n"), 0o600)
+	f.script(toolReply("llama3.2",
+		fakeCall{id: "s1", name: "run_command", args: map[string]any{"command": `find . -maxdepth 0 -exec sh -c 'touch x' \;`}},
+		fakeCall{id: "s2", name: "run_command", args: map[string]any{"command": `git -c alias.x='!touch y' x`}},
+		fakeCall{id: "s3", name: "run_command", args: map[string]any{"command": `find . -name m.go`}},
+	), textReply("llama3.2", "Safe."))
+	out, errOut, code = runHarveyEnv(t, bin, dir, "", append(env, "XDG_CONFIG_HOME="+cfgHome), "-p", "safe", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	if code != 0 || !strings.Contains(out, "Safe.") {
+		t.Fatalf("safe mode: exit %d: %q %q", code, out, errOut)
+	}
+	for _, p := range []string{"x", "y"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
+			t.Errorf("safe mode: %s was created", p)
+		}
+	}
+	results = toolResults(f.chatRequests())
+	if r := results["s3"]; !strings.Contains(r, "./m.go") || !strings.Contains(r, "[exit 0]") {
+		t.Errorf("an allowed program failed in safe mode: %q", r)
+	}
+}
+
+// toolResults maps tool_call ids to the tool messages of the last request
+// (Ollama's tool messages carry tool_name; ids are matched by order).
+func toolResults(reqs []map[string]any) map[string]string {
+	out := map[string]string{}
+	for _, req := range reqs {
+		msgs := messagesOf(req)
+		var ids []string
+		for _, m := range msgs {
+			switch m["role"] {
+			case "assistant":
+				ids = ids[:0]
+				calls, _ := m["tool_calls"].([]any)
+				for _, c := range calls {
+					cm, _ := c.(map[string]any)
+					id, _ := cm["id"].(string)
+					ids = append(ids, id)
+				}
+			case "tool":
+				if len(ids) > 0 {
+					out[ids[0]], _ = m["content"].(string)
+					ids = ids[1:]
+				}
+			}
+		}
+	}
+	return out
+}
+
+// The refusal names its rule.
+func TestSandboxBlockedNamesTheRule(t *testing.T) {
+	spec := &sandboxSpec{Dir: "/w", RW: []string{"/w", "/tmp/h"}, RO: []string{"/usr", "/etc"}, ReadOnly: []string{"/w/agents", "/w/.git"}}
+	safe := *spec
+	safe.Exec = []string{"/usr/bin/find"}
+	for _, c := range []struct {
+		out  string
+		spec *sandboxSpec
+		want sandboxRule
+		text string
+	}{
+		{"sh: 1: cannot create ../outside/x: Permission denied\n", spec, rulePath, "../outside/x is outside"},
+		{"cat: /home/u/.ssh/id_rsa: Permission denied\n", spec, rulePath, "/home/u/.ssh/id_rsa"},
+		{"touch: cannot touch '/etc/x': Permission denied\n", spec, rulePath, "may be read but not written"},
+		{"bash: line 1: agents/x: Read-only file system\n", spec, ruleReadOnly, "read-only"},
+		{"bash: connect: Permission denied\n", spec, ruleNetwork, "network"},
+		{"find: 'sh': Permission denied\n", &safe, ruleExec, "not allowed to execute: sh"},
+		{"harvey sandbox: sh: not allowed to execute here\n", &safe, ruleExec, "safe mode"},
+		{"open x: Permission denied\n", spec, ruleNone, ""}, // inside the workspace: not the sandbox
+	} {
+		rule, text := sandboxBlocked(c.out, 1, c.spec)
+		if rule != c.want || !strings.Contains(text, c.text) {
+			t.Errorf("%q: got %d %q, want %d %q", c.out, rule, text, c.want, c.text)
+		}
+	}
+	if r, _ := sandboxBlocked("cat: /home/u/x: Permission denied", 0, spec); r != ruleNone {
+		t.Error("a successful command was called blocked")
+	}
+}
