@@ -207,7 +207,7 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 	env := s.Env
 	var sp *sandboxSpec
 	if s.Sandbox != nil {
-		if sb := sandboxAvailable(); !sb.forceNone && sb.landlock > 0 && sb.self != "" {
+		if sb := sandboxAvailable(); sb.enforced() {
 			if _, err := lookPath(argv[0]); err != nil {
 				return RunResult{Err: err, ExitCode: 127}
 			}

@@ -55,6 +55,7 @@ type sandboxState struct {
 	once      sync.Once
 	landlock  int    // Landlock ABI version (0: none)
 	ns        bool   // unprivileged user, mount and PID namespaces work
+	seatbelt  bool   // macOS: /usr/bin/sandbox-exec is there
 	why       string // why commands are not sandboxed, when they are not
 	self      string // the harvey executable (the launcher)
 	tmp       string // the session's private TMPDIR
@@ -78,15 +79,20 @@ func sandboxAvailable() *sandboxState {
 			return
 		}
 		s.self = exe
-		s.landlock, s.ns = probeSandbox()
-		if s.landlock == 0 {
-			s.why = "this kernel has no Landlock (Linux 5.13+ with landlock in the LSM list): commands are NOT sandboxed"
+		s.landlock, s.ns, s.seatbelt = probeSandbox()
+		if s.landlock == 0 && !s.seatbelt {
+			s.why = noSandboxWhy
 		}
 		if d, err := os.MkdirTemp("", "harvey-tmp-"); err == nil {
 			s.tmp = d
 		}
 	})
 	return &sandbox
+}
+
+// enforced reports whether commands really run in the sandbox here.
+func (s *sandboxState) enforced() bool {
+	return !s.forceNone && s.self != "" && (s.landlock > 0 || s.seatbelt)
 }
 
 // removeSandboxTmp removes the session's private TMPDIR (at exit).
@@ -99,8 +105,11 @@ func removeSandboxTmp() {
 // sandboxStatus says in one line what holds on this machine.
 func sandboxStatus() string {
 	s := sandboxAvailable()
-	if s.landlock == 0 || s.forceNone {
+	if !s.enforced() {
 		return s.why
+	}
+	if s.seatbelt {
+		return "commands are sandboxed (macOS sandbox-exec): writes only in the workspace, TMPDIR and toolchain caches; agents/ and .git/ read-only; no reads of your home; no network unless allowed; a process that leaves its process group (setsid) is NOT contained"
 	}
 	parts := []string{fmt.Sprintf("Landlock ABI %d: writes only in the workspace, TMPDIR and toolchain caches; no reads of your home", s.landlock)}
 	if s.landlock >= 4 {

@@ -18,7 +18,7 @@ func BenchmarkRunTrue(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			var sb *sandboxSpec
 			if mode == "sandboxed" {
-				if sandboxAvailable().landlock == 0 {
+				if !sandboxAvailable().enforced() {
 					b.Skip("no Landlock")
 				}
 				sb = a.commandSandbox()

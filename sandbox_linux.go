@@ -18,20 +18,22 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+const noSandboxWhy = "this kernel has no Landlock (Linux 5.13+ with landlock in the LSM list): commands are NOT sandboxed"
+
 // probeSandbox finds the Landlock ABI and whether unprivileged user, mount
 // and PID namespaces can be made (tried for real, once).
-func probeSandbox() (int, bool) {
+func probeSandbox() (abi int, ns, seatbelt bool) {
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
-		return 0, false
+		return 0, false, false
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return abi, false
+		return abi, false, false
 	}
 	cmd := exec.Command(exe, "--version")
 	cmd.SysProcAttr = nsAttr()
-	return abi, cmd.Run() == nil
+	return abi, cmd.Run() == nil, false
 }
 
 // nsAttr starts a process in new user, mount and PID namespaces, in its own

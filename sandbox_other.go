@@ -1,12 +1,14 @@
-//go:build !linux
+//go:build !linux && !darwin
 
 package harvey
 
 import "syscall"
 
-// probeSandbox: no Landlock outside Linux (macOS's sandbox-exec profile is
-// not written yet), so commands run unconfined and Harvey says so.
-func probeSandbox() (int, bool) { return 0, false }
+const noSandboxWhy = "this system has neither Landlock nor sandbox-exec: commands are NOT sandboxed"
+
+// probeSandbox: no sandbox outside Linux and macOS, so commands run
+// unconfined and Harvey says so.
+func probeSandbox() (abi int, ns, seatbelt bool) { return 0, false, false }
 
 func sandboxProcAttr(sandboxSpec) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 

@@ -66,7 +66,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		a.logf("user tools from %s/: %s", UserToolsDir, strings.Join(a.userTools, ", "))
 	}
 	a.warnAgentsNotIgnored()
-	if sb := sandboxAvailable(); sb.landlock == 0 {
+	if sb := sandboxAvailable(); !sb.enforced() {
 		a.logf("%s", a.colorize("33", "warning: "+sb.why))
 	}
 	repairNewestRecording(ws)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"regexp"
 	"sort"
@@ -70,7 +71,7 @@ var (
 	// A placeholder is {{name}}; other {{...}} text, such as the Go
 	// template in go list -f '{{.ImportPath}}', is passed as it is.
 	placeholderRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
-	userParamType = map[string]bool{"string": true, "number": true, "integer": true, "boolean": true, "array": true}
+	userParamType = map[string]bool{"string": true, "number": true, "integer": true, "boolean": true, "array": true, "path": true}
 	shells        = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true, "ash": true, "busybox": true}
 )
 
@@ -311,7 +312,7 @@ func parseParams(v *yaml.Node, offset int, bad func(int, string, ...any)) []User
 			case "type":
 				p.Type = fv.Value
 				if !userParamType[p.Type] {
-					bad(fl, "parameter %q: unknown type %q (use string, number, integer, boolean or array)", p.Name, fv.Value)
+					bad(fl, "parameter %q: unknown type %q (use string, path, number, integer, boolean or array)", p.Name, fv.Value)
 				}
 			case "description":
 				p.Description = strings.TrimSpace(fv.Value)
@@ -421,6 +422,10 @@ func (t *UserTool) schema() map[string]any {
 		s := map[string]any{"type": p.Type}
 		if p.Description != "" {
 			s["description"] = p.Description
+		}
+		if p.Type == "path" {
+			s["type"] = "string"
+			s["description"] = strings.TrimSpace(p.Description + " (a path relative to the workspace)")
 		}
 		if p.Type == "array" {
 			s["items"] = map[string]any{"type": "string"}
@@ -608,11 +613,59 @@ func (a *Agent) reloadUserTools() []ToolFileProblem {
 	return problems
 }
 
+// checkToolPaths puts every path parameter through the path policy of
+// read_file (write_file for a path that does not exist yet, in a tool that
+// is not read-only) and passes the resolved workspace-relative path on:
+// the program gets the checked object, never the spelling the model chose
+// (a link, "..", agents/, a denied file are refused here).
+func (a *Agent) checkToolPaths(t *UserTool, args map[string]any) (map[string]any, error) {
+	var out map[string]any
+	for _, p := range t.Params {
+		v, ok := args[p.Name].(string)
+		if p.Type != "path" || !ok {
+			continue
+		}
+		perm := PermRead
+		rp, err := resolveWorkspacePath(a.Workspace, v, opRead)
+		if err != nil && t.Effect != EffectRead {
+			if wp, werr := resolveWorkspacePath(a.Workspace, v, opWrite); werr == nil && wp.info == nil {
+				rp, err, perm = wp, nil, PermWrite
+			} else if werr == nil {
+				wp.close()
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("argument %q: %w", p.Name, err)
+		}
+		rp.close()
+		if err := a.checkPermission(rp.Rel, perm); err != nil {
+			return nil, fmt.Errorf("argument %q: %w", p.Name, err)
+		}
+		rel := rp.Rel
+		if strings.HasPrefix(rel, "-") {
+			rel = "./" + rel
+		}
+		if out == nil {
+			out = maps.Clone(args)
+		}
+		out[p.Name] = rel
+	}
+	if out == nil {
+		return args, nil
+	}
+	return out, nil
+}
+
 // runUserTool runs a user tool through the same checks and runner as
 // run_command: exec permission, safe mode's allowlist, approval by effect
 // (read-only tools run without asking), then the runner with the workspace
 // as working directory, filtered environment, process-group kill and cap.
 func (a *Agent) runUserTool(ctx context.Context, t *UserTool, args map[string]any) (string, error) {
+	args, err := a.checkToolPaths(t, args)
+	if err != nil {
+		a.Audit.Record("tool", t.Name, AuditDenied, 0)
+		return "", err
+	}
 	argv, err := t.buildArgv(args)
 	if err != nil {
 		return "", err

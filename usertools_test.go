@@ -1,6 +1,7 @@
 package harvey
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -327,5 +328,49 @@ func TestUserToolHardening(t *testing.T) {
 	_, probs = ParseToolFile("agents/tools/d.md", []byte("---\ncommand: [ls]\ncommand: [ls, -la]\n---\nd\n"), nil)
 	if len(probs) == 0 || !strings.Contains(probs[0].Error(), "duplicate key") || probs[0].Line == 0 {
 		t.Fatalf("duplicate key: %v", probs)
+	}
+}
+
+// A parameter declared as a path goes through read_file's policy, and the
+// program gets the resolved workspace path, never the model's spelling.
+func TestUserToolPathParameters(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	writeFile(t, env.dir, "src/a.go", "package a\n")
+	writeFile(t, env.dir, "private/k.txt", "KEEP-OUT\n")
+	writeFile(t, env.dir, ".env", "X=1\n")
+	writeFile(t, env.dir, "-n", "dash\n")
+	os.Symlink("private", filepath.Join(env.dir, "link"))
+	os.Symlink("..", filepath.Join(env.dir, "up"))
+	env.a.Config.Permissions = map[string][]string{".": {"read", "write", "exec"}, "private": {}}
+	writeTool(t, env, "show", "---\nparameters:\n  file: {type: path, required: true}\ncommand: [cat, \"{{file}}\"]\neffect: read\n---\nShow a file.\n")
+	tool, _, _ := env.a.Tools.GetTool("show")
+	if s, _ := json.Marshal(tool.Function.Parameters); !strings.Contains(string(s), `"file":{"description":"(a path relative to the workspace)","type":"string"}`) {
+		t.Fatalf("schema = %s", s)
+	}
+	for _, bad := range []string{"../x", "/etc/passwd", "agents/tools/show.md", ".env", "private/k.txt", "link/k.txt", "up/x", "missing.txt"} {
+		out, err := callTool(t, env, "show", map[string]any{"file": bad})
+		if err == nil || strings.Contains(out, "KEEP-OUT") {
+			t.Errorf("%s: not refused: %q %v", bad, out, err)
+		}
+	}
+	out, err := callTool(t, env, "show", map[string]any{"file": "src/../src/a.go"})
+	if err != nil || !strings.HasPrefix(out, "package a") {
+		t.Fatalf("good path: %q %v", out, err)
+	}
+	// A file named like an option is passed as ./-n, not read as -n.
+	if out, err := callTool(t, env, "show", map[string]any{"file": "-n"}); err != nil || !strings.HasPrefix(out, "dash") {
+		t.Fatalf("-n: %q %v", out, err)
+	}
+	// A tool that writes may name a file that does not exist yet.
+	writeTool(t, env, "mk", "---\nparameters:\n  file: {type: path, required: true}\ncommand: [touch, \"{{file}}\"]\neffect: write\n---\nCreate a file.\n")
+	env.a.AutoApprove = true
+	if _, err := callTool(t, env, "mk", map[string]any{"file": "src/new.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(env.dir, "src", "new.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := callTool(t, env, "mk", map[string]any{"file": "private/new.txt"}); err == nil {
+		t.Fatal("a write into a denied directory passed")
 	}
 }

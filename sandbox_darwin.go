@@ -1,0 +1,38 @@
+//go:build darwin
+
+package harvey
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+const noSandboxWhy = "/usr/bin/sandbox-exec is missing: commands are NOT sandboxed"
+
+// probeSandbox: macOS confines commands with sandbox-exec and a generated
+// Seatbelt profile (no Landlock, no namespaces).
+func probeSandbox() (abi int, ns, seatbelt bool) {
+	_, err := os.Stat("/usr/bin/sandbox-exec")
+	return 0, false, err == nil
+}
+
+func sandboxProcAttr(sandboxSpec) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
+
+// launch becomes sandbox-exec with the profile for spec, which runs the
+// command. Its process group is killed with it; a process that leaves the
+// group (setsid) is not contained on macOS.
+func launch(spec sandboxSpec) int {
+	if spec.Dir != "" {
+		if err := os.Chdir(spec.Dir); err != nil {
+			fmt.Fprintf(os.Stderr, "harvey sandbox: %v\n", err)
+			return 126
+		}
+	}
+	argv := seatbeltArgv(spec)
+	err := syscall.Exec(argv[0], argv, spec.Env)
+	fmt.Fprintf(os.Stderr, "harvey sandbox: sandbox-exec: %v\n", err)
+	return 126
+}
+
+func launchExec(sandboxSpec) int { return 126 }
