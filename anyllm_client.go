@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"time"
 
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/mozilla-ai/any-llm-go/providers/anthropic"
 	"github.com/mozilla-ai/any-llm-go/providers/deepseek"
-	"github.com/mozilla-ai/any-llm-go/providers/gemini"
 	"github.com/mozilla-ai/any-llm-go/providers/groq"
 	"github.com/mozilla-ai/any-llm-go/providers/llamacpp"
 	"github.com/mozilla-ai/any-llm-go/providers/llamafile"
@@ -73,7 +73,19 @@ func NewAnyLLMClient(provider, baseURL, model string, timeout time.Duration) (*A
 	case "mistral":
 		p, err = mistral.New(opts...)
 	case "gemini":
-		p, err = gemini.New(opts...)
+		// Gemini's OpenAI-compatible endpoint: the same tool calling, without
+		// the Google SDK (gRPC, OpenCensus, protobuf), whose package
+		// initialisation cost every start of Harvey and of its sandbox
+		// launcher ~3 ms and the binary ~10 MB.
+		key := os.Getenv("GEMINI_API_KEY")
+		if key == "" {
+			key = os.Getenv("GOOGLE_API_KEY")
+		}
+		if key != "" {
+			opts = append([]anyllm.Option{anyllm.WithAPIKey(key)}, opts...)
+		}
+		p, err = openai.NewCompatible(openai.CompatibleConfig{Name: "gemini", DefaultBaseURL: "https://generativelanguage.googleapis.com/v1beta/openai/", RequireAPIKey: true,
+			Capabilities: anyllm.Capabilities{Completion: true, CompletionStreaming: true, CompletionTools: true, ListModels: true}}, opts...)
 	case "deepseek":
 		p, err = deepseek.New(opts...)
 	case "groq":

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -244,13 +245,13 @@ func keyLikeBase64(s string) bool {
 // and never spans a newline, so it runs over a whole text at once. The last
 // group (if any) is the part replaced; otherwise the whole match is.
 type tokenRule struct {
-	re        *regexp.Regexp
-	hint      *literal // a literal every match contains, found by its rarest byte (nil: none)
-	wordStart bool     // the match must not follow a letter, digit or _
+	re        func() *regexp.Regexp // compiled on first use, not at every start
+	hint      *literal              // a literal every match contains, found by its rarest byte (nil: none)
+	wordStart bool                  // the match must not follow a letter, digit or _
 }
 
 func rule(hint string, wordStart bool, pattern string) tokenRule {
-	r := tokenRule{re: regexp.MustCompile(pattern), wordStart: wordStart}
+	r := tokenRule{re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) }), wordStart: wordStart}
 	if hint != "" {
 		r.hint = newLiteral(hint)
 	}
@@ -463,7 +464,7 @@ func assignmentLines(s string) []int {
 
 // replace redacts every match of the rule in s.
 func (r tokenRule) replace(s string) string {
-	locs := r.re.FindAllStringSubmatchIndex(s, -1)
+	locs := r.re().FindAllStringSubmatchIndex(s, -1)
 	if locs == nil {
 		return s
 	}

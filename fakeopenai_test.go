@@ -334,3 +334,28 @@ func TestCancelLeavesNoGoroutines(t *testing.T) {
 		t.Fatalf("goroutines: %d before, %d after 10 cancelled turns\n%s", before, after, buf[:n])
 	}
 }
+
+// Gemini is reached through its OpenAI-compatible endpoint: a key is
+// required (GEMINI_API_KEY, then GOOGLE_API_KEY), and tool calls stream as
+// they do from OpenAI.
+func TestGeminiThroughOpenAICompatibleEndpoint(t *testing.T) {
+	t.Setenv("GEMINI_API_KEY", "")
+	t.Setenv("GOOGLE_API_KEY", "")
+	if _, err := NewAnyLLMClient("gemini", "", "gemini-2.5-flash", 0); err == nil {
+		t.Fatal("gemini without a key was accepted")
+	}
+	t.Setenv("GOOGLE_API_KEY", "g-key")
+	f := newFakeOpenAI(t)
+	c, err := NewAnyLLMClient("gemini", f.srv.URL+"/v1", "gemini-2.5-flash", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.script(sseReply{events: []string{callDelta(0, "c1", "read_file", `{"path":"a.go"}`), chunk(map[string]any{}, "tool_calls")}})
+	_, calls, err := c.ChatWithTools(t.Context(), []Message{{Role: "user", Content: "x"}}, []anyllmTool{{Type: "function"}}, io.Discard)
+	if err != nil || len(calls) != 1 || calls[0].Function.Name != "read_file" || calls[0].Function.Arguments != `{"path":"a.go"}` {
+		t.Fatalf("%v %+v", err, calls)
+	}
+	if m := f.requests[0]["model"]; m != "gemini-2.5-flash" {
+		t.Fatalf("model = %v", m)
+	}
+}
