@@ -155,18 +155,9 @@ func (a *Agent) toolReadFile(ctx context.Context, args map[string]any) (string, 
 	return rr.Text, nil
 }
 
-// readChecked is the read path shared by /read and read_file: permission,
-// then the workspace checks inside ReadWorkspaceFile.
+// readChecked is the read path shared by /read and read_file: the path gate
+// (resolveWorkspacePath, permissions included) inside ReadWorkspaceFile.
 func (a *Agent) readChecked(p string, offset, limit int) (*ReadResult, error) {
-	clean, err := lexicalClean(p)
-	if err != nil {
-		a.Audit.Record("read", p, AuditDenied, 0)
-		return nil, err
-	}
-	if err := a.checkPermission(clean, PermRead); err != nil {
-		a.Audit.Record("read", p, AuditDenied, 0)
-		return nil, err
-	}
 	rr, err := ReadWorkspaceFile(a.Workspace, p, offset, limit, a.maxOut())
 	if err != nil {
 		a.Audit.Record("read", p, AuditDenied, 0)
@@ -213,16 +204,9 @@ func (a *Agent) changeFile(ctx context.Context, tool, p string, change func(old 
 // writeChange is changeFile with the approval optional: /apply asks once
 // for all its files, then writes each through here without asking again.
 func (a *Agent) writeChange(ctx context.Context, tool, p string, change func(old string, exists bool) (string, string, error), ask bool) (string, error) {
-	clean, err := lexicalClean(p)
-	if err != nil {
-		a.Audit.Record("write", p, AuditDenied, 0)
-		return "", err
-	}
-	if err := a.checkPermission(clean, PermWrite); err != nil {
-		a.Audit.Record("write", p, AuditDenied, 0)
-		return "", err
-	}
-	old, exists, err := ReadForDiff(a.Workspace, p)
+	// clean is the file that will change: a link's target, not its name;
+	// the approval, the write, the audit and /undo all name it.
+	old, exists, clean, err := ReadForDiff(a.Workspace, p)
 	if err != nil {
 		a.Audit.Record("write", p, AuditDenied, 0)
 		return "", err
@@ -240,16 +224,20 @@ func (a *Agent) writeChange(ctx context.Context, tool, p string, change func(old
 	}
 	if ask {
 		preview := unifiedDiff(clean, old, content, exists)
-		if err := a.confirm(ctx, tool, "write "+clean, preview); err != nil {
+		action := "write " + quotePath(clean)
+		if asked, _ := lexicalClean(p); asked != clean {
+			action += " (through " + quotePath(asked) + ")"
+		}
+		if err := a.confirm(ctx, tool, action, preview); err != nil {
 			a.Audit.Record("write", clean, AuditDenied, 0)
 			return "", err
 		}
-		if now, nowExists, err := ReadForDiff(a.Workspace, p); err != nil || now != old || nowExists != exists {
+		if now, nowExists, _, err := ReadForDiff(a.Workspace, clean); err != nil || now != old || nowExists != exists {
 			a.Audit.Record("write", clean, AuditError, 0)
 			return "", refuse(clean, "the file changed while the change was being approved; read it again")
 		}
 	}
-	existed, err := WriteWorkspaceFile(a.Workspace, p, []byte(content))
+	existed, err := WriteWorkspaceFile(a.Workspace, clean, []byte(content))
 	if err != nil {
 		a.Audit.Record("write", clean, AuditError, 0)
 		return "", err
@@ -384,13 +372,6 @@ func (a *Agent) toolListFiles(ctx context.Context, args map[string]any) (string,
 }
 
 func (a *Agent) listChecked(p string) (string, error) {
-	clean, err := lexicalClean(p)
-	if err != nil {
-		return "", err
-	}
-	if err := a.checkPermission(clean, PermRead); err != nil {
-		return "", err
-	}
 	text, _, err := ListWorkspaceDir(a.Workspace, p, a.maxOut())
 	status := AuditSuccess
 	if err != nil {
@@ -415,13 +396,6 @@ func (a *Agent) toolSearchFiles(ctx context.Context, args map[string]any) (strin
 func (a *Agent) searchChecked(pattern, p string) (string, error) {
 	if p == "" {
 		p = "."
-	}
-	clean, err := lexicalClean(p)
-	if err != nil {
-		return "", err
-	}
-	if err := a.checkPermission(clean, PermRead); err != nil {
-		return "", err
 	}
 	text, _, err := SearchWorkspace(a.Workspace, pattern, p, a.maxOut())
 	status := AuditSuccess
@@ -564,13 +538,7 @@ func (a *Agent) toolGitCommand(ctx context.Context, args map[string]any) (string
 // Every path git is asked about or prints goes through the same policy as
 // read_file: agents/, the denylist, and read permission.
 func (a *Agent) gitChecked(ctx context.Context, sub string, args []string) (string, error) {
-	policy := func(rel string) error {
-		if err := lexicalPolicy(rel, rel, opRead); err != nil {
-			return err
-		}
-		return a.checkPermission(rel, PermRead)
-	}
-	out, err := RunGit(ctx, a.Workspace, sub, args, a.maxOut(), policy)
+	out, err := RunGit(ctx, a.Workspace, sub, args, a.maxOut())
 	status := AuditSuccess
 	if err != nil {
 		status = AuditDenied

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path"
 	"sort"
 	"strings"
 )
@@ -149,7 +150,7 @@ func WriteWorkspaceFile(ws *Workspace, p string, content []byte) (existed bool, 
 // RemoveWorkspaceFile deletes a regular file through the same checks as a
 // write (used by /undo to take back a file Harvey created).
 func RemoveWorkspaceFile(ws *Workspace, p string) error {
-	rp, err := resolveWorkspacePath(ws, p, opWrite)
+	rp, err := resolveWorkspacePath(ws, p, opDelete)
 	if err != nil {
 		return err
 	}
@@ -171,37 +172,38 @@ func RemoveWorkspaceFile(ws *Workspace, p string) error {
 const maxEditBytes = 4 << 20
 
 // ReadForDiff returns the current text of p for a diff preview or an edit
-// (empty when the file does not exist). Files over maxEditBytes and binary
-// files are refused without being read past the limit.
-func ReadForDiff(ws *Workspace, p string) (old string, exists bool, err error) {
+// (empty when the file does not exist) and the resolved workspace path that
+// a write to p would change (a link's target). Files over maxEditBytes and
+// binary files are refused without being read past the limit.
+func ReadForDiff(ws *Workspace, p string) (old string, exists bool, rel string, err error) {
 	rp, err := resolveWorkspacePath(ws, p, opWrite)
 	if err != nil {
-		return "", false, err
+		return "", false, "", err
 	}
 	defer rp.close()
 	if rp.info == nil {
-		return "", false, nil
+		return "", false, rp.Rel, nil
 	}
 	tooLarge := refuse(p, "file is over 4 MB, too large to change in place")
 	if rp.info.Size() > maxEditBytes {
-		return "", true, tooLarge
+		return "", true, rp.Rel, tooLarge
 	}
 	f, _, err := rp.openVerified()
 	if err != nil {
-		return "", true, err
+		return "", true, rp.Rel, err
 	}
 	defer f.Close()
 	b, err := io.ReadAll(io.LimitReader(f, maxEditBytes+1))
 	if err != nil {
-		return "", true, refuse(p, errText(err))
+		return "", true, rp.Rel, refuse(p, errText(err))
 	}
 	if len(b) > maxEditBytes {
-		return "", true, tooLarge
+		return "", true, rp.Rel, tooLarge
 	}
 	if isBinary(b) {
-		return "", true, refuse(p, "binary file, not changed")
+		return "", true, rp.Rel, refuse(p, "binary file, not changed")
 	}
-	return string(b), true, nil
+	return string(b), true, rp.Rel, nil
 }
 
 // ListWorkspaceDir lists one directory: directories end in "/", files show
@@ -234,6 +236,9 @@ func ListWorkspaceDir(ws *Workspace, p string, maxBytes int) (string, int, error
 		}
 		if info, err := e.Info(); err == nil && info.IsDir() && ws.isAgentsDir(info) {
 			continue
+		}
+		if !ws.readable(path.Join(rp.Rel, name)) {
+			continue // what permissions: hide is not listed either
 		}
 		n++
 		switch t := e.Type(); {

@@ -35,15 +35,19 @@ const gitDefaultCount = 50
 type gitPolicy func(rel string) error
 
 // RunGit runs one read-only git subcommand in the workspace. args is what
-// the user or model typed after the subcommand. policy may be nil (the
-// lexical rules then apply alone).
-func RunGit(ctx context.Context, ws *Workspace, sub string, args []string, limit int, policy gitPolicy) (string, error) {
+// the user or model typed after the subcommand. Every path git is asked
+// about or prints passes the same rules as read_file: the name rules
+// (agents/, the denylist) and the permissions: block.
+func RunGit(ctx context.Context, ws *Workspace, sub string, args []string, limit int) (string, error) {
 	sub = strings.ToLower(strings.TrimSpace(sub))
 	if limit <= 0 || limit > DefaultMaxOutputBytes {
 		limit = DefaultMaxOutputBytes
 	}
-	if policy == nil {
-		policy = func(rel string) error { return lexicalPolicy(rel, rel, opRead) }
+	policy := func(rel string) error {
+		if err := lexicalPolicy(rel, rel, opRead); err != nil {
+			return err
+		}
+		return ws.allow(rel, rel, PermRead)
 	}
 	ga, err := vetGitOptions(sub, args)
 	if err != nil {

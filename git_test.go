@@ -132,7 +132,7 @@ func TestGitByConstructionOrdinaryUse(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			out, err := RunGit(ctx, ws, c.args[0], c.args[1:], 0, nil)
+			out, err := RunGit(ctx, ws, c.args[0], c.args[1:], 0)
 			if err != nil {
 				t.Fatalf("error: %v", err)
 			}
@@ -170,7 +170,7 @@ func TestGitByConstructionRefusals(t *testing.T) {
 	}
 	for _, args := range refused {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			out, err := RunGit(ctx, ws, args[0], args[1:], 0, nil)
+			out, err := RunGit(ctx, ws, args[0], args[1:], 0)
 			if err == nil {
 				t.Fatalf("not refused:\n%s", out)
 			}
@@ -198,7 +198,7 @@ func TestGitDeniedFilesNeverShown(t *testing.T) {
 		{"log", "-p", "-U100"}, {"show", "HEAD", "--", "."}, {"show", "-M", "HEAD"}, {"status"}, {"status", "--porcelain=v2"},
 		{"show", "HEAD:"}, {"show", "HEAD:config"}, {"log", "-p", "--", "*.env"}, {"show", "HEAD", "--", "agents"},
 	} {
-		out, err := RunGit(ctx, ws, args[0], args[1:], 0, nil)
+		out, err := RunGit(ctx, ws, args[0], args[1:], 0)
 		if err != nil && !strings.Contains(err.Error(), "refused") {
 			t.Fatalf("git %v: %v", args, err)
 		}
@@ -232,21 +232,21 @@ func TestGitRefusesRedirection(t *testing.T) {
 	t.Run("commondir", func(t *testing.T) {
 		ws, dir, outside, _ := hostileRepo(t)
 		os.WriteFile(filepath.Join(dir, ".git", "commondir"), []byte(outside+"\n"), 0o644)
-		if _, err := RunGit(ctx, ws, "status", nil, 0, nil); err == nil || !strings.Contains(err.Error(), "commondir") {
+		if _, err := RunGit(ctx, ws, "status", nil, 0); err == nil || !strings.Contains(err.Error(), "commondir") {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("alternates", func(t *testing.T) {
 		ws, dir, outside, _ := hostileRepo(t)
 		os.WriteFile(filepath.Join(dir, ".git", "objects", "info", "alternates"), []byte(outside+"\n"), 0o644)
-		if _, err := RunGit(ctx, ws, "log", nil, 0, nil); err == nil || !strings.Contains(err.Error(), "alternates") {
+		if _, err := RunGit(ctx, ws, "log", nil, 0); err == nil || !strings.Contains(err.Error(), "alternates") {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("linked refs", func(t *testing.T) {
 		ws, dir, outside, _ := hostileRepo(t)
 		os.Symlink(outside, filepath.Join(dir, ".git", "refs", "heads", "steal"))
-		if _, err := RunGit(ctx, ws, "log", nil, 0, nil); err == nil || !strings.Contains(err.Error(), "symlink") {
+		if _, err := RunGit(ctx, ws, "log", nil, 0); err == nil || !strings.Contains(err.Error(), "symlink") {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -254,7 +254,7 @@ func TestGitRefusesRedirection(t *testing.T) {
 		ws, dir, outside, _ := hostileRepo(t)
 		os.RemoveAll(filepath.Join(dir, ".git"))
 		os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: "+outside+"\n"), 0o644)
-		if _, err := RunGit(ctx, ws, "status", nil, 0, nil); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		if _, err := RunGit(ctx, ws, "status", nil, 0); err == nil || !strings.Contains(err.Error(), "not a directory") {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -314,7 +314,7 @@ func FuzzGitArgs(f *testing.F) {
 		if len(parts) == 0 || len(parts) > 8 {
 			return
 		}
-		out, err := RunGit(ctx, ws, parts[0], parts[1:], 4096, nil)
+		out, err := RunGit(ctx, ws, parts[0], parts[1:], 4096)
 		if err != nil {
 			out = err.Error()
 		}
@@ -354,7 +354,7 @@ func TestGitWindowsOfAKey(t *testing.T) {
 	defer ws.Close()
 	ctx := context.Background()
 	for _, args := range [][]string{{"log", "-p", "-U0", "-n", "1"}, {"show", "-U1", "HEAD"}, {"blame", "-L", "3,4", "notes.md"}, {"blame", "-L3,+2", "HEAD~1", "--", "notes.md"}, {"diff", "-U0", "HEAD~1"}} {
-		out, err := RunGit(ctx, ws, args[0], args[1:], 0, nil)
+		out, err := RunGit(ctx, ws, args[0], args[1:], 0)
 		if err != nil {
 			t.Fatalf("git %v: %v", args, err)
 		}

@@ -156,6 +156,9 @@ func NewAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writ
 		caps:      map[string]Capability{},
 		modelCtx:  map[string]int{},
 	}
+	if ws != nil {
+		ws.perms = func() map[string][]string { return a.Config.Permissions }
+	}
 	a.Routes = NewRouteRegistry(cf)
 	a.Tools = NewToolRegistry()
 	registerBuiltinTools(a.Tools, a)

@@ -17,12 +17,16 @@ const (
 var validPerms = []string{PermRead, PermWrite, PermExec, PermDelete}
 
 // HasPermission reports whether perm is granted for the workspace-relative
-// path rel. The most specific matching prefix wins, matched by whole path
-// components ("src" covers "src/a.go", not "srcx"); "." covers everything.
-// An empty permissions map grants everything; a map without a matching prefix
-// denies.
+// path rel under the agent's permissions: block.
 func (a *Agent) HasPermission(rel, perm string) bool {
-	perms := a.Config.Permissions
+	return permits(a.Config.Permissions, rel, perm)
+}
+
+// permits is the one definition of the permissions: rule. The most specific
+// matching prefix wins, matched by whole path components ("src" covers
+// "src/a.go", not "srcx"); "." covers everything. An empty map grants
+// everything; a map without a matching prefix denies.
+func permits(perms map[string][]string, rel, perm string) bool {
 	if len(perms) == 0 {
 		return true
 	}

@@ -244,7 +244,7 @@ func (w *searchWalker) walk(dir *searchDir, rel string) {
 			sub.refs.Store(1)
 			w.walk(sub, wsRel)
 		case t.IsRegular():
-			if sensitiveFileDenied(wsRel) || w.ign.ignored(wsRel, false) {
+			if sensitiveFileDenied(wsRel) || w.ign.ignored(wsRel, false) || !w.ws.readable(wsRel) {
 				continue
 			}
 			dir.refs.Add(1)

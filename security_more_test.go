@@ -220,19 +220,19 @@ func TestGitHardeningMore(t *testing.T) {
 	git("commit", "-qm", "first")
 	ctx := context.Background()
 	// No warning while agents/ was never committed.
-	if out, _ := RunGit(ctx, ws, "log", []string{"-p"}, 0, nil); strings.Contains(out, "left out]") {
+	if out, _ := RunGit(ctx, ws, "log", []string{"-p"}, 0); strings.Contains(out, "left out]") {
 		t.Fatal("warning without cause")
 	}
 	for _, args := range [][]string{
 		{"log", "-C", "/"}, {"log", "-c", "core.pager=touch " + marker}, {"show", "--diff-merges=r"},
 		{"log", "--work-tree=/"}, {"diff", "--ou=" + marker},
 	} {
-		if out, err := RunGit(ctx, ws, args[0], args[1:], 0, nil); err == nil {
+		if out, err := RunGit(ctx, ws, args[0], args[1:], 0); err == nil {
 			t.Fatalf("git %v allowed: %s", args, out)
 		}
 	}
 	// A revision that looks like an option is a revision, not an option.
-	if _, err := RunGit(ctx, ws, "log", []string{"--end-of-options", "--output=" + marker}, 0, nil); err == nil {
+	if _, err := RunGit(ctx, ws, "log", []string{"--end-of-options", "--output=" + marker}, 0); err == nil {
 		if _, serr := os.Stat(marker); serr == nil {
 			t.Fatal("--output after --end-of-options wrote a file")
 		}
@@ -246,7 +246,7 @@ func TestGitHardeningMore(t *testing.T) {
 	t.Setenv("GIT_CONFIG_VALUE_0", "touch "+marker)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("two\n"), 0o644)
 	for _, sub := range []string{"status", "diff", "log"} {
-		if _, err := RunGit(ctx, ws, sub, nil, 0, nil); err != nil {
+		if _, err := RunGit(ctx, ws, sub, nil, 0); err != nil {
 			t.Fatalf("git %s with a hostile environment: %v", sub, err)
 		}
 	}
@@ -262,14 +262,14 @@ func TestGitHardeningMore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws2.Close()
-	out, err := RunGit(ctx, ws2, "log", []string{"-p"}, 0, nil)
+	out, err := RunGit(ctx, ws2, "log", []string{"-p"}, 0)
 	if err != nil || strings.Contains(out, secret) || strings.Contains(out, "agents/harvey.yaml") {
 		t.Fatalf("log -p: %v\n%s", err, out)
 	}
 	// A .git file pointing elsewhere is refused.
 	os.RemoveAll(filepath.Join(dir, ".git"))
 	os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: "+outside+"\n"), 0o644)
-	if _, err := RunGit(ctx, ws2, "status", nil, 0, nil); err == nil || !strings.Contains(err.Error(), "not a directory") {
+	if _, err := RunGit(ctx, ws2, "status", nil, 0); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Fatalf(".git file: %v", err)
 	}
 }

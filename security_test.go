@@ -343,17 +343,17 @@ func TestGitHardening(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("two\n"), 0o644)
 	ctx := context.Background()
 	for _, sub := range []string{"status", "diff", "log", "show"} {
-		if _, err := RunGit(ctx, ws, sub, []string{"-p"}[:0], 0, nil); err != nil {
+		if _, err := RunGit(ctx, ws, sub, []string{"-p"}[:0], 0); err != nil {
 			t.Fatalf("git %s: %v", sub, err)
 		}
 	}
-	if _, err := RunGit(ctx, ws, "blame", []string{"a.txt"}, 0, nil); err != nil {
+	if _, err := RunGit(ctx, ws, "blame", []string{"a.txt"}, 0); err != nil {
 		t.Fatalf("blame: %v", err)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("a hostile git config ran a program")
 	}
-	log, _ := RunGit(ctx, ws, "log", []string{"-p"}, 0, nil)
+	log, _ := RunGit(ctx, ws, "log", []string{"-p"}, 0)
 	if strings.Contains(log, secret) {
 		t.Fatalf("log -p leaked a denied file: %s", log)
 	}
@@ -366,12 +366,12 @@ func TestGitHardening(t *testing.T) {
 		{"log", "--git-dir=/tmp"}, {"log", "--exec-path=/tmp"},
 	}
 	for _, args := range refused {
-		out, err := RunGit(ctx, ws, args[0], args[1:], 0, nil)
+		out, err := RunGit(ctx, ws, args[0], args[1:], 0)
 		if err == nil {
 			t.Fatalf("git %v was not refused: %s", args, out)
 		}
 	}
-	if _, err := RunGit(ctx, ws, "commit", nil, 0, nil); err == nil {
+	if _, err := RunGit(ctx, ws, "commit", nil, 0); err == nil {
 		t.Fatal("git commit allowed")
 	}
 	if _, err := os.Stat(marker); err == nil {
@@ -381,7 +381,7 @@ func TestGitHardening(t *testing.T) {
 
 func TestGitNotARepo(t *testing.T) {
 	ws, _, _ := hostileWorkspace(t)
-	_, err := RunGit(context.Background(), ws, "status", nil, 0, nil)
+	_, err := RunGit(context.Background(), ws, "status", nil, 0)
 	if err == nil || !strings.Contains(err.Error(), "not a git repository") {
 		t.Fatalf("err = %v", err)
 	}

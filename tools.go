@@ -53,9 +53,24 @@ const (
 type pathOp int
 
 const (
-	opRead  pathOp = iota // read a file (or list/search a directory)
-	opWrite               // create or replace a file
+	opRead   pathOp = iota // read a file (or list/search a directory)
+	opWrite                // create or replace a file
+	opDelete               // remove a file (resolved as a write; needs delete permission)
 )
+
+// writes reports whether op changes the file system (resolved as a write).
+func (op pathOp) writes() bool { return op != opRead }
+
+// perm is the permissions: name op needs on the resolved object.
+func (op pathOp) perm() string {
+	switch op {
+	case opWrite:
+		return PermWrite
+	case opDelete:
+		return PermDelete
+	}
+	return PermRead
+}
 
 // PathError is a refusal or failure about a path, worded for the user and the
 // model alike. /read and read_file return the same PathError for the same input.
@@ -170,7 +185,7 @@ func lexicalPolicy(orig, clean string, op pathOp) error {
 	if len(comps) > 0 && normName(comps[0]) == AgentsDir {
 		return refuse(orig, errAgents)
 	}
-	if op == opWrite {
+	if op.writes() {
 		for _, c := range comps {
 			if normName(c) == ".git" {
 				return refuse(orig, errGitDir)
@@ -196,12 +211,24 @@ func lexicalPolicy(orig, clean string, op pathOp) error {
 // agents/ is refused by identity, and the final entry must be a regular file
 // or directory with no other hard links. New files (for op == opWrite) may not
 // exist yet; their missing parent directories are not created here.
+//
+// Last, the permissions: block is applied to the resolved object (a link's
+// target, not its name), so every reader, writer, lister and searcher of
+// the workspace gets the same answer: this is the one path gate.
 func resolveWorkspacePath(ws *Workspace, p string, op pathOp) (*resolvedPath, error) {
 	clean, err := lexicalClean(p)
 	if err != nil {
 		return nil, err
 	}
-	return ws.descend(p, clean, op, 0)
+	rp, err := ws.descend(p, clean, op, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := ws.allow(p, rp.Rel, op.perm()); err != nil {
+		rp.close()
+		return nil, err
+	}
+	return rp, nil
 }
 
 func (ws *Workspace) descend(orig, clean string, op pathOp, hops int) (*resolvedPath, error) {
@@ -227,7 +254,7 @@ func (ws *Workspace) descend(orig, clean string, op pathOp, hops int) (*resolved
 		if err != nil {
 			closeCur()
 			if errors.Is(err, fs.ErrNotExist) {
-				if op == opWrite {
+				if op.writes() {
 					return ws.resolveNewParents(comps)
 				}
 				return nil, refuse(orig, "no such file or directory")
@@ -267,7 +294,7 @@ func (ws *Workspace) descend(orig, clean string, op pathOp, hops int) (*resolved
 	fi, err := cur.Lstat(name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			if op == opWrite {
+			if op.writes() {
 				return &resolvedPath{Rel: clean, dir: cur, name: name, own: own}, nil
 			}
 			closeCur()
@@ -299,7 +326,7 @@ func (ws *Workspace) checkFinal(orig string, fi fs.FileInfo, op pathOp) error {
 		if ws.isAgentsDir(fi) {
 			return refuse(orig, errAgents)
 		}
-		if op == opWrite {
+		if op.writes() {
 			return refuse(orig, "is a directory")
 		}
 	case m.IsRegular():
@@ -474,7 +501,10 @@ func truncationMarker(limit int) string {
 // text valid UTF-8, and appends the truncation marker when it was cut (or
 // when truncated says the source had more).
 func capOutput(b []byte, limit int, truncated bool) string {
-	if limit <= 0 || limit > DefaultMaxOutputBytes {
+	// The limit is the caller's (maxOut and the executor's cap already hold
+	// the 64 KB ceiling); lowering it here cut the paging hint that the
+	// executor's slack exists for.
+	if limit <= 0 {
 		limit = DefaultMaxOutputBytes
 	}
 	if len(b) > limit {

@@ -94,7 +94,7 @@ func cmdUndo(_ context.Context, a *Agent, args []string, out io.Writer) error {
 	if !ok {
 		return errors.New("nothing to undo")
 	}
-	now, exists, err := ReadForDiff(a.Workspace, e.path)
+	now, exists, _, err := ReadForDiff(a.Workspace, e.path)
 	if err != nil && exists {
 		return fmt.Errorf("%s: %v; not undone", e.path, err)
 	}

@@ -625,11 +625,10 @@ func (a *Agent) checkToolPaths(t *UserTool, args map[string]any) (map[string]any
 		if p.Type != "path" || !ok {
 			continue
 		}
-		perm := PermRead
 		rp, err := resolveWorkspacePath(a.Workspace, v, opRead)
 		if err != nil && t.Effect != EffectRead {
 			if wp, werr := resolveWorkspacePath(a.Workspace, v, opWrite); werr == nil && wp.info == nil {
-				rp, err, perm = wp, nil, PermWrite
+				rp, err = wp, nil
 			} else if werr == nil {
 				wp.close()
 			}
@@ -638,9 +637,6 @@ func (a *Agent) checkToolPaths(t *UserTool, args map[string]any) (map[string]any
 			return nil, fmt.Errorf("argument %q: %w", p.Name, err)
 		}
 		rp.close()
-		if err := a.checkPermission(rp.Rel, perm); err != nil {
-			return nil, fmt.Errorf("argument %q: %w", p.Name, err)
-		}
 		rel := rp.Rel
 		if strings.HasPrefix(rel, "-") {
 			rel = "./" + rel

@@ -38,7 +38,28 @@ type Workspace struct {
 	// secretFree remembers, per file content (search.go's fileKey),
 	// whether redaction leaves it unchanged.
 	secretFree sync.Map
+
+	// perms returns the permissions: block in force (nil: everything is
+	// allowed). It is read at every check, so /permissions takes effect at
+	// once.
+	perms func() map[string][]string
 }
+
+// allow applies the permissions: block to a resolved workspace path; orig
+// is the path as asked (a link's name), named in the refusal.
+func (ws *Workspace) allow(orig, rel, perm string) error {
+	if ws == nil || ws.perms == nil || permits(ws.perms(), rel, perm) {
+		return nil
+	}
+	if orig != rel && orig != "" {
+		return fmt.Errorf("%s: refused: no %s permission for %s (see /permissions)", quotePath(orig), perm, quotePath(rel))
+	}
+	return fmt.Errorf("%s: refused: no %s permission (see /permissions)", quotePath(rel), perm)
+}
+
+// readable reports whether rel (already resolved) may be read: the rule
+// that searches, listings and git output apply to each file they show.
+func (ws *Workspace) readable(rel string) bool { return ws.allow(rel, rel, PermRead) == nil }
 
 // OpenWorkspace opens dir as the workspace and makes sure agents/ exists as a
 // real directory (not a symlink) inside it.

@@ -1,0 +1,175 @@
+package harvey
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// read_file's "continue with offset=N" reaches the model at every num_ctx:
+// the result cap keeps the room it promises past the limit.
+func TestPagingHintSurvivesEveryNumCtx(t *testing.T) {
+	for _, numCtx := range []int{2048, 8192, 32768, 65536, 131072} {
+		t.Run(fmt.Sprint(numCtx), func(t *testing.T) {
+			f := newFakeOllama(t, "llama3.2:latest")
+			env := newTestEnv(t, f, "llama3.2")
+			env.a.Config.NumCtx = numCtx
+			var b strings.Builder
+			for i := 0; b.Len() < 300<<10; i++ {
+				fmt.Fprintf(&b, "line %06d of a long file\n", i)
+			}
+			os.WriteFile(filepath.Join(env.dir, "big.txt"), []byte(b.String()), 0o644)
+			f.script(toolReply("llama3.2", fakeCall{id: "r", name: "read_file", args: map[string]any{"path": "big.txt"}}), textReply("llama3.2", "ok"))
+			if err := env.a.RunPrompt(t.Context(), "read big.txt"); err != nil {
+				t.Fatal(err)
+			}
+			res := toolResults(f.chatRequests())["r"]
+			if !strings.Contains(res, "continue with offset=") {
+				t.Fatalf("no paging hint in %d bytes: ...%q", len(res), res[max(0, len(res)-200):])
+			}
+		})
+	}
+}
+
+// gateEnv: a workspace whose permissions deny private/ entirely and leave
+// delete out everywhere, with a link into private/ and a git history that
+// holds private/k.txt.
+func gateEnv(t *testing.T) *testEnv {
+	t.Helper()
+	env := newTestEnv(t, nil, "")
+	writeFile(t, env.dir, "src/a.go", "package a // KEEP-IN\n")
+	writeFile(t, env.dir, "private/k.txt", "KEEP-OUT\n")
+	os.Symlink("private", filepath.Join(env.dir, "link"))
+	os.Symlink("private/k.txt", filepath.Join(env.dir, "alias.txt"))
+	if _, err := exec.LookPath("git"); err == nil {
+		for _, c := range [][]string{{"init", "-q"}, {"add", "src", "private"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"}} {
+			cmd := exec.Command("git", c...)
+			cmd.Dir = env.dir
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v %s", c, err, out)
+			}
+		}
+	}
+	env.a.Config.Permissions = map[string][]string{".": {"read", "write", "exec"}, "private": {}}
+	return env
+}
+
+// Every tool and its slash command meet the same gate: denied by
+// permission, by a link into a denied place, inside a search, a listing and
+// git output, and a delete without the delete permission.
+func TestOneGateToolsAndCommandsAgree(t *testing.T) {
+	env := gateEnv(t)
+	hasGit := true
+	if _, err := exec.LookPath("git"); err != nil {
+		hasGit = false
+	}
+	slash := func(line string) (string, error) {
+		var out strings.Builder
+		err := env.a.Dispatch(t.Context(), line, &out)
+		return out.String(), err
+	}
+	type call struct {
+		tool string
+		args map[string]any
+	}
+	denied := []struct {
+		name string
+		tool call
+		cmd  string
+		want string // in both refusals
+	}{
+		{"read by permission", call{"read_file", map[string]any{"path": "private/k.txt"}}, "/read private/k.txt", "no read permission"},
+		{"read through a linked directory", call{"read_file", map[string]any{"path": "link/k.txt"}}, "/read link/k.txt", "no read permission for private/k.txt"},
+		{"read through a linked file", call{"read_file", map[string]any{"path": "alias.txt"}}, "/read alias.txt", "no read permission for private/k.txt"},
+		{"list a denied directory", call{"list_files", map[string]any{"path": "private"}}, "/files private", "no read permission"},
+		{"list through a link", call{"list_files", map[string]any{"path": "link"}}, "/files link", "no read permission for private"},
+		{"search a denied directory", call{"search_files", map[string]any{"pattern": "KEEP", "path": "link"}}, "/search KEEP link", "no read permission for private"},
+		{"write by permission", call{"write_file", map[string]any{"path": "private/new.txt", "content": "x"}}, "/write private/new.txt", "no write permission"},
+		{"write through a link", call{"write_file", map[string]any{"path": "alias.txt", "content": "x"}}, "/write alias.txt", "no write permission for private/k.txt"},
+		{"edit through a link", call{"edit_file", map[string]any{"path": "alias.txt", "old_text": "KEEP", "new_text": "x"}}, "", "no write permission for private/k.txt"},
+	}
+	if hasGit {
+		denied = append(denied, struct {
+			name string
+			tool call
+			cmd  string
+			want string
+		}{"git show of a denied file", call{"git_command", map[string]any{"subcommand": "show", "args": []any{"HEAD:private/k.txt"}}}, "/git show HEAD:private/k.txt", "no read permission"})
+	}
+	env.a.History = append(env.a.History, Message{Role: "assistant", Content: "```\nx\n```"})
+	for _, c := range denied {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := callTool(t, env, c.tool.tool, c.tool.args)
+			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(out, "KEEP-OUT") {
+				t.Fatalf("tool %s: %q %v", c.tool.tool, out, err)
+			}
+			if c.cmd == "" {
+				return
+			}
+			sout, serr := slash(c.cmd)
+			if serr == nil || serr.Error() != err.Error() || strings.Contains(sout, "KEEP-OUT") {
+				t.Fatalf("%s: %q %v\ntool said: %v", c.cmd, sout, serr, err)
+			}
+		})
+	}
+	// Inside a search, a listing and git output: the denied file is left
+	// out, the rest is shown, by the tool and the command alike.
+	shown := []struct {
+		name  string
+		tool  call
+		cmd   string
+		must  string
+		never string
+	}{
+		{"search", call{"search_files", map[string]any{"pattern": "KEEP"}}, "/search KEEP", "KEEP-IN", "KEEP-OUT"},
+		{"listing", call{"list_files", map[string]any{}}, "/files", "src/", "private/"},
+	}
+	if hasGit {
+		shown = append(shown, struct {
+			name  string
+			tool  call
+			cmd   string
+			must  string
+			never string
+		}{"git log -p", call{"git_command", map[string]any{"subcommand": "log", "args": "-p"}}, "/git log -p", "KEEP-IN", "KEEP-OUT"},
+			struct {
+				name  string
+				tool  call
+				cmd   string
+				must  string
+				never string
+			}{"git status", call{"git_command", map[string]any{"subcommand": "show", "args": "--stat"}}, "/git show --stat", "src/a.go", "private/k.txt"})
+	}
+	for _, c := range shown {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := callTool(t, env, c.tool.tool, c.tool.args)
+			if err != nil || !strings.Contains(out, c.must) || strings.Contains(out, c.never) {
+				t.Fatalf("tool: %q %v", out, err)
+			}
+			sout, serr := slash(c.cmd)
+			if serr != nil || !strings.Contains(sout, c.must) || strings.Contains(sout, c.never) {
+				t.Fatalf("%s: %q %v", c.cmd, sout, serr)
+			}
+		})
+	}
+	// Delete: /undo of a file Harvey created needs the delete permission.
+	if _, err := callTool(t, env, "write_file", map[string]any{"path": "src/new.txt", "content": "x\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := slash("/undo"); err == nil || !strings.Contains(err.Error(), "no delete permission") {
+		t.Fatalf("undo without delete permission: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(env.dir, "src", "new.txt")); err != nil {
+		t.Fatal("the file was deleted without the delete permission")
+	}
+	env.a.Config.Permissions["."] = append(env.a.Config.Permissions["."], "delete")
+	if _, err := callTool(t, env, "write_file", map[string]any{"path": "src/new2.txt", "content": "x\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := slash("/undo"); err != nil {
+		t.Fatalf("undo with delete permission: %v", err)
+	}
+}
