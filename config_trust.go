@@ -215,11 +215,10 @@ func gatedKeys(base, ws *Config, keys []string) []gatedSetting {
 				out = append(out, gatedSetting{k, "allows the commands " + strings.Join(extra, ", ")})
 			}
 		case "permissions":
-			b := &Agent{Config: &ConfigFile{Config: base}}
 			var wider []string
 			for prefix, perms := range ws.Permissions {
 				for _, p := range perms {
-					if !b.HasPermission(prefix, p) {
+					if !permits(base.Permissions, prefix, p) {
 						wider = append(wider, prefix+":"+p)
 					}
 				}
