@@ -10,12 +10,15 @@ import (
 // AuditCapacity is the number of events the audit ring buffer keeps.
 const AuditCapacity = 1000
 
+// AuditOutcome is how an effect ended.
+type AuditOutcome string
+
 // Audit outcomes.
 const (
-	AuditAllowed = "allowed"
-	AuditDenied  = "denied"
-	AuditError   = "error"
-	AuditSuccess = "success"
+	AuditAllowed AuditOutcome = "allowed"
+	AuditDenied  AuditOutcome = "denied"
+	AuditError   AuditOutcome = "error"
+	AuditSuccess AuditOutcome = "success"
 )
 
 // AuditEvent is one recorded action.
@@ -23,7 +26,7 @@ type AuditEvent struct {
 	Time     time.Time
 	Action   string // e.g. "read", "run", "tool:read_file"
 	Details  string
-	Outcome  string
+	Outcome  AuditOutcome
 	Duration time.Duration
 }
 
@@ -42,7 +45,7 @@ func NewAuditBuffer() *AuditBuffer {
 }
 
 // Record adds an event, dropping the oldest when full.
-func (a *AuditBuffer) Record(action, details, outcome string, d time.Duration) {
+func (a *AuditBuffer) Record(action, details string, outcome AuditOutcome, d time.Duration) {
 	if a == nil {
 		return
 	}

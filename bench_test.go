@@ -53,7 +53,8 @@ func benchAgent(b *testing.B) *Agent {
 // take the model's answer.
 func BenchmarkToolRound(b *testing.B) {
 	a := benchAgent(b)
-	ex := a.newToolExecutor(&scriptedClient{}, false)
+	a.Client = &scriptedClient{}
+	ex := a.newToolExecutor(a.mainTurn())
 	base := []Message{{Role: "system", Content: "s"}, {Role: "user", Content: "read main.go"}}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -121,17 +121,6 @@ func argBool(args map[string]any, key string) (bool, error) {
 	return b, nil
 }
 
-// maxOut is the cap on one tool result or command output: max_output_bytes,
-// and for an Ollama model no more than half its context window, so one
-// result cannot push the system prompt and tools out of the window.
-func (a *Agent) maxOut() int {
-	n := a.Config.MaxOutputBytes()
-	if _, ok := a.Client.(*OllamaClient); ok {
-		n = min(n, contextResultCap(a.numCtx()))
-	}
-	return n
-}
-
 func (a *Agent) toolReadFile(ctx context.Context, args map[string]any) (string, error) {
 	p, err := argString(args, "path", true)
 	if err != nil {
@@ -148,7 +137,7 @@ func (a *Agent) toolReadFile(ctx context.Context, args map[string]any) (string, 
 	if offset < 0 || limit < 0 {
 		return "", fmt.Errorf("offset and limit must not be negative")
 	}
-	rr, err := a.readChecked(p, offset, limit)
+	rr, err := a.readChecked(ctx, p, offset, limit)
 	if err != nil {
 		return "", err
 	}
@@ -157,8 +146,8 @@ func (a *Agent) toolReadFile(ctx context.Context, args map[string]any) (string, 
 
 // readChecked is the read path shared by /read and read_file: the path gate
 // (resolveWorkspacePath, permissions included) inside ReadWorkspaceFile.
-func (a *Agent) readChecked(p string, offset, limit int) (*ReadResult, error) {
-	rr, err := ReadWorkspaceFile(a.Workspace, p, offset, limit, a.maxOut())
+func (a *Agent) readChecked(ctx context.Context, p string, offset, limit int) (*ReadResult, error) {
+	rr, err := ReadWorkspaceFile(a.Workspace, p, offset, limit, a.resultCap(ctx))
 	if err != nil {
 		a.Audit.Record("read", p, AuditDenied, 0)
 		return nil, err
@@ -368,11 +357,11 @@ func (a *Agent) toolListFiles(ctx context.Context, args map[string]any) (string,
 	if p == "" {
 		p = "."
 	}
-	return a.listChecked(p)
+	return a.listChecked(ctx, p)
 }
 
-func (a *Agent) listChecked(p string) (string, error) {
-	text, _, err := ListWorkspaceDir(a.Workspace, p, a.maxOut())
+func (a *Agent) listChecked(ctx context.Context, p string) (string, error) {
+	text, _, err := ListWorkspaceDir(a.Workspace, p, a.resultCap(ctx))
 	status := AuditSuccess
 	if err != nil {
 		status = AuditDenied
@@ -390,14 +379,14 @@ func (a *Agent) toolSearchFiles(ctx context.Context, args map[string]any) (strin
 	if err != nil {
 		return "", err
 	}
-	return a.searchChecked(pattern, p)
+	return a.searchChecked(ctx, pattern, p)
 }
 
-func (a *Agent) searchChecked(pattern, p string) (string, error) {
+func (a *Agent) searchChecked(ctx context.Context, pattern, p string) (string, error) {
 	if p == "" {
 		p = "."
 	}
-	text, _, err := SearchWorkspace(a.Workspace, pattern, p, a.maxOut())
+	text, _, err := SearchWorkspace(a.Workspace, pattern, p, a.resultCap(ctx))
 	status := AuditSuccess
 	if err != nil {
 		status = AuditError
@@ -426,7 +415,7 @@ func (a *Agent) toolRunCommand(ctx context.Context, args map[string]any) (string
 	if err != nil {
 		return "", err
 	}
-	return res.Text(a.maxOut()), nil
+	return res.Text(a.resultCap(ctx)), nil
 }
 
 // runChecked is the command path shared by /run, ! and run_command: exec
@@ -459,7 +448,7 @@ func (a *Agent) runChecked(ctx context.Context, tool, line string, timeout time.
 	if timeout <= 0 {
 		timeout = time.Duration(a.Config.RunTimeout)
 	}
-	spec := procSpec{Dir: a.Workspace.Root, Argv: argv, Env: baseEnv(), Timeout: timeout, Limit: a.maxOut(), Sandbox: a.commandSandbox()}
+	spec := procSpec{Dir: a.Workspace.Root, Argv: argv, Env: baseEnv(), Timeout: timeout, Limit: a.resultCap(ctx), Sandbox: a.commandSandbox()}
 	res := runProcess(ctx, spec)
 	a.Audit.Record("run", line, runOutcome(res), res.Duration)
 	if sb, ok := a.escalate(ctx, line, res); ok {
@@ -474,7 +463,7 @@ func (a *Agent) runChecked(ctx context.Context, tool, line string, timeout time.
 	return res, nil
 }
 
-func runOutcome(res RunResult) string {
+func runOutcome(res RunResult) AuditOutcome {
 	if res.Err != nil || res.ExitCode != 0 || res.TimedOut {
 		return AuditError
 	}
@@ -538,7 +527,7 @@ func (a *Agent) toolGitCommand(ctx context.Context, args map[string]any) (string
 // Every path git is asked about or prints goes through the same policy as
 // read_file: agents/, the denylist, and read permission.
 func (a *Agent) gitChecked(ctx context.Context, sub string, args []string) (string, error) {
-	out, err := RunGit(ctx, a.Workspace, sub, args, a.maxOut())
+	out, err := RunGit(ctx, a.Workspace, sub, args, a.resultCap(ctx))
 	status := AuditSuccess
 	if err != nil {
 		status = AuditDenied

@@ -222,13 +222,13 @@ func (a *Agent) addContext(label, text string) {
 	a.AddMessage("user", fmt.Sprintf("[context: %s]\n%s", label, text))
 }
 
-func cmdRead(_ context.Context, a *Agent, args []string, out io.Writer) error {
+func cmdRead(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) == 0 {
 		return a.usageError("read")
 	}
 	var errs []string
 	for _, p := range args {
-		rr, err := a.readChecked(p, 0, 0)
+		rr, err := a.readChecked(ctx, p, 0, 0)
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue
@@ -302,7 +302,7 @@ func cmdRunLine(ctx context.Context, a *Agent, line string, out io.Writer) error
 	return nil
 }
 
-func cmdSearch(_ context.Context, a *Agent, args []string, out io.Writer) error {
+func cmdSearch(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) == 0 || len(args) > 2 {
 		return a.usageError("search")
 	}
@@ -310,7 +310,7 @@ func cmdSearch(_ context.Context, a *Agent, args []string, out io.Writer) error 
 	if len(args) == 2 {
 		p = args[1]
 	}
-	text, err := a.searchChecked(args[0], p)
+	text, err := a.searchChecked(ctx, args[0], p)
 	if err != nil {
 		if len(args) == 2 && strings.Contains(err.Error(), "no such file") {
 			return fmt.Errorf("%v (to search for a phrase with spaces, quote it: /search \"%s %s\")", err, args[0], args[1])
@@ -322,12 +322,12 @@ func cmdSearch(_ context.Context, a *Agent, args []string, out io.Writer) error 
 	return nil
 }
 
-func cmdFiles(_ context.Context, a *Agent, args []string, out io.Writer) error {
+func cmdFiles(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	p := "."
 	if len(args) > 0 {
 		p = args[0]
 	}
-	text, err := a.listChecked(p)
+	text, err := a.listChecked(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -533,7 +533,7 @@ func cmdTools(_ context.Context, a *Agent, args []string, out io.Writer) error {
 
 func cmdSummarize(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	start := time.Now()
-	before, err := a.summarize(ctx)
+	before, err := a.summarize(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package harvey
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -37,31 +36,6 @@ func estimateTokens(msgs []Message) int {
 	return n
 }
 
-// schemaTokens estimates what the tool schemas add to every request.
-func (a *Agent) schemaTokens(mode ToolMode) int {
-	if mode != ModeSchema {
-		return 0
-	}
-	b, _ := json.Marshal(a.Tools.GetToolSchemas())
-	return len(b) / 4
-}
-
-// numCtx is the context window of the current model: num_ctx from the
-// config, but no more than the model's own context length.
-func (a *Agent) numCtx() int {
-	n := a.Config.EffectiveNumCtx(a.ModelName)
-	if m := a.modelCtx[a.ModelName]; m > 0 && m < n {
-		return m
-	}
-	return n
-}
-
-// contextLimit is the prompt size that leaves room for a reply.
-func (a *Agent) contextLimit() int {
-	n := a.numCtx()
-	return n - max(512, n/8)
-}
-
 const elidedMarker = "[tool result elided to fit the context window: "
 
 // elideToolResults replaces the content of the oldest tool results in
@@ -87,13 +61,13 @@ func elideToolResults(msgs []Message, protect, target int, extra int) int {
 
 // fitContext runs before each turn: elide old tool results, and if the
 // conversation still does not fit, summarise it (asking first in the REPL).
-func (a *Agent) fitContext(ctx context.Context, mode ToolMode) error {
-	if _, ok := a.Client.(*OllamaClient); !ok {
+func (a *Agent) fitContext(ctx context.Context, t *turn) error {
+	if t.window == 0 {
 		return nil // other providers report overflow as an error instead
 	}
 	// A turn starts with room for at least one full tool result.
-	limit := a.contextLimit() - turnHeadroom(a.numCtx())
-	extra := a.schemaTokens(mode)
+	limit := t.contextLimit() - turnHeadroom(t.window)
+	extra := t.schema
 	if estimateTokens(a.History)+extra <= limit {
 		a.warnedCtx = false
 		return nil
@@ -101,13 +75,13 @@ func (a *Agent) fitContext(ctx context.Context, mode ToolMode) error {
 	// Elide down to about half, so that it does not happen on every turn
 	// (each elision changes the prompt prefix Ollama has cached).
 	if n := elideToolResults(a.History, len(a.History), limit/2, extra); n > 0 {
-		a.logf("%s", a.dim(fmt.Sprintf("· %d old tool results elided to fit the %d-token context", n, a.numCtx())))
+		a.logf("%s", a.dim(fmt.Sprintf("· %d old tool results elided to fit the %d-token context", n, t.window)))
 	}
 	used := estimateTokens(a.History) + extra
 	if used <= limit {
 		return nil
 	}
-	msg := fmt.Sprintf("the conversation is about %d tokens, past the %d-token context (num_ctx); Ollama would silently drop its start", used, a.numCtx())
+	msg := fmt.Sprintf("the conversation is about %d tokens, past the %d-token context (num_ctx); Ollama would silently drop its start", used, t.window)
 	if a.Interactive {
 		if a.warnedCtx {
 			return nil // declined once; asked again only after it fits again
@@ -121,7 +95,7 @@ func (a *Agent) fitContext(ctx context.Context, mode ToolMode) error {
 	} else {
 		a.logf("%s", a.colorize("33", "warning: "+msg+"; summarizing it first"))
 	}
-	before, err := a.summarize(ctx)
+	before, err := a.summarize(ctx, t)
 	if err != nil {
 		return fmt.Errorf("the conversation no longer fits num_ctx and summarizing failed: %v", err)
 	}
@@ -132,19 +106,15 @@ func (a *Agent) fitContext(ctx context.Context, mode ToolMode) error {
 // fitRound runs before each request inside a turn: old results go first,
 // never those of the round the model is about to read.
 func (e *ToolExecutor) fitRound(messages []Message, protect int) {
-	a := e.agent
-	if a == nil {
+	t := e.turn
+	if t == nil || t.window == 0 {
 		return
 	}
-	if _, ok := e.client.(*OllamaClient); !ok {
-		return
-	}
-	mode := ModeSchema
+	extra := t.schema
 	if e.prose {
-		mode = ModeProse
+		extra = 0
 	}
-	limit := a.contextLimit()
-	extra := a.schemaTokens(mode)
+	limit := t.contextLimit()
 	if estimateTokens(messages)+extra <= limit {
 		return
 	}
@@ -153,26 +123,30 @@ func (e *ToolExecutor) fitRound(messages []Message, protect int) {
 		// Several large results in this one round: keep the last whole.
 		n += elideToolResults(messages, len(messages)-1, limit, extra)
 	}
-	if n > 0 {
-		a.logf("%s", a.dim(fmt.Sprintf("· %d old tool results elided to fit the context", n)))
+	if n > 0 && e.host != nil {
+		e.host.note(fmt.Sprintf("· %d old tool results elided to fit the context", n))
 	}
 }
 
 // summarize condenses the history through the model, keeping the system
 // prompt and pinned context. It returns the message count before.
-func (a *Agent) summarize(ctx context.Context) (int, error) {
-	if a.Client == nil {
-		return 0, errNoBackend(a)
+// The turn's model writes it (nil: the main model).
+func (a *Agent) summarize(ctx context.Context, t *turn) (int, error) {
+	if t == nil {
+		if a.Client == nil {
+			return 0, errNoBackend(a)
+		}
+		t = a.mainTurn()
 	}
 	if len(a.History) <= 2 {
 		return 0, errors.New("nothing to summarize yet")
 	}
 	msgs := append(append([]Message(nil), a.History...), Message{Role: "user", Content: summarizePrompt})
-	if _, ok := a.Client.(*OllamaClient); ok {
-		msgs = fitForSummary(msgs, a.contextLimit())
+	if t.window > 0 {
+		msgs = fitForSummary(msgs, t.contextLimit())
 	}
 	var sb strings.Builder
-	if _, err := a.Client.Chat(ctx, msgs, &sb); err != nil {
+	if _, err := t.client.Chat(ctx, msgs, &sb); err != nil {
 		return 0, fmt.Errorf("summarize: %v", err)
 	}
 	summary := strings.TrimSpace(sb.String())

@@ -14,7 +14,7 @@ import (
 func TestContextWindowElidesOldResults(t *testing.T) {
 	f := newFakeOllama(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
-	env.a.Config.NumCtx = 4096 // a Raspberry Pi setting: results capped at 4 KB
+	setNumCtx(env, 4096) // a Raspberry Pi setting: results capped at 4 KB
 	for _, n := range []string{"a", "b", "c"} {
 		writeFile(t, env.dir, n+".txt", strings.Repeat(n+" line of text\n", 500)) // 7 KB each
 	}
@@ -28,7 +28,7 @@ func TestContextWindowElidesOldResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := f.chatRequests()
-	limit := env.a.contextLimit()
+	limit := env.a.mainTurn().contextLimit()
 	for i, req := range reqs {
 		var msgs []Message
 		for _, m := range messagesOf(req) {
@@ -59,7 +59,7 @@ func TestContextWindowSummarizeWhenFull(t *testing.T) {
 	f := newFakeOllama(t, "llama3.2:latest")
 	f.autoSummary = "We talked about a long file."
 	env := newTestEnv(t, f, "llama3.2")
-	env.a.Config.NumCtx = 2048
+	setNumCtx(env, 2048)
 	fill := func() {
 		for i := 0; i < 6; i++ {
 			env.a.AddMessage("user", strings.Repeat("words ", 300))
@@ -140,7 +140,7 @@ func TestLongSession(t *testing.T) {
 	f.autoSummary = "Summary: the model read big.txt many times."
 	f.keepLast = true
 	env := newTestEnv(t, f, "llama3.2")
-	env.a.Config.NumCtx = 16384                                                  // results over 64 KB, capped at a quarter of the window (16 KB)
+	setNumCtx(env, 16384)                                                  // results over 64 KB, capped at a quarter of the window (16 KB)
 	writeFile(t, env.dir, "big.txt", strings.Repeat("0123456789abcdef\n", 8192)) // 136 KB
 
 	heap := func() uint64 {
@@ -172,8 +172,8 @@ func TestLongSession(t *testing.T) {
 		for _, m := range last {
 			msgs = append(msgs, Message{Role: fmt.Sprint(m["role"]), Content: fmt.Sprint(m["content"])})
 		}
-		if used := estimateTokens(msgs) + env.a.schemaTokens(ModeSchema); used > env.a.contextLimit() {
-			t.Fatalf("turn %d: last request ~%d tokens, past %d", turn, used, env.a.contextLimit())
+		if used := estimateTokens(msgs) + env.a.schemaTokens(ModeSchema); used > env.a.mainTurn().contextLimit() {
+			t.Fatalf("turn %d: last request ~%d tokens, past %d", turn, used, env.a.mainTurn().contextLimit())
 		}
 		if turn == 9 {
 			heapAt10 = heap()
@@ -208,5 +208,14 @@ func TestFitForSummary(t *testing.T) {
 	got := fitForSummary(append([]Message(nil), msgs...), 1000)
 	if got[0].Content != "sys" || got[len(got)-1].Content != summarizePrompt || estimateTokens(got) > 1000 || len(got) < 3 {
 		t.Fatalf("%d messages, ~%d tokens", len(got), estimateTokens(got))
+	}
+}
+
+// setNumCtx sets num_ctx as a config change followed by a reconnect would:
+// in the config and in the client that sends it.
+func setNumCtx(env *testEnv, n int) {
+	env.a.Config.NumCtx = n
+	if oc, ok := env.a.Client.(*OllamaClient); ok {
+		oc.NumCtx = n
 	}
 }

@@ -16,7 +16,7 @@ func TestPagingHintSurvivesEveryNumCtx(t *testing.T) {
 		t.Run(fmt.Sprint(numCtx), func(t *testing.T) {
 			f := newFakeOllama(t, "llama3.2:latest")
 			env := newTestEnv(t, f, "llama3.2")
-			env.a.Config.NumCtx = numCtx
+			setNumCtx(env, numCtx)
 			var b strings.Builder
 			for i := 0; b.Len() < 300<<10; i++ {
 				fmt.Fprintf(&b, "line %06d of a long file\n", i)
@@ -171,5 +171,47 @@ func TestOneGateToolsAndCommandsAgree(t *testing.T) {
 	}
 	if _, err := slash("/undo"); err != nil {
 		t.Fatalf("undo with delete permission: %v", err)
+	}
+}
+
+// A route's turn runs with the route model's own limits: its tool rounds,
+// its context window and result cap, its tool mode.
+func TestRouteTurnHasItsOwnLimits(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	env.a.Config.Models = map[string]ModelConfig{"mistral": {MaxToolCallsPerTurn: 1, NumCtx: 2048}}
+	var out strings.Builder
+	if err := env.a.Dispatch(t.Context(), "/route add small ollama "+f.URL()+" mistral", &out); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for i := 0; b.Len() < 20<<10; i++ {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	writeFile(t, env.dir, "big.txt", b.String())
+	read := fakeCall{name: "read_file", args: map[string]any{"path": "big.txt"}}
+	list := fakeCall{name: "list_files", args: map[string]any{}}
+	f.script(toolReply("mistral", fakeCall{id: "r1", name: read.name, args: read.args}),
+		toolReply("mistral", fakeCall{id: "r2", name: list.name, args: list.args}),
+		toolReply("mistral", fakeCall{id: "r3", name: list.name, args: list.args}))
+	err := env.a.RunPrompt(t.Context(), "@small read big.txt")
+	if err == nil || !strings.Contains(err.Error(), "max_tool_calls_per_turn is 1") {
+		t.Fatalf("route turn: %v", err)
+	}
+	res := toolResults(f.chatRequests())["r1"]
+	if !strings.Contains(res, "[output truncated at 2048 bytes]") {
+		t.Fatalf("route result not capped by the route model's window: %d bytes", len(res))
+	}
+	reqs := f.chatRequests()
+	if opts, _ := reqs[0]["options"].(map[string]any); opts["num_ctx"] != float64(2048) {
+		t.Fatalf("route request options = %v", reqs[0]["options"])
+	}
+	// The main model keeps its own limits.
+	f.script(toolReply("llama3.2", fakeCall{id: "m1", name: read.name, args: read.args}), toolReply("llama3.2", fakeCall{id: "m2", name: list.name, args: list.args}), textReply("llama3.2", "done"))
+	if err := env.a.RunPrompt(t.Context(), "read big.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if res := toolResults(f.chatRequests())["m1"]; !strings.Contains(res, "[output truncated at 8192 bytes]") {
+		t.Fatalf("main result cap: %d bytes", len(res))
 	}
 }

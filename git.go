@@ -127,7 +127,7 @@ func gitErrLine(stderr []byte) string {
 func (g *gitRunner) resolveOperands(sub string, ga *gitArgs, policy gitPolicy) (revs, paths []string, err error) {
 	checkPath := func(p string) (string, error) {
 		if strings.HasPrefix(p, ":") {
-			return "", fmt.Errorf("git: refused: pathspec magic %q is not allowed", p)
+			return "", refusedf("git: refused: pathspec magic %q is not allowed", p)
 		}
 		if p == "." || p == "./" {
 			return ".", nil
@@ -260,7 +260,7 @@ func (g *gitRunner) resolveOperands(sub string, ga *gitArgs, policy gitPolicy) (
 			return nil, nil, fmt.Errorf("git: %q is not a revision or object in this repository", n.name)
 		}
 		if !contains(n.kinds, a.typ) {
-			return nil, nil, fmt.Errorf("git: refused: %q is a %s; name blobs and trees as REV:PATH so the path can be checked", n.name, a.typ)
+			return nil, nil, refusedf("git: refused: %q is a %s; name blobs and trees as REV:PATH so the path can be checked", n.name, a.typ)
 		}
 	}
 	if sub == "blame" {

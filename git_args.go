@@ -190,7 +190,7 @@ func vetGitOptions(sub string, args []string) (*gitArgs, error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if strings.ContainsFunc(a, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			return nil, fmt.Errorf("git: refused: argument %q contains control characters", a)
+			return nil, refusedf("git: refused: argument %q contains control characters", a)
 		}
 		next := func() (string, bool) {
 			if i+1 < len(args) {
@@ -206,7 +206,7 @@ func vetGitOptions(sub string, args []string) (*gitArgs, error) {
 			dashdash = true
 		case endOpts || !strings.HasPrefix(a, "-") || a == "-":
 			if a == "-" {
-				return nil, fmt.Errorf("git: refused: %q (standard input)", a)
+				return nil, refusedf("git: refused: %q (standard input)", a)
 			}
 			g.operands = append(g.operands, a)
 		case a == "--end-of-options":

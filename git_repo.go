@@ -77,7 +77,7 @@ func (ws *Workspace) privateGitDir(ctx context.Context) (string, error) {
 		return "", fmt.Errorf(".git: %s", errText(err))
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-		return "", fmt.Errorf("refused: .git is %s, not a directory (a .git file or link can point git outside the workspace)", fileKind(fi.Mode()))
+		return "", refusedf("refused: .git is %s, not a directory (a .git file or link can point git outside the workspace)", fileKind(fi.Mode()))
 	}
 	if err := ws.checkGitData(); err != nil {
 		return "", err
@@ -90,7 +90,7 @@ func (ws *Workspace) privateGitDir(ctx context.Context) (string, error) {
 	// link says refs/...), and copied each time: the branch can change.
 	head, err := ws.root.ReadFile(".git/HEAD")
 	if err != nil || !validGitHead(head) {
-		return "", errors.New("refused: .git/HEAD is missing or not a branch reference or object ID")
+		return "", refusedf("refused: .git/HEAD is missing or not a branch reference or object ID")
 	}
 	if err := os.WriteFile(filepath.Join(ws.git.dir, "HEAD"), head, 0o600); err != nil {
 		return "", fmt.Errorf("git: %v", err)
@@ -111,7 +111,7 @@ func validGitHead(b []byte) bool {
 func (ws *Workspace) checkGitData() error {
 	for _, name := range []string{"commondir", "objects/info/alternates", "objects/info/http-alternates"} {
 		if _, err := ws.root.Lstat(".git/" + name); err == nil {
-			return fmt.Errorf("refused: .git/%s points git at another repository's data, which may be outside the workspace", name)
+			return refusedf("refused: .git/%s points git at another repository's data, which may be outside the workspace", name)
 		}
 	}
 	for _, name := range append([]string{"HEAD"}, gitDataEntries...) {
@@ -120,7 +120,7 @@ func (ws *Workspace) checkGitData() error {
 			continue
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 || !(fi.IsDir() || fi.Mode().IsRegular()) {
-			return fmt.Errorf("refused: .git/%s is %s; git data must be real files inside the workspace", name, fileKind(fi.Mode()))
+			return refusedf("refused: .git/%s is %s; git data must be real files inside the workspace", name, fileKind(fi.Mode()))
 		}
 	}
 	// The object and ref directories themselves: a link among them could
@@ -142,7 +142,7 @@ func (ws *Workspace) noLinksIn(dir string, deep bool) error {
 	}
 	for _, e := range entries {
 		if e.Type()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("refused: %s/%s is a symlink; git data must be real files inside the workspace", dir, e.Name())
+			return refusedf("refused: %s/%s is a symlink; git data must be real files inside the workspace", dir, e.Name())
 		}
 		if deep && e.IsDir() {
 			if err := ws.noLinksIn(dir+"/"+e.Name(), true); err != nil {

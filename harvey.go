@@ -73,6 +73,20 @@ type LLMClient interface {
 	Close() error
 }
 
+// WindowedClient is implemented by clients whose server silently cuts a
+// prompt to a fixed context window (Ollama's num_ctx): Harvey fits every
+// request into ContextWindow tokens. Other servers report overflow as an
+// error.
+type WindowedClient interface {
+	ContextWindow() int
+}
+
+// ToolProber is implemented by clients that can tell before a turn whether
+// a model supports schema tool calling (Ollama's /api/show).
+type ToolProber interface {
+	ToolSupport(ctx context.Context, model string) (Capability, error)
+}
+
 // Capability is whether a model supports schema tool calling.
 type Capability int
 

@@ -436,7 +436,7 @@ func TestKBCommands(t *testing.T) {
 	if _, err := env.a.toolEditFile(t.Context(), editArgs("agents/knowledge.db", "x", "y")); err == nil {
 		t.Fatal("edit_file reached the database")
 	}
-	if hits, _ := env.a.searchChecked("harvey", "."); strings.Contains(hits, "knowledge") {
+	if hits, _ := env.a.searchChecked(t.Context(), "harvey", "."); strings.Contains(hits, "knowledge") {
 		t.Fatalf("search_files reached the database: %s", hits)
 	}
 }

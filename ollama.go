@@ -193,6 +193,15 @@ func (c *OllamaClient) Models(ctx context.Context) ([]string, error) {
 // Capability detects tool support from /api/show: capabilities contains
 // "tools" → yes; capabilities present without it → no; no capabilities field
 // (server < 0.6.4) → yes if the template mentions .Tools, else unknown.
+// ContextWindow is the num_ctx this client sends (WindowedClient).
+func (c *OllamaClient) ContextWindow() int { return c.NumCtx }
+
+// ToolSupport asks /api/show whether model supports tools (ToolProber).
+func (c *OllamaClient) ToolSupport(ctx context.Context, model string) (Capability, error) {
+	cp, _, err := c.Capability(ctx, model)
+	return cp, err
+}
+
 func (c *OllamaClient) Capability(ctx context.Context, model string) (Capability, int, error) {
 	resp, err := c.api.Show(ctx, &api.ShowRequest{Model: model})
 	if err != nil {
@@ -417,4 +426,13 @@ func newCallID() string {
 		b[i] = alphabet[int(b[i])%len(alphabet)]
 	}
 	return "call_" + string(b[:])
+}
+
+// ollamaClient is the session's Ollama client (for /model and /ollama),
+// or a new one for the configured server when another backend is attached.
+func (a *Agent) ollamaClient() (*OllamaClient, error) {
+	if c, ok := a.Client.(*OllamaClient); ok {
+		return c, nil
+	}
+	return NewOllamaClient(a.OllamaURL, a.ModelName, a.Config.EffectiveNumCtx(a.ModelName), a.Config.KeepAlive, time.Duration(a.Config.OllamaTimeout))
 }

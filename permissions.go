@@ -54,5 +54,5 @@ func (a *Agent) checkPermission(rel, perm string) error {
 	if a.HasPermission(rel, perm) {
 		return nil
 	}
-	return fmt.Errorf("%s: refused: no %s permission (see /permissions)", quotePath(rel), perm)
+	return refuse(rel, fmt.Sprintf("refused: no %s permission (see /permissions)", perm))
 }

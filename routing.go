@@ -145,13 +145,6 @@ func errNoBackend(a *Agent) error {
 
 // ---- /model and /ollama ----
 
-func (a *Agent) ollamaClient() (*OllamaClient, error) {
-	if c, ok := a.Client.(*OllamaClient); ok {
-		return c, nil
-	}
-	return NewOllamaClient(a.OllamaURL, a.ModelName, a.Config.EffectiveNumCtx(a.ModelName), a.Config.KeepAlive, time.Duration(a.Config.OllamaTimeout))
-}
-
 // UseModel switches to an Ollama model, probing its tool support.
 func (a *Agent) UseModel(ctx context.Context, name string) error {
 	oc, err := a.ollamaClient()

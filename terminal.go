@@ -299,47 +299,21 @@ func (a *Agent) RunPrompt(ctx context.Context, line string) error {
 // chatTurn sends a prompt to the model (or a route), with tools when the
 // model supports them.
 func (a *Agent) chatTurn(ctx context.Context, prompt string) error {
-	client := a.Client
-	mode := a.toolMode()
-	if name, rest, ok := splitMention(prompt); ok {
-		_, rt := a.Routes.find(name)
-		if rt == nil {
-			return fmt.Errorf("no route @%s; see /route list", name)
-		}
-		if !rt.Enabled {
-			return fmt.Errorf("route @%s is disabled; /route enable %s", rt.Name, rt.Name)
-		}
-		c, err := a.Routes.client(rt, time.Duration(a.Config.OllamaTimeout), a.Config.EffectiveNumCtx(rt.Model))
-		if err != nil {
-			return err
-		}
-		defer c.Close()
-		client, prompt = c, rest
-		switch {
-		case a.toolsOff || !a.Config.ToolsEnabled(rt.Model):
-			mode = ModeOff
-		case rt.Provider != "ollama":
-			mode = ModeSchema // other providers: tools unless configured off
-		default:
-			mode = ModeProse
-			if oc, ok := c.(*OllamaClient); ok {
-				if cp, _, err := oc.Capability(ctx, rt.Model); err == nil && cp == CapYes {
-					mode = ModeSchema
-				}
-			}
-		}
-		if prompt == "" {
-			return errors.New("usage: @ROUTE PROMPT")
-		}
+	t, prompt, err := a.newTurn(ctx, prompt)
+	if err != nil {
+		return err
 	}
-	if client == nil {
-		if a.connectErr != nil {
-			return a.connectErr
-		}
-		return errNoBackend(a)
+	if t.route != "" {
+		defer t.client.Close()
 	}
+	return a.runTurn(ctx, t, prompt)
+}
+
+// runTurn sends prompt in the turn t and keeps what happened.
+func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
+	client, mode := t.client, t.mode
 	a.Recorder.User(prompt)
-	if err := a.fitContext(ctx, mode); err != nil {
+	if err := a.fitContext(ctx, t); err != nil {
 		return err
 	}
 	history := append(a.History, Message{Role: "user", Content: prompt})
@@ -365,7 +339,7 @@ func (a *Agent) chatTurn(ctx context.Context, prompt string) error {
 			history = append(history, Message{Role: "assistant", Content: reply.String()})
 		}
 	} else {
-		ex := a.newToolExecutor(client, mode == ModeProse)
+		ex := a.newToolExecutor(t)
 		ex.onRound = func() {
 			if spin != nil {
 				spin.Stop()

@@ -39,28 +39,48 @@ const maxCallsPerReply = 16
 // row gets an error result instead of running again.
 const repeatLimit = 3
 
-// ToolExecutor runs the multi-turn tool loop for one user turn.
+// ToolExecutor runs the multi-turn tool loop for one user turn. It holds
+// the turn (client, model, limits) and a narrow host for what it reports;
+// it never reaches back into the Agent.
 type ToolExecutor struct {
 	registry       *ToolRegistry
 	client         LLMClient
 	maxIterations  int
 	maxOutputBytes int
 
-	agent   *Agent
+	turn    *turn
+	host    execHost
 	prose   bool
 	history []string // call signatures this turn, for repeat detection
 	onRound func()   // called before tools run (stops the spinner)
 }
 
-// newToolExecutor builds the executor for the agent's current model.
-func (a *Agent) newToolExecutor(client LLMClient, prose bool) *ToolExecutor {
+// execHost is what the tool loop needs from the session around it: to say
+// what happens, ask before an effect, record it, and switch a model that
+// refuses tools to prose mode.
+type execHost interface {
+	note(s string)                            // a dim progress line
+	warn(s string)                            // a yellow warning line
+	toolLine(prefix, name, summary string)    // "⚙ read_file a.go"
+	resultLine(ok bool, summary string)       // "✓ 12 lines" / "✗ why"
+	confirm(ctx context.Context, tool, action, preview string) error
+	audit(action, details string, err error, d time.Duration)
+	recordToolCall(name, raw, result string, failed bool)
+	// proseFallback marks model as unable to call tools and returns the
+	// system prompt for prose mode, or an error when fallback is off.
+	proseFallback(model string) (string, error)
+}
+
+// newToolExecutor builds the executor for a turn.
+func (a *Agent) newToolExecutor(t *turn) *ToolExecutor {
 	return &ToolExecutor{
 		registry:       a.Tools,
-		client:         client,
-		maxIterations:  a.Config.MaxToolCalls(a.ModelName),
-		maxOutputBytes: a.maxOut(),
-		agent:          a,
-		prose:          prose,
+		client:         t.client,
+		maxIterations:  t.maxRounds,
+		maxOutputBytes: t.maxOut,
+		turn:           t,
+		host:           a,
+		prose:          t.mode == ModeProse,
 	}
 }
 
@@ -81,17 +101,15 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 		stats, calls, err := e.client.ChatWithTools(ctx, messages, tools, hb)
 		total.add(stats)
 		if err != nil {
-			if errors.Is(err, ErrToolsUnsupported) && !e.prose && e.agent != nil {
+			if errors.Is(err, ErrToolsUnsupported) && !e.prose && e.host != nil && e.turn != nil {
 				// The server refused tools: remember it, and retry in prose mode.
-				e.agent.caps[e.agent.ModelName] = CapNo
-				if !e.agent.Config.FallbackEnabled() {
-					return messages, total, fmt.Errorf("%v; tools are off for this model (fallback_to_natural_language is false)", err)
+				sys, ferr := e.host.proseFallback(e.turn.model)
+				if ferr != nil {
+					return messages, total, fmt.Errorf("%v; %v", err, ferr)
 				}
-				e.agent.logf("%s", e.agent.dim("· the server says this model does not support tools; switching to prose tool mode"))
 				e.prose = true
-				e.agent.refreshSystemPrompt()
 				if len(messages) > 0 && messages[0].Role == "system" {
-					messages[0].Content = e.agent.systemPromptForMode()
+					messages[0].Content = sys
 				}
 				round--
 				continue
@@ -196,15 +214,18 @@ func (e *ToolExecutor) executeCalls(ctx context.Context, calls []anyllm.ToolCall
 		}
 		out = append(out, e.executeOne(ctx, c, recovered))
 	}
-	if len(calls) > maxCallsPerReply && e.agent != nil {
-		e.agent.logf("%s", e.agent.colorize("33", fmt.Sprintf("warning: the model asked for %d tool calls in one reply; only the first %d ran", len(calls), maxCallsPerReply)))
-		e.agent.Audit.Record("tool-calls", fmt.Sprintf("%d calls in one reply; %d not run", len(calls), len(calls)-maxCallsPerReply), AuditDenied, 0)
+	if len(calls) > maxCallsPerReply && e.host != nil {
+		e.host.warn(fmt.Sprintf("warning: the model asked for %d tool calls in one reply; only the first %d ran", len(calls), maxCallsPerReply))
+		e.host.audit("tool-calls", fmt.Sprintf("%d calls in one reply; %d not run", len(calls), len(calls)-maxCallsPerReply), ErrDenied, 0)
 	}
 	return out, ctx.Err()
 }
 
 func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recovered bool) Message {
-	a := e.agent
+	h := e.host
+	if e.turn != nil {
+		ctx = withTurn(ctx, e.turn)
+	}
 	start := time.Now()
 	name := c.Function.Name
 	var args map[string]any
@@ -219,12 +240,12 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 		args = map[string]any{}
 	}
 	summary := callSummary(name, args)
-	if a != nil {
+	if h != nil {
 		prefix := "⚙"
 		if recovered {
 			prefix = "⚙ (recovered from text)"
 		}
-		a.logf("%s %s %s", a.colorize("36", prefix), sanitizeForTerminal(flatText(name)), sanitizeForTerminal(summary))
+		h.toolLine(prefix, name, summary)
 	}
 	var result string
 	var err error
@@ -239,9 +260,9 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 			err = cerr
 		} else if e.repeats(name, args) {
 			err = fmt.Errorf("you already called %s with these same arguments %d times in a row; the result will not change. Use the result you have, or try something different", name, repeatLimit-1)
-		} else if entry.source == "api" && entry.effect != EffectRead && a != nil {
+		} else if entry.source == "api" && entry.effect != EffectRead && h != nil {
 			// Tools registered from Go code cannot vouch for themselves.
-			if err = a.confirm(ctx, name, "run "+name+" "+flatText(summary), ""); err == nil {
+			if err = h.confirm(ctx, name, "run "+name+" "+flatText(summary), ""); err == nil {
 				result, err = safeCall(ctx, entry.handler, args)
 			}
 		} else {
@@ -264,21 +285,14 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 	// words inside a file's text do not count.
 	truncated := strings.Contains(capped[max(0, len(capped)-resultSlack):], "[output truncated at ")
 	wrapped := fmt.Sprintf("[tool_result id=%s tool=%s %s bytes=%d truncated=%t]\n%s\n[end tool_result id=%s]", c.ID, flatText(name), flatText(summary), len(capped), truncated, capped, c.ID)
-	if a != nil {
+	if h != nil {
 		if failed {
-			a.logf("  %s %s", a.colorize("31", "✗"), sanitizeForTerminal(firstLine(err.Error())))
+			h.resultLine(false, firstLine(err.Error()))
 		} else {
-			a.logf("  %s %s", a.colorize("32", "✓"), sanitizeForTerminal(outcomeSummary(name, result)))
+			h.resultLine(true, outcomeSummary(name, result))
 		}
-		outcome := AuditSuccess
-		if failed {
-			outcome = AuditError
-			if errors.Is(err, ErrDenied) || strings.Contains(err.Error(), "refused") {
-				outcome = AuditDenied
-			}
-		}
-		a.Audit.Record("tool:"+name, summary, outcome, dur)
-		a.Recorder.ToolCall(name, raw, capped, failed)
+		h.audit("tool:"+name, summary, err, dur)
+		h.recordToolCall(name, raw, capped, failed)
 	}
 	return Message{Role: "tool", Content: wrapped, ToolCallID: c.ID, ToolName: name}
 }
@@ -415,7 +429,7 @@ func (a *Agent) toolMode() ToolMode {
 		}
 		return ModeOff
 	}
-	if _, ok := a.Client.(*OllamaClient); ok && a.caps[a.ModelName] != CapYes {
+	if _, ok := a.Client.(ToolProber); ok && a.caps[a.ModelName] != CapYes {
 		if a.Config.FallbackEnabled() {
 			return ModeProse
 		}

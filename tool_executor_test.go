@@ -180,7 +180,7 @@ func TestBadArgumentsBecomeErrorResults(t *testing.T) {
 	ex := &ToolExecutor{registry: NewToolRegistry(), maxIterations: 10, maxOutputBytes: 1000}
 	env := newTestEnv(t, nil, "")
 	ex.registry = env.a.Tools
-	ex.agent = env.a
+	ex.host = env.a
 	msgs, err := ex.ExecuteToolCalls(t.Context(), []anyllmToolCall{
 		{ID: "a", Type: "function", Function: fc("read_file", `{"path": `)},
 		{ID: "b", Type: "function", Function: fc("read_file", `{"path": 12, "offset": "x"}`)},
@@ -281,7 +281,7 @@ func TestLargeFileResultCapped(t *testing.T) {
 		t.Fatalf("result len %d, tail %q", len(c), c[len(c)-200:])
 	}
 	// With a large window, max_output_bytes (64 KB) is the cap.
-	env.a.Config.NumCtx = 65536
+	setNumCtx(env, 65536)
 	f.script(toolReply("llama3.2", fakeCall{id: "d", name: "read_file", args: map[string]any{"path": "big.txt"}}), textReply("llama3.2", "big"))
 	if err := env.a.RunPrompt(t.Context(), "read big again"); err != nil {
 		t.Fatal(err)

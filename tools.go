@@ -81,6 +81,27 @@ type PathError struct {
 
 func (e *PathError) Error() string { return fmt.Sprintf("%s: %s", quotePath(e.Path), e.Reason) }
 
+// Is makes a policy refusal (a reason starting "refused") match ErrRefused;
+// "no such file" and other failures do not.
+func (e *PathError) Is(target error) bool {
+	return target == ErrRefused && strings.HasPrefix(e.Reason, "refused")
+}
+
+// ErrRefused marks an effect a rule refused (as opposed to one that failed):
+// the audit log records it as denied.
+var ErrRefused = errors.New("refused")
+
+// refusalError is a refusal outside the path rules (git, Harvey's state).
+type refusalError struct{ msg string }
+
+func (e *refusalError) Error() string { return e.msg }
+func (e *refusalError) Unwrap() error { return ErrRefused }
+
+// refusedf builds a refusal; its text should say "refused" and why.
+func refusedf(format string, args ...any) error {
+	return &refusalError{fmt.Sprintf(format, args...)}
+}
+
 // Sentinel reasons, so tests and callers can tell refusals apart.
 var (
 	errOutside = "refused: outside the workspace"

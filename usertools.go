@@ -688,11 +688,11 @@ func (a *Agent) runUserTool(ctx context.Context, t *UserTool, args map[string]an
 	if timeout <= 0 {
 		timeout = time.Duration(a.Config.RunTimeout)
 	}
-	res := runProcess(ctx, procSpec{Dir: a.Workspace.Root, Argv: argv, Env: baseEnv(), Timeout: timeout, Limit: a.maxOut(), Sandbox: a.commandSandbox()})
+	res := runProcess(ctx, procSpec{Dir: a.Workspace.Root, Argv: argv, Env: baseEnv(), Timeout: timeout, Limit: a.resultCap(ctx), Sandbox: a.commandSandbox()})
 	outcome := AuditSuccess
 	if res.Err != nil || res.ExitCode != 0 || res.TimedOut {
 		outcome = AuditError
 	}
 	a.Audit.Record("tool", t.Name+": "+shown, outcome, res.Duration)
-	return res.Text(a.maxOut()), nil
+	return res.Text(a.resultCap(ctx)), nil
 }

@@ -52,9 +52,9 @@ func (ws *Workspace) allow(orig, rel, perm string) error {
 		return nil
 	}
 	if orig != rel && orig != "" {
-		return fmt.Errorf("%s: refused: no %s permission for %s (see /permissions)", quotePath(orig), perm, quotePath(rel))
+		return refuse(orig, fmt.Sprintf("refused: no %s permission for %s (see /permissions)", perm, quotePath(rel)))
 	}
-	return fmt.Errorf("%s: refused: no %s permission (see /permissions)", quotePath(rel), perm)
+	return refuse(rel, fmt.Sprintf("refused: no %s permission (see /permissions)", perm))
 }
 
 // readable reports whether rel (already resolved) may be read: the rule
@@ -175,7 +175,7 @@ func (w *Workspace) internalParent(rel string, create bool) (int, string, error)
 		unix.Close(fd)
 		if err != nil {
 			if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
-				return -1, "", fmt.Errorf("%s: refused: a link or file stands where a directory of Harvey's state should be", rel)
+				return -1, "", refusedf("%s: refused: a link or file stands where a directory of Harvey's state should be", rel)
 			}
 			return -1, "", err
 		}
@@ -195,14 +195,14 @@ func (w *Workspace) openInternal(rel string, flags int, create bool) (*os.File, 
 	fd, err := unix.Openat(dir, name, flags|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		if errors.Is(err, unix.ELOOP) {
-			return nil, fmt.Errorf("%s: refused: it is a symlink", rel)
+			return nil, refusedf("%s: refused: it is a symlink", rel)
 		}
 		return nil, &fs.PathError{Op: "open", Path: rel, Err: err}
 	}
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink > 1 {
 		unix.Close(fd)
-		return nil, fmt.Errorf("%s: refused: not a regular file with a single link", rel)
+		return nil, refusedf("%s: refused: not a regular file with a single link", rel)
 	}
 	if err := unix.SetNonblock(fd, false); err != nil {
 		unix.Close(fd)

@@ -1,0 +1,154 @@
+package harvey
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// A turn is built once, when the user's prompt arrives, and passed down:
+// which client and model answer (the main model or a route's), in which
+// tool mode, with which limits. Nothing below it looks back at the Agent's
+// current model, so a route's turn runs with the route model's limits.
+type turn struct {
+	client    LLMClient
+	model     string
+	route     string   // the route's name; "" for the main model
+	mode      ToolMode // schema, prose or off
+	window    int      // tokens every request must fit (0: the server reports overflow itself)
+	maxRounds int      // max_tool_calls_per_turn of this model
+	maxOut    int      // the cap on one tool result
+	schema    int      // estimated tokens the tool schemas add to a request
+}
+
+// contextLimit is the prompt size that leaves room for a reply.
+func (t *turn) contextLimit() int { return t.window - max(512, t.window/8) }
+
+// turnKey carries the turn in the context its tool handlers get.
+type turnKey struct{}
+
+func withTurn(ctx context.Context, t *turn) context.Context {
+	return context.WithValue(ctx, turnKey{}, t)
+}
+
+// resultCap is the cap on one tool result or command output for the turn
+// in ctx (a route's model has its own window), or for the main model.
+func (a *Agent) resultCap(ctx context.Context) int {
+	if t, ok := ctx.Value(turnKey{}).(*turn); ok && t != nil {
+		return t.maxOut
+	}
+	return a.maxOut()
+}
+
+// maxOut is the cap on one tool result or command output for the main
+// model: max_output_bytes, and for a model whose server cuts prompts to a
+// fixed window (Ollama) no more than that window allows, so one result
+// cannot push the system prompt and tools out of it.
+func (a *Agent) maxOut() int {
+	return capFor(a.Config.MaxOutputBytes(), a.window(a.Client))
+}
+
+func capFor(configured, window int) int {
+	if window > 0 {
+		return min(configured, contextResultCap(window))
+	}
+	return configured
+}
+
+// window is the fixed context window of client (0 when its server reports
+// overflow as an error instead of cutting the prompt).
+func (a *Agent) window(c LLMClient) int {
+	if w, ok := c.(WindowedClient); ok {
+		return w.ContextWindow()
+	}
+	return 0
+}
+
+// numCtx is the context window shown to the user: the client's, or the
+// configured num_ctx when no windowed client is attached.
+func (a *Agent) numCtx() int {
+	if n := a.window(a.Client); n > 0 {
+		return n
+	}
+	n := a.Config.EffectiveNumCtx(a.ModelName)
+	if m := a.modelCtx[a.ModelName]; m > 0 && m < n {
+		return m
+	}
+	return n
+}
+
+// mainTurn is a turn for the main model.
+func (a *Agent) mainTurn() *turn {
+	t := &turn{client: a.Client, model: a.ModelName, mode: a.toolMode(), window: a.window(a.Client),
+		maxRounds: a.Config.MaxToolCalls(a.ModelName)}
+	t.maxOut = capFor(a.Config.MaxOutputBytes(), t.window)
+	t.schema = a.schemaTokens(t.mode)
+	return t
+}
+
+// routeTurn is a turn for the route name: its own client, model, tool mode
+// and limits. The caller closes t.client.
+func (a *Agent) routeTurn(ctx context.Context, name string) (*turn, error) {
+	_, rt := a.Routes.find(name)
+	if rt == nil {
+		return nil, fmt.Errorf("no route @%s; see /route list", name)
+	}
+	if !rt.Enabled {
+		return nil, fmt.Errorf("route @%s is disabled; /route enable %s", rt.Name, rt.Name)
+	}
+	c, err := a.Routes.client(rt, time.Duration(a.Config.OllamaTimeout), a.Config.EffectiveNumCtx(rt.Model))
+	if err != nil {
+		return nil, err
+	}
+	t := &turn{client: c, model: rt.Model, route: rt.Name, window: a.window(c), maxRounds: a.Config.MaxToolCalls(rt.Model)}
+	switch {
+	case a.toolsOff || !a.Config.ToolsEnabled(rt.Model):
+		t.mode = ModeOff
+	default:
+		t.mode = ModeSchema // servers that cannot say: tools unless configured off
+		if p, ok := c.(ToolProber); ok {
+			t.mode = ModeProse
+			if cp, err := p.ToolSupport(ctx, rt.Model); err == nil && cp == CapYes {
+				t.mode = ModeSchema
+			}
+		}
+	}
+	t.maxOut = capFor(a.Config.MaxOutputBytes(), t.window)
+	t.schema = a.schemaTokens(t.mode)
+	return t, nil
+}
+
+// newTurn builds the turn for a prompt ("@route rest" goes to the route)
+// and returns the prompt to send.
+func (a *Agent) newTurn(ctx context.Context, prompt string) (*turn, string, error) {
+	name, rest, ok := splitMention(prompt)
+	if !ok {
+		if a.Client == nil {
+			if a.connectErr != nil {
+				return nil, "", a.connectErr
+			}
+			return nil, "", errNoBackend(a)
+		}
+		return a.mainTurn(), prompt, nil
+	}
+	t, err := a.routeTurn(ctx, name)
+	if err != nil {
+		return nil, "", err
+	}
+	if rest == "" {
+		t.client.Close()
+		return nil, "", errors.New("usage: @ROUTE PROMPT")
+	}
+	return t, rest, nil
+}
+
+// schemaTokens estimates what the tool schemas add to every request.
+func (a *Agent) schemaTokens(mode ToolMode) int {
+	if mode != ModeSchema {
+		return 0
+	}
+	b, _ := json.Marshal(a.Tools.GetToolSchemas())
+	return len(b) / 4
+}
