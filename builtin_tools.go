@@ -181,66 +181,95 @@ func (a *Agent) writeChecked(ctx context.Context, tool, p, content string) (stri
 	})
 }
 
-// changeFile is every file change's path: safe mode and permissions first,
-// then the current content, the change computed from it, the approval with a
-// diff, a check that the file did not change while the user looked at it,
-// and the atomic write. change returns the new content and a note for the
-// result.
-func (a *Agent) changeFile(ctx context.Context, tool, p string, change func(old string, exists bool) (string, string, error)) (string, error) {
-	return a.writeChange(ctx, tool, p, change, true)
+// fileChange is a planned write: the file it changes (a link's target, not
+// its name), what it holds now and what it will hold.
+type fileChange struct {
+	asked   string // the path as given
+	target  string // the resolved workspace path that changes
+	old     string
+	existed bool
+	content string
+	note    string // the result text, when the change computes one
 }
 
-// writeChange is changeFile with the approval optional: /apply asks once
-// for all its files, then writes each through here without asking again.
-func (a *Agent) writeChange(ctx context.Context, tool, p string, change func(old string, exists bool) (string, string, error), ask bool) (string, error) {
-	// clean is the file that will change: a link's target, not its name;
-	// the approval, the write, the audit and /undo all name it.
-	old, exists, clean, err := ReadForDiff(a.Workspace, p)
+// diff is the change as the approval shows it.
+func (fc *fileChange) diff() string { return unifiedDiff(fc.target, fc.old, fc.content, fc.existed) }
+
+// action names the change for the approval: the real target, and the
+// spelling it was asked for when that differs (a link).
+func (fc *fileChange) action() string {
+	s := "write " + quotePath(fc.target)
+	if asked, _ := lexicalClean(fc.asked); asked != fc.target {
+		s += " (through " + quotePath(asked) + ")"
+	}
+	return s
+}
+
+// planChange resolves p through the path gate, reads what it holds and
+// computes the new content. A nil change means the content is unchanged.
+func (a *Agent) planChange(p string, change func(old string, exists bool) (string, string, error)) (*fileChange, error) {
+	old, exists, target, err := ReadForDiff(a.Workspace, p)
 	if err != nil {
-		a.Audit.Record("write", p, AuditDenied, 0)
-		return "", err
+		a.audit("write", p, err, 0)
+		return nil, err
 	}
 	content, note, err := change(old, exists)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if exists && wouldDestroySecrets(old, content) {
-		a.Audit.Record("write", clean, AuditDenied, 0)
-		return "", refuse(clean, errDestroySecrets)
+		err := refuse(target, errDestroySecrets)
+		a.audit("write", target, err, 0)
+		return nil, err
 	}
+	fc := &fileChange{asked: p, target: target, old: old, existed: exists, content: content, note: note}
 	if exists && old == content {
-		return fmt.Sprintf("%s is unchanged (same content)", clean), nil
+		return nil, nil
 	}
-	if ask {
-		preview := unifiedDiff(clean, old, content, exists)
-		action := "write " + quotePath(clean)
-		if asked, _ := lexicalClean(p); asked != clean {
-			action += " (through " + quotePath(asked) + ")"
-		}
-		if err := a.confirm(ctx, tool, action, preview); err != nil {
-			a.Audit.Record("write", clean, AuditDenied, 0)
-			return "", err
-		}
-		if now, nowExists, _, err := ReadForDiff(a.Workspace, clean); err != nil || now != old || nowExists != exists {
-			a.Audit.Record("write", clean, AuditError, 0)
-			return "", refuse(clean, "the file changed while the change was being approved; read it again")
-		}
-	}
-	existed, err := WriteWorkspaceFile(a.Workspace, clean, []byte(content))
-	if err != nil {
-		a.Audit.Record("write", clean, AuditError, 0)
+	return fc, nil
+}
+
+// commitChange writes a planned change if the file still holds what the
+// plan (and the approval) saw, then records it for the audit log and /undo.
+func (a *Agent) commitChange(by string, fc *fileChange) (string, error) {
+	if now, nowExists, _, err := ReadForDiff(a.Workspace, fc.target); err != nil || now != fc.old || nowExists != fc.existed {
+		err := refuse(fc.target, "the file changed while the change was being approved; read it again")
+		a.audit("write", fc.target, err, 0)
 		return "", err
 	}
-	a.Audit.Record("write", clean, AuditSuccess, 0)
-	a.recordChange(changedBy(tool), clean, old, exists, content)
-	if note != "" {
-		return note, nil
+	existed, err := WriteWorkspaceFile(a.Workspace, fc.target, []byte(fc.content))
+	a.audit("write", fc.target, err, 0)
+	if err != nil {
+		return "", err
+	}
+	a.recordChange(by, fc.target, fc.old, fc.existed, fc.content)
+	if fc.note != "" {
+		return fc.note, nil
 	}
 	verb := "created"
 	if existed {
 		verb = "wrote"
 	}
-	return fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, clean, len(content), countLines(content)), nil
+	return fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, fc.target, len(fc.content), countLines(fc.content)), nil
+}
+
+// changeFile is the one write path (/write, write_file, edit_file; /apply
+// plans and commits through the same steps): plan (the path gate and the
+// new content), approval with a diff of the real target, commit.
+func (a *Agent) changeFile(ctx context.Context, tool, p string, change func(old string, exists bool) (string, string, error)) (string, error) {
+	fc, err := a.planChange(p, change)
+	if err != nil {
+		return "", err
+	}
+	if fc == nil {
+		clean, _ := lexicalClean(p)
+		return fmt.Sprintf("%s is unchanged (same content)", clean), nil
+	}
+	if err := a.confirm(ctx, tool, fc.action(), fc.diff()); err != nil {
+		a.audit("write", fc.target, err, 0)
+		return "", err
+	}
+	return a.commitChange(changedBy(tool), fc)
 }
 
 func (a *Agent) toolEditFile(ctx context.Context, args map[string]any) (string, error) {

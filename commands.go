@@ -381,28 +381,46 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	if len(blocks) == 0 {
 		return errors.New("no code blocks tagged with a file name in the last reply (fence like ```go path/file.go)")
 	}
+	// Plan every file first (the path gate, the diff), show the diffs,
+	// ask once, then write each one that still holds what was shown.
+	var plans []*fileChange
+	var errs []string
 	for _, b := range blocks {
-		fmt.Fprintf(out, "  %s (%d lines)\n", b.Path, countLines(b.Content))
+		content := b.Content
+		fc, err := a.planChange(b.Path, func(string, bool) (string, string, error) { return content, "", nil })
+		switch {
+		case err != nil:
+			errs = append(errs, err.Error())
+		case fc == nil:
+			fmt.Fprintf(out, "  %s is unchanged\n", sanitizeForTerminal(quotePath(b.Path)))
+		default:
+			plans = append(plans, fc)
+			fmt.Fprintf(out, "%s\n", sanitizeForTerminal(fc.action()))
+			for _, line := range strings.SplitAfter(strings.TrimSuffix(sanitizeForTerminal(fc.diff()), "\n"), "\n") {
+				fmt.Fprintf(out, "  %s", strings.TrimSuffix(line, "\n")+"\n")
+			}
+		}
 	}
-	if !a.AutoApprove {
+	for _, e := range errs {
+		fmt.Fprintf(out, "  not written: %s\n", sanitizeForTerminal(e))
+	}
+	if len(plans) > 0 && !a.AutoApprove {
 		if !a.Interactive {
 			return errors.New("/apply needs confirmation; headless mode refuses it unless harvey runs with --yes")
 		}
-		ans, err := a.In.ReadLine(fmt.Sprintf("Write %d file(s)? [y/N] ", len(blocks)))
+		ans, err := a.In.ReadLine(fmt.Sprintf("Write %d file(s)? [y/N] ", len(plans)))
 		if err != nil || !strings.EqualFold(strings.TrimSpace(ans), "y") {
 			fmt.Fprintln(out, "nothing written")
 			return nil
 		}
 	}
-	var errs []string
-	for _, b := range blocks {
-		content := b.Content
-		msg, err := a.writeChange(ctx, "/apply", b.Path, func(string, bool) (string, string, error) { return content, "", nil }, false)
+	for _, fc := range plans {
+		msg, err := a.commitChange(changedBy("/apply"), fc)
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue
 		}
-		fmt.Fprintln(out, msg)
+		fmt.Fprintln(out, sanitizeForTerminal(msg))
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))

@@ -54,11 +54,23 @@ func TestWriteAndApply(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(filepath.Dir(env.dir), "escape.py")); err == nil {
 		t.Fatal("/apply wrote outside the workspace")
 	}
-	// Headless without --yes, /apply asks and is refused.
+	// Headless without --yes, /apply shows the diffs, asks and is refused.
 	a.AutoApprove = false
-	if _, err := dispatch(t, a, "/apply"); err == nil || !strings.Contains(err.Error(), "--yes") {
-		t.Fatalf("/apply headless: %v", err)
+	a.AddMessage("assistant", "```go util/a.go\npackage util2\n```\n```text \x1b]0;evil\x07n.txt\nx\n```\n")
+	out, err = dispatch(t, a, "/apply")
+	if err == nil || !strings.Contains(err.Error(), "--yes") || !strings.Contains(out, "write util/a.go\n  --- a/util/a.go\n  +++ b/util/a.go\n  @@ -1,1 +1,1 @@\n  -package util\n  +package util2\n") || strings.Contains(out, "\x1b") {
+		t.Fatalf("/apply headless: %q %v", out, err)
 	}
+	// In the REPL, one question for all files; "n" writes nothing.
+	a.Interactive = true
+	a.In = NewLineReader(strings.NewReader("n\n"))
+	if out, err := dispatch(t, a, "/apply"); err != nil || !strings.Contains(out, "nothing written") {
+		t.Fatalf("/apply declined: %q %v", out, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(env.dir, "util", "a.go")); string(b) != "package util\n" {
+		t.Fatalf("declined /apply wrote: %q", b)
+	}
+	a.Interactive = false
 	a.AddMessage("assistant", "no code here")
 	if _, err := dispatch(t, a, "/apply"); err == nil || !strings.Contains(err.Error(), "no code blocks tagged") {
 		t.Fatalf("/apply without blocks: %v", err)
