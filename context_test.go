@@ -140,7 +140,7 @@ func TestLongSession(t *testing.T) {
 	f.autoSummary = "Summary: the model read big.txt many times."
 	f.keepLast = true
 	env := newTestEnv(t, f, "llama3.2")
-	setNumCtx(env, 16384)                                                  // results over 64 KB, capped at a quarter of the window (16 KB)
+	setNumCtx(env, 16384)                                                        // results over 64 KB, capped at a quarter of the window (16 KB)
 	writeFile(t, env.dir, "big.txt", strings.Repeat("0123456789abcdef\n", 8192)) // 136 KB
 
 	heap := func() uint64 {

@@ -56,4 +56,3 @@ func outcomeOf(err error) AuditOutcome {
 	}
 	return AuditError
 }
-

@@ -59,10 +59,10 @@ type ToolExecutor struct {
 // what happens, ask before an effect, record it, and switch a model that
 // refuses tools to prose mode.
 type execHost interface {
-	note(s string)                            // a dim progress line
-	warn(s string)                            // a yellow warning line
-	toolLine(prefix, name, summary string)    // "⚙ read_file a.go"
-	resultLine(ok bool, summary string)       // "✓ 12 lines" / "✗ why"
+	note(s string)                         // a dim progress line
+	warn(s string)                         // a yellow warning line
+	toolLine(prefix, name, summary string) // "⚙ read_file a.go"
+	resultLine(ok bool, summary string)    // "✓ 12 lines" / "✗ why"
 	confirm(ctx context.Context, tool, action, preview string) error
 	audit(action, details string, err error, d time.Duration)
 	recordToolCall(name, raw, result string, failed bool)
