@@ -42,110 +42,144 @@ func coerceArgs(schema map[string]any, args map[string]any) error {
 }
 
 func coerceValue(p map[string]any, v any) (any, error) {
-	typ, _ := p["type"].(string)
 	if v == nil {
 		return nil, nil
 	}
+	typ, _ := p["type"].(string)
 	if types := schemaTypes(p["type"]); len(types) > 1 {
-		// A union ("array" or "string"): a value of one of the types is
-		// kept as that type; otherwise the first type that fits wins.
-		if contains(types, jsonTypeName(v)) || (jsonTypeName(v) == "number" && contains(types, "integer")) {
-			typ = jsonTypeName(v)
-			if typ == "number" && !contains(types, "number") {
-				typ = "integer"
-			}
-		} else {
-			var firstErr error
-			for _, t := range types {
-				q := map[string]any{"type": t, "items": p["items"], "enum": p["enum"]}
-				if c, err := coerceValue(q, v); err == nil {
-					return c, nil
-				} else if firstErr == nil {
-					firstErr = err
-				}
-			}
-			return nil, firstErr
-		}
+		return coerceUnion(p, types, v)
 	}
-	switch typ {
-	case "integer":
-		switch x := v.(type) {
-		case float64:
-			if x == math.Trunc(x) {
-				return x, nil
-			}
-		case string:
-			if n, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil && n == math.Trunc(n) {
-				return n, nil
-			}
-		}
-		return nil, fmt.Errorf("expected an integer, got %s", describeValue(v))
-	case "number":
-		switch x := v.(type) {
-		case float64:
-			return x, nil
-		case string:
-			if n, err := strconv.ParseFloat(strings.TrimSpace(x), 64); err == nil {
-				return n, nil
-			}
-		}
-		return nil, fmt.Errorf("expected a number, got %s", describeValue(v))
-	case "boolean":
-		switch x := v.(type) {
-		case bool:
-			return x, nil
-		case string:
-			switch strings.ToLower(strings.TrimSpace(x)) {
-			case "true", "yes", "1":
-				return true, nil
-			case "false", "no", "0":
-				return false, nil
-			}
-		case float64:
-			if x == 0 || x == 1 {
-				return x == 1, nil
-			}
-		}
-		return nil, fmt.Errorf("expected a boolean, got %s", describeValue(v))
-	case "string":
-		switch x := v.(type) {
-		case string:
-			if err := checkEnum(p, x); err != nil {
-				return nil, err
-			}
-			return x, nil
-		case float64:
-			return strconv.FormatFloat(x, 'f', -1, 64), nil
-		case bool:
-			return strconv.FormatBool(x), nil
-		}
-		return nil, fmt.Errorf("expected a string, got %s", describeValue(v))
-	case "array":
-		items, _ := p["items"].(map[string]any)
-		var list []any
-		switch x := v.(type) {
-		case []any:
-			list = x
-		default:
-			list = []any{x}
-		}
-		if items != nil {
-			for i, it := range list {
-				c, err := coerceValue(items, it)
-				if err != nil {
-					return nil, fmt.Errorf("item %d: %v", i, err)
-				}
-				list[i] = c
-			}
-		}
-		return list, nil
-	case "object":
-		if m, ok := v.(map[string]any); ok {
-			return m, nil
-		}
-		return nil, fmt.Errorf("expected an object, got %s", describeValue(v))
+	if c, ok := coercers[typ]; ok {
+		return c(p, v)
 	}
 	return v, nil
+}
+
+// coerceUnion fits a value to a union type ("array" or "string"): a value
+// of one of the types is kept as that type; otherwise the first type that
+// fits wins.
+func coerceUnion(p map[string]any, types []string, v any) (any, error) {
+	typ := jsonTypeName(v)
+	if typ == "number" && !contains(types, "number") && contains(types, "integer") {
+		typ = "integer"
+	}
+	if contains(types, typ) {
+		return coercers[typ](p, v)
+	}
+	var firstErr error
+	for _, t := range types {
+		q := map[string]any{"type": t, "items": p["items"], "enum": p["enum"]}
+		c, err := coerceValue(q, v)
+		if err == nil {
+			return c, nil
+		}
+		if firstErr == nil {
+			firstErr = err
+		}
+	}
+	return nil, firstErr
+}
+
+// coercers fit a decoded JSON value to one schema type.
+var coercers map[string]func(p map[string]any, v any) (any, error)
+
+func init() {
+	coercers = map[string]func(map[string]any, any) (any, error){
+		"integer": coerceInteger,
+		"number":  coerceNumber,
+		"boolean": coerceBoolean,
+		"string":  coerceString,
+		"array":   coerceArray,
+		"object":  coerceObject,
+		"null":    func(_ map[string]any, v any) (any, error) { return v, nil },
+	}
+}
+
+func coerceInteger(_ map[string]any, v any) (any, error) {
+	if n, ok := numberOf(v); ok && n == math.Trunc(n) {
+		return n, nil
+	}
+	return nil, fmt.Errorf("expected an integer, got %s", describeValue(v))
+}
+
+func coerceNumber(_ map[string]any, v any) (any, error) {
+	if n, ok := numberOf(v); ok {
+		return n, nil
+	}
+	return nil, fmt.Errorf("expected a number, got %s", describeValue(v))
+}
+
+// numberOf reads a number, or a string that holds one ("30").
+func numberOf(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case string:
+		n, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+func coerceBoolean(_ map[string]any, v any) (any, error) {
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case string:
+		switch strings.ToLower(strings.TrimSpace(x)) {
+		case "true", "yes", "1":
+			return true, nil
+		case "false", "no", "0":
+			return false, nil
+		}
+	case float64:
+		if x == 0 || x == 1 {
+			return x == 1, nil
+		}
+	}
+	return nil, fmt.Errorf("expected a boolean, got %s", describeValue(v))
+}
+
+func coerceString(p map[string]any, v any) (any, error) {
+	switch x := v.(type) {
+	case string:
+		if err := checkEnum(p, x); err != nil {
+			return nil, err
+		}
+		return x, nil
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	}
+	return nil, fmt.Errorf("expected a string, got %s", describeValue(v))
+}
+
+// coerceArray accepts a single value where a list is expected.
+func coerceArray(p map[string]any, v any) (any, error) {
+	list, ok := v.([]any)
+	if !ok {
+		list = []any{v}
+	}
+	items, _ := p["items"].(map[string]any)
+	if items == nil {
+		return list, nil
+	}
+	for i, it := range list {
+		c, err := coerceValue(items, it)
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %v", i, err)
+		}
+		list[i] = c
+	}
+	return list, nil
+}
+
+func coerceObject(_ map[string]any, v any) (any, error) {
+	if m, ok := v.(map[string]any); ok {
+		return m, nil
+	}
+	return nil, fmt.Errorf("expected an object, got %s", describeValue(v))
 }
 
 func checkEnum(p map[string]any, s string) error {

@@ -1,6 +1,7 @@
 package harvey
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -125,153 +126,187 @@ func gitErrLine(stderr []byte) string {
 // path through the policy. It returns the object names to pass (object IDs,
 // OID:PATH, :N:PATH) and the checked paths.
 func (g *gitRunner) resolveOperands(sub string, ga *gitArgs, policy gitPolicy) (revs, paths []string, err error) {
-	checkPath := func(p string) (string, error) {
-		if strings.HasPrefix(p, ":") {
-			return "", refusedf("git: refused: pathspec magic %q is not allowed", p)
-		}
-		if p == "." || p == "./" {
-			return ".", nil
-		}
-		clean, err := lexicalClean(strings.TrimSuffix(p, "/"))
-		if err != nil {
-			return "", fmt.Errorf("git: %w", err)
-		}
-		if err := policy(clean); err != nil {
-			return "", fmt.Errorf("git: %w", err)
-		}
-		return clean, nil
-	}
+	pl := &operandPlan{policy: policy}
 	for _, p := range ga.paths {
-		c, err := checkPath(p)
+		c, err := pl.checkPath(p)
 		if err != nil {
 			return nil, nil, err
 		}
-		paths = append(paths, c)
+		pl.paths = append(pl.paths, c)
 	}
-	// Every name git must resolve goes in one batch; each operand then
-	// builds its argument from the answers.
-	type lookup struct {
-		name  string
-		kinds []string // the object types accepted
-	}
-	var names []lookup
-	ask := func(name string, kinds ...string) int {
-		names = append(names, lookup{name, kinds})
-		return len(names) - 1
-	}
-	commitish := []string{"commit", "tag"}
-	type operand struct {
-		build  func(oid func(int) string) string
-		asPath string // a plain operand that may turn out to be a path
-		ref    int
-	}
-	var ops []operand
 	for _, op := range ga.operands {
-		if sub == "blame" { // blame takes one revision and one file
-			r := ask(op, commitish...)
-			ops = append(ops, operand{ref: r, asPath: op, build: func(oid func(int) string) string { return oid(r) }})
-			continue
+		if err := pl.add(sub, op); err != nil {
+			return nil, nil, err
 		}
-		if a, sep, b, ok := splitRange(op); ok {
-			if a == "" {
-				a = "HEAD"
-			}
-			if b == "" {
-				b = "HEAD"
-			}
-			ra, rb := ask(a, commitish...), ask(b, commitish...)
-			ops = append(ops, operand{ref: -1, build: func(oid func(int) string) string { return oid(ra) + sep + oid(rb) }})
-			continue
-		}
-		if rest, ok := strings.CutPrefix(op, "^"); ok {
-			r := ask(rest, commitish...)
-			ops = append(ops, operand{ref: -1, build: func(oid func(int) string) string { return "^" + oid(r) }})
-			continue
-		}
-		if rev, p, ok := splitRevPath(op); ok {
-			if rev == ":" && strings.HasPrefix(p, "/") {
-				// ":/message" searches commit messages: a commit.
-				r := ask(op, commitish...)
-				ops = append(ops, operand{ref: -1, build: func(oid func(int) string) string { return oid(r) }})
-				continue
-			}
-			clean := "."
-			if p != "" {
-				c, err := checkPath(p)
-				if err != nil {
-					return nil, nil, err
-				}
-				clean = c
-			}
-			tp := cleanTreePath(clean)
-			if strings.HasPrefix(rev, ":") { // the index: :PATH or :N:PATH
-				name := ":0:" + tp
-				if rev != ":" {
-					name = rev + ":" + tp
-				}
-				ask(name, "blob")
-				ops = append(ops, operand{ref: -1, build: func(func(int) string) string { return name }})
-				continue
-			}
-			// git splits "REV:PATH" at the same colon splitRevPath found,
-			// so REV and REV:PATH can be resolved side by side.
-			r := ask(rev, "commit", "tag", "tree")
-			ask(rev+":"+tp, "blob", "tree", "commit")
-			ops = append(ops, operand{ref: -1, build: func(oid func(int) string) string { return oid(r) + ":" + tp }})
-			continue
-		}
-		r := ask(op, commitish...)
-		ops = append(ops, operand{ref: r, asPath: op, build: func(oid func(int) string) string { return oid(r) }})
 	}
-	if len(names) == 0 {
-		return nil, paths, nil
+	if len(pl.names) == 0 {
+		return nil, pl.paths, nil
 	}
-	list := make([]string, len(names))
-	for i, n := range names {
+	list := make([]string, len(pl.names))
+	for i, n := range pl.names {
 		list[i] = n.name
 	}
 	answers, err := g.batchCheck(list)
 	if err != nil {
 		return nil, nil, err
 	}
-	oid := func(i int) string { return answers[i].oid }
-	for _, op := range ops {
-		if op.ref >= 0 && answers[op.ref].missing && op.asPath != "" {
-			// Not a revision: a path (which need not exist: deleted files).
-			c, err := checkPath(op.asPath)
-			if err != nil {
-				return nil, nil, err
-			}
-			paths = append(paths, c)
-			continue
-		}
-		revs = append(revs, op.build(oid))
+	if revs, err = pl.build(answers); err != nil {
+		return nil, nil, err
 	}
-	for i, n := range names {
-		a := answers[i]
-		if a.missing {
-			taken := false // a plain operand that became a path
-			for _, op := range ops {
-				taken = taken || (op.ref == i && op.asPath != "")
-			}
-			if taken {
-				continue
-			}
-			return nil, nil, fmt.Errorf("git: %q is not a revision or object in this repository", n.name)
-		}
-		if !contains(n.kinds, a.typ) {
-			return nil, nil, refusedf("git: refused: %q is a %s; name blobs and trees as REV:PATH so the path can be checked", n.name, a.typ)
-		}
+	if err := pl.verify(answers); err != nil {
+		return nil, nil, err
 	}
 	if sub == "blame" {
 		if len(revs) > 1 {
 			return nil, nil, errors.New("git blame: give at most one revision")
 		}
-		if len(paths) != 1 {
+		if len(pl.paths) != 1 {
 			return nil, nil, errors.New("git blame: give exactly one file to blame")
 		}
 	}
-	return revs, paths, nil
+	return revs, pl.paths, nil
+}
+
+// operandPlan collects the names git must resolve (in one batch) and, per
+// operand, how to build its argument from the answers.
+type operandPlan struct {
+	policy gitPolicy
+	names  []gitLookup
+	ops    []gitOperand
+	paths  []string
+}
+
+type gitLookup struct {
+	name  string
+	kinds []string // the object types accepted
+}
+
+type gitOperand struct {
+	build  func(oid func(int) string) string
+	asPath string // a plain operand that may turn out to be a path
+	ref    int    // its lookup, when asPath is set (else -1)
+}
+
+var gitCommitish = []string{"commit", "tag"}
+
+func (pl *operandPlan) ask(name string, kinds ...string) int {
+	pl.names = append(pl.names, gitLookup{name, kinds})
+	return len(pl.names) - 1
+}
+
+// checkPath puts one path through the policy (pathspec magic refused).
+func (pl *operandPlan) checkPath(p string) (string, error) {
+	if strings.HasPrefix(p, ":") {
+		return "", refusedf("git: refused: pathspec magic %q is not allowed", p)
+	}
+	if p == "." || p == "./" {
+		return ".", nil
+	}
+	clean, err := lexicalClean(strings.TrimSuffix(p, "/"))
+	if err != nil {
+		return "", fmt.Errorf("git: %w", err)
+	}
+	if err := pl.policy(clean); err != nil {
+		return "", fmt.Errorf("git: %w", err)
+	}
+	return clean, nil
+}
+
+// add plans one operand: a range, ^REV, REV:PATH, :PATH, or a plain
+// revision that may turn out to be a path.
+func (pl *operandPlan) add(sub, op string) error {
+	if a, sep, b, ok := splitRange(op); ok && sub != "blame" {
+		ra, rb := pl.ask(cmp.Or(a, "HEAD"), gitCommitish...), pl.ask(cmp.Or(b, "HEAD"), gitCommitish...)
+		pl.ops = append(pl.ops, gitOperand{ref: -1, build: func(oid func(int) string) string { return oid(ra) + sep + oid(rb) }})
+		return nil
+	}
+	if rest, ok := strings.CutPrefix(op, "^"); ok && sub != "blame" {
+		r := pl.ask(rest, gitCommitish...)
+		pl.ops = append(pl.ops, gitOperand{ref: -1, build: func(oid func(int) string) string { return "^" + oid(r) }})
+		return nil
+	}
+	if rev, p, ok := splitRevPath(op); ok && sub != "blame" {
+		return pl.addRevPath(op, rev, p)
+	}
+	// blame takes one revision and one file; elsewhere a plain operand.
+	r := pl.ask(op, gitCommitish...)
+	pl.ops = append(pl.ops, gitOperand{ref: r, asPath: op, build: func(oid func(int) string) string { return oid(r) }})
+	return nil
+}
+
+// addRevPath plans REV:PATH, :PATH, :N:PATH and :/message.
+func (pl *operandPlan) addRevPath(op, rev, p string) error {
+	if rev == ":" && strings.HasPrefix(p, "/") {
+		// ":/message" searches commit messages: a commit.
+		r := pl.ask(op, gitCommitish...)
+		pl.ops = append(pl.ops, gitOperand{ref: -1, build: func(oid func(int) string) string { return oid(r) }})
+		return nil
+	}
+	clean := "."
+	if p != "" {
+		c, err := pl.checkPath(p)
+		if err != nil {
+			return err
+		}
+		clean = c
+	}
+	tp := cleanTreePath(clean)
+	if strings.HasPrefix(rev, ":") { // the index: :PATH or :N:PATH
+		name := ":0:" + tp
+		if rev != ":" {
+			name = rev + ":" + tp
+		}
+		pl.ask(name, "blob")
+		pl.ops = append(pl.ops, gitOperand{ref: -1, build: func(func(int) string) string { return name }})
+		return nil
+	}
+	// git splits "REV:PATH" at the same colon splitRevPath found, so REV
+	// and REV:PATH can be resolved side by side.
+	r := pl.ask(rev, "commit", "tag", "tree")
+	pl.ask(rev+":"+tp, "blob", "tree", "commit")
+	pl.ops = append(pl.ops, gitOperand{ref: -1, build: func(oid func(int) string) string { return oid(r) + ":" + tp }})
+	return nil
+}
+
+// build turns the answers into arguments; a plain operand git does not
+// know is a path (which need not exist: deleted files) and is checked.
+func (pl *operandPlan) build(answers []gitObject) ([]string, error) {
+	oid := func(i int) string { return answers[i].oid }
+	var revs []string
+	for _, op := range pl.ops {
+		if op.asPath != "" && answers[op.ref].missing {
+			c, err := pl.checkPath(op.asPath)
+			if err != nil {
+				return nil, err
+			}
+			pl.paths = append(pl.paths, c)
+			continue
+		}
+		revs = append(revs, op.build(oid))
+	}
+	return revs, nil
+}
+
+// verify refuses unknown names (other than operands taken as paths) and
+// objects of a type the operand may not name.
+func (pl *operandPlan) verify(answers []gitObject) error {
+	takenAsPath := map[int]bool{}
+	for _, op := range pl.ops {
+		if op.asPath != "" {
+			takenAsPath[op.ref] = true
+		}
+	}
+	for i, n := range pl.names {
+		a := answers[i]
+		switch {
+		case a.missing && takenAsPath[i]:
+		case a.missing:
+			return fmt.Errorf("git: %q is not a revision or object in this repository", n.name)
+		case !contains(n.kinds, a.typ):
+			return refusedf("git: refused: %q is a %s; name blobs and trees as REV:PATH so the path can be checked", n.name, a.typ)
+		}
+	}
+	return nil
 }
 
 // cleanTreePath is a checked path as a tree path ("." is the root tree).
