@@ -186,7 +186,26 @@ func ParseToolFile(file string, data []byte, reserved func(string) bool) (*UserT
 		bad(offset+1, "the front matter must be a YAML mapping (parameters, command, timeout, effect)")
 		return nil, probs
 	}
-	top := doc.Content[0]
+	cmdNode := parseToolKeys(t, doc.Content[0], offset, bad)
+	if cmdNode == nil {
+		bad(offset+1, "no command: add command: [PROGRAM, ARG, \"{{param}}\"]")
+	} else if len(t.Command) > 0 {
+		checkCommand(t, cmdNode, offset, bad)
+		if prog := t.Command[0]; t.Effect == EffectRead && strings.Contains(prog, "/") && !path.IsAbs(prog) {
+			// A read tool runs without asking, and the model can change a
+			// script in the workspace (with approval) and then run it.
+			bad(cmdNode.Content[0].Line+offset, "a read tool cannot run a program from the workspace (%s): the model could change it first; use effect: exec", prog)
+		}
+	}
+	if len(probs) > 0 {
+		return nil, probs
+	}
+	return t, nil
+}
+
+// parseToolKeys reads the front matter's keys into t and returns the
+// command node (nil when there is none).
+func parseToolKeys(t *UserTool, top *yaml.Node, offset int, bad func(int, string, ...any)) *yaml.Node {
 	var cmdNode *yaml.Node
 	seenKeys := map[string]int{}
 	for i := 0; i+1 < len(top.Content); i += 2 {
@@ -202,54 +221,55 @@ func ParseToolFile(file string, data []byte, reserved func(string) bool) (*UserT
 			t.Params = parseParams(v, offset, bad)
 		case "command":
 			cmdNode = v
-			if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
-				bad(line, "command must be a non-empty list of arguments, e.g. [go, test, \"{{package}}\"]")
-				continue
-			}
-			for _, el := range v.Content {
-				if el.Kind != yaml.ScalarNode {
-					bad(el.Line+offset, "each command element must be a plain string")
-					continue
-				}
-				t.Command = append(t.Command, el.Value)
-			}
+			t.Command = parseCommand(v, line, offset, bad)
 		case "timeout":
-			d, err := ParseDuration(v.Value)
-			if err != nil || v.Kind != yaml.ScalarNode {
-				bad(line, "timeout: use a number of seconds or a value like \"90s\" or \"5m\"")
-			} else if d > time.Hour {
-				bad(line, "timeout is over 1h")
-			}
-			t.Timeout = d
+			t.Timeout = parseToolTimeout(v, line, bad)
 		case "effect":
-			switch v.Value {
-			case "read":
-				t.Effect = EffectRead
-			case "write":
-				t.Effect = EffectWrite
-			case "exec":
-				t.Effect = EffectExec
-			default:
-				bad(line, "effect %q: use read, write or exec", v.Value)
-			}
+			t.Effect = parseEffect(v, line, bad)
 		default:
 			bad(line, "unknown key %q (known: parameters, command, timeout, effect; the body is the description)", k.Value)
 		}
 	}
-	if cmdNode == nil {
-		bad(offset+1, "no command: add command: [PROGRAM, ARG, \"{{param}}\"]")
-	} else if len(t.Command) > 0 {
-		checkCommand(t, cmdNode, offset, bad)
-		if prog := t.Command[0]; t.Effect == EffectRead && strings.Contains(prog, "/") && !path.IsAbs(prog) {
-			// A read tool runs without asking, and the model can change a
-			// script in the workspace (with approval) and then run it.
-			bad(cmdNode.Content[0].Line+offset, "a read tool cannot run a program from the workspace (%s): the model could change it first; use effect: exec", prog)
+	return cmdNode
+}
+
+func parseCommand(v *yaml.Node, line, offset int, bad func(int, string, ...any)) []string {
+	if v.Kind != yaml.SequenceNode || len(v.Content) == 0 {
+		bad(line, "command must be a non-empty list of arguments, e.g. [go, test, \"{{package}}\"]")
+		return nil
+	}
+	var argv []string
+	for _, el := range v.Content {
+		if el.Kind != yaml.ScalarNode {
+			bad(el.Line+offset, "each command element must be a plain string")
+			continue
 		}
+		argv = append(argv, el.Value)
 	}
-	if len(probs) > 0 {
-		return nil, probs
+	return argv
+}
+
+func parseToolTimeout(v *yaml.Node, line int, bad func(int, string, ...any)) time.Duration {
+	d, err := ParseDuration(v.Value)
+	if err != nil || v.Kind != yaml.ScalarNode {
+		bad(line, "timeout: use a number of seconds or a value like \"90s\" or \"5m\"")
+	} else if d > time.Hour {
+		bad(line, "timeout is over 1h")
 	}
-	return t, nil
+	return d
+}
+
+func parseEffect(v *yaml.Node, line int, bad func(int, string, ...any)) ToolEffect {
+	switch v.Value {
+	case "read":
+		return EffectRead
+	case "write":
+		return EffectWrite
+	case "exec":
+		return EffectExec
+	}
+	bad(line, "effect %q: use read, write or exec", v.Value)
+	return EffectExec
 }
 
 // splitFrontMatter splits "---\nYAML\n---\nBODY". offset is the number of
