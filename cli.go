@@ -51,51 +51,17 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if len(args) > 0 && args[0] == "tools" {
 		return toolsCommand(args[1:], stdout, stderr)
 	}
-	fs := flag.NewFlagSet("harvey", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var (
-		prompt, script, model, ollama string
-		yes, version, help, cont      bool
-	)
-	fs.StringVar(&prompt, "p", "", "")
-	fs.StringVar(&prompt, "prompt", "", "")
-	fs.StringVar(&script, "run", "", "")
-	fs.StringVar(&model, "model", "", "")
-	fs.StringVar(&ollama, "ollama", "", "")
-	fs.BoolVar(&yes, "yes", false, "")
-	fs.BoolVar(&cont, "continue", false, "")
-	fs.BoolVar(&cont, "c", false, "")
-	fs.BoolVar(&version, "version", false, "")
-	fs.BoolVar(&help, "h", false, "")
-	fs.BoolVar(&help, "help", false, "")
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(stderr, "harvey: %v\n\n%s", err, usageText)
-		return 2
+	f, code := parseFlags(args, stdout, stderr)
+	if f == nil {
+		return code
 	}
-	if help {
-		fmt.Fprint(stdout, usageText)
-		return 0
-	}
-	if version {
-		fmt.Fprintf(stdout, "harvey %s\n", Version)
-		return 0
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "harvey: unexpected argument %q (quote the prompt: harvey -p \"...\")\n", fs.Arg(0))
-		return 2
-	}
-	if prompt != "" && script != "" {
-		fmt.Fprintln(stderr, "harvey: use either -p or --run, not both")
-		return 2
-	}
-	headless := prompt != "" || script != ""
+	headless := f.prompt != "" || f.script != ""
 	stdinTTY := isTTY(stdin)
-	stderrTTY := isTTY(stderr)
 	o := Options{
-		Dir: ".", Model: model, OllamaURL: ollama, AutoApprove: yes, Continue: cont,
+		Dir: ".", Model: f.model, OllamaURL: f.ollama, AutoApprove: f.yes, Continue: f.cont,
 		Interactive: !headless && stdinTTY,
 		Stdin:       stdin, Stdout: stdout, Stderr: stderr,
-		StdinTTY: stdinTTY && !headless, StderrTTY: stderrTTY,
+		StdinTTY: stdinTTY && !headless, StderrTTY: isTTY(stderr),
 	}
 	a, err := Start(ctx, o)
 	if err != nil {
@@ -114,41 +80,98 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	runCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var lines []string
-	if prompt != "" {
-		lines = []string{prompt}
+	lines, code := headlessLines(a, f, stdin, stderr)
+	if code != 0 {
+		return code
+	}
+	return a.runHeadless(runCtx, lines, f.script != "", stderr)
+}
+
+// cliFlags are harvey's command-line flags.
+type cliFlags struct {
+	prompt, script, model, ollama string
+	yes, cont                     bool
+}
+
+// parseFlags parses args; a nil result means exit with code (after --help,
+// --version or a usage error).
+func parseFlags(args []string, stdout, stderr io.Writer) (*cliFlags, int) {
+	fs := flag.NewFlagSet("harvey", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	f := &cliFlags{}
+	var version, help bool
+	fs.StringVar(&f.prompt, "p", "", "")
+	fs.StringVar(&f.prompt, "prompt", "", "")
+	fs.StringVar(&f.script, "run", "", "")
+	fs.StringVar(&f.model, "model", "", "")
+	fs.StringVar(&f.ollama, "ollama", "", "")
+	fs.BoolVar(&f.yes, "yes", false, "")
+	fs.BoolVar(&f.cont, "continue", false, "")
+	fs.BoolVar(&f.cont, "c", false, "")
+	fs.BoolVar(&version, "version", false, "")
+	fs.BoolVar(&help, "h", false, "")
+	fs.BoolVar(&help, "help", false, "")
+	switch err := fs.Parse(args); {
+	case err != nil:
+		fmt.Fprintf(stderr, "harvey: %v\n\n%s", err, usageText)
+		return nil, 2
+	case help:
+		fmt.Fprint(stdout, usageText)
+		return nil, 0
+	case version:
+		fmt.Fprintf(stdout, "harvey %s\n", Version)
+		return nil, 0
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "harvey: unexpected argument %q (quote the prompt: harvey -p \"...\")\n", fs.Arg(0))
+		return nil, 2
+	case f.prompt != "" && f.script != "":
+		fmt.Fprintln(stderr, "harvey: use either -p or --run, not both")
+		return nil, 2
+	}
+	return f, 0
+}
+
+// headlessLines is what a headless run does: the -p prompt (with piped
+// input as context) or the lines of the --run script.
+func headlessLines(a *Agent, f *cliFlags, stdin io.Reader, stderr io.Writer) ([]string, int) {
+	if f.prompt != "" {
 		if piped := readPipedStdin(stdin, a.maxOut()); piped != "" {
 			a.addContext("piped input", piped)
 		}
-	} else {
-		var r io.Reader
-		if script == "-" {
-			r = stdin
-		} else {
-			f, err := os.Open(script)
-			if err != nil {
-				fmt.Fprintf(stderr, "harvey: --run: %v\n", err)
-				return 2
-			}
-			defer f.Close()
-			r = f
-		}
-		sc := bufio.NewScanner(r)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			lines = append(lines, sc.Text())
-		}
+		return []string{f.prompt}, 0
 	}
+	r := stdin
+	if f.script != "-" {
+		file, err := os.Open(f.script)
+		if err != nil {
+			fmt.Fprintf(stderr, "harvey: --run: %v\n", err)
+			return nil, 2
+		}
+		defer file.Close()
+		r = file
+	}
+	var lines []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	return lines, 0
+}
+
+// runHeadless runs each line as a prompt or command; any failure makes the
+// exit status 1, /exit stops, an interrupt ends the run.
+func (a *Agent) runHeadless(ctx context.Context, lines []string, echo bool, stderr io.Writer) int {
 	status := 0
 	for _, line := range lines {
 		line = strings.TrimSpace(line)
 		if line == "" || strings.HasPrefix(line, "#") {
 			continue
 		}
-		if script != "" {
+		if echo {
 			fmt.Fprintf(stderr, "%s\n", a.dim("» "+line))
 		}
-		err := a.RunPrompt(runCtx, line)
+		err := a.RunPrompt(ctx, line)
 		if errors.Is(err, ErrExit) {
 			break
 		}
@@ -156,7 +179,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			fmt.Fprintf(stderr, "harvey: %s\n", oneLine(err.Error()))
 			status = 1
 		}
-		if runCtx.Err() != nil {
+		if ctx.Err() != nil {
 			return 1
 		}
 	}

@@ -186,86 +186,100 @@ func vetGitOptions(sub string, args []string) (*gitArgs, error) {
 		return nil, fmt.Errorf("git %s: not allowed; only %s (read-only)", sub, strings.Join(GitSubcommands, ", "))
 	}
 	g := &gitArgs{}
+	sc := &argCursor{args: args}
 	endOpts, dashdash := false, false
-	for i := 0; i < len(args); i++ {
-		a := args[i]
+	for ; sc.i < len(args); sc.i++ {
+		a := args[sc.i]
 		if strings.ContainsFunc(a, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 			return nil, refusedf("git: refused: argument %q contains control characters", a)
 		}
-		next := func() (string, bool) {
-			if i+1 < len(args) {
-				i++
-				return args[i], true
-			}
-			return "", false
-		}
+		var err error
 		switch {
 		case dashdash:
 			g.paths = append(g.paths, a)
 		case a == "--":
 			dashdash = true
-		case endOpts || !strings.HasPrefix(a, "-") || a == "-":
-			if a == "-" {
-				return nil, refusedf("git: refused: %q (standard input)", a)
-			}
+		case a == "-":
+			return nil, refusedf("git: refused: %q (standard input)", a)
+		case endOpts || !strings.HasPrefix(a, "-"):
 			g.operands = append(g.operands, a)
 		case a == "--end-of-options":
 			endOpts = true
 		case strings.HasPrefix(a, "--"):
-			name, val, hasVal := strings.Cut(a[2:], "=")
-			o := findLong(table, name)
-			if o == nil {
-				return nil, gitOptionRefused(sub, table, "--"+name)
-			}
-			if o.value == gvNone && hasVal {
-				return nil, fmt.Errorf("git %s: --%s takes no value", sub, name)
-			}
-			if o.value == gvRequired && !hasVal {
-				v, ok := next()
-				if !ok {
-					return nil, fmt.Errorf("git %s: --%s needs a value", sub, name)
-				}
-				val, hasVal = v, true
-			}
-			if err := g.add(sub, o, val, hasVal); err != nil {
-				return nil, err
-			}
+			err = g.addLong(sub, table, a[2:], sc)
+		case sub == "log" && reCount.MatchString(a[1:]):
+			g.opts = append(g.opts, "--max-count="+a[1:])
+			g.count = true
 		default:
-			// A short option, or a cluster of them.
-			body := a[1:]
-			if sub == "log" && reCount.MatchString(body) {
-				g.opts = append(g.opts, "--max-count="+body)
-				g.count = true
-				continue
-			}
-			for j := 0; j < len(body); j++ {
-				o := findShort(table, body[j])
-				if o == nil {
-					return nil, gitOptionRefused(sub, table, "-"+string(body[j]))
-				}
-				rest := body[j+1:]
-				if o.value == gvNone {
-					if err := g.add(sub, o, "", false); err != nil {
-						return nil, err
-					}
-					continue
-				}
-				val, hasVal := rest, rest != ""
-				if !hasVal && o.value == gvRequired {
-					v, ok := next()
-					if !ok {
-						return nil, fmt.Errorf("git %s: -%c needs a value", sub, body[j])
-					}
-					val, hasVal = v, true
-				}
-				if err := g.add(sub, o, val, hasVal); err != nil {
-					return nil, err
-				}
-				break // the rest of the cluster was the value
-			}
+			err = g.addShorts(sub, table, a[1:], sc)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	return g, nil
+}
+
+// argCursor walks the arguments; an option's separate value is the next.
+type argCursor struct {
+	args []string
+	i    int
+}
+
+func (c *argCursor) next() (string, bool) {
+	if c.i+1 < len(c.args) {
+		c.i++
+		return c.args[c.i], true
+	}
+	return "", false
+}
+
+// addLong vets one --name or --name=value.
+func (g *gitArgs) addLong(sub string, table []gitOpt, body string, sc *argCursor) error {
+	name, val, hasVal := strings.Cut(body, "=")
+	o := findLong(table, name)
+	if o == nil {
+		return gitOptionRefused(sub, table, "--"+name)
+	}
+	if o.value == gvNone && hasVal {
+		return fmt.Errorf("git %s: --%s takes no value", sub, name)
+	}
+	if o.value == gvRequired && !hasVal {
+		v, ok := sc.next()
+		if !ok {
+			return fmt.Errorf("git %s: --%s needs a value", sub, name)
+		}
+		val, hasVal = v, true
+	}
+	return g.add(sub, o, val, hasVal)
+}
+
+// addShorts vets a short option or a cluster of them, as git reads it: the
+// first option that takes a value takes the rest of the cluster (or the
+// next argument).
+func (g *gitArgs) addShorts(sub string, table []gitOpt, body string, sc *argCursor) error {
+	for j := 0; j < len(body); j++ {
+		o := findShort(table, body[j])
+		if o == nil {
+			return gitOptionRefused(sub, table, "-"+string(body[j]))
+		}
+		if o.value == gvNone {
+			if err := g.add(sub, o, "", false); err != nil {
+				return err
+			}
+			continue
+		}
+		val, hasVal := body[j+1:], j+1 < len(body)
+		if !hasVal && o.value == gvRequired {
+			v, ok := sc.next()
+			if !ok {
+				return fmt.Errorf("git %s: -%c needs a value", sub, body[j])
+			}
+			val, hasVal = v, true
+		}
+		return g.add(sub, o, val, hasVal)
+	}
+	return nil
 }
 
 // add checks a value and appends the option in its canonical spelling.
