@@ -65,47 +65,12 @@ func ReadWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*R
 	// Redaction sees the file from its start: a window that begins inside
 	// a private key block must not show the block's body.
 	var red lineRedactor
-	if offset > 1 {
-		for skipped := 1; skipped < offset; skipped++ {
-			line, err := br.ReadSlice('\n')
-			red.observe(string(line))
-			if err != nil {
-				if errors.Is(err, bufio.ErrBufferFull) {
-					skipped-- // a long line: keep consuming it
-					continue
-				}
-				return nil, refuse(p, fmt.Sprintf("offset %d is past the end of the file", offset))
-			}
-		}
+	if err := skipLines(br, offset, &red); err != nil {
+		return nil, refuse(p, err.Error())
 	}
-	var buf bytes.Buffer
-	lines := 0
-	truncated := false
-	for limit <= 0 || lines < limit {
-		line, err := br.ReadSlice('\n')
-		if len(line) > 0 {
-			if buf.Len()+len(line) > maxBytes {
-				buf.Write(line[:maxBytes-buf.Len()])
-				truncated = true
-				break
-			}
-			buf.Write(line)
-			if line[len(line)-1] == '\n' {
-				lines++
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err != nil {
-			if err != io.EOF {
-				return nil, refuse(p, errText(err))
-			}
-			if len(line) > 0 && line[len(line)-1] != '\n' {
-				lines++
-			}
-			break
-		}
+	text, lines, truncated, err := readWindow(br, limit, maxBytes)
+	if err != nil {
+		return nil, refuse(p, errText(err))
 	}
 	if !truncated && limit > 0 && lines == limit {
 		if _, err := br.Peek(1); err == nil {
@@ -117,11 +82,60 @@ func ReadWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*R
 		res.NextLine = max(offset, 1) + lines
 	}
 	res.Lines = lines
-	res.Text = capOutput([]byte(red.text(buf.String())), maxBytes, truncated)
+	res.Text = capOutput([]byte(red.text(text)), maxBytes, truncated)
 	if res.NextLine > 0 {
 		res.Text += fmt.Sprintf("\n[more lines follow; continue with offset=%d]", res.NextLine)
 	}
 	return res, nil
+}
+
+// skipLines reads past the lines before offset (1-based), letting the
+// redactor see them.
+func skipLines(br *bufio.Reader, offset int, red *lineRedactor) error {
+	for skipped := 1; skipped < offset; skipped++ {
+		line, err := br.ReadSlice('\n')
+		red.observe(string(line))
+		if errors.Is(err, bufio.ErrBufferFull) {
+			skipped-- // a long line: keep consuming it
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("offset %d is past the end of the file", offset)
+		}
+	}
+	return nil
+}
+
+// readWindow reads up to limit lines (0: all) and at most maxBytes; a
+// window cut by maxBytes is truncated.
+func readWindow(br *bufio.Reader, limit, maxBytes int) (text string, lines int, truncated bool, err error) {
+	var buf bytes.Buffer
+	for limit <= 0 || lines < limit {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			if buf.Len()+len(line) > maxBytes {
+				buf.Write(line[:maxBytes-buf.Len()])
+				return buf.String(), lines, true, nil
+			}
+			buf.Write(line)
+			if line[len(line)-1] == '\n' {
+				lines++
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			if err != io.EOF {
+				return "", 0, false, err
+			}
+			if len(line) > 0 && line[len(line)-1] != '\n' {
+				lines++
+			}
+			break
+		}
+	}
+	return buf.String(), lines, false, nil
 }
 
 // WriteWorkspaceFile writes content to p atomically (temp file + rename in the

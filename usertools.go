@@ -473,14 +473,8 @@ func (t *UserTool) buildArgv(args map[string]any) ([]string, error) {
 	byName := map[string]UserParam{}
 	for _, p := range t.Params {
 		byName[p.Name] = p
-		v, present := args[p.Name]
-		if (!present || v == nil) && p.Required {
-			return nil, fmt.Errorf("missing required argument %q", p.Name)
-		}
-		if present && v != nil && len(p.Enum) > 0 {
-			if s := fmt.Sprint(v); !contains(p.Enum, s) {
-				return nil, fmt.Errorf("argument %q must be one of %s", p.Name, strings.Join(p.Enum, ", "))
-			}
+		if err := p.check(args); err != nil {
+			return nil, err
 		}
 	}
 	argv := []string{t.Command[0]}
@@ -492,52 +486,87 @@ func (t *UserTool) buildArgv(args map[string]any) ([]string, error) {
 			continue
 		}
 		refs := placeholderRE.FindAllStringSubmatch(el, -1)
-		if len(refs) == 0 {
+		switch {
+		case len(refs) == 0:
 			argv = append(argv, el)
-			continue
-		}
-		absent := false
-		for _, m := range refs {
-			if v, ok := args[m[1]]; !ok || v == nil {
-				absent = true
-			}
-		}
-		if absent {
-			continue
-		}
-		if len(refs) == 1 && refs[0][0] == el {
-			name := refs[0][1]
-			vals, err := argText(name, args[name])
+		case anyAbsent(refs, args):
+			// an element that mentions an absent optional parameter is left out
+		case len(refs) == 1 && refs[0][0] == el:
+			vals, err := wholeElement(byName[refs[0][1]], args[refs[0][1]], endOfOptions)
 			if err != nil {
 				return nil, err
 			}
-			for _, s := range vals {
-				if strings.HasPrefix(s, "-") && !endOfOptions && byName[name].Type != "number" && byName[name].Type != "integer" {
-					return nil, fmt.Errorf("argument %q may not start with \"-\" (the program would read it as an option)", name)
-				}
-			}
 			argv = append(argv, vals...)
-			continue
-		}
-		var ferr error
-		out := placeholderRE.ReplaceAllStringFunc(el, func(m string) string {
-			name := placeholderRE.FindStringSubmatch(m)[1]
-			vals, err := argText(name, args[name])
+		default:
+			out, err := substituteInElement(el, refs, args, endOfOptions)
 			if err != nil {
-				ferr = err
+				return nil, err
 			}
-			return strings.Join(vals, " ")
-		})
-		if ferr != nil {
-			return nil, ferr
+			argv = append(argv, out)
 		}
-		if strings.HasPrefix(out, "-") && !strings.HasPrefix(el, "-") && !endOfOptions {
-			// "{{rev}}..HEAD" with rev=--output=FILE would be an option.
-			return nil, fmt.Errorf("argument %s may not start with \"-\" (the program would read %q as an option)", quoteArgv([]string{refs[0][1]}), out)
-		}
-		argv = append(argv, out)
 	}
 	return argv, nil
+}
+
+// check applies required and enum to the argument for p.
+func (p UserParam) check(args map[string]any) error {
+	v, present := args[p.Name]
+	if (!present || v == nil) && p.Required {
+		return fmt.Errorf("missing required argument %q", p.Name)
+	}
+	if present && v != nil && len(p.Enum) > 0 {
+		if s := fmt.Sprint(v); !contains(p.Enum, s) {
+			return fmt.Errorf("argument %q must be one of %s", p.Name, strings.Join(p.Enum, ", "))
+		}
+	}
+	return nil
+}
+
+func anyAbsent(refs [][]string, args map[string]any) bool {
+	for _, m := range refs {
+		if v, ok := args[m[1]]; !ok || v == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// wholeElement is "{{name}}" as a whole element: the value (an array's
+// items), none of which may start with "-" before a literal "--" (the
+// program would read it as an option) unless it is a number.
+func wholeElement(p UserParam, v any, endOfOptions bool) ([]string, error) {
+	vals, err := argText(p.Name, v)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range vals {
+		if strings.HasPrefix(s, "-") && !endOfOptions && p.Type != "number" && p.Type != "integer" {
+			return nil, fmt.Errorf("argument %q may not start with \"-\" (the program would read it as an option)", p.Name)
+		}
+	}
+	return vals, nil
+}
+
+// substituteInElement fills placeholders inside a larger element; the
+// result may not start with "-" unless the element itself does.
+func substituteInElement(el string, refs [][]string, args map[string]any, endOfOptions bool) (string, error) {
+	var ferr error
+	out := placeholderRE.ReplaceAllStringFunc(el, func(m string) string {
+		name := placeholderRE.FindStringSubmatch(m)[1]
+		vals, err := argText(name, args[name])
+		if err != nil {
+			ferr = err
+		}
+		return strings.Join(vals, " ")
+	})
+	if ferr != nil {
+		return "", ferr
+	}
+	if strings.HasPrefix(out, "-") && !strings.HasPrefix(el, "-") && !endOfOptions {
+		// "{{rev}}..HEAD" with rev=--output=FILE would be an option.
+		return "", fmt.Errorf("argument %s may not start with \"-\" (the program would read %q as an option)", quoteArgv([]string{refs[0][1]}), out)
+	}
+	return out, nil
 }
 
 // argText renders one argument as argv text (an array as one string per
