@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"regexp"
+	"strings"
 	"time"
 )
 
@@ -152,3 +155,152 @@ func (a *Agent) schemaTokens(mode ToolMode) int {
 	b, _ := json.Marshal(a.Tools.GetToolSchemas())
 	return len(b) / 4
 }
+
+// RunPrompt runs one turn: a slash command, !command, @route prompt, or a
+// prompt for the model. The answer goes to Out.
+func (a *Agent) RunPrompt(ctx context.Context, line string) error {
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return nil
+	}
+	if strings.HasPrefix(line, "/") || strings.HasPrefix(line, "!") {
+		var out io.Writer = a.Out
+		var rec strings.Builder
+		if a.Recorder != nil {
+			out = io.MultiWriter(a.Out, &rec)
+		}
+		err := a.Dispatch(ctx, line, out)
+		if a.Recorder != nil && !strings.HasPrefix(line, "/record") {
+			note := rec.String()
+			if err != nil {
+				note += "error: " + err.Error()
+			}
+			a.Recorder.Note(line, note)
+		}
+		a.saveSession()
+		return err
+	}
+	err := a.chatTurn(ctx, line)
+	a.saveSession()
+	return err
+}
+
+// chatTurn sends a prompt to the model (or a route), with tools when the
+// model supports them.
+func (a *Agent) chatTurn(ctx context.Context, prompt string) error {
+	t, prompt, err := a.newTurn(ctx, prompt)
+	if err != nil {
+		return err
+	}
+	if t.route != "" {
+		defer t.client.Close()
+	}
+	return a.runTurn(ctx, t, prompt)
+}
+
+// runTurn sends prompt in the turn t and keeps what happened.
+func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
+	client, mode := t.client, t.mode
+	a.Recorder.User(prompt)
+	if err := a.fitContext(ctx, t); err != nil {
+		return err
+	}
+	history := append(a.History, Message{Role: "user", Content: prompt})
+
+	var spin *Spinner
+	var out io.Writer = a.Out
+	var reply strings.Builder
+	out = io.MultiWriter(&terminalSafeWriter{w: a.Out}, &reply)
+	if a.Interactive && a.Color {
+		spin = newSpinner(a.Err, a.estimateDuration())
+		out = &spinnerWriter{w: out, spin: spin}
+		defer spin.Stop()
+	}
+	var (
+		stats ChatStats
+		err   error
+	)
+	if mode == ModeOff {
+		var st ChatStats
+		st, err = client.Chat(ctx, history, out)
+		stats = st
+		if err == nil {
+			history = append(history, Message{Role: "assistant", Content: reply.String()})
+		}
+	} else {
+		ex := a.newToolExecutor(t)
+		ex.onRound = func() {
+			if spin != nil {
+				spin.Stop()
+			}
+		}
+		history, stats, err = ex.RunToolLoop(ctx, history, out)
+	}
+	spin.Stop()
+	if reply.Len() > 0 && !strings.HasSuffix(reply.String(), "\n") {
+		fmt.Fprintln(a.Out)
+	}
+	if err != nil {
+		if errors.Is(err, context.Canceled) || ctx.Err() != nil {
+			a.History = history
+			a.Recorder.Assistant(reply.String()+" [cancelled]", "")
+			return errors.New("cancelled")
+		}
+		// Keep what happened (tool results) so the model can continue.
+		a.History = history
+		a.Recorder.Assistant(reply.String(), "error: "+err.Error())
+		return err
+	}
+	if strings.TrimSpace(reply.String()) == "" {
+		toolsRan := false
+		for _, m := range history[len(a.History):] {
+			toolsRan = toolsRan || m.Role == "tool"
+		}
+		if !toolsRan {
+			// Never a silent empty turn; the prompt is not kept, so it
+			// can simply be sent again.
+			a.Recorder.Assistant("", "error: empty reply")
+			return errors.New("the model returned an empty reply; try again, rephrase, or /clear if the conversation is long")
+		}
+		a.logf("%s", a.dim("(the model gave no answer after the tool calls)"))
+	}
+	a.History = history
+	a.recordStats(stats)
+	a.logf("%s", a.dim(stats.Format()))
+	a.Recorder.Assistant(reply.String(), stats.Format())
+	if mode == ModeProse {
+		a.offerRunSuggestions(ctx, reply.String())
+	}
+	return nil
+}
+
+// terminalSafeWriter makes model text harmless for the terminal.
+type terminalSafeWriter struct{ w io.Writer }
+
+func (t *terminalSafeWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(t.w, sanitizeForTerminal(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// offerRunSuggestions offers backtick-wrapped `/run CMD` suggestions from a
+// prose-mode reply to the user.
+func (a *Agent) offerRunSuggestions(ctx context.Context, reply string) {
+	for _, m := range runSuggestionRE.FindAllStringSubmatch(reply, 3) {
+		line := strings.TrimSpace(m[1])
+		if !a.Interactive {
+			a.logf("%s", a.dim("· suggested: /run "+sanitizeForTerminal(line)))
+			continue
+		}
+		ans, err := a.In.ReadLine(fmt.Sprintf("Run `%s`? [y/N] ", sanitizeForTerminal(line)))
+		if err != nil || !strings.EqualFold(strings.TrimSpace(ans), "y") {
+			continue
+		}
+		if err := cmdRunLine(ctx, a, line, a.Out); err != nil {
+			a.logf("%s", a.colorize("31", err.Error()))
+		}
+	}
+}
+
+var runSuggestionRE = regexp.MustCompile("`/run ([^`\n]+)`")

@@ -1,0 +1,488 @@
+package harvey
+
+// The path policy: every file Harvey reads, writes, lists or searches in the
+// workspace is resolved here (resolveWorkspacePath), with the name rules,
+// a verified descent through os.Root, and the permissions: block applied to
+// the resolved object.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+)
+
+// pathOp is what a caller intends to do with a resolved path.
+type pathOp int
+
+// writes reports whether op changes the file system (resolved as a write).
+func (op pathOp) writes() bool { return op != opRead }
+
+// perm is the permissions: name op needs on the resolved object.
+func (op pathOp) perm() string {
+	switch op {
+	case opWrite:
+		return PermWrite
+	case opDelete:
+		return PermDelete
+	}
+	return PermRead
+}
+
+// PathError is a refusal or failure about a path, worded for the user and the
+// model alike. /read and read_file return the same PathError for the same input.
+type PathError struct {
+	Path   string
+	Reason string
+}
+
+func (e *PathError) Error() string { return fmt.Sprintf("%s: %s", quotePath(e.Path), e.Reason) }
+
+// Is makes a policy refusal (a reason starting "refused") match ErrRefused;
+// "no such file" and other failures do not.
+func (e *PathError) Is(target error) bool {
+	return target == ErrRefused && strings.HasPrefix(e.Reason, "refused")
+}
+
+// ErrRefused marks an effect a rule refused (as opposed to one that failed):
+// the audit log records it as denied.
+var ErrRefused = errors.New("refused")
+
+// refusalError is a refusal outside the path rules (git, Harvey's state).
+type refusalError struct{ msg string }
+
+func (e *refusalError) Error() string { return e.msg }
+
+func (e *refusalError) Unwrap() error { return ErrRefused }
+
+// refusedf builds a refusal; its text should say "refused" and why.
+func refusedf(format string, args ...any) error {
+	return &refusalError{fmt.Sprintf(format, args...)}
+}
+
+// Sentinel reasons, so tests and callers can tell refusals apart.
+var (
+	errOutside = "refused: outside the workspace"
+	errAgents  = "refused: agents/ is Harvey's private state"
+	errGitDir  = "refused: .git/ is never written"
+	errSecret  = "refused: looks like a secret file (sensitive-file denylist)"
+)
+
+func refuse(p, reason string) error { return &PathError{Path: p, Reason: reason} }
+
+// quotePath shows a path safely: control characters escaped.
+func quotePath(p string) string {
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f || r == '"' || r == '\\' || (r >= 0x80 && !printableRune(r)) {
+			return fmt.Sprintf("%q", p)
+		}
+	}
+	return p
+}
+
+// resolvedPath is a path inside the workspace that passed every check. dir is
+// an os.Root for the parent directory (the caller must call close); name is
+// the final component; info is its Lstat result (nil when it does not exist).
+type resolvedPath struct {
+	Rel  string // clean, slash-separated, relative to the workspace ("." for the root)
+	dir  *os.Root
+	name string
+	info fs.FileInfo
+	own  bool // whether dir must be closed
+}
+
+func (r *resolvedPath) close() {
+	if r != nil && r.own && r.dir != nil {
+		r.dir.Close()
+	}
+}
+
+// lexicalClean validates a path string from the model or the user and returns
+// it cleaned and slash-separated, or a refusal. No file system access.
+func lexicalClean(p string) (string, error) {
+	if p == "" {
+		return "", refuse(p, "path is empty")
+	}
+	if strings.ContainsRune(p, 0) {
+		return "", refuse(p, "refused: path contains a NUL byte")
+	}
+	if len(p) > maxPathBytes {
+		return "", refuse(p[:40]+"...", "refused: path is too long")
+	}
+	if !utf8.ValidString(p) {
+		return "", refuse(p, "refused: path is not valid UTF-8")
+	}
+	if strings.HasPrefix(p, "~") {
+		return "", refuse(p, "refused: ~ is not expanded; use a path relative to the workspace")
+	}
+	if filepath.IsAbs(p) || strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) ||
+		(len(p) >= 2 && p[1] == ':' && ((p[0] >= 'a' && p[0] <= 'z') || (p[0] >= 'A' && p[0] <= 'Z'))) {
+		return "", refuse(p, "refused: absolute paths are not allowed; use a path relative to the workspace")
+	}
+	if strings.ContainsRune(p, '\\') {
+		return "", refuse(p, "refused: use / as the path separator")
+	}
+	clean := path.Clean(p)
+	if !filepath.IsLocal(clean) && clean != "." {
+		return "", refuse(p, errOutside)
+	}
+	comps := splitPath(clean)
+	if len(comps) > maxComponents {
+		return "", refuse(p[:min(len(p), 40)]+"...", "refused: path is too deep")
+	}
+	for _, c := range comps {
+		if len(c) > maxComponentBytes {
+			return "", refuse(p[:min(len(p), 40)]+"...", "refused: a path component is too long")
+		}
+	}
+	return clean, nil
+}
+
+// splitPath splits a clean relative path into components ("." → none).
+func splitPath(clean string) []string {
+	if clean == "." || clean == "" {
+		return nil
+	}
+	return strings.Split(clean, "/")
+}
+
+// normName folds a path component the way case-insensitive file systems and
+// Windows compare names: lower case, trailing dots and spaces dropped,
+// anything after ':' (alternate data streams) dropped.
+func normName(c string) string {
+	if i := strings.IndexByte(c, ':'); i >= 0 {
+		c = c[:i]
+	}
+	c = strings.TrimRight(c, ". ")
+	return strings.ToLower(c)
+}
+
+// lexicalPolicy applies the name-based rules to a clean path: agents/ (any
+// spelling), .git/ for writes, and the sensitive-file denylist.
+func lexicalPolicy(orig, clean string, op pathOp) error {
+	comps := splitPath(clean)
+	if len(comps) > 0 && normName(comps[0]) == AgentsDir {
+		return refuse(orig, errAgents)
+	}
+	if op.writes() {
+		for _, c := range comps {
+			if normName(c) == ".git" {
+				return refuse(orig, errGitDir)
+			}
+		}
+		if len(comps) == 0 {
+			return refuse(orig, "is a directory")
+		}
+	}
+	if sensitiveFileDenied(clean) {
+		return refuse(orig, errSecret)
+	}
+	return nil
+}
+
+// resolveWorkspacePath resolves p inside the workspace for op and returns the
+// checked location, or an error that says why it was refused. It enforces, in
+// order: the lexical rules (NUL, absolute, .., length, depth), the agents/ and
+// denylist rules on the name, and then a verified descent through the
+// workspace root: every directory is opened through the os.Root of its parent
+// and compared by identity with what Lstat saw, symlinks are resolved by hand
+// and must stay inside the workspace (the rules are re-applied to the target),
+// agents/ is refused by identity, and the final entry must be a regular file
+// or directory with no other hard links. New files (for op == opWrite) may not
+// exist yet; their missing parent directories are not created here.
+//
+// Last, the permissions: block is applied to the resolved object (a link's
+// target, not its name), so every reader, writer, lister and searcher of
+// the workspace gets the same answer: this is the one path gate.
+func resolveWorkspacePath(ws *Workspace, p string, op pathOp) (*resolvedPath, error) {
+	clean, err := lexicalClean(p)
+	if err != nil {
+		return nil, err
+	}
+	rp, err := ws.descend(p, clean, op, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := ws.allow(p, rp.Rel, op.perm()); err != nil {
+		rp.close()
+		return nil, err
+	}
+	return rp, nil
+}
+
+func (ws *Workspace) descend(orig, clean string, op pathOp, hops int) (*resolvedPath, error) {
+	if err := lexicalPolicy(orig, clean, op); err != nil {
+		return nil, err
+	}
+	comps := splitPath(clean)
+	if len(comps) == 0 {
+		fi, err := ws.root.Stat(".")
+		if err != nil {
+			return nil, refuse(orig, err.Error())
+		}
+		return &resolvedPath{Rel: ".", dir: ws.root, name: ".", info: fi}, nil
+	}
+	cur, own := ws.root, false
+	closeCur := func() {
+		if own {
+			cur.Close()
+		}
+	}
+	for i, c := range comps[:len(comps)-1] {
+		fi, err := cur.Lstat(c)
+		if err != nil {
+			closeCur()
+			if errors.Is(err, fs.ErrNotExist) {
+				if op.writes() {
+					return ws.resolveNewParents(comps)
+				}
+				return nil, refuse(orig, "no such file or directory")
+			}
+			return nil, refuse(orig, errText(err))
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			target, err := cur.Readlink(c)
+			closeCur()
+			if err != nil {
+				return nil, refuse(orig, errText(err))
+			}
+			return ws.followLink(orig, comps[:i], target, comps[i+1:], op, hops)
+		}
+		if !fi.IsDir() {
+			closeCur()
+			return nil, refuse(orig, "not a directory: "+path.Join(comps[:i+1]...))
+		}
+		next, err := cur.OpenRoot(c)
+		if err != nil {
+			closeCur()
+			return nil, refuse(orig, errText(err))
+		}
+		st, err := next.Stat(".")
+		closeCur()
+		cur, own = next, true
+		if err != nil || !os.SameFile(fi, st) {
+			closeCur()
+			return nil, refuse(orig, "refused: the path changed while it was being checked")
+		}
+		if ws.isAgentsDir(st) {
+			closeCur()
+			return nil, refuse(orig, errAgents)
+		}
+	}
+	name := comps[len(comps)-1]
+	fi, err := cur.Lstat(name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if op.writes() {
+				return &resolvedPath{Rel: clean, dir: cur, name: name, own: own}, nil
+			}
+			closeCur()
+			return nil, refuse(orig, "no such file or directory")
+		}
+		closeCur()
+		return nil, refuse(orig, errText(err))
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		target, err := cur.Readlink(name)
+		closeCur()
+		if err != nil {
+			return nil, refuse(orig, errText(err))
+		}
+		return ws.followLink(orig, comps[:len(comps)-1], target, nil, op, hops)
+	}
+	if err := ws.checkFinal(orig, fi, op); err != nil {
+		closeCur()
+		return nil, err
+	}
+	return &resolvedPath{Rel: clean, dir: cur, name: name, info: fi, own: own}, nil
+}
+
+// checkFinal applies the rules for the last component.
+func (ws *Workspace) checkFinal(orig string, fi fs.FileInfo, op pathOp) error {
+	m := fi.Mode()
+	switch {
+	case m.IsDir():
+		if ws.isAgentsDir(fi) {
+			return refuse(orig, errAgents)
+		}
+		if op.writes() {
+			return refuse(orig, "is a directory")
+		}
+	case m.IsRegular():
+		if nlink(fi) > 1 {
+			return refuse(orig, "refused: the file has other hard links, which may lead outside the workspace")
+		}
+	default:
+		return refuse(orig, "refused: not a regular file ("+fileKind(m)+")")
+	}
+	return nil
+}
+
+// followLink resolves a symlink met at prefix/<link> with the given target and
+// continues with rest. The target must stay inside the workspace; the whole
+// policy is re-applied to the resulting path.
+func (ws *Workspace) followLink(orig string, prefix []string, target string, rest []string, op pathOp, hops int) (*resolvedPath, error) {
+	if hops+1 > maxSymlinkHops {
+		return nil, refuse(orig, "refused: too many levels of symbolic links")
+	}
+	if target == "" || filepath.IsAbs(target) || strings.HasPrefix(target, "/") {
+		return nil, refuse(orig, "refused: symlink leads outside the workspace")
+	}
+	parts := append(append([]string{}, prefix...), target)
+	parts = append(parts, rest...)
+	next := path.Join(parts...)
+	if !filepath.IsLocal(next) && next != "." {
+		return nil, refuse(orig, "refused: symlink leads outside the workspace")
+	}
+	if len(splitPath(next)) > maxComponents {
+		return nil, refuse(orig, "refused: path is too deep")
+	}
+	return ws.descend(orig, next, op, hops+1)
+}
+
+// resolveNewParents handles a write whose directory comps[:missing+1] does not
+// exist yet: the rest of the path is new, so nothing in it can be a link; the
+// directories are created by mkdirInside when the write happens.
+func (ws *Workspace) resolveNewParents(comps []string) (*resolvedPath, error) {
+	return &resolvedPath{Rel: path.Join(comps...), name: comps[len(comps)-1], dir: nil}, nil
+}
+
+// openParentForWrite makes sure the parent directory of a resolved write path
+// exists, creating missing directories one at a time through the workspace
+// root with the same identity checks as descend.
+func (ws *Workspace) openParentForWrite(rp *resolvedPath) error {
+	if rp.dir != nil {
+		return nil
+	}
+	comps := splitPath(rp.Rel)
+	cur, own := ws.root, false
+	for _, c := range comps[:len(comps)-1] {
+		fi, err := cur.Lstat(c)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := cur.Mkdir(c, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				if own {
+					cur.Close()
+				}
+				return refuse(rp.Rel, errText(err))
+			}
+			fi, err = cur.Lstat(c)
+		}
+		if err != nil || fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+			if own {
+				cur.Close()
+			}
+			return refuse(rp.Rel, "refused: the path changed while it was being written")
+		}
+		next, err := cur.OpenRoot(c)
+		if own {
+			cur.Close()
+		}
+		if err != nil {
+			return refuse(rp.Rel, errText(err))
+		}
+		cur, own = next, true
+		st, err := cur.Stat(".")
+		if err != nil || !os.SameFile(fi, st) || ws.isAgentsDir(st) {
+			cur.Close()
+			return refuse(rp.Rel, "refused: the path changed while it was being written")
+		}
+	}
+	fi, err := cur.Lstat(rp.name)
+	if err == nil {
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			if own {
+				cur.Close()
+			}
+			return refuse(rp.Rel, "refused: the path changed while it was being written")
+		}
+		if err := ws.checkFinal(rp.Rel, fi, opWrite); err != nil {
+			if own {
+				cur.Close()
+			}
+			return err
+		}
+		rp.info = fi
+	}
+	rp.dir, rp.own = cur, own
+	return nil
+}
+
+// openVerified opens the resolved regular file for reading without blocking on
+// FIFOs, and checks that what was opened is the file that was checked.
+func (rp *resolvedPath) openVerified() (*os.File, fs.FileInfo, error) {
+	if rp.info == nil {
+		return nil, nil, refuse(rp.Rel, "no such file or directory")
+	}
+	if rp.info.IsDir() {
+		return nil, nil, refuse(rp.Rel, "is a directory")
+	}
+	f, err := rp.dir.OpenFile(rp.name, os.O_RDONLY|openNoBlock|openNoFollow, 0)
+	if err != nil {
+		return nil, nil, refuse(rp.Rel, errText(err))
+	}
+	st, err := f.Stat()
+	if err != nil || !os.SameFile(st, rp.info) || !st.Mode().IsRegular() || nlink(st) > 1 {
+		f.Close()
+		return nil, nil, refuse(rp.Rel, "refused: the file changed while it was being checked")
+	}
+	return f, st, nil
+}
+
+// openDirVerified opens the resolved directory as an os.Root, checking its
+// identity against what was checked.
+func (rp *resolvedPath) openDirVerified(ws *Workspace) (*os.Root, error) {
+	if rp.info == nil {
+		return nil, refuse(rp.Rel, "no such file or directory")
+	}
+	if !rp.info.IsDir() {
+		return nil, refuse(rp.Rel, "not a directory")
+	}
+	if rp.name == "." {
+		return ws.root.OpenRoot(".")
+	}
+	d, err := rp.dir.OpenRoot(rp.name)
+	if err != nil {
+		return nil, refuse(rp.Rel, errText(err))
+	}
+	st, err := d.Stat(".")
+	if err != nil || !os.SameFile(st, rp.info) || ws.isAgentsDir(st) {
+		d.Close()
+		return nil, refuse(rp.Rel, "refused: the directory changed while it was being checked")
+	}
+	return d, nil
+}
+
+// errText turns an fs error into a short reason without repeating the path.
+func errText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		err = le.Err
+	}
+	s := err.Error()
+	if strings.Contains(s, "escapes from parent") {
+		return errOutside
+	}
+	return s
+}
+
+// Path limits (security.md §2.10).
+const (
+	maxPathBytes      = 4096
+	maxComponentBytes = 255
+	maxComponents     = 64
+	maxSymlinkHops    = 8
+)
+
+const (
+	opRead   pathOp = iota // read a file (or list/search a directory)
+	opWrite                // create or replace a file
+	opDelete               // remove a file (resolved as a write; needs delete permission)
+)

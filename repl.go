@@ -1,0 +1,68 @@
+package harvey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+// ---- the REPL ----
+
+// Run is the interactive loop. It returns when the user leaves.
+func (a *Agent) Run(ctx context.Context, o Options) error {
+	ed := a.editor
+	if a.Interactive {
+		fmt.Fprintf(a.Err, "Harvey %s — workspace %s. /help for commands, Ctrl-D to leave.\n", Version, a.Workspace.Root)
+	}
+	for {
+		var line string
+		var err error
+		if ed != nil {
+			line, err = ed.readLine("harvey> ")
+		} else {
+			line, err = a.In.ReadLine("")
+		}
+		if err == io.EOF {
+			if a.Interactive {
+				fmt.Fprintln(a.Err)
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if ed != nil {
+			ed.remember(line)
+		}
+		turnCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		err = a.RunPrompt(turnCtx, line)
+		stop()
+		if errors.Is(err, ErrExit) {
+			return nil
+		}
+		if err != nil {
+			a.logf("%s", a.colorize("31", oneLine(err.Error())))
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// oneLine folds a message onto one line.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.ReplaceAll(s, "\r", "")
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	return sanitizeForTerminal(s)
+}
