@@ -447,9 +447,9 @@ func (a *Agent) toolRunCommand(ctx context.Context, args map[string]any) (string
 	return res.Text(a.resultCap(ctx)), nil
 }
 
-// runChecked is the command path shared by /run, ! and run_command: exec
-// permission and safe mode first, then the approval (tools only), then the
-// runner.
+// runChecked is the command path shared by /run, ! and run_command: the
+// line is planned (a shell only outside safe mode) and run through the one
+// gate for programs, runGated.
 func (a *Agent) runChecked(ctx context.Context, tool, line string, timeout time.Duration) (RunResult, error) {
 	line = strings.TrimSpace(line)
 	if line == "" {
@@ -458,36 +458,58 @@ func (a *Agent) runChecked(ctx context.Context, tool, line string, timeout time.
 	if len(line) > 4096 {
 		return RunResult{}, fmt.Errorf("command is too long (over 4096 bytes)")
 	}
-	if err := a.checkPermission(".", PermExec); err != nil {
-		a.Audit.Record("run", line, AuditDenied, 0)
-		return RunResult{}, err
-	}
-	policy := CommandPolicy{SafeMode: a.Config.SafeMode, Allowed: a.Config.AllowedCommands}
-	argv, err := policy.plan(line)
+	argv, err := a.commandPolicy().plan(line)
 	if err != nil {
-		a.Audit.Record("run", line, AuditDenied, 0)
+		a.audit("run", line, err, 0)
 		return RunResult{}, err
 	}
-	if tool != "" {
-		if err := a.confirm(ctx, tool, "run: "+line, ""); err != nil {
-			a.Audit.Record("run", line, AuditDenied, 0)
-			return RunResult{}, err
-		}
+	return a.runGated(ctx, runRequest{audit: "run", shown: line, tool: tool, action: "run: " + line, argv: argv, timeout: timeout})
+}
+
+func (a *Agent) commandPolicy() CommandPolicy {
+	return CommandPolicy{SafeMode: a.Config.SafeMode, Allowed: a.Config.AllowedCommands}
+}
+
+// runRequest is a program to start, and on whose behalf.
+type runRequest struct {
+	audit   string // the audit action ("run", "tool")
+	shown   string // the command as the audit log and escalation show it
+	tool    string // the tool asking (its approval); "" for the user's own command
+	action  string // the approval's text
+	argv    []string
+	timeout time.Duration // 0: run_timeout
+}
+
+// runGated is the one gate every program Harvey starts for the user or the
+// model passes (git has its own, narrower one): exec permission, safe
+// mode's allowlist, the approval (tools only), the sandboxed runner, the
+// audit record, and in the REPL the offer to rerun what the sandbox blocked.
+func (a *Agent) runGated(ctx context.Context, r runRequest) (RunResult, error) {
+	err := a.checkPermission(".", PermExec)
+	if err == nil {
+		err = a.commandPolicy().allows(r.argv)
 	}
-	if timeout <= 0 {
-		timeout = time.Duration(a.Config.RunTimeout)
+	if err == nil && r.tool != "" {
+		err = a.confirm(ctx, r.tool, r.action, "")
 	}
-	spec := procSpec{Dir: a.Workspace.Root, Argv: argv, Env: baseEnv(), Timeout: timeout, Limit: a.resultCap(ctx), Sandbox: a.commandSandbox()}
+	if err != nil {
+		a.audit(r.audit, r.shown, err, 0)
+		return RunResult{}, err
+	}
+	if r.timeout <= 0 {
+		r.timeout = time.Duration(a.Config.RunTimeout)
+	}
+	spec := procSpec{Dir: a.Workspace.Root, Argv: r.argv, Env: baseEnv(), Timeout: r.timeout, Limit: a.resultCap(ctx), Sandbox: a.commandSandbox()}
 	res := runProcess(ctx, spec)
-	a.Audit.Record("run", line, runOutcome(res), res.Duration)
-	if sb, ok := a.escalate(ctx, line, res); ok {
+	a.Audit.Record(r.audit, r.shown, runOutcome(res), res.Duration)
+	if sb, ok := a.escalate(ctx, r.shown, res); ok {
 		spec.Sandbox = sb
 		res = runProcess(ctx, spec)
-		what := "run outside the sandbox"
+		what := r.audit + " outside the sandbox"
 		if sb != nil {
-			what = "run with network"
+			what = r.audit + " with network"
 		}
-		a.Audit.Record(what, line, runOutcome(res), res.Duration)
+		a.Audit.Record(what, r.shown, runOutcome(res), res.Duration)
 	}
 	return res, nil
 }

@@ -406,18 +406,28 @@ func (p CommandPolicy) plan(line string) ([]string, error) {
 		if needsShell {
 			return nil, fmt.Errorf("safe mode: shell syntax (pipes, redirection, $, ;, &&, globs) is not allowed; run one program with its arguments")
 		}
-		prog := filepath.Base(argv[0])
-		for _, a := range p.Allowed {
-			if a == prog && !strings.ContainsRune(argv[0], '/') {
-				return argv, nil
-			}
+		if err := p.allows(argv); err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("safe mode: %q is not in the allowlist (allowed: %s); use /safemode allow %s", prog, strings.Join(p.Allowed, " "), prog)
+		return argv, nil
 	}
 	if needsShell {
 		return []string{"sh", "-c", line}, nil
 	}
 	return argv, nil
+}
+
+// allows applies safe mode's allowlist to a planned argv: the program by
+// its plain name (a path could name any program), in the list.
+func (p CommandPolicy) allows(argv []string) error {
+	if !p.SafeMode || len(argv) == 0 {
+		return nil
+	}
+	prog := filepath.Base(argv[0])
+	if strings.ContainsRune(argv[0], '/') || !contains(p.Allowed, prog) {
+		return refusedf("safe mode: %q is not in the allowlist (allowed: %s); use /safemode allow %s", prog, strings.Join(p.Allowed, " "), prog)
+	}
+	return nil
 }
 
 // baseEnv is the environment children start from.

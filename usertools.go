@@ -701,47 +701,28 @@ func (a *Agent) checkToolPaths(t *UserTool, args map[string]any) (map[string]any
 	return out, nil
 }
 
-// runUserTool runs a user tool through the same checks and runner as
-// run_command: exec permission, safe mode's allowlist, approval by effect
-// (read-only tools run without asking), then the runner with the workspace
-// as working directory, filtered environment, process-group kill and cap.
+// runUserTool runs a user tool through the gate run_command uses
+// (runGated): its path parameters checked, exec permission, safe mode's
+// allowlist, approval by effect (read-only tools run without asking), the
+// sandboxed runner, the audit record.
 func (a *Agent) runUserTool(ctx context.Context, t *UserTool, args map[string]any) (string, error) {
 	args, err := a.checkToolPaths(t, args)
 	if err != nil {
-		a.Audit.Record("tool", t.Name, AuditDenied, 0)
+		a.audit("tool", t.Name, err, 0)
 		return "", err
 	}
 	argv, err := t.buildArgv(args)
 	if err != nil {
 		return "", err
 	}
-	shown := quoteArgv(argv)
-	if err := a.checkPermission(".", PermExec); err != nil {
-		a.Audit.Record("tool", t.Name+": "+shown, AuditDenied, 0)
+	shown := t.Name + ": " + quoteArgv(argv)
+	ask := ""
+	if t.Effect != EffectRead {
+		ask = t.Name
+	}
+	res, err := a.runGated(ctx, runRequest{audit: "tool", shown: shown, tool: ask, action: "run " + t.Name + " (" + string(t.Effect) + "): " + quoteArgv(argv), argv: argv, timeout: t.Timeout})
+	if err != nil {
 		return "", err
 	}
-	if a.Config.SafeMode {
-		prog := path.Base(argv[0])
-		if strings.ContainsRune(argv[0], '/') || !contains(a.Config.AllowedCommands, prog) {
-			a.Audit.Record("tool", t.Name+": "+shown, AuditDenied, 0)
-			return "", fmt.Errorf("safe mode: %q is not in the allowlist; use /safemode allow %s", prog, prog)
-		}
-	}
-	if t.Effect != EffectRead {
-		if err := a.confirm(ctx, t.Name, "run "+t.Name+" ("+string(t.Effect)+"): "+shown, ""); err != nil {
-			a.Audit.Record("tool", t.Name+": "+shown, AuditDenied, 0)
-			return "", err
-		}
-	}
-	timeout := t.Timeout
-	if timeout <= 0 {
-		timeout = time.Duration(a.Config.RunTimeout)
-	}
-	res := runProcess(ctx, procSpec{Dir: a.Workspace.Root, Argv: argv, Env: baseEnv(), Timeout: timeout, Limit: a.resultCap(ctx), Sandbox: a.commandSandbox()})
-	outcome := AuditSuccess
-	if res.Err != nil || res.ExitCode != 0 || res.TimedOut {
-		outcome = AuditError
-	}
-	a.Audit.Record("tool", t.Name+": "+shown, outcome, res.Duration)
 	return res.Text(a.resultCap(ctx)), nil
 }
