@@ -149,10 +149,10 @@ func (a *Agent) toolReadFile(ctx context.Context, args map[string]any) (string, 
 func (a *Agent) readChecked(ctx context.Context, p string, offset, limit int) (*ReadResult, error) {
 	rr, err := ReadWorkspaceFile(a.Workspace, p, offset, limit, a.resultCap(ctx))
 	if err != nil {
-		a.Audit.Record("read", p, AuditDenied, 0)
+		a.audit("read", p, err, 0)
 		return nil, err
 	}
-	a.Audit.Record("read", rr.Path, AuditSuccess, 0)
+	a.audit("read", rr.Path, nil, 0)
 	return rr, nil
 }
 
@@ -391,11 +391,7 @@ func (a *Agent) toolListFiles(ctx context.Context, args map[string]any) (string,
 
 func (a *Agent) listChecked(ctx context.Context, p string) (string, error) {
 	text, _, err := ListWorkspaceDir(a.Workspace, p, a.resultCap(ctx))
-	status := AuditSuccess
-	if err != nil {
-		status = AuditDenied
-	}
-	a.Audit.Record("list", p, status, 0)
+	a.audit("list", p, err, 0)
 	return text, err
 }
 
@@ -416,11 +412,7 @@ func (a *Agent) searchChecked(ctx context.Context, pattern, p string) (string, e
 		p = "."
 	}
 	text, _, err := SearchWorkspace(a.Workspace, pattern, p, a.resultCap(ctx))
-	status := AuditSuccess
-	if err != nil {
-		status = AuditError
-	}
-	a.Audit.Record("search", pattern+" in "+p, status, 0)
+	a.audit("search", pattern+" in "+p, err, 0)
 	return text, err
 }
 
@@ -579,10 +571,6 @@ func (a *Agent) toolGitCommand(ctx context.Context, args map[string]any) (string
 // read_file: agents/, the denylist, and read permission.
 func (a *Agent) gitChecked(ctx context.Context, sub string, args []string) (string, error) {
 	out, err := RunGit(ctx, a.Workspace, sub, args, a.resultCap(ctx))
-	status := AuditSuccess
-	if err != nil {
-		status = AuditDenied
-	}
-	a.Audit.Record("git", strings.TrimSpace(sub+" "+strings.Join(args, " ")), status, 0)
+	a.audit("git", strings.TrimSpace(sub+" "+strings.Join(args, " ")), err, 0)
 	return out, err
 }

@@ -183,7 +183,7 @@ type gitArgs struct {
 func vetGitOptions(sub string, args []string) (*gitArgs, error) {
 	table, ok := gitAllowed[sub]
 	if !ok {
-		return nil, fmt.Errorf("git %s: not allowed; only %s (read-only)", sub, strings.Join(GitSubcommands, ", "))
+		return nil, refusedf("git %s: not allowed; only %s (read-only)", sub, strings.Join(GitSubcommands, ", "))
 	}
 	g := &gitArgs{}
 	sc := &argCursor{args: args}
@@ -350,7 +350,7 @@ func gitOptionRefused(sub string, table []gitOpt, name string) error {
 		}
 	}
 	sort.Strings(names)
-	return fmt.Errorf("git %s: option %s is not allowed (exact spellings only); allowed: %s", sub, name, strings.Join(names, " "))
+	return refusedf("git %s: option %s is not allowed (exact spellings only); allowed: %s", sub, name, strings.Join(names, " "))
 }
 
 // splitRevPath splits REV:PATH the way git does: at the first colon that is
