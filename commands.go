@@ -310,7 +310,7 @@ func cmdSearch(ctx context.Context, a *Agent, args []string, out io.Writer) erro
 	if len(args) == 2 {
 		p = args[1]
 	}
-	text, err := a.searchChecked(ctx, args[0], p)
+	text, _, err := a.searchChecked(ctx, args[0], p)
 	if err != nil {
 		if len(args) == 2 && strings.Contains(err.Error(), "no such file") {
 			return fmt.Errorf("%v (to search for a phrase with spaces, quote it: /search \"%s %s\")", err, args[0], args[1])
@@ -327,7 +327,7 @@ func cmdFiles(ctx context.Context, a *Agent, args []string, out io.Writer) error
 	if len(args) > 0 {
 		p = args[0]
 	}
-	text, err := a.listChecked(ctx, p)
+	text, _, err := a.listChecked(ctx, p)
 	if err != nil {
 		return err
 	}

@@ -196,7 +196,7 @@ func TestWorkspaceWithSpacesAndUnicode(t *testing.T) {
 			// Arguments split on spaces: the file name with a space is two
 			// arguments; the tool takes it whole.
 			o, err = "", nil
-			if r, e := a.toolReadFile(t.Context(), map[string]any{"path": "naïve file.txt"}); e != nil || !strings.Contains(r, "café au lait") {
+			if r, e := invokeTool(a, "read_file", t.Context(), map[string]any{"path": "naïve file.txt"}); e != nil || !strings.Contains(r, "café au lait") {
 				t.Fatalf("read_file: %q %v", r, e)
 			}
 		}

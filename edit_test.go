@@ -102,7 +102,7 @@ func TestEditFileTool(t *testing.T) {
 	p := filepath.Join(env.dir, "main.go")
 	os.WriteFile(p, []byte("package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"), 0o600)
 
-	out, err := a.toolEditFile(t.Context(), editArgs("main.go", "    println(\"hi\")", "    println(\"hello\")"))
+	out, err := invokeTool(a, "edit_file", t.Context(), editArgs("main.go", "    println(\"hi\")", "    println(\"hello\")"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,30 +118,30 @@ func TestEditFileTool(t *testing.T) {
 	}
 
 	// Empty old_text creates a new file, and only a new one.
-	if _, err := a.toolEditFile(t.Context(), editArgs("pkg/new.go", "", "package pkg\n")); err != nil {
+	if _, err := invokeTool(a, "edit_file", t.Context(), editArgs("pkg/new.go", "", "package pkg\n")); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(env.dir, "pkg", "new.go")); string(b) != "package pkg\n" {
 		t.Fatalf("new file = %q", b)
 	}
-	if _, err := a.toolEditFile(t.Context(), editArgs("main.go", "", "x")); err == nil || !strings.Contains(err.Error(), "the file exists") {
+	if _, err := invokeTool(a, "edit_file", t.Context(), editArgs("main.go", "", "x")); err == nil || !strings.Contains(err.Error(), "the file exists") {
 		t.Fatalf("err = %v", err)
 	}
-	if _, err := a.toolEditFile(t.Context(), editArgs("missing.go", "a", "b")); err == nil || !strings.Contains(err.Error(), "no such file") {
+	if _, err := invokeTool(a, "edit_file", t.Context(), editArgs("missing.go", "a", "b")); err == nil || !strings.Contains(err.Error(), "no such file") {
 		t.Fatalf("err = %v", err)
 	}
-	if _, err := a.toolEditFile(t.Context(), map[string]any{"path": "main.go", "old_text": "x"}); err == nil || !strings.Contains(err.Error(), "new_text") {
+	if _, err := invokeTool(a, "edit_file", t.Context(), map[string]any{"path": "main.go", "old_text": "x"}); err == nil || !strings.Contains(err.Error(), "new_text") {
 		t.Fatalf("err = %v", err)
 	}
 	// A huge file is refused before it is read past the limit.
 	big := filepath.Join(env.dir, "big.txt")
 	os.WriteFile(big, []byte(strings.Repeat("line\n", (maxEditBytes/5)+10)), 0o644)
-	if _, err := a.toolEditFile(t.Context(), editArgs("big.txt", "line", "x")); err == nil || !strings.Contains(err.Error(), "over 4 MB") {
+	if _, err := invokeTool(a, "edit_file", t.Context(), editArgs("big.txt", "line", "x")); err == nil || !strings.Contains(err.Error(), "over 4 MB") {
 		t.Fatalf("err = %v", err)
 	}
 	// Binary files are not edited.
 	os.WriteFile(filepath.Join(env.dir, "bin"), []byte("a\x00b"), 0o644)
-	if _, err := a.toolEditFile(t.Context(), editArgs("bin", "a", "x")); err == nil || !strings.Contains(err.Error(), "binary") {
+	if _, err := invokeTool(a, "edit_file", t.Context(), editArgs("bin", "a", "x")); err == nil || !strings.Contains(err.Error(), "binary") {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -175,7 +175,7 @@ func TestEditFileRefusals(t *testing.T) {
 		{"fifo", "not a regular file"},
 		{"/etc/passwd", "absolute paths"},
 	} {
-		out, err := env.a.toolEditFile(t.Context(), editArgs(c.path, secret, "pwned"))
+		out, err := invokeTool(env.a, "edit_file", t.Context(), editArgs(c.path, secret, "pwned"))
 		if err == nil || !strings.Contains(err.Error(), c.reason) {
 			t.Errorf("%s: err = %v, want %q", c.path, err, c.reason)
 		}
@@ -259,11 +259,11 @@ func FuzzApplyEdit(f *testing.F) {
 func TestEditRedactedOldText(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	writeFile(t, env.dir, "cfg.py", "TOKEN = \"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"\nDEBUG = False\n")
-	_, err := env.a.toolEditFile(t.Context(), editArgs("cfg.py", "TOKEN = \"[REDACTED secret]\"\nDEBUG = False", "DEBUG = True"))
+	_, err := invokeTool(env.a, "edit_file", t.Context(), editArgs("cfg.py", "TOKEN = \"[REDACTED secret]\"\nDEBUG = False", "DEBUG = True"))
 	if err == nil || !strings.Contains(err.Error(), "secrets are hidden from you") || strings.Contains(err.Error(), "ghp_abc") {
 		t.Fatalf("err = %v", err)
 	}
-	if out, err := env.a.toolEditFile(t.Context(), editArgs("cfg.py", "DEBUG = False", "DEBUG = True")); err != nil || !strings.Contains(out, "edited cfg.py") {
+	if out, err := invokeTool(env.a, "edit_file", t.Context(), editArgs("cfg.py", "DEBUG = False", "DEBUG = True")); err != nil || !strings.Contains(out, "edited cfg.py") {
 		t.Fatalf("edit around the secret: %q %v", out, err)
 	}
 	if b, _ := os.ReadFile(filepath.Join(env.dir, "cfg.py")); !strings.Contains(string(b), "ghp_abcdefghijklmnopqrstuvwxyz0123456789") {
@@ -277,7 +277,7 @@ func TestWriteBackRedactedRefused(t *testing.T) {
 	orig := "TOKEN = \"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"\nDEBUG = False\n"
 	writeFile(t, env.dir, "cfg.py", orig)
 	rr, _ := env.a.readChecked(t.Context(), "cfg.py", 0, 0)
-	_, err := env.a.toolWriteFile(t.Context(), map[string]any{"path": "cfg.py", "content": strings.Replace(rr.Text, "False", "True", 1)})
+	_, err := invokeTool(env.a, "write_file", t.Context(), map[string]any{"path": "cfg.py", "content": strings.Replace(rr.Text, "False", "True", 1)})
 	if err == nil || !strings.Contains(err.Error(), "would destroy them") {
 		t.Fatalf("err = %v", err)
 	}
@@ -293,7 +293,7 @@ func TestWriteBackRedactedRefused(t *testing.T) {
 	}
 	// A file with the marker as ordinary text and no secret is fine.
 	writeFile(t, env.dir, "doc.md", "Harvey shows [REDACTED secret] for keys.\n")
-	if _, err := env.a.toolWriteFile(t.Context(), map[string]any{"path": "doc.md", "content": "Harvey shows [REDACTED secret] for tokens.\n"}); err != nil {
+	if _, err := invokeTool(env.a, "write_file", t.Context(), map[string]any{"path": "doc.md", "content": "Harvey shows [REDACTED secret] for tokens.\n"}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -222,11 +222,11 @@ func TestAuditOutcomeIsTyped(t *testing.T) {
 	env := gateEnv(t)
 	callTool(t, env, "read_file", map[string]any{"path": "private/k.txt"})
 	callTool(t, env, "read_file", map[string]any{"path": "missing.txt"})
-	callTool(t, env, "git_command", map[string]any{"subcommand": "push"})
+	callTool(t, env, "git_command", map[string]any{"subcommand": "log", "args": "--output=x"})
 	callTool(t, env, "read_file", map[string]any{"path": "src/a.go"})
 	var out strings.Builder
 	env.a.Audit.Print(&out, 10)
-	for _, want := range []string{"denied read private/k.txt", "error read missing.txt", "denied git push", "success read src/a.go"} {
+	for _, want := range []string{"denied read private/k.txt", "error read missing.txt", "denied git log --output=x", "success read src/a.go"} {
 		if !strings.Contains(strings.Join(strings.Fields(out.String()), " "), strings.Join(strings.Fields(want), " ")) {
 			t.Errorf("audit lacks %q:\n%s", want, out.String())
 		}

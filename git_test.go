@@ -269,17 +269,17 @@ func TestGitToolArgsAndPermissions(t *testing.T) {
 	cf.Permissions = map[string][]string{".": {"read"}, "src": {}}
 	a := NewAgent(ws, cf, NewLineReader(strings.NewReader("")), &strings.Builder{}, &strings.Builder{})
 	ctx := context.Background()
-	out, err := a.toolGitCommand(ctx, map[string]any{"subcommand": "log", "args": []any{"--oneline", "-n", "3"}})
+	out, err := invokeTool(a, "git_command", ctx, map[string]any{"subcommand": "log", "args": []any{"--oneline", "-n", "3"}})
 	if err != nil || !strings.Contains(out, "second") {
 		t.Fatalf("list args: %v\n%s", err, out)
 	}
-	if out, err := a.toolGitCommand(ctx, map[string]any{"subcommand": "log", "args": "--oneline -n 1"}); err != nil || strings.Count(strings.TrimSpace(out), "\n") > 2 {
+	if out, err := invokeTool(a, "git_command", ctx, map[string]any{"subcommand": "log", "args": "--oneline -n 1"}); err != nil || strings.Count(strings.TrimSpace(out), "\n") > 2 {
 		t.Fatalf("string args: %v\n%s", err, out)
 	}
-	if _, err := a.toolGitCommand(ctx, map[string]any{"subcommand": "show", "args": []any{"HEAD:src/x.go"}}); err == nil || !strings.Contains(err.Error(), "permission") {
+	if _, err := invokeTool(a, "git_command", ctx, map[string]any{"subcommand": "show", "args": []any{"HEAD:src/x.go"}}); err == nil || !strings.Contains(err.Error(), "permission") {
 		t.Fatalf("show HEAD:src/x.go: %v", err)
 	}
-	out, err = a.toolGitCommand(ctx, map[string]any{"subcommand": "show", "args": []any{"HEAD~1"}})
+	out, err = invokeTool(a, "git_command", ctx, map[string]any{"subcommand": "show", "args": []any{"HEAD~1"}})
 	if err != nil || strings.Contains(out, "SRCSECRET") || !strings.Contains(out, "left out") {
 		t.Fatalf("show HEAD~1 with src denied: %v\n%s", err, out)
 	}

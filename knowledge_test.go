@@ -430,13 +430,13 @@ func TestKBCommands(t *testing.T) {
 		t.Fatalf("injected = %+v", last)
 	}
 	// No tool reaches the database.
-	if _, err := env.a.toolReadFile(t.Context(), map[string]any{"path": "agents/knowledge.db"}); err == nil || !strings.Contains(err.Error(), "agents/") {
+	if _, err := invokeTool(env.a, "read_file", t.Context(), map[string]any{"path": "agents/knowledge.db"}); err == nil || !strings.Contains(err.Error(), "agents/") {
 		t.Fatalf("read_file agents/knowledge.db: %v", err)
 	}
-	if _, err := env.a.toolEditFile(t.Context(), editArgs("agents/knowledge.db", "x", "y")); err == nil {
+	if _, err := invokeTool(env.a, "edit_file", t.Context(), editArgs("agents/knowledge.db", "x", "y")); err == nil {
 		t.Fatal("edit_file reached the database")
 	}
-	if hits, _ := env.a.searchChecked(t.Context(), "harvey", "."); strings.Contains(hits, "knowledge") {
+	if hits, _, _ := env.a.searchChecked(t.Context(), "harvey", "."); strings.Contains(hits, "knowledge") {
 		t.Fatalf("search_files reached the database: %s", hits)
 	}
 }

@@ -145,19 +145,7 @@ type RunResult struct {
 // secrets redacted, and a status line.
 func (r RunResult) Text(limit int) string {
 	out := capOutput([]byte(redactWindow(string(r.Output))), limit, r.Dropped > 0)
-	var status string
-	switch {
-	case r.Err != nil && errors.Is(r.Err, context.Canceled):
-		status = "[cancelled]"
-	case r.TimedOut:
-		status = fmt.Sprintf("[timed out after %s; process group killed]", r.Duration.Round(time.Second))
-	case r.Flooded:
-		status = "[stopped: output flood]"
-	case r.Err != nil:
-		status = "[error: " + r.Err.Error() + "]"
-	default:
-		status = fmt.Sprintf("[exit %d]", r.ExitCode)
-	}
+	status := r.status()
 	if out != "" && !strings.HasSuffix(out, "\n") {
 		out += "\n"
 	}
@@ -165,6 +153,21 @@ func (r RunResult) Text(limit int) string {
 		status += "\n" + r.Note
 	}
 	return out + status
+}
+
+// status is how the command ended, in one bracketed line.
+func (r RunResult) status() string {
+	switch {
+	case r.Err != nil && errors.Is(r.Err, context.Canceled):
+		return "[cancelled]"
+	case r.TimedOut:
+		return fmt.Sprintf("[timed out after %s; process group killed]", r.Duration.Round(time.Second))
+	case r.Flooded:
+		return "[stopped: output flood]"
+	case r.Err != nil:
+		return "[error: " + r.Err.Error() + "]"
+	}
+	return fmt.Sprintf("[exit %d]", r.ExitCode)
 }
 
 // runArgv runs argv in dir with the given environment and timeout, stdout

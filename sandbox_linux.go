@@ -65,6 +65,12 @@ func launch(spec sandboxSpec) int {
 			fmt.Fprintf(os.Stderr, "harvey sandbox: %v\n", err)
 			return 126
 		}
+		// A /proc of the new PID namespace: the command sees only its own
+		// processes (not the environment or command lines of the user's
+		// others), and /proc/self/task is the command's own (libpsx, used
+		// by Landlock in cgo builds, reads it). Where the kernel refuses a
+		// new proc mount (a masked /proc in a container), the old stays.
+		_ = unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 	} else {
 		// No PID namespace: become the subreaper of everything the command
 		// starts, so orphans are found and killed when it ends.

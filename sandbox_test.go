@@ -246,3 +246,25 @@ func TestSandboxEscalation(t *testing.T) {
 		t.Fatal("the network rerun lifted the file rules too")
 	}
 }
+
+// In the PID namespace a command sees its own processes only: not Harvey,
+// not the user's other programs (their environment or command lines).
+func TestSandboxHidesOtherProcesses(t *testing.T) {
+	env, _ := sandboxEnvT(t)
+	if !sandboxAvailable().ns {
+		t.Skip("no namespaces here")
+	}
+	out := run(t, env.a, "ls /proc")
+	if strings.Contains(out, fmt.Sprintf("\n%d\n", os.Getpid())) {
+		t.Fatalf("Harvey's own process is visible to a command:\n%s", out)
+	}
+	n := 0
+	for _, l := range strings.Split(out, "\n") {
+		if _, err := fmt.Sscanf(l, "%d", new(int)); err == nil && strings.Trim(l, "0123456789") == "" {
+			n++
+		}
+	}
+	if n == 0 || n > 5 {
+		t.Fatalf("%d processes visible:\n%s", n, out)
+	}
+}

@@ -258,7 +258,7 @@ func TestSlashReadAndToolAgree(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	os.WriteFile(filepath.Join(env.dir, ".env"), []byte("A=1"), 0o644)
 	for _, p := range []string{"../x", "agents/harvey.yaml", ".env", "missing.txt", "/etc/passwd"} {
-		_, toolErr := env.a.toolReadFile(context.Background(), map[string]any{"path": p})
+		_, toolErr := invokeTool(env.a, "read_file", context.Background(), map[string]any{"path": p})
 		cmdErr := env.a.Dispatch(context.Background(), "/read "+p, env.out)
 		if toolErr == nil || cmdErr == nil || toolErr.Error() != cmdErr.Error() {
 			t.Fatalf("%s: tool %v, command %v", p, toolErr, cmdErr)

@@ -1,6 +1,7 @@
 package harvey
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -247,7 +248,7 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 		}
 		h.toolLine(prefix, name, summary)
 	}
-	var result string
+	var res toolResult
 	var err error
 	entry, ok := e.registry.entry(name)
 	switch {
@@ -263,10 +264,10 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 		} else if entry.source == "api" && entry.effect != EffectRead && h != nil {
 			// Tools registered from Go code cannot vouch for themselves.
 			if err = h.confirm(ctx, name, "run "+name+" "+flatText(summary), ""); err == nil {
-				result, err = safeCall(ctx, entry.handler, args)
+				res, err = safeCall(ctx, entry.run, args)
 			}
 		} else {
-			result, err = safeCall(ctx, entry.handler, args)
+			res, err = safeCall(ctx, entry.run, args)
 		}
 	}
 	dur := time.Since(start)
@@ -275,7 +276,7 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 	if failed {
 		content = "error: " + err.Error()
 	} else {
-		content = result
+		content = res.Text
 	}
 	// Handlers cap their own output (and add a paging hint after the
 	// marker); this is the safety net for those that do not, with room for
@@ -289,7 +290,7 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 		if failed {
 			h.resultLine(false, firstLine(err.Error()))
 		} else {
-			h.resultLine(true, outcomeSummary(name, result))
+			h.resultLine(true, cmp.Or(res.Summary, firstLine(res.Text)))
 		}
 		h.audit("tool:"+name, summary, err, dur)
 		h.recordToolCall(name, raw, capped, failed)
@@ -316,7 +317,7 @@ func (e *ToolExecutor) repeats(name string, args map[string]any) bool {
 }
 
 // safeCall runs a handler, turning a panic into an error.
-func safeCall(ctx context.Context, h ToolHandler, args map[string]any) (res string, err error) {
+func safeCall(ctx context.Context, h toolFunc, args map[string]any) (res toolResult, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("internal error in tool: %v", r)
@@ -352,28 +353,6 @@ func callSummary(name string, args map[string]any) string {
 	keys := sortedKeys(args)
 	sort.Strings(keys)
 	return strings.Join(keys, ",")
-}
-
-// outcomeSummary describes a successful result briefly.
-func outcomeSummary(name, result string) string {
-	switch name {
-	case "read_file":
-		if strings.HasPrefix(result, "binary file") {
-			return result
-		}
-		return fmt.Sprintf("%d lines", countLines(result))
-	case "search_files":
-		if result == "no matches" {
-			return result
-		}
-		return fmt.Sprintf("%d matches", strings.Count(result, "\n")+1)
-	case "list_files":
-		return fmt.Sprintf("%d entries", countLines(result))
-	case "run_command":
-		lines := strings.Split(strings.TrimSpace(result), "\n")
-		return lines[len(lines)-1]
-	}
-	return firstLine(result)
 }
 
 // flatText keeps model-chosen text (a tool name, a path) on the delimiter

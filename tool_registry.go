@@ -1,6 +1,7 @@
 package harvey
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"sync"
@@ -30,15 +31,25 @@ func (r *ToolRegistry) RegisterTool(name, description string, parameters map[str
 }
 
 func (r *ToolRegistry) register(name, description string, parameters map[string]any, handler ToolHandler, effect ToolEffect, source string) {
+	run := func(ctx context.Context, args map[string]any) (toolResult, error) {
+		text, err := handler(ctx, args)
+		return toolResult{Text: text}, err
+	}
+	r.registerFunc(name, description, parameters, run, effect, source)
+}
+
+// registerFunc adds a tool whose function returns the model's text and the
+// user's summary apart.
+func (r *ToolRegistry) registerFunc(name, description string, parameters map[string]any, run toolFunc, effect ToolEffect, source string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.tools[name] = toolEntry{
 		schema: anyllm.Tool{Type: "function", Function: anyllm.Function{
 			Name: name, Description: description, Parameters: parameters,
 		}},
-		handler: handler,
-		effect:  effect,
-		source:  source,
+		run:    run,
+		effect: effect,
+		source: source,
 	}
 }
 
@@ -70,7 +81,13 @@ func (r *ToolRegistry) enabled(name string) bool { return r.allowed == nil || r.
 // not found.
 func (r *ToolRegistry) GetTool(name string) (anyllm.Tool, ToolHandler, bool) {
 	e, ok := r.entry(name)
-	return e.schema, e.handler, ok
+	if !ok {
+		return e.schema, nil, false
+	}
+	return e.schema, func(ctx context.Context, args map[string]any) (string, error) {
+		res, err := e.run(ctx, args)
+		return res.Text, err
+	}, true
 }
 
 func (r *ToolRegistry) entry(name string) (toolEntry, bool) {

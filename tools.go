@@ -13,10 +13,18 @@ import (
 // ToolHandler executes a named tool and returns its result as a string.
 type ToolHandler func(ctx context.Context, args map[string]any) (string, error)
 
-// toolEntry pairs an anyllm.Tool schema with its local handler.
+// toolResult is what a tool returns: Text for the model, Summary for the
+// user's "✓" line (empty: the first line of Text), so no summary is ever
+// parsed back out of the text.
+type toolResult struct{ Text, Summary string }
+
+// toolFunc is a tool as the executor runs it.
+type toolFunc func(ctx context.Context, args map[string]any) (toolResult, error)
+
+// toolEntry pairs an anyllm.Tool schema with its local function.
 type toolEntry struct {
-	schema  anyllm.Tool
-	handler ToolHandler
+	schema anyllm.Tool
+	run    toolFunc
 	// effect says what approval the tool needs: read-only tools never ask.
 	effect ToolEffect
 	// source names where the tool came from ("built-in" or a file).

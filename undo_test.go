@@ -16,13 +16,13 @@ func TestUndo(t *testing.T) {
 		t.Fatalf("empty: %v", err)
 	}
 	// Three changes: an edit, a whole write, a new file.
-	if _, err := a.toolEditFile(t.Context(), editArgs("main.go", "func main() {}", "func main() { run() }")); err != nil {
+	if _, err := invokeTool(a, "edit_file", t.Context(), editArgs("main.go", "func main() {}", "func main() { run() }")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.toolWriteFile(t.Context(), map[string]any{"path": "main.go", "content": "package main\n"}); err != nil {
+	if _, err := invokeTool(a, "write_file", t.Context(), map[string]any{"path": "main.go", "content": "package main\n"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.toolWriteFile(t.Context(), map[string]any{"path": "pkg/new.go", "content": "package pkg\n"}); err != nil {
+	if _, err := invokeTool(a, "write_file", t.Context(), map[string]any{"path": "pkg/new.go", "content": "package pkg\n"}); err != nil {
 		t.Fatal(err)
 	}
 	out, _ := dispatch(t, a, "/undo list")
@@ -43,7 +43,7 @@ func TestUndo(t *testing.T) {
 		t.Fatalf("after one undo: %q", b)
 	}
 	// A file changed since Harvey wrote it is left alone.
-	a.toolWriteFile(t.Context(), map[string]any{"path": "main.go", "content": "v2\n"})
+	invokeTool(a, "write_file", t.Context(), map[string]any{"path": "main.go", "content": "v2\n"})
 	os.WriteFile(p, []byte("edited by the user\n"), 0o644)
 	if _, err := dispatch(t, a, "/undo"); err == nil || !strings.Contains(err.Error(), "changed since write_file wrote it") {
 		t.Fatalf("changed since: %v", err)
@@ -88,7 +88,7 @@ func TestResumeRefusesDamagedSession(t *testing.T) {
 			t.Fatalf("%q changed the history: %+v", data, env.a.History)
 		}
 	}
-	if _, err := env.a.toolReadFile(t.Context(), map[string]any{"path": "agents/sessions/last.json"}); err == nil {
+	if _, err := invokeTool(env.a, "read_file", t.Context(), map[string]any{"path": "agents/sessions/last.json"}); err == nil {
 		t.Fatal("a tool read the saved conversation")
 	}
 }

@@ -1,7 +1,9 @@
 package harvey
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -373,4 +375,14 @@ func TestUserToolPathParameters(t *testing.T) {
 	if _, err := callTool(t, env, "mk", map[string]any{"file": "private/new.txt"}); err == nil {
 		t.Fatal("a write into a denied directory passed")
 	}
+}
+
+// invokeTool runs a registered tool as the executor would (its coercion
+// and typed decoding included), without the loop around it.
+func invokeTool(a *Agent, name string, ctx context.Context, args map[string]any) (string, error) {
+	_, h, ok := a.Tools.GetTool(name)
+	if !ok {
+		return "", fmt.Errorf("tool %s not registered", name)
+	}
+	return h(ctx, args)
 }

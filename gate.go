@@ -1,0 +1,309 @@
+package harvey
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// readChecked is the read path shared by /read and read_file: the path gate
+// (resolveWorkspacePath, permissions included) inside ReadWorkspaceFile.
+func (a *Agent) readChecked(ctx context.Context, p string, offset, limit int) (*ReadResult, error) {
+	rr, err := ReadWorkspaceFile(a.Workspace, p, offset, limit, a.resultCap(ctx))
+	if err != nil {
+		a.audit("read", p, err, 0)
+		return nil, err
+	}
+	a.audit("read", rr.Path, nil, 0)
+	return rr, nil
+}
+
+// writeChecked is the write path shared by /write, /apply and write_file.
+func (a *Agent) writeChecked(ctx context.Context, tool, p, content string) (string, error) {
+	return a.changeFile(ctx, tool, p, func(string, bool) (string, string, error) {
+		return content, "", nil
+	})
+}
+
+// fileChange is a planned write: the file it changes (a link's target, not
+// its name), what it holds now and what it will hold.
+type fileChange struct {
+	asked   string // the path as given
+	target  string // the resolved workspace path that changes
+	old     string
+	existed bool
+	content string
+	note    string // the result text, when the change computes one
+}
+
+// diff is the change as the approval shows it.
+func (fc *fileChange) diff() string { return unifiedDiff(fc.target, fc.old, fc.content, fc.existed) }
+
+// action names the change for the approval: the real target, and the
+// spelling it was asked for when that differs (a link).
+func (fc *fileChange) action() string {
+	s := "write " + quotePath(fc.target)
+	if asked, _ := lexicalClean(fc.asked); asked != fc.target {
+		s += " (through " + quotePath(asked) + ")"
+	}
+	return s
+}
+
+// planChange resolves p through the path gate, reads what it holds and
+// computes the new content. A nil change means the content is unchanged.
+func (a *Agent) planChange(p string, change func(old string, exists bool) (string, string, error)) (*fileChange, error) {
+	old, exists, target, err := ReadForDiff(a.Workspace, p)
+	if err != nil {
+		a.audit("write", p, err, 0)
+		return nil, err
+	}
+	content, note, err := change(old, exists)
+	if err != nil {
+		return nil, err
+	}
+	if exists && wouldDestroySecrets(old, content) {
+		err := refuse(target, errDestroySecrets)
+		a.audit("write", target, err, 0)
+		return nil, err
+	}
+	fc := &fileChange{asked: p, target: target, old: old, existed: exists, content: content, note: note}
+	if exists && old == content {
+		return nil, nil
+	}
+	return fc, nil
+}
+
+// commitChange writes a planned change if the file still holds what the
+// plan (and the approval) saw, then records it for the audit log and /undo.
+func (a *Agent) commitChange(by string, fc *fileChange) (string, error) {
+	if now, nowExists, _, err := ReadForDiff(a.Workspace, fc.target); err != nil || now != fc.old || nowExists != fc.existed {
+		err := refuse(fc.target, "the file changed while the change was being approved; read it again")
+		a.audit("write", fc.target, err, 0)
+		return "", err
+	}
+	existed, err := WriteWorkspaceFile(a.Workspace, fc.target, []byte(fc.content))
+	a.audit("write", fc.target, err, 0)
+	if err != nil {
+		return "", err
+	}
+	a.recordChange(by, fc.target, fc.old, fc.existed, fc.content)
+	if fc.note != "" {
+		return fc.note, nil
+	}
+	verb := "created"
+	if existed {
+		verb = "wrote"
+	}
+	return fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, fc.target, len(fc.content), countLines(fc.content)), nil
+}
+
+// changeFile is the one write path (/write, write_file, edit_file; /apply
+// plans and commits through the same steps): plan (the path gate and the
+// new content), approval with a diff of the real target, commit.
+func (a *Agent) changeFile(ctx context.Context, tool, p string, change func(old string, exists bool) (string, string, error)) (string, error) {
+	fc, err := a.planChange(p, change)
+	if err != nil {
+		return "", err
+	}
+	if fc == nil {
+		clean, _ := lexicalClean(p)
+		return fmt.Sprintf("%s is unchanged (same content)", clean), nil
+	}
+	if err := a.confirm(ctx, tool, fc.action(), fc.diff()); err != nil {
+		a.audit("write", fc.target, err, 0)
+		return "", err
+	}
+	return a.commitChange(changedBy(tool), fc)
+}
+
+// editChecked applies one edit_file change through changeFile.
+func (a *Agent) editChecked(ctx context.Context, tool, p, oldText, newText string, all bool) (string, error) {
+	clean, err := lexicalClean(p)
+	if err != nil {
+		return "", err
+	}
+	return a.changeFile(ctx, tool, p, func(old string, exists bool) (string, string, error) {
+		if oldText == "" {
+			if exists {
+				return "", "", refuse(clean, "the file exists: give old_text to edit it (empty old_text only creates a new file)")
+			}
+			return newText, fmt.Sprintf("created %s (%d bytes, %d lines)", clean, len(newText), countLines(newText)), nil
+		}
+		if !exists {
+			return "", "", refuse(clean, "no such file (to create it, use an empty old_text)")
+		}
+		r, err := applyEdit(old, oldText, newText, all)
+		if err != nil {
+			if strings.Contains(oldText, "[REDACTED") {
+				err = fmt.Errorf("%w (old_text contains text Harvey redacted: secrets are hidden from you, so choose old_text that does not include them)", err)
+			}
+			return "", "", fmt.Errorf("%s: %w", clean, err)
+		}
+		return r.Text, editSummary(clean, old, r), nil
+	})
+}
+
+// editSummary tells the model what changed: where, how the snippet matched,
+// and a short diff (redacted like every file text the model sees).
+func editSummary(name, old string, r *editResult) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "edited %s: lines %d-%d replaced by lines %d-%d", name, r.OldLines[0], r.OldLines[1], r.NewLines[0], r.NewLines[1])
+	if r.Count > 1 {
+		fmt.Fprintf(&sb, " (and %d more places)", r.Count-1)
+	}
+	if r.Level != levelExact {
+		fmt.Fprintf(&sb, "; matched with %s", r.Level)
+	}
+	sb.WriteString("\n")
+	// Diffed redacted (redaction keeps lines), so a hunk inside a key block
+	// shows none of it.
+	d := strings.SplitAfter(unifiedDiff(name, redactSecrets(old), redactSecrets(r.Text), true), "\n")
+	if len(d) > 2 {
+		d = d[2:] // the ---/+++ header repeats the name
+	}
+	if len(d) > 40 {
+		d = append(d[:40], fmt.Sprintf("... (%d more diff lines)\n", len(d)-40))
+	}
+	sb.WriteString(strings.Join(d, ""))
+	return sb.String()
+}
+
+const errDestroySecrets = "the new content has Harvey's [REDACTED] markers where the file holds secrets; writing it would destroy them. Change only the lines you need with edit_file"
+
+// wouldDestroySecrets reports whether content carries redaction markers
+// over a file that holds secrets: the model saw the file redacted and is
+// writing the markers back in place of the real values.
+func wouldDestroySecrets(old, content string) bool {
+	return strings.Contains(content, "[REDACTED") && !strings.Contains(old, "[REDACTED") && redactSecrets(old) != old
+}
+
+// changedBy names who made a change, for /undo list.
+func changedBy(tool string) string {
+	if tool == "" {
+		return "/write"
+	}
+	return tool
+}
+
+func (a *Agent) listChecked(ctx context.Context, p string) (string, int, error) {
+	text, n, err := ListWorkspaceDir(a.Workspace, p, a.resultCap(ctx))
+	a.audit("list", p, err, 0)
+	return text, n, err
+}
+
+func (a *Agent) searchChecked(ctx context.Context, pattern, p string) (string, int, error) {
+	if p == "" {
+		p = "."
+	}
+	text, n, err := SearchWorkspace(a.Workspace, pattern, p, a.resultCap(ctx))
+	a.audit("search", pattern+" in "+p, err, 0)
+	return text, n, err
+}
+
+// runChecked is the command path shared by /run, ! and run_command: the
+// line is planned (a shell only outside safe mode) and run through the one
+// gate for programs, runGated.
+func (a *Agent) runChecked(ctx context.Context, tool, line string, timeout time.Duration) (RunResult, error) {
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return RunResult{}, fmt.Errorf("no command given")
+	}
+	if len(line) > 4096 {
+		return RunResult{}, fmt.Errorf("command is too long (over 4096 bytes)")
+	}
+	argv, err := a.commandPolicy().plan(line)
+	if err != nil {
+		a.audit("run", line, err, 0)
+		return RunResult{}, err
+	}
+	return a.runGated(ctx, runRequest{audit: "run", shown: line, tool: tool, action: "run: " + line, argv: argv, timeout: timeout})
+}
+
+func (a *Agent) commandPolicy() CommandPolicy {
+	return CommandPolicy{SafeMode: a.Config.SafeMode, Allowed: a.Config.AllowedCommands}
+}
+
+// runRequest is a program to start, and on whose behalf.
+type runRequest struct {
+	audit   string // the audit action ("run", "tool")
+	shown   string // the command as the audit log and escalation show it
+	tool    string // the tool asking (its approval); "" for the user's own command
+	action  string // the approval's text
+	argv    []string
+	timeout time.Duration // 0: run_timeout
+}
+
+// runGated is the one gate every program Harvey starts for the user or the
+// model passes (git has its own, narrower one): exec permission, safe
+// mode's allowlist, the approval (tools only), the sandboxed runner, the
+// audit record, and in the REPL the offer to rerun what the sandbox blocked.
+func (a *Agent) runGated(ctx context.Context, r runRequest) (RunResult, error) {
+	err := a.checkPermission(".", PermExec)
+	if err == nil {
+		err = a.commandPolicy().allows(r.argv)
+	}
+	if err == nil && r.tool != "" {
+		err = a.confirm(ctx, r.tool, r.action, "")
+	}
+	if err != nil {
+		a.audit(r.audit, r.shown, err, 0)
+		return RunResult{}, err
+	}
+	if r.timeout <= 0 {
+		r.timeout = time.Duration(a.Config.RunTimeout)
+	}
+	spec := procSpec{Dir: a.Workspace.Root, Argv: r.argv, Env: baseEnv(), Timeout: r.timeout, Limit: a.resultCap(ctx), Sandbox: a.commandSandbox()}
+	res := runProcess(ctx, spec)
+	a.Audit.Record(r.audit, r.shown, runOutcome(res), res.Duration)
+	if sb, ok := a.escalate(ctx, r.shown, res); ok {
+		spec.Sandbox = sb
+		res = runProcess(ctx, spec)
+		what := r.audit + " outside the sandbox"
+		if sb != nil {
+			what = r.audit + " with network"
+		}
+		a.Audit.Record(what, r.shown, runOutcome(res), res.Duration)
+	}
+	return res, nil
+}
+
+func runOutcome(res RunResult) AuditOutcome {
+	if res.Err != nil || res.ExitCode != 0 || res.TimedOut {
+		return AuditError
+	}
+	return AuditSuccess
+}
+
+// escalate asks, in the REPL only, whether a command the sandbox blocked
+// may run once more with the one rule lifted: network for a refused
+// connection, otherwise no sandbox at all. It is a second, explicit
+// question (only "yes" counts; --yes and "always" do not answer it), and
+// headless it is never asked.
+func (a *Agent) escalate(ctx context.Context, line string, res RunResult) (*sandboxSpec, bool) {
+	if res.Blocked == ruleNone || !a.Interactive || a.In == nil || ctx.Err() != nil {
+		return nil, false
+	}
+	var sb *sandboxSpec
+	q := "Run it again OUTSIDE the sandbox, with all your rights? Type yes to allow: "
+	if res.Blocked == ruleNetwork {
+		sb = a.commandSandbox()
+		sb.Network = true
+		q = "Run it again with network connections allowed (still sandboxed otherwise)? Type yes to allow: "
+	}
+	fmt.Fprintf(a.Err, "%s the sandbox blocked: %s\n  %s\n", a.colorize("33", "!"), sanitizeForTerminal(line), sanitizeForTerminal(res.Note))
+	ans, err := a.In.ReadLine(q)
+	if err != nil || strings.ToLower(strings.TrimSpace(ans)) != "yes" {
+		return nil, false
+	}
+	return sb, true
+}
+
+// gitChecked is the one git path: git_command, /git and <!-- @git-status -->.
+// Every path git is asked about or prints goes through the same policy as
+// read_file: agents/, the denylist, and read permission.
+func (a *Agent) gitChecked(ctx context.Context, sub string, args []string) (string, error) {
+	out, err := RunGit(ctx, a.Workspace, sub, args, a.resultCap(ctx))
+	a.audit("git", strings.TrimSpace(sub+" "+strings.Join(args, " ")), err, 0)
+	return out, err
+}
