@@ -220,60 +220,81 @@ func ReadForDiff(ws *Workspace, p string) (old string, exists bool, rel string, 
 	return string(b), true, rp.Rel, nil
 }
 
-// ListWorkspaceDir lists one directory: directories end in "/", files show
-// their size, symlinks are shown but not followed, agents/ and .git/ are not
-// listed.
-func ListWorkspaceDir(ws *Workspace, p string, maxBytes int) (string, int, error) {
+// dirEntry is one listed entry, as data (the listing's text is made from
+// these; Tab completion uses them directly).
+type dirEntry struct {
+	Name string
+	Mode fs.FileMode // type bits only
+	Size int64
+}
+
+// ReadWorkspaceDir reads one directory through the path gate: agents/ and
+// .git/ are left out, and so is what permissions: hides; symlinks are
+// entries, never followed.
+func ReadWorkspaceDir(ws *Workspace, p string) ([]dirEntry, error) {
 	if p == "" {
 		p = "."
 	}
 	rp, err := resolveWorkspacePath(ws, p, opRead)
 	if err != nil {
-		return "", 0, err
+		return nil, err
 	}
 	defer rp.close()
 	d, err := rp.openDirVerified(ws)
 	if err != nil {
-		return "", 0, err
+		return nil, err
 	}
 	defer d.Close()
 	entries, err := fs.ReadDir(d.FS(), ".")
 	if err != nil {
-		return "", 0, refuse(p, errText(err))
+		return nil, refuse(p, errText(err))
 	}
-	var b strings.Builder
-	n := 0
+	var out []dirEntry
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() && (normName(name) == ".git" || (rp.Rel == "." && normName(name) == AgentsDir)) {
 			continue
 		}
-		if info, err := e.Info(); err == nil && info.IsDir() && ws.isAgentsDir(info) {
+		info, ierr := e.Info()
+		if ierr == nil && info.IsDir() && ws.isAgentsDir(info) {
 			continue
 		}
 		if !ws.readable(path.Join(rp.Rel, name)) {
 			continue // what permissions: hide is not listed either
 		}
-		n++
-		switch t := e.Type(); {
-		case t&fs.ModeSymlink != 0:
-			fmt.Fprintf(&b, "%s -> (symlink, not followed)\n", name)
-		case e.IsDir():
-			fmt.Fprintf(&b, "%s/\n", name)
-		case t.IsRegular():
-			size := int64(0)
-			if info, err := e.Info(); err == nil {
-				size = info.Size()
-			}
-			fmt.Fprintf(&b, "%s  %s\n", name, humanSize(size))
-		default:
-			fmt.Fprintf(&b, "%s  (%s)\n", name, fileKind(t))
+		de := dirEntry{Name: name, Mode: e.Type()}
+		if ierr == nil && e.Type().IsRegular() {
+			de.Size = info.Size()
 		}
+		out = append(out, de)
 	}
-	if n == 0 {
+	return out, nil
+}
+
+// ListWorkspaceDir lists one directory as text: directories end in "/",
+// files show their size, symlinks are shown but not followed.
+func ListWorkspaceDir(ws *Workspace, p string, maxBytes int) (string, int, error) {
+	entries, err := ReadWorkspaceDir(ws, p)
+	if err != nil {
+		return "", 0, err
+	}
+	if len(entries) == 0 {
 		return "(empty directory)", 0, nil
 	}
-	return capOutput([]byte(b.String()), maxBytes, false), n, nil
+	var b strings.Builder
+	for _, e := range entries {
+		switch t := e.Mode; {
+		case t&fs.ModeSymlink != 0:
+			fmt.Fprintf(&b, "%s -> (symlink, not followed)\n", e.Name)
+		case t.IsDir():
+			fmt.Fprintf(&b, "%s/\n", e.Name)
+		case t.IsRegular():
+			fmt.Fprintf(&b, "%s  %s\n", e.Name, humanSize(e.Size))
+		default:
+			fmt.Fprintf(&b, "%s  (%s)\n", e.Name, fileKind(t))
+		}
+	}
+	return capOutput([]byte(b.String()), maxBytes, false), len(entries), nil
 }
 
 func humanSize(n int64) string {

@@ -232,3 +232,24 @@ func TestAuditOutcomeIsTyped(t *testing.T) {
 		}
 	}
 }
+
+// Tab completion reads directory entries as data, through the same gate as
+// list_files: names with spaces survive, denied and private names never
+// appear.
+func TestCompletionUsesEntries(t *testing.T) {
+	env := gateEnv(t)
+	writeFile(t, env.dir, "notes  draft.txt", "x\n")
+	writeFile(t, env.dir, "src/b -> c.go", "x\n")
+	got := strings.Join(completePath(env.ws, ""), "|")
+	for _, want := range []string{"notes  draft.txt", "src/", "link"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("completion lacks %q: %s", want, got)
+		}
+	}
+	if strings.Contains(got, "private") || strings.Contains(got, "agents") {
+		t.Errorf("completion shows a hidden name: %s", got)
+	}
+	if got := completePath(env.ws, "src/b"); len(got) != 1 || got[0] != "src/b -> c.go" {
+		t.Errorf("src/b: %q", got)
+	}
+}

@@ -123,19 +123,18 @@ func completePath(ws *Workspace, word string) []string {
 	if d == "" {
 		d = "."
 	}
-	list, _, err := ListWorkspaceDir(ws, d, DefaultMaxOutputBytes)
+	entries, err := ReadWorkspaceDir(ws, d)
 	if err != nil {
 		return nil
 	}
 	var out []string
-	for _, l := range strings.Split(list, "\n") {
-		name := l
-		if i := strings.Index(l, "  "); i >= 0 {
-			name = l[:i]
-		}
-		name = strings.TrimSuffix(name, " -> (symlink, not followed)")
-		if name == "" || name == "(empty directory)" || !strings.HasPrefix(name, base) {
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name, base) {
 			continue
+		}
+		name := e.Name
+		if e.Mode.IsDir() {
+			name += "/"
 		}
 		out = append(out, dir+name)
 	}
