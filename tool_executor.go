@@ -227,6 +227,9 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 	if e.turn != nil {
 		ctx = withTurn(ctx, e.turn)
 	}
+	if h != nil {
+		ctx = withApprover(ctx, h)
+	}
 	start := time.Now()
 	name := c.Function.Name
 	var args map[string]any
@@ -261,11 +264,6 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 			err = cerr
 		} else if e.repeats(name, args) {
 			err = fmt.Errorf("you already called %s with these same arguments %d times in a row; the result will not change. Use the result you have, or try something different", name, repeatLimit-1)
-		} else if entry.source == "api" && entry.effect != EffectRead && h != nil {
-			// Tools registered from Go code cannot vouch for themselves.
-			if err = h.confirm(ctx, name, "run "+name+" "+flatText(summary), ""); err == nil {
-				res, err = safeCall(ctx, entry.run, args)
-			}
 		} else {
 			res, err = safeCall(ctx, entry.run, args)
 		}

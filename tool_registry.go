@@ -27,7 +27,14 @@ func NewToolRegistry() *ToolRegistry {
 // "properties": {...}, "required": [...]}. Such a tool counts as exec:
 // it asks for approval like run_command, since Harvey cannot know what it does.
 func (r *ToolRegistry) RegisterTool(name, description string, parameters map[string]any, handler ToolHandler) {
-	r.register(name, description, parameters, handler, EffectExec, "api")
+	gated := func(ctx context.Context, args map[string]any) (string, error) {
+		// Harvey cannot know what this code does: it asks like run_command.
+		if err := approve(ctx, name, "run "+name+" "+flatText(callSummary(name, args))); err != nil {
+			return "", err
+		}
+		return handler(ctx, args)
+	}
+	r.register(name, description, parameters, gated, EffectExec, "api")
 }
 
 func (r *ToolRegistry) register(name, description string, parameters map[string]any, handler ToolHandler, effect ToolEffect, source string) {
