@@ -168,6 +168,7 @@ func TestReadOnlyWorkspace(t *testing.T) {
 // A workspace path with spaces and non-ASCII letters works everywhere:
 // files, search, commands, recording, the knowledge base and the binary.
 func TestWorkspaceWithSpacesAndUnicode(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "my project – ünïcødé 日本")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "naïve file.txt"), []byte("café au lait\n"), 0o644)

@@ -105,6 +105,7 @@ func TestEnvironmentFiltering(t *testing.T) {
 }
 
 func TestRunnerKillsProcessGroup(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	start := time.Now()
 	res := runArgv(context.Background(), dir, []string{"sh", "-c", "sleep 30 & echo $! > pid; sleep 30"}, baseEnv(), time.Second, 1000)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -20,14 +19,10 @@ import (
 // (write_file's atomic write, a config save, a session recording); the
 // parent kills it at a random moment and inspects what is on disk.
 
-const crashHelperEnv = "HARVEY_CRASH_HELPER"
-
-func TestCrashHelper(t *testing.T) {
-	mode := os.Getenv(crashHelperEnv)
-	if mode == "" {
-		return
-	}
-	dir := os.Getenv("HARVEY_CRASH_DIR")
+// crashHelper is the child (testHelpers "crash", argument MODE:DIR): it
+// writes in a loop until it is killed.
+func crashHelper(arg string) int {
+	mode, dir, _ := strings.Cut(arg, ":")
 	ws, err := OpenWorkspace(dir)
 	if err != nil {
 		os.Exit(3)
@@ -71,13 +66,12 @@ func TestCrashHelper(t *testing.T) {
 			ready(i)
 		}
 	}
-	os.Exit(5)
+	return 5
 }
 
 func crashOnce(t *testing.T, mode, dir string) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestCrashHelper$")
-	cmd.Env = append(os.Environ(), crashHelperEnv+"="+mode, "HARVEY_CRASH_DIR="+dir)
+	cmd := helperCmd("crash", mode+":"+dir)
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -94,6 +88,7 @@ func crashOnce(t *testing.T, mode, dir string) {
 }
 
 func TestCrashDuringWriteFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for round := 0; round < 4; round++ {
 		crashOnce(t, "write", dir)
@@ -121,6 +116,7 @@ func TestCrashDuringWriteFile(t *testing.T) {
 }
 
 func TestCrashDuringConfigSave(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for round := 0; round < 4; round++ {
 		crashOnce(t, "config", dir)
@@ -151,6 +147,7 @@ func TestCrashDuringConfigSave(t *testing.T) {
 // A kill can cut the turn being appended (a large write is not atomic);
 // the next Harvey start cuts the file back to its last complete turn.
 func TestCrashDuringRecording(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	crashOnce(t, "record", dir)
 	ws, err := OpenWorkspace(dir)

@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "--version" {
 		os.Exit(0) // the namespace probe
 	}
+	if h := os.Getenv("HARVEY_TEST_HELPER"); h != "" {
+		os.Exit(testHelpers[h](os.Getenv("HARVEY_TEST_HELPER_ARG")))
+	}
 	// The user's config directory (trust store, user config) is a fresh
 	// one: tests never read or write the real ~/.config/harvey.
 	if os.Getenv("HARVEY_TEST_CONFIG_HOME") == "" {
@@ -47,6 +50,22 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(buildDir)
 	}
 	os.Exit(code)
+}
+
+// testHelpers are the roles the test binary plays when a test starts it
+// again (TestMain is the one dispatcher): a process killed mid-write, a
+// knowledge base killed mid-transaction, an "ollama serve".
+var testHelpers map[string]func(arg string) int
+
+func init() {
+	testHelpers = map[string]func(string) int{"crash": crashHelper, "kb-crash": kbCrashHelper, "ollama-serve": fakeOllamaServe}
+}
+
+// helperCmd starts the test binary as the helper name with arg.
+func helperCmd(name, arg string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "HARVEY_TEST_HELPER="+name, "HARVEY_TEST_HELPER_ARG="+arg)
+	return cmd
 }
 
 // buildHarvey builds cmd/harvey once per test binary run.
@@ -98,6 +117,7 @@ func runHarveyEnv(t *testing.T, bin, dir, stdin string, env []string, args ...st
 }
 
 func TestEndToEndHeadless(t *testing.T) {
+	t.Parallel()
 	bin := buildHarvey(t)
 	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest")
 	dir := t.TempDir()
@@ -161,6 +181,7 @@ func TestEndToEndHeadless(t *testing.T) {
 // /kb from a --run script, twice: the second process sees what the first
 // stored, and the active project survives.
 func TestEndToEndKnowledgeBase(t *testing.T) {
+	t.Parallel()
 	bin := buildHarvey(t)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "kb1.txt"), []byte("/kb project add harvey coding agent\n/kb observe finding: ollama reloads on num_ctx change\n/kb concept add kv-cache\n/kb concept link kv-cache\n"), 0o644)
@@ -183,6 +204,7 @@ func TestEndToEndKnowledgeBase(t *testing.T) {
 
 // harvey tools validate, for CI: exit 0 on good files, 1 with file:line on a bad one.
 func TestEndToEndToolsValidate(t *testing.T) {
+	t.Parallel()
 	bin := buildHarvey(t)
 	dir := t.TempDir()
 	tools := filepath.Join(dir, "agents", "tools")
@@ -223,6 +245,7 @@ func TestEndToEndToolsValidate(t *testing.T) {
 
 // Piped input becomes context for -p: cat err.log | harvey -p "why?".
 func TestEndToEndPipedContext(t *testing.T) {
+	t.Parallel()
 	bin := buildHarvey(t)
 	f := newFakeOllama(t, "llama3.2:latest")
 	dir := t.TempDir()
@@ -244,6 +267,7 @@ func TestEndToEndPipedContext(t *testing.T) {
 // --continue picks up the last conversation in the workspace, with its
 // pinned context and the model it used.
 func TestEndToEndContinue(t *testing.T) {
+	t.Parallel()
 	bin := buildHarvey(t)
 	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest")
 	dir := t.TempDir()

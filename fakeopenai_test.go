@@ -268,6 +268,7 @@ func TestInterleavedCallsBecomeErrorResults(t *testing.T) {
 
 // Every way a stream can fail ends in one clear message.
 func TestOpenAICompatibleFailures(t *testing.T) {
+	t.Parallel()
 	f := newFakeOpenAI(t)
 	env := routeEnv(t, f, "llamacpp")
 	cases := []struct {

@@ -108,6 +108,7 @@ func assertNoLeak(t testing.TB, what, out, marker string) {
 }
 
 func TestGitByConstructionOrdinaryUse(t *testing.T) {
+	t.Parallel()
 	ws, _, _, marker := hostileRepo(t)
 	ctx := context.Background()
 	cases := []struct {
@@ -185,6 +186,7 @@ func TestGitByConstructionRefusals(t *testing.T) {
 // Every way git prints files leaves out the denied ones, with the same
 // policy as read_file: what read_file refuses, git does not show.
 func TestGitDeniedFilesNeverShown(t *testing.T) {
+	t.Parallel()
 	ws, _, _, marker := hostileRepo(t)
 	ctx := context.Background()
 	for _, f := range deniedCommitted {
@@ -228,6 +230,7 @@ func TestFilterGitOutput(t *testing.T) {
 
 // A .git that leads elsewhere is refused in one line.
 func TestGitRefusesRedirection(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("commondir", func(t *testing.T) {
 		ws, dir, outside, _ := hostileRepo(t)
@@ -330,6 +333,7 @@ func FuzzGitArgs(f *testing.F) {
 // A committed file (not denied by name) holding a private key: a hunk or a
 // blame range that starts inside the key shows none of its body.
 func TestGitWindowsOfAKey(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
 	}

@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -283,6 +282,7 @@ func TestKnowledgeBaseRefusesFilesItCannotUse(t *testing.T) {
 // Another process holding the write lock gets a one-line "locked" message
 // after the busy timeout, not a hang and not a lost row.
 func TestKnowledgeBaseLocked(t *testing.T) {
+	t.Parallel()
 	kb, ws := openTestKB(t)
 	must[int64](t)(kb.AddProject("first", ""))
 	other, err := sql.Open("sqlite", filepath.Join(ws.Root, "agents", "knowledge.db"))
@@ -313,14 +313,9 @@ func TestKnowledgeBaseLocked(t *testing.T) {
 // database that opens cleanly with every committed row and none of the
 // uncommitted ones.
 func TestKnowledgeBaseCrashMidTransaction(t *testing.T) {
-	if os.Getenv("HARVEY_KB_CRASH_HELPER") != "" {
-		kbCrashHelper(os.Getenv("HARVEY_KB_CRASH_HELPER"))
-		return
-	}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "knowledge.db")
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestKnowledgeBaseCrashMidTransaction$")
-	cmd.Env = append(os.Environ(), "HARVEY_KB_CRASH_HELPER="+path)
+	cmd := helperCmd("kb-crash", path)
 	stdout, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -357,7 +352,7 @@ func TestKnowledgeBaseCrashMidTransaction(t *testing.T) {
 	}
 }
 
-func kbCrashHelper(path string) {
+func kbCrashHelper(path string) int {
 	kb, err := openKB(path, "knowledge.db", KBSchemaVersion)
 	if err != nil {
 		os.Exit(3)
@@ -373,8 +368,8 @@ func kbCrashHelper(path string) {
 	}
 	tx.Exec("INSERT INTO projects(name, created_at) VALUES ('uncommitted', '')")
 	os.Stdout.WriteString("in-transaction\n")
-	time.Sleep(time.Minute)
-	os.Exit(5)
+	time.Sleep(time.Minute) // until the test kills it
+	return 5
 }
 
 // /kb through the agent, and the database out of every tool's reach.

@@ -247,21 +247,18 @@ func TestREPLApprovalsAndCancelThroughPTY(t *testing.T) {
 	}
 }
 
-// TestFakeOllamaServeHelper is not a test: it is the "ollama serve" that a
+// fakeOllamaServe (testHelpers "ollama-serve") is the "ollama serve" that a
 // fake ollama binary runs for TestStartupOffersToStartOllama.
-func TestFakeOllamaServeHelper(t *testing.T) {
-	if os.Getenv("HARVEY_FAKE_OLLAMA_SERVE") == "" {
-		return
-	}
+func fakeOllamaServe(string) int {
 	ln, err := net.Listen("tcp", os.Getenv("OLLAMA_HOST"))
 	if err != nil {
-		os.Exit(3)
+		return 3
 	}
-	f := &fakeOllama{t: t, models: []string{"llama3.2:latest", "mistral:latest"}, caps: map[string][]string{
+	f := &fakeOllama{models: []string{"llama3.2:latest", "mistral:latest"}, caps: map[string][]string{
 		"llama3.2:latest": {"completion", "tools"}, "mistral:latest": {"completion", "tools"}}, template: map[string]string{}}
-	go http.Serve(ln, http.HandlerFunc(f.handle))
-	time.Sleep(20 * time.Second)
-	os.Exit(0)
+	time.AfterFunc(20*time.Second, func() { os.Exit(0) }) // never outlive the test run
+	http.Serve(ln, http.HandlerFunc(f.handle))
+	return 0
 }
 
 // At start-up an interactive Harvey offers to start a local Ollama that is
@@ -270,7 +267,7 @@ func TestStartupOffersToStartOllama(t *testing.T) {
 	bin := buildHarvey(t)
 	dir := t.TempDir()
 	binDir := t.TempDir()
-	script := "#!/bin/sh\n[ \"$1\" = serve ] || exit 2\nexec env HARVEY_FAKE_OLLAMA_SERVE=1 \"$HARVEY_TEST_BINARY\" -test.run '^TestFakeOllamaServeHelper$'\n"
+	script := "#!/bin/sh\n[ \"$1\" = serve ] || exit 2\nexec env HARVEY_TEST_HELPER=ollama-serve \"$HARVEY_TEST_BINARY\"\n"
 	os.WriteFile(filepath.Join(binDir, "ollama"), []byte(script), 0o755)
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()

@@ -8,13 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // The built binary, a scripted model asking for hostile commands: every
 // one fails or dies with a sandbox line, nothing leaves the workspace, and
 // ordinary work (go build, go test, git status, ls, grep) still works.
 func TestEndToEndSandbox(t *testing.T) {
+	t.Parallel()
 	requireSandbox(t)
 	bin := buildHarvey(t)
 	f := newFakeOllama(t, "llama3.2:latest")
@@ -98,7 +98,7 @@ func TestEndToEndSandbox(t *testing.T) {
 			t.Errorf("%s failed in the sandbox: %q", c, r)
 		}
 	}
-	time.Sleep(4 * time.Second)
+	waitGone(t, marker)
 	for _, p := range []string{filepath.Join(outside, "x"), filepath.Join(home, "x"), filepath.Join(dir, "agents", "x"), marker} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s was created", p)

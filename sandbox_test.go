@@ -111,6 +111,7 @@ func TestSandboxConfines(t *testing.T) {
 // No process outlives its command: a setsid grandchild that would write a
 // marker after the timeout is killed with it.
 func TestSandboxKillsEveryProcess(t *testing.T) {
+	t.Parallel()
 	env, _ := sandboxEnvT(t)
 	marker := filepath.Join(env.dir, "marker")
 	res, err := env.a.runChecked(context.Background(), "", "setsid sh -c 'sleep 2; echo late > "+marker+"' & sleep 30", time.Second)
@@ -122,15 +123,51 @@ func TestSandboxKillsEveryProcess(t *testing.T) {
 	}
 	// And one that the command leaves behind when it exits normally.
 	run(t, env.a, "setsid sh -c 'sleep 2; echo late >> "+marker+"' > /dev/null 2>&1 &")
-	time.Sleep(3 * time.Second)
+	waitGone(t, marker)
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("a setsid grandchild outlived its command")
 	}
 }
 
+// waitGone waits (without a fixed sleep) until no process has token in
+// its command line, and fails if one is still there after 5 s: a process
+// that outlived its command.
+func waitGone(t *testing.T, token string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := processesWith(token)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes %v outlived their command", left)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// processesWith lists the PIDs whose command line contains token.
+func processesWith(token string) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		var pid int
+		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if err == nil && strings.Contains(string(b), token) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
 // Safe mode by construction: with allowed_commands [find, git], find -exec
 // sh and a git alias that runs a shell create nothing.
 func TestSandboxSafeModeExecutes(t *testing.T) {
+	t.Parallel()
 	env, _ := sandboxEnvT(t)
 	env.a.Config.SafeMode = true
 	env.a.Config.AllowedCommands = []string{"find", "git"}
@@ -151,6 +188,7 @@ func TestSandboxSafeModeExecutes(t *testing.T) {
 
 // go build and go test of a small module work inside the sandbox.
 func TestSandboxGoBuild(t *testing.T) {
+	t.Parallel()
 	env, _ := sandboxEnvT(t)
 	if _, err := exec.LookPath("go"); err != nil || testing.Short() {
 		t.Skip("no go, or -short")

@@ -276,6 +276,7 @@ func TestGitHardeningMore(t *testing.T) {
 
 // Cases 55, 58, 60, 61: what a child process can and cannot get.
 func TestRunnerIsolation(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// 58: a child that ignores SIGTERM is still killed.
 	start := time.Now()

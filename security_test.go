@@ -269,6 +269,7 @@ func TestSlashReadAndToolAgree(t *testing.T) {
 // A symlink flipped between an inside and an outside target while read_file
 // runs: zero outside reads.
 func TestSymlinkSwapRace(t *testing.T) {
+	t.Parallel()
 	ws, dir, outside := hostileWorkspace(t)
 	os.MkdirAll(filepath.Join(dir, "real"), 0o755)
 	os.WriteFile(filepath.Join(dir, "real", "f"), []byte("inside"), 0o644)
@@ -315,6 +316,7 @@ func TestSymlinkSwapRace(t *testing.T) {
 
 // Hardened git: hostile .git/config and .gitattributes run nothing.
 func TestGitHardening(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
 	}
