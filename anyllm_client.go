@@ -30,12 +30,12 @@ type AnyLLMClient struct {
 	Model    string
 }
 
-// Providers lists the provider names NewAnyLLMClient accepts.
+// Providers lists the provider names newAnyLLMClient accepts.
 var Providers = []string{"openai", "openai-compatible", "llamacpp", "llamafile", "vllm", "lmstudio", "anthropic", "mistral", "gemini", "deepseek", "groq"}
 
-// NewAnyLLMClient builds a client for provider at baseURL (may be empty for
+// newAnyLLMClient builds a client for provider at baseURL (may be empty for
 // cloud providers). Local servers get no HTTP timeout unless one is set.
-func NewAnyLLMClient(provider, baseURL, model string, timeout time.Duration) (*AnyLLMClient, error) {
+func newAnyLLMClient(provider, baseURL, model string, timeout time.Duration) (*AnyLLMClient, error) {
 	var opts []anyllm.Option
 	local := false
 	switch provider {

@@ -22,8 +22,8 @@ type LineReader struct {
 	prompt func(string) (string, error) // set by the terminal line editor
 }
 
-// NewLineReader reads lines from r.
-func NewLineReader(r io.Reader) *LineReader {
+// newLineReader reads lines from r.
+func newLineReader(r io.Reader) *LineReader {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	return &LineReader{sc: sc}

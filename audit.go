@@ -39,8 +39,8 @@ type AuditBuffer struct {
 	total  int
 }
 
-// NewAuditBuffer returns an empty audit log.
-func NewAuditBuffer() *AuditBuffer {
+// newAuditBuffer returns an empty audit log.
+func newAuditBuffer() *AuditBuffer {
 	return &AuditBuffer{events: make([]AuditEvent, AuditCapacity)}
 }
 

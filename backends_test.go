@@ -94,14 +94,14 @@ func TestHarveyMDMarkers(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "HARVEY.md"), []byte("Project rules.\nToday: <!-- @date -->\nFiles:\n<!-- @files -->\nGit: <!-- @git-status -->\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644)
-	ws, err := OpenWorkspace(dir)
+	ws, err := openWorkspace(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	cf, _ := LoadConfig(ws)
+	cf, _ := loadConfig(ws)
 	var out, errOut strings.Builder
-	a := NewAgent(ws, cf, NewLineReader(strings.NewReader("")), &out, &errOut)
+	a := newAgent(ws, cf, newLineReader(strings.NewReader("")), &out, &errOut)
 	a.OllamaURL = f.URL()
 	if err := a.UseModel(t.Context(), "llama3.2"); err != nil {
 		t.Fatal(err)
@@ -181,7 +181,7 @@ func TestRoutesPersist(t *testing.T) {
 	if !strings.Contains(string(b), "name: box") || !strings.Contains(string(b), "provider: vllm") {
 		t.Fatalf("harvey.yaml = %s", b)
 	}
-	cf, _ := LoadConfig(env.ws)
+	cf, _ := loadConfig(env.ws)
 	if len(cf.Routes) != 1 || cf.Routes[0].Model != "qwen2.5-coder-7b" || !cf.Routes[0].Enabled {
 		t.Fatalf("reloaded routes = %+v", cf.Routes)
 	}

@@ -39,13 +39,13 @@ func benchAgent(b *testing.B) *Agent {
 	b.Helper()
 	dir := b.TempDir()
 	os.WriteFile(filepath.Join(dir, "main.go"), []byte(strings.Repeat("package main // a small file\n", 40)), 0o644)
-	ws, err := OpenWorkspace(dir)
+	ws, err := openWorkspace(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { ws.Close() })
-	cf, _ := LoadConfig(ws)
-	return NewAgent(ws, cf, NewLineReader(strings.NewReader("")), io.Discard, io.Discard)
+	cf, _ := loadConfig(ws)
+	return newAgent(ws, cf, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
 }
 
 // BenchmarkToolRound is one loop round: parse the call, check the path,
@@ -86,7 +86,7 @@ func goSrc(b *testing.B) *Workspace {
 	if dir == "" {
 		b.Skip("set HARVEY_BENCH_TREE to a copy of $(go env GOROOT)/src (bench/run.sh does)")
 	}
-	ws, err := OpenWorkspace(dir)
+	ws, err := openWorkspace(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -97,14 +97,14 @@ func goSrc(b *testing.B) *Workspace {
 func BenchmarkSearchLiteral(b *testing.B) {
 	ws := goSrc(b)
 	for b.Loop() {
-		SearchWorkspace(ws, "func NewReplacer", ".", 0)
+		searchWorkspace(ws, "func NewReplacer", ".", 0)
 	}
 }
 
 func BenchmarkSearchRegexp(b *testing.B) {
 	ws := goSrc(b)
 	for b.Loop() {
-		SearchWorkspace(ws, `func \(\w+ \*Reader\) Read\w*\(`, ".", 0)
+		searchWorkspace(ws, `func \(\w+ \*Reader\) Read\w*\(`, ".", 0)
 	}
 }
 
@@ -112,7 +112,7 @@ func BenchmarkListFiles(b *testing.B) {
 	ws := goSrc(b)
 	var n int
 	for b.Loop() {
-		out, _, _ := ListWorkspaceDir(ws, "net/http", 0)
+		out, _, _ := listWorkspaceDir(ws, "net/http", 0)
 		n = len(out)
 	}
 	b.ReportMetric(float64(n), "bytes")

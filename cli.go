@@ -47,7 +47,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if len(args) > 0 && args[0] == sandboxExecArg {
 		return runSandboxLauncher(args)
 	}
-	HardenProcess()
+	hardenProcess()
 	if len(args) > 0 && args[0] == "tools" {
 		return toolsCommand(args[1:], stdout, stderr)
 	}
@@ -239,13 +239,13 @@ func toolsCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: harvey tools validate")
 		return 2
 	}
-	ws, err := OpenWorkspace(".")
+	ws, err := openWorkspace(".")
 	if err != nil {
 		fmt.Fprintf(stderr, "harvey: %v\n", err)
 		return 1
 	}
 	defer ws.Close()
-	tools, problems := LoadUserTools(ws, builtinToolName)
+	tools, problems := loadUserTools(ws, builtinToolName)
 	for _, t := range tools {
 		fmt.Fprintf(stdout, "ok      %s (%s, %d parameters): %s\n", t.File, t.Effect, len(t.Params), quoteArgv(t.Command))
 	}

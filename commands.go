@@ -487,7 +487,7 @@ func cmdRecord(_ context.Context, a *Agent, args []string, out io.Writer) error 
 		if len(args) > 1 {
 			name = args[1]
 		}
-		r, err := StartRecorder(a.Workspace, name, a.ModelName, a.maxOut())
+		r, err := startRecorder(a.Workspace, name, a.ModelName, a.maxOut())
 		if err != nil {
 			return err
 		}

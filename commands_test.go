@@ -63,7 +63,7 @@ func TestWriteAndApply(t *testing.T) {
 	}
 	// In the REPL, one question for all files; "n" writes nothing.
 	a.Interactive = true
-	a.In = NewLineReader(strings.NewReader("n\n"))
+	a.In = newLineReader(strings.NewReader("n\n"))
 	if out, err := dispatch(t, a, "/apply"); err != nil || !strings.Contains(out, "nothing written") {
 		t.Fatalf("/apply declined: %q %v", out, err)
 	}
@@ -172,14 +172,14 @@ func TestWorkspaceWithSpacesAndUnicode(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "my project – ünïcødé 日本")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "naïve file.txt"), []byte("café au lait\n"), 0o644)
-	ws, err := OpenWorkspace(dir)
+	ws, err := openWorkspace(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	cf, _ := LoadConfig(ws)
+	cf, _ := loadConfig(ws)
 	var out, errOut bytes.Buffer
-	a := NewAgent(ws, cf, NewLineReader(strings.NewReader("")), &out, &errOut)
+	a := newAgent(ws, cf, newLineReader(strings.NewReader("")), &out, &errOut)
 	a.AutoApprove = true
 	defer a.Close()
 	for _, step := range [][2]string{

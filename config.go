@@ -32,7 +32,7 @@ type Duration time.Duration
 
 // UnmarshalYAML implements yaml.Unmarshaler.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
-	v, err := ParseDuration(n.Value)
+	v, err := parseDuration(n.Value)
 	if err != nil {
 		return fmt.Errorf("line %d: %v", n.Line, err)
 	}
@@ -43,8 +43,8 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 // MarshalYAML implements yaml.Marshaler.
 func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
 
-// ParseDuration accepts Go durations and plain integer seconds.
-func ParseDuration(s string) (time.Duration, error) {
+// parseDuration accepts Go durations and plain integer seconds.
+func parseDuration(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return 0, nil
@@ -113,8 +113,8 @@ type Route struct {
 // DefaultAllowedCommands is the safe-mode allowlist used when none is set.
 var DefaultAllowedCommands = []string{"ls", "cat", "head", "tail", "wc", "grep", "find", "stat", "pwd", "echo", "go", "git", "diff", "sort", "uniq"}
 
-// DefaultConfig returns the configuration used when no file exists.
-func DefaultConfig() *Config {
+// defaultConfig returns the configuration used when no file exists.
+func defaultConfig() *Config {
 	return &Config{
 		NumCtx:          DefaultNumCtx,
 		RunTimeout:      Duration(DefaultRunTimeout),
@@ -139,13 +139,13 @@ type ConfigFile struct {
 	Gated []gatedSetting
 }
 
-// LoadConfig reads the user's own config and then agents/harvey.yaml over
+// loadConfig reads the user's own config and then agents/harvey.yaml over
 // it. A missing file gives the defaults. A file that does not parse gives
 // the defaults, a one-line error naming the file and line, and a ConfigFile
 // that refuses to save over it. Settings of the workspace file that need
 // the user's confirmation (config_trust.go) are left out and listed in
 // Gated until AcceptWorkspace.
-func LoadConfig(ws *Workspace) (*ConfigFile, error) {
+func loadConfig(ws *Workspace) (*ConfigFile, error) {
 	user, uwarn, uerr := loadUserConfig()
 	cf := &ConfigFile{Config: user, base: user, Warnings: uwarn}
 	data, err := ws.ReadInternal(ConfigPath)
@@ -156,7 +156,7 @@ func LoadConfig(ws *Workspace) (*ConfigFile, error) {
 		cf.broken = true
 		return cf, fmt.Errorf("%s: %v (using defaults)", ConfigPath, errText(err))
 	}
-	wcf := &ConfigFile{Config: DefaultConfig()}
+	wcf := &ConfigFile{Config: defaultConfig()}
 	warnings, err := parseConfig(data, wcf)
 	cf.Warnings = append(cf.Warnings, warnings...)
 	if err != nil {
@@ -219,7 +219,7 @@ func parseConfig(data []byte, cf *ConfigFile) ([]string, error) {
 	if root.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("line %d: the file must be a mapping of keys to values", root.Line)
 	}
-	c := DefaultConfig()
+	c := defaultConfig()
 	if err := root.Decode(c); err != nil {
 		return nil, yamlError(err)
 	}

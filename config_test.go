@@ -16,11 +16,11 @@ func TestConfigDefaultsAndDurations(t *testing.T) {
 		t.Fatalf("defaults: %+v", c.Config)
 	}
 	for in, want := range map[string]time.Duration{"5m": 5 * time.Minute, "90s": 90 * time.Second, "300": 300 * time.Second, "1m30s": 90 * time.Second} {
-		if d, err := ParseDuration(in); err != nil || d != want {
+		if d, err := parseDuration(in); err != nil || d != want {
 			t.Fatalf("%s: %v %v", in, d, err)
 		}
 	}
-	if _, err := ParseDuration("soon"); err == nil {
+	if _, err := parseDuration("soon"); err == nil {
 		t.Fatal("bad duration accepted")
 	}
 }
@@ -36,7 +36,7 @@ func TestConfigBadYAMLIsNeverOverwritten(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	bad := "model: llama3.2\nsafe_mode: [oops\n"
 	writeConfig(t, env.dir, bad)
-	cf, err := LoadConfig(env.ws)
+	cf, err := loadConfig(env.ws)
 	if err == nil || !strings.Contains(err.Error(), "agents/harvey.yaml: line") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("err = %v", err)
 	}
@@ -55,7 +55,7 @@ func TestConfigBadYAMLIsNeverOverwritten(t *testing.T) {
 func TestConfigUnknownKeysAndCeilings(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	writeConfig(t, env.dir, "modle: llama3.2\nrun_timeout: 90s\ntools:\n  max_output_bytes: 1000000\n  max_tool_calls_per_turn: 3\n  enabeld: true\nmodels:\n  mistral:latest:\n    tools_enabled: false\n    colour: red\n")
-	cf, err := LoadConfig(env.ws)
+	cf, err := loadConfig(env.ws)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func TestConfigUnknownKeysAndCeilings(t *testing.T) {
 func TestConfigSaveKeepsCommentsAndIsAtomic(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	writeConfig(t, env.dir, "# my settings\nmodel: mistral # favourite\nsafe_mode: false\n")
-	cf, err := LoadConfig(env.ws)
+	cf, err := loadConfig(env.ws)
 	if err != nil {
 		t.Fatal(err)
 	}

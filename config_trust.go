@@ -28,8 +28,8 @@ import (
 // trusted.json beside the user's config, as the file's SHA-256: any change
 // made by someone else asks again.
 
-// UserConfigDir is where the user's own config and the trust store live.
-func UserConfigDir() string {
+// userConfigDir is where the user's own config and the trust store live.
+func userConfigDir() string {
 	if d := os.Getenv("XDG_CONFIG_HOME"); d != "" && filepath.IsAbs(d) {
 		return filepath.Join(d, "harvey")
 	}
@@ -57,7 +57,7 @@ type trustEntry struct {
 }
 
 func trustPath() string {
-	if d := UserConfigDir(); d != "" {
+	if d := userConfigDir(); d != "" {
 		return filepath.Join(d, "trusted.json")
 	}
 	return ""
@@ -110,8 +110,8 @@ func workspaceConfigTrusted(root string, data []byte) bool {
 // loadUserConfig reads the user's own config (trusted). A missing file is
 // the defaults.
 func loadUserConfig() (*Config, []string, error) {
-	base := DefaultConfig()
-	d := UserConfigDir()
+	base := defaultConfig()
+	d := userConfigDir()
 	if d == "" {
 		return base, nil, nil
 	}
@@ -123,7 +123,7 @@ func loadUserConfig() (*Config, []string, error) {
 	if err != nil {
 		return base, nil, fmt.Errorf("%s: %v (using defaults)", p, err)
 	}
-	cf := &ConfigFile{Config: DefaultConfig()}
+	cf := &ConfigFile{Config: defaultConfig()}
 	warnings, err := parseConfigAs(data, cf, p)
 	if err != nil {
 		return base, warnings, fmt.Errorf("%s: %v (using defaults)", p, err)

@@ -121,7 +121,7 @@ func TestTrustedConfigs(t *testing.T) {
 
 // A route to a cloud provider at another host would hand it the user's key.
 func TestRouteKeyStaysWithItsProvider(t *testing.T) {
-	rr := NewRouteRegistry(&ConfigFile{Config: DefaultConfig()})
+	rr := newRouteRegistry(&ConfigFile{Config: defaultConfig()})
 	if _, err := rr.client(&Route{Name: "x", Provider: "openai", URL: "https://attacker.example/v1", Model: "m"}, 0, 0); err == nil || !strings.Contains(err.Error(), "API key") {
 		t.Fatalf("err = %v", err)
 	}

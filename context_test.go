@@ -69,7 +69,7 @@ func TestContextWindowSummarizeWhenFull(t *testing.T) {
 	// Interactive, declined: a warning, and the turn goes on unsummarised.
 	fill()
 	env.a.Interactive = true
-	env.a.In = NewLineReader(strings.NewReader("n\n"))
+	env.a.In = newLineReader(strings.NewReader("n\n"))
 	f.script(textReply("llama3.2", "answer one"))
 	if err := env.a.RunPrompt(t.Context(), "next"); err != nil {
 		t.Fatal(err)
@@ -78,7 +78,7 @@ func TestContextWindowSummarizeWhenFull(t *testing.T) {
 		t.Fatalf("declined: %d summaries, stderr %q", f.summaries, env.errOut.String())
 	}
 	// Declined once: the next turn does not ask again.
-	env.a.In = NewLineReader(strings.NewReader("\n"))
+	env.a.In = newLineReader(strings.NewReader("\n"))
 	f.script(textReply("llama3.2", "answer again"))
 	if err := env.a.RunPrompt(t.Context(), "next"); err != nil || f.summaries != 0 {
 		t.Fatalf("asked again after a no: %v, %d summaries", err, f.summaries)

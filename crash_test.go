@@ -23,7 +23,7 @@ import (
 // writes in a loop until it is killed.
 func crashHelper(arg string) int {
 	mode, dir, _ := strings.Cut(arg, ":")
-	ws, err := OpenWorkspace(dir)
+	ws, err := openWorkspace(dir)
 	if err != nil {
 		os.Exit(3)
 	}
@@ -36,13 +36,13 @@ func crashHelper(arg string) int {
 	case "write":
 		for i := 0; ; i++ {
 			content := bytes.Repeat([]byte{byte('a' + i%2)}, 8<<20)
-			if _, err := WriteWorkspaceFile(ws, "big.txt", content); err != nil {
+			if _, err := writeWorkspaceFile(ws, "big.txt", content); err != nil {
 				os.Exit(4)
 			}
 			ready(i)
 		}
 	case "config":
-		cf, _ := LoadConfig(ws)
+		cf, _ := loadConfig(ws)
 		for i := 0; ; i++ {
 			cf.Model = fmt.Sprintf("model-%d-%s", i, strings.Repeat("x", i%50))
 			cf.AllowedCommands = make([]string, 200+i%100)
@@ -55,7 +55,7 @@ func crashHelper(arg string) int {
 			ready(i)
 		}
 	case "record":
-		r, err := StartRecorder(ws, "crash.md", "llama3.2", DefaultMaxOutputBytes)
+		r, err := startRecorder(ws, "crash.md", "llama3.2", DefaultMaxOutputBytes)
 		if err != nil {
 			os.Exit(4)
 		}
@@ -105,9 +105,9 @@ func TestCrashDuringWriteFile(t *testing.T) {
 	for _, p := range temps {
 		os.Chtimes(p, old, old)
 	}
-	ws, _ := OpenWorkspace(dir)
+	ws, _ := openWorkspace(dir)
 	defer ws.Close()
-	if _, err := WriteWorkspaceFile(ws, "big.txt", []byte("done\n")); err != nil {
+	if _, err := writeWorkspaceFile(ws, "big.txt", []byte("done\n")); err != nil {
 		t.Fatal(err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".big.txt.harvey-*.tmp")); len(left) != 0 {
@@ -120,11 +120,11 @@ func TestCrashDuringConfigSave(t *testing.T) {
 	dir := t.TempDir()
 	for round := 0; round < 4; round++ {
 		crashOnce(t, "config", dir)
-		ws, err := OpenWorkspace(dir)
+		ws, err := openWorkspace(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		cf, err := LoadConfig(ws)
+		cf, err := loadConfig(ws)
 		ws.Close()
 		if err != nil {
 			t.Fatalf("round %d: config does not load after a crash: %v", round, err)
@@ -150,7 +150,7 @@ func TestCrashDuringRecording(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	crashOnce(t, "record", dir)
-	ws, err := OpenWorkspace(dir)
+	ws, err := openWorkspace(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +186,7 @@ func TestCrashDuringRecording(t *testing.T) {
 // repairRecording cuts exactly the partial turn a kill can leave.
 func TestRepairRecording(t *testing.T) {
 	env := newTestEnv(t, nil, "")
-	r, err := StartRecorder(env.ws, "rep.md", "m", 1000)
+	r, err := startRecorder(env.ws, "rep.md", "m", 1000)
 	if err != nil {
 		t.Fatal(err)
 	}

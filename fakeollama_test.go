@@ -256,17 +256,17 @@ type testEnv struct {
 func newTestEnv(t *testing.T, f *fakeOllama, model string) *testEnv {
 	t.Helper()
 	dir := t.TempDir()
-	ws, err := OpenWorkspace(dir)
+	ws, err := openWorkspace(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	cf, err := LoadConfig(ws)
+	cf, err := loadConfig(ws)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
-	a := NewAgent(ws, cf, NewLineReader(strings.NewReader("")), out, errOut)
+	a := newAgent(ws, cf, newLineReader(strings.NewReader("")), out, errOut)
 	a.AutoApprove = true
 	if f != nil {
 		a.OllamaURL = f.URL()

@@ -135,7 +135,7 @@ func routeEnv(t *testing.T, f *fakeOpenAI, provider string) *testEnv {
 
 func TestOpenAICompatibleTextAndUsage(t *testing.T) {
 	f := newFakeOpenAI(t)
-	c, err := NewAnyLLMClient("llamacpp", f.srv.URL, "qwen2.5-coder-7b", 0)
+	c, err := newAnyLLMClient("llamacpp", f.srv.URL, "qwen2.5-coder-7b", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestOpenAICompatibleDeltaQuirks(t *testing.T) {
 			[]string{`read_file()`, `list_files({"path":{}"a"})`}},
 	}
 	f := newFakeOpenAI(t)
-	c, _ := NewAnyLLMClient("openai-compatible", f.srv.URL, "m", 0)
+	c, _ := newAnyLLMClient("openai-compatible", f.srv.URL, "m", 0)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f.script(sseReply{events: tc.events})
@@ -305,8 +305,8 @@ func TestOpenAICompatibleFailures(t *testing.T) {
 func TestCancelLeavesNoGoroutines(t *testing.T) {
 	fo := newFakeOpenAI(t)
 	fl := newFakeOllama(t, "llama3.2:latest")
-	oc, _ := NewAnyLLMClient("llamacpp", fo.srv.URL, "m", 0)
-	ol, _ := NewOllamaClient(fl.URL(), "llama3.2", 4096, "", 0)
+	oc, _ := newAnyLLMClient("llamacpp", fo.srv.URL, "m", 0)
+	ol, _ := newOllamaClient(fl.URL(), "llama3.2", 4096, "", 0)
 	// Warm up connections and the HTTP machinery, then count.
 	fo.script(sseText("warm"))
 	oc.Chat(t.Context(), []Message{{Role: "user", Content: "x"}}, io.Discard)
@@ -342,12 +342,12 @@ func TestCancelLeavesNoGoroutines(t *testing.T) {
 func TestGeminiThroughOpenAICompatibleEndpoint(t *testing.T) {
 	t.Setenv("GEMINI_API_KEY", "")
 	t.Setenv("GOOGLE_API_KEY", "")
-	if _, err := NewAnyLLMClient("gemini", "", "gemini-2.5-flash", 0); err == nil {
+	if _, err := newAnyLLMClient("gemini", "", "gemini-2.5-flash", 0); err == nil {
 		t.Fatal("gemini without a key was accepted")
 	}
 	t.Setenv("GOOGLE_API_KEY", "g-key")
 	f := newFakeOpenAI(t)
-	c, err := NewAnyLLMClient("gemini", f.srv.URL+"/v1", "gemini-2.5-flash", 0)
+	c, err := newAnyLLMClient("gemini", f.srv.URL+"/v1", "gemini-2.5-flash", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

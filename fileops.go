@@ -27,11 +27,11 @@ type ReadResult struct {
 	NextLine  int // when Truncated, the line to continue from (1-based), or 0
 }
 
-// ReadWorkspaceFile reads p (relative to the workspace) after every path
+// readWorkspaceFile reads p (relative to the workspace) after every path
 // check. offset is the first line (1-based, 0 = start) and limit the number of
 // lines (0 = as many as fit in maxBytes). Memory stays bounded by maxBytes
 // whatever the file size.
-func ReadWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*ReadResult, error) {
+func readWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*ReadResult, error) {
 	if maxBytes <= 0 || maxBytes > DefaultMaxOutputBytes {
 		maxBytes = DefaultMaxOutputBytes
 	}
@@ -138,10 +138,10 @@ func readWindow(br *bufio.Reader, limit, maxBytes int) (text string, lines int, 
 	return buf.String(), lines, false, nil
 }
 
-// WriteWorkspaceFile writes content to p atomically (temp file + rename in the
+// writeWorkspaceFile writes content to p atomically (temp file + rename in the
 // same directory), creating missing parent directories inside the workspace.
 // It returns the previous content (for diffs) when the file existed.
-func WriteWorkspaceFile(ws *Workspace, p string, content []byte) (existed bool, err error) {
+func writeWorkspaceFile(ws *Workspace, p string, content []byte) (existed bool, err error) {
 	rp, err := resolveWorkspacePath(ws, p, opWrite)
 	if err != nil {
 		return false, err
@@ -161,9 +161,9 @@ func WriteWorkspaceFile(ws *Workspace, p string, content []byte) (existed bool, 
 	return existed, nil
 }
 
-// RemoveWorkspaceFile deletes a regular file through the same checks as a
+// removeWorkspaceFile deletes a regular file through the same checks as a
 // write (used by /undo to take back a file Harvey created).
-func RemoveWorkspaceFile(ws *Workspace, p string) error {
+func removeWorkspaceFile(ws *Workspace, p string) error {
 	rp, err := resolveWorkspacePath(ws, p, opDelete)
 	if err != nil {
 		return err
@@ -185,11 +185,11 @@ func RemoveWorkspaceFile(ws *Workspace, p string) error {
 // held in memory for the diff and the edit.
 const maxEditBytes = 4 << 20
 
-// ReadForDiff returns the current text of p for a diff preview or an edit
+// readForDiff returns the current text of p for a diff preview or an edit
 // (empty when the file does not exist) and the resolved workspace path that
 // a write to p would change (a link's target). Files over maxEditBytes and
 // binary files are refused without being read past the limit.
-func ReadForDiff(ws *Workspace, p string) (old string, exists bool, rel string, err error) {
+func readForDiff(ws *Workspace, p string) (old string, exists bool, rel string, err error) {
 	rp, err := resolveWorkspacePath(ws, p, opWrite)
 	if err != nil {
 		return "", false, "", err
@@ -228,10 +228,10 @@ type dirEntry struct {
 	Size int64
 }
 
-// ReadWorkspaceDir reads one directory through the path gate: agents/ and
+// readWorkspaceDir reads one directory through the path gate: agents/ and
 // .git/ are left out, and so is what permissions: hides; symlinks are
 // entries, never followed.
-func ReadWorkspaceDir(ws *Workspace, p string) ([]dirEntry, error) {
+func readWorkspaceDir(ws *Workspace, p string) ([]dirEntry, error) {
 	if p == "" {
 		p = "."
 	}
@@ -271,10 +271,10 @@ func ReadWorkspaceDir(ws *Workspace, p string) ([]dirEntry, error) {
 	return out, nil
 }
 
-// ListWorkspaceDir lists one directory as text: directories end in "/",
+// listWorkspaceDir lists one directory as text: directories end in "/",
 // files show their size, symlinks are shown but not followed.
-func ListWorkspaceDir(ws *Workspace, p string, maxBytes int) (string, int, error) {
-	entries, err := ReadWorkspaceDir(ws, p)
+func listWorkspaceDir(ws *Workspace, p string, maxBytes int) (string, int, error) {
+	entries, err := readWorkspaceDir(ws, p)
 	if err != nil {
 		return "", 0, err
 	}

@@ -33,7 +33,7 @@ func FuzzToolCallAccumulator(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	reg := NewToolRegistry()
+	reg := newToolRegistry()
 	registerBuiltinTools(reg, &Agent{})
 	ex := &ToolExecutor{registry: reg, maxOutputBytes: 4096}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -125,7 +125,7 @@ func FuzzCoerceArgs(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	reg := NewToolRegistry()
+	reg := newToolRegistry()
 	registerBuiltinTools(reg, &Agent{})
 	schemas := reg.GetToolSchemas()
 	f.Fuzz(func(t *testing.T, s string) {
@@ -185,7 +185,7 @@ func FuzzParseConfig(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cf := &ConfigFile{Config: DefaultConfig()}
+		cf := &ConfigFile{Config: defaultConfig()}
 		_, err := parseConfig(data, cf)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {

@@ -8,9 +8,9 @@ import (
 )
 
 // readChecked is the read path shared by /read and read_file: the path gate
-// (resolveWorkspacePath, permissions included) inside ReadWorkspaceFile.
+// (resolveWorkspacePath, permissions included) inside readWorkspaceFile.
 func (a *Agent) readChecked(ctx context.Context, p string, offset, limit int) (*ReadResult, error) {
-	rr, err := ReadWorkspaceFile(a.Workspace, p, offset, limit, a.resultCap(ctx))
+	rr, err := readWorkspaceFile(a.Workspace, p, offset, limit, a.resultCap(ctx))
 	if err != nil {
 		a.audit("read", p, err, 0)
 		return nil, err
@@ -53,7 +53,7 @@ func (fc *fileChange) action() string {
 // planChange resolves p through the path gate, reads what it holds and
 // computes the new content. A nil change means the content is unchanged.
 func (a *Agent) planChange(p string, change func(old string, exists bool) (string, string, error)) (*fileChange, error) {
-	old, exists, target, err := ReadForDiff(a.Workspace, p)
+	old, exists, target, err := readForDiff(a.Workspace, p)
 	if err != nil {
 		a.audit("write", p, err, 0)
 		return nil, err
@@ -77,12 +77,12 @@ func (a *Agent) planChange(p string, change func(old string, exists bool) (strin
 // commitChange writes a planned change if the file still holds what the
 // plan (and the approval) saw, then records it for the audit log and /undo.
 func (a *Agent) commitChange(by string, fc *fileChange) (string, error) {
-	if now, nowExists, _, err := ReadForDiff(a.Workspace, fc.target); err != nil || now != fc.old || nowExists != fc.existed {
+	if now, nowExists, _, err := readForDiff(a.Workspace, fc.target); err != nil || now != fc.old || nowExists != fc.existed {
 		err := refuse(fc.target, "the file changed while the change was being approved; read it again")
 		a.audit("write", fc.target, err, 0)
 		return "", err
 	}
-	existed, err := WriteWorkspaceFile(a.Workspace, fc.target, []byte(fc.content))
+	existed, err := writeWorkspaceFile(a.Workspace, fc.target, []byte(fc.content))
 	a.audit("write", fc.target, err, 0)
 	if err != nil {
 		return "", err
@@ -187,7 +187,7 @@ func changedBy(tool string) string {
 }
 
 func (a *Agent) listChecked(ctx context.Context, p string) (string, int, error) {
-	text, n, err := ListWorkspaceDir(a.Workspace, p, a.resultCap(ctx))
+	text, n, err := listWorkspaceDir(a.Workspace, p, a.resultCap(ctx))
 	a.audit("list", p, err, 0)
 	return text, n, err
 }
@@ -196,7 +196,7 @@ func (a *Agent) searchChecked(ctx context.Context, pattern, p string) (string, i
 	if p == "" {
 		p = "."
 	}
-	text, n, err := SearchWorkspace(a.Workspace, pattern, p, a.resultCap(ctx))
+	text, n, err := searchWorkspace(a.Workspace, pattern, p, a.resultCap(ctx))
 	a.audit("search", pattern+" in "+p, err, 0)
 	return text, n, err
 }
@@ -303,7 +303,7 @@ func (a *Agent) escalate(ctx context.Context, line string, res RunResult) (*sand
 // Every path git is asked about or prints goes through the same policy as
 // read_file: agents/, the denylist, and read permission.
 func (a *Agent) gitChecked(ctx context.Context, sub string, args []string) (string, error) {
-	out, err := RunGit(ctx, a.Workspace, sub, args, a.resultCap(ctx))
+	out, err := runGit(ctx, a.Workspace, sub, args, a.resultCap(ctx))
 	a.audit("git", strings.TrimSpace(sub+" "+strings.Join(args, " ")), err, 0)
 	return out, err
 }

@@ -35,11 +35,11 @@ const gitDefaultCount = 50
 // shown, else the refusal (agents/, the denylist, permissions).
 type gitPolicy func(rel string) error
 
-// RunGit runs one read-only git subcommand in the workspace. args is what
+// runGit runs one read-only git subcommand in the workspace. args is what
 // the user or model typed after the subcommand. Every path git is asked
 // about or prints passes the same rules as read_file: the name rules
 // (agents/, the denylist) and the permissions: block.
-func RunGit(ctx context.Context, ws *Workspace, sub string, args []string, limit int) (string, error) {
+func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit int) (string, error) {
 	sub = strings.ToLower(strings.TrimSpace(sub))
 	if limit <= 0 || limit > DefaultMaxOutputBytes {
 		limit = DefaultMaxOutputBytes

@@ -87,7 +87,7 @@ func hostileRepo(t testing.TB) (*Workspace, string, string, string) {
 	for _, h := range []string{"post-index-change", "pre-commit", "post-checkout"} {
 		os.WriteFile(filepath.Join(dir, ".git", "hooks", h), []byte("#!/bin/sh\n"+evil+"\n"), 0o755)
 	}
-	ws, err := OpenWorkspace(dir)
+	ws, err := openWorkspace(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestGitByConstructionOrdinaryUse(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
-			out, err := RunGit(ctx, ws, c.args[0], c.args[1:], 0)
+			out, err := runGit(ctx, ws, c.args[0], c.args[1:], 0)
 			if err != nil {
 				t.Fatalf("error: %v", err)
 			}
@@ -171,7 +171,7 @@ func TestGitByConstructionRefusals(t *testing.T) {
 	}
 	for _, args := range refused {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			out, err := RunGit(ctx, ws, args[0], args[1:], 0)
+			out, err := runGit(ctx, ws, args[0], args[1:], 0)
 			if err == nil {
 				t.Fatalf("not refused:\n%s", out)
 			}
@@ -190,7 +190,7 @@ func TestGitDeniedFilesNeverShown(t *testing.T) {
 	ws, _, _, marker := hostileRepo(t)
 	ctx := context.Background()
 	for _, f := range deniedCommitted {
-		if _, err := ReadWorkspaceFile(ws, f, 0, 0, 0); err == nil {
+		if _, err := readWorkspaceFile(ws, f, 0, 0, 0); err == nil {
 			t.Fatalf("read_file reads %s, which git output leaves out: the policies differ", f)
 		}
 	}
@@ -200,7 +200,7 @@ func TestGitDeniedFilesNeverShown(t *testing.T) {
 		{"log", "-p", "-U100"}, {"show", "HEAD", "--", "."}, {"show", "-M", "HEAD"}, {"status"}, {"status", "--porcelain=v2"},
 		{"show", "HEAD:"}, {"show", "HEAD:config"}, {"log", "-p", "--", "*.env"}, {"show", "HEAD", "--", "agents"},
 	} {
-		out, err := RunGit(ctx, ws, args[0], args[1:], 0)
+		out, err := runGit(ctx, ws, args[0], args[1:], 0)
 		if err != nil && !strings.Contains(err.Error(), "refused") {
 			t.Fatalf("git %v: %v", args, err)
 		}
@@ -235,21 +235,21 @@ func TestGitRefusesRedirection(t *testing.T) {
 	t.Run("commondir", func(t *testing.T) {
 		ws, dir, outside, _ := hostileRepo(t)
 		os.WriteFile(filepath.Join(dir, ".git", "commondir"), []byte(outside+"\n"), 0o644)
-		if _, err := RunGit(ctx, ws, "status", nil, 0); err == nil || !strings.Contains(err.Error(), "commondir") {
+		if _, err := runGit(ctx, ws, "status", nil, 0); err == nil || !strings.Contains(err.Error(), "commondir") {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("alternates", func(t *testing.T) {
 		ws, dir, outside, _ := hostileRepo(t)
 		os.WriteFile(filepath.Join(dir, ".git", "objects", "info", "alternates"), []byte(outside+"\n"), 0o644)
-		if _, err := RunGit(ctx, ws, "log", nil, 0); err == nil || !strings.Contains(err.Error(), "alternates") {
+		if _, err := runGit(ctx, ws, "log", nil, 0); err == nil || !strings.Contains(err.Error(), "alternates") {
 			t.Fatalf("err = %v", err)
 		}
 	})
 	t.Run("linked refs", func(t *testing.T) {
 		ws, dir, outside, _ := hostileRepo(t)
 		os.Symlink(outside, filepath.Join(dir, ".git", "refs", "heads", "steal"))
-		if _, err := RunGit(ctx, ws, "log", nil, 0); err == nil || !strings.Contains(err.Error(), "symlink") {
+		if _, err := runGit(ctx, ws, "log", nil, 0); err == nil || !strings.Contains(err.Error(), "symlink") {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -257,7 +257,7 @@ func TestGitRefusesRedirection(t *testing.T) {
 		ws, dir, outside, _ := hostileRepo(t)
 		os.RemoveAll(filepath.Join(dir, ".git"))
 		os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: "+outside+"\n"), 0o644)
-		if _, err := RunGit(ctx, ws, "status", nil, 0); err == nil || !strings.Contains(err.Error(), "not a directory") {
+		if _, err := runGit(ctx, ws, "status", nil, 0); err == nil || !strings.Contains(err.Error(), "not a directory") {
 			t.Fatalf("err = %v", err)
 		}
 	})
@@ -268,9 +268,9 @@ func TestGitRefusesRedirection(t *testing.T) {
 // out of git output just as read_file refuses it.
 func TestGitToolArgsAndPermissions(t *testing.T) {
 	ws, _, _, marker := hostileRepo(t)
-	cf := &ConfigFile{Config: DefaultConfig()}
+	cf := &ConfigFile{Config: defaultConfig()}
 	cf.Permissions = map[string][]string{".": {"read"}, "src": {}}
-	a := NewAgent(ws, cf, NewLineReader(strings.NewReader("")), &strings.Builder{}, &strings.Builder{})
+	a := newAgent(ws, cf, newLineReader(strings.NewReader("")), &strings.Builder{}, &strings.Builder{})
 	ctx := context.Background()
 	out, err := invokeTool(a, "git_command", ctx, map[string]any{"subcommand": "log", "args": []any{"--oneline", "-n", "3"}})
 	if err != nil || !strings.Contains(out, "second") {
@@ -317,7 +317,7 @@ func FuzzGitArgs(f *testing.F) {
 		if len(parts) == 0 || len(parts) > 8 {
 			return
 		}
-		out, err := RunGit(ctx, ws, parts[0], parts[1:], 4096)
+		out, err := runGit(ctx, ws, parts[0], parts[1:], 4096)
 		if err != nil {
 			out = err.Error()
 		}
@@ -351,14 +351,14 @@ func TestGitWindowsOfAKey(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
-	ws, err := OpenWorkspace(dir)
+	ws, err := openWorkspace(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ws.Close()
 	ctx := context.Background()
 	for _, args := range [][]string{{"log", "-p", "-U0", "-n", "1"}, {"show", "-U1", "HEAD"}, {"blame", "-L", "3,4", "notes.md"}, {"blame", "-L3,+2", "HEAD~1", "--", "notes.md"}, {"diff", "-U0", "HEAD~1"}} {
-		out, err := RunGit(ctx, ws, args[0], args[1:], 0)
+		out, err := runGit(ctx, ws, args[0], args[1:], 0)
 		if err != nil {
 			t.Fatalf("git %v: %v", args, err)
 		}

@@ -156,13 +156,13 @@ type Agent struct {
 	connectErr  error // why no backend is attached
 }
 
-// NewAgent builds an agent for the workspace with the loaded config. The
+// newAgent builds an agent for the workspace with the loaded config. The
 // backend is attached later (it may be unreachable).
-func NewAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writer) *Agent {
+func newAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writer) *Agent {
 	a := &Agent{
 		Config:    cf,
 		Workspace: ws,
-		Audit:     NewAuditBuffer(),
+		Audit:     newAuditBuffer(),
 		In:        in,
 		Out:       out,
 		Err:       errOut,
@@ -173,8 +173,8 @@ func NewAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writ
 	if ws != nil {
 		ws.perms = func() map[string][]string { return a.Config.Permissions }
 	}
-	a.Routes = NewRouteRegistry(cf)
-	a.Tools = NewToolRegistry()
+	a.Routes = newRouteRegistry(cf)
+	a.Tools = newToolRegistry()
 	registerBuiltinTools(a.Tools, a)
 	a.toolProblems = a.reloadUserTools()
 	a.registerCommands()
@@ -186,7 +186,7 @@ func NewAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writ
 // buildSystemPrompt is the preamble plus HARVEY.md (expanded once, at start).
 func (a *Agent) buildSystemPrompt() string {
 	p := agentPreamble
-	if rr, err := ReadWorkspaceFile(a.Workspace, "HARVEY.md", 0, 0, 16<<10); err == nil && !rr.Binary {
+	if rr, err := readWorkspaceFile(a.Workspace, "HARVEY.md", 0, 0, 16<<10); err == nil && !rr.Binary {
 		p += "\n\n" + a.expandDynamicSections(rr.Text)
 	}
 	return p
@@ -201,7 +201,7 @@ func (a *Agent) expandDynamicSections(s string) string {
 		s = strings.ReplaceAll(s, "<!-- @date -->", time.Now().Format("2006-01-02"))
 	}
 	if strings.Contains(s, "<!-- @files -->") {
-		list, _, err := ListWorkspaceDir(ws, ".", 4096)
+		list, _, err := listWorkspaceDir(ws, ".", 4096)
 		if err != nil {
 			list = "(unavailable)"
 		}

@@ -35,7 +35,7 @@ func (a *Agent) knowledgeBase() (*KnowledgeBase, error) {
 	if a.kb != nil {
 		return a.kb, nil
 	}
-	kb, err := OpenKnowledgeBase(a.Workspace)
+	kb, err := openKnowledgeBase(a.Workspace)
 	if err != nil {
 		return nil, err
 	}

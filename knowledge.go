@@ -127,9 +127,9 @@ type Concept struct {
 	Projects    int
 }
 
-// OpenKnowledgeBase opens (creating or migrating) the knowledge base in the
+// openKnowledgeBase opens (creating or migrating) the knowledge base in the
 // workspace's agents/ directory.
-func OpenKnowledgeBase(ws *Workspace) (*KnowledgeBase, error) {
+func openKnowledgeBase(ws *Workspace) (*KnowledgeBase, error) {
 	return openKB(filepath.Join(ws.Root, "agents", "knowledge.db"), "agents/knowledge.db", KBSchemaVersion)
 }
 

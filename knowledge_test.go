@@ -15,12 +15,12 @@ import (
 
 func openTestKB(t *testing.T) (*KnowledgeBase, *Workspace) {
 	t.Helper()
-	ws, err := OpenWorkspace(t.TempDir())
+	ws, err := openWorkspace(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	kb, err := OpenKnowledgeBase(ws)
+	kb, err := openKnowledgeBase(ws)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -123,7 +123,7 @@ func completePath(ws *Workspace, word string) []string {
 	if d == "" {
 		d = "."
 	}
-	entries, err := ReadWorkspaceDir(ws, d)
+	entries, err := readWorkspaceDir(ws, d)
 	if err != nil {
 		return nil
 	}

@@ -21,7 +21,7 @@ func TestLive(t *testing.T) {
 	if url == "" {
 		t.Skip("set HARVEY_LIVE_OLLAMA=http://HOST:11434 to run the live check against a real Ollama")
 	}
-	oc, err := NewOllamaClient(url, "", 4096, "", 0)
+	oc, err := newOllamaClient(url, "", 4096, "", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,15 +57,15 @@ func liveScript(t *testing.T, url, model string) {
 	os.WriteFile(filepath.Join(dir, "code.txt"), []byte("The launch code is 7341.\n"), 0o644)
 	os.MkdirAll(filepath.Join(dir, "pkg"), 0o755)
 	os.WriteFile(filepath.Join(dir, "pkg", "widget.go"), []byte("package pkg\n\n// FrobnicateWidget turns the widget.\nfunc FrobnicateWidget() {}\n"), 0o644)
-	ws, err := OpenWorkspace(dir)
+	ws, err := openWorkspace(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	cf, _ := LoadConfig(ws)
+	cf, _ := loadConfig(ws)
 	cf.NumCtx = 4096
 	var out, errOut bytes.Buffer
-	a := NewAgent(ws, cf, NewLineReader(strings.NewReader("")), &out, &errOut)
+	a := newAgent(ws, cf, newLineReader(strings.NewReader("")), &out, &errOut)
 	a.AutoApprove = true
 	a.OllamaURL = url
 	defer a.Close()

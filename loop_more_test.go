@@ -89,11 +89,11 @@ func TestToolModeFromConfig(t *testing.T) {
 	} {
 		env := newTestEnv(t, nil, "")
 		writeFile(t, env.dir, "agents/harvey.yaml", c.yaml)
-		cf, err := LoadConfig(env.ws)
+		cf, err := loadConfig(env.ws)
 		if err != nil {
 			t.Fatal(err)
 		}
-		a := NewAgent(env.ws, cf, NewLineReader(strings.NewReader("")), &bytes.Buffer{}, &bytes.Buffer{})
+		a := newAgent(env.ws, cf, newLineReader(strings.NewReader("")), &bytes.Buffer{}, &bytes.Buffer{})
 		a.OllamaURL = f.URL()
 		if err := a.UseModel(t.Context(), c.model); err != nil {
 			t.Fatal(err)
@@ -144,7 +144,7 @@ func TestRunSuggestions(t *testing.T) {
 		t.Fatalf("headless: out %q err %q", env.out.String(), env.errOut.String())
 	}
 	env.a.Interactive = true
-	env.a.In = NewLineReader(strings.NewReader("y\n"))
+	env.a.In = newLineReader(strings.NewReader("y\n"))
 	f.script(textReply("gemma", "Try `/run echo suggested-ran` to check."))
 	env.a.RunPrompt(t.Context(), "how?")
 	if !strings.Contains(env.out.String(), "suggested-ran\n[exit 0]") {

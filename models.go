@@ -40,7 +40,7 @@ func (a *Agent) UseModel(ctx context.Context, name string) error {
 		}
 		return fmt.Errorf("model %q is not installed (installed: %s); pull it with: ollama pull %s", name, strings.Join(models, ", "), name)
 	}
-	c, err := NewOllamaClient(oc.BaseURL, m, a.Config.EffectiveNumCtx(m), a.Config.KeepAlive, time.Duration(a.Config.OllamaTimeout))
+	c, err := newOllamaClient(oc.BaseURL, m, a.Config.EffectiveNumCtx(m), a.Config.KeepAlive, time.Duration(a.Config.OllamaTimeout))
 	if err != nil {
 		return err
 	}

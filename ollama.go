@@ -121,8 +121,8 @@ func streamLine(resp *http.Response, line []byte, fn api.ChatResponseFunc) error
 // "... does not support tools"); the caller switches to prose mode.
 var ErrToolsUnsupported = errors.New("the model does not support tools")
 
-// NormalizeOllamaURL accepts "host:port", "http://host:port" or "https://...".
-func NormalizeOllamaURL(s string) (string, error) {
+// normalizeOllamaURL accepts "host:port", "http://host:port" or "https://...".
+func normalizeOllamaURL(s string) (string, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return DefaultOllamaURL, nil
@@ -140,10 +140,10 @@ func NormalizeOllamaURL(s string) (string, error) {
 	return strings.TrimRight(u.String(), "/"), nil
 }
 
-// NewOllamaClient returns a client for baseURL. timeout 0 means none (CPU
+// newOllamaClient returns a client for baseURL. timeout 0 means none (CPU
 // inference on a Raspberry Pi can take minutes).
-func NewOllamaClient(baseURL, model string, numCtx int, keepAlive string, timeout time.Duration) (*OllamaClient, error) {
-	norm, err := NormalizeOllamaURL(baseURL)
+func newOllamaClient(baseURL, model string, numCtx int, keepAlive string, timeout time.Duration) (*OllamaClient, error) {
+	norm, err := normalizeOllamaURL(baseURL)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +151,7 @@ func NewOllamaClient(baseURL, model string, numCtx int, keepAlive string, timeou
 	hc := &http.Client{Timeout: timeout}
 	c := &OllamaClient{BaseURL: norm, Model: model, NumCtx: numCtx, api: api.NewClient(u, hc), http: hc}
 	if keepAlive != "" {
-		d, err := ParseDuration(keepAlive)
+		d, err := parseDuration(keepAlive)
 		if keepAlive == "-1" {
 			d, err = -1, nil
 		}
@@ -434,5 +434,5 @@ func (a *Agent) ollamaClient() (*OllamaClient, error) {
 	if c, ok := a.Client.(*OllamaClient); ok {
 		return c, nil
 	}
-	return NewOllamaClient(a.OllamaURL, a.ModelName, a.Config.EffectiveNumCtx(a.ModelName), a.Config.KeepAlive, time.Duration(a.Config.OllamaTimeout))
+	return newOllamaClient(a.OllamaURL, a.ModelName, a.Config.EffectiveNumCtx(a.ModelName), a.Config.KeepAlive, time.Duration(a.Config.OllamaTimeout))
 }

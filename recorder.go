@@ -29,16 +29,16 @@ type Recorder struct {
 	cur   strings.Builder
 }
 
-// DefaultSessionPath is a timestamped recording path under agents/sessions/.
-func DefaultSessionPath(now time.Time) string {
+// defaultSessionPath is a timestamped recording path under agents/sessions/.
+func defaultSessionPath(now time.Time) string {
 	return path.Join(SessionsDir, "harvey-session-"+now.Format("20060102-150405")+".md")
 }
 
-// StartRecorder opens (creates or appends to) a recording at rel, which must
+// startRecorder opens (creates or appends to) a recording at rel, which must
 // be under agents/sessions/.
-func StartRecorder(ws *Workspace, rel, model string, limit int) (*Recorder, error) {
+func startRecorder(ws *Workspace, rel, model string, limit int) (*Recorder, error) {
 	if rel == "" {
-		rel = DefaultSessionPath(time.Now())
+		rel = defaultSessionPath(time.Now())
 	}
 	if !strings.Contains(rel, "/") {
 		rel = path.Join(SessionsDir, rel)

@@ -15,8 +15,8 @@ import (
 // e.g. to send a heavy turn from a Raspberry Pi to a bigger Ollama box.
 type RouteRegistry struct{ cf *ConfigFile }
 
-// NewRouteRegistry wraps the config's routes.
-func NewRouteRegistry(cf *ConfigFile) *RouteRegistry { return &RouteRegistry{cf: cf} }
+// newRouteRegistry wraps the config's routes.
+func newRouteRegistry(cf *ConfigFile) *RouteRegistry { return &RouteRegistry{cf: cf} }
 
 func (r *RouteRegistry) find(name string) (int, *Route) {
 	for i := range r.cf.Routes {
@@ -42,9 +42,9 @@ func (r *RouteRegistry) client(rt *Route, timeout time.Duration, numCtx int) (LL
 		}
 	}
 	if rt.Provider == "ollama" {
-		return NewOllamaClient(rt.URL, rt.Model, numCtx, "", timeout)
+		return newOllamaClient(rt.URL, rt.Model, numCtx, "", timeout)
 	}
-	return NewAnyLLMClient(rt.Provider, rt.URL, rt.Model, timeout)
+	return newAnyLLMClient(rt.Provider, rt.URL, rt.Model, timeout)
 }
 
 func cmdRoute(_ context.Context, a *Agent, args []string, out io.Writer) error {

@@ -8,12 +8,12 @@ import (
 // BenchmarkRunTrue measures what the launcher adds to run_command true
 // (BENCHMARKS.md): sandboxed against unconfined in the same run.
 func BenchmarkRunTrue(b *testing.B) {
-	ws, err := OpenWorkspace(b.TempDir())
+	ws, err := openWorkspace(b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer ws.Close()
-	a := &Agent{Workspace: ws, Config: &ConfigFile{Config: DefaultConfig()}}
+	a := &Agent{Workspace: ws, Config: &ConfigFile{Config: defaultConfig()}}
 	for _, mode := range []string{"unconfined", "sandboxed"} {
 		b.Run(mode, func(b *testing.B) {
 			var sb *sandboxSpec

@@ -251,7 +251,7 @@ func TestSandboxEscalation(t *testing.T) {
 	} {
 		os.Remove(target)
 		env.a.Interactive, env.a.AutoApprove = c.interactive, c.auto
-		env.a.In = NewLineReader(strings.NewReader(c.answer))
+		env.a.In = newLineReader(strings.NewReader(c.answer))
 		res, err := env.a.runChecked(context.Background(), "", line, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
@@ -275,7 +275,7 @@ func TestSandboxEscalation(t *testing.T) {
 			c.Close()
 		}
 	}()
-	env.a.In = NewLineReader(strings.NewReader("yes\n"))
+	env.a.In = newLineReader(strings.NewReader("yes\n"))
 	res, _ := env.a.runChecked(context.Background(), "", fmt.Sprintf("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo connected && echo x > %s'", ln.Addr().(*net.TCPAddr).Port, target+"2"), 5*time.Second)
 	if !strings.HasPrefix(res.Text(1000), "connected\n") {
 		t.Fatalf("network rerun: %s", res.Text(1000))

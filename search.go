@@ -35,8 +35,8 @@ const (
 	searchMaxFileSize = 8 << 20
 )
 
-// SearchWorkspace runs pattern over the files under p (a file or directory).
-func SearchWorkspace(ws *Workspace, pattern, p string, maxBytes int) (string, int, error) {
+// searchWorkspace runs pattern over the files under p (a file or directory).
+func searchWorkspace(ws *Workspace, pattern, p string, maxBytes int) (string, int, error) {
 	if pattern == "" {
 		return "", 0, errors.New("search: pattern is empty")
 	}

@@ -18,7 +18,7 @@ func TestSearchDeterministicAndCapped(t *testing.T) {
 			writeFile(t, env.dir, fmt.Sprintf("d%02d/f%02d.go", d, f), "package x\n// needle one\n// needle two\n")
 		}
 	}
-	first, n, err := SearchWorkspace(env.ws, "needle", ".", 0)
+	first, n, err := searchWorkspace(env.ws, "needle", ".", 0)
 	if err != nil || n != searchMaxMatches || !strings.Contains(first, "[results capped at 200 matches") {
 		t.Fatalf("n = %d, err = %v", n, err)
 	}
@@ -27,19 +27,19 @@ func TestSearchDeterministicAndCapped(t *testing.T) {
 		t.Fatalf("order: first %q, 200th %q", lines[0], lines[199])
 	}
 	for i := 0; i < 20; i++ {
-		again, _, _ := SearchWorkspace(env.ws, "needle", ".", 0)
+		again, _, _ := searchWorkspace(env.ws, "needle", ".", 0)
 		if again != first {
 			t.Fatal("results differ between runs")
 		}
 	}
 	// A search from a subdirectory obeys the .gitignore above it.
 	writeFile(t, env.dir, ".gitignore", "f01.go\n")
-	out, _, _ := SearchWorkspace(env.ws, "needle", "d03", 0)
+	out, _, _ := searchWorkspace(env.ws, "needle", "d03", 0)
 	if strings.Contains(out, "f01.go") || !strings.Contains(out, "d03/f02.go:2:") {
 		t.Fatalf("subdirectory search: %s", out)
 	}
 	// A single file.
-	out, n, _ = SearchWorkspace(env.ws, "two", "d03/f02.go", 0)
+	out, n, _ = searchWorkspace(env.ws, "two", "d03/f02.go", 0)
 	if n != 1 || out != "d03/f02.go:3: // needle two\n" {
 		t.Fatalf("single file: %q", out)
 	}
@@ -76,7 +76,7 @@ func TestSearchSkipsHardLinksAndFIFOs(t *testing.T) {
 	writeFile(t, outside, "s.txt", "needle "+secret+"\n")
 	os.Link(filepath.Join(outside, "s.txt"), filepath.Join(env.dir, "hard.txt"))
 	writeFile(t, env.dir, "ok.txt", "needle ok\n")
-	if out, _, _ := SearchWorkspace(env.ws, "needle", ".", 0); strings.Contains(out, secret) || !strings.Contains(out, "ok.txt") {
+	if out, _, _ := searchWorkspace(env.ws, "needle", ".", 0); strings.Contains(out, secret) || !strings.Contains(out, "ok.txt") {
 		t.Fatalf("search = %q", out)
 	}
 }

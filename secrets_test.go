@@ -24,7 +24,7 @@ func TestRedactionBeforeWindowing(t *testing.T) {
 	n := len(lines)
 	for off := 0; off <= n; off++ {
 		for lim := 0; lim <= n; lim++ {
-			rr, err := ReadWorkspaceFile(ws, "notes.txt", off, lim, 0)
+			rr, err := readWorkspaceFile(ws, "notes.txt", off, lim, 0)
 			if err != nil {
 				continue
 			}
@@ -36,7 +36,7 @@ func TestRedactionBeforeWindowing(t *testing.T) {
 		}
 	}
 	// Redaction keeps lines, so paging by line still lines up.
-	rr, err := ReadWorkspaceFile(ws, "notes.txt", 8, 1, 0)
+	rr, err := readWorkspaceFile(ws, "notes.txt", 8, 1, 0)
 	if err != nil || !strings.HasPrefix(rr.Text, "after the key") {
 		t.Fatalf("offset 8: %v %q", err, rr.Text)
 	}
@@ -64,7 +64,7 @@ func TestSearchIsNotAnOracle(t *testing.T) {
 	writeFile(t, dir, "config.txt", "token: "+token+"\n")
 	answers := map[string]bool{}
 	for _, probe := range []string{`ghp_A{20}C|\[REDACTED`, `ghp_A{20}D|\[REDACTED`, `ghp_A{20}C`, `ghp_A{20}D`, `ghp_`, `AAAAAAAAAA`} {
-		out, _, err := SearchWorkspace(ws, probe, ".", 0)
+		out, _, err := searchWorkspace(ws, probe, ".", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,13 +74,13 @@ func TestSearchIsNotAnOracle(t *testing.T) {
 		answers[out] = true
 		t.Logf("%-24s → %q", probe, out)
 	}
-	a, _, _ := SearchWorkspace(ws, `ghp_A{20}C|\[REDACTED`, ".", 0)
-	b, _, _ := SearchWorkspace(ws, `ghp_A{20}D|\[REDACTED`, ".", 0)
+	a, _, _ := searchWorkspace(ws, `ghp_A{20}C|\[REDACTED`, ".", 0)
+	b, _, _ := searchWorkspace(ws, `ghp_A{20}D|\[REDACTED`, ".", 0)
 	if a != b {
 		t.Fatalf("a right and a wrong guess answer differently:\n%q\n%q", a, b)
 	}
-	c, _, _ := SearchWorkspace(ws, `ghp_A{20}C`, ".", 0)
-	d, _, _ := SearchWorkspace(ws, `ghp_A{20}D`, ".", 0)
+	c, _, _ := searchWorkspace(ws, `ghp_A{20}C`, ".", 0)
+	d, _, _ := searchWorkspace(ws, `ghp_A{20}D`, ".", 0)
 	if c != d || c != "no matches" {
 		t.Fatalf("raw guesses distinguishable: %q %q", c, d)
 	}

@@ -96,7 +96,7 @@ func cmdPermissions(_ context.Context, a *Agent, args []string, out io.Writer) e
 		c.Permissions[args[1]] = perms
 		fmt.Fprintf(out, "%s: %s\n", args[1], strings.Join(perms, ","))
 	case "reset":
-		c.Permissions = DefaultConfig().Permissions
+		c.Permissions = defaultConfig().Permissions
 		fmt.Fprintln(out, "permissions reset: . read,write,exec,delete")
 	default:
 		return a.usageError("permissions")

@@ -39,15 +39,15 @@ func TestBadPathsForListAndSearch(t *testing.T) {
 		{"a/../agents", "agents/"},
 		{".ssh", "secret"},
 	} {
-		if _, _, err := ListWorkspaceDir(ws, c.path, 0); err == nil || !strings.Contains(err.Error(), c.reason) {
+		if _, _, err := listWorkspaceDir(ws, c.path, 0); err == nil || !strings.Contains(err.Error(), c.reason) {
 			t.Errorf("list %q: err = %v, want %q", c.path, err, c.reason)
 		}
-		if _, _, err := SearchWorkspace(ws, "x", c.path, 0); err == nil || !strings.Contains(err.Error(), c.reason) {
+		if _, _, err := searchWorkspace(ws, "x", c.path, 0); err == nil || !strings.Contains(err.Error(), c.reason) {
 			t.Errorf("search %q: err = %v, want %q", c.path, err, c.reason)
 		}
 	}
 	// "." lists fine (case 6).
-	if out, _, err := ListWorkspaceDir(ws, ".", 0); err != nil || !strings.Contains(out, "ok.txt") {
+	if out, _, err := listWorkspaceDir(ws, ".", 0); err != nil || !strings.Contains(out, "ok.txt") {
 		t.Fatalf("list .: %q %v", out, err)
 	}
 	after := snapshot(t, outside, filepath.Join(dir, "agents"))
@@ -73,11 +73,11 @@ func TestListAndSearchDoNotFollowLinksOut(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "agents", "notes.txt"), []byte("needle in agents\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, ".env"), []byte("needle="+secret+"\n"), 0o644)
 
-	list, _, err := ListWorkspaceDir(ws, ".", 0)
+	list, _, err := listWorkspaceDir(ws, ".", 0)
 	if err != nil || !strings.Contains(list, "out-dir") || strings.Contains(list, "more.txt") || strings.Contains(list, "agents") {
 		t.Fatalf("list = %q %v", list, err)
 	}
-	hits, _, err := SearchWorkspace(ws, "needle", ".", 0)
+	hits, _, err := searchWorkspace(ws, "needle", ".", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,17 +109,17 @@ func TestSocketsAndDevicesRefused(t *testing.T) {
 	if err := os.Rename(filepath.Join(sockDir, "s"), filepath.Join(dir, "sock")); err != nil {
 		t.Skipf("rename socket: %v", err)
 	}
-	if _, err := ReadWorkspaceFile(ws, "sock", 0, 0, 0); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := readWorkspaceFile(ws, "sock", 0, 0, 0); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("socket: %v", err)
 	}
-	if _, err := WriteWorkspaceFile(ws, "sock", []byte("x")); err == nil {
+	if _, err := writeWorkspaceFile(ws, "sock", []byte("x")); err == nil {
 		t.Fatal("wrote over a socket")
 	}
 	if err := syscall.Mknod(filepath.Join(dir, "null"), syscall.S_IFCHR|0o666, 0x0103); err != nil {
 		t.Logf("device node case skipped: mknod needs privileges (%v)", err)
 		return
 	}
-	if _, err := ReadWorkspaceFile(ws, "null", 0, 0, 0); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := readWorkspaceFile(ws, "null", 0, 0, 0); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("device: %v", err)
 	}
 }
@@ -129,7 +129,7 @@ func TestAgentsCreationRefused(t *testing.T) {
 	ws, dir, _ := hostileWorkspace(t)
 	os.RemoveAll(filepath.Join(dir, "agents"))
 	for _, p := range []string{"agents/new.yaml", "Agents/x", "agents"} {
-		if _, err := WriteWorkspaceFile(ws, p, []byte("x")); err == nil || !strings.Contains(err.Error(), "agents/") {
+		if _, err := writeWorkspaceFile(ws, p, []byte("x")); err == nil || !strings.Contains(err.Error(), "agents/") {
 			t.Fatalf("write %s: %v", p, err)
 		}
 	}
@@ -147,7 +147,7 @@ func TestOtherOSPathCases(t *testing.T) {
 	// Windows spellings of .env resolve to .env there; Harvey refuses them
 	// by name on every OS.
 	for _, p := range []string{".env::$DATA", ".env.", ".env ", ".ENV. .", "agents.", "agents ", "AGENTS::$INDEX_ALLOCATION"} {
-		if _, err := ReadWorkspaceFile(ws, p, 0, 0, 0); err == nil {
+		if _, err := readWorkspaceFile(ws, p, 0, 0, 0); err == nil {
 			t.Errorf("%q allowed", p)
 		}
 	}
@@ -166,7 +166,7 @@ func TestOtherOSPathCases(t *testing.T) {
 			t.Skip("APFS/HFS+ normalise NFD/NFC and fold case; on " + runtime.GOOS + " these spellings name different files")
 		}
 		for _, p := range []string{".e\u0301nv", "agent\u017f/harvey.yaml"} {
-			if rr, err := ReadWorkspaceFile(ws, p, 0, 0, 0); err == nil && strings.Contains(rr.Text, secret) {
+			if rr, err := readWorkspaceFile(ws, p, 0, 0, 0); err == nil && strings.Contains(rr.Text, secret) {
 				t.Fatalf("%q reached a denied file", p)
 			}
 		}
@@ -175,7 +175,7 @@ func TestOtherOSPathCases(t *testing.T) {
 		if runtime.GOOS != "darwin" {
 			t.Skip("/tmp is a symlink to /private/tmp only on macOS")
 		}
-		w, err := OpenWorkspace("/tmp")
+		w, err := openWorkspace("/tmp")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +189,7 @@ func TestCatastrophicRegex(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "aaa.txt"), []byte(strings.Repeat("a", 1<<20)+"!\n"), 0o644)
 	done := make(chan struct{})
 	go func() {
-		SearchWorkspace(ws, "(a+)+$", ".", 0)
+		searchWorkspace(ws, "(a+)+$", ".", 0)
 		close(done)
 	}()
 	select {
@@ -220,19 +220,19 @@ func TestGitHardeningMore(t *testing.T) {
 	git("commit", "-qm", "first")
 	ctx := context.Background()
 	// No warning while agents/ was never committed.
-	if out, _ := RunGit(ctx, ws, "log", []string{"-p"}, 0); strings.Contains(out, "left out]") {
+	if out, _ := runGit(ctx, ws, "log", []string{"-p"}, 0); strings.Contains(out, "left out]") {
 		t.Fatal("warning without cause")
 	}
 	for _, args := range [][]string{
 		{"log", "-C", "/"}, {"log", "-c", "core.pager=touch " + marker}, {"show", "--diff-merges=r"},
 		{"log", "--work-tree=/"}, {"diff", "--ou=" + marker},
 	} {
-		if out, err := RunGit(ctx, ws, args[0], args[1:], 0); err == nil {
+		if out, err := runGit(ctx, ws, args[0], args[1:], 0); err == nil {
 			t.Fatalf("git %v allowed: %s", args, out)
 		}
 	}
 	// A revision that looks like an option is a revision, not an option.
-	if _, err := RunGit(ctx, ws, "log", []string{"--end-of-options", "--output=" + marker}, 0); err == nil {
+	if _, err := runGit(ctx, ws, "log", []string{"--end-of-options", "--output=" + marker}, 0); err == nil {
 		if _, serr := os.Stat(marker); serr == nil {
 			t.Fatal("--output after --end-of-options wrote a file")
 		}
@@ -246,7 +246,7 @@ func TestGitHardeningMore(t *testing.T) {
 	t.Setenv("GIT_CONFIG_VALUE_0", "touch "+marker)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("two\n"), 0o644)
 	for _, sub := range []string{"status", "diff", "log"} {
-		if _, err := RunGit(ctx, ws, sub, nil, 0); err != nil {
+		if _, err := runGit(ctx, ws, sub, nil, 0); err != nil {
 			t.Fatalf("git %s with a hostile environment: %v", sub, err)
 		}
 	}
@@ -257,19 +257,19 @@ func TestGitHardeningMore(t *testing.T) {
 	os.Unsetenv("GIT_DIR")
 	git("add", "-f", "agents/harvey.yaml")
 	git("commit", "-qm", "oops")
-	ws2, err := OpenWorkspace(dir) // a new session checks again
+	ws2, err := openWorkspace(dir) // a new session checks again
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ws2.Close()
-	out, err := RunGit(ctx, ws2, "log", []string{"-p"}, 0)
+	out, err := runGit(ctx, ws2, "log", []string{"-p"}, 0)
 	if err != nil || strings.Contains(out, secret) || strings.Contains(out, "agents/harvey.yaml") {
 		t.Fatalf("log -p: %v\n%s", err, out)
 	}
 	// A .git file pointing elsewhere is refused.
 	os.RemoveAll(filepath.Join(dir, ".git"))
 	os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: "+outside+"\n"), 0o644)
-	if _, err := RunGit(ctx, ws2, "status", nil, 0); err == nil || !strings.Contains(err.Error(), "not a directory") {
+	if _, err := runGit(ctx, ws2, "status", nil, 0); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Fatalf(".git file: %v", err)
 	}
 }
@@ -321,7 +321,7 @@ func TestWorkspaceRenamedWhileRunning(t *testing.T) {
 	dir := filepath.Join(base, "ws")
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("original\n"), 0o644)
-	ws, err := OpenWorkspace(dir)
+	ws, err := openWorkspace(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,11 +329,11 @@ func TestWorkspaceRenamedWhileRunning(t *testing.T) {
 	os.Rename(dir, filepath.Join(base, "moved"))
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("impostor\n"), 0o644)
-	rr, err := ReadWorkspaceFile(ws, "a.txt", 0, 0, 0)
+	rr, err := readWorkspaceFile(ws, "a.txt", 0, 0, 0)
 	if err != nil || rr.Text != "original\n" {
 		t.Fatalf("read after rename: %+v %v", rr, err)
 	}
-	if _, err := WriteWorkspaceFile(ws, "b.txt", []byte("x")); err != nil {
+	if _, err := writeWorkspaceFile(ws, "b.txt", []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "b.txt")); err == nil {

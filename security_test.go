@@ -26,7 +26,7 @@ func hostileWorkspace(t *testing.T) (ws *Workspace, dir, outside string) {
 	os.MkdirAll(dir, 0o755)
 	os.MkdirAll(outside, 0o755)
 	os.WriteFile(filepath.Join(outside, "secret.txt"), []byte(secret), 0o644)
-	ws, err := OpenWorkspace(dir)
+	ws, err := openWorkspace(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,10 +162,10 @@ func TestBadInputSuite(t *testing.T) {
 			go func() {
 				defer close(done)
 				if c.write {
-					_, err = WriteWorkspaceFile(ws, c.path, []byte("pwned"))
+					_, err = writeWorkspaceFile(ws, c.path, []byte("pwned"))
 				} else {
 					var rr *ReadResult
-					rr, err = ReadWorkspaceFile(ws, c.path, 0, 0, 0)
+					rr, err = readWorkspaceFile(ws, c.path, 0, 0, 0)
 					if rr != nil {
 						text = rr.Text
 					}
@@ -189,21 +189,21 @@ func TestBadInputSuite(t *testing.T) {
 		})
 	}
 	// Content sniffing redacts keys in ordinary files.
-	rr, err := ReadWorkspaceFile(ws, "notes.txt", 0, 0, 0)
+	rr, err := readWorkspaceFile(ws, "notes.txt", 0, 0, 0)
 	if err != nil || strings.Contains(rr.Text, secret) || !strings.Contains(rr.Text, "[REDACTED secret]") {
 		t.Fatalf("private key not redacted: %v %+v", err, rr)
 	}
 	// Terminal escapes are made harmless for display.
-	rr, _ = ReadWorkspaceFile(ws, "ansi.txt", 0, 0, 0)
+	rr, _ = readWorkspaceFile(ws, "ansi.txt", 0, 0, 0)
 	if shown := sanitizeForTerminal(rr.Text); strings.ContainsRune(shown, 0x1b) || strings.ContainsRune(shown, 0x07) {
 		t.Fatalf("escape survived: %q", shown)
 	}
 	// Listing and searching never show agents/ or denied files.
-	list, _, _ := ListWorkspaceDir(ws, ".", 0)
+	list, _, _ := listWorkspaceDir(ws, ".", 0)
 	if strings.Contains(list, "agents") {
 		t.Fatalf("agents/ listed: %s", list)
 	}
-	hits, _, _ := SearchWorkspace(ws, "TOPSECRET|model", ".", DefaultMaxOutputBytes)
+	hits, _, _ := searchWorkspace(ws, "TOPSECRET|model", ".", DefaultMaxOutputBytes)
 	if strings.Contains(hits, secret) {
 		t.Fatalf("search leaked: %s", hits)
 	}
@@ -226,7 +226,7 @@ func TestReadCapAtRuneBoundary(t *testing.T) {
 	ws, dir, _ := hostileWorkspace(t)
 	data := strings.Repeat("a", 65535-1) + "😀" + strings.Repeat("b", 100) // emoji straddles the cap
 	os.WriteFile(filepath.Join(dir, "emoji.txt"), []byte(data), 0o644)
-	rr, err := ReadWorkspaceFile(ws, "emoji.txt", 0, 0, 0)
+	rr, err := readWorkspaceFile(ws, "emoji.txt", 0, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestReadCapAtRuneBoundary(t *testing.T) {
 	}
 	// binary
 	os.WriteFile(filepath.Join(dir, "bin"), []byte("ab\x00cd"), 0o644)
-	rr, _ = ReadWorkspaceFile(ws, "bin", 0, 0, 0)
+	rr, _ = readWorkspaceFile(ws, "bin", 0, 0, 0)
 	if rr.Text != "binary file, 5 bytes" {
 		t.Fatalf("binary: %q", rr.Text)
 	}
@@ -247,7 +247,7 @@ func TestReadCapAtRuneBoundary(t *testing.T) {
 	f.WriteString("line\n")
 	f.Truncate(2 << 30)
 	f.Close()
-	rr, err = ReadWorkspaceFile(ws, "huge.txt", 0, 0, 0)
+	rr, err = readWorkspaceFile(ws, "huge.txt", 0, 0, 0)
 	if err != nil || len(rr.Text) > DefaultMaxOutputBytes+200 {
 		t.Fatalf("huge: %v %d", err, len(rr.Text))
 	}
@@ -298,7 +298,7 @@ func TestSymlinkSwapRace(t *testing.T) {
 	var leaks, reads atomic.Int64
 	deadline := time.Now().Add(1500 * time.Millisecond)
 	for time.Now().Before(deadline) {
-		rr, err := ReadWorkspaceFile(ws, "d/f", 0, 0, 0)
+		rr, err := readWorkspaceFile(ws, "d/f", 0, 0, 0)
 		if err == nil {
 			reads.Add(1)
 			if strings.Contains(rr.Text, secret) {
@@ -345,17 +345,17 @@ func TestGitHardening(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("two\n"), 0o644)
 	ctx := context.Background()
 	for _, sub := range []string{"status", "diff", "log", "show"} {
-		if _, err := RunGit(ctx, ws, sub, []string{"-p"}[:0], 0); err != nil {
+		if _, err := runGit(ctx, ws, sub, []string{"-p"}[:0], 0); err != nil {
 			t.Fatalf("git %s: %v", sub, err)
 		}
 	}
-	if _, err := RunGit(ctx, ws, "blame", []string{"a.txt"}, 0); err != nil {
+	if _, err := runGit(ctx, ws, "blame", []string{"a.txt"}, 0); err != nil {
 		t.Fatalf("blame: %v", err)
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("a hostile git config ran a program")
 	}
-	log, _ := RunGit(ctx, ws, "log", []string{"-p"}, 0)
+	log, _ := runGit(ctx, ws, "log", []string{"-p"}, 0)
 	if strings.Contains(log, secret) {
 		t.Fatalf("log -p leaked a denied file: %s", log)
 	}
@@ -368,12 +368,12 @@ func TestGitHardening(t *testing.T) {
 		{"log", "--git-dir=/tmp"}, {"log", "--exec-path=/tmp"},
 	}
 	for _, args := range refused {
-		out, err := RunGit(ctx, ws, args[0], args[1:], 0)
+		out, err := runGit(ctx, ws, args[0], args[1:], 0)
 		if err == nil {
 			t.Fatalf("git %v was not refused: %s", args, out)
 		}
 	}
-	if _, err := RunGit(ctx, ws, "commit", nil, 0); err == nil {
+	if _, err := runGit(ctx, ws, "commit", nil, 0); err == nil {
 		t.Fatal("git commit allowed")
 	}
 	if _, err := os.Stat(marker); err == nil {
@@ -383,7 +383,7 @@ func TestGitHardening(t *testing.T) {
 
 func TestGitNotARepo(t *testing.T) {
 	ws, _, _ := hostileWorkspace(t)
-	_, err := RunGit(context.Background(), ws, "status", nil, 0)
+	_, err := runGit(context.Background(), ws, "status", nil, 0)
 	if err == nil || !strings.Contains(err.Error(), "not a git repository") {
 		t.Fatalf("err = %v", err)
 	}
@@ -397,7 +397,7 @@ func FuzzResolveWorkspacePath(f *testing.F) {
 	dir := filepath.Join(base, "ws")
 	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
 	os.WriteFile(filepath.Join(base, "outside.txt"), []byte("x"), 0o644)
-	ws, err := OpenWorkspace(dir)
+	ws, err := openWorkspace(dir)
 	if err != nil {
 		f.Fatal(err)
 	}

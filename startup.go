@@ -32,13 +32,13 @@ type Options struct {
 // Start opens the workspace, loads the config and connects to a backend.
 // Harvey starts even when no model is reachable: commands still work.
 func Start(ctx context.Context, o Options) (*Agent, error) {
-	ws, err := OpenWorkspace(o.Dir)
+	ws, err := openWorkspace(o.Dir)
 	if err != nil {
 		return nil, err
 	}
-	cf, cerr := LoadConfig(ws)
-	in := NewLineReader(o.Stdin)
-	a := NewAgent(ws, cf, in, &termWriter{w: o.Stdout}, &termWriter{w: o.Stderr})
+	cf, cerr := loadConfig(ws)
+	in := newLineReader(o.Stdin)
+	a := newAgent(ws, cf, in, &termWriter{w: o.Stdout}, &termWriter{w: o.Stderr})
 	a.Interactive = o.Interactive
 	a.AutoApprove = o.AutoApprove
 	if o.StdinTTY {
@@ -85,7 +85,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	}
 	a.connect(ctx, model)
 	if cf.AutoRecord {
-		if r, err := StartRecorder(ws, "", a.ModelName, a.maxOut()); err == nil {
+		if r, err := startRecorder(ws, "", a.ModelName, a.maxOut()); err == nil {
 			a.Recorder = r
 		}
 	}
@@ -124,7 +124,7 @@ func (a *Agent) confirmWorkspaceConfig() {
 func resolveOllamaURL(flag, cfg string) string {
 	for _, s := range []string{flag, os.Getenv("OLLAMA_HOST"), cfg} {
 		if strings.TrimSpace(s) != "" {
-			if u, err := NormalizeOllamaURL(s); err == nil {
+			if u, err := normalizeOllamaURL(s); err == nil {
 				return u
 			}
 		}
@@ -136,7 +136,7 @@ func resolveOllamaURL(flag, cfg string) string {
 // menu (interactive). Headless with several models and none chosen is an
 // error at the first prompt, listing them.
 func (a *Agent) connect(ctx context.Context, model string) {
-	oc, err := NewOllamaClient(a.OllamaURL, model, a.Config.EffectiveNumCtx(model), a.Config.KeepAlive, time.Duration(a.Config.OllamaTimeout))
+	oc, err := newOllamaClient(a.OllamaURL, model, a.Config.EffectiveNumCtx(model), a.Config.KeepAlive, time.Duration(a.Config.OllamaTimeout))
 	if err != nil {
 		a.logf("warning: %v", err)
 		return

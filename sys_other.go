@@ -2,5 +2,5 @@
 
 package harvey
 
-// HardenProcess is a no-op where /proc/<pid>/environ does not exist.
-func HardenProcess() {}
+// hardenProcess is a no-op where /proc/<pid>/environ does not exist.
+func hardenProcess() {}

@@ -177,7 +177,7 @@ func TestStringTimeoutCoercedAndUnknownTool(t *testing.T) {
 }
 
 func TestBadArgumentsBecomeErrorResults(t *testing.T) {
-	ex := &ToolExecutor{registry: NewToolRegistry(), maxIterations: 10, maxOutputBytes: 1000}
+	ex := &ToolExecutor{registry: newToolRegistry(), maxIterations: 10, maxOutputBytes: 1000}
 	env := newTestEnv(t, nil, "")
 	ex.registry = env.a.Tools
 	ex.host = env.a

@@ -17,8 +17,8 @@ type ToolRegistry struct {
 	allowed map[string]bool // nil: all tools allowed
 }
 
-// NewToolRegistry returns an empty registry.
-func NewToolRegistry() *ToolRegistry {
+// newToolRegistry returns an empty registry.
+func newToolRegistry() *ToolRegistry {
 	return &ToolRegistry{tools: map[string]toolEntry{}}
 }
 

@@ -94,7 +94,7 @@ func cmdUndo(_ context.Context, a *Agent, args []string, out io.Writer) error {
 	if !ok {
 		return errors.New("nothing to undo")
 	}
-	now, exists, _, err := ReadForDiff(a.Workspace, e.path)
+	now, exists, _, err := readForDiff(a.Workspace, e.path)
 	if err != nil && exists {
 		return fmt.Errorf("%s: %v; not undone", e.path, err)
 	}
@@ -102,14 +102,14 @@ func cmdUndo(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		return fmt.Errorf("%s changed since %s wrote it; not undone (the change is dropped from /undo)", e.path, e.by)
 	}
 	if !e.existed {
-		if err := RemoveWorkspaceFile(a.Workspace, e.path); err != nil {
+		if err := removeWorkspaceFile(a.Workspace, e.path); err != nil {
 			return err
 		}
 		a.Audit.Record("undo", e.path, AuditSuccess, 0)
 		fmt.Fprintf(out, "undid %s: removed %s, which it had created\n", e.by, e.path)
 		return nil
 	}
-	if _, err := WriteWorkspaceFile(a.Workspace, e.path, []byte(e.old)); err != nil {
+	if _, err := writeWorkspaceFile(a.Workspace, e.path, []byte(e.old)); err != nil {
 		return err
 	}
 	a.Audit.Record("undo", e.path, AuditSuccess, 0)

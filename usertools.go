@@ -77,10 +77,10 @@ var (
 
 const maxToolFileBytes = 64 << 10
 
-// LoadUserTools reads every agents/tools/*.md. Tools whose name is taken
+// loadUserTools reads every agents/tools/*.md. Tools whose name is taken
 // (reserved reports built-in names) or whose file has a problem are skipped
 // and reported; the others load.
-func LoadUserTools(ws *Workspace, reserved func(string) bool) ([]*UserTool, []ToolFileProblem) {
+func loadUserTools(ws *Workspace, reserved func(string) bool) ([]*UserTool, []ToolFileProblem) {
 	entries, err := ws.ListInternal(UserToolsDir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -105,7 +105,7 @@ func LoadUserTools(ws *Workspace, reserved func(string) bool) ([]*UserTool, []To
 			problems = append(problems, ToolFileProblem{File: file, Msg: errText(err)})
 			continue
 		}
-		t, probs := ParseToolFile(file, data, reserved)
+		t, probs := parseToolFile(file, data, reserved)
 		if t != nil {
 			if other, dup := seen[strings.ToLower(t.Name)]; dup {
 				probs = append(probs, ToolFileProblem{File: file, Msg: fmt.Sprintf("tool name %q is already used by %s", t.Name, other)})
@@ -151,9 +151,9 @@ func readToolFile(ws *Workspace, file string) ([]byte, error) {
 	return data, nil
 }
 
-// ParseToolFile parses one tool file. On any problem it returns a nil tool
+// parseToolFile parses one tool file. On any problem it returns a nil tool
 // and every problem found, each with its line in the file.
-func ParseToolFile(file string, data []byte, reserved func(string) bool) (*UserTool, []ToolFileProblem) {
+func parseToolFile(file string, data []byte, reserved func(string) bool) (*UserTool, []ToolFileProblem) {
 	var probs []ToolFileProblem
 	bad := func(line int, format string, args ...any) {
 		probs = append(probs, ToolFileProblem{File: file, Line: line, Msg: fmt.Sprintf(format, args...)})
@@ -250,7 +250,7 @@ func parseCommand(v *yaml.Node, line, offset int, bad func(int, string, ...any))
 }
 
 func parseToolTimeout(v *yaml.Node, line int, bad func(int, string, ...any)) time.Duration {
-	d, err := ParseDuration(v.Value)
+	d, err := parseDuration(v.Value)
 	if err != nil || v.Kind != yaml.ScalarNode {
 		bad(line, "timeout: use a number of seconds or a value like \"90s\" or \"5m\"")
 	} else if d > time.Hour {
@@ -633,7 +633,7 @@ func quoteArgv(argv []string) string {
 // builtinToolName reports whether name is a built-in tool's, ignoring case
 // (READ_FILE next to read_file would only confuse a small model).
 func builtinToolName(name string) bool {
-	r := NewToolRegistry()
+	r := newToolRegistry()
 	registerBuiltinTools(r, &Agent{})
 	for _, n := range r.Names() {
 		if strings.EqualFold(n, name) {
@@ -650,7 +650,7 @@ func (a *Agent) reloadUserTools() []ToolFileProblem {
 		a.Tools.Unregister(n)
 	}
 	a.userTools = nil
-	tools, problems := LoadUserTools(a.Workspace, builtinToolName)
+	tools, problems := loadUserTools(a.Workspace, builtinToolName)
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	for _, t := range tools {
 		t := t

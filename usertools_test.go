@@ -45,7 +45,7 @@ func TestParseToolFileProblems(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			tool, probs := ParseToolFile(c.file, []byte(c.text), builtinName)
+			tool, probs := parseToolFile(c.file, []byte(c.text), builtinName)
 			if tool != nil {
 				t.Fatalf("loaded a broken file: %+v", tool)
 			}
@@ -70,7 +70,7 @@ func TestParseToolFileProblems(t *testing.T) {
 
 func TestParseToolFileValid(t *testing.T) {
 	text := "\ufeff---\r\nparameters:\r\n  package:\r\n    type: string\r\n    description: pkg\r\n    required: true\r\n  level:\r\n    type: string\r\n    enum: [short, long]\r\n  files: {type: array}\r\n  n: {type: integer}\r\ncommand: [go, test, \"-run={{ level }}\", \"--\", \"{{package}}\", \"{{files}}\"]\r\ntimeout: 90\r\neffect: read\r\n---\r\nRun the tests.\r\n"
-	tool, probs := ParseToolFile("agents/tools/go_test.md", []byte(text), builtinName)
+	tool, probs := parseToolFile("agents/tools/go_test.md", []byte(text), builtinName)
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}
@@ -93,7 +93,7 @@ func TestShippedToolExamplesAreValid(t *testing.T) {
 	}
 	for _, f := range files {
 		data, _ := os.ReadFile(f)
-		if tool, probs := ParseToolFile("agents/tools/"+filepath.Base(f), data, builtinName); tool == nil || len(probs) > 0 {
+		if tool, probs := parseToolFile("agents/tools/"+filepath.Base(f), data, builtinName); tool == nil || len(probs) > 0 {
 			t.Fatalf("%s: %v", f, probs)
 		}
 	}
@@ -101,7 +101,7 @@ func TestShippedToolExamplesAreValid(t *testing.T) {
 
 // Go templates in a command are text, not placeholders.
 func TestGoTemplateIsNotAPlaceholder(t *testing.T) {
-	tool, probs := ParseToolFile("agents/tools/pkgs.md", []byte("---\nparameters:\n  pattern: {type: string, required: true}\ncommand: [go, list, -f, \"{{.ImportPath}} {{len .GoFiles}}\", --, \"{{ pattern }}\"]\neffect: read\n---\nList packages.\n"), nil)
+	tool, probs := parseToolFile("agents/tools/pkgs.md", []byte("---\nparameters:\n  pattern: {type: string, required: true}\ncommand: [go, list, -f, \"{{.ImportPath}} {{len .GoFiles}}\", --, \"{{ pattern }}\"]\neffect: read\n---\nList packages.\n"), nil)
 	if tool == nil {
 		t.Fatal(probs)
 	}
@@ -112,7 +112,7 @@ func TestGoTemplateIsNotAPlaceholder(t *testing.T) {
 }
 
 func TestBuildArgvHostileValues(t *testing.T) {
-	tool, probs := ParseToolFile("agents/tools/t.md", []byte("---\nparameters:\n  q: {type: string, required: true}\n  opt: {type: string}\n  files: {type: array}\n  n: {type: number}\ncommand: [prog, \"{{q}}\", \"--opt={{opt}}\", \"-n\", \"{{n}}\", \"--\", \"{{files}}\"]\n---\nx\n"), nil)
+	tool, probs := parseToolFile("agents/tools/t.md", []byte("---\nparameters:\n  q: {type: string, required: true}\n  opt: {type: string}\n  files: {type: array}\n  n: {type: number}\ncommand: [prog, \"{{q}}\", \"--opt={{opt}}\", \"-n\", \"{{n}}\", \"--\", \"{{files}}\"]\n---\nx\n"), nil)
 	if tool == nil {
 		t.Fatal(probs)
 	}
@@ -219,7 +219,7 @@ func TestUserToolApprovalsByEffect(t *testing.T) {
 	}
 	// Interactive: the user sees the exact argv and answers.
 	env.a.Interactive = true
-	env.a.In = NewLineReader(strings.NewReader("n\ny\n"))
+	env.a.In = newLineReader(strings.NewReader("n\ny\n"))
 	if _, err := callTool(t, env, "t_exec", nil); err == nil || !strings.Contains(err.Error(), "declined") {
 		t.Fatalf("declined: %v", err)
 	}
@@ -311,7 +311,7 @@ func TestUserToolThroughLoop(t *testing.T) {
 // Issue 17's user-tool holes: a value that turns a composite element into
 // an option, inline-code flags in any spelling, duplicate keys.
 func TestUserToolHardening(t *testing.T) {
-	tool, probs := ParseToolFile("agents/tools/lg.md", []byte("---\nparameters:\n  rev: {type: string, required: true}\ncommand: [git, log, \"{{rev}}..HEAD\"]\neffect: read\n---\nlog\n"), nil)
+	tool, probs := parseToolFile("agents/tools/lg.md", []byte("---\nparameters:\n  rev: {type: string, required: true}\ncommand: [git, log, \"{{rev}}..HEAD\"]\neffect: read\n---\nlog\n"), nil)
 	if tool == nil {
 		t.Fatal(probs)
 	}
@@ -322,12 +322,12 @@ func TestUserToolHardening(t *testing.T) {
 		t.Fatalf("%v %v", argv, err)
 	}
 	for _, cmd := range []string{`[bash, -lc, "echo {{x}}"]`, `[sh, -ec, "echo {{x}}"]`, `[env, FOO=1, sh, -c, "echo {{x}}"]`, `[python3, -c, "print('{{x}}')"]`, `[node, -e, "{{x}}"]`, `[perl, -e, "{{x}}"]`, `[/bin/bash, --norc, -c, "{{x}}"]`} {
-		_, probs := ParseToolFile("agents/tools/t.md", []byte("---\nparameters:\n  x: {type: string}\ncommand: "+cmd+"\n---\nt\n"), nil)
+		_, probs := parseToolFile("agents/tools/t.md", []byte("---\nparameters:\n  x: {type: string}\ncommand: "+cmd+"\n---\nt\n"), nil)
 		if len(probs) == 0 {
 			t.Errorf("%s accepted", cmd)
 		}
 	}
-	_, probs = ParseToolFile("agents/tools/d.md", []byte("---\ncommand: [ls]\ncommand: [ls, -la]\n---\nd\n"), nil)
+	_, probs = parseToolFile("agents/tools/d.md", []byte("---\ncommand: [ls]\ncommand: [ls, -la]\n---\nd\n"), nil)
 	if len(probs) == 0 || !strings.Contains(probs[0].Error(), "duplicate key") || probs[0].Line == 0 {
 		t.Fatalf("duplicate key: %v", probs)
 	}

@@ -61,9 +61,9 @@ func (ws *Workspace) allow(orig, rel, perm string) error {
 // that searches, listings and git output apply to each file they show.
 func (ws *Workspace) readable(rel string) bool { return ws.allow(rel, rel, PermRead) == nil }
 
-// OpenWorkspace opens dir as the workspace and makes sure agents/ exists as a
+// openWorkspace opens dir as the workspace and makes sure agents/ exists as a
 // real directory (not a symlink) inside it.
-func OpenWorkspace(dir string) (*Workspace, error) {
+func openWorkspace(dir string) (*Workspace, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %q: %w", dir, err)
