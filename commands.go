@@ -52,7 +52,8 @@ func (a *Agent) registerCommands() {
 		Help: "Finds fences like ```go path/to/file.go or ```path/to/file in the last reply, shows the files, and writes them after one confirmation."})
 	add(&Command{Name: "context", Usage: "/context add TEXT|show|clear", Summary: "pinned context that survives /clear", Handler: cmdContext})
 	add(&Command{Name: "safemode", Usage: "/safemode on|off|status|allow CMD|deny CMD|reset", Summary: "command allowlist for /run, ! and run_command", Handler: cmdSafeMode})
-	add(&Command{Name: "permissions", Usage: "/permissions list|set PATH PERMS|reset", Summary: "path-prefix read/write/exec/delete permissions", Handler: cmdPermissions})
+	add(&Command{Name: "permissions", Usage: "/permissions list|set PATH PERMS|reset", Summary: "path-prefix read/write/exec/delete permissions", Handler: cmdPermissions,
+		Help: "The most specific prefix wins. They apply to what is really touched (a link's target), in every tool and command alike: reads, listings and searches (each file), git output, writes, and delete (/undo removing a file Harvey created)."})
 	add(&Command{Name: "audit", Usage: "/audit show [N]|clear|status", Summary: "recent actions and their outcome", Handler: cmdAudit})
 	add(&Command{Name: "security", Usage: "/security", Summary: "safe mode, permissions and audit at a glance", Handler: cmdSecurity})
 	add(&Command{Name: "record", Usage: "/record start [FILE]|stop|status", Summary: "record the session as Markdown under agents/sessions/", Handler: cmdRecord})
