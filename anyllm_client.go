@@ -162,6 +162,10 @@ func (c *AnyLLMClient) ChatWithTools(ctx context.Context, messages []Message, to
 		for _, tc := range ch.Delta.ToolCalls {
 			acc.add(tc)
 		}
+		if acc.bytes > maxReplyBytes || len(acc.list) > maxStreamedCalls {
+			werr = errReplyTooLarge
+			cancel()
+		}
 		if ch.FinishReason != "" {
 			finished = true
 		}
@@ -226,7 +230,8 @@ func toAnyLLMMessages(msgs []Message) []anyllm.Message {
 // repeated identical name is ignored (old llama.cpp), and the first delta's
 // argument text is kept (llama.cpp may put "{" there).
 type toolCallAccumulator struct {
-	list []anyllm.ToolCall
+	list  []anyllm.ToolCall
+	bytes int // names and arguments received (bounded by maxReplyBytes)
 }
 
 func (a *toolCallAccumulator) empty() bool { return len(a.list) == 0 }
@@ -248,6 +253,7 @@ func (a *toolCallAccumulator) add(tc anyllm.ToolCall) {
 	case tc.ID == "" && tc.Function.Name != "" && tc.Function.Name == cur.Function.Name && json.Valid([]byte(cur.Function.Arguments)) && tc.Function.Arguments != "" && strings.HasPrefix(strings.TrimSpace(tc.Function.Arguments), "{"):
 		start = true // a second call to the same tool
 	}
+	a.bytes += len(tc.Function.Name) + len(tc.Function.Arguments)
 	if start {
 		a.list = append(a.list, anyllm.ToolCall{ID: tc.ID, Type: "function", Function: anyllm.FunctionCall{Name: tc.Function.Name, Arguments: tc.Function.Arguments}})
 		return

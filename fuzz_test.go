@@ -76,39 +76,6 @@ func FuzzToolCallAccumulator(f *testing.F) {
 	})
 }
 
-// FuzzRecoverToolCalls: text-embedded call recovery never invents a call
-// for an unregistered name, never panics on truncated JSON, and gives every
-// call valid JSON arguments and a well-formed ID.
-func FuzzRecoverToolCalls(f *testing.F) {
-	for _, s := range []string{
-		`{"name": "read_file", "parameters": {"path": "a.go"}}`,
-		"I will read it.\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n```",
-		`[TOOL_CALLS] [{"name": "list_files", "arguments": {"path": "."}}]`,
-		`<tool_call>{"name": "read_file", "arguments": {"path": "x"}}</tool_call>`,
-		`{"name": "rm_rf", "parameters": {}}`,
-		`{"name": "read_file", "parameters": {"path": "a.go"`,
-		`[TOOL_CALLS] [{"name": "read_file", "arguments": `,
-		"Some prose {with braces} and {\"name\": 3}",
-	} {
-		f.Add(s)
-	}
-	known := func(n string) bool { return n == "read_file" || n == "list_files" }
-	f.Fuzz(func(t *testing.T, s string) {
-		calls, _ := recoverToolCalls(s, known)
-		for _, c := range calls {
-			if !known(c.Function.Name) {
-				t.Fatalf("invented a call to %q", c.Function.Name)
-			}
-			if !json.Valid([]byte(c.Function.Arguments)) {
-				t.Fatalf("invalid arguments %q", c.Function.Arguments)
-			}
-			if !callIDRE.MatchString(c.ID) {
-				t.Fatalf("bad id %q", c.ID)
-			}
-		}
-	})
-}
-
 // FuzzCoerceArgs: coercing any JSON arguments against the built-in schemas
 // never panics, and a success leaves every known argument with its schema's
 // type.

@@ -256,12 +256,13 @@ func (c *OllamaClient) ChatWithTools(ctx context.Context, messages []Message, to
 		req.Tools = t
 	}
 	var (
-		stats    ChatStats
-		calls    []anyllm.ToolCall
-		seen     = map[string]bool{}
-		done     bool
-		gotAny   bool
-		writeErr error
+		stats     ChatStats
+		calls     []anyllm.ToolCall
+		seen      = map[string]bool{}
+		done      bool
+		gotAny    bool
+		writeErr  error
+		callBytes int
 	)
 	err := c.chat(ctx, req, func(r api.ChatResponse) error {
 		gotAny = true
@@ -282,6 +283,11 @@ func (c *OllamaClient) ChatWithTools(ctx context.Context, messages []Message, to
 				args = []byte("{}")
 			}
 			calls = append(calls, anyllm.ToolCall{ID: id, Type: "function", Function: anyllm.FunctionCall{Name: tc.Function.Name, Arguments: string(args)}})
+			callBytes += len(args)
+		}
+		if callBytes > maxReplyBytes || len(calls) > maxStreamedCalls {
+			writeErr = errReplyTooLarge
+			return errReplyTooLarge
 		}
 		if r.Done {
 			done = true

@@ -36,6 +36,17 @@ const resultSlack = 512
 // reply could ask for. The calls past it get an error result.
 const maxCallsPerReply = 16
 
+// maxReplyBytes bounds one streamed reply, text and tool-call arguments
+// together (above the 10 MB a write_file may carry); maxStreamedCalls
+// bounds the calls it may carry. Past either, the stream is stopped and
+// the turn ends with errReplyTooLarge: nothing grows without limit.
+const (
+	maxReplyBytes    = 16 << 20
+	maxStreamedCalls = 64
+)
+
+var errReplyTooLarge = fmt.Errorf("the model's reply is too large (over %d MB, or over %d tool calls); stopped", maxReplyBytes>>20, maxStreamedCalls)
+
 // repeatLimit: the same call with the same arguments this many times in a
 // row gets an error result instead of running again.
 const repeatLimit = 3
@@ -91,7 +102,7 @@ func (a *Agent) newToolExecutor(t *turn) *ToolExecutor {
 // extended history. Hitting the round limit is an error, not a silent stop.
 func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out io.Writer) ([]Message, ChatStats, error) {
 	var total ChatStats
-	known := func(n string) bool { _, ok := e.registry.entry(n); return ok }
+	lookup := e.registry.schemaOf
 	for round := 0; ; round++ {
 		var tools []anyllm.Tool
 		if !e.prose {
@@ -123,7 +134,7 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 		recovered := false
 		if len(calls) == 0 {
 			var prose string
-			calls, prose = recoverToolCalls(text, known)
+			calls, prose = recoverToolCalls(text, lookup, !e.prose)
 			if len(calls) > 0 {
 				recovered = true
 				text = prose

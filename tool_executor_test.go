@@ -131,28 +131,6 @@ func TestRecoverLlamaJSONInContent(t *testing.T) {
 	}
 }
 
-func TestRecoverMistralAndQwen(t *testing.T) {
-	known := func(n string) bool { return n == "read_file" || n == "list_files" }
-	calls, rest := recoverToolCalls(`[TOOL_CALLS] [{"name": "read_file", "arguments": {"path": "a.go"}}, {"name": "list_files", "arguments": {}}]`, known)
-	if len(calls) != 2 || calls[0].Function.Arguments != `{"path": "a.go"}` || rest != "" {
-		t.Fatalf("mistral: %v %q", calls, rest)
-	}
-	calls, rest = recoverToolCalls("I will read it.\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"b.go\"}}\n</tool_call>", known)
-	if len(calls) != 1 || rest != "I will read it." {
-		t.Fatalf("qwen: %v %q", calls, rest)
-	}
-	// Unregistered names are never invented.
-	if calls, _ := recoverToolCalls(`{"name": "delete_everything", "arguments": {}}`, known); calls != nil {
-		t.Fatal("recovered an unknown tool")
-	}
-	if calls, _ := recoverToolCalls(`{"name": "read_file", "arguments": {"path": `, known); calls != nil {
-		t.Fatal("recovered truncated JSON")
-	}
-	if calls, _ := recoverToolCalls(`{"name": "read_file", "arguments": "{\"path\": \"c.go\"}"}`, known); len(calls) != 1 || calls[0].Function.Arguments != `{"path": "c.go"}` {
-		t.Fatalf("string arguments: %v", calls)
-	}
-}
-
 func TestStringTimeoutCoercedAndUnknownTool(t *testing.T) {
 	f := newFakeOllama(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")

@@ -155,3 +155,13 @@ func (r *ToolRegistry) describe() []string {
 	}
 	return out
 }
+
+// schemaOf returns an enabled tool's parameter schema (for recovering
+// calls a model printed as text).
+func (r *ToolRegistry) schemaOf(name string) (map[string]any, bool) {
+	e, ok := r.entry(name)
+	if !ok {
+		return nil, false
+	}
+	return e.schema.Function.Parameters, true
+}

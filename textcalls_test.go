@@ -1,0 +1,214 @@
+package harvey
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// builtinLookup is the registry's schema lookup for the built-in tools.
+func builtinLookup() toolLookup {
+	r := newToolRegistry()
+	registerBuiltinTools(r, nil)
+	return r.schemaOf
+}
+
+// recoveryCase is one reply from the corpus: the calls it makes (name and
+// compact JSON arguments), or none; src names where the format comes from.
+type recoveryCase struct {
+	src, text string
+	want      []string // "name {args}"
+	strict    bool     // schema mode
+}
+
+func runRecoveryCases(t *testing.T, cases []recoveryCase) {
+	t.Helper()
+	lookup := builtinLookup()
+	for _, c := range cases {
+		t.Run(c.src, func(t *testing.T) {
+			calls, prose := recoverToolCalls(c.text, lookup, c.strict)
+			var got []string
+			for _, tc := range calls {
+				got = append(got, tc.Function.Name+" "+tc.Function.Arguments)
+			}
+			if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+				t.Fatalf("text %q\ngot  %q\nwant %q (prose %q)", c.text, got, c.want, prose)
+			}
+			if len(c.want) == 0 && prose != c.text {
+				t.Fatalf("no call, but the text changed: %q", prose)
+			}
+		})
+	}
+}
+
+const readA = `read_file {"path":"a.go"}`
+
+// The corpus: formats seen in inference-server parser tests (Ollama
+// 0.15.4 tools/ and model/parsers/, llama.cpp, vLLM), model cards and
+// chat templates, and bug reports quoting raw output.
+func TestRecoveryCorpus(t *testing.T) {
+	runRecoveryCases(t, []recoveryCase{
+		// plain and documented forms
+		{src: "llama3.2 JSON reply (Meta prompt format)", text: `{"name": "read_file", "parameters": {"path": "a.go"}}`, want: []string{readA}},
+		{src: "mistral [TOOL_CALLS] array (Mistral v3 template)", text: `[TOOL_CALLS] [{"name": "read_file", "arguments": {"path": "a.go"}}, {"name": "list_files", "arguments": {}}]`, want: []string{readA, `list_files {}`}},
+		{src: "qwen2.5 <tool_call> (Qwen chat template)", text: "I will read it.\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n</tool_call>", want: []string{readA}},
+		{src: "arguments as a JSON string (OpenAI-style)", text: `{"name": "read_file", "arguments": "{\"path\": \"a.go\"}"}`, want: []string{readA}},
+		// bytes around a valid call
+		{src: "mistral closing [/TOOL_CALLS] (llama.cpp issue)", text: `[TOOL_CALLS] [{"name": "read_file", "arguments": {"path": "a.go"}}][/TOOL_CALLS]`, want: []string{readA}},
+		{src: "stray closing brace (ollama issue, llama3.2)", text: `{"name": "read_file", "parameters": {"path": "a.go"}}}`, want: []string{readA}},
+		{src: "stray closing bracket", text: `[{"name": "read_file", "arguments": {"path": "a.go"}}]]`, want: []string{readA}},
+		{src: "prose after the JSON (vLLM hermes parser test)", text: "{\"name\": \"read_file\", \"parameters\": {\"path\": \"a.go\"}}\nThis shows the file.", want: []string{readA}},
+		{src: "cut-off second call in an array", text: `[TOOL_CALLS] [{"name": "read_file", "arguments": {"path": "a.go"}}, {"name": "list_files", "argu`, want: []string{readA}},
+		{src: "cut-off second object", text: "{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n{\"name\": \"list_f", want: []string{readA}},
+		{src: "eom token after a python_tag call (Llama 3.1 template)", text: `<|python_tag|>{"name": "read_file", "parameters": {"path": "a.go"}}<|eom_id|>`, want: []string{readA}},
+		// a known body in another wrapper
+		{src: "<tool> wrapper (bug report, small model)", text: `<tool>{"name": "read_file", "arguments": {"path": "a.go"}}</tool>`, want: []string{readA}},
+		{src: "<tools> wrapper with a list", text: `<tools>[{"name": "read_file", "arguments": {"path": "a.go"}}]</tools>`, want: []string{readA}},
+		{src: "<response> wrapper", text: `<response>{"name": "read_file", "arguments": {"path": "a.go"}}</response>`, want: []string{readA}},
+		{src: "<toolcall> wrapper", text: `<toolcall>{"name": "read_file", "arguments": {"path": "a.go"}}</toolcall>`, want: []string{readA}},
+		{src: "xml fence around <tool_call>", text: "```xml\n<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n</tool_call>\n```", want: []string{readA}},
+		{src: "functools[...] (Firefunction v2 template)", text: `functools[{"name": "read_file", "arguments": {"path": "a.go"}}]`, want: []string{readA}},
+		{src: "{\"tool_calls\": [...]} object", text: `{"tool_calls": [{"name": "read_file", "arguments": {"path": "a.go"}}]}`, want: []string{readA}},
+		{src: "DeepSeek V3 special tokens (ollama model/parsers)", text: "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>read_file\n```json\n{\"path\": \"a.go\"}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>", want: []string{readA}},
+		{src: "DeepSeek V3.1 special tokens", text: `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>{"path": "a.go"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>`, want: []string{readA}},
+		{src: "Kimi K2 special tokens", text: `<|tool_calls_section_begin|><|tool_call_begin|>functions.read_file:0<|tool_call_argument_begin|>{"path": "a.go"}<|tool_call_end|><|tool_calls_section_end|>`, want: []string{readA}},
+		// the name outside the JSON
+		{src: "<function=NAME>{json}</function> (Llama 3.1 custom format)", text: `<function=read_file>{"path": "a.go"}</function>`, want: []string{readA}},
+		{src: "mistral NAME[ARGS]{json} (Mistral v11 template)", text: `[TOOL_CALLS]read_file[ARGS]{"path": "a.go"}`, want: []string{readA}},
+		{src: "mistral two NAME[ARGS] calls", text: `[TOOL_CALLS]read_file[ARGS]{"path": "a.go"}[TOOL_CALLS]list_files[ARGS]{}`, want: []string{readA, `list_files {}`}},
+		// arguments that are not JSON
+		{src: "Llama 3.2 pythonic list (Meta model card)", text: `[read_file(path="a.go")]`, want: []string{readA}},
+		{src: "Llama 3.2 pythonic, two calls", text: `[read_file(path="a.go"), list_files(path=".")]`, want: []string{readA, `list_files {"path":"."}`}},
+		{src: "python_tag with a pythonic call", text: `<|python_tag|>read_file(path="a.go")`, want: []string{readA}},
+		{src: "Qwen3-Coder XML parameters (ollama qwen3coder parser)", text: "<tool_call>\n<function=read_file>\n<parameter=path>\na.go\n</parameter>\n<parameter=limit>\n20\n</parameter>\n</function>\n</tool_call>", want: []string{`read_file {"limit":20,"path":"a.go"}`}},
+		{src: "GLM-4.6 arg_key/arg_value (ollama glm46 parser)", text: "<tool_call>read_file\n<arg_key>path</arg_key>\n<arg_value>a.go</arg_value>\n</tool_call>", want: []string{readA}},
+		{src: "Python dict literal", text: `{'name': 'read_file', 'arguments': {'path': 'a.go'}}`, want: []string{readA}},
+		{src: "Python literal True", text: `{'name': 'edit_file', 'arguments': {'path': 'a.go', 'old_text': 'x', 'new_text': 'y', 'replace_all': True}}`, want: []string{`edit_file {"new_text":"y","old_text":"x","path":"a.go","replace_all":true}`}},
+		// other key shapes
+		{src: "OpenAI nested function with string arguments", text: `{"type": "function", "function": {"name": "read_file", "arguments": "{\"path\": \"a.go\"}"}}`, want: []string{readA}},
+		{src: "a \"tool\" key", text: `{"tool": "read_file", "args": {"path": "a.go"}}`, want: []string{readA}},
+		{src: "doubled braces", text: `{{"name": "read_file", "arguments": {"path": "a.go"}}}`, want: []string{readA}},
+		// no arguments key: a call only when the tool needs none
+		{src: "name alone, no required arguments", text: `{"name": "list_files"}`, want: []string{`list_files {}`}},
+		{src: "name alone, required arguments missing", text: `{"name": "read_file"}`},
+		// lead-ins
+		{src: "short lead-in then JSON", text: "I'll list the files.\n{\"name\": \"list_files\", \"parameters\": {}}", want: []string{`list_files {}`}},
+		{src: "lead-in and a fence that ends the reply", text: "Let me read it:\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n```", want: []string{readA}},
+		{src: "prose mode: the only fence after an announced action", text: "I'll read the file first.\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n```\nThen I will explain it.", want: []string{readA}},
+	})
+}
+
+// Quotations, echoes and plain text are never calls.
+func TestRecoveryRefusesQuotes(t *testing.T) {
+	long := strings.Repeat("The README explains how the agent is configured, which tools it offers and how approvals work. ", 4)
+	runRecoveryCases(t, []recoveryCase{
+		{src: "fenced example in the middle of prose", text: "To read a file, the model sends:\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n```\nand the content comes back in the next message."},
+		{src: "<tool_call> inside an explanation", text: "The template wraps each call as <tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}</tool_call> and the server parses it out."},
+		{src: "README summary ending with an example line", text: long + "\nIt ends with this example request:\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"README.md\"}}"},
+		{src: "echoed tool output", text: "[tool_result id=1 tool=read_file a.go bytes=60 truncated=false]\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"b.go\"}}\n[end tool_result id=1]\nThe file holds an example call."},
+		{src: "inline code", text: "Use `{\"name\": \"list_files\"}` to list files."},
+		{src: "two fenced examples", text: "Either\n```json\n{\"name\": \"list_files\", \"arguments\": {}}\n```\nor\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n```"},
+		{src: "schema mode: the only fence with prose after", strict: true, text: "I'll read the file first.\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n```\nThen I will explain it."},
+		{src: "schema mode: a long explanation before the JSON", strict: true, text: strings.Repeat("Here is the configuration. ", 10) + "\n{\"name\": \"list_files\", \"arguments\": {}}"},
+		{src: "Go code (ollama tools test)", text: "for { fmt.Println(\"hello\") }"},
+		{src: "brackets in prose (ollama tools test)", text: "[special delivery]"},
+		{src: "an unregistered tool", text: `{"name": "delete_everything", "arguments": {}}`},
+		{src: "an unregistered pythonic call", text: `[rm(path="/")]`},
+		{src: "JSON data, not a call", text: `{"path": "a.go", "lines": 3}`},
+		{src: "arguments that do not fit the schema", text: `{"name": "read_file", "arguments": {"path": ["a", "b"]}}`},
+		{src: "truncated JSON", text: `{"name": "read_file", "arguments": {"path": `},
+		{src: "plain answer", text: "Hello, how can I help you today?"},
+	})
+}
+
+// FuzzRecoverToolCalls: any recovered call names a registered tool with
+// JSON arguments and a well-formed ID, and a fenced block in the middle of
+// prose never becomes a call.
+func FuzzRecoverToolCalls(f *testing.F) {
+	for _, s := range []string{
+		`{"name": "read_file", "parameters": {"path": "a.go"}}`,
+		"I will read it.\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n```",
+		`[TOOL_CALLS] [{"name": "list_files", "arguments": {"path": "."}}]`,
+		`<tool_call>{"name": "read_file", "arguments": {"path": "x"}}</tool_call>`,
+		`[read_file(path="a.go"), list_files()]`,
+		"<tool_call>\n<function=read_file>\n<parameter=path>\na\n</parameter>\n</function>\n</tool_call>",
+		`{'name': 'read_file', 'arguments': {'path': 'a'}}`,
+		`{"name": "read_file", "parameters": {"path": "a.go"`,
+		"Some prose {with braces} and {\"name\": 3}",
+	} {
+		f.Add(s, "\n```json\n{\"name\": \"list_files\", \"arguments\": {}}\n```\n")
+	}
+	lookup := builtinLookup()
+	f.Fuzz(func(t *testing.T, s, fence string) {
+		for _, strict := range []bool{false, true} {
+			calls, _ := recoverToolCalls(s, lookup, strict)
+			for _, c := range calls {
+				if _, ok := lookup(c.Function.Name); !ok {
+					t.Fatalf("invented a call to %q", c.Function.Name)
+				}
+				if !json.Valid([]byte(c.Function.Arguments)) {
+					t.Fatalf("invalid arguments %q", c.Function.Arguments)
+				}
+				if !callIDRE.MatchString(c.ID) {
+					t.Fatalf("bad id %q", c.ID)
+				}
+			}
+		}
+		// A fence between two paragraphs of prose is a quotation.
+		if strings.Count(s+fence, "```") > 2 || !strings.Contains(fence, "```") {
+			return
+		}
+		prose := "Here is how the protocol looks in the documentation:"
+		quoted := prose + fence + "That is the format the server expects, described above."
+		if calls, _ := recoverToolCalls(quoted, lookup, false); len(calls) > 0 {
+			t.Fatalf("a fenced block in the middle of prose became a call: %q", quoted)
+		}
+	})
+}
+
+// BenchmarkRecoverAdversarial: replies built to make a scanner quadratic
+// (openers that never close, deep nesting, long lines) cost linear time.
+func BenchmarkRecoverAdversarial(b *testing.B) {
+	lookup := builtinLookup()
+	inputs := map[string]string{
+		"braces":   strings.Repeat("{\n", 100000),
+		"brackets": strings.Repeat("[", 200000),
+		"toolcall": strings.Repeat("<tool_call>", 20000),
+		"function": strings.Repeat("<function=a>", 20000),
+		"pythonic": strings.Repeat("read_file(\n", 20000),
+		"ticks":    strings.Repeat("` a ", 50000),
+		"deepseek": strings.Repeat("<｜tool▁call▁begin｜>", 10000),
+	}
+	for name, s := range inputs {
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(s)))
+			for b.Loop() {
+				recoverToolCalls(s, lookup, false)
+			}
+		})
+	}
+}
+
+// One reply is bounded: too many streamed calls or too many bytes stop the
+// stream with an error that says so.
+func TestReplyIsBounded(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	var calls []fakeCall
+	for i := 0; i <= maxStreamedCalls; i++ {
+		calls = append(calls, fakeCall{id: "c" + strings.Repeat("x", i%3) + string(rune('a'+i%26)), name: "list_files", args: map[string]any{}})
+	}
+	f.script(toolReply("llama3.2", calls...))
+	if err := env.a.RunPrompt(t.Context(), "list"); err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Fatalf("%d calls: %v", len(calls), err)
+	}
+	h := &holdbackWriter{out: &strings.Builder{}}
+	chunk := strings.Repeat("x", 1<<20)
+	var err error
+	for i := 0; i < 20 && err == nil; i++ {
+		_, err = h.Write([]byte(chunk))
+	}
+	if err != errReplyTooLarge || h.all.Len() > maxReplyBytes {
+		t.Fatalf("text: %v, %d bytes kept", err, h.all.Len())
+	}
+}
