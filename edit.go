@@ -2,7 +2,9 @@ package harvey
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
+	"unicode/utf8"
 )
 
 // edit_file's matching pipeline (after seed 002, section 六): find old_text
@@ -20,6 +22,7 @@ const (
 	levelLineEndings
 	levelTrimmed
 	levelIndent
+	levelLenient
 )
 
 func (l editLevel) String() string {
@@ -32,6 +35,8 @@ func (l editLevel) String() string {
 		return "surrounding blank space ignored"
 	case levelIndent:
 		return "indentation ignored"
+	case levelLenient:
+		return "spacing, blank lines and typographic punctuation ignored"
 	}
 	return "?"
 }
@@ -68,6 +73,14 @@ func applyEdit(content, oldText, newText string, replaceAll bool) (*editResult, 
 	if spans := findAll(content, oldText); len(spans) > 0 {
 		return finishEdit(content, spans, levelExact, replaceAll, func(span) string { return newText })
 	}
+	// A snippet copied with its wrapping (a code fence, the line-number
+	// gutter of read_file or of this function's own hint) is tried without
+	// it first.
+	if o, n, ok := unwrapSnippet(oldText, newText); ok {
+		if r, err := applyEdit(content, o, n, replaceAll); err == nil {
+			return r, nil
+		}
+	}
 	// Level 2: CRLF and LF treated alike, on both sides.
 	norm, toOrig := normaliseEOL(content)
 	oldN := strings.ReplaceAll(oldText, "\r\n", "\n")
@@ -89,7 +102,7 @@ func applyEdit(content, oldText, newText string, replaceAll bool) (*editResult, 
 		return nil, &editError{"old_text is only blank space: give the text to replace"}
 	}
 	if oldT != oldN {
-		if spans := findAll(norm, oldT); len(spans) > 0 {
+		if spans := atTokenBoundaries(norm, findAll(norm, oldT)); len(spans) > 0 {
 			newT := strings.TrimSpace(newN)
 			return finishEdit(content, mapSpans(spans, toOrig), levelTrimmed, replaceAll,
 				func(span) string { return withEOL(newT) })
@@ -119,6 +132,14 @@ func applyEdit(content, oldText, newText string, replaceAll bool) (*editResult, 
 			repl[s.start] = withEOL(text)
 		}
 		return finishEdit(content, spans, levelIndent, replaceAll, func(s span) string { return repl[s.start] })
+	}
+	// Level 5: spacing inside lines, runs of blank lines, typographic
+	// punctuation and zero-width characters ignored — for matching only:
+	// the file keeps its bytes outside the replaced span.
+	if spans := lenientFind(norm, oldN); len(spans) > 0 {
+		newT := strings.TrimSpace(newN)
+		return finishEdit(content, mapSpans(spans, toOrig), levelLenient, replaceAll,
+			func(span) string { return withEOL(newT) })
 	}
 	// The hint shows a window of the file: found in the redacted file
 	// (redaction keeps lines), never a window redacted on its own.
@@ -454,7 +475,7 @@ func closestRegion(lines, snip []string) string {
 		to = from + 40
 	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, ". The closest region is lines %d-%d; copy old_text from it exactly:\n", best+1, best+k)
+	fmt.Fprintf(&sb, ". The closest region is lines %d-%d (line numbers and the tab after them are not part of the file); copy old_text from it:\n", best+1, best+k)
 	for i := from; i < to; i++ {
 		fmt.Fprintf(&sb, "%d\t%s\n", i+1, strings.TrimRight(lines[i], "\r\n"))
 	}
@@ -477,4 +498,171 @@ func similarity(a, b string) float64 {
 		s++
 	}
 	return float64(p+s) / float64(n)
+}
+
+// ---- lenient matching ----
+
+// gutterRE is a line-number gutter: "12\t", "  12: ", "12 | ", "12│".
+var gutterRE = regexp.MustCompile(`^[ \t]*\d+(?:\t|: |[ ]?[|│][ ]?)`)
+
+// unwrapSnippet removes what a model copied around the text: a code fence
+// around the whole snippet, or a line-number gutter on every line. new_text
+// loses the same wrapping when it has it too. ok is false when nothing was
+// removed.
+func unwrapSnippet(oldText, newText string) (string, string, bool) {
+	o, n := oldText, newText
+	if f, ok := unfence(o); ok {
+		o = f
+		if g, ok := unfence(n); ok {
+			n = g
+		}
+	}
+	if g, ok := ungutter(o); ok {
+		o = g
+		if h, ok := ungutter(n); ok {
+			n = h
+		}
+	}
+	return o, n, o != oldText
+}
+
+func unfence(s string) (string, bool) {
+	t := strings.TrimSpace(s)
+	if !strings.HasPrefix(t, "```") || !strings.HasSuffix(t, "```") || len(t) < 6 {
+		return s, false
+	}
+	nl := strings.IndexByte(t, '\n')
+	if nl < 0 {
+		return s, false
+	}
+	body := t[nl+1 : len(t)-3]
+	if strings.Contains(body, "```") {
+		return s, false
+	}
+	return body, true
+}
+
+// ungutter strips a gutter that every non-blank line has.
+func ungutter(s string) (string, bool) {
+	lines := strings.SplitAfter(s, "\n")
+	seen := false
+	for _, l := range lines {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		if !gutterRE.MatchString(l) {
+			return s, false
+		}
+		seen = true
+	}
+	if !seen {
+		return s, false
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(gutterRE.ReplaceAllString(l, ""))
+	}
+	return b.String(), true
+}
+
+// atTokenBoundaries keeps the spans that do not start or end inside a
+// word: " count + 1 " must not edit "count + 10".
+func atTokenBoundaries(s string, spans []span) []span {
+	var out []span
+	for _, sp := range spans {
+		if sp.end > sp.start && splitsWord(s, sp.start, sp.end) {
+			continue
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+func splitsWord(s string, a, b int) bool {
+	word := func(c byte) bool { return isWordByte(c) || c >= 0x80 }
+	if a > 0 && word(s[a-1]) && word(s[a]) {
+		return true
+	}
+	return b < len(s) && word(s[b-1]) && word(s[b])
+}
+
+// punctFold maps typographic punctuation to what a model types instead.
+var punctFold = map[rune]string{
+	'\u201c': `"`, '\u201d': `"`, '\u201e': `"`, '\u201f': `"`, '\u2033': `"`, '\u00ab': `"`, '\u00bb': `"`,
+	'\u2018': "'", '\u2019': "'", '\u201a': "'", '\u201b': "'", '\u2032': "'",
+	'\u2010': "-", '\u2011': "-", '\u2012': "-", '\u2013': "-", '\u2014': "-", '\u2015': "-", '\u2212': "-",
+	'\u2026': "...",
+}
+
+func zeroWidth(r rune) bool {
+	return r == '\u200b' || r == '\u200c' || r == '\u200d' || r == '\u2060' || r == '\ufeff' || r == '\u00ad'
+}
+
+// lenientForm is s with each line trimmed, inner blank space runs as one
+// space, runs of blank lines as one, typographic punctuation folded and
+// zero-width characters dropped; from[k] and to[k] give the original byte
+// range that produced byte k.
+func lenientForm(s string) (string, []int, []int) {
+	var b strings.Builder
+	var from, to []int
+	emit := func(text string, a, z int) {
+		for i := 0; i < len(text); i++ {
+			from, to = append(from, a), append(to, z)
+		}
+		b.WriteString(text)
+	}
+	lineStart, blankRun := true, 0
+	pendingSpace := -1
+	for i, r := range s {
+		_, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '\n':
+			if !lineStart {
+				blankRun = 0
+			} else if b.Len() > 0 {
+				blankRun++
+			}
+			lineStart, pendingSpace = true, -1
+			continue
+		case zeroWidth(r):
+			continue
+		case r == ' ' || r == '\t' || r == '\r' || r == '\u00a0' || r == '\u2009' || r == '\u202f':
+			if !lineStart {
+				pendingSpace = i
+			}
+			continue
+		}
+		if lineStart && b.Len() > 0 {
+			sep := "\n"
+			if blankRun > 0 {
+				sep = "\n\n"
+			}
+			emit(sep, i, i)
+		}
+		if pendingSpace >= 0 {
+			emit(" ", pendingSpace, pendingSpace+1)
+		}
+		lineStart, blankRun, pendingSpace = false, 0, -1
+		if f, ok := punctFold[r]; ok {
+			emit(f, i, i+size)
+		} else {
+			emit(s[i:i+size], i, i+size)
+		}
+	}
+	return b.String(), from, to
+}
+
+// lenientFind finds old in content in lenient form, at token boundaries,
+// and maps the matches back to content's bytes.
+func lenientFind(content, old string) []span {
+	nc, from, to := lenientForm(content)
+	no, _, _ := lenientForm(old)
+	if no == "" {
+		return nil
+	}
+	var out []span
+	for _, sp := range atTokenBoundaries(nc, findAll(nc, no)) {
+		out = append(out, span{from[sp.start], to[sp.end-1]})
+	}
+	return out
 }

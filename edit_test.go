@@ -243,7 +243,7 @@ func FuzzApplyEdit(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if r.Count < 1 || r.Level < levelExact || r.Level > levelIndent {
+		if r.Count < 1 || r.Level < levelExact || r.Level > levelLenient {
 			t.Fatalf("bad result %+v", r)
 		}
 		if r.Level == levelExact && !all && r.Text != content[:r.spans[0].start]+new+content[r.spans[0].end:] {
@@ -295,5 +295,68 @@ func TestWriteBackRedactedRefused(t *testing.T) {
 	writeFile(t, env.dir, "doc.md", "Harvey shows [REDACTED secret] for keys.\n")
 	if _, err := invokeTool(env.a, "write_file", t.Context(), map[string]any{"path": "doc.md", "content": "Harvey shows [REDACTED secret] for tokens.\n"}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The ways models mis-copy a snippet (edit-matcher tests of Codex, Crush
+// and Aider, translated): each matches at a level that names it, the file
+// keeps its bytes outside the edit, and nothing is ever guessed.
+func TestEditMatchesWhatModelsCopy(t *testing.T) {
+	cases := []struct {
+		name, content, old, new, want string
+		level                         editLevel
+		errHas                        string
+	}{
+		{name: "typographic quotes in the file", content: "msg := “hello”\nx := 1\n", old: `msg := "hello"`, new: `msg := "hi"`, want: "msg := \"hi\"\nx := 1\n", level: levelLenient},
+		{name: "typographic quotes in the snippet", content: "msg := \"hello\"\n", old: "msg := “hello”", new: `msg := "hi"`, want: "msg := \"hi\"\n", level: levelLenient},
+		{name: "en dash in the file", content: "// range 1–10\nx\n", old: "// range 1-10", new: "// range 1-20", want: "// range 1-20\nx\n", level: levelLenient},
+		{name: "zero-width space in the file", content: "total = a\u200b + b\n", old: "total = a + b", new: "total = a - b", want: "total = a - b\n", level: levelLenient},
+		{name: "code fence around old_text", content: "a := 1\nb := 2\n", old: "```go\nb := 2\n```", new: "```go\nb := 3\n```", want: "a := 1\nb := 3\n", level: levelExact},
+		{name: "read_file gutter copied", content: "one\ntwo\nthree\n", old: "2\ttwo\n3\tthree\n", new: "2\tTWO\n3\tthree\n", want: "one\nTWO\nthree\n", level: levelExact},
+		{name: "cat -n style gutter", content: "one\ntwo\n", old: "     2\ttwo", new: "     2\tzwei", want: "one\nzwei\n", level: levelExact},
+		{name: "extra blank lines inside the snippet", content: "func a() {}\n\nfunc b() {}\n", old: "func a() {}\n\n\n\nfunc b() {}", new: "func a() {}\n\nfunc c() {}", want: "func a() {}\n\nfunc c() {}\n", level: levelLenient},
+		{name: "doubled spaces inside a line", content: "if x  ==  y {\n", old: "if x == y {", new: "if x != y {", want: "if x != y {\n", level: levelLenient},
+		{name: "no match inside a token (trimmed level)", content: "n := count + 10\n", old: " count + 1 ", new: "count + 2", errHas: "not found"},
+		{name: "no match inside a token (lenient level)", content: "n := count  + 10\n", old: "count + 1", new: "count + 2", errHas: "not found"},
+		{name: "two lenient matches are refused", content: "a = “x”\nb = 1\na = “x”\n", old: `a = "x"`, new: `a = "y"`, errHas: "matches 2 places"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := applyEdit(c.content, c.old, c.new, false)
+			if c.errHas != "" {
+				if err == nil || !strings.Contains(err.Error(), c.errHas) {
+					t.Fatalf("want error %q, got %v %+v", c.errHas, err, r)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Text != c.want || r.Level != c.level {
+				t.Fatalf("got %q (%s), want %q (%s)", r.Text, r.Level, c.want, c.level)
+			}
+		})
+	}
+}
+
+// The "not found" hint can be copied as it is shown, gutter and all.
+func TestEditHintIsCopyable(t *testing.T) {
+	content := "package main\n\nfunc main() {\n\tfmt.Println(\"hello\")\n}\n"
+	_, err := applyEdit(content, "func main() {\n\tfmt.Println(\"hi\")\n}", "x", false)
+	if err == nil || !strings.Contains(err.Error(), "closest region") {
+		t.Fatalf("err = %v", err)
+	}
+	msg := err.Error()
+	region := msg[strings.Index(msg, ":\n")+2:]
+	lines := strings.Split(strings.TrimRight(region, "\n"), "\n")
+	var snippet []string
+	for _, l := range lines {
+		if strings.Contains(l, "func main") || strings.Contains(l, "Println") {
+			snippet = append(snippet, l)
+		}
+	}
+	r, err := applyEdit(content, strings.Join(snippet, "\n"), "func main() {\n\tfmt.Println(\"bye\")", false)
+	if err != nil || !strings.Contains(r.Text, "bye") {
+		t.Fatalf("the hint's own lines did not match: %q: %v", snippet, err)
 	}
 }
