@@ -2,7 +2,6 @@ package harvey
 
 import (
 	"encoding/json"
-	"io"
 	"regexp"
 	"strings"
 
@@ -1004,79 +1003,4 @@ func literalEnd(s string) int {
 		return len(s)
 	}
 	return i
-}
-
-// holdbackWriter streams model text to the user but holds back text that may
-// be the start of a printed tool call ({ at the start of a line,
-// [TOOL_CALLS], <tool_call>, a ``` fence) until the reply ends, so the user
-// sees the recovered call instead of raw JSON.
-type holdbackWriter struct {
-	out     io.Writer
-	all     strings.Builder // the whole reply
-	written int             // bytes of all already passed to out
-	holding bool
-}
-
-var holdTriggers = []string{"[TOOL_CALLS]", "<tool_call>", "<tool", "<function", "<response>", "<|python_tag|>", "<|tool_call", "<｜tool", "functools[", "```"}
-
-func (h *holdbackWriter) Write(p []byte) (int, error) {
-	if h.all.Len()+len(p) > maxReplyBytes {
-		return 0, errReplyTooLarge
-	}
-	h.all.Write(p)
-	if h.holding {
-		return len(p), nil
-	}
-	s := h.all.String()
-	pending := s[h.written:]
-	cut := len(pending)
-	if i := triggerIndex(s, h.written); i >= 0 {
-		cut = i - h.written
-		h.holding = true
-	} else {
-		// keep back a tail that could still become a trigger
-		for _, t := range append(holdTriggers, "\n{") {
-			for k := min(len(t)-1, len(pending)); k > 0; k-- {
-				if strings.HasSuffix(pending, t[:k]) {
-					cut = min(cut, len(pending)-k)
-					break
-				}
-			}
-		}
-		if strings.TrimSpace(s) == "" {
-			cut = 0 // leading whitespace: wait to see the first real character
-		}
-	}
-	if cut > 0 {
-		if _, err := io.WriteString(h.out, pending[:cut]); err != nil {
-			return 0, err
-		}
-		h.written += cut
-	}
-	return len(p), nil
-}
-
-// triggerIndex finds the first hold trigger at or after from.
-func triggerIndex(s string, from int) int {
-	best := -1
-	for _, t := range holdTriggers {
-		if i := strings.Index(s[from:], t); i >= 0 && (best < 0 || from+i < best) {
-			best = from + i
-		}
-	}
-	// { as the first non-space character of the reply or of a line
-	first := strings.IndexFunc(s, func(r rune) bool { return r != ' ' && r != '\n' && r != '\t' && r != '\r' })
-	if first >= from && first >= 0 && s[first] == '{' && (best < 0 || first < best) {
-		best = first
-	}
-	if i := strings.Index(s[from:], "\n{"); i >= 0 && (best < 0 || from+i+1 < best) {
-		best = from + i + 1
-	}
-	return best
-}
-
-// finish returns the whole reply and the held-back text not yet shown.
-func (h *holdbackWriter) finish() (all, held string) {
-	s := h.all.String()
-	return s, s[h.written:]
 }

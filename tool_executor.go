@@ -109,7 +109,7 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 			tools = e.registry.GetToolSchemas()
 		}
 		e.fitRound(messages, lastAssistant(messages))
-		hb := &holdbackWriter{out: out}
+		hb := &holdbackWriter{out: out, isTool: func(n string) bool { _, ok := lookup(n); return ok }}
 		stats, calls, err := e.client.ChatWithTools(ctx, messages, tools, hb)
 		total.add(stats)
 		if err != nil {
