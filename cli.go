@@ -2,7 +2,6 @@ package harvey
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -14,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 )
 
@@ -188,8 +188,10 @@ func (a *Agent) runHeadless(ctx context.Context, lines []string, echo bool, stde
 
 // readPipedStdin returns what was piped into harvey -p (cat err.log |
 // harvey -p "why?"), capped and redacted like a tool result. A terminal or
-// /dev/null gives nothing; a pipe that stays silent for a second (an
-// inherited, never-closed stdin) is ignored rather than waited on.
+// /dev/null gives nothing. A pipe with data (or at its end) is read at
+// once; a silent pipe is waited on only while a process writes to it as
+// its output (a pipeline's producer), never when a parent merely left it
+// open (subprocess, editors, CI), so such a run starts at once.
 func readPipedStdin(in io.Reader, limit int) string {
 	if in == nil || isTTY(in) {
 		return ""
@@ -199,23 +201,14 @@ func readPipedStdin(in io.Reader, limit int) string {
 		if err != nil || (st.Mode()&os.ModeNamedPipe == 0 && !st.Mode().IsRegular()) {
 			return ""
 		}
-		if st.Mode()&os.ModeNamedPipe != 0 {
-			// Wait at most a second for the first byte. A stdin pipe is
-			// usually blocking (no read deadline), so the wait is a
-			// goroutine; if nothing comes it stays blocked until exit.
-			got := make(chan []byte, 1)
-			go func() {
-				b := make([]byte, 1)
-				n, _ := f.Read(b)
-				got <- b[:n]
-			}()
-			select {
-			case first := <-got:
-				if len(first) == 0 {
-					return ""
-				}
-				in = io.MultiReader(bytes.NewReader(first), f)
-			case <-time.After(time.Second):
+		if st.Mode()&os.ModeNamedPipe != 0 && !pipeReady(f) {
+			// Nothing yet: wait only for a producer in a pipeline (go test
+			// | harvey -p); a parent's open, silent pipe is not waited on.
+			has, known := pipeHasWriter(f)
+			if known && !has {
+				return ""
+			}
+			if !known && !pipeReadyWithin(f, time.Second) {
 				return ""
 			}
 		}
@@ -260,4 +253,14 @@ func toolsCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "no tool files in %s/\n", UserToolsDir)
 	}
 	return 0
+}
+
+// pipeReady reports whether reading f would not block (data or end of
+// input) within a moment.
+func pipeReady(f *os.File) bool { return pipeReadyWithin(f, 30*time.Millisecond) }
+
+func pipeReadyWithin(f *os.File, d time.Duration) bool {
+	fds := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLIN}}
+	n, err := unix.Poll(fds, int(d/time.Millisecond))
+	return err == nil && n > 0
 }

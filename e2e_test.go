@@ -55,10 +55,11 @@ func TestMain(m *testing.M) {
 // testHelpers are the roles the test binary plays when a test starts it
 // again (TestMain is the one dispatcher): a process killed mid-write, a
 // knowledge base killed mid-transaction, an "ollama serve".
-var testHelpers map[string]func(arg string) int
+var testHelpers = map[string]func(arg string) int{}
 
 func init() {
-	testHelpers = map[string]func(string) int{"crash": crashHelper, "kb-crash": kbCrashHelper, "ollama-serve": fakeOllamaServe}
+	testHelpers["crash"] = crashHelper
+	testHelpers["kb-crash"] = kbCrashHelper
 }
 
 // helperCmd starts the test binary as the helper name with arg.
@@ -298,5 +299,73 @@ func TestEndToEndContinue(t *testing.T) {
 	_, errOut, code = runHarvey(t, bin, t.TempDir(), "", "-c", "-p", "hi", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(errOut, "no earlier conversation to continue") {
 		t.Fatalf("fresh: %d %q", code, errOut)
+	}
+}
+
+// A silent pipe left open by a parent is not waited on; a pipeline's
+// producer is, however slow.
+func TestPipedStdinProducer(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	// The write end held by another process, but not as its output.
+	holder := exec.Command("sleep", "30")
+	holder.ExtraFiles = []*os.File{w}
+	if err := holder.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Process.Kill()
+	if has, known := pipeHasWriter(r); known && has {
+		t.Fatal("a process holding the pipe as fd 3 was taken for a producer")
+	}
+	if got := readPipedStdin(r, 1000); got != "" {
+		t.Fatalf("silent pipe gave %q", got)
+	}
+	// A producer: the pipe is its standard output.
+	r2, w2, _ := os.Pipe()
+	defer r2.Close()
+	producer := exec.Command("sh", "-c", "sleep 0.3; echo produced-late")
+	producer.Stdout = w2
+	if err := producer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w2.Close()
+	defer producer.Wait()
+	if has, known := pipeHasWriter(r2); known && !has {
+		t.Fatal("the producer was not found")
+	}
+	if got := readPipedStdin(r2, 1000); !strings.Contains(got, "produced-late") {
+		t.Fatalf("producer's output = %q", got)
+	}
+}
+
+// harvey -p under a parent that leaves stdin an open, silent pipe answers
+// without reading it (the parent still holds the pipe when harvey exits).
+func TestEndToEndSilentPipe(t *testing.T) {
+	bin := buildHarvey(t)
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.script(textReply("llama3.2", "Done."))
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	cmd := exec.Command(bin, "-p", "hi", "--model", "llama3.2", "--ollama", f.URL())
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=")
+	cmd.Stdin = r
+	out, err := cmd.Output()
+	r.Close()
+	if err != nil || !strings.Contains(string(out), "Done.") {
+		t.Fatalf("%v %q", err, out)
+	}
+	msgs := messagesOf(f.chatRequests()[0])
+	for _, m := range msgs {
+		if strings.Contains(fmt.Sprint(m["content"]), "piped input") {
+			t.Fatal("an empty piped context was added")
+		}
 	}
 }

@@ -247,6 +247,8 @@ func TestREPLApprovalsAndCancelThroughPTY(t *testing.T) {
 	}
 }
 
+func init() { testHelpers["ollama-serve"] = fakeOllamaServe }
+
 // fakeOllamaServe (testHelpers "ollama-serve") is the "ollama serve" that a
 // fake ollama binary runs for TestStartupOffersToStartOllama.
 func fakeOllamaServe(string) int {
