@@ -205,3 +205,27 @@ func TestRepairRecording(t *testing.T) {
 		t.Fatal("a complete recording changed")
 	}
 }
+
+// At start, automatic recordings past the newest 50 are removed; named
+// ones are kept.
+func TestOldRecordingsPruned(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	dir := filepath.Join(env.dir, "agents", "sessions")
+	os.MkdirAll(dir, 0o700)
+	base := time.Now().Add(-time.Hour)
+	for i := 0; i < keptRecordings+7; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("harvey-session-%03d.md", i))
+		os.WriteFile(p, []byte("# Harvey session\n"), 0o600)
+		os.Chtimes(p, base.Add(time.Duration(i)*time.Second), base.Add(time.Duration(i)*time.Second))
+	}
+	os.WriteFile(filepath.Join(dir, "my-notes.md"), []byte("keep me\n"), 0o600)
+	tidyRecordings(env.ws)
+	ents, _ := os.ReadDir(dir)
+	names := map[string]bool{}
+	for _, e := range ents {
+		names[e.Name()] = true
+	}
+	if len(ents) != keptRecordings+1 || !names["my-notes.md"] || names["harvey-session-006.md"] || !names["harvey-session-007.md"] {
+		t.Fatalf("%d left: %v", len(ents), names)
+	}
+}

@@ -232,69 +232,100 @@ type dirEntry struct {
 // .git/ are left out, and so is what permissions: hides; symlinks are
 // entries, never followed.
 func readWorkspaceDir(ws *Workspace, p string) ([]dirEntry, error) {
+	var out []dirEntry
+	_, err := eachWorkspaceDirEntry(ws, p, func(e dirEntry) bool { out = append(out, e); return true })
+	return out, err
+}
+
+// eachWorkspaceDirEntry calls fn for each entry (in name order) until fn
+// returns false; the entries after that are only counted (no stat), and
+// their number is returned.
+func eachWorkspaceDirEntry(ws *Workspace, p string, fn func(dirEntry) bool) (int, error) {
 	if p == "" {
 		p = "."
 	}
 	rp, err := resolveWorkspacePath(ws, p, opRead)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	defer rp.close()
 	d, err := rp.openDirVerified(ws)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	defer d.Close()
 	entries, err := fs.ReadDir(d.FS(), ".")
 	if err != nil {
-		return nil, refuse(p, errText(err))
+		return 0, refuse(p, errText(err))
 	}
-	var out []dirEntry
+	left, more := 0, true
 	for _, e := range entries {
 		name := e.Name()
 		if e.IsDir() && (normName(name) == ".git" || (rp.Rel == "." && normName(name) == AgentsDir)) {
 			continue
 		}
-		info, ierr := e.Info()
-		if ierr == nil && info.IsDir() && ws.isAgentsDir(info) {
-			continue
-		}
 		if !ws.readable(path.Join(rp.Rel, name)) {
 			continue // what permissions: hide is not listed either
 		}
-		de := dirEntry{Name: name, Mode: e.Type()}
-		if ierr == nil && e.Type().IsRegular() {
-			de.Size = info.Size()
+		if !more {
+			left++
+			continue
 		}
-		out = append(out, de)
+		de := dirEntry{Name: name, Mode: e.Type()}
+		if e.IsDir() || e.Type().IsRegular() {
+			info, err := e.Info()
+			if err == nil && info.IsDir() && ws.isAgentsDir(info) {
+				continue
+			}
+			if err == nil && e.Type().IsRegular() {
+				de.Size = info.Size()
+			}
+		}
+		if more = fn(de); !more {
+			left++ // the entry that did not fit
+		}
 	}
-	return out, nil
+	return left, nil
 }
 
 // listWorkspaceDir lists one directory as text: directories end in "/",
-// files show their size, symlinks are shown but not followed.
+// files show their size, symlinks are shown but not followed. Once the
+// listing reaches maxBytes the rest is only counted, and the count said.
 func listWorkspaceDir(ws *Workspace, p string, maxBytes int) (string, int, error) {
-	entries, err := readWorkspaceDir(ws, p)
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxOutputBytes
+	}
+	var b strings.Builder
+	n := 0
+	left, err := eachWorkspaceDirEntry(ws, p, func(e dirEntry) bool {
+		var line string
+		switch t := e.Mode; {
+		case t&fs.ModeSymlink != 0:
+			line = e.Name + " -> (symlink, not followed)\n"
+		case t.IsDir():
+			line = e.Name + "/\n"
+		case t.IsRegular():
+			line = e.Name + "  " + humanSize(e.Size) + "\n"
+		default:
+			line = e.Name + "  (" + fileKind(t) + ")\n"
+		}
+		if b.Len()+len(line) > maxBytes-100 {
+			return false
+		}
+		b.WriteString(line)
+		n++
+		return true
+	})
 	if err != nil {
 		return "", 0, err
 	}
-	if len(entries) == 0 {
+	if n == 0 && left == 0 {
 		return "(empty directory)", 0, nil
 	}
-	var b strings.Builder
-	for _, e := range entries {
-		switch t := e.Mode; {
-		case t&fs.ModeSymlink != 0:
-			fmt.Fprintf(&b, "%s -> (symlink, not followed)\n", e.Name)
-		case t.IsDir():
-			fmt.Fprintf(&b, "%s/\n", e.Name)
-		case t.IsRegular():
-			fmt.Fprintf(&b, "%s  %s\n", e.Name, humanSize(e.Size))
-		default:
-			fmt.Fprintf(&b, "%s  (%s)\n", e.Name, fileKind(t))
-		}
+	if left > 0 {
+		fmt.Fprintf(&b, "[%d more entries not shown; list a subdirectory or search instead]\n", left)
 	}
-	return capOutput([]byte(b.String()), maxBytes, false), len(entries), nil
+	return b.String(), n, nil
 }
 
 func humanSize(n int64) string {

@@ -253,3 +253,20 @@ func TestCompletionUsesEntries(t *testing.T) {
 		t.Errorf("src/b: %q", got)
 	}
 }
+
+// A listing stops at the cap on a whole line and says how many entries it
+// left out.
+func TestListingStopsAtTheCap(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	for i := 0; i < 3000; i++ {
+		os.WriteFile(filepath.Join(env.dir, fmt.Sprintf("f%04d.txt", i)), nil, 0o644)
+	}
+	text, n, err := listWorkspaceDir(env.ws, ".", 4096)
+	if err != nil || len(text) > 4096 {
+		t.Fatalf("%d bytes, %v", len(text), err)
+	}
+	var left int
+	if _, err := fmt.Sscanf(text[strings.LastIndex(text, "\n[")+1:], "[%d more entries not shown", &left); err != nil || n+left != 3000 {
+		t.Fatalf("shown %d + left %d (tail %q)", n, left, text[max(0, len(text)-80):])
+	}
+}

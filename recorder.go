@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -160,24 +161,46 @@ func repairRecording(ws *Workspace, rel string) {
 	}
 }
 
-// repairNewestRecording repairs the most recently written recording, the
-// only one a crash can have cut (checked once at start).
-func repairNewestRecording(ws *Workspace) {
+// keptRecordings is how many automatic recordings (harvey-session-*.md)
+// are kept; older ones are removed at start. Named recordings are never
+// removed.
+const keptRecordings = 50
+
+// tidyRecordings runs once per process, at start: it repairs the most
+// recently written recording (the only one a crash can have cut) and
+// removes automatic recordings past the newest keptRecordings.
+func tidyRecordings(ws *Workspace) {
 	entries, err := ws.ListInternal(SessionsDir)
 	if err != nil {
 		return
 	}
-	newest, newestTime := "", time.Time{}
+	type rec struct {
+		name string
+		mod  time.Time
+	}
+	var all, auto []rec
 	for _, e := range entries {
 		if !strings.HasSuffix(e.Name(), ".md") || !e.Type().IsRegular() {
 			continue
 		}
-		if info, err := e.Info(); err == nil && info.ModTime().After(newestTime) {
-			newest, newestTime = e.Name(), info.ModTime()
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		r := rec{e.Name(), info.ModTime()}
+		all = append(all, r)
+		if strings.HasPrefix(e.Name(), "harvey-session-") {
+			auto = append(auto, r)
 		}
 	}
-	if newest != "" {
-		repairRecording(ws, path.Join(SessionsDir, newest))
+	newest := func(rs []rec) { sort.Slice(rs, func(i, j int) bool { return rs[i].mod.After(rs[j].mod) }) }
+	newest(all)
+	if len(all) > 0 {
+		repairRecording(ws, path.Join(SessionsDir, all[0].name))
+	}
+	newest(auto)
+	for _, r := range auto[min(len(auto), keptRecordings):] {
+		ws.RemoveInternal(path.Join(SessionsDir, r.name))
 	}
 }
 

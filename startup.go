@@ -66,7 +66,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	if sb := sandboxAvailable(); !sb.enforced() {
 		a.logf("%s", a.colorize("33", "warning: "+sb.why))
 	}
-	repairNewestRecording(ws)
+	tidyRecordings(ws)
 	a.OllamaURL = resolveOllamaURL(o.OllamaURL, cf.OllamaURL)
 	model := o.Model
 	if model == "" {

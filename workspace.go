@@ -222,6 +222,17 @@ func (w *Workspace) ReadInternal(rel string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
+// RemoveInternal removes one of Harvey's own files (a link is removed as a
+// link, never followed).
+func (w *Workspace) RemoveInternal(rel string) error {
+	dir, name, err := w.internalParent(rel, false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(dir)
+	return unix.Unlinkat(dir, name, 0)
+}
+
 // ListInternal lists a directory of Harvey's own state (no link followed).
 func (w *Workspace) ListInternal(rel string) ([]fs.DirEntry, error) {
 	dir, _, err := w.internalParent(path.Join(rel, "_"), false)
