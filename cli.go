@@ -137,6 +137,9 @@ func headlessLines(a *Agent, f *cliFlags, stdin io.Reader, stderr io.Writer) ([]
 	if f.prompt != "" {
 		if piped := readPipedStdin(stdin, a.maxOut()); piped != "" {
 			a.addContext("piped input", piped)
+			if pipedCut > 0 {
+				fmt.Fprintf(stderr, "harvey: piped input is long: its start and end are kept, %d bytes between them left out\n", pipedCut)
+			}
 		}
 		return []string{f.prompt}, 0
 	}
@@ -213,11 +216,60 @@ func readPipedStdin(in io.Reader, limit int) string {
 			}
 		}
 	}
-	data, more, err := readAtMost(in, limit)
-	if err != nil || len(data) == 0 {
+	head, tail, cut, err := readHeadTail(in, limit/4, limit-limit/4-100)
+	if err != nil || len(head)+len(tail) == 0 {
 		return ""
 	}
-	return capOutput([]byte(redactSecrets(string(data))), limit, more)
+	if cut == 0 {
+		return redactSecrets(string(head) + string(tail))
+	}
+	// A log's failure is usually at its end: keep its start and its end,
+	// each cut at a line, and say what is left out. The window is redacted
+	// as one (a key block cut in two stays hidden).
+	h := string(head)
+	if i := strings.LastIndexByte(h, '\n'); i > 0 {
+		cut += int64(len(h) - i - 1)
+		h = h[:i+1]
+	}
+	t := string(tail)
+	if i := strings.IndexByte(t, '\n'); i >= 0 && i < len(t)-1 {
+		cut += int64(i + 1)
+		t = t[i+1:]
+	}
+	pipedCut = cut
+	return redactWindow(fmt.Sprintf("%s[... %d bytes of piped input left out ...]\n%s", h, cut, t))
+}
+
+// pipedCut is how much of the piped input was left out (for the note on
+// stderr).
+var pipedCut int64
+
+// readHeadTail reads r to its end, keeping its first head bytes and its
+// last tail bytes; cut is how many bytes between them were dropped.
+func readHeadTail(r io.Reader, head, tail int) ([]byte, []byte, int64, error) {
+	h, _, err := readAtMost(r, head)
+	if err != nil || len(h) < head {
+		return h, nil, 0, err
+	}
+	ring := make([]byte, 0, tail)
+	var cut int64
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		for _, c := range buf[:n] {
+			if len(ring) == tail {
+				ring = ring[1:]
+				cut++
+			}
+			ring = append(ring, c)
+		}
+		if err == io.EOF {
+			return h, ring, cut, nil
+		}
+		if err != nil {
+			return h, ring, cut, err
+		}
+	}
 }
 
 func isTTY(x any) bool {

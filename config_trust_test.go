@@ -3,10 +3,12 @@ package harvey
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // freshConfigHome gives a test its own user config directory.
@@ -127,5 +129,46 @@ func TestRouteKeyStaysWithItsProvider(t *testing.T) {
 	}
 	if _, err := rr.client(&Route{Name: "x", Provider: "openai-compatible", URL: "http://127.0.0.1:1", Model: "m"}, 0, 0); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// slowReader answers a question after a delay, as a person does.
+type slowReader struct {
+	delay time.Duration
+	text  string
+	done  bool
+}
+
+func (r *slowReader) Read(p []byte) (int, error) {
+	if r.done {
+		return 0, io.EOF
+	}
+	time.Sleep(r.delay)
+	r.done = true
+	return copy(p, r.text), nil
+}
+
+// A model menu answered after seconds still connects (the deadline starts
+// after the answer), and the choice is saved to the user's own config.
+func TestMenuAnsweredLateConnectsAndIsSaved(t *testing.T) {
+	home := freshConfigHome(t)
+	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest")
+	var out, errOut bytes.Buffer
+	dir := t.TempDir()
+	cfgDir := filepath.Join(home, "harvey")
+	os.MkdirAll(cfgDir, 0o700)
+	os.WriteFile(filepath.Join(cfgDir, "harvey.yaml"), []byte("# my settings\nkeep_alive: 5m\n"), 0o600)
+	a, err := Start(t.Context(), Options{Dir: dir, Interactive: true, OllamaURL: f.URL(), Stdin: &slowReader{delay: 3200 * time.Millisecond, text: "2\n"}, Stdout: &out, Stderr: &errOut})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	defer a.Workspace.Close()
+	if a.ModelName != "mistral:latest" || a.connectErr != nil {
+		t.Fatalf("model %q err %v\n%s", a.ModelName, a.connectErr, errOut.String())
+	}
+	b, _ := os.ReadFile(filepath.Join(cfgDir, "harvey.yaml"))
+	if !strings.Contains(string(b), "model: mistral:latest") || !strings.Contains(string(b), "# my settings") || !strings.Contains(string(b), "keep_alive: 5m") {
+		t.Fatalf("user config = %q", b)
 	}
 }

@@ -3,6 +3,7 @@ package harvey
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -367,5 +368,23 @@ func TestEndToEndSilentPipe(t *testing.T) {
 		if strings.Contains(fmt.Sprint(m["content"]), "piped input") {
 			t.Fatal("an empty piped context was added")
 		}
+	}
+}
+
+// Long piped input keeps its start and its end (where a log's failure
+// usually is), cut at lines, and says what it left out.
+func TestPipedInputKeepsHeadAndTail(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("FIRST LINE\n")
+	for i := 0; b.Len() < 200<<10; i++ {
+		fmt.Fprintf(&b, "log line %d\n", i)
+	}
+	b.WriteString("panic: THE REAL ERROR\n")
+	r, w, _ := os.Pipe()
+	go func() { io.WriteString(w, b.String()); w.Close() }()
+	got := readPipedStdin(r, 8192)
+	r.Close()
+	if !strings.HasPrefix(got, "FIRST LINE\n") || !strings.HasSuffix(got, "panic: THE REAL ERROR\n") || !strings.Contains(got, "bytes of piped input left out ...]\nlog line") || len(got) > 8192 {
+		t.Fatalf("%d bytes: head %q tail %q", len(got), got[:40], got[len(got)-60:])
 	}
 }

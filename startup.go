@@ -171,12 +171,18 @@ func (a *Agent) connect(ctx context.Context, model string) {
 				a.connectErr = errors.New("no model chosen; pick one with /model NAME")
 				return
 			}
+			if p, err := saveUserModel(model); err == nil {
+				a.logf("%s", a.dim("· "+model+" saved as your model in "+p))
+			}
 		default:
 			a.connectErr = fmt.Errorf("several models are installed (%s); choose one with --model NAME", strings.Join(models, ", "))
 			return
 		}
 	}
-	if err := a.UseModel(pctx, model); err != nil {
+	// A fresh deadline: the question above may have taken the user a while.
+	uctx, ucancel := context.WithTimeout(ctx, 30*time.Second)
+	defer ucancel()
+	if err := a.UseModel(uctx, model); err != nil {
 		a.connectErr = err
 		if a.Interactive {
 			a.logf("%s", a.colorize("31", err.Error()))
