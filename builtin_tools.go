@@ -144,7 +144,7 @@ func (a *Agent) toolReadFile(ctx context.Context, in readArgs) (toolResult, erro
 	if err != nil {
 		return toolResult{}, err
 	}
-	sum := fmt.Sprintf("%d lines", rr.Lines)
+	sum := plural(rr.Lines, "line")
 	if rr.Binary {
 		sum = rr.Text
 	} else if rr.NextLine > 0 {
@@ -182,7 +182,7 @@ func countLines(s string) int {
 
 func (a *Agent) toolListFiles(ctx context.Context, in listArgs) (toolResult, error) {
 	text, n, err := a.listChecked(ctx, cmp.Or(in.Path, "."))
-	return toolResult{Text: text, Summary: fmt.Sprintf("%d entries", n)}, err
+	return toolResult{Text: text, Summary: plural(n, "entry")}, err
 }
 
 func (a *Agent) toolSearchFiles(ctx context.Context, in searchArgs) (toolResult, error) {

@@ -201,8 +201,13 @@ func cmdStatus(_ context.Context, a *Agent, _ []string, out io.Writer) error {
 	if a.ModelName != "" {
 		fmt.Fprintf(out, "tool mode:   %s (tool support: %s)\n", a.toolMode(), a.caps[a.ModelName])
 	}
-	fmt.Fprintf(out, "num_ctx:     %d\n", a.numCtx())
-	fmt.Fprintf(out, "history:     %d messages (~%d tokens)\n", len(a.History), estimateTokens(a.History))
+	fmt.Fprintf(out, "context:     %s\n", a.contextFill())
+	fmt.Fprintf(out, "history:     %s\n", plural(len(a.History), "message"))
+	instr := "none (HARVEY.md or AGENTS.md in the workspace are read at start)"
+	if len(a.instructions) > 0 {
+		instr = strings.Join(a.instructions, ", ")
+	}
+	fmt.Fprintf(out, "instructions: %s\n", instr)
 	rec := "off"
 	if a.Recorder != nil {
 		rec = a.Recorder.Path
@@ -235,7 +240,7 @@ func cmdRead(ctx context.Context, a *Agent, args []string, out io.Writer) error 
 			continue
 		}
 		a.addContext("/read "+rr.Path, rr.Text)
-		note := fmt.Sprintf("%d lines", rr.Lines)
+		note := plural(rr.Lines, "line")
 		if rr.Binary {
 			note = rr.Text
 		} else if rr.Truncated {

@@ -134,6 +134,7 @@ type Agent struct {
 	savedMark     string         // what saveSession last wrote, to skip unchanged saves
 	toolProblems  []ToolFileProblem
 	SystemPrompt  string
+	instructions  []string // the instruction files read at start
 
 	// I/O. In is used for approvals and menus; Out gets answers, Err gets
 	// progress, tool activity and errors.
@@ -183,11 +184,20 @@ func newAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writ
 	return a
 }
 
-// buildSystemPrompt is the preamble plus HARVEY.md (expanded once, at start).
+// instructionFiles are the project instruction files read at start:
+// Harvey's own, and AGENTS.md, the convention other agents share.
+var instructionFiles = []string{"HARVEY.md", "AGENTS.md"}
+
+// buildSystemPrompt is the preamble plus the project's instruction files
+// (expanded once, at start).
 func (a *Agent) buildSystemPrompt() string {
 	p := agentPreamble
-	if rr, err := readWorkspaceFile(a.Workspace, "HARVEY.md", 0, 0, 16<<10); err == nil && !rr.Binary {
-		p += "\n\n" + a.expandDynamicSections(rr.Text)
+	a.instructions = nil
+	for _, name := range instructionFiles {
+		if rr, err := readWorkspaceFile(a.Workspace, name, 0, 0, 16<<10); err == nil && !rr.Binary {
+			p += "\n\n" + a.expandDynamicSections(rr.Text)
+			a.instructions = append(a.instructions, name)
+		}
 	}
 	return p
 }

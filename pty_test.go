@@ -141,7 +141,7 @@ func TestREPLThroughPTY(t *testing.T) {
 	s.send("/read hel\t")
 	s.expect("hello.txt")
 	s.send("\r")
-	s.expect("read hello.txt into context (1 lines)")
+	s.expect("read hello.txt into context (1 line)")
 	s.expect("harvey> ")
 
 	// Ctrl-C at the prompt clears the line instead of leaving.

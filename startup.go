@@ -77,7 +77,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		if err != nil {
 			a.logf("%s", a.colorize("33", "warning: "+err.Error()))
 		} else {
-			a.logf("%s", a.dim(fmt.Sprintf("· continuing the last conversation (%d messages)", n)))
+			a.logf("%s", a.dim("· continuing the last conversation ("+plural(n, "message")+")"))
 			if model == "" {
 				model = saved
 			}

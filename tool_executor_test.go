@@ -26,7 +26,7 @@ func TestToolLoopSingleCall(t *testing.T) {
 	if got := env.out.String(); !strings.Contains(got, "The port is 8080.") {
 		t.Fatalf("stdout = %q", got)
 	}
-	if !strings.Contains(env.errOut.String(), "⚙ read_file config.yaml") || !strings.Contains(env.errOut.String(), "✓ 1 lines") {
+	if !strings.Contains(env.errOut.String(), "⚙ read_file config.yaml") || !strings.Contains(env.errOut.String(), "✓ 1 line\n") {
 		t.Fatalf("stderr = %q", env.errOut.String())
 	}
 	reqs := f.chatRequests()

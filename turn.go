@@ -266,7 +266,7 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 	}
 	a.History = history
 	a.recordStats(stats)
-	a.logf("%s", a.dim(stats.Format()))
+	a.logf("%s", a.dim(stats.Format()+" · ctx "+a.contextFill()))
 	a.Recorder.Assistant(reply.String(), stats.Format())
 	if mode == ModeProse {
 		a.offerRunSuggestions(ctx, reply.String())
@@ -304,3 +304,25 @@ func (a *Agent) offerRunSuggestions(ctx context.Context, reply string) {
 }
 
 var runSuggestionRE = regexp.MustCompile("`/run ([^`\n]+)`")
+
+// contextFill shows the conversation's size against the window, e.g.
+// "~3.1k of 8k tokens (38%)".
+func (a *Agent) contextFill() string {
+	used := estimateTokens(a.History) + a.schemaTokens(a.toolMode())
+	n := a.numCtx()
+	if n <= 0 {
+		return fmt.Sprintf("~%s tokens", kilo(used))
+	}
+	return fmt.Sprintf("~%s of %s tokens (%d%%)", kilo(used), kilo(n), used*100/n)
+}
+
+// kilo writes a token count as 950, 3.1k or 131k.
+func kilo(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 10000:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1000), ".0") + "k"
+	}
+	return fmt.Sprintf("%dk", (n+500)/1000)
+}

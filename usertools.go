@@ -127,10 +127,13 @@ func loadUserTools(ws *Workspace, reserved func(string) bool) ([]*UserTool, []To
 	return tools, problems
 }
 
-// plural renders "1 problem" or "3 problems".
+// plural renders "1 problem" or "3 problems" ("1 entry", "2 entries").
 func plural(n int, word string) string {
 	if n == 1 {
 		return "1 " + word
+	}
+	if strings.HasSuffix(word, "y") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(word, "y"))
 	}
 	return fmt.Sprintf("%d %ss", n, word)
 }
