@@ -548,6 +548,9 @@ func cmdTools(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		fmt.Fprintln(out, "no model selected")
 	} else {
 		fmt.Fprintf(out, "model %s: tool mode %s (tool support: %s)\n", a.ModelName, mode, a.caps[a.ModelName])
+		if mode == ModeSchema {
+			fmt.Fprintf(out, "prompt layout: %s\n", a.layouts[a.ModelName])
+		}
 	}
 	for _, l := range a.Tools.describe() {
 		fmt.Fprintln(out, "  "+l)

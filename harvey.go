@@ -150,6 +150,7 @@ type Agent struct {
 
 	approved    map[string]bool // tools approved "always" this session
 	caps        map[string]Capability
+	layouts     map[string]promptLayout // per model: where its tools go in the prompt
 	statHistory []ChatStats
 	commands    map[string]*Command
 	warnedCtx   bool
@@ -169,6 +170,7 @@ func newAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writ
 		Err:       errOut,
 		approved:  map[string]bool{},
 		caps:      map[string]Capability{},
+		layouts:   map[string]promptLayout{},
 		modelCtx:  map[string]int{},
 	}
 	if ws != nil {

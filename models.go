@@ -53,6 +53,7 @@ func (a *Agent) UseModel(ctx context.Context, name string) error {
 		}
 		a.caps[m] = capab
 		a.modelCtx[m] = ctxLen
+		a.layouts[m] = layoutForTemplate(c.PromptTemplate(m))
 	}
 	if n := a.modelCtx[m]; n > 0 && n < c.NumCtx {
 		// Asking for more than the model was trained on buys nothing.

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -33,6 +34,9 @@ type OllamaClient struct {
 	KeepAlive *api.Duration
 	api       *api.Client
 	http      *http.Client
+
+	mu        sync.Mutex
+	templates map[string]string // chat templates seen by Capability
 }
 
 // chat streams /api/chat with the official request and response types and
@@ -207,6 +211,12 @@ func (c *OllamaClient) Capability(ctx context.Context, model string) (Capability
 	if err != nil {
 		return CapUnknown, 0, c.explain(err)
 	}
+	c.mu.Lock()
+	if c.templates == nil {
+		c.templates = map[string]string{}
+	}
+	c.templates[model] = resp.Template
+	c.mu.Unlock()
 	ctxLen := 0
 	for k, v := range resp.ModelInfo {
 		if strings.HasSuffix(k, ".context_length") {
@@ -227,6 +237,14 @@ func (c *OllamaClient) Capability(ctx context.Context, model string) (Capability
 		return CapYes, ctxLen, nil
 	}
 	return CapUnknown, ctxLen, nil
+}
+
+// PromptTemplate is the chat template /api/show gave for model (after
+// Capability asked), for choosing a prompt layout (TemplateProvider).
+func (c *OllamaClient) PromptTemplate(model string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.templates[model]
 }
 
 // Chat streams a plain reply.

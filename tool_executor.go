@@ -110,7 +110,11 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 		}
 		e.fitRound(messages, lastAssistant(messages))
 		hb := &holdbackWriter{out: out, isTool: func(n string) bool { _, ok := lookup(n); return ok }}
-		stats, calls, err := e.client.ChatWithTools(ctx, messages, tools, hb)
+		send, sendTools := messages, tools
+		if e.turn != nil {
+			send, sendTools = e.turn.layout.apply(messages, tools)
+		}
+		stats, calls, err := e.client.ChatWithTools(ctx, send, sendTools, hb)
 		total.add(stats)
 		if err != nil {
 			if errors.Is(err, ErrToolsUnsupported) && !e.prose && e.host != nil && e.turn != nil {
@@ -134,7 +138,10 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 		recovered := false
 		if len(calls) == 0 {
 			var prose string
-			calls, prose = recoverToolCalls(text, lookup, !e.prose)
+			// Schema mode is strict (the model could have called natively),
+			// unless the layout took the tools out of the request.
+			strict := !e.prose && (e.turn == nil || e.turn.layout == layoutNative)
+			calls, prose = recoverToolCalls(text, lookup, strict)
 			if len(calls) > 0 {
 				recovered = true
 				text = prose

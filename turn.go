@@ -18,12 +18,13 @@ import (
 type turn struct {
 	client    LLMClient
 	model     string
-	route     string   // the route's name; "" for the main model
-	mode      ToolMode // schema, prose or off
-	window    int      // tokens every request must fit (0: the server reports overflow itself)
-	maxRounds int      // max_tool_calls_per_turn of this model
-	maxOut    int      // the cap on one tool result
-	schema    int      // estimated tokens the tool schemas add to a request
+	route     string       // the route's name; "" for the main model
+	mode      ToolMode     // schema, prose or off
+	window    int          // tokens every request must fit (0: the server reports overflow itself)
+	maxRounds int          // max_tool_calls_per_turn of this model
+	maxOut    int          // the cap on one tool result
+	schema    int          // estimated tokens the tool schemas add to a request
+	layout    promptLayout // where the tools go in the prompt (layout.go)
 }
 
 // contextLimit is the prompt size that leaves room for a reply.
@@ -88,6 +89,9 @@ func (a *Agent) mainTurn() *turn {
 		maxRounds: a.Config.MaxToolCalls(a.ModelName)}
 	t.maxOut = capFor(a.Config.MaxOutputBytes(), t.window)
 	t.schema = a.schemaTokens(t.mode)
+	if t.mode == ModeSchema {
+		t.layout = a.layouts[a.ModelName]
+	}
 	return t
 }
 

@@ -1,0 +1,129 @@
+package harvey
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	anyllm "github.com/mozilla-ai/any-llm-go"
+)
+
+// Where a model's tools go in the prompt. Ollama reuses its KV cache for
+// the common prefix of the prompt it renders with the model's template, and
+// the templates of the two families small-model users run most move things
+// between turns: llama3.2's puts the tool block inside the *last* user
+// message (only while it is last, so it vanishes during tool rounds);
+// mistral's puts [AVAILABLE_TOOLS] and the system prompt before the last
+// user message. Every turn then re-evaluates the tool block and the last
+// exchange — tens of seconds on a Raspberry Pi.
+//
+// For those families Harvey writes the tools into a part of the prompt that
+// never moves, in the family's own words and format, and sends no tools
+// field: the rendered prompt only grows. The model answers with the call
+// format its template taught it, and Harvey recovers the call from the text
+// (textcalls.go), as Ollama's own parser would have. Unknown families keep
+// the tools field (layoutNative).
+type promptLayout int
+
+const (
+	layoutNative       promptLayout = iota // tools in the request; the template places them
+	layoutLlama3System                     // llama3.x: the template's tool block, in the system message
+	layoutMistralFirst                     // mistral: system prompt and tools at the head of the first user message
+)
+
+func (l promptLayout) String() string {
+	switch l {
+	case layoutLlama3System:
+		return "llama3 tools in the system message"
+	case layoutMistralFirst:
+		return "mistral tools in the first message"
+	}
+	return "native tools field"
+}
+
+// layoutForTemplate recognises a family by its published chat template.
+func layoutForTemplate(tmpl string) promptLayout {
+	switch {
+	case strings.Contains(tmpl, "Given the following functions, please respond with a JSON for a function call") && strings.Contains(tmpl, "<|start_header_id|>"):
+		return layoutLlama3System
+	case strings.Contains(tmpl, "[AVAILABLE_TOOLS]") && strings.Contains(tmpl, "[INST]"):
+		return layoutMistralFirst
+	}
+	return layoutNative
+}
+
+// llama3ToolBlock is the tool block of Ollama's llama3.1/3.2 templates,
+// word for word, followed by each tool as the template prints it.
+func llama3ToolBlock(tools []anyllm.Tool) string {
+	var b strings.Builder
+	b.WriteString("Given the following functions, please respond with a JSON for a function call with its proper arguments that best answers the given prompt.\n\n")
+	b.WriteString(`Respond in the format {"name": function name, "parameters": dictionary of argument name and its value}. Do not use variables.` + "\n\n")
+	for _, t := range tools {
+		b.WriteString(templateToolJSON(t))
+		b.WriteString("\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// mistralToolBlock describes the tools as mistral's template lists them,
+// with the call format its [TOOL_CALLS] training uses.
+func mistralToolBlock(tools []anyllm.Tool) string {
+	var parts []string
+	for _, t := range tools {
+		parts = append(parts, templateToolJSON(t))
+	}
+	return "You can call these tools: [" + strings.Join(parts, ", ") + "]\n" +
+		`To call tools, reply with only [TOOL_CALLS] [{"name": tool name, "arguments": {argument name: value}}].`
+}
+
+// templateToolJSON renders a tool the way Ollama's templates print one
+// (type, then function with name, description, parameters).
+func templateToolJSON(t anyllm.Tool) string {
+	type fn struct {
+		Name        string         `json:"name"`
+		Description string         `json:"description"`
+		Parameters  map[string]any `json:"parameters"`
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(struct {
+		Type     string `json:"type"`
+		Function fn     `json:"function"`
+	}{"function", fn{t.Function.Name, t.Function.Description, t.Function.Parameters}})
+	return strings.TrimSpace(b.String())
+}
+
+// apply returns the messages to send for this layout (history is not
+// changed); with a non-native layout no tools field is sent.
+func (l promptLayout) apply(msgs []Message, tools []anyllm.Tool) ([]Message, []anyllm.Tool) {
+	if l == layoutNative || len(tools) == 0 {
+		return msgs, tools
+	}
+	out := append([]Message(nil), msgs...)
+	switch l {
+	case layoutLlama3System:
+		block := llama3ToolBlock(tools)
+		if len(out) > 0 && out[0].Role == "system" {
+			out[0].Content += "\n\n" + block
+		} else {
+			out = append([]Message{{Role: "system", Content: block}}, out...)
+		}
+	case layoutMistralFirst:
+		// The template moves the system prompt to the last user message:
+		// it goes, with the tools, at the head of the first one instead.
+		head := mistralToolBlock(tools)
+		if len(out) > 0 && out[0].Role == "system" {
+			head = out[0].Content + "\n\n" + head
+			out = out[1:]
+		}
+		for i := range out {
+			if out[i].Role == "user" {
+				out[i].Content = head + "\n\n" + out[i].Content
+				return out, nil
+			}
+		}
+		out = append(out, Message{Role: "user", Content: head})
+	}
+	return out, nil
+}
