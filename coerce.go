@@ -114,6 +114,10 @@ func numberOf(v any) (float64, bool) {
 	switch x := v.(type) {
 	case float64:
 		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
 	case string:
 		n, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
 		return n, err == nil

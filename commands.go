@@ -57,6 +57,8 @@ func (a *Agent) registerCommands() {
 	add(&Command{Name: "audit", Usage: "/audit show [N]|clear|status", Summary: "recent actions and their outcome", Handler: cmdAudit})
 	add(&Command{Name: "security", Usage: "/security", Summary: "safe mode, permissions and audit at a glance", Handler: cmdSecurity})
 	add(&Command{Name: "record", Usage: "/record start [FILE]|stop|status", Summary: "record the session as Markdown under agents/sessions/", Handler: cmdRecord})
+	add(&Command{Name: "mcp", Usage: "/mcp [restart NAME]", Summary: "MCP servers: state, tools and their prompt cost; restart one", Handler: cmdMCP,
+		Help: "Servers come from mcp: servers: in your config (a workspace's servers start only after you confirm them). Their tools are named SERVER__tool and ask before they run unless your config lists them under read_only."})
 	add(&Command{Name: "tools", Usage: "/tools [on|off|reload|check]", Summary: "list tools and the model's tool mode; turn tools on or off; reload or check agents/tools/*.md", Handler: cmdTools,
 		Help: "User tools are Markdown files in agents/tools/NAME.md: YAML front matter (parameters, command as an argv list, timeout, effect) and the description as the body. See docs/user-tools.md."})
 	add(&Command{Name: "model", Usage: "/model [NAME]", Summary: "list models, or switch to NAME", Handler: cmdModel})

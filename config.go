@@ -80,6 +80,7 @@ type Config struct {
 	Tools           ToolsConfig            `yaml:"tools,omitempty"`
 	Models          map[string]ModelConfig `yaml:"models,omitempty"`
 	Routes          []Route                `yaml:"routes,omitempty"`
+	MCP             MCPConfig              `yaml:"mcp,omitempty"`
 	// Sandbox is read from the user's own config only: a workspace
 	// cannot widen what its commands may touch.
 	Sandbox SandboxPolicy `yaml:"sandbox,omitempty"`

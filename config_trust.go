@@ -175,6 +175,18 @@ func mergeConfig(base, over *Config, keys []string) *Config {
 			out.Models = over.Models
 		case "routes":
 			out.Routes = over.Routes
+		case "mcp":
+			// The workspace adds servers; it cannot replace yours.
+			servers := map[string]MCPServer{}
+			for n, s := range base.MCP.Servers {
+				servers[n] = s
+			}
+			for n, s := range over.MCP.Servers {
+				if _, mine := base.MCP.Servers[n]; !mine {
+					servers[n] = s
+				}
+			}
+			out.MCP.Servers = servers
 		}
 	}
 	return &out
@@ -199,6 +211,21 @@ func gatedKeys(base, ws *Config, keys []string) []gatedSetting {
 			}
 			if len(names) > 0 {
 				out = append(out, gatedSetting{k, "adds routes " + strings.Join(names, ", ")})
+			}
+		case "mcp":
+			var names []string
+			for n, s := range ws.MCP.Servers {
+				if _, mine := base.MCP.Servers[n]; !mine && s.enabled() {
+					what := s.URL
+					if what == "" {
+						what = strings.Join(s.Command, " ")
+					}
+					names = append(names, n+" ("+what+")")
+				}
+			}
+			if len(names) > 0 {
+				slices.Sort(names)
+				out = append(out, gatedSetting{k, "starts MCP servers " + strings.Join(names, ", ")})
 			}
 		case "safe_mode":
 			if base.SafeMode && !ws.SafeMode {

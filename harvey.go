@@ -134,7 +134,8 @@ type Agent struct {
 	savedMark     string         // what saveSession last wrote, to skip unchanged saves
 	toolProblems  []ToolFileProblem
 	SystemPrompt  string
-	instructions  []string // the instruction files read at start
+	instructions  []string    // the instruction files read at start
+	mcp           *mcpManager // MCP servers (mcp.go)
 
 	// I/O. In is used for approvals and menus; Out gets answers, Err gets
 	// progress, tool activity and errors.
@@ -318,6 +319,7 @@ func (a *Agent) Close() {
 		a.kb.Close()
 		a.kb = nil
 	}
+	a.mcp.close()
 }
 
 // sameModel matches "llama3.2" with "llama3.2:latest".

@@ -84,6 +84,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		}
 	}
 	a.connect(ctx, model)
+	a.startMCP(ctx)
 	if cf.AutoRecord {
 		if r, err := startRecorder(ws, "", a.ModelName, a.maxOut()); err == nil {
 			a.Recorder = r

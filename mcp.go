@@ -1,0 +1,383 @@
+package harvey
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// MCP: tools from Model Context Protocol servers, on the official Go SDK.
+// Each server's tools become registry entries named SERVER__tool and go
+// through the same gate as every tool: approval (exec unless the user's
+// config marks a tool read-only), audit, output cap, redaction, recording.
+// Stdio servers start through the sandbox launcher like every program
+// Harvey starts (network only when the server's config allows it) and are
+// stopped with Harvey.
+
+// MCPConfig is the mcp: block of a config.
+type MCPConfig struct {
+	Servers map[string]MCPServer `yaml:"servers,omitempty"`
+}
+
+// MCPServer is one server: a command (stdio) or a URL (streamable HTTP).
+type MCPServer struct {
+	Command  []string          `yaml:"command,omitempty"`
+	Env      map[string]string `yaml:"env,omitempty"`     // values may be ${VAR} from your environment
+	URL      string            `yaml:"url,omitempty"`     // streamable HTTP endpoint
+	Headers  map[string]string `yaml:"headers,omitempty"` // values may be ${VAR}
+	Tools    []string          `yaml:"tools,omitempty"`   // allowlist (empty: all)
+	ReadOnly []string          `yaml:"read_only,omitempty"`
+	Enabled  *bool             `yaml:"enabled,omitempty"`
+	Network  bool              `yaml:"network,omitempty"` // a stdio server may open connections
+}
+
+func (s MCPServer) enabled() bool { return s.Enabled == nil || *s.Enabled }
+
+// mcpNameSep joins a server's name and a tool's name.
+const mcpNameSep = "__"
+
+// mcpTimeout bounds initialize and tools/list.
+var mcpTimeout = 20 * time.Second
+
+// mcpServer is one running (or failed) server.
+type mcpServer struct {
+	name     string
+	cfg      MCPServer
+	mu       sync.Mutex
+	session  *mcp.ClientSession
+	tools    []*mcp.Tool
+	state    string // "running", "failed: ...", "stopped"
+	restarts int
+}
+
+// mcpManager holds the session's servers.
+type mcpManager struct {
+	a       *Agent
+	mu      sync.Mutex
+	servers map[string]*mcpServer
+}
+
+// startMCP starts every enabled server and registers its tools; a server
+// that fails is reported in one line and the session goes on.
+func (a *Agent) startMCP(ctx context.Context) {
+	if len(a.Config.MCP.Servers) == 0 {
+		return
+	}
+	a.mcp = &mcpManager{a: a, servers: map[string]*mcpServer{}}
+	names := make([]string, 0, len(a.Config.MCP.Servers))
+	for n := range a.Config.MCP.Servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		cfg := a.Config.MCP.Servers[n]
+		if !cfg.enabled() {
+			continue
+		}
+		s := &mcpServer{name: n, cfg: cfg}
+		a.mcp.servers[n] = s
+		if err := a.mcp.connect(ctx, s); err != nil {
+			a.logf("%s", a.colorize("33", fmt.Sprintf("warning: MCP server %s: %s", n, oneLine(err.Error()))))
+			continue
+		}
+		a.mcp.register(s)
+	}
+}
+
+// connect starts (or restarts) a server and lists its tools.
+func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.session != nil {
+		s.session.Close()
+		s.session = nil
+	}
+	t, err := m.transport(s.cfg)
+	if err != nil {
+		s.state = "failed: " + err.Error()
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, mcpTimeout)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "harvey", Version: Version}, nil)
+	session, err := client.Connect(cctx, t, nil)
+	if err != nil {
+		if cctx.Err() != nil {
+			err = fmt.Errorf("did not answer initialize within %s", mcpTimeout)
+		}
+		if ct, ok := t.(*mcp.CommandTransport); ok {
+			if w, ok := ct.Command.Stderr.(*capWriter); ok {
+				if b, _ := w.result(); len(b) > 0 {
+					err = fmt.Errorf("%v: %s", err, gitErrLine(b))
+				}
+			}
+		}
+		s.state = "failed: " + err.Error()
+		return err
+	}
+	var tools []*mcp.Tool
+	for tool, err := range session.Tools(cctx, nil) {
+		if err != nil {
+			session.Close()
+			s.state = "failed: " + err.Error()
+			return fmt.Errorf("tools/list: %w", err)
+		}
+		if len(s.cfg.Tools) == 0 || contains(s.cfg.Tools, tool.Name) {
+			tools = append(tools, tool)
+		}
+	}
+	s.session, s.tools, s.state = session, tools, "running"
+	return nil
+}
+
+// transport builds a stdio transport through the sandbox launcher, or a
+// streamable HTTP one.
+func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, error) {
+	if cfg.URL != "" {
+		hc := &http.Client{Transport: headerTransport{headers: expandEnvValues(cfg.Headers)}}
+		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, DisableStandaloneSSE: true}, nil
+	}
+	if len(cfg.Command) == 0 {
+		return nil, errors.New("no command or url")
+	}
+	a := m.a
+	env := baseEnv()
+	for k, v := range expandEnvValues(cfg.Env) {
+		env = append(env, k+"="+v)
+	}
+	argv := cfg.Command
+	if _, err := lookPath(argv[0]); err != nil {
+		return nil, err
+	}
+	var cmd *exec.Cmd
+	if sb := sandboxAvailable(); sb.enforced() {
+		spec := *a.commandSandbox()
+		spec.Network = spec.Network || cfg.Network
+		spec.Argv, spec.Dir, spec.Env = argv, a.Workspace.Root, sandboxEnv(env)
+		spec.NoNS = spec.NoNS || !sb.ns
+		w := sb.wrap(spec)
+		cmd = exec.Command(w[0], w[1:]...)
+		cmd.SysProcAttr = sandboxProcAttr(spec)
+	} else {
+		prog, _ := lookPath(argv[0])
+		cmd = exec.Command(prog, argv[1:]...)
+		cmd.Env = env
+		setProcessGroup(cmd)
+	}
+	cmd.Dir = a.Workspace.Root
+	cmd.Stderr = &capWriter{limit: 4096} // its last words, if it fails
+	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+}
+
+// headerTransport adds the configured headers to every request.
+type headerTransport struct{ headers map[string]string }
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// expandEnvValues fills ${VAR} and $VAR from Harvey's own environment (the
+// config names a secret; it does not hold it).
+func expandEnvValues(m map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = os.ExpandEnv(v)
+	}
+	return out
+}
+
+// register adds a server's tools to the registry (a name taken by another
+// tool is refused with a warning).
+func (m *mcpManager) register(s *mcpServer) {
+	for _, t := range s.tools {
+		name := s.name + mcpNameSep + t.Name
+		if _, taken := m.a.Tools.entry(name); taken {
+			m.a.logf("%s", m.a.colorize("33", fmt.Sprintf("warning: MCP tool %s: the name is taken; not added", name)))
+			continue
+		}
+		schema := map[string]any{"type": "object", "properties": map[string]any{}}
+		if b, err := json.Marshal(t.InputSchema); err == nil {
+			var sm map[string]any
+			if json.Unmarshal(b, &sm) == nil && sm != nil {
+				schema = sm
+			}
+		}
+		effect := EffectExec
+		if contains(s.cfg.ReadOnly, t.Name) {
+			effect = EffectRead
+		}
+		tool := t.Name
+		m.a.Tools.registerFunc(name, t.Description, schema, m.call(s, tool, name, schema, effect), effect, "mcp:"+s.name)
+	}
+}
+
+// call is the tool function for one MCP tool: coercion, approval (unless
+// the user marked it read-only), the call with run_timeout, one restart
+// after a crash, and the result as text (redacted).
+func (m *mcpManager) call(s *mcpServer, tool, name string, schema map[string]any, effect ToolEffect) toolFunc {
+	return func(ctx context.Context, args map[string]any) (toolResult, error) {
+		if args == nil {
+			args = map[string]any{}
+		}
+		if err := coerceArgs(schema, args); err != nil {
+			return toolResult{}, err
+		}
+		if effect != EffectRead {
+			b, _ := json.Marshal(args)
+			if err := approve(ctx, name, "call MCP tool "+name+" "+flatText(string(b))); err != nil {
+				return toolResult{}, err
+			}
+		}
+		res, err := m.invoke(ctx, s, tool, args)
+		if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+			// The server died: restart it once, and tell the model.
+			if s.restarts < 1 {
+				s.restarts++
+				if cerr := m.connect(context.WithoutCancel(ctx), s); cerr == nil {
+					return toolResult{}, fmt.Errorf("MCP server %s failed during the call (%v); it was restarted — call again if the call is safe to repeat", s.name, oneLine(err.Error()))
+				}
+			}
+			return toolResult{}, fmt.Errorf("MCP server %s failed: %v", s.name, oneLine(err.Error()))
+		}
+		if err != nil {
+			return toolResult{}, fmt.Errorf("MCP tool %s: %v", name, oneLine(err.Error()))
+		}
+		text := redactSecrets(mcpText(res))
+		if res.IsError {
+			return toolResult{}, fmt.Errorf("%s", text)
+		}
+		return toolResult{Text: text}, nil
+	}
+}
+
+func (m *mcpManager) invoke(ctx context.Context, s *mcpServer, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	s.mu.Lock()
+	session := s.session
+	s.mu.Unlock()
+	if session == nil {
+		return nil, fmt.Errorf("not running (%s)", s.state)
+	}
+	cctx, cancel := context.WithTimeout(ctx, time.Duration(m.a.Config.RunTimeout))
+	defer cancel()
+	res, err := session.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	if err != nil && cctx.Err() != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("no answer within run_timeout (%s): %w", time.Duration(m.a.Config.RunTimeout), context.DeadlineExceeded)
+	}
+	if err != nil {
+		s.mu.Lock()
+		s.state = "failed: " + oneLine(err.Error())
+		s.mu.Unlock()
+	}
+	return res, err
+}
+
+// mcpText is a result as the model reads it: text passed on, images and
+// resources in one line each.
+func mcpText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		switch x := c.(type) {
+		case *mcp.TextContent:
+			parts = append(parts, x.Text)
+		case *mcp.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image: %s, %d bytes]", x.MIMEType, len(x.Data)))
+		case *mcp.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio: %s, %d bytes]", x.MIMEType, len(x.Data)))
+		case *mcp.ResourceLink:
+			parts = append(parts, fmt.Sprintf("[resource: %s %s]", x.Name, x.URI))
+		case *mcp.EmbeddedResource:
+			if x.Resource != nil && x.Resource.Text != "" {
+				parts = append(parts, x.Resource.Text)
+			} else if x.Resource != nil {
+				parts = append(parts, fmt.Sprintf("[resource: %s, %d bytes]", x.Resource.URI, len(base64.StdEncoding.EncodeToString(x.Resource.Blob))))
+			}
+		}
+	}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		parts = append(parts, string(b))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// close stops every server (stdio servers die with their launcher).
+func (m *mcpManager) close() {
+	if m == nil {
+		return
+	}
+	for _, s := range m.servers {
+		s.mu.Lock()
+		if s.session != nil {
+			s.session.Close()
+			s.session = nil
+		}
+		s.state = "stopped"
+		s.mu.Unlock()
+	}
+}
+
+// cmdMCP is /mcp: servers, state, tools and what they add to the prompt;
+// /mcp restart NAME.
+func cmdMCP(ctx context.Context, a *Agent, args []string, out io.Writer) error {
+	if a.mcp == nil || len(a.mcp.servers) == 0 {
+		fmt.Fprintln(out, "no MCP servers configured (mcp: servers: in your config; see README)")
+		return nil
+	}
+	if len(args) == 2 && args[0] == "restart" {
+		s, ok := a.mcp.servers[args[1]]
+		if !ok {
+			return fmt.Errorf("no MCP server %q", args[1])
+		}
+		for _, t := range s.tools {
+			a.Tools.Unregister(s.name + mcpNameSep + t.Name)
+		}
+		s.restarts = 0
+		if err := a.mcp.connect(ctx, s); err != nil {
+			return fmt.Errorf("MCP server %s: %v", s.name, err)
+		}
+		a.mcp.register(s)
+		fmt.Fprintf(out, "%s restarted: %s\n", s.name, plural(len(s.tools), "tool"))
+		return nil
+	}
+	if len(args) > 0 {
+		return a.usageError("mcp")
+	}
+	names := make([]string, 0, len(a.mcp.servers))
+	for n := range a.mcp.servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		s := a.mcp.servers[n]
+		s.mu.Lock()
+		var toks int
+		for _, t := range s.tools {
+			if tool, _, ok := a.Tools.GetTool(n + mcpNameSep + t.Name); ok {
+				b, _ := json.Marshal(tool)
+				toks += len(b) / 4
+			}
+		}
+		fmt.Fprintf(out, "%s: %s, %s, ~%d prompt tokens\n", n, sanitizeForTerminal(s.state), plural(len(s.tools), "tool"), toks)
+		for _, t := range s.tools {
+			fmt.Fprintf(out, "  %s%s%s — %s\n", n, mcpNameSep, sanitizeForTerminal(t.Name), sanitizeForTerminal(firstLine(t.Description)))
+		}
+		s.mu.Unlock()
+	}
+	return nil
+}

@@ -1,0 +1,191 @@
+package harvey
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func init() { testHelpers["mcp-server"] = func(string) int { return runTestMCPServer() } }
+
+// testMCPServer is a real MCP server built from the Go SDK: echo, add (an
+// integer schema with an enum), fail (isError), crash (the process dies
+// mid-call) and hang (never answers).
+func testMCPServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	obj := func(props string, req ...string) json.RawMessage {
+		r, _ := json.Marshal(req)
+		return json.RawMessage(`{"type":"object","properties":` + props + `,"required":` + string(r) + `}`)
+	}
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	args := func(req *mcp.CallToolRequest) map[string]any {
+		var m map[string]any
+		json.Unmarshal(req.Params.Arguments, &m)
+		return m
+	}
+	s.AddTool(&mcp.Tool{Name: "echo", Description: "Echo the text.", InputSchema: obj(`{"text":{"type":"string"}}`, "text")},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return text("echo: " + fmt.Sprint(args(req)["text"])), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "add", Description: "Add two integers.", InputSchema: obj(`{"a":{"type":"integer"},"b":{"type":"integer"},"mode":{"type":"string","enum":["sum","twice"]},"opts":{"type":"object","properties":{"round":{"type":"boolean"}}}}`, "a", "b")},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			m := args(req)
+			a, aok := m["a"].(float64)
+			b, bok := m["b"].(float64)
+			if !aok || !bok {
+				return text(fmt.Sprintf("bad arguments %v", m)), nil
+			}
+			return text(fmt.Sprint(a + b)), nil
+		})
+	s.AddTool(&mcp.Tool{Name: "fail", Description: "Always fails.", InputSchema: obj(`{}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			r := text("boom: the thing is broken")
+			r.IsError = true
+			return r, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "crash", Description: "Dies.", InputSchema: obj(`{}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			os.Exit(3)
+			return nil, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "hang", Description: "Never answers.", InputSchema: obj(`{}`)},
+		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			<-ctx.Done()
+			time.Sleep(time.Hour)
+			return nil, nil
+		})
+	return s
+}
+
+func runTestMCPServer() int {
+	if err := testMCPServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// mcpEnv is a test agent with the stdio test server configured as "t".
+func mcpEnv(t *testing.T, f *fakeOllama, token string) *testEnv {
+	t.Helper()
+	env := newTestEnv(t, f, "llama3.2")
+	// The test binary is the server: the sandbox must let it be read.
+	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
+	env.a.Config.MCP.Servers = map[string]MCPServer{"t": {Command: []string{os.Args[0], "-mcp-token=" + token}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-server"}}}
+	env.a.startMCP(t.Context())
+	t.Cleanup(env.a.mcp.close)
+	return env
+}
+
+// A real stdio server: discovery, the schema whole on the wire to Ollama,
+// a call with coerced arguments, isError, a crash (error, restart), a hang
+// (timeout), approvals and audit; no server process outlives Harvey.
+func TestMCPStdioServer(t *testing.T) {
+	t.Parallel()
+	f := newFakeOllama(t, "llama3.2:latest")
+	token := fmt.Sprintf("tok%d", time.Now().UnixNano())
+	env := mcpEnv(t, f, token)
+	env.a.Config.RunTimeout = Duration(2 * time.Second)
+	var out strings.Builder
+	cmdMCP(t.Context(), env.a, nil, &out)
+	if !strings.Contains(out.String(), "t: running, 5 tools") || !strings.Contains(out.String(), "t__add — Add two integers.") {
+		t.Fatalf("/mcp = %q", out.String())
+	}
+	f.script(
+		toolReply("llama3.2", fakeCall{id: "c1", name: "t__add", args: map[string]any{"a": "2", "b": 3}}),
+		toolReply("llama3.2", fakeCall{id: "c2", name: "t__fail", args: map[string]any{}}),
+		toolReply("llama3.2", fakeCall{id: "c3", name: "t__crash", args: map[string]any{}}),
+		toolReply("llama3.2", fakeCall{id: "c4", name: "t__echo", args: map[string]any{"text": "after the restart"}}),
+		toolReply("llama3.2", fakeCall{id: "c5", name: "t__hang", args: map[string]any{}}),
+		textReply("llama3.2", "Done."),
+	)
+	if err := env.a.RunPrompt(t.Context(), "use the tools"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.chatRequests()
+	var addSchema string
+	for _, tl := range reqs[0]["tools"].([]any) {
+		fn := tl.(map[string]any)["function"].(map[string]any)
+		if fn["name"] == "t__add" {
+			b, _ := json.Marshal(fn["parameters"])
+			addSchema = string(b)
+		}
+	}
+	if !strings.Contains(addSchema, `"enum":["sum","twice"]`) || !strings.Contains(addSchema, `"round":{"type":"boolean"}`) {
+		t.Fatalf("schema on the wire = %s", addSchema)
+	}
+	res := toolResults(reqs)
+	for id, want := range map[string]string{"c1": "\n5\n", "c2": "error: boom: the thing is broken", "c3": "restarted", "c4": "echo: after the restart", "c5": "no answer within run_timeout"} {
+		if !strings.Contains(res[id], want) {
+			t.Errorf("%s: want %q in %q", id, want, res[id])
+		}
+	}
+	var audit strings.Builder
+	env.a.Audit.Print(&audit, 20)
+	if !strings.Contains(audit.String(), "tool:t__add") {
+		t.Errorf("audit = %s", audit.String())
+	}
+	// Headless without --yes, an MCP tool is refused like run_command.
+	env.a.AutoApprove = false
+	f.script(toolReply("llama3.2", fakeCall{id: "d1", name: "t__echo", args: map[string]any{"text": "x"}}), textReply("llama3.2", "ok"))
+	env.a.RunPrompt(t.Context(), "echo")
+	if r := toolResults(f.chatRequests())["d1"]; !strings.Contains(r, "needs approval") {
+		t.Errorf("unapproved call: %q", r)
+	}
+	env.a.Close()
+	waitGone(t, token)
+}
+
+// A streamable HTTP server works the same way, headers from the
+// environment.
+func TestMCPHTTPServer(t *testing.T) {
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		if r.Header.Get("Authorization") != "Bearer sekrit" {
+			return nil
+		}
+		return testMCPServer()
+	}, nil))
+	defer srv.Close()
+	t.Setenv("TEST_MCP_TOKEN", "sekrit")
+	env := newTestEnv(t, nil, "")
+	env.a.Config.MCP.Servers = map[string]MCPServer{"h": {URL: srv.URL, Headers: map[string]string{"Authorization": "Bearer ${TEST_MCP_TOKEN}"}, ReadOnly: []string{"echo"}}}
+	env.a.AutoApprove = false // echo is marked read-only: no approval
+	env.a.startMCP(t.Context())
+	defer env.a.mcp.close()
+	out, err := callTool(t, env, "h__echo", map[string]any{"text": "over http"})
+	if err != nil || out != "echo: over http" {
+		t.Fatalf("%q %v", out, err)
+	}
+	if _, err := callTool(t, env, "h__add", map[string]any{"a": 1, "b": 2}); err == nil || !strings.Contains(err.Error(), "needs approval") {
+		t.Fatalf("add without approval: %v", err)
+	}
+}
+
+// A cloned repository's agents/harvey.yaml cannot start an MCP server:
+// headless it is ignored (one warning), nothing runs.
+func TestMCPServerFromWorkspaceNeedsConfirmation(t *testing.T) {
+	freshConfigHome(t)
+	dir := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "ran")
+	writeFile(t, dir, "agents/harvey.yaml", "mcp:\n  servers:\n    evil:\n      command: [sh, -c, 'touch "+marker+"']\n")
+	a, errOut := startIn(t, dir, false, "")
+	if a.mcp != nil && len(a.mcp.servers) > 0 {
+		t.Fatalf("servers started: %v", a.mcp.servers)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the workspace's MCP command ran")
+	}
+	if !strings.Contains(errOut.String(), "sets mcp; ignored headless") {
+		t.Fatalf("no warning: %s", errOut.String())
+	}
+}
