@@ -100,6 +100,7 @@ type ModelConfig struct {
 	ToolsEnabled        *bool `yaml:"tools_enabled,omitempty"`
 	MaxToolCallsPerTurn int   `yaml:"max_tool_calls_per_turn,omitempty"`
 	NumCtx              int   `yaml:"num_ctx,omitempty"`
+	MaxTools            int   `yaml:"max_tools,omitempty"` // tools sent to this model, MCP ones counted (default 24)
 }
 
 // Route is a named remote endpoint (see routing.go).

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
 // MCP: tools from Model Context Protocol servers, on the official Go SDK.
@@ -41,6 +42,53 @@ type MCPServer struct {
 	ReadOnly []string          `yaml:"read_only,omitempty"`
 	Enabled  *bool             `yaml:"enabled,omitempty"`
 	Network  bool              `yaml:"network,omitempty"` // a stdio server may open connections
+	Models   []string          `yaml:"models,omitempty"`  // the models its tools are sent to ("*": all)
+}
+
+// offeredTo reports whether this server's tools are sent to model: only
+// when the config names the model (or "*"), so a small model's prompt does
+// not grow with every server the user runs.
+func (s MCPServer) offeredTo(model string) bool {
+	for _, m := range s.Models {
+		if m == "*" || sameModel(m, model) {
+			return true
+		}
+	}
+	return false
+}
+
+// defaultMaxTools is how many tools a model gets at most (built-in and
+// user tools first; MCP tools fill the rest).
+const defaultMaxTools = 24
+
+// mcpDescLimit cuts MCP tool descriptions sent to a model with a fixed
+// window (a small local model); /mcp shows them whole.
+const mcpDescLimit = 300
+
+// toolsFor is the tool list one turn sends to model: every built-in and
+// user tool, then the MCP tools enabled for that model, up to max_tools;
+// long MCP descriptions cut when the window is small.
+func (a *Agent) toolsFor(model string, window int) []anyllm.Tool {
+	limit := a.Config.modelConfig(model).MaxTools
+	if limit <= 0 {
+		limit = defaultMaxTools
+	}
+	core := a.Tools.schemasWhere(func(_, src string) bool { return !strings.HasPrefix(src, "mcp:") })
+	extra := a.Tools.schemasWhere(func(_, src string) bool {
+		name, ok := strings.CutPrefix(src, "mcp:")
+		return ok && a.mcp != nil && a.mcp.servers[name] != nil && a.mcp.servers[name].cfg.offeredTo(model)
+	})
+	for _, t := range extra {
+		if len(core) >= limit {
+			break
+		}
+		if window > 0 && len(t.Function.Description) > mcpDescLimit {
+			t.Function.Description = strings.ToValidUTF8(t.Function.Description[:mcpDescLimit], "") + "..."
+		}
+		core = append(core, t)
+	}
+	sort.Slice(core, func(i, j int) bool { return core[i].Function.Name < core[j].Function.Name })
+	return core
 }
 
 func (s MCPServer) enabled() bool { return s.Enabled == nil || *s.Enabled }

@@ -76,12 +76,12 @@ func runTestMCPServer() int {
 }
 
 // mcpEnv is a test agent with the stdio test server configured as "t".
-func mcpEnv(t *testing.T, f *fakeOllama, token string) *testEnv {
+func mcpEnv(t *testing.T, f *fakeOllama, token string, models ...string) *testEnv {
 	t.Helper()
 	env := newTestEnv(t, f, "llama3.2")
 	// The test binary is the server: the sandbox must let it be read.
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
-	env.a.Config.MCP.Servers = map[string]MCPServer{"t": {Command: []string{os.Args[0], "-mcp-token=" + token}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-server"}}}
+	env.a.Config.MCP.Servers = map[string]MCPServer{"t": {Command: []string{os.Args[0], "-mcp-token=" + token}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-server"}, Models: models}}
 	env.a.startMCP(t.Context())
 	t.Cleanup(env.a.mcp.close)
 	return env
@@ -94,7 +94,7 @@ func TestMCPStdioServer(t *testing.T) {
 	t.Parallel()
 	f := newFakeOllama(t, "llama3.2:latest")
 	token := fmt.Sprintf("tok%d", time.Now().UnixNano())
-	env := mcpEnv(t, f, token)
+	env := mcpEnv(t, f, token, "llama3.2")
 	env.a.Config.RunTimeout = Duration(2 * time.Second)
 	var out strings.Builder
 	cmdMCP(t.Context(), env.a, nil, &out)
@@ -187,5 +187,26 @@ func TestMCPServerFromWorkspaceNeedsConfirmation(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "sets mcp; ignored headless") {
 		t.Fatalf("no warning: %s", errOut.String())
+	}
+}
+
+// A server's tools reach only the models its config names, and a model
+// cannot call what it was not offered.
+func TestMCPToolsOnlyForEnabledModels(t *testing.T) {
+	t.Parallel()
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := mcpEnv(t, f, fmt.Sprintf("tok%d", time.Now().UnixNano())) // no models: listed
+	f.script(toolReply("llama3.2", fakeCall{id: "e1", name: "t__echo", args: map[string]any{"text": "x"}}), textReply("llama3.2", "ok"))
+	if err := env.a.RunPrompt(t.Context(), "echo"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.chatRequests()
+	for _, tl := range reqs[0]["tools"].([]any) {
+		if n := tl.(map[string]any)["function"].(map[string]any)["name"]; strings.HasPrefix(fmt.Sprint(n), "t__") {
+			t.Fatalf("%v was sent to a model not enabled for the server", n)
+		}
+	}
+	if r := toolResults(reqs)["e1"]; !strings.Contains(r, `unknown tool "t__echo"`) {
+		t.Fatalf("call of a tool not offered: %q", r)
 	}
 }

@@ -103,10 +103,22 @@ func (a *Agent) newToolExecutor(t *turn) *ToolExecutor {
 func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out io.Writer) ([]Message, ChatStats, error) {
 	var total ChatStats
 	lookup := e.registry.schemaOf
+	if e.turn != nil && e.turn.tools != nil {
+		// Only what this turn offered can be called.
+		lookup = func(n string) (map[string]any, bool) {
+			if !e.turn.offers(n) {
+				return nil, false
+			}
+			return e.registry.schemaOf(n)
+		}
+	}
 	for round := 0; ; round++ {
 		var tools []anyllm.Tool
 		if !e.prose {
 			tools = e.registry.GetToolSchemas()
+			if e.turn != nil && e.turn.tools != nil {
+				tools = e.turn.tools
+			}
 		}
 		e.fitRound(messages, lastAssistant(messages))
 		hb := &holdbackWriter{out: out, isTool: func(n string) bool { _, ok := lookup(n); return ok }}
@@ -272,6 +284,9 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 	var res toolResult
 	var err error
 	entry, ok := e.registry.entry(name)
+	if ok && e.turn != nil && e.turn.tools != nil && !e.turn.offers(name) {
+		ok = false // registered, but not offered to this model
+	}
 	switch {
 	case !ok:
 		err = fmt.Errorf("unknown tool %q; available tools: %s", name, strings.Join(e.registry.Names(), ", "))
@@ -390,7 +405,7 @@ func flatText(s string) string {
 func (a *Agent) proseToolPrompt() string {
 	var sb strings.Builder
 	sb.WriteString("To use a tool, reply with only a JSON object: {\"name\": \"TOOL\", \"arguments\": {...}}. The result comes back in the next message. Tools:\n")
-	for _, t := range a.Tools.GetToolSchemas() {
+	for _, t := range a.toolsFor(a.ModelName, a.window(a.Client)) {
 		f := t.Function
 		props, _ := f.Parameters["properties"].(map[string]any)
 		req := map[string]bool{}

@@ -135,6 +135,21 @@ func (r *ToolRegistry) GetToolSchemas() []anyllm.Tool {
 	return out
 }
 
+// schemasWhere is GetToolSchemas restricted to the tools keep accepts
+// (by name and source).
+func (r *ToolRegistry) schemasWhere(keep func(name, source string) bool) []anyllm.Tool {
+	names := r.Names()
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]anyllm.Tool, 0, len(names))
+	for _, n := range names {
+		if e := r.tools[n]; keep(n, e.source) {
+			out = append(out, e.schema)
+		}
+	}
+	return out
+}
+
 // describe lists the tools for /tools.
 func (r *ToolRegistry) describe() []string {
 	r.mu.RLock()

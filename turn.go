@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
 // A turn is built once, when the user's prompt arrives, and passed down:
@@ -18,13 +20,24 @@ import (
 type turn struct {
 	client    LLMClient
 	model     string
-	route     string       // the route's name; "" for the main model
-	mode      ToolMode     // schema, prose or off
-	window    int          // tokens every request must fit (0: the server reports overflow itself)
-	maxRounds int          // max_tool_calls_per_turn of this model
-	maxOut    int          // the cap on one tool result
-	schema    int          // estimated tokens the tool schemas add to a request
-	layout    promptLayout // where the tools go in the prompt (layout.go)
+	route     string        // the route's name; "" for the main model
+	mode      ToolMode      // schema, prose or off
+	window    int           // tokens every request must fit (0: the server reports overflow itself)
+	maxRounds int           // max_tool_calls_per_turn of this model
+	maxOut    int           // the cap on one tool result
+	schema    int           // estimated tokens the tool schemas add to a request
+	layout    promptLayout  // where the tools go in the prompt (layout.go)
+	tools     []anyllm.Tool // the tools offered this turn (toolsFor)
+}
+
+// offers reports whether the turn offered the tool name.
+func (t *turn) offers(name string) bool {
+	for _, x := range t.tools {
+		if x.Function.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // contextLimit is the prompt size that leaves room for a reply.
@@ -88,7 +101,8 @@ func (a *Agent) mainTurn() *turn {
 	t := &turn{client: a.Client, model: a.ModelName, mode: a.toolMode(), window: a.window(a.Client),
 		maxRounds: a.Config.MaxToolCalls(a.ModelName)}
 	t.maxOut = capFor(a.Config.MaxOutputBytes(), t.window)
-	t.schema = a.schemaTokens(t.mode)
+	t.tools = a.toolsFor(t.model, t.window)
+	t.schema = schemaTokensOf(t.mode, t.tools)
 	if t.mode == ModeSchema {
 		t.layout = a.layouts[a.ModelName]
 	}
@@ -123,7 +137,8 @@ func (a *Agent) routeTurn(ctx context.Context, name string) (*turn, error) {
 		}
 	}
 	t.maxOut = capFor(a.Config.MaxOutputBytes(), t.window)
-	t.schema = a.schemaTokens(t.mode)
+	t.tools = a.toolsFor(t.model, t.window)
+	t.schema = schemaTokensOf(t.mode, t.tools)
 	return t, nil
 }
 
@@ -151,12 +166,17 @@ func (a *Agent) newTurn(ctx context.Context, prompt string) (*turn, string, erro
 	return t, rest, nil
 }
 
-// schemaTokens estimates what the tool schemas add to every request.
+// schemaTokens estimates what the tool schemas add to every request of
+// the main model.
 func (a *Agent) schemaTokens(mode ToolMode) int {
+	return schemaTokensOf(mode, a.toolsFor(a.ModelName, a.window(a.Client)))
+}
+
+func schemaTokensOf(mode ToolMode, tools []anyllm.Tool) int {
 	if mode != ModeSchema {
 		return 0
 	}
-	b, _ := json.Marshal(a.Tools.GetToolSchemas())
+	b, _ := json.Marshal(tools)
 	return len(b) / 4
 }
 
