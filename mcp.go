@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -108,6 +109,7 @@ type mcpServer struct {
 	tools    []*mcp.Tool
 	state    string // "running", "failed: ...", "stopped"
 	restarts int
+	changed  atomic.Bool // the server said its tool list changed
 }
 
 // mcpManager holds the session's servers.
@@ -159,7 +161,9 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 	}
 	cctx, cancel := context.WithTimeout(ctx, mcpTimeout)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "harvey", Version: Version}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "harvey", Version: Version}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.changed.Store(true) },
+	})
 	session, err := client.Connect(cctx, t, nil)
 	if err != nil {
 		if cctx.Err() != nil {
@@ -362,6 +366,50 @@ func mcpText(res *mcp.CallToolResult) string {
 		parts = append(parts, string(b))
 	}
 	return strings.Join(parts, "\n")
+}
+
+// refresh re-lists the tools of servers that announced a change. It runs
+// between turns only, so the tools of a request never change mid-turn
+// (and the prompt prefix stays stable within it).
+func (m *mcpManager) refresh(ctx context.Context) {
+	if m == nil {
+		return
+	}
+	for _, s := range m.servers {
+		if !s.changed.Swap(false) {
+			continue
+		}
+		s.mu.Lock()
+		session := s.session
+		s.mu.Unlock()
+		if session == nil {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, mcpTimeout)
+		var tools []*mcp.Tool
+		var err error
+		for tool, terr := range session.Tools(cctx, nil) {
+			if terr != nil {
+				err = terr
+				break
+			}
+			if len(s.cfg.Tools) == 0 || contains(s.cfg.Tools, tool.Name) {
+				tools = append(tools, tool)
+			}
+		}
+		cancel()
+		if err != nil {
+			continue
+		}
+		s.mu.Lock()
+		old := s.tools
+		s.tools = tools
+		s.mu.Unlock()
+		for _, t := range old {
+			m.a.Tools.Unregister(s.name + mcpNameSep + t.Name)
+		}
+		m.register(s)
+	}
 }
 
 // close stops every server (stdio servers die with their launcher).

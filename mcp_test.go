@@ -59,6 +59,12 @@ func testMCPServer() *mcp.Server {
 			os.Exit(3)
 			return nil, nil
 		})
+	s.AddTool(&mcp.Tool{Name: "grow", Description: "Adds a tool.", InputSchema: obj(`{}`)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			s.AddTool(&mcp.Tool{Name: "late", Description: "Added later.", InputSchema: obj(`{}`)},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("late tool"), nil })
+			return text("grown"), nil
+		})
 	s.AddTool(&mcp.Tool{Name: "hang", Description: "Never answers.", InputSchema: obj(`{}`)},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			<-ctx.Done()
@@ -98,7 +104,7 @@ func TestMCPStdioServer(t *testing.T) {
 	env.a.Config.RunTimeout = Duration(2 * time.Second)
 	var out strings.Builder
 	cmdMCP(t.Context(), env.a, nil, &out)
-	if !strings.Contains(out.String(), "t: running, 5 tools") || !strings.Contains(out.String(), "t__add — Add two integers.") {
+	if !strings.Contains(out.String(), "t: running, 6 tools") || !strings.Contains(out.String(), "t__add — Add two integers.") {
 		t.Fatalf("/mcp = %q", out.String())
 	}
 	f.script(
@@ -208,5 +214,25 @@ func TestMCPToolsOnlyForEnabledModels(t *testing.T) {
 	}
 	if r := toolResults(reqs)["e1"]; !strings.Contains(r, `unknown tool "t__echo"`) {
 		t.Fatalf("call of a tool not offered: %q", r)
+	}
+}
+
+// A server that announces a new tool list gets it re-read between turns.
+func TestMCPToolListChanged(t *testing.T) {
+	t.Parallel()
+	env := mcpEnv(t, nil, fmt.Sprintf("tok%d", time.Now().UnixNano()), "*")
+	if _, err := callTool(t, env, "t__grow", map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	s := env.a.mcp.servers["t"]
+	for i := 0; i < 200 && !s.changed.Load(); i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, _, ok := env.a.Tools.GetTool("t__late"); ok {
+		t.Fatal("the tool list changed in the middle of a turn")
+	}
+	env.a.mcp.refresh(t.Context())
+	if out, err := callTool(t, env, "t__late", map[string]any{}); err != nil || out != "late tool" {
+		t.Fatalf("%q %v", out, err)
 	}
 }

@@ -165,7 +165,7 @@ func callTool(t *testing.T, env *testEnv, name string, args map[string]any) (str
 	if !ok {
 		t.Fatalf("tool %s not registered", name)
 	}
-	return h(t.Context(), args)
+	return h(withApprover(t.Context(), env.a), args)
 }
 
 func TestUserToolRuns(t *testing.T) {
@@ -384,5 +384,5 @@ func invokeTool(a *Agent, name string, ctx context.Context, args map[string]any)
 	if !ok {
 		return "", fmt.Errorf("tool %s not registered", name)
 	}
-	return h(ctx, args)
+	return h(withApprover(ctx, a), args)
 }
