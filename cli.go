@@ -48,6 +48,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return runSandboxLauncher(args)
 	}
 	hardenProcess()
+	if len(args) > 0 && args[0] == "mcp" {
+		return mcpCommand(ctx, args[1:], stdout, stderr)
+	}
 	if len(args) > 0 && args[0] == "tools" {
 		return toolsCommand(args[1:], stdout, stderr)
 	}
@@ -315,4 +318,35 @@ func pipeReadyWithin(f *os.File, d time.Duration) bool {
 	fds := []unix.PollFd{{Fd: int32(f.Fd()), Events: unix.POLLIN}}
 	n, err := unix.Poll(fds, int(d/time.Millisecond))
 	return err == nil && n > 0
+}
+
+// mcpCommand is `harvey mcp list`: start the configured MCP servers (no
+// model needed), list them and their tools, stop them.
+func mcpCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 || args[0] != "list" {
+		fmt.Fprintln(stderr, "usage: harvey mcp list")
+		return 2
+	}
+	ws, err := openWorkspace(".")
+	if err != nil {
+		fmt.Fprintf(stderr, "harvey: %v\n", err)
+		return 1
+	}
+	defer ws.Close()
+	cf, cerr := loadConfig(ws)
+	if cerr != nil {
+		fmt.Fprintf(stderr, "harvey: %v\n", cerr)
+	}
+	a := newAgent(ws, cf, newLineReader(strings.NewReader("")), &termWriter{w: stdout}, &termWriter{w: stderr})
+	defer a.Close()
+	a.confirmWorkspaceConfig() // headless: a workspace's servers are not started unconfirmed
+	a.startMCP(ctx)
+	if err := cmdMCP(ctx, a, nil, a.Out); err != nil {
+		fmt.Fprintf(stderr, "harvey: %v\n", err)
+		return 1
+	}
+	if len(a.mcp.serversFailed()) > 0 {
+		return 1
+	}
+	return 0
 }

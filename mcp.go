@@ -477,3 +477,19 @@ func cmdMCP(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	}
 	return nil
 }
+
+// serversFailed names the servers that are not running.
+func (m *mcpManager) serversFailed() []string {
+	if m == nil {
+		return nil
+	}
+	var out []string
+	for n, s := range m.servers {
+		s.mu.Lock()
+		if s.state != "running" {
+			out = append(out, n)
+		}
+		s.mu.Unlock()
+	}
+	return out
+}

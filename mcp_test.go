@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -62,7 +63,9 @@ func testMCPServer() *mcp.Server {
 	s.AddTool(&mcp.Tool{Name: "grow", Description: "Adds a tool.", InputSchema: obj(`{}`)},
 		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			s.AddTool(&mcp.Tool{Name: "late", Description: "Added later.", InputSchema: obj(`{}`)},
-				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) { return text("late tool"), nil })
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return text("late tool"), nil
+				})
 			return text("grown"), nil
 		})
 	s.AddTool(&mcp.Tool{Name: "hang", Description: "Never answers.", InputSchema: obj(`{}`)},
@@ -234,5 +237,87 @@ func TestMCPToolListChanged(t *testing.T) {
 	env.a.mcp.refresh(t.Context())
 	if out, err := callTool(t, env, "t__late", map[string]any{}); err != nil || out != "late tool" {
 		t.Fatalf("%q %v", out, err)
+	}
+}
+
+// harvey mcp list, headless from the built binary, with the server in the
+// user's own config; no server process is left behind.
+func TestEndToEndMCPList(t *testing.T) {
+	bin := buildHarvey(t)
+	token := fmt.Sprintf("tok%d", time.Now().UnixNano())
+	cfgHome := t.TempDir()
+	os.MkdirAll(filepath.Join(cfgHome, "harvey"), 0o700)
+	cfg := fmt.Sprintf("sandbox:\n  readable: [%q]\nmcp:\n  servers:\n    t:\n      command: [%q, %q]\n      env: {HARVEY_TEST_HELPER: mcp-server}\n      models: [\"*\"]\n",
+		filepath.Dir(os.Args[0]), os.Args[0], "-mcp-token="+token)
+	os.WriteFile(filepath.Join(cfgHome, "harvey", "harvey.yaml"), []byte(cfg), 0o600)
+	out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", []string{"XDG_CONFIG_HOME=" + cfgHome}, "mcp", "list")
+	if code != 0 || !strings.Contains(out, "t: running, 6 tools") || !strings.Contains(out, "t__echo — Echo the text.") {
+		t.Fatalf("%d %q %q", code, out, errOut)
+	}
+	waitGone(t, token)
+}
+
+// The reference server @modelcontextprotocol/server-everything, where Node
+// and the npm registry are there: its tools are listed and echo and
+// get-sum are called through a scripted model.
+func TestMCPServerEverything(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs an npm package")
+	}
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node here")
+	}
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("no npm here")
+	}
+	dir := t.TempDir()
+	install := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefix", dir, "@modelcontextprotocol/server-everything")
+	if out, err := install.CombinedOutput(); err != nil {
+		t.Skipf("npm install failed (no registry?): %v %s", err, lastLine(string(out)))
+	}
+	entry := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	env.a.Config.Sandbox.Readable = []string{dir}
+	env.a.Config.MCP.Servers = map[string]MCPServer{"ev": {Command: []string{node, entry, "stdio"}, Models: []string{"*"}}}
+	env.a.startMCP(t.Context())
+	defer env.a.mcp.close()
+	var out strings.Builder
+	cmdMCP(t.Context(), env.a, nil, &out)
+	if !strings.Contains(out.String(), "ev: running") || !strings.Contains(out.String(), "ev__echo") || !strings.Contains(out.String(), "ev__get-sum") {
+		t.Fatalf("/mcp = %s", out.String())
+	}
+	f.script(
+		toolReply("llama3.2", fakeCall{id: "e", name: "ev__echo", args: map[string]any{"message": "hello everything"}}),
+		toolReply("llama3.2", fakeCall{id: "s", name: "ev__get-sum", args: map[string]any{"a": "2", "b": 40}}),
+		textReply("llama3.2", "Done."),
+	)
+	if err := env.a.RunPrompt(t.Context(), "use them"); err != nil {
+		t.Fatal(err)
+	}
+	res := toolResults(f.chatRequests())
+	if !strings.Contains(res["e"], "hello everything") || !strings.Contains(res["s"], "42") {
+		t.Fatalf("echo %q\nsum %q", res["e"], res["s"])
+	}
+}
+
+// A server that never answers initialize is reported in one line and the
+// session goes on.
+func TestMCPHangingServer(t *testing.T) {
+	old := mcpTimeout
+	mcpTimeout = 300 * time.Millisecond
+	defer func() { mcpTimeout = old }()
+	env := newTestEnv(t, nil, "")
+	env.a.Config.MCP.Servers = map[string]MCPServer{"slow": {Command: []string{"sleep", "30"}, Models: []string{"*"}}}
+	env.a.startMCP(t.Context())
+	defer env.a.mcp.close()
+	if !strings.Contains(env.errOut.String(), "warning: MCP server slow: did not answer initialize within 300ms") {
+		t.Fatalf("stderr = %q", env.errOut.String())
+	}
+	var out strings.Builder
+	if err := env.a.Dispatch(t.Context(), "/files", &out); err != nil {
+		t.Fatal(err)
 	}
 }
