@@ -44,6 +44,7 @@ type MCPServer struct {
 	Enabled  *bool             `yaml:"enabled,omitempty"`
 	Network  bool              `yaml:"network,omitempty"` // a stdio server may open connections
 	Models   []string          `yaml:"models,omitempty"`  // the models its tools are sent to ("*": all)
+	Lazy     bool              `yaml:"lazy,omitempty"`    // start at the first prompt, not when Harvey starts
 }
 
 // offeredTo reports whether this server's tools are sent to model: only
@@ -138,6 +139,10 @@ func (a *Agent) startMCP(ctx context.Context) {
 		}
 		s := &mcpServer{name: n, cfg: cfg}
 		a.mcp.servers[n] = s
+		if cfg.Lazy {
+			s.state = "not started yet (lazy)"
+			continue
+		}
 		if err := a.mcp.connect(ctx, s); err != nil {
 			a.logf("%s", a.colorize("33", fmt.Sprintf("warning: MCP server %s: %s", n, oneLine(err.Error()))))
 			continue
@@ -375,6 +380,7 @@ func (m *mcpManager) refresh(ctx context.Context) {
 	if m == nil {
 		return
 	}
+	m.startLazy(ctx)
 	for _, s := range m.servers {
 		if !s.changed.Swap(false) {
 			continue
@@ -407,6 +413,26 @@ func (m *mcpManager) refresh(ctx context.Context) {
 		s.mu.Unlock()
 		for _, t := range old {
 			m.a.Tools.Unregister(s.name + mcpNameSep + t.Name)
+		}
+		m.register(s)
+	}
+}
+
+// startLazy starts the lazy servers that have not started yet.
+func (m *mcpManager) startLazy(ctx context.Context) {
+	if m == nil {
+		return
+	}
+	for _, s := range m.servers {
+		s.mu.Lock()
+		waiting := s.cfg.Lazy && s.session == nil && s.restarts == 0 && strings.HasPrefix(s.state, "not started")
+		s.mu.Unlock()
+		if !waiting {
+			continue
+		}
+		if err := m.connect(ctx, s); err != nil {
+			m.a.logf("%s", m.a.colorize("33", fmt.Sprintf("warning: MCP server %s: %s", s.name, oneLine(err.Error()))))
+			continue
 		}
 		m.register(s)
 	}
@@ -454,6 +480,7 @@ func cmdMCP(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) > 0 {
 		return a.usageError("mcp")
 	}
+	a.mcp.startLazy(ctx)
 	names := make([]string, 0, len(a.mcp.servers))
 	for n := range a.mcp.servers {
 		names = append(names, n)

@@ -321,3 +321,35 @@ func TestMCPHangingServer(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A lazy server starts at the first prompt, and /tools says what each
+// server adds to the model's prompt.
+func TestMCPLazyStartAndPromptCost(t *testing.T) {
+	t.Parallel()
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
+	token := fmt.Sprintf("tok%d", time.Now().UnixNano())
+	env.a.Config.MCP.Servers = map[string]MCPServer{"t": {Command: []string{os.Args[0], "-mcp-token=" + token}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-server"}, Models: []string{"*"}, Lazy: true}}
+	env.a.startMCP(t.Context())
+	defer env.a.mcp.close()
+	if len(processesWith(token)) != 0 {
+		t.Fatal("a lazy server started with Harvey")
+	}
+	f.script(textReply("llama3.2", "hi"))
+	if err := env.a.RunPrompt(t.Context(), "hello"); err != nil {
+		t.Fatal(err)
+	}
+	var sent bool
+	for _, tl := range f.chatRequests()[0]["tools"].([]any) {
+		sent = sent || tl.(map[string]any)["function"].(map[string]any)["name"] == "t__echo"
+	}
+	if !sent {
+		t.Fatal("the lazy server's tools were not in the first request")
+	}
+	var out strings.Builder
+	env.a.Dispatch(t.Context(), "/tools", &out)
+	if !strings.Contains(out.String(), "MCP t: 6 tools sent to llama3.2:latest, ~") {
+		t.Fatalf("/tools = %s", out.String())
+	}
+}
