@@ -287,10 +287,9 @@ func toolsCommand(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: harvey tools validate")
 		return 2
 	}
-	ws, err := openWorkspace(".")
-	if err != nil {
-		fmt.Fprintf(stderr, "harvey: %v\n", err)
-		return 1
+	ws, code := openCwdWorkspace(stderr)
+	if ws == nil {
+		return code
 	}
 	defer ws.Close()
 	tools, problems := loadUserTools(ws, builtinToolName)
@@ -327,10 +326,9 @@ func mcpCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintln(stderr, "usage: harvey mcp list")
 		return 2
 	}
-	ws, err := openWorkspace(".")
-	if err != nil {
-		fmt.Fprintf(stderr, "harvey: %v\n", err)
-		return 1
+	ws, code := openCwdWorkspace(stderr)
+	if ws == nil {
+		return code
 	}
 	defer ws.Close()
 	cf, cerr := loadConfig(ws)
@@ -349,4 +347,15 @@ func mcpCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 1
 	}
 	return 0
+}
+
+// openCwdWorkspace opens the current directory as the workspace for a
+// subcommand; on failure it says why and gives the exit status.
+func openCwdWorkspace(stderr io.Writer) (*Workspace, int) {
+	ws, err := openWorkspace(".")
+	if err != nil {
+		fmt.Fprintf(stderr, "harvey: %v\n", err)
+		return nil, 1
+	}
+	return ws, 0
 }

@@ -340,9 +340,9 @@ func (sc *scan) candidateAt(text string, i int, lineStart bool) (candidate, bool
 	case strings.HasPrefix(s, "functools["):
 		return afterMarker(text, i, len("functools"), lookup)
 	case strings.HasPrefix(s, "<｜tool▁call▁begin｜>"), strings.HasPrefix(s, "<｜tool▁calls▁begin｜>"):
-		return deepseekCalls(text, i)
+		return specialTokenCalls(text, i, deepseekSyntax)
 	case strings.HasPrefix(s, "<|tool_calls_section_begin|>"), strings.HasPrefix(s, "<|tool_call_begin|>"):
-		return kimiCalls(text, i)
+		return specialTokenCalls(text, i, kimiSyntax)
 	case strings.HasPrefix(s, "```"):
 		return fencedCalls(text, i, lookup)
 	}
@@ -586,79 +586,70 @@ func xmlValue(v string) any {
 	return v
 }
 
-// deepseekCalls: <｜tool▁call▁begin｜>[function<｜tool▁sep｜>]NAME then
-// ```json {...} ``` or {...}, then <｜tool▁call▁end｜>; several in a row.
-func deepseekCalls(text string, i int) (candidate, bool) {
-	const begin, sep, end = "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>"
-	c := candidate{start: i, marked: true}
-	pos := i
-	if strings.HasPrefix(text[pos:], "<｜tool▁calls▁begin｜>") {
-		pos += len("<｜tool▁calls▁begin｜>")
-	}
-	for {
-		rest := strings.TrimLeft(text[pos:], " \t\r\n")
-		if !strings.HasPrefix(rest, begin) {
-			break
-		}
-		rest = rest[len(begin):]
-		k := strings.Index(rest, sep)
-		e := strings.Index(rest, end)
-		if k < 0 || e < 0 || k > e {
-			break
-		}
-		head, body := rest[:k], rest[k+len(sep):e]
+// specialTokenSyntax is a family's special-token call format: an optional
+// section opener, then calls of begin HEAD sep BODY end.
+type specialTokenSyntax struct {
+	section, begin, sep, end string
+	// split turns HEAD and BODY into the tool name and its JSON arguments.
+	split func(head, body string) (name, args string, ok bool)
+}
+
+// deepseekSyntax: <｜tool▁call▁begin｜>[function<｜tool▁sep｜>]NAME then
+// ```json {...} ``` or {...}, then <｜tool▁call▁end｜>.
+var deepseekSyntax = specialTokenSyntax{section: "<｜tool▁calls▁begin｜>", begin: "<｜tool▁call▁begin｜>", sep: "<｜tool▁sep｜>", end: "<｜tool▁call▁end｜>",
+	split: func(head, body string) (string, string, bool) {
 		name := strings.TrimSpace(head)
 		if name == "function" || name == "" { // V3: function<sep>NAME\n```json...
 			nl := strings.IndexByte(body, '\n')
 			if nl < 0 {
-				break
+				return "", "", false
 			}
 			name, body = strings.TrimSpace(body[:nl]), body[nl+1:]
 		}
 		body = strings.TrimSpace(body)
 		body = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(body, "```json"), "```"), "```")
+		return name, body, true
+	}}
+
+// kimiSyntax: <|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>
+// {...}<|tool_call_end|>, inside <|tool_calls_section_begin|>.
+var kimiSyntax = specialTokenSyntax{section: "<|tool_calls_section_begin|>", begin: "<|tool_call_begin|>", sep: "<|tool_call_argument_begin|>", end: "<|tool_call_end|>",
+	split: func(head, body string) (string, string, bool) {
+		id := strings.TrimPrefix(strings.TrimSpace(head), "functions.")
+		if k := strings.LastIndexByte(id, ':'); k >= 0 {
+			id = id[:k]
+		}
+		return id, body, true
+	}}
+
+// specialTokenCalls reads the calls of syntax x at text[i:].
+func specialTokenCalls(text string, i int, x specialTokenSyntax) (candidate, bool) {
+	c := candidate{start: i, marked: true}
+	pos := i
+	if strings.HasPrefix(text[pos:], x.section) {
+		pos += len(x.section)
+	}
+	for {
+		rest := strings.TrimLeft(text[pos:], " \t\r\n")
+		if !strings.HasPrefix(rest, x.begin) {
+			break
+		}
+		rest = rest[len(x.begin):]
+		k := strings.Index(rest, x.sep)
+		e := strings.Index(rest, x.end)
+		if k < 0 || e < 0 || k > e {
+			break
+		}
+		name, body, ok := x.split(rest[:k], rest[k+len(x.sep):e])
+		if !ok {
+			break
+		}
 		v, _, ok := decodeLenient(strings.TrimSpace(body))
 		if !ok {
 			break
 		}
 		c.calls = append(c.calls, rawCall{name: name, args: v})
-		pos = len(text) - len(rest) + e + len(end)
-	}
-	c.end = pos
-	return c, len(c.calls) > 0
-}
-
-// kimiCalls: <|tool_call_begin|>functions.NAME:0<|tool_call_argument_begin|>
-// {...}<|tool_call_end|>, inside <|tool_calls_section_begin|>.
-func kimiCalls(text string, i int) (candidate, bool) {
-	const begin, argb, end = "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>"
-	c := candidate{start: i, marked: true}
-	pos := i
-	if strings.HasPrefix(text[pos:], "<|tool_calls_section_begin|>") {
-		pos += len("<|tool_calls_section_begin|>")
-	}
-	for {
-		rest := strings.TrimLeft(text[pos:], " \t\r\n")
-		if !strings.HasPrefix(rest, begin) {
-			break
-		}
-		rest = rest[len(begin):]
-		a := strings.Index(rest, argb)
-		e := strings.Index(rest, end)
-		if a < 0 || e < 0 || a > e {
-			break
-		}
-		id := strings.TrimSpace(rest[:a])
-		id = strings.TrimPrefix(id, "functions.")
-		if k := strings.LastIndexByte(id, ':'); k >= 0 {
-			id = id[:k]
-		}
-		v, _, ok := decodeLenient(strings.TrimSpace(rest[a+len(argb) : e]))
-		if !ok {
-			break
-		}
-		c.calls = append(c.calls, rawCall{name: id, args: v})
-		pos = len(text) - len(rest) + e + len(end)
+		pos = len(text) - len(rest) + e + len(x.end)
 	}
 	c.end = pos
 	return c, len(c.calls) > 0
