@@ -25,11 +25,7 @@ func errNoBackend(a *Agent) error {
 
 // UseModel switches to an Ollama model, probing its tool support.
 func (a *Agent) UseModel(ctx context.Context, name string) error {
-	oc, err := a.ollamaClient()
-	if err != nil {
-		return err
-	}
-	models, err := oc.Models(ctx)
+	oc, models, err := a.ollamaModels(ctx)
 	if err != nil {
 		return err
 	}
@@ -67,11 +63,7 @@ func (a *Agent) UseModel(ctx context.Context, name string) error {
 func cmdModel(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) == 0 {
 		if a.Client == nil {
-			oc, err := a.ollamaClient()
-			if err != nil {
-				return err
-			}
-			models, err := oc.Models(ctx)
+			_, models, err := a.ollamaModels(ctx)
 			if err != nil {
 				return err
 			}
@@ -172,4 +164,14 @@ func startOllama(ctx context.Context, oc *OllamaClient, out io.Writer) error {
 		}
 	}
 	return errors.New("started `ollama serve`, but it did not answer within 5 s")
+}
+
+// ollamaModels is the Ollama client and the models it has installed.
+func (a *Agent) ollamaModels(ctx context.Context) (*OllamaClient, []string, error) {
+	oc, err := a.ollamaClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	models, err := oc.Models(ctx)
+	return oc, models, err
 }
