@@ -127,6 +127,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*cliFlags, int) {
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "harvey: unexpected argument %q (quote the prompt: harvey -p \"...\")\n", fs.Arg(0))
 		return nil, 2
+	case promptGiven(args) && strings.TrimSpace(f.prompt) == "":
+		fmt.Fprintln(stderr, `harvey: -p needs a prompt (harvey -p "what does main.go do?")`)
+		return nil, 2
 	case f.prompt != "" && f.script != "":
 		fmt.Fprintln(stderr, "harvey: use either -p or --run, not both")
 		return nil, 2
@@ -358,4 +361,20 @@ func openCwdWorkspace(stderr io.Writer) (*Workspace, int) {
 		return nil, 1
 	}
 	return ws, 0
+}
+
+// promptGiven reports whether -p or --prompt is on the command line (an
+// empty prompt is a usage error, not a silent success).
+func promptGiven(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		for _, f := range []string{"-p", "--p", "-prompt", "--prompt"} {
+			if a == f || strings.HasPrefix(a, f+"=") {
+				return true
+			}
+		}
+	}
+	return false
 }

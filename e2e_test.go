@@ -388,3 +388,17 @@ func TestPipedInputKeepsHeadAndTail(t *testing.T) {
 		t.Fatalf("%d bytes: head %q tail %q", len(got), got[:40], got[len(got)-60:])
 	}
 }
+
+// Small first-run expectations: -p "" is a usage error; a bare exit or
+// quit in the REPL leaves instead of going to the model.
+func TestEndToEndSmallExpectations(t *testing.T) {
+	bin := buildHarvey(t)
+	dir := t.TempDir()
+	if _, errOut, code := runHarvey(t, bin, dir, "", "-p", ""); code != 2 || !strings.Contains(errOut, "-p needs a prompt") {
+		t.Fatalf("-p \"\": %d %q", code, errOut)
+	}
+	out, errOut, code := runHarvey(t, bin, dir, "/files\nquit\n/files\n", "--ollama", "http://127.0.0.1:1")
+	if code != 0 || strings.Count(out, "(empty directory)") != 1 {
+		t.Fatalf("quit: %d %q %q", code, out, errOut)
+	}
+}

@@ -39,6 +39,11 @@ func (a *Agent) Run(ctx context.Context, o Options) error {
 		if strings.TrimSpace(line) == "" {
 			continue
 		}
+		switch strings.ToLower(strings.TrimSpace(line)) {
+		case "exit", "quit", "/quit", ":q":
+			// What people type to leave a shell is not a prompt.
+			return nil
+		}
 		if ed != nil {
 			ed.remember(line)
 		}
