@@ -270,3 +270,21 @@ func TestListingStopsAtTheCap(t *testing.T) {
 		t.Fatalf("shown %d + left %d (tail %q)", n, left, text[max(0, len(text)-80):])
 	}
 }
+
+// A .gitignore governs its own directory (and below), not its siblings.
+func TestGitignoreScopedToItsDirectory(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	writeFile(t, env.dir, "a/.gitignore", "*.log\n")
+	writeFile(t, env.dir, "a/x.log", "NEEDLE a\n")
+	writeFile(t, env.dir, "a/sub/y.log", "NEEDLE a/sub\n")
+	writeFile(t, env.dir, "b/x.log", "NEEDLE b\n")
+	writeFile(t, env.dir, "c/.gitignore", "!keep.log\n")
+	writeFile(t, env.dir, "c/keep.log", "NEEDLE c\n")
+	out, _, err := searchWorkspace(env.ws, "NEEDLE", ".", 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "NEEDLE a") || !strings.Contains(out, "NEEDLE b") || !strings.Contains(out, "NEEDLE c") {
+		t.Fatalf("search = %q", out)
+	}
+}

@@ -211,6 +211,12 @@ func (w *searchWalker) walk(dir *searchDir, rel string) {
 	f.Close()
 	// Name order, as fs.WalkDir and people expect (getdents order is not).
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	// A directory's .gitignore governs that directory only: its rules are
+	// dropped when the walk leaves it, so the rules tested for a path are
+	// those of its ancestors (cost grows with depth, not with the number of
+	// .gitignore files in the tree).
+	mark := len(w.ign.rules)
+	defer func() { w.ign.rules = w.ign.rules[:mark] }()
 	for _, e := range entries {
 		if e.Name() == ".gitignore" {
 			if data, err := readDirFile(dir.fd, ".gitignore", 1<<20); err == nil {
