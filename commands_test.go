@@ -208,7 +208,7 @@ func TestWorkspaceWithSpacesAndUnicode(t *testing.T) {
 	a.Close()
 	bin := buildHarvey(t)
 	o, e, code := runHarvey(t, bin, dir, "/files\n/kb\n/exit\n", "--ollama", "http://127.0.0.1:1")
-	if code != 0 || !strings.Contains(o, "naïve file.txt") || !strings.Contains(o, "1 projects, 1 observations") {
+	if code != 0 || !strings.Contains(o, "naïve file.txt") || !strings.Contains(o, "1 project, 1 observation") {
 		t.Fatalf("binary: %d %q %q", code, o, e)
 	}
 }

@@ -193,7 +193,7 @@ func TestEndToEndKnowledgeBase(t *testing.T) {
 		t.Fatalf("first run: %d %q %q", code, out, errOut)
 	}
 	out, errOut, code = runHarvey(t, bin, dir, "", "--run", "kb2.txt", "--ollama", "http://127.0.0.1:1")
-	if code != 0 || !strings.Contains(out, "1 projects, 1 observations, 1 concepts") || !strings.Contains(out, "active project: #1 harvey") ||
+	if code != 0 || !strings.Contains(out, "1 project, 1 observation, 1 concept") || !strings.Contains(out, "active project: #1 harvey") ||
 		!strings.Contains(out, "[harvey] finding: ollama reloads on num_ctx change") || !strings.Contains(out, "Concepts: kv-cache") {
 		t.Fatalf("second run: %d %q %q", code, out, errOut)
 	}

@@ -79,7 +79,11 @@ func kbStatus(kb *KnowledgeBase, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "knowledge base: %d projects, %d observations, %d concepts (schema %d)\n", p, o, c, KBSchemaVersion)
+	integrity := "ok"
+	if err := kb.check(); err != nil {
+		integrity = err.Error()
+	}
+	fmt.Fprintf(out, "knowledge base: %s, %s, %s (schema %d; integrity %s)\n", plural(p, "project"), plural(o, "observation"), plural(c, "concept"), KBSchemaVersion, integrity)
 	act, ok, err := kb.ActiveProject()
 	if err != nil {
 		return err
