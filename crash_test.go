@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -52,6 +53,15 @@ func crashHelper(arg string) int {
 			if err := cf.Save(ws, "model", "allowed_commands"); err != nil {
 				os.Exit(4)
 			}
+			ready(i)
+		}
+	case "journal":
+		cf, _ := loadConfig(ws)
+		a := newAgent(ws, cf, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
+		for i := 0; ; i++ {
+			a.AddMessage("user", fmt.Sprintf("question %d %s", i, strings.Repeat("q", i%500)))
+			a.AddMessage("assistant", fmt.Sprintf("answer %d %s", i, strings.Repeat("a", 4000)))
+			a.saveSession()
 			ready(i)
 		}
 	case "record":
@@ -227,5 +237,50 @@ func TestOldRecordingsPruned(t *testing.T) {
 	}
 	if len(ents) != keptRecordings+1 || !names["my-notes.md"] || names["harvey-session-006.md"] || !names["harvey-session-007.md"] {
 		t.Fatalf("%d left: %v", len(ents), names)
+	}
+}
+
+// The session journal appends a turn instead of rewriting the file, and a
+// Harvey killed mid-append leaves a journal that --continue restores
+// exactly, up to the last complete message.
+func TestSessionJournal(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	for i := 0; i < 3; i++ {
+		env.a.AddMessage("user", fmt.Sprint("q", i))
+		env.a.AddMessage("assistant", fmt.Sprint("a", i))
+		env.a.saveSession()
+	}
+	b, _ := os.ReadFile(filepath.Join(env.dir, "agents", "sessions", "last.jsonl"))
+	if n := strings.Count(string(b), `"op":"reset"`); n != 1 || strings.Count(string(b), `"op":"add"`) != 6 {
+		t.Fatalf("journal: %d resets:\n%s", n, b)
+	}
+	before := len(b)
+	env.a.saveSession() // nothing changed: no write
+	if b2, _ := os.ReadFile(filepath.Join(env.dir, "agents", "sessions", "last.jsonl")); len(b2) != before {
+		t.Fatal("an unchanged conversation was written again")
+	}
+	for round := 0; round < 5; round++ {
+		dir := t.TempDir()
+		crashOnce(t, "journal", dir)
+		ws, err := openWorkspace(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, _ := loadConfig(ws)
+		a := newAgent(ws, cf, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
+		n, _, err := a.resumeSession()
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		for i, m := range a.History[1:] {
+			want := fmt.Sprintf("question %d %s", i/2, strings.Repeat("q", (i/2)%500))
+			if i%2 == 1 {
+				want = fmt.Sprintf("answer %d %s", i/2, strings.Repeat("a", 4000))
+			}
+			if m.Content != want {
+				t.Fatalf("round %d: message %d of %d differs", round, i, n)
+			}
+		}
+		ws.Close()
 	}
 }

@@ -131,7 +131,7 @@ type Agent struct {
 	editor        *lineEditor    // the REPL's line editor (stdin is a terminal)
 	undo          undoStack      // what each file change replaced, for /undo
 	modelCtx      map[string]int // each model's trained context length (/api/show)
-	savedMark     string         // what saveSession last wrote, to skip unchanged saves
+	journal       journalState   // what saveSession has journaled (resume.go)
 	toolProblems  []ToolFileProblem
 	SystemPrompt  string
 	instructions  []string    // the instruction files read at start

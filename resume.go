@@ -4,17 +4,50 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"strings"
 )
 
 // Resuming a conversation: after every turn the history (without the
 // system prompt, which is rebuilt from HARVEY.md and the current mode) is
-// saved atomically to agents/sessions/last.json; `harvey --continue` picks
-// it up. It lives in agents/, out of every tool's reach, and tool results in
-// it were already capped and redacted when the model saw them.
+// journaled to agents/sessions/last.jsonl, so `harvey --continue` picks it
+// up. The journal is append-only: a turn appends its new messages (one JSON
+// line each); only when earlier messages changed (old results elided, a
+// summary, /clear) is it rewritten whole, atomically, and it is compacted
+// the same way when it grows past a few times the conversation. A line cut
+// by a crash is ignored on reading. It lives in agents/, out of every
+// tool's reach, and tool results in it were already capped and redacted.
+// An older last.json is still read when there is no journal.
 
-const lastSessionPath = SessionsDir + "/last.json"
+const (
+	lastSessionPath = SessionsDir + "/last.json"
+	journalPath     = SessionsDir + "/last.jsonl"
+)
+
+// journalLine is one record: a snapshot start ("reset", with the model),
+// a message ("add"), or a model change ("model").
+type journalLine struct {
+	Op    string   `json:"op"`
+	Model string   `json:"model,omitempty"`
+	Msg   *Message `json:"msg,omitempty"`
+}
+
+// journalState is what the journal holds: a fingerprint per message
+// written, and the bytes written since the last snapshot.
+type journalState struct {
+	prints  []uint64
+	model   string
+	size    int64 // bytes in the journal file
+	content int64 // bytes of the conversation it holds
+}
+
+func fingerprint(m Message) uint64 {
+	h := fnv.New64a()
+	b, _ := json.Marshal(m)
+	h.Write(b)
+	return h.Sum64()
+}
 
 // pinnedPrefix starts the message that holds /context add text.
 const pinnedPrefix = "[pinned context]\n"
@@ -25,44 +58,133 @@ type savedSession struct {
 	History []Message `json:"history"`
 }
 
-// saveSession writes the conversation so --continue can pick it up (an
+// saveSession journals the conversation so --continue can pick it up (an
 // empty one after /clear, so a cleared conversation does not come back). A
 // failure (a read-only workspace) is not worth interrupting the user for.
 func (a *Agent) saveSession() {
 	if !a.Workspace.HasAgents() || len(a.History) == 0 {
 		return
 	}
-	// Most slash commands leave the history as it was: no write then.
-	size := 0
-	for _, m := range a.History {
-		size += len(m.Content)
+	msgs := a.History[1:]
+	j := &a.journal
+	prints := make([]uint64, len(msgs))
+	for i, m := range msgs {
+		prints[i] = fingerprint(m)
 	}
-	mark := fmt.Sprintf("%d/%d/%s", len(a.History), size, a.ModelName)
-	if mark == a.savedMark {
+	same := len(j.prints) <= len(prints) && j.size > 0
+	for i := 0; same && i < len(j.prints); i++ {
+		same = j.prints[i] == prints[i]
+	}
+	if same && len(prints) == len(j.prints) && j.model == a.ModelName {
+		return // nothing changed: no write
+	}
+	if len(prints) == 0 && len(j.prints) == 0 {
+		return // no conversation yet in this process: the last one stays
+	}
+	if !same || j.size > 4*max(j.content, 64<<10) {
+		a.rewriteJournal(msgs, prints)
 		return
 	}
-	a.savedMark = mark
-	s := savedSession{Version: 1, Model: a.ModelName, History: a.History[1:]}
-	b, err := json.Marshal(s)
+	var b []byte
+	if j.model != a.ModelName {
+		b = appendJSONLine(b, journalLine{Op: "model", Model: a.ModelName})
+	}
+	for i := len(j.prints); i < len(msgs); i++ {
+		b = appendJSONLine(b, journalLine{Op: "add", Msg: &msgs[i]})
+	}
+	f, err := a.Workspace.OpenInternalAppend(journalPath)
 	if err != nil {
 		return
 	}
-	a.Workspace.WriteInternalAtomic(lastSessionPath, b, 0o600)
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		j.size = 0 // unknown state: the next save rewrites it
+		return
+	}
+	f.Sync()
+	j.prints, j.model = prints, a.ModelName
+	j.size += int64(len(b))
+	j.content += int64(len(b))
+}
+
+// rewriteJournal writes the whole conversation as a new journal,
+// atomically.
+func (a *Agent) rewriteJournal(msgs []Message, prints []uint64) {
+	b := appendJSONLine(nil, journalLine{Op: "reset", Model: a.ModelName})
+	for i := range msgs {
+		b = appendJSONLine(b, journalLine{Op: "add", Msg: &msgs[i]})
+	}
+	if err := a.Workspace.WriteInternalAtomic(journalPath, b, 0o600); err != nil {
+		a.journal.size = 0
+		return
+	}
+	a.journal = journalState{prints: prints, model: a.ModelName, size: int64(len(b)), content: int64(len(b))}
+	a.Workspace.RemoveInternal(lastSessionPath) // the older format, superseded
+}
+
+func appendJSONLine(b []byte, l journalLine) []byte {
+	line, err := json.Marshal(l)
+	if err != nil {
+		return b
+	}
+	return append(append(b, line...), '\n')
+}
+
+// readJournal replays the journal: the model and the messages of the last
+// snapshot and what was appended after it. A last line without its newline
+// (cut by a crash) is ignored.
+func readJournal(b []byte) (model string, msgs []Message, ok bool) {
+	lines := strings.Split(string(b), "\n")
+	lines = lines[:len(lines)-1] // the part after the last newline is incomplete or empty
+	for _, l := range lines {
+		var jl journalLine
+		if json.Unmarshal([]byte(l), &jl) != nil {
+			return "", nil, false
+		}
+		switch jl.Op {
+		case "reset":
+			model, msgs, ok = jl.Model, nil, true
+		case "model":
+			model = jl.Model
+		case "add":
+			if jl.Msg == nil {
+				return "", nil, false
+			}
+			msgs = append(msgs, *jl.Msg)
+		}
+	}
+	return model, msgs, ok
 }
 
 // resumeSession loads the last conversation after the system prompt. It
 // returns how many messages came back and the model that was in use.
 func (a *Agent) resumeSession() (int, string, error) {
-	b, err := a.Workspace.ReadInternal(lastSessionPath)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, "", errors.New("no earlier conversation to continue in this workspace")
-	}
-	if err != nil {
-		return 0, "", fmt.Errorf("%s: %s", lastSessionPath, errText(err))
-	}
 	var s savedSession
-	if err := json.Unmarshal(b, &s); err != nil || s.Version != 1 {
-		return 0, "", fmt.Errorf("%s is not a conversation this Harvey can read; starting fresh", lastSessionPath)
+	if b, err := a.Workspace.ReadInternal(journalPath); err == nil {
+		model, msgs, ok := readJournal(b)
+		if !ok {
+			return 0, "", fmt.Errorf("%s is not a conversation this Harvey can read; starting fresh", journalPath)
+		}
+		s = savedSession{Version: 1, Model: model, History: msgs}
+		defer func() {
+			// The journal already holds this conversation: later turns append.
+			prints := make([]uint64, len(msgs))
+			for i, m := range msgs {
+				prints[i] = fingerprint(m)
+			}
+			a.journal = journalState{prints: prints, model: model, size: int64(len(b)), content: int64(len(b))}
+		}()
+	} else {
+		b, err := a.Workspace.ReadInternal(lastSessionPath)
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, "", errors.New("no earlier conversation to continue in this workspace")
+		}
+		if err != nil {
+			return 0, "", fmt.Errorf("%s: %s", lastSessionPath, errText(err))
+		}
+		if err := json.Unmarshal(b, &s); err != nil || s.Version != 1 {
+			return 0, "", fmt.Errorf("%s is not a conversation this Harvey can read; starting fresh", lastSessionPath)
+		}
 	}
 	if len(s.History) == 0 { // cleared with /clear
 		return 0, "", errors.New("no earlier conversation to continue in this workspace")
