@@ -142,7 +142,7 @@ func TestSecretFormats(t *testing.T) {
 // outside (or inside) change nothing there.
 func TestAgentsStateNeverFollowsLinks(t *testing.T) {
 	for _, tc := range []struct{ name, link string }{
-		{"sessions dir", "agents/sessions"}, {"history", "agents/history"}, {"last.json", "agents/sessions/last.json"},
+		{"sessions dir", "agents/sessions"}, {"history", "agents/history"}, {"last.json", "agents/sessions/last.json"}, {"last.jsonl", "agents/sessions/last.jsonl"},
 		{"knowledge.db", "agents/knowledge.db"}, {"knowledge.db-wal", "agents/knowledge.db-wal"}, {"recording", "agents/sessions/r.md"},
 		{"config", "agents/harvey.yaml"}, {"tools dir", "agents/tools"},
 	} {

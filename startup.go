@@ -26,7 +26,7 @@ type Options struct {
 	Stderr      io.Writer
 	StdinTTY    bool
 	StderrTTY   bool
-	Continue    bool // resume the last conversation (agents/sessions/last.json)
+	Continue    bool // resume the last conversation (agents/sessions/last.jsonl)
 }
 
 // Start opens the workspace, loads the config and connects to a backend.

@@ -130,7 +130,7 @@ func (w *Workspace) isAgentsStat(dev, ino uint64) bool {
 }
 
 // Harvey's own state under agents/ (config, history, sessions, recordings,
-// last.json, user tools) is read and written only through descriptors
+// last.jsonl, user tools) is read and written only through descriptors
 // opened with O_NOFOLLOW from agents/ itself (checked by identity against
 // the agents/ found at start), so a repository that ships agents/sessions
 // or agents/history as a link, or a hard link to a file elsewhere, cannot
