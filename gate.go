@@ -110,7 +110,11 @@ func (a *Agent) changeFile(ctx context.Context, tool, p string, change func(old 
 		clean, _ := lexicalClean(p)
 		return fmt.Sprintf("%s is unchanged (same content)", clean), nil
 	}
-	if err := a.confirm(ctx, tool, fc.action(), fc.diff()); err != nil {
+	preview := ""
+	if !a.AutoApprove && !a.approved[tool] {
+		preview = fc.diff() // only when someone will see it
+	}
+	if err := a.confirm(ctx, tool, fc.action(), preview); err != nil {
 		a.audit("write", fc.target, err, 0)
 		return "", err
 	}
