@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 )
@@ -202,7 +203,11 @@ func (a *Agent) toolRunCommand(ctx context.Context, in runArgs) (toolResult, err
 	if t := time.Duration(in.Timeout) * time.Second; in.Timeout > 0 && t < timeout {
 		timeout = t
 	}
-	res, err := a.runChecked(ctx, "run_command", in.Command, timeout)
+	var echo io.Writer
+	if a.Interactive {
+		echo = a.Err // the user watches an approved command run
+	}
+	res, err := a.runCheckedEcho(ctx, "run_command", in.Command, timeout, echo)
 	if err != nil {
 		return toolResult{}, err
 	}

@@ -298,12 +298,17 @@ func cmdRunLine(ctx context.Context, a *Agent, line string, out io.Writer) error
 	if line == "" {
 		return a.usageError("run")
 	}
-	res, err := a.runChecked(ctx, "", line, 0)
+	// The output is shown as it arrives; then the status line.
+	res, err := a.runCheckedEcho(ctx, "", line, 0, out)
 	if err != nil {
 		return err
 	}
 	text := res.Text(a.maxOut())
-	fmt.Fprintln(out, sanitizeForTerminal(text))
+	status := res.status()
+	if res.Note != "" {
+		status += "\n" + res.Note
+	}
+	fmt.Fprintln(out, sanitizeForTerminal(status))
 	a.addContext("/run "+line, text)
 	if res.Err != nil && !errors.Is(res.Err, context.Canceled) {
 		return res.Err

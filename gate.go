@@ -3,6 +3,7 @@ package harvey
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 )
@@ -209,6 +210,11 @@ func (a *Agent) searchChecked(ctx context.Context, pattern, p string) (string, i
 // line is planned (a shell only outside safe mode) and run through the one
 // gate for programs, runGated.
 func (a *Agent) runChecked(ctx context.Context, tool, line string, timeout time.Duration) (RunResult, error) {
+	return a.runCheckedEcho(ctx, tool, line, timeout, nil)
+}
+
+// runCheckedEcho is runChecked showing the output on echo as it arrives.
+func (a *Agent) runCheckedEcho(ctx context.Context, tool, line string, timeout time.Duration, echo io.Writer) (RunResult, error) {
 	line = strings.TrimSpace(line)
 	if line == "" {
 		return RunResult{}, fmt.Errorf("no command given")
@@ -221,7 +227,7 @@ func (a *Agent) runChecked(ctx context.Context, tool, line string, timeout time.
 		a.audit("run", line, err, 0)
 		return RunResult{}, err
 	}
-	return a.runGated(ctx, runRequest{audit: "run", shown: line, tool: tool, action: "run: " + line, argv: argv, timeout: timeout})
+	return a.runGated(ctx, runRequest{audit: "run", shown: line, tool: tool, action: "run: " + line, argv: argv, timeout: timeout, echo: echo})
 }
 
 func (a *Agent) commandPolicy() CommandPolicy {
@@ -236,6 +242,7 @@ type runRequest struct {
 	action  string // the approval's text
 	argv    []string
 	timeout time.Duration // 0: run_timeout
+	echo    io.Writer     // shows the output as it arrives (nil: nothing shown)
 }
 
 // runGated is the one gate every program Harvey starts for the user or the
@@ -257,7 +264,7 @@ func (a *Agent) runGated(ctx context.Context, r runRequest) (RunResult, error) {
 	if r.timeout <= 0 {
 		r.timeout = time.Duration(a.Config.RunTimeout)
 	}
-	spec := procSpec{Dir: a.Workspace.Root, Argv: r.argv, Env: baseEnv(), Timeout: r.timeout, Limit: a.resultCap(ctx), Sandbox: a.commandSandbox()}
+	spec := procSpec{Dir: a.Workspace.Root, Argv: r.argv, Env: baseEnv(), Timeout: r.timeout, Limit: a.resultCap(ctx), Sandbox: a.commandSandbox(), Echo: r.echo}
 	res := runProcess(ctx, spec)
 	a.Audit.Record(r.audit, r.shown, runOutcome(res), res.Duration)
 	if sb, ok := a.escalate(ctx, r.shown, res); ok {

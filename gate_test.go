@@ -6,7 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 // read_file's "continue with offset=N" reaches the model at every num_ctx:
@@ -286,5 +288,51 @@ func TestGitignoreScopedToItsDirectory(t *testing.T) {
 	}
 	if strings.Contains(out, "NEEDLE a") || !strings.Contains(out, "NEEDLE b") || !strings.Contains(out, "NEEDLE c") {
 		t.Fatalf("search = %q", out)
+	}
+}
+
+// syncBuffer is a Builder safe to read while a command writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// /run shows the output as it arrives (redacted), not after the command
+// ends; the status line comes last.
+func TestRunStreamsOutput(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	marker := filepath.Join(env.dir, "go-on")
+	var out syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- env.a.Dispatch(t.Context(), "/run echo first ghp_abcdefghijklmnopqrstuvwxyz0123456789; while [ ! -e "+marker+" ]; do sleep 0.05; done; echo second", &out)
+	}()
+	for i := 0; !strings.Contains(out.String(), "first"); i++ {
+		if i > 500 {
+			t.Fatalf("nothing shown while the command runs: %q", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if strings.Contains(out.String(), "second") || strings.Contains(out.String(), "ghp_abc") {
+		t.Fatalf("shown: %q", out.String())
+	}
+	os.WriteFile(marker, nil, 0o644)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.HasSuffix(s, "second\n[exit 0]\n") || strings.Count(s, "first") != 1 {
+		t.Fatalf("after: %q", s)
 	}
 }

@@ -1,9 +1,11 @@
 package harvey
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,6 +79,7 @@ func envAllowed(name string) bool {
 // capWriter keeps the first limit bytes, counts the rest and keeps draining so
 // the child never blocks on a full pipe. Safe for stdout and stderr together.
 type capWriter struct {
+	tee     *streamRedactor // what the user watches (procSpec.Echo)
 	mu      sync.Mutex
 	buf     []byte
 	limit   int
@@ -99,6 +102,9 @@ func (w *capWriter) stopped() bool {
 func (w *capWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.tee != nil {
+		w.tee.Write(p)
+	}
 	room := w.limit - len(w.buf)
 	if room > 0 {
 		if len(p) <= room {
@@ -194,6 +200,57 @@ type procSpec struct {
 	// Sandbox, when set, runs the command through the sandbox launcher
 	// with these rules (argv, dir and env are filled in here).
 	Sandbox *sandboxSpec
+	// Echo, when set, gets the output as it arrives, redacted line by line
+	// and cut after echoLimit bytes (what the user watches; the result is
+	// built as always).
+	Echo io.Writer
+}
+
+// echoLimit is how much of a command's output is shown while it runs.
+const echoLimit = 32 << 10
+
+// streamRedactor passes complete lines to w, redacted (key blocks tracked
+// across lines), up to a limit; it never blocks the child.
+type streamRedactor struct {
+	w       io.Writer
+	red     lineRedactor
+	pending []byte
+	left    int
+	cut     bool
+}
+
+func (s *streamRedactor) Write(p []byte) (int, error) {
+	s.pending = append(s.pending, p...)
+	if i := bytes.LastIndexByte(s.pending, '\n'); i >= 0 {
+		s.emit(string(s.pending[:i+1]))
+		s.pending = append(s.pending[:0], s.pending[i+1:]...)
+	}
+	if len(s.pending) > 64<<10 { // a very long line: show it in pieces
+		s.emit(string(s.pending))
+		s.pending = s.pending[:0]
+	}
+	return len(p), nil
+}
+
+func (s *streamRedactor) emit(text string) {
+	if s.cut {
+		return
+	}
+	text = s.red.text(text)
+	if len(text) > s.left {
+		text = strings.ToValidUTF8(text[:s.left], "") + "\n[... more output; the whole result follows]\n"
+		s.cut = true
+	}
+	s.left -= len(text)
+	io.WriteString(s.w, text)
+}
+
+// flush shows the last, unfinished line.
+func (s *streamRedactor) flush() {
+	if len(s.pending) > 0 {
+		s.emit(string(s.pending) + "\n")
+		s.pending = nil
+	}
 }
 
 // runProcess starts a child as runArgv describes and waits for it.
@@ -246,6 +303,9 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 	if s.StopAtCap {
 		w.stopAtCap = true
 	}
+	if s.Echo != nil {
+		w.tee = &streamRedactor{w: s.Echo, left: echoLimit}
+	}
 	cmd.Stdout, cmd.Stderr = w, w
 	var errw *capWriter
 	if s.SplitStderr {
@@ -273,6 +333,11 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 	}()
 	err = cmd.Wait()
 	close(done)
+	if w.tee != nil {
+		w.mu.Lock()
+		w.tee.flush()
+		w.mu.Unlock()
+	}
 	// Kill anything left in the group (a backgrounded grandchild).
 	killProcessGroup(cmd)
 	out, dropped := w.result()
