@@ -116,7 +116,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*cliFlags, int) {
 	fs.BoolVar(&help, "help", false, "")
 	switch err := fs.Parse(args); {
 	case err != nil:
-		fmt.Fprintf(stderr, "harvey: %v\n\n%s", err, usageText)
+		fmt.Fprintf(stderr, "harvey: %v (harvey --help lists the flags)\n", err)
 		return nil, 2
 	case help:
 		fmt.Fprint(stdout, usageText)

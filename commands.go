@@ -304,15 +304,15 @@ func cmdRunLine(ctx context.Context, a *Agent, line string, out io.Writer) error
 		return err
 	}
 	text := res.Text(a.maxOut())
+	a.addContext("/run "+line, text)
+	if res.Err != nil && !errors.Is(res.Err, context.Canceled) {
+		return res.Err // said once, as the error
+	}
 	status := res.status()
 	if res.Note != "" {
 		status += "\n" + res.Note
 	}
 	fmt.Fprintln(out, sanitizeForTerminal(status))
-	a.addContext("/run "+line, text)
-	if res.Err != nil && !errors.Is(res.Err, context.Canceled) {
-		return res.Err
-	}
 	return nil
 }
 

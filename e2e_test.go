@@ -402,3 +402,26 @@ func TestEndToEndSmallExpectations(t *testing.T) {
 		t.Fatalf("quit: %d %q %q", code, out, errOut)
 	}
 }
+
+// Papercuts: a bad flag is one line; !nosuchcmd says so once; agents/
+// ignored through .git/info/exclude is not warned about.
+func TestEndToEndPapercuts(t *testing.T) {
+	bin := buildHarvey(t)
+	dir := t.TempDir()
+	if _, errOut, code := runHarvey(t, bin, dir, "", "--bogus"); code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "harvey --help") {
+		t.Fatalf("bad flag: %d %q", code, errOut)
+	}
+	out, errOut, _ := runHarvey(t, bin, dir, "!nosuchcmd\n/exit\n", "--ollama", "http://127.0.0.1:1")
+	if n := strings.Count(out+errOut, "nosuchcmd: command not found"); n != 1 {
+		t.Fatalf("said %d times: %q %q", n, out, errOut)
+	}
+	os.MkdirAll(filepath.Join(dir, ".git", "info"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".git", "info", "exclude"), []byte("/agents/\n"), 0o644)
+	if _, errOut, _ := runHarvey(t, bin, dir, "/exit\n", "--ollama", "http://127.0.0.1:1"); strings.Contains(errOut, "is not in .gitignore") {
+		t.Fatalf("warned although git ignores agents/: %q", errOut)
+	}
+	os.Remove(filepath.Join(dir, ".git", "info", "exclude"))
+	if _, errOut, _ := runHarvey(t, bin, dir, "/exit\n", "--ollama", "http://127.0.0.1:1"); !strings.Contains(errOut, "is not in .gitignore") {
+		t.Fatalf("no warning without an ignore rule: %q", errOut)
+	}
+}

@@ -259,14 +259,16 @@ func (a *Agent) warnAgentsNotIgnored() {
 	if _, err := a.Workspace.root.Lstat(".git"); err != nil {
 		return
 	}
-	data, err := a.Workspace.root.ReadFile(".gitignore")
-	if err == nil {
-		for _, line := range strings.Split(string(data), "\n") {
-			l := strings.TrimSpace(line)
-			if l == "agents" || l == "agents/" || l == "/agents" || l == "/agents/" || l == "agents/*" || l == "/agents/*" {
-				return
-			}
+	// Ignored the way git decides it: .gitignore and .git/info/exclude,
+	// with git's own pattern rules (ignore.go).
+	var ign ignoreSet
+	for _, f := range []string{".gitignore", ".git/info/exclude"} {
+		if data, err := a.Workspace.root.ReadFile(f); err == nil {
+			ign.add(".", data)
 		}
+	}
+	if ign.ignored(AgentsDir, true) {
+		return
 	}
 	a.logf("%s", a.colorize("33", "warning: agents/ (Harvey's config, history and sessions) is not in .gitignore; add a line \"agents/\" so it is never committed"))
 }
