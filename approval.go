@@ -75,17 +75,27 @@ func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		ans, err := a.In.ReadLine("Allow? [y]es / [n]o / [a]lways for " + tool + ": ")
+		ans, err := a.In.ReadLine("Allow? [y]es / [n]o [reason] / [a]lways for " + tool + ": ")
 		if err != nil {
 			return fmt.Errorf("%w: no answer (%v)", ErrDenied, err)
 		}
-		switch strings.ToLower(strings.TrimSpace(ans)) {
+		ans = strings.TrimSpace(ans)
+		word, reason, _ := strings.Cut(ans, " ")
+		switch strings.ToLower(word) {
 		case "y", "yes":
-			return nil
+			if reason == "" {
+				return nil
+			}
 		case "a", "always":
-			a.approved[tool] = true
-			return nil
+			if reason == "" {
+				a.approved[tool] = true
+				return nil
+			}
 		case "n", "no":
+			if reason = strings.TrimSpace(reason); reason != "" {
+				// The user's words go to the model, marked as theirs.
+				return fmt.Errorf("%w: the user declined %s, saying: %q", ErrDenied, action, reason)
+			}
 			return fmt.Errorf("%w: the user declined %s", ErrDenied, action)
 		}
 		fmt.Fprintln(a.Err, "please answer y, n or a")

@@ -336,3 +336,14 @@ func TestRunStreamsOutput(t *testing.T) {
 		t.Fatalf("after: %q", s)
 	}
 }
+
+// A denial can carry the user's reason to the model.
+func TestDenialWithReason(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	env.a.AutoApprove, env.a.Interactive = false, true
+	env.a.In = newLineReader(strings.NewReader("n use the tests in ./pkg instead\n"))
+	_, err := callTool(t, env, "run_command", map[string]any{"command": "ls"})
+	if err == nil || !strings.Contains(err.Error(), `saying: "use the tests in ./pkg instead"`) {
+		t.Fatalf("%v", err)
+	}
+}

@@ -95,7 +95,8 @@ func (ed *lineEditor) complete(line string, pos int, key rune) (string, int, boo
 	start := strings.LastIndexAny(head, " \t") + 1
 	word := head[start:]
 	var cands []string
-	if start == 0 && strings.HasPrefix(word, "/") {
+	isCommand := start == 0 && strings.HasPrefix(word, "/")
+	if isCommand {
 		for _, n := range ed.a.commandNames() {
 			if strings.HasPrefix("/"+n, word) {
 				cands = append(cands, "/"+n+" ")
@@ -111,6 +112,10 @@ func (ed *lineEditor) complete(line string, pos int, key rune) (string, int, boo
 	if len(cands) > 1 && repl == word {
 		fmt.Fprintf(ed.t, "\n%s\n", strings.Join(cands, "  "))
 		return "", 0, false
+	}
+	if !isCommand && len(cands) == 1 && strings.ContainsAny(repl, " \t'\"") {
+		// A name with spaces is quoted the way the commands read it.
+		repl = quoteArgv([]string{repl})
 	}
 	newHead := head[:start] + repl
 	return newHead + tail, len(newHead), true

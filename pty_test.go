@@ -194,7 +194,7 @@ func TestREPLApprovalsAndCancelThroughPTY(t *testing.T) {
 
 	s.send("write z\r")
 	s.expect("+zero")
-	s.expect("Allow? [y]es / [n]o / [a]lways for write_file: ")
+	s.expect("Allow? [y]es / [n]o [reason] / [a]lways for write_file: ")
 	s.send("y\r")
 	s.expect("Wrote z.")
 	s.expect("harvey> ")
@@ -204,7 +204,7 @@ func TestREPLApprovalsAndCancelThroughPTY(t *testing.T) {
 
 	s.send("write a\r")
 	s.expect("+one")
-	s.expect("Allow? [y]es / [n]o / [a]lways for write_file: ")
+	s.expect("Allow? [y]es / [n]o [reason] / [a]lways for write_file: ")
 	s.send("n\r")
 	s.expect("You declined.")
 	s.expect("harvey> ")
@@ -213,7 +213,7 @@ func TestREPLApprovalsAndCancelThroughPTY(t *testing.T) {
 	}
 
 	s.send("write b and c\r")
-	s.expect("Allow? [y]es / [n]o / [a]lways for write_file: ")
+	s.expect("Allow? [y]es / [n]o [reason] / [a]lways for write_file: ")
 	s.send("a\r")
 	out := s.expect("Wrote both.")
 	if strings.Count(out, "Allow?") != 0 {

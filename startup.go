@@ -151,7 +151,11 @@ func (a *Agent) connect(ctx context.Context, model string) {
 	if err != nil {
 		if a.Interactive {
 			a.logf("%s", a.dim("· "+err.Error()))
-			a.logf("%s", a.dim("· commands work without a model; /ollama start tries to start it, /help lists commands"))
+			hint := "· commands work without a model; /ollama start tries to start it, /help lists commands"
+			if _, err := lookPath("ollama"); err != nil {
+				hint = "· commands work without a model; install Ollama (https://ollama.com/download) and run: ollama pull llama3.2 — /help lists commands"
+			}
+			a.logf("%s", a.dim(hint))
 		}
 		a.connectErr = err
 		return
