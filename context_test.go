@@ -153,7 +153,7 @@ func TestLongSession(t *testing.T) {
 	goroutines := settleGoroutines()
 	var heapAt10 uint64
 	rounds := 0
-	const turns = 50 // 500 rounds
+	const turns = 30 // 300 rounds
 	for turn := 0; turn < turns; turn++ {
 		for r := 0; r < 10; r++ {
 			call := fakeCall{id: fmt.Sprintf("t%dr%d", turn, r), name: "read_file", args: map[string]any{"path": "big.txt"}}

@@ -244,6 +244,7 @@ func TestOldRecordingsPruned(t *testing.T) {
 // Harvey killed mid-append leaves a journal that --continue restores
 // exactly, up to the last complete message.
 func TestSessionJournal(t *testing.T) {
+	t.Parallel()
 	env := newTestEnv(t, nil, "")
 	for i := 0; i < 3; i++ {
 		env.a.AddMessage("user", fmt.Sprint("q", i))

@@ -306,6 +306,7 @@ func TestEndToEndContinue(t *testing.T) {
 // A silent pipe left open by a parent is not waited on; a pipeline's
 // producer is, however slow.
 func TestPipedStdinProducer(t *testing.T) {
+	t.Parallel()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -346,6 +347,7 @@ func TestPipedStdinProducer(t *testing.T) {
 // harvey -p under a parent that leaves stdin an open, silent pipe answers
 // without reading it (the parent still holds the pipe when harvey exits).
 func TestEndToEndSilentPipe(t *testing.T) {
+	t.Parallel()
 	bin := buildHarvey(t)
 	f := newFakeOllama(t, "llama3.2:latest")
 	f.script(textReply("llama3.2", "Done."))
@@ -374,6 +376,7 @@ func TestEndToEndSilentPipe(t *testing.T) {
 // Long piped input keeps its start and its end (where a log's failure
 // usually is), cut at lines, and says what it left out.
 func TestPipedInputKeepsHeadAndTail(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString("FIRST LINE\n")
 	for i := 0; b.Len() < 200<<10; i++ {
@@ -392,6 +395,7 @@ func TestPipedInputKeepsHeadAndTail(t *testing.T) {
 // Small first-run expectations: -p "" is a usage error; a bare exit or
 // quit in the REPL leaves instead of going to the model.
 func TestEndToEndSmallExpectations(t *testing.T) {
+	t.Parallel()
 	bin := buildHarvey(t)
 	dir := t.TempDir()
 	if _, errOut, code := runHarvey(t, bin, dir, "", "-p", ""); code != 2 || !strings.Contains(errOut, "-p needs a prompt") {
@@ -406,6 +410,7 @@ func TestEndToEndSmallExpectations(t *testing.T) {
 // Papercuts: a bad flag is one line; !nosuchcmd says so once; agents/
 // ignored through .git/info/exclude is not warned about.
 func TestEndToEndPapercuts(t *testing.T) {
+	t.Parallel()
 	bin := buildHarvey(t)
 	dir := t.TempDir()
 	if _, errOut, code := runHarvey(t, bin, dir, "", "--bogus"); code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "harvey --help") {

@@ -99,7 +99,7 @@ func (s MCPServer) enabled() bool { return s.Enabled == nil || *s.Enabled }
 const mcpNameSep = "__"
 
 // mcpTimeout bounds initialize and tools/list.
-var mcpTimeout = 20 * time.Second
+const mcpTimeout = 20 * time.Second
 
 // mcpServer is one running (or failed) server.
 type mcpServer struct {
@@ -118,6 +118,7 @@ type mcpManager struct {
 	a       *Agent
 	mu      sync.Mutex
 	servers map[string]*mcpServer
+	timeout time.Duration // for initialize and tools/list
 }
 
 // startMCP starts every enabled server and registers its tools; a server
@@ -126,7 +127,7 @@ func (a *Agent) startMCP(ctx context.Context) {
 	if len(a.Config.MCP.Servers) == 0 {
 		return
 	}
-	a.mcp = &mcpManager{a: a, servers: map[string]*mcpServer{}}
+	a.mcp = &mcpManager{a: a, servers: map[string]*mcpServer{}, timeout: mcpTimeout}
 	names := make([]string, 0, len(a.Config.MCP.Servers))
 	for n := range a.Config.MCP.Servers {
 		names = append(names, n)
@@ -164,7 +165,7 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 		s.state = "failed: " + err.Error()
 		return err
 	}
-	cctx, cancel := context.WithTimeout(ctx, mcpTimeout)
+	cctx, cancel := context.WithTimeout(ctx, m.timeout)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "harvey", Version: Version}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.changed.Store(true) },
@@ -172,7 +173,7 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 	session, err := client.Connect(cctx, t, nil)
 	if err != nil {
 		if cctx.Err() != nil {
-			err = fmt.Errorf("did not answer initialize within %s", mcpTimeout)
+			err = fmt.Errorf("did not answer initialize within %s", m.timeout)
 		}
 		if ct, ok := t.(*mcp.CommandTransport); ok {
 			if w, ok := ct.Command.Stderr.(*capWriter); ok {
@@ -235,7 +236,7 @@ func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, error) {
 	}
 	cmd.Dir = a.Workspace.Root
 	cmd.Stderr = &capWriter{limit: 4096} // its last words, if it fails
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil
+	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 300 * time.Millisecond}, nil
 }
 
 // headerTransport adds the configured headers to every request.
@@ -391,7 +392,7 @@ func (m *mcpManager) refresh(ctx context.Context) {
 		if session == nil {
 			continue
 		}
-		cctx, cancel := context.WithTimeout(ctx, mcpTimeout)
+		cctx, cancel := context.WithTimeout(ctx, m.timeout)
 		var tools []*mcp.Tool
 		var err error
 		for tool, terr := range session.Tools(cctx, nil) {

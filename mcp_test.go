@@ -243,6 +243,7 @@ func TestMCPToolListChanged(t *testing.T) {
 // harvey mcp list, headless from the built binary, with the server in the
 // user's own config; no server process is left behind.
 func TestEndToEndMCPList(t *testing.T) {
+	t.Parallel()
 	bin := buildHarvey(t)
 	token := fmt.Sprintf("tok%d", time.Now().UnixNano())
 	cfgHome := t.TempDir()
@@ -272,12 +273,20 @@ func TestMCPServerEverything(t *testing.T) {
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("no npm here")
 	}
-	dir := t.TempDir()
-	install := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefix", dir, "@modelcontextprotocol/server-everything")
-	if out, err := install.CombinedOutput(); err != nil {
-		t.Skipf("npm install failed (no registry?): %v %s", err, lastLine(string(out)))
+	// Installed once per machine into the user's cache (reused by later
+	// runs), from npm's own cache when it has the package.
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		cache = os.TempDir()
 	}
+	dir := filepath.Join(cache, "harvey-tests", "server-everything")
 	entry := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if _, err := os.Stat(entry); err != nil {
+		install := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefer-offline", "--prefix", dir, "@modelcontextprotocol/server-everything")
+		if out, err := install.CombinedOutput(); err != nil {
+			t.Skipf("npm install failed (no registry?): %v %s", err, lastLine(string(out)))
+		}
+	}
 	f := newFakeOllama(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.Config.Sandbox.Readable = []string{dir}
@@ -306,13 +315,14 @@ func TestMCPServerEverything(t *testing.T) {
 // A server that never answers initialize is reported in one line and the
 // session goes on.
 func TestMCPHangingServer(t *testing.T) {
-	old := mcpTimeout
-	mcpTimeout = 300 * time.Millisecond
-	defer func() { mcpTimeout = old }()
+	t.Parallel()
 	env := newTestEnv(t, nil, "")
-	env.a.Config.MCP.Servers = map[string]MCPServer{"slow": {Command: []string{"sleep", "30"}, Models: []string{"*"}}}
+	// Reads its input, never answers; ends when its stdin closes.
+	env.a.Config.MCP.Servers = map[string]MCPServer{"slow": {Command: []string{"sh", "-c", "cat > /dev/null"}, Models: []string{"*"}, Lazy: true}}
 	env.a.startMCP(t.Context())
+	env.a.mcp.timeout = 300 * time.Millisecond
 	defer env.a.mcp.close()
+	env.a.mcp.startLazy(t.Context())
 	if !strings.Contains(env.errOut.String(), "warning: MCP server slow: did not answer initialize within 300ms") {
 		t.Fatalf("stderr = %q", env.errOut.String())
 	}

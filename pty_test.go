@@ -125,6 +125,7 @@ func (s *ptySession) wait() error {
 }
 
 func TestREPLThroughPTY(t *testing.T) {
+	t.Parallel()
 	bin := buildHarvey(t)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "hello.txt"), []byte("hi\n"), 0o644)
@@ -176,6 +177,7 @@ func TestREPLThroughPTY(t *testing.T) {
 // Approvals as a user answers them (n, then a for always), and Ctrl-C
 // cancelling a reply in flight.
 func TestREPLApprovalsAndCancelThroughPTY(t *testing.T) {
+	t.Parallel()
 	bin := buildHarvey(t)
 	dir := t.TempDir()
 	f := newFakeOllama(t, "llama3.2:latest")

@@ -192,6 +192,7 @@ func BenchmarkRecoverAdversarial(b *testing.B) {
 // One reply is bounded: too many streamed calls or too many bytes stop the
 // stream with an error that says so.
 func TestReplyIsBounded(t *testing.T) {
+	t.Parallel()
 	f := newFakeOllama(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	var calls []fakeCall
