@@ -185,16 +185,11 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 		s.state = "failed: " + err.Error()
 		return err
 	}
-	var tools []*mcp.Tool
-	for tool, err := range session.Tools(cctx, nil) {
-		if err != nil {
-			session.Close()
-			s.state = "failed: " + err.Error()
-			return fmt.Errorf("tools/list: %w", err)
-		}
-		if len(s.cfg.Tools) == 0 || contains(s.cfg.Tools, tool.Name) {
-			tools = append(tools, tool)
-		}
+	tools, err := listTools(cctx, session, s.cfg)
+	if err != nil {
+		session.Close()
+		s.state = "failed: " + err.Error()
+		return fmt.Errorf("tools/list: %w", err)
 	}
 	s.session, s.tools, s.state = session, tools, "running"
 	return nil
@@ -393,17 +388,7 @@ func (m *mcpManager) refresh(ctx context.Context) {
 			continue
 		}
 		cctx, cancel := context.WithTimeout(ctx, m.timeout)
-		var tools []*mcp.Tool
-		var err error
-		for tool, terr := range session.Tools(cctx, nil) {
-			if terr != nil {
-				err = terr
-				break
-			}
-			if len(s.cfg.Tools) == 0 || contains(s.cfg.Tools, tool.Name) {
-				tools = append(tools, tool)
-			}
-		}
+		tools, err := listTools(cctx, session, s.cfg)
 		cancel()
 		if err != nil {
 			continue
@@ -520,4 +505,19 @@ func (m *mcpManager) serversFailed() []string {
 		s.mu.Unlock()
 	}
 	return out
+}
+
+// listTools reads a server's tools (tools/list, every page), keeping those
+// the config's allowlist names.
+func listTools(ctx context.Context, session *mcp.ClientSession, cfg MCPServer) ([]*mcp.Tool, error) {
+	var tools []*mcp.Tool
+	for tool, err := range session.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		if len(cfg.Tools) == 0 || contains(cfg.Tools, tool.Name) {
+			tools = append(tools, tool)
+		}
+	}
+	return tools, nil
 }
