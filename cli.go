@@ -25,6 +25,7 @@ Usage:
                                cat err.log | harvey -p "why did it fail?"
   harvey --run FILE [flags]    run each line of FILE (command or prompt) in order
   harvey tools validate        check agents/tools/*.md; exit 1 if a file has a problem
+  harvey mcp list              start the configured MCP servers, list them and their tools
 
 Flags:
   -p, --prompt PROMPT  run one prompt headless
@@ -114,7 +115,10 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*cliFlags, int) {
 	fs.BoolVar(&version, "version", false, "")
 	fs.BoolVar(&help, "h", false, "")
 	fs.BoolVar(&help, "help", false, "")
-	switch err := fs.Parse(args); {
+	err := fs.Parse(args)
+	promptSet := false
+	fs.Visit(func(f *flag.Flag) { promptSet = promptSet || f.Name == "p" || f.Name == "prompt" })
+	switch {
 	case err != nil:
 		fmt.Fprintf(stderr, "harvey: %v (harvey --help lists the flags)\n", err)
 		return nil, 2
@@ -127,7 +131,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*cliFlags, int) {
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "harvey: unexpected argument %q (quote the prompt: harvey -p \"...\")\n", fs.Arg(0))
 		return nil, 2
-	case promptGiven(args) && strings.TrimSpace(f.prompt) == "":
+	case promptSet && strings.TrimSpace(f.prompt) == "":
 		fmt.Fprintln(stderr, `harvey: -p needs a prompt (harvey -p "what does main.go do?")`)
 		return nil, 2
 	case f.prompt != "" && f.script != "":
@@ -141,10 +145,10 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*cliFlags, int) {
 // input as context) or the lines of the --run script.
 func headlessLines(a *Agent, f *cliFlags, stdin io.Reader, stderr io.Writer) ([]string, int) {
 	if f.prompt != "" {
-		if piped := readPipedStdin(stdin, a.maxOut()); piped != "" {
+		if piped, cut := readPipedStdin(stdin, a.maxOut()); piped != "" {
 			a.addContext("piped input", piped)
-			if pipedCut > 0 {
-				fmt.Fprintf(stderr, "harvey: piped input is long: its start and end are kept, %d bytes between them left out\n", pipedCut)
+			if cut > 0 {
+				fmt.Fprintf(stderr, "harvey: piped input is long: its start and end are kept, %d bytes between them left out\n", cut)
 			}
 		}
 		return []string{f.prompt}, 0
@@ -201,33 +205,33 @@ func (a *Agent) runHeadless(ctx context.Context, lines []string, echo bool, stde
 // once; a silent pipe is waited on only while a process writes to it as
 // its output (a pipeline's producer), never when a parent merely left it
 // open (subprocess, editors, CI), so such a run starts at once.
-func readPipedStdin(in io.Reader, limit int) string {
+func readPipedStdin(in io.Reader, limit int) (text string, cut int64) {
 	if in == nil || isTTY(in) {
-		return ""
+		return "", 0
 	}
 	if f, ok := in.(*os.File); ok {
 		st, err := f.Stat()
 		if err != nil || (st.Mode()&os.ModeNamedPipe == 0 && !st.Mode().IsRegular()) {
-			return ""
+			return "", 0
 		}
 		if st.Mode()&os.ModeNamedPipe != 0 && !pipeReady(f) {
 			// Nothing yet: wait only for a producer in a pipeline (go test
 			// | harvey -p); a parent's open, silent pipe is not waited on.
 			has, known := pipeHasWriter(f)
 			if known && !has {
-				return ""
+				return "", 0
 			}
 			if !known && !pipeReadyWithin(f, time.Second) {
-				return ""
+				return "", 0
 			}
 		}
 	}
 	head, tail, cut, err := readHeadTail(in, limit/4, limit-limit/4-100)
 	if err != nil || len(head)+len(tail) == 0 {
-		return ""
+		return "", 0
 	}
 	if cut == 0 {
-		return redactSecrets(string(head) + string(tail))
+		return redactSecrets(string(head) + string(tail)), 0
 	}
 	// A log's failure is usually at its end: keep its start and its end,
 	// each cut at a line, and say what is left out. The window is redacted
@@ -242,13 +246,8 @@ func readPipedStdin(in io.Reader, limit int) string {
 		cut += int64(i + 1)
 		t = t[i+1:]
 	}
-	pipedCut = cut
-	return redactWindow(fmt.Sprintf("%s[... %d bytes of piped input left out ...]\n%s", h, cut, t))
+	return redactWindow(fmt.Sprintf("%s[... %d bytes of piped input left out ...]\n%s", h, cut, t)), cut
 }
-
-// pipedCut is how much of the piped input was left out (for the note on
-// stderr).
-var pipedCut int64
 
 // readHeadTail reads r to its end, keeping its first head bytes and its
 // last tail bytes; cut is how many bytes between them were dropped.
@@ -257,22 +256,26 @@ func readHeadTail(r io.Reader, head, tail int) ([]byte, []byte, int64, error) {
 	if err != nil || len(h) < head {
 		return h, nil, 0, err
 	}
-	ring := make([]byte, 0, tail)
+	// The tail is kept in a buffer trimmed back to its size whenever it
+	// doubles: amortised constant work per byte.
+	var ring []byte
 	var cut int64
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := r.Read(buf)
-		for _, c := range buf[:n] {
-			if len(ring) == tail {
-				ring = ring[1:]
-				cut++
-			}
-			ring = append(ring, c)
-		}
-		if err == io.EOF {
-			return h, ring, cut, nil
+		ring = append(ring, buf[:n]...)
+		if len(ring) > 2*tail {
+			cut += int64(len(ring) - tail)
+			ring = append(ring[:0], ring[len(ring)-tail:]...)
 		}
 		if err != nil {
+			if len(ring) > tail {
+				cut += int64(len(ring) - tail)
+				ring = ring[len(ring)-tail:]
+			}
+			if err == io.EOF {
+				err = nil
+			}
 			return h, ring, cut, err
 		}
 	}
@@ -361,20 +364,4 @@ func openCwdWorkspace(stderr io.Writer) (*Workspace, int) {
 		return nil, 1
 	}
 	return ws, 0
-}
-
-// promptGiven reports whether -p or --prompt is on the command line (an
-// empty prompt is a usage error, not a silent success).
-func promptGiven(args []string) bool {
-	for _, a := range args {
-		if a == "--" {
-			return false
-		}
-		for _, f := range []string{"-p", "--p", "-prompt", "--prompt"} {
-			if a == f || strings.HasPrefix(a, f+"=") {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -35,7 +35,7 @@ func (a *Agent) registerCommands() {
 		}
 	}
 	add(&Command{Name: "help", Usage: "/help [CMD]", Summary: "list commands, or explain one", Handler: cmdHelp})
-	add(&Command{Name: "status", Usage: "/status", Summary: "backend, model, tool mode, history, recording", Handler: cmdStatus})
+	add(&Command{Name: "status", Usage: "/status", Summary: "backend, model, tool mode, context in use against the window, instructions loaded, recording", Handler: cmdStatus})
 	add(&Command{Name: "clear", Usage: "/clear", Summary: "forget the conversation (keeps the system prompt and pinned context)", Handler: cmdClear})
 	add(&Command{Name: "exit", Usage: "/exit", Summary: "leave Harvey (also /quit, /bye, Ctrl-D)", Aliases: []string{"quit", "bye"},
 		Handler: func(context.Context, *Agent, []string, io.Writer) error { return ErrExit }})
@@ -204,7 +204,7 @@ func cmdStatus(_ context.Context, a *Agent, _ []string, out io.Writer) error {
 	if a.ModelName != "" {
 		fmt.Fprintf(out, "tool mode:   %s (tool support: %s)\n", a.toolMode(), a.caps[a.ModelName])
 	}
-	fmt.Fprintf(out, "context:     %s\n", a.contextFill())
+	fmt.Fprintf(out, "context:     %s\n", a.contextFill(a.schemaTokens(a.toolMode()), a.numCtx()))
 	fmt.Fprintf(out, "history:     %s\n", plural(len(a.History), "message"))
 	instr := "none (HARVEY.md or AGENTS.md in the workspace are read at start)"
 	if len(a.instructions) > 0 {

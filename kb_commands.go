@@ -13,7 +13,7 @@ import (
 
 const kbUsage = "/kb status|project ...|observe [KIND:] TEXT|concept ...|search TEXT|inject"
 
-const kbHelp = `/kb status                          projects, observations, concepts; the active project
+const kbHelp = `/kb status                          projects, observations, concepts; the active project; an integrity check
 /kb project list                    every project with its counts
 /kb project add NAME [DESC]         create a project (and make it active)
 /kb project use ID|NAME             make a project the active one (kept across sessions)

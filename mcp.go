@@ -116,7 +116,6 @@ type mcpServer struct {
 // mcpManager holds the session's servers.
 type mcpManager struct {
 	a       *Agent
-	mu      sync.Mutex
 	servers map[string]*mcpServer
 	timeout time.Duration // for initialize and tools/list
 }

@@ -42,10 +42,17 @@ type journalState struct {
 	content int64 // bytes of the conversation it holds
 }
 
+// fingerprint identifies a message's content (to find the messages a turn
+// changed in place) without encoding it.
 func fingerprint(m Message) uint64 {
 	h := fnv.New64a()
-	b, _ := json.Marshal(m)
-	h.Write(b)
+	for _, s := range []string{m.Role, m.Content, m.ToolCallID, m.ToolName} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	for _, c := range m.ToolCalls {
+		h.Write([]byte(c.ID + "\x00" + c.Function.Name + "\x00" + c.Function.Arguments + "\x00"))
+	}
 	return h.Sum64()
 }
 

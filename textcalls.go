@@ -74,8 +74,26 @@ func recoverToolCalls(text string, lookup toolLookup, strict bool) ([]anyllm.Too
 	if len(calls) == 0 {
 		return nil, text
 	}
-	prose := text[:group[0].start] + " " + text[group[len(group)-1].end:]
-	return calls, strings.TrimSpace(stripClosers(prose))
+	// The prose left over: closers and stray brackets go only where they
+	// touch the calls, so "map[string]int{}" in a later sentence stays.
+	before := strings.TrimSpace(text[:group[0].start])
+	after := stripLeadingClosers(text[group[len(group)-1].end:])
+	return calls, strings.TrimSpace(before + " " + after)
+}
+
+// stripLeadingClosers removes, from the start of s, the stop tokens and
+// stray closing brackets a model leaves right after a call.
+func stripLeadingClosers(s string) string {
+	for {
+		t := strings.TrimLeft(s, " \t\r\n}]")
+		for _, c := range closers {
+			t = strings.TrimPrefix(t, c)
+		}
+		if t == s {
+			return t
+		}
+		s = t
+	}
 }
 
 // validCall accepts a registered tool whose arguments fit its schema.

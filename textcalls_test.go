@@ -249,3 +249,11 @@ func TestFencedCodeStreams(t *testing.T) {
 		})
 	}
 }
+
+// The prose kept after a call loses only what touches the call.
+func TestRecoveredProseKeepsItsBrackets(t *testing.T) {
+	calls, prose := recoverToolCalls("{\"name\": \"read_file\", \"parameters\": {\"path\": \"a.go\"}}}[/TOOL_CALLS]\nIt declares m := map[string]int{}", builtinLookup(), false)
+	if len(calls) != 1 || prose != "It declares m := map[string]int{}" {
+		t.Fatalf("%d calls, prose %q", len(calls), prose)
+	}
+}

@@ -291,7 +291,7 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 	}
 	a.History = history
 	a.recordStats(stats)
-	a.logf("%s", a.dim(stats.Format()+" · ctx "+a.contextFill()))
+	a.logf("%s", a.dim(stats.Format()+" · ctx "+a.contextFill(t.schema, t.window)))
 	a.Recorder.Assistant(reply.String(), stats.Format())
 	if mode == ModeProse {
 		a.offerRunSuggestions(ctx, reply.String())
@@ -332,9 +332,13 @@ var runSuggestionRE = regexp.MustCompile("`/run ([^`\n]+)`")
 
 // contextFill shows the conversation's size against the window, e.g.
 // "~3.1k of 8k tokens (38%)".
-func (a *Agent) contextFill() string {
-	used := estimateTokens(a.History) + a.schemaTokens(a.toolMode())
-	n := a.numCtx()
+// schema is what the tools add to a request (the turn knows it already).
+func (a *Agent) contextFill(schema, window int) string {
+	used := estimateTokens(a.History) + schema
+	n := window
+	if n == 0 {
+		n = a.numCtx()
+	}
 	if n <= 0 {
 		return fmt.Sprintf("~%s tokens", kilo(used))
 	}

@@ -72,7 +72,6 @@ var (
 	// template in go list -f '{{.ImportPath}}', is passed as it is.
 	placeholderRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
 	userParamType = map[string]bool{"string": true, "number": true, "integer": true, "boolean": true, "array": true, "path": true}
-	shells        = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true, "ash": true, "busybox": true}
 )
 
 const maxToolFileBytes = 64 << 10

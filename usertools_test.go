@@ -161,11 +161,10 @@ func writeTool(t *testing.T, env *testEnv, name, text string) {
 
 func callTool(t *testing.T, env *testEnv, name string, args map[string]any) (string, error) {
 	t.Helper()
-	_, h, ok := env.a.Tools.GetTool(name)
-	if !ok {
+	if _, _, ok := env.a.Tools.GetTool(name); !ok {
 		t.Fatalf("tool %s not registered", name)
 	}
-	return h(withApprover(t.Context(), env.a), args)
+	return invokeTool(env.a, name, t.Context(), args)
 }
 
 func TestUserToolRuns(t *testing.T) {
