@@ -52,6 +52,10 @@ func (l *LineReader) ReadLine(prompt string) (string, error) {
 // In the REPL it shows the action and preview and accepts y (yes), n (no,
 // and the model is told) or a (always, for this tool, this session).
 // Headless, the action is refused unless --yes was given.
+// maxPreviewLines bounds the diff an approval prints (a new 4 MB file
+// would be 100,000 lines); the rest is counted.
+const maxPreviewLines = 400
+
 func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error {
 	if a.AutoApprove || a.approved[tool] {
 		return nil
@@ -61,7 +65,12 @@ func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error
 	}
 	fmt.Fprintf(a.Err, "%s %s\n", a.colorize("33", "?"), sanitizeForTerminal(action))
 	if preview != "" {
-		for _, line := range strings.Split(strings.TrimRight(sanitizeForTerminal(preview), "\n"), "\n") {
+		lines := strings.Split(strings.TrimRight(sanitizeForTerminal(preview), "\n"), "\n")
+		more := 0
+		if len(lines) > maxPreviewLines {
+			lines, more = lines[:maxPreviewLines], len(lines)-maxPreviewLines
+		}
+		for _, line := range lines {
 			switch {
 			case strings.HasPrefix(line, "+") && !strings.HasPrefix(line, "+++"):
 				line = a.colorize("32", line)
@@ -69,6 +78,9 @@ func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error
 				line = a.colorize("31", line)
 			}
 			fmt.Fprintln(a.Err, "  "+line)
+		}
+		if more > 0 {
+			fmt.Fprintf(a.Err, "  ... (%s not shown)\n", plural(more, "more diff line"))
 		}
 	}
 	for {

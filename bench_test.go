@@ -1,8 +1,10 @@
 package harvey
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -129,5 +131,57 @@ func TestPromptSize(t *testing.T) {
 	t.Logf("system prompt %d bytes, tool schemas %d bytes, ~%d tokens", len(sys), len(schemas), tokens)
 	if tokens > 1500 {
 		t.Fatalf("system prompt and tools are ~%d tokens, over the 1,500 budget", tokens)
+	}
+}
+
+// yesReader answers every approval with "y".
+type yesReader struct{}
+
+func (yesReader) Read(p []byte) (int, error) {
+	n := 0
+	for n+1 < len(p) {
+		p[n], p[n+1] = 'y', '\n'
+		n += 2
+	}
+	return n, nil
+}
+
+// BenchmarkEditLargeFile is one approved edit_file of one line in a 4 MB
+// file, the diff preview shown: what it allocates should be a few times
+// the file (the old and new text), not tens of times. Peer: reading the
+// file once with os.ReadFile.
+func BenchmarkEditLargeFile(b *testing.B) {
+	a := benchAgent(b)
+	a.In = newLineReader(yesReader{})
+	a.Interactive = true
+	var sb strings.Builder
+	for i := 0; sb.Len() < maxEditBytes-100; i++ {
+		fmt.Fprintf(&sb, "\tx%06d := compute(%d) // a line of a large generated file\n", i, i)
+	}
+	p := filepath.Join(a.Workspace.Root, "big.go")
+	os.WriteFile(p, []byte(sb.String()), 0o644)
+	ctx := b.Context()
+	pairs := [2][2]string{{"x050000 := compute(50000)", "x050000 := compute(50001)"}, {"x050000 := compute(50001)", "x050000 := compute(50000)"}}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		pr := pairs[i%2]
+		i++
+		if _, err := a.editChecked(ctx, "edit_file", "big.go", pr[0], pr[1], false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(sb.Len()), "file-bytes")
+}
+
+func BenchmarkEditLargeFilePeerReadFile(b *testing.B) {
+	a := benchAgent(b)
+	p := filepath.Join(a.Workspace.Root, "big.go")
+	os.WriteFile(p, bytes.Repeat([]byte("\tx000000 := compute(0) // a line of a large generated file\n"), maxEditBytes/60), 0o644)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := os.ReadFile(p); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -2,22 +2,28 @@ package harvey
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
-// diffCells bounds the LCS table (lines of the changed middle, old × new,
-// after the common head and tail are trimmed): past it a summary diff shows
-// the changed region's size with its first and last lines.
-const diffCells = 4_000_000
+// maxDiffEdits bounds the line diff (Myers' algorithm, as git uses): past
+// that many added plus removed lines, a summary hunk shows the changed
+// region's size with its first and last lines.
+const maxDiffEdits = 2000
+
+// diffContext is the number of unchanged lines shown around a change.
+const diffContext = 3
 
 // unifiedDiff renders a unified diff (3 lines of context) of a file change,
-// for approvals and /undo. It is never empty when the bytes differ: a
-// missing final newline is shown as git shows it ("\ No newline at end of
-// file"), and a change too large to diff line by line gets a summary hunk.
+// for approvals, edit results and /undo. It is never empty when the bytes
+// differ: a missing final newline is shown as git shows it ("\ No newline
+// at end of file"), and a change too large to diff line by line gets a
+// summary hunk. Its cost follows the change, not the file: the common head
+// and tail are skipped as bytes, and only the changed lines and their
+// context are split and compared.
 func unifiedDiff(name, old, new string, existed bool) string {
-	a, b := splitLines(old), splitLines(new)
 	if !existed {
-		a = nil
+		old = ""
 	}
 	var sb strings.Builder
 	from := "a/" + name
@@ -25,13 +31,76 @@ func unifiedDiff(name, old, new string, existed bool) string {
 		from = "/dev/null"
 	}
 	fmt.Fprintf(&sb, "--- %s\n+++ b/%s\n", from, name)
+	aw, bw, base := changedWindow(old, new)
+	a, b := splitLines(aw), splitLines(bw)
 	pre, suf := commonEnds(a, b)
-	if (len(a)-pre-suf)*(len(b)-pre-suf) > diffCells {
-		summaryHunk(&sb, a, b, pre, suf)
+	ops, ok := myersDiff(a[pre:len(a)-suf], b[pre:len(b)-suf], maxDiffEdits)
+	if !ok {
+		summaryHunk(&sb, a, b, pre, suf, base)
 		return sb.String()
 	}
-	writeHunks(&sb, diffLines(a, b, pre, suf))
+	all := make([]diffOp, 0, pre+len(ops)+suf)
+	for k := range pre {
+		all = append(all, diffOp{' ', a[k], k, k})
+	}
+	for _, op := range ops {
+		all = append(all, diffOp{op.kind, op.text, op.ai + pre, op.bi + pre})
+	}
+	for k := range suf {
+		all = append(all, diffOp{' ', a[len(a)-suf+k], len(a) - suf + k, len(b) - suf + k})
+	}
+	for i := range all {
+		all[i].ai += base
+		all[i].bi += base
+	}
+	writeHunks(&sb, all)
 	return sb.String()
+}
+
+// changedWindow trims what old and new share at their start and end down to
+// diffContext whole lines on each side, comparing bytes: the windows to
+// diff, and the number of lines before them (the same in both).
+func changedWindow(old, new string) (string, string, int) {
+	p := 0
+	for p < len(old) && p < len(new) && old[p] == new[p] {
+		p++
+	}
+	head := strings.LastIndexByte(old[:p], '\n') + 1 // start of the first changed line
+	q := 0
+	for q < len(old)-head && q < len(new)-head && old[len(old)-1-q] == new[len(new)-1-q] {
+		q++
+	}
+	// The shared tail starts at a line start in both texts: after a
+	// newline inside it, or where both texts already start a line.
+	tail := len(old) - q
+	if !(tail == head || old[tail-1] == '\n') || !(len(new)-q == head || new[len(new)-q-1] == '\n') {
+		if i := strings.IndexByte(old[tail:], '\n'); i >= 0 {
+			tail += i + 1
+		} else {
+			tail = len(old)
+		}
+	}
+	q = len(old) - tail
+	start := head
+	for range diffContext {
+		if start == 0 {
+			break
+		}
+		start = strings.LastIndexByte(old[:start-1], '\n') + 1
+	}
+	extra := 0
+	for range diffContext {
+		if tail+extra == len(old) {
+			break
+		}
+		i := strings.IndexByte(old[tail+extra:], '\n')
+		if i < 0 {
+			extra = len(old) - tail
+			break
+		}
+		extra += i + 1
+	}
+	return old[start : tail+extra], new[start : len(new)-q+extra], strings.Count(old[:start], "\n")
 }
 
 // writeHunks groups ops into hunks with 3 lines of context.
@@ -104,9 +173,9 @@ func writeLine(sb *strings.Builder, kind byte, line string) {
 
 // summaryHunk shows a change too large to diff by lines: one hunk over the
 // changed region, with its first and last lines on each side.
-func summaryHunk(sb *strings.Builder, a, b []string, pre, suf int) {
+func summaryHunk(sb *strings.Builder, a, b []string, pre, suf, base int) {
 	am, bm := a[pre:len(a)-suf], b[pre:len(b)-suf]
-	fmt.Fprintf(sb, "@@ -%d,%d +%d,%d @@ (too large to diff line by line: %d lines replaced by %d)\n", pre+1, len(am), pre+1, len(bm), len(am), len(bm))
+	fmt.Fprintf(sb, "@@ -%d,%d +%d,%d @@ (too large to diff line by line: %d lines replaced by %d)\n", base+pre+1, len(am), base+pre+1, len(bm), len(am), len(bm))
 	side := func(kind byte, lines []string) {
 		const head, tail = 10, 3
 		if len(lines) <= head+tail {
@@ -157,45 +226,72 @@ func commonEnds(a, b []string) (pre, suf int) {
 	return pre, suf
 }
 
-// diffLines computes a line diff by longest common subsequence of the
-// middle that differs (pre and suf lines are shared).
-func diffLines(a, b []string, pre, suf int) []diffOp {
-	am, bm := a[pre:len(a)-suf], b[pre:len(b)-suf]
-	n, m := len(am), len(bm)
-	lcs := make([][]int32, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int32, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if am[i] == bm[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
+// myersDiff is the shortest edit script from a to b (Myers' O(ND)
+// algorithm), or false when it needs more than maxD added and removed lines.
+func myersDiff(a, b []string, maxD int) ([]diffOp, bool) {
+	n, m := len(a), len(b)
+	limit := min(n+m, maxD)
+	off := limit + 1
+	v := make([]int, 2*limit+3)
+	// trace[d] is v before step d, for k in [-d-1, d+1].
+	var trace [][]int
+	for d := 0; d <= limit; d++ {
+		trace = append(trace, append([]int(nil), v[off-d-1:off+d+2]...))
+		for k := -d; k <= d; k += 2 {
+			var x int
+			if k == -d || (k != d && v[off+k-1] < v[off+k+1]) {
+				x = v[off+k+1] // a line of b inserted
 			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+				x = v[off+k-1] + 1 // a line of a removed
+			}
+			y := x - k
+			for x < n && y < m && a[x] == b[y] {
+				x++
+				y++
+			}
+			v[off+k] = x
+			if x >= n && y >= m {
+				return myersPath(a, b, trace, d, k), true
 			}
 		}
 	}
-	ops := make([]diffOp, 0, len(a)+m)
-	for k := 0; k < pre; k++ {
-		ops = append(ops, diffOp{' ', a[k], k, k})
-	}
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && am[i] == bm[j]:
-			ops = append(ops, diffOp{' ', am[i], pre + i, pre + j})
-			i++
-			j++
-		case i < n && (j == m || lcs[i+1][j] >= lcs[i][j+1]):
-			ops = append(ops, diffOp{'-', am[i], pre + i, pre + j})
-			i++
-		default:
-			ops = append(ops, diffOp{'+', bm[j], pre + i, pre + j})
-			j++
+	return nil, false
+}
+
+// myersPath walks the trace back from (len(a), len(b)) on diagonal k.
+func myersPath(a, b []string, trace [][]int, d, k int) []diffOp {
+	x, y := len(a), len(b)
+	var rev []diffOp
+	for ; d > 0; d-- {
+		vp := trace[d]
+		at := func(k int) int { return vp[k+d+1] }
+		prevK := k - 1
+		if k == -d || (k != d && at(k-1) < at(k+1)) {
+			prevK = k + 1
 		}
+		px := at(prevK)
+		py := px - prevK
+		sx := px
+		if prevK == k-1 {
+			sx++
+		}
+		for x > sx {
+			x--
+			y--
+			rev = append(rev, diffOp{' ', a[x], x, y})
+		}
+		if prevK == k+1 {
+			rev = append(rev, diffOp{'+', b[py], px, py})
+		} else {
+			rev = append(rev, diffOp{'-', a[px], px, py})
+		}
+		x, y, k = px, py, prevK
 	}
-	for k := 0; k < suf; k++ {
-		ops = append(ops, diffOp{' ', a[len(a)-suf+k], len(a) - suf + k, len(b) - suf + k})
+	for x > 0 {
+		x--
+		y--
+		rev = append(rev, diffOp{' ', a[x], x, y})
 	}
-	return ops
+	slices.Reverse(rev)
+	return rev
 }

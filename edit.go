@@ -157,11 +157,17 @@ func finishEdit(content string, spans []span, level editLevel, replaceAll bool, 
 	}
 	spans = nonOverlapping(spans)
 	r := &editResult{Level: level, Count: len(spans), spans: spans}
-	var sb strings.Builder
-	prev := 0
-	for i, s := range spans {
+	size := len(content)
+	for _, s := range spans {
 		ins := repl(s)
 		r.inserted = append(r.inserted, ins)
+		size += len(ins) - (s.end - s.start)
+	}
+	var sb strings.Builder
+	sb.Grow(size) // the new text is built in one allocation
+	prev := 0
+	for i, s := range spans {
+		ins := r.inserted[i]
 		sb.WriteString(content[prev:s.start])
 		if i == 0 {
 			first := strings.Count(content[:s.start], "\n") + 1

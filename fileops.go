@@ -141,7 +141,7 @@ func readWindow(br *bufio.Reader, limit, maxBytes int) (text string, lines int, 
 // writeWorkspaceFile writes content to p atomically (temp file + rename in the
 // same directory), creating missing parent directories inside the workspace.
 // It returns the previous content (for diffs) when the file existed.
-func writeWorkspaceFile(ws *Workspace, p string, content []byte) (existed bool, err error) {
+func writeWorkspaceFile(ws *Workspace, p string, content string) (existed bool, err error) {
 	rp, err := resolveWorkspacePath(ws, p, opWrite)
 	if err != nil {
 		return false, err
@@ -202,22 +202,62 @@ func readForDiff(ws *Workspace, p string) (old string, exists bool, rel string, 
 	if rp.info.Size() > maxEditBytes {
 		return "", true, rp.Rel, tooLarge
 	}
-	f, _, err := rp.openVerified()
+	f, st, err := rp.openVerified()
 	if err != nil {
 		return "", true, rp.Rel, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxEditBytes+1))
-	if err != nil {
+	// Read straight into the string the edit works on: one copy of the
+	// file, sized from fstat (a file that grew meanwhile still fits).
+	var sb strings.Builder
+	sb.Grow(int(st.Size()) + 1)
+	if _, err := io.Copy(&sb, io.LimitReader(f, maxEditBytes+1)); err != nil {
 		return "", true, rp.Rel, refuse(p, errText(err))
 	}
-	if len(b) > maxEditBytes {
+	old = sb.String()
+	if len(old) > maxEditBytes {
 		return "", true, rp.Rel, tooLarge
 	}
-	if isBinary(b) {
+	if strings.IndexByte(old[:min(len(old), 8000)], 0) >= 0 { // isBinary's rule
 		return "", true, rp.Rel, refuse(p, "binary file, not changed")
 	}
-	return string(b), true, rp.Rel, nil
+	return old, true, rp.Rel, nil
+}
+
+// fileHolds reports whether p (through the write gate) exists and holds
+// exactly want, comparing as it reads: checking that a file is still what
+// an approval showed costs no copy of it.
+func fileHolds(ws *Workspace, p, want string) (exists, same bool, err error) {
+	rp, err := resolveWorkspacePath(ws, p, opWrite)
+	if err != nil {
+		return false, false, err
+	}
+	defer rp.close()
+	if rp.info == nil {
+		return false, false, nil
+	}
+	if rp.info.Size() != int64(len(want)) {
+		return true, false, nil
+	}
+	f, _, err := rp.openVerified()
+	if err != nil {
+		return true, false, err
+	}
+	defer f.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := f.Read(buf)
+		if n > len(want) || string(buf[:n]) != want[:n] {
+			return true, false, nil
+		}
+		want = want[n:]
+		if err == io.EOF {
+			return true, want == "", nil
+		}
+		if err != nil {
+			return true, false, refuse(p, errText(err))
+		}
+	}
 }
 
 // dirEntry is one listed entry, as data (the listing's text is made from

@@ -78,12 +78,12 @@ func (a *Agent) planChange(p string, change func(old string, exists bool) (strin
 // commitChange writes a planned change if the file still holds what the
 // plan (and the approval) saw, then records it for the audit log and /undo.
 func (a *Agent) commitChange(by string, fc *fileChange) (string, error) {
-	if now, nowExists, _, err := readForDiff(a.Workspace, fc.target); err != nil || now != fc.old || nowExists != fc.existed {
+	if exists, same, err := fileHolds(a.Workspace, fc.target, fc.old); err != nil || exists != fc.existed || (exists && !same) {
 		err := refuse(fc.target, "the file changed while the change was being approved; read it again")
 		a.audit("write", fc.target, err, 0)
 		return "", err
 	}
-	existed, err := writeWorkspaceFile(a.Workspace, fc.target, []byte(fc.content))
+	existed, err := writeWorkspaceFile(a.Workspace, fc.target, fc.content)
 	a.audit("write", fc.target, err, 0)
 	if err != nil {
 		return "", err
@@ -161,16 +161,19 @@ func editSummary(name, old string, r *editResult) string {
 		fmt.Fprintf(&sb, "; matched with %s", r.Level)
 	}
 	sb.WriteString("\n")
-	// Diffed redacted (redaction keeps lines), so a hunk inside a key block
-	// shows none of it.
-	d := strings.SplitAfter(unifiedDiff(name, redactSecrets(old), redactSecrets(r.Text), true), "\n")
+	// The diff costs the change, not the file; it is redacted as a window
+	// of the file, by the rule git's hunks follow (a hunk inside a key
+	// block shows none of it).
+	d := strings.SplitAfter(unifiedDiff(name, old, r.Text, true), "\n")
 	if len(d) > 2 {
 		d = d[2:] // the ---/+++ header repeats the name
 	}
+	more := ""
 	if len(d) > 40 {
-		d = append(d[:40], fmt.Sprintf("... (%d more diff lines)\n", len(d)-40))
+		d, more = d[:40], fmt.Sprintf("... (%d more diff lines)\n", len(d)-40)
 	}
-	sb.WriteString(strings.Join(d, ""))
+	sb.WriteString(redactWindow(strings.Join(d, "")))
+	sb.WriteString(more)
 	return sb.String()
 }
 

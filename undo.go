@@ -94,11 +94,11 @@ func cmdUndo(_ context.Context, a *Agent, args []string, out io.Writer) error {
 	if !ok {
 		return errors.New("nothing to undo")
 	}
-	now, exists, _, err := readForDiff(a.Workspace, e.path)
+	exists, same, err := fileHolds(a.Workspace, e.path, e.wrote)
 	if err != nil && exists {
 		return fmt.Errorf("%s: %v; not undone", e.path, err)
 	}
-	if !exists || now != e.wrote {
+	if !exists || !same {
 		return fmt.Errorf("%s changed since %s wrote it; not undone (the change is dropped from /undo)", e.path, e.by)
 	}
 	if !e.existed {
@@ -109,7 +109,7 @@ func cmdUndo(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "undid %s: removed %s, which it had created\n", e.by, e.path)
 		return nil
 	}
-	if _, err := writeWorkspaceFile(a.Workspace, e.path, []byte(e.old)); err != nil {
+	if _, err := writeWorkspaceFile(a.Workspace, e.path, e.old); err != nil {
 		return err
 	}
 	a.Audit.Record("undo", e.path, AuditSuccess, 0)

@@ -291,7 +291,7 @@ func (w *Workspace) OpenInternalAppend(rel string) (*os.File, error) {
 // atomicWrite writes data to name inside dir via a temporary file created with
 // O_EXCL (never follows a symlink) and a rename, which replaces a symlink or a
 // hard link instead of writing through it.
-func atomicWrite(dir *os.Root, name string, data []byte, perm fs.FileMode) error {
+func atomicWrite(dir *os.Root, name string, data string, perm fs.FileMode) error {
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	removeStaleTemps(dir, name)
@@ -307,7 +307,7 @@ func atomicWrite(dir *os.Root, name string, data []byte, perm fs.FileMode) error
 			dir.Remove(tmp)
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
+	if _, err := f.WriteString(data); err != nil {
 		return err
 	}
 	if err := f.Sync(); err != nil {
