@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"regexp/syntax"
 	"runtime"
 	"slices"
 	"strings"
@@ -342,6 +343,7 @@ type grepPool struct {
 	found   atomic.Int64
 	n       int
 	clean   *sync.Map // fileKey → whether redaction leaves it unchanged
+	marker  bool      // a match could touch a redaction marker: every file is redacted
 }
 
 type searchJob struct {
@@ -350,7 +352,7 @@ type searchJob struct {
 }
 
 func newGrepPool(re *regexp.Regexp) *grepPool {
-	g := &grepPool{m: newMatcher(re), jobs: make(chan searchJob, 256), results: map[int][][]byte{}}
+	g := &grepPool{m: newMatcher(re), jobs: make(chan searchJob, 256), results: map[int][][]byte{}, marker: mayMatchAtMarker(re)}
 	for range min(runtime.GOMAXPROCS(0), 8) {
 		g.wg.Add(1)
 		go g.work()
@@ -376,6 +378,14 @@ func (g *grepPool) work() {
 			if cap(data) > cap(buf) {
 				buf = data[:0] // keep the larger buffer
 			}
+			// Files whose raw text has no match are skipped without
+			// being redacted when that cannot change the answer (see
+			// mayMatchAtMarker); the pattern always runs again on what
+			// the model may see.
+			if !g.marker && !g.m.Match(data) {
+				j.f.dir.release()
+				continue
+			}
 			if hits := grepData(g.redacted(data, key), g.m, j.f.rel); hits != nil {
 				g.mu.Lock()
 				g.results[j.idx] = hits
@@ -385,6 +395,48 @@ func (g *grepPool) work() {
 		}
 		j.f.dir.release()
 	}
+}
+
+// mayMatchAtMarker reports whether a match of re in redacted text could
+// touch a redaction marker. When it cannot, a file whose raw text has no
+// match has none once redacted, and search may skip redacting it: the skip
+// depends only on the pattern, never on a secret's bytes (otherwise a
+// probe such as ghp_A{20}C|="\[ would answer differently for right and
+// wrong guesses). Redaction replaces a secret by the marker and keeps every
+// newline, so a match in redacted text that touches no marker lies in text
+// that is the same in the raw file with the same lines around it, the
+// only context a match can see besides word boundaries. A match that
+// touches a marker either lies inside it (re matches the marker), or
+// includes one of its ends, '[' or ']'. So: true when re matches the
+// marker, can match '[' or ']', or tests word boundaries (\b, \B: the
+// marker's ends are not word characters where the secret's were).
+func mayMatchAtMarker(re *regexp.Regexp) bool {
+	if re.MatchString(redactedMark) {
+		return true
+	}
+	t, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return true
+	}
+	var touches func(t *syntax.Regexp) bool
+	touches = func(t *syntax.Regexp) bool {
+		switch t.Op {
+		case syntax.OpAnyChar, syntax.OpAnyCharNotNL, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+			return true
+		case syntax.OpLiteral:
+			if slices.ContainsFunc(t.Rune, func(r rune) bool { return r == '[' || r == ']' }) {
+				return true
+			}
+		case syntax.OpCharClass:
+			for i := 0; i+1 < len(t.Rune); i += 2 {
+				if lo, hi := t.Rune[i], t.Rune[i+1]; (lo <= '[' && '[' <= hi) || (lo <= ']' && ']' <= hi) {
+					return true
+				}
+			}
+		}
+		return slices.ContainsFunc(t.Sub, touches)
+	}
+	return touches(t)
 }
 
 // finish waits for the workers and returns the hits in walk order.
