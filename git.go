@@ -31,6 +31,34 @@ import (
 // cost the whole history.
 const gitDefaultCount = 50
 
+// gitLogCommitsOnly are the log options that neither print a file's name
+// nor read a file's content (the pickaxe -S/-G, diffs, stats, --follow and
+// --cherry-pick do): with only these, log lists commits and their messages.
+var gitLogCommitsOnly = []string{
+	"max-count", "skip", "since", "after", "until", "before", "author", "committer", "grep",
+	"regexp-ignore-case", "all-match", "invert-grep", "fixed-strings", "extended-regexp",
+	"all", "branches", "tags", "remotes", "reverse", "first-parent", "merges", "no-merges",
+	"graph", "date-order", "topo-order", "left-right", "boundary", "relative-date", "parents", "children",
+	"oneline", "abbrev-commit", "no-abbrev-commit", "format", "pretty", "date", "decorate", "no-decorate",
+	"notes", "no-notes", "no-patch",
+}
+
+// logShowsNoFiles reports whether vetted log options (canonical spellings)
+// are all in gitLogCommitsOnly.
+func logShowsNoFiles(opts []string) bool {
+	for _, o := range opts {
+		name, ok := strings.CutPrefix(o, "--")
+		if !ok {
+			return false
+		}
+		name, _, _ = strings.Cut(name, "=")
+		if !contains(gitLogCommitsOnly, name) {
+			return false
+		}
+	}
+	return true
+}
+
 // gitPolicy decides a workspace-relative path for git: nil when it may be
 // shown, else the refusal (agents/, the denylist, permissions).
 type gitPolicy func(rel string) error
@@ -79,7 +107,13 @@ func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit
 	argv = append(argv, revs...)
 	argv = append(argv, "--")
 	argv = append(argv, paths...)
-	if sub != "blame" {
+	switch {
+	case sub == "blame":
+	case sub == "log" && len(paths) == 0 && logShowsNoFiles(ga.opts):
+		// Commits only: no path or file content is read or printed, so
+		// there is nothing to exclude (and a hundred exclude pathspecs
+		// would make git diff every commit it walks against its parent).
+	default:
 		if len(paths) == 0 {
 			argv = append(argv, ".")
 		}

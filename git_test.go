@@ -199,12 +199,34 @@ func TestGitDeniedFilesNeverShown(t *testing.T) {
 		{"diff", "HEAD~1", "HEAD"}, {"diff"}, {"diff", "--cached"}, {"log", "--stat", "-p"}, {"show", "--name-status", "HEAD"},
 		{"log", "-p", "-U100"}, {"show", "HEAD", "--", "."}, {"show", "-M", "HEAD"}, {"status"}, {"status", "--porcelain=v2"},
 		{"show", "HEAD:"}, {"show", "HEAD:config"}, {"log", "-p", "--", "*.env"}, {"show", "HEAD", "--", "agents"},
+		{"log"}, {"log", "--oneline", "--all"}, {"log", "--format=%H %s %b"}, {"log", "--name-only"}, {"log", "--raw"},
+		{"log", "--follow", "--", ".env"}, {"log", "-S", secret}, {"log", "-G", "DENIED"},
 	} {
 		out, err := runGit(ctx, ws, args[0], args[1:], 0)
 		if err != nil && !strings.Contains(err.Error(), "refused") {
 			t.Fatalf("git %v: %v", args, err)
 		}
 		assertNoLeak(t, strings.Join(args, " "), out, marker)
+	}
+}
+
+// The pickaxe reads file content: a guess at a denied file's content must
+// answer exactly as a wrong guess does (log without a pickaxe or a diff
+// lists commits without the exclude pathspecs; with one, they stay).
+func TestGitPickaxeIsNotAnOracle(t *testing.T) {
+	t.Parallel()
+	ws, _, _, _ := hostileRepo(t)
+	ctx := context.Background()
+	for _, opt := range []string{"-S", "-G"} {
+		right, err1 := runGit(ctx, ws, "log", []string{"--oneline", opt, "DENIED0-" + secret}, 0)
+		wrong, err2 := runGit(ctx, ws, "log", []string{"--oneline", opt, "DENIED0-not-the-secret"}, 0)
+		if err1 != nil || err2 != nil || right != wrong {
+			t.Fatalf("log %s: a right guess %q (%v) and a wrong one %q (%v) differ", opt, right, err1, wrong, err2)
+		}
+	}
+	// The same pickaxe finds what is not denied.
+	if out, err := runGit(ctx, ws, "log", []string{"--oneline", "-S", "SRCSECRET"}, 0); err != nil || !strings.Contains(out, "first") {
+		t.Fatalf("pickaxe on an allowed file: %q %v", out, err)
 	}
 }
 

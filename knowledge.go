@@ -488,15 +488,35 @@ func (kb *KnowledgeBase) Search(text string, limit int) ([]Observation, []Projec
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	allProjects, err := kb.Projects()
+	// Names and descriptions are matched first; only the projects found
+	// are summarised (their observation counts cost a scan each).
+	rows, err := kb.db.Query("SELECT id, name, description FROM projects ORDER BY id")
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, kb.explain("search projects", err)
+	}
+	var found []int64
+	for rows.Next() {
+		var id int64
+		var name, desc string
+		if err := rows.Scan(&id, &name, &desc); err != nil {
+			rows.Close()
+			return nil, nil, nil, kb.explain("search projects", err)
+		}
+		if containsFold(name, text) || containsFold(desc, text) {
+			found = append(found, id)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, nil, nil, kb.explain("search projects", err)
 	}
 	var projects []Project
-	for _, p := range allProjects {
-		if containsFold(p.Name, text) || containsFold(p.Description, text) {
-			projects = append(projects, p)
+	for _, id := range found {
+		p, err := kb.Project("#" + strconv.FormatInt(id, 10))
+		if err != nil {
+			return nil, nil, nil, err
 		}
+		projects = append(projects, p)
 	}
 	allConcepts, err := kb.Concepts()
 	if err != nil {
