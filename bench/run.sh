@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks: Harvey against peers measured in the same run (ripgrep, grep,
 # git, os.ReadFile), printed as one Markdown table (see BENCHMARKS.md).
-# Usage: bench/run.sh            (installs ripgrep and hyperfine with apt if missing)
+# Usage: bench/run.sh            (installs ripgrep, hyperfine, jq, sqlite3 and strace with apt if missing)
+#        bench/run.sh -scale=false   (without the growth rows: about a minute instead of several)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,6 +10,9 @@ need=()
 command -v rg >/dev/null || need+=(ripgrep)
 command -v hyperfine >/dev/null || need+=(hyperfine)
 [ -x /usr/bin/time ] || need+=(time)
+command -v jq >/dev/null || need+=(jq)
+command -v sqlite3 >/dev/null || need+=(sqlite3)
+command -v strace >/dev/null || need+=(strace)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing ${need[*]}" >&2
   sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
@@ -24,11 +28,13 @@ go build -o "$work/harveybench" ./bench/harveybench
 cp -r "$(go env GOROOT)/src" "$work/gosrc"
 
 echo "go test -bench (tool round, search, list) ..." >&2
-HARVEY_BENCH_TREE="$work/gosrc" go test -run '^$' -bench 'ToolRound|Search|ListFiles' -benchmem -count 5 . > "$work/gobench.txt"
+HARVEY_BENCH_TREE="$work/gosrc" go test -run '^$' -bench 'ToolRound|Search|ListFiles|EditLarge' -benchmem -count 5 . > "$work/gobench.txt"
 rm -rf "$work/gosrc/agents"
 
-echo "processes (hyperfine, /usr/bin/time) ..." >&2
-"$work/harveybench" -harvey "$work/harvey" -tree "$work/gosrc" -gobench "$work/gobench.txt" > "$work/table.md"
+go test -run '^TestPromptLayoutIsAppendOnly$' -v -count 1 . > "$work/layout.txt"
+
+echo "processes (hyperfine, /usr/bin/time), then the growth rows ..." >&2
+"$work/harveybench" -harvey "$work/harvey" -tree "$work/gosrc" -gobench "$work/gobench.txt" -layout "$work/layout.txt" "$@" > "$work/table.md"
 
 echo
 echo "## $(date -u +%Y-%m-%d) on $(uname -m), $(nproc) CPUs, $(go version | cut -d' ' -f3)"
