@@ -10,9 +10,10 @@ import (
 	"sync"
 )
 
-// ErrDenied is returned when the user (or headless mode without --yes)
-// refuses a tool action. The message goes back to the model.
-var ErrDenied = errors.New("denied by the user")
+// ErrDenied is returned when an action is not approved: the user declined
+// it, or headless mode without --yes cannot ask. The message, which says
+// which, goes back to the model.
+var ErrDenied = errors.New("not approved")
 
 // LineReader reads lines from the input (REPL prompts, approvals, menus).
 // It is shared so that an approval reads the next typed line.
@@ -20,6 +21,7 @@ type LineReader struct {
 	mu     sync.Mutex
 	sc     *bufio.Scanner
 	prompt func(string) (string, error) // set by the terminal line editor
+	answer func(string) (string, error) // the editor's reader for questions
 }
 
 // newLineReader reads lines from r.
@@ -31,11 +33,25 @@ func newLineReader(r io.Reader) *LineReader {
 
 // ReadLine shows prompt (on a terminal) and returns the next line.
 func (l *LineReader) ReadLine(prompt string) (string, error) {
+	return l.read(prompt, false)
+}
+
+// Ask reads the answer to a question. On a terminal, Ctrl-C gives
+// errInterrupted and Ctrl-D io.EOF: both mean no answer, and neither ends
+// the session.
+func (l *LineReader) Ask(prompt string) (string, error) {
+	return l.read(prompt, true)
+}
+
+func (l *LineReader) read(prompt string, question bool) (string, error) {
 	if l == nil {
 		return "", io.EOF
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if question && l.answer != nil {
+		return l.answer(prompt)
+	}
 	if l.prompt != nil {
 		return l.prompt(prompt)
 	}
@@ -61,6 +77,7 @@ func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error
 		return nil
 	}
 	if !a.Interactive {
+		a.unapproved++
 		return fmt.Errorf("%w: %s needs approval; headless mode refuses it unless harvey runs with --yes", ErrDenied, tool)
 	}
 	fmt.Fprintf(a.Err, "%s %s\n", a.colorize("33", "?"), sanitizeForTerminal(action))
@@ -87,7 +104,14 @@ func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		ans, err := a.In.ReadLine("Allow? [y]es / [n]o [reason] / [a]lways for " + tool + ": ")
+		ans, err := a.In.Ask("Allow? [y]es / [n]o [reason] / [a]lways for " + tool + ": ")
+		if errors.Is(err, errInterrupted) {
+			// Ctrl-C: no, and stop the turn (the model is not asked again).
+			if a.cancelTurn != nil {
+				a.cancelTurn()
+			}
+			return fmt.Errorf("%w: the user declined %s and stopped the turn (Ctrl-C)", ErrDenied, action)
+		}
 		if err != nil {
 			return fmt.Errorf("%w: no answer (%v)", ErrDenied, err)
 		}

@@ -37,7 +37,8 @@ Flags:
       --version        print the version
   -h, --help           this help
 
-Exit status: 0 success, 1 failure, 2 bad usage.
+Exit status: 0 success, 1 failure, 2 bad usage, 3 an action was not
+approved (headless without --yes).
 `
 
 // Main is the harvey command. It returns the exit status.
@@ -194,6 +195,12 @@ func (a *Agent) runHeadless(ctx context.Context, lines []string, echo bool, stde
 		}
 		if ctx.Err() != nil {
 			return 1
+		}
+	}
+	if a.unapproved > 0 {
+		fmt.Fprintf(stderr, "harvey: %s not approved (a headless run asks nobody; --yes approves writes and commands)\n", plural(a.unapproved, "action"))
+		if status == 0 {
+			status = 3
 		}
 	}
 	return status

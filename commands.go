@@ -167,9 +167,17 @@ func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		if !ok {
 			return fmt.Errorf("no command /%s; try /help", name)
 		}
-		fmt.Fprintf(out, "%s\n  %s\n", c.Usage, c.Summary)
-		if c.Help != "" {
-			fmt.Fprintf(out, "  %s\n", c.Help)
+		width := a.termWidth()
+		fmt.Fprint(out, wrapText(c.Usage, width, ""))
+		fmt.Fprint(out, wrapText(c.Summary, width, "  "))
+		// Help text is laid out in lines; a line too wide for the
+		// terminal is wrapped on its own.
+		for _, l := range strings.Split(strings.TrimPrefix(c.Help, "\n"), "\n") {
+			if width == 0 || len([]rune(l))+2 <= width {
+				fmt.Fprintf(out, "  %s\n", l)
+			} else {
+				fmt.Fprint(out, wrapText(l, width, "  "))
+			}
 		}
 		if len(c.Aliases) > 0 {
 			fmt.Fprintf(out, "  aliases: /%s\n", strings.Join(c.Aliases, ", /"))
@@ -177,12 +185,19 @@ func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		return nil
 	}
 	fmt.Fprintln(out, "Type a request for the model, or a command:")
+	width := a.termWidth()
 	line := func(usage, summary string) {
-		if len(usage) > 44 { // a long usage gets its own line
+		switch {
+		case width > 0 && width < 2+44+1+len(summary):
+			// A narrow terminal: the usage, then the summary under it,
+			// each wrapped to the width.
+			fmt.Fprint(out, wrapText(usage, width, "  "))
+			fmt.Fprint(out, wrapText(summary, width, "      "))
+		case len(usage) > 44: // a long usage gets its own line
 			fmt.Fprintf(out, "  %s\n  %-44s %s\n", usage, "", summary)
-			return
+		default:
+			fmt.Fprintf(out, "  %-44s %s\n", usage, summary)
 		}
-		fmt.Fprintf(out, "  %-44s %s\n", usage, summary)
 	}
 	for _, n := range a.commandNames() {
 		c := a.commands[n]
@@ -190,7 +205,7 @@ func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
 	}
 	line("!COMMAND", "shorthand for /run COMMAND")
 	line("@ROUTE PROMPT", "send one turn to a named route")
-	fmt.Fprintln(out, "Ctrl-C cancels a reply; Ctrl-D or /exit leaves. /help CMD explains a command.")
+	fmt.Fprint(out, wrapText("Ctrl-C cancels a reply (at a question: answers no); Ctrl-D or /exit leaves. /help CMD explains a command.", width, ""))
 	return nil
 }
 
@@ -422,7 +437,7 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 		if !a.Interactive {
 			return errors.New("/apply needs confirmation; headless mode refuses it unless harvey runs with --yes")
 		}
-		ans, err := a.In.ReadLine(fmt.Sprintf("Write %d file(s)? [y/N] ", len(plans)))
+		ans, err := a.In.Ask(fmt.Sprintf("Write %d file(s)? [y/N] ", len(plans)))
 		if err != nil || !strings.EqualFold(strings.TrimSpace(ans), "y") {
 			fmt.Fprintln(out, "nothing written")
 			return nil

@@ -86,7 +86,7 @@ func (a *Agent) fitContext(ctx context.Context, t *turn) error {
 		if a.warnedCtx {
 			return nil // declined once; asked again only after it fits again
 		}
-		ans, err := a.In.ReadLine(a.colorize("33", "warning: "+msg) + ". Summarize it now? [Y/n] ")
+		ans, err := a.In.Ask(a.colorize("33", "warning: "+msg) + ". Summarize it now? [Y/n] ")
 		if err != nil || strings.EqualFold(strings.TrimSpace(ans), "n") {
 			a.logf("%s", a.dim("· not summarised; /summarize or /clear when you are ready"))
 			a.warnedCtx = true

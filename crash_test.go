@@ -37,7 +37,7 @@ func crashHelper(arg string) int {
 	case "write":
 		for i := 0; ; i++ {
 			content := bytes.Repeat([]byte{byte('a' + i%2)}, 8<<20)
-			if _, err := writeWorkspaceFile(ws, "big.txt", string(content)); err != nil {
+			if _, _, err := writeWorkspaceFile(ws, "big.txt", string(content)); err != nil {
 				os.Exit(4)
 			}
 			ready(i)
@@ -117,7 +117,7 @@ func TestCrashDuringWriteFile(t *testing.T) {
 	}
 	ws, _ := openWorkspace(dir)
 	defer ws.Close()
-	if _, err := writeWorkspaceFile(ws, "big.txt", "done\n"); err != nil {
+	if _, _, err := writeWorkspaceFile(ws, "big.txt", "done\n"); err != nil {
 		t.Fatal(err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".big.txt.harvey-*.tmp")); len(left) != 0 {

@@ -429,4 +429,22 @@ func TestEndToEndPapercuts(t *testing.T) {
 	if _, errOut, _ := runHarvey(t, bin, dir, "/exit\n", "--ollama", "http://127.0.0.1:1"); !strings.Contains(errOut, "is not in .gitignore") {
 		t.Fatalf("no warning without an ignore rule: %q", errOut)
 	}
+	// A headless write without --yes: refused with the reason (not "by the
+	// user": nobody was asked), said on stderr, and exit status 3.
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.script(
+		toolReply("llama3.2", fakeCall{id: "w", name: "write_file", args: map[string]any{"path": "x.txt", "content": "x\n"}}),
+		textReply("llama3.2", "I could not write it."),
+	)
+	_, errOut, code := runHarvey(t, bin, dir, "", "-p", "write x", "--ollama", f.URL())
+	if code != 3 || !strings.Contains(errOut, "1 action not approved") || !strings.Contains(errOut, "--yes") {
+		t.Fatalf("headless refusal: %d %q", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.txt")); err == nil {
+		t.Fatal("written without approval")
+	}
+	m := messagesOf(f.chatRequests()[1])
+	if c := m[len(m)-1]["content"].(string); strings.Contains(c, "by the user") || !strings.Contains(c, "headless") {
+		t.Fatalf("the model was told %q", c)
+	}
 }

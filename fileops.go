@@ -141,14 +141,14 @@ func readWindow(br *bufio.Reader, limit, maxBytes int) (text string, lines int, 
 // writeWorkspaceFile writes content to p atomically (temp file + rename in the
 // same directory), creating missing parent directories inside the workspace.
 // It returns the previous content (for diffs) when the file existed.
-func writeWorkspaceFile(ws *Workspace, p string, content string) (existed bool, err error) {
+func writeWorkspaceFile(ws *Workspace, p string, content string) (existed bool, made []string, err error) {
 	rp, err := resolveWorkspacePath(ws, p, opWrite)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	defer rp.close()
 	if err := ws.openParentForWrite(rp); err != nil {
-		return false, err
+		return false, rp.made, err
 	}
 	perm := fs.FileMode(0o644)
 	if rp.info != nil {
@@ -156,9 +156,9 @@ func writeWorkspaceFile(ws *Workspace, p string, content string) (existed bool, 
 		existed = true
 	}
 	if err := atomicWrite(rp.dir, rp.name, content, perm); err != nil {
-		return existed, refuse(p, errText(err))
+		return existed, rp.made, refuse(p, errText(err))
 	}
-	return existed, nil
+	return existed, rp.made, nil
 }
 
 // removeWorkspaceFile deletes a regular file through the same checks as a
@@ -179,6 +179,21 @@ func removeWorkspaceFile(ws *Workspace, p string) error {
 		return refuse(p, errText(err))
 	}
 	return nil
+}
+
+// removeEmptyWorkspaceDir removes p if it is an empty directory (through
+// the same gate as a delete); anything else is left alone. /undo uses it
+// for the directories a write it takes back had created.
+func removeEmptyWorkspaceDir(ws *Workspace, p string) bool {
+	rp, err := resolveWorkspacePath(ws, p, opRemoveDir)
+	if err != nil {
+		return false
+	}
+	defer rp.close()
+	if rp.info == nil || !rp.info.IsDir() || rp.dir == nil {
+		return false
+	}
+	return rp.dir.Remove(rp.name) == nil // rmdir: fails unless empty
 }
 
 // maxEditBytes bounds the files Harvey changes in place: their old text is

@@ -83,12 +83,12 @@ func (a *Agent) commitChange(by string, fc *fileChange) (string, error) {
 		a.audit("write", fc.target, err, 0)
 		return "", err
 	}
-	existed, err := writeWorkspaceFile(a.Workspace, fc.target, fc.content)
+	existed, made, err := writeWorkspaceFile(a.Workspace, fc.target, fc.content)
 	a.audit("write", fc.target, err, 0)
 	if err != nil {
 		return "", err
 	}
-	a.recordChange(by, fc.target, fc.old, fc.existed, fc.content)
+	a.undo.push(undoEntry{path: fc.target, old: fc.old, existed: fc.existed, wrote: fc.content, dirs: made, by: by, at: time.Now()})
 	if fc.note != "" {
 		return fc.note, nil
 	}
@@ -306,7 +306,7 @@ func (a *Agent) escalate(ctx context.Context, line string, res RunResult) (*sand
 		q = "Run it again with network connections allowed (still sandboxed otherwise)? Type yes to allow: "
 	}
 	fmt.Fprintf(a.Err, "%s the sandbox blocked: %s\n  %s\n", a.colorize("33", "!"), sanitizeForTerminal(line), sanitizeForTerminal(res.Note))
-	ans, err := a.In.ReadLine(q)
+	ans, err := a.In.Ask(q)
 	if err != nil || strings.ToLower(strings.TrimSpace(ans)) != "yes" {
 		return nil, false
 	}

@@ -150,6 +150,8 @@ type Agent struct {
 	OllamaURL string
 
 	approved    map[string]bool // tools approved "always" this session
+	cancelTurn  func()          // stops the REPL's current turn (Ctrl-C at a question)
+	unapproved  int             // actions refused headless for want of --yes
 	caps        map[string]Capability
 	layouts     map[string]promptLayout // per model: where its tools go in the prompt
 	statHistory []ChatStats

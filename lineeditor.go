@@ -1,6 +1,8 @@
 package harvey
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,9 +22,13 @@ type lineEditor struct {
 	a       *Agent
 	fd      int
 	t       *term.Terminal
+	in      *ctrlCReader
 	hist    *history
 	histRel string
 }
+
+// errInterrupted is Ctrl-C pressed while a question waits for its answer.
+var errInterrupted = errors.New("interrupted (Ctrl-C)")
 
 // history is the editor's history, newest first, saved to agents/history.
 type history struct{ lines []string }
@@ -40,10 +46,11 @@ const historyPath = AgentsDir + "/history"
 
 func newLineEditor(a *Agent) *lineEditor {
 	fd := int(os.Stdin.Fd())
+	in := &ctrlCReader{r: os.Stdin}
 	rw := struct {
 		io.Reader
 		io.Writer
-	}{&ctrlCReader{r: os.Stdin}, os.Stderr}
+	}{in, os.Stderr}
 	t := term.NewTerminal(rw, "")
 	h := &history{}
 	if data, err := a.Workspace.ReadInternal(historyPath); err == nil {
@@ -55,14 +62,26 @@ func newLineEditor(a *Agent) *lineEditor {
 		}
 	}
 	t.History = h
-	ed := &lineEditor{a: a, fd: fd, t: t, hist: h, histRel: historyPath}
+	ed := &lineEditor{a: a, fd: fd, t: t, in: in, hist: h, histRel: historyPath}
 	t.AutoCompleteCallback = ed.complete
 	return ed
 }
 
-// readLine reads one line in raw mode and restores the terminal after, so
-// model output and child processes see a normal terminal.
+// readLine reads the REPL's next line: Ctrl-C clears it, Ctrl-D on an
+// empty line leaves (io.EOF).
 func (ed *lineEditor) readLine(prompt string) (string, error) {
+	return ed.read(prompt, false)
+}
+
+// readAnswer reads the answer to a question (an approval, a menu): Ctrl-C
+// gives errInterrupted and Ctrl-D io.EOF, and neither ends the session.
+func (ed *lineEditor) readAnswer(prompt string) (string, error) {
+	return ed.read(prompt, true)
+}
+
+// read reads one line in raw mode and restores the terminal after, so
+// model output and child processes see a normal terminal.
+func (ed *lineEditor) read(prompt string, question bool) (string, error) {
 	old, err := term.MakeRaw(ed.fd)
 	if err != nil {
 		return "", err
@@ -72,7 +91,16 @@ func (ed *lineEditor) readLine(prompt string) (string, error) {
 		ed.t.SetSize(w, h)
 	}
 	ed.t.SetPrompt(prompt)
-	return ed.t.ReadLine()
+	ed.in.question, ed.in.interrupted = question, false
+	line, err := ed.t.ReadLine()
+	if err == io.EOF && ed.in.interrupted {
+		fmt.Fprint(ed.t, "^C\r\n")
+		return "", errInterrupted
+	}
+	if err == io.EOF && question {
+		fmt.Fprint(ed.t, "^D\r\n")
+	}
+	return line, err
 }
 
 // remember appends a line to agents/history.
@@ -96,13 +124,29 @@ func (ed *lineEditor) complete(line string, pos int, key rune) (string, int, boo
 	word := head[start:]
 	var cands []string
 	isCommand := start == 0 && strings.HasPrefix(word, "/")
-	if isCommand {
+	before := strings.Fields(head[:start])
+	switch {
+	case isCommand:
 		for _, n := range ed.a.commandNames() {
 			if strings.HasPrefix("/"+n, word) {
 				cands = append(cands, "/"+n+" ")
 			}
 		}
-	} else {
+	case len(before) == 1 && strings.HasPrefix(before[0], "/"):
+		// The word after a command: its subcommands, as its usage names
+		// them (/git st<Tab> → /git status); else a path.
+		if c, ok := ed.a.commands[strings.ToLower(before[0][1:])]; ok {
+			for _, sub := range subcommands(c.Usage) {
+				if strings.HasPrefix(sub, word) {
+					cands = append(cands, sub+" ")
+				}
+			}
+			isCommand = len(cands) > 0
+		}
+		if len(cands) == 0 {
+			cands = completePath(ed.a.Workspace, word)
+		}
+	default:
 		cands = completePath(ed.a.Workspace, word)
 	}
 	if len(cands) == 0 {
@@ -119,6 +163,26 @@ func (ed *lineEditor) complete(line string, pos int, key rune) (string, int, boo
 	}
 	newHead := head[:start] + repl
 	return newHead + tail, len(newHead), true
+}
+
+// subcommands reads a command's subcommands from its usage line, the one
+// place they are written: "/git status|diff|log [ARGS...]" gives status,
+// diff, log; "/tools [on|off]" gives on, off; placeholders (NAME) are not
+// words to complete.
+func subcommands(usage string) []string {
+	_, rest, _ := strings.Cut(usage, " ")
+	var out []string
+	for _, alt := range strings.Split(rest, "|") {
+		f := strings.Fields(strings.Trim(strings.TrimSpace(alt), "[]"))
+		if len(f) == 0 {
+			continue
+		}
+		w := strings.Trim(f[0], "[]")
+		if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyz-") == "" && !contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // completePath completes a workspace path (never into agents/).
@@ -156,19 +220,98 @@ func commonPrefix(xs []string) string {
 	return p
 }
 
-// ctrlCReader turns Ctrl-C at the prompt into Ctrl-U (clear the line): the
-// editor would otherwise treat it as end of input. Ctrl-D on an empty line
-// still leaves.
-type ctrlCReader struct{ r io.Reader }
+// ctrlCReader is the editor's input. At the REPL prompt it turns Ctrl-C
+// into Ctrl-U (clear the line): the editor would otherwise treat it as end
+// of input. At a question Ctrl-C passes and is noted, so it reads as "no"
+// rather than as the end of input. Home and End keys in the spellings
+// terminals and tmux send (ESC [1~, ESC [7~, ESC OH, ...) become the ones
+// the editor knows (ESC [H, ESC [F).
+type ctrlCReader struct {
+	r           io.Reader
+	question    bool
+	interrupted bool
+}
+
+var keyAliases = [][2]string{
+	{"\x1b[1~", "\x1b[H"}, {"\x1b[7~", "\x1b[H"}, {"\x1bOH", "\x1b[H"},
+	{"\x1b[4~", "\x1b[F"}, {"\x1b[8~", "\x1b[F"}, {"\x1bOF", "\x1b[F"},
+}
 
 func (c *ctrlCReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	for i := 0; i < n; i++ {
 		if p[i] == 3 {
-			p[i] = 21
+			if c.question {
+				c.interrupted = true
+			} else {
+				p[i] = 21
+			}
 		}
+	}
+	if n > 0 && bytes.IndexByte(p[:n], 0x1b) >= 0 {
+		b := p[:n]
+		for _, k := range keyAliases {
+			b = bytes.ReplaceAll(b, []byte(k[0]), []byte(k[1]))
+		}
+		n = copy(p, b) // never longer than what was read
 	}
 	return n, err
 }
 
 // runSuggestionRE finds `/run CMD` suggestions in prose-mode replies.
+
+// termWidth is the width of the terminal the user reads, or 0 when output
+// is not a terminal (nothing is wrapped or cut then). Read each time: the
+// window can be resized.
+func (a *Agent) termWidth() int {
+	if !a.Interactive {
+		return 0
+	}
+	for _, w := range []io.Writer{a.Out, a.Err} {
+		if f, ok := w.(*os.File); ok {
+			if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+				return cols
+			}
+		}
+	}
+	return 0
+}
+
+// wrapText breaks s at spaces into lines of at most width columns, each
+// starting with indent (a word longer than a line is cut). width 0: one line.
+func wrapText(s string, width int, indent string) string {
+	words := strings.Fields(s)
+	if width <= 0 {
+		return indent + strings.Join(words, " ") + "\n"
+	}
+	room := max(width-len([]rune(indent)), 8)
+	var sb strings.Builder
+	cur := 0
+	for _, w := range words {
+		r := []rune(w)
+		for len(r) > room { // a word longer than a line
+			if cur > 0 {
+				sb.WriteString("\n")
+				cur = 0
+			}
+			sb.WriteString(indent + string(r[:room]) + "\n")
+			r = r[room:]
+		}
+		switch {
+		case cur == 0:
+			sb.WriteString(indent)
+		case cur+1+len(r) > room:
+			sb.WriteString("\n" + indent)
+			cur = 0
+		default:
+			sb.WriteString(" ")
+			cur++
+		}
+		sb.WriteString(string(r))
+		cur += len(r)
+	}
+	if cur > 0 || sb.Len() == 0 {
+		sb.WriteString("\n")
+	}
+	return sb.String()
+}

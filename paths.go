@@ -27,7 +27,7 @@ func (op pathOp) perm() string {
 	switch op {
 	case opWrite:
 		return PermWrite
-	case opDelete:
+	case opDelete, opRemoveDir:
 		return PermDelete
 	}
 	return PermRead
@@ -92,7 +92,8 @@ type resolvedPath struct {
 	dir  *os.Root
 	name string
 	info fs.FileInfo
-	own  bool // whether dir must be closed
+	own  bool     // whether dir must be closed
+	made []string // directories openParentForWrite created, outermost first
 }
 
 func (r *resolvedPath) close() {
@@ -309,7 +310,7 @@ func (ws *Workspace) checkFinal(orig string, fi fs.FileInfo, op pathOp) error {
 		if ws.isAgentsDir(fi) {
 			return refuse(orig, errAgents)
 		}
-		if op.writes() {
+		if op.writes() && op != opRemoveDir {
 			return refuse(orig, "is a directory")
 		}
 	case m.IsRegular():
@@ -360,14 +361,18 @@ func (ws *Workspace) openParentForWrite(rp *resolvedPath) error {
 	}
 	comps := splitPath(rp.Rel)
 	cur, own := ws.root, false
-	for _, c := range comps[:len(comps)-1] {
+	for i, c := range comps[:len(comps)-1] {
 		fi, err := cur.Lstat(c)
 		if errors.Is(err, fs.ErrNotExist) {
-			if err := cur.Mkdir(c, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			merr := cur.Mkdir(c, 0o755)
+			if merr != nil && !errors.Is(merr, fs.ErrExist) {
 				if own {
 					cur.Close()
 				}
-				return refuse(rp.Rel, errText(err))
+				return refuse(rp.Rel, errText(merr))
+			}
+			if merr == nil {
+				rp.made = append(rp.made, strings.Join(comps[:i+1], "/"))
 			}
 			fi, err = cur.Lstat(c)
 		}
@@ -482,7 +487,8 @@ const (
 )
 
 const (
-	opRead   pathOp = iota // read a file (or list/search a directory)
-	opWrite                // create or replace a file
-	opDelete               // remove a file (resolved as a write; needs delete permission)
+	opRead      pathOp = iota // read a file (or list/search a directory)
+	opWrite                   // create or replace a file
+	opDelete                  // remove a file (resolved as a write; needs delete permission)
+	opRemoveDir               // remove an empty directory (/undo of a write that made it; as opDelete)
 )

@@ -48,7 +48,10 @@ func (a *Agent) Run(ctx context.Context, o Options) error {
 			ed.remember(line)
 		}
 		turnCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		turnCtx, a.cancelTurn = context.WithCancel(turnCtx)
 		err = a.RunPrompt(turnCtx, line)
+		a.cancelTurn()
+		a.cancelTurn = nil
 		stop()
 		if errors.Is(err, ErrExit) {
 			return nil

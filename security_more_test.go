@@ -112,7 +112,7 @@ func TestSocketsAndDevicesRefused(t *testing.T) {
 	if _, err := readWorkspaceFile(ws, "sock", 0, 0, 0); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("socket: %v", err)
 	}
-	if _, err := writeWorkspaceFile(ws, "sock", "x"); err == nil {
+	if _, _, err := writeWorkspaceFile(ws, "sock", "x"); err == nil {
 		t.Fatal("wrote over a socket")
 	}
 	if err := syscall.Mknod(filepath.Join(dir, "null"), syscall.S_IFCHR|0o666, 0x0103); err != nil {
@@ -129,7 +129,7 @@ func TestAgentsCreationRefused(t *testing.T) {
 	ws, dir, _ := hostileWorkspace(t)
 	os.RemoveAll(filepath.Join(dir, "agents"))
 	for _, p := range []string{"agents/new.yaml", "Agents/x", "agents"} {
-		if _, err := writeWorkspaceFile(ws, p, "x"); err == nil || !strings.Contains(err.Error(), "agents/") {
+		if _, _, err := writeWorkspaceFile(ws, p, "x"); err == nil || !strings.Contains(err.Error(), "agents/") {
 			t.Fatalf("write %s: %v", p, err)
 		}
 	}
@@ -333,7 +333,7 @@ func TestWorkspaceRenamedWhileRunning(t *testing.T) {
 	if err != nil || rr.Text != "original\n" {
 		t.Fatalf("read after rename: %+v %v", rr, err)
 	}
-	if _, err := writeWorkspaceFile(ws, "b.txt", "x"); err != nil {
+	if _, _, err := writeWorkspaceFile(ws, "b.txt", "x"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "b.txt")); err == nil {

@@ -162,7 +162,7 @@ func TestBadInputSuite(t *testing.T) {
 			go func() {
 				defer close(done)
 				if c.write {
-					_, err = writeWorkspaceFile(ws, c.path, "pwned")
+					_, _, err = writeWorkspaceFile(ws, c.path, "pwned")
 				} else {
 					var rr *ReadResult
 					rr, err = readWorkspaceFile(ws, c.path, 0, 0, 0)

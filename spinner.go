@@ -5,6 +5,7 @@ import (
 	"io"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
@@ -28,6 +29,7 @@ var learMessages = []string{
 // Spinner shows progress on a terminal while the model works.
 type Spinner struct {
 	out      io.Writer
+	width    func() int // the terminal's columns, read at every frame (0: unknown)
 	estimate time.Duration
 	start    time.Time
 	stop     chan struct{}
@@ -36,8 +38,10 @@ type Spinner struct {
 }
 
 // newSpinner starts a spinner on out (a TTY) with an optional estimate.
-func newSpinner(out io.Writer, estimate time.Duration) *Spinner {
-	s := &Spinner{out: out, estimate: estimate, start: time.Now(), stop: make(chan struct{})}
+// width gives the terminal's columns: the line is cut to fit, because a
+// line that wraps cannot be redrawn in place (each frame would leave one).
+func newSpinner(out io.Writer, estimate time.Duration, width func() int) *Spinner {
+	s := &Spinner{out: out, width: width, estimate: estimate, start: time.Now(), stop: make(chan struct{})}
 	s.done.Add(1)
 	go s.run()
 	return s
@@ -56,10 +60,33 @@ func (s *Spinner) run() {
 		case <-t.C:
 			el := time.Since(s.start)
 			msg := learMessages[int(el/(4*time.Second))%len(learMessages)]
-			fmt.Fprintf(s.out, "\r\x1b[K\x1b[2m%s %s… %s\x1b[0m", spinnerFrames[frame%len(spinnerFrames)], msg, timerLabel(el, s.estimate))
+			w := 0
+			if s.width != nil {
+				w = s.width()
+			}
+			fmt.Fprintf(s.out, "\r\x1b[K\x1b[2m%s\x1b[0m", spinnerLine(spinnerFrames[frame%len(spinnerFrames)], msg, timerLabel(el, s.estimate), w))
 			frame++
 		}
 	}
+}
+
+// spinnerLine is one frame in at most width-1 columns (one rune, one
+// column: the frames and messages are narrow characters): the message is
+// shortened first, then left out; the timer stays.
+func spinnerLine(frame, msg, timer string, width int) string {
+	line := frame + " " + msg + "… " + timer
+	if width <= 0 || utf8.RuneCountInString(line) < width {
+		return line
+	}
+	room := width - 1 - utf8.RuneCountInString(frame+" … "+timer)
+	if room < 4 {
+		short := frame + " " + timer
+		if r := []rune(short); len(r) >= width {
+			return string(r[:max(width-1, 1)])
+		}
+		return short
+	}
+	return frame + " " + string([]rune(msg)[:room]) + "… " + timer
 }
 
 // Stop clears the spinner line. Safe to call more than once.

@@ -46,6 +46,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		// (start Ollama? which model?) are asked like every later one.
 		a.editor = newLineEditor(a)
 		in.prompt = a.editor.readLine
+		in.answer = a.editor.readAnswer
 	}
 	a.Color = colorAllowed(o.StderrTTY)
 	if cerr != nil {
@@ -110,7 +111,7 @@ func (a *Agent) confirmWorkspaceConfig() {
 	for _, g := range cf.Gated {
 		fmt.Fprintf(a.Err, "  - %s: %s\n", g.Key, sanitizeForTerminal(g.Shown))
 	}
-	ans, err := a.In.ReadLine("Use these settings in this workspace? [y/N] ")
+	ans, err := a.In.Ask("Use these settings in this workspace? [y/N] ")
 	if err == nil && strings.EqualFold(strings.TrimSpace(ans), "y") {
 		if err := cf.AcceptWorkspace(a.Workspace.Root); err != nil {
 			a.logf("%s", a.colorize("33", "warning: settings used, but the confirmation was not saved: "+err.Error()))
@@ -208,7 +209,7 @@ func (a *Agent) offerOllamaStart(ctx context.Context, oc *OllamaClient) bool {
 	if _, err := exec.LookPath("ollama"); err != nil {
 		return false
 	}
-	ans, err := a.In.ReadLine(fmt.Sprintf("Ollama is not answering at %s. Start it now (ollama serve)? [y/N] ", oc.BaseURL))
+	ans, err := a.In.Ask(fmt.Sprintf("Ollama is not answering at %s. Start it now (ollama serve)? [y/N] ", oc.BaseURL))
 	if err != nil || !strings.EqualFold(strings.TrimSpace(ans), "y") {
 		return false
 	}
@@ -240,7 +241,7 @@ func (a *Agent) chooseModel(models []string) string {
 		fmt.Fprintf(a.Err, "  %d) %s\n", i+1, m)
 	}
 	for {
-		ans, err := a.In.ReadLine("Choose a model [1]: ")
+		ans, err := a.In.Ask("Choose a model [1]: ")
 		if err != nil {
 			return ""
 		}

@@ -237,7 +237,7 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 	var reply strings.Builder
 	out = io.MultiWriter(&terminalSafeWriter{w: a.Out}, &reply)
 	if a.Interactive && a.Color {
-		spin = newSpinner(a.Err, a.estimateDuration())
+		spin = newSpinner(a.Err, a.estimateDuration(), a.termWidth)
 		out = &spinnerWriter{w: out, spin: spin}
 		defer spin.Stop()
 	}
@@ -318,7 +318,7 @@ func (a *Agent) offerRunSuggestions(ctx context.Context, reply string) {
 			a.logf("%s", a.dim("· suggested: /run "+sanitizeForTerminal(line)))
 			continue
 		}
-		ans, err := a.In.ReadLine(fmt.Sprintf("Run `%s`? [y/N] ", sanitizeForTerminal(line)))
+		ans, err := a.In.Ask(fmt.Sprintf("Run `%s`? [y/N] ", sanitizeForTerminal(line)))
 		if err != nil || !strings.EqualFold(strings.TrimSpace(ans), "y") {
 			continue
 		}

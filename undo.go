@@ -25,8 +25,9 @@ type undoEntry struct {
 	path    string // workspace-relative
 	old     string // content before the change ("" when it did not exist)
 	existed bool
-	wrote   string // what Harvey wrote
-	by      string // tool or command
+	wrote   string   // what Harvey wrote
+	dirs    []string // directories the write created, outermost first
+	by      string   // tool or command
 	at      time.Time
 }
 
@@ -66,11 +67,6 @@ func (u *undoStack) list() []undoEntry {
 	return append([]undoEntry(nil), u.entries...)
 }
 
-// recordChange keeps what a change replaced, for /undo.
-func (a *Agent) recordChange(by, path, old string, existed bool, wrote string) {
-	a.undo.push(undoEntry{path: path, old: old, existed: existed, wrote: wrote, by: by, at: time.Now()})
-}
-
 func cmdUndo(_ context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) > 0 && args[0] == "list" {
 		entries := a.undo.list()
@@ -105,11 +101,21 @@ func cmdUndo(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		if err := removeWorkspaceFile(a.Workspace, e.path); err != nil {
 			return err
 		}
+		// The directories the write created go too, innermost first,
+		// each only if nothing else was put in it since.
+		var removed []string
+		for i := len(e.dirs) - 1; i >= 0 && removeEmptyWorkspaceDir(a.Workspace, e.dirs[i]); i-- {
+			removed = append(removed, e.dirs[i]+"/")
+		}
 		a.Audit.Record("undo", e.path, AuditSuccess, 0)
-		fmt.Fprintf(out, "undid %s: removed %s, which it had created\n", e.by, e.path)
+		also := ""
+		if len(removed) > 0 {
+			also = " and the empty " + strings.Join(removed, ", ") + " it made"
+		}
+		fmt.Fprintf(out, "undid %s: removed %s, which it had created%s\n", e.by, e.path, also)
 		return nil
 	}
-	if _, err := writeWorkspaceFile(a.Workspace, e.path, e.old); err != nil {
+	if _, _, err := writeWorkspaceFile(a.Workspace, e.path, e.old); err != nil {
 		return err
 	}
 	a.Audit.Record("undo", e.path, AuditSuccess, 0)

@@ -30,11 +30,20 @@ func TestUndo(t *testing.T) {
 		t.Fatalf("list = %q", out)
 	}
 	// Newest first: the created file goes away, then each version returns.
-	if out, err := dispatch(t, a, "/undo"); err != nil || !strings.Contains(out, "removed pkg/new.go") {
+	if out, err := dispatch(t, a, "/undo"); err != nil || !strings.Contains(out, "removed pkg/new.go") || !strings.Contains(out, "empty pkg/ it made") {
 		t.Fatalf("undo create: %q %v", out, err)
 	}
-	if _, err := os.Stat(filepath.Join(env.dir, "pkg", "new.go")); err == nil {
-		t.Fatal("created file still there")
+	if _, err := os.Stat(filepath.Join(env.dir, "pkg")); err == nil {
+		t.Fatal("the directory the write made is still there")
+	}
+	// A directory that holds something else by then stays.
+	invokeTool(a, "write_file", t.Context(), map[string]any{"path": "d1/d2/new.go", "content": "package d2\n"})
+	writeFile(t, env.dir, "d1/user.txt", "mine\n")
+	if out, err := dispatch(t, a, "/undo"); err != nil || !strings.Contains(out, "empty d1/d2/ it made") || strings.Contains(out, "d1/,") {
+		t.Fatalf("undo create in made dirs: %q %v", out, err)
+	}
+	if _, err := os.Stat(filepath.Join(env.dir, "d1", "user.txt")); err != nil {
+		t.Fatal("the user's file went with the directory")
 	}
 	if out, err := dispatch(t, a, "/undo"); err != nil || !strings.Contains(out, "undid write_file on main.go") {
 		t.Fatalf("undo write: %q %v", out, err)
