@@ -201,6 +201,13 @@ func TestRoutesPersist(t *testing.T) {
 	if _, err := dispatch(t, env.a, "/route add bad nosuchprovider http://x m"); err == nil || !strings.Contains(err.Error(), "unknown provider") {
 		t.Fatalf("bad provider: %v", err)
 	}
+	if _, err := dispatch(t, env.a, "/route add nomodel vllm http://x"); err == nil || !strings.Contains(err.Error(), "give a MODEL") {
+		t.Fatalf("no model: %v", err)
+	}
+	// With the only route gone, the file holds nothing, not "{}".
+	if b, _ := os.ReadFile(filepath.Join(env.dir, "agents", "harvey.yaml")); strings.TrimSpace(string(b)) != "" {
+		t.Fatalf("harvey.yaml after the last route went = %q", b)
+	}
 }
 
 // num_ctx is never more than the model's own context length.

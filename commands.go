@@ -64,8 +64,8 @@ func (a *Agent) registerCommands() {
 		Help: "User tools are Markdown files in agents/tools/NAME.md: YAML front matter (parameters, command as an argv list, timeout, effect) and the description as the body. See docs/user-tools.md."})
 	add(&Command{Name: "model", Usage: "/model [NAME]", Summary: "list models, or switch to NAME", Handler: cmdModel})
 	add(&Command{Name: "ollama", Usage: "/ollama status|list|use NAME|start|stop", Summary: "the local Ollama service", Handler: cmdOllama})
-	add(&Command{Name: "route", Usage: "/route add NAME PROVIDER URL [MODEL]|remove NAME|list|enable NAME|disable NAME", Summary: "named remote endpoints; @NAME PROMPT sends one turn there", Handler: cmdRoute})
-	add(&Command{Name: "kb", Usage: kbUsage, Summary: "knowledge base: projects, observations, concepts (agents/knowledge.db)", Handler: cmdKB,
+	add(&Command{Name: "route", Usage: "/route add NAME PROVIDER URL MODEL|remove NAME|list|enable NAME|disable NAME", Summary: "named remote endpoints; @NAME PROMPT sends one turn there", Handler: cmdRoute})
+	add(&Command{Name: "kb", Usage: kbUsage, Summary: "knowledge base: projects, observations, concepts (agents/knowledge.db)", Handler: cmdKB, Raw: true,
 		Help: "\n" + kbHelp})
 	add(&Command{Name: "summarize", Usage: "/summarize", Summary: "condense the conversation with the model", Handler: cmdSummarize, Aliases: []string{"compact"}})
 }

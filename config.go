@@ -414,12 +414,21 @@ func (cf *ConfigFile) Save(ws *Workspace, keys ...string) error {
 		setMapKey(root, key, val)
 	}
 	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	enc.SetIndent(2)
-	if err := enc.Encode(cf.doc); err != nil {
-		return err
+	if len(root.Content) == 0 {
+		// Nothing set: keep only the file's comments, never a bare "{}".
+		for _, c := range []string{cf.doc.HeadComment, root.HeadComment, root.FootComment, cf.doc.FootComment} {
+			if c != "" {
+				buf.WriteString(c + "\n")
+			}
+		}
+	} else {
+		enc := yaml.NewEncoder(&buf)
+		enc.SetIndent(2)
+		if err := enc.Encode(cf.doc); err != nil {
+			return err
+		}
+		enc.Close()
 	}
-	enc.Close()
 	if err := ws.WriteInternalAtomic(ConfigPath, buf.Bytes(), 0o600); err != nil {
 		return err
 	}

@@ -43,7 +43,11 @@ func (a *Agent) knowledgeBase() (*KnowledgeBase, error) {
 	return kb, nil
 }
 
-func cmdKB(_ context.Context, a *Agent, args []string, out io.Writer) error {
+// cmdKB gets its line as typed (Raw): an observation keeps its quotes;
+// the other subcommands split it as every command does.
+func cmdKB(_ context.Context, a *Agent, raw []string, out io.Writer) error {
+	line := strings.Join(raw, " ")
+	args := splitArgs(line)
 	sub := "status"
 	if len(args) > 0 {
 		sub = strings.ToLower(args[0])
@@ -63,7 +67,8 @@ func cmdKB(_ context.Context, a *Agent, args []string, out io.Writer) error {
 	case "project", "projects":
 		return kbProject(kb, args, out)
 	case "observe":
-		return kbObserve(kb, args, out)
+		_, text, _ := strings.Cut(strings.TrimSpace(line), " ")
+		return kbObserve(kb, strings.TrimSpace(text), out)
 	case "concept", "concepts":
 		return kbConcept(kb, args, out)
 	case "search":
@@ -189,18 +194,20 @@ func kbProject(kb *KnowledgeBase, args []string, out io.Writer) error {
 // kbObserve parses "[KIND:] TEXT". A first word that is a known kind counts
 // as the kind with or without a colon; any other first word ending in a
 // colon is taken as a kind and refused, so a typo is not filed as a note.
-func kbObserve(kb *KnowledgeBase, args []string, out io.Writer) error {
-	if len(args) == 0 {
+// kbObserve records text (as typed, quotes kept) on the active project;
+// a first word KIND: chooses the kind.
+func kbObserve(kb *KnowledgeBase, text string, out io.Writer) error {
+	if text == "" {
 		return fmt.Errorf("usage: /kb observe [KIND:] TEXT (KIND: %s)", strings.Join(ObservationKinds, ", "))
 	}
 	kind := "note"
-	first := strings.ToLower(args[0])
+	first, rest, _ := strings.Cut(text, " ")
+	first = strings.ToLower(first)
 	if k := strings.TrimSuffix(first, ":"); contains(ObservationKinds, k) {
-		kind, args = k, args[1:]
+		kind, text = k, strings.TrimSpace(rest)
 	} else if strings.HasSuffix(first, ":") && len(first) > 1 && !strings.ContainsAny(k, " /.") {
 		return fmt.Errorf("unknown kind %q: use %s", k, strings.Join(ObservationKinds, ", "))
 	}
-	text := strings.Join(args, " ")
 	if strings.TrimSpace(text) == "" {
 		return fmt.Errorf("an observation needs text: /kb observe [KIND:] TEXT")
 	}

@@ -387,6 +387,8 @@ func TestKBCommands(t *testing.T) {
 		{"/kb observe decision: tools get short descriptions", "decision #1 recorded on harvey", ""},
 		{"/kb observe Question why does mistral print calls as text?", "question #2 recorded", ""},
 		{"/kb observe plain note with a: colon", "note #3 recorded", ""},
+		{`/kb observe note: he said "use tabs",  not 'spaces'`, "note #4 recorded", ""},
+		{"/kb search tabs", `he said "use tabs",  not 'spaces'`, ""},
 		{"/kb observe idea: not a kind", "", `unknown kind "idea"`},
 		{"/kb observe finding:", "", "needs text"},
 		{"/kb concept add prompt-cache keep the prefix identical", "concept #1 prompt-cache added", ""},
@@ -404,7 +406,7 @@ func TestKBCommands(t *testing.T) {
 		{"/kb search", "", "search for what?"},
 		{"/kb project show", "Concepts: prompt-cache", ""},
 		{"/kb bogus", "", "unknown /kb subcommand"},
-		{"/kb inject", "added project #1 harvey to the conversation (3 observations", ""},
+		{"/kb inject", "added project #1 harvey to the conversation (4 observations", ""},
 		{"/help kb", "/kb observe [KIND:] TEXT", ""},
 	}
 	for _, s := range steps {

@@ -56,7 +56,7 @@ func cmdRoute(_ context.Context, a *Agent, args []string, out io.Writer) error {
 	switch args[0] {
 	case "list":
 		if len(rr.cf.Routes) == 0 {
-			fmt.Fprintln(out, "no routes; add one with /route add NAME PROVIDER URL [MODEL]")
+			fmt.Fprintln(out, "no routes; add one with /route add NAME PROVIDER URL MODEL")
 		}
 		for _, rt := range rr.cf.Routes {
 			state := "enabled"
@@ -67,7 +67,10 @@ func cmdRoute(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		}
 		return nil
 	case "add":
-		if len(args) < 4 || len(args) > 5 {
+		if len(args) == 4 {
+			return errors.New("give a MODEL for the route: /route add NAME PROVIDER URL MODEL")
+		}
+		if len(args) != 5 {
 			return a.usageError("route")
 		}
 		name, provider, url := args[1], strings.ToLower(args[2]), args[3]
@@ -77,13 +80,7 @@ func cmdRoute(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		if _, existing := rr.find(name); existing != nil {
 			return fmt.Errorf("route %q exists; remove it first", name)
 		}
-		rt := Route{Name: name, Provider: provider, URL: url, Enabled: true}
-		if len(args) == 5 {
-			rt.Model = args[4]
-		}
-		if rt.Model == "" {
-			return errors.New("give a MODEL for the route")
-		}
+		rt := Route{Name: name, Provider: provider, URL: url, Model: args[4], Enabled: true}
 		rr.cf.Routes = append(rr.cf.Routes, rt)
 		fmt.Fprintf(out, "route @%s added\n", name)
 		changed = true

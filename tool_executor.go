@@ -295,8 +295,8 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 	default:
 		if cerr := coerceArgs(entry.schema.Function.Parameters, args); cerr != nil {
 			err = cerr
-		} else if e.repeats(name, args) {
-			err = fmt.Errorf("you already called %s with these same arguments %d times in a row; the result will not change. Use the result you have, or try something different", name, repeatLimit-1)
+		} else if run := e.repeats(name, args); run >= repeatLimit {
+			err = fmt.Errorf("you already called %s with these same arguments %d times in a row; the result will not change. Use the result you have, or try something different", name, run-1)
 		} else {
 			res, err = safeCall(ctx, entry.run, args)
 		}
@@ -329,22 +329,17 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 	return Message{Role: "tool", Content: wrapped, ToolCallID: c.ID, ToolName: name}
 }
 
-// repeats records the call and reports whether it is the repeatLimit-th
-// identical call in a row.
-func (e *ToolExecutor) repeats(name string, args map[string]any) bool {
+// repeats records the call and returns how many identical calls in a row
+// end with it (1: it differs from the one before).
+func (e *ToolExecutor) repeats(name string, args map[string]any) int {
 	b, _ := json.Marshal(args) // map keys are sorted: canonical
 	sig := name + string(b)
 	e.history = append(e.history, sig)
-	n := len(e.history)
-	if n < repeatLimit {
-		return false
+	run := 0
+	for i := len(e.history) - 1; i >= 0 && e.history[i] == sig; i-- {
+		run++
 	}
-	for _, s := range e.history[n-repeatLimit:] {
-		if s != sig {
-			return false
-		}
-	}
-	return true
+	return run
 }
 
 // safeCall runs a handler, turning a panic into an error.

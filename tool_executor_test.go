@@ -237,8 +237,13 @@ func TestLoopLimit(t *testing.T) {
 	}
 	// The third identical call in a row gets an error result, not a run.
 	msgs := messagesOf(f.chatRequests()[3])
-	if c := msgs[len(msgs)-1]["content"].(string); !strings.Contains(c, "same arguments") {
+	if c := msgs[len(msgs)-1]["content"].(string); !strings.Contains(c, "same arguments 2 times in a row") {
 		t.Fatalf("repeat not flagged: %q", c)
+	}
+	// The count goes on with the run of repeats.
+	msgs = messagesOf(f.chatRequests()[6])
+	if c := msgs[len(msgs)-1]["content"].(string); !strings.Contains(c, "same arguments 5 times in a row") {
+		t.Fatalf("count stuck: %q", c)
 	}
 }
 
