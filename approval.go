@@ -88,13 +88,7 @@ func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error
 			lines, more = lines[:maxPreviewLines], len(lines)-maxPreviewLines
 		}
 		for _, line := range lines {
-			switch {
-			case strings.HasPrefix(line, "+") && !strings.HasPrefix(line, "+++"):
-				line = a.colorize("32", line)
-			case strings.HasPrefix(line, "-") && !strings.HasPrefix(line, "---"):
-				line = a.colorize("31", line)
-			}
-			fmt.Fprintln(a.Err, "  "+line)
+			fmt.Fprintln(a.Err, "  "+a.colorDiffLine(line))
 		}
 		if more > 0 {
 			fmt.Fprintf(a.Err, "  ... (%s not shown)\n", plural(more, "more diff line"))
@@ -136,4 +130,23 @@ func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error
 		}
 		fmt.Fprintln(a.Err, "please answer y, n or a")
 	}
+}
+
+// colorDiffLine colours one line of a diff or of git output the way git
+// does on a terminal: added green, removed red, hunk headers cyan, commit
+// lines yellow (nothing without colour).
+func (a *Agent) colorDiffLine(line string) string {
+	switch {
+	case strings.HasPrefix(line, "+++") || strings.HasPrefix(line, "---"):
+		return a.colorize("1", line)
+	case strings.HasPrefix(line, "+"):
+		return a.colorize("32", line)
+	case strings.HasPrefix(line, "-"):
+		return a.colorize("31", line)
+	case strings.HasPrefix(line, "@@"):
+		return a.colorize("36", line)
+	case strings.HasPrefix(line, "commit ") && len(line) >= 47:
+		return a.colorize("33", line)
+	}
+	return line
 }

@@ -372,7 +372,9 @@ func cmdGit(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(out, sanitizeForTerminal(strings.TrimRight(text, "\n")))
+	for _, l := range strings.Split(sanitizeForTerminal(strings.TrimRight(text, "\n")), "\n") {
+		fmt.Fprintln(out, a.colorDiffLine(l))
+	}
 	a.addContext("/git "+strings.Join(args, " "), text)
 	return nil
 }

@@ -66,7 +66,7 @@ func (a *Agent) fitContext(ctx context.Context, t *turn) error {
 		return nil // other providers report overflow as an error instead
 	}
 	// A turn starts with room for at least one full tool result.
-	limit := t.contextLimit() - turnHeadroom(t.window)
+	limit := t.fitThreshold()
 	extra := t.schema
 	if estimateTokens(a.History)+extra <= limit {
 		a.warnedCtx = false

@@ -53,6 +53,35 @@ func TestContextWindowElidesOldResults(t *testing.T) {
 	}
 }
 
+// A turn that leaves the conversation near the size where the next turn
+// must elide and summarise says so; one well inside the window does not.
+func TestContextWarningBeforeSummary(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	setNumCtx(env, 4096)
+	f.script(textReply("llama3.2", "hi"))
+	if err := env.a.RunPrompt(t.Context(), "hello"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(env.errOut.String(), "nearly full") || !strings.Contains(env.errOut.String(), "· ctx ~") {
+		t.Fatalf("warned on a small conversation: %q", env.errOut.String())
+	}
+	for _, n := range []string{"a", "b"} {
+		writeFile(t, env.dir, n+".txt", strings.Repeat(n+" line of text\n", 500))
+	}
+	f.script(
+		toolReply("llama3.2", fakeCall{id: "r1", name: "read_file", args: map[string]any{"path": "a.txt"}}),
+		toolReply("llama3.2", fakeCall{id: "r2", name: "read_file", args: map[string]any{"path": "b.txt"}}),
+		textReply("llama3.2", "Two files read."),
+	)
+	if err := env.a.RunPrompt(t.Context(), "read a and b"); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(env.errOut.String(), "elided") || !strings.Contains(env.errOut.String(), "the context is nearly full") {
+		t.Fatalf("no warning before the summary: %q", env.errOut.String())
+	}
+}
+
 // Between turns, a conversation that no longer fits is summarised: asked
 // first in the REPL, automatically headless — never cut silently by Ollama.
 func TestContextWindowSummarizeWhenFull(t *testing.T) {

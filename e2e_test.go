@@ -279,7 +279,7 @@ func TestEndToEndContinue(t *testing.T) {
 		t.Fatalf("first run: %d %q", code, errOut)
 	}
 	out, errOut, code := runHarvey(t, bin, dir, "", "--continue", "-p", "what is my name?", "--ollama", f.URL())
-	if code != 0 || !strings.Contains(out, "Your name is Ada.") || !strings.Contains(errOut, "continuing the last conversation (3 messages)") {
+	if code != 0 || !strings.Contains(out, "Your name is Ada.") || !strings.Contains(errOut, "continuing the last conversation (3 messages); it ended with:\n  you: my name is Ada\n  harvey: Hello Ada.") {
 		t.Fatalf("continue: %d %q %q", code, out, errOut)
 	}
 	reqs := f.chatRequests()

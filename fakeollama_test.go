@@ -131,7 +131,13 @@ func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
 	case "/api/tags":
 		var ms []map[string]any
 		for _, m := range f.models {
-			ms = append(ms, map[string]any{"name": m, "model": m, "modified_at": "2025-05-04T17:37:44.706015396-07:00", "size": 2019393189, "digest": "a80c4f17", "details": map[string]any{"format": "gguf", "family": "llama"}})
+			// What the Ollama library's builds report.
+			size, family, params, quant := int64(2019393189), "llama", "3.2B", "Q4_K_M"
+			if strings.HasPrefix(m, "mistral") {
+				size, params, quant = 4113301824, "7.2B", "Q4_0"
+			}
+			ms = append(ms, map[string]any{"name": m, "model": m, "modified_at": "2025-05-04T17:37:44.706015396-07:00", "size": size, "digest": "a80c4f17",
+				"details": map[string]any{"format": "gguf", "family": family, "families": []string{family}, "parameter_size": params, "quantization_level": quant}})
 		}
 		json.NewEncoder(w).Encode(map[string]any{"models": ms})
 	case "/api/show":

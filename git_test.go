@@ -391,3 +391,37 @@ func TestGitWindowsOfAKey(t *testing.T) {
 		}
 	}
 }
+
+// /git colours what it shows on a terminal as git would; the model gets
+// the text without colour codes.
+func TestGitCommandColours(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	env := newTestEnv(t, nil, "")
+	git := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = env.dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	writeFile(t, env.dir, "a.txt", "one\ntwo\n")
+	git("add", "a.txt")
+	git("commit", "-qm", "first")
+	writeFile(t, env.dir, "a.txt", "one\nthree\n")
+	env.a.Color = true
+	out, err := dispatch(t, env.a, "/git diff")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "\x1b[31m-two\x1b[0m") || !strings.Contains(out, "\x1b[32m+three\x1b[0m") || !strings.Contains(out, "\x1b[36m@@") {
+		t.Fatalf("not coloured: %q", out)
+	}
+	last := env.a.History[len(env.a.History)-1].Content
+	if strings.Contains(last, "\x1b[") || !strings.Contains(last, "+three") {
+		t.Fatalf("the conversation got %q", last)
+	}
+}

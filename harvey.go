@@ -152,6 +152,7 @@ type Agent struct {
 	approved    map[string]bool // tools approved "always" this session
 	cancelTurn  func()          // stops the REPL's current turn (Ctrl-C at a question)
 	unapproved  int             // actions refused headless for want of --yes
+	ollama      *startedOllama  // an ollama serve this session started
 	caps        map[string]Capability
 	layouts     map[string]promptLayout // per model: where its tools go in the prompt
 	statHistory []ChatStats

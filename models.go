@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -63,18 +64,18 @@ func (a *Agent) UseModel(ctx context.Context, name string) error {
 func cmdModel(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) == 0 {
 		if a.Client == nil {
-			_, models, err := a.ollamaModels(ctx)
+			oc, models, err := a.ollamaModels(ctx)
 			if err != nil {
 				return err
 			}
-			listModels(out, models, "")
+			listModels(out, models, "", modelDetails(ctx, oc))
 			return nil
 		}
 		models, err := a.Client.Models(ctx)
 		if err != nil {
 			return err
 		}
-		listModels(out, models, a.ModelName)
+		listModels(out, models, a.ModelName, modelDetails(ctx, a.Client))
 		return nil
 	}
 	if err := a.UseModel(ctx, args[0]); err != nil {
@@ -84,18 +85,45 @@ func cmdModel(ctx context.Context, a *Agent, args []string, out io.Writer) error
 	return nil
 }
 
-func listModels(out io.Writer, models []string, current string) {
+func listModels(out io.Writer, models []string, current string, details map[string]string) {
 	if len(models) == 0 {
-		fmt.Fprintln(out, "no models installed; try: ollama pull llama3.2")
+		fmt.Fprintln(out, noModelsHint)
 		return
+	}
+	width := 0
+	for _, m := range models {
+		width = max(width, len(m))
 	}
 	for _, m := range models {
 		mark := " "
 		if sameModel(m, current) {
 			mark = "*"
 		}
-		fmt.Fprintf(out, "%s %s\n", mark, m)
+		fmt.Fprintf(out, "%s %-*s  %s\n", mark, width, m, details[m])
 	}
+}
+
+// noModelsHint names the small models that call tools well here and the
+// one command that gets one.
+const noModelsHint = "no models installed. Small models that call tools well: llama3.2 (3B, 2.0 GB; runs on a Raspberry Pi 5) and mistral (7B, 4.1 GB). Get one with: ollama pull llama3.2"
+
+// modelDetails describes each installed model (size, parameters, tool
+// calling) when the backend can say; an empty map otherwise.
+func modelDetails(ctx context.Context, c any) map[string]string {
+	d := map[string]string{}
+	mi, ok := c.(interface {
+		ModelInfos(context.Context) ([]modelInfo, error)
+	})
+	if !ok {
+		return d
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	infos, _ := mi.ModelInfos(ctx)
+	for _, m := range infos {
+		d[m.Name] = m.describe()
+	}
+	return d
 }
 
 func cmdOllama(ctx context.Context, a *Agent, args []string, out io.Writer) error {
@@ -119,31 +147,54 @@ func cmdOllama(ctx context.Context, a *Agent, args []string, out io.Writer) erro
 		if err != nil {
 			return err
 		}
-		listModels(out, models, a.ModelName)
+		listModels(out, models, a.ModelName, modelDetails(ctx, oc))
 	case "use":
 		if len(args) != 2 {
 			return a.usageError("ollama")
 		}
 		return cmdModel(ctx, a, args[1:], out)
 	case "start":
-		return startOllama(ctx, oc, out)
+		st, err := startOllama(ctx, oc, out)
+		if st != nil {
+			a.ollama = st
+		}
+		return err
 	case "stop":
-		return errors.New("Harvey does not stop an Ollama it did not start; stop it with your service manager (e.g. systemctl stop ollama) or Ctrl-C in its terminal")
+		return a.stopOllama(out)
 	default:
 		return a.usageError("ollama")
 	}
 	return nil
 }
 
-// startOllama runs `ollama serve` detached and waits up to 5 s for it.
-func startOllama(ctx context.Context, oc *OllamaClient, out io.Writer) error {
+// startedOllama is an `ollama serve` this session started.
+type startedOllama struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed when it has exited
+}
+
+func (s *startedOllama) running() bool {
+	if s == nil {
+		return false
+	}
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// startOllama runs `ollama serve` detached (its own session: it outlives
+// Harvey unless stopped) and waits up to 5 s for it to answer.
+func startOllama(ctx context.Context, oc *OllamaClient, out io.Writer) (*startedOllama, error) {
 	if _, err := oc.Reachable(ctx); err == nil {
 		fmt.Fprintln(out, "Ollama is already running")
-		return nil
+		return nil, nil
 	}
 	bin, err := exec.LookPath("ollama")
 	if err != nil {
-		return errors.New("the ollama binary is not on PATH; install Ollama first")
+		return nil, errors.New("the ollama binary is not on PATH; install Ollama first")
 	}
 	cmd := exec.Command(bin, "serve")
 	// Serve where Harvey will look (ollama reads its address from OLLAMA_HOST).
@@ -153,17 +204,44 @@ func startOllama(ctx context.Context, oc *OllamaClient, out io.Writer) error {
 	}
 	setProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("ollama serve: %v", err)
+		return nil, fmt.Errorf("ollama serve: %v", err)
 	}
-	go cmd.Wait()
+	st := &startedOllama{cmd: cmd, done: make(chan struct{})}
+	go func() { cmd.Wait(); close(st.done) }()
 	for i := 0; i < 10; i++ {
 		time.Sleep(500 * time.Millisecond)
 		if _, err := oc.Reachable(ctx); err == nil {
-			fmt.Fprintln(out, "Ollama started")
-			return nil
+			fmt.Fprintf(out, "Ollama started (pid %d)\n", cmd.Process.Pid)
+			return st, nil
 		}
 	}
-	return errors.New("started `ollama serve`, but it did not answer within 5 s")
+	return st, errors.New("started `ollama serve`, but it did not answer within 5 s")
+}
+
+// stopOllama stops the Ollama this session started.
+func (a *Agent) stopOllama(out io.Writer) error {
+	st := a.ollama
+	if !st.running() {
+		return errors.New("Harvey does not stop an Ollama it did not start; stop it with your service manager (e.g. systemctl stop ollama) or Ctrl-C in its terminal")
+	}
+	_ = killProcessGroupSignal(st.cmd, syscall.SIGTERM)
+	select {
+	case <-st.done:
+	case <-time.After(5 * time.Second):
+		_ = killProcessGroup(st.cmd)
+		<-st.done
+	}
+	fmt.Fprintf(out, "stopped the Ollama Harvey started (pid %d)\n", st.cmd.Process.Pid)
+	a.ollama = nil
+	return nil
+}
+
+// ollamaStillRunning says, as the session ends, that the Ollama it started
+// goes on (models stay loaded for the next start) and how to stop it.
+func (a *Agent) ollamaStillRunning() {
+	if st := a.ollama; st.running() {
+		a.logf("%s", a.dim(fmt.Sprintf("· Ollama (pid %d), which Harvey started, keeps running so models stay loaded; stop it with: kill %d", st.cmd.Process.Pid, st.cmd.Process.Pid)))
+	}
 }
 
 // ollamaModels is the Ollama client and the models it has installed.

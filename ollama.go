@@ -194,6 +194,57 @@ func (c *OllamaClient) Models(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
+// modelInfo is what the model menu shows of an installed model.
+type modelInfo struct {
+	Name   string
+	Size   int64  // bytes on disk
+	Params string // "3.2B"
+	Quant  string // "Q4_K_M"
+	Tools  Capability
+}
+
+// ModelInfos lists the installed models with their size and parameters
+// (one /api/tags) and whether each calls tools (one /api/show each, asked
+// together; an answer that does not come in time leaves it unknown).
+func (c *OllamaClient) ModelInfos(ctx context.Context) ([]modelInfo, error) {
+	resp, err := c.api.List(ctx)
+	if err != nil {
+		return nil, c.explain(err)
+	}
+	out := make([]modelInfo, len(resp.Models))
+	var wg sync.WaitGroup
+	for i, m := range resp.Models {
+		out[i] = modelInfo{Name: m.Name, Size: m.Size, Params: m.Details.ParameterSize, Quant: m.Details.QuantizationLevel}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if cp, _, err := c.Capability(ctx, m.Name); err == nil {
+				out[i].Tools = cp
+			}
+		}()
+	}
+	wg.Wait()
+	return out, nil
+}
+
+// describe is one menu line's details: "3.2B Q4_K_M, 2.0 GB, calls tools".
+func (m modelInfo) describe() string {
+	var parts []string
+	if p := strings.TrimSpace(m.Params + " " + m.Quant); p != "" {
+		parts = append(parts, p)
+	}
+	if m.Size > 0 {
+		parts = append(parts, fmt.Sprintf("%.1f GB", float64(m.Size)/1e9)) // as ollama list shows it
+	}
+	switch m.Tools {
+	case CapYes:
+		parts = append(parts, "calls tools")
+	case CapNo:
+		parts = append(parts, "no tool calling (answers only; /run suggestions)")
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Capability detects tool support from /api/show: capabilities contains
 // "tools" → yes; capabilities present without it → no; no capabilities field
 // (server < 0.6.4) → yes if the template mentions .Tools, else unknown.

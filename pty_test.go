@@ -293,13 +293,31 @@ func TestStartupOffersToStartOllama(t *testing.T) {
 	s.expect("Start it now (ollama serve)? [y/N] ")
 	s.send("y\r")
 	s.expect("Ollama started")
-	s.expect("2) mistral:latest")
+	s.expect("1) llama3.2:latest  3.2B Q4_K_M, 2.0 GB, calls tools")
+	s.expect("2) mistral:latest   7.2B Q4_0, 4.1 GB, calls tools")
 	s.expect("Choose a model [1]: ")
 	s.send("2\r")
 	s.expect("mistral:latest (tool mode: schema)")
 	s.expect("harvey> ")
 	s.send("/status\r")
 	s.expect("mistral:latest")
+	// The Ollama it started can be stopped from the session, and one
+	// still running at exit is named, with how to stop it.
+	s.send("/ollama stop\r")
+	s.expect("stopped the Ollama Harvey started")
+	s.send("/ollama start\r")
+	s.expect("Ollama started (pid ")
 	s.send("/exit\r")
+	out := s.expect("keeps running so models stay loaded; stop it with: kill ")
 	s.wait()
+	var pid int
+	if i := strings.LastIndex(out, "(pid "); i < 0 {
+		t.Fatalf("no pid in %q", out)
+	} else if _, err := fmt.Sscanf(out[i:], "(pid %d)", &pid); err != nil {
+		t.Fatalf("pid in %q: %v", out, err)
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("the Ollama said to keep running is gone: %v", err)
+	}
+	syscall.Kill(pid, syscall.SIGTERM)
 }

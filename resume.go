@@ -212,3 +212,38 @@ func (a *Agent) resumeSession() (int, string, error) {
 	}
 	return len(s.History), s.Model, nil
 }
+
+// lastExchange shows where a resumed conversation stopped: the user's last
+// prompt and the answer to it, a few lines each ("" when there is none).
+func (a *Agent) lastExchange() string {
+	var you, answer string
+	for i := len(a.History) - 1; i >= 0 && you == ""; i-- {
+		m := a.History[i]
+		switch {
+		case m.Role == "assistant" && answer == "" && strings.TrimSpace(m.Content) != "":
+			answer = m.Content
+		case m.Role == "user" && !strings.HasPrefix(m.Content, "[pinned context]") && !strings.HasPrefix(m.Content, "[tool_result "):
+			you = m.Content
+		}
+	}
+	if you == "" {
+		return ""
+	}
+	clip := func(s string) string {
+		lines := strings.Split(strings.TrimSpace(sanitizeForTerminal(s)), "\n")
+		more := ""
+		if len(lines) > 3 {
+			lines, more = lines[:3], " …"
+		}
+		t := strings.Join(lines, "\n    ")
+		if r := []rune(t); len(r) > 300 {
+			t, more = string(r[:300]), " …"
+		}
+		return t + more
+	}
+	out := "; it ended with:\n  you: " + clip(you)
+	if answer != "" {
+		out += "\n  harvey: " + clip(answer)
+	}
+	return out
+}

@@ -78,7 +78,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		if err != nil {
 			a.logf("%s", a.colorize("33", "warning: "+err.Error()))
 		} else {
-			a.logf("%s", a.dim("· continuing the last conversation ("+plural(n, "message")+")"))
+			a.logf("%s", a.dim("· continuing the last conversation ("+plural(n, "message")+")"+a.lastExchange()))
 			if model == "" {
 				model = saved
 			}
@@ -166,13 +166,13 @@ func (a *Agent) connect(ctx context.Context, model string) {
 		case len(models) == 1:
 			model = models[0]
 		case len(models) == 0:
-			a.connectErr = errors.New("Ollama has no models installed; pull one with: ollama pull llama3.2")
+			a.connectErr = errors.New("Ollama has " + noModelsHint)
 			if a.Interactive {
 				a.logf("%s", a.dim("· "+a.connectErr.Error()))
 			}
 			return
 		case a.Interactive:
-			model = a.chooseModel(models)
+			model = a.chooseModel(models, modelDetails(ctx, oc))
 			if model == "" {
 				a.connectErr = errors.New("no model chosen; pick one with /model NAME")
 				return
@@ -213,7 +213,11 @@ func (a *Agent) offerOllamaStart(ctx context.Context, oc *OllamaClient) bool {
 	if err != nil || !strings.EqualFold(strings.TrimSpace(ans), "y") {
 		return false
 	}
-	if err := startOllama(ctx, oc, a.Err); err != nil {
+	st, err := startOllama(ctx, oc, a.Err)
+	if st != nil {
+		a.ollama = st
+	}
+	if err != nil {
 		a.logf("%s", a.colorize("31", err.Error()))
 		return false
 	}
@@ -235,10 +239,14 @@ func isLoopbackURL(s string) bool {
 }
 
 // chooseModel shows a numbered menu.
-func (a *Agent) chooseModel(models []string) string {
+func (a *Agent) chooseModel(models []string, details map[string]string) string {
 	fmt.Fprintln(a.Err, "Installed models:")
+	width := 0
+	for _, m := range models {
+		width = max(width, len(m))
+	}
 	for i, m := range models {
-		fmt.Fprintf(a.Err, "  %d) %s\n", i+1, m)
+		fmt.Fprintf(a.Err, "  %d) %-*s  %s\n", i+1, width, m, details[m])
 	}
 	for {
 		ans, err := a.In.Ask("Choose a model [1]: ")

@@ -30,12 +30,17 @@ func setProcessGroup(cmd *exec.Cmd) {
 
 // killProcessGroup kills the child's whole process group.
 func killProcessGroup(cmd *exec.Cmd) error {
+	return killProcessGroupSignal(cmd, syscall.SIGKILL)
+}
+
+// killProcessGroupSignal sends sig to the child's whole process group (to
+// the child alone if the group is gone).
+func killProcessGroupSignal(cmd *exec.Cmd, sig syscall.Signal) error {
 	if cmd.Process == nil {
 		return nil
 	}
-	err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	if err != nil {
-		_ = cmd.Process.Kill()
+	if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil {
+		_ = cmd.Process.Signal(sig)
 	}
 	return nil
 }

@@ -43,6 +43,10 @@ func (t *turn) offers(name string) bool {
 // contextLimit is the prompt size that leaves room for a reply.
 func (t *turn) contextLimit() int { return t.window - max(512, t.window/8) }
 
+// fitThreshold is the size past which a turn starts by eliding old tool
+// results (and then summarising): it must leave room for one full result.
+func (t *turn) fitThreshold() int { return t.contextLimit() - turnHeadroom(t.window) }
+
 // turnKey carries the turn in the context its tool handlers get.
 type turnKey struct{}
 
@@ -292,6 +296,10 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 	a.History = history
 	a.recordStats(stats)
 	a.logf("%s", a.dim(stats.Format()+" · ctx "+a.contextFill(t.schema, t.window)))
+	if t.window > 0 && (estimateTokens(a.History)+t.schema)*10 >= t.fitThreshold()*9 {
+		// Before the fill forces it: say what will happen and what to do.
+		a.logf("%s", a.colorize("33", "· the context is nearly full: the next turn elides old tool results, then summarises the conversation; /summarize or /clear now, or raise num_ctx"))
+	}
 	a.Recorder.Assistant(reply.String(), stats.Format())
 	if mode == ModeProse {
 		a.offerRunSuggestions(ctx, reply.String())
