@@ -98,7 +98,11 @@ func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		ans, err := a.In.Ask("Allow? [y]es / [n]o [reason] / [a]lways for " + tool + ": ")
+		q := "Allow? [y]es / [n]o [reason] / [a]lways for " + tool + ": "
+		if w := a.termWidth(); w > 0 && len(q) >= w {
+			q = "Allow " + tool + "? [y/n/a] " // a narrow terminal
+		}
+		ans, err := a.In.Ask(q)
 		if errors.Is(err, errInterrupted) {
 			// Ctrl-C: no, and stop the turn (the model is not asked again).
 			if a.cancelTurn != nil {

@@ -184,8 +184,8 @@ func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		}
 		return nil
 	}
-	fmt.Fprintln(out, "Type a request for the model, or a command:")
 	width := a.termWidth()
+	fmt.Fprint(out, wrapText("Type a request for the model, or a command:", width, ""))
 	line := func(usage, summary string) {
 		switch {
 		case width > 0 && width < 2+44+1+len(summary):

@@ -28,6 +28,7 @@ type fakeOllama struct {
 	autoSummary string         // when set, answer summary requests with it (not from the script)
 	keepLast    bool           // keep only the last request (long sessions)
 	summaries   int            // summary requests answered
+	apiDelay    time.Duration  // every answer waits this long (a busy or slow machine)
 }
 
 // fakeReply is one scripted /api/chat answer.
@@ -37,6 +38,8 @@ type fakeReply struct {
 	lines  []string      // NDJSON lines (already JSON)
 	noDone bool          // drop the final done line (a cut-off stream)
 	stall  time.Duration // after the first line, wait this long (or until the client hangs up)
+	first  time.Duration // before the first line: prompt evaluation on a slow machine
+	gap    time.Duration // between lines: a slow model's token rate
 }
 
 func newFakeOllama(t *testing.T, models ...string) *fakeOllama {
@@ -125,6 +128,13 @@ type fakeCall struct {
 }
 
 func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
+	if f.apiDelay > 0 {
+		select {
+		case <-time.After(f.apiDelay):
+		case <-r.Context().Done():
+			return
+		}
+	}
 	switch r.URL.Path {
 	case "/api/version":
 		io.WriteString(w, `{"version":"0.15.4"}`)
@@ -209,6 +219,17 @@ func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
 			lines = lines[:len(lines)-1]
 		}
 		for i, l := range lines {
+			wait := rep.gap
+			if i == 0 {
+				wait = rep.first
+			}
+			if wait > 0 {
+				select {
+				case <-time.After(wait):
+				case <-r.Context().Done():
+					return
+				}
+			}
 			io.WriteString(w, l+"\n")
 			if fl != nil {
 				fl.Flush()

@@ -355,7 +355,7 @@ func colorAllowed(isTTY bool) bool {
 	if !isTTY {
 		return false
 	}
-	if _, ok := os.LookupEnv("NO_COLOR"); ok {
+	if os.Getenv("NO_COLOR") != "" { // no-color.org: set and not empty
 		return false
 	}
 	return os.Getenv("TERM") != "dumb"

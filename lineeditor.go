@@ -91,14 +91,13 @@ func (ed *lineEditor) read(prompt string, question bool) (string, error) {
 		ed.t.SetSize(w, h)
 	}
 	ed.t.SetPrompt(prompt)
-	ed.in.question, ed.in.interrupted = question, false
+	ed.in.question, ed.in.interrupted, ed.in.eof = question, false, false
 	line, err := ed.t.ReadLine()
-	if err == io.EOF && ed.in.interrupted {
-		fmt.Fprint(ed.t, "^C\r\n")
+	switch {
+	case ed.in.interrupted:
 		return "", errInterrupted
-	}
-	if err == io.EOF && question {
-		fmt.Fprint(ed.t, "^D\r\n")
+	case ed.in.eof:
+		return "", io.EOF
 	}
 	return line, err
 }
@@ -222,14 +221,17 @@ func commonPrefix(xs []string) string {
 
 // ctrlCReader is the editor's input. At the REPL prompt it turns Ctrl-C
 // into Ctrl-U (clear the line): the editor would otherwise treat it as end
-// of input. At a question Ctrl-C passes and is noted, so it reads as "no"
-// rather than as the end of input. Home and End keys in the spellings
-// terminals and tmux send (ESC [1~, ESC [7~, ESC OH, ...) become the ones
-// the editor knows (ESC [H, ESC [F).
+// of input. At a question Ctrl-C and Ctrl-D end the line as typed "^C" or
+// "^D" (so the editor leaves a clean line behind, as after Enter) and are
+// noted, so they read as "no" rather than as the end of input. Home and
+// End keys in the spellings terminals and tmux send (ESC [1~, ESC [7~,
+// ESC OH, ...) become the ones the editor knows (ESC [H, ESC [F).
 type ctrlCReader struct {
 	r           io.Reader
 	question    bool
-	interrupted bool
+	interrupted bool // Ctrl-C at a question
+	eof         bool // Ctrl-D at a question
+	pending     []byte
 }
 
 var keyAliases = [][2]string{
@@ -238,27 +240,39 @@ var keyAliases = [][2]string{
 }
 
 func (c *ctrlCReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	for i := 0; i < n; i++ {
-		if p[i] == 3 {
-			if c.question {
-				c.interrupted = true
-			} else {
-				p[i] = 21
+	if len(c.pending) == 0 {
+		buf := make([]byte, len(p))
+		n, err := c.r.Read(buf)
+		if n == 0 {
+			return 0, err
+		}
+		b := buf[:n]
+		if bytes.IndexByte(b, 0x1b) >= 0 {
+			for _, k := range keyAliases {
+				b = bytes.ReplaceAll(b, []byte(k[0]), []byte(k[1]))
 			}
 		}
-	}
-	if n > 0 && bytes.IndexByte(p[:n], 0x1b) >= 0 {
-		b := p[:n]
-		for _, k := range keyAliases {
-			b = bytes.ReplaceAll(b, []byte(k[0]), []byte(k[1]))
+		var out []byte
+		for _, ch := range b {
+			switch {
+			case ch == 3 && !c.question:
+				out = append(out, 21) // Ctrl-U
+			case ch == 3 && c.question:
+				c.interrupted = true
+				out = append(out, 21, '^', 'C', '\r')
+			case ch == 4 && c.question:
+				c.eof = true
+				out = append(out, 21, '^', 'D', '\r')
+			default:
+				out = append(out, ch)
+			}
 		}
-		n = copy(p, b) // never longer than what was read
+		c.pending = out
 	}
-	return n, err
+	n := copy(p, c.pending)
+	c.pending = c.pending[n:]
+	return n, nil
 }
-
-// runSuggestionRE finds `/run CMD` suggestions in prose-mode replies.
 
 // termWidth is the width of the terminal the user reads, or 0 when output
 // is not a terminal (nothing is wrapped or cut then). Read each time: the
@@ -268,6 +282,9 @@ func (a *Agent) termWidth() int {
 		return 0
 	}
 	for _, w := range []io.Writer{a.Out, a.Err} {
+		if tw, ok := w.(*termWriter); ok {
+			w = tw.w
+		}
 		if f, ok := w.(*os.File); ok {
 			if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
 				return cols

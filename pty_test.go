@@ -53,10 +53,17 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 
 func startPTY(t *testing.T, bin, dir string, args ...string) *ptySession {
 	t.Helper()
+	return startPTYWith(t, bin, dir, []string{"NO_COLOR=1"}, 120, args...)
+}
+
+// startPTYWith starts harvey on a terminal cols wide, with env added.
+func startPTYWith(t *testing.T, bin, dir string, env []string, cols int, args ...string) *ptySession {
+	t.Helper()
 	master, slave := openPTY(t)
+	unix.IoctlSetWinsize(int(slave.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: uint16(cols)})
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(filterCommandEnvironment(os.Environ()), "TERM=xterm", "NO_COLOR=1", "OLLAMA_HOST=")
+	cmd.Env = append(append(filterCommandEnvironment(os.Environ()), "TERM=xterm", "OLLAMA_HOST="), env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := cmd.Start(); err != nil {

@@ -1,0 +1,167 @@
+//go:build linux
+
+package harvey
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// The first-run path walked as a new user walks it, on a 40-column
+// terminal with colour: no Ollama at all, then a slow one with two models
+// and a menu answered after 4 s, a write approved, one declined with a
+// reason, Ctrl-C and Ctrl-D at an approval. The screen is checked at each
+// step.
+func TestFirstRunWalkThroughPTY(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	dir := t.TempDir()
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + t.TempDir() + ":/usr/bin:/bin", "COLUMNS=", "NO_COLOR="}
+
+	// 1. No Ollama installed and none answering: the hint names what to
+	// install and the one command to get a model; commands still work.
+	s := startPTYWith(t, bin, dir, env, 40, "--ollama", "http://127.0.0.1:1")
+	s.expect("install Ollama")
+	s.expect("ollama pull llama3.2")
+	s.expect("harvey> ")
+	s.send("/help\r")
+	help := plainScreen(s.expect("harvey> "))
+	for _, l := range strings.Split(help, "\n") {
+		if n := utf8.RuneCountInString(strings.TrimRight(l, "\r ")); n > 40 {
+			t.Fatalf("/help line of %d columns on a 40-column terminal: %q", n, l)
+		}
+	}
+	if !strings.Contains(help, "/git status|diff|log|show|blame") {
+		t.Fatalf("/help = %q", help)
+	}
+	s.send("/git st\t")
+	s.expect("status")
+	s.send("\x15") // Ctrl-U: clear the line
+	s.send("hello\r")
+	s.expect("ollama serve")
+	s.expect("harvey> ")
+	s.send("/exit\r")
+	s.wait()
+
+	// 2. A slow Ollama with two models: the menu shows what each is; the
+	// answer, given after 4 s, still connects, and the choice is saved.
+	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest")
+	f.apiDelay = 300 * time.Millisecond
+	s = startPTYWith(t, bin, dir, env, 40, "--ollama", f.URL())
+	s.expect("1) llama3.2:latest")
+	s.expect("calls tools")
+	s.expect("Choose a model [1]: ")
+	time.Sleep(4 * time.Second)
+	s.send("1\r")
+	out := s.expect("harvey> ")
+	if strings.Contains(out, "did not answer in time") || !strings.Contains(plainScreen(out), "llama3.2:latest (tool mode") {
+		t.Fatalf("after a late answer: %q", plainScreen(out))
+	}
+	if b, err := os.ReadFile(filepath.Join(home, ".config", "harvey", "harvey.yaml")); err != nil || !strings.Contains(string(b), "model: llama3.2:latest") {
+		t.Fatalf("choice not saved: %q %v", b, err)
+	}
+
+	// A slow reply: the spinner redraws one line in place, never wider
+	// than the terminal (a wrapped line would leave a copy per frame).
+	f.script(fakeReply{lines: append([]string{contentLine("llama3.2", "Hello")}, textReply("llama3.2", " from a slow model.").lines...), first: 2500 * time.Millisecond, gap: 100 * time.Millisecond})
+	s.send("hi\r")
+	out = s.expect("Hello")
+	if i := strings.IndexAny(out, "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"); i < 0 || strings.Contains(out[i:], "\n") {
+		t.Fatalf("no spinner, or one that printed new lines: %q", out)
+	}
+	frames := 0
+	for _, seg := range strings.Split(out, "\r") {
+		seg = plainScreen(seg)
+		if strings.ContainsAny(seg, "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏") {
+			frames++
+			if n := utf8.RuneCountInString(seg); n >= 40 {
+				t.Fatalf("a spinner frame of %d columns: %q", n, seg)
+			}
+		}
+	}
+	if frames < 5 {
+		t.Fatalf("%d spinner frames in 2.5 s: %q", frames, out)
+	}
+	s.expect("from a slow model.")
+	s.expect("harvey> ")
+
+	// 3. A write approved with y.
+	write := func(id, name, content string) fakeReply {
+		return toolReply("llama3.2", fakeCall{id: id, name: "write_file", args: map[string]any{"path": name, "content": content}})
+	}
+	f.script(write("w1", "notes.txt", "first\n"), textReply("llama3.2", "Saved the notes."))
+	s.send("save notes\r")
+	s.expect("+first")
+	s.expect("Allow write_file? [y/n/a] ")
+	s.send("y\r")
+	s.expect("Saved the notes.")
+	s.expect("harvey> ")
+	if b, _ := os.ReadFile(filepath.Join(dir, "notes.txt")); string(b) != "first\n" {
+		t.Fatalf("notes.txt = %q", b)
+	}
+
+	// 4. One declined with a reason: the model is told the user's words.
+	f.script(write("w2", "style.txt", "spaces\n"), textReply("llama3.2", "Understood, tabs."))
+	s.send("write the style\r")
+	s.expect("Allow write_file? [y/n/a] ")
+	s.send("n use tabs\r")
+	s.expect("Understood, tabs.")
+	s.expect("harvey> ")
+	reqs := f.chatRequests()
+	m := messagesOf(reqs[len(reqs)-1])
+	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, `saying: "use tabs"`) {
+		t.Fatalf("the model was told %q", c)
+	}
+
+	// 5. Ctrl-C at an approval: no, and the turn stops (the model is not
+	// asked again); the session goes on.
+	before := len(f.chatRequests())
+	f.script(write("w3", "c.txt", "c\n"), textReply("llama3.2", "should not be asked for"))
+	s.send("write c\r")
+	s.expect("Allow write_file? [y/n/a] ")
+	s.send("\x03")
+	s.expect("^C")
+	s.expect("cancelled")
+	s.expect("harvey> ")
+	if n := len(f.chatRequests()); n != before+1 {
+		t.Fatalf("%d requests after Ctrl-C at the approval (want %d)", n, before+1)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c.txt")); err == nil {
+		t.Fatal("written after Ctrl-C")
+	}
+
+	// 6. Ctrl-D at an approval: no answer, so no; the session goes on.
+	f.mu.Lock()
+	f.replies = nil // the reply Ctrl-C kept the model from being asked for
+	f.mu.Unlock()
+	f.script(write("w4", "d.txt", "d\n"), textReply("llama3.2", "Not written."))
+	s.send("write d\r")
+	s.expect("Allow write_file? [y/n/a] ")
+	s.send("\x04")
+	s.expect("Not written.")
+	s.expect("harvey> ")
+	if _, err := os.Stat(filepath.Join(dir, "d.txt")); err == nil {
+		t.Fatal("written after Ctrl-D")
+	}
+	s.send("/status\r")
+	s.expect("llama3.2:latest")
+	s.expect("harvey> ")
+	s.send("/exit\r")
+	if err := s.wait(); err != nil {
+		t.Fatalf("exit: %v", err)
+	}
+}
+
+var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+
+// plainScreen is terminal output without escape sequences and carriage
+// returns, as a person reads it.
+func plainScreen(s string) string {
+	return strings.ReplaceAll(ansiRE.ReplaceAllString(s, ""), "\r", "")
+}
