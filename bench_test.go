@@ -99,14 +99,14 @@ func goSrc(b *testing.B) *Workspace {
 func BenchmarkSearchLiteral(b *testing.B) {
 	ws := goSrc(b)
 	for b.Loop() {
-		searchWorkspace(ws, "func NewReplacer", ".", 0)
+		searchWorkspace(context.Background(), ws, "func NewReplacer", ".", 0)
 	}
 }
 
 func BenchmarkSearchRegexp(b *testing.B) {
 	ws := goSrc(b)
 	for b.Loop() {
-		searchWorkspace(ws, `func \(\w+ \*Reader\) Read\w*\(`, ".", 0)
+		searchWorkspace(context.Background(), ws, `func \(\w+ \*Reader\) Read\w*\(`, ".", 0)
 	}
 }
 

@@ -204,7 +204,7 @@ func (a *Agent) searchChecked(ctx context.Context, pattern, p string) (string, i
 	if p == "" {
 		p = "."
 	}
-	text, n, err := searchWorkspace(a.Workspace, pattern, p, a.resultCap(ctx))
+	text, n, err := searchWorkspace(ctx, a.Workspace, pattern, p, a.resultCap(ctx))
 	a.audit("search", pattern+" in "+p, err, 0)
 	return text, n, err
 }

@@ -1,6 +1,7 @@
 package harvey
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -282,7 +283,7 @@ func TestGitignoreScopedToItsDirectory(t *testing.T) {
 	writeFile(t, env.dir, "b/x.log", "NEEDLE b\n")
 	writeFile(t, env.dir, "c/.gitignore", "!keep.log\n")
 	writeFile(t, env.dir, "c/keep.log", "NEEDLE c\n")
-	out, _, err := searchWorkspace(env.ws, "NEEDLE", ".", 4096)
+	out, _, err := searchWorkspace(context.Background(), env.ws, "NEEDLE", ".", 4096)
 	if err != nil {
 		t.Fatal(err)
 	}

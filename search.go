@@ -2,6 +2,7 @@ package harvey
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,10 +36,20 @@ const (
 	searchMaxMatches  = 200
 	searchMaxLineLen  = 300
 	searchMaxFileSize = 8 << 20
+	// searchMaxProg bounds a pattern's compiled size: Go's regexp is
+	// linear in the text but times the pattern's size, and a 14-byte
+	// pattern such as [a-z]{0,1000}c compiles to 2,003 steps and takes
+	// 11 s on 1 MB.
+	searchMaxProg = 1000
 )
 
+// searchTimeout bounds one search; what was found by then is kept.
+var searchTimeout = 30 * time.Second
+
 // searchWorkspace runs pattern over the files under p (a file or directory).
-func searchWorkspace(ws *Workspace, pattern, p string, maxBytes int) (string, int, error) {
+// It stops when ctx ends (Ctrl-C: an error) or after searchTimeout (the
+// matches found so far, and a note).
+func searchWorkspace(ctx context.Context, ws *Workspace, pattern, p string, maxBytes int) (string, int, error) {
 	if pattern == "" {
 		return "", 0, errors.New("search: pattern is empty")
 	}
@@ -48,6 +60,12 @@ func searchWorkspace(ws *Workspace, pattern, p string, maxBytes int) (string, in
 	if err != nil {
 		return "", 0, fmt.Errorf("search: bad pattern: %v", err)
 	}
+	if n := progSize(re); n > searchMaxProg {
+		return "", 0, fmt.Errorf("search: the pattern is too costly to run (it compiles to %d steps; at most %d): use smaller repetition counts such as {0,50}, or fewer alternatives", n, searchMaxProg)
+	}
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, searchTimeout)
+	defer cancel()
 	if p == "" {
 		p = "."
 	}
@@ -59,7 +77,7 @@ func searchWorkspace(ws *Workspace, pattern, p string, maxBytes int) (string, in
 		return "", 0, err
 	}
 	defer rp.close()
-	g := newGrepPool(re)
+	g := newGrepPool(ctx, re)
 	g.clean = &ws.secretFree
 	if !rp.info.IsDir() {
 		f, _, err := rp.openVerified()
@@ -90,6 +108,10 @@ func searchWorkspace(ws *Workspace, pattern, p string, maxBytes int) (string, in
 		w.walk(root, rp.Rel)
 	}
 	results := g.finish()
+	if err := parent.Err(); err != nil {
+		return "", 0, err // cancelled: nothing half-done is reported
+	}
+	stopped := ctx.Err() != nil
 	var out bytes.Buffer
 	matches, full := 0, false
 	for _, r := range results {
@@ -102,12 +124,18 @@ func searchWorkspace(ws *Workspace, pattern, p string, maxBytes int) (string, in
 			out.Write(h)
 		}
 	}
+	stopNote := fmt.Sprintf("[search stopped after %s: the pattern is slow on these files; narrow the pattern or the path]", searchTimeout)
 	if matches == 0 {
+		if stopped {
+			return "no matches so far " + stopNote, 0, nil
+		}
 		return "no matches", 0, nil
 	}
 	text := capOutput(out.Bytes(), maxBytes, false) // hits come from redacted text
 	if full {
 		text += fmt.Sprintf("\n[results capped at %d matches; narrow the pattern or the path]", matches)
+	} else if stopped {
+		text += "\n" + stopNote
 	}
 	return text, matches, nil
 }
@@ -230,8 +258,8 @@ func (w *searchWalker) walk(dir *searchDir, rel string) {
 		wsRel := path.Join(rel, name)
 		t := e.Type()
 		switch {
-		case w.pool.full():
-			return // enough matches from what came before
+		case w.pool.full() || w.pool.ctx.Err() != nil:
+			return // enough matches from what came before, or stopped
 		case t.IsDir():
 			norm := normName(name)
 			if norm == ".git" || (rel == "." && norm == AgentsDir) || w.ign.ignored(wsRel, true) {
@@ -335,6 +363,7 @@ func readRegularKey(dirfd int, name string, self bool, limit int, buf []byte) ([
 // queueing. Every queued file is searched, so the merged results equal a
 // sequential search's first searchMaxMatches.
 type grepPool struct {
+	ctx     context.Context // when it ends, files not yet read are skipped
 	m       matcher
 	jobs    chan searchJob
 	wg      sync.WaitGroup
@@ -351,8 +380,8 @@ type searchJob struct {
 	f   searchFile
 }
 
-func newGrepPool(re *regexp.Regexp) *grepPool {
-	g := &grepPool{m: newMatcher(re), jobs: make(chan searchJob, 256), results: map[int][][]byte{}, marker: mayMatchAtMarker(re)}
+func newGrepPool(ctx context.Context, re *regexp.Regexp) *grepPool {
+	g := &grepPool{ctx: ctx, m: newMatcher(re), jobs: make(chan searchJob, 256), results: map[int][][]byte{}, marker: mayMatchAtMarker(re)}
 	for range min(runtime.GOMAXPROCS(0), 8) {
 		g.wg.Add(1)
 		go g.work()
@@ -372,7 +401,12 @@ func (g *grepPool) work() {
 	buf := make([]byte, 0, 64<<10)
 	for j := range g.jobs {
 		// Every queued file is searched (only the walk stops early), so
-		// no file before a counted match is ever skipped.
+		// no file before a counted match is ever skipped — unless the
+		// search is stopped, and then what was found is all there is.
+		if g.ctx.Err() != nil {
+			j.f.dir.release()
+			continue
+		}
 		data, key, ok := readRegularKey(j.f.dir.fd, j.f.name, j.f.self, searchMaxFileSize, buf)
 		if ok {
 			if cap(data) > cap(buf) {
@@ -382,11 +416,11 @@ func (g *grepPool) work() {
 			// being redacted when that cannot change the answer (see
 			// mayMatchAtMarker); the pattern always runs again on what
 			// the model may see.
-			if !g.marker && !g.m.Match(data) {
+			if !g.marker && !matchChunks(g.ctx, g.m, data) {
 				j.f.dir.release()
 				continue
 			}
-			if hits := grepData(g.redacted(data, key), g.m, j.f.rel); hits != nil {
+			if hits := grepData(g.ctx, g.redacted(data, key), g.m, j.f.rel); hits != nil {
 				g.mu.Lock()
 				g.results[j.idx] = hits
 				g.mu.Unlock()
@@ -481,14 +515,17 @@ func (g *grepPool) redacted(data []byte, key fileKey) []byte {
 // (a NUL in the first 8000 bytes) are skipped; a file that may hold a secret
 // is redacted whole first, so a private key spanning lines is caught and the
 // pattern never sees a secret.
-func grepData(data []byte, m matcher, rel string) [][]byte {
-	if isBinary(data) || !m.Match(data) {
+func grepData(ctx context.Context, data []byte, m matcher, rel string) [][]byte {
+	if isBinary(data) || !matchChunks(ctx, m, data) {
 		return nil
 	}
 	var hits [][]byte
 	lineNo := 0
 	for len(data) > 0 && len(hits) < searchMaxMatches {
 		lineNo++
+		if lineNo%1024 == 0 && ctx.Err() != nil {
+			break
+		}
 		i := bytes.IndexByte(data, '\n')
 		var line []byte
 		if i < 0 {
@@ -506,6 +543,42 @@ func grepData(data []byte, m matcher, rel string) [][]byte {
 		hits = append(hits, fmt.Appendf(nil, "%s:%d: %s\n", rel, lineNo, line))
 	}
 	return hits
+}
+
+// matchChunks reports whether m matches data, looking at it in pieces of
+// whole lines (so a stop is seen between pieces, not only between files).
+// A match that spans lines yields no matching line anyway.
+func matchChunks(ctx context.Context, m matcher, data []byte) bool {
+	const chunk = 256 << 10
+	for len(data) > 0 {
+		if ctx.Err() != nil {
+			return false
+		}
+		n := len(data)
+		if n > chunk {
+			if i := bytes.IndexByte(data[chunk:], '\n'); i >= 0 {
+				n = chunk + i + 1
+			}
+		}
+		if m.Match(data[:n]) {
+			return true
+		}
+		data = data[n:]
+	}
+	return false
+}
+
+// progSize is the number of steps re compiles to.
+func progSize(re *regexp.Regexp) int {
+	t, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return 0
+	}
+	prog, err := syntax.Compile(t.Simplify())
+	if err != nil {
+		return 0
+	}
+	return len(prog.Inst)
 }
 
 // matcher finds a pattern in a file or a line.

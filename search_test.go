@@ -2,11 +2,14 @@ package harvey
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The parallel search gives the same output as a sequential one, every
@@ -18,7 +21,7 @@ func TestSearchDeterministicAndCapped(t *testing.T) {
 			writeFile(t, env.dir, fmt.Sprintf("d%02d/f%02d.go", d, f), "package x\n// needle one\n// needle two\n")
 		}
 	}
-	first, n, err := searchWorkspace(env.ws, "needle", ".", 0)
+	first, n, err := searchWorkspace(context.Background(), env.ws, "needle", ".", 0)
 	if err != nil || n != searchMaxMatches || !strings.Contains(first, "[results capped at 200 matches") {
 		t.Fatalf("n = %d, err = %v", n, err)
 	}
@@ -27,19 +30,19 @@ func TestSearchDeterministicAndCapped(t *testing.T) {
 		t.Fatalf("order: first %q, 200th %q", lines[0], lines[199])
 	}
 	for i := 0; i < 20; i++ {
-		again, _, _ := searchWorkspace(env.ws, "needle", ".", 0)
+		again, _, _ := searchWorkspace(context.Background(), env.ws, "needle", ".", 0)
 		if again != first {
 			t.Fatal("results differ between runs")
 		}
 	}
 	// A search from a subdirectory obeys the .gitignore above it.
 	writeFile(t, env.dir, ".gitignore", "f01.go\n")
-	out, _, _ := searchWorkspace(env.ws, "needle", "d03", 0)
+	out, _, _ := searchWorkspace(context.Background(), env.ws, "needle", "d03", 0)
 	if strings.Contains(out, "f01.go") || !strings.Contains(out, "d03/f02.go:2:") {
 		t.Fatalf("subdirectory search: %s", out)
 	}
 	// A single file.
-	out, n, _ = searchWorkspace(env.ws, "two", "d03/f02.go", 0)
+	out, n, _ = searchWorkspace(context.Background(), env.ws, "two", "d03/f02.go", 0)
 	if n != 1 || out != "d03/f02.go:3: // needle two\n" {
 		t.Fatalf("single file: %q", out)
 	}
@@ -76,7 +79,7 @@ func TestSearchSkipsHardLinksAndFIFOs(t *testing.T) {
 	writeFile(t, outside, "s.txt", "needle "+secret+"\n")
 	os.Link(filepath.Join(outside, "s.txt"), filepath.Join(env.dir, "hard.txt"))
 	writeFile(t, env.dir, "ok.txt", "needle ok\n")
-	if out, _, _ := searchWorkspace(env.ws, "needle", ".", 0); strings.Contains(out, secret) || !strings.Contains(out, "ok.txt") {
+	if out, _, _ := searchWorkspace(context.Background(), env.ws, "needle", ".", 0); strings.Contains(out, secret) || !strings.Contains(out, "ok.txt") {
 		t.Fatalf("search = %q", out)
 	}
 }
@@ -98,5 +101,29 @@ func TestDeniedPathSuffixesMentionConfig(t *testing.T) {
 		if sensitiveFileDenied(p) {
 			t.Errorf("%s denied", p)
 		}
+	}
+}
+
+// A pattern whose matching cost would explode is refused with what to do;
+// a slow search stops when cancelled (Ctrl-C) and when its time is up,
+// keeping what it found.
+func TestSearchStopsOnTime(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	if _, _, err := searchWorkspace(t.Context(), env.ws, `[a-z]{0,1000}c`, ".", 0); err == nil || !strings.Contains(err.Error(), "too costly") {
+		t.Fatalf("costly pattern: %v", err)
+	}
+	writeFile(t, env.dir, "a.txt", "match c here\n")
+	writeFile(t, env.dir, "b.txt", strings.Repeat("aaaaaaaaab\n", 300_000)) // 3.3 MB: seconds for the pattern below
+	slow := `[a-z]{0,300}c`
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	if _, _, err := searchWorkspace(ctx, env.ws, slow, ".", 0); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled search: %v", err)
+	}
+	defer func(d time.Duration) { searchTimeout = d }(searchTimeout)
+	searchTimeout = 300 * time.Millisecond
+	out, n, err := searchWorkspace(t.Context(), env.ws, slow, ".", 0)
+	if err != nil || n != 1 || !strings.Contains(out, "a.txt:1: match c here") || !strings.Contains(out, "[search stopped after 300ms") {
+		t.Fatalf("timed-out search: %d %q %v", n, out, err)
 	}
 }

@@ -64,7 +64,7 @@ func TestSearchIsNotAnOracle(t *testing.T) {
 	writeFile(t, dir, "config.txt", "token: "+token+"\n")
 	answers := map[string]bool{}
 	for _, probe := range []string{`ghp_A{20}C|\[REDACTED`, `ghp_A{20}D|\[REDACTED`, `ghp_A{20}C`, `ghp_A{20}D`, `ghp_`, `AAAAAAAAAA`} {
-		out, _, err := searchWorkspace(ws, probe, ".", 0)
+		out, _, err := searchWorkspace(context.Background(), ws, probe, ".", 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,14 +78,14 @@ func TestSearchIsNotAnOracle(t *testing.T) {
 	// only the redacted line (in, around or beside the marker), answer
 	// alike: search never skips a file for a reason a secret decides.
 	for _, alt := range []string{`\[REDACTED`, `: \[`, `: \B`, `cret\]`, `(?s)n: .`, `DACT`} {
-		a, _, _ := searchWorkspace(ws, `ghp_A{20}C|`+alt, ".", 0)
-		b, _, _ := searchWorkspace(ws, `ghp_A{20}D|`+alt, ".", 0)
+		a, _, _ := searchWorkspace(context.Background(), ws, `ghp_A{20}C|`+alt, ".", 0)
+		b, _, _ := searchWorkspace(context.Background(), ws, `ghp_A{20}D|`+alt, ".", 0)
 		if a != b || a == "no matches" {
 			t.Fatalf("alternative %s: a right and a wrong guess answer differently:\n%q\n%q", alt, a, b)
 		}
 	}
-	c, _, _ := searchWorkspace(ws, `ghp_A{20}C`, ".", 0)
-	d, _, _ := searchWorkspace(ws, `ghp_A{20}D`, ".", 0)
+	c, _, _ := searchWorkspace(context.Background(), ws, `ghp_A{20}C`, ".", 0)
+	d, _, _ := searchWorkspace(context.Background(), ws, `ghp_A{20}D`, ".", 0)
 	if c != d || c != "no matches" {
 		t.Fatalf("raw guesses distinguishable: %q %q", c, d)
 	}

@@ -42,7 +42,7 @@ func TestBadPathsForListAndSearch(t *testing.T) {
 		if _, _, err := listWorkspaceDir(ws, c.path, 0); err == nil || !strings.Contains(err.Error(), c.reason) {
 			t.Errorf("list %q: err = %v, want %q", c.path, err, c.reason)
 		}
-		if _, _, err := searchWorkspace(ws, "x", c.path, 0); err == nil || !strings.Contains(err.Error(), c.reason) {
+		if _, _, err := searchWorkspace(context.Background(), ws, "x", c.path, 0); err == nil || !strings.Contains(err.Error(), c.reason) {
 			t.Errorf("search %q: err = %v, want %q", c.path, err, c.reason)
 		}
 	}
@@ -77,7 +77,7 @@ func TestListAndSearchDoNotFollowLinksOut(t *testing.T) {
 	if err != nil || !strings.Contains(list, "out-dir") || strings.Contains(list, "more.txt") || strings.Contains(list, "agents") {
 		t.Fatalf("list = %q %v", list, err)
 	}
-	hits, _, err := searchWorkspace(ws, "needle", ".", 0)
+	hits, _, err := searchWorkspace(context.Background(), ws, "needle", ".", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestCatastrophicRegex(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "aaa.txt"), []byte(strings.Repeat("a", 1<<20)+"!\n"), 0o644)
 	done := make(chan struct{})
 	go func() {
-		searchWorkspace(ws, "(a+)+$", ".", 0)
+		searchWorkspace(context.Background(), ws, "(a+)+$", ".", 0)
 		close(done)
 	}()
 	select {

@@ -203,7 +203,7 @@ func TestBadInputSuite(t *testing.T) {
 	if strings.Contains(list, "agents") {
 		t.Fatalf("agents/ listed: %s", list)
 	}
-	hits, _, _ := searchWorkspace(ws, "TOPSECRET|model", ".", DefaultMaxOutputBytes)
+	hits, _, _ := searchWorkspace(context.Background(), ws, "TOPSECRET|model", ".", DefaultMaxOutputBytes)
 	if strings.Contains(hits, secret) {
 		t.Fatalf("search leaked: %s", hits)
 	}
