@@ -43,11 +43,15 @@ func TestFirstRunWalkThroughPTY(t *testing.T) {
 	s.send("/git st\t")
 	s.expect("status")
 	s.send("\x15") // Ctrl-U: clear the line
-	s.send("hello\r")
+	// Home and End as tmux sends them: "ello", Home, "h", End, " there".
+	s.send("ello\x1b[1~h\x1b[4~ there\r")
 	s.expect("ollama serve")
 	s.expect("harvey> ")
 	s.send("/exit\r")
 	s.wait()
+	if h, _ := os.ReadFile(filepath.Join(dir, "agents", "history")); !strings.Contains(string(h), "\nhello there\n") {
+		t.Fatalf("Home/End: the line was not \"hello there\": history %q", h)
+	}
 
 	// 2. A slow Ollama with two models: the menu shows what each is; the
 	// answer, given after 4 s, still connects, and the choice is saved.
