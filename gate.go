@@ -161,19 +161,18 @@ func editSummary(name, old string, r *editResult) string {
 		fmt.Fprintf(&sb, "; matched with %s", r.Level)
 	}
 	sb.WriteString("\n")
-	// The diff costs the change, not the file; it is redacted as a window
-	// of the file, by the rule git's hunks follow (a hunk inside a key
-	// block shows none of it).
-	d := strings.SplitAfter(unifiedDiff(name, old, r.Text, true), "\n")
+	// Diffed redacted, the whole texts first (redaction keeps lines), so a
+	// hunk inside a key block shows none of it; redaction returns a text
+	// it leaves unchanged without copying it, and the diff costs the
+	// change, not the file.
+	d := strings.SplitAfter(unifiedDiff(name, redactSecrets(old), redactSecrets(r.Text), true), "\n")
 	if len(d) > 2 {
 		d = d[2:] // the ---/+++ header repeats the name
 	}
-	more := ""
 	if len(d) > 40 {
-		d, more = d[:40], fmt.Sprintf("... (%d more diff lines)\n", len(d)-40)
+		d = append(d[:40], fmt.Sprintf("... (%d more diff lines)\n", len(d)-40))
 	}
-	sb.WriteString(redactWindow(strings.Join(d, "")))
-	sb.WriteString(more)
+	sb.WriteString(strings.Join(d, ""))
 	return sb.String()
 }
 
