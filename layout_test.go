@@ -88,6 +88,7 @@ func TestPromptLayoutIsAppendOnly(t *testing.T) {
 	}{
 		{"llama3.2.gotmpl", layoutLlama3System},
 		{"mistral.gotmpl", layoutMistralFirst},
+		{"mistral-ollama-docs.gotmpl", layoutMistralFirst},
 	} {
 		raw, _ := os.ReadFile(filepath.Join("testdata", "templates", c.file))
 		if got := layoutForTemplate(string(raw)); got != c.layout {
