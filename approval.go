@@ -64,14 +64,14 @@ func (l *LineReader) read(prompt string, question bool) (string, error) {
 	return strings.TrimRight(l.sc.Text(), "\r"), nil
 }
 
-// confirm asks the user before a tool acts. Read-only tools never get here.
-// In the REPL it shows the action and preview and accepts y (yes), n (no,
-// and the model is told) or a (always, for this tool, this session).
-// Headless, the action is refused unless --yes was given.
 // maxPreviewLines bounds the diff an approval prints (a new 4 MB file
 // would be 100,000 lines); the rest is counted.
 const maxPreviewLines = 400
 
+// confirm asks the user before a tool acts. Read-only tools never get here.
+// In the REPL it shows the action and preview and accepts y (yes), n (no,
+// and the model is told) or a (always, for this tool, this session).
+// Headless, the action is refused unless --yes was given.
 func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error {
 	if a.AutoApprove || a.approved[tool] {
 		return nil

@@ -348,3 +348,22 @@ func TestDenialWithReason(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// An approval shows at most maxPreviewLines of diff and counts the rest.
+func TestApprovalPreviewBounded(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	env.a.AutoApprove, env.a.Interactive = false, true
+	env.a.In = newLineReader(strings.NewReader("y\n"))
+	var b strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&b, "line %d\n", i)
+	}
+	if _, err := invokeTool(env.a, "write_file", t.Context(), map[string]any{"path": "big.txt", "content": b.String()}); err != nil {
+		t.Fatal(err)
+	}
+	total := strings.Count(unifiedDiff("big.txt", "", b.String(), false), "\n")
+	want := fmt.Sprintf("... (%d more diff lines not shown)", total-maxPreviewLines)
+	if got := env.errOut.String(); !strings.Contains(got, want) || strings.Count(got, "\n  +line ") != maxPreviewLines-3 {
+		t.Fatalf("preview: want %q and %d shown lines; stderr has %d", want, maxPreviewLines-3, strings.Count(got, "\n  +line "))
+	}
+}
