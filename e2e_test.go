@@ -405,6 +405,14 @@ func TestEndToEndSmallExpectations(t *testing.T) {
 	if code != 0 || strings.Count(out, "(empty directory)") != 1 {
 		t.Fatalf("quit: %d %q %q", code, out, errOut)
 	}
+	// A bare y with nothing asking for it is not sent to the model; after
+	// a reply that asks a question, it is.
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.script(textReply("llama3.2", "Shall I add the test?"), textReply("llama3.2", "Added."))
+	_, errOut, _ = runHarvey(t, bin, dir, "y\nadd a test for Parse\ny\n/exit\n", "--ollama", f.URL())
+	if !strings.Contains(errOut, "nothing is waiting for a y/n answer") || len(f.chatRequests()) != 2 {
+		t.Fatalf("bare y: %d requests, stderr %q", len(f.chatRequests()), errOut)
+	}
 }
 
 // Papercuts: a bad flag is one line; !nosuchcmd says so once; agents/

@@ -44,6 +44,14 @@ func (a *Agent) Run(ctx context.Context, o Options) error {
 		case "exit", "quit", "/quit", ":q":
 			// What people type to leave a shell is not a prompt.
 			return nil
+		case "y", "n", "a":
+			// A late answer to a question that is gone (an approval that
+			// timed out, a menu already answered) is not a prompt either,
+			// unless the model's last reply asked something.
+			if !a.lastReplyAsks() {
+				a.logf("%s", a.dim("· nothing is waiting for a y/n answer; type a request, or /help"))
+				continue
+			}
 		}
 		if ed != nil {
 			ed.remember(line)
@@ -74,4 +82,15 @@ func oneLine(s string) string {
 		s = s[:i] + " …"
 	}
 	return sanitizeForTerminal(s)
+}
+
+// lastReplyAsks reports whether the model's last answer ends with a
+// question, so a bare "y" may be the user's reply to it.
+func (a *Agent) lastReplyAsks() bool {
+	for i := len(a.History) - 1; i >= 0; i-- {
+		if m := a.History[i]; m.Role == "assistant" && strings.TrimSpace(m.Content) != "" {
+			return strings.HasSuffix(strings.TrimRight(m.Content, " \n*_`)"), "?")
+		}
+	}
+	return false
 }

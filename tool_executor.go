@@ -296,7 +296,7 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 		if cerr := coerceArgs(entry.schema.Function.Parameters, args); cerr != nil {
 			err = cerr
 		} else if run := e.repeats(name, args); run >= repeatLimit {
-			err = fmt.Errorf("you already called %s with these same arguments %d times in a row; the result will not change. Use the result you have, or try something different", name, run-1)
+			err = &repeatedCall{name: name, before: run - 1}
 		} else {
 			res, err = safeCall(ctx, entry.run, args)
 		}
@@ -318,7 +318,9 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 	truncated := strings.Contains(capped[max(0, len(capped)-resultSlack):], "[output truncated at ")
 	wrapped := fmt.Sprintf("[tool_result id=%s tool=%s %s bytes=%d truncated=%t]\n%s\n[end tool_result id=%s]", c.ID, flatText(name), flatText(summary), len(capped), truncated, capped, c.ID)
 	if h != nil {
-		if failed {
+		if rc, ok := err.(*repeatedCall); ok {
+			h.resultLine(false, rc.forUser())
+		} else if failed {
 			h.resultLine(false, firstLine(err.Error()))
 		} else {
 			h.resultLine(true, cmp.Or(res.Summary, firstLine(res.Text)))
@@ -327,6 +329,37 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 		h.recordToolCall(name, raw, capped, failed)
 	}
 	return Message{Role: "tool", Content: wrapped, ToolCallID: c.ID, ToolName: name}
+}
+
+// repeatedCall is the loop guard's answer: its error text is written to
+// the model; the user is told what happened in their terms.
+type repeatedCall struct {
+	name   string
+	before int // identical calls in a row before this one
+}
+
+func (r *repeatedCall) Error() string {
+	return fmt.Sprintf("you already called %s with these same arguments %d times in a row; the result will not change. Use the result you have, or try something different", r.name, r.before)
+}
+
+func (r *repeatedCall) forUser() string {
+	return fmt.Sprintf("not run: the same call for the %s time in a row (the model is told to use the result it has)", ordinal(r.before+1))
+}
+
+// ordinal writes 3 as 3rd, 11 as 11th, 22 as 22nd.
+func ordinal(n int) string {
+	suffix := "th"
+	if n%100 < 11 || n%100 > 13 {
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return fmt.Sprint(n) + suffix
 }
 
 // repeats records the call and returns how many identical calls in a row

@@ -240,6 +240,10 @@ func TestLoopLimit(t *testing.T) {
 	if c := msgs[len(msgs)-1]["content"].(string); !strings.Contains(c, "same arguments 2 times in a row") {
 		t.Fatalf("repeat not flagged: %q", c)
 	}
+	// The user is told in their terms, not the model's.
+	if e := env.errOut.String(); !strings.Contains(e, "not run: the same call for the 3rd time in a row") || strings.Contains(e, "you already called") {
+		t.Fatalf("stderr = %q", e)
+	}
 	// The count goes on with the run of repeats.
 	msgs = messagesOf(f.chatRequests()[6])
 	if c := msgs[len(msgs)-1]["content"].(string); !strings.Contains(c, "same arguments 5 times in a row") {
