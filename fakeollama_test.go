@@ -28,7 +28,7 @@ type fakeOllama struct {
 	autoSummary string         // when set, answer summary requests with it (not from the script)
 	keepLast    bool           // keep only the last request (long sessions)
 	summaries   int            // summary requests answered
-	apiDelay    time.Duration  // every answer waits this long (a busy or slow machine)
+	apiDelay    time.Duration  // every answer waits this long (a busy or slow machine; set under mu)
 }
 
 // fakeReply is one scripted /api/chat answer.
@@ -128,9 +128,12 @@ type fakeCall struct {
 }
 
 func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
-	if f.apiDelay > 0 {
+	f.mu.Lock()
+	delay := f.apiDelay
+	f.mu.Unlock()
+	if delay > 0 {
 		select {
-		case <-time.After(f.apiDelay):
+		case <-time.After(delay):
 		case <-r.Context().Done():
 			return
 		}

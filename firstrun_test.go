@@ -56,7 +56,9 @@ func TestFirstRunWalkThroughPTY(t *testing.T) {
 	// 2. A slow Ollama with two models: the menu shows what each is; the
 	// answer, given after 4 s, still connects, and the choice is saved.
 	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest")
+	f.mu.Lock()
 	f.apiDelay = 300 * time.Millisecond
+	f.mu.Unlock()
 	s = startPTYWith(t, bin, dir, env, 40, "--ollama", f.URL())
 	s.expect("1) llama3.2:latest")
 	s.expect("calls tools")
