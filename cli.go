@@ -46,9 +46,6 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if len(args) > 0 && args[0] == sandboxArg {
 		return runSandboxLauncher(args[1:])
 	}
-	if len(args) > 0 && args[0] == sandboxExecArg {
-		return runSandboxLauncher(args)
-	}
 	hardenProcess()
 	if len(args) > 0 && args[0] == "mcp" {
 		return mcpCommand(ctx, args[1:], stdout, stderr)

@@ -25,9 +25,6 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == sandboxArg {
 		os.Exit(runSandboxLauncher(os.Args[2:]))
 	}
-	if len(os.Args) > 1 && os.Args[1] == sandboxExecArg {
-		os.Exit(runSandboxLauncher(os.Args[1:]))
-	}
 	if len(os.Args) > 1 && os.Args[1] == "--version" {
 		os.Exit(0) // the namespace probe
 	}

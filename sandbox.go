@@ -14,19 +14,17 @@ import (
 // tools, git) goes through one launcher that confines it. Harvey re-executes
 // itself as the launcher (cmd/harvey's first argument is sandboxArg); on
 // Linux the launcher enters new user, mount and PID namespaces, makes
-// agents/ and .git/ read-only with bind mounts, restricts itself with
-// Landlock (writes only in the workspace, a private TMPDIR and the toolchain
-// caches; reads of the system, the workspace and those caches; no TCP unless
-// allowed; in safe mode, execution of the allowlisted programs only), and
-// then runs the command as its child. When the command ends, times out or
+// agents/ and .git/ read-only with bind mounts, restricts the one thread
+// that will start the command with Landlock (writes only in the workspace,
+// a private TMPDIR and the toolchain caches; reads of the system, the
+// workspace and those caches; no TCP unless allowed; in safe mode,
+// execution of the allowlisted programs only), and from that thread runs
+// the command as its child, which inherits the restriction. When the command ends, times out or
 // Harvey dies, the launcher — PID 1 of its namespace — ends, and the kernel
 // kills every process left in it, setsid and double-forked ones included.
 
 // sandboxArg is the hidden first argument that makes harvey the launcher.
 const sandboxArg = "__harvey_sandbox"
-
-// sandboxExecArg starts the launcher's second stage (Landlock, then exec).
-const sandboxExecArg = "__harvey_sandbox_exec"
 
 // sandboxSpec is what the launcher enforces before it runs the command.
 type sandboxSpec struct {
@@ -323,13 +321,8 @@ func underAny(p string, roots []string) bool {
 	return false
 }
 
-// runSandboxLauncher is the launcher's main (harvey __harvey_sandbox SPEC,
-// and its second stage).
+// runSandboxLauncher is the launcher's main (harvey __harvey_sandbox SPEC).
 func runSandboxLauncher(args []string) int {
-	stage2 := len(args) == 2 && args[0] == sandboxExecArg
-	if stage2 {
-		args = args[1:]
-	}
 	if len(args) != 1 {
 		fmt.Fprintln(os.Stderr, "harvey sandbox: bad launcher arguments")
 		return 126
@@ -343,9 +336,6 @@ func runSandboxLauncher(args []string) int {
 	if err := json.Unmarshal(raw, &spec); err != nil || len(spec.Argv) == 0 {
 		fmt.Fprintln(os.Stderr, "harvey sandbox: bad spec")
 		return 126
-	}
-	if stage2 {
-		return launchExec(spec)
 	}
 	return launch(spec)
 }

@@ -3,17 +3,15 @@
 package harvey
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
-	"github.com/landlock-lsm/go-landlock/landlock"
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
@@ -76,15 +74,31 @@ func launch(spec sandboxSpec) int {
 		// starts, so orphans are found and killed when it ends.
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 	}
-	// Landlock is applied by a second stage that then becomes the command:
-	// PID 1 of a namespace cannot restrict itself (psx's all-thread signal
-	// never arrives), and the command must not be PID 1 either.
-	b, _ := json.Marshal(spec)
-	cmd := exec.Command("/proc/self/exe", sandboxExecArg, base64.StdEncoding.EncodeToString(b))
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(os.Stderr, "harvey sandbox: %v\n", err)
+	// Landlock is applied to this one OS thread, which then starts the
+	// command: a fork copies the forking thread's Landlock domain. So the
+	// command is restricted without a second Harvey start (PID 1 of a
+	// namespace cannot restrict all its threads: the all-thread signal go-
+	// landlock uses before Landlock ABI 8 never arrives), and it is not
+	// PID 1 either. The thread is never released to other goroutines.
+	runtime.LockOSThread()
+	if err := restrictThread(spec); err != nil {
+		fmt.Fprintf(os.Stderr, "harvey sandbox: Landlock: %v\n", err)
 		return 126
+	}
+	cmd := &exec.Cmd{Path: lookPathIn(spec.Argv[0], spec.Env), Args: spec.Argv, Env: spec.Env, Dir: spec.Dir,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	if err := cmd.Start(); err != nil {
+		if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) {
+			fmt.Fprintf(os.Stderr, "harvey sandbox: %s: not allowed to execute here\n", spec.Argv[0])
+			return 126
+		}
+		var pe *os.PathError
+		if errors.As(err, &pe) && pe.Op == "chdir" {
+			fmt.Fprintf(os.Stderr, "harvey sandbox: %v\n", err)
+			return 126
+		}
+		fmt.Fprintf(os.Stderr, "%s: %v\n", spec.Argv[0], unwrapExecErr(err))
+		return 127
 	}
 	err := cmd.Wait()
 	code := 0
@@ -105,44 +119,37 @@ func launch(spec sandboxSpec) int {
 	return code
 }
 
-// launchExec is the second stage: restrict this process with Landlock,
-// then become the command.
-func launchExec(spec sandboxSpec) int {
-	if err := restrict(spec); err != nil {
-		fmt.Fprintf(os.Stderr, "harvey sandbox: Landlock: %v\n", err)
-		return 126
+// lookPathIn finds prog in the PATH of env (not Harvey's own), as a shell
+// would; a name with a slash, or one not found, is returned as it is.
+func lookPathIn(prog string, env []string) string {
+	if strings.ContainsRune(prog, '/') {
+		return prog
 	}
-	if spec.Dir != "" {
-		if err := os.Chdir(spec.Dir); err != nil {
-			fmt.Fprintf(os.Stderr, "harvey sandbox: %v\n", err)
-			return 126
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
 		}
 	}
-	prog := spec.Argv[0]
-	if !strings.ContainsRune(prog, '/') {
-		path := ""
-		for _, kv := range spec.Env {
-			if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-				path = v
-			}
+	for _, d := range filepath.SplitList(path) {
+		if d == "" || !filepath.IsAbs(d) {
+			continue
 		}
-		for _, d := range filepath.SplitList(path) {
-			if d == "" || !filepath.IsAbs(d) {
-				continue
-			}
-			if fi, err := os.Stat(filepath.Join(d, prog)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-				prog = filepath.Join(d, prog)
-				break
-			}
+		if fi, err := os.Stat(filepath.Join(d, prog)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return filepath.Join(d, prog)
 		}
 	}
-	err := syscall.Exec(prog, spec.Argv, spec.Env)
-	if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) {
-		fmt.Fprintf(os.Stderr, "harvey sandbox: %s: not allowed to execute here\n", spec.Argv[0])
-		return 126
+	return prog
+}
+
+// unwrapExecErr is the system's reason an exec failed ("no such file or
+// directory"), without os/exec's wrapping.
+func unwrapExecErr(err error) error {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return errno
 	}
-	fmt.Fprintf(os.Stderr, "%s: %v\n", spec.Argv[0], err)
-	return 127
+	return err
 }
 
 // readOnlyBinds makes each path read-only inside this mount namespace.
@@ -175,38 +182,107 @@ func readOnlyBinds(paths []string) error {
 	return nil
 }
 
-// restrict applies the Landlock rules of spec to this process.
-func restrict(spec sandboxSpec) error {
-	var rules []landlock.Rule
+// Landlock access rights (the kernel's bits, as go-landlock names them).
+const (
+	llRead      = llsys.AccessFSExecute | llsys.AccessFSReadFile | llsys.AccessFSReadDir
+	llWrite     = llsys.AccessFSWriteFile | llsys.AccessFSRemoveDir | llsys.AccessFSRemoveFile | llsys.AccessFSMakeChar | llsys.AccessFSMakeDir | llsys.AccessFSMakeReg | llsys.AccessFSMakeSock | llsys.AccessFSMakeFifo | llsys.AccessFSMakeBlock | llsys.AccessFSMakeSym | llsys.AccessFSTruncate
+	llFileOnly  = llsys.AccessFSExecute | llsys.AccessFSWriteFile | llsys.AccessFSTruncate | llsys.AccessFSReadFile
+	llMaxABI    = 7 // the newest Landlock ABI this policy is written for
+	llScopedAll = 1<<2 - 1
+)
+
+// llGrant gives access to the file hierarchies under paths (missing paths
+// are skipped).
+type llGrant struct {
+	access uint64
+	paths  []string
+}
+
+// landlockPolicy is the sandbox's Landlock policy for a kernel of the given
+// ABI: every file system right that ABI knows is handled (so denied unless
+// granted), TCP bind and connect too unless the spec allows the network,
+// and then signals and abstract sockets are scoped to the sandbox. Grants
+// never include "refer" (links and renames across directories) or device
+// ioctls. These are the rules go-landlock's V7 best-effort configuration
+// applied before (RODirs, RWDirs, RWFiles; PathAccess in safe mode).
+func landlockPolicy(spec sandboxSpec, abi int) (llsys.RulesetAttr, []llGrant) {
+	abi = min(abi, llMaxABI)
+	fsBits := []int{0, 13, 14, 15, 15, 16, 16, 16}[abi] // go-landlock's ABI table
+	attr := llsys.RulesetAttr{HandledAccessFS: 1<<fsBits - 1}
+	if !spec.Network {
+		if abi >= 4 {
+			attr.HandledAccessNet = llsys.AccessNetBindTCP | llsys.AccessNetConnectTCP
+		}
+		if abi >= 6 {
+			attr.Scoped = llScopedAll
+		}
+	}
 	devRW := []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+	var grants []llGrant
 	if len(spec.Exec) == 0 {
-		rules = append(rules,
-			landlock.RODirs(spec.RO...).IgnoreIfMissing(),
-			landlock.RWDirs(spec.RW...).IgnoreIfMissing(),
-		)
+		grants = append(grants, llGrant{llRead, spec.RO}, llGrant{llRead | llWrite, spec.RW})
 	} else {
 		// Safe mode: read and write as usual, but execute only the
 		// allowlisted programs (and the ELF interpreter they need).
-		readNoExec := landlock.AccessFSSet(llsys.AccessFSReadFile | llsys.AccessFSReadDir)
-		rwNoExec := readNoExec | landlock.AccessFSSet(llsys.AccessFSWriteFile|llsys.AccessFSRemoveDir|llsys.AccessFSRemoveFile|
-			llsys.AccessFSMakeDir|llsys.AccessFSMakeReg|llsys.AccessFSMakeSym|llsys.AccessFSMakeFifo|llsys.AccessFSMakeSock|llsys.AccessFSTruncate)
+		readNoExec := uint64(llsys.AccessFSReadFile | llsys.AccessFSReadDir)
+		rwNoExec := readNoExec | llsys.AccessFSWriteFile | llsys.AccessFSRemoveDir | llsys.AccessFSRemoveFile |
+			llsys.AccessFSMakeDir | llsys.AccessFSMakeReg | llsys.AccessFSMakeSym | llsys.AccessFSMakeFifo | llsys.AccessFSMakeSock | llsys.AccessFSTruncate
 		execFiles := append([]string{}, spec.Exec...)
 		for _, g := range []string{"/lib*/ld-linux*", "/lib/*/ld-linux*", "/usr/lib*/ld-linux*", "/lib/ld-musl*"} {
 			m, _ := filepath.Glob(g)
 			execFiles = append(execFiles, m...)
 		}
-		rules = append(rules,
-			landlock.PathAccess(readNoExec, spec.RO...).IgnoreIfMissing(),
-			landlock.PathAccess(rwNoExec, spec.RW...).IgnoreIfMissing(),
-			landlock.PathAccess(landlock.AccessFSSet(llsys.AccessFSExecute|llsys.AccessFSReadFile), execFiles...).IgnoreIfMissing(),
-		)
+		grants = append(grants, llGrant{readNoExec, spec.RO}, llGrant{rwNoExec, spec.RW},
+			llGrant{llsys.AccessFSExecute | llsys.AccessFSReadFile, execFiles})
 	}
-	rules = append(rules, landlock.RWFiles(devRW...).IgnoreIfMissing())
-	cfg := landlock.V7.BestEffort()
-	if spec.Network {
-		return cfg.RestrictPaths(rules...)
+	grants = append(grants, llGrant{(llRead | llWrite) & llFileOnly, devRW})
+	return attr, grants
+}
+
+// restrictThread applies the policy of spec to the calling OS thread only
+// (with no_new_privs, which Landlock requires): the caller has locked its
+// goroutine to the thread and starts the command from it.
+func restrictThread(spec sandboxSpec) error {
+	abi, err := llsys.LandlockGetABIVersion()
+	if err != nil || abi < 1 {
+		return errors.New("Landlock is not available")
 	}
-	return cfg.Restrict(rules...)
+	attr, grants := landlockPolicy(spec, abi)
+	fd, err := llsys.LandlockCreateRuleset(&attr, 0)
+	if err != nil {
+		return fmt.Errorf("landlock_create_ruleset: %v", err)
+	}
+	defer unix.Close(fd)
+	for _, g := range grants {
+		for _, p := range g.paths {
+			pfd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+			if errors.Is(err, unix.ENOENT) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %v", p, err)
+			}
+			access := g.access & attr.HandledAccessFS
+			var st unix.Stat_t
+			if unix.Fstat(pfd, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+				access &= llFileOnly // a file takes only the rights that apply to files
+			}
+			if access != 0 {
+				err = llsys.LandlockAddPathBeneathRule(fd, &llsys.PathBeneathAttr{ParentFd: pfd, AllowedAccess: access}, 0)
+			}
+			unix.Close(pfd)
+			if err != nil {
+				return fmt.Errorf("landlock_add_rule %s: %v", p, err)
+			}
+		}
+	}
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %v", err)
+	}
+	if err := llsys.LandlockRestrictSelf(fd, 0); err != nil {
+		return fmt.Errorf("landlock_restrict_self: %v", err)
+	}
+	return nil
 }
 
 // killDescendants kills what the command left behind (the launcher is

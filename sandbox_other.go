@@ -13,5 +13,3 @@ func probeSandbox() (abi int, ns, seatbelt bool) { return 0, false, false }
 func sandboxProcAttr(sandboxSpec) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
 func launch(sandboxSpec) int { return 126 }
-
-func launchExec(sandboxSpec) int { return 126 }

@@ -306,3 +306,27 @@ func TestSandboxHidesOtherProcesses(t *testing.T) {
 		t.Fatalf("%d processes visible:\n%s", n, out)
 	}
 }
+
+// The fallback without namespaces (forced): Landlock still confines writes
+// and reads to the policy, and the launcher, as subreaper, kills what the
+// command leaves behind.
+func TestSandboxWithoutNamespaces(t *testing.T) {
+	t.Parallel()
+	env, outside := sandboxEnvT(t)
+	sb := env.a.commandSandbox()
+	sb.NoNS = true
+	runSh := func(line string) RunResult {
+		return runProcess(context.Background(), procSpec{Dir: env.dir, Argv: []string{"sh", "-c", line}, Env: baseEnv(), Timeout: 10 * time.Second, Limit: 1 << 16, Sandbox: sb})
+	}
+	if res := runSh("echo x > " + filepath.Join(outside, "x")); res.ExitCode == 0 {
+		t.Fatalf("a write outside succeeded: %s", res.Text(1000))
+	}
+	if res := runSh("echo inside > in.txt && cat in.txt"); res.ExitCode != 0 || !strings.Contains(res.Text(1000), "inside") {
+		t.Fatalf("work inside failed: %s", res.Text(1000))
+	}
+	token := fmt.Sprintf("nons-%d", time.Now().UnixNano())
+	// (the command waits until the grandchild has left its process group,
+	// which the runner kills, so only the launcher can catch it)
+	runSh("setsid sh -c 'sleep 30; echo " + token + "' > /dev/null 2>&1 & while ! ps -eo args | grep -q '^sh -c sleep 30; echo " + token + "'; do sleep 0.01; done; sleep 0.1")
+	waitGone(t, token)
+}
