@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"sort"
@@ -65,6 +66,10 @@ func parseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// userOnlyKeys are settings only the user's own config may make (a cloned
+// repository's agents/harvey.yaml cannot).
+var userOnlyKeys = []string{"sandbox", "keep_recordings"}
+
 // Config is Harvey's configuration, from agents/harvey.yaml.
 type Config struct {
 	Model           string                 `yaml:"model,omitempty"`
@@ -84,6 +89,10 @@ type Config struct {
 	// Sandbox is read from the user's own config only: a workspace
 	// cannot widen what its commands may touch.
 	Sandbox SandboxPolicy `yaml:"sandbox,omitempty"`
+	// KeepRecordings is how many automatic session recordings a workspace
+	// keeps (default 50); from the user's own config only, so a cloned
+	// repository cannot have the user's recordings deleted.
+	KeepRecordings int `yaml:"keep_recordings,omitempty"`
 }
 
 // ToolsConfig is the tools: block of the design.
@@ -167,6 +176,11 @@ func loadConfig(ws *Workspace) (*ConfigFile, error) {
 	}
 	cf.doc = wcf.doc
 	cf.ws, cf.wsKeys, cf.data = wcf.Config, topKeys(wcf.doc), data
+	for _, k := range cf.wsKeys {
+		if contains(userOnlyKeys, k) {
+			cf.Warnings = append(cf.Warnings, fmt.Sprintf("%s: %s: is read from your own config (%s) only; ignored here", ConfigPath, k, filepath.Join(userConfigDir(), "harvey.yaml")))
+		}
+	}
 	if !workspaceConfigTrusted(ws.Root, data) {
 		cf.Gated = gatedKeys(user, wcf.Config, cf.wsKeys)
 	}

@@ -229,7 +229,7 @@ func TestOldRecordingsPruned(t *testing.T) {
 		os.Chtimes(p, base.Add(time.Duration(i)*time.Second), base.Add(time.Duration(i)*time.Second))
 	}
 	os.WriteFile(filepath.Join(dir, "my-notes.md"), []byte("keep me\n"), 0o600)
-	tidyRecordings(env.ws)
+	tidyRecordings(env.ws, 0)
 	ents, _ := os.ReadDir(dir)
 	names := map[string]bool{}
 	for _, e := range ents {
@@ -237,6 +237,34 @@ func TestOldRecordingsPruned(t *testing.T) {
 	}
 	if len(ents) != keptRecordings+1 || !names["my-notes.md"] || names["harvey-session-006.md"] || !names["harvey-session-007.md"] {
 		t.Fatalf("%d left: %v", len(ents), names)
+	}
+	tidyRecordings(env.ws, 10) // keep_recordings: 10
+	if ents, _ := os.ReadDir(dir); len(ents) != 10+1 {
+		t.Fatalf("keep_recordings 10: %d left", len(ents))
+	}
+}
+
+// keep_recordings comes from the user's config only: a workspace's cannot
+// have the user's recordings deleted.
+func TestKeepRecordingsUserOnly(t *testing.T) {
+	xdg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	os.MkdirAll(filepath.Join(xdg, "harvey"), 0o700)
+	os.WriteFile(filepath.Join(xdg, "harvey", "harvey.yaml"), []byte("keep_recordings: 7\n"), 0o600)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "agents"), 0o700)
+	os.WriteFile(filepath.Join(dir, "agents", "harvey.yaml"), []byte("keep_recordings: 1\n"), 0o600)
+	ws, err := openWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	cf, _ := loadConfig(ws)
+	if cf.KeepRecordings != 7 {
+		t.Fatalf("keep_recordings = %d (the workspace's must not count)", cf.KeepRecordings)
+	}
+	if w := strings.Join(cf.Warnings, "\n"); !strings.Contains(w, "keep_recordings: is read from your own config") {
+		t.Fatalf("warnings = %q", w)
 	}
 }
 

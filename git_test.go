@@ -424,4 +424,9 @@ func TestGitCommandColours(t *testing.T) {
 	if strings.Contains(last, "\x1b[") || !strings.Contains(last, "+three") {
 		t.Fatalf("the conversation got %q", last)
 	}
+	// Names are shown as they are, not as octal escapes.
+	writeFile(t, env.dir, "café.txt", "x\n")
+	if out, err := dispatch(t, env.a, "/git status --short"); err != nil || !strings.Contains(out, "café.txt") || strings.Contains(out, `\303`) {
+		t.Fatalf("status: %q %v", out, err)
+	}
 }

@@ -162,14 +162,17 @@ func repairRecording(ws *Workspace, rel string) {
 }
 
 // keptRecordings is how many automatic recordings (harvey-session-*.md)
-// are kept; older ones are removed at start. Named recordings are never
-// removed.
+// are kept unless the user's config says keep_recordings; older ones are
+// removed at start. Named recordings are never removed.
 const keptRecordings = 50
 
 // tidyRecordings runs once per process, at start: it repairs the most
 // recently written recording (the only one a crash can have cut) and
-// removes automatic recordings past the newest keptRecordings.
-func tidyRecordings(ws *Workspace) {
+// removes automatic recordings past the newest keep (0: keptRecordings).
+func tidyRecordings(ws *Workspace, keep int) {
+	if keep <= 0 {
+		keep = keptRecordings
+	}
 	entries, err := ws.ListInternal(SessionsDir)
 	if err != nil {
 		return
@@ -199,7 +202,7 @@ func tidyRecordings(ws *Workspace) {
 		repairRecording(ws, path.Join(SessionsDir, all[0].name))
 	}
 	newest(auto)
-	for _, r := range auto[min(len(auto), keptRecordings):] {
+	for _, r := range auto[min(len(auto), keep):] {
 		ws.RemoveInternal(path.Join(SessionsDir, r.name))
 	}
 }

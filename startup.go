@@ -67,7 +67,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	if sb := sandboxAvailable(); !sb.enforced() {
 		a.logf("%s", a.colorize("33", "warning: "+sb.why))
 	}
-	tidyRecordings(ws)
+	tidyRecordings(ws, cf.KeepRecordings)
 	a.OllamaURL = resolveOllamaURL(o.OllamaURL, cf.OllamaURL)
 	model := o.Model
 	if model == "" {
