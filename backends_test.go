@@ -225,3 +225,27 @@ func TestNumCtxClampedToModel(t *testing.T) {
 		t.Fatalf("num_ctx sent %v, result cap %d", opts["num_ctx"], env.a.maxOut())
 	}
 }
+
+// The model menu's details come from /api/tags and, for each model at
+// once, /api/show.
+func TestModelInfos(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest", "gemma:2b")
+	f.caps["gemma:2b"] = []string{"completion"}
+	oc, err := newOllamaClient(f.URL(), "", 0, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := modelDetails(t.Context(), oc)
+	for name, want := range map[string]string{
+		"llama3.2:latest": "3.2B Q4_K_M, 2.0 GB, calls tools",
+		"mistral:latest":  "7.2B Q4_0, 4.1 GB, calls tools",
+		"gemma:2b":        "no tool calling",
+	} {
+		if !strings.Contains(d[name], want) {
+			t.Fatalf("%s: %q, want %q", name, d[name], want)
+		}
+	}
+	if len(modelDetails(t.Context(), struct{}{})) != 0 {
+		t.Fatal("details from a backend that cannot say")
+	}
+}
