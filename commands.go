@@ -191,7 +191,7 @@ func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		case width > 0 && width < 2+44+1+len(summary):
 			// A narrow terminal: the usage, then the summary under it,
 			// each wrapped to the width.
-			fmt.Fprint(out, wrapText(usage, width, "  "))
+			fmt.Fprint(out, wrapHanging(usage, width, "  ", "    "))
 			fmt.Fprint(out, wrapText(summary, width, "      "))
 		case len(usage) > 44: // a long usage gets its own line
 			fmt.Fprintf(out, "  %s\n  %-44s %s\n", usage, "", summary)

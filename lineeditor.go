@@ -297,29 +297,41 @@ func (a *Agent) termWidth() int {
 // wrapText breaks s at spaces into lines of at most width columns, each
 // starting with indent (a word longer than a line is cut). width 0: one line.
 func wrapText(s string, width int, indent string) string {
+	return wrapHanging(s, width, indent, indent)
+}
+
+// wrapHanging is wrapText with its own indent for the lines after the
+// first (a usage line's continuation sits deeper than the next usage).
+func wrapHanging(s string, width int, first, rest string) string {
 	words := strings.Fields(s)
 	if width <= 0 {
-		return indent + strings.Join(words, " ") + "\n"
+		return first + strings.Join(words, " ") + "\n"
 	}
-	room := max(width-len([]rune(indent)), 8)
 	var sb strings.Builder
-	cur := 0
+	indent, lines, cur := first, 0, 0
+	room := func() int { return max(width-len([]rune(indent)), 8) }
+	newLine := func() {
+		sb.WriteString("\n")
+		lines++
+		indent, cur = rest, 0
+	}
 	for _, w := range words {
 		r := []rune(w)
-		for len(r) > room { // a word longer than a line
+		for len(r) > room() { // a word longer than a line
 			if cur > 0 {
-				sb.WriteString("\n")
-				cur = 0
+				newLine()
 			}
-			sb.WriteString(indent + string(r[:room]) + "\n")
-			r = r[room:]
+			n := room()
+			sb.WriteString(indent + string(r[:n]))
+			r = r[n:]
+			newLine()
 		}
 		switch {
 		case cur == 0:
 			sb.WriteString(indent)
-		case cur+1+len(r) > room:
-			sb.WriteString("\n" + indent)
-			cur = 0
+		case cur+1+len(r) > room():
+			newLine()
+			sb.WriteString(indent)
 		default:
 			sb.WriteString(" ")
 			cur++
