@@ -183,3 +183,31 @@ func TestUnifiedDiffLargeFileShowsTheChange(t *testing.T) {
 		t.Fatal("the diff does not apply")
 	}
 }
+
+// FuzzUnifiedDiff: every diff an approval shows is the change itself —
+// applied to the old text it gives the new one, and it shows a change
+// exactly when the bytes differ.
+func FuzzUnifiedDiff(f *testing.F) {
+	f.Add("one\ntwo\nthree\n", "one\n2\nthree\n")
+	f.Add("a\nb", "a\nb\n")
+	f.Add("", "x\n")
+	f.Add("x\r\ny\r\n", "x\ny\r\n")
+	f.Add(strings.Repeat("same\n", 20)+"end", strings.Repeat("same\n", 21)+"end")
+	f.Fuzz(func(t *testing.T, old, new string) {
+		if len(old)+len(new) > 1<<16 {
+			return
+		}
+		d := unifiedDiff("f", old, new, true)
+		if strings.Contains(d, "(too large to diff line by line") {
+			return // a summary hunk (over maxDiffEdits changed lines) shows ends, not every line
+		}
+		if got := applyDiff(t, old, d); got != new {
+			t.Fatalf("old %q\nnew %q\ndiff:\n%s\napplied: %q", old, new, d, got)
+		}
+		body := strings.SplitN(d, "\n", 3)[2] // after the ---/+++ header
+		changed := strings.HasPrefix(body, "@@") && (strings.Contains(body, "\n-") || strings.Contains(body, "\n+"))
+		if changed != (old != new) {
+			t.Fatalf("old %q new %q: diff shows a change %v:\n%s", old, new, changed, d)
+		}
+	})
+}
