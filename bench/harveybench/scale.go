@@ -255,11 +255,6 @@ func scaleSessionRows(work, fake string) {
 	}
 	w10, _ := written(10)
 	w1000, t1000 := written(1000)
-	if os.Getenv("HARVEYBENCH_DEBUG") != "" {
-		c := exec.Command("sh", "-c", "find agents -type f | xargs ls -la; head -c 600 agents/sessions/last.jsonl; echo; tail -c 400 agents/sessions/last.jsonl; wc -l agents/sessions/last.jsonl")
-		c.Dir, c.Stderr, c.Stdout = ws, os.Stderr, os.Stderr
-		c.Run()
-	}
 	journal := filepath.Join(ws, "agents", "sessions", "last.jsonl")
 	fi, err := os.Stat(journal)
 	if err != nil {
