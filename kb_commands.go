@@ -191,11 +191,10 @@ func kbProject(kb *KnowledgeBase, args []string, out io.Writer) error {
 	return fmt.Errorf("usage: /kb project list|add NAME [DESC]|use ID|status ID STATUS|show [ID]")
 }
 
-// kbObserve parses "[KIND:] TEXT". A first word that is a known kind counts
-// as the kind with or without a colon; any other first word ending in a
-// colon is taken as a kind and refused, so a typo is not filed as a note.
-// kbObserve records text (as typed, quotes kept) on the active project;
-// a first word KIND: chooses the kind.
+// kbObserve records "[KIND:] TEXT", as typed (quotes kept), on the active
+// project. A first word that is a known kind counts as the kind with or
+// without a colon; any other first word ending in a colon is taken as a
+// kind and refused, so a typo is not filed as a note.
 func kbObserve(kb *KnowledgeBase, text string, out io.Writer) error {
 	if text == "" {
 		return fmt.Errorf("usage: /kb observe [KIND:] TEXT (KIND: %s)", strings.Join(ObservationKinds, ", "))
