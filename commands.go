@@ -48,7 +48,7 @@ func (a *Agent) registerCommands() {
 	add(&Command{Name: "files", Usage: "/files [PATH]", Summary: "list a workspace directory", Handler: cmdFiles})
 	add(&Command{Name: "git", Usage: "/git status|diff|log|show|blame [ARGS...]", Summary: "read-only git; output goes into the conversation", Handler: cmdGit})
 	add(&Command{Name: "undo", Usage: "/undo [list]", Summary: "put back the file Harvey changed last (write_file, edit_file, /write, /apply)", Handler: cmdUndo,
-		Help: "Each change keeps the version it replaced, for this session. /undo restores the latest one (or removes a file Harvey created) only if the file is still exactly what Harvey wrote."})
+		Help: "Each change keeps the version it replaced, for this session. /undo restores the latest one (or removes a file Harvey created, with the directories that write made if they are empty) only if the file is still exactly what Harvey wrote."})
 	add(&Command{Name: "apply", Usage: "/apply", Summary: "write the code blocks of the last reply whose fence names a file", Handler: cmdApply,
 		Help: "Finds fences like ```go path/to/file.go or ```path/to/file in the last reply, shows the files, and writes them after one confirmation."})
 	add(&Command{Name: "context", Usage: "/context add TEXT|show|clear", Summary: "pinned context that survives /clear", Handler: cmdContext})
@@ -219,7 +219,7 @@ func cmdStatus(_ context.Context, a *Agent, _ []string, out io.Writer) error {
 	if a.ModelName != "" {
 		fmt.Fprintf(out, "tool mode:   %s (tool support: %s)\n", a.toolMode(), a.caps[a.ModelName])
 	}
-	fmt.Fprintf(out, "context:     %s\n", a.contextFill(a.schemaTokens(a.toolMode()), a.numCtx()))
+	fmt.Fprintf(out, "context:     %s\n", a.contextFill(estimateTokens(a.History)+a.schemaTokens(a.toolMode()), a.numCtx()))
 	fmt.Fprintf(out, "history:     %s\n", plural(len(a.History), "message"))
 	instr := "none (HARVEY.md or AGENTS.md in the workspace are read at start)"
 	if len(a.instructions) > 0 {

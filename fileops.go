@@ -233,7 +233,7 @@ func readForDiff(ws *Workspace, p string) (old string, exists bool, rel string, 
 	if len(old) > maxEditBytes {
 		return "", true, rp.Rel, tooLarge
 	}
-	if strings.IndexByte(old[:min(len(old), 8000)], 0) >= 0 { // isBinary's rule
+	if isBinary([]byte(old[:min(len(old), 8000)])) {
 		return "", true, rp.Rel, refuse(p, "binary file, not changed")
 	}
 	return old, true, rp.Rel, nil

@@ -153,6 +153,7 @@ type Agent struct {
 	cancelTurn  func()          // stops the REPL's current turn (Ctrl-C at a question)
 	unapproved  int             // actions refused headless for want of --yes
 	ollama      *startedOllama  // an ollama serve this session started
+	tty         *os.File        // the terminal the user reads (stdout or stderr), for its width
 	caps        map[string]Capability
 	layouts     map[string]promptLayout // per model: where its tools go in the prompt
 	statHistory []ChatStats

@@ -278,18 +278,11 @@ func (c *ctrlCReader) Read(p []byte) (int, error) {
 // is not a terminal (nothing is wrapped or cut then). Read each time: the
 // window can be resized.
 func (a *Agent) termWidth() int {
-	if !a.Interactive {
+	if !a.Interactive || a.tty == nil {
 		return 0
 	}
-	for _, w := range []io.Writer{a.Out, a.Err} {
-		if tw, ok := w.(*termWriter); ok {
-			w = tw.w
-		}
-		if f, ok := w.(*os.File); ok {
-			if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
-				return cols
-			}
-		}
+	if cols, _, err := term.GetSize(int(a.tty.Fd())); err == nil && cols > 0 {
+		return cols
 	}
 	return 0
 }

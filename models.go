@@ -90,16 +90,23 @@ func listModels(out io.Writer, models []string, current string, details map[stri
 		fmt.Fprintln(out, noModelsHint)
 		return
 	}
+	modelTable(out, models, details, func(_ int, m string) string {
+		if sameModel(m, current) {
+			return "* "
+		}
+		return "  "
+	})
+}
+
+// modelTable writes one line per model: a label, the name padded to the
+// longest, and its details.
+func modelTable(out io.Writer, models []string, details map[string]string, label func(i int, m string) string) {
 	width := 0
 	for _, m := range models {
 		width = max(width, len(m))
 	}
-	for _, m := range models {
-		mark := " "
-		if sameModel(m, current) {
-			mark = "*"
-		}
-		fmt.Fprintf(out, "%s %-*s  %s\n", mark, width, m, details[m])
+	for i, m := range models {
+		fmt.Fprintln(out, strings.TrimRight(fmt.Sprintf("%s%-*s  %s", label(i, m), width, m, details[m]), " "))
 	}
 }
 

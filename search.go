@@ -415,11 +415,15 @@ func (g *grepPool) work() {
 			// being redacted when that cannot change the answer (see
 			// mayMatchAtMarker); the pattern always runs again on what
 			// the model may see.
-			if !g.marker && !matchChunks(g.ctx, g.m, data) {
+			rawMatch := !g.marker && matchChunks(g.ctx, g.m, data)
+			if !g.marker && !rawMatch {
 				j.f.dir.release()
 				continue
 			}
-			if hits := grepData(g.ctx, g.redacted(data, key), g.m, j.f.rel); hits != nil {
+			// A file redaction leaves as it is needs no second whole-file
+			// match: the raw one was on the same bytes.
+			red, changed := g.redacted(data, key)
+			if hits := grepData(g.ctx, red, g.m, j.f.rel, rawMatch && !changed); hits != nil {
 				g.mu.Lock()
 				g.results[j.idx] = hits
 				g.mu.Unlock()
@@ -448,13 +452,14 @@ func (g *grepPool) finish() [][][]byte {
 // an oracle for the secrets it hides. Whether redaction changes a file is
 // remembered by its key, so later searches skip the work for the (many)
 // files that hold no secret.
-func (g *grepPool) redacted(data []byte, key fileKey) []byte {
+// It reports whether redaction changed anything.
+func (g *grepPool) redacted(data []byte, key fileKey) ([]byte, bool) {
 	if isBinary(data) {
-		return data
+		return data, false
 	}
 	if g.clean != nil {
 		if v, ok := g.clean.Load(key); ok && v.(bool) {
-			return data
+			return data, false
 		}
 	}
 	str := string(data)
@@ -463,17 +468,18 @@ func (g *grepPool) redacted(data []byte, key fileKey) []byte {
 		g.clean.Store(key, red == str)
 	}
 	if red == str {
-		return data
+		return data, false
 	}
-	return []byte(red)
+	return []byte(red), true
 }
 
 // grepData returns the matching lines of one file, formatted. Binary files
 // (a NUL in the first 8000 bytes) are skipped; a file that may hold a secret
 // is redacted whole first, so a private key spanning lines is caught and the
-// pattern never sees a secret.
-func grepData(ctx context.Context, data []byte, m matcher, rel string) [][]byte {
-	if isBinary(data) || !matchChunks(ctx, m, data) {
+// pattern never sees a secret. matched says the whole text is already
+// known to match (the per-line pass still decides what is shown).
+func grepData(ctx context.Context, data []byte, m matcher, rel string, matched bool) [][]byte {
+	if isBinary(data) || (!matched && !matchChunks(ctx, m, data)) {
 		return nil
 	}
 	var hits [][]byte

@@ -334,7 +334,7 @@ func FuzzSearchPrefilter(f *testing.F) {
 		if m.Match([]byte(text)) {
 			return // searched in full either way
 		}
-		if hits := grepData(context.Background(), []byte(redactSecrets(text)), m, "f"); hits != nil {
+		if hits := grepData(context.Background(), []byte(redactSecrets(text)), m, "f", false); hits != nil {
 			t.Fatalf("pattern %q: no raw match, but the redacted text has %q", pattern, hits)
 		}
 	})

@@ -49,6 +49,12 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		in.answer = a.editor.readAnswer
 	}
 	a.Color = colorAllowed(o.StderrTTY)
+	for _, w := range []io.Writer{o.Stdout, o.Stderr} {
+		if f, ok := w.(*os.File); ok && isTTY(f) {
+			a.tty = f
+			break
+		}
+	}
 	if cerr != nil {
 		a.logf("%s", a.colorize("31", "warning: "+cerr.Error()))
 	}
@@ -241,13 +247,7 @@ func isLoopbackURL(s string) bool {
 // chooseModel shows a numbered menu.
 func (a *Agent) chooseModel(models []string, details map[string]string) string {
 	fmt.Fprintln(a.Err, "Installed models:")
-	width := 0
-	for _, m := range models {
-		width = max(width, len(m))
-	}
-	for i, m := range models {
-		fmt.Fprintf(a.Err, "  %d) %-*s  %s\n", i+1, width, m, details[m])
-	}
+	modelTable(a.Err, models, details, func(i int, _ string) string { return fmt.Sprintf("  %d) ", i+1) })
 	for {
 		ans, err := a.In.Ask("Choose a model [1]: ")
 		if err != nil {

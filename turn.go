@@ -295,8 +295,9 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 	}
 	a.History = history
 	a.recordStats(stats)
-	a.logf("%s", a.dim(stats.Format()+" · ctx "+a.contextFill(t.schema, t.window)))
-	if t.window > 0 && (estimateTokens(a.History)+t.schema)*10 >= t.fitThreshold()*9 {
+	used := estimateTokens(a.History) + t.schema
+	a.logf("%s", a.dim(stats.Format()+" · ctx "+a.contextFill(used, t.window)))
+	if t.window > 0 && used*10 >= t.fitThreshold()*9 {
 		// Before the fill forces it: say what will happen and what to do.
 		a.logf("%s", a.colorize("33", "· the context is nearly full: the next turn elides old tool results, then summarises the conversation; /summarize or /clear now, or raise num_ctx"))
 	}
@@ -338,11 +339,9 @@ func (a *Agent) offerRunSuggestions(ctx context.Context, reply string) {
 
 var runSuggestionRE = regexp.MustCompile("`/run ([^`\n]+)`")
 
-// contextFill shows the conversation's size against the window, e.g.
-// "~3.1k of 8k tokens (38%)".
-// schema is what the tools add to a request (the turn knows it already).
-func (a *Agent) contextFill(schema, window int) string {
-	used := estimateTokens(a.History) + schema
+// contextFill shows used tokens (the conversation and what the tools add
+// to a request) against the window, e.g. "~3.1k of 8k tokens (38%)".
+func (a *Agent) contextFill(used, window int) string {
 	n := window
 	if n == 0 {
 		n = a.numCtx()

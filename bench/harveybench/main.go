@@ -216,15 +216,9 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 
 var matchLine = regexp.MustCompile(`^([^:\s]+):(\d+):`)
 
-// sameMatches compares Harvey's file:line set with ripgrep's.
+// sameMatches compares Harvey's file:line set with ripgrep's over the tree.
 func sameMatches(scriptPath, rg string) (bool, string) {
-	c := exec.Command("sh", "-c", rg)
-	c.Dir = *tree
-	rOut, _ := c.Output()
-	cmd := exec.Command(*harvey, "--run", scriptPath, "--ollama", "http://127.0.0.1:1")
-	cmd.Dir = *tree
-	hOut, _ := cmd.Output()
-	return compareMatches(hOut, rOut)
+	return sameMatchesIn(*tree, fmt.Sprintf("%s --run %s --ollama http://127.0.0.1:1", *harvey, scriptPath), rg)
 }
 
 // compareMatches compares the file:line sets of two outputs.
