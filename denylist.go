@@ -284,14 +284,19 @@ var secretPatterns = []tokenRule{
 	rule("://", false, `://([A-Za-z0-9_\-]{16,})@`),
 }
 
-// assignPatterns find a value given to a secret-named key: quoted anywhere
-// (password: "...", "api_key": "...", aws_secret_access_key = '...'), or
-// unquoted as a whole KEY=value / key: value line (env files, YAML, INI),
-// so code such as token = lexer.next() stays. They run only on lines where
+// assignPatterns find a value given to a secret-named key anywhere in a
+// line, whatever comes before it (a diff's +/-, blame's columns, indentation,
+// "export ", a URL's ?): quoted (password: "...", "api_key": "...",
+// aws_secret_access_key = '...'), or unquoted (KEY=value, key: value in env
+// files, YAML, INI, properties) when the value ends the line or only blank
+// space or a comment follows it. A value with call or collection syntax
+// after it is code, not a secret (token = lexer.next(), secret: cfg.Secret,).
+// So a prefix or a suffix never changes what is hidden in a line
+// (TestRedactionIgnoresWhereALineStarts). They run only on lines where
 // secretKeyBefore finds such a key before a ':' or '='.
 var assignPatterns = []tokenRule{
 	rule("", false, `(?i)(?:secret|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth[_\-]?token|private[_\-]?key|token)[A-Za-z0-9_.\-]*["']?[ \t]*(?::=|[:=])[ \t]*["']([^"'\s]{6,})["']`),
-	rule("", false, `(?i)^[ \t]*(?:export[ \t]+)?[A-Za-z0-9_.\-]*(?:secret|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth[_\-]?token|private[_\-]?key|token)[A-Za-z0-9_.\-]*[ \t]*[:=][ \t]*([^\s"'(){}\[\],;]{6,})[ \t]*$`),
+	rule("", false, `(?i)(?:secret|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth[_\-]?token|private[_\-]?key|token)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*([^\s"'(){}\[\],;]{6,})(?:[ \t\r]*$|[ \t]+(?:#|//|;|--|<!--|/\*).*$)`),
 }
 
 // secretWords are the key names assignPatterns look for (lower case).

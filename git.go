@@ -91,6 +91,12 @@ func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit
 	if err != nil {
 		return "", err
 	}
+	var grep *logGrep
+	if sub == "log" {
+		if grep, err = splitLogGrep(ga.opts); err != nil {
+			return "", err
+		}
+	}
 	argv := []string{sub}
 	switch sub {
 	case "diff", "log", "show":
@@ -104,9 +110,7 @@ func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit
 	if sub == "log" && !ga.count {
 		argv = append(argv, "--max-count="+strconv.Itoa(gitDefaultCount))
 	}
-	argv = append(argv, revs...)
-	argv = append(argv, "--")
-	argv = append(argv, paths...)
+	pathArgs := append([]string{"--"}, paths...)
 	switch {
 	case sub == "blame":
 	case sub == "log" && len(paths) == 0 && logShowsNoFiles(ga.opts):
@@ -114,10 +118,17 @@ func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit
 		// there is nothing to exclude (and a hundred exclude pathspecs
 		// would make git diff every commit it walks against its parent).
 	default:
-		if len(paths) == 0 {
-			argv = append(argv, ".")
+		pathArgs = append([]string{"--"}, ws.gitPathspecs(paths)...)
+	}
+	argv = append(append(argv, revs...), pathArgs...)
+	note := ""
+	if grep != nil {
+		if argv, note, err = g.grepArgv(grep, revs, pathArgs); err != nil {
+			return "", err
 		}
-		argv = append(argv, gitDenylistPathspecs()...)
+		if argv == nil {
+			return "(no output)" + note, nil
+		}
 	}
 	res := g.run(argv, limit+1)
 	if res.Err != nil {
@@ -138,7 +149,7 @@ func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit
 	if sub == "log" && !ga.count {
 		text += fmt.Sprintf("\n[at most %d commits; use -n N for more or fewer]", gitDefaultCount)
 	}
-	return text, nil
+	return text + note, nil
 }
 
 // gitErrLine is git's stderr as one short line: what went wrong, never a
@@ -176,11 +187,7 @@ func (g *gitRunner) resolveOperands(sub string, ga *gitArgs, policy gitPolicy) (
 	if len(pl.names) == 0 {
 		return nil, pl.paths, nil
 	}
-	list := make([]string, len(pl.names))
-	for i, n := range pl.names {
-		list[i] = n.name
-	}
-	answers, err := g.batchCheck(list)
+	answers, err := g.lookup(pl.names)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -213,6 +220,7 @@ type operandPlan struct {
 type gitLookup struct {
 	name  string
 	kinds []string // the object types accepted
+	peel  bool     // a tag must peel to a commit (name^{} is asked too)
 }
 
 type gitOperand struct {
@@ -224,7 +232,7 @@ type gitOperand struct {
 var gitCommitish = []string{"commit", "tag"}
 
 func (pl *operandPlan) ask(name string, kinds ...string) int {
-	pl.names = append(pl.names, gitLookup{name, kinds})
+	pl.names = append(pl.names, gitLookup{name: name, kinds: kinds, peel: contains(kinds, "tag") && !contains(kinds, "tree")})
 	return len(pl.names) - 1
 }
 
@@ -249,6 +257,11 @@ func (pl *operandPlan) checkPath(p string) (string, error) {
 // add plans one operand: a range, ^REV, REV:PATH, :PATH, or a plain
 // revision that may turn out to be a path.
 func (pl *operandPlan) add(sub, op string) error {
+	if strings.HasPrefix(op, ":/") || strings.Contains(op, "{/") {
+		// :/text and REV^{/text} name the newest commit whose message
+		// matches, as stored: an answer about text Harvey redacts.
+		return refusedf("git: refused: %q searches commit messages as stored; list commits with git log --grep=TEXT instead (it matches what you are shown)", op)
+	}
 	if a, sep, b, ok := splitRange(op); ok && sub != "blame" {
 		ra, rb := pl.ask(cmp.Or(a, "HEAD"), gitCommitish...), pl.ask(cmp.Or(b, "HEAD"), gitCommitish...)
 		pl.ops = append(pl.ops, gitOperand{ref: -1, build: func(oid func(int) string) string { return oid(ra) + sep + oid(rb) }})
@@ -270,12 +283,6 @@ func (pl *operandPlan) add(sub, op string) error {
 
 // addRevPath plans REV:PATH, :PATH, :N:PATH and :/message.
 func (pl *operandPlan) addRevPath(op, rev, p string) error {
-	if rev == ":" && strings.HasPrefix(p, "/") {
-		// ":/message" searches commit messages: a commit.
-		r := pl.ask(op, gitCommitish...)
-		pl.ops = append(pl.ops, gitOperand{ref: -1, build: func(oid func(int) string) string { return oid(r) }})
-		return nil
-	}
 	clean := "."
 	if p != "" {
 		c, err := pl.checkPath(p)
@@ -341,6 +348,39 @@ func (pl *operandPlan) verify(answers []gitObject) error {
 		}
 	}
 	return nil
+}
+
+// lookup resolves the names in one batch. An object is checked as what it
+// really is: a tag is peeled (name^{}) and stands for the commit it names;
+// a tag of a blob or a tree (which git show would print without a path to
+// check) is refused.
+func (g *gitRunner) lookup(names []gitLookup) ([]gitObject, error) {
+	list := make([]string, 0, 2*len(names))
+	for _, n := range names {
+		list = append(list, n.name)
+		if n.peel {
+			list = append(list, n.name+"^{}")
+		}
+	}
+	all, err := g.batchCheck(list)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]gitObject, len(names))
+	k := 0
+	for i, n := range names {
+		out[i] = all[k]
+		k++
+		if !n.peel {
+			continue
+		}
+		peeled := all[k]
+		k++
+		if out[i].typ == "tag" && peeled.typ != "commit" {
+			return nil, refusedf("git: refused: %q is a tag of a %s; name blobs and trees as REV:PATH so the path can be checked", n.name, cmp.Or(peeled.typ, "missing object"))
+		}
+	}
+	return out, nil
 }
 
 // cleanTreePath is a checked path as a tree path ("." is the root tree).

@@ -35,7 +35,7 @@ var (
 	reDate       = regexp.MustCompile(`^[A-Za-z0-9 :.,+/_-]{1,64}$`)
 	reDiffFilter = regexp.MustCompile(`^[ACDMRTUXBacdmrtuxb*]{1,16}$`)
 	reSimilarity = regexp.MustCompile(`^[0-9]{1,3}%?$`)
-	reBlameRange = regexp.MustCompile(`^(([0-9]{1,9}|/[^/\n]{1,200}/)(,[+-]?([0-9]{1,9}|/[^/\n]{1,200}/)?)?|:[A-Za-z0-9_.]{1,100})$`)
+	reBlameRange = regexp.MustCompile(`^[0-9]{1,9}(,[+-]?([0-9]{1,9})?)?$`)
 	reDateMode   = regexp.MustCompile(`^((relative|local|iso|iso8601|iso-strict|iso8601-strict|rfc|rfc2822|short|raw|human|unix|default)(-local)?|format(-local)?:[^\x00-\x1f]{0,64})$`)
 )
 
@@ -68,8 +68,12 @@ func textValue(v string) error {
 // gitPrettyNames are git's named formats.
 var gitPrettyNames = []string{"oneline", "short", "medium", "full", "fuller", "reference", "raw", "email", "mboxrd"}
 
-// checkFormat accepts a named format or a format string whose placeholders
-// neither verify signatures (%G?, %GS, ... run gpg) nor embed control text.
+// checkFormat accepts a named format or a format string, read with git's
+// placeholder grammar (pretty-formats): "%%", "%n", "%xNN", a modifier
+// (+, - or space) before any placeholder, "%C..." colours, "%w(...)",
+// "%<(...)" and the other column placeholders, "%(...)" atoms, and the
+// one- or two-letter placeholders. Every %G placeholder, with or without a
+// modifier (%G?, %+GS, %<(9)%GK), verifies a signature, which runs gpg: refused.
 func checkFormat(v string) error {
 	if contains(gitPrettyNames, v) {
 		return nil
@@ -82,12 +86,34 @@ func checkFormat(v string) error {
 		body = strings.TrimPrefix(body, p)
 	}
 	for i := 0; i < len(body); i++ {
-		if body[i] != '%' || i+1 >= len(body) {
+		if body[i] != '%' {
 			continue
 		}
 		i++
-		if body[i] == 'G' {
+		if i < len(body) && strings.IndexByte("+- ", body[i]) >= 0 {
+			i++ // a modifier applies to the placeholder that follows
+		}
+		if i >= len(body) {
+			break
+		}
+		switch c := body[i]; c {
+		case 'G':
 			return fmt.Errorf("format placeholder %%G%s verifies signatures (runs gpg); not allowed", body[i+1:min(i+2, len(body))])
+		case '(', '<', '>', 'w', 'C':
+			// %(atom), %<(N), %>|(N), %><(N), %w(...), %C(...): skip the
+			// parenthesised argument (a %G inside it is not a placeholder).
+			k := i
+			if c != '(' {
+				k++
+				for n := 0; n < 2 && (c == '<' || c == '>') && k < len(body) && strings.IndexByte("<>|", body[k]) >= 0; n++ {
+					k++
+				}
+			}
+			if k < len(body) && body[k] == '(' {
+				if j := strings.IndexByte(body[k:], ')'); j >= 0 {
+					i = k + j
+				}
+			}
 		}
 	}
 	return nil
@@ -130,8 +156,6 @@ var (
 		{long: "grep", value: gvRequired, check: textValue},
 		{long: "regexp-ignore-case", short: 'i'}, {long: "all-match"}, {long: "invert-grep"},
 		{long: "fixed-strings", short: 'F'}, {long: "extended-regexp", short: 'E'},
-		{short: 'S', value: gvRequired, check: textValue}, {short: 'G', value: gvRequired, check: textValue},
-		{long: "pickaxe-all"}, {long: "pickaxe-regex"},
 		{long: "all"}, {long: "branches"}, {long: "tags"}, {long: "remotes"},
 		{long: "reverse"}, {long: "first-parent"}, {long: "merges"}, {long: "no-merges"},
 		{long: "graph"}, {long: "follow"}, {long: "date-order"}, {long: "topo-order"},
@@ -147,7 +171,7 @@ var (
 		{long: "renames"}, {long: "no-renames"},
 	}
 	gitBlameOpts = []gitOpt{
-		{short: 'L', value: gvRequired, check: matches(reBlameRange, "line range")},
+		{short: 'L', value: gvRequired, check: checkBlameRange},
 		{short: 'w'}, {short: 'M', value: gvGlued, check: matches(reCount, "score")},
 		{short: 'C', value: gvGlued, check: matches(reCount, "score")},
 		{long: "show-email", short: 'e'}, {short: 'l'}, {short: 's'}, {short: 't'},
@@ -325,8 +349,28 @@ func findShort(table []gitOpt, c byte) *gitOpt {
 	return nil
 }
 
+// checkBlameRange accepts line numbers only (10,20 10,+5 10,-5 10,): the
+// /regex/ and :function forms search the file as stored, secrets included,
+// so whether they find a line would tell what Harvey redacts.
+func checkBlameRange(v string) error {
+	if reBlameRange.MatchString(v) {
+		return nil
+	}
+	return fmt.Errorf("line range %q: give line numbers (10,20 or 10,+5); /regex/ and :function ranges search the file as stored, secrets included, so they are not allowed (find the line with search_files)", v)
+}
+
+// gitContentQueries are options git would answer from file contents or
+// messages as stored, secrets included, where Harvey shows them redacted: a
+// yes/no from them would tell what the redacted text hides.
+var gitContentQueries = map[string]string{
+	"-S": "the pickaxe", "-G": "the pickaxe", "--pickaxe-regex": "the pickaxe", "--pickaxe-all": "the pickaxe",
+}
+
 // gitOptionRefused lists what is allowed.
 func gitOptionRefused(sub string, table []gitOpt, name string) error {
+	if what, ok := gitContentQueries[name]; ok {
+		return refusedf("git %s: refused: %s (%s) is not allowed: it searches file contents as stored, secrets included, and its answer would tell what Harvey redacts; use search_files for content and git log -- PATH for a file's history", sub, name, what)
+	}
 	seen := map[string]bool{}
 	var names []string
 	for _, o := range table {

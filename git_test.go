@@ -124,7 +124,11 @@ func TestGitByConstructionOrdinaryUse(t *testing.T) {
 		{[]string{"diff"}, "+two"},
 		{[]string{"show", "HEAD"}, "+line 31"},
 		{[]string{"show", "HEAD~1:main.go"}, "line 30"},
-		{[]string{"show", "HEAD^{/first}:main.go"}, "line 1"},
+		{[]string{"show", "HEAD~1^{commit}:main.go"}, "line 1"},
+		{[]string{"log", "--oneline", "--grep=fir"}, "first"},
+		{[]string{"log", "--oneline", "-i", "--grep", "SEC\\(OND\\|xx\\)"}, "second"},
+		{[]string{"log", "--format=%h %s", "-E", "--grep=^(first|nothing)$"}, "first"},
+		{[]string{"log", "--oneline", "--invert-grep", "--grep=first"}, "second"},
 		{[]string{"show", "--stat", "HEAD"}, "main.go"},
 		{[]string{"blame", "-L", "10,20", "main.go"}, "line 10"},
 		{[]string{"blame", "-L10,+3", "HEAD~1", "--", "main.go"}, "line 12"},
@@ -210,23 +214,17 @@ func TestGitDeniedFilesNeverShown(t *testing.T) {
 	}
 }
 
-// The pickaxe reads file content: a guess at a denied file's content must
-// answer exactly as a wrong guess does (log without a pickaxe or a diff
-// lists commits without the exclude pathspecs; with one, they stay).
+// The pickaxe reads file content as stored: it is refused with what to
+// use instead, so no guess at a denied file's content is answered.
 func TestGitPickaxeIsNotAnOracle(t *testing.T) {
 	t.Parallel()
 	ws, _, _, _ := hostileRepo(t)
 	ctx := context.Background()
-	for _, opt := range []string{"-S", "-G"} {
-		right, err1 := runGit(ctx, ws, "log", []string{"--oneline", opt, "DENIED0-" + secret}, 0)
-		wrong, err2 := runGit(ctx, ws, "log", []string{"--oneline", opt, "DENIED0-not-the-secret"}, 0)
-		if err1 != nil || err2 != nil || right != wrong {
-			t.Fatalf("log %s: a right guess %q (%v) and a wrong one %q (%v) differ", opt, right, err1, wrong, err2)
+	for _, args := range [][]string{{"--oneline", "-S", "DENIED0-" + secret}, {"-G", "x"}, {"-pS", "x"}, {"--pickaxe-regex"}, {"--pickaxe-all"}} {
+		_, err := runGit(ctx, ws, "log", args, 0)
+		if err == nil || !strings.Contains(err.Error(), "search_files") || !strings.Contains(err.Error(), "refused") {
+			t.Fatalf("log %v: %v", args, err)
 		}
-	}
-	// The same pickaxe finds what is not denied.
-	if out, err := runGit(ctx, ws, "log", []string{"--oneline", "-S", "SRCSECRET"}, 0); err != nil || !strings.Contains(out, "first") {
-		t.Fatalf("pickaxe on an allowed file: %q %v", out, err)
 	}
 }
 
@@ -305,7 +303,8 @@ func TestGitToolArgsAndPermissions(t *testing.T) {
 		t.Fatalf("show HEAD:src/x.go: %v", err)
 	}
 	out, err = invokeTool(a, "git_command", ctx, map[string]any{"subcommand": "show", "args": []any{"HEAD~1"}})
-	if err != nil || strings.Contains(out, "SRCSECRET") || !strings.Contains(out, "left out") {
+	// git is not even asked about src/: the hidden set is its excludes.
+	if err != nil || strings.Contains(out, "SRCSECRET") || strings.Contains(out, "src/x.go") || !strings.Contains(out, "first") {
 		t.Fatalf("show HEAD~1 with src denied: %v\n%s", err, out)
 	}
 	// Through the executor, coercion keeps a list a list.
@@ -428,5 +427,158 @@ func TestGitCommandColours(t *testing.T) {
 	writeFile(t, env.dir, "café.txt", "x\n")
 	if out, err := dispatch(t, env.a, "/git status --short"); err != nil || !strings.Contains(out, "café.txt") || strings.Contains(out, `\303`) {
 		t.Fatalf("status: %q %v", out, err)
+	}
+}
+
+// oneViewRepo is a repository whose allowed files and commit messages hold
+// secrets in the shapes git prints with a prefix, and a tag of a denied blob.
+func oneViewRepo(t *testing.T) (*Workspace, string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	dir := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	git("init", "-q", "-b", "main")
+	writeFile(t, dir, "app.yaml", "db:\n  POSTGRES_PASSWORD: pgv4lue0ld\n")
+	writeFile(t, dir, ".env", "API_TOKEN="+oneViewToken+"\n")
+	git("add", "-f", ".")
+	git("commit", "-qm", "first\n\ndeploy token "+oneViewToken)
+	writeFile(t, dir, "app.yaml", "db:\n  POSTGRES_PASSWORD: pgv4luen3w # rotated\n")
+	writeFile(t, dir, "app.properties", "spring.datasource.password=spr1ngv4lue\n")
+	writeFile(t, dir, "deploy.sh", "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMIK7MDENGbPxRfiCY\n")
+	git("add", ".")
+	git("commit", "-qm", "second")
+	writeFile(t, dir, "local.env.sh", "DB_PASSWORD=hunter2hunter2 # uncommitted\n")
+	git("add", "-N", "local.env.sh")
+	blob := git("rev-parse", "HEAD:.env")
+	git("tag", "lightweight-env", blob)
+	git("tag", "-a", "-m", "annotated", "annotated-env", blob)
+	git("tag", "-a", "-m", "a tree", "tree-tag", "HEAD^{tree}")
+	ws, err := openWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws, dir
+}
+
+const oneViewToken = "ghp_Q7x9Lm2Pz8Rt4Vw6Ys1Ab3Cd5Ef7Gh9Ij0Kl"
+
+var oneViewValues = []string{"pgv4lue0ld", "pgv4luen3w", "spr1ngv4lue", "wJalrXUtnFEMIK7MDENGbPxRfiCY", "hunter2hunter2", oneViewToken, "Q7x9Lm2Pz8"}
+
+// One view (issue 27): every KEY=value git prints with a prefix (+, -,
+// context, blame columns, a trailing comment) is hidden; history queries are
+// answered over what the model is shown, so a right and a wrong guess at a
+// secret answer alike; a tag is checked as what it names.
+func TestGitOneView(t *testing.T) {
+	t.Parallel()
+	ws, _ := oneViewRepo(t)
+	ctx := context.Background()
+	for _, args := range [][]string{
+		{"diff"}, {"diff", "HEAD~1"}, {"show", "HEAD"}, {"show", "HEAD~1"}, {"log", "-p"}, {"log", "-p", "-U5", "--all"},
+		{"blame", "app.yaml"}, {"blame", "-L", "1,1", "app.properties"}, {"blame", "HEAD~1", "--", "app.yaml"},
+		{"show", "HEAD:deploy.sh"}, {"log", "--format=%H %s %b"}, {"log", "--grep=deploy", "--format=%B"},
+	} {
+		out, err := runGit(ctx, ws, args[0], args[1:], 0)
+		if err != nil {
+			t.Fatalf("git %v: %v", args, err)
+		}
+		for _, v := range oneViewValues {
+			if strings.Contains(out, v) {
+				t.Fatalf("git %v shows %q:\n%s", args, v, out)
+			}
+		}
+		if !strings.Contains(out, "[REDACTED") {
+			t.Fatalf("git %v: nothing redacted, so nothing was tested:\n%s", args, out)
+		}
+	}
+	// The message search: a right and a wrong guess at the token in a
+	// commit message answer alike; the redacted text itself is found.
+	probe := func(args ...string) string {
+		out, err := runGit(ctx, ws, "log", append([]string{"--oneline"}, args...), 0)
+		if err != nil {
+			return err.Error()
+		}
+		return out
+	}
+	for _, p := range [][2]string{{"ghp_Q7", "ghp_Q8"}, {"Q7x9Lm", "Q7x9Ln"}, {"token ghp_[Q]", "token ghp_[R]"}} {
+		if r, w := probe("--grep="+p[0]), probe("--grep="+p[1]); r != w {
+			t.Fatalf("--grep %q and %q answer differently:\n%s\n%s", p[0], p[1], r, w)
+		}
+		if r, w := probe("-F", "--invert-grep", "--grep="+p[0]), probe("-F", "--invert-grep", "--grep="+p[1]); r != w {
+			t.Fatalf("--invert-grep %q and %q answer differently", p[0], p[1])
+		}
+	}
+	if out := probe("--grep=token \\[REDACTED"); !strings.Contains(out, "first") {
+		t.Fatalf("the redacted message is not what --grep searches: %s", out)
+	}
+	// What git would answer from contents or messages as stored is refused.
+	for _, args := range [][]string{
+		{"log", "-S", "pgv4lue0ld"}, {"log", "-G", "pgv4"}, {"blame", "-L", "/pgv4lue/,+1", "app.yaml"}, {"blame", "-L", ":POSTGRES", "app.yaml"},
+		{"show", ":/deploy token ghp"}, {"show", "HEAD^{/ghp_Q7}"}, {"log", "HEAD^{/ghp_Q7}..HEAD"},
+		{"show", "lightweight-env"}, {"show", "annotated-env"}, {"show", "tree-tag"}, {"log", "annotated-env"}, {"diff", "annotated-env", "HEAD"},
+		{"log", "--format=%+G?"}, {"log", "--format=%-GS"}, {"log", "--format=% GK"}, {"log", "--format=%<(9)%GG"}, {"log", "--pretty=tformat:%Cred%G?%(x)"},
+	} {
+		out, err := runGit(ctx, ws, args[0], args[1:], 0)
+		if err == nil {
+			t.Fatalf("git %v was answered:\n%s", args, out)
+		}
+		for _, v := range oneViewValues {
+			if strings.Contains(err.Error(), v) {
+				t.Fatalf("git %v: the refusal shows %q: %v", args, v, err)
+			}
+		}
+	}
+	// Formats that only look like %G stay usable.
+	for _, f := range []string{"%%G?", "%h %<(20)%s", "%w(72,4,8)%b", "%C(yellow)%h%Creset", "%(describe)"} {
+		if _, err := runGit(ctx, ws, "log", []string{"-n1", "--format=" + f}, 0); err != nil {
+			t.Fatalf("--format=%s: %v", f, err)
+		}
+	}
+}
+
+// The patterns --grep takes are read as git reads them.
+func TestTranslateGitRE(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		basic  bool
+		match  []string
+		reject []string
+	}{
+		{`fix(parser)`, true, []string{"fix(parser) x"}, []string{"fixparser"}},
+		{`a\|b`, true, []string{"b"}, []string{"c"}},
+		{`x\{2\}`, true, []string{"xx"}, []string{"x{2}"}},
+		{`1+1`, true, []string{"1+1"}, []string{"11"}},
+		{`\<word\>`, true, []string{"a word."}, []string{"swordfish"}},
+		{`[[:digit:]]\+`, true, []string{"v2"}, []string{"vv"}},
+		{`[]a]`, true, []string{"]"}, []string{"b"}},
+		{`a|b`, false, []string{"b"}, []string{"c"}},
+		{`*star`, true, []string{"*star"}, []string{"star"}},
+	} {
+		re, err := compileGitGrep(c.in, false, !c.basic, false)
+		if err != nil {
+			t.Fatalf("%q: %v", c.in, err)
+		}
+		for _, m := range c.match {
+			if !re.MatchString(m) {
+				t.Errorf("%q (basic %v) does not match %q (as %s)", c.in, c.basic, m, re)
+			}
+		}
+		for _, m := range c.reject {
+			if re.MatchString(m) {
+				t.Errorf("%q (basic %v) matches %q (as %s)", c.in, c.basic, m, re)
+			}
+		}
 	}
 }

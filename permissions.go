@@ -56,3 +56,41 @@ func (a *Agent) checkPermission(rel, perm string) error {
 	}
 	return refuse(rel, fmt.Sprintf("refused: no %s permission (see /permissions)", perm))
 }
+
+// gitPathspecs is what git is given after "--": the paths asked for (or
+// what may be read of the whole tree), then the hidden set — agents/, the
+// denylist and every directory permissions: gives no read — as excludes,
+// generated from the same definitions as the path policy, so git is never
+// asked about a file Harvey hides (its history queries included). git
+// cannot include again below an exclude: a directory granted read inside
+// one that is not stays out of git output (hidden too much, never too
+// little).
+func (ws *Workspace) gitPathspecs(paths []string) []string {
+	out := append([]string{}, paths...)
+	var perms map[string][]string
+	if ws != nil && ws.perms != nil {
+		perms = ws.perms()
+	}
+	if len(out) == 0 {
+		switch {
+		case permits(perms, ".", PermRead) || len(perms) == 0:
+			out = append(out, ".")
+		default:
+			for _, prefix := range sortedKeys(perms) {
+				if p := path.Clean(strings.TrimSuffix(prefix, "/")); p != "." && contains(perms[prefix], PermRead) && !strings.HasPrefix(p, "..") {
+					out = append(out, p)
+				}
+			}
+			if len(out) == 0 {
+				return append(out, ":(exclude,glob)**") // nothing may be read
+			}
+		}
+	}
+	out = append(out, gitDenylistPathspecs()...)
+	for _, prefix := range sortedKeys(perms) {
+		if p := path.Clean(strings.TrimSuffix(prefix, "/")); p != "." && !contains(perms[prefix], PermRead) && !strings.HasPrefix(p, "..") {
+			out = append(out, ":(exclude,literal)"+p)
+		}
+	}
+	return out
+}

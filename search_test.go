@@ -113,17 +113,19 @@ func TestSearchStopsOnTime(t *testing.T) {
 		t.Fatalf("costly pattern: %v", err)
 	}
 	writeFile(t, env.dir, "a.txt", "match c here\n")
-	writeFile(t, env.dir, "b.txt", strings.Repeat("aaaaaaaaab\n", 300_000)) // 3.3 MB: seconds for the pattern below
+	for _, name := range []string{"b.txt", "c.txt", "d.txt"} { // 6.6 MB each (under the size limit): over a second in all on a fast machine
+		writeFile(t, env.dir, name, strings.Repeat("aaaaaaaaab\n", 600_000))
+	}
 	slow := `[a-z]{0,300}c`
 	ctx, cancel := context.WithCancel(t.Context())
-	time.AfterFunc(200*time.Millisecond, cancel)
+	time.AfterFunc(100*time.Millisecond, cancel)
 	if _, _, err := searchWorkspace(ctx, env.ws, slow, ".", 0); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled search: %v", err)
 	}
 	defer func(d time.Duration) { searchTimeout = d }(searchTimeout)
-	searchTimeout = 300 * time.Millisecond
+	searchTimeout = 100 * time.Millisecond
 	out, n, err := searchWorkspace(t.Context(), env.ws, slow, ".", 0)
-	if err != nil || n != 1 || !strings.Contains(out, "a.txt:1: match c here") || !strings.Contains(out, "[search stopped after 300ms") {
+	if err != nil || n != 1 || !strings.Contains(out, "a.txt:1: match c here") || !strings.Contains(out, "[search stopped after 100ms") {
 		t.Fatalf("timed-out search: %d %q %v", n, out, err)
 	}
 }

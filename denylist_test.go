@@ -1,0 +1,86 @@
+package harvey
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// What git, blame, YAML and diffs put in front of a line, and what may
+// follow a value: none of it changes what is hidden in the line.
+var (
+	linePrefixes = []string{"", "+", "-", " ", "    ", "\t", "export ", "- ", "+  ", "@@ -1,3 +1,4 @@ ",
+		"^1a2b3c4 (Jane Doe 2024-01-02 10:00:00 +0000 12) ", "1a2b3c4d (J. Doe      2024-01-02 10:00:00 +0000  7) \t"}
+	lineSuffixes = []string{"", " ", "\t", "\r", " # prod", "  // rotated 2024", " ; ini comment", " -- sql", " /* c */"}
+)
+
+// Every KEY=value shape of issue 27 is hidden, with each prefix and suffix,
+// and the rest of the line is kept as it was.
+func TestRedactionIgnoresWhereALineStarts(t *testing.T) {
+	secrets := []struct{ line, value string }{
+		{"DB_PASSWORD=correcthorsebattery", "correcthorsebattery"},
+		{"POSTGRES_PASSWORD: pgs3cretvalue", "pgs3cretvalue"},
+		{"spring.datasource.password=springs3cret", "springs3cret"},
+		{"AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI"},
+		{"aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI"},
+		{"api_key = 'abcdef123456'", "abcdef123456"},
+		{`"client_secret": "cl13ntsecretvalue",`, "cl13ntsecretvalue"},
+		{`password: "correct-horse-battery"`, "correct-horse-battery"},
+		{"redis.auth_token = tok3nvalue99", "tok3nvalue99"},
+		{"GITHUB_TOKEN=ghp_" + strings.Repeat("Z", 36), "ZZZZZZZZ"},
+		{"https://example.com/hook?access_token=abcdef123456", "abcdef123456"},
+	}
+	for _, s := range secrets {
+		bare := redactSecrets(s.line)
+		if strings.Contains(bare, s.value) {
+			t.Fatalf("%q: not hidden: %q", s.line, bare)
+		}
+		for _, p := range linePrefixes {
+			for _, x := range lineSuffixes {
+				got := redactSecrets(p + s.line + x)
+				if got != p+bare+x {
+					t.Errorf("prefix %q suffix %q changed what is hidden:\n got %q\nwant %q", p, x, got, p+bare+x)
+				}
+			}
+		}
+	}
+	code := []string{"token = lexer.next()", `apiKey := os.Getenv("API_KEY")`, "func (k *Key) String() string {",
+		`password := req.FormValue("password")`, "if passwordHash == nil {", "secret: cfg.Secret,", "token := tokens[i]",
+		"Token string `json:\"token\"`", "password: ${DB_PASSWORD}", "max_tokens: 512"}
+	for _, c := range code {
+		for _, p := range linePrefixes {
+			for _, x := range lineSuffixes {
+				if got := redactSecrets(p + c + x); got != p+c+x {
+					t.Errorf("ordinary code changed: %q → %q", p+c+x, got)
+				}
+			}
+		}
+	}
+}
+
+// The same property on lines made of random pieces: whatever a line holds,
+// a prefix or a comment after it changes nothing in what is hidden.
+func TestRedactionPrefixPropertyRandom(t *testing.T) {
+	pieces := []string{"password", "token", "api_key", "SECRET", "=", ":", " ", "  ", `"`, "'", "abc123xyz", "s3cr3tv4lue",
+		"(", ")", ",", "x", "-", ".", "_", "hunter2", "correcthorse", "{", "}", "/", "ghp_" + strings.Repeat("a1", 18)}
+	suffixes := []string{"", " # prod", "  // note", "\r"}
+	rng := rand.New(rand.NewPCG(27, 1))
+	for i := 0; i < 20000; i++ {
+		var b strings.Builder
+		for n := 1 + rng.IntN(8); n > 0; n-- {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		line := b.String()
+		bare := redactSecrets(line)
+		for _, p := range linePrefixes {
+			for _, x := range suffixes {
+				if strings.HasSuffix(line, " ") && x != "" && x != "\r" {
+					continue // "KEY= " + "# prod": the comment is then the value
+				}
+				if got := redactSecrets(p + line + x); got != p+bare+x {
+					t.Fatalf("line %q, prefix %q, suffix %q:\n got %q\nwant %q", line, p, x, got, p+bare+x)
+				}
+			}
+		}
+	}
+}
