@@ -3,6 +3,7 @@ package harvey
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strings"
 	"unicode/utf8"
 )
@@ -60,6 +61,65 @@ type editResult struct {
 type editError struct{ msg string }
 
 func (e *editError) Error() string { return e.msg }
+
+// applyEditInView is edit_file's matching over the model's view of the
+// file: old_text is found in the redacted text (the only text the model was
+// shown), so whether it is found, where, how many times, and whether the
+// edit changes anything never depend on a hidden byte — a guess at a secret
+// is "not found" whether it is right or wrong. The edit is then applied to
+// the real bytes at the same places. An edit that would touch a line
+// redaction changed is refused: the model cannot know what it would replace.
+func applyEditInView(content, oldText, newText string, replaceAll bool) (*editResult, error) {
+	view := redactSecrets(content)
+	if view == content {
+		return applyEdit(content, oldText, newText, replaceAll)
+	}
+	r, err := applyEdit(view, oldText, newText, replaceAll)
+	if err != nil {
+		return nil, err
+	}
+	// Redaction keeps the lines: line i of the view is line i of the
+	// file, and a line it did not change is the same bytes in both.
+	viewLines, rawLines := splitKeepEOL(view), splitKeepEOL(content)
+	viewStart, rawStart := lineStarts(viewLines), lineStarts(rawLines)
+	toRaw := func(off int, end bool) (int, bool) {
+		i := sort.SearchInts(viewStart, off+1) - 1
+		if end && i > 0 && off == viewStart[i] {
+			i-- // a span ending at a line start ends on the line before
+		}
+		if i < 0 || i >= len(viewLines) || viewLines[i] != rawLines[i] {
+			return 0, false
+		}
+		return rawStart[i] + off - viewStart[i], true
+	}
+	spans := make([]span, len(r.spans))
+	inserted := make(map[int]string, len(r.spans))
+	for k, sp := range r.spans {
+		start, ok1 := toRaw(sp.start, false)
+		end, ok2 := toRaw(sp.end, true)
+		for i := sort.SearchInts(viewStart, sp.start+1) - 1; ok1 && ok2 && i < len(viewLines) && viewStart[i] < sp.end; i++ {
+			ok1 = viewLines[i] == rawLines[i]
+		}
+		if !ok1 || !ok2 {
+			return nil, &editError{fmt.Sprintf("old_text covers line %d, which holds text Harvey redacted: secrets are hidden from you, so edit around that line (old_text and new_text without it)",
+				strings.Count(view[:sp.start], "\n")+1)}
+		}
+		spans[k] = span{start, end}
+		inserted[start] = r.inserted[k]
+	}
+	return finishEdit(content, spans, r.Level, true, func(s span) string { return inserted[s.start] })
+}
+
+// lineStarts is the offset of each line.
+func lineStarts(lines []string) []int {
+	out := make([]int, len(lines))
+	off := 0
+	for i, l := range lines {
+		out[i] = off
+		off += len(l)
+	}
+	return out
+}
 
 // applyEdit finds oldText in content and replaces it with newText. With
 // replaceAll every match of the first level that matches is replaced;

@@ -1,6 +1,7 @@
 package harvey
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -358,5 +359,53 @@ func TestEditHintIsCopyable(t *testing.T) {
 	r, err := applyEdit(content, strings.Join(snippet, "\n"), "func main() {\n\tfmt.Println(\"bye\")", false)
 	if err != nil || !strings.Contains(r.Text, "bye") {
 		t.Fatalf("the hint's own lines did not match: %q: %v", snippet, err)
+	}
+}
+
+// edit_file matches over the model's view (issue 27): a right and a wrong
+// guess at a redacted secret answer alike — no-op edits, edits, replace_all,
+// snippets that only touch the secret's line — and the file keeps its bytes.
+// write_file of a file's exact bytes is not answered "unchanged" when the
+// file holds secrets.
+func TestEditIsNotAnOracle(t *testing.T) {
+	const tok = "ghp_Q7x9Lm2Pz8Rt4Vw6Ys1Ab3Cd5Ef7Gh9Ij0Kl"
+	orig := "# settings\nAPI_TOKEN=" + tok + "\nDB_PASSWORD=hunter2hunter2 # prod\nDEBUG=false\n"
+	for _, approve := range []bool{true, false} {
+		env := newTestEnv(t, nil, "")
+		env.a.AutoApprove = approve
+		writeFile(t, env.dir, "app.env.sh", orig)
+		answer := func(args map[string]any, tool string) string {
+			out, err := invokeTool(env.a, tool, t.Context(), args)
+			if b, _ := os.ReadFile(filepath.Join(env.dir, "app.env.sh")); !strings.Contains(string(b), tok) || !strings.Contains(string(b), "hunter2hunter2") {
+				t.Fatalf("%v: the file lost a secret: %q", args, b)
+			}
+			return fmt.Sprintf("%s | %v", out, err)
+		}
+		for _, g := range [][2]string{{tok, "ghp_Q7x9Lm2Pz8Rt4Vw6Ys1Ab3Cd5Ef7Gh9Ij0Km"}, {"ghp_Q7", "ghp_Q8"}, {"hunter2hunter2", "hunter3hunter3"}, {"=hunter2h", "=hunter3h"}} {
+			for _, args := range []func(string) map[string]any{
+				func(s string) map[string]any { return editArgs("app.env.sh", s, s) },
+				func(s string) map[string]any { return editArgs("app.env.sh", s, "x") },
+				func(s string) map[string]any { a := editArgs("app.env.sh", s, s); a["replace_all"] = true; return a },
+				func(s string) map[string]any { return editArgs("app.env.sh", "API_TOKEN="+s, "API_TOKEN="+s) },
+				func(s string) map[string]any { return editArgs("app.env.sh", "  "+s+"  ", s) },
+			} {
+				right, wrong := answer(args(g[0]), "edit_file"), answer(args(g[1]), "edit_file")
+				if right != wrong {
+					t.Fatalf("approve=%v %v: a right and a wrong guess answer differently:\n%s\n%s", approve, args(g[0]), right, wrong)
+				}
+			}
+		}
+		// Editing around the secrets still works, and keeps them.
+		if out, err := invokeTool(env.a, "edit_file", t.Context(), editArgs("app.env.sh", "DEBUG=false", "DEBUG=true")); approve && (err != nil || !strings.Contains(out, "edited")) {
+			t.Fatalf("edit around the secrets: %q %v", out, err)
+		}
+		if !approve {
+			// Whole content: the real bytes and a wrong guess get the same answer.
+			right := answer(map[string]any{"path": "app.env.sh", "content": orig}, "write_file")
+			wrong := answer(map[string]any{"path": "app.env.sh", "content": strings.Replace(orig, "hunter2", "hunter3", 1)}, "write_file")
+			if right != wrong || strings.Contains(right, "unchanged") {
+				t.Fatalf("write_file: %s / %s", right, wrong)
+			}
+		}
 	}
 }

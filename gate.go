@@ -69,7 +69,11 @@ func (a *Agent) planChange(p string, change func(old string, exists bool) (strin
 		return nil, err
 	}
 	fc := &fileChange{asked: p, target: target, old: old, existed: exists, content: content, note: note}
-	if exists && old == content {
+	if exists && old == content && (note != "" || redactSecrets(old) == old) {
+		// Unchanged. Not said of a whole new content (write_file, /apply)
+		// over a file holding secrets: "unchanged" would confirm a guess
+		// at the hidden bytes, so that write is asked about like any other.
+		// (An edit's sameness was decided over the view: its note is set.)
 		return nil, nil
 	}
 	return fc, nil
@@ -138,7 +142,7 @@ func (a *Agent) editChecked(ctx context.Context, tool, p, oldText, newText strin
 		if !exists {
 			return "", "", refuse(clean, "no such file (to create it, use an empty old_text)")
 		}
-		r, err := applyEdit(old, oldText, newText, all)
+		r, err := applyEditInView(old, oldText, newText, all)
 		if err != nil {
 			if strings.Contains(oldText, "[REDACTED") {
 				err = fmt.Errorf("%w (old_text contains text Harvey redacted: secrets are hidden from you, so choose old_text that does not include them)", err)
