@@ -66,10 +66,6 @@ func parseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// userOnlyKeys are settings only the user's own config may make (a cloned
-// repository's agents/harvey.yaml cannot).
-var userOnlyKeys = []string{"sandbox", "keep_recordings"}
-
 // Config is Harvey's configuration, from agents/harvey.yaml.
 type Config struct {
 	Model           string                 `yaml:"model,omitempty"`
@@ -181,16 +177,14 @@ func loadConfig(ws *Workspace) (*ConfigFile, error) {
 			cf.Warnings = append(cf.Warnings, fmt.Sprintf("%s: %s: is read from your own config (%s) only; ignored here", ConfigPath, k, filepath.Join(userConfigDir(), "harvey.yaml")))
 		}
 	}
-	if !workspaceConfigTrusted(ws.Root, data) {
+	if workspaceConfigTrusted(ws.Root, data) {
+		cf.Config = mergeConfig(user, wcf.Config, cf.wsKeys)
+	} else {
+		// Unconfirmed: plain settings as written, limits the stricter
+		// way, senders not at all; what would loosen or send waits.
 		cf.Gated = gatedKeys(user, wcf.Config, cf.wsKeys)
+		cf.Config = mergeWorkspace(user, wcf.Config, cf.wsKeys)
 	}
-	var keys []string
-	for _, k := range cf.wsKeys {
-		if !contains(gatedNames(cf.Gated), k) {
-			keys = append(keys, k)
-		}
-	}
-	cf.Config = mergeConfig(user, wcf.Config, keys)
 	cf.Config.clamp()
 	return cf, uerr
 }

@@ -9,8 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -142,125 +140,6 @@ func topKeys(doc *yaml.Node) []string {
 		keys = append(keys, m.Content[i].Value)
 	}
 	return keys
-}
-
-// mergeConfig returns base with the given top-level keys taken from over.
-func mergeConfig(base, over *Config, keys []string) *Config {
-	out := *base
-	for _, k := range keys {
-		switch k {
-		case "model":
-			out.Model = over.Model
-		case "ollama_url":
-			out.OllamaURL = over.OllamaURL
-		case "num_ctx":
-			out.NumCtx = over.NumCtx
-		case "keep_alive":
-			out.KeepAlive = over.KeepAlive
-		case "safe_mode":
-			out.SafeMode = over.SafeMode
-		case "allowed_commands":
-			out.AllowedCommands = over.AllowedCommands
-		case "permissions":
-			out.Permissions = over.Permissions
-		case "run_timeout":
-			out.RunTimeout = over.RunTimeout
-		case "ollama_timeout":
-			out.OllamaTimeout = over.OllamaTimeout
-		case "auto_record":
-			out.AutoRecord = over.AutoRecord
-		case "tools":
-			out.Tools = over.Tools
-		case "models":
-			out.Models = over.Models
-		case "routes":
-			out.Routes = over.Routes
-		case "mcp":
-			// The workspace adds servers; it cannot replace yours.
-			servers := map[string]MCPServer{}
-			for n, s := range base.MCP.Servers {
-				servers[n] = s
-			}
-			for n, s := range over.MCP.Servers {
-				if _, mine := base.MCP.Servers[n]; !mine {
-					servers[n] = s
-				}
-			}
-			out.MCP.Servers = servers
-		}
-	}
-	return &out
-}
-
-// gatedKeys finds the settings of a workspace config (keys it sets, merged
-// over base) that send data somewhere or loosen a limit base sets.
-func gatedKeys(base, ws *Config, keys []string) []gatedSetting {
-	var out []gatedSetting
-	for _, k := range keys {
-		switch k {
-		case "ollama_url":
-			if ws.OllamaURL != "" && ws.OllamaURL != base.OllamaURL {
-				out = append(out, gatedSetting{k, "sends your prompts and code to " + ws.OllamaURL})
-			}
-		case "routes":
-			var names []string
-			for _, r := range ws.Routes {
-				if !slices.ContainsFunc(base.Routes, func(b Route) bool { return b == r }) {
-					names = append(names, fmt.Sprintf("@%s → %s %s", r.Name, r.Provider, r.URL))
-				}
-			}
-			if len(names) > 0 {
-				out = append(out, gatedSetting{k, "adds routes " + strings.Join(names, ", ")})
-			}
-		case "mcp":
-			var names []string
-			for n, s := range ws.MCP.Servers {
-				if _, mine := base.MCP.Servers[n]; !mine && s.enabled() {
-					what := s.URL
-					if what == "" {
-						what = strings.Join(s.Command, " ")
-					}
-					names = append(names, n+" ("+what+")")
-				}
-			}
-			if len(names) > 0 {
-				slices.Sort(names)
-				out = append(out, gatedSetting{k, "starts MCP servers " + strings.Join(names, ", ")})
-			}
-		case "safe_mode":
-			if base.SafeMode && !ws.SafeMode {
-				out = append(out, gatedSetting{k, "turns safe mode off"})
-			}
-		case "allowed_commands":
-			var extra []string
-			for _, c := range ws.AllowedCommands {
-				if !contains(base.AllowedCommands, c) {
-					extra = append(extra, c)
-				}
-			}
-			if len(extra) > 0 {
-				out = append(out, gatedSetting{k, "allows the commands " + strings.Join(extra, ", ")})
-			}
-		case "permissions":
-			var wider []string
-			for prefix, perms := range ws.Permissions {
-				for _, p := range perms {
-					if !permits(base.Permissions, prefix, p) {
-						wider = append(wider, prefix+":"+p)
-					}
-				}
-			}
-			if len(wider) > 0 {
-				slices.Sort(wider)
-				out = append(out, gatedSetting{k, "grants " + strings.Join(wider, ", ")})
-			}
-		case "run_timeout":
-			if ws.RunTimeout > base.RunTimeout {
-				out = append(out, gatedSetting{k, "raises run_timeout to " + time.Duration(ws.RunTimeout).String()})
-			}
-		}
-	}
-	return out
 }
 
 // gatedNames lists the keys of gated settings.

@@ -109,7 +109,7 @@ func (a *Agent) confirmWorkspaceConfig() {
 		return
 	}
 	if !a.Interactive {
-		a.logf("%s", a.colorize("33", fmt.Sprintf("warning: %s (not written by Harvey, not yet confirmed) sets %s; ignored headless — start harvey in this directory once to confirm", ConfigPath, strings.Join(gatedNames(cf.Gated), ", "))))
+		a.logf("%s", a.colorize("33", fmt.Sprintf("warning: %s (not written by Harvey, not yet confirmed) %s; ignored headless — start harvey in this directory once to confirm", ConfigPath, gatedSummary(cf.Gated))))
 		cf.DeclineWorkspace()
 		return
 	}

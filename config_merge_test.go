@@ -1,0 +1,165 @@
+package harvey
+
+import (
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// Every setting has a merge rule, and the rule's kind has what it needs:
+// the gated list is computed from the rules, so a new field without one
+// fails here instead of being merged from a cloned repository unseen.
+func TestEveryConfigKeyHasARule(t *testing.T) {
+	ct := reflect.TypeOf(Config{})
+	for i := 0; i < ct.NumField(); i++ {
+		key, _, _ := strings.Cut(ct.Field(i).Tag.Get("yaml"), ",")
+		r := findRule(key)
+		switch {
+		case r == nil:
+			t.Errorf("%s: no merge rule", key)
+		case r.kind == ruleLimit && (r.strict == nil || r.adds == nil || r.take == nil):
+			t.Errorf("%s: a limit needs strict, adds and take", key)
+		case r.kind == ruleSends && (r.adds == nil || r.take == nil):
+			t.Errorf("%s: a sender needs adds and take", key)
+		case r.kind == rulePlain && r.take == nil:
+			t.Errorf("%s: a plain setting needs take", key)
+		}
+	}
+}
+
+// randomLimits makes a config with random limits.
+func randomLimits(rng *rand.Rand) *Config {
+	c := defaultConfig()
+	pick := func(xs []string) []string {
+		var out []string
+		for _, x := range xs {
+			if rng.IntN(2) == 0 {
+				out = append(out, x)
+			}
+		}
+		return out
+	}
+	b := func() *bool {
+		switch rng.IntN(3) {
+		case 0:
+			return nil
+		case 1:
+			v := true
+			return &v
+		}
+		v := false
+		return &v
+	}
+	c.SafeMode = rng.IntN(2) == 0
+	c.AllowedCommands = pick([]string{"ls", "go", "curl", "make", "npm"})
+	c.Permissions = map[string][]string{}
+	for _, p := range pick([]string{".", "src", "src/gen", "secret", "docs"}) {
+		c.Permissions[p] = pick(validPerms)
+	}
+	if rng.IntN(4) == 0 {
+		c.Permissions = nil
+	}
+	c.RunTimeout = Duration(rng.IntN(3)) * Duration(DefaultRunTimeout)
+	c.Tools = ToolsConfig{Enabled: b(), MaxToolCallsPerTurn: rng.IntN(DefaultMaxToolCalls + 1), MaxOutputBytes: rng.IntN(3) * 1000,
+		AllowedTools: pick([]string{"read_file", "write_file", "run_command", "list_files"})}
+	c.Models = map[string]ModelConfig{}
+	for _, n := range pick([]string{"llama3.2", "mistral"}) {
+		c.Models[n] = ModelConfig{ToolsEnabled: b(), MaxToolCallsPerTurn: rng.IntN(12), MaxTools: rng.IntN(30)}
+	}
+	return c
+}
+
+// The stricter value wins: merging a workspace never loosens the user's
+// config nor the workspace's own, for any pair of random limits; and
+// whatever the workspace would loosen is gated.
+func TestStricterValueWins(t *testing.T) {
+	var limits []string
+	for _, r := range configRules {
+		if r.kind == ruleLimit {
+			limits = append(limits, r.key)
+		}
+	}
+	rng := rand.New(rand.NewPCG(27, 2))
+	for i := 0; i < 3000; i++ {
+		base, ws := randomLimits(rng), randomLimits(rng)
+		merged := mergeWorkspace(base, ws, limits)
+		for _, g := range gatedKeys(base, merged, limits) {
+			t.Fatalf("case %d: the merge loosens the user's %s: %s\nbase %+v\nws   %+v", i, g.Key, g.Shown, base, ws)
+		}
+		for _, g := range gatedKeys(ws, merged, limits) {
+			t.Fatalf("case %d: the merge loosens the workspace's %s: %s\nbase %+v\nws   %+v", i, g.Key, g.Shown, base, ws)
+		}
+		// Paths: what the merge permits, both permit.
+		for _, p := range []string{"x", "src/a.go", "src/gen/b.go", "secret/k", "docs/d.md"} {
+			for _, perm := range validPerms {
+				if permits(merged.Permissions, p, perm) != (permits(base.Permissions, p, perm) && permits(ws.Permissions, p, perm)) {
+					t.Fatalf("case %d: %s %s: merged %v base %v ws %v", i, p, perm, merged.Permissions, base.Permissions, ws.Permissions)
+				}
+			}
+		}
+		// Taking the workspace as written is gated exactly when it loosens.
+		taken := mergeConfig(base, ws, limits)
+		if loosens := len(gatedKeys(base, taken, limits)) > 0; loosens != (len(gatedKeys(base, ws, limits)) > 0) {
+			t.Fatalf("case %d: gated %v, but taking it loosens %v", i, gatedKeys(base, ws, limits), gatedKeys(base, taken, limits))
+		}
+	}
+}
+
+// Issue 27's cases: a repository's tools: and models: cannot widen the
+// user's, and a wider permissions: rule cannot hide a narrower one of yours.
+func TestWorkspaceCannotLoosenUnconfirmed(t *testing.T) {
+	f, tr := false, true
+	base := defaultConfig()
+	base.Tools = ToolsConfig{AllowedTools: []string{"read_file", "list_files"}}
+	base.Models = map[string]ModelConfig{"llama3.2": {ToolsEnabled: &f}}
+	base.Permissions = map[string][]string{".": validPerms, "secret": {}}
+	ws := defaultConfig()
+	ws.Tools = ToolsConfig{AllowedTools: []string{"read_file", "write_file", "run_command"}, Enabled: &tr}
+	ws.Models = map[string]ModelConfig{"llama3.2": {ToolsEnabled: &tr, NumCtx: 8192}}
+	ws.Permissions = map[string][]string{".": validPerms}
+	keys := []string{"tools", "models", "permissions"}
+	gated := gatedKeys(base, ws, keys)
+	if got := gatedNames(gated); !slices.Equal(got, keys) {
+		t.Fatalf("gated %v", gated)
+	}
+	m := mergeWorkspace(base, ws, keys)
+	if !slices.Equal(m.Tools.AllowedTools, []string{"read_file"}) || m.ToolsEnabled("llama3.2") || permits(m.Permissions, "secret/k", PermRead) {
+		t.Fatalf("merged %+v %+v %v", m.Tools, m.Models, m.Permissions)
+	}
+	if m.EffectiveNumCtx("llama3.2") != 8192 {
+		t.Fatalf("a window size is the workspace's to choose: %d", m.EffectiveNumCtx("llama3.2"))
+	}
+}
+
+// Through the built binary, headless: a repository's tools: block that
+// would widen the user's allowed_tools is ignored with a warning, and the
+// model is neither offered nor allowed to run the tools it adds.
+func TestEndToEndWorkspaceToolsIgnoredHeadless(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	f := newFakeOllama(t, "llama3.2:latest")
+	home := t.TempDir()
+	writeFile(t, home, "harvey/harvey.yaml", "tools:\n  allowed_tools: [read_file, list_files]\n")
+	dir := t.TempDir()
+	writeFile(t, dir, "agents/harvey.yaml", "tools:\n  allowed_tools: [read_file, list_files, write_file, run_command]\n")
+	f.script(
+		toolReply("llama3.2", fakeCall{id: "w", name: "write_file", args: map[string]any{"path": "pwned.txt", "content": "x\n"}}),
+		textReply("llama3.2", "done"),
+	)
+	_, errOut, _ := runHarveyEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + home}, "-p", "write it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	if _, err := os.Stat(filepath.Join(dir, "pwned.txt")); err == nil {
+		t.Fatalf("the workspace's tools: ran write_file: %s", errOut)
+	}
+	if !strings.Contains(errOut, "tools") || !strings.Contains(errOut, "allows the tools write_file, run_command") {
+		t.Fatalf("no warning naming what was ignored: %s", errOut)
+	}
+	for _, req := range f.chatRequests() {
+		if names := toolNamesOf(req); slices.Contains(names, "write_file") || slices.Contains(names, "run_command") {
+			t.Fatalf("offered %v", names)
+		}
+	}
+}
