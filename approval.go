@@ -80,6 +80,26 @@ func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error
 		a.unapproved++
 		return fmt.Errorf("%w: %s needs approval; headless mode refuses it unless harvey runs with --yes", ErrDenied, tool)
 	}
+	return a.ask(ctx, tool, action, preview, true)
+}
+
+// confirmRecovered asks before running a call recovered from a reply that
+// also holds prose: the model may only have quoted it (an example, a
+// "do not run this"). Neither --yes nor an earlier "always" answers for it,
+// and headless it is refused: a printed call runs unasked only when it is
+// the whole reply (docs/tool-call-recovery.md).
+func (a *Agent) confirmRecovered(ctx context.Context, tool, summary string) error {
+	what := strings.TrimSpace(tool + " " + summary)
+	if !a.Interactive {
+		a.unapproved++
+		return fmt.Errorf("%w: %s was not run: it was recovered from a reply with prose around it, which may only quote it; a printed call runs headless only when it is the whole reply — send the call alone, or as a tool call", ErrDenied, what)
+	}
+	return a.ask(ctx, tool, "recovered from text: run "+what+"? (the reply also has prose around it: it may only be an example)", "", false)
+}
+
+// ask is the one terminal question for an approval: the action, a preview
+// (a diff), and y / n [reason] / a (always, when offered).
+func (a *Agent) ask(ctx context.Context, tool, action, preview string, always bool) error {
 	fmt.Fprintf(a.Err, "%s %s\n", a.colorize("33", "?"), sanitizeForTerminal(action))
 	if preview != "" {
 		lines := strings.Split(strings.TrimRight(sanitizeForTerminal(preview), "\n"), "\n")
@@ -99,8 +119,14 @@ func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error
 			return ctx.Err()
 		}
 		q := "Allow? [y]es / [n]o [reason] / [a]lways for " + tool + ": "
+		if !always {
+			q = "Allow? [y]es / [n]o [reason]: "
+		}
 		if w := a.termWidth(); w > 0 && len(q) >= w {
 			q = "Allow " + tool + "? [y/n/a] " // a narrow terminal
+			if !always {
+				q = "Allow " + tool + "? [y/n] "
+			}
 		}
 		ans, err := a.In.Ask(q)
 		if errors.Is(err, errInterrupted) {
@@ -121,7 +147,7 @@ func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error
 				return nil
 			}
 		case "a", "always":
-			if reason == "" {
+			if reason == "" && always {
 				a.approved[tool] = true
 				return nil
 			}
@@ -132,7 +158,11 @@ func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error
 			}
 			return fmt.Errorf("%w: the user declined %s", ErrDenied, action)
 		}
-		fmt.Fprintln(a.Err, "please answer y, n or a")
+		if always {
+			fmt.Fprintln(a.Err, "please answer y, n or a")
+		} else {
+			fmt.Fprintln(a.Err, "please answer y or n")
+		}
 	}
 }
 

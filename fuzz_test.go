@@ -58,7 +58,7 @@ func FuzzToolCallAccumulator(f *testing.F) {
 				// JSON are possible here without a handler running, so use
 				// a name that is not registered when the name is real.
 				c.Function.Name = "no_such_tool_" + c.Function.Name
-				m := ex.executeOne(t.Context(), c, false)
+				m := ex.executeOne(t.Context(), c, native)
 				if !strings.Contains(m.Content, "\nerror: ") || m.ToolCallID != c.ID {
 					t.Fatalf("bad arguments %q gave %q", c.Function.Arguments, m.Content)
 				}

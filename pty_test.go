@@ -328,3 +328,38 @@ func TestStartupOffersToStartOllama(t *testing.T) {
 	}
 	syscall.Kill(pid, syscall.SIGTERM)
 }
+
+// A printed call with prose around it is asked about in the REPL as
+// recovered from text — even under --yes, and with no "always" — and runs
+// only on a yes (issue 27).
+func TestQuotedCallAskedThroughPTY(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	dir := t.TempDir()
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.script(
+		textReply("llama3.2", quotedCallReplies[0]), textReply("llama3.2", "Not run."),
+		textReply("llama3.2", quotedCallReplies[2]), textReply("llama3.2", "Written."),
+	)
+	s := startPTY(t, bin, dir, "--ollama", f.URL(), "--model", "llama3.2", "--yes")
+	s.expect("harvey> ")
+	s.send("document it\r")
+	s.expect("recovered from text: run write_file q1.txt?")
+	s.expect("Allow? [y]es / [n]o [reason]: ")
+	s.send("n\r")
+	s.expect("Not run.")
+	s.expect("harvey> ")
+	if _, err := os.Stat(filepath.Join(dir, "q1.txt")); err == nil {
+		t.Fatal("declined, yet written")
+	}
+	s.send("write it\r")
+	s.expect("recovered from text: run write_file q3.txt?")
+	s.send("y\r")
+	s.expect("Written.")
+	s.expect("harvey> ")
+	if b, _ := os.ReadFile(filepath.Join(dir, "q3.txt")); string(b) != "x" {
+		t.Fatalf("q3.txt = %q", b)
+	}
+	s.send("\x04")
+	s.wait()
+}

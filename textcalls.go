@@ -81,6 +81,12 @@ func recoverToolCalls(text string, lookup toolLookup, strict bool) ([]anyllm.Too
 	return calls, strings.TrimSpace(before + " " + after)
 }
 
+// recoveredWhole reports whether the calls were the whole reply: nothing
+// left over but blank space, one fence and stray closers (the prose
+// recoverToolCalls returns is empty then). Only such a call is an act that
+// runs unasked; with prose around it, it may be a quotation.
+func recoveredWhole(prose string) bool { return stripClosers(prose) == "" }
+
 // stripLeadingClosers removes, from the start of s, the stop tokens and
 // stray closing brackets a model leaves right after a call.
 func stripLeadingClosers(s string) string {

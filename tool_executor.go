@@ -76,6 +76,9 @@ type execHost interface {
 	toolLine(prefix, name, summary string) // "⚙ read_file a.go"
 	resultLine(ok bool, summary string)    // "✓ 12 lines" / "✗ why"
 	confirm(ctx context.Context, tool, action, preview string) error
+	// confirmRecovered asks before a call recovered from a reply with
+	// prose around it runs (refused headless, whatever --yes says).
+	confirmRecovered(ctx context.Context, tool, summary string) error
 	audit(action, details string, err error, d time.Duration)
 	recordToolCall(name, raw, result string, failed bool)
 	// proseFallback marks model as unable to call tools and returns the
@@ -147,7 +150,7 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 			return messages, total, err
 		}
 		text, held := hb.finish()
-		recovered := false
+		recovered, quoted := false, false
 		if len(calls) == 0 {
 			var prose string
 			// Schema mode is strict (the model could have called natively),
@@ -155,7 +158,9 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 			strict := !e.prose && (e.turn == nil || e.turn.layout == layoutNative)
 			calls, prose = recoverToolCalls(text, lookup, strict)
 			if len(calls) > 0 {
-				recovered = true
+				// Only a call that is the whole reply is an act; with
+				// prose around it, it may be a quotation: the user decides.
+				recovered, quoted = true, !recoveredWhole(prose)
 				text = prose
 				if written := len(hb.all.String()) - len(held); written == 0 && prose != "" {
 					io.WriteString(out, prose+"\n")
@@ -176,7 +181,11 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 			// The model does not speak the tool protocol: keep its text, run
 			// the calls, and give results back as a user message.
 			messages = append(messages, Message{Role: "assistant", Content: strings.TrimSpace(text + "\n" + describeCalls(calls))})
-			results, err := e.executeCalls(ctx, calls, true)
+			origin := fromText
+			if quoted {
+				origin = fromTextWithProse
+			}
+			results, err := e.executeCalls(ctx, calls, origin)
 			if err != nil {
 				return messages, total, err
 			}
@@ -226,10 +235,19 @@ func describeCalls(calls []anyllm.ToolCall) string {
 // message per call, with the matching ToolCallID. A failing call becomes an
 // error result for the model; only cancellation ends the turn.
 func (e *ToolExecutor) ExecuteToolCalls(ctx context.Context, calls []anyllm.ToolCall) ([]Message, error) {
-	return e.executeCalls(ctx, calls, false)
+	return e.executeCalls(ctx, calls, native)
 }
 
-func (e *ToolExecutor) executeCalls(ctx context.Context, calls []anyllm.ToolCall, recovered bool) ([]Message, error) {
+// callOrigin is how a call reached Harvey.
+type callOrigin int
+
+const (
+	native            callOrigin = iota // the protocol's tool-call field
+	fromText                            // printed, and the whole reply
+	fromTextWithProse                   // printed with prose around it: asked first
+)
+
+func (e *ToolExecutor) executeCalls(ctx context.Context, calls []anyllm.ToolCall, origin callOrigin) ([]Message, error) {
 	if e.onRound != nil {
 		e.onRound()
 	}
@@ -243,7 +261,7 @@ func (e *ToolExecutor) executeCalls(ctx context.Context, calls []anyllm.ToolCall
 			out = append(out, Message{Role: "tool", Content: fmt.Sprintf("[tool_result id=%s tool=%s bytes=%d truncated=false]\n%s\n[end tool_result id=%s]", c.ID, flatText(c.Function.Name), len(msg), msg, c.ID), ToolCallID: c.ID, ToolName: c.Function.Name})
 			continue
 		}
-		out = append(out, e.executeOne(ctx, c, recovered))
+		out = append(out, e.executeOne(ctx, c, origin))
 	}
 	if len(calls) > maxCallsPerReply && e.host != nil {
 		e.host.warn(fmt.Sprintf("warning: the model asked for %d tool calls in one reply; only the first %d ran", len(calls), maxCallsPerReply))
@@ -252,7 +270,8 @@ func (e *ToolExecutor) executeCalls(ctx context.Context, calls []anyllm.ToolCall
 	return out, ctx.Err()
 }
 
-func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recovered bool) Message {
+func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin callOrigin) Message {
+	recovered := origin != native
 	h := e.host
 	if e.turn != nil {
 		ctx = withTurn(ctx, e.turn)
@@ -297,7 +316,7 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 			err = cerr
 		} else if run := e.repeats(name, args); run >= repeatLimit {
 			err = &repeatedCall{name: name, before: run - 1}
-		} else {
+		} else if err = e.askRecovered(ctx, origin, name, summary); err == nil {
 			res, err = safeCall(ctx, entry.run, args)
 		}
 	}
@@ -329,6 +348,18 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, recove
 		h.recordToolCall(name, raw, capped, failed)
 	}
 	return Message{Role: "tool", Content: wrapped, ToolCallID: c.ID, ToolName: name}
+}
+
+// askRecovered asks the user before a call recovered from a reply with
+// prose around it runs; other calls need no such question.
+func (e *ToolExecutor) askRecovered(ctx context.Context, origin callOrigin, name, summary string) error {
+	if origin != fromTextWithProse {
+		return nil
+	}
+	if e.host == nil {
+		return fmt.Errorf("%w: %s was recovered from a reply with prose around it and there is nobody to ask", ErrDenied, name)
+	}
+	return e.host.confirmRecovered(ctx, name, summary)
 }
 
 // repeatedCall is the loop guard's answer: its error text is written to

@@ -3,6 +3,7 @@ package harvey
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -356,5 +357,44 @@ func TestRegisterToolAsksFirst(t *testing.T) {
 	m := messagesOf(f.chatRequests()[1])
 	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "needs approval") {
 		t.Fatalf("result = %q", c)
+	}
+}
+
+// quotedCallReplies are the replies of issue 27 whose printed call has prose
+// around it: each was run before the one-view rule.
+var quotedCallReplies = []string{
+	`{"name": "write_file", "arguments": {"path": "q1.txt", "content": "x"}}` + "\nI will not run it, it is just documentation.",
+	"Let me write it now.\n```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"q2.txt\", \"content\": \"x\"}}\n```",
+	"config.json contains one object.\n" + `{"name": "write_file", "arguments": {"path": "q3.txt", "content": "x"}}`,
+}
+
+// Through the built binary, headless with --yes: a printed call with prose
+// around it is not run (exit 3, a line that says why); a read-only one
+// without --yes neither; a call that is the whole reply still runs.
+func TestEndToEndQuotedCallsNotRunHeadless(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	f := newFakeOllama(t, "llama3.2:latest")
+	dir := t.TempDir()
+	for i, reply := range quotedCallReplies {
+		f.script(textReply("llama3.2", reply), textReply("llama3.2", "ok"))
+		_, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+		if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("q%d.txt", i+1))); err == nil {
+			t.Fatalf("reply %d ran: %s", i+1, errOut)
+		}
+		if code != 3 || !strings.Contains(errOut, "recovered from a reply with prose around it") {
+			t.Fatalf("reply %d: exit %d, %s", i+1, code, errOut)
+		}
+	}
+	f.script(textReply("llama3.2", "Let me check.\n"+`{"name": "git_command", "arguments": {"subcommand": "status"}}`), textReply("llama3.2", "ok"))
+	if _, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--model", "llama3.2", "--ollama", f.URL()); code != 3 || !strings.Contains(errOut, "git_command status was not run") {
+		t.Fatalf("read-only quoted call: exit %d, %s", code, errOut)
+	}
+	f.script(textReply("llama3.2", "```json\n"+`{"name": "write_file", "arguments": {"path": "whole.txt", "content": "x"}}`+"\n```</s>"), textReply("llama3.2", "ok"))
+	if _, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL()); code != 0 {
+		t.Fatalf("a whole-reply call: exit %d, %s", code, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "whole.txt")); err != nil || string(b) != "x" {
+		t.Fatalf("a whole-reply call did not run: %q %v", b, err)
 	}
 }
