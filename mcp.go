@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -257,6 +259,7 @@ func expandEnvValues(m map[string]string) map[string]string {
 // register adds a server's tools to the registry (a name taken by another
 // tool is refused with a warning).
 func (m *mcpManager) register(s *mcpServer) {
+	s.tools = m.validToolNames(s)
 	for _, t := range s.tools {
 		name := s.name + mcpNameSep + t.Name
 		if _, taken := m.a.Tools.entry(name); taken {
@@ -277,6 +280,31 @@ func (m *mcpManager) register(s *mcpServer) {
 		tool := t.Name
 		m.a.Tools.registerFunc(name, t.Description, schema, m.call(s, tool, name, schema, effect), effect, "mcp:"+s.name)
 	}
+}
+
+// mcpToolNameRE is what providers accept as a tool name (OpenAI's and
+// Anthropic's rule; Ollama passes names to templates as they are).
+var mcpToolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// validToolNames keeps the tools whose SERVER__tool name providers accept;
+// the others are refused in one line naming the server (a name with an
+// escape sequence or a space would make every request fail, or reach the
+// model as written).
+func (m *mcpManager) validToolNames(s *mcpServer) []*mcp.Tool {
+	var ok []*mcp.Tool
+	var bad []string
+	for _, t := range s.tools {
+		if mcpToolNameRE.MatchString(s.name + mcpNameSep + t.Name) {
+			ok = append(ok, t)
+		} else {
+			bad = append(bad, strconv.Quote(t.Name))
+		}
+	}
+	if len(bad) > 0 {
+		m.a.logf("%s", m.a.colorize("33", fmt.Sprintf("warning: MCP server %s: %s not added: a tool name (with the server's, %s__NAME) must be 1 to 64 letters, digits, _ or -: %s",
+			sanitizeForTerminal(s.name), plural(len(bad), "tool"), sanitizeForTerminal(s.name), sanitizeForTerminal(strings.Join(bad, ", ")))))
+	}
+	return ok
 }
 
 // call is the tool function for one MCP tool: coercion, approval (unless

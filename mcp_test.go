@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,27 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func init() { testHelpers["mcp-server"] = func(string) int { return runTestMCPServer() } }
+func init() {
+	testHelpers["mcp-server"] = func(string) int { return runTestMCPServer() }
+	testHelpers["mcp-badnames"] = func(string) int { return runBadNamesMCPServer() }
+}
+
+// runBadNamesMCPServer serves tools whose names no provider accepts, and
+// one good one.
+func runBadNamesMCPServer() int {
+	s := mcp.NewServer(&mcp.Implementation{Name: "bad", Version: "1"}, nil)
+	schema := json.RawMessage(`{"type":"object","properties":{}}`)
+	for _, n := range []string{"good_tool", "esc\x1b]52;c;aGk=\x07name", "with space", strings.Repeat("x", 70)} {
+		s.AddTool(&mcp.Tool{Name: n, Description: "A tool.", InputSchema: schema},
+			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+			})
+	}
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		return 1
+	}
+	return 0
+}
 
 // testMCPServer is a real MCP server built from the Go SDK: echo, add (an
 // integer schema with an enum), fail (isError), crash (the process dies
@@ -361,5 +382,35 @@ func TestMCPLazyStartAndPromptCost(t *testing.T) {
 	env.a.Dispatch(t.Context(), "/tools", &out)
 	if !strings.Contains(out.String(), "MCP t: 6 tools sent to llama3.2:latest, ~") {
 		t.Fatalf("/tools = %s", out.String())
+	}
+}
+
+// Tool names outside [A-Za-z0-9_-]{1,64} (with the server's prefix) are
+// refused at registration, in one line naming the server, shown escaped;
+// the good one is offered and the request carries only valid names.
+func TestMCPToolNamesRefused(t *testing.T) {
+	t.Parallel()
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
+	env.a.Config.MCP.Servers = map[string]MCPServer{"b": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-badnames"}, Models: []string{"llama3.2"}}}
+	env.a.startMCP(t.Context())
+	t.Cleanup(env.a.mcp.close)
+	warn := env.errOut.String()
+	if strings.Count(warn, "MCP server b: 3 tools not added") != 1 || strings.Contains(warn, "\x1b") || !strings.Contains(warn, `with space`) {
+		t.Fatalf("warning = %q", warn)
+	}
+	f.script(textReply("llama3.2", "ok"))
+	if err := env.a.RunPrompt(t.Context(), "hi"); err != nil {
+		t.Fatal(err)
+	}
+	names := toolNamesOf(f.chatRequests()[0])
+	if !slices.Contains(names, "b__good_tool") {
+		t.Fatalf("the good tool is missing: %v", names)
+	}
+	for _, n := range names {
+		if !mcpToolNameRE.MatchString(n) {
+			t.Fatalf("a name providers refuse reached the request: %q", n)
+		}
 	}
 }
