@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -34,8 +36,12 @@ type sandboxSpec struct {
 	Workspace string   `json:"workspace"`
 	RW        []string `json:"rw"`       // writable trees (workspace, TMPDIR, caches, user paths)
 	RO        []string `json:"ro"`       // readable trees (system, toolchains)
-	ReadOnly  []string `json:"readonly"` // inside RW, kept read-only (agents/, .git/)
+	ReadOnly  []string `json:"readonly"` // inside RW, kept read-only (.git/'s config and hooks); missing ones skipped
+	Ensure    []string `json:"ensure"`   // directories created empty (then kept read-only) when missing: .git/hooks
+	Hidden    []string `json:"hidden"`   // shown as empty read-only directories (agents/, /run, /tmp): what RW and RO need inside is bound back
+	Masked    []string `json:"masked"`   // files that read as empty (credentials inside readable trees)
 	Exec      []string `json:"exec"`     // when set (safe mode), only these programs may run
+	Root      string   `json:"root"`     // an empty directory, in no kept tree, where the command's root is built
 	Network   bool     `json:"network"`
 	NoNS      bool     `json:"nons"` // do not use namespaces (forced fallback, tests)
 }
@@ -57,6 +63,7 @@ type sandboxState struct {
 	why       string // why commands are not sandboxed, when they are not
 	self      string // the harvey executable (the launcher)
 	tmp       string // the session's private TMPDIR
+	root      string // an empty directory where each command's root is built (Linux)
 	forceNone bool   // HARVEY_SANDBOX=off in tests of the fallback
 }
 
@@ -84,6 +91,9 @@ func sandboxAvailable() *sandboxState {
 		if d, err := os.MkdirTemp("", "harvey-tmp-"); err == nil {
 			s.tmp = d
 		}
+		if d, err := os.MkdirTemp("", "harvey-root-"); err == nil {
+			s.root = d
+		}
 	})
 	return &sandbox
 }
@@ -97,6 +107,9 @@ func (s *sandboxState) enforced() bool {
 func removeSandboxTmp() {
 	if sandbox.tmp != "" && strings.Contains(sandbox.tmp, "harvey-tmp-") {
 		os.RemoveAll(sandbox.tmp)
+	}
+	if sandbox.root != "" && strings.Contains(sandbox.root, "harvey-root-") {
+		os.Remove(sandbox.root)
 	}
 }
 
@@ -126,6 +139,9 @@ func sandboxStatus() string {
 // wrap turns a command into the launcher's argv (the launcher gets the
 // command's environment inside the spec; its own is empty).
 func (s *sandboxState) wrap(spec sandboxSpec) []string {
+	if spec.Root == "" {
+		spec.Root = s.root
+	}
 	b, _ := json.Marshal(spec)
 	return []string{s.self, sandboxArg, base64.StdEncoding.EncodeToString(b)}
 }
@@ -136,12 +152,27 @@ func (s *sandboxState) wrap(spec sandboxSpec) []string {
 // allowlisted programs execute.
 func (a *Agent) commandSandbox() *sandboxSpec {
 	rw, ro := sandboxPaths(a.Config.Sandbox)
+	gitRO, gitRW := gitProtected(a.Workspace.Root)
+	home, _ := os.UserHomeDir()
+	ro = append(ro, toolchainRoots(os.Environ(), home)...)
+	if a.Config.Sandbox.Network {
+		ro = append(ro, resolvConfDir()...)
+	}
 	spec := &sandboxSpec{
 		Workspace: a.Workspace.Root,
-		RW:        append([]string{a.Workspace.Root}, rw...),
+		RW:        append(append([]string{a.Workspace.Root}, rw...), gitRW...),
 		RO:        ro,
-		ReadOnly:  []string{filepath.Join(a.Workspace.Root, AgentsDir), filepath.Join(a.Workspace.Root, ".git")},
+		ReadOnly:  gitRO,
+		Hidden:    []string{filepath.Join(a.Workspace.Root, AgentsDir)},
 		Network:   a.Config.Sandbox.Network,
+	}
+	for _, p := range gitRO {
+		if filepath.Base(p) == "hooks" && filepath.Base(filepath.Dir(p)) != "modules" {
+			spec.Ensure = append(spec.Ensure, p)
+		}
+	}
+	if home != "" {
+		spec.Masked = maskedCredentials(home, append(append([]string{}, spec.RW...), spec.RO...))
 	}
 	if a.Config.SafeMode {
 		for _, c := range a.Config.AllowedCommands {
@@ -185,6 +216,14 @@ func sandboxPaths(user SandboxPolicy) (rw, ro []string) {
 	}
 	add(&rw, cache) // go-build, pip, ...
 	add(&rw, os.Getenv("GOCACHE"))
+	// A cache that does not exist yet is made now, so it gets its rule and
+	// the first build in a new home works (the XDG cache and Go's always;
+	// npm's and cargo's when the tool is there).
+	ensure := func(p string) {
+		if p != "" && home != "" && underAny(p, []string{home}) {
+			os.MkdirAll(p, 0o755)
+		}
+	}
 	gomod := os.Getenv("GOMODCACHE")
 	if gomod == "" {
 		if gp := os.Getenv("GOPATH"); gp != "" {
@@ -194,14 +233,24 @@ func sandboxPaths(user SandboxPolicy) (rw, ro []string) {
 		}
 	}
 	add(&rw, gomod)
+	ensure(cache)
+	ensure(os.Getenv("GOCACHE"))
+	ensure(gomod)
 	if home != "" {
 		add(&rw, filepath.Join(home, ".npm"))
 		add(&rw, filepath.Join(home, ".cargo", "registry"))
+		if _, err := exec.LookPath("npm"); err == nil {
+			ensure(filepath.Join(home, ".npm"))
+		}
+		if _, err := os.Stat(filepath.Join(home, ".cargo")); err == nil {
+			ensure(filepath.Join(home, ".cargo", "registry"))
+		}
 	}
 	for _, p := range user.Writable {
 		add(&rw, expandHome(p, home))
 	}
-	for _, p := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys", "/run", "/nix", "/snap", "/var/lib", os.Getenv("GOROOT")} {
+	// Not /run or /var/lib: sockets, and containers' and services' secrets.
+	for _, p := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys", "/nix", "/snap", os.Getenv("GOROOT")} {
 		add(&ro, p)
 	}
 	for _, p := range user.Readable {
@@ -231,7 +280,21 @@ func sandboxEnv(env []string) []string {
 		}
 		out = append(out, kv)
 	}
-	return append(out, "TMPDIR="+t, "TMP="+t, "TEMP="+t)
+	out = append(out, "TMPDIR="+t, "TMP="+t, "TEMP="+t)
+	if g := commandGitConfig(); g != "" {
+		out = append(slices.DeleteFunc(out, func(kv string) bool { return strings.HasPrefix(kv, "GIT_CONFIG_GLOBAL=") }), "GIT_CONFIG_GLOBAL="+g)
+	}
+	return out
+}
+
+// resolvConfDir is where /etc/resolv.conf really lives when it links out
+// of /etc (systemd-resolved's /run/systemd/resolve): commands allowed the
+// network need it.
+func resolvConfDir() []string {
+	if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && !underAny(r, []string{"/etc"}) {
+		return []string{filepath.Dir(r)}
+	}
+	return nil
 }
 
 // sandboxRule names the rule that stopped a command.
@@ -255,10 +318,22 @@ func sandboxBlocked(out string, exit int, spec *sandboxSpec) (sandboxRule, strin
 	for _, line := range strings.Split(out, "\n") {
 		low := strings.ToLower(line)
 		if strings.Contains(low, "read-only file system") {
-			return ruleReadOnly, "[sandbox: agents/ and .git/ are read-only to commands]"
+			return ruleReadOnly, "[sandbox: agents/ and .git/'s config and hooks are read-only to commands]"
 		}
 		if strings.Contains(line, "harvey sandbox:") && strings.Contains(line, "not allowed to execute") {
 			return ruleExec, "[sandbox: not allowed to execute: in safe mode only allowed_commands run]"
+		}
+		if p := missingPath(line); p != "" {
+			abs := p
+			if !filepath.IsAbs(abs) {
+				abs = filepath.Join(spec.Dir, abs)
+			}
+			switch {
+			case underAny(abs, spec.Hidden):
+				return ruleReadOnly, "[sandbox: agents/ is Harvey's own: commands see it empty and read-only]"
+			case !spec.NoNS && !underAny(abs, spec.RW) && !underAny(abs, spec.RO):
+				return rulePath, "[sandbox: path outside: " + p + " does not exist for commands (they see the workspace, TMPDIR, toolchains, caches and the system's directories; sandbox.readable or sandbox.writable in your config adds a path)]"
+			}
 		}
 		if !strings.Contains(low, "permission denied") && !strings.Contains(low, "operation not permitted") {
 			continue
@@ -279,7 +354,7 @@ func sandboxBlocked(out string, exit int, spec *sandboxSpec) (sandboxRule, strin
 		}
 		switch {
 		case underAny(abs, spec.ReadOnly):
-			return ruleReadOnly, "[sandbox: agents/ and .git/ are read-only to commands]"
+			return ruleReadOnly, "[sandbox: agents/ and .git/'s config and hooks are read-only to commands]"
 		case !underAny(abs, spec.RW) && underAny(abs, spec.RO):
 			return rulePath, "[sandbox: path outside: " + p + " may be read but not written by commands]"
 		case !underAny(abs, spec.RW):
@@ -294,9 +369,24 @@ func sandboxBlocked(out string, exit int, spec *sandboxSpec) (sandboxRule, strin
 // deniedPath is the object of "prog: OBJECT: Permission denied" (quotes
 // and "cannot create" style verbs removed).
 func deniedPath(line string) string {
-	i := strings.LastIndex(strings.ToLower(line), ": permission denied")
-	if i < 0 {
-		i = strings.LastIndex(strings.ToLower(line), ": operation not permitted")
+	return objectBefore(line, ": permission denied", ": operation not permitted")
+}
+
+// missingPath is the object of "prog: OBJECT: No such file or directory"
+// (or a shell's "cannot create OBJECT: Directory nonexistent"): in a
+// hidden directory, what the sandbox does not show.
+func missingPath(line string) string {
+	return objectBefore(line, ": no such file or directory", ": directory nonexistent")
+}
+
+// objectBefore is the path before the first of the (lower-case) endings
+// found in line.
+func objectBefore(line string, endings ...string) string {
+	i := -1
+	for _, e := range endings {
+		if i = strings.LastIndex(strings.ToLower(line), e); i >= 0 {
+			break
+		}
 	}
 	if i < 0 {
 		return ""

@@ -192,3 +192,137 @@ func TestSandboxBlockedNamesTheRule(t *testing.T) {
 		t.Error("a successful command was called blocked")
 	}
 }
+
+// Everyday work in the sandbox with no settings (issue 29), through the
+// built binary, on a fixture home that has a ~/.gitconfig with a credential
+// helper, a token in a URL rewrite, an alias and a hooks path, rustup- and
+// pyenv-style toolchains with a cargo credential, and a descriptor 9 left
+// open by the caller: git commits, branches and stashes work with the
+// user's identity and none of the rest; .git/'s config and hooks stay
+// read-only; the toolchains run; agents/, /run, /var/lib and a unix socket
+// outside are out of reach; fd 9 is closed.
+func TestEndToEndSandboxEverydayWork(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	bin := buildHarvey(t)
+	f := newFakeOllama(t, "llama3.2:latest")
+	root := t.TempDir()
+	dir, home, outside := filepath.Join(root, "ws"), filepath.Join(root, "home"), filepath.Join(root, "outside")
+	for _, d := range []string{dir, outside} {
+		os.MkdirAll(d, 0o755)
+	}
+	writeFile(t, home, ".gitconfig", "[user]\n\tname = Fixture User\n\temail = fixture@example.com\n[init]\n\tdefaultBranch = trunk\n"+
+		"[credential]\n\thelper = \"!echo password=FIXTURE-TOKEN-123\"\n[url \"https://x-access-token:FIXTURE-TOKEN-456@github.com/\"]\n\tinsteadOf = https://github.com/\n"+
+		"[alias]\n\tst = \"!touch "+filepath.Join(outside, "alias-ran")+"\"\n[core]\n\thooksPath = "+filepath.Join(outside, "hooks")+"\n")
+	writeFile(t, home, ".cargo/bin/mytool", "#!/bin/sh\ncat \"$HOME/.rustup/toolchains/stable/lib/rustlib.txt\"\n")
+	writeFile(t, home, ".rustup/toolchains/stable/lib/rustlib.txt", "rustup toolchain ok\n")
+	writeFile(t, home, ".cargo/credentials.toml", "[registry]\ntoken = \"FIXTURE-CARGO-TOKEN\"\n")
+	writeFile(t, home, ".pyenv/shims/pyx", "#!/bin/sh\nexec \"$HOME/.pyenv/versions/3.12.0/bin/pyx\"\n")
+	writeFile(t, home, ".pyenv/versions/3.12.0/bin/pyx", "#!/bin/sh\necho pyenv interpreter ok\n")
+	for _, p := range []string{".cargo/bin/mytool", ".pyenv/shims/pyx", ".pyenv/versions/3.12.0/bin/pyx"} {
+		os.Chmod(filepath.Join(home, p), 0o755)
+	}
+	os.MkdirAll(filepath.Join(outside, "hooks"), 0o755)
+	writeFile(t, outside, "hooks/pre-commit", "#!/bin/sh\ntouch "+filepath.Join(outside, "hook-ran")+"\n")
+	os.Chmod(filepath.Join(outside, "hooks/pre-commit"), 0o755)
+	writeFile(t, dir, "agents/notes.md", "AGENTS-PRIVATE\n")
+	writeFile(t, dir, ".gitignore", "agents/\n")
+	writeFile(t, dir, "a.txt", "one\n")
+	git := exec.Command("sh", "-c", "git init -q -b main && git add -A && git -c user.name=t -c user.email=t@t commit -qm first")
+	git.Dir, git.Env = dir, append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null")
+	if out, err := git.CombinedOutput(); err != nil {
+		t.Skipf("git: %v %s", err, out)
+	}
+	sock := filepath.Join(outside, "agent.sock")
+	ul, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ul.Close()
+	unixAccepted := make(chan bool, 1)
+	go func() {
+		if c, err := ul.Accept(); err == nil {
+			c.Close()
+			unixAccepted <- true
+		}
+	}()
+	commands := map[string]string{
+		"git":      "git checkout -q -b feature && echo two > b.txt && git add b.txt && git commit -qm second && echo s > a.txt && git stash -q && git stash list && git log --format='%an %s' && git config --global --list",
+		"hook":     "echo x > .git/hooks/pre-push",
+		"config":   "echo '[core]' >> .git/config",
+		"alias":    "git st",
+		"cargo":    "mytool && cat ~/.cargo/credentials.toml; echo cred-exit=$?",
+		"pyenv":    "pyx",
+		"agents":   "ls -A agents; cat agents/notes.md",
+		"system":   "ls -A /run; ls /var/lib",
+		"socket":   `perl -e 'use Socket; socket(S, PF_UNIX, SOCK_STREAM, 0) or die "socket: $!"; connect(S, sockaddr_un($ARGV[0])) or die "connect: $!\n"; print "connected\n"' ` + sock,
+		"fd9":      "echo leaked >&9",
+		"newcache": "ls -d ~/.cache && echo cache-ok",
+	}
+	var calls []fakeCall
+	for id, c := range commands {
+		calls = append(calls, fakeCall{id: id, name: "run_command", args: map[string]any{"command": c}})
+	}
+	f.script(toolReply("llama3.2", calls...), textReply("llama3.2", "Done."))
+	fd9, err := os.Create(filepath.Join(outside, "fd9.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fd9.Close()
+	cmd := exec.Command(bin, "-p", "work", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	cmd.Dir = dir
+	cmd.Env = append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "HOME="+home, "XDG_CACHE_HOME=", "XDG_CONFIG_HOME="+filepath.Join(root, "config"),
+		"PATH="+filepath.Join(home, ".cargo/bin")+":"+filepath.Join(home, ".pyenv/shims")+":/usr/local/bin:/usr/bin:/bin")
+	cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, nil, nil, fd9} // fd 9
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("harvey: %v\n%s", err, out)
+	}
+	res := toolResults(f.chatRequests())
+	for id, r := range res {
+		t.Logf("%s: %s", id, r)
+	}
+	want := map[string][]string{
+		"git":      {"[exit 0]", "stash@{0}", "Fixture User second", "user.name=Fixture User", "init.defaultbranch=trunk"},
+		"hook":     {"Read-only"},
+		"config":   {"Read-only"},
+		"cargo":    {"rustup toolchain ok", "cred-exit=0"},
+		"pyenv":    {"pyenv interpreter ok", "[exit 0]"},
+		"newcache": {"cache-ok"},
+		"fd9":      {"Bad file descriptor"},
+	}
+	for id, ws := range want {
+		for _, w := range ws {
+			if !strings.Contains(res[id], w) {
+				t.Errorf("%s: want %q in %s", id, w, res[id])
+			}
+		}
+	}
+	for id, r := range res {
+		for _, leak := range []string{"FIXTURE-TOKEN", "FIXTURE-CARGO-TOKEN", "AGENTS-PRIVATE", "connected\n", "docker.sock"} {
+			if strings.Contains(r, leak) {
+				t.Errorf("%s shows %q: %s", id, leak, r)
+			}
+		}
+	}
+	if !strings.Contains(res["system"], "[sandbox: ") && !strings.Contains(res["system"], "Permission denied") {
+		t.Errorf("/var/lib readable: %s", res["system"])
+	}
+	for _, p := range []string{"alias-ran", "hook-ran"} {
+		if _, err := os.Stat(filepath.Join(outside, p)); err == nil {
+			t.Errorf("%s: a program from the user's git config ran", p)
+		}
+	}
+	for _, p := range []string{".git/hooks/pre-push"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
+			t.Errorf("%s was written", p)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "fd9.txt")); len(b) > 0 {
+		t.Errorf("fd 9 was written: %q", b)
+	}
+	select {
+	case <-unixAccepted:
+		t.Error("a command connected to a unix socket outside")
+	default:
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -58,17 +59,13 @@ func sandboxProcAttr(spec sandboxSpec) *syscall.SysProcAttr {
 // launch is the launcher: read-only binds, Landlock, then the command as
 // its child; its exit status is the command's.
 func launch(spec sandboxSpec) int {
+	closeInheritedFDs() // only 0-2 reach the command
+	watched := newFiles(spec.ReadOnly)
 	if !spec.NoNS {
-		if err := readOnlyBinds(spec.ReadOnly); err != nil {
+		if err := viewMounts(spec); err != nil {
 			fmt.Fprintf(os.Stderr, "harvey sandbox: %v\n", err)
 			return 126
 		}
-		// A /proc of the new PID namespace: the command sees only its own
-		// processes (not the environment or command lines of the user's
-		// others), and /proc/self/task is the command's own (libpsx, used
-		// by Landlock in cgo builds, reads it). Where the kernel refuses a
-		// new proc mount (a masked /proc in a container), the old stays.
-		_ = unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 	} else {
 		// No PID namespace: become the subreaper of everything the command
 		// starts, so orphans are found and killed when it ends.
@@ -114,9 +111,171 @@ func launch(spec sandboxSpec) int {
 	}
 	if spec.NoNS {
 		killDescendants()
+	} else {
+		_ = unix.Kill(-1, unix.SIGKILL) // every process left in the namespace (PID 1 is spared)
 	}
+	removeNewFiles(watched)
 	// As PID 1 of the namespace, returning ends every process left in it.
 	return code
+}
+
+// newFiles lists the protected files that do not exist yet and that a
+// command must not leave behind (a config that names programs, a commondir
+// that points the user's next git at another configuration): they cannot
+// be made read-only before they exist, so they are removed after it.
+func newFiles(protected []string) []string {
+	var out []string
+	for _, p := range protected {
+		if filepath.Base(p) == "hooks" {
+			continue // made before the command, so it exists
+		}
+		if _, err := os.Lstat(p); errors.Is(err, os.ErrNotExist) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// removeNewFiles removes what newFiles watched, if the command made it
+// (every process of the command has ended by now).
+func removeNewFiles(watched []string) {
+	for _, p := range watched {
+		if _, err := os.Lstat(p); err == nil {
+			os.Remove(p)
+			fmt.Fprintf(os.Stderr, "harvey sandbox: removed %s, which the command created (git would read it as its configuration)\n", p)
+		}
+	}
+}
+
+// viewMounts builds the command's view of the system in its mount
+// namespace, as a new root made of what it may use and nothing else: an
+// empty read-only tmpfs holding the spec's readable and writable trees
+// (bound from descriptors opened first), a few device nodes and a /proc of
+// its own PID namespace. No other file exists for the command, so no
+// pathname socket of the system or the user's session (Docker's, D-Bus,
+// ssh-agent) can be reached, even where reading is already denied.
+// agents/ is an empty read-only directory; git's program-running parts are
+// read-only; credential files read as empty.
+func viewMounts(spec sandboxSpec) error {
+	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("mount namespace: %v", err)
+	}
+	for _, d := range spec.Ensure {
+		os.Mkdir(d, 0o755) // so no hooks directory can appear later
+	}
+	kept := append(append(append(append([]string{}, spec.RW...), spec.RO...), spec.Exec...), spec.Dir, spec.Workspace)
+	kept = append(kept, "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
+	binds, err := openKept(kept)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, b := range binds {
+			unix.Close(b.fd)
+		}
+	}()
+	newRoot := spec.Root
+	if newRoot == "" || underAny(newRoot, kept) {
+		return errors.New("no directory to build the command's root in")
+	}
+	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=755,size=1m"); err != nil {
+		return fmt.Errorf("new root: %v", err)
+	}
+	for _, d := range []string{"proc", "tmp", ".oldroot", "dev"} {
+		os.MkdirAll(filepath.Join(newRoot, d), 0o755)
+	}
+	for _, l := range [][2]string{{"/proc/self/fd", "dev/fd"}, {"/proc/self/fd/0", "dev/stdin"}, {"/proc/self/fd/1", "dev/stdout"}, {"/proc/self/fd/2", "dev/stderr"}} {
+		os.Symlink(l[0], filepath.Join(newRoot, l[1]))
+	}
+	for _, b := range binds {
+		at := filepath.Join(newRoot, b.path)
+		if b.dir {
+			os.MkdirAll(at, 0o755)
+		} else {
+			os.MkdirAll(filepath.Dir(at), 0o755)
+			os.WriteFile(at, nil, 0o644)
+		}
+		if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", b.fd), at, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind %s: %v", b.path, err)
+		}
+	}
+	// A /proc of the new PID namespace: the command sees only its own
+	// processes (not the environment or command lines of the user's
+	// others), and /proc/self/task is the command's own (libpsx, used by
+	// Landlock in cgo builds, reads it). Mounted while the old /proc is
+	// still visible (the kernel requires it in a user namespace).
+	if err := unix.Mount("proc", filepath.Join(newRoot, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("/proc: %v", err)
+	}
+	if err := unix.PivotRoot(newRoot, filepath.Join(newRoot, ".oldroot")); err != nil {
+		return fmt.Errorf("pivot_root: %v", err)
+	}
+	if err := unix.Unmount("/.oldroot", unix.MNT_DETACH); err != nil {
+		return fmt.Errorf("detach the old root: %v", err)
+	}
+	os.Remove("/.oldroot")
+	for _, h := range spec.Hidden {
+		if fi, err := os.Lstat(h); err == nil && fi.IsDir() {
+			if err := unix.Mount("tmpfs", h, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_RDONLY, "mode=755,size=4k"); err != nil {
+				return fmt.Errorf("hide %s: %v", h, err)
+			}
+		}
+	}
+	if err := readOnlyBinds(spec.ReadOnly); err != nil {
+		return err
+	}
+	for _, m := range spec.Masked {
+		if err := unix.Mount("/dev/null", m, "", unix.MS_BIND, ""); err != nil {
+			return fmt.Errorf("mask %s: %v", m, err)
+		}
+	}
+	if err := unix.Mount("tmpfs", "/", "tmpfs", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, "mode=755,size=1m"); err != nil {
+		return fmt.Errorf("read-only root: %v", err)
+	}
+	return os.Chdir(spec.Dir)
+}
+
+// keptPath is a path of the new root, bound from a descriptor opened
+// before any mount.
+type keptPath struct {
+	path string
+	fd   int
+	dir  bool
+}
+
+// openKept opens each path that exists (following links: the new root
+// holds what a link pointed at, under the link's name), leaving out paths
+// inside another kept directory (its recursive bind carries them) and
+// /proc (mounted anew).
+func openKept(paths []string) ([]keptPath, error) {
+	var clean []string
+	for _, p := range paths {
+		if p != "" && filepath.IsAbs(p) && p != "/" {
+			clean = append(clean, filepath.Clean(p))
+		}
+	}
+	slices.Sort(clean)
+	clean = slices.Compact(clean)
+	var out []keptPath
+	for _, p := range clean {
+		if p == "/proc" || underAny(p, []string{"/proc"}) {
+			continue
+		}
+		if len(out) > 0 && out[len(out)-1].dir && underAny(p, []string{out[len(out)-1].path}) {
+			continue
+		}
+		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil {
+			continue // missing: nothing to show
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			unix.Close(fd)
+			continue
+		}
+		out = append(out, keptPath{p, fd, st.Mode&unix.S_IFMT == unix.S_IFDIR})
+	}
+	return out, nil
 }
 
 // lookPathIn finds prog in the PATH of env (not Harvey's own), as a shell

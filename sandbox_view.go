@@ -1,0 +1,225 @@
+package harvey
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// What a sandboxed command sees of the machine: a view, not the system.
+//
+//   - agents/ is an empty read-only directory (Harvey's history, sessions
+//     and knowledge base are not the command's business);
+//   - nothing else exists: the command's root is built from what it may read
+//     and write (sandbox_linux.go: viewMounts), so no pathname socket of the
+//     system or the user's session (Docker's, D-Bus, ssh-agent, gpg-agent)
+//     can be reached, and /run and /var/lib are not there;
+//   - .git/ is writable for commits, branches, stashes and rebases, but the
+//     parts that make git run programs — config, config.worktree, hooks/,
+//     and the same under modules/ — are read-only (hooks/ is created when
+//     missing, so none can appear), and a commondir file a command leaves
+//     behind (which would point git at another config) is removed;
+//   - git reads a global config Harvey builds from an allowlist of the
+//     user's keys (identity, default branch, line endings, ...): never
+//     credential helpers, URL rewrites, aliases, hook paths or programs;
+//   - the toolchains the user's PATH leads to (rustup and cargo homes,
+//     pyenv, nvm, volta, asdf, sdkman roots, ~/.local, ~/go/bin) are
+//     readable and executable, found from PATH and the toolchains' own
+//     variables rather than from a list of install places; credential files
+//     inside them (cargo's) read as empty.
+
+// credentialFiles, relative to the home: masked (read as empty) wherever a
+// readable tree holds them.
+var credentialFiles = []string{".cargo/credentials", ".cargo/credentials.toml", ".m2/settings.xml", ".m2/settings-security.xml",
+	".gradle/gradle.properties", ".npmrc", ".pypirc", ".config/pip/pip.conf", ".docker/config.json", ".git-credentials"}
+
+// gitProtected lists, for the repository at root, what stays read-only to
+// commands (the parts that make git run programs) and what gitdirs outside
+// the workspace must be writable (a worktree's .git file points at one).
+func gitProtected(root string) (readOnly, writable []string) {
+	gitDir := filepath.Join(root, ".git")
+	fi, err := os.Lstat(gitDir)
+	if err != nil {
+		return nil, nil
+	}
+	dirs := []string{gitDir}
+	if fi.Mode().IsRegular() {
+		// A worktree or submodule: "gitdir: PATH", and its commondir.
+		b, err := os.ReadFile(gitDir)
+		p, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
+		if err != nil || !ok {
+			return []string{gitDir}, nil
+		}
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(root, p)
+		}
+		dirs = []string{filepath.Clean(p)}
+		writable = append(writable, dirs[0])
+		readOnly = append(readOnly, gitDir)
+	} else if !fi.IsDir() {
+		return []string{gitDir}, nil
+	}
+	if c, err := os.ReadFile(filepath.Join(dirs[0], "commondir")); err == nil {
+		p := strings.TrimSpace(string(c))
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dirs[0], p)
+		}
+		dirs = append(dirs, filepath.Clean(p))
+		if !underAny(dirs[1], []string{root}) {
+			writable = append(writable, dirs[1])
+		}
+	}
+	for _, d := range dirs {
+		readOnly = append(readOnly, filepath.Join(d, "config"), filepath.Join(d, "config.worktree"), filepath.Join(d, "hooks"),
+			filepath.Join(d, "commondir"), filepath.Join(d, "info", "attributes"))
+		mods, _ := filepath.Glob(filepath.Join(d, "modules", "*"))
+		for _, m := range mods {
+			readOnly = append(readOnly, filepath.Join(m, "config"), filepath.Join(m, "config.worktree"), filepath.Join(m, "hooks"))
+		}
+	}
+	return readOnly, writable
+}
+
+// toolchainRoots finds what the user's toolchains need to be read and
+// executed: each PATH entry in the home, resolved through links, with its
+// parent (~/.cargo/bin → ~/.cargo; ~/.pyenv/shims → ~/.pyenv; an nvm
+// version's bin → the version), and the roots the toolchains' own
+// variables name (with their defaults when their bin is on PATH).
+func toolchainRoots(env []string, home string) []string {
+	get := func(k string) string {
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	var out []string
+	add := func(p string) {
+		if p == "" || !filepath.IsAbs(p) || home == "" || !underAny(p, []string{home}) || p == home {
+			return // outside the home, the system trees are readable already
+		}
+		p = filepath.Clean(p)
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	for _, d := range filepath.SplitList(get("PATH")) {
+		if !filepath.IsAbs(d) || !underAny(d, []string{home}) {
+			continue
+		}
+		for _, p := range []string{d, resolveLinks(d)} {
+			if filepath.Base(p) == "bin" || filepath.Base(p) == "shims" {
+				add(filepath.Dir(p))
+			} else {
+				add(p)
+			}
+		}
+	}
+	onPath := func(dir string) bool {
+		return slices.ContainsFunc(filepath.SplitList(get("PATH")), func(d string) bool { return underAny(d, []string{dir}) })
+	}
+	for _, t := range []struct{ env, def string }{
+		{"RUSTUP_HOME", ".rustup"}, {"CARGO_HOME", ".cargo"}, {"PYENV_ROOT", ".pyenv"}, {"NVM_DIR", ".nvm"},
+		{"VOLTA_HOME", ".volta"}, {"ASDF_DATA_DIR", ".asdf"}, {"SDKMAN_DIR", ".sdkman"}, {"BUN_INSTALL", ".bun"}, {"DENO_INSTALL", ".deno"},
+	} {
+		if v := get(t.env); v != "" {
+			add(v)
+		} else if onPath(filepath.Join(home, t.def)) || t.env == "RUSTUP_HOME" && onPath(filepath.Join(home, ".cargo")) {
+			add(filepath.Join(home, t.def)) // rustup's cargo proxies read ~/.rustup
+		}
+	}
+	if onPath(filepath.Join(home, ".local")) {
+		add(filepath.Join(home, ".local"))
+	}
+	return out
+}
+
+// resolveLinks is p with its links resolved, or p.
+func resolveLinks(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// maskedCredentials lists the credential files that lie inside trees a
+// command may read or write (they are bound to an empty file there).
+func maskedCredentials(home string, trees []string) []string {
+	var out []string
+	for _, c := range credentialFiles {
+		p := filepath.Join(home, c)
+		if underAny(p, trees) {
+			if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// gitGlobalKeys are the user's git settings a command's git may see: who
+// you are and how files are written, never what runs programs or holds
+// credentials (credential.*, url.*.insteadOf, alias.*, core.hooksPath,
+// core.fsmonitor, core.sshCommand, gpg.*, http.*, include.*, filters and
+// drivers are all left out by not being here).
+var gitGlobalKeys = []string{"user.name", "user.email", "init.defaultbranch", "core.autocrlf", "core.eol", "core.safecrlf",
+	"core.filemode", "core.ignorecase", "core.quotepath", "core.precomposeunicode", "core.whitespace", "safe.directory",
+	"pull.rebase", "pull.ff", "push.default", "push.autosetupremote", "merge.ff", "merge.conflictstyle", "rebase.autosquash",
+	"rebase.autostash", "diff.algorithm", "diff.renames", "color.ui", "commit.verbose", "status.showuntrackedfiles",
+	"fetch.prune", "branch.autosetuprebase", "log.date", "tag.sort", "column.ui", "rerere.enabled", "advice.detachedhead"}
+
+var sandboxGitConfig struct {
+	once sync.Once
+	path string
+}
+
+// commandGitConfig writes (once a session) the global git config commands
+// see, in the session's private TMPDIR, and returns its path ("" when
+// there is no TMPDIR). The user's config is read by git itself (its
+// parser, its includes), never by a second parser of ours.
+func commandGitConfig() string {
+	sandboxGitConfig.once.Do(func() {
+		tmp := sandboxAvailable().tmp
+		if tmp == "" {
+			return
+		}
+		var b strings.Builder
+		b.WriteString("# Written by Harvey: the keys of your git config that commands may see.\n")
+		if git, err := exec.LookPath("git"); err == nil {
+			cmd := exec.Command(git, "config", "--global", "--includes", "--null", "--list")
+			cmd.Env = append(filterCommandEnvironment(os.Environ()), "GIT_CONFIG_NOSYSTEM=1")
+			if out, err := cmd.Output(); err == nil {
+				writeGitKeys(&b, out)
+			}
+		}
+		p := filepath.Join(tmp, "gitconfig")
+		if os.WriteFile(p, []byte(b.String()), 0o600) == nil {
+			sandboxGitConfig.path = p
+		}
+	})
+	return sandboxGitConfig.path
+}
+
+// writeGitKeys writes the allowlisted entries of git config --null --list
+// output ("key\nvalue\0" each) as a config file.
+func writeGitKeys(b *strings.Builder, out []byte) {
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		key, val, _ := strings.Cut(string(rec), "\n")
+		key = strings.ToLower(key)
+		if !slices.Contains(gitGlobalKeys, key) && !strings.HasPrefix(key, "color.") {
+			continue
+		}
+		sec, name := key[:strings.LastIndexByte(key, '.')], key[strings.LastIndexByte(key, '.')+1:]
+		if strings.ContainsAny(sec, ".\"\\") || strings.ContainsAny(val, "\x00") {
+			continue // a subsection (color.diff.meta): not needed
+		}
+		r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\t", `\t`)
+		fmt.Fprintf(b, "[%s]\n\t%s = \"%s\"\n", sec, name, r.Replace(val))
+	}
+}
