@@ -217,7 +217,7 @@ func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, error) {
 	}
 	var cmd *exec.Cmd
 	if sb := sandboxAvailable(); sb.enforced() {
-		spec := *a.commandSandbox()
+		spec := *a.commandSandboxFor("mcp-" + shortHash(strings.Join(cfg.Command, "\x00")))
 		spec.Network = spec.Network || cfg.Network
 		spec.Argv, spec.Dir, spec.Env = argv, a.Workspace.Root, sandboxEnv(env)
 		spec.NoNS = spec.NoNS || !sb.ns

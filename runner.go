@@ -24,7 +24,12 @@ import (
 const floodLimit = 16 << 20
 
 // envAllow lists variables (or prefixes ending in "_") a child may inherit.
-var envAllow = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TEMP", "TMP", "LANG", "LC_", "TERM", "TZ", "OLLAMA_", "HARVEY_", "GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOFLAGS", "GOPROXY", "CGO_ENABLED", "XDG_"}
+var envAllow = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TEMP", "TMP", "LANG", "LC_", "TERM", "TZ", "OLLAMA_", "HARVEY_",
+	"GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOFLAGS", "GOPROXY", "CGO_ENABLED", "XDG_",
+	// the toolchains' own settings: where they live and how they build
+	"GOSUMDB", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOINSECURE", "GOTOOLCHAIN", "GOEXPERIMENT", "GOOS", "GOARCH", "GOAMD64", "GOARM", "GOWORK",
+	"CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "PYENV_ROOT", "PYENV_VERSION", "NVM_DIR", "VOLTA_HOME", "ASDF_DATA_DIR", "SDKMAN_DIR",
+	"JAVA_HOME", "MAVEN_HOME", "GRADLE_USER_HOME", "VIRTUAL_ENV", "CC", "CXX", "PKG_CONFIG_PATH"}
 
 // envDenyWords: a variable whose name contains one of these never passes.
 var envDenyWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "_AUTH", "SESSION", "COOKIE", "DSN", "PRIVATE"}

@@ -30,20 +30,21 @@ const sandboxArg = "__harvey_sandbox"
 
 // sandboxSpec is what the launcher enforces before it runs the command.
 type sandboxSpec struct {
-	Argv      []string `json:"argv"`
-	Dir       string   `json:"dir"`
-	Env       []string `json:"env"`
-	Workspace string   `json:"workspace"`
-	RW        []string `json:"rw"`       // writable trees (workspace, TMPDIR, caches, user paths)
-	RO        []string `json:"ro"`       // readable trees (system, toolchains)
-	ReadOnly  []string `json:"readonly"` // inside RW, kept read-only (.git/'s config and hooks); missing ones skipped
-	Ensure    []string `json:"ensure"`   // directories created empty (then kept read-only) when missing: .git/hooks
-	Hidden    []string `json:"hidden"`   // shown as empty read-only directories (agents/, /run, /tmp): what RW and RO need inside is bound back
-	Masked    []string `json:"masked"`   // files that read as empty (credentials inside readable trees)
-	Exec      []string `json:"exec"`     // when set (safe mode), only these programs may run
-	Root      string   `json:"root"`     // an empty directory, in no kept tree, where the command's root is built
-	Network   bool     `json:"network"`
-	NoNS      bool     `json:"nons"` // do not use namespaces (forced fallback, tests)
+	Argv      []string     `json:"argv"`
+	Dir       string       `json:"dir"`
+	Env       []string     `json:"env"`
+	Workspace string       `json:"workspace"`
+	RW        []string     `json:"rw"`       // writable trees (workspace, TMPDIR, caches, user paths)
+	RO        []string     `json:"ro"`       // readable trees (system, toolchains)
+	ReadOnly  []string     `json:"readonly"` // inside RW, kept read-only (.git/'s config and hooks); missing ones skipped
+	Ensure    []string     `json:"ensure"`   // directories created empty (then kept read-only) when missing: .git/hooks
+	Hidden    []string     `json:"hidden"`   // shown as empty read-only directories (agents/, /run, /tmp): what RW and RO need inside is bound back
+	Masked    []string     `json:"masked"`   // files that read as empty (credentials inside readable trees)
+	Overlays  []cacheLayer `json:"overlays"` // caches seen through a private writable layer
+	Exec      []string     `json:"exec"`     // when set (safe mode), only these programs may run
+	Root      string       `json:"root"`     // an empty directory, in no kept tree, where the command's root is built
+	Network   bool         `json:"network"`
+	NoNS      bool         `json:"nons"` // do not use namespaces (forced fallback, tests)
 }
 
 // SandboxPolicy is what the user's own config says about the sandbox (a
@@ -151,7 +152,15 @@ func (s *sandboxState) wrap(spec sandboxSpec) []string {
 // TMPDIR, the caches and the user's paths; in safe mode only the
 // allowlisted programs execute.
 func (a *Agent) commandSandbox() *sandboxSpec {
-	rw, ro := sandboxPaths(a.Config.Sandbox)
+	return a.commandSandboxFor("run")
+}
+
+// commandSandboxFor is commandSandbox with the caches' private layers kept
+// under purpose ("run" for commands, "mcp-NAME" for a server, which runs
+// beside them and must not share a layer).
+func (a *Agent) commandSandboxFor(purpose string) *sandboxSpec {
+	rw, caches, ro := sandboxPaths(a.Config.Sandbox)
+	rw = append(rw, caches...)
 	gitRO, gitRW := gitProtected(a.Workspace.Root)
 	home, _ := os.UserHomeDir()
 	ro = append(ro, toolchainRoots(os.Environ(), home)...)
@@ -174,6 +183,7 @@ func (a *Agent) commandSandbox() *sandboxSpec {
 	if home != "" {
 		spec.Masked = maskedCredentials(home, append(append([]string{}, spec.RW...), spec.RO...))
 	}
+	spec.Overlays = cacheOverlays(a.Workspace.Root, purpose, caches)
 	if a.Config.SafeMode {
 		for _, c := range a.Config.AllowedCommands {
 			if p, err := lookPath(c); err == nil {
@@ -193,14 +203,15 @@ func (a *Agent) commandSandbox() *sandboxSpec {
 // gitSandbox is the sandbox for git: it reads the workspace and the private
 // git directory and writes nothing.
 func gitSandbox(ws *Workspace, gitDir string) *sandboxSpec {
-	_, ro := sandboxPaths(SandboxPolicy{})
+	_, _, ro := sandboxPaths(SandboxPolicy{})
 	return &sandboxSpec{Workspace: ws.Root, RO: append([]string{ws.Root, gitDir}, ro...)}
 }
 
 // sandboxPaths lists what a command may write and read besides the
-// workspace: the private TMPDIR, the toolchain caches found in the
-// environment, and the user's declared paths.
-func sandboxPaths(user SandboxPolicy) (rw, ro []string) {
+// workspace: the private TMPDIR and the user's declared paths (rw), the
+// toolchain caches found in the environment (caches: writable, through an
+// overlay where namespaces allow), and the system's trees (ro).
+func sandboxPaths(user SandboxPolicy) (rw, caches, ro []string) {
 	home, _ := os.UserHomeDir()
 	add := func(list *[]string, p string) {
 		if p != "" && filepath.IsAbs(p) && !contains(*list, p) {
@@ -210,41 +221,8 @@ func sandboxPaths(user SandboxPolicy) (rw, ro []string) {
 	if t := sandboxAvailable().tmp; t != "" {
 		add(&rw, t)
 	}
-	cache := os.Getenv("XDG_CACHE_HOME")
-	if cache == "" && home != "" {
-		cache = filepath.Join(home, ".cache")
-	}
-	add(&rw, cache) // go-build, pip, ...
-	add(&rw, os.Getenv("GOCACHE"))
-	// A cache that does not exist yet is made now, so it gets its rule and
-	// the first build in a new home works (the XDG cache and Go's always;
-	// npm's and cargo's when the tool is there).
-	ensure := func(p string) {
-		if p != "" && home != "" && underAny(p, []string{home}) {
-			os.MkdirAll(p, 0o755)
-		}
-	}
-	gomod := os.Getenv("GOMODCACHE")
-	if gomod == "" {
-		if gp := os.Getenv("GOPATH"); gp != "" {
-			gomod = filepath.Join(strings.Split(gp, ":")[0], "pkg", "mod")
-		} else if home != "" {
-			gomod = filepath.Join(home, "go", "pkg", "mod")
-		}
-	}
-	add(&rw, gomod)
-	ensure(cache)
-	ensure(os.Getenv("GOCACHE"))
-	ensure(gomod)
-	if home != "" {
-		add(&rw, filepath.Join(home, ".npm"))
-		add(&rw, filepath.Join(home, ".cargo", "registry"))
-		if _, err := exec.LookPath("npm"); err == nil {
-			ensure(filepath.Join(home, ".npm"))
-		}
-		if _, err := os.Stat(filepath.Join(home, ".cargo")); err == nil {
-			ensure(filepath.Join(home, ".cargo", "registry"))
-		}
+	for _, p := range userCaches(home) {
+		add(&caches, p)
 	}
 	for _, p := range user.Writable {
 		add(&rw, expandHome(p, home))
@@ -256,7 +234,63 @@ func sandboxPaths(user SandboxPolicy) (rw, ro []string) {
 	for _, p := range user.Readable {
 		add(&ro, expandHome(p, home))
 	}
-	return rw, ro
+	return rw, caches, ro
+}
+
+// userCaches are the toolchain caches of this environment: the XDG cache
+// (go-build, pip, uv, ...), Go's build and module caches, npm's, cargo's
+// registry, Maven's and Gradle's. A cache that does not exist yet is made
+// now, so it gets its rule and the first build in a new home works (the
+// XDG cache and Go's always; the others when their tool is there). One
+// inside another (GOCACHE in ~/.cache) is left to the outer one.
+func userCaches(home string) []string {
+	ensure := func(p string) {
+		if p != "" && home != "" && underAny(p, []string{home}) {
+			os.MkdirAll(p, 0o755)
+		}
+	}
+	cache := os.Getenv("XDG_CACHE_HOME")
+	if cache == "" && home != "" {
+		cache = filepath.Join(home, ".cache")
+	}
+	gomod := os.Getenv("GOMODCACHE")
+	if gomod == "" {
+		if gp := os.Getenv("GOPATH"); gp != "" {
+			gomod = filepath.Join(strings.Split(gp, ":")[0], "pkg", "mod")
+		} else if home != "" {
+			gomod = filepath.Join(home, "go", "pkg", "mod")
+		}
+	}
+	ensure(cache)
+	ensure(os.Getenv("GOCACHE"))
+	ensure(gomod)
+	list := []string{cache, os.Getenv("GOCACHE"), gomod}
+	if home != "" {
+		for _, c := range []struct{ dir, tool string }{{".npm", "npm"}, {".cargo/registry", "cargo"}, {".m2/repository", "mvn"}, {".gradle/caches", "gradle"}} {
+			p := filepath.Join(home, c.dir)
+			if _, err := os.Stat(p); err != nil {
+				if _, err := exec.LookPath(c.tool); err != nil {
+					continue
+				}
+				if _, err := os.Stat(filepath.Dir(p)); err != nil && c.tool != "npm" {
+					continue
+				}
+				ensure(p)
+			}
+			list = append(list, p)
+		}
+	}
+	var out []string
+	for _, p := range list {
+		if p == "" || !filepath.IsAbs(p) {
+			continue
+		}
+		p = filepath.Clean(p)
+		if !slices.ContainsFunc(list, func(q string) bool { return q != "" && q != p && underAny(p, []string{filepath.Clean(q)}) }) && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func expandHome(p, home string) string {

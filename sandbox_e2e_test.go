@@ -1,6 +1,8 @@
 package harvey
 
 import (
+	"archive/zip"
+	"bytes"
 	"fmt"
 	"net"
 	"os"
@@ -324,5 +326,76 @@ func TestEndToEndSandboxEverydayWork(t *testing.T) {
 	case <-unixAccepted:
 		t.Error("a command connected to a unix socket outside")
 	default:
+	}
+}
+
+// goModuleFixture writes module example.com/greet v1.0.0 into a module
+// cache's download directory (what a proxy serves), so go can build a
+// module that needs it with no network: GOPROXY=file://... .
+func goModuleFixture(t *testing.T, modcache string) {
+	t.Helper()
+	dl := filepath.Join(modcache, "cache", "download", "example.com", "greet", "@v")
+	os.MkdirAll(dl, 0o755)
+	writeFile(t, dl, "list", "v1.0.0\n")
+	writeFile(t, dl, "v1.0.0.info", `{"Version":"v1.0.0","Time":"2026-01-01T00:00:00Z"}`)
+	writeFile(t, dl, "v1.0.0.mod", "module example.com/greet\n\ngo 1.21\n")
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for name, body := range map[string]string{"go.mod": "module example.com/greet\n\ngo 1.21\n", "greet.go": "package greet\n\nfunc Hello() string { return \"hello from the cache\" }\n"} {
+		w, _ := zw.Create("example.com/greet@v1.0.0/" + name)
+		w.Write([]byte(body))
+	}
+	zw.Close()
+	os.WriteFile(filepath.Join(dl, "v1.0.0.zip"), buf.Bytes(), 0o644)
+}
+
+// Caches that work on first use and cannot be poisoned (issue 29): a new
+// home with a fixture module cache; go build of a module that needs a
+// dependency works in the sandbox offline (the XDG cache is made); a
+// command then rewrites the dependency's source in the module cache and
+// the Go build cache; the workspace's own next build sees its layer, and
+// the user's build outside Harvey prints what the module really says.
+func TestEndToEndSandboxCachesCannotBePoisoned(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	bin := buildHarvey(t)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go")
+	}
+	f := newFakeOllama(t, "llama3.2:latest")
+	root := t.TempDir()
+	dir, home := filepath.Join(root, "ws"), filepath.Join(root, "home")
+	modcache := filepath.Join(home, "go", "pkg", "mod")
+	goModuleFixture(t, modcache)
+	writeFile(t, dir, "go.mod", "module app\n\ngo 1.21\n\nrequire example.com/greet v1.0.0\n")
+	writeFile(t, dir, "main.go", "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/greet\"\n)\n\nfunc main() { fmt.Println(greet.Hello()) }\n")
+	goroot, _ := exec.Command(goBin, "env", "GOROOT").Output()
+	env := []string{"HOME=" + home, "GOPATH=" + filepath.Join(home, "go"), "GOMODCACHE=", "GOCACHE=", "XDG_CACHE_HOME=", "GOFLAGS=-mod=mod", "GOSUMDB=off", "GONOSUMCHECK=1",
+		"GOPROXY=file://" + filepath.Join(modcache, "cache", "download"), "GOTOOLCHAIN=local", "XDG_DATA_HOME=" + filepath.Join(root, "data"),
+		"PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin", "GOROOT=" + strings.TrimSpace(string(goroot))}
+	poison := `chmod -R u+w "$(go env GOMODCACHE)/example.com" && sed -i 's/hello from the cache/POISONED/' "$(go env GOMODCACHE)/example.com/greet@v1.0.0/greet.go" && go build -o app2 . && ./app2`
+	f.script(toolReply("llama3.2",
+		fakeCall{id: "build", name: "run_command", args: map[string]any{"command": "go build -o app . && ./app && go vet ./..."}},
+		fakeCall{id: "poison", name: "run_command", args: map[string]any{"command": poison}},
+	), textReply("llama3.2", "Built."))
+	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "build it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	if code != 0 || !strings.Contains(out, "Built.") {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	res := toolResults(f.chatRequests())
+	if r := res["build"]; !strings.Contains(r, "hello from the cache") || !strings.Contains(r, "[exit 0]") {
+		t.Fatalf("go build in a new home, offline, from the module cache: %s", r)
+	}
+	if r := res["poison"]; !strings.Contains(r, "POISONED") {
+		t.Fatalf("the command's own layer: %s", r)
+	}
+	// The user's own build, outside Harvey, with the same home.
+	os.Remove(filepath.Join(dir, "app"))
+	cmd := exec.Command(goBin, "run", ".")
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
+	got, err := cmd.CombinedOutput()
+	if lines := strings.Split(strings.TrimSpace(string(got)), "\n"); err != nil || lines[len(lines)-1] != "hello from the cache" {
+		t.Fatalf("the user's build outside Harvey: %v %s", err, got)
 	}
 }

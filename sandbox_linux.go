@@ -165,7 +165,7 @@ func viewMounts(spec sandboxSpec) error {
 	}
 	kept := append(append(append(append([]string{}, spec.RW...), spec.RO...), spec.Exec...), spec.Dir, spec.Workspace)
 	kept = append(kept, "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
-	binds, err := openKept(kept)
+	binds, err := openKept(kept, spec.Overlays)
 	if err != nil {
 		return err
 	}
@@ -189,6 +189,17 @@ func viewMounts(spec sandboxSpec) error {
 	}
 	for _, b := range binds {
 		at := filepath.Join(newRoot, b.path)
+		if b.layer != nil {
+			// The user's cache below, this workspace's layer above: what a
+			// command writes never reaches the cache the user's own tools
+			// load. Where the kernel refuses (no unprivileged overlayfs),
+			// the cache is bound as it is, writable as before.
+			os.MkdirAll(at, 0o755)
+			opts := "lowerdir=" + overlayEscape(b.layer.Lower) + ",upperdir=" + overlayEscape(b.layer.Upper) + ",workdir=" + overlayEscape(b.layer.Work) + ",userxattr"
+			if err := unix.Mount("overlay", at, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err == nil {
+				continue
+			}
+		}
 		if b.dir {
 			os.MkdirAll(at, 0o755)
 		} else {
@@ -236,18 +247,24 @@ func viewMounts(spec sandboxSpec) error {
 }
 
 // keptPath is a path of the new root, bound from a descriptor opened
-// before any mount.
+// before any mount, or (layer set) a cache mounted with its private layer.
 type keptPath struct {
-	path string
-	fd   int
-	dir  bool
+	path  string
+	fd    int
+	dir   bool
+	layer *cacheLayer
+}
+
+// overlayEscape escapes what overlayfs's option parser treats specially.
+func overlayEscape(p string) string {
+	return strings.NewReplacer(`\`, `\\`, `,`, `\,`, `:`, `\:`).Replace(p)
 }
 
 // openKept opens each path that exists (following links: the new root
 // holds what a link pointed at, under the link's name), leaving out paths
 // inside another kept directory (its recursive bind carries them) and
 // /proc (mounted anew).
-func openKept(paths []string) ([]keptPath, error) {
+func openKept(paths []string, layers []cacheLayer) ([]keptPath, error) {
 	var clean []string
 	for _, p := range paths {
 		if p != "" && filepath.IsAbs(p) && p != "/" {
@@ -273,7 +290,13 @@ func openKept(paths []string) ([]keptPath, error) {
 			unix.Close(fd)
 			continue
 		}
-		out = append(out, keptPath{p, fd, st.Mode&unix.S_IFMT == unix.S_IFDIR})
+		kp := keptPath{path: p, fd: fd, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}
+		for i := range layers {
+			if layers[i].Lower == p && kp.dir {
+				kp.layer = &layers[i]
+			}
+		}
+		out = append(out, kp)
 	}
 	return out, nil
 }

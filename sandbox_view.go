@@ -2,6 +2,8 @@ package harvey
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -222,4 +224,56 @@ func writeGitKeys(b *strings.Builder, out []byte) {
 		r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`, "\t", `\t`)
 		fmt.Fprintf(b, "[%s]\n\t%s = \"%s\"\n", sec, name, r.Replace(val))
 	}
+}
+
+// cacheLayer is a cache seen through an overlay: the user's cache below,
+// read-only; what a command adds or changes goes to Upper, a layer Harvey
+// keeps per workspace (and purpose), so the user's own tools never load a
+// byte a command wrote, while the workspace's next build finds its own.
+type cacheLayer struct {
+	Lower string `json:"lower"`
+	Upper string `json:"upper"`
+	Work  string `json:"work"`
+}
+
+// userDataDir is where Harvey keeps data outside any workspace:
+// $XDG_DATA_HOME/harvey, by default ~/.local/share/harvey.
+func userDataDir() string {
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "harvey")
+	}
+	if h, err := os.UserHomeDir(); err == nil {
+		return filepath.Join(h, ".local", "share", "harvey")
+	}
+	return ""
+}
+
+// cacheOverlays gives each cache its private layer for this workspace:
+// DATA/caches/HASH(workspace)/PURPOSE/N/{upper,work}. A layer that cannot
+// be made (or lies inside a cache) leaves that cache without one.
+func cacheOverlays(workspace, purpose string, caches []string) []cacheLayer {
+	data := userDataDir()
+	if data == "" {
+		return nil
+	}
+	base := filepath.Join(data, "caches", shortHash(workspace), purpose)
+	var out []cacheLayer
+	for _, c := range caches {
+		d := filepath.Join(base, shortHash(c))
+		if underAny(d, caches) {
+			continue
+		}
+		l := cacheLayer{Lower: c, Upper: filepath.Join(d, "upper"), Work: filepath.Join(d, "work")}
+		if os.MkdirAll(l.Upper, 0o700) != nil || os.MkdirAll(l.Work, 0o700) != nil {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// shortHash names a path or a command in a directory name.
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:6])
 }
