@@ -323,6 +323,7 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 	}
 	cmd.Cancel = func() error { return killProcessGroup(cmd) }
 	cmd.WaitDelay = 2 * time.Second
+	refusedBefore := theProxy.refusals()
 	if err := cmd.Start(); err != nil {
 		return RunResult{Err: err, ExitCode: 127, Duration: time.Since(start)}
 	}
@@ -349,6 +350,10 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 	res := RunResult{Output: out, Dropped: dropped, Duration: time.Since(start), ExitCode: cmd.ProcessState.ExitCode()}
 	if sp != nil {
 		res.Blocked, res.Note = sandboxBlocked(string(out), res.ExitCode, sp)
+		if hosts := theProxy.refusalsSince(refusedBefore); len(hosts) > 0 && sp.Proxy != "" {
+			// The proxy said no: name the host, whatever the tool printed.
+			res.Blocked, res.Note = ruleNetwork, proxyRefusal(strings.Join(hosts, ", "))
+		}
 	}
 	if errw != nil {
 		res.Stderr, _ = errw.result()

@@ -44,7 +44,8 @@ type sandboxSpec struct {
 	Exec      []string     `json:"exec"`     // when set (safe mode), only these programs may run
 	Root      string       `json:"root"`     // an empty directory, in no kept tree, where the command's root is built
 	Network   bool         `json:"network"`
-	NoNS      bool         `json:"nons"` // do not use namespaces (forced fallback, tests)
+	Proxy     string       `json:"proxy"` // the registry proxy's unix socket: without the network, the one way out
+	NoNS      bool         `json:"nons"`  // do not use namespaces (forced fallback, tests)
 }
 
 // SandboxPolicy is what the user's own config says about the sandbox (a
@@ -53,6 +54,7 @@ type SandboxPolicy struct {
 	Writable []string `yaml:"writable,omitempty"` // extra writable paths
 	Readable []string `yaml:"readable,omitempty"` // extra readable paths
 	Network  bool     `yaml:"network,omitempty"`  // allow TCP for every command
+	Hosts    []string `yaml:"hosts,omitempty"`    // hosts (or host:port, *.domain) the registry proxy lets commands reach, besides the public registries
 }
 
 // sandboxState is what this machine offers, found once.
@@ -112,6 +114,7 @@ func removeSandboxTmp() {
 	if sandbox.root != "" && strings.Contains(sandbox.root, "harvey-root-") {
 		os.Remove(sandbox.root)
 	}
+	removeProxyDir()
 }
 
 // sandboxStatus says in one line what holds on this machine.
@@ -184,6 +187,12 @@ func (a *Agent) commandSandboxFor(purpose string) *sandboxSpec {
 		spec.Masked = maskedCredentials(home, append(append([]string{}, spec.RW...), spec.RO...))
 	}
 	spec.Overlays = cacheOverlays(a.Workspace.Root, purpose, caches)
+	if !spec.Network {
+		if p := sessionProxy(a.Config.Sandbox.Hosts); p != nil {
+			spec.Proxy = p.sock
+			spec.RO = append(spec.RO, filepath.Dir(p.sock))
+		}
+	}
 	if a.Config.SafeMode {
 		for _, c := range a.Config.AllowedCommands {
 			if p, err := lookPath(c); err == nil {
@@ -321,6 +330,11 @@ func sandboxEnv(env []string) []string {
 	return out
 }
 
+// containsAny reports whether s holds one of the words.
+func containsAny(s string, words ...string) bool {
+	return slices.ContainsFunc(words, func(w string) bool { return strings.Contains(s, w) })
+}
+
 // resolvConfDir is where /etc/resolv.conf really lives when it links out
 // of /etc (systemd-resolved's /run/systemd/resolve): commands allowed the
 // network need it.
@@ -367,6 +381,15 @@ func sandboxBlocked(out string, exit int, spec *sandboxSpec) (sandboxRule, strin
 				return ruleReadOnly, "[sandbox: agents/ is Harvey's own: commands see it empty and read-only]"
 			case !spec.NoNS && !underAny(abs, spec.RW) && !underAny(abs, spec.RO):
 				return rulePath, "[sandbox: path outside: " + p + " does not exist for commands (they see the workspace, TMPDIR, toolchains, caches and the system's directories; sandbox.readable or sandbox.writable in your config adds a path)]"
+			}
+		}
+		if !spec.Network && !spec.NoNS {
+			// A network of its own: loopback, and the registry proxy.
+			if containsAny(low, "network is unreachable", "temporary failure in name resolution", "could not resolve", "no such host", "eai_again", "enotfound", "getaddrinfo", "name or service not known") {
+				return ruleNetwork, "[sandbox: network: commands reach package registries only, through Harvey's proxy (HTTPS_PROXY is set for them); sandbox.hosts in your config adds a host, sandbox.network: true allows every connection]"
+			}
+			if strings.Contains(low, "connection refused") {
+				return ruleNetwork, "[sandbox: network: a command's 127.0.0.1 is its own (servers it starts are reachable, yours are not); sandbox.network: true in your config shares your machine's network]"
 			}
 		}
 		if !strings.Contains(low, "permission denied") && !strings.Contains(low, "operation not permitted") {

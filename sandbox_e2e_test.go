@@ -1,10 +1,15 @@
 package harvey
 
 import (
+	"archive/tar"
 	"archive/zip"
 	"bytes"
+	"compress/gzip"
+	"crypto/sha512"
+	"encoding/base64"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -397,5 +402,81 @@ func TestEndToEndSandboxCachesCannotBePoisoned(t *testing.T) {
 	got, err := cmd.CombinedOutput()
 	if lines := strings.Split(strings.TrimSpace(string(got)), "\n"); err != nil || lines[len(lines)-1] != "hello from the cache" {
 		t.Fatalf("the user's build outside Harvey: %v %s", err, got)
+	}
+}
+
+// npmFixture serves one package, leftpad 1.0.0, as an npm registry does (the
+// tarball, and its metadata) on 127.0.0.2, and returns its base URL and
+// the lock file entry's integrity.
+func npmFixture(t *testing.T) (string, string) {
+	t.Helper()
+	var tgz bytes.Buffer
+	gz := gzip.NewWriter(&tgz)
+	tw := tar.NewWriter(gz)
+	for name, body := range map[string]string{
+		"package/package.json": `{"name":"leftpad","version":"1.0.0","main":"index.js"}`,
+		"package/index.js":     "module.exports = (s, n) => String(s).padStart(n, '0');\n",
+	} {
+		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body))})
+		tw.Write([]byte(body))
+	}
+	tw.Close()
+	gz.Close()
+	sum := sha512.Sum512(tgz.Bytes())
+	integrity := "sha512-" + base64.StdEncoding.EncodeToString(sum[:])
+	ln, err := net.Listen("tcp4", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("no 127.0.0.2: %v", err)
+	}
+	base := "http://" + ln.Addr().String()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/leftpad/-/leftpad-1.0.0.tgz", func(w http.ResponseWriter, r *http.Request) { w.Write(tgz.Bytes()) })
+	mux.HandleFunc("/leftpad", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"name":"leftpad","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":{"name":"leftpad","version":"1.0.0","dist":{"tarball":"%s/leftpad/-/leftpad-1.0.0.tgz","integrity":"%s"}}}}`, base, integrity)
+	})
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return base, integrity
+}
+
+// Package registries, and nothing else, on the network (issue 29): npm ci
+// and npm test of a project whose dependency a local registry serves (on
+// the user's sandbox.hosts) work through Harvey's proxy in a new home; a
+// host off the list is refused and named in one line; the command's own
+// loopback server works (a test suite's).
+func TestEndToEndSandboxRegistryProxy(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	bin := buildHarvey(t)
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("no npm")
+	}
+	base, integrity := npmFixture(t)
+	f := newFakeOllama(t, "llama3.2:latest")
+	root := t.TempDir()
+	dir, home, cfg := filepath.Join(root, "ws"), filepath.Join(root, "home"), filepath.Join(root, "config")
+	os.MkdirAll(home, 0o755)
+	writeFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(base, "http://")+"\"]\n")
+	writeFile(t, dir, "package.json", `{"name":"app","version":"1.0.0","scripts":{"test":"node test.js"},"dependencies":{"leftpad":"1.0.0"}}`)
+	writeFile(t, dir, "package-lock.json", fmt.Sprintf(`{"name":"app","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{"":{"name":"app","version":"1.0.0","dependencies":{"leftpad":"1.0.0"}},"node_modules/leftpad":{"version":"1.0.0","resolved":"%s/leftpad/-/leftpad-1.0.0.tgz","integrity":"%s"}}}`, base, integrity))
+	writeFile(t, dir, "test.js", "const pad = require('leftpad'); const http = require('http');\n"+
+		"const s = http.createServer((q, r) => r.end('own server')).listen(0, '127.0.0.1', () => {\n"+
+		"  http.get('http://127.0.0.1:' + s.address().port, r => { let b = ''; r.on('data', d => b += d); r.on('end', () => { console.log(pad(7, 3), b); s.close(); }); });\n});\n")
+	f.script(toolReply("llama3.2",
+		fakeCall{id: "ci", name: "run_command", args: map[string]any{"command": "npm ci --no-audit --no-fund && npm test"}},
+		fakeCall{id: "off", name: "run_command", args: map[string]any{"command": "npm view leftpad --registry http://registry.example.invalid/ --fetch-retries=0"}},
+	), textReply("llama3.2", "Installed."))
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=", "XDG_DATA_HOME=" + filepath.Join(root, "data"), "PATH=/usr/local/bin:/usr/bin:/bin"}
+	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "install", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	if code != 0 || !strings.Contains(out, "Installed.") {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	res := toolResults(f.chatRequests())
+	if r := res["ci"]; !strings.Contains(r, "007 own server") || !strings.Contains(r, "[exit 0]") {
+		t.Fatalf("npm ci && npm test through the proxy: %s", r)
+	}
+	if r := res["off"]; !strings.Contains(r, "[sandbox: network: registry.example.invalid is not a package registry") || !strings.Contains(r, "sandbox.hosts") {
+		t.Fatalf("a host off the list: %s", r)
 	}
 }

@@ -5,6 +5,8 @@ package harvey
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,14 +55,88 @@ func sandboxProcAttr(spec sandboxSpec) *syscall.SysProcAttr {
 	if spec.NoNS {
 		return &syscall.SysProcAttr{Setsid: true}
 	}
-	return nsAttr()
+	attr := nsAttr()
+	if !spec.Network {
+		// A network of its own with only loopback: local servers a test
+		// suite starts work, nothing else is reachable but the registry
+		// proxy the launcher forwards to.
+		attr.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	return attr
 }
+
+// loopbackNet brings up lo in the command's network namespace and, when
+// there is a registry proxy, listens on a loopback port that forwards each
+// connection to its unix socket; the command's environment gets the
+// proxy variables. The forwarding goroutines never run on the thread
+// Landlock restricts (it stays locked to the launcher's main goroutine).
+func loopbackNet(spec *sandboxSpec) error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("loopback: %v", err)
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback: %v", err)
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
+		return fmt.Errorf("loopback up: %v", err)
+	}
+	if spec.Proxy == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("proxy port: %v", err)
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				up, err := net.Dial("unix", spec.Proxy)
+				if err != nil {
+					c.Close()
+					return
+				}
+				go func() { io.Copy(up, c); closeWrite(up) }()
+				io.Copy(c, up)
+				c.Close()
+				up.Close()
+			}()
+		}
+	}()
+	url := "http://" + ln.Addr().String()
+	spec.Env = slices.DeleteFunc(spec.Env, func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(proxyVars, strings.ToUpper(name))
+	})
+	spec.Env = append(spec.Env, "HTTP_PROXY="+url, "HTTPS_PROXY="+url, "http_proxy="+url, "https_proxy="+url,
+		"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1", "npm_config_proxy="+url, "npm_config_https_proxy="+url)
+	return nil
+}
+
+// proxyVars are the variables loopbackNet sets (upper-cased).
+var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "NPM_CONFIG_PROXY", "NPM_CONFIG_HTTPS_PROXY"}
 
 // launch is the launcher: read-only binds, Landlock, then the command as
 // its child; its exit status is the command's.
 func launch(spec sandboxSpec) int {
 	closeInheritedFDs() // only 0-2 reach the command
 	watched := newFiles(spec.ReadOnly)
+	if !spec.NoNS && !spec.Network {
+		if err := loopbackNet(&spec); err != nil {
+			fmt.Fprintf(os.Stderr, "harvey sandbox: %v\n", err)
+			return 126
+		}
+	}
 	if !spec.NoNS {
 		if err := viewMounts(spec); err != nil {
 			fmt.Fprintf(os.Stderr, "harvey sandbox: %v\n", err)
@@ -392,7 +468,9 @@ func landlockPolicy(spec sandboxSpec, abi int) (llsys.RulesetAttr, []llGrant) {
 	fsBits := []int{0, 13, 14, 15, 15, 16, 16, 16}[abi] // go-landlock's ABI table
 	attr := llsys.RulesetAttr{HandledAccessFS: 1<<fsBits - 1}
 	if !spec.Network {
-		if abi >= 4 {
+		// With namespaces the command has a network of its own (loopback
+		// only), so TCP on it is free; without them, Landlock refuses TCP.
+		if abi >= 4 && spec.NoNS {
 			attr.HandledAccessNet = llsys.AccessNetBindTCP | llsys.AccessNetConnectTCP
 		}
 		if abi >= 6 {
