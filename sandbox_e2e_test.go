@@ -5,6 +5,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/base64"
 	"fmt"
@@ -478,5 +479,92 @@ func TestEndToEndSandboxRegistryProxy(t *testing.T) {
 	}
 	if r := res["off"]; !strings.Contains(r, "[sandbox: network: registry.example.invalid is not a package registry") || !strings.Contains(r, "sandbox.hosts") {
 		t.Fatalf("a host off the list: %s", r)
+	}
+}
+
+// pypiFixture serves one wheel, harveydemo 1.0, as a PEP 503 simple index
+// on 127.0.0.2 and returns the index URL.
+func pypiFixture(t *testing.T) string {
+	t.Helper()
+	var whl bytes.Buffer
+	zw := zip.NewWriter(&whl)
+	files := map[string]string{
+		"harveydemo/__init__.py":                 "X = 'pip through the proxy'\n",
+		"harveydemo-1.0.dist-info/METADATA":      "Metadata-Version: 2.1\nName: harveydemo\nVersion: 1.0\n",
+		"harveydemo-1.0.dist-info/WHEEL":         "Wheel-Version: 1.0\nGenerator: harvey-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+		"harveydemo-1.0.dist-info/top_level.txt": "harveydemo\n",
+	}
+	var record strings.Builder
+	for name, body := range files {
+		w, _ := zw.Create(name)
+		w.Write([]byte(body))
+		sum := sha256.Sum256([]byte(body))
+		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", name, base64.RawURLEncoding.EncodeToString(sum[:]), len(body))
+	}
+	record.WriteString("harveydemo-1.0.dist-info/RECORD,,\n")
+	w, _ := zw.Create("harveydemo-1.0.dist-info/RECORD")
+	w.Write([]byte(record.String()))
+	zw.Close()
+	ln, err := net.Listen("tcp4", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("no 127.0.0.2: %v", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/simple/harveydemo/", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `<html><body><a href="/files/harveydemo-1.0-py3-none-any.whl">harveydemo-1.0-py3-none-any.whl</a></body></html>`)
+	})
+	mux.HandleFunc("/files/harveydemo-1.0-py3-none-any.whl", func(w http.ResponseWriter, r *http.Request) { w.Write(whl.Bytes()) })
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "http://" + ln.Addr().String()
+}
+
+// The toolchains of this machine's own home (rustup's cargo, pyenv's
+// python, make, go), with no sandbox settings but the local index on
+// sandbox.hosts: make, cargo build --offline, a venv with pip install from
+// a local index through the proxy, and go build all work.
+func TestEndToEndSandboxThisMachinesToolchains(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	bin := buildHarvey(t)
+	index := pypiFixture(t)
+	f := newFakeOllama(t, "llama3.2:latest")
+	root := t.TempDir()
+	dir, cfg := filepath.Join(root, "ws"), filepath.Join(root, "config")
+	writeFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(index, "http://")+"\"]\n")
+	writeFile(t, dir, "Makefile", "all:\n\t@echo made > made.txt && cat made.txt\n")
+	writeFile(t, dir, "rs/Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")
+	writeFile(t, dir, "rs/src/main.rs", "fn main() { println!(\"cargo ok\"); }\n")
+	writeFile(t, dir, "go.mod", "module m\n\ngo 1.21\n")
+	writeFile(t, dir, "main.go", "package main\n\nfunc main() { println(\"go ok\") }\n")
+	cmds := map[string][2]string{
+		"make":  {"make", "made"},
+		"cargo": {"cd rs && cargo build --offline -q && ./target/debug/app", "cargo ok"},
+		"pip":   {"python3 -m venv .venv && .venv/bin/pip install -q --disable-pip-version-check --index-url " + index + "/simple/ harveydemo && .venv/bin/python -c 'import harveydemo; print(harveydemo.X)'", "pip through the proxy"},
+		"go":    {"go build -o app . && ./app", "go ok"},
+	}
+	var calls []fakeCall
+	for id, c := range cmds {
+		prog := strings.Fields(c[0])[0]
+		if prog == "cd" {
+			prog = "cargo"
+		}
+		if _, err := exec.LookPath(prog); err != nil {
+			delete(cmds, id)
+			continue
+		}
+		calls = append(calls, fakeCall{id: id, name: "run_command", args: map[string]any{"command": c[0], "timeout": 300}})
+	}
+	f.script(toolReply("llama3.2", calls...), textReply("llama3.2", "Done."))
+	out, errOut, code := runHarveyEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + filepath.Join(root, "data")}, "-p", "build", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	if code != 0 || !strings.Contains(out, "Done.") {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	res := toolResults(f.chatRequests())
+	for id, c := range cmds {
+		if r := res[id]; !strings.Contains(r, c[1]) || !strings.Contains(r, "[exit 0]") {
+			t.Errorf("%s: %s", id, r)
+		}
 	}
 }
