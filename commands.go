@@ -553,6 +553,7 @@ func cmdTools(_ context.Context, a *Agent, args []string, out io.Writer) error {
 			a.toolsOff = true
 		case "reload", "check":
 			a.toolProblems = a.reloadUserTools()
+			a.confirmUserTools()
 			for _, p := range a.toolProblems {
 				fmt.Fprintln(out, "problem: "+sanitizeForTerminal(p.Error()))
 			}

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -51,6 +53,7 @@ type trustStore struct {
 
 type trustEntry struct {
 	ConfigSHA256 string    `json:"config_sha256"`
+	ToolsSHA256  string    `json:"tools_sha256,omitempty"` // agents/tools/ as confirmed
 	At           time.Time `json:"at"`
 }
 
@@ -78,13 +81,31 @@ func loadTrust() trustStore {
 
 // trustWorkspaceConfig remembers data as the confirmed config of root.
 func trustWorkspaceConfig(root string, data []byte) error {
+	sum := sha256.Sum256(data)
+	return updateTrust(root, func(e *trustEntry) { e.ConfigSHA256 = hex.EncodeToString(sum[:]) })
+}
+
+// trustWorkspaceTools remembers sum as the confirmed agents/tools/ of root.
+func trustWorkspaceTools(root, sum string) error {
+	return updateTrust(root, func(e *trustEntry) { e.ToolsSHA256 = sum })
+}
+
+func workspaceToolsTrusted(root, sum string) bool {
+	e, ok := loadTrust().Workspaces[root]
+	return ok && e.ToolsSHA256 == sum
+}
+
+// updateTrust changes root's entry in trusted.json (written atomically).
+func updateTrust(root string, change func(*trustEntry)) error {
 	p := trustPath()
 	if p == "" {
 		return errors.New("no user config directory (HOME is not set)")
 	}
 	ts := loadTrust()
-	sum := sha256.Sum256(data)
-	ts.Workspaces[root] = trustEntry{ConfigSHA256: hex.EncodeToString(sum[:]), At: time.Now().UTC()}
+	e := ts.Workspaces[root]
+	change(&e)
+	e.At = time.Now().UTC()
+	ts.Workspaces[root] = e
 	b, err := json.MarshalIndent(ts, "", "  ")
 	if err != nil {
 		return err
@@ -197,4 +218,70 @@ func saveUserModel(model string) (string, error) {
 		return "", err
 	}
 	return p, os.Rename(tmp, p)
+}
+
+// userToolsSum is the SHA-256 of agents/tools/: each tool file's name and
+// content, in name order ("" when there is none).
+func userToolsSum(ws *Workspace) string {
+	entries, err := ws.ListInternal(UserToolsDir)
+	if err != nil || len(entries) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		data, _ := ws.ReadInternal(UserToolsDir + "/" + n)
+		fmt.Fprintf(h, "%d:%s\n%d:", len(n), n, len(data))
+		h.Write(data)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// confirmUserTools is the trust rule for agents/tools/: a repository may
+// ship tool files, and a tool — even a read-only one, which runs without a
+// question — is a program the model can start. They are used once the user
+// has confirmed them in the REPL (remembered outside the workspace by
+// content hash; any change asks again); headless, unconfirmed ones are not
+// loaded, with one line.
+func (a *Agent) confirmUserTools() {
+	if len(a.userTools) == 0 {
+		return
+	}
+	sum := userToolsSum(a.Workspace)
+	if sum == "" || workspaceToolsTrusted(a.Workspace.Root, sum) {
+		return
+	}
+	names := strings.Join(a.userTools, ", ")
+	if !a.Interactive || a.In == nil {
+		a.logf("%s", a.colorize("33", fmt.Sprintf("warning: %s/ (%s) is not yet confirmed; not loaded headless — start harvey in this directory once to confirm the tools", UserToolsDir, names)))
+		a.dropUserTools()
+		return
+	}
+	fmt.Fprintf(a.Err, "%s %s/ defines tools the model may run (it may come from the repository):\n", a.colorize("33", "?"), UserToolsDir)
+	for _, n := range a.userTools {
+		if t, _, ok := a.Tools.GetTool(n); ok {
+			fmt.Fprintf(a.Err, "  - %s: %s\n", sanitizeForTerminal(n), sanitizeForTerminal(firstLine(t.Function.Description)))
+		}
+	}
+	ans, err := a.In.Ask("Use these tools in this workspace? [y/N] ")
+	if err == nil && strings.EqualFold(strings.TrimSpace(ans), "y") {
+		if err := trustWorkspaceTools(a.Workspace.Root, sum); err != nil {
+			a.logf("%s", a.colorize("33", "warning: tools used, but the confirmation was not saved: "+err.Error()))
+		}
+		return
+	}
+	a.dropUserTools()
+	a.logf("%s", a.dim("· user tools not loaded for this session; you will be asked again next time"))
+}
+
+// dropUserTools unregisters the loaded user tools.
+func (a *Agent) dropUserTools() {
+	for _, n := range a.userTools {
+		a.Tools.Unregister(n)
+	}
+	a.userTools = nil
 }

@@ -219,6 +219,15 @@ func TestEndToEndToolsValidate(t *testing.T) {
 	// The built binary offers the user tool and runs it for a scripted model.
 	f := newFakeOllama(t, "llama3.2:latest")
 	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n// TODO: handle errors\n"), 0o644)
+	// A repository's agents/tools/ is workspace configuration (issue 29):
+	// headless and unconfirmed, the tools are not loaded, not even a
+	// read-only one; the REPL asks once, and the answer is remembered.
+	f.script(toolReply("llama3.2", fakeCall{id: "t0", name: "todo_list", args: map[string]any{"path": "."}}), textReply("llama3.2", "No tool."))
+	_, errOut, _ = runHarvey(t, bin, dir, "", "-p", "list todos", "--model", "llama3.2", "--ollama", f.URL())
+	if !strings.Contains(errOut, "agents/tools/ (go_test, todo_list) is not yet confirmed; not loaded headless") || !strings.Contains(toolResults(f.chatRequests())["t0"], `unknown tool "todo_list"`) {
+		t.Fatalf("unconfirmed tools headless: %q", errOut)
+	}
+	trustWorkspaceTools(dir, userToolsSum(mustOpenWorkspace(t, dir))) // what a yes in the REPL stores (TestUserToolsConfirmedThroughPTY)
 	f.script(
 		toolReply("llama3.2", fakeCall{id: "t1", name: "todo_list", args: map[string]any{"path": "."}}),
 		textReply("llama3.2", "One TODO in main.go."),
@@ -228,8 +237,8 @@ func TestEndToEndToolsValidate(t *testing.T) {
 		t.Fatalf("-p with user tool: %d %q %q", code, out, errOut)
 	}
 	reqs := f.chatRequests()
-	m := messagesOf(reqs[1])
-	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "./main.go:2:// TODO: handle errors") {
+	m := messagesOf(reqs[len(reqs)-1])
+	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "./main.go:2:// TODO: handle errors") || strings.Contains(c, "agents/") {
 		t.Fatalf("todo_list result = %q", c)
 	}
 	os.WriteFile(filepath.Join(tools, "bad.md"), []byte("---\nparameters:\n  p: {type: text}\ncommand: [ls, \"{{p}}\"]\n---\nBad.\n"), 0o644)
@@ -452,4 +461,14 @@ func TestEndToEndPapercuts(t *testing.T) {
 	if c := m[len(m)-1]["content"].(string); strings.Contains(c, "by the user") || !strings.Contains(c, "headless") {
 		t.Fatalf("the model was told %q", c)
 	}
+}
+
+func mustOpenWorkspace(t *testing.T, dir string) *Workspace {
+	t.Helper()
+	ws, err := openWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
 }

@@ -62,6 +62,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		a.logf("%s", a.colorize("33", "warning: "+w))
 	}
 	a.confirmWorkspaceConfig()
+	a.confirmUserTools()
 	a.Tools.SetAllowed(cf.Tools.AllowedTools)
 	for _, p := range a.toolProblems {
 		a.logf("%s", a.colorize("33", "warning: skipped tool: "+p.Error()))
