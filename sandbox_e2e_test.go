@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -406,40 +407,50 @@ func TestEndToEndSandboxCachesCannotBePoisoned(t *testing.T) {
 	}
 }
 
-// npmFixture serves one package, leftpad 1.0.0, as an npm registry does (the
-// tarball, and its metadata) on 127.0.0.2, and returns its base URL and
-// the lock file entry's integrity.
-func npmFixture(t *testing.T) (string, string) {
+// npmFixture serves packages (name → file → content, at version 1.0.0) as
+// an npm registry does — metadata and tarballs — on 127.0.0.2, and returns
+// its base URL and each tarball's integrity.
+func npmFixture(t *testing.T, pkgs map[string]map[string]string) (string, map[string]string) {
 	t.Helper()
-	var tgz bytes.Buffer
-	gz := gzip.NewWriter(&tgz)
-	tw := tar.NewWriter(gz)
-	for name, body := range map[string]string{
-		"package/package.json": `{"name":"leftpad","version":"1.0.0","main":"index.js"}`,
-		"package/index.js":     "module.exports = (s, n) => String(s).padStart(n, '0');\n",
-	} {
-		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body))})
-		tw.Write([]byte(body))
-	}
-	tw.Close()
-	gz.Close()
-	sum := sha512.Sum512(tgz.Bytes())
-	integrity := "sha512-" + base64.StdEncoding.EncodeToString(sum[:])
 	ln, err := net.Listen("tcp4", "127.0.0.2:0")
 	if err != nil {
 		t.Skipf("no 127.0.0.2: %v", err)
 	}
 	base := "http://" + ln.Addr().String()
 	mux := http.NewServeMux()
-	mux.HandleFunc("/leftpad/-/leftpad-1.0.0.tgz", func(w http.ResponseWriter, r *http.Request) { w.Write(tgz.Bytes()) })
-	mux.HandleFunc("/leftpad", func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, `{"name":"leftpad","dist-tags":{"latest":"1.0.0"},"versions":{"1.0.0":{"name":"leftpad","version":"1.0.0","dist":{"tarball":"%s/leftpad/-/leftpad-1.0.0.tgz","integrity":"%s"}}}}`, base, integrity)
-	})
+	integrity := map[string]string{}
+	for name, files := range pkgs {
+		var tgz bytes.Buffer
+		gz := gzip.NewWriter(&tgz)
+		tw := tar.NewWriter(gz)
+		for fname, body := range files {
+			tw.WriteHeader(&tar.Header{Name: "package/" + fname, Mode: 0o755, Size: int64(len(body))})
+			tw.Write([]byte(body))
+		}
+		tw.Close()
+		gz.Close()
+		sum := sha512.Sum512(tgz.Bytes())
+		integ := "sha512-" + base64.StdEncoding.EncodeToString(sum[:])
+		integrity[name] = integ
+		tarball := fmt.Sprintf("%s/%s/-/%s-1.0.0.tgz", base, name, name)
+		data := tgz.Bytes()
+		mux.HandleFunc("/"+name+"/-/"+name+"-1.0.0.tgz", func(w http.ResponseWriter, r *http.Request) { w.Write(data) })
+		var pj map[string]any
+		json.Unmarshal([]byte(files["package.json"]), &pj)
+		pj["dist"] = map[string]any{"tarball": tarball, "integrity": integ}
+		meta, _ := json.Marshal(map[string]any{"name": name, "dist-tags": map[string]string{"latest": "1.0.0"}, "versions": map[string]any{"1.0.0": pj}})
+		mux.HandleFunc("/"+name, func(w http.ResponseWriter, r *http.Request) { w.Write(meta) })
+	}
 	srv := &http.Server{Handler: mux}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return base, integrity
 }
+
+var leftpadPackage = map[string]map[string]string{"leftpad": {
+	"package.json": `{"name":"leftpad","version":"1.0.0","main":"index.js"}`,
+	"index.js":     "module.exports = (s, n) => String(s).padStart(n, '0');\n",
+}}
 
 // Package registries, and nothing else, on the network (issue 29): npm ci
 // and npm test of a project whose dependency a local registry serves (on
@@ -453,7 +464,8 @@ func TestEndToEndSandboxRegistryProxy(t *testing.T) {
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("no npm")
 	}
-	base, integrity := npmFixture(t)
+	base, integrities := npmFixture(t, leftpadPackage)
+	integrity := integrities["leftpad"]
 	f := newFakeOllama(t, "llama3.2:latest")
 	root := t.TempDir()
 	dir, home, cfg := filepath.Join(root, "ws"), filepath.Join(root, "home"), filepath.Join(root, "config")
@@ -566,5 +578,64 @@ func TestEndToEndSandboxThisMachinesToolchains(t *testing.T) {
 		if r := res[id]; !strings.Contains(r, c[1]) || !strings.Contains(r, "[exit 0]") {
 			t.Errorf("%s: %s", id, r)
 		}
+	}
+}
+
+// mcpEchoPackage is an MCP server as npm packages ship them: a bin that
+// speaks JSON-RPC over stdio (initialize, tools/list, tools/call).
+var mcpEchoPackage = map[string]map[string]string{"mcp-echo-test": {
+	"package.json": `{"name":"mcp-echo-test","version":"1.0.0","bin":{"mcp-echo-test":"index.js"}}`,
+	"index.js": `#!/usr/bin/env node
+const rl = require('readline').createInterface({ input: process.stdin });
+const send = m => process.stdout.write(JSON.stringify(Object.assign({ jsonrpc: '2.0' }, m)) + '\n');
+rl.on('line', line => {
+  const m = JSON.parse(line);
+  if (m.id === undefined) return;
+  if (m.method === 'initialize') return send({ id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'echo', version: '1.0.0' } } });
+  if (m.method === 'tools/list') return send({ id: m.id, result: { tools: [{ name: 'echo', description: 'Echo the text.', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } }] } });
+  if (m.method === 'tools/call') return send({ id: m.id, result: { content: [{ type: 'text', text: 'echo: ' + m.params.arguments.text }] } });
+  send({ id: m.id, error: { code: -32601, message: 'no such method' } });
+});
+`,
+}}
+
+// An MCP server configured the way its README says, npx -y PACKAGE, with
+// no sandbox settings but the local registry on sandbox.hosts: npx fetches
+// it through the registry proxy into a new home's npm cache (its layer),
+// the server starts inside the sandbox, and its tool answers (issue 29).
+func TestEndToEndMCPServerWithNpx(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	bin := buildHarvey(t)
+	if _, err := exec.LookPath("npx"); err != nil {
+		t.Skip("no npx")
+	}
+	base, _ := npmFixture(t, mcpEchoPackage)
+	f := newFakeOllama(t, "llama3.2:latest")
+	root := t.TempDir()
+	dir, home, cfg := filepath.Join(root, "ws"), filepath.Join(root, "home"), filepath.Join(root, "config")
+	os.MkdirAll(dir, 0o755)
+	os.MkdirAll(home, 0o755)
+	// The same server installed in a node_modules outside the workspace.
+	installed := filepath.Join(root, "tools", "node_modules")
+	writeFile(t, installed, "mcp-echo-test/index.js", mcpEchoPackage["mcp-echo-test"]["index.js"])
+	os.Chmod(filepath.Join(installed, "mcp-echo-test/index.js"), 0o755)
+	os.MkdirAll(filepath.Join(installed, ".bin"), 0o755)
+	os.Symlink("../mcp-echo-test/index.js", filepath.Join(installed, ".bin", "mcp-echo-test"))
+	writeFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(base, "http://")+"\"]\n"+
+		"mcp:\n  servers:\n    echo:\n      command: [npx, -y, mcp-echo-test]\n      env: {npm_config_registry: \""+base+"/\"}\n      models: [\"*\"]\n"+
+		"    local:\n      command: [\""+filepath.Join(installed, ".bin", "mcp-echo-test")+"\"]\n      models: [\"*\"]\n")
+	f.script(toolReply("llama3.2", fakeCall{id: "e1", name: "echo__echo", args: map[string]any{"text": "from npx"}},
+		fakeCall{id: "e2", name: "local__echo", args: map[string]any{"text": "from node_modules"}}), textReply("llama3.2", "Echoed."))
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=", "XDG_DATA_HOME=" + filepath.Join(root, "data"), "PATH=/usr/local/bin:/usr/bin:/bin"}
+	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "echo", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	if code != 0 || !strings.Contains(out, "Echoed.") {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	if r := toolResults(f.chatRequests())["e1"]; !strings.Contains(r, "echo: from npx") {
+		t.Fatalf("the npx server's tool: %s\n%s", r, errOut)
+	}
+	if r := toolResults(f.chatRequests())["e2"]; !strings.Contains(r, "echo: from node_modules") {
+		t.Fatalf("the server in a node_modules outside: %s\n%s", r, errOut)
 	}
 }

@@ -277,3 +277,28 @@ func shortHash(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:6])
 }
+
+// installTree is what a program named by path needs to be read and run:
+// the project a node_modules/.bin link leads into (the directory holding
+// node_modules), a bin directory's parent, or the program's own directory.
+// System trees need nothing ("" results are dropped by the caller).
+func installTree(prog string) []string {
+	p, err := lookPath(prog)
+	if err != nil || !filepath.IsAbs(p) {
+		return nil
+	}
+	var out []string
+	for _, q := range []string{p, resolveLinks(p)} {
+		dir := filepath.Dir(q)
+		if i := strings.LastIndex(q, "/node_modules/"); i > 0 {
+			out = append(out, q[:i])
+		} else if filepath.Base(dir) == "bin" {
+			out = append(out, filepath.Dir(dir))
+		} else {
+			out = append(out, dir)
+		}
+	}
+	return slices.DeleteFunc(out, func(d string) bool {
+		return underAny(d, []string{"/usr", "/bin", "/sbin", "/lib", "/etc", "/opt"}) || d == "/"
+	})
+}
