@@ -133,9 +133,9 @@ func sandboxStatus() string {
 		parts = append(parts, "network NOT restricted (Landlock ABI < 4)")
 	}
 	if s.ns {
-		parts = append(parts, "agents/ and .git/ read-only and every process killed with its command (user, mount and PID namespaces)")
+		parts = append(parts, "a root of their own (the system, the workspace, TMPDIR, toolchains and caches; no other file, so no socket of yours), agents/ empty, .git/'s config and hooks read-only, caches through a private layer, a network of their own (loopback, and package registries through Harvey's proxy), every process killed with its command (user, mount, PID and network namespaces)")
 	} else {
-		parts = append(parts, "agents/ and .git/ writable by commands and background processes not contained (no unprivileged user namespaces)")
+		parts = append(parts, "FALLBACK without unprivileged user namespaces: agents/ and .git/ writable by commands, caches writable directly, unix sockets outside reachable, no registry proxy (no TCP at all), background processes not contained")
 	}
 	return "commands are sandboxed: " + strings.Join(parts, "; ")
 }
@@ -369,6 +369,10 @@ func sandboxBlocked(out string, exit int, spec *sandboxSpec) (sandboxRule, strin
 			return ruleReadOnly, "[sandbox: agents/ and .git/'s config and hooks are read-only to commands]"
 		}
 		if strings.Contains(line, "harvey sandbox:") && strings.Contains(line, "not allowed to execute") {
+			if len(spec.Exec) == 0 {
+				// Not safe mode: the program lies outside what commands may run.
+				return rulePath, "[sandbox: path outside: " + spec.Argv[0] + " is outside what commands may read and run (the system, the workspace, and the toolchains your PATH leads to); sandbox.readable in your config adds its directory]"
+			}
 			return ruleExec, "[sandbox: not allowed to execute: in safe mode only allowed_commands run]"
 		}
 		if p := missingPath(line); p != "" {
