@@ -2,7 +2,11 @@ package harvey
 
 import (
 	"context"
+	"fmt"
+	"os/exec"
+	"strings"
 	"testing"
+	"time"
 )
 
 // BenchmarkRunTrue measures what the launcher adds to run_command true
@@ -27,5 +31,53 @@ func BenchmarkRunTrue(b *testing.B) {
 				runProcess(context.Background(), procSpec{Dir: ws.Root, Argv: []string{"true"}, Env: baseEnv(), Sandbox: sb})
 			}
 		})
+	}
+}
+
+// BenchmarkEverydayWork measures what the sandbox (its own root, the cache
+// layers, the network namespace and the registry proxy) adds to a go build
+// of a small module (warm caches) and to an npm ci of one dependency from
+// a local registry: sandboxed against unconfined in the same run
+// (BENCHMARKS.md).
+func BenchmarkEverydayWork(b *testing.B) {
+	if !sandboxAvailable().enforced() || !sandboxAvailable().ns {
+		b.Skip("no sandbox with namespaces")
+	}
+	base, integrities := npmFixture(b, leftpadPackage)
+	dir := b.TempDir()
+	writeFile(b, dir, "go.mod", "module m\n\ngo 1.21\n")
+	writeFile(b, dir, "main.go", "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"ok\") }\n")
+	writeFile(b, dir, "package.json", `{"name":"app","version":"1.0.0","dependencies":{"leftpad":"1.0.0"}}`)
+	writeFile(b, dir, "package-lock.json", fmt.Sprintf(`{"name":"app","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{"":{"name":"app","version":"1.0.0","dependencies":{"leftpad":"1.0.0"}},"node_modules/leftpad":{"version":"1.0.0","resolved":"%s/leftpad/-/leftpad-1.0.0.tgz","integrity":"%s"}}}`, base, integrities["leftpad"]))
+	ws, err := openWorkspace(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ws.Close()
+	cfg := defaultConfig()
+	cfg.Sandbox.Hosts = []string{strings.TrimPrefix(base, "http://")}
+	a := &Agent{Workspace: ws, Config: &ConfigFile{Config: cfg}}
+	for _, work := range []struct{ name, cmd string }{
+		{"go-build", "go build -o app ."},
+		{"npm-ci", "npm ci --no-audit --no-fund --prefer-offline --loglevel=error"},
+	} {
+		if _, err := exec.LookPath(strings.Fields(work.cmd)[0]); err != nil {
+			continue
+		}
+		for _, mode := range []string{"unconfined", "sandboxed"} {
+			b.Run(work.name+"/"+mode, func(b *testing.B) {
+				var sb *sandboxSpec
+				env := baseEnv()
+				if mode == "sandboxed" {
+					sb = a.commandSandbox()
+				}
+				for b.Loop() {
+					res := runProcess(context.Background(), procSpec{Dir: dir, Argv: []string{"sh", "-c", work.cmd}, Env: env, Sandbox: sb, Timeout: time.Minute})
+					if res.ExitCode != 0 {
+						b.Fatalf("%s: %s", work.cmd, res.Output)
+					}
+				}
+			})
+		}
 	}
 }

@@ -410,7 +410,7 @@ func TestEndToEndSandboxCachesCannotBePoisoned(t *testing.T) {
 // npmFixture serves packages (name → file → content, at version 1.0.0) as
 // an npm registry does — metadata and tarballs — on 127.0.0.2, and returns
 // its base URL and each tarball's integrity.
-func npmFixture(t *testing.T, pkgs map[string]map[string]string) (string, map[string]string) {
+func npmFixture(t testing.TB, pkgs map[string]map[string]string) (string, map[string]string) {
 	t.Helper()
 	ln, err := net.Listen("tcp4", "127.0.0.2:0")
 	if err != nil {
