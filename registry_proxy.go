@@ -71,22 +71,24 @@ func removeProxyDir() {
 }
 
 // allows reports whether host:port may be reached: an entry names the host
-// (any port) or host:port, or "*.example.com" for its subdomains.
+// (on the web's ports, 443 and 80) or host:port, or "*.example.com" for its
+// subdomains (443 and 80).
 func (p *registryProxy) allows(hostport string) bool {
 	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
-		host, port = hostport, ""
+		return false
 	}
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	web := port == "443" || port == "80"
 	return slices.ContainsFunc(p.allowed, func(a string) bool {
 		a = strings.ToLower(a)
 		if h, pt, err := net.SplitHostPort(a); err == nil {
 			return h == host && pt == port
 		}
 		if suffix, ok := strings.CutPrefix(a, "*."); ok {
-			return strings.HasSuffix(host, "."+suffix)
+			return web && strings.HasSuffix(host, "."+suffix)
 		}
-		return a == host
+		return web && a == host
 	})
 }
 

@@ -88,7 +88,8 @@ func gitProtected(root string) (readOnly, writable []string) {
 }
 
 // toolchainRoots finds what the user's toolchains need to be read and
-// executed: each PATH entry in the home, resolved through links, with its
+// executed: each PATH entry outside the system's trees (in the home, or
+// /home/linuxbrew), resolved through links, with its
 // parent (~/.cargo/bin → ~/.cargo; ~/.pyenv/shims → ~/.pyenv; an nvm
 // version's bin → the version), and the roots the toolchains' own
 // variables name (with their defaults when their bin is on PATH).
@@ -102,17 +103,22 @@ func toolchainRoots(env []string, home string) []string {
 		return ""
 	}
 	var out []string
+	system := []string{"/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/opt", "/nix", "/snap"}
 	add := func(p string) {
-		if p == "" || !filepath.IsAbs(p) || home == "" || !underAny(p, []string{home}) || p == home {
-			return // outside the home, the system trees are readable already
+		if p == "" || !filepath.IsAbs(p) {
+			return
 		}
 		p = filepath.Clean(p)
-		if !slices.Contains(out, p) {
+		switch {
+		case underAny(p, system): // readable already
+		case p == "/" || home != "" && underAny(home, []string{p}):
+			// never the home itself (PATH=~/bin) or what holds it
+		case !slices.Contains(out, p):
 			out = append(out, p)
 		}
 	}
 	for _, d := range filepath.SplitList(get("PATH")) {
-		if !filepath.IsAbs(d) || !underAny(d, []string{home}) {
+		if !filepath.IsAbs(d) {
 			continue
 		}
 		for _, p := range []string{d, resolveLinks(d)} {
