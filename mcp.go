@@ -112,7 +112,8 @@ type mcpServer struct {
 	tools    []*mcp.Tool
 	state    string // "running", "failed: ...", "stopped"
 	restarts int
-	changed  atomic.Bool // the server said its tool list changed
+	changed  atomic.Bool  // the server said its tool list changed
+	spec     *sandboxSpec // the sandbox it runs in (stdio), to explain a failure
 }
 
 // mcpManager holds the session's servers.
@@ -161,7 +162,9 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 		s.session.Close()
 		s.session = nil
 	}
-	t, err := m.transport(s.cfg)
+	refusedBefore := theProxy.refusals()
+	t, spec, err := m.transport(s.cfg)
+	s.spec = spec
 	if err != nil {
 		s.state = "failed: " + err.Error()
 		return err
@@ -178,8 +181,15 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 		}
 		if ct, ok := t.(*mcp.CommandTransport); ok {
 			if w, ok := ct.Command.Stderr.(*capWriter); ok {
-				if b, _ := w.result(); len(b) > 0 {
+				b, _ := w.result()
+				if len(b) > 0 {
 					err = fmt.Errorf("%v: %s", err, gitErrLine(b))
+				}
+				// A sandbox refusal says which rule and the setting.
+				if hosts := theProxy.refusalsSince(refusedBefore); len(hosts) > 0 && spec != nil && spec.Proxy != "" {
+					err = fmt.Errorf("%v %s", err, proxyRefusal(strings.Join(hosts, ", ")))
+				} else if rule, note := sandboxBlocked(string(b), 1, spec); rule != ruleNone {
+					err = fmt.Errorf("%v %s", err, note)
 				}
 			}
 		}
@@ -198,13 +208,13 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 
 // transport builds a stdio transport through the sandbox launcher, or a
 // streamable HTTP one.
-func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, error) {
+func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, *sandboxSpec, error) {
 	if cfg.URL != "" {
 		hc := &http.Client{Transport: headerTransport{headers: expandEnvValues(cfg.Headers)}}
-		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, DisableStandaloneSSE: true}, nil
+		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, DisableStandaloneSSE: true}, nil, nil
 	}
 	if len(cfg.Command) == 0 {
-		return nil, errors.New("no command or url")
+		return nil, nil, errors.New("no command or url")
 	}
 	a := m.a
 	env := baseEnv()
@@ -213,9 +223,10 @@ func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, error) {
 	}
 	argv := cfg.Command
 	if _, err := lookPath(argv[0]); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var cmd *exec.Cmd
+	var used *sandboxSpec
 	if sb := sandboxAvailable(); sb.enforced() {
 		spec := *a.commandSandboxFor("mcp-" + shortHash(strings.Join(cfg.Command, "\x00")))
 		spec.Network = spec.Network || cfg.Network
@@ -225,6 +236,7 @@ func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, error) {
 		w := sb.wrap(spec)
 		cmd = exec.Command(w[0], w[1:]...)
 		cmd.SysProcAttr = sandboxProcAttr(spec)
+		used = &spec
 	} else {
 		prog, _ := lookPath(argv[0])
 		cmd = exec.Command(prog, argv[1:]...)
@@ -233,7 +245,7 @@ func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, error) {
 	}
 	cmd.Dir = a.Workspace.Root
 	cmd.Stderr = &capWriter{limit: 4096} // its last words, if it fails
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 300 * time.Millisecond}, nil
+	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 300 * time.Millisecond}, used, nil
 }
 
 // headerTransport adds the configured headers to every request.

@@ -624,7 +624,8 @@ func TestEndToEndMCPServerWithNpx(t *testing.T) {
 	os.Symlink("../mcp-echo-test/index.js", filepath.Join(installed, ".bin", "mcp-echo-test"))
 	writeFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(base, "http://")+"\"]\n"+
 		"mcp:\n  servers:\n    echo:\n      command: [npx, -y, mcp-echo-test]\n      env: {npm_config_registry: \""+base+"/\"}\n      models: [\"*\"]\n"+
-		"    local:\n      command: [\""+filepath.Join(installed, ".bin", "mcp-echo-test")+"\"]\n      models: [\"*\"]\n")
+		"    local:\n      command: [\""+filepath.Join(installed, ".bin", "mcp-echo-test")+"\"]\n      models: [\"*\"]\n"+
+		"    offlist:\n      command: [npx, -y, mcp-echo-test]\n      env: {npm_config_registry: \"http://registry.example.invalid/\"}\n")
 	f.script(toolReply("llama3.2", fakeCall{id: "e1", name: "echo__echo", args: map[string]any{"text": "from npx"}},
 		fakeCall{id: "e2", name: "local__echo", args: map[string]any{"text": "from node_modules"}}), textReply("llama3.2", "Echoed."))
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=", "XDG_DATA_HOME=" + filepath.Join(root, "data"), "PATH=/usr/local/bin:/usr/bin:/bin"}
@@ -637,5 +638,10 @@ func TestEndToEndMCPServerWithNpx(t *testing.T) {
 	}
 	if r := toolResults(f.chatRequests())["e2"]; !strings.Contains(r, "echo: from node_modules") {
 		t.Fatalf("the server in a node_modules outside: %s\n%s", r, errOut)
+	}
+	// A server whose download the proxy refuses says so, naming the host
+	// and the setting — not a silent timeout.
+	if !strings.Contains(errOut, "MCP server offlist") || !strings.Contains(errOut, "[sandbox: network: registry.example.invalid is not a package registry") {
+		t.Fatalf("the refused server did not say why: %s", errOut)
 	}
 }
