@@ -2,7 +2,6 @@ package harvey
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -582,16 +581,8 @@ func cmdTools(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		fmt.Fprintln(out, "  "+l)
 	}
 	if a.mcp != nil && a.ModelName != "" {
-		sent := a.toolsFor(a.ModelName, a.window(a.Client))
-		for _, n := range sortedKeys(a.mcp.servers) {
-			count, toks := 0, 0
-			for _, t := range sent {
-				if strings.HasPrefix(t.Function.Name, n+mcpNameSep) {
-					b, _ := json.Marshal(t)
-					count, toks = count+1, toks+len(b)/4
-				}
-			}
-			fmt.Fprintf(out, "MCP %s: %s sent to %s, ~%d prompt tokens\n", n, plural(count, "tool"), a.ModelName, toks)
+		for _, l := range a.offerLines(a.ModelName, a.window(a.Client)) {
+			fmt.Fprintln(out, sanitizeForTerminal(l))
 		}
 	}
 	return nil

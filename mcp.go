@@ -49,10 +49,13 @@ type MCPServer struct {
 	Lazy     bool              `yaml:"lazy,omitempty"`    // start at the first prompt, not when Harvey starts
 }
 
-// offeredTo reports whether this server's tools are sent to model: only
-// when the config names the model (or "*"), so a small model's prompt does
-// not grow with every server the user runs.
+// offeredTo reports whether this server's tools are sent to model: to
+// every model unless models: narrows them (as Claude Code, Codex, Crush,
+// goose and Cursor do); the tool budget keeps a small model's prompt small.
 func (s MCPServer) offeredTo(model string) bool {
+	if len(s.Models) == 0 {
+		return true
+	}
 	for _, m := range s.Models {
 		if m == "*" || sameModel(m, model) {
 			return true
@@ -69,30 +72,98 @@ const defaultMaxTools = 24
 // window (a small local model); /mcp shows them whole.
 const mcpDescLimit = 300
 
-// toolsFor is the tool list one turn sends to model: every built-in and
-// user tool, then the MCP tools enabled for that model, up to max_tools;
-// long MCP descriptions cut when the window is small.
+// toolsFor is the tool list one turn sends to model (see toolPlan).
 func (a *Agent) toolsFor(model string, window int) []anyllm.Tool {
+	tools, _ := a.toolPlan(model, window)
+	return tools
+}
+
+// mcpOffer is what one server's tools came to for one model.
+type mcpOffer struct {
+	server          string
+	offered, total  int
+	tokens          int    // the offered tools' schemas, estimated
+	leftOut, reason string // why some were left out ("" when none were)
+}
+
+// toolPlan is the tool list one turn sends to model, and per MCP server
+// what was offered: every built-in and user tool first, then each
+// server's tools (in name order) while the model's budget lasts — at most
+// max_tools tools (default 24) and, for a model with a known window, tool
+// schemas of at most a quarter of it. Long MCP descriptions are cut for
+// such models.
+func (a *Agent) toolPlan(model string, window int) ([]anyllm.Tool, []mcpOffer) {
 	limit := a.Config.modelConfig(model).MaxTools
 	if limit <= 0 {
 		limit = defaultMaxTools
 	}
 	core := a.Tools.schemasWhere(func(_, src string) bool { return !strings.HasPrefix(src, "mcp:") })
-	extra := a.Tools.schemasWhere(func(_, src string) bool {
-		name, ok := strings.CutPrefix(src, "mcp:")
-		return ok && a.mcp != nil && a.mcp.servers[name] != nil && a.mcp.servers[name].cfg.offeredTo(model)
-	})
-	for _, t := range extra {
-		if len(core) >= limit {
-			break
+	used := schemaTokensOf(ModeSchema, core)
+	budget := window / 4
+	var offers []mcpOffer
+	if a.mcp != nil {
+		for _, name := range sortedKeys(a.mcp.servers) {
+			srv := a.mcp.servers[name]
+			tools := a.Tools.schemasWhere(func(_, src string) bool { return src == "mcp:"+name })
+			o := mcpOffer{server: name, total: len(tools)}
+			if !srv.cfg.offeredTo(model) {
+				if len(tools) > 0 {
+					o.leftOut, o.reason = plural(len(tools), "tool"), "models: does not name "+model
+				}
+				offers = append(offers, o)
+				continue
+			}
+			var left int
+			for _, t := range tools {
+				if window > 0 && len(t.Function.Description) > mcpDescLimit {
+					t.Function.Description = strings.ToValidUTF8(t.Function.Description[:mcpDescLimit], "") + "..."
+				}
+				cost := schemaTokensOf(ModeSchema, []anyllm.Tool{t})
+				switch {
+				case len(core) >= limit:
+					left++
+					o.reason = fmt.Sprintf("max_tools %d reached", limit)
+				case window > 0 && used+cost > budget:
+					left++
+					o.reason = fmt.Sprintf("the tool budget (a quarter of the %s-token window) is full", kilo(window))
+				default:
+					core = append(core, t)
+					used += cost
+					o.offered++
+					o.tokens += cost
+				}
+			}
+			if left > 0 {
+				o.leftOut = plural(left, "tool")
+			}
+			offers = append(offers, o)
 		}
-		if window > 0 && len(t.Function.Description) > mcpDescLimit {
-			t.Function.Description = strings.ToValidUTF8(t.Function.Description[:mcpDescLimit], "") + "..."
-		}
-		core = append(core, t)
 	}
 	sort.Slice(core, func(i, j int) bool { return core[i].Function.Name < core[j].Function.Name })
-	return core
+	return core, offers
+}
+
+// offerLines says, one line per server, what model is offered and what was
+// left out and why, and what all tools take of the window.
+func (a *Agent) offerLines(model string, window int) []string {
+	tools, offers := a.toolPlan(model, window)
+	all := schemaTokensOf(ModeSchema, tools)
+	var out []string
+	for _, o := range offers {
+		l := fmt.Sprintf("MCP %s: %d of %s offered to %s (~%d tokens)", o.server, o.offered, plural(o.total, "tool"), model, o.tokens)
+		if o.leftOut != "" {
+			l += fmt.Sprintf("; %s left out: %s", o.leftOut, o.reason)
+		}
+		out = append(out, l)
+	}
+	if len(offers) > 0 {
+		share := ""
+		if window > 0 {
+			share = fmt.Sprintf(" (%d%% of the %s-token window)", 100*all/window, kilo(window))
+		}
+		out = append(out, fmt.Sprintf("tools take ~%d tokens of every request%s", all, share))
+	}
+	return out
 }
 
 func (s MCPServer) enabled() bool { return s.Enabled == nil || *s.Enabled }
@@ -527,6 +598,11 @@ func cmdMCP(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 			fmt.Fprintf(out, "  %s%s%s — %s\n", n, mcpNameSep, sanitizeForTerminal(t.Name), sanitizeForTerminal(firstLine(t.Description)))
 		}
 		s.mu.Unlock()
+	}
+	if a.ModelName != "" {
+		for _, l := range a.offerLines(a.ModelName, a.window(a.Client)) {
+			fmt.Fprintln(out, sanitizeForTerminal(l))
+		}
 	}
 	return nil
 }

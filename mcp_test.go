@@ -220,12 +220,12 @@ func TestMCPServerFromWorkspaceNeedsConfirmation(t *testing.T) {
 	}
 }
 
-// A server's tools reach only the models its config names, and a model
+// models: narrows a server's tools to the models it names, and a model
 // cannot call what it was not offered.
 func TestMCPToolsOnlyForEnabledModels(t *testing.T) {
 	t.Parallel()
 	f := newFakeOllama(t, "llama3.2:latest")
-	env := mcpEnv(t, f, fmt.Sprintf("tok%d", time.Now().UnixNano())) // no models: listed
+	env := mcpEnv(t, f, fmt.Sprintf("tok%d", time.Now().UnixNano()), "mistral") // models: names another
 	f.script(toolReply("llama3.2", fakeCall{id: "e1", name: "t__echo", args: map[string]any{"text": "x"}}), textReply("llama3.2", "ok"))
 	if err := env.a.RunPrompt(t.Context(), "echo"); err != nil {
 		t.Fatal(err)
@@ -380,7 +380,7 @@ func TestMCPLazyStartAndPromptCost(t *testing.T) {
 	}
 	var out strings.Builder
 	env.a.Dispatch(t.Context(), "/tools", &out)
-	if !strings.Contains(out.String(), "MCP t: 6 tools sent to llama3.2:latest, ~") {
+	if !strings.Contains(out.String(), "MCP t: 6 of 6 tools offered to llama3.2:latest (~") {
 		t.Fatalf("/tools = %s", out.String())
 	}
 }
@@ -412,5 +412,42 @@ func TestMCPToolNamesRefused(t *testing.T) {
 		if !mcpToolNameRE.MatchString(n) {
 			t.Fatalf("a name providers refuse reached the request: %q", n)
 		}
+	}
+}
+
+// Issue 26: a configured server's tools reach every model by default,
+// within the model's budget — built-in tools first, then MCP tools while
+// max_tools and a quarter of the window last — and one line per server
+// says what was left out and why, and what the tools take of the window.
+func TestMCPToolsOnByDefaultWithinBudget(t *testing.T) {
+	t.Parallel()
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := mcpEnv(t, f, fmt.Sprintf("tok%d", time.Now().UnixNano())) // no models: every model
+	names := func() []string {
+		var out []string
+		for _, tl := range env.a.toolsFor("llama3.2:latest", env.a.window(env.a.Client)) {
+			out = append(out, tl.Function.Name)
+		}
+		return out
+	}
+	if n := names(); !slices.Contains(n, "t__echo") || !slices.Contains(n, "read_file") {
+		t.Fatalf("offered %v", n)
+	}
+	lines := env.a.offerLines("llama3.2:latest", env.a.window(env.a.Client))
+	if len(lines) != 2 || !strings.Contains(lines[0], "MCP t: 6 of 6 tools offered") || !strings.Contains(lines[1], "% of the 8.2k-token window") {
+		t.Fatalf("lines %q", lines)
+	}
+	// A small budget: max_tools 9 leaves room for two MCP tools after the seven built-in ones.
+	env.a.Config.Models = map[string]ModelConfig{"llama3.2": {MaxTools: 9}}
+	if n := names(); len(n) != 9 || !slices.Contains(n, "read_file") {
+		t.Fatalf("max_tools 9: %v", n)
+	}
+	if l := env.a.offerLines("llama3.2:latest", 8192)[0]; !strings.Contains(l, "2 of 6 tools offered") || !strings.Contains(l, "4 tools left out: max_tools 9 reached") {
+		t.Fatalf("line %q", l)
+	}
+	// A small window: the built-in tools alone fill a quarter of 2k tokens.
+	env.a.Config.Models = nil
+	if l := env.a.offerLines("llama3.2:latest", 2048)[0]; !strings.Contains(l, "0 of 6 tools offered") || !strings.Contains(l, "the tool budget (a quarter of the 2k-token window) is full") {
+		t.Fatalf("line %q", l)
 	}
 }

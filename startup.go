@@ -93,6 +93,11 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	}
 	a.connect(ctx, model)
 	a.startMCP(ctx)
+	if a.mcp != nil && len(a.mcp.servers) > 0 && a.ModelName != "" {
+		for _, l := range a.offerLines(a.ModelName, a.window(a.Client)) {
+			a.logf("%s", a.dim("· "+l))
+		}
+	}
 	if cf.AutoRecord {
 		if r, err := startRecorder(ws, "", a.ModelName, a.maxOut()); err == nil {
 			a.Recorder = r
