@@ -26,6 +26,8 @@ Usage:
   harvey --run FILE [flags]    run each line of FILE (command or prompt) in order
   harvey tools validate        check agents/tools/*.md; exit 1 if a file has a problem
   harvey mcp list              start the configured MCP servers, list them and their tools
+  harvey mcp add NAME -- CMD   add a server to your config (--env K=V; or --url URL); mcp remove NAME
+  harvey mcp import [NAME...]  list (or add) the servers of your Claude Desktop, Claude Code, Cursor, Codex configs
 
 Flags:
   -p, --prompt PROMPT  run one prompt headless
@@ -332,8 +334,18 @@ func pipeReadyWithin(f *os.File, d time.Duration) bool {
 // mcpCommand is `harvey mcp list`: start the configured MCP servers (no
 // model needed), list them and their tools, stop them.
 func mcpCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "add":
+			return mcpAdd(args[1:], stdout, stderr)
+		case "remove":
+			return mcpRemove(args[1:], stdout, stderr)
+		case "import":
+			return mcpImport(args[1:], stdout, stderr)
+		}
+	}
 	if len(args) != 1 || args[0] != "list" {
-		fmt.Fprintln(stderr, "usage: harvey mcp list")
+		fmt.Fprintln(stderr, mcpUsage)
 		return 2
 	}
 	ws, code := openCwdWorkspace(stderr)

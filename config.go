@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -144,6 +145,10 @@ type ConfigFile struct {
 	declined bool     // the user declined its gated settings this session
 	// Gated are workspace settings waiting for the user's confirmation.
 	Gated []gatedSetting
+	// extMCP are the servers of the workspace's .mcp.json (and the Cursor
+	// and VS Code spellings), extSum their files' hash, for the trust store.
+	extMCP map[string]MCPServer
+	extSum string
 }
 
 // loadConfig reads the user's own config and then agents/harvey.yaml over
@@ -155,6 +160,7 @@ type ConfigFile struct {
 func loadConfig(ws *Workspace) (*ConfigFile, error) {
 	user, uwarn, uerr := loadUserConfig()
 	cf := &ConfigFile{Config: user, base: user, Warnings: uwarn}
+	defer cf.addWorkspaceMCPFiles(ws)
 	data, err := ws.ReadInternal(ConfigPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return cf, uerr
@@ -197,6 +203,16 @@ func (cf *ConfigFile) AcceptWorkspace(root string) error {
 	}
 	cf.Config = mergeConfig(cf.Config, cf.ws, gatedNames(cf.Gated))
 	cf.Config.clamp()
+	if cf.extMCP != nil && slices.ContainsFunc(cf.Gated, func(g gatedSetting) bool { return g.Key == mcpFilesKey }) {
+		cf.Config.MCP.Servers = withServers(cf.Config.MCP.Servers, cf.extMCP)
+		if err := trustWorkspaceMCPFiles(root, cf.extSum); err != nil {
+			return err
+		}
+		if cf.data == nil {
+			cf.Gated = nil
+			return nil
+		}
+	}
 	cf.Gated = nil
 	return trustWorkspaceConfig(root, cf.data)
 }

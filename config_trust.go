@@ -52,9 +52,11 @@ type trustStore struct {
 }
 
 type trustEntry struct {
-	ConfigSHA256 string    `json:"config_sha256"`
-	ToolsSHA256  string    `json:"tools_sha256,omitempty"` // agents/tools/ as confirmed
-	At           time.Time `json:"at"`
+	ConfigSHA256 string `json:"config_sha256"`
+	ToolsSHA256  string `json:"tools_sha256,omitempty"` // agents/tools/ as confirmed
+	// MCPFilesSHA256 is .mcp.json (and the Cursor and VS Code files) as confirmed.
+	MCPFilesSHA256 string    `json:"mcp_files_sha256,omitempty"`
+	At             time.Time `json:"at"`
 }
 
 func trustPath() string {

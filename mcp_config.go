@@ -1,0 +1,509 @@
+package harvey
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// MCP servers as people already configure them: a workspace's .mcp.json
+// (Claude Code and others), .cursor/mcp.json (Cursor, same shape) and
+// .vscode/mcp.json (VS Code, under "servers") are read as workspace
+// configuration — the trust rule of agents/harvey.yaml: used after the
+// user confirms them once (remembered by the files' content hash), ignored
+// headless with one line. `harvey mcp add`, `remove` and `import` write
+// the user's own config, keeping its comments.
+
+// mcpFilesKey names the .mcp.json servers among the gated settings.
+const mcpFilesKey = "MCP servers in .mcp.json"
+
+// workspaceMCPFiles are the files read, and the key their servers sit under.
+var workspaceMCPFiles = []struct{ path, key string }{
+	{".mcp.json", "mcpServers"}, {".cursor/mcp.json", "mcpServers"}, {".vscode/mcp.json", "servers"},
+}
+
+// mcpJSONServer is one server in those files (and in Claude Desktop's,
+// Claude Code's and Cursor's own configs).
+type mcpJSONServer struct {
+	Type    string            `json:"type"`
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env"`
+	URL     string            `json:"url"`
+	Headers map[string]string `json:"headers"`
+}
+
+// toMCPServer converts a JSON entry; ok is false for what Harvey cannot run
+// (no command and no URL, or an SSE-only server).
+func (j mcpJSONServer) toMCPServer() (MCPServer, bool) {
+	switch {
+	case j.Command != "":
+		return MCPServer{Command: append([]string{j.Command}, j.Args...), Env: j.Env}, true
+	case j.URL != "" && j.Type != "sse":
+		return MCPServer{URL: j.URL, Headers: j.Headers}, true
+	}
+	return MCPServer{}, false
+}
+
+// parseMCPJSON reads the servers under key in a JSON config.
+func parseMCPJSON(data []byte, key string) (map[string]MCPServer, error) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	var raw map[string]mcpJSONServer
+	if b, ok := doc[key]; ok {
+		if err := json.Unmarshal(b, &raw); err != nil {
+			return nil, fmt.Errorf("%s: %v", key, err)
+		}
+	}
+	out := map[string]MCPServer{}
+	for name, j := range raw {
+		if s, ok := j.toMCPServer(); ok && validServerName(name) {
+			out[name] = s
+		}
+	}
+	return out, nil
+}
+
+// validServerName: a server's name prefixes its tools' names.
+func validServerName(n string) bool {
+	return n != "" && len(n) <= 32 && !strings.Contains(n, mcpNameSep) && mcpToolNameRE.MatchString(n)
+}
+
+// addWorkspaceMCPFiles reads the workspace's MCP files: confirmed ones add
+// their servers (never replacing one of yours, or agents/harvey.yaml's);
+// unconfirmed ones wait as a gated setting.
+func (cf *ConfigFile) addWorkspaceMCPFiles(ws *Workspace) {
+	h := sha256.New()
+	servers := map[string]MCPServer{}
+	for _, f := range workspaceMCPFiles {
+		data, err := ws.root.ReadFile(f.path)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				cf.Warnings = append(cf.Warnings, fmt.Sprintf("%s: %v", f.path, errText(err)))
+			}
+			continue
+		}
+		got, err := parseMCPJSON(data, f.key)
+		if err != nil {
+			cf.Warnings = append(cf.Warnings, fmt.Sprintf("%s: %v (its servers are not used)", f.path, err))
+			continue
+		}
+		fmt.Fprintf(h, "%s\n%d\n", f.path, len(data))
+		h.Write(data)
+		for n, s := range got {
+			if _, taken := servers[n]; !taken {
+				servers[n] = s
+			}
+		}
+	}
+	for n := range servers {
+		if _, mine := cf.Config.MCP.Servers[n]; mine {
+			delete(servers, n)
+		}
+	}
+	if len(servers) == 0 {
+		return
+	}
+	cf.extMCP, cf.extSum = servers, hex.EncodeToString(h.Sum(nil))
+	if workspaceMCPFilesTrusted(ws.Root, cf.extSum) {
+		cf.Config.MCP.Servers = withServers(cf.Config.MCP.Servers, servers)
+		return
+	}
+	var names []string
+	for n, s := range servers {
+		what := s.URL
+		if what == "" {
+			what = strings.Join(s.Command, " ")
+		}
+		names = append(names, n+" ("+what+")")
+	}
+	sort.Strings(names)
+	cf.Gated = append(cf.Gated, gatedSetting{mcpFilesKey, "starts MCP servers " + strings.Join(names, ", ")})
+}
+
+// withServers is a copy of base with add's servers (base's names win).
+func withServers(base, add map[string]MCPServer) map[string]MCPServer {
+	out := map[string]MCPServer{}
+	for n, s := range add {
+		out[n] = s
+	}
+	for n, s := range base {
+		out[n] = s
+	}
+	return out
+}
+
+func trustWorkspaceMCPFiles(root, sum string) error {
+	return updateTrust(root, func(e *trustEntry) { e.MCPFilesSHA256 = sum })
+}
+
+func workspaceMCPFilesTrusted(root, sum string) bool {
+	e, ok := loadTrust().Workspaces[root]
+	return ok && e.MCPFilesSHA256 == sum
+}
+
+// editUserConfig changes the user's own config as a YAML document, keeping
+// every other key and comment, and writes it atomically; it returns the
+// file's path.
+func editUserConfig(change func(top *yaml.Node) error) (string, error) {
+	dir := userConfigDir()
+	if dir == "" {
+		return "", errors.New("no config directory (HOME is not set)")
+	}
+	p := filepath.Join(dir, "harvey.yaml")
+	var doc yaml.Node
+	if data, err := os.ReadFile(p); err == nil {
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			return "", fmt.Errorf("%s: %v (fix it first; it was left as it is)", p, err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	if len(doc.Content) == 0 {
+		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
+	}
+	top := doc.Content[0]
+	if top.Kind != yaml.MappingNode {
+		return "", fmt.Errorf("%s is not a mapping", p)
+	}
+	if err := change(top); err != nil {
+		return "", err
+	}
+	out, err := yaml.Marshal(&doc)
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, out, 0o600); err != nil {
+		return "", err
+	}
+	return p, os.Rename(tmp, p)
+}
+
+// mapEntry finds key in a mapping node, adding an empty mapping when
+// create is set.
+func mapEntry(m *yaml.Node, key string, create bool) *yaml.Node {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i+1]
+		}
+	}
+	if !create {
+		return nil
+	}
+	v := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key}, v)
+	return v
+}
+
+// setServer writes (or replaces) mcp.servers.NAME in the user's config.
+func setServer(name string, s MCPServer) (string, error) {
+	return editUserConfig(func(top *yaml.Node) error {
+		servers := mapEntry(mapEntry(top, "mcp", true), "servers", true)
+		var v yaml.Node
+		if err := v.Encode(s); err != nil {
+			return err
+		}
+		for i := 0; i+1 < len(servers.Content); i += 2 {
+			if servers.Content[i].Value == name {
+				servers.Content[i+1] = &v
+				return nil
+			}
+		}
+		servers.Content = append(servers.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: name}, &v)
+		return nil
+	})
+}
+
+// removeServer deletes mcp.servers.NAME from the user's config.
+func removeServer(name string) (string, error) {
+	return editUserConfig(func(top *yaml.Node) error {
+		servers := mapEntry(mapEntry(top, "mcp", true), "servers", true)
+		for i := 0; i+1 < len(servers.Content); i += 2 {
+			if servers.Content[i].Value == name {
+				servers.Content = slices.Delete(servers.Content, i, i+2)
+				return nil
+			}
+		}
+		return fmt.Errorf("no MCP server %q in your config", name)
+	})
+}
+
+const mcpUsage = `usage: harvey mcp list
+       harvey mcp add NAME [--env K=V]... [--read-only TOOL]... -- COMMAND [ARGS...]
+       harvey mcp add NAME --url URL [--header K=V]...
+       harvey mcp remove NAME
+       harvey mcp import [NAME...]     servers in Claude Desktop, Claude Code, Cursor and Codex configs`
+
+// mcpAdd is `harvey mcp add`.
+func mcpAdd(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		fmt.Fprintln(stderr, mcpUsage)
+		return 2
+	}
+	name, args := args[0], args[1:]
+	if !validServerName(name) {
+		fmt.Fprintf(stderr, "harvey: server name %q: use 1 to 32 letters, digits, _ or - (no __)\n", name)
+		return 2
+	}
+	var s MCPServer
+	kv := func(v string, m *map[string]string) bool {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok || k == "" {
+			return false
+		}
+		if *m == nil {
+			*m = map[string]string{}
+		}
+		(*m)[k] = val
+		return true
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		val := ""
+		if i+1 < len(args) {
+			val = args[i+1]
+		}
+		switch a {
+		case "--":
+			s.Command = args[i+1:]
+			i = len(args)
+			continue
+		case "--env":
+			if !kv(val, &s.Env) {
+				fmt.Fprintf(stderr, "harvey: --env takes K=V, not %q\n", val)
+				return 2
+			}
+		case "--header":
+			if !kv(val, &s.Headers) {
+				fmt.Fprintf(stderr, "harvey: --header takes K=V, not %q\n", val)
+				return 2
+			}
+		case "--url":
+			s.URL = val
+		case "--read-only":
+			s.ReadOnly = append(s.ReadOnly, val)
+		default:
+			fmt.Fprintln(stderr, mcpUsage)
+			return 2
+		}
+		i++
+	}
+	if (len(s.Command) == 0) == (s.URL == "") {
+		fmt.Fprintln(stderr, "harvey: give either -- COMMAND [ARGS...] or --url URL")
+		return 2
+	}
+	p, err := setServer(name, s)
+	if err != nil {
+		fmt.Fprintf(stderr, "harvey: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "added MCP server %s to %s\n", name, p)
+	return 0
+}
+
+// mcpRemove is `harvey mcp remove NAME`.
+func mcpRemove(args []string, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintln(stderr, mcpUsage)
+		return 2
+	}
+	p, err := removeServer(args[0])
+	if err != nil {
+		fmt.Fprintf(stderr, "harvey: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "removed MCP server %s from %s\n", args[0], p)
+	return 0
+}
+
+// importSource is another client's config file and where its servers are.
+type importSource struct {
+	client, path string
+	servers      map[string]MCPServer
+}
+
+// importSources reads the MCP servers of the user's other clients: Claude
+// Desktop, Claude Code (~/.claude.json, top level and per project), Cursor
+// (~/.cursor/mcp.json) and Codex (~/.codex/config.toml).
+func importSources(home string) []importSource {
+	var out []importSource
+	read := func(client, p, key string) {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return
+		}
+		if s, err := parseMCPJSON(data, key); err == nil && len(s) > 0 {
+			out = append(out, importSource{client, p, s})
+		}
+	}
+	for _, p := range []string{filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"), filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")} {
+		read("Claude Desktop", p, "mcpServers")
+	}
+	claude := filepath.Join(home, ".claude.json")
+	read("Claude Code", claude, "mcpServers")
+	if data, err := os.ReadFile(claude); err == nil {
+		var doc struct {
+			Projects map[string]json.RawMessage `json:"projects"`
+		}
+		if json.Unmarshal(data, &doc) == nil {
+			for _, dir := range sortedKeys(doc.Projects) {
+				if s, err := parseMCPJSON(doc.Projects[dir], "mcpServers"); err == nil && len(s) > 0 {
+					out = append(out, importSource{"Claude Code (" + dir + ")", claude, s})
+				}
+			}
+		}
+	}
+	read("Cursor", filepath.Join(home, ".cursor", "mcp.json"), "mcpServers")
+	if data, err := os.ReadFile(filepath.Join(home, ".codex", "config.toml")); err == nil {
+		if s := codexServers(string(data)); len(s) > 0 {
+			out = append(out, importSource{"Codex", filepath.Join(home, ".codex", "config.toml"), s})
+		}
+	}
+	return out
+}
+
+// mcpImport is `harvey mcp import [NAME...]`: without names it lists what
+// it found; with names it adds those servers to the user's config.
+func mcpImport(args []string, stdout, stderr io.Writer) int {
+	home, _ := os.UserHomeDir()
+	sources := importSources(home)
+	if len(args) == 0 {
+		if len(sources) == 0 {
+			fmt.Fprintln(stdout, "no MCP servers found in Claude Desktop, Claude Code, Cursor or Codex configs")
+			return 0
+		}
+		for _, src := range sources {
+			fmt.Fprintf(stdout, "%s (%s):\n", src.client, src.path)
+			for _, n := range sortedKeys(src.servers) {
+				s := src.servers[n]
+				what := s.URL
+				if what == "" {
+					what = strings.Join(s.Command, " ")
+				}
+				fmt.Fprintf(stdout, "  %-20s %s\n", n, sanitizeForTerminal(what))
+			}
+		}
+		fmt.Fprintln(stdout, "add some with: harvey mcp import NAME [NAME...]")
+		return 0
+	}
+	code := 0
+	for _, name := range args {
+		var found *MCPServer
+		for _, src := range sources {
+			if s, ok := src.servers[name]; ok {
+				found = &s
+				break
+			}
+		}
+		if found == nil {
+			fmt.Fprintf(stderr, "harvey: no MCP server %q in the configs found (harvey mcp import lists them)\n", name)
+			code = 1
+			continue
+		}
+		p, err := setServer(name, *found)
+		if err != nil {
+			fmt.Fprintf(stderr, "harvey: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "added MCP server %s to %s\n", name, p)
+	}
+	return code
+}
+
+// codexServers reads [mcp_servers.NAME] tables from Codex's config.toml:
+// command = "...", args = ["..."], and an [mcp_servers.NAME.env] table or
+// env = { K = "V" } — the part of TOML those tables use; anything else in
+// the file is skipped.
+func codexServers(toml string) map[string]MCPServer {
+	out := map[string]MCPServer{}
+	cur, inEnv := "", false
+	for _, raw := range strings.Split(toml, "\n") {
+		line := strings.TrimSpace(raw)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if strings.HasPrefix(line, "[") {
+			t := strings.Trim(line, "[] ")
+			cur, inEnv = "", false
+			if rest, ok := strings.CutPrefix(t, "mcp_servers."); ok {
+				name, sub, _ := strings.Cut(rest, ".")
+				name = strings.Trim(name, `"`)
+				if validServerName(name) && (sub == "" || sub == "env") {
+					cur, inEnv = name, sub == "env"
+				}
+			}
+			continue
+		}
+		if cur == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		k, v = strings.Trim(strings.TrimSpace(k), `"`), strings.TrimSpace(v)
+		s := out[cur]
+		switch {
+		case inEnv:
+			if s.Env == nil {
+				s.Env = map[string]string{}
+			}
+			s.Env[k] = tomlString(v)
+		case k == "command":
+			s.Command = append([]string{tomlString(v)}, s.Command[min(1, len(s.Command)):]...)
+		case k == "args":
+			var args []string
+			if json.Unmarshal([]byte(v), &args) == nil {
+				head := []string{""}
+				if len(s.Command) > 0 {
+					head = s.Command[:1]
+				}
+				s.Command = append(head, args...)
+			}
+		case k == "url":
+			s.URL = tomlString(v)
+		case k == "env" && strings.HasPrefix(v, "{"):
+			s.Env = map[string]string{}
+			for _, pair := range strings.Split(strings.Trim(v, "{} "), ",") {
+				if ek, ev, ok := strings.Cut(pair, "="); ok {
+					s.Env[strings.Trim(strings.TrimSpace(ek), `"`)] = tomlString(strings.TrimSpace(ev))
+				}
+			}
+		}
+		out[cur] = s
+	}
+	for n, s := range out {
+		if (len(s.Command) == 0 || s.Command[0] == "") && s.URL == "" {
+			delete(out, n)
+		}
+	}
+	return out
+}
+
+// tomlString reads a basic or literal TOML string ("a\"b" or 'a').
+func tomlString(v string) string {
+	if strings.HasPrefix(v, `"`) {
+		var s string
+		if json.Unmarshal([]byte(v), &s) == nil {
+			return s
+		}
+	}
+	return strings.Trim(v, `'"`)
+}

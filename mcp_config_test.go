@@ -1,0 +1,109 @@
+package harvey
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// A workspace's .mcp.json (and the Cursor and VS Code spellings) is
+// workspace configuration (issue 26): headless and unconfirmed, nothing
+// starts and one line says what waits; the REPL asks once, a yes is
+// remembered by the files' hash, and a changed file asks again.
+func TestWorkspaceMCPJSONNeedsConfirmation(t *testing.T) {
+	freshConfigHome(t)
+	dir := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "ran")
+	writeFile(t, dir, ".mcp.json", `{"mcpServers": {"fs": {"command": "sh", "args": ["-c", "touch `+marker+`"], "env": {"A": "1"}}, "bad__name": {"command": "x"}}}`)
+	writeFile(t, dir, ".vscode/mcp.json", `{"servers": {"docs": {"type": "http", "url": "https://docs.example.com/mcp"}}}`)
+	writeFile(t, dir, ".cursor/mcp.json", `{"mcpServers": {"fs": {"command": "other"}}}`)
+	a, errOut := startIn(t, dir, false, "")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("an unconfirmed .mcp.json server ran")
+	}
+	if a.mcp != nil && len(a.mcp.servers) > 0 {
+		t.Fatalf("servers: %v", a.mcp.servers)
+	}
+	w := errOut.String()
+	if !strings.Contains(w, "MCP servers in .mcp.json (starts MCP servers docs (https://docs.example.com/mcp), fs (sh -c touch") || !strings.Contains(w, "ignored headless") {
+		t.Fatalf("warning: %s", w)
+	}
+	b, errOut := startIn(t, dir, true, "y\n")
+	if !strings.Contains(errOut.String(), "MCP servers in .mcp.json") {
+		t.Fatalf("the REPL did not ask: %s", errOut.String())
+	}
+	fs, ok := b.Config.MCP.Servers["fs"]
+	if !ok || fs.Command[0] != "sh" || fs.Env["A"] != "1" || b.Config.MCP.Servers["docs"].URL != "https://docs.example.com/mcp" {
+		t.Fatalf("servers after yes: %+v", b.Config.MCP.Servers)
+	}
+	if _, ok := b.Config.MCP.Servers["bad__name"]; ok {
+		t.Fatal("a server name with __ was taken")
+	}
+	c, errOut := startIn(t, dir, false, "")
+	if _, ok := c.Config.MCP.Servers["fs"]; !ok || strings.Contains(errOut.String(), "not yet confirmed") {
+		t.Fatalf("the yes was not remembered: %s", errOut.String())
+	}
+	writeFile(t, dir, ".mcp.json", `{"mcpServers": {"fs": {"command": "sh", "args": ["-c", "curl evil"]}}}`)
+	d, errOut := startIn(t, dir, false, "")
+	if _, ok := d.Config.MCP.Servers["fs"]; ok || !strings.Contains(errOut.String(), "ignored headless") {
+		t.Fatalf("a changed .mcp.json was trusted: %s", errOut.String())
+	}
+}
+
+// harvey mcp add / remove / import, through the built binary: the user's
+// config keeps its comments; import finds Claude Desktop's, Claude Code's
+// (top level and per project), Cursor's and Codex's servers.
+func TestEndToEndMCPAddRemoveImport(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	home, cfg, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	writeFile(t, cfg, "harvey/harvey.yaml", "# my settings\nmodel: llama3.2 # the small one\n")
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg}
+	run := func(args ...string) (string, string, int) { return runHarveyEnv(t, bin, dir, "", env, args...) }
+	if out, errOut, code := run("mcp", "add", "fs", "--env", "ROOT=/data", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/data"); code != 0 || !strings.Contains(out, "added MCP server fs") {
+		t.Fatalf("add: %d %s %s", code, out, errOut)
+	}
+	if _, errOut, code := run("mcp", "add", "docs", "--url", "https://docs.example.com/mcp", "--header", "Authorization=Bearer ${DOCS_TOKEN}"); code != 0 {
+		t.Fatalf("add --url: %d %s", code, errOut)
+	}
+	if _, _, code := run("mcp", "add", "x"); code != 2 {
+		t.Fatalf("add without a command: %d", code)
+	}
+	data, _ := os.ReadFile(filepath.Join(cfg, "harvey", "harvey.yaml"))
+	if !strings.Contains(string(data), "# my settings") || !strings.Contains(string(data), "# the small one") {
+		t.Fatalf("comments lost:\n%s", data)
+	}
+	var c Config
+	if err := yaml.Unmarshal(data, &c); err != nil || strings.Join(c.MCP.Servers["fs"].Command, " ") != "npx -y @modelcontextprotocol/server-filesystem /data" ||
+		c.MCP.Servers["fs"].Env["ROOT"] != "/data" || c.MCP.Servers["docs"].Headers["Authorization"] != "Bearer ${DOCS_TOKEN}" || c.Model != "llama3.2" {
+		t.Fatalf("config:\n%s", data)
+	}
+	if _, errOut, code := run("mcp", "remove", "fs"); code != 0 {
+		t.Fatalf("remove: %s", errOut)
+	}
+	if _, _, code := run("mcp", "remove", "fs"); code != 1 {
+		t.Fatal("removing twice succeeded")
+	}
+	writeFile(t, home, ".config/Claude/claude_desktop_config.json", `{"mcpServers": {"everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]}}}`)
+	writeFile(t, home, ".claude.json", `{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}, "projects": {"/src/app": {"mcpServers": {"pg": {"command": "pg-mcp", "env": {"PGHOST": "db"}}}}}}`)
+	writeFile(t, home, ".cursor/mcp.json", `{"mcpServers": {"remote": {"url": "https://mcp.example.com/mcp"}}}`)
+	writeFile(t, home, ".codex/config.toml", "model = \"o3\"\n\n[mcp_servers.time]\ncommand = \"uvx\"\nargs = [\"mcp-server-time\", \"--local-timezone=UTC\"]\n\n[mcp_servers.time.env]\nTZ = \"UTC\"\n")
+	out, _, code := run("mcp", "import")
+	for _, want := range []string{"Claude Desktop", "everything", "Claude Code", "memory", "Claude Code (/src/app)", "pg", "Cursor", "remote", "Codex", "time", "uvx mcp-server-time --local-timezone=UTC"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("import lists (%d), lacks %q:\n%s", code, want, out)
+		}
+	}
+	if _, errOut, code := run("mcp", "import", "time", "pg", "remote"); code != 0 {
+		t.Fatalf("import: %s", errOut)
+	}
+	data, _ = os.ReadFile(filepath.Join(cfg, "harvey", "harvey.yaml"))
+	c = Config{}
+	yaml.Unmarshal(data, &c)
+	if c.MCP.Servers["time"].Env["TZ"] != "UTC" || c.MCP.Servers["time"].Command[0] != "uvx" || c.MCP.Servers["pg"].Env["PGHOST"] != "db" || c.MCP.Servers["remote"].URL != "https://mcp.example.com/mcp" {
+		t.Fatalf("imported:\n%s", data)
+	}
+}
