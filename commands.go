@@ -58,7 +58,7 @@ func (a *Agent) registerCommands() {
 	add(&Command{Name: "security", Usage: "/security", Summary: "safe mode, permissions and audit at a glance", Handler: cmdSecurity})
 	add(&Command{Name: "record", Usage: "/record start [FILE]|stop|status", Summary: "record the session as Markdown under agents/sessions/", Handler: cmdRecord})
 	add(&Command{Name: "mcp", Usage: "/mcp [restart NAME]", Summary: "MCP servers: state, tools and their prompt cost; restart one", Handler: cmdMCP,
-		Help: "Servers come from mcp: servers: in your config (a workspace's servers start only after you confirm them). Their tools are named SERVER__tool and ask before they run unless your config lists them under read_only."})
+		Help: "Servers come from mcp: servers: in your config (harvey mcp add, harvey mcp import) and from a workspace's .mcp.json or agents/harvey.yaml (those start only after you confirm them). Their tools are named SERVER__tool, reach every model unless models: narrows them, within the model's tool budget (a line per server says what was left out and why), and ask before they run unless your config lists them under read_only. A server's prompts run as /SERVER:PROMPT [ARG=VALUE]..."})
 	add(&Command{Name: "tools", Usage: "/tools [on|off|reload|check]", Summary: "list tools and the model's tool mode; turn tools on or off; reload or check agents/tools/*.md", Handler: cmdTools,
 		Help: "User tools are Markdown files in agents/tools/NAME.md: YAML front matter (parameters, command as an argv list, timeout, effect) and the description as the body. See docs/user-tools.md."})
 	add(&Command{Name: "model", Usage: "/model [NAME]", Summary: "list models, or switch to NAME", Handler: cmdModel})
@@ -97,6 +97,11 @@ func (a *Agent) Dispatch(ctx context.Context, line string, out io.Writer) error 
 	name = strings.ToLower(name)
 	rest = strings.TrimSpace(rest)
 	c, ok := a.commands[name]
+	if server, prompt, isPrompt := strings.Cut(body, ":"); !ok && isPrompt && !strings.Contains(server, " ") {
+		// /SERVER:PROMPT: an MCP server's prompt as a slash command.
+		prompt, rest, _ := strings.Cut(prompt, " ")
+		return a.runMCPPrompt(ctx, server, prompt, splitArgs(strings.TrimSpace(rest)))
+	}
 	if !ok {
 		return fmt.Errorf("unknown command /%s; try /help", name)
 	}

@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -183,8 +185,9 @@ type mcpServer struct {
 	tools    []*mcp.Tool
 	state    string // "running", "failed: ...", "stopped"
 	restarts int
-	changed  atomic.Bool  // the server said its tool list changed
-	spec     *sandboxSpec // the sandbox it runs in (stdio), to explain a failure
+	changed  atomic.Bool   // the server said its tool list changed
+	spec     *sandboxSpec  // the sandbox it runs in (stdio), to explain a failure
+	prompts  []*mcp.Prompt // the server's prompts: /SERVER:PROMPT in the REPL
 }
 
 // mcpManager holds the session's servers.
@@ -245,6 +248,9 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 	client := mcp.NewClient(&mcp.Implementation{Name: "harvey", Version: Version}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.changed.Store(true) },
 	})
+	// The workspace is the client's root: a server that asks where to work
+	// (a filesystem or git server) is told.
+	client.AddRoots(&mcp.Root{URI: "file://" + m.a.Workspace.Root, Name: filepath.Base(m.a.Workspace.Root)})
 	session, err := client.Connect(cctx, t, nil)
 	if err != nil {
 		if cctx.Err() != nil {
@@ -274,6 +280,15 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 		return fmt.Errorf("tools/list: %w", err)
 	}
 	s.session, s.tools, s.state = session, tools, "running"
+	s.prompts = nil
+	if res := session.InitializeResult(); res != nil && res.Capabilities != nil && res.Capabilities.Prompts != nil {
+		for p, err := range session.Prompts(cctx, nil) {
+			if err != nil {
+				break
+			}
+			s.prompts = append(s.prompts, p)
+		}
+	}
 	return nil
 }
 
@@ -604,7 +619,90 @@ func cmdMCP(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 			fmt.Fprintln(out, sanitizeForTerminal(l))
 		}
 	}
+	for _, n := range names {
+		for _, p := range a.mcp.servers[n].prompts {
+			fmt.Fprintf(out, "prompt /%s:%s — %s\n", n, sanitizeForTerminal(p.Name), sanitizeForTerminal(firstLine(p.Description)))
+		}
+	}
 	return nil
+}
+
+// runMCPPrompt runs /SERVER:PROMPT [ARG=VALUE | VALUE]...: the server's
+// prompt, filled with the arguments (by name, or in the order the prompt
+// declares them), becomes the user's next request to the model.
+func (a *Agent) runMCPPrompt(ctx context.Context, server, name string, args []string) error {
+	var s *mcpServer
+	if a.mcp != nil {
+		s = a.mcp.servers[server]
+	}
+	if s == nil {
+		return fmt.Errorf("unknown command /%s:%s; no MCP server %q (see /mcp)", server, name, server)
+	}
+	s.mu.Lock()
+	session := s.session
+	var prompt *mcp.Prompt
+	for _, p := range s.prompts {
+		if p.Name == name {
+			prompt = p
+		}
+	}
+	s.mu.Unlock()
+	if session == nil || prompt == nil {
+		return fmt.Errorf("MCP server %s has no prompt %q (see /mcp)", server, name)
+	}
+	values := map[string]string{}
+	pos := 0
+	for _, arg := range args {
+		if k, v, ok := strings.Cut(arg, "="); ok && slices.ContainsFunc(prompt.Arguments, func(pa *mcp.PromptArgument) bool { return pa.Name == k }) {
+			values[k] = v
+			continue
+		}
+		for pos < len(prompt.Arguments) && values[prompt.Arguments[pos].Name] != "" {
+			pos++
+		}
+		if pos >= len(prompt.Arguments) {
+			return fmt.Errorf("/%s:%s takes %s", server, name, promptUsage(prompt))
+		}
+		values[prompt.Arguments[pos].Name] = arg
+	}
+	for _, pa := range prompt.Arguments {
+		if pa.Required && values[pa.Name] == "" {
+			return fmt.Errorf("/%s:%s needs %s; usage: /%s:%s %s", server, name, pa.Name, server, name, promptUsage(prompt))
+		}
+	}
+	res, err := session.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: values})
+	if err != nil {
+		return fmt.Errorf("MCP server %s: prompt %s: %v", server, name, err)
+	}
+	var b strings.Builder
+	for _, m := range res.Messages {
+		if t, ok := m.Content.(*mcp.TextContent); ok {
+			if b.Len() > 0 {
+				b.WriteString("\n\n")
+			}
+			b.WriteString(t.Text)
+		}
+	}
+	if strings.TrimSpace(b.String()) == "" {
+		return fmt.Errorf("MCP server %s: prompt %s gave no text", server, name)
+	}
+	return a.chatTurn(ctx, b.String())
+}
+
+// promptUsage lists a prompt's arguments: NAME=VALUE, [OPTIONAL=VALUE].
+func promptUsage(p *mcp.Prompt) string {
+	var parts []string
+	for _, pa := range p.Arguments {
+		if pa.Required {
+			parts = append(parts, pa.Name+"=VALUE")
+		} else {
+			parts = append(parts, "["+pa.Name+"=VALUE]")
+		}
+	}
+	if len(parts) == 0 {
+		return "no arguments"
+	}
+	return strings.Join(parts, " ")
 }
 
 // serversFailed names the servers that are not running.

@@ -20,6 +20,24 @@ import (
 func init() {
 	testHelpers["mcp-server"] = func(string) int { return runTestMCPServer() }
 	testHelpers["mcp-badnames"] = func(string) int { return runBadNamesMCPServer() }
+	testHelpers["mcp-extra"] = func(string) int { return runExtraMCPServer() }
+}
+
+// runExtraMCPServer serves a prompt with arguments.
+func runExtraMCPServer() int {
+	s := mcp.NewServer(&mcp.Implementation{Name: "extra", Version: "1"}, nil)
+	s.AddPrompt(&mcp.Prompt{Name: "review", Description: "Review one file.", Arguments: []*mcp.PromptArgument{{Name: "file", Required: true}, {Name: "focus"}}},
+		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			text := "Review the file " + req.Params.Arguments["file"] + " carefully."
+			if f := req.Params.Arguments["focus"]; f != "" {
+				text += " Focus on " + f + "."
+			}
+			return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: text}}}}, nil
+		})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		return 1
+	}
+	return 0
 }
 
 // runBadNamesMCPServer serves tools whose names no provider accepts, and
@@ -449,5 +467,87 @@ func TestMCPToolsOnByDefaultWithinBudget(t *testing.T) {
 	env.a.Config.Models = nil
 	if l := env.a.offerLines("llama3.2:latest", 2048)[0]; !strings.Contains(l, "0 of 6 tools offered") || !strings.Contains(l, "the tool budget (a quarter of the 2k-token window) is full") {
 		t.Fatalf("line %q", l)
+	}
+}
+
+// A server's prompt runs as /SERVER:PROMPT (issue 26), its arguments by
+// name or in order, and becomes the request to the model.
+func TestMCPPromptsAsSlashCommands(t *testing.T) {
+	t.Parallel()
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
+	env.a.Config.MCP.Servers = map[string]MCPServer{"x": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-extra"}}}
+	env.a.startMCP(t.Context())
+	t.Cleanup(env.a.mcp.close)
+	var out strings.Builder
+	cmdMCP(t.Context(), env.a, nil, &out)
+	if !strings.Contains(out.String(), "prompt /x:review — Review one file.") {
+		t.Fatalf("/mcp = %s", out.String())
+	}
+	for _, line := range []string{"/x:review main.go", "/x:review focus=errors file=main.go", "/x:review main.go errors"} {
+		f.script(textReply("llama3.2", "Reviewed."))
+		if err := env.a.RunPrompt(t.Context(), line); err != nil {
+			t.Fatalf("%s: %v", line, err)
+		}
+		reqs := f.chatRequests()
+		m := messagesOf(reqs[len(reqs)-1])
+		last := m[len(m)-1]["content"].(string)
+		if !strings.Contains(last, "Review the file main.go carefully.") || strings.Contains(line, "errors") != strings.Contains(last, "Focus on errors.") {
+			t.Fatalf("%s sent %q", line, last)
+		}
+	}
+	for line, want := range map[string]string{"/x:review": "needs file", "/x:nosuch": "has no prompt", "/y:review a": "no MCP server", "/x:review a b c": "takes file=VALUE [focus=VALUE]"} {
+		if err := env.a.RunPrompt(t.Context(), line); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v", line, err)
+		}
+	}
+}
+
+// rootsServerJS is a server on an older protocol version that, once
+// initialized, asks the client for its roots (as filesystem and git
+// servers do) and reports them from a tool.
+const rootsServerJS = `const rl = require('readline').createInterface({ input: process.stdin });
+const send = m => process.stdout.write(JSON.stringify(Object.assign({ jsonrpc: '2.0' }, m)) + '\n');
+let roots = 'none yet';
+rl.on('line', line => {
+  const m = JSON.parse(line);
+  if (m.method === 'notifications/initialized') return send({ id: 'roots-1', method: 'roots/list', params: {} });
+  if (m.id === 'roots-1') { roots = m.result ? m.result.roots.map(r => r.uri).join(' ') : JSON.stringify(m.error); return; }
+  if (m.id === undefined) return;
+  if (m.method === 'initialize') return send({ id: m.id, result: { protocolVersion: '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'roots', version: '1.0.0' } } });
+  if (m.method === 'tools/list') return send({ id: m.id, result: { tools: [{ name: 'roots', description: 'The client roots.', inputSchema: { type: 'object', properties: {} } }] } });
+  if (m.method === 'tools/call') return send({ id: m.id, result: { content: [{ type: 'text', text: 'roots: ' + roots }] } });
+  send({ id: m.id, error: { code: -32601, message: 'no such method' } });
+});
+`
+
+// A server that asks for roots is given the workspace (issue 26).
+func TestMCPRootsAreTheWorkspace(t *testing.T) {
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node")
+	}
+	script := filepath.Join(t.TempDir(), "roots.js")
+	os.WriteFile(script, []byte(rootsServerJS), 0o644)
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	env.a.Config.Sandbox.Readable = []string{filepath.Dir(script)}
+	env.a.Config.MCP.Servers = map[string]MCPServer{"r": {Command: []string{node, script}}}
+	env.a.startMCP(t.Context())
+	t.Cleanup(env.a.mcp.close)
+	// The server asks once initialized: wait until it has its answer.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if out, _ := invokeTool(env.a, "r__roots", t.Context(), map[string]any{}); !strings.Contains(out, "none yet") {
+			break
+		}
+	}
+	f.script(toolReply("llama3.2", fakeCall{id: "r", name: "r__roots", args: map[string]any{}}), textReply("llama3.2", "ok"))
+	if err := env.a.RunPrompt(t.Context(), "where am I"); err != nil {
+		t.Fatal(err)
+	}
+	if r := toolResults(f.chatRequests())["r"]; !strings.Contains(r, "roots: file://"+env.ws.Root) {
+		t.Fatalf("roots: %s", r)
 	}
 }
