@@ -110,6 +110,9 @@ func testMCPServer() *mcp.Server {
 	s.AddTool(&mcp.Tool{Name: "hang", Description: "Never answers.", InputSchema: obj(`{}`)},
 		func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			<-ctx.Done()
+			// The client's notifications/cancelled ends ctx: say so in the
+			// working directory (the workspace, which the sandbox lets it write).
+			os.WriteFile("mcp-call-cancelled.txt", []byte("cancelled\n"), 0o644)
 			time.Sleep(time.Hour)
 			return nil, nil
 		})
@@ -549,5 +552,35 @@ func TestMCPRootsAreTheWorkspace(t *testing.T) {
 	}
 	if r := toolResults(f.chatRequests())["r"]; !strings.Contains(r, "roots: file://"+env.ws.Root) {
 		t.Fatalf("roots: %s", r)
+	}
+}
+
+// Ctrl-C during a long MCP call (the turn's context cancelled) sends the
+// protocol's cancellation — the server's handler sees it — and the session
+// goes on with the same server (issue 26).
+func TestMCPCallCancelledOnInterrupt(t *testing.T) {
+	t.Parallel()
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := mcpEnv(t, f, fmt.Sprintf("tok%d", time.Now().UnixNano()))
+	env.a.Config.RunTimeout = Duration(time.Minute)
+	f.script(toolReply("llama3.2", fakeCall{id: "h", name: "t__hang", args: map[string]any{}})) // the turn ends with Ctrl-C
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	env.a.RunPrompt(ctx, "wait")
+	marker := filepath.Join(env.dir, "mcp-call-cancelled.txt")
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the server never saw the cancellation")
+		}
+	}
+	f.script(toolReply("llama3.2", fakeCall{id: "e", name: "t__echo", args: map[string]any{"text": "still here"}}), textReply("llama3.2", "ok"))
+	if err := env.a.RunPrompt(t.Context(), "echo"); err != nil {
+		t.Fatal(err)
+	}
+	if r := toolResults(f.chatRequests())["e"]; !strings.Contains(r, "echo: still here") {
+		t.Fatalf("after the cancellation: %s", r)
 	}
 }
