@@ -149,13 +149,19 @@ type Agent struct {
 	ModelName string
 	OllamaURL string
 
-	approved    map[string]bool // tools approved "always" this session
-	cancelTurn  func()          // stops the REPL's current turn (Ctrl-C at a question)
-	unapproved  int             // actions refused headless for want of --yes
-	ollama      *startedOllama  // an ollama serve this session started
-	tty         *os.File        // the terminal the user reads (stdout or stderr), for its width
-	caps        map[string]Capability
-	layouts     map[string]promptLayout // per model: where its tools go in the prompt
+	approved   map[string]bool // tools approved "always" this session
+	cancelTurn func()          // stops the REPL's current turn (Ctrl-C at a question)
+	unapproved int             // actions refused headless for want of --yes
+	ollama     *startedOllama  // an ollama serve this session started
+	tty        *os.File        // the terminal the user reads (stdout or stderr), for its width
+	caps       map[string]Capability
+	layouts    map[string]promptLayout // per model: where its tools go in the prompt
+	// toolBlocks is, per model, the tools written into the fixed part of
+	// the prompt at the session's first request with a llama3 or mistral
+	// layout; tools that arrive later (a lazy server, list_changed) are
+	// announced in the prompt of the turn they arrive in, so the rendered
+	// prefix only grows (layout.go: pinToolBlock).
+	toolBlocks  map[string]*pinnedTools
 	statHistory []ChatStats
 	commands    map[string]*Command
 	warnedCtx   bool
@@ -241,6 +247,7 @@ func (a *Agent) AddMessage(role, content string) {
 
 // ClearHistory resets the history to the system prompt plus pinned context.
 func (a *Agent) ClearHistory() {
+	a.resetToolBlocks()
 	a.History = []Message{{Role: "system", Content: a.systemPromptForMode()}}
 	if a.PinnedContext != "" {
 		a.History = append(a.History, Message{Role: "user", Content: pinnedPrefix + a.PinnedContext})
@@ -258,6 +265,7 @@ func (a *Agent) systemPromptForMode() string {
 
 // refreshSystemPrompt rewrites the system message (after a mode change).
 func (a *Agent) refreshSystemPrompt() {
+	a.resetToolBlocks() // the head changes anyway: the next request pins every tool
 	if len(a.History) > 0 && a.History[0].Role == "system" {
 		a.History[0].Content = a.systemPromptForMode()
 	}

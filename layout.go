@@ -3,6 +3,7 @@ package harvey
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	anyllm "github.com/mozilla-ai/any-llm-go"
@@ -127,3 +128,58 @@ func (l promptLayout) apply(msgs []Message, tools []anyllm.Tool) ([]Message, []a
 	}
 	return out, nil
 }
+
+// pinnedTools is a model's tool block as first written, and the tools the
+// model has been told about since (announced in a turn's prompt).
+type pinnedTools struct {
+	block     []anyllm.Tool
+	announced []string
+}
+
+// pinToolBlock keeps the tool block of model's prompt as it was at the
+// session's first request: the tools offered now that the model was not
+// told about are returned as an announcement for this turn's prompt (once).
+// A lazy server's tools or a list_changed arriving mid-session thus append
+// to the conversation instead of rewriting its head, which Ollama would
+// re-evaluate whole. Tools that went away stay in the block (a call to one
+// fails by name).
+func (a *Agent) pinToolBlock(model string, l promptLayout, offered []anyllm.Tool) ([]anyllm.Tool, string) {
+	if a.toolBlocks == nil {
+		a.toolBlocks = map[string]*pinnedTools{}
+	}
+	p, ok := a.toolBlocks[model]
+	if !ok {
+		a.toolBlocks[model] = &pinnedTools{block: offered}
+		return offered, ""
+	}
+	var added []anyllm.Tool
+	for _, t := range offered {
+		name := t.Function.Name
+		if !slices.ContainsFunc(p.block, func(b anyllm.Tool) bool { return b.Function.Name == name }) && !slices.Contains(p.announced, name) {
+			added = append(added, t)
+			p.announced = append(p.announced, name)
+		}
+	}
+	if len(added) == 0 {
+		return p.block, ""
+	}
+	return p.block, announceTools(l, added)
+}
+
+// announceTools introduces tools that arrived after the session started,
+// in the layout's own words.
+func announceTools(l promptLayout, tools []anyllm.Tool) string {
+	var parts []string
+	for _, t := range tools {
+		parts = append(parts, templateToolJSON(t))
+	}
+	if l == layoutMistralFirst {
+		return "You can also call these tools: [" + strings.Join(parts, ", ") + "]"
+	}
+	return "These functions are now available too (call them in the same format):\n\n" + strings.Join(parts, "\n")
+}
+
+// resetToolBlocks forgets the pinned blocks: after the conversation's head
+// was rewritten anyway (a summary, /clear, a new system prompt), the next
+// request pins the full tool list again.
+func (a *Agent) resetToolBlocks() { a.toolBlocks = nil }

@@ -28,6 +28,8 @@ type turn struct {
 	schema    int           // estimated tokens the tool schemas add to a request
 	layout    promptLayout  // where the tools go in the prompt (layout.go)
 	tools     []anyllm.Tool // the tools offered this turn (toolsFor)
+	block     []anyllm.Tool // the tools in the prompt's fixed part (non-native layouts)
+	announce  string        // new tools, announced at the head of this turn's prompt
 }
 
 // offers reports whether the turn offered the tool name.
@@ -109,6 +111,9 @@ func (a *Agent) mainTurn() *turn {
 	t.schema = schemaTokensOf(t.mode, t.tools)
 	if t.mode == ModeSchema {
 		t.layout = a.layouts[a.ModelName]
+		if t.layout != layoutNative {
+			t.block, t.announce = a.pinToolBlock(t.model, t.layout, t.tools)
+		}
 	}
 	return t
 }
@@ -233,6 +238,9 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 	a.Recorder.User(prompt)
 	if err := a.fitContext(ctx, t); err != nil {
 		return err
+	}
+	if t.announce != "" {
+		prompt = t.announce + "\n\n" + prompt
 	}
 	history := append(a.History, Message{Role: "user", Content: prompt})
 
