@@ -87,6 +87,14 @@ func TestEndToEndMCPAddRemoveImport(t *testing.T) {
 	if _, _, code := run("mcp", "remove", "fs"); code != 1 {
 		t.Fatal("removing twice succeeded")
 	}
+	run("mcp", "remove", "docs") // nothing here reaches the network
+	// add, then list: the server runs (the test binary plays it).
+	if _, errOut, code := run("mcp", "add", "t", "--env", "HARVEY_TEST_HELPER=mcp-server", "--", os.Args[0]); code != 0 {
+		t.Fatalf("add t: %s", errOut)
+	}
+	if out, errOut, code := run("mcp", "list"); code != 0 || !strings.Contains(out, "t: running, 6 tools") {
+		t.Fatalf("list after add: %d %s %s", code, out, errOut)
+	}
 	writeFile(t, home, ".config/Claude/claude_desktop_config.json", `{"mcpServers": {"everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]}}}`)
 	writeFile(t, home, ".claude.json", `{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}, "projects": {"/src/app": {"mcpServers": {"pg": {"command": "pg-mcp", "env": {"PGHOST": "db"}}}}}}`)
 	writeFile(t, home, ".cursor/mcp.json", `{"mcpServers": {"remote": {"url": "https://mcp.example.com/mcp"}}}`)

@@ -392,3 +392,23 @@ func TestUserToolsConfirmedThroughPTY(t *testing.T) {
 		t.Fatalf("a changed tool file was trusted: %q", errOut)
 	}
 }
+
+// A cloned repository's .mcp.json (issue 26): the REPL asks once, and
+// after a yes its server runs (/mcp shows it); headless it was ignored
+// (TestWorkspaceMCPJSONNeedsConfirmation).
+func TestWorkspaceMCPJSONThroughPTY(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	dir, cfg := t.TempDir(), t.TempDir()
+	writeFile(t, dir, ".mcp.json", fmt.Sprintf(`{"mcpServers": {"t": {"command": %q, "env": {"HARVEY_TEST_HELPER": "mcp-server"}}}}`, os.Args[0]))
+	s := startPTYWith(t, bin, dir, []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg}, 120, "--ollama", "http://127.0.0.1:1")
+	s.expect("MCP servers in .mcp.json: starts MCP servers t (")
+	s.expect("Use these settings in this workspace? [y/N] ")
+	s.send("y\r")
+	s.expect("harvey> ")
+	s.send("/mcp\r")
+	s.expect("t: running, 6 tools")
+	s.expect("harvey> ")
+	s.send("\x04")
+	s.wait()
+}

@@ -623,8 +623,8 @@ func TestEndToEndMCPServerWithNpx(t *testing.T) {
 	os.MkdirAll(filepath.Join(installed, ".bin"), 0o755)
 	os.Symlink("../mcp-echo-test/index.js", filepath.Join(installed, ".bin", "mcp-echo-test"))
 	writeFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(base, "http://")+"\"]\n"+
-		"mcp:\n  servers:\n    echo:\n      command: [npx, -y, mcp-echo-test]\n      env: {npm_config_registry: \""+base+"/\"}\n      models: [\"*\"]\n"+
-		"    local:\n      command: [\""+filepath.Join(installed, ".bin", "mcp-echo-test")+"\"]\n      models: [\"*\"]\n"+
+		"mcp:\n  servers:\n    echo:\n      command: [npx, -y, mcp-echo-test]\n      env: {npm_config_registry: \""+base+"/\"}\n"+
+		"    local:\n      command: [\""+filepath.Join(installed, ".bin", "mcp-echo-test")+"\"]\n"+
 		"    offlist:\n      command: [npx, -y, mcp-echo-test]\n      env: {npm_config_registry: \"http://registry.example.invalid/\"}\n")
 	f.script(toolReply("llama3.2", fakeCall{id: "e1", name: "echo__echo", args: map[string]any{"text": "from npx"}},
 		fakeCall{id: "e2", name: "local__echo", args: map[string]any{"text": "from node_modules"}}), textReply("llama3.2", "Echoed."))
@@ -643,5 +643,19 @@ func TestEndToEndMCPServerWithNpx(t *testing.T) {
 	// and the setting — not a silent timeout.
 	if !strings.Contains(errOut, "MCP server offlist") || !strings.Contains(errOut, "[sandbox: network: registry.example.invalid is not a package registry") {
 		t.Fatalf("the refused server did not say why: %s", errOut)
+	}
+	// No models: in the config, so mistral gets the tools too (issue 26).
+	fm := newFakeOllama(t, "mistral:latest")
+	fm.script(toolReply("mistral", fakeCall{id: "m1", name: "echo__echo", args: map[string]any{"text": "from mistral"}}), textReply("mistral", "Echoed."))
+	if out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "echo", "--yes", "--model", "mistral", "--ollama", fm.URL()); code != 0 || !strings.Contains(out, "Echoed.") {
+		t.Fatalf("mistral: exit %d: %s %s", code, out, errOut)
+	}
+	if r := toolResults(fm.chatRequests())["m1"]; !strings.Contains(r, "echo: from mistral") {
+		t.Fatalf("mistral's call: %s", r)
+	}
+	// harvey mcp list shows the servers running, and the one that failed with its cause.
+	out, _, _ = runHarveyEnv(t, bin, dir, "", env, "mcp", "list")
+	if !strings.Contains(out, "echo: running, 1 tool") || !strings.Contains(out, "offlist: failed") || !strings.Contains(out, "registry.example.invalid") {
+		t.Fatalf("mcp list: %s", out)
 	}
 }
