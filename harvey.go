@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	anyllm "github.com/mozilla-ai/any-llm-go"
@@ -161,12 +162,17 @@ type Agent struct {
 	// layout; tools that arrive later (a lazy server, list_changed) are
 	// announced in the prompt of the turn they arrive in, so the rendered
 	// prefix only grows (layout.go: pinToolBlock).
-	toolBlocks  map[string]*pinnedTools
-	statHistory []ChatStats
-	commands    map[string]*Command
-	warnedCtx   bool
-	toolsOff    bool  // /tools off
-	connectErr  error // why no backend is attached
+	toolBlocks map[string]*pinnedTools
+	// progressMu guards the MCP progress line (notifications arrive on the
+	// SDK's goroutines while a call runs).
+	progressMu    sync.Mutex
+	progressShown bool      // a progress line is on the terminal
+	progressAt    time.Time // the last one printed headless
+	statHistory   []ChatStats
+	commands      map[string]*Command
+	warnedCtx     bool
+	toolsOff      bool  // /tools off
+	connectErr    error // why no backend is attached
 }
 
 // newAgent builds an agent for the workspace with the loaded config. The

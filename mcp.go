@@ -192,6 +192,7 @@ type mcpServer struct {
 
 // mcpManager holds the session's servers.
 type mcpManager struct {
+	calls   atomic.Int64 // numbers the calls' progress tokens
 	a       *Agent
 	servers map[string]*mcpServer
 	timeout time.Duration // for initialize and tools/list
@@ -247,6 +248,9 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "harvey", Version: Version}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.changed.Store(true) },
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			m.a.mcpProgress(s.name, req.Params)
+		},
 	})
 	// The workspace is the client's root: a server that asks where to work
 	// (a filesystem or git server) is told.
@@ -454,7 +458,10 @@ func (m *mcpManager) invoke(ctx context.Context, s *mcpServer, tool string, args
 	}
 	cctx, cancel := context.WithTimeout(ctx, time.Duration(m.a.Config.RunTimeout))
 	defer cancel()
-	res, err := session.CallTool(cctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	params.SetProgressToken(fmt.Sprintf("harvey-%d", m.calls.Add(1))) // the server may report progress
+	defer m.a.mcpProgressDone()
+	res, err := session.CallTool(cctx, params)
 	if err != nil && cctx.Err() != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("no answer within run_timeout (%s): %w", time.Duration(m.a.Config.RunTimeout), context.DeadlineExceeded)
 	}
@@ -734,4 +741,44 @@ func listTools(ctx context.Context, session *mcp.ClientSession, cfg MCPServer) (
 		}
 	}
 	return tools, nil
+}
+
+// mcpProgress shows a long call's progress notification: on a terminal one
+// line redrawn in place (cleared when the call ends); headless a line at
+// most every five seconds.
+func (a *Agent) mcpProgress(server string, p *mcp.ProgressNotificationParams) {
+	if p == nil {
+		return
+	}
+	line := server + ":"
+	if p.Message != "" {
+		line += " " + oneLine(p.Message)
+	}
+	if p.Total > 0 {
+		line += fmt.Sprintf(" (%g/%g)", p.Progress, p.Total)
+	} else {
+		line += fmt.Sprintf(" (%g)", p.Progress)
+	}
+	a.progressMu.Lock()
+	defer a.progressMu.Unlock()
+	if a.tty != nil {
+		fmt.Fprintf(a.Err, "\r\x1b[K%s", a.dim("⋯ "+sanitizeForTerminal(line)))
+		a.progressShown = true
+		return
+	}
+	if time.Since(a.progressAt) >= 5*time.Second {
+		a.progressAt = time.Now()
+		a.note("  ⋯ " + line)
+	}
+}
+
+// mcpProgressDone clears a progress line left on the terminal.
+func (a *Agent) mcpProgressDone() {
+	a.progressMu.Lock()
+	defer a.progressMu.Unlock()
+	if a.progressShown {
+		fmt.Fprint(a.Err, "\r\x1b[K")
+		a.progressShown = false
+	}
+	a.progressAt = time.Time{}
 }

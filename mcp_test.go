@@ -23,9 +23,18 @@ func init() {
 	testHelpers["mcp-extra"] = func(string) int { return runExtraMCPServer() }
 }
 
-// runExtraMCPServer serves a prompt with arguments.
+// runExtraMCPServer serves a prompt with arguments, and a slow tool that
+// reports its progress.
 func runExtraMCPServer() int {
 	s := mcp.NewServer(&mcp.Implementation{Name: "extra", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "slow", Description: "Works in three steps.", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			for i := 1; i <= 3; i++ {
+				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Total: 3, Message: fmt.Sprintf("step %d", i)})
+				time.Sleep(30 * time.Millisecond)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done in three steps"}}}, nil
+		})
 	s.AddPrompt(&mcp.Prompt{Name: "review", Description: "Review one file.", Arguments: []*mcp.PromptArgument{{Name: "file", Required: true}, {Name: "focus"}}},
 		func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 			text := "Review the file " + req.Params.Arguments["file"] + " carefully."
@@ -582,5 +591,27 @@ func TestMCPCallCancelledOnInterrupt(t *testing.T) {
 	}
 	if r := toolResults(f.chatRequests())["e"]; !strings.Contains(r, "echo: still here") {
 		t.Fatalf("after the cancellation: %s", r)
+	}
+}
+
+// A long call's progress notifications are shown while it runs (issue 26):
+// headless, a line; the result still comes back.
+func TestMCPProgressShown(t *testing.T) {
+	t.Parallel()
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
+	env.a.Config.MCP.Servers = map[string]MCPServer{"x": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-extra"}}}
+	env.a.startMCP(t.Context())
+	t.Cleanup(env.a.mcp.close)
+	f.script(toolReply("llama3.2", fakeCall{id: "s", name: "x__slow", args: map[string]any{}}), textReply("llama3.2", "ok"))
+	if err := env.a.RunPrompt(t.Context(), "work"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(env.errOut.String(), "⋯ x: step 1 (1/3)") {
+		t.Fatalf("no progress shown: %s", env.errOut.String())
+	}
+	if r := toolResults(f.chatRequests())["s"]; !strings.Contains(r, "done in three steps") {
+		t.Fatalf("result: %s", r)
 	}
 }
