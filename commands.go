@@ -213,7 +213,7 @@ func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
 	return nil
 }
 
-func cmdStatus(_ context.Context, a *Agent, _ []string, out io.Writer) error {
+func cmdStatus(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	backend := "none (no model reachable)"
 	if a.Client != nil {
 		backend = a.Client.Name()
@@ -222,6 +222,9 @@ func cmdStatus(_ context.Context, a *Agent, _ []string, out io.Writer) error {
 	fmt.Fprintf(out, "backend:     %s\n", backend)
 	if a.ModelName != "" {
 		fmt.Fprintf(out, "tool mode:   %s (tool support: %s)\n", a.toolMode(), a.caps[a.ModelName])
+		if l := a.loadedLine(ctx); l != "" {
+			fmt.Fprintf(out, "model:       %s\n", l)
+		}
 	}
 	fmt.Fprintf(out, "context:     %s\n", a.contextFill(estimateTokens(a.History)+a.schemaTokens(a.toolMode()), a.numCtx()))
 	fmt.Fprintf(out, "history:     %s\n", plural(len(a.History), "message"))

@@ -24,11 +24,14 @@ type fakeOllama struct {
 	caps     map[string][]string // model → capabilities (nil: field absent)
 	template map[string]string
 
-	ctxLen      map[string]int // model → context_length in /api/show (default 131072)
-	autoSummary string         // when set, answer summary requests with it (not from the script)
-	keepLast    bool           // keep only the last request (long sessions)
-	summaries   int            // summary requests answered
-	apiDelay    time.Duration  // every answer waits this long (a busy or slow machine; set under mu)
+	ctxLen      map[string]int   // model → context_length in /api/show (default 131072)
+	autoSummary string           // when set, answer summary requests with it (not from the script)
+	keepLast    bool             // keep only the last request (long sessions)
+	summaries   int              // summary requests answered
+	apiDelay    time.Duration    // every answer waits this long (a busy or slow machine; set under mu)
+	warms       []map[string]any // warm requests (num_predict 1): answered apart from the script
+	warmDelay   time.Duration    // a warm request takes this long (prompt evaluation on a Pi)
+	loaded      map[string]bool  // models a chat request has loaded (/api/ps)
 }
 
 // fakeReply is one scripted /api/chat answer.
@@ -141,6 +144,14 @@ func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/api/version":
 		io.WriteString(w, `{"version":"0.15.4"}`)
+	case "/api/ps":
+		f.mu.Lock()
+		var ms []map[string]any
+		for m := range f.loaded {
+			ms = append(ms, map[string]any{"name": m, "model": m, "expires_at": "2026-11-24T23:59:00Z"})
+		}
+		f.mu.Unlock()
+		json.NewEncoder(w).Encode(map[string]any{"models": ms})
 	case "/api/tags":
 		var ms []map[string]any
 		for _, m := range f.models {
@@ -186,6 +197,24 @@ func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		f.mu.Lock()
+		if f.loaded == nil {
+			f.loaded = map[string]bool{}
+		}
+		model, _ := req["model"].(string)
+		f.loaded[model] = true
+		if opts, _ := req["options"].(map[string]any); opts != nil && opts["num_predict"] == float64(1) {
+			// A warm request: evaluated, one token, discarded; not scripted.
+			f.warms = append(f.warms, req)
+			wait := f.warmDelay
+			f.mu.Unlock()
+			select {
+			case <-time.After(wait):
+			case <-r.Context().Done():
+				return
+			}
+			fmt.Fprintf(w, `{"model":%q,"created_at":"2026-01-01T00:00:00Z","message":{"role":"assistant","content":"."},"done":true,"done_reason":"length","prompt_eval_count":900,"eval_count":1}`+"\n", model)
+			return
+		}
 		if f.keepLast {
 			f.requests = f.requests[:0]
 		}

@@ -168,6 +168,7 @@ type Agent struct {
 	progressMu    sync.Mutex
 	progressShown bool      // a progress line is on the terminal
 	progressAt    time.Time // the last one printed headless
+	warm          *warming  // the warm request in flight (warm.go), nil when none
 	statHistory   []ChatStats
 	commands      map[string]*Command
 	warnedCtx     bool
@@ -326,6 +327,7 @@ func (a *Agent) colorize(code, s string) string {
 
 // Close ends the session: stops recording and closes the backend.
 func (a *Agent) Close() {
+	a.stopWarm()
 	if a.Recorder != nil {
 		a.Recorder.Close()
 		a.Recorder = nil

@@ -82,6 +82,7 @@ func cmdModel(ctx context.Context, a *Agent, args []string, out io.Writer) error
 		return err
 	}
 	fmt.Fprintf(out, "using %s (tool mode: %s)\n", a.ModelName, a.toolMode())
+	a.warmStart() // load the new model and evaluate its prompt head while you type
 	return nil
 }
 

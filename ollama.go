@@ -154,6 +154,7 @@ func newOllamaClient(baseURL, model string, numCtx int, keepAlive string, timeou
 	u, _ := url.Parse(norm)
 	hc := &http.Client{Timeout: timeout}
 	c := &OllamaClient{BaseURL: norm, Model: model, NumCtx: numCtx, api: api.NewClient(u, hc), http: hc}
+	c.KeepAlive = &api.Duration{Duration: defaultKeepAlive}
 	if keepAlive != "" {
 		d, err := parseDuration(keepAlive)
 		if keepAlive == "-1" {

@@ -1,0 +1,122 @@
+package harvey
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	anyllm "github.com/mozilla-ai/any-llm-go"
+	"github.com/ollama/ollama/api"
+)
+
+// The first answer on a Raspberry Pi. The fixed head of every request —
+// the system prompt, the tool block, the project's instructions — costs a
+// minute to evaluate at a Pi's ~11 prompt tokens a second, and Ollama
+// evaluates it only when asked. So as soon as the model is known (start,
+// /model), Harvey sends Ollama exactly the messages the first real request
+// will start with, asking for one token it discards: the model is loaded
+// and its cache holds the head while the user is still typing. Nothing
+// waits for it — a prompt sent meanwhile goes ahead (Ollama reuses what the
+// warm request evaluated). Only in the REPL (headless -p would only add a
+// request), and only for Ollama (never a cloud provider: it would cost
+// money). keep_alive (default 30m) keeps the model loaded between turns.
+
+// defaultKeepAlive is how long Ollama keeps the model loaded after a
+// request when the config does not say (Ollama's own default, 5 minutes,
+// unloads it while the user reads and thinks).
+const defaultKeepAlive = 30 * time.Minute
+
+// warmRequest is the request that evaluates messages and generates one
+// token (built before any goroutine runs, from a copy of the messages).
+func (c *OllamaClient) warmRequest(messages []Message, tools []anyllm.Tool) (*api.ChatRequest, error) {
+	stream := false
+	req := &api.ChatRequest{Model: c.Model, Messages: toOllamaMessages(messages), Stream: &stream, KeepAlive: c.KeepAlive,
+		Options: map[string]any{"num_ctx": c.NumCtx, "num_predict": 1}}
+	if len(tools) > 0 {
+		t, err := toOllamaTools(tools)
+		if err != nil {
+			return nil, err
+		}
+		req.Tools = t
+	}
+	return req, nil
+}
+
+// Loaded reports whether Ollama holds the model in memory, and until when.
+func (c *OllamaClient) Loaded(ctx context.Context) (bool, time.Time, error) {
+	res, err := c.api.ListRunning(ctx)
+	if err != nil {
+		return false, time.Time{}, err
+	}
+	for _, m := range res.Models {
+		if sameModel(m.Name, c.Model) || sameModel(m.Model, c.Model) {
+			return true, m.ExpiresAt, nil
+		}
+	}
+	return false, time.Time{}, nil
+}
+
+// warmStart sends the head of the next request to Ollama in the background
+// (see above). A warm request still running for another model is stopped.
+func (a *Agent) warmStart() {
+	oc, ok := a.Client.(*OllamaClient)
+	if !ok || !a.Interactive || a.ModelName == "" {
+		return
+	}
+	t := a.mainTurn()
+	msgs, tools := append([]Message(nil), a.History...), []anyllm.Tool(nil)
+	if t.mode == ModeSchema {
+		block := t.tools
+		if t.block != nil {
+			block = t.block
+		}
+		msgs, tools = t.layout.apply(msgs, block)
+	}
+	req, err := oc.warmRequest(msgs, tools)
+	if err != nil {
+		return
+	}
+	a.stopWarm()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	a.warm = &warming{cancel: cancel, done: done, model: a.ModelName}
+	go func() {
+		defer close(done)
+		defer cancel()
+		oc.chat(ctx, req, func(api.ChatResponse) error { return nil })
+	}()
+}
+
+// warming is a warm request in flight.
+type warming struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	model  string
+}
+
+// stopWarm cancels a warm request still in flight (a model switch, exit).
+func (a *Agent) stopWarm() {
+	if a.warm != nil {
+		a.warm.cancel()
+		<-a.warm.done
+		a.warm = nil
+	}
+}
+
+// loadedLine says for /status whether Ollama holds the model.
+func (a *Agent) loadedLine(ctx context.Context) string {
+	oc, ok := a.Client.(*OllamaClient)
+	if !ok {
+		return ""
+	}
+	loaded, until, err := oc.Loaded(ctx)
+	switch {
+	case err != nil:
+		return "unknown (" + oneLine(err.Error()) + ")"
+	case !loaded:
+		return "not loaded (the next answer waits for Ollama to load it)"
+	case until.IsZero():
+		return "loaded"
+	}
+	return fmt.Sprintf("loaded (until %s; keep_alive keeps it while you work)", until.Local().Format("15:04"))
+}
