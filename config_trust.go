@@ -177,49 +177,17 @@ func gatedNames(g []gatedSetting) []string {
 // saveUserModel sets model: in the user's own config (creating it), keeping
 // every other key and comment as it was. It returns the file's path.
 func saveUserModel(model string) (string, error) {
-	dir := userConfigDir()
-	if dir == "" {
-		return "", errors.New("no config directory")
-	}
-	p := filepath.Join(dir, "harvey.yaml")
-	var doc yaml.Node
-	if data, err := os.ReadFile(p); err == nil {
-		if err := yaml.Unmarshal(data, &doc); err != nil {
-			return "", err // a file the user must fix is left alone
+	return editUserConfig(func(top *yaml.Node) error {
+		for i := 0; i+1 < len(top.Content); i += 2 {
+			if top.Content[i].Value == "model" {
+				top.Content[i+1] = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: model}
+				return nil
+			}
 		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return "", err
-	}
-	if len(doc.Content) == 0 {
-		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
-	}
-	top := doc.Content[0]
-	if top.Kind != yaml.MappingNode {
-		return "", errors.New("the config is not a mapping")
-	}
-	set := false
-	for i := 0; i+1 < len(top.Content); i += 2 {
-		if top.Content[i].Value == "model" {
-			top.Content[i+1] = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: model}
-			set = true
-		}
-	}
-	if !set {
 		top.Content = append(top.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "model"},
 			&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: model})
-	}
-	out, err := yaml.Marshal(&doc)
-	if err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, out, 0o600); err != nil {
-		return "", err
-	}
-	return p, os.Rename(tmp, p)
+		return nil
+	})
 }
 
 // userToolsSum is the SHA-256 of agents/tools/: each tool file's name and

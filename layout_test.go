@@ -18,14 +18,7 @@ import (
 // answer. It returns the rendered prompts in order.
 func renderedSession(t *testing.T, tmplFile string, layout promptLayout) []string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "templates", tmplFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, err := template.Parse(string(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tmpl := loadTemplate(t, tmplFile)
 	r := newToolRegistry()
 	registerBuiltinTools(r, nil)
 	tools := r.GetToolSchemas()
@@ -58,6 +51,20 @@ func renderedSession(t *testing.T, tmplFile string, layout promptLayout) []strin
 		history = append(history, Message{Role: "assistant", Content: fmt.Sprintf("f%d returns %d; it has no side effects.", turn, turn)})
 	}
 	return prompts
+}
+
+// loadTemplate parses one of testdata/templates (Ollama's own parser).
+func loadTemplate(t *testing.T, file string) *template.Template {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "templates", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := template.Parse(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tmpl
 }
 
 // evaluated is what Ollama re-evaluates over the session: for each request,
@@ -155,14 +162,7 @@ func TestLlama3LayoutEndToEnd(t *testing.T) {
 // otherwise the block is rewritten with every tool offered.
 func lazySession(t *testing.T, tmplFile string, layout promptLayout, pinned bool) []string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "templates", tmplFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl, err := template.Parse(string(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tmpl := loadTemplate(t, tmplFile)
 	r := newToolRegistry()
 	registerBuiltinTools(r, nil)
 	builtins := r.GetToolSchemas()

@@ -487,11 +487,7 @@ func TestMCPToolsOnByDefaultWithinBudget(t *testing.T) {
 func TestMCPPromptsAsSlashCommands(t *testing.T) {
 	t.Parallel()
 	f := newFakeOllama(t, "llama3.2:latest")
-	env := newTestEnv(t, f, "llama3.2")
-	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
-	env.a.Config.MCP.Servers = map[string]MCPServer{"x": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-extra"}}}
-	env.a.startMCP(t.Context())
-	t.Cleanup(env.a.mcp.close)
+	env := extraServerEnv(t, f)
 	var out strings.Builder
 	cmdMCP(t.Context(), env.a, nil, &out)
 	if !strings.Contains(out.String(), "prompt /x:review — Review one file.") {
@@ -599,11 +595,7 @@ func TestMCPCallCancelledOnInterrupt(t *testing.T) {
 func TestMCPProgressShown(t *testing.T) {
 	t.Parallel()
 	f := newFakeOllama(t, "llama3.2:latest")
-	env := newTestEnv(t, f, "llama3.2")
-	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
-	env.a.Config.MCP.Servers = map[string]MCPServer{"x": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-extra"}}}
-	env.a.startMCP(t.Context())
-	t.Cleanup(env.a.mcp.close)
+	env := extraServerEnv(t, f)
 	f.script(toolReply("llama3.2", fakeCall{id: "s", name: "x__slow", args: map[string]any{}}), textReply("llama3.2", "ok"))
 	if err := env.a.RunPrompt(t.Context(), "work"); err != nil {
 		t.Fatal(err)
@@ -614,4 +606,16 @@ func TestMCPProgressShown(t *testing.T) {
 	if r := toolResults(f.chatRequests())["s"]; !strings.Contains(r, "done in three steps") {
 		t.Fatalf("result: %s", r)
 	}
+}
+
+// extraServerEnv is a test agent with the extra test server (a prompt, a
+// slow tool) configured as "x".
+func extraServerEnv(t *testing.T, f *fakeOllama) *testEnv {
+	t.Helper()
+	env := newTestEnv(t, f, "llama3.2")
+	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
+	env.a.Config.MCP.Servers = map[string]MCPServer{"x": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-extra"}}}
+	env.a.startMCP(t.Context())
+	t.Cleanup(env.a.mcp.close)
+	return env
 }

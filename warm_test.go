@@ -31,11 +31,7 @@ func (f *fakeOllama) warmCount() int {
 // render is what Ollama renders for a recorded request with a template.
 func render(t *testing.T, tmplFile string, req map[string]any) string {
 	t.Helper()
-	raw, _ := os.ReadFile(filepath.Join("testdata", "templates", tmplFile))
-	tmpl, err := template.Parse(string(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
+	tmpl := loadTemplate(t, tmplFile)
 	var msgs []Message
 	for _, m := range messagesOf(req) {
 		msgs = append(msgs, Message{Role: fmt.Sprint(m["role"]), Content: fmt.Sprint(m["content"])})
