@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The built binary, a scripted model asking for hostile commands: every
@@ -333,6 +334,23 @@ func TestEndToEndSandboxEverydayWork(t *testing.T) {
 	case <-unixAccepted:
 		t.Error("a command connected to a unix socket outside")
 	default:
+	}
+	// A socket the user's config names (docker's, for docker run -i --rm
+	// MCP servers) is reachable: sandbox.readable: [SOCKET].
+	writeFile(t, root, "config/harvey/harvey.yaml", "sandbox:\n  readable: [\""+sock+"\"]\n")
+	f.script(toolReply("llama3.2", fakeCall{id: "named", name: "run_command", args: map[string]any{"command": commands["socket"]}}), textReply("llama3.2", "Done."))
+	cmd = exec.Command(bin, "-p", "work", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	cmd.Dir, cmd.Env = dir, append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(root, "config"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("harvey: %v\n%s", err, out)
+	}
+	if r := toolResults(f.chatRequests())["named"]; !strings.Contains(r, "connected") {
+		t.Errorf("a socket named in sandbox.readable: %s", r)
+	}
+	select {
+	case <-unixAccepted:
+	case <-time.After(5 * time.Second):
+		t.Error("the named socket got no connection")
 	}
 }
 
