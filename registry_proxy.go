@@ -34,10 +34,10 @@ var defaultRegistryHosts = []string{
 }
 
 type registryProxy struct {
-	sock    string   // the unix socket
-	allowed []string // hosts (host or host:port), "*.suffix" patterns
+	sock    string // the unix socket
 	mu      sync.Mutex
-	refused []string // hosts refused, in order, for the commands to report
+	allowed []string // hosts (host or host:port), "*.suffix" patterns (under mu)
+	refused []string // hosts refused, in order, for the commands to report (under mu)
 }
 
 var (
@@ -45,14 +45,17 @@ var (
 	theProxy  *registryProxy
 )
 
-// sessionProxy starts the session's proxy on first use (nil if it cannot).
+// sessionProxy starts the session's proxy on first use (nil if it cannot)
+// and sets its allowlist: the public registries and userHosts (the user's
+// config of the moment: a /reload or a second agent in one process sees
+// its own).
 func sessionProxy(userHosts []string) *registryProxy {
 	proxyOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "harvey-net-")
 		if err != nil {
 			return
 		}
-		p := &registryProxy{sock: filepath.Join(dir, "proxy.sock"), allowed: append(append([]string{}, defaultRegistryHosts...), userHosts...)}
+		p := &registryProxy{sock: filepath.Join(dir, "proxy.sock")}
 		ln, err := net.Listen("unix", p.sock)
 		if err != nil {
 			return
@@ -60,6 +63,11 @@ func sessionProxy(userHosts []string) *registryProxy {
 		go http.Serve(ln, p)
 		theProxy = p
 	})
+	if p := theProxy; p != nil {
+		p.mu.Lock()
+		p.allowed = append(append([]string{}, defaultRegistryHosts...), userHosts...)
+		p.mu.Unlock()
+	}
 	return theProxy
 }
 
@@ -80,7 +88,10 @@ func (p *registryProxy) allows(hostport string) bool {
 	}
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	web := port == "443" || port == "80"
-	return slices.ContainsFunc(p.allowed, func(a string) bool {
+	p.mu.Lock()
+	allowed := p.allowed
+	p.mu.Unlock()
+	return slices.ContainsFunc(allowed, func(a string) bool {
 		a = strings.ToLower(a)
 		if h, pt, err := net.SplitHostPort(a); err == nil {
 			return h == host && pt == port
