@@ -603,5 +603,6 @@ func cmdSummarize(ctx context.Context, a *Agent, _ []string, out io.Writer) erro
 		return err
 	}
 	fmt.Fprintf(out, "history condensed from %d messages (%s)\n", before, time.Since(start).Round(time.Second))
+	a.warmStart() // the next request starts with the summary: evaluate it while you type
 	return nil
 }

@@ -40,3 +40,8 @@ echo
 echo "## $(date -u +%Y-%m-%d) on $(uname -m), $(nproc) CPUs, $(go version | cut -d' ' -f3)"
 echo
 cat "$work/table.md"
+echo
+echo "### A Raspberry Pi user's session (llama3.2's template, Ollama's cache, Pi-like rates)"
+echo
+go test -run '^TestPiSessionEvaluatesLittleAfterEnter$' -v -count 1 . | sed -n 's/^ *pisession_test.go:[0-9]*: /- /p'
+go test -run '^TestWarmStartEvaluatesTheHeadBeforeEnter$' -v -count 1 . | sed -n 's/^ *warm_test.go:[0-9]*: /- /p'
