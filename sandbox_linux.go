@@ -254,6 +254,7 @@ func viewMounts(spec sandboxSpec) error {
 	if newRoot == "" || underAny(newRoot, kept) {
 		return errors.New("no directory to build the command's root in")
 	}
+	os.MkdirAll(newRoot, 0o700) // a cleaner of /tmp may have removed it during a long session
 	if err := unix.Mount("tmpfs", newRoot, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=755,size=1m"); err != nil {
 		return fmt.Errorf("new root: %v", err)
 	}
