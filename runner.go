@@ -29,7 +29,8 @@ var envAllow = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "T
 	// the toolchains' own settings: where they live and how they build
 	"GOSUMDB", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOINSECURE", "GOTOOLCHAIN", "GOEXPERIMENT", "GOOS", "GOARCH", "GOAMD64", "GOARM", "GOWORK",
 	"CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "PYENV_ROOT", "PYENV_VERSION", "NVM_DIR", "VOLTA_HOME", "ASDF_DATA_DIR", "SDKMAN_DIR",
-	"JAVA_HOME", "MAVEN_HOME", "GRADLE_USER_HOME", "VIRTUAL_ENV", "CC", "CXX", "PKG_CONFIG_PATH"}
+	"JAVA_HOME", "MAVEN_HOME", "GRADLE_USER_HOME", "VIRTUAL_ENV", "CC", "CXX", "PKG_CONFIG_PATH",
+	"NPM_CONFIG_", "PIP_", "UV_", "CARGO_", "RUSTUP_"} // (names with TOKEN, _AUTH, PASSWORD... never pass)
 
 // envDenyWords: a variable whose name contains one of these never passes.
 var envDenyWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "_AUTH", "SESSION", "COOKIE", "DSN", "PRIVATE"}

@@ -67,7 +67,7 @@ func BenchmarkEverydayWork(b *testing.B) {
 		for _, mode := range []string{"unconfined", "sandboxed"} {
 			b.Run(work.name+"/"+mode, func(b *testing.B) {
 				var sb *sandboxSpec
-				env := baseEnv()
+				env := append(baseEnv(), "npm_config_update_notifier=false")
 				if mode == "sandboxed" {
 					sb = a.commandSandbox()
 				}

@@ -498,7 +498,8 @@ func TestEndToEndSandboxRegistryProxy(t *testing.T) {
 		fakeCall{id: "ci", name: "run_command", args: map[string]any{"command": "npm ci --no-audit --no-fund && npm test"}},
 		fakeCall{id: "off", name: "run_command", args: map[string]any{"command": "npm view leftpad --registry http://registry.example.invalid/ --fetch-retries=0"}},
 	), textReply("llama3.2", "Installed."))
-	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=", "XDG_DATA_HOME=" + filepath.Join(root, "data"), "PATH=/usr/local/bin:/usr/bin:/bin"}
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=", "XDG_DATA_HOME=" + filepath.Join(root, "data"), "PATH=/usr/local/bin:/usr/bin:/bin",
+		"npm_config_update_notifier=false"} // no look at the real registry
 	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "install", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Installed.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
@@ -646,7 +647,8 @@ func TestEndToEndMCPServerWithNpx(t *testing.T) {
 		"    offlist:\n      command: [npx, -y, mcp-echo-test]\n      env: {npm_config_registry: \"http://registry.example.invalid/\"}\n")
 	f.script(toolReply("llama3.2", fakeCall{id: "e1", name: "echo__echo", args: map[string]any{"text": "from npx"}},
 		fakeCall{id: "e2", name: "local__echo", args: map[string]any{"text": "from node_modules"}}), textReply("llama3.2", "Echoed."))
-	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=", "XDG_DATA_HOME=" + filepath.Join(root, "data"), "PATH=/usr/local/bin:/usr/bin:/bin"}
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=", "XDG_DATA_HOME=" + filepath.Join(root, "data"), "PATH=/usr/local/bin:/usr/bin:/bin",
+		"npm_config_update_notifier=false"} // no look at the real registry
 	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "echo", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Echoed.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
