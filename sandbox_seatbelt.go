@@ -55,7 +55,8 @@ func seatbeltProfile(spec sandboxSpec) (string, []string) {
 	fmt.Fprintf(&b, "(allow file-read* (literal \"/\")%s)\n", list("subpath", "READ", read))
 	if len(spec.RW) > 0 {
 		fmt.Fprintf(&b, "(allow file-write* (require-all (require-any%s)", list("subpath", "WRITE", spec.RW))
-		for _, p := range spec.ReadOnly {
+		// agents/ (hidden on Linux) and .git/'s protected parts stay unwritten.
+		for _, p := range append(append([]string{}, spec.ReadOnly...), spec.Hidden...) {
 			fmt.Fprintf(&b, " (require-not (subpath %s))", param("KEEP", p))
 		}
 		b.WriteString("))\n")

@@ -7,7 +7,8 @@ import (
 
 // The macOS profile (generated on every platform, so it is tested here):
 // paths are parameters, never profile text; safe mode lists the programs
-// that may execute; agents/ and .git/ are carved out of the writable tree;
+// that may execute; agents/ and .git/'s config and hooks are carved out of
+// the writable tree;
 // the network is off unless allowed.
 func TestSeatbeltProfile(t *testing.T) {
 	hostile := `/w/x") (allow default) ("`
@@ -16,7 +17,8 @@ func TestSeatbeltProfile(t *testing.T) {
 		Dir:      "/w",
 		RW:       []string{"/w", hostile},
 		RO:       []string{"/opt/go"},
-		ReadOnly: []string{"/w/agents", "/w/.git"},
+		ReadOnly: []string{"/w/.git/config", "/w/.git/hooks"},
+		Hidden:   []string{"/w/agents"},
 	}
 	profile, params := seatbeltProfile(spec)
 	if strings.Contains(profile, "/w") || strings.Contains(profile, "(allow default)") {
@@ -41,8 +43,8 @@ func TestSeatbeltProfile(t *testing.T) {
 			kept = append(kept, v)
 		}
 	}
-	if len(kept) != 2 || !strings.Contains(profile, "(require-not (subpath (param \"KEEP_") {
-		t.Fatalf("agents/ and .git/ not carved out: %v\n%s", kept, profile)
+	if len(kept) != 3 || !strings.Contains(profile, "(require-not (subpath (param \"KEEP_") {
+		t.Fatalf("agents/ and .git/'s config and hooks not carved out: %v\n%s", kept, profile)
 	}
 	if !strings.Contains(profile, "(deny default)") || !strings.Contains(profile, "(allow process-exec)\n") || strings.Contains(profile, "(allow network*)\n") {
 		t.Fatalf("profile:\n%s", profile)
