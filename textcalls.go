@@ -586,12 +586,14 @@ func functionTag(text string, i int) (candidate, bool) {
 		}
 		key := strings.TrimSpace(rest[:gt])
 		rest = rest[gt+1:]
-		val := rest
-		if q := strings.Index(rest, "</parameter>"); q >= 0 {
-			val, rest = rest[:q], rest[q+len("</parameter>"):]
-		} else {
-			rest = ""
+		q := strings.Index(rest, "</parameter>")
+		if q < 0 || strings.Contains(rest[:q], "<parameter=") {
+			// An unclosed parameter: its value's end is unknown (read to
+			// the next close, a file name swallowed the next parameter).
+			return candidate{}, false
 		}
+		val := rest[:q]
+		rest = rest[q+len("</parameter>"):]
 		args[key] = xmlValue(val)
 	}
 	c.calls = []rawCall{{name: name, args: args}}
@@ -880,8 +882,16 @@ func pyToJSON(s string) (string, bool) {
 						lit.WriteByte('\n')
 					case 't':
 						lit.WriteByte('\t')
-					default:
+					case 'r':
+						lit.WriteByte('\r')
+					case '\\', '\'', '"', '/':
 						lit.WriteByte(s[j])
+					default:
+						// Not an escape (C:\Users): the text was not written
+						// as a literal, so "\n" in it may not mean a newline
+						// either. No faithful reading: no call (a wrong act
+						// is worse than none).
+						return "", false
 					}
 					continue
 				}

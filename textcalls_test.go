@@ -284,3 +284,19 @@ func TestRecoveredProseKeepsItsBrackets(t *testing.T) {
 		t.Fatalf("%d calls, prose %q", len(calls), prose)
 	}
 }
+
+// Never run a repaired call with wrong arguments (issue 30): arguments that
+// cannot be decoded faithfully give no call — an unclosed <parameter= (its
+// value would swallow the next one), a backslash that is not an escape
+// (C:\Users lost its backslashes) — while the same call written properly
+// is recovered byte for byte.
+func TestRecoveryRefusesUnfaithfulArguments(t *testing.T) {
+	runRecoveryCases(t, []recoveryCase{
+		{src: "unclosed parameter (Qwen3-Coder format)", text: "<tool_call>\n<function=write_file>\n<parameter=path> test.txt\n<parameter=content> hello</parameter>\n</function>\n</tool_call>"},
+		{src: "unclosed last parameter", text: "<tool_call>\n<function=read_file>\n<parameter=path>\na.go\n</function>\n</tool_call>"},
+		{src: "JSON with an invalid escape", text: `{"name": "read_file", "arguments": {"path": "C:\Users\me\a.go"}}`},
+		{src: "Python dict with an invalid escape", text: `{'name': 'read_file', 'arguments': {'path': 'C:\Users\me\a.go'}}`},
+		{src: "Windows path escaped", text: `{"name": "read_file", "arguments": {"path": "C:\\Users\\me\\a.go"}}`, want: []string{`read_file {"path":"C:\\Users\\me\\a.go"}`}},
+		{src: "Python dict, escaped quote and newline", text: `{'name': 'write_file', 'arguments': {'path': 'a.txt', 'content': 'it\'s\n'}}`, want: []string{`write_file {"content":"it's\n","path":"a.txt"}`}},
+	})
+}
