@@ -299,7 +299,7 @@ func cmdWrite(ctx context.Context, a *Agent, args []string, out io.Writer) error
 	if m := codeBlockRE.FindStringSubmatch(last); m != nil {
 		content = m[1]
 	}
-	msg, err := a.writeChecked(ctx, "", args[0], content)
+	msg, err := a.writeChecked(ctx, "/write", args[0], content) // asked as /write, "always" for /write only
 	if err != nil {
 		return err
 	}
@@ -442,14 +442,16 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	for _, e := range errs {
 		fmt.Fprintf(out, "  not written: %s\n", sanitizeForTerminal(e))
 	}
-	if len(plans) > 0 && !a.AutoApprove {
-		if !a.Interactive {
-			return errors.New("/apply needs confirmation; headless mode refuses it unless harvey runs with --yes")
-		}
-		ans, err := a.In.Ask(fmt.Sprintf("Write %d file(s)? [y/N] ", len(plans)))
-		if err != nil || !strings.EqualFold(strings.TrimSpace(ans), "y") {
+	if len(plans) > 0 {
+		// The one approval (approval.go): y, n, always for /apply; headless
+		// it is refused unless --yes, counted like every other refusal.
+		err := a.confirm(ctx, "/apply", "write "+plural(len(plans), "file")+" shown above", "")
+		if err != nil && a.Interactive && ctx.Err() == nil {
 			fmt.Fprintln(out, "nothing written")
 			return nil
+		}
+		if err != nil {
+			return err
 		}
 	}
 	for _, fc := range plans {

@@ -306,3 +306,34 @@ func TestWrapText(t *testing.T) {
 		}
 	}
 }
+
+// The user's own /write and /apply use the one approval (issue 28): who
+// asks is named ("always for /write", never "for : "), and "always" for one
+// does not silence the other.
+func TestWriteAndApplyAskByName(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	a := env.a
+	a.AutoApprove, a.Interactive = false, true
+	var errOut strings.Builder
+	a.Err = &errOut
+	a.AddMessage("assistant", "```text one.txt\n1\n```\n")
+	a.In = newLineReader(strings.NewReader("a\n"))
+	if _, err := dispatch(t, a, "/write one.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if !a.approved["/write"] || a.approved[""] {
+		t.Fatalf("always was recorded for %v", a.approved)
+	}
+	a.AddMessage("assistant", "```text two.txt\n2\n```\n")
+	a.In = newLineReader(strings.NewReader("n\n"))
+	if out, _ := dispatch(t, a, "/apply"); !strings.Contains(out, "nothing written") {
+		t.Fatalf("/apply after always for /write: %q %q", out, errOut.String())
+	}
+	a.In = newLineReader(strings.NewReader("a\n"))
+	dispatch(t, a, "/apply")
+	a.AddMessage("assistant", "```text three.txt\n3\n```\n")
+	a.In = newLineReader(strings.NewReader(""))
+	if out, err := dispatch(t, a, "/apply"); err != nil || !strings.Contains(out, "created three.txt") {
+		t.Fatalf("always for /apply: %q %v", out, err)
+	}
+}
