@@ -110,6 +110,22 @@ func applyEditInView(content, oldText, newText string, replaceAll bool) (*editRe
 	return finishEdit(content, spans, r.Level, true, func(s span) string { return inserted[s.start] })
 }
 
+// wholeLines reports whether sp covers whole lines of text (only blank
+// space before it on its first line and after it on its last) and n of
+// them, and returns those lines.
+func wholeLines(text string, sp span, n int) ([]string, bool) {
+	start := strings.LastIndexByte(text[:sp.start], '\n') + 1
+	end := len(text)
+	if i := strings.IndexByte(text[sp.end:], '\n'); i >= 0 {
+		end = sp.end + i
+	}
+	if strings.TrimSpace(text[start:sp.start]) != "" || strings.TrimSpace(text[sp.end:end]) != "" || end != sp.end {
+		return nil, false
+	}
+	w := splitKeepEOL(text[start:end])
+	return w, len(w) == n
+}
+
 // lineStarts is the offset of each line.
 func lineStarts(lines []string) []int {
 	out := make([]int, len(lines))
@@ -198,8 +214,24 @@ func applyEdit(content, oldText, newText string, replaceAll bool) (*editResult, 
 	// the file keeps its bytes outside the replaced span.
 	if spans := lenientFind(norm, oldN); len(spans) > 0 {
 		newT := strings.TrimSpace(newN)
+		repl := map[int]string{}
+		for i, sp := range spans {
+			// Whole lines matched with the same count: the replacement
+			// takes the file's indentation (tabs stay tabs), as level 4.
+			if w, ok := wholeLines(norm, sp, len(snip)); ok && strings.Contains(newT, "\n") {
+				start := strings.LastIndexByte(norm[:sp.start], '\n') + 1
+				spans[i] = span{start, sp.end}
+				newLines := strings.Split(strings.TrimRight(newN, "\n"), "\n")
+				repl[toOrig(start)] = withEOL(strings.TrimSuffix(reindent(w, snip, newLines, detectUnit(lines)), "\n"))
+			}
+		}
 		return finishEdit(content, mapSpans(spans, toOrig), levelLenient, replaceAll,
-			func(span) string { return withEOL(newT) })
+			func(s span) string {
+				if r, ok := repl[s.start]; ok {
+					return r
+				}
+				return withEOL(newT)
+			})
 	}
 	// The hint shows a window of the file: found in the redacted file
 	// (redaction keeps lines), never a window redacted on its own.

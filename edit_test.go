@@ -409,3 +409,17 @@ func TestEditIsNotAnOracle(t *testing.T) {
 		}
 	}
 }
+
+// The lenient level keeps the file's indentation (issue 30): a replace_all
+// over lines matched with spacing drift gave the model's spaces to a file
+// indented with tabs.
+func TestLenientEditKeepsIndentation(t *testing.T) {
+	file := "func a() {\n\tx :=  1\n\ty := 2\n}\nfunc b() {\n\tx :=  1\n\ty := 2\n}\n"
+	r, err := applyEdit(file, "    x := 1\n    y := 2", "    x := 3\n    y := 4", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "func a() {\n\tx := 3\n\ty := 4\n}\nfunc b() {\n\tx := 3\n\ty := 4\n}\n"; r.Text != want || r.Level != levelLenient {
+		t.Fatalf("got %q (%s)", r.Text, r.Level)
+	}
+}
