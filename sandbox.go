@@ -38,7 +38,7 @@ type sandboxSpec struct {
 	RO        []string     `json:"ro"`       // readable trees (system, toolchains)
 	ReadOnly  []string     `json:"readonly"` // inside RW, kept read-only (.git/'s config and hooks); missing ones skipped
 	Ensure    []string     `json:"ensure"`   // directories created empty (then kept read-only) when missing: .git/hooks
-	Hidden    []string     `json:"hidden"`   // shown as empty read-only directories (agents/, /run, /tmp): what RW and RO need inside is bound back
+	Hidden    []string     `json:"hidden"`   // shown as empty read-only directories (agents/)
 	Masked    []string     `json:"masked"`   // files that read as empty (credentials inside readable trees)
 	Overlays  []cacheLayer `json:"overlays"` // caches seen through a private writable layer
 	Exec      []string     `json:"exec"`     // when set (safe mode), only these programs may run
@@ -179,7 +179,7 @@ func (a *Agent) commandSandboxFor(purpose string) *sandboxSpec {
 		Network:   a.Config.Sandbox.Network,
 	}
 	for _, p := range gitRO {
-		if filepath.Base(p) == "hooks" && filepath.Base(filepath.Dir(p)) != "modules" {
+		if filepath.Base(p) == "hooks" { // made when missing, so none can appear (submodules' too)
 			spec.Ensure = append(spec.Ensure, p)
 		}
 	}
