@@ -137,33 +137,43 @@ type pinnedTools struct {
 }
 
 // pinToolBlock keeps the tool block of model's prompt as it was at the
-// session's first request: the tools offered now that the model was not
-// told about are returned as an announcement for this turn's prompt (once).
-// A lazy server's tools or a list_changed arriving mid-session thus append
-// to the conversation instead of rewriting its head, which Ollama would
+// session's first request: the tools offered now that the model has not
+// been told about come back as an announcement for this turn's prompt,
+// with their names for markAnnounced once the prompt is really sent (a
+// turn built only to warm, or to summarise, must not use them up). A lazy
+// server's tools or a list_changed arriving mid-session thus append to the
+// conversation instead of rewriting its head, which Ollama would
 // re-evaluate whole. Tools that went away stay in the block (a call to one
 // fails by name).
-func (a *Agent) pinToolBlock(model string, l promptLayout, offered []anyllm.Tool) ([]anyllm.Tool, string) {
+func (a *Agent) pinToolBlock(model string, l promptLayout, offered []anyllm.Tool) ([]anyllm.Tool, string, []string) {
 	if a.toolBlocks == nil {
 		a.toolBlocks = map[string]*pinnedTools{}
 	}
 	p, ok := a.toolBlocks[model]
 	if !ok {
 		a.toolBlocks[model] = &pinnedTools{block: offered}
-		return offered, ""
+		return offered, "", nil
 	}
 	var added []anyllm.Tool
+	var names []string
 	for _, t := range offered {
 		name := t.Function.Name
 		if !slices.ContainsFunc(p.block, func(b anyllm.Tool) bool { return b.Function.Name == name }) && !slices.Contains(p.announced, name) {
 			added = append(added, t)
-			p.announced = append(p.announced, name)
+			names = append(names, name)
 		}
 	}
 	if len(added) == 0 {
-		return p.block, ""
+		return p.block, "", nil
 	}
-	return p.block, announceTools(l, added)
+	return p.block, announceTools(l, added), names
+}
+
+// markAnnounced records that model's prompt now tells it about names.
+func (a *Agent) markAnnounced(model string, names []string) {
+	if p := a.toolBlocks[model]; p != nil {
+		p.announced = append(p.announced, names...)
+	}
 }
 
 // announceTools introduces tools that arrived after the session started,

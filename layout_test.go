@@ -2,6 +2,7 @@ package harvey
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -180,7 +181,9 @@ func lazySession(t *testing.T, tmplFile string, layout promptLayout, pinned bool
 		}
 		block, announce := offered, ""
 		if pinned {
-			block, announce = a.pinToolBlock("m", layout, offered)
+			var names []string
+			block, announce, names = a.pinToolBlock("m", layout, offered)
+			a.markAnnounced("m", names)
 		}
 		prompt := fmt.Sprintf("What does function f%d in main.go do?", turn)
 		if announce != "" {
@@ -226,5 +229,33 @@ func TestLateToolsKeepThePromptAppendOnly(t *testing.T) {
 		if rewritten < 10 {
 			t.Errorf("%s: the measurement does not see a rewritten block (+%.0f%%)", c.file, rewritten)
 		}
+	}
+}
+
+// A turn built only to warm the model or to write a summary does not use
+// up the announcement of late tools: the next real prompt carries it, once.
+func TestLateToolsAnnouncedInTheNextRealPrompt(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	raw, _ := os.ReadFile(filepath.Join("testdata", "templates", "llama3.2.gotmpl"))
+	f.template["llama3.2:latest"] = string(raw)
+	env := newTestEnv(t, f, "llama3.2")
+	env.a.mainTurn() // pins the block (the warm start does this)
+	env.a.Tools.registerFunc("ev__echo", "Echoes back the input.", map[string]any{"type": "object", "properties": map[string]any{}},
+		func(context.Context, map[string]any) (toolResult, error) { return toolResult{Text: "echo"}, nil }, EffectRead, "test")
+	env.a.mainTurn() // a warm request, or /summarize, builds a turn too
+	env.a.mainTurn()
+	f.script(textReply("llama3.2", "ok"), textReply("llama3.2", "ok"))
+	for _, p := range []string{"first", "second"} {
+		if err := env.a.RunPrompt(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reqs := f.chatRequests()
+	first, second := messagesOf(reqs[0]), messagesOf(reqs[1])
+	if c := fmt.Sprint(first[len(first)-1]["content"]); !strings.Contains(c, `"name":"ev__echo"`) {
+		t.Fatalf("the first real prompt lacks the announcement: %q", c)
+	}
+	if c := fmt.Sprint(second[len(second)-1]["content"]); strings.Contains(c, "ev__echo") {
+		t.Fatalf("announced twice: %q", c)
 	}
 }

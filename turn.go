@@ -30,6 +30,7 @@ type turn struct {
 	tools     []anyllm.Tool // the tools offered this turn (toolsFor)
 	block     []anyllm.Tool // the tools in the prompt's fixed part (non-native layouts)
 	announce  string        // new tools, announced at the head of this turn's prompt
+	announced []string      // their names (marked told once the prompt is sent)
 }
 
 // offers reports whether the turn offered the tool name.
@@ -112,7 +113,7 @@ func (a *Agent) mainTurn() *turn {
 	if t.mode == ModeSchema {
 		t.layout = a.layouts[a.ModelName]
 		if t.layout != layoutNative {
-			t.block, t.announce = a.pinToolBlock(t.model, t.layout, t.tools)
+			t.block, t.announce, t.announced = a.pinToolBlock(t.model, t.layout, t.tools)
 		}
 	}
 	return t
@@ -241,6 +242,7 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 	}
 	if t.announce != "" {
 		prompt = t.announce + "\n\n" + prompt
+		a.markAnnounced(t.model, t.announced)
 	}
 	history := append(a.History, Message{Role: "user", Content: prompt})
 
