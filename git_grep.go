@@ -143,14 +143,7 @@ func compileGitGrep(p string, fixed, extended, icase bool) (*regexp.Regexp, erro
 	if icase {
 		expr = "(?i)" + expr
 	}
-	re, err := regexp.Compile(expr)
-	if err != nil {
-		return nil, fmt.Errorf("bad pattern (%v)", err)
-	}
-	if re.NumSubexp() > 100 || len(expr) > 1024 {
-		return nil, fmt.Errorf("pattern too large")
-	}
-	return re, nil
+	return compileBounded(expr) // search_files' bound on length and cost
 }
 
 // translateGitRE rewrites a POSIX basic or extended expression in RE2

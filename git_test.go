@@ -582,3 +582,14 @@ func TestTranslateGitRE(t *testing.T) {
 		}
 	}
 }
+
+// git log --grep patterns are bounded like search_files': one that would
+// cost seconds per message is refused with what to change.
+func TestGitGrepPatternBounded(t *testing.T) {
+	t.Parallel()
+	ws, _ := oneViewRepo(t)
+	_, err := runGit(context.Background(), ws, "log", []string{"-E", "--grep=[a-z]{0,1000}c"}, 0)
+	if err == nil || !strings.Contains(err.Error(), "too costly") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -52,15 +52,9 @@ func searchWorkspace(ctx context.Context, ws *Workspace, pattern, p string, maxB
 	if pattern == "" {
 		return "", 0, errors.New("search: pattern is empty")
 	}
-	if len(pattern) > 1024 {
-		return "", 0, errors.New("search: pattern is too long (over 1024 bytes)")
-	}
-	re, err := regexp.Compile(pattern)
+	re, err := compileBounded(pattern)
 	if err != nil {
-		return "", 0, fmt.Errorf("search: bad pattern: %v", err)
-	}
-	if n := progSize(re); n > searchMaxProg {
-		return "", 0, fmt.Errorf("search: the pattern is too costly to run (it compiles to %d steps; at most %d): use smaller repetition counts such as {0,50}, or fewer alternatives", n, searchMaxProg)
+		return "", 0, fmt.Errorf("search: %v", err)
 	}
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, searchTimeout)

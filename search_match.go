@@ -8,6 +8,8 @@ package harvey
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -80,6 +82,24 @@ func matchChunks(ctx context.Context, m matcher, data []byte) bool {
 }
 
 // progSize is the number of steps re compiles to.
+// compileBounded compiles a pattern the model gave, refusing one too long
+// or too costly to run (Go's regexp is linear in the text times the
+// pattern's compiled size): the one rule for search_files and git log
+// --grep.
+func compileBounded(pattern string) (*regexp.Regexp, error) {
+	if len(pattern) > 1024 {
+		return nil, errors.New("pattern is too long (over 1024 bytes)")
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, fmt.Errorf("bad pattern: %v", err)
+	}
+	if n := progSize(re); n > searchMaxProg {
+		return nil, fmt.Errorf("the pattern is too costly to run (it compiles to %d steps; at most %d): use smaller repetition counts such as {0,50}, or fewer alternatives", n, searchMaxProg)
+	}
+	return re, nil
+}
+
 func progSize(re *regexp.Regexp) int {
 	t, err := syntax.Parse(re.String(), syntax.Perl)
 	if err != nil {
