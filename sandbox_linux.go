@@ -5,7 +5,6 @@ package harvey
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -106,10 +105,7 @@ func loopbackNet(spec *sandboxSpec) error {
 					c.Close()
 					return
 				}
-				go func() { io.Copy(up, c); closeWrite(up) }()
-				io.Copy(c, up)
-				c.Close()
-				up.Close()
+				relay(c, c, up)
 			}()
 		}
 	}()
