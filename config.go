@@ -205,7 +205,7 @@ func (cf *ConfigFile) AcceptWorkspace(root string) error {
 	cf.Config.clamp()
 	if cf.extMCP != nil && slices.ContainsFunc(cf.Gated, func(g gatedSetting) bool { return g.Key == mcpFilesKey }) {
 		cf.Config.MCP.Servers = withServers(cf.Config.MCP.Servers, cf.extMCP)
-		if err := trustWorkspaceMCPFiles(root, cf.extSum); err != nil {
+		if err := trust(root, trustMCPFiles, cf.extSum); err != nil {
 			return err
 		}
 		if cf.data == nil {

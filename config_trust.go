@@ -81,20 +81,48 @@ func loadTrust() trustStore {
 	return ts
 }
 
+// What the trust store remembers per workspace, each as the SHA-256 of
+// what the user confirmed: agents/harvey.yaml, agents/tools/, and the
+// .mcp.json files.
+type trustKind int
+
+const (
+	trustConfig trustKind = iota
+	trustTools
+	trustMCPFiles
+)
+
+// sum is the entry's field for kind.
+func (e *trustEntry) sum(kind trustKind) *string {
+	switch kind {
+	case trustTools:
+		return &e.ToolsSHA256
+	case trustMCPFiles:
+		return &e.MCPFilesSHA256
+	}
+	return &e.ConfigSHA256
+}
+
+// trust remembers sum as what the user confirmed of kind in root.
+func trust(root string, kind trustKind, sum string) error {
+	return updateTrust(root, func(e *trustEntry) { *e.sum(kind) = sum })
+}
+
+// trusted reports whether the user confirmed exactly sum of kind in root.
+func trusted(root string, kind trustKind, sum string) bool {
+	e, ok := loadTrust().Workspaces[root]
+	return ok && *e.sum(kind) == sum
+}
+
+// sha256Hex is the SHA-256 of data, in hex.
+func sha256Hex(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
 // trustWorkspaceConfig remembers data as the confirmed config of root.
 func trustWorkspaceConfig(root string, data []byte) error {
-	sum := sha256.Sum256(data)
-	return updateTrust(root, func(e *trustEntry) { e.ConfigSHA256 = hex.EncodeToString(sum[:]) })
-}
-
-// trustWorkspaceTools remembers sum as the confirmed agents/tools/ of root.
-func trustWorkspaceTools(root, sum string) error {
-	return updateTrust(root, func(e *trustEntry) { e.ToolsSHA256 = sum })
-}
-
-func workspaceToolsTrusted(root, sum string) bool {
-	e, ok := loadTrust().Workspaces[root]
-	return ok && e.ToolsSHA256 == sum
+	return trust(root, trustConfig, sha256Hex(data))
 }
 
 // updateTrust changes root's entry in trusted.json (written atomically).
@@ -123,9 +151,7 @@ func updateTrust(root string, change func(*trustEntry)) error {
 }
 
 func workspaceConfigTrusted(root string, data []byte) bool {
-	e, ok := loadTrust().Workspaces[root]
-	sum := sha256.Sum256(data)
-	return ok && e.ConfigSHA256 == hex.EncodeToString(sum[:])
+	return trusted(root, trustConfig, sha256Hex(data))
 }
 
 // loadUserConfig reads the user's own config (trusted). A missing file is
@@ -222,7 +248,7 @@ func (a *Agent) confirmUserTools() {
 		return
 	}
 	sum := userToolsSum(a.Workspace)
-	if sum == "" || workspaceToolsTrusted(a.Workspace.Root, sum) {
+	if sum == "" || trusted(a.Workspace.Root, trustTools, sum) {
 		return
 	}
 	names := strings.Join(a.userTools, ", ")
@@ -239,7 +265,7 @@ func (a *Agent) confirmUserTools() {
 	}
 	ans, err := a.In.Ask("Use these tools in this workspace? [y/N] ")
 	if err == nil && strings.EqualFold(strings.TrimSpace(ans), "y") {
-		if err := trustWorkspaceTools(a.Workspace.Root, sum); err != nil {
+		if err := trust(a.Workspace.Root, trustTools, sum); err != nil {
 			a.logf("%s", a.colorize("33", "warning: tools used, but the confirmation was not saved: "+err.Error()))
 		}
 		return

@@ -118,7 +118,7 @@ func (cf *ConfigFile) addWorkspaceMCPFiles(ws *Workspace) {
 		return
 	}
 	cf.extMCP, cf.extSum = servers, hex.EncodeToString(h.Sum(nil))
-	if workspaceMCPFilesTrusted(ws.Root, cf.extSum) {
+	if trusted(ws.Root, trustMCPFiles, cf.extSum) {
 		cf.Config.MCP.Servers = withServers(cf.Config.MCP.Servers, servers)
 		return
 	}
@@ -144,15 +144,6 @@ func withServers(base, add map[string]MCPServer) map[string]MCPServer {
 		out[n] = s
 	}
 	return out
-}
-
-func trustWorkspaceMCPFiles(root, sum string) error {
-	return updateTrust(root, func(e *trustEntry) { e.MCPFilesSHA256 = sum })
-}
-
-func workspaceMCPFilesTrusted(root, sum string) bool {
-	e, ok := loadTrust().Workspaces[root]
-	return ok && e.MCPFilesSHA256 == sum
 }
 
 // editUserConfig changes the user's own config as a YAML document, keeping

@@ -2,8 +2,6 @@ package harvey
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -280,8 +278,7 @@ func cacheOverlays(workspace, purpose string, caches []string) []cacheLayer {
 
 // shortHash names a path or a command in a directory name.
 func shortHash(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:6])
+	return sha256Hex([]byte(s))[:12]
 }
 
 // installTree is what a program named by path needs to be read and run:
