@@ -331,3 +331,39 @@ func TestSandboxWithoutNamespaces(t *testing.T) {
 	runSh("setsid sh -c 'sleep 30; echo " + token + "' > /dev/null 2>&1 & while ! ps -eo args | grep -q '^sh -c sleep 30; echo " + token + "'; do sleep 0.01; done; sleep 0.1")
 	waitGone(t, token)
 }
+
+// A workspace that is a git worktree (its .git is a file pointing at the
+// main repository's gitdir): commits work in the sandbox, and the main
+// repository's config and hooks stay read-only (issue 29).
+func TestSandboxGitWorktree(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	root := t.TempDir()
+	main, wt := filepath.Join(root, "main"), filepath.Join(root, "wt")
+	gitEnv := append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	for _, c := range []string{"git init -q -b main " + main, "cd " + main + " && echo a > a.txt && git add a.txt && git commit -qm first && git worktree add -q " + wt} {
+		cmd := exec.Command("sh", "-c", c)
+		cmd.Env = gitEnv
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Skipf("%s: %v %s", c, err, out)
+		}
+	}
+	ws, err := openWorkspace(wt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	a := newAgent(ws, &ConfigFile{Config: defaultConfig()}, newLineReader(strings.NewReader("")), &strings.Builder{}, &strings.Builder{})
+	a.AutoApprove = true
+	out := run(t, a, "echo b > b.txt && git add b.txt && git -c user.name=t -c user.email=t@t commit -qm second && git log --oneline | head -1")
+	if !strings.Contains(out, "second") || !strings.Contains(out, "[exit 0]") {
+		t.Fatalf("commit in a worktree: %s", out)
+	}
+	for _, p := range []string{filepath.Join(main, ".git", "config"), filepath.Join(main, ".git", "hooks", "pre-commit")} {
+		if out := run(t, a, "echo x >> "+p); strings.Contains(out, "[exit 0]") {
+			t.Fatalf("wrote %s: %s", p, out)
+		}
+	}
+}

@@ -33,11 +33,6 @@ import (
 //     variables rather than from a list of install places; credential files
 //     inside them (cargo's) read as empty.
 
-// credentialFiles, relative to the home: masked (read as empty) wherever a
-// readable tree holds them.
-var credentialFiles = []string{".cargo/credentials", ".cargo/credentials.toml", ".m2/settings.xml", ".m2/settings-security.xml",
-	".gradle/gradle.properties", ".npmrc", ".pypirc", ".config/pip/pip.conf", ".docker/config.json", ".git-credentials"}
-
 // gitProtected lists, for the repository at root, what stays read-only to
 // commands (the parts that make git run programs) and what gitdirs outside
 // the workspace must be writable (a worktree's .git file points at one).
@@ -154,14 +149,21 @@ func resolveLinks(p string) string {
 	return p
 }
 
-// maskedCredentials lists the credential files that lie inside trees a
-// command may read or write (they are bound to an empty file there).
+// maskedCredentials lists the files a command could read in the home's
+// readable trees that the denylist (the one definition of secret files)
+// names: cargo's credentials in ~/.cargo, say. Each tree's own entries are
+// checked (credentials sit at a toolchain's root, not in its caches).
 func maskedCredentials(home string, trees []string) []string {
 	var out []string
-	for _, c := range credentialFiles {
-		p := filepath.Join(home, c)
-		if underAny(p, trees) {
-			if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+	for _, tree := range trees {
+		if tree == home || !underAny(tree, []string{home}) {
+			continue
+		}
+		entries, _ := os.ReadDir(tree)
+		for _, e := range entries {
+			p := filepath.Join(tree, e.Name())
+			rel, err := filepath.Rel(home, p)
+			if err == nil && e.Type().IsRegular() && sensitiveFileDenied(rel) && !slices.Contains(out, p) {
 				out = append(out, p)
 			}
 		}
