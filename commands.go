@@ -425,7 +425,7 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	var errs []string
 	for _, b := range blocks {
 		content := b.Content
-		fc, err := a.planChange(b.Path, func(string, bool) (string, string, error) { return content, "", nil })
+		fc, err := a.planChange(b.Path, true, wholeContent(content))
 		switch {
 		case err != nil:
 			errs = append(errs, err.Error())

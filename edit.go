@@ -111,18 +111,14 @@ func applyEditInView(content, oldText, newText string, replaceAll bool) (*editRe
 }
 
 // wholeLines reports whether sp covers whole lines of text (only blank
-// space before it on its first line and after it on its last) and n of
-// them, and returns those lines.
+// space before it on its first line, and it ends at a line's end) and n
+// of them, and returns those lines.
 func wholeLines(text string, sp span, n int) ([]string, bool) {
 	start := strings.LastIndexByte(text[:sp.start], '\n') + 1
-	end := len(text)
-	if i := strings.IndexByte(text[sp.end:], '\n'); i >= 0 {
-		end = sp.end + i
-	}
-	if strings.TrimSpace(text[start:sp.start]) != "" || strings.TrimSpace(text[sp.end:end]) != "" || end != sp.end {
+	if strings.TrimSpace(text[start:sp.start]) != "" || sp.end < len(text) && text[sp.end] != '\n' {
 		return nil, false
 	}
-	w := splitKeepEOL(text[start:end])
+	w := splitKeepEOL(text[start:sp.end])
 	return w, len(w) == n
 }
 

@@ -22,9 +22,12 @@ func (a *Agent) readChecked(ctx context.Context, p string, offset, limit int) (*
 
 // writeChecked is the write path shared by /write, /apply and write_file.
 func (a *Agent) writeChecked(ctx context.Context, tool, p, content string) (string, error) {
-	return a.changeFile(ctx, tool, p, func(string, bool) (string, string, error) {
-		return content, "", nil
-	})
+	return a.changeFile(ctx, tool, p, true, wholeContent(content))
+}
+
+// wholeContent is the change of a write: the file becomes content.
+func wholeContent(content string) func(string, bool) (string, string, error) {
+	return func(string, bool) (string, string, error) { return content, "", nil }
 }
 
 // fileChange is a planned write: the file it changes (a link's target, not
@@ -53,7 +56,9 @@ func (fc *fileChange) action() string {
 
 // planChange resolves p through the path gate, reads what it holds and
 // computes the new content. A nil change means the content is unchanged.
-func (a *Agent) planChange(p string, change func(old string, exists bool) (string, string, error)) (*fileChange, error) {
+// whole is a write of a whole new content from the model (write_file,
+// /write, /apply) rather than an edit computed over the model's view.
+func (a *Agent) planChange(p string, whole bool, change func(old string, exists bool) (string, string, error)) (*fileChange, error) {
 	old, exists, target, err := readForDiff(a.Workspace, p)
 	if err != nil {
 		a.audit("write", p, err, 0)
@@ -69,11 +74,11 @@ func (a *Agent) planChange(p string, change func(old string, exists bool) (strin
 		return nil, err
 	}
 	fc := &fileChange{asked: p, target: target, old: old, existed: exists, content: content, note: note}
-	if exists && old == content && (note != "" || redactSecrets(old) == old) {
-		// Unchanged. Not said of a whole new content (write_file, /apply)
-		// over a file holding secrets: "unchanged" would confirm a guess
-		// at the hidden bytes, so that write is asked about like any other.
-		// (An edit's sameness was decided over the view: its note is set.)
+	if exists && old == content && (!whole || redactSecrets(old) == old) {
+		// Unchanged. Not said of a whole new content over a file holding
+		// secrets: "unchanged" would confirm a guess at the hidden bytes,
+		// so that write is asked about like any other. (An edit's sameness
+		// was decided over the view.)
 		return nil, nil
 	}
 	return fc, nil
@@ -106,8 +111,8 @@ func (a *Agent) commitChange(by string, fc *fileChange) (string, error) {
 // changeFile is the one write path (/write, write_file, edit_file; /apply
 // plans and commits through the same steps): plan (the path gate and the
 // new content), approval with a diff of the real target, commit.
-func (a *Agent) changeFile(ctx context.Context, tool, p string, change func(old string, exists bool) (string, string, error)) (string, error) {
-	fc, err := a.planChange(p, change)
+func (a *Agent) changeFile(ctx context.Context, tool, p string, whole bool, change func(old string, exists bool) (string, string, error)) (string, error) {
+	fc, err := a.planChange(p, whole, change)
 	if err != nil {
 		return "", err
 	}
@@ -132,7 +137,7 @@ func (a *Agent) editChecked(ctx context.Context, tool, p, oldText, newText strin
 	if err != nil {
 		return "", err
 	}
-	return a.changeFile(ctx, tool, p, func(old string, exists bool) (string, string, error) {
+	return a.changeFile(ctx, tool, p, false, func(old string, exists bool) (string, string, error) {
 		if oldText == "" {
 			if exists {
 				return "", "", refuse(clean, "the file exists: give old_text to edit it (empty old_text only creates a new file)")
