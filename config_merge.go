@@ -294,11 +294,7 @@ func mcpAdded(base, ws *Config) []string {
 	var names []string
 	for n, s := range ws.MCP.Servers {
 		if _, mine := base.MCP.Servers[n]; !mine && s.enabled() {
-			what := s.URL
-			if what == "" {
-				what = strings.Join(s.Command, " ")
-			}
-			names = append(names, n+" ("+what+")")
+			names = append(names, n+" ("+s.target()+")")
 		}
 	}
 	if len(names) == 0 {

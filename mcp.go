@@ -170,6 +170,15 @@ func (a *Agent) offerLines(model string, window int) []string {
 
 func (s MCPServer) enabled() bool { return s.Enabled == nil || *s.Enabled }
 
+// target says what a server is, for a question or a list: its URL, or its
+// command line.
+func (s MCPServer) target() string {
+	if s.URL != "" {
+		return s.URL
+	}
+	return strings.Join(s.Command, " ")
+}
+
 // mcpNameSep joins a server's name and a tool's name.
 const mcpNameSep = "__"
 

@@ -124,11 +124,7 @@ func (cf *ConfigFile) addWorkspaceMCPFiles(ws *Workspace) {
 	}
 	var names []string
 	for n, s := range servers {
-		what := s.URL
-		if what == "" {
-			what = strings.Join(s.Command, " ")
-		}
-		names = append(names, n+" ("+what+")")
+		names = append(names, n+" ("+s.target()+")")
 	}
 	sort.Strings(names)
 	cf.Gated = append(cf.Gated, gatedSetting{mcpFilesKey, "starts MCP servers " + strings.Join(names, ", ")})
@@ -383,12 +379,7 @@ func mcpImport(args []string, stdout, stderr io.Writer) int {
 		for _, src := range sources {
 			fmt.Fprintf(stdout, "%s (%s):\n", src.client, src.path)
 			for _, n := range sortedKeys(src.servers) {
-				s := src.servers[n]
-				what := s.URL
-				if what == "" {
-					what = strings.Join(s.Command, " ")
-				}
-				fmt.Fprintf(stdout, "  %-20s %s\n", n, sanitizeForTerminal(what))
+				fmt.Fprintf(stdout, "  %-20s %s\n", n, sanitizeForTerminal(src.servers[n].target()))
 			}
 		}
 		fmt.Fprintln(stdout, "add some with: harvey mcp import NAME [NAME...]")
