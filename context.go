@@ -145,11 +145,11 @@ func (a *Agent) summarize(ctx context.Context, t *turn) (int, error) {
 	if t.window > 0 {
 		msgs = fitForSummary(msgs, t.contextLimit())
 	}
-	if t.mode == ModeSchema && t.block != nil {
+	if t.mode == ModeSchema {
 		// The request starts as the turn's requests do (system prompt and
 		// tool block where the layout keeps them), so Ollama evaluates only
 		// what follows its cached head: the request to summarise.
-		msgs, _ = t.layout.apply(msgs, t.block)
+		msgs, _ = t.prepare(msgs, t.tools)
 	}
 	var sb strings.Builder
 	if _, err := t.client.Chat(ctx, msgs, &sb); err != nil {

@@ -127,11 +127,7 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 		hb := &holdbackWriter{out: out, isTool: func(n string) bool { _, ok := lookup(n); return ok }}
 		send, sendTools := messages, tools
 		if e.turn != nil {
-			block := tools
-			if e.turn.block != nil && !e.prose {
-				block = e.turn.block // the fixed part never changes; later tools were announced
-			}
-			send, sendTools = e.turn.layout.apply(messages, block)
+			send, sendTools = e.turn.prepare(messages, tools)
 		}
 		stats, calls, err := e.client.ChatWithTools(ctx, send, sendTools, hb)
 		total.add(stats)

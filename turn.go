@@ -33,6 +33,17 @@ type turn struct {
 	announced []string      // their names (marked told once the prompt is sent)
 }
 
+// prepare is what one request of the turn sends: the messages with the
+// tools where the layout keeps them — for llama3 and mistral the block
+// pinned for the session (later tools were announced in a prompt) — and
+// the tools field. No tools (prose mode): the messages as they are.
+func (t *turn) prepare(msgs []Message, tools []anyllm.Tool) ([]Message, []anyllm.Tool) {
+	if t.block != nil && len(tools) > 0 {
+		tools = t.block
+	}
+	return t.layout.apply(msgs, tools)
+}
+
 // offers reports whether the turn offered the tool name.
 func (t *turn) offers(name string) bool {
 	for _, x := range t.tools {

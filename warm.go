@@ -64,14 +64,11 @@ func (a *Agent) warmStart() {
 		return
 	}
 	t := a.mainTurn()
-	msgs, tools := append([]Message(nil), a.History...), []anyllm.Tool(nil)
+	var tools []anyllm.Tool
 	if t.mode == ModeSchema {
-		block := t.tools
-		if t.block != nil {
-			block = t.block
-		}
-		msgs, tools = t.layout.apply(msgs, block)
+		tools = t.tools
 	}
+	msgs, tools := t.prepare(append([]Message(nil), a.History...), tools)
 	req, err := oc.warmRequest(msgs, tools)
 	if err != nil {
 		return
@@ -79,7 +76,7 @@ func (a *Agent) warmStart() {
 	a.stopWarm()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	a.warm = &warming{cancel: cancel, done: done, model: a.ModelName}
+	a.warm = &warming{cancel: cancel, done: done}
 	go func() {
 		defer close(done)
 		defer cancel()
@@ -91,7 +88,6 @@ func (a *Agent) warmStart() {
 type warming struct {
 	cancel context.CancelFunc
 	done   chan struct{}
-	model  string
 }
 
 // stopWarm cancels a warm request still in flight (a model switch, exit).
