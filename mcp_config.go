@@ -324,6 +324,7 @@ func mcpRemove(args []string, stdout, stderr io.Writer) int {
 type importSource struct {
 	client, path string
 	servers      map[string]MCPServer
+	unread       []string // servers whose config could not be read whole (not imported)
 }
 
 // importSources reads the MCP servers of the user's other clients: Claude
@@ -337,7 +338,7 @@ func importSources(home string) []importSource {
 			return
 		}
 		if s, err := parseMCPJSON(data, key); err == nil && len(s) > 0 {
-			out = append(out, importSource{client, p, s})
+			out = append(out, importSource{client: client, path: p, servers: s})
 		}
 	}
 	for _, p := range []string{filepath.Join(home, ".config", "Claude", "claude_desktop_config.json"), filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")} {
@@ -352,15 +353,16 @@ func importSources(home string) []importSource {
 		if json.Unmarshal(data, &doc) == nil {
 			for _, dir := range sortedKeys(doc.Projects) {
 				if s, err := parseMCPJSON(doc.Projects[dir], "mcpServers"); err == nil && len(s) > 0 {
-					out = append(out, importSource{"Claude Code (" + dir + ")", claude, s})
+					out = append(out, importSource{client: "Claude Code (" + dir + ")", path: claude, servers: s})
 				}
 			}
 		}
 	}
 	read("Cursor", filepath.Join(home, ".cursor", "mcp.json"), "mcpServers")
 	if data, err := os.ReadFile(filepath.Join(home, ".codex", "config.toml")); err == nil {
-		if s := codexServers(string(data)); len(s) > 0 {
-			out = append(out, importSource{"Codex", filepath.Join(home, ".codex", "config.toml"), s})
+		s, bad := codexServers(string(data))
+		if len(s) > 0 || len(bad) > 0 {
+			out = append(out, importSource{client: "Codex", path: filepath.Join(home, ".codex", "config.toml"), servers: s, unread: bad})
 		}
 	}
 	return out
@@ -380,6 +382,9 @@ func mcpImport(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "%s (%s):\n", src.client, src.path)
 			for _, n := range sortedKeys(src.servers) {
 				fmt.Fprintf(stdout, "  %-20s %s\n", n, sanitizeForTerminal(src.servers[n].target()))
+			}
+			for _, n := range src.unread {
+				fmt.Fprintf(stdout, "  %-20s not imported: its settings use TOML Harvey does not read (a multi-line array?); add it with harvey mcp add\n", sanitizeForTerminal(n))
 			}
 		}
 		fmt.Fprintln(stdout, "add some with: harvey mcp import NAME [NAME...]")
@@ -410,11 +415,15 @@ func mcpImport(args []string, stdout, stderr io.Writer) int {
 }
 
 // codexServers reads [mcp_servers.NAME] tables from Codex's config.toml:
-// command = "...", args = ["..."], and an [mcp_servers.NAME.env] table or
-// env = { K = "V" } — the part of TOML those tables use; anything else in
-// the file is skipped.
-func codexServers(toml string) map[string]MCPServer {
+// command = "...", args = [...], url = "...", env = { K = "V" } or an
+// [mcp_servers.NAME.env] table — the part of TOML those tables use, each
+// value read whole (basic and literal strings, one-line arrays and inline
+// tables, a trailing comment). A server with a value it cannot read that
+// way (a multi-line array, say) is not imported at all, and named in bad:
+// half a command line is worse than none. Other keys are ignored.
+func codexServers(toml string) (servers map[string]MCPServer, bad []string) {
 	out := map[string]MCPServer{}
+	broken := map[string]bool{}
 	cur, inEnv := "", false
 	for _, raw := range strings.Split(toml, "\n") {
 		line := strings.TrimSpace(raw)
@@ -433,59 +442,145 @@ func codexServers(toml string) map[string]MCPServer {
 			}
 			continue
 		}
-		if cur == "" {
+		if cur == "" || broken[cur] {
 			continue
 		}
 		k, v, ok := strings.Cut(line, "=")
 		if !ok {
+			broken[cur] = true // a continued multi-line value
 			continue
 		}
 		k, v = strings.Trim(strings.TrimSpace(k), `"`), strings.TrimSpace(v)
 		s := out[cur]
+		var err error
 		switch {
 		case inEnv:
 			if s.Env == nil {
 				s.Env = map[string]string{}
 			}
-			s.Env[k] = tomlString(v)
+			s.Env[k], err = tomlWhole(v, tomlString)
 		case k == "command":
-			s.Command = append([]string{tomlString(v)}, s.Command[min(1, len(s.Command)):]...)
+			var c string
+			c, err = tomlWhole(v, tomlString)
+			s.Command = append([]string{c}, s.Command[min(1, len(s.Command)):]...)
 		case k == "args":
 			var args []string
-			if json.Unmarshal([]byte(v), &args) == nil {
-				head := []string{""}
-				if len(s.Command) > 0 {
-					head = s.Command[:1]
-				}
-				s.Command = append(head, args...)
+			args, err = tomlWhole(v, tomlStringArray)
+			head := []string{""}
+			if len(s.Command) > 0 {
+				head = s.Command[:1]
 			}
+			s.Command = append(head, args...)
 		case k == "url":
-			s.URL = tomlString(v)
-		case k == "env" && strings.HasPrefix(v, "{"):
-			s.Env = map[string]string{}
-			for _, pair := range strings.Split(strings.Trim(v, "{} "), ",") {
-				if ek, ev, ok := strings.Cut(pair, "="); ok {
-					s.Env[strings.Trim(strings.TrimSpace(ek), `"`)] = tomlString(strings.TrimSpace(ev))
-				}
-			}
+			s.URL, err = tomlWhole(v, tomlString)
+		case k == "env":
+			s.Env, err = tomlWhole(v, tomlStringTable)
+		}
+		if err != nil {
+			broken[cur] = true
 		}
 		out[cur] = s
 	}
 	for n, s := range out {
-		if (len(s.Command) == 0 || s.Command[0] == "") && s.URL == "" {
+		if broken[n] || (len(s.Command) == 0 || s.Command[0] == "") && s.URL == "" {
 			delete(out, n)
 		}
 	}
-	return out
+	for n := range broken {
+		bad = append(bad, n)
+	}
+	sort.Strings(bad)
+	return out, bad
 }
 
-// tomlString reads a basic or literal TOML string ("a\"b" or 'a').
-func tomlString(v string) string {
-	if strings.HasPrefix(v, `"`) {
-		var s string
-		if json.Unmarshal([]byte(v), &s) == nil {
-			return s
+var errTOML = errors.New("not a value Harvey reads")
+
+// tomlWhole reads v with read, which must use all of it but for blank
+// space and a comment.
+func tomlWhole[T any](v string, read func(string) (T, string, error)) (T, error) {
+	x, rest, err := read(v)
+	if rest = strings.TrimSpace(rest); err == nil && rest != "" && !strings.HasPrefix(rest, "#") {
+		err = errTOML
+	}
+	return x, err
+}
+
+// tomlString reads a basic ("a\"b") or literal ('a') string at the start
+// of v and returns what follows it.
+func tomlString(v string) (string, string, error) {
+	switch {
+	case strings.HasPrefix(v, "'"):
+		if end := strings.IndexByte(v[1:], '\''); end >= 0 {
+			return v[1 : end+1], v[end+2:], nil
+		}
+	case strings.HasPrefix(v, `"`):
+		for i := 1; i < len(v); i++ {
+			if v[i] == '\\' {
+				i++
+				continue
+			}
+			if v[i] == '"' {
+				var s string
+				if json.Unmarshal([]byte(v[:i+1]), &s) != nil {
+					return "", "", errTOML
+				}
+				return s, v[i+1:], nil
+			}
 		}
 	}
-	return strings.Trim(v, `'"`)
+	return "", "", errTOML
+}
+
+// tomlStringArray reads a one-line array of strings ["a", 'b',].
+func tomlStringArray(v string) ([]string, string, error) {
+	return tomlList(v, "[", "]", func(item string) (string, string, error) { return tomlString(item) }, func(out *[]string, s string) { *out = append(*out, s) })
+}
+
+// tomlStringTable reads a one-line inline table of strings { K = "V" }.
+func tomlStringTable(v string) (map[string]string, string, error) {
+	m := map[string]string{}
+	_, rest, err := tomlList(v, "{", "}", func(item string) (string, string, error) {
+		k, after, ok := strings.Cut(item, "=")
+		key := strings.TrimSpace(k)
+		if !ok || key == "" {
+			return "", "", errTOML
+		}
+		if strings.HasPrefix(key, `"`) || strings.HasPrefix(key, "'") {
+			q, r, err := tomlString(key)
+			if err != nil || strings.TrimSpace(r) != "" {
+				return "", "", errTOML
+			}
+			key = q
+		}
+		val, r, err := tomlString(strings.TrimSpace(after))
+		m[key] = val
+		return key, r, err
+	}, func(*[]string, string) {})
+	return m, rest, err
+}
+
+// tomlList reads open item, item, ... close, on one line.
+func tomlList(v, open, close string, item func(string) (string, string, error), add func(*[]string, string)) ([]string, string, error) {
+	rest, ok := strings.CutPrefix(v, open)
+	if !ok {
+		return nil, "", errTOML
+	}
+	var out []string
+	for {
+		rest = strings.TrimSpace(rest)
+		if after, ok := strings.CutPrefix(rest, close); ok {
+			return out, after, nil
+		}
+		x, r, err := item(rest)
+		if err != nil {
+			return nil, "", err
+		}
+		add(&out, x)
+		rest = strings.TrimSpace(r)
+		if after, ok := strings.CutPrefix(rest, ","); ok {
+			rest = after
+		} else if !strings.HasPrefix(rest, close) {
+			return nil, "", errTOML
+		}
+	}
 }
