@@ -34,7 +34,7 @@ func (a *Agent) registerCommands() {
 		}
 	}
 	add(&Command{Name: "help", Usage: "/help [CMD]", Summary: "list commands, or explain one", Handler: cmdHelp})
-	add(&Command{Name: "status", Usage: "/status", Summary: "backend, model, tool mode, context in use against the window, instructions loaded, recording", Handler: cmdStatus})
+	add(&Command{Name: "status", Usage: "/status", Summary: "backend, model (and whether Ollama has it loaded), tool mode, context in use against the window, instructions loaded, recording", Handler: cmdStatus})
 	add(&Command{Name: "clear", Usage: "/clear", Summary: "forget the conversation (keeps the system prompt and pinned context)", Handler: cmdClear})
 	add(&Command{Name: "exit", Usage: "/exit", Summary: "leave Harvey (also /quit, /bye, Ctrl-D)", Aliases: []string{"quit", "bye"},
 		Handler: func(context.Context, *Agent, []string, io.Writer) error { return ErrExit }})
@@ -49,7 +49,7 @@ func (a *Agent) registerCommands() {
 	add(&Command{Name: "undo", Usage: "/undo [list]", Summary: "put back the file Harvey changed last (write_file, edit_file, /write, /apply)", Handler: cmdUndo,
 		Help: "Each change keeps the version it replaced, for this session. /undo restores the latest one (or removes a file Harvey created, with the directories that write made if they are empty) only if the file is still exactly what Harvey wrote."})
 	add(&Command{Name: "apply", Usage: "/apply", Summary: "write the code blocks of the last reply whose fence names a file", Handler: cmdApply,
-		Help: "Finds fences like ```go path/to/file.go or ```path/to/file in the last reply, shows the files, and writes them after one confirmation."})
+		Help: "Finds fences like ```go path/to/file.go or ```path/to/file in the last reply, shows the diffs, and writes them after one confirmation (y, n, or a: always for /apply this session; headless only with --yes)."})
 	add(&Command{Name: "context", Usage: "/context add TEXT|show|clear", Summary: "pinned context that survives /clear", Handler: cmdContext})
 	add(&Command{Name: "safemode", Usage: "/safemode on|off|status|allow CMD|deny CMD|reset", Summary: "command allowlist for /run, ! and run_command", Handler: cmdSafeMode})
 	add(&Command{Name: "permissions", Usage: "/permissions list|set PATH PERMS|reset", Summary: "path-prefix read/write/exec/delete permissions", Handler: cmdPermissions,

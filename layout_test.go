@@ -43,15 +43,21 @@ func renderedSession(t *testing.T, tmplFile string, layout promptLayout) []strin
 	for turn := 1; turn <= 5; turn++ {
 		history = append(history, Message{Role: "user", Content: fmt.Sprintf("What does function f%d in main.go do?", turn)})
 		send()
-		id := fmt.Sprintf("call_%d", turn)
-		history = append(history, Message{Role: "assistant", ToolCalls: []anyllm.ToolCall{{ID: id, Type: "function",
-			Function: anyllm.FunctionCall{Name: "read_file", Arguments: `{"path":"main.go"}`}}}})
-		history = append(history, Message{Role: "tool", ToolCallID: id, ToolName: "read_file",
-			Content: "[tool_result id=" + id + " tool=read_file main.go]\n" + strings.Repeat(fmt.Sprintf("func f%d() int { return %d }\n", turn, turn), 12) + "[end tool_result id=" + id + "]"})
+		history = readRound(history, turn)
 		send()
 		history = append(history, Message{Role: "assistant", Content: fmt.Sprintf("f%d returns %d; it has no side effects.", turn, turn)})
 	}
 	return prompts
+}
+
+// readRound is one scripted tool round of a rendered session: the model
+// calls read_file, the result comes back.
+func readRound(history []Message, turn int) []Message {
+	id := fmt.Sprintf("call_%d", turn)
+	history = append(history, Message{Role: "assistant", ToolCalls: []anyllm.ToolCall{{ID: id, Type: "function",
+		Function: anyllm.FunctionCall{Name: "read_file", Arguments: `{"path":"main.go"}`}}}})
+	return append(history, Message{Role: "tool", ToolCallID: id, ToolName: "read_file",
+		Content: "[tool_result id=" + id + " tool=read_file main.go]\n" + strings.Repeat(fmt.Sprintf("func f%d() int { return %d }\n", turn, turn), 12) + "[end tool_result id=" + id + "]"})
 }
 
 // loadTemplate parses one of testdata/templates (Ollama's own parser).
@@ -199,11 +205,7 @@ func lazySession(t *testing.T, tmplFile string, layout promptLayout, pinned bool
 			prompts = append(prompts, b.String())
 		}
 		send()
-		id := fmt.Sprintf("call_%d", turn)
-		history = append(history, Message{Role: "assistant", ToolCalls: []anyllm.ToolCall{{ID: id, Type: "function",
-			Function: anyllm.FunctionCall{Name: "read_file", Arguments: `{"path":"main.go"}`}}}})
-		history = append(history, Message{Role: "tool", ToolCallID: id, ToolName: "read_file",
-			Content: "[tool_result id=" + id + " tool=read_file main.go]\n" + strings.Repeat(fmt.Sprintf("func f%d() int { return %d }\n", turn, turn), 12) + "[end tool_result id=" + id + "]"})
+		history = readRound(history, turn)
 		send()
 		history = append(history, Message{Role: "assistant", Content: fmt.Sprintf("f%d returns %d; it has no side effects.", turn, turn)})
 	}

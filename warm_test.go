@@ -135,10 +135,12 @@ func TestWarmStartNeverInTheWay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if h.a.warm != nil {
+		t.Fatal("headless: a warm request was started")
+	}
 	h.a.Client, h.a.Interactive = c, true
 	h.a.warmStart()
-	time.Sleep(100 * time.Millisecond) // a request would have been sent by now
-	if n := f.warmCount(); n != 2 || len(fo.requests) != 0 {
-		t.Fatalf("headless or cloud warmed: %d warm requests, %d to the cloud", n, len(fo.requests))
+	if h.a.warm != nil || f.warmCount() != 2 || len(fo.requests) != 0 {
+		t.Fatalf("cloud warmed: %d warm requests, %d to the cloud", f.warmCount(), len(fo.requests))
 	}
 }
