@@ -212,8 +212,7 @@ func (a *Agent) commandSandboxFor(purpose string) *sandboxSpec {
 // gitSandbox is the sandbox for git: it reads the workspace and the private
 // git directory and writes nothing.
 func gitSandbox(ws *Workspace, gitDir string) *sandboxSpec {
-	_, _, ro := sandboxPaths(SandboxPolicy{})
-	return &sandboxSpec{Workspace: ws.Root, RO: append([]string{ws.Root, gitDir}, ro...)}
+	return &sandboxSpec{Workspace: ws.Root, RO: append([]string{ws.Root, gitDir}, systemTrees()...)}
 }
 
 // sandboxPaths lists what a command may write and read besides the
@@ -236,14 +235,23 @@ func sandboxPaths(user SandboxPolicy) (rw, caches, ro []string) {
 	for _, p := range user.Writable {
 		add(&rw, expandHome(p, home))
 	}
-	// Not /run or /var/lib: sockets, and containers' and services' secrets.
-	for _, p := range []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys", "/nix", "/snap", os.Getenv("GOROOT")} {
+	for _, p := range systemTrees() {
 		add(&ro, p)
 	}
 	for _, p := range user.Readable {
 		add(&ro, expandHome(p, home))
 	}
 	return rw, caches, ro
+}
+
+// systemTrees are the system's directories every program may read (not
+// /run or /var/lib: sockets, and containers' and services' secrets).
+func systemTrees() []string {
+	out := []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys", "/nix", "/snap"}
+	if g := os.Getenv("GOROOT"); g != "" && filepath.IsAbs(g) {
+		out = append(out, filepath.Clean(g))
+	}
+	return out
 }
 
 // userCaches are the toolchain caches of this environment: the XDG cache
