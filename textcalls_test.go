@@ -162,6 +162,14 @@ func FuzzRecoverToolCalls(f *testing.F) {
 		`{'name': 'read_file', 'arguments': {'path': 'a'}}`,
 		`{"name": "read_file", "parameters": {"path": "a.go"`,
 		"Some prose {with braces} and {\"name\": 3}",
+		"<｜DSML｜function_calls>\n<｜DSML｜invoke name=\"read_file\">\n<｜DSML｜parameter name=\"path\" string=\"true\">a</｜DSML｜parameter>\n</｜DSML｜invoke>",
+		`<start_function_call>call:read_file{path:<escape>a<escape>}<end_function_call>`,
+		">>>read_file\n{\"path\": \"a\"}>>>list_files\n{}",
+		"Action: ```json\n[{\"tool_name\": \"read_file\", \"parameters\": {\"path\": \"a\"}}]\n```",
+		`[Calling tool: read_file({"path": "a"})]`,
+		"<|tool_calls_begin|><|tool_call_begin|>read_file<|tool_sep|>{\"path\": \"a\"}<|tool_call_end|>",
+		`<think>x</think>{"tool": "read_file", "path": "a"}`,
+		`I'll call read_file(path=a)`,
 	} {
 		f.Add(s, "\n```json\n{\"name\": \"list_files\", \"arguments\": {}}\n```\n")
 	}
@@ -204,7 +212,17 @@ func BenchmarkRecoverAdversarial(b *testing.B) {
 		"function": strings.Repeat("<function=a>", 20000),
 		"pythonic": strings.Repeat("read_file(\n", 20000),
 		"ticks":    strings.Repeat("` a ", 50000),
-		"deepseek": strings.Repeat("<｜tool▁call▁begin｜>", 10000),
+		"deepseek": strings.Repeat("<｜tool▁call▁begin｜>", 8000),
+		// the families issue 30 added
+		"functionary": strings.Repeat(">>>read_file\n{\n", 15000),
+		"calling":     strings.Repeat("[Calling tool: read_file(", 10000),
+		"gemma":       strings.Repeat("<start_function_call>call:read_file{", 6000),
+		"dsml":        strings.Repeat("<｜DSML｜invoke name=\"read_file\">", 6000),
+		"action":      strings.Repeat("Action: {\n", 20000),
+		"inline":      strings.Repeat("so read_file(", 20000),
+		"mistral":     strings.Repeat("[TOOL_CALLS] json ", 12000),
+		"kimi":        strings.Repeat("<|tool_call_begin|>", 12000),
+		"glm":         strings.Repeat("read_file <arg_key>\n", 12000),
 	}
 	for name, s := range inputs {
 		b.Run(name, func(b *testing.B) {

@@ -156,7 +156,18 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 			// Schema mode is strict (the model could have called natively),
 			// unless the layout took the tools out of the request.
 			strict := !e.prose && (e.turn == nil || e.turn.layout == layoutNative)
-			calls, prose = recoverToolCalls(text, lookup, strict)
+			r := recoverReply(text, lookup, strict)
+			calls, prose = r.calls, r.prose
+			if note := r.note(); note != "" && round < e.maxIterations {
+				// The model meant to act but its call cannot be read
+				// faithfully: nothing runs, and it is told what to fix.
+				if held != "" {
+					io.WriteString(out, held)
+				}
+				fmt.Fprintf(out, "\n[not run: a tool call written as text could not be read: %s]\n", strings.Join(r.unread, "; "))
+				messages = append(messages, Message{Role: "assistant", Content: text}, Message{Role: "user", Content: note})
+				continue
+			}
 			if len(calls) > 0 {
 				// Only a call that is the whole reply is an act; with
 				// prose around it, it may be a quotation: the user decides.
