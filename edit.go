@@ -153,6 +153,18 @@ func applyEdit(content, oldText, newText string, replaceAll bool) (*editResult, 
 			return r, nil
 		}
 	}
+	// Escapes written out: a snippet on one line with \n (and \t, \")
+	// where the file has line breaks, as a model that escaped its JSON
+	// twice sends it. Read so only when new_text is written the same way.
+	if o, n, why := unescapeSnippet(oldText, newText); o != "" {
+		if r, err := applyEdit(content, o, n, replaceAll); err == nil {
+			return r, nil
+		}
+	} else if why != "" {
+		if _, err := applyEdit(content, unescapeText(oldText), oldText, false); err == nil {
+			return nil, &editError{why}
+		}
+	}
 	// Level 2: CRLF and LF treated alike, on both sides.
 	norm, toOrig := normaliseEOL(content)
 	oldN := strings.ReplaceAll(oldText, "\r\n", "\n")
@@ -620,6 +632,38 @@ func unwrapSnippet(oldText, newText string) (string, string, bool) {
 	return o, n, o != oldText
 }
 
+// unescapeSnippet reads old_text and new_text written with their escapes
+// spelled out (a one-line "func a() {\\n\\treturn 1\\n}"). o is empty when
+// old_text is not written so; why is set when new_text is not written the
+// same way (then neither can be read without a guess).
+func unescapeSnippet(oldText, newText string) (o, n, why string) {
+	if strings.Contains(oldText, "\n") || !strings.Contains(oldText, `\n`) {
+		return "", "", ""
+	}
+	if strings.Contains(newText, "\n") {
+		return "", "", `old_text has its line breaks written as \n but new_text has real ones: send both with real line breaks (as the file has them)`
+	}
+	return unescapeText(oldText), unescapeText(newText), ""
+}
+
+var spelledEscapes = map[byte]string{'n': "\n", 't': "\t", 'r': "\r", '"': `"`, '\'': "'", '\\': `\`}
+
+// unescapeText turns \n, \t, \r, \", \' and \\ into what they stand for.
+func unescapeText(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			if r, ok := spelledEscapes[s[i+1]]; ok {
+				b.WriteString(r)
+				i++
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
 func unfence(s string) (string, bool) {
 	t := strings.TrimSpace(s)
 	if !strings.HasPrefix(t, "```") || !strings.HasSuffix(t, "```") || len(t) < 6 {
@@ -633,7 +677,10 @@ func unfence(s string) (string, bool) {
 	if strings.Contains(body, "```") {
 		return s, false
 	}
-	return body, true
+	// The line break before the closing fence belongs to the fence: a
+	// fenced old_text with a bare new_text must not take the file's line
+	// break with it.
+	return strings.TrimSuffix(strings.TrimSuffix(body, "\n"), "\r"), true
 }
 
 // ungutter strips a gutter that every non-blank line has.

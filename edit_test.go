@@ -319,6 +319,14 @@ func TestEditMatchesWhatModelsCopy(t *testing.T) {
 		{name: "doubled spaces inside a line", content: "if x  ==  y {\n", old: "if x == y {", new: "if x != y {", want: "if x != y {\n", level: levelLenient},
 		{name: "no match inside a token (trimmed level)", content: "n := count + 10\n", old: " count + 1 ", new: "count + 2", errHas: "not found"},
 		{name: "no match inside a token (lenient level)", content: "n := count  + 10\n", old: "count + 1", new: "count + 2", errHas: "not found"},
+		// issue 30: the drift other agents' matchers accept, and the cases they refuse
+		{name: "escapes spelled out on one line", content: "package x\n\nfunc a() {\n\treturn 1\n}\n", old: `func a() {\n\treturn 1\n}`, new: `func a() {\n\treturn 2\n}`, want: "package x\n\nfunc a() {\n\treturn 2\n}\n", level: levelExact},
+		{name: "escapes spelled out in old_text only", content: "func a() {\n\treturn 1\n}\n", old: `func a() {\n\treturn 1\n}`, new: "func a() {\n\treturn 2\n}", errHas: "send both with real line breaks"},
+		{name: "a literal \\n in the file stays exact", content: "fmt.Printf(\"%d\\n\", x)\n", old: `fmt.Printf("%d\n", x)`, new: `fmt.Printf("%d\n", y)`, want: "fmt.Printf(\"%d\\n\", y)\n", level: levelExact},
+		{name: "fenced old_text, bare new_text: the final newline stays", content: "package x\n\nfunc a() {}\n", old: "```go\nfunc a() {}\n```", new: "func b() {}", want: "package x\n\nfunc b() {}\n", level: levelExact},
+		{name: "fenced both, several lines", content: "package x\n\nfunc a() {\n\treturn 1\n}\n", old: "```\nfunc a() {\n    return 1\n}\n```", new: "```\nfunc a() {\n    return 2\n}\n```", want: "package x\n\nfunc a() {\n\treturn 2\n}\n", level: levelIndent},
+		{name: "ellipsis and non-breaking space in the file", content: "// wait\u2026 then\u00a0go\n", old: "// wait... then go", new: "// wait, then go", want: "// wait, then go\n", level: levelLenient},
+		{name: "trailing blanks on the file's lines", content: "a := 1   \nb := 2\t\n", old: "a := 1\nb := 2", new: "a := 3\nb := 4", want: "a := 3\nb := 4\n", level: levelIndent},
 		{name: "two lenient matches are refused", content: "a = “x”\nb = 1\na = “x”\n", old: `a = "x"`, new: `a = "y"`, errHas: "matches 2 places"},
 	}
 	for _, c := range cases {
@@ -421,5 +429,11 @@ func TestLenientEditKeepsIndentation(t *testing.T) {
 	}
 	if want := "func a() {\n\tx := 3\n\ty := 4\n}\nfunc b() {\n\tx := 3\n\ty := 4\n}\n"; r.Text != want || r.Level != levelLenient {
 		t.Fatalf("got %q (%s)", r.Text, r.Level)
+	}
+	// The same at the indentation level: replace_all keeps tabs (issue 30).
+	file = strings.ReplaceAll(file, ":=  1", ":= 1")
+	r, err = applyEdit(file, "    x := 1\n    y := 2", "    x := 3\n    y := 4", true)
+	if want := "func a() {\n\tx := 3\n\ty := 4\n}\nfunc b() {\n\tx := 3\n\ty := 4\n}\n"; err != nil || r.Text != want || r.Level != levelIndent {
+		t.Fatalf("got %+v %v", r, err)
 	}
 }
