@@ -153,6 +153,9 @@ func (c *AnyLLMClient) ChatWithTools(ctx context.Context, messages []Message, to
 			continue
 		}
 		ch := chunk.Choices[0]
+		if stats.FirstToken == 0 && (ch.Delta.Content != "" || len(ch.Delta.ToolCalls) > 0) {
+			stats.FirstToken = time.Since(start)
+		}
 		if ch.Delta.Content != "" {
 			if _, err := io.WriteString(out, ch.Delta.Content); err != nil {
 				werr = err

@@ -24,6 +24,8 @@ Usage:
   harvey -p "PROMPT" [flags]   run one turn and exit (answer on stdout); piped input is context:
                                cat err.log | harvey -p "why did it fail?"
   harvey --run FILE [flags]    run each line of FILE (command or prompt) in order
+  harvey model check [NAME...|--all] [--json]
+                               can this model drive Harvey here? a short battery of tasks, a table, a verdict
   harvey tools validate        check agents/tools/*.md; exit 1 if a file has a problem
   harvey mcp list              start the configured MCP servers, list them and their tools
   harvey mcp add NAME -- CMD   add a server to your config (--env K=V; or --url URL); mcp remove NAME
@@ -51,6 +53,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	hardenProcess()
 	if len(args) > 0 && args[0] == "mcp" {
 		return mcpCommand(ctx, args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "model" {
+		return modelCommand(ctx, args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "tools" {
 		return toolsCommand(args[1:], stdout, stderr)

@@ -61,7 +61,7 @@ func (a *Agent) registerCommands() {
 		Help: "Servers come from mcp: servers: in your config (harvey mcp add, harvey mcp import) and from a workspace's .mcp.json or agents/harvey.yaml (those start only after you confirm them). Their tools are named SERVER__tool, reach every model unless models: narrows them, within the model's tool budget (a line per server says what was left out and why), and ask before they run unless your config lists them under read_only. A server's prompts run as /SERVER:PROMPT [ARG=VALUE]..."})
 	add(&Command{Name: "tools", Usage: "/tools [on|off|reload|check]", Summary: "list tools and the model's tool mode; turn tools on or off; reload or check agents/tools/*.md", Handler: cmdTools,
 		Help: "User tools are Markdown files in agents/tools/NAME.md: YAML front matter (parameters, command as an argv list, timeout, effect) and the description as the body. See docs/user-tools.md."})
-	add(&Command{Name: "model", Usage: "/model [NAME]", Summary: "list models, or switch to NAME", Handler: cmdModel})
+	add(&Command{Name: "model", Usage: "/model [NAME | check [NAME...|--all]]", Summary: "list models (with their last check), switch to NAME, or check whether a model can drive Harvey", Handler: cmdModel})
 	add(&Command{Name: "ollama", Usage: "/ollama status|list|use NAME|start|stop", Summary: "the local Ollama service", Handler: cmdOllama})
 	add(&Command{Name: "route", Usage: "/route add NAME PROVIDER URL MODEL|remove NAME|list|enable NAME|disable NAME", Summary: "named remote endpoints; @NAME PROMPT sends one turn there", Handler: cmdRoute})
 	add(&Command{Name: "kb", Usage: kbUsage, Summary: "knowledge base: projects, observations, concepts (agents/knowledge.db)", Handler: cmdKB, Raw: true,

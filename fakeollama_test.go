@@ -32,6 +32,9 @@ type fakeOllama struct {
 	warms       []map[string]any // warm requests (num_predict 1): answered apart from the script
 	warmDelay   time.Duration    // a warm request takes this long (prompt evaluation on a Pi)
 	loaded      map[string]bool  // models a chat request has loaded (/api/ps)
+	// respond, when set, answers a chat request instead of the script (a
+	// scripted model that decides by what it is asked).
+	respond func(req map[string]any) fakeReply
 }
 
 // fakeReply is one scripted /api/chat answer.
@@ -227,6 +230,9 @@ func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
 				io.WriteString(w, l+"\n")
 			}
 			return
+		}
+		if f.respond != nil {
+			f.replies = append([]fakeReply{f.respond(req)}, f.replies...)
 		}
 		if len(f.replies) == 0 {
 			f.mu.Unlock()

@@ -35,6 +35,13 @@ type ChatStats struct {
 	ReplyTokens  int
 	Elapsed      time.Duration
 	TokensPerSec float64
+	// FirstToken is the time from the request to the first streamed text
+	// or call (the wait a user sees).
+	FirstToken time.Duration
+	// PromptEval and Generation are the server's own timings (Ollama's
+	// prompt_eval_duration and eval_duration); zero when the server does
+	// not report them (OpenAI-compatible servers).
+	PromptEval, Generation time.Duration
 }
 
 // Format renders the stats line printed dimly after each turn.

@@ -78,6 +78,12 @@ func cmdModel(ctx context.Context, a *Agent, args []string, out io.Writer) error
 		listModels(out, models, a.ModelName, modelDetails(ctx, a.Client))
 		return nil
 	}
+	if args[0] == "check" {
+		return cmdModelCheck(ctx, a, args[1:], out)
+	}
+	if r, failed := failedCheck(args[0]); failed {
+		fmt.Fprintf(out, "note: %s's last check (%s): %s\n", args[0], r.CheckedAt.Format("2006-01-02"), r.Verdict)
+	}
 	if err := a.UseModel(ctx, args[0]); err != nil {
 		return err
 	}
@@ -130,6 +136,9 @@ func modelDetails(ctx context.Context, c any) map[string]string {
 	infos, _ := mi.ModelInfos(ctx)
 	for _, m := range infos {
 		d[m.Name] = m.describe()
+		if r, ok := lastCheck(m.Name); ok {
+			d[m.Name] += " · checked: " + r.Verdict
+		}
 	}
 	return d
 }

@@ -336,6 +336,9 @@ func (c *OllamaClient) ChatWithTools(ctx context.Context, messages []Message, to
 	)
 	err := c.chat(ctx, req, func(r api.ChatResponse) error {
 		gotAny = true
+		if stats.FirstToken == 0 && (r.Message.Content != "" || len(r.Message.ToolCalls) > 0) {
+			stats.FirstToken = time.Since(start)
+		}
 		if r.Message.Content != "" {
 			if _, err := io.WriteString(out, r.Message.Content); err != nil {
 				writeErr = err
@@ -366,6 +369,7 @@ func (c *OllamaClient) ChatWithTools(ctx context.Context, messages []Message, to
 			if r.EvalDuration > 0 {
 				stats.TokensPerSec = float64(r.EvalCount) / r.EvalDuration.Seconds()
 			}
+			stats.PromptEval, stats.Generation = r.PromptEvalDuration, r.EvalDuration
 			if r.DoneReason == "length" && len(calls) == 0 {
 				fmt.Fprint(out, "\n[reply cut off: the model hit its length or context limit]")
 			}

@@ -27,6 +27,7 @@ type Options struct {
 	StdinTTY    bool
 	StderrTTY   bool
 	Continue    bool // resume the last conversation (agents/sessions/last.jsonl)
+	NoMCP       bool // start no MCP server (harvey model check)
 }
 
 // Start opens the workspace, loads the config and connects to a backend.
@@ -92,7 +93,9 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		}
 	}
 	a.connect(ctx, model)
-	a.startMCP(ctx)
+	if !o.NoMCP {
+		a.startMCP(ctx)
+	}
 	if a.mcp != nil && len(a.mcp.servers) > 0 && a.ModelName != "" {
 		for _, l := range a.offerLines(a.ModelName, a.window(a.Client)) {
 			a.logf("%s", a.dim("· "+l))
@@ -178,6 +181,10 @@ func (a *Agent) connect(ctx context.Context, model string) {
 		switch {
 		case len(models) == 1:
 			model = models[0]
+			if r, failed := failedCheck(model); failed {
+				// The only model, but not silently: say what its check found.
+				a.logf("%s", a.colorize("33", fmt.Sprintf("warning: %s is the only model installed; its last check (harvey model check, %s): %s", model, r.CheckedAt.Format("2006-01-02"), r.Verdict)))
+			}
 		case len(models) == 0:
 			a.connectErr = errors.New("Ollama has " + noModelsHint)
 			if a.Interactive {
@@ -255,14 +262,27 @@ func isLoopbackURL(s string) bool {
 func (a *Agent) chooseModel(models []string, details map[string]string) string {
 	fmt.Fprintln(a.Err, "Installed models:")
 	modelTable(a.Err, models, details, func(i int, _ string) string { return fmt.Sprintf("  %d) ", i+1) })
+	// Enter takes the first model whose last check did not fail (a model
+	// that failed is chosen only by name or number).
+	def := 0
+	for i, m := range models {
+		if _, failed := failedCheck(m); !failed {
+			def = i
+			break
+		}
+	}
 	for {
-		ans, err := a.In.Ask("Choose a model [1]: ")
+		ans, err := a.In.Ask(fmt.Sprintf("Choose a model [%d]: ", def+1))
 		if err != nil {
 			return ""
 		}
 		ans = strings.TrimSpace(ans)
 		if ans == "" {
-			return models[0]
+			if _, failed := failedCheck(models[def]); failed {
+				fmt.Fprintln(a.Err, "every model here failed its last check; type a number to choose one anyway")
+				continue
+			}
+			return models[def]
 		}
 		if n, err := strconv.Atoi(ans); err == nil && n >= 1 && n <= len(models) {
 			return models[n-1]

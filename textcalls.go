@@ -65,6 +65,7 @@ type recovery struct {
 	calls  []anyllm.ToolCall
 	prose  string
 	unread []string
+	format string // the family of the first call (formatName)
 }
 
 // note is what the model is told when its printed calls were not run.
@@ -98,7 +99,7 @@ func recoverReply(text string, lookup toolLookup, strict bool) recovery {
 	if len(group) == 0 {
 		return recovery{prose: text}
 	}
-	var r recovery
+	r := recovery{format: formatName(text[group[0].start:])}
 	for _, c := range group {
 		for _, rc := range c.calls {
 			tc, why, ok := validCall(rc, lookup)
@@ -111,13 +112,33 @@ func recoverReply(text string, lookup toolLookup, strict bool) recovery {
 		}
 	}
 	if len(r.unread) > 0 {
-		return recovery{prose: text, unread: r.unread}
+		return recovery{prose: text, unread: r.unread, format: r.format}
 	}
 	if len(r.calls) == 0 {
 		return recovery{prose: text}
 	}
 	r.prose = proseAround(text, group)
 	return r
+}
+
+// callFormats names the families by how a call begins (the first match
+// wins; JSON and pythonic calls have no marker).
+var callFormats = []struct{ prefix, name string }{
+	{"[TOOL_CALLS]", "Mistral [TOOL_CALLS]"}, {"<tool_call>", "<tool_call> tags"}, {"<function", "<function=…>"},
+	{"<|python_tag|>", "Llama <|python_tag|>"}, {"<｜tool", "DeepSeek tokens"}, {"<|tool▁", "DeepSeek tokens"}, {"<|tool_calls_begin", "DeepSeek tokens"},
+	{"<|tool_call", "Kimi/LFM tokens"}, {"<｜DSML｜", "DeepSeek DSML"}, {"<|DSML|", "DeepSeek DSML"}, {"<start_function_call>", "FunctionGemma"},
+	{">>>", "Functionary"}, {"<|recipient|>", "Functionary"}, {"Action:", "Command-R Action"}, {"[Calling tool:", "[Calling tool:]"},
+	{"```", "fenced block"}, {"functools[", "functools[…]"}, {"{", "JSON"}, {"[{", "JSON"}, {"<", "XML-style tags"},
+}
+
+// formatName says which family a printed call was written in.
+func formatName(s string) string {
+	for _, f := range callFormats {
+		if strings.HasPrefix(s, f.prefix) {
+			return f.name
+		}
+	}
+	return "pythonic"
 }
 
 // proseAround is the reply without the calls: closers and stray brackets

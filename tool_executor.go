@@ -131,6 +131,8 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 		}
 		stats, calls, err := e.client.ChatWithTools(ctx, send, sendTools, hb)
 		total.add(stats)
+		tr := e.trace()
+		tr.round(stats, calls)
 		if err != nil {
 			if errors.Is(err, ErrToolsUnsupported) && !e.prose && e.host != nil && e.turn != nil {
 				// The server refused tools: remember it, and retry in prose mode.
@@ -158,6 +160,7 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 			strict := !e.prose && (e.turn == nil || e.turn.layout == layoutNative)
 			r := recoverReply(text, lookup, strict)
 			calls, prose = r.calls, r.prose
+			tr.recovered(r, e.prose)
 			if note := r.note(); note != "" && round < e.maxIterations {
 				// The model meant to act but its call cannot be read
 				// faithfully: nothing runs, and it is told what to fix.
@@ -220,6 +223,14 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 			return messages, total, err
 		}
 	}
+}
+
+// trace is the turn's trace, or nil (its methods do nothing then).
+func (e *ToolExecutor) trace() *turnTrace {
+	if e.turn == nil {
+		return nil
+	}
+	return e.turn.trace
 }
 
 // lastAssistant is the index of the last assistant message (the round in
@@ -358,6 +369,7 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin
 		h.audit("tool:"+name, summary, err, dur)
 		h.recordToolCall(name, raw, capped, failed)
 	}
+	e.trace().call(traceCall{name: name, args: raw, result: capped, failed: failed})
 	return Message{Role: "tool", Content: wrapped, ToolCallID: c.ID, ToolName: name}
 }
 

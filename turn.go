@@ -31,6 +31,7 @@ type turn struct {
 	block     []anyllm.Tool // the tools in the prompt's fixed part (non-native layouts)
 	announce  string        // new tools, announced at the head of this turn's prompt
 	announced []string      // their names (marked told once the prompt is sent)
+	trace     *turnTrace    // what each round did; nil unless asked for (harvey model check)
 }
 
 // prepare is what one request of the turn sends: the messages with the

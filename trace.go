@@ -1,0 +1,68 @@
+package harvey
+
+import anyllm "github.com/mozilla-ai/any-llm-go"
+
+// turnTrace is what one turn did, round by round: what the server
+// reported, how the calls came (the protocol's field, or printed and in
+// which format), what each call returned. Only `harvey model check` asks
+// for one; a nil trace records nothing.
+type turnTrace struct {
+	rounds []traceRound
+}
+
+// traceRound is one request and what came of it.
+type traceRound struct {
+	stats  ChatStats
+	how    string // "native", "text: FORMAT", "prose: FORMAT"; "" for an answer
+	calls  []traceCall
+	unread []string // printed calls that could not be read (not run)
+	answer string   // the reply's text
+}
+
+// traceCall is one call that ran (or was refused) and its result.
+type traceCall struct {
+	name, args, result string
+	failed             bool
+}
+
+func (t *turnTrace) round(stats ChatStats, native []anyllm.ToolCall) {
+	if t == nil {
+		return
+	}
+	r := traceRound{stats: stats}
+	if len(native) > 0 {
+		r.how = "native"
+	}
+	t.rounds = append(t.rounds, r)
+}
+
+func (t *turnTrace) recovered(r recovery, prose bool) {
+	if t == nil || len(t.rounds) == 0 {
+		return
+	}
+	last := &t.rounds[len(t.rounds)-1]
+	last.unread = r.unread
+	if len(r.calls) > 0 || len(r.unread) > 0 {
+		last.how = "text: " + r.format
+		if prose {
+			last.how = "prose: " + r.format
+		}
+	}
+}
+
+func (t *turnTrace) call(c traceCall) {
+	if t == nil || len(t.rounds) == 0 {
+		return
+	}
+	last := &t.rounds[len(t.rounds)-1]
+	last.calls = append(last.calls, c)
+}
+
+// calls is every call of the turn, in order.
+func (t *turnTrace) allCalls() []traceCall {
+	var out []traceCall
+	for _, r := range t.rounds {
+		out = append(out, r.calls...)
+	}
+	return out
+}
