@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -730,7 +731,7 @@ func splitsWord(s string, a, b int) bool {
 // punctFold maps typographic punctuation to what a model types instead.
 var punctFold = map[rune]string{
 	'\u201c': `"`, '\u201d': `"`, '\u201e': `"`, '\u201f': `"`, '\u2033': `"`, '\u00ab': `"`, '\u00bb': `"`,
-	'\u2018': "'", '\u2019': "'", '\u201a': "'", '\u201b': "'", '\u2032': "'",
+	'\u2018': "'", '\u2019': "'", '\u201a': "'", '\u201b': "'", '\u2032': "'", '\u2039': "'", '\u203a': "'", '\u00b4': "'",
 	'\u2010': "-", '\u2011': "-", '\u2012': "-", '\u2013': "-", '\u2014': "-", '\u2015': "-", '\u2212': "-",
 	'\u2026': "...",
 }
@@ -767,7 +768,7 @@ func lenientForm(s string) (string, []int, []int) {
 			continue
 		case zeroWidth(r):
 			continue
-		case r == ' ' || r == '\t' || r == '\r' || r == '\u00a0' || r == '\u2009' || r == '\u202f':
+		case r == ' ' || r == '\t' || r == '\r' || unicode.IsSpace(r):
 			if !lineStart {
 				pendingSpace = i
 			}

@@ -326,6 +326,7 @@ func TestEditMatchesWhatModelsCopy(t *testing.T) {
 		{name: "fenced old_text, bare new_text: the final newline stays", content: "package x\n\nfunc a() {}\n", old: "```go\nfunc a() {}\n```", new: "func b() {}", want: "package x\n\nfunc b() {}\n", level: levelExact},
 		{name: "fenced both, several lines", content: "package x\n\nfunc a() {\n\treturn 1\n}\n", old: "```\nfunc a() {\n    return 1\n}\n```", new: "```\nfunc a() {\n    return 2\n}\n```", want: "package x\n\nfunc a() {\n\treturn 2\n}\n", level: levelIndent},
 		{name: "ellipsis and non-breaking space in the file", content: "// wait\u2026 then\u00a0go\n", old: "// wait... then go", new: "// wait, then go", want: "// wait, then go\n", level: levelLenient},
+		{name: "other unicode spaces and angle quotes", content: "say(\u2039hi\u203a)\u3000+\u2007x\n", old: "say('hi') + x", new: "say('yo') + x", want: "say('yo') + x\n", level: levelLenient},
 		{name: "trailing blanks on the file's lines", content: "a := 1   \nb := 2\t\n", old: "a := 1\nb := 2", new: "a := 3\nb := 4", want: "a := 3\nb := 4\n", level: levelIndent},
 		{name: "two lenient matches are refused", content: "a = “x”\nb = 1\na = “x”\n", old: `a = "x"`, new: `a = "y"`, errHas: "matches 2 places"},
 	}

@@ -353,3 +353,29 @@ func TestModelCheckInTheSession(t *testing.T) {
 		t.Fatalf("model %q, stderr %q", a.ModelName, errb.String())
 	}
 }
+
+// What a check covers: names as given, --all every installed model, and
+// with neither the configured model or the only one installed.
+func TestModelCheckTargets(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest")
+	for _, c := range []struct {
+		names   []string
+		all     bool
+		current string
+		want    string
+	}{
+		{[]string{"qwen"}, false, "", "qwen"},
+		{nil, true, "", "llama3.2:latest,mistral:latest"},
+		{nil, false, "mistral", "mistral"},
+		{nil, false, "", "error: several models are installed"},
+	} {
+		got, err := checkTargets(t.Context(), f.URL(), c.names, c.all, c.current)
+		s := strings.Join(got, ",")
+		if err != nil {
+			s = "error: " + err.Error()
+		}
+		if !strings.HasPrefix(s, c.want) {
+			t.Errorf("%v %v %q: %q", c.names, c.all, c.current, s)
+		}
+	}
+}
