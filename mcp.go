@@ -263,6 +263,7 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 	})
 	// The workspace is the client's root: a server that asks where to work
 	// (a filesystem or git server) is told.
+	//lint:ignore SA1019 roots stay in the 2026-07-28 protocol for twelve months, and the servers people configure today ask for them (issue 26)
 	client.AddRoots(&mcp.Root{URI: "file://" + m.a.Workspace.Root, Name: filepath.Base(m.a.Workspace.Root)})
 	session, err := client.Connect(cctx, t, nil)
 	if err != nil {

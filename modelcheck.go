@@ -322,7 +322,6 @@ func (r *modelReport) judge() {
 // checkOptions is what to check and where.
 type checkOptions struct {
 	models    []string // "" entries are not allowed; "@NAME" is a route
-	all       bool
 	ollamaURL string
 	progress  io.Writer // a line per task as it finishes (nil: quiet)
 }

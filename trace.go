@@ -16,7 +16,6 @@ type traceRound struct {
 	how    string // "native", "text: FORMAT", "prose: FORMAT"; "" for an answer
 	calls  []traceCall
 	unread []string // printed calls that could not be read (not run)
-	answer string   // the reply's text
 }
 
 // traceCall is one call that ran (or was refused) and its result.
