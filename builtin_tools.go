@@ -15,7 +15,37 @@ import (
 // with safe two-value assertions and delegates to the same functions the
 // slash commands use.
 
+// gateOps is what the built-in tools need from the gate (gate.go): the
+// checked operations every effect passes through, and the cap on a result.
+type gateOps interface {
+	readChecked(ctx context.Context, p string, offset, limit int) (*ReadResult, error)
+	writeChecked(ctx context.Context, tool, p, content string) (string, error)
+	editChecked(ctx context.Context, tool, p, oldText, newText string, all bool) (string, error)
+	listChecked(ctx context.Context, p string) (string, int, error)
+	searchChecked(ctx context.Context, pattern, p string) (string, int, error)
+	runCheckedEcho(ctx context.Context, tool, line string, timeout time.Duration, echo io.Writer) (RunResult, error)
+	gitChecked(ctx context.Context, sub string, args []string) (string, error)
+	resultCap(ctx context.Context) int
+}
+
+// builtinTools are the seven built-in tools, built from exactly what they
+// use: the gate, the command timeout and where an approved command's
+// output is shown. They reach nothing else of the session.
+type builtinTools struct {
+	gate       gateOps
+	runTimeout func() time.Duration // run_timeout (read when a command runs: the config may change)
+	echo       func() io.Writer     // the terminal in the REPL; nil headless
+}
+
 func registerBuiltinTools(r *ToolRegistry, a *Agent) {
+	t := &builtinTools{gate: a,
+		runTimeout: func() time.Duration { return time.Duration(a.Config.RunTimeout) },
+		echo: func() io.Writer {
+			if a.Interactive {
+				return a.Err // the user watches an approved command run
+			}
+			return nil
+		}}
 	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
 	integer := func(desc string) map[string]any { return map[string]any{"type": "integer", "description": desc} }
 	obj := func(props map[string]any, required ...string) map[string]any {
@@ -32,14 +62,14 @@ func registerBuiltinTools(r *ToolRegistry, a *Agent) {
 		"limit":  integer("Number of lines to read"),
 	}, "path")
 	r.registerFunc("read_file", "Read a text file. Use offset/limit (lines) to page a large file.",
-		read, typed(read, a.toolReadFile), EffectRead, "built-in")
+		read, typed(read, t.readFile), EffectRead, "built-in")
 
 	write := obj(map[string]any{
 		"path":    str("File path relative to the workspace"),
 		"content": str("The complete new file content"),
 	}, "path", "content")
 	r.registerFunc("write_file", "Create or overwrite a file with the given content.",
-		write, typed(write, a.toolWriteFile), EffectWrite, "built-in")
+		write, typed(write, t.writeFile), EffectWrite, "built-in")
 
 	edit := obj(map[string]any{
 		"path":        str("File path relative to the workspace"),
@@ -48,25 +78,25 @@ func registerBuiltinTools(r *ToolRegistry, a *Agent) {
 		"replace_all": map[string]any{"type": "boolean", "description": "Replace every match"},
 	}, "path", "old_text", "new_text")
 	r.registerFunc("edit_file", "Replace old_text with new_text in a file. old_text must match one place; copy it from read_file. Empty old_text creates a new file.",
-		edit, typed(edit, a.toolEditFile), EffectWrite, "built-in")
+		edit, typed(edit, t.editFile), EffectWrite, "built-in")
 
 	list := obj(map[string]any{"path": str("Directory relative to the workspace (default .)")})
 	r.registerFunc("list_files", "List a directory: names, sizes, directories end in /.",
-		list, typed(list, a.toolListFiles), EffectRead, "built-in")
+		list, typed(list, t.listFiles), EffectRead, "built-in")
 
 	search := obj(map[string]any{
 		"pattern": str("Go regular expression"),
 		"path":    str("File or directory to search (default .)"),
 	}, "pattern")
 	r.registerFunc("search_files", "Search file contents with a regular expression. Returns file:line: text.",
-		search, typed(search, a.toolSearchFiles), EffectRead, "built-in")
+		search, typed(search, t.searchFiles), EffectRead, "built-in")
 
 	run := obj(map[string]any{
 		"command": str("The command line"),
 		"timeout": integer("Timeout in seconds"),
 	}, "command")
 	r.registerFunc("run_command", "Run a shell command in the workspace and return its output and exit code.",
-		run, typed(run, a.toolRunCommand), EffectExec, "built-in")
+		run, typed(run, t.runCommand), EffectExec, "built-in")
 
 	git := obj(map[string]any{
 		"subcommand": map[string]any{"type": "string", "enum": GitSubcommands},
@@ -74,7 +104,7 @@ func registerBuiltinTools(r *ToolRegistry, a *Agent) {
 			"description": "Arguments as a list, e.g. [\"--oneline\", \"-n\", \"5\"] (a string is split like a shell)"},
 	}, "subcommand")
 	r.registerFunc("git_command", "Run a read-only git command.",
-		git, typed(git, a.toolGitCommand), EffectRead, "built-in")
+		git, typed(git, t.gitCommand), EffectRead, "built-in")
 }
 
 // The built-in tools' arguments, decoded after schema coercion: a handler
@@ -112,16 +142,13 @@ type (
 	}
 )
 
-// typed makes a tool function from a typed handler: the arguments are
-// coerced to the schema (required fields, "30" for 30, ...) and decoded
-// into In.
-func typed[In any](schema map[string]any, h func(context.Context, In) (toolResult, error)) toolFunc {
+// typed makes a tool function from a typed handler: the arguments, which
+// the caller has coerced to the schema once (the executor, or GetTool's
+// handler), are decoded into In.
+func typed[In any](_ map[string]any, h func(context.Context, In) (toolResult, error)) toolFunc {
 	return func(ctx context.Context, args map[string]any) (toolResult, error) {
 		if args == nil {
 			args = map[string]any{}
-		}
-		if err := coerceArgs(schema, args); err != nil {
-			return toolResult{}, err
 		}
 		b, err := json.Marshal(args)
 		if err != nil {
@@ -137,11 +164,11 @@ func typed[In any](schema map[string]any, h func(context.Context, In) (toolResul
 
 const maxContentBytes = 10 << 20
 
-func (a *Agent) toolReadFile(ctx context.Context, in readArgs) (toolResult, error) {
+func (t *builtinTools) readFile(ctx context.Context, in readArgs) (toolResult, error) {
 	if in.Offset < 0 || in.Limit < 0 {
 		return toolResult{}, fmt.Errorf("offset and limit must not be negative")
 	}
-	rr, err := a.readChecked(ctx, in.Path, in.Offset, in.Limit)
+	rr, err := t.gate.readChecked(ctx, in.Path, in.Offset, in.Limit)
 	if err != nil {
 		return toolResult{}, err
 	}
@@ -154,19 +181,19 @@ func (a *Agent) toolReadFile(ctx context.Context, in readArgs) (toolResult, erro
 	return toolResult{Text: rr.Text, Summary: sum}, nil
 }
 
-func (a *Agent) toolWriteFile(ctx context.Context, in writeArgs) (toolResult, error) {
+func (t *builtinTools) writeFile(ctx context.Context, in writeArgs) (toolResult, error) {
 	if len(in.Content) > maxContentBytes {
 		return toolResult{}, fmt.Errorf("content is too large (over 10 MB)")
 	}
-	msg, err := a.writeChecked(ctx, "write_file", in.Path, in.Content)
+	msg, err := t.gate.writeChecked(ctx, "write_file", in.Path, in.Content)
 	return toolResult{Text: msg}, err
 }
 
-func (a *Agent) toolEditFile(ctx context.Context, in editToolArgs) (toolResult, error) {
+func (t *builtinTools) editFile(ctx context.Context, in editToolArgs) (toolResult, error) {
 	if len(in.NewText) > maxContentBytes || len(in.OldText) > maxContentBytes {
 		return toolResult{}, fmt.Errorf("old_text or new_text is too large (over 10 MB)")
 	}
-	msg, err := a.editChecked(ctx, "edit_file", in.Path, in.OldText, in.NewText, in.ReplaceAll)
+	msg, err := t.gate.editChecked(ctx, "edit_file", in.Path, in.OldText, in.NewText, in.ReplaceAll)
 	return toolResult{Text: msg}, err
 }
 
@@ -181,13 +208,13 @@ func countLines(s string) int {
 	return n
 }
 
-func (a *Agent) toolListFiles(ctx context.Context, in listArgs) (toolResult, error) {
-	text, n, err := a.listChecked(ctx, cmp.Or(in.Path, "."))
+func (t *builtinTools) listFiles(ctx context.Context, in listArgs) (toolResult, error) {
+	text, n, err := t.gate.listChecked(ctx, cmp.Or(in.Path, "."))
 	return toolResult{Text: text, Summary: plural(n, "entry")}, err
 }
 
-func (a *Agent) toolSearchFiles(ctx context.Context, in searchArgs) (toolResult, error) {
-	text, n, err := a.searchChecked(ctx, in.Pattern, in.Path)
+func (t *builtinTools) searchFiles(ctx context.Context, in searchArgs) (toolResult, error) {
+	text, n, err := t.gate.searchChecked(ctx, in.Pattern, in.Path)
 	sum := fmt.Sprintf("%d matches", n)
 	if n == 0 {
 		sum = "no matches"
@@ -195,26 +222,22 @@ func (a *Agent) toolSearchFiles(ctx context.Context, in searchArgs) (toolResult,
 	return toolResult{Text: text, Summary: sum}, err
 }
 
-func (a *Agent) toolRunCommand(ctx context.Context, in runArgs) (toolResult, error) {
+func (t *builtinTools) runCommand(ctx context.Context, in runArgs) (toolResult, error) {
 	if in.Timeout < 0 {
 		return toolResult{}, fmt.Errorf("timeout must not be negative")
 	}
-	timeout := time.Duration(a.Config.RunTimeout)
-	if t := time.Duration(in.Timeout) * time.Second; in.Timeout > 0 && t < timeout {
-		timeout = t
+	timeout := t.runTimeout()
+	if d := time.Duration(in.Timeout) * time.Second; in.Timeout > 0 && d < timeout {
+		timeout = d
 	}
-	var echo io.Writer
-	if a.Interactive {
-		echo = a.Err // the user watches an approved command run
-	}
-	res, err := a.runCheckedEcho(ctx, "run_command", in.Command, timeout, echo)
+	res, err := t.gate.runCheckedEcho(ctx, "run_command", in.Command, timeout, t.echo())
 	if err != nil {
 		return toolResult{}, err
 	}
-	return toolResult{Text: res.Text(a.resultCap(ctx)), Summary: res.status()}, nil
+	return toolResult{Text: res.Text(t.gate.resultCap(ctx)), Summary: res.status()}, nil
 }
 
-func (a *Agent) toolGitCommand(ctx context.Context, in gitToolArgs) (toolResult, error) {
+func (t *builtinTools) gitCommand(ctx context.Context, in gitToolArgs) (toolResult, error) {
 	var argv []string
 	switch v := in.Args.(type) {
 	case nil:
@@ -236,6 +259,6 @@ func (a *Agent) toolGitCommand(ctx context.Context, in gitToolArgs) (toolResult,
 	default:
 		return toolResult{}, fmt.Errorf("args must be a list of strings (or one string), got %s", jsonType(v))
 	}
-	out, err := a.gitChecked(ctx, in.Subcommand, argv)
+	out, err := t.gate.gitChecked(ctx, in.Subcommand, argv)
 	return toolResult{Text: out}, err
 }

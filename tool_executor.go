@@ -334,7 +334,8 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin
 	case argErr != nil:
 		err = argErr
 	default:
-		if cerr := coerceArgs(entry.schema.Function.Parameters, args); cerr != nil {
+		// Coerced once: a recovered call was coerced when it was read.
+		if cerr := coerceNative(origin, entry.schema.Function.Parameters, args); cerr != nil {
 			err = cerr
 		} else if run := e.repeats(name, args); run >= repeatLimit {
 			err = &repeatedCall{name: name, before: run - 1}
@@ -371,6 +372,15 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin
 	}
 	e.trace().call(traceCall{name: name, args: raw, result: capped, failed: failed})
 	return Message{Role: "tool", Content: wrapped, ToolCallID: c.ID, ToolName: name}
+}
+
+// coerceNative fits a native call's arguments to the schema; a call
+// recovered from text was fitted when recovery validated it.
+func coerceNative(origin callOrigin, schema, args map[string]any) error {
+	if origin != native {
+		return nil
+	}
+	return coerceArgs(schema, args)
 }
 
 // askRecovered asks the user before a call recovered from a reply with

@@ -92,6 +92,12 @@ func (r *ToolRegistry) GetTool(name string) (anyllm.Tool, ToolHandler, bool) {
 		return e.schema, nil, false
 	}
 	return e.schema, func(ctx context.Context, args map[string]any) (string, error) {
+		if args == nil {
+			args = map[string]any{}
+		}
+		if err := coerceArgs(e.schema.Function.Parameters, args); err != nil {
+			return "", err
+		}
 		res, err := e.run(ctx, args)
 		return res.Text, err
 	}, true
