@@ -218,8 +218,8 @@ func explainAnyLLM(kind string, err error) error {
 func toAnyLLMMessages(msgs []Message) []anyllm.Message {
 	out := make([]anyllm.Message, 0, len(msgs))
 	for _, m := range msgs {
-		am := anyllm.Message{Role: m.Role, Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
-		if m.Role == "tool" {
+		am := anyllm.Message{Role: string(m.Role), Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
+		if m.Role == RoleTool {
 			am.Name = m.ToolName
 		}
 		out = append(out, am)

@@ -250,7 +250,7 @@ func cmdClear(_ context.Context, a *Agent, _ []string, out io.Writer) error {
 
 // addContext puts command output into the conversation, labelled.
 func (a *Agent) addContext(label, text string) {
-	a.AddMessage("user", fmt.Sprintf("[context: %s]\n%s", label, text))
+	a.AddMessage(RoleUser, fmt.Sprintf("[context: %s]\n%s", label, text))
 }
 
 func cmdRead(ctx context.Context, a *Agent, args []string, out io.Writer) error {
@@ -287,7 +287,7 @@ func cmdWrite(ctx context.Context, a *Agent, args []string, out io.Writer) error
 	}
 	last := ""
 	for i := len(a.History) - 1; i >= 0; i-- {
-		if a.History[i].Role == "assistant" && strings.TrimSpace(a.History[i].Content) != "" {
+		if a.History[i].Role == RoleAssistant && strings.TrimSpace(a.History[i].Content) != "" {
 			last = a.History[i].Content
 			break
 		}
@@ -410,7 +410,7 @@ func findTaggedBlocks(s string) []taggedBlock {
 func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	var last string
 	for i := len(a.History) - 1; i >= 0; i-- {
-		if a.History[i].Role == "assistant" {
+		if a.History[i].Role == RoleAssistant {
 			last = a.History[i].Content
 			break
 		}
@@ -484,13 +484,13 @@ func cmdContext(_ context.Context, a *Agent, args []string, out io.Writer) error
 		a.PinnedContext += text
 		// at most one pinned message: update it in place
 		for i, m := range a.History {
-			if m.Role == "user" && strings.HasPrefix(m.Content, pinnedPrefix) {
+			if m.Role == RoleUser && strings.HasPrefix(m.Content, pinnedPrefix) {
 				a.History[i].Content = pinnedPrefix + a.PinnedContext
 				fmt.Fprintln(out, "pinned context updated")
 				return nil
 			}
 		}
-		a.History = append(a.History, Message{Role: "user", Content: pinnedPrefix + a.PinnedContext})
+		a.History = append(a.History, Message{Role: RoleUser, Content: pinnedPrefix + a.PinnedContext})
 		fmt.Fprintln(out, "pinned context added")
 	case "show":
 		if a.PinnedContext == "" {
@@ -502,7 +502,7 @@ func cmdContext(_ context.Context, a *Agent, args []string, out io.Writer) error
 		a.PinnedContext = ""
 		kept := a.History[:0]
 		for _, m := range a.History {
-			if !(m.Role == "user" && strings.HasPrefix(m.Content, pinnedPrefix)) {
+			if !(m.Role == RoleUser && strings.HasPrefix(m.Content, pinnedPrefix)) {
 				kept = append(kept, m)
 			}
 		}

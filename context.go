@@ -47,7 +47,7 @@ func elideToolResults(msgs []Message, protect, target int, extra int) int {
 	n := 0
 	for i := 0; i < protect && used > target; i++ {
 		m := &msgs[i]
-		isResult := m.Role == "tool" || (m.Role == "user" && strings.HasPrefix(m.Content, "[tool_result "))
+		isResult := m.Role == RoleTool || (m.Role == RoleUser && strings.HasPrefix(m.Content, "[tool_result "))
 		if !isResult || strings.HasPrefix(m.Content, elidedMarker) || len(m.Content) < 200 {
 			continue
 		}
@@ -141,7 +141,7 @@ func (a *Agent) summarize(ctx context.Context, t *turn) (int, error) {
 	if len(a.History) <= 2 {
 		return 0, errors.New("nothing to summarize yet")
 	}
-	msgs := append(append([]Message(nil), a.History...), Message{Role: "user", Content: summarizePrompt})
+	msgs := append(append([]Message(nil), a.History...), Message{Role: RoleUser, Content: summarizePrompt})
 	if t.window > 0 {
 		msgs = fitForSummary(msgs, t.contextLimit())
 	}
@@ -163,7 +163,7 @@ func (a *Agent) summarize(ctx context.Context, t *turn) (int, error) {
 	a.ClearHistory()
 	// The summary was written from the conversation, tool output included:
 	// it stays framed as data, not as the user's instructions.
-	a.AddMessage("user", summaryPrefix+summary+"\n[end of summary]")
+	a.AddMessage(RoleUser, summaryPrefix+summary+"\n[end of summary]")
 	return before, nil
 }
 

@@ -32,7 +32,7 @@ func TestContextWindowElidesOldResults(t *testing.T) {
 	for i, req := range reqs {
 		var msgs []Message
 		for _, m := range messagesOf(req) {
-			msgs = append(msgs, Message{Role: fmt.Sprint(m["role"]), Content: fmt.Sprint(m["content"])})
+			msgs = append(msgs, Message{Role: Role(fmt.Sprint(m["role"])), Content: fmt.Sprint(m["content"])})
 		}
 		if used := estimateTokens(msgs) + env.a.schemaTokens(ModeSchema); used > limit {
 			t.Fatalf("request %d is ~%d tokens, past the limit %d", i, used, limit)
@@ -199,7 +199,7 @@ func TestLongSession(t *testing.T) {
 		last := messagesOf(f.chatRequests()[0])
 		var msgs []Message
 		for _, m := range last {
-			msgs = append(msgs, Message{Role: fmt.Sprint(m["role"]), Content: fmt.Sprint(m["content"])})
+			msgs = append(msgs, Message{Role: Role(fmt.Sprint(m["role"])), Content: fmt.Sprint(m["content"])})
 		}
 		if used := estimateTokens(msgs) + env.a.schemaTokens(ModeSchema); used > env.a.mainTurn().contextLimit() {
 			t.Fatalf("turn %d: last request ~%d tokens, past %d", turn, used, env.a.mainTurn().contextLimit())

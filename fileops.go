@@ -41,7 +41,7 @@ func readWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*R
 	}
 	defer rp.close()
 	if rp.info.IsDir() {
-		return nil, refuse(p, "is a directory (use /files or list_files)")
+		return nil, pathFailed(p, "is a directory (use /files or list_files)", nil)
 	}
 	f, st, err := rp.openVerified()
 	if err != nil {
@@ -66,11 +66,11 @@ func readWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*R
 	// a private key block must not show the block's body.
 	var red lineRedactor
 	if err := skipLines(br, offset, &red); err != nil {
-		return nil, refuse(p, err.Error())
+		return nil, pathFailed(p, err.Error(), err)
 	}
 	text, lines, truncated, err := readWindow(br, limit, maxBytes)
 	if err != nil {
-		return nil, refuse(p, errText(err))
+		return nil, osFailure(p, err)
 	}
 	if !truncated && limit > 0 && lines == limit {
 		if _, err := br.Peek(1); err == nil {
@@ -156,7 +156,7 @@ func writeWorkspaceFile(ws *Workspace, p string, content string) (existed bool, 
 		existed = true
 	}
 	if err := atomicWrite(rp.dir, rp.name, content, perm); err != nil {
-		return existed, rp.made, refuse(p, errText(err))
+		return existed, rp.made, osFailure(p, err)
 	}
 	return existed, rp.made, nil
 }
@@ -170,13 +170,13 @@ func removeWorkspaceFile(ws *Workspace, p string) error {
 	}
 	defer rp.close()
 	if rp.info == nil {
-		return refuse(p, "no such file")
+		return pathFailed(p, "no such file", fs.ErrNotExist)
 	}
 	if !rp.info.Mode().IsRegular() {
-		return refuse(p, "not a regular file")
+		return pathFailed(p, "not a regular file", nil)
 	}
 	if err := rp.dir.Remove(rp.name); err != nil {
-		return refuse(p, errText(err))
+		return osFailure(p, err)
 	}
 	return nil
 }
@@ -213,7 +213,7 @@ func readForDiff(ws *Workspace, p string) (old string, exists bool, rel string, 
 	if rp.info == nil {
 		return "", false, rp.Rel, nil
 	}
-	tooLarge := refuse(p, "file is over 4 MB, too large to change in place")
+	tooLarge := pathFailed(p, "file is over 4 MB, too large to change in place", nil)
 	if rp.info.Size() > maxEditBytes {
 		return "", true, rp.Rel, tooLarge
 	}
@@ -227,14 +227,14 @@ func readForDiff(ws *Workspace, p string) (old string, exists bool, rel string, 
 	var sb strings.Builder
 	sb.Grow(int(st.Size()) + 1)
 	if _, err := io.Copy(&sb, io.LimitReader(f, maxEditBytes+1)); err != nil {
-		return "", true, rp.Rel, refuse(p, errText(err))
+		return "", true, rp.Rel, osFailure(p, err)
 	}
 	old = sb.String()
 	if len(old) > maxEditBytes {
 		return "", true, rp.Rel, tooLarge
 	}
 	if isBinary([]byte(old[:min(len(old), 8000)])) {
-		return "", true, rp.Rel, refuse(p, "binary file, not changed")
+		return "", true, rp.Rel, pathFailed(p, "binary file, not changed", nil)
 	}
 	return old, true, rp.Rel, nil
 }
@@ -270,7 +270,7 @@ func fileHolds(ws *Workspace, p, want string) (exists, same bool, err error) {
 			return true, want == "", nil
 		}
 		if err != nil {
-			return true, false, refuse(p, errText(err))
+			return true, false, osFailure(p, err)
 		}
 	}
 }
@@ -311,7 +311,7 @@ func eachWorkspaceDirEntry(ws *Workspace, p string, fn func(dirEntry) bool) (int
 	defer d.Close()
 	entries, err := fs.ReadDir(d.FS(), ".")
 	if err != nil {
-		return 0, refuse(p, errText(err))
+		return 0, osFailure(p, err)
 	}
 	left, more := 0, true
 	for _, e := range entries {

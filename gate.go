@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"time"
 )
@@ -69,7 +70,7 @@ func (a *Agent) planChange(p string, whole bool, change func(old string, exists 
 		return nil, err
 	}
 	if exists && wouldDestroySecrets(old, content) {
-		err := refuse(target, errDestroySecrets)
+		err := pathFailed(target, errDestroySecrets, nil)
 		a.audit("write", target, err, 0)
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func (a *Agent) planChange(p string, whole bool, change func(old string, exists 
 // plan (and the approval) saw, then records it for the audit log and /undo.
 func (a *Agent) commitChange(by string, fc *fileChange) (string, error) {
 	if exists, same, err := fileHolds(a.Workspace, fc.target, fc.old); err != nil || exists != fc.existed || (exists && !same) {
-		err := refuse(fc.target, "the file changed while the change was being approved; read it again")
+		err := pathFailed(fc.target, "the file changed while the change was being approved; read it again", nil)
 		a.audit("write", fc.target, err, 0)
 		return "", err
 	}
@@ -140,12 +141,12 @@ func (a *Agent) editChecked(ctx context.Context, tool, p, oldText, newText strin
 	return a.changeFile(ctx, tool, p, false, func(old string, exists bool) (string, string, error) {
 		if oldText == "" {
 			if exists {
-				return "", "", refuse(clean, "the file exists: give old_text to edit it (empty old_text only creates a new file)")
+				return "", "", pathFailed(clean, "the file exists: give old_text to edit it (empty old_text only creates a new file)", nil)
 			}
 			return newText, fmt.Sprintf("created %s (%d bytes, %d lines)", clean, len(newText), countLines(newText)), nil
 		}
 		if !exists {
-			return "", "", refuse(clean, "no such file (to create it, use an empty old_text)")
+			return "", "", pathFailed(clean, "no such file (to create it, use an empty old_text)", fs.ErrNotExist)
 		}
 		r, err := applyEditInView(old, oldText, newText, all)
 		if err != nil {

@@ -22,12 +22,23 @@ const Version = "0.1.0"
 // Message is one entry of the conversation. Tool calls and results use the
 // anyllm wire types directly.
 type Message struct {
-	Role       string            `json:"role"` // system, user, assistant, tool
+	Role       Role              `json:"role"`
 	Content    string            `json:"content"`
 	ToolCalls  []anyllm.ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string            `json:"tool_call_id,omitempty"`
 	ToolName   string            `json:"tool_name,omitempty"` // for role "tool" (Ollama wants it)
 }
+
+// Role is who a message is from.
+type Role string
+
+// The four roles of the chat protocols.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool" // a tool's result
+)
 
 // ChatStats describes one model reply.
 type ChatStats struct {
@@ -255,16 +266,16 @@ func (a *Agent) expandDynamicSections(s string) string {
 }
 
 // AddMessage appends to the history.
-func (a *Agent) AddMessage(role, content string) {
+func (a *Agent) AddMessage(role Role, content string) {
 	a.History = append(a.History, Message{Role: role, Content: content})
 }
 
 // ClearHistory resets the history to the system prompt plus pinned context.
 func (a *Agent) ClearHistory() {
 	a.resetToolBlocks()
-	a.History = []Message{{Role: "system", Content: a.systemPromptForMode()}}
+	a.History = []Message{{Role: RoleSystem, Content: a.systemPromptForMode()}}
 	if a.PinnedContext != "" {
-		a.History = append(a.History, Message{Role: "user", Content: pinnedPrefix + a.PinnedContext})
+		a.History = append(a.History, Message{Role: RoleUser, Content: pinnedPrefix + a.PinnedContext})
 	}
 }
 
@@ -280,7 +291,7 @@ func (a *Agent) systemPromptForMode() string {
 // refreshSystemPrompt rewrites the system message (after a mode change).
 func (a *Agent) refreshSystemPrompt() {
 	a.resetToolBlocks() // the head changes anyway: the next request pins every tool
-	if len(a.History) > 0 && a.History[0].Role == "system" {
+	if len(a.History) > 0 && a.History[0].Role == RoleSystem {
 		a.History[0].Content = a.systemPromptForMode()
 	}
 }

@@ -105,26 +105,26 @@ func (l promptLayout) apply(msgs []Message, tools []anyllm.Tool) ([]Message, []a
 	switch l {
 	case layoutLlama3System:
 		block := llama3ToolBlock(tools)
-		if len(out) > 0 && out[0].Role == "system" {
+		if len(out) > 0 && out[0].Role == RoleSystem {
 			out[0].Content += "\n\n" + block
 		} else {
-			out = append([]Message{{Role: "system", Content: block}}, out...)
+			out = append([]Message{{Role: RoleSystem, Content: block}}, out...)
 		}
 	case layoutMistralFirst:
 		// The template moves the system prompt to the last user message:
 		// it goes, with the tools, at the head of the first one instead.
 		head := mistralToolBlock(tools)
-		if len(out) > 0 && out[0].Role == "system" {
+		if len(out) > 0 && out[0].Role == RoleSystem {
 			head = out[0].Content + "\n\n" + head
 			out = out[1:]
 		}
 		for i := range out {
-			if out[i].Role == "user" {
+			if out[i].Role == RoleUser {
 				out[i].Content = head + "\n\n" + out[i].Content
 				return out, nil
 			}
 		}
-		out = append(out, Message{Role: "user", Content: head})
+		out = append(out, Message{Role: RoleUser, Content: head})
 	}
 	return out, nil
 }

@@ -448,8 +448,8 @@ func (c *OllamaClient) explain(err error) error {
 func toOllamaMessages(msgs []Message) []api.Message {
 	out := make([]api.Message, 0, len(msgs))
 	for _, m := range msgs {
-		am := api.Message{Role: m.Role, Content: m.Content}
-		if m.Role == "tool" {
+		am := api.Message{Role: string(m.Role), Content: m.Content}
+		if m.Role == RoleTool {
 			am.ToolName = m.ToolName
 			am.ToolCallID = m.ToolCallID
 		}

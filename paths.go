@@ -37,16 +37,16 @@ func (op pathOp) perm() string {
 // model alike. /read and read_file return the same PathError for the same input.
 type PathError struct {
 	Path   string
-	Reason string
+	Reason string // shown after the path
+	// Err is the kind: ErrRefused for a rule's refusal, the cause
+	// (fs.ErrNotExist, an I/O error) for a failure, nil for a misuse such
+	// as a directory where a file is wanted. errors.Is reads it.
+	Err error
 }
 
 func (e *PathError) Error() string { return fmt.Sprintf("%s: %s", quotePath(e.Path), e.Reason) }
 
-// Is makes a policy refusal (a reason starting "refused") match ErrRefused;
-// "no such file" and other failures do not.
-func (e *PathError) Is(target error) bool {
-	return target == ErrRefused && strings.HasPrefix(e.Reason, "refused")
-}
+func (e *PathError) Unwrap() error { return e.Err }
 
 // ErrRefused marks an effect a rule refused (as opposed to one that failed):
 // the audit log records it as denied.
@@ -72,7 +72,22 @@ var (
 	errSecret  = "refused: looks like a secret file (sensitive-file denylist)"
 )
 
-func refuse(p, reason string) error { return &PathError{Path: p, Reason: reason} }
+func refuse(p, reason string) error { return &PathError{Path: p, Reason: reason, Err: ErrRefused} }
+
+// pathFailed is a path that could not be used for a reason that is not a
+// rule: cause is the error behind it (nil for a misuse).
+func pathFailed(p, reason string, cause error) error {
+	return &PathError{Path: p, Reason: reason, Err: cause}
+}
+
+// osFailure is what the file system said about p: a refusal when os.Root
+// stopped an escape, a failure otherwise.
+func osFailure(p string, err error) error {
+	if t := errText(err); t != errOutside {
+		return pathFailed(p, t, err)
+	}
+	return refuse(p, errOutside)
+}
 
 // quotePath shows a path safely: control characters escaped.
 func quotePath(p string) string {
@@ -106,7 +121,7 @@ func (r *resolvedPath) close() {
 // it cleaned and slash-separated, or a refusal. No file system access.
 func lexicalClean(p string) (string, error) {
 	if p == "" {
-		return "", refuse(p, "path is empty")
+		return "", pathFailed(p, "path is empty", nil)
 	}
 	if strings.ContainsRune(p, 0) {
 		return "", refuse(p, "refused: path contains a NUL byte")
@@ -176,7 +191,7 @@ func lexicalPolicy(orig, clean string, op pathOp) error {
 			}
 		}
 		if len(comps) == 0 {
-			return refuse(orig, "is a directory")
+			return pathFailed(orig, "is a directory", nil)
 		}
 	}
 	if sensitiveFileDenied(clean) {
@@ -223,7 +238,7 @@ func (ws *Workspace) descend(orig, clean string, op pathOp, hops int) (*resolved
 	if len(comps) == 0 {
 		fi, err := ws.root.Stat(".")
 		if err != nil {
-			return nil, refuse(orig, err.Error())
+			return nil, pathFailed(orig, err.Error(), err)
 		}
 		return &resolvedPath{Rel: ".", dir: ws.root, name: ".", info: fi}, nil
 	}
@@ -241,26 +256,26 @@ func (ws *Workspace) descend(orig, clean string, op pathOp, hops int) (*resolved
 				if op.writes() {
 					return ws.resolveNewParents(comps)
 				}
-				return nil, refuse(orig, "no such file or directory")
+				return nil, pathFailed(orig, "no such file or directory", fs.ErrNotExist)
 			}
-			return nil, refuse(orig, errText(err))
+			return nil, osFailure(orig, err)
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			target, err := cur.Readlink(c)
 			closeCur()
 			if err != nil {
-				return nil, refuse(orig, errText(err))
+				return nil, osFailure(orig, err)
 			}
 			return ws.followLink(orig, comps[:i], target, comps[i+1:], op, hops)
 		}
 		if !fi.IsDir() {
 			closeCur()
-			return nil, refuse(orig, "not a directory: "+path.Join(comps[:i+1]...))
+			return nil, pathFailed(orig, "not a directory: "+path.Join(comps[:i+1]...), nil)
 		}
 		next, err := cur.OpenRoot(c)
 		if err != nil {
 			closeCur()
-			return nil, refuse(orig, errText(err))
+			return nil, osFailure(orig, err)
 		}
 		st, err := next.Stat(".")
 		closeCur()
@@ -282,16 +297,16 @@ func (ws *Workspace) descend(orig, clean string, op pathOp, hops int) (*resolved
 				return &resolvedPath{Rel: clean, dir: cur, name: name, own: own}, nil
 			}
 			closeCur()
-			return nil, refuse(orig, "no such file or directory")
+			return nil, pathFailed(orig, "no such file or directory", fs.ErrNotExist)
 		}
 		closeCur()
-		return nil, refuse(orig, errText(err))
+		return nil, osFailure(orig, err)
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		target, err := cur.Readlink(name)
 		closeCur()
 		if err != nil {
-			return nil, refuse(orig, errText(err))
+			return nil, osFailure(orig, err)
 		}
 		return ws.followLink(orig, comps[:len(comps)-1], target, nil, op, hops)
 	}
@@ -311,7 +326,7 @@ func (ws *Workspace) checkFinal(orig string, fi fs.FileInfo, op pathOp) error {
 			return refuse(orig, errAgents)
 		}
 		if op.writes() && op != opRemoveDir {
-			return refuse(orig, "is a directory")
+			return pathFailed(orig, "is a directory", nil)
 		}
 	case m.IsRegular():
 		if nlink(fi) > 1 {
@@ -369,7 +384,7 @@ func (ws *Workspace) openParentForWrite(rp *resolvedPath) error {
 				if own {
 					cur.Close()
 				}
-				return refuse(rp.Rel, errText(merr))
+				return osFailure(rp.Rel, merr)
 			}
 			if merr == nil {
 				rp.made = append(rp.made, strings.Join(comps[:i+1], "/"))
@@ -387,7 +402,7 @@ func (ws *Workspace) openParentForWrite(rp *resolvedPath) error {
 			cur.Close()
 		}
 		if err != nil {
-			return refuse(rp.Rel, errText(err))
+			return osFailure(rp.Rel, err)
 		}
 		cur, own = next, true
 		st, err := cur.Stat(".")
@@ -420,14 +435,14 @@ func (ws *Workspace) openParentForWrite(rp *resolvedPath) error {
 // FIFOs, and checks that what was opened is the file that was checked.
 func (rp *resolvedPath) openVerified() (*os.File, fs.FileInfo, error) {
 	if rp.info == nil {
-		return nil, nil, refuse(rp.Rel, "no such file or directory")
+		return nil, nil, pathFailed(rp.Rel, "no such file or directory", fs.ErrNotExist)
 	}
 	if rp.info.IsDir() {
-		return nil, nil, refuse(rp.Rel, "is a directory")
+		return nil, nil, pathFailed(rp.Rel, "is a directory", nil)
 	}
 	f, err := rp.dir.OpenFile(rp.name, os.O_RDONLY|openNoBlock|openNoFollow, 0)
 	if err != nil {
-		return nil, nil, refuse(rp.Rel, errText(err))
+		return nil, nil, osFailure(rp.Rel, err)
 	}
 	st, err := f.Stat()
 	if err != nil || !os.SameFile(st, rp.info) || !st.Mode().IsRegular() || nlink(st) > 1 {
@@ -441,17 +456,17 @@ func (rp *resolvedPath) openVerified() (*os.File, fs.FileInfo, error) {
 // identity against what was checked.
 func (rp *resolvedPath) openDirVerified(ws *Workspace) (*os.Root, error) {
 	if rp.info == nil {
-		return nil, refuse(rp.Rel, "no such file or directory")
+		return nil, pathFailed(rp.Rel, "no such file or directory", fs.ErrNotExist)
 	}
 	if !rp.info.IsDir() {
-		return nil, refuse(rp.Rel, "not a directory")
+		return nil, pathFailed(rp.Rel, "not a directory", nil)
 	}
 	if rp.name == "." {
 		return ws.root.OpenRoot(".")
 	}
 	d, err := rp.dir.OpenRoot(rp.name)
 	if err != nil {
-		return nil, refuse(rp.Rel, errText(err))
+		return nil, osFailure(rp.Rel, err)
 	}
 	st, err := d.Stat(".")
 	if err != nil || !os.SameFile(st, rp.info) || ws.isAgentsDir(st) {

@@ -88,7 +88,7 @@ func oneLine(s string) string {
 // question, so a bare "y" may be the user's reply to it.
 func (a *Agent) lastReplyAsks() bool {
 	for i := len(a.History) - 1; i >= 0; i-- {
-		if m := a.History[i]; m.Role == "assistant" && strings.TrimSpace(m.Content) != "" {
+		if m := a.History[i]; m.Role == RoleAssistant && strings.TrimSpace(m.Content) != "" {
 			return strings.HasSuffix(strings.TrimRight(m.Content, " \n*_`)"), "?")
 		}
 	}

@@ -46,7 +46,7 @@ type journalState struct {
 // changed in place) without encoding it.
 func fingerprint(m Message) uint64 {
 	h := fnv.New64a()
-	for _, s := range []string{m.Role, m.Content, m.ToolCallID, m.ToolName} {
+	for _, s := range []string{string(m.Role), m.Content, m.ToolCallID, m.ToolName} {
 		h.Write([]byte(s))
 		h.Write([]byte{0})
 	}
@@ -198,7 +198,7 @@ func (a *Agent) resumeSession() (int, string, error) {
 	}
 	for _, m := range s.History {
 		switch m.Role {
-		case "user", "assistant", "tool":
+		case RoleUser, RoleAssistant, RoleTool:
 		default:
 			return 0, "", fmt.Errorf("%s holds a %q message; starting fresh", lastSessionPath, m.Role)
 		}
@@ -206,7 +206,7 @@ func (a *Agent) resumeSession() (int, string, error) {
 	a.ClearHistory()
 	a.History = append(a.History[:1], s.History...)
 	for _, m := range s.History {
-		if text, ok := strings.CutPrefix(m.Content, pinnedPrefix); ok && m.Role == "user" {
+		if text, ok := strings.CutPrefix(m.Content, pinnedPrefix); ok && m.Role == RoleUser {
 			a.PinnedContext = text
 		}
 	}
@@ -220,9 +220,9 @@ func (a *Agent) lastExchange() string {
 	for i := len(a.History) - 1; i >= 0 && you == ""; i-- {
 		m := a.History[i]
 		switch {
-		case m.Role == "assistant" && answer == "" && strings.TrimSpace(m.Content) != "":
+		case m.Role == RoleAssistant && answer == "" && strings.TrimSpace(m.Content) != "":
 			answer = m.Content
-		case m.Role == "user" && !strings.HasPrefix(m.Content, "[pinned context]") && !strings.HasPrefix(m.Content, "[tool_result "):
+		case m.Role == RoleUser && !strings.HasPrefix(m.Content, "[pinned context]") && !strings.HasPrefix(m.Content, "[tool_result "):
 			you = m.Content
 		}
 	}

@@ -80,7 +80,7 @@ func searchWorkspace(ctx context.Context, ws *Workspace, pattern, p string, maxB
 		fd, err := unix.Dup(int(f.Fd()))
 		f.Close()
 		if err != nil {
-			return "", 0, refuse(rp.Rel, errText(err))
+			return "", 0, osFailure(rp.Rel, err)
 		}
 		d := &searchDir{fd: fd}
 		d.refs.Store(1)
@@ -93,7 +93,7 @@ func searchWorkspace(ctx context.Context, ws *Workspace, pattern, p string, maxB
 		fd, err := rootFD(d)
 		d.Close()
 		if err != nil {
-			return "", 0, refuse(rp.Rel, errText(err))
+			return "", 0, osFailure(rp.Rel, err)
 		}
 		root := &searchDir{fd: fd}
 		root.refs.Store(1)

@@ -141,7 +141,7 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 					return messages, total, fmt.Errorf("%v; %v", err, ferr)
 				}
 				e.prose = true
-				if len(messages) > 0 && messages[0].Role == "system" {
+				if len(messages) > 0 && messages[0].Role == RoleSystem {
 					messages[0].Content = sys
 				}
 				round--
@@ -168,7 +168,7 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 					io.WriteString(out, held)
 				}
 				fmt.Fprintf(out, "\n[not run: a tool call written as text could not be read: %s]\n", strings.Join(r.unread, "; "))
-				messages = append(messages, Message{Role: "assistant", Content: text}, Message{Role: "user", Content: note})
+				messages = append(messages, Message{Role: RoleAssistant, Content: text}, Message{Role: RoleUser, Content: note})
 				continue
 			}
 			if len(calls) > 0 {
@@ -184,17 +184,17 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 			}
 		}
 		if len(calls) == 0 {
-			messages = append(messages, Message{Role: "assistant", Content: text})
+			messages = append(messages, Message{Role: RoleAssistant, Content: text})
 			return messages, total, nil
 		}
 		if round >= e.maxIterations {
-			messages = append(messages, Message{Role: "assistant", Content: text})
+			messages = append(messages, Message{Role: RoleAssistant, Content: text})
 			return messages, total, fmt.Errorf("%w: the model asked for tools %d rounds in a row (max_tool_calls_per_turn is %d); stopped", ErrToolLoopLimit, round+1, e.maxIterations)
 		}
 		if e.prose || recovered {
 			// The model does not speak the tool protocol: keep its text, run
 			// the calls, and give results back as a user message.
-			messages = append(messages, Message{Role: "assistant", Content: strings.TrimSpace(text + "\n" + describeCalls(calls))})
+			messages = append(messages, Message{Role: RoleAssistant, Content: strings.TrimSpace(text + "\n" + describeCalls(calls))})
 			origin := fromText
 			if quoted {
 				origin = fromTextWithProse
@@ -209,14 +209,14 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 				sb.WriteString("\n")
 			}
 			if e.prose {
-				messages = append(messages, Message{Role: "user", Content: strings.TrimSpace(sb.String())})
+				messages = append(messages, Message{Role: RoleUser, Content: strings.TrimSpace(sb.String())})
 			} else {
-				messages[len(messages)-1] = Message{Role: "assistant", Content: text, ToolCalls: calls}
+				messages[len(messages)-1] = Message{Role: RoleAssistant, Content: text, ToolCalls: calls}
 				messages = append(messages, results...)
 			}
 			continue
 		}
-		messages = append(messages, Message{Role: "assistant", Content: text, ToolCalls: calls})
+		messages = append(messages, Message{Role: RoleAssistant, Content: text, ToolCalls: calls})
 		results, err := e.ExecuteToolCalls(ctx, calls)
 		messages = append(messages, results...)
 		if err != nil {
@@ -237,7 +237,7 @@ func (e *ToolExecutor) trace() *turnTrace {
 // progress starts there), or len(messages) when there is none.
 func lastAssistant(messages []Message) int {
 	for i := len(messages) - 1; i >= 0; i-- {
-		if messages[i].Role == "assistant" {
+		if messages[i].Role == RoleAssistant {
 			return i
 		}
 	}
@@ -280,7 +280,7 @@ func (e *ToolExecutor) executeCalls(ctx context.Context, calls []anyllm.ToolCall
 		}
 		if i >= maxCallsPerReply {
 			msg := fmt.Sprintf("error: not run: one reply may make at most %d tool calls; make fewer calls and use their results", maxCallsPerReply)
-			out = append(out, Message{Role: "tool", Content: fmt.Sprintf("[tool_result id=%s tool=%s bytes=%d truncated=false]\n%s\n[end tool_result id=%s]", c.ID, flatText(c.Function.Name), len(msg), msg, c.ID), ToolCallID: c.ID, ToolName: c.Function.Name})
+			out = append(out, Message{Role: RoleTool, Content: fmt.Sprintf("[tool_result id=%s tool=%s bytes=%d truncated=false]\n%s\n[end tool_result id=%s]", c.ID, flatText(c.Function.Name), len(msg), msg, c.ID), ToolCallID: c.ID, ToolName: c.Function.Name})
 			continue
 		}
 		out = append(out, e.executeOne(ctx, c, origin))
@@ -371,7 +371,7 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin
 		h.recordToolCall(name, raw, capped, failed)
 	}
 	e.trace().call(traceCall{name: name, args: raw, result: capped, failed: failed})
-	return Message{Role: "tool", Content: wrapped, ToolCallID: c.ID, ToolName: name}
+	return Message{Role: RoleTool, Content: wrapped, ToolCallID: c.ID, ToolName: name}
 }
 
 // coerceNative fits a native call's arguments to the schema; a call

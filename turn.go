@@ -256,7 +256,7 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 		prompt = t.announce + "\n\n" + prompt
 		a.markAnnounced(t.model, t.announced)
 	}
-	history := append(a.History, Message{Role: "user", Content: prompt})
+	history := append(a.History, Message{Role: RoleUser, Content: prompt})
 
 	var spin *Spinner
 	var out io.Writer = a.Out
@@ -276,7 +276,7 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 		st, err = client.Chat(ctx, history, out)
 		stats = st
 		if err == nil {
-			history = append(history, Message{Role: "assistant", Content: reply.String()})
+			history = append(history, Message{Role: RoleAssistant, Content: reply.String()})
 		}
 	} else {
 		ex := a.newToolExecutor(t)
@@ -305,7 +305,7 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 	if strings.TrimSpace(reply.String()) == "" {
 		toolsRan := false
 		for _, m := range history[len(a.History):] {
-			toolsRan = toolsRan || m.Role == "tool"
+			toolsRan = toolsRan || m.Role == RoleTool
 		}
 		if !toolsRan {
 			// Never a silent empty turn; the prompt is not kept, so it

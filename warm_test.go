@@ -34,7 +34,7 @@ func render(t *testing.T, tmplFile string, req map[string]any) string {
 	tmpl := loadTemplate(t, tmplFile)
 	var msgs []Message
 	for _, m := range messagesOf(req) {
-		msgs = append(msgs, Message{Role: fmt.Sprint(m["role"]), Content: fmt.Sprint(m["content"])})
+		msgs = append(msgs, Message{Role: Role(fmt.Sprint(m["role"])), Content: fmt.Sprint(m["content"])})
 	}
 	var b bytes.Buffer
 	if err := tmpl.Execute(&b, template.Values{Messages: toOllamaMessages(msgs)}); err != nil {
