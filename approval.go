@@ -68,19 +68,147 @@ func (l *LineReader) read(prompt string, question bool) (string, error) {
 // would be 100,000 lines); the rest is counted.
 const maxPreviewLines = 400
 
-// confirm asks the user before a tool acts. Read-only tools never get here.
-// In the REPL it shows the action and preview and accepts y (yes), n (no,
-// and the model is told) or a (always, for this tool, this session).
-// Headless, the action is refused unless --yes was given.
-func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error {
-	if a.AutoApprove || a.approved[tool] {
+// requester is who asks for an effect. An "always" is kept per tool and
+// requester, so the user's "always" for their own /write never answers for
+// a model's write_file, and the kinds that must be asked each time are
+// asked each time.
+type requester int
+
+const (
+	byModel   requester = iota // a tool call (native, or printed as the whole reply)
+	byUser                     // the user's own slash command (/write, /apply)
+	byPrinted                  // a call printed with prose around it: it may be a quotation
+	bySandbox                  // a rerun without the sandbox rule that blocked a command
+)
+
+// approvalRequest is what is asked, as data: the tool, who asks, one line
+// naming the effect on its real target, and the change as a diff (made
+// only when someone will see it).
+type approvalRequest struct {
+	tool     string
+	who      requester
+	action   string        // "write a.go (+3 -1)", "run: make test"
+	diff     func() string // nil when there is nothing to show
+	note     string        // bySandbox: what the sandbox blocked
+	question string        // bySandbox: what is asked ("Type yes to allow")
+}
+
+// decision is the policy's answer before anyone is asked.
+type decision int
+
+const (
+	allow   decision = iota
+	refused          // nobody can be asked (headless)
+	askYNA           // y / n [reason] / a (always)
+	askYN            // y / n [reason]: no "always", --yes does not answer
+	askYes           // only the word yes counts
+)
+
+// approvals is the one approval service: decide is the policy (--yes,
+// "always", who may be asked, headless refusal) and ask the one terminal
+// renderer. Every effect that needs a person's yes comes here: tool calls
+// (built-in, user, MCP), /write and /apply, printed calls with prose around
+// them, and the sandbox's rerun.
+type approvals struct {
+	auto        bool                 // --yes
+	interactive func() bool          // someone is at the terminal
+	always      map[approvalKey]bool // "always" answers, this session
+	refusedN    int                  // refused headless for want of --yes
+	ui          approvalUI           // asks; used only when interactive
+}
+
+type approvalKey struct {
+	who  requester
+	tool string
+}
+
+// approvalUI asks one question of the user.
+type approvalUI interface {
+	ask(ctx context.Context, r approvalRequest, d decision) (answer, error)
+}
+
+// answer is what the user said.
+type answer struct {
+	yes, always bool
+	reason      string // the words after "n", for the model
+}
+
+func newApprovals(interactive func() bool, ui approvalUI) *approvals {
+	return &approvals{interactive: interactive, always: map[approvalKey]bool{}, ui: ui}
+}
+
+// decide is the policy table.
+func (p *approvals) decide(r approvalRequest) decision {
+	switch r.who {
+	case byPrinted:
+		if !p.interactive() {
+			return refused
+		}
+		return askYN
+	case bySandbox:
+		if !p.interactive() {
+			return refused
+		}
+		return askYes
+	}
+	if p.auto || p.always[approvalKey{r.who, r.tool}] {
+		return allow
+	}
+	if !p.interactive() {
+		return refused
+	}
+	return askYNA
+}
+
+// approve decides and, when the policy says so, asks. A refusal or a "no"
+// is ErrDenied with a message for the model (the user's reason included).
+func (p *approvals) approve(ctx context.Context, r approvalRequest) error {
+	d := p.decide(r)
+	switch d {
+	case allow:
 		return nil
+	case refused:
+		switch r.who {
+		case bySandbox:
+			return fmt.Errorf("%w: the sandbox's rules are lifted only by a person at the terminal", ErrDenied)
+		case byPrinted:
+			p.refusedN++
+			return fmt.Errorf("%w: %s was not run: it was recovered from a reply with prose around it, which may only quote it; a printed call runs headless only when it is the whole reply — send the call alone, or as a tool call", ErrDenied, r.action)
+		}
+		p.refusedN++
+		return fmt.Errorf("%w: %s needs approval; headless mode refuses it unless harvey runs with --yes", ErrDenied, r.tool)
 	}
-	if !a.Interactive {
-		a.unapproved++
-		return fmt.Errorf("%w: %s needs approval; headless mode refuses it unless harvey runs with --yes", ErrDenied, tool)
+	ans, err := p.ui.ask(ctx, r, d)
+	switch {
+	case err != nil:
+		return err
+	case ans.yes:
+		if ans.always && d == askYNA {
+			p.always[approvalKey{r.who, r.tool}] = true
+		}
+		return nil
+	case ans.reason != "":
+		// The user's words go to the model, marked as theirs.
+		return fmt.Errorf("%w: the user declined %s, saying: %q", ErrDenied, r.action, ans.reason)
 	}
-	return a.ask(ctx, tool, action, preview, true)
+	return fmt.Errorf("%w: the user declined %s", ErrDenied, r.action)
+}
+
+// requesterOf: a slash command is the user's own; a tool name is a model's.
+func requesterOf(tool string) requester {
+	if strings.HasPrefix(tool, "/") {
+		return byUser
+	}
+	return byModel
+}
+
+// confirm is the approval of a tool call or a slash command's effect.
+func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error {
+	r := approvalRequest{tool: tool, who: requesterOf(tool), action: action}
+	if preview != "" {
+		r.diff = func() string { return preview }
+	}
+	return a.approvals.approve(ctx, r)
 }
 
 // confirmRecovered asks before running a call recovered from a reply that
@@ -90,97 +218,116 @@ func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error
 // the whole reply (docs/tool-call-recovery.md).
 func (a *Agent) confirmRecovered(ctx context.Context, tool, summary string) error {
 	what := strings.TrimSpace(tool + " " + summary)
-	if !a.Interactive {
-		a.unapproved++
-		return fmt.Errorf("%w: %s was not run: it was recovered from a reply with prose around it, which may only quote it; a printed call runs headless only when it is the whole reply — send the call alone, or as a tool call", ErrDenied, what)
-	}
-	return a.ask(ctx, tool, "recovered from text: run "+what+"? (the reply also has prose around it: it may only be an example)", "", false)
+	return a.approvals.approve(ctx, approvalRequest{tool: tool, who: byPrinted, action: what})
 }
 
-// ask is the one terminal question for an approval: the action, a preview
-// (a diff), and y / n [reason] / a (always, when offered).
-func (a *Agent) ask(ctx context.Context, tool, action, preview string, always bool) error {
-	fmt.Fprintf(a.Err, "%s %s\n", a.colorize("33", "?"), sanitizeForTerminal(action))
-	if preview != "" {
-		lines := strings.Split(strings.TrimRight(sanitizeForTerminal(preview), "\n"), "\n")
-		more := 0
-		if len(lines) > maxPreviewLines {
-			lines, more = lines[:maxPreviewLines], len(lines)-maxPreviewLines
+// terminalAsker is the one renderer: the action, a preview (a diff), and
+// the question the decision calls for.
+type terminalAsker struct {
+	in        func() *LineReader
+	err       func() io.Writer
+	colorize  func(code, s string) string
+	width     func() int
+	interrupt func() // Ctrl-C at a question also stops the turn
+}
+
+func (t *terminalAsker) ask(ctx context.Context, r approvalRequest, d decision) (answer, error) {
+	if d == askYes {
+		fmt.Fprintf(t.err(), "%s the sandbox blocked: %s\n  %s\n", t.colorize("33", "!"), sanitizeForTerminal(r.action), sanitizeForTerminal(r.note))
+		ans, err := t.in().Ask(r.question)
+		if err != nil || strings.ToLower(strings.TrimSpace(ans)) != "yes" {
+			return answer{}, nil
 		}
-		for _, line := range lines {
-			fmt.Fprintln(a.Err, "  "+a.colorDiffLine(line))
-		}
-		if more > 0 {
-			fmt.Fprintf(a.Err, "  ... (%s not shown)\n", plural(more, "more diff line"))
-		}
+		return answer{yes: true}, nil
 	}
+	head := r.action
+	if d == askYN {
+		head = "recovered from text: run " + r.action + "? (the reply also has prose around it: it may only be an example)"
+	}
+	fmt.Fprintf(t.err(), "%s %s\n", t.colorize("33", "?"), sanitizeForTerminal(head))
+	if r.diff != nil {
+		t.preview(r.diff())
+	}
+	always := d == askYNA
 	for {
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return answer{}, ctx.Err()
 		}
-		q := "Allow? [y]es / [n]o [reason] / [a]lways for " + tool + ": "
+		q := "Allow? [y]es / [n]o [reason] / [a]lways for " + r.tool + ": "
 		if !always {
 			q = "Allow? [y]es / [n]o [reason]: "
 		}
-		if w := a.termWidth(); w > 0 && len(q) >= w {
-			q = "Allow " + tool + "? [y/n/a] " // a narrow terminal
+		if w := t.width(); w > 0 && len(q) >= w {
+			q = "Allow " + r.tool + "? [y/n/a] " // a narrow terminal
 			if !always {
-				q = "Allow " + tool + "? [y/n] "
+				q = "Allow " + r.tool + "? [y/n] "
 			}
 		}
-		ans, err := a.In.Ask(q)
+		ans, err := t.in().Ask(q)
 		if errors.Is(err, errInterrupted) {
 			// Ctrl-C: no, and stop the turn (the model is not asked again).
-			if a.cancelTurn != nil {
-				a.cancelTurn()
+			if t.interrupt != nil {
+				t.interrupt()
 			}
-			return fmt.Errorf("%w: the user declined %s and stopped the turn (Ctrl-C)", ErrDenied, action)
+			return answer{}, fmt.Errorf("%w: the user declined %s and stopped the turn (Ctrl-C)", ErrDenied, r.action)
 		}
 		if err != nil {
-			return fmt.Errorf("%w: no answer (%v)", ErrDenied, err)
+			return answer{}, fmt.Errorf("%w: no answer (%v)", ErrDenied, err)
 		}
-		ans = strings.TrimSpace(ans)
-		word, reason, _ := strings.Cut(ans, " ")
+		word, reason, _ := strings.Cut(strings.TrimSpace(ans), " ")
 		switch strings.ToLower(word) {
 		case "y", "yes":
 			if reason == "" {
-				return nil
+				return answer{yes: true}, nil
 			}
 		case "a", "always":
 			if reason == "" && always {
-				a.approved[tool] = true
-				return nil
+				return answer{yes: true, always: true}, nil
 			}
 		case "n", "no":
-			if reason = strings.TrimSpace(reason); reason != "" {
-				// The user's words go to the model, marked as theirs.
-				return fmt.Errorf("%w: the user declined %s, saying: %q", ErrDenied, action, reason)
-			}
-			return fmt.Errorf("%w: the user declined %s", ErrDenied, action)
+			return answer{reason: strings.TrimSpace(reason)}, nil
 		}
 		if always {
-			fmt.Fprintln(a.Err, "please answer y, n or a")
+			fmt.Fprintln(t.err(), "please answer y, n or a")
 		} else {
-			fmt.Fprintln(a.Err, "please answer y or n")
+			fmt.Fprintln(t.err(), "please answer y or n")
 		}
+	}
+}
+
+// preview prints a diff, bounded.
+func (t *terminalAsker) preview(diff string) {
+	if diff == "" {
+		return
+	}
+	lines := strings.Split(strings.TrimRight(sanitizeForTerminal(diff), "\n"), "\n")
+	more := 0
+	if len(lines) > maxPreviewLines {
+		lines, more = lines[:maxPreviewLines], len(lines)-maxPreviewLines
+	}
+	for _, line := range lines {
+		fmt.Fprintln(t.err(), "  "+colorDiffLine(t.colorize, line))
+	}
+	if more > 0 {
+		fmt.Fprintf(t.err(), "  ... (%s not shown)\n", plural(more, "more diff line"))
 	}
 }
 
 // colorDiffLine colours one line of a diff or of git output the way git
 // does on a terminal: added green, removed red, hunk headers cyan, commit
 // lines yellow (nothing without colour).
-func (a *Agent) colorDiffLine(line string) string {
+func colorDiffLine(colorize func(code, s string) string, line string) string {
 	switch {
 	case strings.HasPrefix(line, "+++") || strings.HasPrefix(line, "---"):
-		return a.colorize("1", line)
+		return colorize("1", line)
 	case strings.HasPrefix(line, "+"):
-		return a.colorize("32", line)
+		return colorize("32", line)
 	case strings.HasPrefix(line, "-"):
-		return a.colorize("31", line)
+		return colorize("31", line)
 	case strings.HasPrefix(line, "@@"):
-		return a.colorize("36", line)
+		return colorize("36", line)
 	case strings.HasPrefix(line, "commit ") && len(line) >= 47:
-		return a.colorize("33", line)
+		return colorize("33", line)
 	}
 	return line
 }

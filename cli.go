@@ -201,8 +201,8 @@ func (a *Agent) runHeadless(ctx context.Context, lines []string, echo bool, stde
 			return 1
 		}
 	}
-	if a.unapproved > 0 {
-		fmt.Fprintf(stderr, "harvey: %s not approved (a headless run asks nobody; --yes approves writes and commands)\n", plural(a.unapproved, "action"))
+	if n := a.approvals.refusedN; n > 0 {
+		fmt.Fprintf(stderr, "harvey: %s not approved (a headless run asks nobody; --yes approves writes and commands)\n", plural(n, "action"))
 		if status == 0 {
 			status = 3
 		}

@@ -380,7 +380,7 @@ func cmdGit(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 		return err
 	}
 	for _, l := range strings.Split(sanitizeForTerminal(strings.TrimRight(text, "\n")), "\n") {
-		fmt.Fprintln(out, a.colorDiffLine(l))
+		fmt.Fprintln(out, colorDiffLine(a.colorize, l))
 	}
 	a.addContext("/git "+strings.Join(args, " "), text)
 	return nil

@@ -56,7 +56,7 @@ func TestWriteAndApply(t *testing.T) {
 		t.Fatal("/apply wrote outside the workspace")
 	}
 	// Headless without --yes, /apply shows the diffs, asks and is refused.
-	a.AutoApprove = false
+	a.approvals.auto = false
 	a.AddMessage("assistant", "```go util/a.go\npackage util2\n```\n```text \x1b]0;evil\x07n.txt\nx\n```\n")
 	out, err = dispatch(t, a, "/apply")
 	if err == nil || !strings.Contains(err.Error(), "--yes") || !strings.Contains(out, "write util/a.go\n  --- a/util/a.go\n  +++ b/util/a.go\n  @@ -1,1 +1,1 @@\n  -package util\n  +package util2\n") || strings.Contains(out, "\x1b") {
@@ -181,7 +181,7 @@ func TestWorkspaceWithSpacesAndUnicode(t *testing.T) {
 	cf, _ := loadConfig(ws)
 	var out, errOut bytes.Buffer
 	a := newAgent(ws, cf, newLineReader(strings.NewReader("")), &out, &errOut)
-	a.AutoApprove = true
+	a.approvals.auto = true
 	defer a.Close()
 	for _, step := range [][2]string{
 		{"/read naïve file.txt", ""},
@@ -313,7 +313,7 @@ func TestWrapText(t *testing.T) {
 func TestWriteAndApplyAskByName(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	a := env.a
-	a.AutoApprove, a.Interactive = false, true
+	a.approvals.auto, a.Interactive = false, true
 	var errOut strings.Builder
 	a.Err = &errOut
 	a.AddMessage("assistant", "```text one.txt\n1\n```\n")
@@ -321,8 +321,8 @@ func TestWriteAndApplyAskByName(t *testing.T) {
 	if _, err := dispatch(t, a, "/write one.txt"); err != nil {
 		t.Fatal(err)
 	}
-	if !a.approved["/write"] || a.approved[""] {
-		t.Fatalf("always was recorded for %v", a.approved)
+	if !a.approvals.always[approvalKey{byUser, "/write"}] || a.approvals.always[approvalKey{byUser, ""}] || len(a.approvals.always) != 1 {
+		t.Fatalf("always was recorded for %v", a.approvals.always)
 	}
 	a.AddMessage("assistant", "```text two.txt\n2\n```\n")
 	a.In = newLineReader(strings.NewReader("n\n"))

@@ -381,7 +381,7 @@ func TestEditIsNotAnOracle(t *testing.T) {
 	orig := "# settings\nAPI_TOKEN=" + tok + "\nDB_PASSWORD=hunter2hunter2 # prod\nDEBUG=false\n"
 	for _, approve := range []bool{true, false} {
 		env := newTestEnv(t, nil, "")
-		env.a.AutoApprove = approve
+		env.a.approvals.auto = approve
 		writeFile(t, env.dir, "app.env.sh", orig)
 		answer := func(args map[string]any, tool string) string {
 			out, err := invokeTool(env.a, tool, t.Context(), args)

@@ -332,7 +332,7 @@ func newTestEnv(t *testing.T, f *fakeOllama, model string) *testEnv {
 	}
 	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
 	a := newAgent(ws, cf, newLineReader(strings.NewReader("")), out, errOut)
-	a.AutoApprove = true
+	a.approvals.auto = true
 	if f != nil {
 		a.OllamaURL = f.URL()
 		if err := a.UseModel(t.Context(), model); err != nil {

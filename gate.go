@@ -121,11 +121,9 @@ func (a *Agent) changeFile(ctx context.Context, tool, p string, whole bool, chan
 		clean, _ := lexicalClean(p)
 		return fmt.Sprintf("%s is unchanged (same content)", clean), nil
 	}
-	preview := ""
-	if !a.AutoApprove && !a.approved[tool] {
-		preview = fc.diff() // only when someone will see it
-	}
-	if err := a.confirm(ctx, tool, fc.action(), preview); err != nil {
+	// The diff is made only when someone will see it.
+	req := approvalRequest{tool: tool, who: requesterOf(tool), action: fc.action(), diff: fc.diff}
+	if err := a.approvals.approve(ctx, req); err != nil {
 		a.audit("write", fc.target, err, 0)
 		return "", err
 	}
@@ -304,7 +302,7 @@ func runOutcome(res RunResult) AuditOutcome {
 // question (only "yes" counts; --yes and "always" do not answer it), and
 // headless it is never asked.
 func (a *Agent) escalate(ctx context.Context, line string, res RunResult) (*sandboxSpec, bool) {
-	if res.Blocked == ruleNone || !a.Interactive || a.In == nil || ctx.Err() != nil {
+	if res.Blocked == ruleNone || a.In == nil || ctx.Err() != nil {
 		return nil, false
 	}
 	var sb *sandboxSpec
@@ -314,12 +312,8 @@ func (a *Agent) escalate(ctx context.Context, line string, res RunResult) (*sand
 		sb.Network = true
 		q = "Run it again with network connections allowed (still sandboxed otherwise)? Type yes to allow: "
 	}
-	fmt.Fprintf(a.Err, "%s the sandbox blocked: %s\n  %s\n", a.colorize("33", "!"), sanitizeForTerminal(line), sanitizeForTerminal(res.Note))
-	ans, err := a.In.Ask(q)
-	if err != nil || strings.ToLower(strings.TrimSpace(ans)) != "yes" {
-		return nil, false
-	}
-	return sb, true
+	err := a.approvals.approve(ctx, approvalRequest{tool: "sandbox", who: bySandbox, action: line, note: res.Note, question: q})
+	return sb, err == nil
 }
 
 // gitChecked is the one git path: git_command, /git and <!-- @git-status -->.

@@ -341,7 +341,7 @@ func TestRunStreamsOutput(t *testing.T) {
 // A denial can carry the user's reason to the model.
 func TestDenialWithReason(t *testing.T) {
 	env := newTestEnv(t, nil, "")
-	env.a.AutoApprove, env.a.Interactive = false, true
+	env.a.approvals.auto, env.a.Interactive = false, true
 	env.a.In = newLineReader(strings.NewReader("n use the tests in ./pkg instead\n"))
 	_, err := callTool(t, env, "run_command", map[string]any{"command": "ls"})
 	if err == nil || !strings.Contains(err.Error(), `saying: "use the tests in ./pkg instead"`) {
@@ -352,7 +352,7 @@ func TestDenialWithReason(t *testing.T) {
 // An approval shows at most maxPreviewLines of diff and counts the rest.
 func TestApprovalPreviewBounded(t *testing.T) {
 	env := newTestEnv(t, nil, "")
-	env.a.AutoApprove, env.a.Interactive = false, true
+	env.a.approvals.auto, env.a.Interactive = false, true
 	env.a.In = newLineReader(strings.NewReader("y\n"))
 	var b strings.Builder
 	for i := range 1000 {

@@ -163,16 +163,14 @@ type Agent struct {
 	Err         io.Writer
 	Interactive bool // a person at a terminal
 	Color       bool // ANSI colour allowed on Err/Out
-	AutoApprove bool // --yes
 
 	ModelName string
 	OllamaURL string
 
-	approved   map[string]bool // tools approved "always" this session
-	cancelTurn func()          // stops the REPL's current turn (Ctrl-C at a question)
-	unapproved int             // actions refused headless for want of --yes
-	ollama     *startedOllama  // an ollama serve this session started
-	tty        *os.File        // the terminal the user reads (stdout or stderr), for its width
+	approvals  *approvals     // the one approval service (approval.go)
+	cancelTurn func()         // stops the REPL's current turn (Ctrl-C at a question)
+	ollama     *startedOllama // an ollama serve this session started
+	tty        *os.File       // the terminal the user reads (stdout or stderr), for its width
 	caps       map[string]Capability
 	layouts    map[string]promptLayout // per model: where its tools go in the prompt
 	// toolBlocks is, per model, the tools written into the fixed part of
@@ -204,7 +202,6 @@ func newAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writ
 		In:        in,
 		Out:       out,
 		Err:       errOut,
-		approved:  map[string]bool{},
 		caps:      map[string]Capability{},
 		layouts:   map[string]promptLayout{},
 		modelCtx:  map[string]int{},
@@ -219,6 +216,13 @@ func newAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writ
 	a.registerCommands()
 	a.SystemPrompt = a.buildSystemPrompt()
 	a.ClearHistory()
+	a.approvals = newApprovals(func() bool { return a.Interactive }, &terminalAsker{
+		in: func() *LineReader { return a.In }, err: func() io.Writer { return a.Err }, colorize: a.colorize, width: a.termWidth,
+		interrupt: func() {
+			if a.cancelTurn != nil {
+				a.cancelTurn()
+			}
+		}})
 	return a
 }
 

@@ -66,7 +66,7 @@ func liveScript(t *testing.T, url, model string) {
 	cf.NumCtx = 4096
 	var out, errOut bytes.Buffer
 	a := newAgent(ws, cf, newLineReader(strings.NewReader("")), &out, &errOut)
-	a.AutoApprove = true
+	a.approvals.auto = true
 	a.OllamaURL = url
 	defer a.Close()
 	if err := a.UseModel(t.Context(), model); err != nil {

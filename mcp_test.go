@@ -196,7 +196,7 @@ func TestMCPStdioServer(t *testing.T) {
 		t.Errorf("audit = %s", audit.String())
 	}
 	// Headless without --yes, an MCP tool is refused like run_command.
-	env.a.AutoApprove = false
+	env.a.approvals.auto = false
 	f.script(toolReply("llama3.2", fakeCall{id: "d1", name: "t__echo", args: map[string]any{"text": "x"}}), textReply("llama3.2", "ok"))
 	env.a.RunPrompt(t.Context(), "echo")
 	if r := toolResults(f.chatRequests())["d1"]; !strings.Contains(r, "needs approval") {
@@ -219,7 +219,7 @@ func TestMCPHTTPServer(t *testing.T) {
 	t.Setenv("TEST_MCP_TOKEN", "sekrit")
 	env := newTestEnv(t, nil, "")
 	env.a.Config.MCP.Servers = map[string]MCPServer{"h": {URL: srv.URL, Headers: map[string]string{"Authorization": "Bearer ${TEST_MCP_TOKEN}"}, ReadOnly: []string{"echo"}}}
-	env.a.AutoApprove = false // echo is marked read-only: no approval
+	env.a.approvals.auto = false // echo is marked read-only: no approval
 	env.a.startMCP(t.Context())
 	defer env.a.mcp.close()
 	out, err := callTool(t, env, "h__echo", map[string]any{"text": "over http"})

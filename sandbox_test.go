@@ -251,7 +251,7 @@ func TestSandboxEscalation(t *testing.T) {
 		{true, false, "yes\n", true},
 	} {
 		os.Remove(target)
-		env.a.Interactive, env.a.AutoApprove = c.interactive, c.auto
+		env.a.Interactive, env.a.approvals.auto = c.interactive, c.auto
 		env.a.In = newLineReader(strings.NewReader(c.answer))
 		res, err := env.a.runChecked(context.Background(), "", line, 5*time.Second)
 		if err != nil {
@@ -356,7 +356,7 @@ func TestSandboxGitWorktree(t *testing.T) {
 	}
 	t.Cleanup(func() { ws.Close() })
 	a := newAgent(ws, &ConfigFile{Config: defaultConfig()}, newLineReader(strings.NewReader("")), &strings.Builder{}, &strings.Builder{})
-	a.AutoApprove = true
+	a.approvals.auto = true
 	out := run(t, a, "echo b > b.txt && git add b.txt && git -c user.name=t -c user.email=t@t commit -qm second && git log --oneline | head -1")
 	if !strings.Contains(out, "second") || !strings.Contains(out, "[exit 0]") {
 		t.Fatalf("commit in a worktree: %s", out)

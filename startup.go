@@ -41,7 +41,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	in := newLineReader(o.Stdin)
 	a := newAgent(ws, cf, in, &termWriter{w: o.Stdout}, &termWriter{w: o.Stderr})
 	a.Interactive = o.Interactive
-	a.AutoApprove = o.AutoApprove
+	a.approvals.auto = o.AutoApprove
 	if o.StdinTTY {
 		// The line editor exists before connecting, so start-up questions
 		// (start Ollama? which model?) are asked like every later one.

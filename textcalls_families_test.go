@@ -117,7 +117,7 @@ func TestRecoveryExplainsUnreadableCalls(t *testing.T) {
 func TestUnreadablePrintedCallIsExplainedThroughFake(t *testing.T) {
 	f := newFakeOllama(t, "mistral:latest")
 	env := newTestEnv(t, f, "mistral")
-	env.a.AutoApprove = true
+	env.a.approvals.auto = true
 	f.script(
 		textReply("mistral", `[TOOL_CALLS] [{"name": "write_file", "arguments": {"path": "dir\sub.txt", "content": "hi"}}]`),
 		textReply("mistral", `[TOOL_CALLS] [{"name": "write_file", "arguments": {"path": "new.txt", "content": "hi"}}]`),

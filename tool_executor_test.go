@@ -284,7 +284,7 @@ func TestLargeFileResultCapped(t *testing.T) {
 func TestHeadlessWriteRefusedWithoutYes(t *testing.T) {
 	f := newFakeOllama(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
-	env.a.AutoApprove = false
+	env.a.approvals.auto = false
 	f.script(toolReply("llama3.2", fakeCall{id: "w", name: "write_file", args: map[string]any{"path": "new.txt", "content": "x"}}), textReply("llama3.2", "I could not write it."))
 	if err := env.a.RunPrompt(t.Context(), "write"); err != nil {
 		t.Fatal(err)
@@ -341,7 +341,7 @@ func TestStreamFailures(t *testing.T) {
 func TestRegisterToolAsksFirst(t *testing.T) {
 	f := newFakeOllama(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
-	env.a.AutoApprove = false
+	env.a.approvals.auto = false
 	ran := false
 	env.a.Tools.RegisterTool("deploy", "Deploy the app.", map[string]any{"type": "object", "properties": map[string]any{}}, func(context.Context, map[string]any) (string, error) {
 		ran = true

@@ -203,7 +203,7 @@ func TestUserToolRuns(t *testing.T) {
 
 func TestUserToolApprovalsByEffect(t *testing.T) {
 	env := newTestEnv(t, nil, "")
-	env.a.AutoApprove = false
+	env.a.approvals.auto = false
 	for _, eff := range []string{"read", "write", "exec"} {
 		writeTool(t, env, "t_"+eff, "---\ncommand: [echo, ran]\neffect: "+eff+"\n---\nT.\n")
 	}
@@ -365,7 +365,7 @@ func TestUserToolPathParameters(t *testing.T) {
 	}
 	// A tool that writes may name a file that does not exist yet.
 	writeTool(t, env, "mk", "---\nparameters:\n  file: {type: path, required: true}\ncommand: [touch, \"{{file}}\"]\neffect: write\n---\nCreate a file.\n")
-	env.a.AutoApprove = true
+	env.a.approvals.auto = true
 	if _, err := callTool(t, env, "mk", map[string]any{"file": "src/new.txt"}); err != nil {
 		t.Fatal(err)
 	}
