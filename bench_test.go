@@ -167,7 +167,7 @@ func BenchmarkEditLargeFile(b *testing.B) {
 	for b.Loop() {
 		pr := pairs[i%2]
 		i++
-		if _, err := a.editChecked(ctx, "edit_file", "big.go", pr[0], pr[1], false); err != nil {
+		if _, err := a.gate.editChecked(ctx, "edit_file", "big.go", pr[0], pr[1], false); err != nil {
 			b.Fatal(err)
 		}
 	}

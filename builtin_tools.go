@@ -37,8 +37,10 @@ type builtinTools struct {
 	echo       func() io.Writer     // the terminal in the REPL; nil headless
 }
 
-func registerBuiltinTools(r *ToolRegistry, a *Agent) {
-	t := &builtinTools{gate: a,
+// newBuiltinTools builds the tools for a session: its gate, its
+// run_timeout, and its terminal for an approved command's output.
+func newBuiltinTools(a *Agent) *builtinTools {
+	return &builtinTools{gate: a.gate,
 		runTimeout: func() time.Duration { return time.Duration(a.Config.RunTimeout) },
 		echo: func() io.Writer {
 			if a.Interactive {
@@ -46,6 +48,11 @@ func registerBuiltinTools(r *ToolRegistry, a *Agent) {
 			}
 			return nil
 		}}
+}
+
+// registerBuiltinTools registers the tools' schemas with t's handlers (a
+// nil t gives the schemas alone).
+func registerBuiltinTools(r *ToolRegistry, t *builtinTools) {
 	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
 	integer := func(desc string) map[string]any { return map[string]any{"type": "integer", "description": desc} }
 	obj := func(props map[string]any, required ...string) map[string]any {

@@ -259,7 +259,7 @@ func cmdRead(ctx context.Context, a *Agent, args []string, out io.Writer) error 
 	}
 	var errs []string
 	for _, p := range args {
-		rr, err := a.readChecked(ctx, p, 0, 0)
+		rr, err := a.gate.readChecked(ctx, p, 0, 0)
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue
@@ -299,7 +299,7 @@ func cmdWrite(ctx context.Context, a *Agent, args []string, out io.Writer) error
 	if m := codeBlockRE.FindStringSubmatch(last); m != nil {
 		content = m[1]
 	}
-	msg, err := a.writeChecked(ctx, "/write", args[0], content) // asked as /write, "always" for /write only
+	msg, err := a.gate.writeChecked(ctx, "/write", args[0], content) // asked as /write, "always" for /write only
 	if err != nil {
 		return err
 	}
@@ -321,7 +321,7 @@ func cmdRunLine(ctx context.Context, a *Agent, line string, out io.Writer) error
 		return a.usageError("run")
 	}
 	// The output is shown as it arrives; then the status line.
-	res, err := a.runCheckedEcho(ctx, "", line, 0, out)
+	res, err := a.gate.runCheckedEcho(ctx, "", line, 0, out)
 	if err != nil {
 		return err
 	}
@@ -346,7 +346,7 @@ func cmdSearch(ctx context.Context, a *Agent, args []string, out io.Writer) erro
 	if len(args) == 2 {
 		p = args[1]
 	}
-	text, _, err := a.searchChecked(ctx, args[0], p)
+	text, _, err := a.gate.searchChecked(ctx, args[0], p)
 	if err != nil {
 		if len(args) == 2 && strings.Contains(err.Error(), "no such file") {
 			return fmt.Errorf("%v (to search for a phrase with spaces, quote it: /search \"%s %s\")", err, args[0], args[1])
@@ -363,7 +363,7 @@ func cmdFiles(ctx context.Context, a *Agent, args []string, out io.Writer) error
 	if len(args) > 0 {
 		p = args[0]
 	}
-	text, _, err := a.listChecked(ctx, p)
+	text, _, err := a.gate.listChecked(ctx, p)
 	if err != nil {
 		return err
 	}
@@ -375,7 +375,7 @@ func cmdGit(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) == 0 {
 		return a.usageError("git")
 	}
-	text, err := a.gitChecked(ctx, args[0], args[1:])
+	text, err := a.gate.gitChecked(ctx, args[0], args[1:])
 	if err != nil {
 		return err
 	}
@@ -425,7 +425,7 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	var errs []string
 	for _, b := range blocks {
 		content := b.Content
-		fc, err := a.planChange(b.Path, true, wholeContent(content))
+		fc, err := a.gate.planChange(b.Path, true, wholeContent(content))
 		switch {
 		case err != nil:
 			errs = append(errs, err.Error())
@@ -455,7 +455,7 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 		}
 	}
 	for _, fc := range plans {
-		msg, err := a.commitChange(changedBy("/apply"), fc)
+		msg, err := a.gate.commitChange(changedBy("/apply"), fc)
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue

@@ -277,7 +277,7 @@ func TestWriteBackRedactedRefused(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	orig := "TOKEN = \"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"\nDEBUG = False\n"
 	writeFile(t, env.dir, "cfg.py", orig)
-	rr, _ := env.a.readChecked(t.Context(), "cfg.py", 0, 0)
+	rr, _ := env.a.gate.readChecked(t.Context(), "cfg.py", 0, 0)
 	_, err := invokeTool(env.a, "write_file", t.Context(), map[string]any{"path": "cfg.py", "content": strings.Replace(rr.Text, "False", "True", 1)})
 	if err == nil || !strings.Contains(err.Error(), "would destroy them") {
 		t.Fatalf("err = %v", err)

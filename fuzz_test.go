@@ -34,7 +34,7 @@ func FuzzToolCallAccumulator(f *testing.F) {
 		f.Add(s)
 	}
 	reg := newToolRegistry()
-	registerBuiltinTools(reg, &Agent{})
+	registerBuiltinTools(reg, nil)
 	ex := &ToolExecutor{registry: reg, maxOutputBytes: 4096}
 	f.Fuzz(func(t *testing.T, s string) {
 		var acc toolCallAccumulator
@@ -93,7 +93,7 @@ func FuzzCoerceArgs(f *testing.F) {
 		f.Add(s)
 	}
 	reg := newToolRegistry()
-	registerBuiltinTools(reg, &Agent{})
+	registerBuiltinTools(reg, nil)
 	schemas := reg.GetToolSchemas()
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, tool := range schemas {

@@ -9,21 +9,51 @@ import (
 	"time"
 )
 
+// Gate is the one gate every effect passes — a read, a change, a command,
+// git — built from exactly what it uses: the workspace and its path
+// policy, the config (permissions, safe mode, the sandbox, run_timeout),
+// the audit log, the undo stack and the approval service. Tools and slash
+// commands call the same entry points (readChecked, changeFile and the
+// writes built on it, runGated, gitChecked), so they cannot disagree.
+type Gate struct {
+	ws        *Workspace
+	cfg       *ConfigFile
+	log       *AuditBuffer
+	undo      undoStack  // what each file change replaced, for /undo
+	approvals *approvals // asks before an effect (approval.go)
+	maxOut    func() int // the main model's cap on one result (resultCap without a turn)
+}
+
+// audit records an effect with the outcome its error means.
+func (g *Gate) audit(action, details string, err error, d time.Duration) {
+	g.log.Record(action, details, outcomeOf(err), d)
+}
+
+// confirm asks the approval service about an effect of tool (a slash
+// command is the user's own request).
+func (g *Gate) confirm(ctx context.Context, tool, action, preview string) error {
+	r := approvalRequest{tool: tool, who: requesterOf(tool), action: action}
+	if preview != "" {
+		r.diff = func() string { return preview }
+	}
+	return g.approvals.approve(ctx, r)
+}
+
 // readChecked is the read path shared by /read and read_file: the path gate
 // (resolveWorkspacePath, permissions included) inside readWorkspaceFile.
-func (a *Agent) readChecked(ctx context.Context, p string, offset, limit int) (*ReadResult, error) {
-	rr, err := readWorkspaceFile(a.Workspace, p, offset, limit, a.resultCap(ctx))
+func (g *Gate) readChecked(ctx context.Context, p string, offset, limit int) (*ReadResult, error) {
+	rr, err := readWorkspaceFile(g.ws, p, offset, limit, g.resultCap(ctx))
 	if err != nil {
-		a.audit("read", p, err, 0)
+		g.audit("read", p, err, 0)
 		return nil, err
 	}
-	a.audit("read", rr.Path, nil, 0)
+	g.audit("read", rr.Path, nil, 0)
 	return rr, nil
 }
 
 // writeChecked is the write path shared by /write, /apply and write_file.
-func (a *Agent) writeChecked(ctx context.Context, tool, p, content string) (string, error) {
-	return a.changeFile(ctx, tool, p, true, wholeContent(content))
+func (g *Gate) writeChecked(ctx context.Context, tool, p, content string) (string, error) {
+	return g.changeFile(ctx, tool, p, true, wholeContent(content))
 }
 
 // wholeContent is the change of a write: the file becomes content.
@@ -59,10 +89,10 @@ func (fc *fileChange) action() string {
 // computes the new content. A nil change means the content is unchanged.
 // whole is a write of a whole new content from the model (write_file,
 // /write, /apply) rather than an edit computed over the model's view.
-func (a *Agent) planChange(p string, whole bool, change func(old string, exists bool) (string, string, error)) (*fileChange, error) {
-	old, exists, target, err := readForDiff(a.Workspace, p)
+func (g *Gate) planChange(p string, whole bool, change func(old string, exists bool) (string, string, error)) (*fileChange, error) {
+	old, exists, target, err := readForDiff(g.ws, p)
 	if err != nil {
-		a.audit("write", p, err, 0)
+		g.audit("write", p, err, 0)
 		return nil, err
 	}
 	content, note, err := change(old, exists)
@@ -71,7 +101,7 @@ func (a *Agent) planChange(p string, whole bool, change func(old string, exists 
 	}
 	if exists && wouldDestroySecrets(old, content) {
 		err := pathFailed(target, errDestroySecrets, nil)
-		a.audit("write", target, err, 0)
+		g.audit("write", target, err, 0)
 		return nil, err
 	}
 	fc := &fileChange{asked: p, target: target, old: old, existed: exists, content: content, note: note}
@@ -87,18 +117,18 @@ func (a *Agent) planChange(p string, whole bool, change func(old string, exists 
 
 // commitChange writes a planned change if the file still holds what the
 // plan (and the approval) saw, then records it for the audit log and /undo.
-func (a *Agent) commitChange(by string, fc *fileChange) (string, error) {
-	if exists, same, err := fileHolds(a.Workspace, fc.target, fc.old); err != nil || exists != fc.existed || (exists && !same) {
+func (g *Gate) commitChange(by string, fc *fileChange) (string, error) {
+	if exists, same, err := fileHolds(g.ws, fc.target, fc.old); err != nil || exists != fc.existed || (exists && !same) {
 		err := pathFailed(fc.target, "the file changed while the change was being approved; read it again", nil)
-		a.audit("write", fc.target, err, 0)
+		g.audit("write", fc.target, err, 0)
 		return "", err
 	}
-	existed, made, err := writeWorkspaceFile(a.Workspace, fc.target, fc.content)
-	a.audit("write", fc.target, err, 0)
+	existed, made, err := writeWorkspaceFile(g.ws, fc.target, fc.content)
+	g.audit("write", fc.target, err, 0)
 	if err != nil {
 		return "", err
 	}
-	a.undo.push(undoEntry{path: fc.target, old: fc.old, existed: fc.existed, wrote: fc.content, dirs: made, by: by, at: time.Now()})
+	g.undo.push(undoEntry{path: fc.target, old: fc.old, existed: fc.existed, wrote: fc.content, dirs: made, by: by, at: time.Now()})
 	if fc.note != "" {
 		return fc.note, nil
 	}
@@ -112,8 +142,8 @@ func (a *Agent) commitChange(by string, fc *fileChange) (string, error) {
 // changeFile is the one write path (/write, write_file, edit_file; /apply
 // plans and commits through the same steps): plan (the path gate and the
 // new content), approval with a diff of the real target, commit.
-func (a *Agent) changeFile(ctx context.Context, tool, p string, whole bool, change func(old string, exists bool) (string, string, error)) (string, error) {
-	fc, err := a.planChange(p, whole, change)
+func (g *Gate) changeFile(ctx context.Context, tool, p string, whole bool, change func(old string, exists bool) (string, string, error)) (string, error) {
+	fc, err := g.planChange(p, whole, change)
 	if err != nil {
 		return "", err
 	}
@@ -123,20 +153,20 @@ func (a *Agent) changeFile(ctx context.Context, tool, p string, whole bool, chan
 	}
 	// The diff is made only when someone will see it.
 	req := approvalRequest{tool: tool, who: requesterOf(tool), action: fc.action(), diff: fc.diff}
-	if err := a.approvals.approve(ctx, req); err != nil {
-		a.audit("write", fc.target, err, 0)
+	if err := g.approvals.approve(ctx, req); err != nil {
+		g.audit("write", fc.target, err, 0)
 		return "", err
 	}
-	return a.commitChange(changedBy(tool), fc)
+	return g.commitChange(changedBy(tool), fc)
 }
 
 // editChecked applies one edit_file change through changeFile.
-func (a *Agent) editChecked(ctx context.Context, tool, p, oldText, newText string, all bool) (string, error) {
+func (g *Gate) editChecked(ctx context.Context, tool, p, oldText, newText string, all bool) (string, error) {
 	clean, err := lexicalClean(p)
 	if err != nil {
 		return "", err
 	}
-	return a.changeFile(ctx, tool, p, false, func(old string, exists bool) (string, string, error) {
+	return g.changeFile(ctx, tool, p, false, func(old string, exists bool) (string, string, error) {
 		if oldText == "" {
 			if exists {
 				return "", "", pathFailed(clean, "the file exists: give old_text to edit it (empty old_text only creates a new file)", nil)
@@ -201,30 +231,30 @@ func changedBy(tool string) string {
 	return tool
 }
 
-func (a *Agent) listChecked(ctx context.Context, p string) (string, int, error) {
-	text, n, err := listWorkspaceDir(a.Workspace, p, a.resultCap(ctx))
-	a.audit("list", p, err, 0)
+func (g *Gate) listChecked(ctx context.Context, p string) (string, int, error) {
+	text, n, err := listWorkspaceDir(g.ws, p, g.resultCap(ctx))
+	g.audit("list", p, err, 0)
 	return text, n, err
 }
 
-func (a *Agent) searchChecked(ctx context.Context, pattern, p string) (string, int, error) {
+func (g *Gate) searchChecked(ctx context.Context, pattern, p string) (string, int, error) {
 	if p == "" {
 		p = "."
 	}
-	text, n, err := searchWorkspace(ctx, a.Workspace, pattern, p, a.resultCap(ctx))
-	a.audit("search", pattern+" in "+p, err, 0)
+	text, n, err := searchWorkspace(ctx, g.ws, pattern, p, g.resultCap(ctx))
+	g.audit("search", pattern+" in "+p, err, 0)
 	return text, n, err
 }
 
 // runChecked is the command path shared by /run, ! and run_command: the
 // line is planned (a shell only outside safe mode) and run through the one
 // gate for programs, runGated.
-func (a *Agent) runChecked(ctx context.Context, tool, line string, timeout time.Duration) (RunResult, error) {
-	return a.runCheckedEcho(ctx, tool, line, timeout, nil)
+func (g *Gate) runChecked(ctx context.Context, tool, line string, timeout time.Duration) (RunResult, error) {
+	return g.runCheckedEcho(ctx, tool, line, timeout, nil)
 }
 
 // runCheckedEcho is runChecked showing the output on echo as it arrives.
-func (a *Agent) runCheckedEcho(ctx context.Context, tool, line string, timeout time.Duration, echo io.Writer) (RunResult, error) {
+func (g *Gate) runCheckedEcho(ctx context.Context, tool, line string, timeout time.Duration, echo io.Writer) (RunResult, error) {
 	line = strings.TrimSpace(line)
 	if line == "" {
 		return RunResult{}, fmt.Errorf("no command given")
@@ -232,16 +262,16 @@ func (a *Agent) runCheckedEcho(ctx context.Context, tool, line string, timeout t
 	if len(line) > 4096 {
 		return RunResult{}, fmt.Errorf("command is too long (over 4096 bytes)")
 	}
-	argv, err := a.commandPolicy().plan(line)
+	argv, err := g.commandPolicy().plan(line)
 	if err != nil {
-		a.audit("run", line, err, 0)
+		g.audit("run", line, err, 0)
 		return RunResult{}, err
 	}
-	return a.runGated(ctx, runRequest{audit: "run", shown: line, tool: tool, action: "run: " + line, argv: argv, timeout: timeout, echo: echo})
+	return g.runGated(ctx, runRequest{audit: "run", shown: line, tool: tool, action: "run: " + line, argv: argv, timeout: timeout, echo: echo})
 }
 
-func (a *Agent) commandPolicy() CommandPolicy {
-	return CommandPolicy{SafeMode: a.Config.SafeMode, Allowed: a.Config.AllowedCommands}
+func (g *Gate) commandPolicy() CommandPolicy {
+	return CommandPolicy{SafeMode: g.cfg.SafeMode, Allowed: g.cfg.AllowedCommands}
 }
 
 // runRequest is a program to start, and on whose behalf.
@@ -259,32 +289,32 @@ type runRequest struct {
 // model passes (git has its own, narrower one): exec permission, safe
 // mode's allowlist, the approval (tools only), the sandboxed runner, the
 // audit record, and in the REPL the offer to rerun what the sandbox blocked.
-func (a *Agent) runGated(ctx context.Context, r runRequest) (RunResult, error) {
-	err := a.checkPermission(".", PermExec)
+func (g *Gate) runGated(ctx context.Context, r runRequest) (RunResult, error) {
+	err := g.checkPermission(".", PermExec)
 	if err == nil {
-		err = a.commandPolicy().allows(r.argv)
+		err = g.commandPolicy().allows(r.argv)
 	}
 	if err == nil && r.tool != "" {
-		err = a.confirm(ctx, r.tool, r.action, "")
+		err = g.confirm(ctx, r.tool, r.action, "")
 	}
 	if err != nil {
-		a.audit(r.audit, r.shown, err, 0)
+		g.audit(r.audit, r.shown, err, 0)
 		return RunResult{}, err
 	}
 	if r.timeout <= 0 {
-		r.timeout = time.Duration(a.Config.RunTimeout)
+		r.timeout = time.Duration(g.cfg.RunTimeout)
 	}
-	spec := procSpec{Dir: a.Workspace.Root, Argv: r.argv, Env: baseEnv(), Timeout: r.timeout, Limit: a.resultCap(ctx), Sandbox: a.commandSandbox(), Echo: r.echo}
+	spec := procSpec{Dir: g.ws.Root, Argv: r.argv, Env: baseEnv(), Timeout: r.timeout, Limit: g.resultCap(ctx), Sandbox: g.commandSandbox(), Echo: r.echo}
 	res := runProcess(ctx, spec)
-	a.Audit.Record(r.audit, r.shown, runOutcome(res), res.Duration)
-	if sb, ok := a.escalate(ctx, r.shown, res); ok {
+	g.log.Record(r.audit, r.shown, runOutcome(res), res.Duration)
+	if sb, ok := g.escalate(ctx, r.shown, res); ok {
 		spec.Sandbox = sb
 		res = runProcess(ctx, spec)
 		what := r.audit + " outside the sandbox"
 		if sb != nil {
 			what = r.audit + " with network"
 		}
-		a.Audit.Record(what, r.shown, runOutcome(res), res.Duration)
+		g.log.Record(what, r.shown, runOutcome(res), res.Duration)
 	}
 	return res, nil
 }
@@ -301,26 +331,26 @@ func runOutcome(res RunResult) AuditOutcome {
 // connection, otherwise no sandbox at all. It is a second, explicit
 // question (only "yes" counts; --yes and "always" do not answer it), and
 // headless it is never asked.
-func (a *Agent) escalate(ctx context.Context, line string, res RunResult) (*sandboxSpec, bool) {
-	if res.Blocked == ruleNone || a.In == nil || ctx.Err() != nil {
+func (g *Gate) escalate(ctx context.Context, line string, res RunResult) (*sandboxSpec, bool) {
+	if res.Blocked == ruleNone || ctx.Err() != nil {
 		return nil, false
 	}
 	var sb *sandboxSpec
 	q := "Run it again OUTSIDE the sandbox, with all your rights? Type yes to allow: "
 	if res.Blocked == ruleNetwork {
-		sb = a.commandSandbox()
+		sb = g.commandSandbox()
 		sb.Network = true
 		q = "Run it again with network connections allowed (still sandboxed otherwise)? Type yes to allow: "
 	}
-	err := a.approvals.approve(ctx, approvalRequest{tool: "sandbox", who: bySandbox, action: line, note: res.Note, question: q})
+	err := g.approvals.approve(ctx, approvalRequest{tool: "sandbox", who: bySandbox, action: line, note: res.Note, question: q})
 	return sb, err == nil
 }
 
 // gitChecked is the one git path: git_command, /git and <!-- @git-status -->.
 // Every path git is asked about or prints goes through the same policy as
 // read_file: agents/, the denylist, and read permission.
-func (a *Agent) gitChecked(ctx context.Context, sub string, args []string) (string, error) {
-	out, err := runGit(ctx, a.Workspace, sub, args, a.resultCap(ctx))
-	a.audit("git", strings.TrimSpace(sub+" "+strings.Join(args, " ")), err, 0)
+func (g *Gate) gitChecked(ctx context.Context, sub string, args []string) (string, error) {
+	out, err := runGit(ctx, g.ws, sub, args, g.resultCap(ctx))
+	g.audit("git", strings.TrimSpace(sub+" "+strings.Join(args, " ")), err, 0)
 	return out, err
 }

@@ -148,7 +148,6 @@ type Agent struct {
 	kb            *KnowledgeBase // opened by the first /kb command
 	userTools     []string       // names registered from agents/tools
 	editor        *lineEditor    // the REPL's line editor (stdin is a terminal)
-	undo          undoStack      // what each file change replaced, for /undo
 	modelCtx      map[string]int // each model's trained context length (/api/show)
 	journal       journalState   // what saveSession has journaled (resume.go)
 	toolProblems  []ToolFileProblem
@@ -168,6 +167,7 @@ type Agent struct {
 	OllamaURL string
 
 	approvals  *approvals     // the one approval service (approval.go)
+	gate       *Gate          // every effect passes it (gate.go)
 	cancelTurn func()         // stops the REPL's current turn (Ctrl-C at a question)
 	ollama     *startedOllama // an ollama serve this session started
 	tty        *os.File       // the terminal the user reads (stdout or stderr), for its width
@@ -209,13 +209,6 @@ func newAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writ
 	if ws != nil {
 		ws.perms = func() map[string][]string { return a.Config.Permissions }
 	}
-	a.Routes = newRouteRegistry(cf)
-	a.Tools = newToolRegistry()
-	registerBuiltinTools(a.Tools, a)
-	a.toolProblems = a.reloadUserTools()
-	a.registerCommands()
-	a.SystemPrompt = a.buildSystemPrompt()
-	a.ClearHistory()
 	a.approvals = newApprovals(func() bool { return a.Interactive }, &terminalAsker{
 		in: func() *LineReader { return a.In }, err: func() io.Writer { return a.Err }, colorize: a.colorize, width: a.termWidth,
 		interrupt: func() {
@@ -223,6 +216,14 @@ func newAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writ
 				a.cancelTurn()
 			}
 		}})
+	a.gate = &Gate{ws: ws, cfg: cf, log: a.Audit, approvals: a.approvals, maxOut: a.maxOut}
+	a.Routes = newRouteRegistry(cf)
+	a.Tools = newToolRegistry()
+	registerBuiltinTools(a.Tools, newBuiltinTools(a))
+	a.toolProblems = a.reloadUserTools()
+	a.registerCommands()
+	a.SystemPrompt = a.buildSystemPrompt()
+	a.ClearHistory()
 	return a
 }
 
@@ -260,7 +261,7 @@ func (a *Agent) expandDynamicSections(s string) string {
 		s = strings.ReplaceAll(s, "<!-- @files -->", strings.TrimSpace(list))
 	}
 	if strings.Contains(s, "<!-- @git-status -->") {
-		st, err := a.gitChecked(context.Background(), "status", []string{"--short"})
+		st, err := a.gate.gitChecked(context.Background(), "status", []string{"--short"})
 		if err != nil {
 			st = "(not a git repository)"
 		}

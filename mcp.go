@@ -328,7 +328,7 @@ func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, *sandboxSpec, erro
 	var cmd *exec.Cmd
 	var used *sandboxSpec
 	if sb := sandboxAvailable(); sb.enforced() {
-		spec := *a.commandSandboxFor("mcp-" + shortHash(strings.Join(cfg.Command, "\x00")))
+		spec := *a.gate.commandSandboxFor("mcp-" + shortHash(strings.Join(cfg.Command, "\x00")))
 		spec.Network = spec.Network || cfg.Network
 		spec.RO = append(spec.RO, installTree(argv[0])...) // a server installed in a node_modules or a bin of its own
 		spec.Argv, spec.Dir, spec.Env = argv, a.Workspace.Root, sandboxEnv(env)

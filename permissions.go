@@ -18,8 +18,8 @@ var validPerms = []string{PermRead, PermWrite, PermExec, PermDelete}
 
 // HasPermission reports whether perm is granted for the workspace-relative
 // path rel under the agent's permissions: block.
-func (a *Agent) HasPermission(rel, perm string) bool {
-	return permits(a.Config.Permissions, rel, perm)
+func (g *Gate) HasPermission(rel, perm string) bool {
+	return permits(g.cfg.Permissions, rel, perm)
 }
 
 // permits is the one definition of the permissions: rule. The most specific
@@ -50,8 +50,8 @@ func permits(perms map[string][]string, rel, perm string) bool {
 }
 
 // checkPermission returns a refusal when perm is not granted for rel.
-func (a *Agent) checkPermission(rel, perm string) error {
-	if a.HasPermission(rel, perm) {
+func (g *Gate) checkPermission(rel, perm string) error {
+	if g.HasPermission(rel, perm) {
 		return nil
 	}
 	return refuse(rel, fmt.Sprintf("refused: no %s permission (see /permissions)", perm))

@@ -154,29 +154,29 @@ func (s *sandboxState) wrap(spec sandboxSpec) []string {
 // in the workspace: writes in the workspace (agents/ and .git/ read-only),
 // TMPDIR, the caches and the user's paths; in safe mode only the
 // allowlisted programs execute.
-func (a *Agent) commandSandbox() *sandboxSpec {
-	return a.commandSandboxFor("run")
+func (g *Gate) commandSandbox() *sandboxSpec {
+	return g.commandSandboxFor("run")
 }
 
 // commandSandboxFor is commandSandbox with the caches' private layers kept
 // under purpose ("run" for commands, "mcp-NAME" for a server, which runs
 // beside them and must not share a layer).
-func (a *Agent) commandSandboxFor(purpose string) *sandboxSpec {
-	rw, caches, ro := sandboxPaths(a.Config.Sandbox)
+func (g *Gate) commandSandboxFor(purpose string) *sandboxSpec {
+	rw, caches, ro := sandboxPaths(g.cfg.Sandbox)
 	rw = append(rw, caches...)
-	gitRO, gitRW := gitProtected(a.Workspace.Root)
+	gitRO, gitRW := gitProtected(g.ws.Root)
 	home, _ := os.UserHomeDir()
 	ro = append(ro, toolchainRoots(os.Environ(), home)...)
-	if a.Config.Sandbox.Network {
+	if g.cfg.Sandbox.Network {
 		ro = append(ro, resolvConfDir()...)
 	}
 	spec := &sandboxSpec{
-		Workspace: a.Workspace.Root,
-		RW:        append(append([]string{a.Workspace.Root}, rw...), gitRW...),
+		Workspace: g.ws.Root,
+		RW:        append(append([]string{g.ws.Root}, rw...), gitRW...),
 		RO:        ro,
 		ReadOnly:  gitRO,
-		Hidden:    []string{filepath.Join(a.Workspace.Root, AgentsDir)},
-		Network:   a.Config.Sandbox.Network,
+		Hidden:    []string{filepath.Join(g.ws.Root, AgentsDir)},
+		Network:   g.cfg.Sandbox.Network,
 	}
 	for _, p := range gitRO {
 		if filepath.Base(p) == "hooks" { // made when missing, so none can appear (submodules' too)
@@ -186,15 +186,15 @@ func (a *Agent) commandSandboxFor(purpose string) *sandboxSpec {
 	if home != "" {
 		spec.Masked = maskedCredentials(home, append(append([]string{}, spec.RW...), spec.RO...))
 	}
-	spec.Overlays = cacheOverlays(a.Workspace.Root, purpose, caches)
+	spec.Overlays = cacheOverlays(g.ws.Root, purpose, caches)
 	if !spec.Network {
-		if p := sessionProxy(a.Config.Sandbox.Hosts); p != nil {
+		if p := sessionProxy(g.cfg.Sandbox.Hosts); p != nil {
 			spec.Proxy = p.sock
 			spec.RO = append(spec.RO, filepath.Dir(p.sock))
 		}
 	}
-	if a.Config.SafeMode {
-		for _, c := range a.Config.AllowedCommands {
+	if g.cfg.SafeMode {
+		for _, c := range g.cfg.AllowedCommands {
 			if p, err := lookPath(c); err == nil {
 				spec.Exec = append(spec.Exec, p)
 				if r, err := filepath.EvalSymlinks(p); err == nil && r != p {

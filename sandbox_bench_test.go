@@ -25,7 +25,7 @@ func BenchmarkRunTrue(b *testing.B) {
 				if !sandboxAvailable().enforced() {
 					b.Skip("no Landlock")
 				}
-				sb = a.commandSandbox()
+				sb = a.gate.commandSandbox()
 			}
 			for b.Loop() {
 				runProcess(context.Background(), procSpec{Dir: ws.Root, Argv: []string{"true"}, Env: baseEnv(), Sandbox: sb})
@@ -69,7 +69,7 @@ func BenchmarkEverydayWork(b *testing.B) {
 				var sb *sandboxSpec
 				env := append(baseEnv(), "npm_config_update_notifier=false")
 				if mode == "sandboxed" {
-					sb = a.commandSandbox()
+					sb = a.gate.commandSandbox()
 				}
 				for b.Loop() {
 					res := runProcess(context.Background(), procSpec{Dir: dir, Argv: []string{"sh", "-c", work.cmd}, Env: env, Sandbox: sb, Timeout: time.Minute})

@@ -33,7 +33,7 @@ func sandboxEnvT(t *testing.T) (*testEnv, string) {
 
 func run(t *testing.T, a *Agent, line string) string {
 	t.Helper()
-	res, err := a.runChecked(context.Background(), "", line, 10*time.Second)
+	res, err := a.gate.runChecked(context.Background(), "", line, 10*time.Second)
 	if err != nil {
 		t.Fatalf("%s: %v", line, err)
 	}
@@ -115,7 +115,7 @@ func TestSandboxKillsEveryProcess(t *testing.T) {
 	t.Parallel()
 	env, _ := sandboxEnvT(t)
 	marker := filepath.Join(env.dir, "marker")
-	res, err := env.a.runChecked(context.Background(), "", "setsid sh -c 'sleep 2; echo late > "+marker+"' & sleep 30", time.Second)
+	res, err := env.a.gate.runChecked(context.Background(), "", "setsid sh -c 'sleep 2; echo late > "+marker+"' & sleep 30", time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func TestSandboxGoBuild(t *testing.T) {
 	writeFile(t, env.dir, "go.mod", "module m\ngo 1.21\n")
 	writeFile(t, env.dir, "m.go", "package m\nfunc F() int { return 1 }\n")
 	writeFile(t, env.dir, "m_test.go", "package m\nimport \"testing\"\nfunc TestF(t *testing.T) { if F() != 1 { t.Fatal() } }\n")
-	res, err := env.a.runChecked(context.Background(), "", "go build ./... && go test ./...", 2*time.Minute)
+	res, err := env.a.gate.runChecked(context.Background(), "", "go build ./... && go test ./...", 2*time.Minute)
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("go build in the sandbox: %v %s", err, res.Text(4000))
 	}
@@ -226,7 +226,7 @@ func TestSandboxFallbackMessage(t *testing.T) {
 		t.Fatalf("/security: %s", out.String())
 	}
 	// Commands still run (unconfined), as the message says.
-	res, err := a.runChecked(context.Background(), "", "echo x > "+filepath.Join(t.TempDir(), "x"), 5*time.Second)
+	res, err := a.gate.runChecked(context.Background(), "", "echo x > "+filepath.Join(t.TempDir(), "x"), 5*time.Second)
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("%v %s", err, res.Text(1000))
 	}
@@ -253,7 +253,7 @@ func TestSandboxEscalation(t *testing.T) {
 		os.Remove(target)
 		env.a.Interactive, env.a.approvals.auto = c.interactive, c.auto
 		env.a.In = newLineReader(strings.NewReader(c.answer))
-		res, err := env.a.runChecked(context.Background(), "", line, 5*time.Second)
+		res, err := env.a.gate.runChecked(context.Background(), "", line, 5*time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -277,7 +277,7 @@ func TestSandboxEscalation(t *testing.T) {
 		}
 	}()
 	env.a.In = newLineReader(strings.NewReader("yes\n"))
-	res, _ := env.a.runChecked(context.Background(), "", fmt.Sprintf("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo connected && echo x > %s'", ln.Addr().(*net.TCPAddr).Port, target+"2"), 5*time.Second)
+	res, _ := env.a.gate.runChecked(context.Background(), "", fmt.Sprintf("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo connected && echo x > %s'", ln.Addr().(*net.TCPAddr).Port, target+"2"), 5*time.Second)
 	if !strings.HasPrefix(res.Text(1000), "connected\n") {
 		t.Fatalf("network rerun: %s", res.Text(1000))
 	}
@@ -314,7 +314,7 @@ func TestSandboxHidesOtherProcesses(t *testing.T) {
 func TestSandboxWithoutNamespaces(t *testing.T) {
 	t.Parallel()
 	env, outside := sandboxEnvT(t)
-	sb := env.a.commandSandbox()
+	sb := env.a.gate.commandSandbox()
 	sb.NoNS = true
 	runSh := func(line string) RunResult {
 		return runProcess(context.Background(), procSpec{Dir: env.dir, Argv: []string{"sh", "-c", line}, Env: baseEnv(), Timeout: 10 * time.Second, Limit: 1 << 16, Sandbox: sb})

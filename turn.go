@@ -71,11 +71,11 @@ func withTurn(ctx context.Context, t *turn) context.Context {
 
 // resultCap is the cap on one tool result or command output for the turn
 // in ctx (a route's model has its own window), or for the main model.
-func (a *Agent) resultCap(ctx context.Context) int {
+func (g *Gate) resultCap(ctx context.Context) int {
 	if t, ok := ctx.Value(turnKey{}).(*turn); ok && t != nil {
 		return t.maxOut
 	}
-	return a.maxOut()
+	return g.maxOut()
 }
 
 // maxOut is the cap on one tool result or command output for the main

@@ -69,7 +69,7 @@ func (u *undoStack) list() []undoEntry {
 
 func cmdUndo(_ context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) > 0 && args[0] == "list" {
-		entries := a.undo.list()
+		entries := a.gate.undo.list()
 		if len(entries) == 0 {
 			fmt.Fprintln(out, "nothing to undo")
 		}
@@ -86,7 +86,7 @@ func cmdUndo(_ context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) > 0 {
 		return a.usageError("undo")
 	}
-	e, ok := a.undo.pop()
+	e, ok := a.gate.undo.pop()
 	if !ok {
 		return errors.New("nothing to undo")
 	}

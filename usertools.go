@@ -636,7 +636,7 @@ func quoteArgv(argv []string) string {
 // (READ_FILE next to read_file would only confuse a small model).
 func builtinToolName(name string) bool {
 	r := newToolRegistry()
-	registerBuiltinTools(r, &Agent{})
+	registerBuiltinTools(r, nil)
 	for _, n := range r.Names() {
 		if strings.EqualFold(n, name) {
 			return true
@@ -722,9 +722,9 @@ func (a *Agent) runUserTool(ctx context.Context, t *UserTool, args map[string]an
 	if t.Effect != EffectRead {
 		ask = t.Name
 	}
-	res, err := a.runGated(ctx, runRequest{audit: "tool", shown: shown, tool: ask, action: "run " + t.Name + " (" + string(t.Effect) + "): " + quoteArgv(argv), argv: argv, timeout: t.Timeout})
+	res, err := a.gate.runGated(ctx, runRequest{audit: "tool", shown: shown, tool: ask, action: "run " + t.Name + " (" + string(t.Effect) + "): " + quoteArgv(argv), argv: argv, timeout: t.Timeout})
 	if err != nil {
 		return "", err
 	}
-	return res.Text(a.resultCap(ctx)), nil
+	return res.Text(a.gate.resultCap(ctx)), nil
 }
