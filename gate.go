@@ -3,6 +3,7 @@ package harvey
 import (
 	"context"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/diff"
 	"io"
 	"io/fs"
 	"strings"
@@ -73,7 +74,7 @@ type fileChange struct {
 }
 
 // diff is the change as the approval shows it.
-func (fc *fileChange) diff() string { return unifiedDiff(fc.target, fc.old, fc.content, fc.existed) }
+func (fc *fileChange) diff() string { return diff.Unified(fc.target, fc.old, fc.content, fc.existed) }
 
 // action names the change for the approval: the real target, and the
 // spelling it was asked for when that differs (a link).
@@ -203,7 +204,7 @@ func editSummary(name, old string, r *editResult) string {
 	// hunk inside a key block shows none of it; redaction returns a text
 	// it leaves unchanged without copying it, and the diff costs the
 	// change, not the file.
-	d := strings.SplitAfter(unifiedDiff(name, redactSecrets(old), redactSecrets(r.Text), true), "\n")
+	d := strings.SplitAfter(diff.Unified(name, redactSecrets(old), redactSecrets(r.Text), true), "\n")
 	if len(d) > 2 {
 		d = d[2:] // the ---/+++ header repeats the name
 	}

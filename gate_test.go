@@ -3,6 +3,7 @@ package harvey
 import (
 	"context"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/diff"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -361,7 +362,7 @@ func TestApprovalPreviewBounded(t *testing.T) {
 	if _, err := invokeTool(env.a, "write_file", t.Context(), map[string]any{"path": "big.txt", "content": b.String()}); err != nil {
 		t.Fatal(err)
 	}
-	total := strings.Count(unifiedDiff("big.txt", "", b.String(), false), "\n")
+	total := strings.Count(diff.Unified("big.txt", "", b.String(), false), "\n")
 	want := fmt.Sprintf("... (%d more diff lines not shown)", total-maxPreviewLines)
 	if got := env.errOut.String(); !strings.Contains(got, want) || strings.Count(got, "\n  +line ") != maxPreviewLines-3 {
 		t.Fatalf("preview: want %q and %d shown lines; stderr has %d", want, maxPreviewLines-3, strings.Count(got, "\n  +line "))

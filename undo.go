@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/diff"
 	"io"
 	"strings"
 	"sync"
@@ -119,7 +120,7 @@ func cmdUndo(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		return err
 	}
 	a.Audit.Record("undo", e.path, AuditSuccess, 0)
-	diff := unifiedDiff(e.path, e.wrote, e.old, true)
+	diff := diff.Unified(e.path, e.wrote, e.old, true)
 	fmt.Fprintf(out, "undid %s on %s (%s)\n", e.by, e.path, diffStat(diff))
 	return nil
 }

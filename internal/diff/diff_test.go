@@ -1,4 +1,4 @@
-package harvey
+package diff
 
 import (
 	"fmt"
@@ -8,11 +8,11 @@ import (
 )
 
 func TestUnifiedDiffFinalNewlineAndLargeFiles(t *testing.T) {
-	d := unifiedDiff("a.txt", "one\ntwo\n", "one\ntwo", true)
+	d := Unified("a.txt", "one\ntwo\n", "one\ntwo", true)
 	if !strings.Contains(d, "-two\n+two\n\\ No newline at end of file\n") {
 		t.Fatalf("final newline removed:\n%s", d)
 	}
-	d = unifiedDiff("a.txt", "one\ntwo", "one\ntwo\n", true)
+	d = Unified("a.txt", "one\ntwo", "one\ntwo\n", true)
 	if !strings.Contains(d, "-two\n\\ No newline at end of file\n+two\n") {
 		t.Fatalf("final newline added:\n%s", d)
 	}
@@ -22,21 +22,21 @@ func TestUnifiedDiffFinalNewlineAndLargeFiles(t *testing.T) {
 		fmt.Fprintf(&big, "line %d\n", i)
 	}
 	changed := strings.Replace(big.String(), "line 2500\n", "LINE 2500\n", 1)
-	d = unifiedDiff("big.txt", big.String(), changed, true)
+	d = Unified("big.txt", big.String(), changed, true)
 	if !strings.Contains(d, "@@ -2498,7 +2498,7 @@\n line 2497\n") || !strings.Contains(d, "-line 2500\n+LINE 2500\n") {
 		t.Fatalf("one change in a big file:\n%s", d)
 	}
 	// Rewriting every line of it: a summary hunk, not "too large".
 	rewritten := strings.ReplaceAll(big.String(), "line", "row")
-	d = unifiedDiff("big.txt", big.String(), rewritten, true)
+	d = Unified("big.txt", big.String(), rewritten, true)
 	if !strings.Contains(d, "@@ -1,5000 +1,5000 @@ (too large to diff line by line") || !strings.Contains(d, "-line 0\n") || !strings.Contains(d, "+row 4999\n") || len(d) > 2000 {
 		t.Fatalf("summary:\n%s", d)
 	}
 	// New and emptied files.
-	if d := unifiedDiff("n.txt", "", "x\n", false); !strings.Contains(d, "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1,1 @@\n+x\n") {
+	if d := Unified("n.txt", "", "x\n", false); !strings.Contains(d, "--- /dev/null\n+++ b/n.txt\n@@ -0,0 +1,1 @@\n+x\n") {
 		t.Fatalf("new file:\n%s", d)
 	}
-	if d := unifiedDiff("n.txt", "x\n", "", true); !strings.Contains(d, "@@ -1,1 +0,0 @@\n-x\n") {
+	if d := Unified("n.txt", "x\n", "", true); !strings.Contains(d, "@@ -1,1 +0,0 @@\n-x\n") {
 		t.Fatalf("emptied file:\n%s", d)
 	}
 }
@@ -55,7 +55,7 @@ func TestUnifiedDiffNeverEmpty(t *testing.T) {
 	}
 	for range 5000 {
 		old, new := gen(), gen()
-		d := unifiedDiff("f", old, new, true)
+		d := Unified("f", old, new, true)
 		hasChange := false
 		for _, l := range strings.Split(d, "\n")[2:] {
 			if strings.HasPrefix(l, "+") || strings.HasPrefix(l, "-") {
@@ -151,7 +151,7 @@ func TestUnifiedDiffApplies(t *testing.T) {
 		if old == new {
 			continue
 		}
-		d := unifiedDiff("f", old, new, true)
+		d := Unified("f", old, new, true)
 		if got := applyDiff(t, old, d); got != new {
 			t.Fatalf("old %q\nnew %q\ndiff:\n%s\napplied: %q", old, new, d, got)
 		}
@@ -167,7 +167,7 @@ func TestUnifiedDiffLargeFileShowsTheChange(t *testing.T) {
 	}
 	old := sb.String()
 	one := strings.Replace(old, "line 77777\n", "LINE 77777\n", 1)
-	d := unifiedDiff("big.txt", old, one, true)
+	d := Unified("big.txt", old, one, true)
 	if !strings.Contains(d, "@@ -77775,7 +77775,7 @@\n line 77774\n") || !strings.Contains(d, "-line 77777\n+LINE 77777\n") {
 		t.Fatalf("one change:\n%s", d)
 	}
@@ -175,7 +175,7 @@ func TestUnifiedDiffLargeFileShowsTheChange(t *testing.T) {
 	for i := 0; i < 100_000; i += 1000 {
 		spread = strings.Replace(spread, fmt.Sprintf("line %d\n", i), fmt.Sprintf("line %d changed\n", i), 1)
 	}
-	d = unifiedDiff("big.txt", old, spread, true)
+	d = Unified("big.txt", old, spread, true)
 	if strings.Contains(d, "too large") || strings.Count(d, "\n@@ ") != 100 {
 		t.Fatalf("100 changes in 100,000 lines: %d hunks\n%.500s", strings.Count(d, "\n@@ "), d)
 	}
@@ -197,7 +197,7 @@ func FuzzUnifiedDiff(f *testing.F) {
 		if len(old)+len(new) > 1<<16 {
 			return
 		}
-		d := unifiedDiff("f", old, new, true)
+		d := Unified("f", old, new, true)
 		if strings.Contains(d, "(too large to diff line by line") {
 			return // a summary hunk (over maxDiffEdits changed lines) shows ends, not every line
 		}

@@ -1,4 +1,14 @@
-package harvey
+// Package diff renders the unified diffs Harvey shows: in approvals, in
+// edit results and for /undo.
+//
+// Contract: Unified(name, old, new, existed) is never empty when old and new
+// differ — a missing final newline is shown as git shows it, and a change
+// too large to diff line by line (over maxDiffEdits changed lines, Myers'
+// algorithm on the changed region only) is a summary hunk with the
+// region's size and its first and last lines. Applying the + and context
+// lines of a line-by-line diff to old gives new. It reads and writes no
+// file; the caller passes text that is already redacted where it must be.
+package diff
 
 import (
 	"fmt"
@@ -14,14 +24,14 @@ const maxDiffEdits = 2000
 // diffContext is the number of unchanged lines shown around a change.
 const diffContext = 3
 
-// unifiedDiff renders a unified diff (3 lines of context) of a file change,
+// Unified renders a unified diff (3 lines of context) of a file change,
 // for approvals, edit results and /undo. It is never empty when the bytes
 // differ: a missing final newline is shown as git shows it ("\ No newline
 // at end of file"), and a change too large to diff line by line gets a
 // summary hunk. Its cost follows the change, not the file: the common head
 // and tail are skipped as bytes, and only the changed lines and their
 // context are split and compared.
-func unifiedDiff(name, old, new string, existed bool) string {
+func Unified(name, old, new string, existed bool) string {
 	if !existed {
 		old = ""
 	}
