@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/coerce"
 	"io"
 	"strings"
 	"time"
@@ -264,7 +265,7 @@ func (t *builtinTools) gitCommand(ctx context.Context, in gitToolArgs) (toolResu
 			argv = append(argv, s)
 		}
 	default:
-		return toolResult{}, fmt.Errorf("args must be a list of strings (or one string), got %s", jsonType(v))
+		return toolResult{}, fmt.Errorf("args must be a list of strings (or one string), got %s", coerce.JSONType(v))
 	}
 	out, err := t.gate.gitChecked(ctx, in.Subcommand, argv)
 	return toolResult{Text: out}, err

@@ -2,6 +2,7 @@ package harvey
 
 import (
 	"encoding/json"
+	"github.com/harvey-agent/harvey/internal/coerce"
 	"math"
 	"regexp"
 	"strings"
@@ -101,7 +102,7 @@ func FuzzCoerceArgs(f *testing.F) {
 			if json.Unmarshal([]byte(s), &args) != nil || args == nil {
 				return
 			}
-			if coerceArgs(tool.Function.Parameters, args) != nil {
+			if coerce.Args(tool.Function.Parameters, args) != nil {
 				continue
 			}
 			props, _ := tool.Function.Parameters["properties"].(map[string]any)

@@ -3,6 +3,7 @@ package harvey
 import (
 	"context"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/coerce"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -308,7 +309,7 @@ func TestGitToolArgsAndPermissions(t *testing.T) {
 		t.Fatalf("show HEAD~1 with src denied: %v\n%s", err, out)
 	}
 	// Through the executor, coercion keeps a list a list.
-	if err := coerceArgs(mustTool(t, a, "git_command").Function.Parameters, map[string]any{"subcommand": "log", "args": []any{"-n", 3.0}}); err != nil {
+	if err := coerce.Args(mustTool(t, a, "git_command").Function.Parameters, map[string]any{"subcommand": "log", "args": []any{"-n", 3.0}}); err != nil {
 		t.Fatalf("coerce: %v", err)
 	}
 	assertNoLeak(t, "tool", out, marker)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/coerce"
 	"io"
 	"net/http"
 	"os"
@@ -428,7 +429,7 @@ func (m *mcpManager) call(s *mcpServer, tool, name string, schema map[string]any
 		if args == nil {
 			args = map[string]any{}
 		}
-		if err := coerceArgs(schema, args); err != nil {
+		if err := coerce.Args(schema, args); err != nil {
 			return toolResult{}, err
 		}
 		if effect != EffectRead {

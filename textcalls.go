@@ -2,6 +2,7 @@ package harvey
 
 import (
 	"encoding/json"
+	"github.com/harvey-agent/harvey/internal/coerce"
 	"regexp"
 	"strings"
 
@@ -231,7 +232,7 @@ func validCall(rc rawCall, lookup toolLookup) (anyllm.ToolCall, string, bool) {
 			}
 		}
 	}
-	if err := coerceArgs(schema, args); err != nil {
+	if err := coerce.Args(schema, args); err != nil {
 		return anyllm.ToolCall{}, err.Error(), false
 	}
 	b, err := json.Marshal(args)

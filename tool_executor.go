@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/coerce"
 	"io"
 	"sort"
 	"strings"
@@ -380,7 +381,7 @@ func coerceNative(origin callOrigin, schema, args map[string]any) error {
 	if origin != native {
 		return nil
 	}
-	return coerceArgs(schema, args)
+	return coerce.Args(schema, args)
 }
 
 // askRecovered asks the user before a call recovered from a reply with

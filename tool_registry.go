@@ -3,6 +3,7 @@ package harvey
 import (
 	"context"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/coerce"
 	"sort"
 	"sync"
 
@@ -95,7 +96,7 @@ func (r *ToolRegistry) GetTool(name string) (anyllm.Tool, ToolHandler, bool) {
 		if args == nil {
 			args = map[string]any{}
 		}
-		if err := coerceArgs(e.schema.Function.Parameters, args); err != nil {
+		if err := coerce.Args(e.schema.Function.Parameters, args); err != nil {
 			return "", err
 		}
 		res, err := e.run(ctx, args)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/coerce"
 	"io/fs"
 	"maps"
 	"path"
@@ -615,7 +616,7 @@ func scalarText(v any) (string, error) {
 	case int64:
 		return strconv.FormatInt(x, 10), nil
 	}
-	return "", fmt.Errorf("expected a plain value, got %s", jsonType(v))
+	return "", fmt.Errorf("expected a plain value, got %s", coerce.JSONType(v))
 }
 
 // quoteArgv renders argv for approvals and the audit log, quoting what a

@@ -1,19 +1,32 @@
-package harvey
+// Package coerce fits the arguments a small model sends to a tool's JSON
+// schema, once per call, before a handler decodes them.
+//
+// Contract: Args(schema, args) either returns nil, and then every argument
+// the schema describes has the schema's type ("30" became 30 for an
+// integer, "true" true for a boolean, one string a list of one where an
+// array is wanted, a number its decimal text where a string is wanted, an
+// enum's value matched), or returns an error that names the argument and
+// the type it wanted, in words a model can act on. Required arguments must
+// be present and not null; arguments the schema does not name are left as
+// they are. It never guesses between two readings: a value that fits no
+// type of the schema is an error, not a default.
+package coerce
 
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 )
 
-// coerceArgs fits arguments from a small model to the tool's JSON schema
+// Args fits arguments from a small model to the tool's JSON schema
 // before the handler runs: "30" for an integer, "true" for a boolean, a single
 // string where an array of strings is expected, a number where a string is
 // expected. Required fields must be present. What still does not fit is an
 // error naming the field and the expected type.
-func coerceArgs(schema map[string]any, args map[string]any) error {
+func Args(schema map[string]any, args map[string]any) error {
 	props, _ := schema["properties"].(map[string]any)
 	if req, ok := schema["required"].([]string); ok {
 		for _, k := range req {
@@ -60,10 +73,10 @@ func coerceValue(p map[string]any, v any) (any, error) {
 // fits wins.
 func coerceUnion(p map[string]any, types []string, v any) (any, error) {
 	typ := jsonTypeName(v)
-	if typ == "number" && !contains(types, "number") && contains(types, "integer") {
+	if typ == "number" && !slices.Contains(types, "number") && slices.Contains(types, "integer") {
 		typ = "integer"
 	}
-	if contains(types, typ) {
+	if slices.Contains(types, typ) {
 		return coercers[typ](p, v)
 	}
 	var firstErr error
@@ -208,8 +221,8 @@ func checkEnum(p map[string]any, s string) error {
 	return fmt.Errorf("%q is not one of %s", s, strings.Join(allowed, ", "))
 }
 
-// jsonType names the JSON type of a decoded value.
-func jsonType(v any) string {
+// JSONType names the JSON type of a decoded value.
+func JSONType(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"
@@ -232,7 +245,7 @@ func describeValue(v any) string {
 	if len(s) > 40 {
 		s = s[:40] + "..."
 	}
-	return fmt.Sprintf("%s (%s)", jsonType(v), s)
+	return fmt.Sprintf("%s (%s)", JSONType(v), s)
 }
 
 // schemaTypes reads a schema "type": a string or a list of strings.
