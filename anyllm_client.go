@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/textcalls"
 	"io"
 	"net/http"
 	"os"
@@ -273,7 +274,7 @@ func (a *toolCallAccumulator) calls() []anyllm.ToolCall {
 	out := make([]anyllm.ToolCall, 0, len(a.list))
 	for _, tc := range a.list {
 		if !validCallID(tc.ID) || seen[tc.ID] {
-			tc.ID = newCallID()
+			tc.ID = textcalls.NewCallID()
 		}
 		seen[tc.ID] = true
 		if strings.TrimSpace(tc.Function.Arguments) == "" {

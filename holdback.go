@@ -1,6 +1,7 @@
 package harvey
 
 import (
+	"github.com/harvey-agent/harvey/internal/textcalls"
 	"io"
 	"strings"
 )
@@ -121,8 +122,8 @@ func fenceIsCode(held string, isTool func(string) bool) bool {
 	switch c := body[0]; {
 	case c == '{' || c == '[' || c == '<':
 		return false
-	case isIdentStart(c):
-		name, n := leadingIdent(body)
+	case textcalls.IsIdentStart(c):
+		name, n := textcalls.LeadingIdent(body)
 		if n == len(body) {
 			return false // the word is not finished yet
 		}

@@ -22,7 +22,7 @@ import (
 // never moves, in the family's own words and format, and sends no tools
 // field: the rendered prompt only grows. The model answers with the call
 // format its template taught it, and Harvey recovers the call from the text
-// (textcalls.go), as Ollama's own parser would have. Unknown families keep
+// (internal/textcalls), as Ollama's own parser would have. Unknown families keep
 // the tools field (layoutNative).
 type promptLayout int
 

@@ -335,7 +335,7 @@ func TestMCPServerEverything(t *testing.T) {
 	if _, err := os.Stat(entry); err != nil {
 		install := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefer-offline", "--prefix", dir, "@modelcontextprotocol/server-everything")
 		if out, err := install.CombinedOutput(); err != nil {
-			t.Skipf("npm install failed (no registry?): %v %s", err, lastLine(string(out)))
+			t.Skipf("npm install failed (no registry?): %v %s", err, string(out[max(0, len(out)-300):]))
 		}
 	}
 	f := newFakeOllama(t, "llama3.2:latest")

@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/textcalls"
 	"io"
 	"net"
 	"net/http"
@@ -348,7 +348,7 @@ func (c *OllamaClient) ChatWithTools(ctx context.Context, messages []Message, to
 		for _, tc := range r.Message.ToolCalls {
 			id := tc.ID
 			if !validCallID(id) || seen[id] {
-				id = newCallID()
+				id = textcalls.NewCallID()
 			}
 			seen[id] = true
 			args, _ := json.Marshal(tc.Function.Arguments)
@@ -495,17 +495,6 @@ func validCallID(id string) bool {
 		}
 	}
 	return true
-}
-
-// newCallID returns a unique tool call ID.
-func newCallID() string {
-	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return "call_" + string(b[:])
 }
 
 // ollamaClient is the session's Ollama client (for /model and /ollama),

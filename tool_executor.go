@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/harvey-agent/harvey/internal/coerce"
+	"github.com/harvey-agent/harvey/internal/textcalls"
 	"io"
 	"sort"
 	"strings"
@@ -159,23 +160,23 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 			// Schema mode is strict (the model could have called natively),
 			// unless the layout took the tools out of the request.
 			strict := !e.prose && (e.turn == nil || e.turn.layout == layoutNative)
-			r := recoverReply(text, lookup, strict)
-			calls, prose = r.calls, r.prose
+			r := textcalls.Recover(text, lookup, strict)
+			calls, prose = r.Calls, r.Prose
 			tr.recovered(r, e.prose)
-			if note := r.note(); note != "" && round < e.maxIterations {
+			if note := r.Note(); note != "" && round < e.maxIterations {
 				// The model meant to act but its call cannot be read
 				// faithfully: nothing runs, and it is told what to fix.
 				if held != "" {
 					io.WriteString(out, held)
 				}
-				fmt.Fprintf(out, "\n[not run: a tool call written as text could not be read: %s]\n", strings.Join(r.unread, "; "))
+				fmt.Fprintf(out, "\n[not run: a tool call written as text could not be read: %s]\n", strings.Join(r.Unread, "; "))
 				messages = append(messages, Message{Role: RoleAssistant, Content: text}, Message{Role: RoleUser, Content: note})
 				continue
 			}
 			if len(calls) > 0 {
 				// Only a call that is the whole reply is an act; with
 				// prose around it, it may be a quotation: the user decides.
-				recovered, quoted = true, !recoveredWhole(prose)
+				recovered, quoted = true, !textcalls.WholeReply(prose)
 				text = prose
 				if written := len(hb.all.String()) - len(held); written == 0 && prose != "" {
 					io.WriteString(out, prose+"\n")

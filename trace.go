@@ -1,5 +1,7 @@
 package harvey
 
+import "github.com/harvey-agent/harvey/internal/textcalls"
+
 import anyllm "github.com/mozilla-ai/any-llm-go"
 
 // turnTrace is what one turn did, round by round: what the server
@@ -35,16 +37,16 @@ func (t *turnTrace) round(stats ChatStats, native []anyllm.ToolCall) {
 	t.rounds = append(t.rounds, r)
 }
 
-func (t *turnTrace) recovered(r recovery, prose bool) {
+func (t *turnTrace) recovered(r textcalls.Result, prose bool) {
 	if t == nil || len(t.rounds) == 0 {
 		return
 	}
 	last := &t.rounds[len(t.rounds)-1]
-	last.unread = r.unread
-	if len(r.calls) > 0 || len(r.unread) > 0 {
-		last.how = "text: " + r.format
+	last.unread = r.Unread
+	if len(r.Calls) > 0 || len(r.Unread) > 0 {
+		last.how = "text: " + r.Format
 		if prose {
-			last.how = "prose: " + r.format
+			last.how = "prose: " + r.Format
 		}
 	}
 }

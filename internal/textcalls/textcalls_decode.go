@@ -1,4 +1,4 @@
-package harvey
+package textcalls
 
 import (
 	"encoding/json"
@@ -263,12 +263,12 @@ func pyToJSON(s string) (string, bool) {
 }
 
 func identAt(s string, i int) bool {
-	return i < len(s) && (isIdentStart(s[i]) || s[i] >= '0' && s[i] <= '9')
+	return i < len(s) && (IsIdentStart(s[i]) || s[i] >= '0' && s[i] <= '9')
 }
 
-func leadingIdent(s string) (string, int) {
+func LeadingIdent(s string) (string, int) {
 	n := 0
-	for n < len(s) && (isIdentStart(s[n]) || n > 0 && (s[n] >= '0' && s[n] <= '9' || s[n] == '-' || s[n] == '.')) {
+	for n < len(s) && (IsIdentStart(s[n]) || n > 0 && (s[n] >= '0' && s[n] <= '9' || s[n] == '-' || s[n] == '.')) {
 		n++
 	}
 	return s[:n], n
@@ -276,7 +276,7 @@ func leadingIdent(s string) (string, int) {
 
 // pythonicCalls: [name(k="v", n=1), other()] or name(k="v") for a
 // registered tool name (Llama 3.2's documented form).
-func pythonicCalls(s string, lookup toolLookup) ([]rawCall, int) {
+func pythonicCalls(s string, lookup Lookup) ([]rawCall, int) {
 	pos := 0
 	list := strings.HasPrefix(s, "[")
 	if list {
@@ -285,7 +285,7 @@ func pythonicCalls(s string, lookup toolLookup) ([]rawCall, int) {
 	var calls []rawCall
 	for {
 		rest := strings.TrimLeft(s[pos:], " \t\r\n,")
-		name, n := leadingIdent(rest)
+		name, n := LeadingIdent(rest)
 		if n == 0 || !strings.HasPrefix(rest[n:], "(") {
 			break
 		}
@@ -321,7 +321,7 @@ func pythonArgs(s string) (map[string]any, bool) {
 	args := map[string]any{}
 	rest := strings.TrimSpace(s)
 	for rest != "" {
-		key, n := leadingIdent(rest)
+		key, n := LeadingIdent(rest)
 		if n == 0 {
 			return nil, false
 		}

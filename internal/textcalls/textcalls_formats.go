@@ -1,4 +1,4 @@
-package harvey
+package textcalls
 
 import (
 	"encoding/json"
@@ -12,13 +12,13 @@ import (
 // NAME[ARGS]{...} / NAME{...}; repeated markers make several calls. A
 // fence, or a few stray words on the marker's line ("[TOOL_CALLS] json"),
 // may come before the list.
-func mistralCalls(text string, i int, lookup toolLookup) (candidate, bool) {
+func mistralCalls(text string, i int, lookup Lookup) (candidate, bool) {
 	pos := i + len("[TOOL_CALLS]")
 	c := candidate{start: i, marked: true, token: true}
 	for {
 		rest := strings.TrimLeft(text[pos:], " \t\r\n")
 		pos = len(text) - len(rest)
-		name, n := leadingIdent(rest)
+		name, n := LeadingIdent(rest)
 		switch {
 		case strings.HasPrefix(rest, "```"):
 			f, ok := fencedCalls(text, pos, lookup)
@@ -68,7 +68,7 @@ func mistralCalls(text string, i int, lookup toolLookup) (candidate, bool) {
 }
 
 // afterMarker decodes JSON or pythonic calls right after a marker.
-func afterMarker(text string, i, skip int, lookup toolLookup) (candidate, bool) {
+func afterMarker(text string, i, skip int, lookup Lookup) (candidate, bool) {
 	rest := strings.TrimLeft(text[i+skip:], " \t\r\n")
 	off := len(text) - len(rest)
 	if calls, n := jsonCalls(rest); len(calls) > 0 {
@@ -83,7 +83,7 @@ func afterMarker(text string, i, skip int, lookup toolLookup) (candidate, bool) 
 // wrapped: <tag> BODY </tag> (or to the end of the reply) where BODY is
 // JSON, a <function=...> call, or GLM's NAME <arg_key>K</arg_key>
 // <arg_value>V</arg_value> ...
-func wrapped(text string, i int, open, close string, lookup toolLookup) (candidate, bool) {
+func wrapped(text string, i int, open, close string, lookup Lookup) (candidate, bool) {
 	bodyStart := i + len(open)
 	end := len(text)
 	bodyEnd := end
@@ -131,7 +131,7 @@ func wrapped(text string, i int, open, close string, lookup toolLookup) (candida
 	return c, true
 }
 
-func lookupName(name string, lookup toolLookup) bool {
+func lookupName(name string, lookup Lookup) bool {
 	_, ok := lookup(strings.TrimSpace(name))
 	return ok
 }
@@ -484,7 +484,7 @@ func gemmaCalls(text string, i int) (candidate, bool) {
 		if e < 0 {
 			break
 		}
-		name, n := leadingIdent(body)
+		name, n := LeadingIdent(body)
 		inner := strings.TrimSpace(body[n:e])
 		call := rawCall{name: name}
 		args := map[string]any{}
@@ -536,7 +536,7 @@ func gemmaCalls(text string, i int) (candidate, bool) {
 // print for a call, which small models copy.
 func callingTool(text string, i int) (candidate, bool) {
 	rest := strings.TrimLeft(text[i+len("[Calling tool:"):], " ")
-	name, n := leadingIdent(rest)
+	name, n := LeadingIdent(rest)
 	if n == 0 || !strings.HasPrefix(rest[n:], "(") {
 		return candidate{}, false
 	}
@@ -558,7 +558,7 @@ func callingTool(text string, i int) (candidate, bool) {
 
 // actionBlock: Command-R's "Action: ```json [{"tool_name": ..., "parameters":
 // {...}}] ```" at the start of a line.
-func actionBlock(text string, i int, lookup toolLookup) (candidate, bool) {
+func actionBlock(text string, i int, lookup Lookup) (candidate, bool) {
 	rest := strings.TrimLeft(text[i+len("Action:"):], " \t")
 	at := len(text) - len(rest)
 	var c candidate
@@ -589,7 +589,7 @@ func functionaryCalls(text string, i int) (candidate, bool) {
 		if marker == "" {
 			break
 		}
-		name, n := leadingIdent(rest[len(marker):])
+		name, n := LeadingIdent(rest[len(marker):])
 		body := strings.TrimLeft(rest[len(marker)+n:], " \t\r\n")
 		if marker == "<|recipient|>" {
 			if !strings.HasPrefix(body, "<|content|>") {
@@ -642,7 +642,7 @@ func glmBare(text string, i int) (candidate, bool) {
 
 // fencedCalls: a ``` block whose whole content is calls (JSON, pythonic,
 // XML-ish or a wrapper).
-func fencedCalls(text string, i int, lookup toolLookup) (candidate, bool) {
+func fencedCalls(text string, i int, lookup Lookup) (candidate, bool) {
 	s := text[i+3:]
 	nl := strings.IndexByte(s, '\n')
 	if nl < 0 {

@@ -1,16 +1,5 @@
-package harvey
-
-import (
-	"encoding/json"
-	"github.com/harvey-agent/harvey/internal/coerce"
-	"regexp"
-	"strings"
-
-	anyllm "github.com/mozilla-ai/any-llm-go"
-)
-
-// Small models often print a tool call as text instead of sending a
-// structured call. recoverToolCalls finds those calls in one pass over the
+// Package textcalls recovers the tool calls a model prints as text
+// instead of sending a structured call (small models often do). Recover finds those calls in one pass over the
 // reply (docs/tool-call-recovery.md has the formats and the rule):
 //
 //  1. candidates: spans framed by a known marker ([TOOL_CALLS], <tool_call>
@@ -31,8 +20,26 @@ import (
 //     In schema mode (the model has native tool calls) the lead-in must be
 //     short.
 
-// toolLookup returns a registered tool's parameter schema.
-type toolLookup func(name string) (map[string]any, bool)
+// Contract: Recover(text, lookup, strict) returns calls only for the act
+// of the reply, each naming a tool lookup knows with arguments that decode
+// as written and fit its schema (coerce.Args); a call inside a quotation
+// is never returned; when one call of the act cannot be read faithfully,
+// none is returned and Unread says, per call, what the model should fix.
+// It never guesses between two candidates and runs nothing: it reads text.
+package textcalls
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"github.com/harvey-agent/harvey/internal/coerce"
+	"regexp"
+	"strings"
+
+	anyllm "github.com/mozilla-ai/any-llm-go"
+)
+
+// Lookup returns a registered tool's parameter schema.
+type Lookup func(name string) (map[string]any, bool)
 
 // rawCall is a call as printed, before validation.
 type rawCall struct {
@@ -60,65 +67,60 @@ type candidate struct {
 // too, by maxReplyBytes).
 const maxRecoverBytes = 256 << 10
 
-// recovery is what a reply does as text: the calls it makes, the prose
+// Result is what a reply does as text: the calls it makes, the prose
 // left over, and the calls it made that cannot be read (why, per call).
-type recovery struct {
-	calls  []anyllm.ToolCall
-	prose  string
-	unread []string
-	format string // the family of the first call (formatName)
+type Result struct {
+	Calls  []anyllm.ToolCall
+	Prose  string
+	Unread []string
+	Format string // the family of the first call (formatName)
 }
 
-// note is what the model is told when its printed calls were not run.
-func (r recovery) note() string {
-	if len(r.unread) == 0 {
+// Note is what the model is told when its printed calls were not run.
+func (r Result) Note() string {
+	if len(r.Unread) == 0 {
 		return ""
 	}
-	return "Harvey did not run the tool call you wrote as text: " + strings.Join(r.unread, "; ") +
+	return "Harvey did not run the tool call you wrote as text: " + strings.Join(r.Unread, "; ") +
 		". Nothing was changed. Send the call again with arguments that are valid JSON matching the tool's parameters" +
 		" (use the tool-call field if you can)."
 }
 
-// recoverToolCalls returns the calls a reply makes as text and the prose
-// left over. strict is schema mode: the model could have called natively,
-// so only a reply that is the call (or a short lead-in and the call) counts.
-func recoverToolCalls(text string, lookup toolLookup, strict bool) ([]anyllm.ToolCall, string) {
-	r := recoverReply(text, lookup, strict)
-	return r.calls, r.prose
-}
-
-// recoverReply is recoverToolCalls with the calls it could not read: when
-// any call of the act cannot be read faithfully (its arguments do not
-// decode as written or do not fit the tool), none runs — a wrong act is
-// worse than none — and unread says what to fix.
-func recoverReply(text string, lookup toolLookup, strict bool) recovery {
+// Recover returns the calls a reply makes as text, the prose left over,
+// and the calls it could not read. strict is schema mode: the model could
+// have called natively, so only a reply that is the call (or a short
+// lead-in and the call) counts. When any call of the act cannot be read
+// faithfully (its arguments do not decode as written or do not fit the
+// tool), none runs — a wrong act is worse than none — and Unread says
+// what to fix.
+func Recover(text string, lookup Lookup, strict bool) Result {
 	if strings.TrimSpace(text) == "" || len(text) > maxRecoverBytes {
-		return recovery{prose: text}
+		return Result{Prose: text}
 	}
 	cands := findCandidates(text, lookup)
 	group := actGroup(text, cands, strict)
 	if len(group) == 0 {
-		return recovery{prose: text}
+		return Result{Prose: text}
 	}
-	r := recovery{format: formatName(text[group[0].start:])}
+	r := Result{Format: formatName(text[group[0].start:])}
 	for _, c := range group {
 		for _, rc := range c.calls {
 			tc, why, ok := validCall(rc, lookup)
 			switch {
 			case ok:
-				r.calls = append(r.calls, tc)
+				r.Calls = append(r.Calls, tc)
 			case why != "":
-				r.unread = append(r.unread, rc.name+": "+why)
+				r.Unread = append(r.Unread, rc.name+": "+why)
 			}
 		}
 	}
-	if len(r.unread) > 0 {
-		return recovery{prose: text, unread: r.unread, format: r.format}
+	if len(r.Unread) > 0 {
+		return Result{Prose: text, Unread: r.Unread, Format: r.Format}
 	}
-	if len(r.calls) == 0 {
-		return recovery{prose: text}
+	if len(r.Calls) == 0 {
+		return Result{Prose: text}
 	}
-	r.prose = proseAround(text, group)
+	r.Prose = proseAround(text, group)
 	return r
 }
 
@@ -163,12 +165,12 @@ func proseAround(text string, group []candidate) string {
 	return strings.Join(kept, " ")
 }
 
-// recoveredWhole reports whether the calls were the whole reply: nothing
+// WholeReply reports whether the calls were the whole reply: nothing
 // left over but blank space, one fence, stray closers and the model's
-// reasoning before it (the prose recoverToolCalls returns is empty then).
+// reasoning before it (the prose Recover returns is empty then).
 // Only such a call is an act that runs unasked; with prose around it, it
 // may be a quotation.
-func recoveredWhole(prose string) bool { return stripClosers(afterThinking(prose)) == "" }
+func WholeReply(prose string) bool { return stripClosers(afterThinking(prose)) == "" }
 
 // afterThinking drops a reasoning block (<think>...</think>) a model
 // writes before its answer: it is neither prose nor the act.
@@ -197,7 +199,7 @@ func stripLeadingClosers(s string) string {
 // validCall accepts a registered tool whose arguments fit its schema. why
 // says what is wrong with a registered tool's arguments (empty for a name
 // that is not a tool: that is not a call at all).
-func validCall(rc rawCall, lookup toolLookup) (anyllm.ToolCall, string, bool) {
+func validCall(rc rawCall, lookup Lookup) (anyllm.ToolCall, string, bool) {
 	schema, ok := lookup(rc.name)
 	if !ok {
 		return anyllm.ToolCall{}, "", false
@@ -239,7 +241,7 @@ func validCall(rc rawCall, lookup toolLookup) (anyllm.ToolCall, string, bool) {
 	if err != nil {
 		return anyllm.ToolCall{}, "", false
 	}
-	return anyllm.ToolCall{ID: newCallID(), Type: "function", Function: anyllm.FunctionCall{Name: rc.name, Arguments: string(b)}}, "", true
+	return anyllm.ToolCall{ID: NewCallID(), Type: "function", Function: anyllm.FunctionCall{Name: rc.name, Arguments: string(b)}}, "", true
 }
 
 // ---- act, not quote ----
@@ -378,7 +380,7 @@ func fenceCount(text string) int { return strings.Count(text, "```") / 2 }
 
 // findCandidates scans the reply once, left to right, outside inline code
 // and echoed tool results.
-func findCandidates(text string, lookup toolLookup) []candidate {
+func findCandidates(text string, lookup Lookup) []candidate {
 	masked := maskQuoted(text)
 	var out []candidate
 	sc := &scan{lookup: lookup}
@@ -414,7 +416,7 @@ func findCandidates(text string, lookup toolLookup) []candidate {
 // values that run to the end of the text unclosed (so a reply full of
 // opening braces costs linear time, not quadratic).
 type scan struct {
-	lookup   toolLookup
+	lookup   Lookup
 	unclosed int
 	last     map[string]int // the last index of each closing tag in the text
 }
@@ -551,8 +553,8 @@ func (sc *scan) candidateAt(text string, i int, lineStart bool) (candidate, bool
 		}
 	}
 	inline := !lineStart && i > 0 && text[i-1] == ' '
-	if (lineStart || inline) && isIdentStart(s[0]) {
-		name, n := leadingIdent(s)
+	if (lineStart || inline) && IsIdentStart(s[0]) {
+		name, n := LeadingIdent(s)
 		if n < len(s) && s[n] == '(' && lookupName(name, lookup) {
 			if balancedEnd(s[n:]) < 0 {
 				sc.tooManyUnclosed()
@@ -571,7 +573,7 @@ func (sc *scan) candidateAt(text string, i int, lineStart bool) (candidate, bool
 
 // markedAt reads the forms that begin with their family's marker; tried
 // says whether one began at i (then no other form is tried there).
-func markedAt(text string, i int, lineStart bool, lookup toolLookup) (candidate, bool, bool) {
+func markedAt(text string, i int, lineStart bool, lookup Lookup) (candidate, bool, bool) {
 	s := text[i:]
 	var c candidate
 	var ok bool
@@ -607,4 +609,15 @@ func markedAt(text string, i int, lineStart bool, lookup toolLookup) (candidate,
 	return c, ok, true
 }
 
-func isIdentStart(b byte) bool { return b == '_' || (b|0x20) >= 'a' && (b|0x20) <= 'z' }
+func IsIdentStart(b byte) bool { return b == '_' || (b|0x20) >= 'a' && (b|0x20) <= 'z' }
+
+// NewCallID returns a unique tool call ID.
+func NewCallID() string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return "call_" + string(b[:])
+}

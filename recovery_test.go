@@ -1,16 +1,28 @@
+// Feature: text-call recovery (internal/textcalls) against Harvey's own
+// tool registry (tool_registry.go, builtin_tools.go) and through the
+// executor (tool_executor.go, holdback.go): the corpus of printed calls,
+// act against quote, and the fuzz target.
 package harvey
 
 import (
 	"encoding/json"
+	"github.com/harvey-agent/harvey/internal/textcalls"
+	anyllm "github.com/mozilla-ai/any-llm-go"
 	"strings"
 	"testing"
 )
 
 // builtinLookup is the registry's schema lookup for the built-in tools.
-func builtinLookup() toolLookup {
+func builtinLookup() textcalls.Lookup {
 	r := newToolRegistry()
 	registerBuiltinTools(r, nil)
 	return r.schemaOf
+}
+
+// recoverCalls is textcalls.Recover's calls and prose.
+func recoverCalls(text string, lookup textcalls.Lookup, strict bool) ([]anyllm.ToolCall, string) {
+	r := textcalls.Recover(text, lookup, strict)
+	return r.Calls, r.Prose
 }
 
 // recoveryCase is one reply from the corpus: the calls it makes (name and
@@ -26,7 +38,7 @@ func runRecoveryCases(t *testing.T, cases []recoveryCase) {
 	lookup := builtinLookup()
 	for _, c := range cases {
 		t.Run(c.src, func(t *testing.T) {
-			calls, prose := recoverToolCalls(c.text, lookup, c.strict)
+			calls, prose := recoverCalls(c.text, lookup, c.strict)
 			var got []string
 			for _, tc := range calls {
 				got = append(got, tc.Function.Name+" "+tc.Function.Arguments)
@@ -106,11 +118,11 @@ func TestRecoveryWholeReplyShare(t *testing.T) {
 	lookup := builtinLookup()
 	var whole, asked []string
 	for _, c := range recoveryCorpus {
-		calls, prose := recoverToolCalls(c.text, lookup, c.strict)
+		calls, prose := recoverCalls(c.text, lookup, c.strict)
 		if len(calls) == 0 {
 			continue
 		}
-		if recoveredWhole(prose) {
+		if textcalls.WholeReply(prose) {
 			whole = append(whole, c.src)
 		} else {
 			asked = append(asked, c.src)
@@ -176,7 +188,7 @@ func FuzzRecoverToolCalls(f *testing.F) {
 	lookup := builtinLookup()
 	f.Fuzz(func(t *testing.T, s, fence string) {
 		for _, strict := range []bool{false, true} {
-			calls, _ := recoverToolCalls(s, lookup, strict)
+			calls, _ := recoverCalls(s, lookup, strict)
 			for _, c := range calls {
 				if _, ok := lookup(c.Function.Name); !ok {
 					t.Fatalf("invented a call to %q", c.Function.Name)
@@ -195,7 +207,7 @@ func FuzzRecoverToolCalls(f *testing.F) {
 		}
 		prose := "Here is how the protocol looks in the documentation:"
 		quoted := prose + fence + "That is the format the server expects, described above."
-		if calls, _ := recoverToolCalls(quoted, lookup, false); len(calls) > 0 {
+		if calls, _ := recoverCalls(quoted, lookup, false); len(calls) > 0 {
 			t.Fatalf("a fenced block in the middle of prose became a call: %q", quoted)
 		}
 	})
@@ -228,7 +240,7 @@ func BenchmarkRecoverAdversarial(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(len(s)))
 			for b.Loop() {
-				recoverToolCalls(s, lookup, false)
+				recoverCalls(s, lookup, false)
 			}
 		})
 	}
@@ -297,7 +309,7 @@ func TestFencedCodeStreams(t *testing.T) {
 
 // The prose kept after a call loses only what touches the call.
 func TestRecoveredProseKeepsItsBrackets(t *testing.T) {
-	calls, prose := recoverToolCalls("{\"name\": \"read_file\", \"parameters\": {\"path\": \"a.go\"}}}[/TOOL_CALLS]\nIt declares m := map[string]int{}", builtinLookup(), false)
+	calls, prose := recoverCalls("{\"name\": \"read_file\", \"parameters\": {\"path\": \"a.go\"}}}[/TOOL_CALLS]\nIt declares m := map[string]int{}", builtinLookup(), false)
 	if len(calls) != 1 || prose != "It declares m := map[string]int{}" {
 		t.Fatalf("%d calls, prose %q", len(calls), prose)
 	}

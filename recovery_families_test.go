@@ -1,11 +1,11 @@
+// Feature: text-call recovery (internal/textcalls) of the formats issue 30
+// lists as missed, against Harvey's own tools: each case is built from a
+// public example of that format (the source says where), with the tool
+// names and arguments changed to Harvey's.
 package harvey
 
-// Recovery of the formats issue 30 lists as missed: each case is built from
-// a public example of that format (the source says where), with the tool
-// names and arguments changed to Harvey's. The feature spans textcalls.go,
-// textcalls_formats.go and textcalls_decode.go.
-
 import (
+	"github.com/harvey-agent/harvey/internal/textcalls"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,8 +20,8 @@ func TestRecoveryMoreFamilies(t *testing.T) {
 	// around the call, which are asked first.
 	asked := map[string]bool{"Command-R plan then Action block": true, "Mistral text between two [TOOL_CALLS] blocks": true, "pseudo-code call after a lead-in": true}
 	for _, c := range moreFamilies {
-		_, prose := recoverToolCalls(c.text, builtinLookup(), false)
-		if recoveredWhole(prose) == asked[c.src] {
+		_, prose := recoverCalls(c.text, builtinLookup(), false)
+		if textcalls.WholeReply(prose) == asked[c.src] {
 			t.Errorf("%s: whole reply %v, prose %q", c.src, !asked[c.src], prose)
 		}
 	}
@@ -96,18 +96,18 @@ func TestRecoveryExplainsUnreadableCalls(t *testing.T) {
 		{`{"name": "read_file", "arguments": {"path": ["a", "b"]}}`, "path"},
 		{`{"name": "read_file", "arguments": {}}`, "path"},
 	} {
-		r := recoverReply(c.text, lookup, false)
-		if len(r.calls) != 0 || len(r.unread) == 0 {
-			t.Fatalf("%q: calls %v, unread %q", c.text, r.calls, r.unread)
+		r := textcalls.Recover(c.text, lookup, false)
+		if len(r.Calls) != 0 || len(r.Unread) == 0 {
+			t.Fatalf("%q: calls %v, unread %q", c.text, r.Calls, r.Unread)
 		}
-		if note := r.note(); !strings.Contains(note, "read_file") && !strings.Contains(note, "write_file") || !strings.Contains(note, c.want) {
+		if note := r.Note(); !strings.Contains(note, "read_file") && !strings.Contains(note, "write_file") || !strings.Contains(note, c.want) {
 			t.Fatalf("%q: note %q lacks %q", c.text, note, c.want)
 		}
 	}
 	// A quotation with broken arguments is prose: no note.
 	quoted := "The docs show this broken example:\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"C:\\Users\"}}\nwhich the server rejects, as explained."
-	if r := recoverReply(quoted, lookup, false); len(r.unread) != 0 {
-		t.Fatalf("a quotation got a note: %q", r.unread)
+	if r := textcalls.Recover(quoted, lookup, false); len(r.Unread) != 0 {
+		t.Fatalf("a quotation got a note: %q", r.Unread)
 	}
 }
 
