@@ -70,10 +70,14 @@ func (a *Agent) registerCommands() {
 }
 
 // commandNames lists the primary command names, sorted.
-func (a *Agent) commandNames() []string {
+// commandSet is the slash commands by name and alias.
+type commandSet map[string]*Command
+
+// names lists each command once, sorted.
+func (cs commandSet) names() []string {
 	seen := map[string]bool{}
 	var names []string
-	for _, c := range a.commands {
+	for _, c := range cs {
 		if !seen[c.Name] {
 			seen[c.Name] = true
 			names = append(names, c.Name)
@@ -157,8 +161,8 @@ func quotedWord(s string) (word, rest string) {
 }
 
 // usageError says how a command is used.
-func (a *Agent) usageError(name string) error {
-	if c, ok := a.commands[name]; ok {
+func (cs commandSet) usageError(name string) error {
+	if c, ok := cs[name]; ok {
 		return fmt.Errorf("usage: %s", c.Usage)
 	}
 	return fmt.Errorf("usage: /%s", name)
@@ -203,7 +207,7 @@ func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
 			fmt.Fprintf(out, "  %-44s %s\n", usage, summary)
 		}
 	}
-	for _, n := range a.commandNames() {
+	for _, n := range a.commands.names() {
 		c := a.commands[n]
 		line(c.Usage, c.Summary)
 	}
@@ -255,7 +259,7 @@ func (a *Agent) addContext(label, text string) {
 
 func cmdRead(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) == 0 {
-		return a.usageError("read")
+		return a.commands.usageError("read")
 	}
 	var errs []string
 	for _, p := range args {
@@ -283,7 +287,7 @@ var codeBlockRE = regexp.MustCompile("(?s)```[^\n]*\n(.*?)```")
 
 func cmdWrite(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) != 1 {
-		return a.usageError("write")
+		return a.commands.usageError("write")
 	}
 	last := ""
 	for i := len(a.History) - 1; i >= 0; i-- {
@@ -309,7 +313,7 @@ func cmdWrite(ctx context.Context, a *Agent, args []string, out io.Writer) error
 
 func cmdRun(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) == 0 {
-		return a.usageError("run")
+		return a.commands.usageError("run")
 	}
 	return cmdRunLine(ctx, a, strings.Join(args, " "), out)
 }
@@ -318,7 +322,7 @@ func cmdRun(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 // typed it) and puts its output into the conversation.
 func cmdRunLine(ctx context.Context, a *Agent, line string, out io.Writer) error {
 	if line == "" {
-		return a.usageError("run")
+		return a.commands.usageError("run")
 	}
 	// The output is shown as it arrives; then the status line.
 	res, err := a.gate.runCheckedEcho(ctx, "", line, 0, out)
@@ -340,7 +344,7 @@ func cmdRunLine(ctx context.Context, a *Agent, line string, out io.Writer) error
 
 func cmdSearch(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) == 0 || len(args) > 2 {
-		return a.usageError("search")
+		return a.commands.usageError("search")
 	}
 	p := "."
 	if len(args) == 2 {
@@ -373,7 +377,7 @@ func cmdFiles(ctx context.Context, a *Agent, args []string, out io.Writer) error
 
 func cmdGit(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) == 0 {
-		return a.usageError("git")
+		return a.commands.usageError("git")
 	}
 	text, err := a.gate.gitChecked(ctx, args[0], args[1:])
 	if err != nil {
@@ -470,12 +474,12 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 
 func cmdContext(_ context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) == 0 {
-		return a.usageError("context")
+		return a.commands.usageError("context")
 	}
 	switch args[0] {
 	case "add":
 		if len(args) < 2 {
-			return a.usageError("context")
+			return a.commands.usageError("context")
 		}
 		text := strings.Join(args[1:], " ")
 		if a.PinnedContext != "" {
@@ -509,7 +513,7 @@ func cmdContext(_ context.Context, a *Agent, args []string, out io.Writer) error
 		a.History = kept
 		fmt.Fprintln(out, "pinned context cleared")
 	default:
-		return a.usageError("context")
+		return a.commands.usageError("context")
 	}
 	return nil
 }
@@ -548,7 +552,7 @@ func cmdRecord(_ context.Context, a *Agent, args []string, out io.Writer) error 
 			fmt.Fprintf(out, "recording to %s (%d turns)\n", a.Recorder.Path, a.Recorder.Turns())
 		}
 	default:
-		return a.usageError("record")
+		return a.commands.usageError("record")
 	}
 	return nil
 }
@@ -574,7 +578,7 @@ func cmdTools(_ context.Context, a *Agent, args []string, out io.Writer) error {
 				return nil
 			}
 		default:
-			return a.usageError("tools")
+			return a.commands.usageError("tools")
 		}
 		a.refreshSystemPrompt()
 	}

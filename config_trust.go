@@ -275,9 +275,9 @@ func (a *Agent) confirmUserTools() {
 }
 
 // dropUserTools unregisters the loaded user tools.
-func (a *Agent) dropUserTools() {
-	for _, n := range a.userTools {
-		a.Tools.Unregister(n)
+func (ts *toolSet) dropUserTools() {
+	for _, n := range ts.userTools {
+		ts.Tools.Unregister(n)
 	}
-	a.userTools = nil
+	ts.userTools = nil
 }

@@ -7,6 +7,18 @@ import (
 	"strings"
 )
 
+// conversation is what the model has been told: the history sent with each
+// request, the context pinned by /context, the system prompt, and what the
+// session journal already holds. Only the REPL's goroutine changes it,
+// between turns or by the turn in progress.
+type conversation struct {
+	History       []Message
+	PinnedContext string
+	SystemPrompt  string
+	instructions  []string     // the instruction files read at start
+	journal       journalState // what saveSession has journaled (resume.go)
+}
+
 // Fitting the conversation into the model's context window. Ollama silently
 // drops the start of a prompt longer than num_ctx — the system prompt and
 // the tools first — and a small model then forgets how to use them. Harvey

@@ -8,20 +8,20 @@ import (
 // The Agent's side of execHost: how the tool loop's events reach the
 // terminal, the audit log and the recording.
 
-func (a *Agent) note(s string) { a.logf("%s", a.dim(s)) }
+func (tm *Terminal) note(s string) { tm.logf("%s", tm.dim(s)) }
 
-func (a *Agent) warn(s string) { a.logf("%s", a.colorize("33", s)) }
+func (tm *Terminal) warn(s string) { tm.logf("%s", tm.colorize("33", s)) }
 
-func (a *Agent) toolLine(prefix, name, summary string) {
-	a.logf("%s %s %s", a.colorize("36", prefix), sanitizeForTerminal(flatText(name)), sanitizeForTerminal(summary))
+func (tm *Terminal) toolLine(prefix, name, summary string) {
+	tm.logf("%s %s %s", tm.colorize("36", prefix), sanitizeForTerminal(flatText(name)), sanitizeForTerminal(summary))
 }
 
-func (a *Agent) resultLine(ok bool, summary string) {
+func (tm *Terminal) resultLine(ok bool, summary string) {
 	if ok {
-		a.logf("  %s %s", a.colorize("32", "✓"), sanitizeForTerminal(summary))
+		tm.logf("  %s %s", tm.colorize("32", "✓"), sanitizeForTerminal(summary))
 		return
 	}
-	a.logf("  %s %s", a.colorize("31", "✗"), sanitizeForTerminal(summary))
+	tm.logf("  %s %s", tm.colorize("31", "✗"), sanitizeForTerminal(summary))
 }
 
 // audit records an effect with the outcome its error means.

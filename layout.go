@@ -145,13 +145,13 @@ type pinnedTools struct {
 // conversation instead of rewriting its head, which Ollama would
 // re-evaluate whole. Tools that went away stay in the block (a call to one
 // fails by name).
-func (a *Agent) pinToolBlock(model string, l promptLayout, offered []anyllm.Tool) ([]anyllm.Tool, string, []string) {
-	if a.toolBlocks == nil {
-		a.toolBlocks = map[string]*pinnedTools{}
+func (be *backend) pinToolBlock(model string, l promptLayout, offered []anyllm.Tool) ([]anyllm.Tool, string, []string) {
+	if be.toolBlocks == nil {
+		be.toolBlocks = map[string]*pinnedTools{}
 	}
-	p, ok := a.toolBlocks[model]
+	p, ok := be.toolBlocks[model]
 	if !ok {
-		a.toolBlocks[model] = &pinnedTools{block: offered}
+		be.toolBlocks[model] = &pinnedTools{block: offered}
 		return offered, "", nil
 	}
 	var added []anyllm.Tool
@@ -170,8 +170,8 @@ func (a *Agent) pinToolBlock(model string, l promptLayout, offered []anyllm.Tool
 }
 
 // markAnnounced records that model's prompt now tells it about names.
-func (a *Agent) markAnnounced(model string, names []string) {
-	if p := a.toolBlocks[model]; p != nil {
+func (be *backend) markAnnounced(model string, names []string) {
+	if p := be.toolBlocks[model]; p != nil {
 		p.announced = append(p.announced, names...)
 	}
 }
@@ -192,4 +192,4 @@ func announceTools(l promptLayout, tools []anyllm.Tool) string {
 // resetToolBlocks forgets the pinned blocks: after the conversation's head
 // was rewritten anyway (a summary, /clear, a new system prompt), the next
 // request pins the full tool list again.
-func (a *Agent) resetToolBlocks() { a.toolBlocks = nil }
+func (be *backend) resetToolBlocks() { be.toolBlocks = nil }

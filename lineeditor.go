@@ -126,7 +126,7 @@ func (ed *lineEditor) complete(line string, pos int, key rune) (string, int, boo
 	before := strings.Fields(head[:start])
 	switch {
 	case isCommand:
-		for _, n := range ed.a.commandNames() {
+		for _, n := range ed.a.commands.names() {
 			if strings.HasPrefix("/"+n, word) {
 				cands = append(cands, "/"+n+" ")
 			}
@@ -277,11 +277,11 @@ func (c *ctrlCReader) Read(p []byte) (int, error) {
 // termWidth is the width of the terminal the user reads, or 0 when output
 // is not a terminal (nothing is wrapped or cut then). Read each time: the
 // window can be resized.
-func (a *Agent) termWidth() int {
-	if !a.Interactive || a.tty == nil {
+func (tm *Terminal) termWidth() int {
+	if !tm.Interactive || tm.tty == nil {
 		return 0
 	}
-	if cols, _, err := term.GetSize(int(a.tty.Fd())); err == nil && cols > 0 {
+	if cols, _, err := term.GetSize(int(tm.tty.Fd())); err == nil && cols > 0 {
 		return cols
 	}
 	return 0

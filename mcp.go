@@ -76,8 +76,8 @@ const defaultMaxTools = 24
 const mcpDescLimit = 300
 
 // toolsFor is the tool list one turn sends to model (see toolPlan).
-func (a *Agent) toolsFor(model string, window int) []anyllm.Tool {
-	tools, _ := a.toolPlan(model, window)
+func (ts *toolSet) toolsFor(model string, window int) []anyllm.Tool {
+	tools, _ := ts.toolPlan(model, window)
 	return tools
 }
 
@@ -95,19 +95,19 @@ type mcpOffer struct {
 // max_tools tools (default 24) and, for a model with a known window, tool
 // schemas of at most a quarter of it. Long MCP descriptions are cut for
 // such models.
-func (a *Agent) toolPlan(model string, window int) ([]anyllm.Tool, []mcpOffer) {
-	limit := a.Config.modelConfig(model).MaxTools
+func (ts *toolSet) toolPlan(model string, window int) ([]anyllm.Tool, []mcpOffer) {
+	limit := ts.cfg.modelConfig(model).MaxTools
 	if limit <= 0 {
 		limit = defaultMaxTools
 	}
-	core := a.Tools.schemasWhere(func(_, src string) bool { return !strings.HasPrefix(src, "mcp:") })
+	core := ts.Tools.schemasWhere(func(_, src string) bool { return !strings.HasPrefix(src, "mcp:") })
 	used := schemaTokensOf(ModeSchema, core)
 	budget := window / 4
 	var offers []mcpOffer
-	if a.mcp != nil {
-		for _, name := range sortedKeys(a.mcp.servers) {
-			srv := a.mcp.servers[name]
-			tools := a.Tools.schemasWhere(func(_, src string) bool { return src == "mcp:"+name })
+	if ts.mcp != nil {
+		for _, name := range sortedKeys(ts.mcp.servers) {
+			srv := ts.mcp.servers[name]
+			tools := ts.Tools.schemasWhere(func(_, src string) bool { return src == "mcp:"+name })
 			o := mcpOffer{server: name, total: len(tools)}
 			if !srv.cfg.offeredTo(model) {
 				if len(tools) > 0 {
@@ -148,8 +148,8 @@ func (a *Agent) toolPlan(model string, window int) ([]anyllm.Tool, []mcpOffer) {
 
 // offerLines says, one line per server, what model is offered and what was
 // left out and why, and what all tools take of the window.
-func (a *Agent) offerLines(model string, window int) []string {
-	tools, offers := a.toolPlan(model, window)
+func (ts *toolSet) offerLines(model string, window int) []string {
+	tools, offers := ts.toolPlan(model, window)
 	all := schemaTokensOf(ModeSchema, tools)
 	var out []string
 	for _, o := range offers {
@@ -608,7 +608,7 @@ func cmdMCP(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 		return nil
 	}
 	if len(args) > 0 {
-		return a.usageError("mcp")
+		return a.commands.usageError("mcp")
 	}
 	a.mcp.startLazy(ctx)
 	names := make([]string, 0, len(a.mcp.servers))
@@ -757,7 +757,7 @@ func listTools(ctx context.Context, session *mcp.ClientSession, cfg MCPServer) (
 // mcpProgress shows a long call's progress notification: on a terminal one
 // line redrawn in place (cleared when the call ends); headless a line at
 // most every five seconds.
-func (a *Agent) mcpProgress(server string, p *mcp.ProgressNotificationParams) {
+func (tm *Terminal) mcpProgress(server string, p *mcp.ProgressNotificationParams) {
 	if p == nil {
 		return
 	}
@@ -770,26 +770,26 @@ func (a *Agent) mcpProgress(server string, p *mcp.ProgressNotificationParams) {
 	} else {
 		line += fmt.Sprintf(" (%g)", p.Progress)
 	}
-	a.progressMu.Lock()
-	defer a.progressMu.Unlock()
-	if a.tty != nil {
-		fmt.Fprintf(a.Err, "\r\x1b[K%s", a.dim("⋯ "+sanitizeForTerminal(line)))
-		a.progressShown = true
+	tm.progressMu.Lock()
+	defer tm.progressMu.Unlock()
+	if tm.tty != nil {
+		fmt.Fprintf(tm.Err, "\r\x1b[K%s", tm.dim("⋯ "+sanitizeForTerminal(line)))
+		tm.progressShown = true
 		return
 	}
-	if time.Since(a.progressAt) >= 5*time.Second {
-		a.progressAt = time.Now()
-		a.note("  ⋯ " + line)
+	if time.Since(tm.progressAt) >= 5*time.Second {
+		tm.progressAt = time.Now()
+		tm.note("  ⋯ " + line)
 	}
 }
 
 // mcpProgressDone clears a progress line left on the terminal.
-func (a *Agent) mcpProgressDone() {
-	a.progressMu.Lock()
-	defer a.progressMu.Unlock()
-	if a.progressShown {
-		fmt.Fprint(a.Err, "\r\x1b[K")
-		a.progressShown = false
+func (tm *Terminal) mcpProgressDone() {
+	tm.progressMu.Lock()
+	defer tm.progressMu.Unlock()
+	if tm.progressShown {
+		fmt.Fprint(tm.Err, "\r\x1b[K")
+		tm.progressShown = false
 	}
-	a.progressAt = time.Time{}
+	tm.progressAt = time.Time{}
 }

@@ -15,6 +15,33 @@ import (
 	"time"
 )
 
+// backend is the model side of the session: the client of the current
+// model and what the session learnt about each model it used. Client is
+// nil until a backend is connected (connectErr says why not). The maps
+// are made in newAgent; they are written by the REPL's goroutine only.
+type backend struct {
+	Client     LLMClient
+	ModelName  string
+	OllamaURL  string
+	Routes     *RouteRegistry // @route prompts (routing.go)
+	cfg        *ConfigFile    // the session's config (the same as Agent.Config)
+	connectErr error          // why no backend is attached
+	ollama     *startedOllama // an ollama serve this session started; nil otherwise
+	caps       map[string]Capability
+	layouts    map[string]promptLayout // per model: where its tools go in the prompt
+	modelCtx   map[string]int          // each model's trained context length (/api/show)
+	// toolBlocks is, per model, the tools written into the fixed part of
+	// the prompt at the session's first request with a llama3 or mistral
+	// layout; tools that arrive later (a lazy server, list_changed) are
+	// announced in the prompt of the turn they arrive in, so the rendered
+	// prefix only grows (layout.go: pinToolBlock).
+	toolBlocks  map[string]*pinnedTools
+	warm        *warming // the warm request in flight (warm.go), nil when none
+	statHistory []ChatStats
+	warnedCtx   bool // the window warning was shown
+	toolsOff    bool // /tools off
+}
+
 // errNoBackend says how to get a model.
 func errNoBackend(a *Agent) error {
 	url := a.OllamaURL
@@ -167,7 +194,7 @@ func cmdOllama(ctx context.Context, a *Agent, args []string, out io.Writer) erro
 		listModels(out, models, a.ModelName, modelDetails(ctx, oc))
 	case "use":
 		if len(args) != 2 {
-			return a.usageError("ollama")
+			return a.commands.usageError("ollama")
 		}
 		return cmdModel(ctx, a, args[1:], out)
 	case "start":
@@ -179,7 +206,7 @@ func cmdOllama(ctx context.Context, a *Agent, args []string, out io.Writer) erro
 	case "stop":
 		return a.stopOllama(out)
 	default:
-		return a.usageError("ollama")
+		return a.commands.usageError("ollama")
 	}
 	return nil
 }
@@ -236,8 +263,8 @@ func startOllama(ctx context.Context, oc *OllamaClient, out io.Writer) (*started
 }
 
 // stopOllama stops the Ollama this session started.
-func (a *Agent) stopOllama(out io.Writer) error {
-	st := a.ollama
+func (be *backend) stopOllama(out io.Writer) error {
+	st := be.ollama
 	if !st.running() {
 		return errors.New("Harvey does not stop an Ollama it did not start; stop it with your service manager (e.g. systemctl stop ollama) or Ctrl-C in its terminal")
 	}
@@ -249,7 +276,7 @@ func (a *Agent) stopOllama(out io.Writer) error {
 		<-st.done
 	}
 	fmt.Fprintf(out, "stopped the Ollama Harvey started (pid %d)\n", st.cmd.Process.Pid)
-	a.ollama = nil
+	be.ollama = nil
 	return nil
 }
 
@@ -262,8 +289,8 @@ func (a *Agent) ollamaStillRunning() {
 }
 
 // ollamaModels is the Ollama client and the models it has installed.
-func (a *Agent) ollamaModels(ctx context.Context) (*OllamaClient, []string, error) {
-	oc, err := a.ollamaClient()
+func (be *backend) ollamaModels(ctx context.Context) (*OllamaClient, []string, error) {
+	oc, err := be.ollamaClient()
 	if err != nil {
 		return nil, nil, err
 	}

@@ -499,9 +499,9 @@ func validCallID(id string) bool {
 
 // ollamaClient is the session's Ollama client (for /model and /ollama),
 // or a new one for the configured server when another backend is attached.
-func (a *Agent) ollamaClient() (*OllamaClient, error) {
-	if c, ok := a.Client.(*OllamaClient); ok {
+func (be *backend) ollamaClient() (*OllamaClient, error) {
+	if c, ok := be.Client.(*OllamaClient); ok {
 		return c, nil
 	}
-	return newOllamaClient(a.OllamaURL, a.ModelName, a.Config.EffectiveNumCtx(a.ModelName), a.Config.KeepAlive, time.Duration(a.Config.OllamaTimeout))
+	return newOllamaClient(be.OllamaURL, be.ModelName, be.cfg.EffectiveNumCtx(be.ModelName), be.cfg.KeepAlive, time.Duration(be.cfg.OllamaTimeout))
 }

@@ -215,10 +215,10 @@ func (a *Agent) resumeSession() (int, string, error) {
 
 // lastExchange shows where a resumed conversation stopped: the user's last
 // prompt and the answer to it, a few lines each ("" when there is none).
-func (a *Agent) lastExchange() string {
+func (cv *conversation) lastExchange() string {
 	var you, answer string
-	for i := len(a.History) - 1; i >= 0 && you == ""; i-- {
-		m := a.History[i]
+	for i := len(cv.History) - 1; i >= 0 && you == ""; i-- {
+		m := cv.History[i]
 		switch {
 		case m.Role == RoleAssistant && answer == "" && strings.TrimSpace(m.Content) != "":
 			answer = m.Content

@@ -71,7 +71,7 @@ func cmdRoute(_ context.Context, a *Agent, args []string, out io.Writer) error {
 			return errors.New("give a MODEL for the route: /route add NAME PROVIDER URL MODEL")
 		}
 		if len(args) != 5 {
-			return a.usageError("route")
+			return a.commands.usageError("route")
 		}
 		name, provider, url := args[1], strings.ToLower(args[2]), args[3]
 		if provider != "ollama" && !contains(Providers, provider) {
@@ -86,7 +86,7 @@ func cmdRoute(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		changed = true
 	case "remove", "rm":
 		if len(args) != 2 {
-			return a.usageError("route")
+			return a.commands.usageError("route")
 		}
 		i, rt := rr.find(args[1])
 		if rt == nil {
@@ -97,7 +97,7 @@ func cmdRoute(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		changed = true
 	case "enable", "disable":
 		if len(args) != 2 {
-			return a.usageError("route")
+			return a.commands.usageError("route")
 		}
 		_, rt := rr.find(args[1])
 		if rt == nil {
@@ -107,7 +107,7 @@ func cmdRoute(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "route @%s %sd\n", rt.Name, args[0])
 		changed = true
 	default:
-		return a.usageError("route")
+		return a.commands.usageError("route")
 	}
 	if changed {
 		if err := rr.cf.Save(a.Workspace, "routes"); err != nil {

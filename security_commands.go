@@ -32,7 +32,7 @@ func cmdSafeMode(_ context.Context, a *Agent, args []string, out io.Writer) erro
 		fmt.Fprintf(out, "safe mode %s\n", args[0])
 	case "allow", "deny":
 		if len(args) != 2 {
-			return a.usageError("safemode")
+			return a.commands.usageError("safemode")
 		}
 		if args[0] == "allow" {
 			if !contains(c.AllowedCommands, args[1]) {
@@ -52,7 +52,7 @@ func cmdSafeMode(_ context.Context, a *Agent, args []string, out io.Writer) erro
 		c.AllowedCommands = append([]string(nil), DefaultAllowedCommands...)
 		fmt.Fprintf(out, "allowed: %s\n", strings.Join(c.AllowedCommands, " "))
 	default:
-		return a.usageError("safemode")
+		return a.commands.usageError("safemode")
 	}
 	a.Audit.Record("safemode", strings.Join(args, " "), AuditSuccess, 0)
 	return save()
@@ -74,7 +74,7 @@ func cmdPermissions(_ context.Context, a *Agent, args []string, out io.Writer) e
 		return nil
 	case "set":
 		if len(args) != 3 {
-			return a.usageError("permissions")
+			return a.commands.usageError("permissions")
 		}
 		if _, err := lexicalClean(args[1]); err != nil {
 			return err
@@ -99,7 +99,7 @@ func cmdPermissions(_ context.Context, a *Agent, args []string, out io.Writer) e
 		c.Permissions = defaultConfig().Permissions
 		fmt.Fprintln(out, "permissions reset: . read,write,exec,delete")
 	default:
-		return a.usageError("permissions")
+		return a.commands.usageError("permissions")
 	}
 	a.Audit.Record("permissions", strings.Join(args, " "), AuditSuccess, 0)
 	if err := c.Save(a.Workspace, "permissions"); err != nil {
@@ -130,7 +130,7 @@ func cmdAudit(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		held, total := a.Audit.Len()
 		fmt.Fprintf(out, "%d events held (capacity %d), %d recorded this session\n", held, AuditCapacity, total)
 	default:
-		return a.usageError("audit")
+		return a.commands.usageError("audit")
 	}
 	return nil
 }

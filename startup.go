@@ -259,9 +259,9 @@ func isLoopbackURL(s string) bool {
 }
 
 // chooseModel shows a numbered menu.
-func (a *Agent) chooseModel(models []string, details map[string]string) string {
-	fmt.Fprintln(a.Err, "Installed models:")
-	modelTable(a.Err, models, details, func(i int, _ string) string { return fmt.Sprintf("  %d) ", i+1) })
+func (tm *Terminal) chooseModel(models []string, details map[string]string) string {
+	fmt.Fprintln(tm.Err, "Installed models:")
+	modelTable(tm.Err, models, details, func(i int, _ string) string { return fmt.Sprintf("  %d) ", i+1) })
 	// Enter takes the first model whose last check did not fail (a model
 	// that failed is chosen only by name or number).
 	def := 0
@@ -272,14 +272,14 @@ func (a *Agent) chooseModel(models []string, details map[string]string) string {
 		}
 	}
 	for {
-		ans, err := a.In.Ask(fmt.Sprintf("Choose a model [%d]: ", def+1))
+		ans, err := tm.In.Ask(fmt.Sprintf("Choose a model [%d]: ", def+1))
 		if err != nil {
 			return ""
 		}
 		ans = strings.TrimSpace(ans)
 		if ans == "" {
 			if _, failed := failedCheck(models[def]); failed {
-				fmt.Fprintln(a.Err, "every model here failed its last check; type a number to choose one anyway")
+				fmt.Fprintln(tm.Err, "every model here failed its last check; type a number to choose one anyway")
 				continue
 			}
 			return models[def]
@@ -290,7 +290,7 @@ func (a *Agent) chooseModel(models []string, details map[string]string) string {
 		if m, ok := matchModel(ans, models); ok {
 			return m
 		}
-		fmt.Fprintln(a.Err, "type a number from the list")
+		fmt.Fprintln(tm.Err, "type a number from the list")
 	}
 }
 

@@ -8,8 +8,29 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 )
+
+// Terminal is the person at the keyboard: where questions and menus read
+// answers (In), where answers go (Out) and where progress, tool activity
+// and errors go (Err). Set up once at start (startup.go); In may be
+// replaced by tests, nothing else changes during a session.
+type Terminal struct {
+	In          *LineReader
+	Out         io.Writer
+	Err         io.Writer
+	Interactive bool        // a person at a terminal
+	Color       bool        // ANSI colour allowed on Err/Out
+	editor      *lineEditor // the REPL's line editor; nil unless stdin is a terminal
+	tty         *os.File    // the terminal the user reads (stdout or stderr), for its width; nil headless
+	// progressMu guards the MCP progress line (notifications arrive on the
+	// SDK's goroutines while a call runs).
+	progressMu    sync.Mutex
+	progressShown bool      // a progress line is on the terminal
+	progressAt    time.Time // the last one printed headless
+}
 
 // ---- the REPL ----
 
@@ -86,9 +107,9 @@ func oneLine(s string) string {
 
 // lastReplyAsks reports whether the model's last answer ends with a
 // question, so a bare "y" may be the user's reply to it.
-func (a *Agent) lastReplyAsks() bool {
-	for i := len(a.History) - 1; i >= 0; i-- {
-		if m := a.History[i]; m.Role == RoleAssistant && strings.TrimSpace(m.Content) != "" {
+func (cv *conversation) lastReplyAsks() bool {
+	for i := len(cv.History) - 1; i >= 0; i-- {
+		if m := cv.History[i]; m.Role == RoleAssistant && strings.TrimSpace(m.Content) != "" {
 			return strings.HasSuffix(strings.TrimRight(m.Content, " \n*_`)"), "?")
 		}
 	}

@@ -523,18 +523,18 @@ func (a *Agent) proseToolPrompt() string {
 }
 
 // toolMode is the current model's tool mode.
-func (a *Agent) toolMode() ToolMode {
-	if a.toolsOff || !a.Config.ToolsEnabled(a.ModelName) {
+func (be *backend) toolMode() ToolMode {
+	if be.toolsOff || !be.cfg.ToolsEnabled(be.ModelName) {
 		return ModeOff
 	}
-	if c, ok := a.caps[a.ModelName]; ok && c != CapYes {
-		if a.Config.FallbackEnabled() {
+	if c, ok := be.caps[be.ModelName]; ok && c != CapYes {
+		if be.cfg.FallbackEnabled() {
 			return ModeProse
 		}
 		return ModeOff
 	}
-	if _, ok := a.Client.(ToolProber); ok && a.caps[a.ModelName] != CapYes {
-		if a.Config.FallbackEnabled() {
+	if _, ok := be.Client.(ToolProber); ok && be.caps[be.ModelName] != CapYes {
+		if be.cfg.FallbackEnabled() {
 			return ModeProse
 		}
 		return ModeOff

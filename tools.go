@@ -10,6 +10,16 @@ import (
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
+// toolSet is what the model is offered: the registry (built-in tools, user
+// tools from agents/tools, MCP tools) and where each came from.
+type toolSet struct {
+	Tools        *ToolRegistry
+	cfg          *ConfigFile // the session's config: max_tools and each server's models:
+	userTools    []string    // names registered from agents/tools
+	toolProblems []ToolFileProblem
+	mcp          *mcpManager // MCP servers (mcp.go); nil until started
+}
+
 // ToolHandler executes a named tool and returns its result as a string.
 type ToolHandler func(ctx context.Context, args map[string]any) (string, error)
 

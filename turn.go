@@ -82,8 +82,8 @@ func (g *Gate) resultCap(ctx context.Context) int {
 // model: max_output_bytes, and for a model whose server cuts prompts to a
 // fixed window (Ollama) no more than that window allows, so one result
 // cannot push the system prompt and tools out of it.
-func (a *Agent) maxOut() int {
-	return capFor(a.Config.MaxOutputBytes(), a.window(a.Client))
+func (be *backend) maxOut() int {
+	return capFor(be.cfg.MaxOutputBytes(), be.window(be.Client))
 }
 
 func capFor(configured, window int) int {
@@ -95,7 +95,7 @@ func capFor(configured, window int) int {
 
 // window is the fixed context window of client (0 when its server reports
 // overflow as an error instead of cutting the prompt).
-func (a *Agent) window(c LLMClient) int {
+func (be *backend) window(c LLMClient) int {
 	if w, ok := c.(WindowedClient); ok {
 		return w.ContextWindow()
 	}
@@ -104,12 +104,12 @@ func (a *Agent) window(c LLMClient) int {
 
 // numCtx is the context window shown to the user: the client's, or the
 // configured num_ctx when no windowed client is attached.
-func (a *Agent) numCtx() int {
-	if n := a.window(a.Client); n > 0 {
+func (be *backend) numCtx() int {
+	if n := be.window(be.Client); n > 0 {
 		return n
 	}
-	n := a.Config.EffectiveNumCtx(a.ModelName)
-	if m := a.modelCtx[a.ModelName]; m > 0 && m < n {
+	n := be.cfg.EffectiveNumCtx(be.ModelName)
+	if m := be.modelCtx[be.ModelName]; m > 0 && m < n {
 		return m
 	}
 	return n
@@ -363,10 +363,10 @@ var runSuggestionRE = regexp.MustCompile("`/run ([^`\n]+)`")
 
 // contextFill shows used tokens (the conversation and what the tools add
 // to a request) against the window, e.g. "~3.1k of 8k tokens (38%)".
-func (a *Agent) contextFill(used, window int) string {
+func (be *backend) contextFill(used, window int) string {
 	n := window
 	if n == 0 {
-		n = a.numCtx()
+		n = be.numCtx()
 	}
 	if n <= 0 {
 		return fmt.Sprintf("~%s tokens", kilo(used))

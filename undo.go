@@ -85,7 +85,7 @@ func cmdUndo(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		return nil
 	}
 	if len(args) > 0 {
-		return a.usageError("undo")
+		return a.commands.usageError("undo")
 	}
 	e, ok := a.gate.undo.pop()
 	if !ok {

@@ -658,7 +658,7 @@ func (a *Agent) reloadUserTools() []ToolFileProblem {
 	for _, t := range tools {
 		t := t
 		a.Tools.register(t.Name, t.Description, t.schema(), func(ctx context.Context, args map[string]any) (string, error) {
-			return a.runUserTool(ctx, t, args)
+			return a.gate.runUserTool(ctx, t, args)
 		}, t.Effect, t.File)
 		a.userTools = append(a.userTools, t.Name)
 	}
@@ -670,16 +670,16 @@ func (a *Agent) reloadUserTools() []ToolFileProblem {
 // is not read-only) and passes the resolved workspace-relative path on:
 // the program gets the checked object, never the spelling the model chose
 // (a link, "..", agents/, a denied file are refused here).
-func (a *Agent) checkToolPaths(t *UserTool, args map[string]any) (map[string]any, error) {
+func (g *Gate) checkToolPaths(t *UserTool, args map[string]any) (map[string]any, error) {
 	var out map[string]any
 	for _, p := range t.Params {
 		v, ok := args[p.Name].(string)
 		if p.Type != "path" || !ok {
 			continue
 		}
-		rp, err := resolveWorkspacePath(a.Workspace, v, opRead)
+		rp, err := resolveWorkspacePath(g.ws, v, opRead)
 		if err != nil && t.Effect != EffectRead {
-			if wp, werr := resolveWorkspacePath(a.Workspace, v, opWrite); werr == nil && wp.info == nil {
+			if wp, werr := resolveWorkspacePath(g.ws, v, opWrite); werr == nil && wp.info == nil {
 				rp, err = wp, nil
 			} else if werr == nil {
 				wp.close()
@@ -708,10 +708,10 @@ func (a *Agent) checkToolPaths(t *UserTool, args map[string]any) (map[string]any
 // (runGated): its path parameters checked, exec permission, safe mode's
 // allowlist, approval by effect (read-only tools run without asking), the
 // sandboxed runner, the audit record.
-func (a *Agent) runUserTool(ctx context.Context, t *UserTool, args map[string]any) (string, error) {
-	args, err := a.checkToolPaths(t, args)
+func (g *Gate) runUserTool(ctx context.Context, t *UserTool, args map[string]any) (string, error) {
+	args, err := g.checkToolPaths(t, args)
 	if err != nil {
-		a.audit("tool", t.Name, err, 0)
+		g.audit("tool", t.Name, err, 0)
 		return "", err
 	}
 	argv, err := t.buildArgv(args)
@@ -723,9 +723,9 @@ func (a *Agent) runUserTool(ctx context.Context, t *UserTool, args map[string]an
 	if t.Effect != EffectRead {
 		ask = t.Name
 	}
-	res, err := a.gate.runGated(ctx, runRequest{audit: "tool", shown: shown, tool: ask, action: "run " + t.Name + " (" + string(t.Effect) + "): " + quoteArgv(argv), argv: argv, timeout: t.Timeout})
+	res, err := g.runGated(ctx, runRequest{audit: "tool", shown: shown, tool: ask, action: "run " + t.Name + " (" + string(t.Effect) + "): " + quoteArgv(argv), argv: argv, timeout: t.Timeout})
 	if err != nil {
 		return "", err
 	}
-	return res.Text(a.gate.resultCap(ctx)), nil
+	return res.Text(g.resultCap(ctx)), nil
 }

@@ -91,17 +91,17 @@ type warming struct {
 }
 
 // stopWarm cancels a warm request still in flight (a model switch, exit).
-func (a *Agent) stopWarm() {
-	if a.warm != nil {
-		a.warm.cancel()
-		<-a.warm.done
-		a.warm = nil
+func (be *backend) stopWarm() {
+	if be.warm != nil {
+		be.warm.cancel()
+		<-be.warm.done
+		be.warm = nil
 	}
 }
 
 // loadedLine says for /status whether Ollama holds the model.
-func (a *Agent) loadedLine(ctx context.Context) string {
-	oc, ok := a.Client.(*OllamaClient)
+func (be *backend) loadedLine(ctx context.Context) string {
+	oc, ok := be.Client.(*OllamaClient)
 	if !ok {
 		return ""
 	}
