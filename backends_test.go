@@ -1,3 +1,7 @@
+// Feature: the model backends as a session uses them — capability detection,
+// summaries, the stats window, /model and /ollama, routes, num_ctx and model
+// information; spans models.go, ollama.go, context.go, routing.go and
+// turn.go.
 package harvey
 
 import (

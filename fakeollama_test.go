@@ -1,3 +1,6 @@
+// Test support: a fake Ollama that speaks Ollama's real wire protocol
+// (shared/notes/wire.md) and scripts what llama3.2 and mistral do, for the
+// tests of ollama.go and everything above it.
 package harvey
 
 import (

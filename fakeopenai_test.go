@@ -1,3 +1,6 @@
+// Feature: the OpenAI-compatible client (anyllm_client.go) against a fake
+// server that speaks that wire protocol, quirks included, and through a route
+// (routing.go).
 package harvey
 
 import (

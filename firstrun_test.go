@@ -1,5 +1,8 @@
 //go:build linux
 
+// Feature: a new user's first session through a pseudo-terminal (40 columns,
+// a slow fake model); spans startup.go, terminal.go, lineeditor.go and
+// models.go.
 package harvey
 
 import (

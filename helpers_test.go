@@ -1,3 +1,4 @@
+// Test support: helpers the tests of the root package share.
 package harvey
 
 import (

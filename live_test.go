@@ -1,3 +1,5 @@
+// Feature: a session against a real Ollama, run only where one is reachable
+// (HARVEY_LIVE_OLLAMA); spans the whole path from turn.go to the gate.
 package harvey
 
 import (

@@ -1,3 +1,6 @@
+// Feature: the tool loop through a fake server — recovered calls, /tools on
+// and off, tool modes, recording and audit of calls, run suggestions; spans
+// tool_executor.go, turn.go and exec_host.go.
 package harvey
 
 import (

@@ -1,5 +1,9 @@
 //go:build linux
 
+// Feature: the REPL through a pseudo-terminal, with a slow model's timing —
+// approvals, Ctrl-C, starting Ollama, printed calls, confirmations of
+// workspace tools and .mcp.json; spans terminal.go, approval.go, startup.go
+// and config_trust.go.
 package harvey
 
 import (

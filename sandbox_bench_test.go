@@ -1,3 +1,6 @@
+// Feature: what the sandbox costs everyday work (a bare command, a build, an
+// install), each beside the same work unsandboxed in the same run; spans
+// runner.go and sandbox*.go.
 package harvey
 
 import (

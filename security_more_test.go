@@ -1,3 +1,7 @@
+// Feature: the boundary against hostile input, continued — paths for listings
+// and searches, links, sockets and devices, catastrophic patterns, git
+// hardening, runner isolation, prompt injection; spans paths.go, search.go,
+// git*.go, runner.go and tool_executor.go.
 package harvey
 
 import (

@@ -1,3 +1,7 @@
+// Feature: the boundary against hostile input — the bad-input suite of
+// security.md, the read cap, slash commands and tools agreeing, a symlink
+// swap race, git hardening, and the path fuzz target; spans paths.go,
+// fileops.go, gate.go, commands.go and git*.go.
 package harvey
 
 import (
