@@ -1,6 +1,7 @@
 package harvey
 
 import (
+	"github.com/harvey-agent/harvey/internal/match"
 	"io"
 	"regexp"
 	"slices"
@@ -246,14 +247,14 @@ func keyLikeBase64(s string) bool {
 // group (if any) is the part replaced; otherwise the whole match is.
 type tokenRule struct {
 	re        func() *regexp.Regexp // compiled on first use, not at every start
-	hint      *literal              // a literal every match contains, found by its rarest byte (nil: none)
+	hint      *match.Literal        // a literal every match contains, found by its rarest byte (nil: none)
 	wordStart bool                  // the match must not follow a letter, digit or _
 }
 
 func rule(hint string, wordStart bool, pattern string) tokenRule {
 	r := tokenRule{re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) }), wordStart: wordStart}
 	if hint != "" {
-		r.hint = newLiteral(hint)
+		r.hint = match.NewLiteral(hint)
 	}
 	return r
 }
@@ -436,10 +437,10 @@ func redactTokens(s string) string {
 
 // secretWordForms are the spellings of secretWords searched for (a fast
 // substring search per spelling beats folding every byte).
-var secretWordForms = func() []*literal {
-	var out []*literal
+var secretWordForms = func() []*match.Literal {
+	var out []*match.Literal
 	for _, w := range secretWords {
-		out = append(out, newLiteral(w), newLiteral(strings.ToUpper(w)), newLiteral(strings.ToUpper(w[:1])+w[1:]))
+		out = append(out, match.NewLiteral(w), match.NewLiteral(strings.ToUpper(w)), match.NewLiteral(strings.ToUpper(w[:1])+w[1:]))
 	}
 	return out
 }()

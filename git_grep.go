@@ -2,6 +2,7 @@ package harvey
 
 import (
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/match"
 	"regexp"
 	"slices"
 	"strconv"
@@ -143,7 +144,7 @@ func compileGitGrep(p string, fixed, extended, icase bool) (*regexp.Regexp, erro
 	if icase {
 		expr = "(?i)" + expr
 	}
-	return compileBounded(expr) // search_files' bound on length and cost
+	return match.CompileBounded(expr) // search_files' bound on length and cost
 }
 
 // translateGitRE rewrites a POSIX basic or extended expression in RE2

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/match"
 	"io/fs"
 	"os"
 	"path"
@@ -35,11 +36,6 @@ const (
 	searchMaxMatches  = 200
 	searchMaxLineLen  = 300
 	searchMaxFileSize = 8 << 20
-	// searchMaxProg bounds a pattern's compiled size: Go's regexp is
-	// linear in the text but times the pattern's size, and a 14-byte
-	// pattern such as [a-z]{0,1000}c compiles to 2,003 steps and takes
-	// 11 s on 1 MB.
-	searchMaxProg = 1000
 )
 
 // searchTimeout bounds one search; what was found by then is kept.
@@ -52,7 +48,7 @@ func searchWorkspace(ctx context.Context, ws *Workspace, pattern, p string, maxB
 	if pattern == "" {
 		return "", 0, errors.New("search: pattern is empty")
 	}
-	re, err := compileBounded(pattern)
+	re, err := match.CompileBounded(pattern)
 	if err != nil {
 		return "", 0, fmt.Errorf("search: %v", err)
 	}
@@ -357,7 +353,7 @@ func readRegularKey(dirfd int, name string, self bool, limit int, buf []byte) ([
 // sequential search's first searchMaxMatches.
 type grepPool struct {
 	ctx     context.Context // when it ends, files not yet read are skipped
-	m       matcher
+	m       match.Matcher
 	jobs    chan searchJob
 	wg      sync.WaitGroup
 	mu      sync.Mutex
@@ -374,7 +370,7 @@ type searchJob struct {
 }
 
 func newGrepPool(ctx context.Context, re *regexp.Regexp) *grepPool {
-	g := &grepPool{ctx: ctx, m: newMatcher(re), jobs: make(chan searchJob, 256), results: map[int][][]byte{}, marker: mayMatchAtMarker(re)}
+	g := &grepPool{ctx: ctx, m: match.NewMatcher(re), jobs: make(chan searchJob, 256), results: map[int][][]byte{}, marker: match.MayTouchMark(re, redactedMark)}
 	for range min(runtime.GOMAXPROCS(0), 8) {
 		g.wg.Add(1)
 		go g.work()
@@ -409,7 +405,7 @@ func (g *grepPool) work() {
 			// being redacted when that cannot change the answer (see
 			// mayMatchAtMarker); the pattern always runs again on what
 			// the model may see.
-			rawMatch := !g.marker && matchChunks(g.ctx, g.m, data)
+			rawMatch := !g.marker && match.MatchChunks(g.ctx, g.m, data)
 			if !g.marker && !rawMatch {
 				j.f.dir.release()
 				continue
@@ -472,8 +468,8 @@ func (g *grepPool) redacted(data []byte, key fileKey) ([]byte, bool) {
 // is redacted whole first, so a private key spanning lines is caught and the
 // pattern never sees a secret. matched says the whole text is already
 // known to match (the per-line pass still decides what is shown).
-func grepData(ctx context.Context, data []byte, m matcher, rel string, matched bool) [][]byte {
-	if isBinary(data) || (!matched && !matchChunks(ctx, m, data)) {
+func grepData(ctx context.Context, data []byte, m match.Matcher, rel string, matched bool) [][]byte {
+	if isBinary(data) || (!matched && !match.MatchChunks(ctx, m, data)) {
 		return nil
 	}
 	var hits [][]byte

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/match"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -331,10 +332,10 @@ func FuzzSearchPrefilter(f *testing.F) {
 			return
 		}
 		re, err := regexp.Compile(pattern)
-		if err != nil || progSize(re) > searchMaxProg || mayMatchAtMarker(re) {
+		if err != nil || match.ProgSize(re) > match.MaxProg || match.MayTouchMark(re, redactedMark) {
 			return
 		}
-		m := newMatcher(re)
+		m := match.NewMatcher(re)
 		if m.Match([]byte(text)) {
 			return // searched in full either way
 		}

@@ -1,9 +1,17 @@
-package harvey
-
-// What a search pattern matches, and what it may cost: a literal finder for
-// plain-text patterns, matching in pieces so a stop is seen promptly, the
-// bound on a pattern's compiled size, and the rule that decides when a file
-// may be skipped without being redacted.
+// Package match is what a search pattern matches, and what it may cost: a
+// literal finder for plain-text patterns, matching in pieces so a stop is
+// seen promptly, the bound on a pattern's compiled size, and the rule that
+// decides when a file may be skipped without being redacted.
+//
+// Contract: CompileBounded refuses, with a message a model can act on, a
+// pattern over 1024 bytes or one that compiles to more than MaxProg steps
+// (Go's regexp is linear in the text times that size), so no accepted
+// pattern costs more than that per byte searched. A NewMatcher matcher
+// matches exactly what the regexp matches. MayTouchMark is true whenever a
+// match in redacted text could touch a redaction mark; it depends only on
+// the pattern and the mark, never on the text, so skipping redaction when
+// it is false cannot make search an oracle for a secret's bytes.
+package match
 
 import (
 	"bytes"
@@ -16,7 +24,12 @@ import (
 	"strings"
 )
 
-// mayMatchAtMarker reports whether a match of re in redacted text could
+// MaxProg bounds a pattern's compiled size: Go's regexp is linear in the
+// text but times the pattern's size, and a 14-byte pattern such as
+// [a-z]{0,1000}c compiles to 2,003 steps and takes 11 s on 1 MB.
+const MaxProg = 1000
+
+// MayTouchMark reports whether a match of re in redacted text could
 // touch a redaction marker. When it cannot, a file whose raw text has no
 // match has none once redacted, and search may skip redacting it: the skip
 // depends only on the pattern, never on a secret's bytes (otherwise a
@@ -26,13 +39,14 @@ import (
 // that is the same in the raw file with the same lines around it, the
 // only context a match can see besides word boundaries. A match that
 // touches a marker either lies inside it (re matches the marker), or
-// includes one of its ends, '[' or ']'. So: true when re matches the
-// marker, can match '[' or ']', or tests word boundaries (\b, \B: the
+// includes one of its ends (the redactor's are '[' and ']'). So: true
+// when re matches the marker, can match either end, or tests word boundaries (\b, \B: the
 // marker's ends are not word characters where the secret's were).
-func mayMatchAtMarker(re *regexp.Regexp) bool {
-	if re.MatchString(redactedMark) {
+func MayTouchMark(re *regexp.Regexp, mark string) bool {
+	if re.MatchString(mark) {
 		return true
 	}
+	first, last := rune(mark[0]), rune(mark[len(mark)-1]) // the mark's ends ('[' and ']' for the redactor's)
 	t, err := syntax.Parse(re.String(), syntax.Perl)
 	if err != nil {
 		return true
@@ -43,12 +57,12 @@ func mayMatchAtMarker(re *regexp.Regexp) bool {
 		case syntax.OpAnyChar, syntax.OpAnyCharNotNL, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
 			return true
 		case syntax.OpLiteral:
-			if slices.ContainsFunc(t.Rune, func(r rune) bool { return r == '[' || r == ']' }) {
+			if slices.ContainsFunc(t.Rune, func(r rune) bool { return r == first || r == last }) {
 				return true
 			}
 		case syntax.OpCharClass:
 			for i := 0; i+1 < len(t.Rune); i += 2 {
-				if lo, hi := t.Rune[i], t.Rune[i+1]; (lo <= '[' && '[' <= hi) || (lo <= ']' && ']' <= hi) {
+				if lo, hi := t.Rune[i], t.Rune[i+1]; (lo <= first && first <= hi) || (lo <= last && last <= hi) {
 					return true
 				}
 			}
@@ -58,10 +72,10 @@ func mayMatchAtMarker(re *regexp.Regexp) bool {
 	return touches(t)
 }
 
-// matchChunks reports whether m matches data, looking at it in pieces of
+// MatchChunks reports whether m matches data, looking at it in pieces of
 // whole lines (so a stop is seen between pieces, not only between files).
 // A match that spans lines yields no matching line anyway.
-func matchChunks(ctx context.Context, m matcher, data []byte) bool {
+func MatchChunks(ctx context.Context, m Matcher, data []byte) bool {
 	const chunk = 256 << 10
 	for len(data) > 0 {
 		if ctx.Err() != nil {
@@ -82,11 +96,11 @@ func matchChunks(ctx context.Context, m matcher, data []byte) bool {
 }
 
 // progSize is the number of steps re compiles to.
-// compileBounded compiles a pattern the model gave, refusing one too long
+// CompileBounded compiles a pattern the model gave, refusing one too long
 // or too costly to run (Go's regexp is linear in the text times the
 // pattern's compiled size): the one rule for search_files and git log
 // --grep.
-func compileBounded(pattern string) (*regexp.Regexp, error) {
+func CompileBounded(pattern string) (*regexp.Regexp, error) {
 	if len(pattern) > 1024 {
 		return nil, errors.New("pattern is too long (over 1024 bytes)")
 	}
@@ -94,13 +108,13 @@ func compileBounded(pattern string) (*regexp.Regexp, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bad pattern: %v", err)
 	}
-	if n := progSize(re); n > searchMaxProg {
-		return nil, fmt.Errorf("the pattern is too costly to run (it compiles to %d steps; at most %d): use smaller repetition counts such as {0,50}, or fewer alternatives", n, searchMaxProg)
+	if n := ProgSize(re); n > MaxProg {
+		return nil, fmt.Errorf("the pattern is too costly to run (it compiles to %d steps; at most %d): use smaller repetition counts such as {0,50}, or fewer alternatives", n, MaxProg)
 	}
 	return re, nil
 }
 
-func progSize(re *regexp.Regexp) int {
+func ProgSize(re *regexp.Regexp) int {
 	t, err := syntax.Parse(re.String(), syntax.Perl)
 	if err != nil {
 		return 0
@@ -112,29 +126,29 @@ func progSize(re *regexp.Regexp) int {
 	return len(prog.Inst)
 }
 
-// matcher finds a pattern in a file or a line.
-type matcher interface{ Match([]byte) bool }
+// Matcher finds a pattern in a file or a line.
+type Matcher interface{ Match([]byte) bool }
 
-// newMatcher uses a literal finder for a pattern that is plain text (most
+// NewMatcher uses a literal finder for a pattern that is plain text (most
 // searches for a symbol are), and the regexp otherwise.
-func newMatcher(re *regexp.Regexp) matcher {
+func NewMatcher(re *regexp.Regexp) Matcher {
 	if lit, complete := re.LiteralPrefix(); complete && len(lit) > 1 {
-		return newLiteral(lit)
+		return NewLiteral(lit)
 	}
 	return re
 }
 
-// literal finds a fixed string by scanning for its rarest byte (in source
+// Literal finds a fixed string by scanning for its rarest byte (in source
 // code) with IndexByte, which is vectorised, and checking around each hit:
 // searching for "func NewReplacer" does not stop at every "f".
-type literal struct {
+type Literal struct {
 	lit  []byte
 	rare byte
 	off  int // position of rare in lit
 }
 
-func newLiteral(s string) *literal {
-	l := &literal{lit: []byte(s)}
+func NewLiteral(s string) *Literal {
+	l := &Literal{lit: []byte(s)}
 	best := 1 << 30
 	for i := 0; i < len(s); i++ {
 		if r := byteRank(s[i]); r < best {
@@ -144,7 +158,7 @@ func newLiteral(s string) *literal {
 	return l
 }
 
-func (l *literal) Match(data []byte) bool {
+func (l *Literal) Match(data []byte) bool {
 	for pos := 0; ; {
 		i := bytes.IndexByte(data[pos:], l.rare)
 		if i < 0 {
@@ -159,7 +173,7 @@ func (l *literal) Match(data []byte) bool {
 }
 
 // IndexString finds the literal in s from position from (-1: none).
-func (l *literal) IndexString(s string, from int) int {
+func (l *Literal) IndexString(s string, from int) int {
 	for pos := from + l.off; pos < len(s); {
 		i := strings.IndexByte(s[pos:], l.rare)
 		if i < 0 {
