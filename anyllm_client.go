@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/textcalls"
 	"io"
 	"net/http"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/textcalls"
 
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/mozilla-ai/any-llm-go/providers/anthropic"

@@ -10,11 +10,6 @@ import (
 	"sync"
 )
 
-// ErrDenied is returned when an action is not approved: the user declined
-// it, or headless mode without --yes cannot ask. The message, which says
-// which, goes back to the model.
-var ErrDenied = errors.New("not approved")
-
 // LineReader reads lines from the input (REPL prompts, approvals, menus).
 // It is shared so that an approval reads the next typed line.
 type LineReader struct {
@@ -202,25 +197,6 @@ func requesterOf(tool string) requester {
 	return byModel
 }
 
-// confirm is the approval of a tool call or a slash command's effect.
-func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error {
-	r := approvalRequest{tool: tool, who: requesterOf(tool), action: action}
-	if preview != "" {
-		r.diff = func() string { return preview }
-	}
-	return a.approvals.approve(ctx, r)
-}
-
-// confirmRecovered asks before running a call recovered from a reply that
-// also holds prose: the model may only have quoted it (an example, a
-// "do not run this"). Neither --yes nor an earlier "always" answers for it,
-// and headless it is refused: a printed call runs unasked only when it is
-// the whole reply (docs/tool-call-recovery.md).
-func (a *Agent) confirmRecovered(ctx context.Context, tool, summary string) error {
-	what := strings.TrimSpace(tool + " " + summary)
-	return a.approvals.approve(ctx, approvalRequest{tool: tool, who: byPrinted, action: what})
-}
-
 // terminalAsker is the one renderer: the action, a preview (a diff), and
 // the question the decision calls for.
 type terminalAsker struct {
@@ -331,3 +307,6 @@ func colorDiffLine(colorize func(code, s string) string, line string) string {
 	}
 	return line
 }
+
+// errInterrupted is Ctrl-C pressed while a question waits for its answer.
+var errInterrupted = errors.New("interrupted (Ctrl-C)")

@@ -1,6 +1,7 @@
 package harvey
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -117,3 +118,20 @@ func (a *AuditBuffer) Print(w io.Writer, n int) {
 		fmt.Fprintf(w, "%s  %-8s %-16s %s%s\n", e.Time.Format("15:04:05"), e.Outcome, e.Action, sanitizeForTerminal(e.Details), dur)
 	}
 }
+
+// outcomeOf is the one mapping from an effect's error to its audit
+// outcome: refused by a rule or the user is denied; any other error failed.
+func outcomeOf(err error) AuditOutcome {
+	switch {
+	case err == nil:
+		return AuditSuccess
+	case errors.Is(err, ErrDenied) || errors.Is(err, ErrRefused):
+		return AuditDenied
+	}
+	return AuditError
+}
+
+// ErrDenied is returned when an action is not approved: the user declined
+// it, or headless mode without --yes cannot ask. The message, which says
+// which, goes back to the model.
+var ErrDenied = errors.New("not approved")

@@ -5,10 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/coerce"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/coerce"
 )
 
 // The built-in tools. Descriptions are short on purpose: every token of
@@ -36,19 +37,6 @@ type builtinTools struct {
 	gate       gateOps
 	runTimeout func() time.Duration // run_timeout (read when a command runs: the config may change)
 	echo       func() io.Writer     // the terminal in the REPL; nil headless
-}
-
-// newBuiltinTools builds the tools for a session: its gate, its
-// run_timeout, and its terminal for an approved command's output.
-func newBuiltinTools(a *Agent) *builtinTools {
-	return &builtinTools{gate: a.gate,
-		runTimeout: func() time.Duration { return time.Duration(a.Config.RunTimeout) },
-		echo: func() io.Writer {
-			if a.Interactive {
-				return a.Err // the user watches an approved command run
-			}
-			return nil
-		}}
 }
 
 // registerBuiltinTools registers the tools' schemas with t's handlers (a

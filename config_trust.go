@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -235,49 +234,4 @@ func userToolsSum(ws *Workspace) string {
 		h.Write(data)
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// confirmUserTools is the trust rule for agents/tools/: a repository may
-// ship tool files, and a tool — even a read-only one, which runs without a
-// question — is a program the model can start. They are used once the user
-// has confirmed them in the REPL (remembered outside the workspace by
-// content hash; any change asks again); headless, unconfirmed ones are not
-// loaded, with one line.
-func (a *Agent) confirmUserTools() {
-	if len(a.userTools) == 0 {
-		return
-	}
-	sum := userToolsSum(a.Workspace)
-	if sum == "" || trusted(a.Workspace.Root, trustTools, sum) {
-		return
-	}
-	names := strings.Join(a.userTools, ", ")
-	if !a.Interactive || a.In == nil {
-		a.logf("%s", a.colorize("33", fmt.Sprintf("warning: %s/ (%s) is not yet confirmed; not loaded headless — start harvey in this directory once to confirm the tools", UserToolsDir, names)))
-		a.dropUserTools()
-		return
-	}
-	fmt.Fprintf(a.Err, "%s %s/ defines tools the model may run (it may come from the repository):\n", a.colorize("33", "?"), UserToolsDir)
-	for _, n := range a.userTools {
-		if t, _, ok := a.Tools.GetTool(n); ok {
-			fmt.Fprintf(a.Err, "  - %s: %s\n", sanitizeForTerminal(n), sanitizeForTerminal(firstLine(t.Function.Description)))
-		}
-	}
-	ans, err := a.In.Ask("Use these tools in this workspace? [y/N] ")
-	if err == nil && strings.EqualFold(strings.TrimSpace(ans), "y") {
-		if err := trust(a.Workspace.Root, trustTools, sum); err != nil {
-			a.logf("%s", a.colorize("33", "warning: tools used, but the confirmation was not saved: "+err.Error()))
-		}
-		return
-	}
-	a.dropUserTools()
-	a.logf("%s", a.dim("· user tools not loaded for this session; you will be asked again next time"))
-}
-
-// dropUserTools unregisters the loaded user tools.
-func (ts *toolSet) dropUserTools() {
-	for _, n := range ts.userTools {
-		ts.Tools.Unregister(n)
-	}
-	ts.userTools = nil
 }

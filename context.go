@@ -27,50 +27,6 @@ type conversation struct {
 // elided when the window fills, and when that is not enough the
 // conversation is summarised (offered in the REPL, automatic headless).
 
-// contextResultCap is the largest tool result for a window of numCtx
-// tokens: a quarter of it, at about four bytes per token (8 KB for the
-// default 8192, 4 KB for a Pi's 4096; read_file pages past it).
-func contextResultCap(numCtx int) int { return max(2048, numCtx) }
-
-// turnHeadroom is what a turn must find free: one full tool result.
-func turnHeadroom(numCtx int) int { return contextResultCap(numCtx) / 4 }
-
-// estimateTokens guesses the token count of messages (about 4 bytes per
-// token for English and code).
-func estimateTokens(msgs []Message) int {
-	n := 0
-	for _, m := range msgs {
-		n += len(m.Content)/4 + 4
-		for _, tc := range m.ToolCalls {
-			n += (len(tc.Function.Name) + len(tc.Function.Arguments)) / 4
-		}
-	}
-	return n
-}
-
-const elidedMarker = "[tool result elided to fit the context window: "
-
-// elideToolResults replaces the content of the oldest tool results in
-// msgs[:protect] with a one-line note until the estimate is at most target.
-// Results of the round in progress (from protect on) are kept. It reports
-// how many results it elided.
-func elideToolResults(msgs []Message, protect, target int, extra int) int {
-	used := estimateTokens(msgs) + extra
-	n := 0
-	for i := 0; i < protect && used > target; i++ {
-		m := &msgs[i]
-		isResult := m.Role == RoleTool || (m.Role == RoleUser && strings.HasPrefix(m.Content, "[tool_result "))
-		if !isResult || strings.HasPrefix(m.Content, elidedMarker) || len(m.Content) < 200 {
-			continue
-		}
-		note := fmt.Sprintf("%s%d bytes; call the tool again if you need it]", elidedMarker, len(m.Content))
-		used -= len(m.Content)/4 - len(note)/4
-		m.Content = note
-		n++
-	}
-	return n
-}
-
 // fitContext runs before each turn: elide old tool results, and if the
 // conversation still does not fit, summarise it (asking first in the REPL).
 func (a *Agent) fitContext(ctx context.Context, t *turn) error {
@@ -115,38 +71,13 @@ func (a *Agent) fitContext(ctx context.Context, t *turn) error {
 	return nil
 }
 
-// fitRound runs before each request inside a turn: old results go first,
-// never those of the round the model is about to read.
-func (e *ToolExecutor) fitRound(messages []Message, protect int) {
-	t := e.turn
-	if t == nil || t.window == 0 {
-		return
-	}
-	extra := t.schema
-	if e.prose {
-		extra = 0
-	}
-	limit := t.contextLimit()
-	if estimateTokens(messages)+extra <= limit {
-		return
-	}
-	n := elideToolResults(messages, protect, limit/2, extra)
-	if estimateTokens(messages)+extra > limit && len(messages) > 1 {
-		// Several large results in this one round: keep the last whole.
-		n += elideToolResults(messages, len(messages)-1, limit, extra)
-	}
-	if n > 0 && e.host != nil {
-		e.host.note(fmt.Sprintf("· %d old tool results elided to fit the context", n))
-	}
-}
-
 // summarize condenses the history through the model, keeping the system
 // prompt and pinned context. It returns the message count before.
 // The turn's model writes it (nil: the main model).
 func (a *Agent) summarize(ctx context.Context, t *turn) (int, error) {
 	if t == nil {
 		if a.Client == nil {
-			return 0, errNoBackend(a)
+			return 0, a.errNoBackend()
 		}
 		t = a.mainTurn()
 	}

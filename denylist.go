@@ -1,13 +1,14 @@
 package harvey
 
 import (
-	"github.com/harvey-agent/harvey/internal/match"
 	"io"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"unicode"
+
+	"github.com/harvey-agent/harvey/internal/match"
 )
 
 // Sensitive-file denylist (security.md §6). Matched case-insensitively on

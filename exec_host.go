@@ -1,28 +1,14 @@
 package harvey
 
 import (
+	"context"
 	"errors"
+	"strings"
 	"time"
 )
 
 // The Agent's side of execHost: how the tool loop's events reach the
 // terminal, the audit log and the recording.
-
-func (tm *Terminal) note(s string) { tm.logf("%s", tm.dim(s)) }
-
-func (tm *Terminal) warn(s string) { tm.logf("%s", tm.colorize("33", s)) }
-
-func (tm *Terminal) toolLine(prefix, name, summary string) {
-	tm.logf("%s %s %s", tm.colorize("36", prefix), sanitizeForTerminal(flatText(name)), sanitizeForTerminal(summary))
-}
-
-func (tm *Terminal) resultLine(ok bool, summary string) {
-	if ok {
-		tm.logf("  %s %s", tm.colorize("32", "✓"), sanitizeForTerminal(summary))
-		return
-	}
-	tm.logf("  %s %s", tm.colorize("31", "✗"), sanitizeForTerminal(summary))
-}
 
 // audit records an effect with the outcome its error means.
 func (a *Agent) audit(action, details string, err error, d time.Duration) {
@@ -45,14 +31,21 @@ func (a *Agent) proseFallback(model string) (string, error) {
 	return a.SystemPrompt + "\n\n" + a.proseToolPrompt(), nil
 }
 
-// outcomeOf is the one mapping from an effect's error to its audit
-// outcome: refused by a rule or the user is denied; any other error failed.
-func outcomeOf(err error) AuditOutcome {
-	switch {
-	case err == nil:
-		return AuditSuccess
-	case errors.Is(err, ErrDenied) || errors.Is(err, ErrRefused):
-		return AuditDenied
+// confirm is the approval of a tool call or a slash command's effect.
+func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error {
+	r := approvalRequest{tool: tool, who: requesterOf(tool), action: action}
+	if preview != "" {
+		r.diff = func() string { return preview }
 	}
-	return AuditError
+	return a.approvals.approve(ctx, r)
+}
+
+// confirmRecovered asks before running a call recovered from a reply that
+// also holds prose: the model may only have quoted it (an example, a
+// "do not run this"). Neither --yes nor an earlier "always" answers for it,
+// and headless it is refused: a printed call runs unasked only when it is
+// the whole reply (docs/tool-call-recovery.md).
+func (a *Agent) confirmRecovered(ctx context.Context, tool, summary string) error {
+	what := strings.TrimSpace(tool + " " + summary)
+	return a.approvals.approve(ctx, approvalRequest{tool: tool, who: byPrinted, action: what})
 }

@@ -38,6 +38,7 @@ type fakeOllama struct {
 	// respond, when set, answers a chat request instead of the script (a
 	// scripted model that decides by what it is asked).
 	respond func(req map[string]any) fakeReply
+	start   sync.Once // the server starts at the first URL()
 }
 
 // fakeReply is one scripted /api/chat answer.
@@ -56,12 +57,18 @@ func newFakeOllama(t *testing.T, models ...string) *fakeOllama {
 	for _, m := range models {
 		f.caps[m] = []string{"completion", "tools"}
 	}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.handle))
+	// Started by the first URL(): what a test sets on the fake before
+	// then (caps, respond, templates) happens before every request, also
+	// one from the built binary, which the race detector cannot see.
+	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(f.handle))
 	t.Cleanup(f.srv.Close)
 	return f
 }
 
-func (f *fakeOllama) URL() string { return f.srv.URL }
+func (f *fakeOllama) URL() string {
+	f.start.Do(f.srv.Start)
+	return f.srv.URL
+}
 
 // fakeScript is what the fake servers share: replies scripted in order, and
 // every chat request body recorded for assertions.

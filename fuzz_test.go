@@ -6,11 +6,12 @@ package harvey
 
 import (
 	"encoding/json"
-	"github.com/harvey-agent/harvey/internal/coerce"
 	"math"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/coerce"
 
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )

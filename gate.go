@@ -3,11 +3,14 @@ package harvey
 import (
 	"context"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/diff"
 	"io"
 	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/diff"
 )
 
 // Gate is the one gate every effect passes — a read, a change, a command,
@@ -354,4 +357,94 @@ func (g *Gate) gitChecked(ctx context.Context, sub string, args []string) (strin
 	out, err := runGit(ctx, g.ws, sub, args, g.resultCap(ctx))
 	g.audit("git", strings.TrimSpace(sub+" "+strings.Join(args, " ")), err, 0)
 	return out, err
+}
+
+// HasPermission reports whether perm is granted for the workspace-relative
+// path rel under the agent's permissions: block.
+func (g *Gate) HasPermission(rel, perm string) bool {
+	return permits(g.cfg.Permissions, rel, perm)
+}
+
+// checkPermission returns a refusal when perm is not granted for rel.
+func (g *Gate) checkPermission(rel, perm string) error {
+	if g.HasPermission(rel, perm) {
+		return nil
+	}
+	return refuse(rel, fmt.Sprintf("refused: no %s permission (see /permissions)", perm))
+}
+
+// commandSandbox is the sandbox for a command the user or the model runs
+// in the workspace: writes in the workspace (agents/ and .git/ read-only),
+// TMPDIR, the caches and the user's paths; in safe mode only the
+// allowlisted programs execute.
+func (g *Gate) commandSandbox() *sandboxSpec {
+	return g.commandSandboxFor("run")
+}
+
+// commandSandboxFor is commandSandbox with the caches' private layers kept
+// under purpose ("run" for commands, "mcp-NAME" for a server, which runs
+// beside them and must not share a layer).
+func (g *Gate) commandSandboxFor(purpose string) *sandboxSpec {
+	rw, caches, ro := sandboxPaths(g.cfg.Sandbox)
+	rw = append(rw, caches...)
+	gitRO, gitRW := gitProtected(g.ws.Root)
+	home, _ := os.UserHomeDir()
+	ro = append(ro, toolchainRoots(os.Environ(), home)...)
+	if g.cfg.Sandbox.Network {
+		ro = append(ro, resolvConfDir()...)
+	}
+	spec := &sandboxSpec{
+		Workspace: g.ws.Root,
+		RW:        append(append([]string{g.ws.Root}, rw...), gitRW...),
+		RO:        ro,
+		ReadOnly:  gitRO,
+		Hidden:    []string{filepath.Join(g.ws.Root, AgentsDir)},
+		Network:   g.cfg.Sandbox.Network,
+	}
+	for _, p := range gitRO {
+		if filepath.Base(p) == "hooks" { // made when missing, so none can appear (submodules' too)
+			spec.Ensure = append(spec.Ensure, p)
+		}
+	}
+	if home != "" {
+		spec.Masked = maskedCredentials(home, append(append([]string{}, spec.RW...), spec.RO...))
+	}
+	spec.Overlays = cacheOverlays(g.ws.Root, purpose, caches)
+	if !spec.Network {
+		if p := sessionProxy(g.cfg.Sandbox.Hosts); p != nil {
+			spec.Proxy = p.sock
+			spec.RO = append(spec.RO, filepath.Dir(p.sock))
+		}
+	}
+	if g.cfg.SafeMode {
+		for _, c := range g.cfg.AllowedCommands {
+			if p, err := lookPath(c); err == nil {
+				spec.Exec = append(spec.Exec, p)
+				if r, err := filepath.EvalSymlinks(p); err == nil && r != p {
+					spec.Exec = append(spec.Exec, r)
+				}
+			}
+		}
+		if len(spec.Exec) == 0 {
+			spec.Exec = []string{"/nonexistent"}
+		}
+	}
+	return spec
+}
+
+// resultCapKey carries, in a tool's context, the cap on one result of the
+// turn that made the call (a route's model has its own window).
+type resultCapKey struct{}
+
+func withResultCap(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, resultCapKey{}, n)
+}
+
+// resultCap is the cap on one tool result or command output for the turn
+// in ctx, or for the main model (a slash command).
+func (g *Gate) resultCap(ctx context.Context) int {
+	if n, ok := ctx.Value(resultCapKey{}).(int); ok {
+		return n
+	}
+	return g.maxOut()
 }

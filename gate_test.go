@@ -3,7 +3,6 @@ package harvey
 import (
 	"context"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/diff"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/diff"
 )
 
 // read_file's "continue with offset=N" reaches the model at every num_ctx:

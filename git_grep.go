@@ -2,11 +2,12 @@ package harvey
 
 import (
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/match"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/match"
 )
 
 // git log --grep over the view the model has: git would match commit

@@ -3,12 +3,13 @@ package harvey
 import (
 	"context"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/coerce"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/coerce"
 )
 
 // deniedCommitted are committed files of every denylist class, each holding

@@ -8,121 +8,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
+	"sort"
 	"strings"
 	"time"
-
-	anyllm "github.com/mozilla-ai/any-llm-go"
 )
-
-// Version is Harvey's version.
-const Version = "0.1.0"
-
-// Message is one entry of the conversation. Tool calls and results use the
-// anyllm wire types directly.
-type Message struct {
-	Role       Role              `json:"role"`
-	Content    string            `json:"content"`
-	ToolCalls  []anyllm.ToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string            `json:"tool_call_id,omitempty"`
-	ToolName   string            `json:"tool_name,omitempty"` // for role "tool" (Ollama wants it)
-}
-
-// Role is who a message is from.
-type Role string
-
-// The four roles of the chat protocols.
-const (
-	RoleSystem    Role = "system"
-	RoleUser      Role = "user"
-	RoleAssistant Role = "assistant"
-	RoleTool      Role = "tool" // a tool's result
-)
-
-// ChatStats describes one model reply.
-type ChatStats struct {
-	PromptTokens int
-	ReplyTokens  int
-	Elapsed      time.Duration
-	TokensPerSec float64
-	// FirstToken is the time from the request to the first streamed text
-	// or call (the wait a user sees).
-	FirstToken time.Duration
-	// PromptEval and Generation are the server's own timings (Ollama's
-	// prompt_eval_duration and eval_duration); zero when the server does
-	// not report them (OpenAI-compatible servers).
-	PromptEval, Generation time.Duration
-}
-
-// Format renders the stats line printed dimly after each turn.
-func (s ChatStats) Format() string {
-	parts := []string{}
-	if s.PromptTokens > 0 || s.ReplyTokens > 0 {
-		parts = append(parts, fmt.Sprintf("%d prompt + %d reply tokens", s.PromptTokens, s.ReplyTokens))
-	}
-	parts = append(parts, s.Elapsed.Round(100*time.Millisecond).String())
-	if s.TokensPerSec > 0 {
-		parts = append(parts, fmt.Sprintf("%.1f tok/s", s.TokensPerSec))
-	}
-	return strings.Join(parts, " · ")
-}
-
-// add accumulates the stats of several model calls in one turn.
-func (s *ChatStats) add(o ChatStats) {
-	s.PromptTokens = o.PromptTokens // the last prompt is the whole context
-	s.ReplyTokens += o.ReplyTokens
-	s.Elapsed += o.Elapsed
-	if s.Elapsed > 0 && s.ReplyTokens > 0 && o.TokensPerSec > 0 {
-		s.TokensPerSec = o.TokensPerSec
-	}
-}
-
-// LLMClient is a chat backend.
-type LLMClient interface {
-	// Name describes the backend and model, e.g. "ollama llama3.2".
-	Name() string
-	// Chat streams a reply to out.
-	Chat(ctx context.Context, messages []Message, out io.Writer) (ChatStats, error)
-	// ChatWithTools streams text to out and returns the tool calls the model
-	// made (with unique IDs). tools may be nil.
-	ChatWithTools(ctx context.Context, messages []Message, tools []anyllm.Tool, out io.Writer) (ChatStats, []anyllm.ToolCall, error)
-	// Models lists the models the backend offers.
-	Models(ctx context.Context) ([]string, error)
-	Close() error
-}
-
-// WindowedClient is implemented by clients whose server silently cuts a
-// prompt to a fixed context window (Ollama's num_ctx): Harvey fits every
-// request into ContextWindow tokens. Other servers report overflow as an
-// error.
-type WindowedClient interface {
-	ContextWindow() int
-}
-
-// ToolProber is implemented by clients that can tell before a turn whether
-// a model supports schema tool calling (Ollama's /api/show).
-type ToolProber interface {
-	ToolSupport(ctx context.Context, model string) (Capability, error)
-}
-
-// Capability is whether a model supports schema tool calling.
-type Capability int
-
-const (
-	CapUnknown Capability = iota
-	CapYes
-	CapNo
-)
-
-func (c Capability) String() string {
-	switch c {
-	case CapYes:
-		return "yes"
-	case CapNo:
-		return "no"
-	}
-	return "unknown"
-}
 
 // agentPreamble starts every system prompt. It is short (every token costs
 // seconds on a Raspberry Pi) and fixed, so the prompt prefix stays
@@ -262,53 +151,6 @@ func (a *Agent) refreshSystemPrompt() {
 	}
 }
 
-// recordStats keeps a rolling window of the last 5 turns.
-func (be *backend) recordStats(s ChatStats) {
-	be.statHistory = append(be.statHistory, s)
-	if len(be.statHistory) > 5 {
-		be.statHistory = be.statHistory[len(be.statHistory)-5:]
-	}
-}
-
-// estimateDuration averages reply time over the window (0 = no estimate).
-func (be *backend) estimateDuration() time.Duration {
-	var total time.Duration
-	n := 0
-	for _, s := range be.statHistory {
-		if s.ReplyTokens > 0 && s.TokensPerSec > 0 {
-			total += time.Duration(float64(s.ReplyTokens) / s.TokensPerSec * float64(time.Second))
-			n++
-		} else if s.Elapsed > 0 {
-			total += s.Elapsed
-			n++
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	return total / time.Duration(n)
-}
-
-// logf writes a progress line to Err.
-func (tm *Terminal) logf(format string, args ...any) {
-	fmt.Fprintf(tm.Err, format+"\n", args...)
-}
-
-// dim wraps s in the dim colour when colour is on.
-func (tm *Terminal) dim(s string) string {
-	if tm.Color {
-		return "\x1b[2m" + s + "\x1b[0m"
-	}
-	return s
-}
-
-func (tm *Terminal) colorize(code, s string) string {
-	if tm.Color {
-		return "\x1b[" + code + "m" + s + "\x1b[0m"
-	}
-	return s
-}
-
 // Close ends the session: stops recording and closes the backend.
 func (a *Agent) Close() {
 	a.stopWarm()
@@ -324,15 +166,6 @@ func (a *Agent) Close() {
 		a.kb = nil
 	}
 	a.mcp.close()
-}
-
-// sameModel matches "llama3.2" with "llama3.2:latest".
-func sameModel(a, b string) bool {
-	if a == b {
-		return true
-	}
-	trim := func(s string) string { return strings.TrimSuffix(s, ":latest") }
-	return trim(a) == trim(b)
 }
 
 // matchModel finds name among installed models ("llama3.2" matches
@@ -351,31 +184,79 @@ func matchModel(name string, installed []string) (string, bool) {
 	return "", false
 }
 
-// colorAllowed says whether ANSI colour may be written to f.
-func colorAllowed(isTTY bool) bool {
-	if !isTTY {
-		return false
+// reloadUserTools replaces the registered user tools with what the files
+// say now, and returns the problems found.
+func (a *Agent) reloadUserTools() []ToolFileProblem {
+	for _, n := range a.userTools {
+		a.Tools.Unregister(n)
 	}
-	if os.Getenv("NO_COLOR") != "" { // no-color.org: set and not empty
-		return false
+	a.userTools = nil
+	tools, problems := loadUserTools(a.Workspace, builtinToolName)
+	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
+	for _, t := range tools {
+		t := t
+		a.Tools.register(t.Name, t.Description, t.schema(), func(ctx context.Context, args map[string]any) (string, error) {
+			return a.gate.runUserTool(ctx, t, args)
+		}, t.Effect, t.File)
+		a.userTools = append(a.userTools, t.Name)
 	}
-	return os.Getenv("TERM") != "dumb"
+	return problems
 }
 
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
+// newBuiltinTools builds the tools for a session: its gate, its
+// run_timeout, and its terminal for an approved command's output.
+func newBuiltinTools(a *Agent) *builtinTools {
+	return &builtinTools{gate: a.gate,
+		runTimeout: func() time.Duration { return time.Duration(a.Config.RunTimeout) },
+		echo: func() io.Writer {
+			if a.Interactive {
+				return a.Err // the user watches an approved command run
+			}
+			return nil
+		}}
+}
+
+// confirmUserTools is the trust rule for agents/tools/: a repository may
+// ship tool files, and a tool — even a read-only one, which runs without a
+// question — is a program the model can start. They are used once the user
+// has confirmed them in the REPL (remembered outside the workspace by
+// content hash; any change asks again); headless, unconfirmed ones are not
+// loaded, with one line.
+func (a *Agent) confirmUserTools() {
+	if len(a.userTools) == 0 {
+		return
+	}
+	sum := userToolsSum(a.Workspace)
+	if sum == "" || trusted(a.Workspace.Root, trustTools, sum) {
+		return
+	}
+	names := strings.Join(a.userTools, ", ")
+	if !a.Interactive || a.In == nil {
+		a.logf("%s", a.colorize("33", fmt.Sprintf("warning: %s/ (%s) is not yet confirmed; not loaded headless — start harvey in this directory once to confirm the tools", UserToolsDir, names)))
+		a.dropUserTools()
+		return
+	}
+	fmt.Fprintf(a.Err, "%s %s/ defines tools the model may run (it may come from the repository):\n", a.colorize("33", "?"), UserToolsDir)
+	for _, n := range a.userTools {
+		if t, _, ok := a.Tools.GetTool(n); ok {
+			fmt.Fprintf(a.Err, "  - %s: %s\n", sanitizeForTerminal(n), sanitizeForTerminal(firstLine(t.Function.Description)))
 		}
 	}
-	return false
+	ans, err := a.In.Ask("Use these tools in this workspace? [y/N] ")
+	if err == nil && strings.EqualFold(strings.TrimSpace(ans), "y") {
+		if err := trust(a.Workspace.Root, trustTools, sum); err != nil {
+			a.logf("%s", a.colorize("33", "warning: tools used, but the confirmation was not saved: "+err.Error()))
+		}
+		return
+	}
+	a.dropUserTools()
+	a.logf("%s", a.dim("· user tools not loaded for this session; you will be asked again next time"))
 }
 
-// firstLine is the first non-blank line of s.
-func firstLine(s string) string {
-	s = strings.TrimSpace(s)
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
+// dropUserTools unregisters the loaded user tools.
+func (ts *toolSet) dropUserTools() {
+	for _, n := range ts.userTools {
+		ts.Tools.Unregister(n)
 	}
-	return s
+	ts.userTools = nil
 }

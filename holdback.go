@@ -1,9 +1,10 @@
 package harvey
 
 import (
-	"github.com/harvey-agent/harvey/internal/textcalls"
 	"io"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/textcalls"
 )
 
 // holdbackWriter streams model text to the user but holds back text that may

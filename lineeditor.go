@@ -2,7 +2,6 @@ package harvey
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,16 +18,14 @@ import (
 
 // lineEditor is line editing with history and tab completion on a TTY.
 type lineEditor struct {
-	a       *Agent
-	fd      int
-	t       *term.Terminal
-	in      *ctrlCReader
-	hist    *history
-	histRel string
+	ws       *Workspace // for the history file and path completion
+	commands commandSet // for command completion
+	fd       int
+	t        *term.Terminal
+	in       *ctrlCReader
+	hist     *history
+	histRel  string
 }
-
-// errInterrupted is Ctrl-C pressed while a question waits for its answer.
-var errInterrupted = errors.New("interrupted (Ctrl-C)")
 
 // history is the editor's history, newest first, saved to agents/history.
 type history struct{ lines []string }
@@ -44,7 +41,7 @@ func (h *history) At(i int) string { return h.lines[i] }
 
 const historyPath = AgentsDir + "/history"
 
-func newLineEditor(a *Agent) *lineEditor {
+func newLineEditor(ws *Workspace, commands commandSet) *lineEditor {
 	fd := int(os.Stdin.Fd())
 	in := &ctrlCReader{r: os.Stdin}
 	rw := struct {
@@ -53,7 +50,7 @@ func newLineEditor(a *Agent) *lineEditor {
 	}{in, os.Stderr}
 	t := term.NewTerminal(rw, "")
 	h := &history{}
-	if data, err := a.Workspace.ReadInternal(historyPath); err == nil {
+	if data, err := ws.ReadInternal(historyPath); err == nil {
 		lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 		for _, l := range lines {
 			if l != "" {
@@ -62,7 +59,7 @@ func newLineEditor(a *Agent) *lineEditor {
 		}
 	}
 	t.History = h
-	ed := &lineEditor{a: a, fd: fd, t: t, in: in, hist: h, histRel: historyPath}
+	ed := &lineEditor{ws: ws, commands: commands, fd: fd, t: t, in: in, hist: h, histRel: historyPath}
 	t.AutoCompleteCallback = ed.complete
 	return ed
 }
@@ -107,7 +104,7 @@ func (ed *lineEditor) remember(line string) {
 	if strings.ContainsAny(line, "\n\r") {
 		return
 	}
-	if f, err := ed.a.Workspace.OpenInternalAppend(ed.histRel); err == nil {
+	if f, err := ed.ws.OpenInternalAppend(ed.histRel); err == nil {
 		f.WriteString(line + "\n")
 		f.Close()
 	}
@@ -126,7 +123,7 @@ func (ed *lineEditor) complete(line string, pos int, key rune) (string, int, boo
 	before := strings.Fields(head[:start])
 	switch {
 	case isCommand:
-		for _, n := range ed.a.commands.names() {
+		for _, n := range ed.commands.names() {
 			if strings.HasPrefix("/"+n, word) {
 				cands = append(cands, "/"+n+" ")
 			}
@@ -134,7 +131,7 @@ func (ed *lineEditor) complete(line string, pos int, key rune) (string, int, boo
 	case len(before) == 1 && strings.HasPrefix(before[0], "/"):
 		// The word after a command: its subcommands, as its usage names
 		// them (/git st<Tab> → /git status); else a path.
-		if c, ok := ed.a.commands[strings.ToLower(before[0][1:])]; ok {
+		if c, ok := ed.commands[strings.ToLower(before[0][1:])]; ok {
 			for _, sub := range subcommands(c.Usage) {
 				if strings.HasPrefix(sub, word) {
 					cands = append(cands, sub+" ")
@@ -143,10 +140,10 @@ func (ed *lineEditor) complete(line string, pos int, key rune) (string, int, boo
 			isCommand = len(cands) > 0
 		}
 		if len(cands) == 0 {
-			cands = completePath(ed.a.Workspace, word)
+			cands = completePath(ed.ws, word)
 		}
 	default:
-		cands = completePath(ed.a.Workspace, word)
+		cands = completePath(ed.ws, word)
 	}
 	if len(cands) == 0 {
 		return "", 0, false
@@ -272,68 +269,4 @@ func (c *ctrlCReader) Read(p []byte) (int, error) {
 	n := copy(p, c.pending)
 	c.pending = c.pending[n:]
 	return n, nil
-}
-
-// termWidth is the width of the terminal the user reads, or 0 when output
-// is not a terminal (nothing is wrapped or cut then). Read each time: the
-// window can be resized.
-func (tm *Terminal) termWidth() int {
-	if !tm.Interactive || tm.tty == nil {
-		return 0
-	}
-	if cols, _, err := term.GetSize(int(tm.tty.Fd())); err == nil && cols > 0 {
-		return cols
-	}
-	return 0
-}
-
-// wrapText breaks s at spaces into lines of at most width columns, each
-// starting with indent (a word longer than a line is cut). width 0: one line.
-func wrapText(s string, width int, indent string) string {
-	return wrapHanging(s, width, indent, indent)
-}
-
-// wrapHanging is wrapText with its own indent for the lines after the
-// first (a usage line's continuation sits deeper than the next usage).
-func wrapHanging(s string, width int, first, rest string) string {
-	words := strings.Fields(s)
-	if width <= 0 {
-		return first + strings.Join(words, " ") + "\n"
-	}
-	var sb strings.Builder
-	indent, lines, cur := first, 0, 0
-	room := func() int { return max(width-len([]rune(indent)), 8) }
-	newLine := func() {
-		sb.WriteString("\n")
-		lines++
-		indent, cur = rest, 0
-	}
-	for _, w := range words {
-		r := []rune(w)
-		for len(r) > room() { // a word longer than a line
-			if cur > 0 {
-				newLine()
-			}
-			n := room()
-			sb.WriteString(indent + string(r[:n]))
-			r = r[n:]
-			newLine()
-		}
-		switch {
-		case cur == 0:
-			sb.WriteString(indent)
-		case cur+1+len(r) > room():
-			newLine()
-			sb.WriteString(indent)
-		default:
-			sb.WriteString(" ")
-			cur++
-		}
-		sb.WriteString(string(r))
-		cur += len(r)
-	}
-	if cur > 0 || sb.Len() == 0 {
-		sb.WriteString("\n")
-	}
-	return sb.String()
 }

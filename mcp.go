@@ -6,20 +6,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/coerce"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/coerce"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	anyllm "github.com/mozilla-ai/any-llm-go"
@@ -32,44 +30,6 @@ import (
 // Stdio servers start through the sandbox launcher like every program
 // Harvey starts (network only when the server's config allows it) and are
 // stopped with Harvey.
-
-// MCPConfig is the mcp: block of a config.
-type MCPConfig struct {
-	Servers map[string]MCPServer `yaml:"servers,omitempty"`
-}
-
-// MCPServer is one server: a command (stdio) or a URL (streamable HTTP).
-type MCPServer struct {
-	Command  []string          `yaml:"command,omitempty"`
-	Env      map[string]string `yaml:"env,omitempty"`     // values may be ${VAR} from your environment
-	URL      string            `yaml:"url,omitempty"`     // streamable HTTP endpoint
-	Headers  map[string]string `yaml:"headers,omitempty"` // values may be ${VAR}
-	Tools    []string          `yaml:"tools,omitempty"`   // allowlist (empty: all)
-	ReadOnly []string          `yaml:"read_only,omitempty"`
-	Enabled  *bool             `yaml:"enabled,omitempty"`
-	Network  bool              `yaml:"network,omitempty"` // a stdio server may open connections
-	Models   []string          `yaml:"models,omitempty"`  // the models its tools are sent to ("*": all)
-	Lazy     bool              `yaml:"lazy,omitempty"`    // start at the first prompt, not when Harvey starts
-}
-
-// offeredTo reports whether this server's tools are sent to model: to
-// every model unless models: narrows them (as Claude Code, Codex, Crush,
-// goose and Cursor do); the tool budget keeps a small model's prompt small.
-func (s MCPServer) offeredTo(model string) bool {
-	if len(s.Models) == 0 {
-		return true
-	}
-	for _, m := range s.Models {
-		if m == "*" || sameModel(m, model) {
-			return true
-		}
-	}
-	return false
-}
-
-// defaultMaxTools is how many tools a model gets at most (built-in and
-// user tools first; MCP tools fill the rest).
-const defaultMaxTools = 24
 
 // mcpDescLimit cuts MCP tool descriptions sent to a model with a fixed
 // window (a small local model); /mcp shows them whole.
@@ -169,20 +129,6 @@ func (ts *toolSet) offerLines(model string, window int) []string {
 	return out
 }
 
-func (s MCPServer) enabled() bool { return s.Enabled == nil || *s.Enabled }
-
-// target says what a server is, for a question or a list: its URL, or its
-// command line.
-func (s MCPServer) target() string {
-	if s.URL != "" {
-		return s.URL
-	}
-	return strings.Join(s.Command, " ")
-}
-
-// mcpNameSep joins a server's name and a tool's name.
-const mcpNameSep = "__"
-
 // mcpTimeout bounds initialize and tools/list.
 const mcpTimeout = 20 * time.Second
 
@@ -202,41 +148,14 @@ type mcpServer struct {
 
 // mcpManager holds the session's servers.
 type mcpManager struct {
-	calls   atomic.Int64 // numbers the calls' progress tokens
-	a       *Agent
+	calls   atomic.Int64  // numbers the calls' progress tokens
+	term    *Terminal     // warnings and the progress line
+	ws      *Workspace    // the servers' root and working directory
+	tools   *ToolRegistry // where the servers' tools are registered
+	cfg     *ConfigFile   // run_timeout
+	gate    *Gate         // the sandbox a stdio server runs in
 	servers map[string]*mcpServer
 	timeout time.Duration // for initialize and tools/list
-}
-
-// startMCP starts every enabled server and registers its tools; a server
-// that fails is reported in one line and the session goes on.
-func (a *Agent) startMCP(ctx context.Context) {
-	if len(a.Config.MCP.Servers) == 0 {
-		return
-	}
-	a.mcp = &mcpManager{a: a, servers: map[string]*mcpServer{}, timeout: mcpTimeout}
-	names := make([]string, 0, len(a.Config.MCP.Servers))
-	for n := range a.Config.MCP.Servers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		cfg := a.Config.MCP.Servers[n]
-		if !cfg.enabled() {
-			continue
-		}
-		s := &mcpServer{name: n, cfg: cfg}
-		a.mcp.servers[n] = s
-		if cfg.Lazy {
-			s.state = "not started yet (lazy)"
-			continue
-		}
-		if err := a.mcp.connect(ctx, s); err != nil {
-			a.logf("%s", a.colorize("33", fmt.Sprintf("warning: MCP server %s: %s", n, oneLine(err.Error()))))
-			continue
-		}
-		a.mcp.register(s)
-	}
 }
 
 // connect starts (or restarts) a server and lists its tools.
@@ -259,13 +178,13 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 	client := mcp.NewClient(&mcp.Implementation{Name: "harvey", Version: Version}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.changed.Store(true) },
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			m.a.mcpProgress(s.name, req.Params)
+			m.term.mcpProgress(s.name, req.Params)
 		},
 	})
 	// The workspace is the client's root: a server that asks where to work
 	// (a filesystem or git server) is told.
 	//lint:ignore SA1019 roots stay in the 2026-07-28 protocol for twelve months, and the servers people configure today ask for them (issue 26)
-	client.AddRoots(&mcp.Root{URI: "file://" + m.a.Workspace.Root, Name: filepath.Base(m.a.Workspace.Root)})
+	client.AddRoots(&mcp.Root{URI: "file://" + m.ws.Root, Name: filepath.Base(m.ws.Root)})
 	session, err := client.Connect(cctx, t, nil)
 	if err != nil {
 		if cctx.Err() != nil {
@@ -317,7 +236,6 @@ func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, *sandboxSpec, erro
 	if len(cfg.Command) == 0 {
 		return nil, nil, errors.New("no command or url")
 	}
-	a := m.a
 	env := baseEnv()
 	for k, v := range expandEnvValues(cfg.Env) {
 		env = append(env, k+"="+v)
@@ -329,10 +247,10 @@ func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, *sandboxSpec, erro
 	var cmd *exec.Cmd
 	var used *sandboxSpec
 	if sb := sandboxAvailable(); sb.enforced() {
-		spec := *a.gate.commandSandboxFor("mcp-" + shortHash(strings.Join(cfg.Command, "\x00")))
+		spec := *m.gate.commandSandboxFor("mcp-" + shortHash(strings.Join(cfg.Command, "\x00")))
 		spec.Network = spec.Network || cfg.Network
 		spec.RO = append(spec.RO, installTree(argv[0])...) // a server installed in a node_modules or a bin of its own
-		spec.Argv, spec.Dir, spec.Env = argv, a.Workspace.Root, sandboxEnv(env)
+		spec.Argv, spec.Dir, spec.Env = argv, m.ws.Root, sandboxEnv(env)
 		spec.NoNS = spec.NoNS || !sb.ns
 		w := sb.wrap(spec)
 		cmd = exec.Command(w[0], w[1:]...)
@@ -344,7 +262,7 @@ func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, *sandboxSpec, erro
 		cmd.Env = env
 		setProcessGroup(cmd)
 	}
-	cmd.Dir = a.Workspace.Root
+	cmd.Dir = m.ws.Root
 	cmd.Stderr = &capWriter{limit: 4096} // its last words, if it fails
 	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 300 * time.Millisecond}, used, nil
 }
@@ -376,8 +294,8 @@ func (m *mcpManager) register(s *mcpServer) {
 	s.tools = m.validToolNames(s)
 	for _, t := range s.tools {
 		name := s.name + mcpNameSep + t.Name
-		if _, taken := m.a.Tools.entry(name); taken {
-			m.a.logf("%s", m.a.colorize("33", fmt.Sprintf("warning: MCP tool %s: the name is taken; not added", name)))
+		if _, taken := m.tools.entry(name); taken {
+			m.term.logf("%s", m.term.colorize("33", fmt.Sprintf("warning: MCP tool %s: the name is taken; not added", name)))
 			continue
 		}
 		schema := map[string]any{"type": "object", "properties": map[string]any{}}
@@ -392,13 +310,9 @@ func (m *mcpManager) register(s *mcpServer) {
 			effect = EffectRead
 		}
 		tool := t.Name
-		m.a.Tools.registerFunc(name, t.Description, schema, m.call(s, tool, name, schema, effect), effect, "mcp:"+s.name)
+		m.tools.registerFunc(name, t.Description, schema, m.call(s, tool, name, schema, effect), effect, "mcp:"+s.name)
 	}
 }
-
-// mcpToolNameRE is what providers accept as a tool name (OpenAI's and
-// Anthropic's rule; Ollama passes names to templates as they are).
-var mcpToolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // validToolNames keeps the tools whose SERVER__tool name providers accept;
 // the others are refused in one line naming the server (a name with an
@@ -415,7 +329,7 @@ func (m *mcpManager) validToolNames(s *mcpServer) []*mcp.Tool {
 		}
 	}
 	if len(bad) > 0 {
-		m.a.logf("%s", m.a.colorize("33", fmt.Sprintf("warning: MCP server %s: %s not added: a tool name (with the server's, %s__NAME) must be 1 to 64 letters, digits, _ or -: %s",
+		m.term.logf("%s", m.term.colorize("33", fmt.Sprintf("warning: MCP server %s: %s not added: a tool name (with the server's, %s__NAME) must be 1 to 64 letters, digits, _ or -: %s",
 			sanitizeForTerminal(s.name), plural(len(bad), "tool"), sanitizeForTerminal(s.name), sanitizeForTerminal(strings.Join(bad, ", ")))))
 	}
 	return ok
@@ -467,14 +381,14 @@ func (m *mcpManager) invoke(ctx context.Context, s *mcpServer, tool string, args
 	if session == nil {
 		return nil, fmt.Errorf("not running (%s)", s.state)
 	}
-	cctx, cancel := context.WithTimeout(ctx, time.Duration(m.a.Config.RunTimeout))
+	cctx, cancel := context.WithTimeout(ctx, time.Duration(m.cfg.RunTimeout))
 	defer cancel()
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	params.SetProgressToken(fmt.Sprintf("harvey-%d", m.calls.Add(1))) // the server may report progress
-	defer m.a.mcpProgressDone()
+	defer m.term.mcpProgressDone()
 	res, err := session.CallTool(cctx, params)
 	if err != nil && cctx.Err() != nil && ctx.Err() == nil {
-		return nil, fmt.Errorf("no answer within run_timeout (%s): %w", time.Duration(m.a.Config.RunTimeout), context.DeadlineExceeded)
+		return nil, fmt.Errorf("no answer within run_timeout (%s): %w", time.Duration(m.cfg.RunTimeout), context.DeadlineExceeded)
 	}
 	if err != nil {
 		s.mu.Lock()
@@ -542,7 +456,7 @@ func (m *mcpManager) refresh(ctx context.Context) {
 		s.tools = tools
 		s.mu.Unlock()
 		for _, t := range old {
-			m.a.Tools.Unregister(s.name + mcpNameSep + t.Name)
+			m.tools.Unregister(s.name + mcpNameSep + t.Name)
 		}
 		m.register(s)
 	}
@@ -561,7 +475,7 @@ func (m *mcpManager) startLazy(ctx context.Context) {
 			continue
 		}
 		if err := m.connect(ctx, s); err != nil {
-			m.a.logf("%s", m.a.colorize("33", fmt.Sprintf("warning: MCP server %s: %s", s.name, oneLine(err.Error()))))
+			m.term.logf("%s", m.term.colorize("33", fmt.Sprintf("warning: MCP server %s: %s", s.name, oneLine(err.Error()))))
 			continue
 		}
 		m.register(s)
@@ -582,145 +496,6 @@ func (m *mcpManager) close() {
 		s.state = "stopped"
 		s.mu.Unlock()
 	}
-}
-
-// cmdMCP is /mcp: servers, state, tools and what they add to the prompt;
-// /mcp restart NAME.
-func cmdMCP(ctx context.Context, a *Agent, args []string, out io.Writer) error {
-	if a.mcp == nil || len(a.mcp.servers) == 0 {
-		fmt.Fprintln(out, "no MCP servers configured (mcp: servers: in your config; see README)")
-		return nil
-	}
-	if len(args) == 2 && args[0] == "restart" {
-		s, ok := a.mcp.servers[args[1]]
-		if !ok {
-			return fmt.Errorf("no MCP server %q", args[1])
-		}
-		for _, t := range s.tools {
-			a.Tools.Unregister(s.name + mcpNameSep + t.Name)
-		}
-		s.restarts = 0
-		if err := a.mcp.connect(ctx, s); err != nil {
-			return fmt.Errorf("MCP server %s: %v", s.name, err)
-		}
-		a.mcp.register(s)
-		fmt.Fprintf(out, "%s restarted: %s\n", s.name, plural(len(s.tools), "tool"))
-		return nil
-	}
-	if len(args) > 0 {
-		return a.commands.usageError("mcp")
-	}
-	a.mcp.startLazy(ctx)
-	names := make([]string, 0, len(a.mcp.servers))
-	for n := range a.mcp.servers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		s := a.mcp.servers[n]
-		s.mu.Lock()
-		var toks int
-		for _, t := range s.tools {
-			if tool, _, ok := a.Tools.GetTool(n + mcpNameSep + t.Name); ok {
-				b, _ := json.Marshal(tool)
-				toks += len(b) / 4
-			}
-		}
-		fmt.Fprintf(out, "%s: %s, %s, ~%d prompt tokens\n", n, sanitizeForTerminal(s.state), plural(len(s.tools), "tool"), toks)
-		for _, t := range s.tools {
-			fmt.Fprintf(out, "  %s%s%s — %s\n", n, mcpNameSep, sanitizeForTerminal(t.Name), sanitizeForTerminal(firstLine(t.Description)))
-		}
-		s.mu.Unlock()
-	}
-	if a.ModelName != "" {
-		for _, l := range a.offerLines(a.ModelName, a.window(a.Client)) {
-			fmt.Fprintln(out, sanitizeForTerminal(l))
-		}
-	}
-	for _, n := range names {
-		for _, p := range a.mcp.servers[n].prompts {
-			fmt.Fprintf(out, "prompt /%s:%s — %s\n", n, sanitizeForTerminal(p.Name), sanitizeForTerminal(firstLine(p.Description)))
-		}
-	}
-	return nil
-}
-
-// runMCPPrompt runs /SERVER:PROMPT [ARG=VALUE | VALUE]...: the server's
-// prompt, filled with the arguments (by name, or in the order the prompt
-// declares them), becomes the user's next request to the model.
-func (a *Agent) runMCPPrompt(ctx context.Context, server, name string, args []string) error {
-	var s *mcpServer
-	if a.mcp != nil {
-		s = a.mcp.servers[server]
-	}
-	if s == nil {
-		return fmt.Errorf("unknown command /%s:%s; no MCP server %q (see /mcp)", server, name, server)
-	}
-	s.mu.Lock()
-	session := s.session
-	var prompt *mcp.Prompt
-	for _, p := range s.prompts {
-		if p.Name == name {
-			prompt = p
-		}
-	}
-	s.mu.Unlock()
-	if session == nil || prompt == nil {
-		return fmt.Errorf("MCP server %s has no prompt %q (see /mcp)", server, name)
-	}
-	values := map[string]string{}
-	pos := 0
-	for _, arg := range args {
-		if k, v, ok := strings.Cut(arg, "="); ok && slices.ContainsFunc(prompt.Arguments, func(pa *mcp.PromptArgument) bool { return pa.Name == k }) {
-			values[k] = v
-			continue
-		}
-		for pos < len(prompt.Arguments) && values[prompt.Arguments[pos].Name] != "" {
-			pos++
-		}
-		if pos >= len(prompt.Arguments) {
-			return fmt.Errorf("/%s:%s takes %s", server, name, promptUsage(prompt))
-		}
-		values[prompt.Arguments[pos].Name] = arg
-	}
-	for _, pa := range prompt.Arguments {
-		if pa.Required && values[pa.Name] == "" {
-			return fmt.Errorf("/%s:%s needs %s; usage: /%s:%s %s", server, name, pa.Name, server, name, promptUsage(prompt))
-		}
-	}
-	res, err := session.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: values})
-	if err != nil {
-		return fmt.Errorf("MCP server %s: prompt %s: %v", server, name, err)
-	}
-	var b strings.Builder
-	for _, m := range res.Messages {
-		if t, ok := m.Content.(*mcp.TextContent); ok {
-			if b.Len() > 0 {
-				b.WriteString("\n\n")
-			}
-			b.WriteString(t.Text)
-		}
-	}
-	if strings.TrimSpace(b.String()) == "" {
-		return fmt.Errorf("MCP server %s: prompt %s gave no text", server, name)
-	}
-	return a.chatTurn(ctx, b.String())
-}
-
-// promptUsage lists a prompt's arguments: NAME=VALUE, [OPTIONAL=VALUE].
-func promptUsage(p *mcp.Prompt) string {
-	var parts []string
-	for _, pa := range p.Arguments {
-		if pa.Required {
-			parts = append(parts, pa.Name+"=VALUE")
-		} else {
-			parts = append(parts, "["+pa.Name+"=VALUE]")
-		}
-	}
-	if len(parts) == 0 {
-		return "no arguments"
-	}
-	return strings.Join(parts, " ")
 }
 
 // serversFailed names the servers that are not running.
@@ -752,44 +527,4 @@ func listTools(ctx context.Context, session *mcp.ClientSession, cfg MCPServer) (
 		}
 	}
 	return tools, nil
-}
-
-// mcpProgress shows a long call's progress notification: on a terminal one
-// line redrawn in place (cleared when the call ends); headless a line at
-// most every five seconds.
-func (tm *Terminal) mcpProgress(server string, p *mcp.ProgressNotificationParams) {
-	if p == nil {
-		return
-	}
-	line := server + ":"
-	if p.Message != "" {
-		line += " " + oneLine(p.Message)
-	}
-	if p.Total > 0 {
-		line += fmt.Sprintf(" (%g/%g)", p.Progress, p.Total)
-	} else {
-		line += fmt.Sprintf(" (%g)", p.Progress)
-	}
-	tm.progressMu.Lock()
-	defer tm.progressMu.Unlock()
-	if tm.tty != nil {
-		fmt.Fprintf(tm.Err, "\r\x1b[K%s", tm.dim("⋯ "+sanitizeForTerminal(line)))
-		tm.progressShown = true
-		return
-	}
-	if time.Since(tm.progressAt) >= 5*time.Second {
-		tm.progressAt = time.Now()
-		tm.note("  ⋯ " + line)
-	}
-}
-
-// mcpProgressDone clears a progress line left on the terminal.
-func (tm *Terminal) mcpProgressDone() {
-	tm.progressMu.Lock()
-	defer tm.progressMu.Unlock()
-	if tm.progressShown {
-		fmt.Fprint(tm.Err, "\r\x1b[K")
-		tm.progressShown = false
-	}
-	tm.progressAt = time.Time{}
 }

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -584,3 +585,59 @@ func tomlList(v, open, close string, item func(string) (string, string, error), 
 		}
 	}
 }
+
+// MCPConfig is the mcp: block of a config.
+type MCPConfig struct {
+	Servers map[string]MCPServer `yaml:"servers,omitempty"`
+}
+
+// MCPServer is one server: a command (stdio) or a URL (streamable HTTP).
+type MCPServer struct {
+	Command  []string          `yaml:"command,omitempty"`
+	Env      map[string]string `yaml:"env,omitempty"`     // values may be ${VAR} from your environment
+	URL      string            `yaml:"url,omitempty"`     // streamable HTTP endpoint
+	Headers  map[string]string `yaml:"headers,omitempty"` // values may be ${VAR}
+	Tools    []string          `yaml:"tools,omitempty"`   // allowlist (empty: all)
+	ReadOnly []string          `yaml:"read_only,omitempty"`
+	Enabled  *bool             `yaml:"enabled,omitempty"`
+	Network  bool              `yaml:"network,omitempty"` // a stdio server may open connections
+	Models   []string          `yaml:"models,omitempty"`  // the models its tools are sent to ("*": all)
+	Lazy     bool              `yaml:"lazy,omitempty"`    // start at the first prompt, not when Harvey starts
+}
+
+// offeredTo reports whether this server's tools are sent to model: to
+// every model unless models: narrows them (as Claude Code, Codex, Crush,
+// goose and Cursor do); the tool budget keeps a small model's prompt small.
+func (s MCPServer) offeredTo(model string) bool {
+	if len(s.Models) == 0 {
+		return true
+	}
+	for _, m := range s.Models {
+		if m == "*" || sameModel(m, model) {
+			return true
+		}
+	}
+	return false
+}
+
+func (s MCPServer) enabled() bool { return s.Enabled == nil || *s.Enabled }
+
+// target says what a server is, for a question or a list: its URL, or its
+// command line.
+func (s MCPServer) target() string {
+	if s.URL != "" {
+		return s.URL
+	}
+	return strings.Join(s.Command, " ")
+}
+
+// defaultMaxTools is how many tools a model gets at most (built-in and
+// user tools first; MCP tools fill the rest).
+const defaultMaxTools = 24
+
+// mcpNameSep joins a server's name and a tool's name.
+const mcpNameSep = "__"
+
+// mcpToolNameRE is what providers accept as a tool name (OpenAI's and
+// Anthropic's rule; Ollama passes names to templates as they are).
+var mcpToolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)

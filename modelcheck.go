@@ -380,7 +380,7 @@ func checkModel(ctx context.Context, name string, o checkOptions) modelReport {
 		r.Server, r.Model = rt.Provider, "@"+route+" ("+rt.Model+")"
 	} else {
 		if a.Client == nil {
-			r.Error = firstLine(fmt.Sprint(cmpErr(a.connectErr, errNoBackend(a))))
+			r.Error = firstLine(fmt.Sprint(cmpErr(a.connectErr, a.errNoBackend())))
 			return r
 		}
 		r.Model = a.ModelName

@@ -7,49 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"time"
+
+	anyllm "github.com/mozilla-ai/any-llm-go"
+	"github.com/ollama/ollama/api"
 )
-
-// backend is the model side of the session: the client of the current
-// model and what the session learnt about each model it used. Client is
-// nil until a backend is connected (connectErr says why not). The maps
-// are made in newAgent; they are written by the REPL's goroutine only.
-type backend struct {
-	Client     LLMClient
-	ModelName  string
-	OllamaURL  string
-	Routes     *RouteRegistry // @route prompts (routing.go)
-	cfg        *ConfigFile    // the session's config (the same as Agent.Config)
-	connectErr error          // why no backend is attached
-	ollama     *startedOllama // an ollama serve this session started; nil otherwise
-	caps       map[string]Capability
-	layouts    map[string]promptLayout // per model: where its tools go in the prompt
-	modelCtx   map[string]int          // each model's trained context length (/api/show)
-	// toolBlocks is, per model, the tools written into the fixed part of
-	// the prompt at the session's first request with a llama3 or mistral
-	// layout; tools that arrive later (a lazy server, list_changed) are
-	// announced in the prompt of the turn they arrive in, so the rendered
-	// prefix only grows (layout.go: pinToolBlock).
-	toolBlocks  map[string]*pinnedTools
-	warm        *warming // the warm request in flight (warm.go), nil when none
-	statHistory []ChatStats
-	warnedCtx   bool // the window warning was shown
-	toolsOff    bool // /tools off
-}
-
-// errNoBackend says how to get a model.
-func errNoBackend(a *Agent) error {
-	url := a.OllamaURL
-	if url == "" {
-		url = DefaultOllamaURL
-	}
-	return fmt.Errorf("no model is reachable (Ollama at %s): start Ollama with `ollama serve` and `ollama pull llama3.2`, or use --ollama URL / --model NAME", url)
-}
 
 // UseModel switches to an Ollama model, probing its tool support.
 func (a *Agent) UseModel(ctx context.Context, name string) error {
@@ -211,75 +174,6 @@ func cmdOllama(ctx context.Context, a *Agent, args []string, out io.Writer) erro
 	return nil
 }
 
-// startedOllama is an `ollama serve` this session started.
-type startedOllama struct {
-	cmd  *exec.Cmd
-	done chan struct{} // closed when it has exited
-}
-
-func (s *startedOllama) running() bool {
-	if s == nil {
-		return false
-	}
-	select {
-	case <-s.done:
-		return false
-	default:
-		return true
-	}
-}
-
-// startOllama runs `ollama serve` detached (its own session: it outlives
-// Harvey unless stopped) and waits up to 5 s for it to answer.
-func startOllama(ctx context.Context, oc *OllamaClient, out io.Writer) (*startedOllama, error) {
-	if _, err := oc.Reachable(ctx); err == nil {
-		fmt.Fprintln(out, "Ollama is already running")
-		return nil, nil
-	}
-	bin, err := exec.LookPath("ollama")
-	if err != nil {
-		return nil, errors.New("the ollama binary is not on PATH; install Ollama first")
-	}
-	cmd := exec.Command(bin, "serve")
-	// Serve where Harvey will look (ollama reads its address from OLLAMA_HOST).
-	cmd.Env = filterCommandEnvironment(os.Environ())
-	if u, err := url.Parse(oc.BaseURL); err == nil && u.Host != "" {
-		cmd.Env = append(cmd.Env, "OLLAMA_HOST="+u.Host)
-	}
-	setProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("ollama serve: %v", err)
-	}
-	st := &startedOllama{cmd: cmd, done: make(chan struct{})}
-	go func() { cmd.Wait(); close(st.done) }()
-	for i := 0; i < 10; i++ {
-		time.Sleep(500 * time.Millisecond)
-		if _, err := oc.Reachable(ctx); err == nil {
-			fmt.Fprintf(out, "Ollama started (pid %d)\n", cmd.Process.Pid)
-			return st, nil
-		}
-	}
-	return st, errors.New("started `ollama serve`, but it did not answer within 5 s")
-}
-
-// stopOllama stops the Ollama this session started.
-func (be *backend) stopOllama(out io.Writer) error {
-	st := be.ollama
-	if !st.running() {
-		return errors.New("Harvey does not stop an Ollama it did not start; stop it with your service manager (e.g. systemctl stop ollama) or Ctrl-C in its terminal")
-	}
-	_ = killProcessGroupSignal(st.cmd, syscall.SIGTERM)
-	select {
-	case <-st.done:
-	case <-time.After(5 * time.Second):
-		_ = killProcessGroup(st.cmd)
-		<-st.done
-	}
-	fmt.Fprintf(out, "stopped the Ollama Harvey started (pid %d)\n", st.cmd.Process.Pid)
-	be.ollama = nil
-	return nil
-}
-
 // ollamaStillRunning says, as the session ends, that the Ollama it started
 // goes on (models stay loaded for the next start) and how to stop it.
 func (a *Agent) ollamaStillRunning() {
@@ -288,12 +182,100 @@ func (a *Agent) ollamaStillRunning() {
 	}
 }
 
-// ollamaModels is the Ollama client and the models it has installed.
-func (be *backend) ollamaModels(ctx context.Context) (*OllamaClient, []string, error) {
-	oc, err := be.ollamaClient()
-	if err != nil {
-		return nil, nil, err
+// warmStart sends the head of the next request to Ollama in the background
+// (see above). A warm request still running for another model is stopped.
+func (a *Agent) warmStart() {
+	oc, ok := a.Client.(*OllamaClient)
+	if !ok || !a.Interactive || a.ModelName == "" {
+		return
 	}
-	models, err := oc.Models(ctx)
-	return oc, models, err
+	t := a.mainTurn()
+	var tools []anyllm.Tool
+	if t.mode == ModeSchema {
+		tools = t.tools
+	}
+	msgs, tools := t.prepare(append([]Message(nil), a.History...), tools)
+	req, err := oc.warmRequest(msgs, tools)
+	if err != nil {
+		return
+	}
+	a.stopWarm()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	a.warm = &warming{cancel: cancel, done: done}
+	go func() {
+		defer close(done)
+		defer cancel()
+		oc.chat(ctx, req, func(api.ChatResponse) error { return nil })
+	}()
+}
+
+func cmdRoute(_ context.Context, a *Agent, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		args = []string{"list"}
+	}
+	rr := a.Routes
+	changed := false
+	switch args[0] {
+	case "list":
+		if len(rr.cf.Routes) == 0 {
+			fmt.Fprintln(out, "no routes; add one with /route add NAME PROVIDER URL MODEL")
+		}
+		for _, rt := range rr.cf.Routes {
+			state := "enabled"
+			if !rt.Enabled {
+				state = "disabled"
+			}
+			fmt.Fprintf(out, "@%-12s %-18s %-32s %-20s %s\n", rt.Name, rt.Provider, rt.URL, rt.Model, state)
+		}
+		return nil
+	case "add":
+		if len(args) == 4 {
+			return errors.New("give a MODEL for the route: /route add NAME PROVIDER URL MODEL")
+		}
+		if len(args) != 5 {
+			return a.commands.usageError("route")
+		}
+		name, provider, url := args[1], strings.ToLower(args[2]), args[3]
+		if provider != "ollama" && !contains(Providers, provider) {
+			return fmt.Errorf("unknown provider %q (known: ollama, %s)", provider, strings.Join(Providers, ", "))
+		}
+		if _, existing := rr.find(name); existing != nil {
+			return fmt.Errorf("route %q exists; remove it first", name)
+		}
+		rt := Route{Name: name, Provider: provider, URL: url, Model: args[4], Enabled: true}
+		rr.cf.Routes = append(rr.cf.Routes, rt)
+		fmt.Fprintf(out, "route @%s added\n", name)
+		changed = true
+	case "remove", "rm":
+		if len(args) != 2 {
+			return a.commands.usageError("route")
+		}
+		i, rt := rr.find(args[1])
+		if rt == nil {
+			return fmt.Errorf("no route %q", args[1])
+		}
+		rr.cf.Routes = append(rr.cf.Routes[:i], rr.cf.Routes[i+1:]...)
+		fmt.Fprintf(out, "route @%s removed\n", args[1])
+		changed = true
+	case "enable", "disable":
+		if len(args) != 2 {
+			return a.commands.usageError("route")
+		}
+		_, rt := rr.find(args[1])
+		if rt == nil {
+			return fmt.Errorf("no route %q", args[1])
+		}
+		rt.Enabled = args[0] == "enable"
+		fmt.Fprintf(out, "route @%s %sd\n", rt.Name, args[0])
+		changed = true
+	default:
+		return a.commands.usageError("route")
+	}
+	if changed {
+		if err := rr.cf.Save(a.Workspace, "routes"); err != nil {
+			return fmt.Errorf("changed for this session, but not saved: %v", err)
+		}
+	}
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/textcalls"
 	"io"
 	"net"
 	"net/http"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/textcalls"
 
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/ollama/ollama/api"

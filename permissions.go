@@ -1,7 +1,6 @@
 package harvey
 
 import (
-	"fmt"
 	"path"
 	"strings"
 )
@@ -15,12 +14,6 @@ const (
 )
 
 var validPerms = []string{PermRead, PermWrite, PermExec, PermDelete}
-
-// HasPermission reports whether perm is granted for the workspace-relative
-// path rel under the agent's permissions: block.
-func (g *Gate) HasPermission(rel, perm string) bool {
-	return permits(g.cfg.Permissions, rel, perm)
-}
 
 // permits is the one definition of the permissions: rule. The most specific
 // matching prefix wins, matched by whole path components ("src" covers
@@ -47,14 +40,6 @@ func permits(perms map[string][]string, rel, perm string) bool {
 		return false
 	}
 	return contains(perms[best], perm)
-}
-
-// checkPermission returns a refusal when perm is not granted for rel.
-func (g *Gate) checkPermission(rel, perm string) error {
-	if g.HasPermission(rel, perm) {
-		return nil
-	}
-	return refuse(rel, fmt.Sprintf("refused: no %s permission (see /permissions)", perm))
 }
 
 // gitPathspecs is what git is given after "--": the paths asked for (or

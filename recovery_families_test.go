@@ -5,11 +5,12 @@
 package harvey
 
 import (
-	"github.com/harvey-agent/harvey/internal/textcalls"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/textcalls"
 )
 
 const listAll = `list_files {}`

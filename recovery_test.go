@@ -6,10 +6,11 @@ package harvey
 
 import (
 	"encoding/json"
-	"github.com/harvey-agent/harvey/internal/textcalls"
-	anyllm "github.com/mozilla-ai/any-llm-go"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/textcalls"
+	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
 // builtinLookup is the registry's schema lookup for the built-in tools.

@@ -1,10 +1,7 @@
 package harvey
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"strings"
 	"time"
@@ -45,76 +42,6 @@ func (r *RouteRegistry) client(rt *Route, timeout time.Duration, numCtx int) (LL
 		return newOllamaClient(rt.URL, rt.Model, numCtx, "", timeout)
 	}
 	return newAnyLLMClient(rt.Provider, rt.URL, rt.Model, timeout)
-}
-
-func cmdRoute(_ context.Context, a *Agent, args []string, out io.Writer) error {
-	if len(args) == 0 {
-		args = []string{"list"}
-	}
-	rr := a.Routes
-	changed := false
-	switch args[0] {
-	case "list":
-		if len(rr.cf.Routes) == 0 {
-			fmt.Fprintln(out, "no routes; add one with /route add NAME PROVIDER URL MODEL")
-		}
-		for _, rt := range rr.cf.Routes {
-			state := "enabled"
-			if !rt.Enabled {
-				state = "disabled"
-			}
-			fmt.Fprintf(out, "@%-12s %-18s %-32s %-20s %s\n", rt.Name, rt.Provider, rt.URL, rt.Model, state)
-		}
-		return nil
-	case "add":
-		if len(args) == 4 {
-			return errors.New("give a MODEL for the route: /route add NAME PROVIDER URL MODEL")
-		}
-		if len(args) != 5 {
-			return a.commands.usageError("route")
-		}
-		name, provider, url := args[1], strings.ToLower(args[2]), args[3]
-		if provider != "ollama" && !contains(Providers, provider) {
-			return fmt.Errorf("unknown provider %q (known: ollama, %s)", provider, strings.Join(Providers, ", "))
-		}
-		if _, existing := rr.find(name); existing != nil {
-			return fmt.Errorf("route %q exists; remove it first", name)
-		}
-		rt := Route{Name: name, Provider: provider, URL: url, Model: args[4], Enabled: true}
-		rr.cf.Routes = append(rr.cf.Routes, rt)
-		fmt.Fprintf(out, "route @%s added\n", name)
-		changed = true
-	case "remove", "rm":
-		if len(args) != 2 {
-			return a.commands.usageError("route")
-		}
-		i, rt := rr.find(args[1])
-		if rt == nil {
-			return fmt.Errorf("no route %q", args[1])
-		}
-		rr.cf.Routes = append(rr.cf.Routes[:i], rr.cf.Routes[i+1:]...)
-		fmt.Fprintf(out, "route @%s removed\n", args[1])
-		changed = true
-	case "enable", "disable":
-		if len(args) != 2 {
-			return a.commands.usageError("route")
-		}
-		_, rt := rr.find(args[1])
-		if rt == nil {
-			return fmt.Errorf("no route %q", args[1])
-		}
-		rt.Enabled = args[0] == "enable"
-		fmt.Fprintf(out, "route @%s %sd\n", rt.Name, args[0])
-		changed = true
-	default:
-		return a.commands.usageError("route")
-	}
-	if changed {
-		if err := rr.cf.Save(a.Workspace, "routes"); err != nil {
-			return fmt.Errorf("changed for this session, but not saved: %v", err)
-		}
-	}
-	return nil
 }
 
 // splitMention splits "@name rest" into the route name and the prompt.

@@ -150,65 +150,6 @@ func (s *sandboxState) wrap(spec sandboxSpec) []string {
 	return []string{s.self, sandboxArg, base64.StdEncoding.EncodeToString(b)}
 }
 
-// commandSandbox is the sandbox for a command the user or the model runs
-// in the workspace: writes in the workspace (agents/ and .git/ read-only),
-// TMPDIR, the caches and the user's paths; in safe mode only the
-// allowlisted programs execute.
-func (g *Gate) commandSandbox() *sandboxSpec {
-	return g.commandSandboxFor("run")
-}
-
-// commandSandboxFor is commandSandbox with the caches' private layers kept
-// under purpose ("run" for commands, "mcp-NAME" for a server, which runs
-// beside them and must not share a layer).
-func (g *Gate) commandSandboxFor(purpose string) *sandboxSpec {
-	rw, caches, ro := sandboxPaths(g.cfg.Sandbox)
-	rw = append(rw, caches...)
-	gitRO, gitRW := gitProtected(g.ws.Root)
-	home, _ := os.UserHomeDir()
-	ro = append(ro, toolchainRoots(os.Environ(), home)...)
-	if g.cfg.Sandbox.Network {
-		ro = append(ro, resolvConfDir()...)
-	}
-	spec := &sandboxSpec{
-		Workspace: g.ws.Root,
-		RW:        append(append([]string{g.ws.Root}, rw...), gitRW...),
-		RO:        ro,
-		ReadOnly:  gitRO,
-		Hidden:    []string{filepath.Join(g.ws.Root, AgentsDir)},
-		Network:   g.cfg.Sandbox.Network,
-	}
-	for _, p := range gitRO {
-		if filepath.Base(p) == "hooks" { // made when missing, so none can appear (submodules' too)
-			spec.Ensure = append(spec.Ensure, p)
-		}
-	}
-	if home != "" {
-		spec.Masked = maskedCredentials(home, append(append([]string{}, spec.RW...), spec.RO...))
-	}
-	spec.Overlays = cacheOverlays(g.ws.Root, purpose, caches)
-	if !spec.Network {
-		if p := sessionProxy(g.cfg.Sandbox.Hosts); p != nil {
-			spec.Proxy = p.sock
-			spec.RO = append(spec.RO, filepath.Dir(p.sock))
-		}
-	}
-	if g.cfg.SafeMode {
-		for _, c := range g.cfg.AllowedCommands {
-			if p, err := lookPath(c); err == nil {
-				spec.Exec = append(spec.Exec, p)
-				if r, err := filepath.EvalSymlinks(p); err == nil && r != p {
-					spec.Exec = append(spec.Exec, r)
-				}
-			}
-		}
-		if len(spec.Exec) == 0 {
-			spec.Exec = []string{"/nonexistent"}
-		}
-	}
-	return spec
-}
-
 // gitSandbox is the sandbox for git: it reads the workspace and the private
 // git directory and writes nothing.
 func gitSandbox(ws *Workspace, gitDir string) *sandboxSpec {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/match"
 	"io/fs"
 	"os"
 	"path"
@@ -16,6 +15,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/match"
 
 	"golang.org/x/sys/unix"
 )

@@ -8,12 +8,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/match"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/match"
 )
 
 // A private key read through every window: no offset or limit shows a
@@ -189,7 +190,7 @@ func TestAgentsStateNeverFollowsLinks(t *testing.T) {
 			a.History = append(a.History, Message{Role: "user", Content: "hello"})
 			a.saveSession()
 			if a.editor == nil {
-				ed := &lineEditor{a: a, histRel: historyPath}
+				ed := &lineEditor{ws: a.Workspace, histRel: historyPath}
 				ed.remember("a line")
 			}
 			a.Close()

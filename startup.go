@@ -45,9 +45,10 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	if o.StdinTTY {
 		// The line editor exists before connecting, so start-up questions
 		// (start Ollama? which model?) are asked like every later one.
-		a.editor = newLineEditor(a)
-		in.prompt = a.editor.readLine
-		in.answer = a.editor.readAnswer
+		ed := newLineEditor(a.Workspace, a.commands)
+		a.editor = ed
+		in.prompt = ed.readLine
+		in.answer = ed.readAnswer
 	}
 	a.Color = colorAllowed(o.StderrTTY)
 	for _, w := range []io.Writer{o.Stdout, o.Stderr} {

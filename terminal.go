@@ -8,29 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"sync"
 	"syscall"
-	"time"
 )
-
-// Terminal is the person at the keyboard: where questions and menus read
-// answers (In), where answers go (Out) and where progress, tool activity
-// and errors go (Err). Set up once at start (startup.go); In may be
-// replaced by tests, nothing else changes during a session.
-type Terminal struct {
-	In          *LineReader
-	Out         io.Writer
-	Err         io.Writer
-	Interactive bool        // a person at a terminal
-	Color       bool        // ANSI colour allowed on Err/Out
-	editor      *lineEditor // the REPL's line editor; nil unless stdin is a terminal
-	tty         *os.File    // the terminal the user reads (stdout or stderr), for its width; nil headless
-	// progressMu guards the MCP progress line (notifications arrive on the
-	// SDK's goroutines while a call runs).
-	progressMu    sync.Mutex
-	progressShown bool      // a progress line is on the terminal
-	progressAt    time.Time // the last one printed headless
-}
 
 // ---- the REPL ----
 
@@ -93,16 +72,6 @@ func (a *Agent) Run(ctx context.Context, o Options) error {
 			return nil
 		}
 	}
-}
-
-// oneLine folds a message onto one line.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	s = strings.ReplaceAll(s, "\r", "")
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i] + " …"
-	}
-	return sanitizeForTerminal(s)
 }
 
 // lastReplyAsks reports whether the model's last answer ends with a

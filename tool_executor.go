@@ -6,23 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/coerce"
-	"github.com/harvey-agent/harvey/internal/textcalls"
 	"io"
-	"sort"
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/coerce"
+	"github.com/harvey-agent/harvey/internal/textcalls"
+
 	anyllm "github.com/mozilla-ai/any-llm-go"
-)
-
-// ToolMode is how the current model gets tools.
-type ToolMode string
-
-const (
-	ModeSchema ToolMode = "schema" // tools sent as JSON schemas
-	ModeProse  ToolMode = "prose"  // tools described in the system prompt
-	ModeOff    ToolMode = "off"
 )
 
 // ErrToolLoopLimit is returned when a turn uses more tool rounds than
@@ -86,19 +77,6 @@ type execHost interface {
 	// proseFallback marks model as unable to call tools and returns the
 	// system prompt for prose mode, or an error when fallback is off.
 	proseFallback(model string) (string, error)
-}
-
-// newToolExecutor builds the executor for a turn.
-func (a *Agent) newToolExecutor(t *turn) *ToolExecutor {
-	return &ToolExecutor{
-		registry:       a.Tools,
-		client:         t.client,
-		maxIterations:  t.maxRounds,
-		maxOutputBytes: t.maxOut,
-		turn:           t,
-		host:           a,
-		prose:          t.mode == ModeProse,
-	}
 }
 
 // RunToolLoop drives the conversation: send messages (and tools) to the
@@ -298,7 +276,7 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin
 	recovered := origin != native
 	h := e.host
 	if e.turn != nil {
-		ctx = withTurn(ctx, e.turn)
+		ctx = withResultCap(ctx, e.turn.maxOut)
 	}
 	if h != nil {
 		ctx = withApprover(ctx, h)
@@ -451,77 +429,6 @@ func safeCall(ctx context.Context, h toolFunc, args map[string]any) (res toolRes
 	return h(ctx, args)
 }
 
-// callSummary is the one-line description of a call: the path, command or
-// pattern it acts on.
-func callSummary(name string, args map[string]any) string {
-	for _, k := range []string{"path", "command", "pattern", "subcommand"} {
-		if v, ok := args[k].(string); ok && v != "" {
-			s := v
-			if k == "subcommand" {
-				if rest, ok := args["args"].(string); ok && rest != "" {
-					s += " " + rest
-				}
-			}
-			if k == "pattern" {
-				if p, ok := args["path"].(string); ok && p != "" {
-					s = fmt.Sprintf("%q in %s", v, p)
-				} else {
-					s = fmt.Sprintf("%q", v)
-				}
-			}
-			if len(s) > 120 {
-				s = s[:120] + "..."
-			}
-			return s
-		}
-	}
-	keys := sortedKeys(args)
-	sort.Strings(keys)
-	return strings.Join(keys, ",")
-}
-
-// flatText keeps model-chosen text (a tool name, a path) on the delimiter
-// line: control characters become spaces, and it is cut at 120 bytes.
-func flatText(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
-	if len(s) > 120 {
-		s = strings.ToValidUTF8(s[:120], "") + "..."
-	}
-	return s
-}
-
-// proseToolPrompt describes the tools for models without schema tool calling.
-func (a *Agent) proseToolPrompt() string {
-	var sb strings.Builder
-	sb.WriteString("To use a tool, reply with only a JSON object: {\"name\": \"TOOL\", \"arguments\": {...}}. The result comes back in the next message. Tools:\n")
-	for _, t := range a.toolsFor(a.ModelName, a.window(a.Client)) {
-		f := t.Function
-		props, _ := f.Parameters["properties"].(map[string]any)
-		req := map[string]bool{}
-		if r, ok := f.Parameters["required"].([]string); ok {
-			for _, x := range r {
-				req[x] = true
-			}
-		}
-		var ps, opt []string
-		for _, k := range sortedKeys(props) {
-			if req[k] {
-				ps = append(ps, k)
-			} else {
-				opt = append(opt, k+"?")
-			}
-		}
-		ps = append(ps, opt...)
-		fmt.Fprintf(&sb, "- %s(%s): %s\n", f.Name, strings.Join(ps, ", "), f.Description)
-	}
-	return strings.TrimSpace(sb.String())
-}
-
 // toolMode is the current model's tool mode.
 func (be *backend) toolMode() ToolMode {
 	if be.toolsOff || !be.cfg.ToolsEnabled(be.ModelName) {
@@ -540,4 +447,101 @@ func (be *backend) toolMode() ToolMode {
 		return ModeOff
 	}
 	return ModeSchema
+}
+
+// A turn is built once, when the user's prompt arrives, and passed down:
+// which client and model answer (the main model or a route's), in which
+// tool mode, with which limits. Nothing below it looks back at the Agent's
+// current model, so a route's turn runs with the route model's limits.
+type turn struct {
+	client    LLMClient
+	model     string
+	route     string        // the route's name; "" for the main model
+	mode      ToolMode      // schema, prose or off
+	window    int           // tokens every request must fit (0: the server reports overflow itself)
+	maxRounds int           // max_tool_calls_per_turn of this model
+	maxOut    int           // the cap on one tool result
+	schema    int           // estimated tokens the tool schemas add to a request
+	layout    promptLayout  // where the tools go in the prompt (layout.go)
+	tools     []anyllm.Tool // the tools offered this turn (toolsFor)
+	block     []anyllm.Tool // the tools in the prompt's fixed part (non-native layouts)
+	announce  string        // new tools, announced at the head of this turn's prompt
+	announced []string      // their names (marked told once the prompt is sent)
+	trace     *turnTrace    // what each round did; nil unless asked for (harvey model check)
+}
+
+// prepare is what one request of the turn sends: the messages with the
+// tools where the layout keeps them — for llama3 and mistral the block
+// pinned for the session (later tools were announced in a prompt) — and
+// the tools field. No tools (prose mode): the messages as they are.
+func (t *turn) prepare(msgs []Message, tools []anyllm.Tool) ([]Message, []anyllm.Tool) {
+	if t.block != nil && len(tools) > 0 {
+		tools = t.block
+	}
+	return t.layout.apply(msgs, tools)
+}
+
+// offers reports whether the turn offered the tool name.
+func (t *turn) offers(name string) bool {
+	for _, x := range t.tools {
+		if x.Function.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// contextLimit is the prompt size that leaves room for a reply.
+func (t *turn) contextLimit() int { return t.window - max(512, t.window/8) }
+
+// fitThreshold is the size past which a turn starts by eliding old tool
+// results (and then summarising): it must leave room for one full result.
+func (t *turn) fitThreshold() int { return t.contextLimit() - turnHeadroom(t.window) }
+
+// fitRound runs before each request inside a turn: old results go first,
+// never those of the round the model is about to read.
+func (e *ToolExecutor) fitRound(messages []Message, protect int) {
+	t := e.turn
+	if t == nil || t.window == 0 {
+		return
+	}
+	extra := t.schema
+	if e.prose {
+		extra = 0
+	}
+	limit := t.contextLimit()
+	if estimateTokens(messages)+extra <= limit {
+		return
+	}
+	n := elideToolResults(messages, protect, limit/2, extra)
+	if estimateTokens(messages)+extra > limit && len(messages) > 1 {
+		// Several large results in this one round: keep the last whole.
+		n += elideToolResults(messages, len(messages)-1, limit, extra)
+	}
+	if n > 0 && e.host != nil {
+		e.host.note(fmt.Sprintf("· %d old tool results elided to fit the context", n))
+	}
+}
+
+const elidedMarker = "[tool result elided to fit the context window: "
+
+// elideToolResults replaces the content of the oldest tool results in
+// msgs[:protect] with a one-line note until the estimate is at most target.
+// Results of the round in progress (from protect on) are kept. It reports
+// how many results it elided.
+func elideToolResults(msgs []Message, protect, target int, extra int) int {
+	used := estimateTokens(msgs) + extra
+	n := 0
+	for i := 0; i < protect && used > target; i++ {
+		m := &msgs[i]
+		isResult := m.Role == RoleTool || (m.Role == RoleUser && strings.HasPrefix(m.Content, "[tool_result "))
+		if !isResult || strings.HasPrefix(m.Content, elidedMarker) || len(m.Content) < 200 {
+			continue
+		}
+		note := fmt.Sprintf("%s%d bytes; call the tool again if you need it]", elidedMarker, len(m.Content))
+		used -= len(m.Content)/4 - len(note)/4
+		m.Content = note
+		n++
+	}
+	return n
 }

@@ -3,9 +3,10 @@ package harvey
 import (
 	"context"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/coerce"
 	"sort"
 	"sync"
+
+	"github.com/harvey-agent/harvey/internal/coerce"
 
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )

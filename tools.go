@@ -1,11 +1,11 @@
 package harvey
 
 import (
-	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
-	"unicode/utf8"
 
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
@@ -50,58 +50,7 @@ const (
 	EffectExec  ToolEffect = "exec"
 )
 
-// DefaultMaxOutputBytes is the cap on any tool output given to the model. It
-// is also the hard ceiling: config may only lower it.
-const DefaultMaxOutputBytes = 65536
-
 // ---- output cap ----
-
-// truncationMarker is appended when output is cut at limit bytes.
-func truncationMarker(limit int) string {
-	return fmt.Sprintf("[output truncated at %d bytes]", limit)
-}
-
-// capOutput cuts b to at most limit bytes at a UTF-8 rune boundary, makes the
-// text valid UTF-8, and appends the truncation marker when it was cut (or
-// when truncated says the source had more).
-func capOutput(b []byte, limit int, truncated bool) string {
-	// The limit is the caller's (maxOut and the executor's cap already hold
-	// the 64 KB ceiling); lowering it here cut the paging hint that the
-	// executor's slack exists for.
-	if limit <= 0 {
-		limit = DefaultMaxOutputBytes
-	}
-	if len(b) > limit {
-		b = b[:limit]
-		truncated = true
-	}
-	if truncated && len(b) > 0 {
-		// Do not end inside a multi-byte rune: step back to its start.
-		i := len(b) - 1
-		for i > 0 && i > len(b)-4 && !utf8.RuneStart(b[i]) {
-			i--
-		}
-		if !utf8.FullRune(b[i:]) {
-			b = b[:i]
-		}
-	}
-	s := strings.ToValidUTF8(string(b), "\uFFFD")
-	if truncated {
-		if !strings.HasSuffix(s, "\n") && s != "" {
-			s += "\n"
-		}
-		s += truncationMarker(limit)
-	}
-	return s
-}
-
-// isBinary applies git's rule: a NUL byte in the first 8000 bytes.
-func isBinary(b []byte) bool {
-	if len(b) > 8000 {
-		b = b[:8000]
-	}
-	return bytes.IndexByte(b, 0) >= 0
-}
 
 // approverKey carries, in a tool's context, who may approve its effects.
 type approverKey struct{}
@@ -122,4 +71,50 @@ func approve(ctx context.Context, tool, action string) error {
 		return fmt.Errorf("%w: %s needs approval and there is nobody to ask", ErrDenied, tool)
 	}
 	return ap.confirm(ctx, tool, action, "")
+}
+
+// ToolMode is how the current model gets tools.
+type ToolMode string
+
+const (
+	ModeSchema ToolMode = "schema" // tools sent as JSON schemas
+	ModeProse  ToolMode = "prose"  // tools described in the system prompt
+	ModeOff    ToolMode = "off"
+)
+
+// callSummary is the one-line description of a call: the path, command or
+// pattern it acts on.
+func callSummary(name string, args map[string]any) string {
+	for _, k := range []string{"path", "command", "pattern", "subcommand"} {
+		if v, ok := args[k].(string); ok && v != "" {
+			s := v
+			if k == "subcommand" {
+				if rest, ok := args["args"].(string); ok && rest != "" {
+					s += " " + rest
+				}
+			}
+			if k == "pattern" {
+				if p, ok := args["path"].(string); ok && p != "" {
+					s = fmt.Sprintf("%q in %s", v, p)
+				} else {
+					s = fmt.Sprintf("%q", v)
+				}
+			}
+			if len(s) > 120 {
+				s = s[:120] + "..."
+			}
+			return s
+		}
+	}
+	keys := sortedKeys(args)
+	sort.Strings(keys)
+	return strings.Join(keys, ",")
+}
+
+func schemaTokensOf(mode ToolMode, tools []anyllm.Tool) int {
+	if mode != ModeSchema {
+		return 0
+	}
+	b, _ := json.Marshal(tools)
+	return len(b) / 4
 }

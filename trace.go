@@ -1,8 +1,10 @@
 package harvey
 
-import "github.com/harvey-agent/harvey/internal/textcalls"
+import (
+	"github.com/harvey-agent/harvey/internal/textcalls"
 
-import anyllm "github.com/mozilla-ai/any-llm-go"
+	anyllm "github.com/mozilla-ai/any-llm-go"
+)
 
 // turnTrace is what one turn did, round by round: what the server
 // reported, how the calls came (the protocol's field, or printed and in

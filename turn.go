@@ -2,118 +2,13 @@ package harvey
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"regexp"
 	"strings"
 	"time"
-
-	anyllm "github.com/mozilla-ai/any-llm-go"
 )
-
-// A turn is built once, when the user's prompt arrives, and passed down:
-// which client and model answer (the main model or a route's), in which
-// tool mode, with which limits. Nothing below it looks back at the Agent's
-// current model, so a route's turn runs with the route model's limits.
-type turn struct {
-	client    LLMClient
-	model     string
-	route     string        // the route's name; "" for the main model
-	mode      ToolMode      // schema, prose or off
-	window    int           // tokens every request must fit (0: the server reports overflow itself)
-	maxRounds int           // max_tool_calls_per_turn of this model
-	maxOut    int           // the cap on one tool result
-	schema    int           // estimated tokens the tool schemas add to a request
-	layout    promptLayout  // where the tools go in the prompt (layout.go)
-	tools     []anyllm.Tool // the tools offered this turn (toolsFor)
-	block     []anyllm.Tool // the tools in the prompt's fixed part (non-native layouts)
-	announce  string        // new tools, announced at the head of this turn's prompt
-	announced []string      // their names (marked told once the prompt is sent)
-	trace     *turnTrace    // what each round did; nil unless asked for (harvey model check)
-}
-
-// prepare is what one request of the turn sends: the messages with the
-// tools where the layout keeps them — for llama3 and mistral the block
-// pinned for the session (later tools were announced in a prompt) — and
-// the tools field. No tools (prose mode): the messages as they are.
-func (t *turn) prepare(msgs []Message, tools []anyllm.Tool) ([]Message, []anyllm.Tool) {
-	if t.block != nil && len(tools) > 0 {
-		tools = t.block
-	}
-	return t.layout.apply(msgs, tools)
-}
-
-// offers reports whether the turn offered the tool name.
-func (t *turn) offers(name string) bool {
-	for _, x := range t.tools {
-		if x.Function.Name == name {
-			return true
-		}
-	}
-	return false
-}
-
-// contextLimit is the prompt size that leaves room for a reply.
-func (t *turn) contextLimit() int { return t.window - max(512, t.window/8) }
-
-// fitThreshold is the size past which a turn starts by eliding old tool
-// results (and then summarising): it must leave room for one full result.
-func (t *turn) fitThreshold() int { return t.contextLimit() - turnHeadroom(t.window) }
-
-// turnKey carries the turn in the context its tool handlers get.
-type turnKey struct{}
-
-func withTurn(ctx context.Context, t *turn) context.Context {
-	return context.WithValue(ctx, turnKey{}, t)
-}
-
-// resultCap is the cap on one tool result or command output for the turn
-// in ctx (a route's model has its own window), or for the main model.
-func (g *Gate) resultCap(ctx context.Context) int {
-	if t, ok := ctx.Value(turnKey{}).(*turn); ok && t != nil {
-		return t.maxOut
-	}
-	return g.maxOut()
-}
-
-// maxOut is the cap on one tool result or command output for the main
-// model: max_output_bytes, and for a model whose server cuts prompts to a
-// fixed window (Ollama) no more than that window allows, so one result
-// cannot push the system prompt and tools out of it.
-func (be *backend) maxOut() int {
-	return capFor(be.cfg.MaxOutputBytes(), be.window(be.Client))
-}
-
-func capFor(configured, window int) int {
-	if window > 0 {
-		return min(configured, contextResultCap(window))
-	}
-	return configured
-}
-
-// window is the fixed context window of client (0 when its server reports
-// overflow as an error instead of cutting the prompt).
-func (be *backend) window(c LLMClient) int {
-	if w, ok := c.(WindowedClient); ok {
-		return w.ContextWindow()
-	}
-	return 0
-}
-
-// numCtx is the context window shown to the user: the client's, or the
-// configured num_ctx when no windowed client is attached.
-func (be *backend) numCtx() int {
-	if n := be.window(be.Client); n > 0 {
-		return n
-	}
-	n := be.cfg.EffectiveNumCtx(be.ModelName)
-	if m := be.modelCtx[be.ModelName]; m > 0 && m < n {
-		return m
-	}
-	return n
-}
 
 // mainTurn is a turn for the main model.
 func (a *Agent) mainTurn() *turn {
@@ -173,7 +68,7 @@ func (a *Agent) newTurn(ctx context.Context, prompt string) (*turn, string, erro
 			if a.connectErr != nil {
 				return nil, "", a.connectErr
 			}
-			return nil, "", errNoBackend(a)
+			return nil, "", a.errNoBackend()
 		}
 		return a.mainTurn(), prompt, nil
 	}
@@ -192,14 +87,6 @@ func (a *Agent) newTurn(ctx context.Context, prompt string) (*turn, string, erro
 // the main model.
 func (a *Agent) schemaTokens(mode ToolMode) int {
 	return schemaTokensOf(mode, a.toolsFor(a.ModelName, a.window(a.Client)))
-}
-
-func schemaTokensOf(mode ToolMode, tools []anyllm.Tool) int {
-	if mode != ModeSchema {
-		return 0
-	}
-	b, _ := json.Marshal(tools)
-	return len(b) / 4
 }
 
 // RunPrompt runs one turn: a slash command, !command, @route prompt, or a
@@ -361,26 +248,42 @@ func (a *Agent) offerRunSuggestions(ctx context.Context, reply string) {
 
 var runSuggestionRE = regexp.MustCompile("`/run ([^`\n]+)`")
 
-// contextFill shows used tokens (the conversation and what the tools add
-// to a request) against the window, e.g. "~3.1k of 8k tokens (38%)".
-func (be *backend) contextFill(used, window int) string {
-	n := window
-	if n == 0 {
-		n = be.numCtx()
+// newToolExecutor builds the executor for a turn.
+func (a *Agent) newToolExecutor(t *turn) *ToolExecutor {
+	return &ToolExecutor{
+		registry:       a.Tools,
+		client:         t.client,
+		maxIterations:  t.maxRounds,
+		maxOutputBytes: t.maxOut,
+		turn:           t,
+		host:           a,
+		prose:          t.mode == ModeProse,
 	}
-	if n <= 0 {
-		return fmt.Sprintf("~%s tokens", kilo(used))
-	}
-	return fmt.Sprintf("~%s of %s tokens (%d%%)", kilo(used), kilo(n), used*100/n)
 }
 
-// kilo writes a token count as 950, 3.1k or 131k.
-func kilo(n int) string {
-	switch {
-	case n < 1000:
-		return fmt.Sprint(n)
-	case n < 10000:
-		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1000), ".0") + "k"
+// proseToolPrompt describes the tools for models without schema tool calling.
+func (a *Agent) proseToolPrompt() string {
+	var sb strings.Builder
+	sb.WriteString("To use a tool, reply with only a JSON object: {\"name\": \"TOOL\", \"arguments\": {...}}. The result comes back in the next message. Tools:\n")
+	for _, t := range a.toolsFor(a.ModelName, a.window(a.Client)) {
+		f := t.Function
+		props, _ := f.Parameters["properties"].(map[string]any)
+		req := map[string]bool{}
+		if r, ok := f.Parameters["required"].([]string); ok {
+			for _, x := range r {
+				req[x] = true
+			}
+		}
+		var ps, opt []string
+		for _, k := range sortedKeys(props) {
+			if req[k] {
+				ps = append(ps, k)
+			} else {
+				opt = append(opt, k+"?")
+			}
+		}
+		ps = append(ps, opt...)
+		fmt.Fprintf(&sb, "- %s(%s): %s\n", f.Name, strings.Join(ps, ", "), f.Description)
 	}
-	return fmt.Sprintf("%dk", (n+500)/1000)
+	return strings.TrimSpace(sb.String())
 }

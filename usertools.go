@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/coerce"
 	"io/fs"
 	"maps"
 	"path"
@@ -14,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/coerce"
 
 	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
@@ -28,9 +29,6 @@ import (
 // Arguments only ever become argv elements: "{{p}}" as a whole element is
 // replaced by the value (an array by one element per item), "--x={{p}}" is
 // substituted as text inside that one element. No shell ever sees them.
-
-// UserToolsDir is where tool files live, relative to the workspace.
-const UserToolsDir = "agents/tools"
 
 // UserTool is one loaded tool file.
 type UserTool struct {
@@ -125,17 +123,6 @@ func loadUserTools(ws *Workspace, reserved func(string) bool) ([]*UserTool, []To
 		return problems[i].Line < problems[j].Line
 	})
 	return tools, problems
-}
-
-// plural renders "1 problem" or "3 problems" ("1 entry", "2 entries").
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	if strings.HasSuffix(word, "y") {
-		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(word, "y"))
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }
 
 func readToolFile(ws *Workspace, file string) ([]byte, error) {
@@ -644,25 +631,6 @@ func builtinToolName(name string) bool {
 		}
 	}
 	return false
-}
-
-// reloadUserTools replaces the registered user tools with what the files
-// say now, and returns the problems found.
-func (a *Agent) reloadUserTools() []ToolFileProblem {
-	for _, n := range a.userTools {
-		a.Tools.Unregister(n)
-	}
-	a.userTools = nil
-	tools, problems := loadUserTools(a.Workspace, builtinToolName)
-	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
-	for _, t := range tools {
-		t := t
-		a.Tools.register(t.Name, t.Description, t.schema(), func(ctx context.Context, args map[string]any) (string, error) {
-			return a.gate.runUserTool(ctx, t, args)
-		}, t.Effect, t.File)
-		a.userTools = append(a.userTools, t.Name)
-	}
-	return problems
 }
 
 // checkToolPaths puts every path parameter through the path policy of

@@ -56,34 +56,6 @@ func (c *OllamaClient) Loaded(ctx context.Context) (bool, time.Time, error) {
 	return false, time.Time{}, nil
 }
 
-// warmStart sends the head of the next request to Ollama in the background
-// (see above). A warm request still running for another model is stopped.
-func (a *Agent) warmStart() {
-	oc, ok := a.Client.(*OllamaClient)
-	if !ok || !a.Interactive || a.ModelName == "" {
-		return
-	}
-	t := a.mainTurn()
-	var tools []anyllm.Tool
-	if t.mode == ModeSchema {
-		tools = t.tools
-	}
-	msgs, tools := t.prepare(append([]Message(nil), a.History...), tools)
-	req, err := oc.warmRequest(msgs, tools)
-	if err != nil {
-		return
-	}
-	a.stopWarm()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	a.warm = &warming{cancel: cancel, done: done}
-	go func() {
-		defer close(done)
-		defer cancel()
-		oc.chat(ctx, req, func(api.ChatResponse) error { return nil })
-	}()
-}
-
 // warming is a warm request in flight.
 type warming struct {
 	cancel context.CancelFunc

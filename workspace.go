@@ -393,3 +393,6 @@ func readAtMost(r io.Reader, limit int) ([]byte, bool, error) {
 	}
 	return buf, false, nil
 }
+
+// UserToolsDir is where tool files live, relative to the workspace.
+const UserToolsDir = "agents/tools"

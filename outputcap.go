@@ -1,0 +1,64 @@
+package harvey
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// The output cap, a security invariant: no tool result, command output or
+// search reaches the model past DefaultMaxOutputBytes (or a smaller cap a
+// model's window asks for), cut at a rune boundary with a marker that says
+// so.
+
+// DefaultMaxOutputBytes is the cap on any tool output given to the model. It
+// is also the hard ceiling: config may only lower it.
+const DefaultMaxOutputBytes = 65536
+
+// truncationMarker is appended when output is cut at limit bytes.
+func truncationMarker(limit int) string {
+	return fmt.Sprintf("[output truncated at %d bytes]", limit)
+}
+
+// capOutput cuts b to at most limit bytes at a UTF-8 rune boundary, makes the
+// text valid UTF-8, and appends the truncation marker when it was cut (or
+// when truncated says the source had more).
+func capOutput(b []byte, limit int, truncated bool) string {
+	// The limit is the caller's (maxOut and the executor's cap already hold
+	// the 64 KB ceiling); lowering it here cut the paging hint that the
+	// executor's slack exists for.
+	if limit <= 0 {
+		limit = DefaultMaxOutputBytes
+	}
+	if len(b) > limit {
+		b = b[:limit]
+		truncated = true
+	}
+	if truncated && len(b) > 0 {
+		// Do not end inside a multi-byte rune: step back to its start.
+		i := len(b) - 1
+		for i > 0 && i > len(b)-4 && !utf8.RuneStart(b[i]) {
+			i--
+		}
+		if !utf8.FullRune(b[i:]) {
+			b = b[:i]
+		}
+	}
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	if truncated {
+		if !strings.HasSuffix(s, "\n") && s != "" {
+			s += "\n"
+		}
+		s += truncationMarker(limit)
+	}
+	return s
+}
+
+// isBinary applies git's rule: a NUL byte in the first 8000 bytes.
+func isBinary(b []byte) bool {
+	if len(b) > 8000 {
+		b = b[:8000]
+	}
+	return bytes.IndexByte(b, 0) >= 0
+}

@@ -1,0 +1,135 @@
+package harvey
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Small text helpers every layer uses: a list lookup, the first line of a
+// text, one-line and flat forms for the terminal and the model, counts in
+// words, sizes in k.
+
+// firstLine is the first non-blank line of s.
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// wrapText breaks s at spaces into lines of at most width columns, each
+// starting with indent (a word longer than a line is cut). width 0: one line.
+func wrapText(s string, width int, indent string) string {
+	return wrapHanging(s, width, indent, indent)
+}
+
+// wrapHanging is wrapText with its own indent for the lines after the
+// first (a usage line's continuation sits deeper than the next usage).
+func wrapHanging(s string, width int, first, rest string) string {
+	words := strings.Fields(s)
+	if width <= 0 {
+		return first + strings.Join(words, " ") + "\n"
+	}
+	var sb strings.Builder
+	indent, lines, cur := first, 0, 0
+	room := func() int { return max(width-len([]rune(indent)), 8) }
+	newLine := func() {
+		sb.WriteString("\n")
+		lines++
+		indent, cur = rest, 0
+	}
+	for _, w := range words {
+		r := []rune(w)
+		for len(r) > room() { // a word longer than a line
+			if cur > 0 {
+				newLine()
+			}
+			n := room()
+			sb.WriteString(indent + string(r[:n]))
+			r = r[n:]
+			newLine()
+		}
+		switch {
+		case cur == 0:
+			sb.WriteString(indent)
+		case cur+1+len(r) > room():
+			newLine()
+			sb.WriteString(indent)
+		default:
+			sb.WriteString(" ")
+			cur++
+		}
+		sb.WriteString(string(r))
+		cur += len(r)
+	}
+	if cur > 0 || sb.Len() == 0 {
+		sb.WriteString("\n")
+	}
+	return sb.String()
+}
+
+// oneLine folds a message onto one line.
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	s = strings.ReplaceAll(s, "\r", "")
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	return sanitizeForTerminal(s)
+}
+
+// sameModel matches "llama3.2" with "llama3.2:latest".
+func sameModel(a, b string) bool {
+	if a == b {
+		return true
+	}
+	trim := func(s string) string { return strings.TrimSuffix(s, ":latest") }
+	return trim(a) == trim(b)
+}
+
+// flatText keeps model-chosen text (a tool name, a path) on the delimiter
+// line: control characters become spaces, and it is cut at 120 bytes.
+func flatText(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	if len(s) > 120 {
+		s = strings.ToValidUTF8(s[:120], "") + "..."
+	}
+	return s
+}
+
+// kilo writes a token count as 950, 3.1k or 131k.
+func kilo(n int) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 10000:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1000), ".0") + "k"
+	}
+	return fmt.Sprintf("%dk", (n+500)/1000)
+}
+
+// plural renders "1 problem" or "3 problems" ("1 entry", "2 entries").
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	if strings.HasSuffix(word, "y") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(word, "y"))
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -1,0 +1,4 @@
+package harvey
+
+// Version is Harvey's version.
+const Version = "0.1.0"
