@@ -109,7 +109,7 @@ func TestApprovalPathsUseTheService(t *testing.T) {
 	env.a.Tools.RegisterTool("deploy", "Deploy.", map[string]any{"type": "object", "properties": map[string]any{}}, func(context.Context, map[string]any) (string, error) {
 		return "deployed", nil
 	})
-	ex := &ToolExecutor{registry: env.a.Tools, maxIterations: 10, maxOutputBytes: 4096, host: env.a}
+	ex := &ToolExecutor{registry: env.a.Tools, maxIterations: 10, maxOutputBytes: 4096, host: newTurnHost(env.a)}
 	msgs, err := ex.ExecuteToolCalls(t.Context(), []anyllm.ToolCall{{ID: "call_1", Type: "function", Function: fc("deploy", "{}")}})
 	if err != nil || !strings.Contains(msgs[0].Content, `saying: \"not now\"`) && !strings.Contains(msgs[0].Content, `saying: "not now"`) {
 		t.Fatalf("%v %q", err, msgs[0].Content)

@@ -59,7 +59,7 @@ func benchAgent(b *testing.B) *Agent {
 func BenchmarkToolRound(b *testing.B) {
 	a := benchAgent(b)
 	a.Client = &scriptedClient{}
-	ex := a.newToolExecutor(a.mainTurn())
+	ex := a.newToolExecutor(a.mainTurn(&a.toolSet))
 	base := []Message{{Role: "system", Content: "s"}, {Role: "user", Content: "read main.go"}}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -364,7 +364,7 @@ func mcpCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	a := newAgent(ws, cf, newLineReader(strings.NewReader("")), &termWriter{w: stdout}, &termWriter{w: stderr})
 	defer a.Close()
-	a.confirmWorkspaceConfig() // headless: a workspace's servers are not started unconfirmed
+	a.confirmWorkspaceConfig(a.Config, a.Workspace) // headless: a workspace's servers are not started unconfirmed
 	a.startMCP(ctx)
 	if err := cmdMCP(ctx, a, nil, a.Out); err != nil {
 		fmt.Fprintf(stderr, "harvey: %v\n", err)

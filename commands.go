@@ -230,7 +230,7 @@ func cmdStatus(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 			fmt.Fprintf(out, "model:       %s\n", l)
 		}
 	}
-	fmt.Fprintf(out, "context:     %s\n", a.contextFill(estimateTokens(a.History)+a.schemaTokens(a.toolMode()), a.numCtx()))
+	fmt.Fprintf(out, "context:     %s\n", a.contextFill(estimateTokens(a.History)+a.schemaTokens(&a.toolSet, a.toolMode()), a.numCtx()))
 	fmt.Fprintf(out, "history:     %s\n", plural(len(a.History), "message"))
 	instr := "none (HARVEY.md or AGENTS.md in the workspace are read at start)"
 	if len(a.instructions) > 0 {
@@ -253,8 +253,8 @@ func cmdClear(_ context.Context, a *Agent, _ []string, out io.Writer) error {
 }
 
 // addContext puts command output into the conversation, labelled.
-func (a *Agent) addContext(label, text string) {
-	a.AddMessage(RoleUser, fmt.Sprintf("[context: %s]\n%s", label, text))
+func (cv *conversation) addContext(label, text string) {
+	cv.AddMessage(RoleUser, fmt.Sprintf("[context: %s]\n%s", label, text))
 }
 
 func cmdRead(ctx context.Context, a *Agent, args []string, out io.Writer) error {
@@ -449,7 +449,7 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	if len(plans) > 0 {
 		// The one approval (approval.go): y, n, always for /apply; headless
 		// it is refused unless --yes, counted like every other refusal.
-		err := a.confirm(ctx, "/apply", "write "+plural(len(plans), "file")+" shown above", "")
+		err := a.gate.confirm(ctx, "/apply", "write "+plural(len(plans), "file")+" shown above", "")
 		if err != nil && a.Interactive && ctx.Err() == nil {
 			fmt.Fprintln(out, "nothing written")
 			return nil
@@ -565,7 +565,7 @@ func cmdTools(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		case "off":
 			a.toolsOff = true
 		case "reload", "check":
-			a.toolProblems = a.reloadUserTools()
+			a.toolProblems = a.reloadUserTools(a.Workspace, a.gate)
 			a.confirmUserTools()
 			for _, p := range a.toolProblems {
 				fmt.Fprintln(out, "problem: "+sanitizeForTerminal(p.Error()))

@@ -17,6 +17,7 @@ type conversation struct {
 	SystemPrompt  string
 	instructions  []string     // the instruction files read at start
 	journal       journalState // what saveSession has journaled (resume.go)
+	ws            *Workspace   // where the journal is kept (agents/); nil only in a few tests
 }
 
 // Fitting the conversation into the model's context window. Ollama silently
@@ -79,7 +80,7 @@ func (a *Agent) summarize(ctx context.Context, t *turn) (int, error) {
 		if a.Client == nil {
 			return 0, a.errNoBackend()
 		}
-		t = a.mainTurn()
+		t = a.mainTurn(&a.toolSet)
 	}
 	if len(a.History) <= 2 {
 		return 0, errors.New("nothing to summarize yet")

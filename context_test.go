@@ -28,13 +28,13 @@ func TestContextWindowElidesOldResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	reqs := f.chatRequests()
-	limit := env.a.mainTurn().contextLimit()
+	limit := env.a.mainTurn(&env.a.toolSet).contextLimit()
 	for i, req := range reqs {
 		var msgs []Message
 		for _, m := range messagesOf(req) {
 			msgs = append(msgs, Message{Role: Role(fmt.Sprint(m["role"])), Content: fmt.Sprint(m["content"])})
 		}
-		if used := estimateTokens(msgs) + env.a.schemaTokens(ModeSchema); used > limit {
+		if used := estimateTokens(msgs) + env.a.schemaTokens(&env.a.toolSet, ModeSchema); used > limit {
 			t.Fatalf("request %d is ~%d tokens, past the limit %d", i, used, limit)
 		}
 	}
@@ -201,8 +201,8 @@ func TestLongSession(t *testing.T) {
 		for _, m := range last {
 			msgs = append(msgs, Message{Role: Role(fmt.Sprint(m["role"])), Content: fmt.Sprint(m["content"])})
 		}
-		if used := estimateTokens(msgs) + env.a.schemaTokens(ModeSchema); used > env.a.mainTurn().contextLimit() {
-			t.Fatalf("turn %d: last request ~%d tokens, past %d", turn, used, env.a.mainTurn().contextLimit())
+		if used := estimateTokens(msgs) + env.a.schemaTokens(&env.a.toolSet, ModeSchema); used > env.a.mainTurn(&env.a.toolSet).contextLimit() {
+			t.Fatalf("turn %d: last request ~%d tokens, past %d", turn, used, env.a.mainTurn(&env.a.toolSet).contextLimit())
 		}
 		if turn == 9 {
 			heapAt10 = heap()

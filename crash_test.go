@@ -64,7 +64,7 @@ func crashHelper(arg string) int {
 		for i := 0; ; i++ {
 			a.AddMessage("user", fmt.Sprintf("question %d %s", i, strings.Repeat("q", i%500)))
 			a.AddMessage("assistant", fmt.Sprintf("answer %d %s", i, strings.Repeat("a", 4000)))
-			a.saveSession()
+			a.saveSession(a.ModelName)
 			ready(i)
 		}
 	case "record":
@@ -280,14 +280,14 @@ func TestSessionJournal(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		env.a.AddMessage("user", fmt.Sprint("q", i))
 		env.a.AddMessage("assistant", fmt.Sprint("a", i))
-		env.a.saveSession()
+		env.a.saveSession(env.a.ModelName)
 	}
 	b, _ := os.ReadFile(filepath.Join(env.dir, "agents", "sessions", "last.jsonl"))
 	if n := strings.Count(string(b), `"op":"reset"`); n != 1 || strings.Count(string(b), `"op":"add"`) != 6 {
 		t.Fatalf("journal: %d resets:\n%s", n, b)
 	}
 	before := len(b)
-	env.a.saveSession() // nothing changed: no write
+	env.a.saveSession(env.a.ModelName) // nothing changed: no write
 	if b2, _ := os.ReadFile(filepath.Join(env.dir, "agents", "sessions", "last.jsonl")); len(b2) != before {
 		t.Fatal("an unchanged conversation was written again")
 	}

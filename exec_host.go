@@ -7,16 +7,46 @@ import (
 	"time"
 )
 
-// The Agent's side of execHost: how the tool loop's events reach the
-// terminal, the audit log and the recording.
-
-// audit records an effect with the outcome its error means.
-func (a *Agent) audit(action, details string, err error, d time.Duration) {
-	a.Audit.Record(action, details, outcomeOf(err), d)
+// turnHost is the executor's side of the session (execHost): how the
+// tool loop's events reach the terminal, the approval service (through the
+// gate), the audit log and the recording, and what prose fallback does to
+// the session. It is built per turn from exactly those.
+type turnHost struct {
+	*Terminal
+	gate     *Gate
+	recorder *Recorder // nil unless --record
+	fallback func(model string) (string, error)
 }
 
-func (a *Agent) recordToolCall(name, raw, result string, failed bool) {
-	a.Recorder.ToolCall(name, raw, result, failed)
+// newTurnHost is the session's host for a turn's executor.
+func newTurnHost(a *Agent) *turnHost {
+	return &turnHost{Terminal: &a.Terminal, gate: a.gate, recorder: a.Recorder, fallback: a.proseFallback}
+}
+
+// audit records an effect with the outcome its error means.
+func (h *turnHost) audit(action, details string, err error, d time.Duration) {
+	h.gate.audit(action, details, err, d)
+}
+
+func (h *turnHost) recordToolCall(name, raw, result string, failed bool) {
+	h.recorder.ToolCall(name, raw, result, failed)
+}
+
+func (h *turnHost) proseFallback(model string) (string, error) { return h.fallback(model) }
+
+// confirm is the approval of a tool call's effect.
+func (h *turnHost) confirm(ctx context.Context, tool, action, preview string) error {
+	return h.gate.confirm(ctx, tool, action, preview)
+}
+
+// confirmRecovered asks before running a call recovered from a reply that
+// also holds prose: the model may only have quoted it (an example, a
+// "do not run this"). Neither --yes nor an earlier "always" answers for it,
+// and headless it is refused: a printed call runs unasked only when it is
+// the whole reply (docs/tool-call-recovery.md).
+func (h *turnHost) confirmRecovered(ctx context.Context, tool, summary string) error {
+	what := strings.TrimSpace(tool + " " + summary)
+	return h.gate.approvals.approve(ctx, approvalRequest{tool: tool, who: byPrinted, action: what})
 }
 
 // proseFallback remembers that model cannot call tools and, when fallback
@@ -28,24 +58,5 @@ func (a *Agent) proseFallback(model string) (string, error) {
 	}
 	a.note("· the server says this model does not support tools; switching to prose tool mode")
 	a.refreshSystemPrompt()
-	return a.SystemPrompt + "\n\n" + a.proseToolPrompt(), nil
-}
-
-// confirm is the approval of a tool call or a slash command's effect.
-func (a *Agent) confirm(ctx context.Context, tool, action, preview string) error {
-	r := approvalRequest{tool: tool, who: requesterOf(tool), action: action}
-	if preview != "" {
-		r.diff = func() string { return preview }
-	}
-	return a.approvals.approve(ctx, r)
-}
-
-// confirmRecovered asks before running a call recovered from a reply that
-// also holds prose: the model may only have quoted it (an example, a
-// "do not run this"). Neither --yes nor an earlier "always" answers for it,
-// and headless it is refused: a printed call runs unasked only when it is
-// the whole reply (docs/tool-call-recovery.md).
-func (a *Agent) confirmRecovered(ctx context.Context, tool, summary string) error {
-	what := strings.TrimSpace(tool + " " + summary)
-	return a.approvals.approve(ctx, approvalRequest{tool: tool, who: byPrinted, action: what})
+	return a.SystemPrompt + "\n\n" + a.proseToolPrompt(&a.toolSet), nil
 }

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvey-agent/harvey/internal/coerce"
-
 	anyllm "github.com/mozilla-ai/any-llm-go"
+
+	"github.com/harvey-agent/harvey/internal/coerce"
 )
 
 // Fuzz targets for everything that parses model or user output. Seeds are

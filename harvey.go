@@ -39,7 +39,7 @@ type Agent struct {
 	Audit     *AuditBuffer   // every effect and its outcome, written by the gate and the executor
 	Recorder  *Recorder      // the session recording; nil unless --record
 	commands  commandSet     // the slash commands, registered once in newAgent
-	kb        *KnowledgeBase // opened by the first /kb command; nil until then
+	kb        knowledgeStore // the knowledge base, opened by the first /kb command (kb_commands.go)
 	// cancelTurn stops the REPL's current turn (Ctrl-C at a question); set
 	// by Run for each turn, nil between turns and headless.
 	cancelTurn func()
@@ -49,12 +49,14 @@ type Agent struct {
 // backend is attached later (it may be unreachable).
 func newAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writer) *Agent {
 	a := &Agent{
-		Config:    cf,
-		Workspace: ws,
-		Audit:     newAuditBuffer(),
-		Terminal:  Terminal{In: in, Out: out, Err: errOut},
-		toolSet:   toolSet{cfg: cf},
-		backend:   backend{cfg: cf, caps: map[string]Capability{}, layouts: map[string]promptLayout{}, modelCtx: map[string]int{}},
+		Config:       cf,
+		Workspace:    ws,
+		Audit:        newAuditBuffer(),
+		Terminal:     Terminal{In: in, Out: out, Err: errOut},
+		conversation: conversation{ws: ws},
+		kb:           knowledgeStore{ws: ws},
+		toolSet:      toolSet{cfg: cf},
+		backend:      backend{cfg: cf, caps: map[string]Capability{}, layouts: map[string]promptLayout{}, modelCtx: map[string]int{}},
 	}
 	if ws != nil {
 		ws.perms = func() map[string][]string { return a.Config.Permissions }
@@ -69,10 +71,11 @@ func newAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writ
 	a.gate = &Gate{ws: ws, cfg: cf, log: a.Audit, approvals: a.approvals, maxOut: a.maxOut}
 	a.Routes = newRouteRegistry(cf)
 	a.Tools = newToolRegistry()
+	a.Tools.approver = a.gate
 	registerBuiltinTools(a.Tools, newBuiltinTools(a))
-	a.toolProblems = a.reloadUserTools()
+	a.toolProblems = a.reloadUserTools(a.Workspace, a.gate)
 	a.registerCommands()
-	a.SystemPrompt = a.buildSystemPrompt()
+	a.SystemPrompt = a.buildSystemPrompt(a.gate)
 	a.ClearHistory()
 	return a
 }
@@ -83,13 +86,13 @@ var instructionFiles = []string{"HARVEY.md", "AGENTS.md"}
 
 // buildSystemPrompt is the preamble plus the project's instruction files
 // (expanded once, at start).
-func (a *Agent) buildSystemPrompt() string {
+func (cv *conversation) buildSystemPrompt(g *Gate) string {
 	p := agentPreamble
-	a.instructions = nil
+	cv.instructions = nil
 	for _, name := range instructionFiles {
-		if rr, err := readWorkspaceFile(a.Workspace, name, 0, 0, 16<<10); err == nil && !rr.Binary {
-			p += "\n\n" + a.expandDynamicSections(rr.Text)
-			a.instructions = append(a.instructions, name)
+		if rr, err := readWorkspaceFile(cv.ws, name, 0, 0, 16<<10); err == nil && !rr.Binary {
+			p += "\n\n" + expandDynamicSections(g, rr.Text)
+			cv.instructions = append(cv.instructions, name)
 		}
 	}
 	return p
@@ -98,8 +101,8 @@ func (a *Agent) buildSystemPrompt() string {
 // expandDynamicSections replaces <!-- @date -->, <!-- @files --> and
 // <!-- @git-status --> in a HARVEY.md once, at session start, through the
 // same listing and git paths (and checks) as the tools.
-func (a *Agent) expandDynamicSections(s string) string {
-	ws := a.Workspace
+func expandDynamicSections(g *Gate, s string) string {
+	ws := g.ws
 	if strings.Contains(s, "<!-- @date -->") {
 		s = strings.ReplaceAll(s, "<!-- @date -->", time.Now().Format("2006-01-02"))
 	}
@@ -111,7 +114,7 @@ func (a *Agent) expandDynamicSections(s string) string {
 		s = strings.ReplaceAll(s, "<!-- @files -->", strings.TrimSpace(list))
 	}
 	if strings.Contains(s, "<!-- @git-status -->") {
-		st, err := a.gate.gitChecked(context.Background(), "status", []string{"--short"})
+		st, err := g.gitChecked(context.Background(), "status", []string{"--short"})
 		if err != nil {
 			st = "(not a git repository)"
 		}
@@ -138,7 +141,7 @@ func (a *Agent) ClearHistory() {
 // runs in prose mode.
 func (a *Agent) systemPromptForMode() string {
 	if a.toolMode() == ModeProse {
-		return a.SystemPrompt + "\n\n" + a.proseToolPrompt()
+		return a.SystemPrompt + "\n\n" + a.proseToolPrompt(&a.toolSet)
 	}
 	return a.SystemPrompt
 }
@@ -161,9 +164,9 @@ func (a *Agent) Close() {
 	if a.Client != nil {
 		a.Client.Close()
 	}
-	if a.kb != nil {
-		a.kb.Close()
-		a.kb = nil
+	if a.kb.db != nil {
+		a.kb.db.Close()
+		a.kb.db = nil
 	}
 	a.mcp.close()
 }
@@ -186,19 +189,19 @@ func matchModel(name string, installed []string) (string, bool) {
 
 // reloadUserTools replaces the registered user tools with what the files
 // say now, and returns the problems found.
-func (a *Agent) reloadUserTools() []ToolFileProblem {
-	for _, n := range a.userTools {
-		a.Tools.Unregister(n)
+func (ts *toolSet) reloadUserTools(ws *Workspace, g *Gate) []ToolFileProblem {
+	for _, n := range ts.userTools {
+		ts.Tools.Unregister(n)
 	}
-	a.userTools = nil
-	tools, problems := loadUserTools(a.Workspace, builtinToolName)
+	ts.userTools = nil
+	tools, problems := loadUserTools(ws, builtinToolName)
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	for _, t := range tools {
 		t := t
-		a.Tools.register(t.Name, t.Description, t.schema(), func(ctx context.Context, args map[string]any) (string, error) {
-			return a.gate.runUserTool(ctx, t, args)
+		ts.Tools.register(t.Name, t.Description, t.schema(), func(ctx context.Context, args map[string]any) (string, error) {
+			return g.runUserTool(ctx, t, args)
 		}, t.Effect, t.File)
-		a.userTools = append(a.userTools, t.Name)
+		ts.userTools = append(ts.userTools, t.Name)
 	}
 	return problems
 }

@@ -31,16 +31,22 @@ const kbHelp = `/kb status                          projects, observations, conc
 // kbInjectObservations bounds what /kb inject puts into a small context.
 const kbInjectObservations = 20
 
-func (a *Agent) knowledgeBase() (*KnowledgeBase, error) {
-	if a.kb != nil {
-		return a.kb, nil
+func (k *knowledgeStore) knowledgeBase() (*KnowledgeBase, error) {
+	if k.db != nil {
+		return k.db, nil
 	}
-	kb, err := openKnowledgeBase(a.Workspace)
+	kb, err := openKnowledgeBase(k.ws)
 	if err != nil {
 		return nil, err
 	}
-	a.kb = kb
+	k.db = kb
 	return kb, nil
+}
+
+// knowledgeStore opens the session's knowledge base at its first use.
+type knowledgeStore struct {
+	ws *Workspace
+	db *KnowledgeBase // nil until the first /kb command
 }
 
 // cmdKB gets its line as typed (Raw): an observation keeps its quotes;
@@ -57,7 +63,7 @@ func cmdKB(_ context.Context, a *Agent, raw []string, out io.Writer) error {
 		fmt.Fprintln(out, kbHelp)
 		return nil
 	}
-	kb, err := a.knowledgeBase()
+	kb, err := a.kb.knowledgeBase()
 	if err != nil {
 		return err
 	}

@@ -241,11 +241,11 @@ func TestLateToolsAnnouncedInTheNextRealPrompt(t *testing.T) {
 	raw, _ := os.ReadFile(filepath.Join("testdata", "templates", "llama3.2.gotmpl"))
 	f.template["llama3.2:latest"] = string(raw)
 	env := newTestEnv(t, f, "llama3.2")
-	env.a.mainTurn() // pins the block (the warm start does this)
+	env.a.mainTurn(&env.a.toolSet) // pins the block (the warm start does this)
 	env.a.Tools.registerFunc("ev__echo", "Echoes back the input.", map[string]any{"type": "object", "properties": map[string]any{}},
 		func(context.Context, map[string]any) (toolResult, error) { return toolResult{Text: "echo"}, nil }, EffectRead, "test")
-	env.a.mainTurn() // a warm request, or /summarize, builds a turn too
-	env.a.mainTurn()
+	env.a.mainTurn(&env.a.toolSet) // a warm request, or /summarize, builds a turn too
+	env.a.mainTurn(&env.a.toolSet)
 	f.script(textReply("llama3.2", "ok"), textReply("llama3.2", "ok"))
 	for _, p := range []string{"first", "second"} {
 		if err := env.a.RunPrompt(t.Context(), p); err != nil {

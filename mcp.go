@@ -17,10 +17,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/harvey-agent/harvey/internal/coerce"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	anyllm "github.com/mozilla-ai/any-llm-go"
+
+	"github.com/harvey-agent/harvey/internal/coerce"
 )
 
 // MCP: tools from Model Context Protocol servers, on the official Go SDK.
@@ -348,7 +348,7 @@ func (m *mcpManager) call(s *mcpServer, tool, name string, schema map[string]any
 		}
 		if effect != EffectRead {
 			b, _ := json.Marshal(args)
-			if err := approve(ctx, name, "call MCP tool "+name+" "+flatText(string(b))); err != nil {
+			if err := m.tools.approve(ctx, name, "call MCP tool "+name+" "+flatText(string(b))); err != nil {
 				return toolResult{}, err
 			}
 		}

@@ -176,9 +176,9 @@ func cmdOllama(ctx context.Context, a *Agent, args []string, out io.Writer) erro
 
 // ollamaStillRunning says, as the session ends, that the Ollama it started
 // goes on (models stay loaded for the next start) and how to stop it.
-func (a *Agent) ollamaStillRunning() {
-	if st := a.ollama; st.running() {
-		a.logf("%s", a.dim(fmt.Sprintf("· Ollama (pid %d), which Harvey started, keeps running so models stay loaded; stop it with: kill %d", st.cmd.Process.Pid, st.cmd.Process.Pid)))
+func (be *backend) ollamaStillRunning(tm *Terminal) {
+	if st := be.ollama; st.running() {
+		tm.logf("%s", tm.dim(fmt.Sprintf("· Ollama (pid %d), which Harvey started, keeps running so models stay loaded; stop it with: kill %d", st.cmd.Process.Pid, st.cmd.Process.Pid)))
 	}
 }
 
@@ -189,7 +189,7 @@ func (a *Agent) warmStart() {
 	if !ok || !a.Interactive || a.ModelName == "" {
 		return
 	}
-	t := a.mainTurn()
+	t := a.mainTurn(&a.toolSet)
 	var tools []anyllm.Tool
 	if t.mode == ModeSchema {
 		tools = t.tools

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvey-agent/harvey/internal/textcalls"
 	anyllm "github.com/mozilla-ai/any-llm-go"
+
+	"github.com/harvey-agent/harvey/internal/textcalls"
 )
 
 // builtinLookup is the registry's schema lookup for the built-in tools.

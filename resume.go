@@ -65,15 +65,16 @@ type savedSession struct {
 	History []Message `json:"history"`
 }
 
-// saveSession journals the conversation so --continue can pick it up (an
+// saveSession journals the conversation (with the model that answers it)
+// so --continue can pick it up (an
 // empty one after /clear, so a cleared conversation does not come back). A
 // failure (a read-only workspace) is not worth interrupting the user for.
-func (a *Agent) saveSession() {
-	if !a.Workspace.HasAgents() || len(a.History) == 0 {
+func (cv *conversation) saveSession(model string) {
+	if !cv.ws.HasAgents() || len(cv.History) == 0 {
 		return
 	}
-	msgs := a.History[1:]
-	j := &a.journal
+	msgs := cv.History[1:]
+	j := &cv.journal
 	prints := make([]uint64, len(msgs))
 	for i, m := range msgs {
 		prints[i] = fingerprint(m)
@@ -82,24 +83,24 @@ func (a *Agent) saveSession() {
 	for i := 0; same && i < len(j.prints); i++ {
 		same = j.prints[i] == prints[i]
 	}
-	if same && len(prints) == len(j.prints) && j.model == a.ModelName {
+	if same && len(prints) == len(j.prints) && j.model == model {
 		return // nothing changed: no write
 	}
 	if len(prints) == 0 && len(j.prints) == 0 {
 		return // no conversation yet in this process: the last one stays
 	}
 	if !same || j.size > 4*max(j.content, 64<<10) {
-		a.rewriteJournal(msgs, prints)
+		cv.rewriteJournal(model, msgs, prints)
 		return
 	}
 	var b []byte
-	if j.model != a.ModelName {
-		b = appendJSONLine(b, journalLine{Op: "model", Model: a.ModelName})
+	if j.model != model {
+		b = appendJSONLine(b, journalLine{Op: "model", Model: model})
 	}
 	for i := len(j.prints); i < len(msgs); i++ {
 		b = appendJSONLine(b, journalLine{Op: "add", Msg: &msgs[i]})
 	}
-	f, err := a.Workspace.OpenInternalAppend(journalPath)
+	f, err := cv.ws.OpenInternalAppend(journalPath)
 	if err != nil {
 		return
 	}
@@ -109,24 +110,24 @@ func (a *Agent) saveSession() {
 		return
 	}
 	f.Sync()
-	j.prints, j.model = prints, a.ModelName
+	j.prints, j.model = prints, model
 	j.size += int64(len(b))
 	j.content += int64(len(b))
 }
 
 // rewriteJournal writes the whole conversation as a new journal,
 // atomically.
-func (a *Agent) rewriteJournal(msgs []Message, prints []uint64) {
-	b := appendJSONLine(nil, journalLine{Op: "reset", Model: a.ModelName})
+func (cv *conversation) rewriteJournal(model string, msgs []Message, prints []uint64) {
+	b := appendJSONLine(nil, journalLine{Op: "reset", Model: model})
 	for i := range msgs {
 		b = appendJSONLine(b, journalLine{Op: "add", Msg: &msgs[i]})
 	}
-	if err := a.Workspace.WriteInternalAtomic(journalPath, b, 0o600); err != nil {
-		a.journal.size = 0
+	if err := cv.ws.WriteInternalAtomic(journalPath, b, 0o600); err != nil {
+		cv.journal.size = 0
 		return
 	}
-	a.journal = journalState{prints: prints, model: a.ModelName, size: int64(len(b)), content: int64(len(b))}
-	a.Workspace.RemoveInternal(lastSessionPath) // the older format, superseded
+	cv.journal = journalState{prints: prints, model: model, size: int64(len(b)), content: int64(len(b))}
+	cv.ws.RemoveInternal(lastSessionPath) // the older format, superseded
 }
 
 func appendJSONLine(b []byte, l journalLine) []byte {

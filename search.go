@@ -16,9 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/harvey-agent/harvey/internal/match"
-
 	"golang.org/x/sys/unix"
+
+	"github.com/harvey-agent/harvey/internal/match"
 )
 
 // search_files and /search: a Go regexp over the text files under a path,

@@ -188,7 +188,7 @@ func TestAgentsStateNeverFollowsLinks(t *testing.T) {
 			a.RunPrompt(ctx, "/safemode on")
 			a.RunPrompt(ctx, "/record stop")
 			a.History = append(a.History, Message{Role: "user", Content: "hello"})
-			a.saveSession()
+			a.saveSession(a.ModelName)
 			if a.editor == nil {
 				ed := &lineEditor{ws: a.Workspace, histRel: historyPath}
 				ed.remember("a line")
@@ -224,7 +224,7 @@ func TestAgentsFileModes(t *testing.T) {
 		}
 	}
 	a.History = append(a.History, Message{Role: "user", Content: "hello"})
-	a.saveSession()
+	a.saveSession(a.ModelName)
 	a.Close()
 	a.Workspace.Close()
 	filepath.Walk(filepath.Join(dir, "agents"), func(p string, info os.FileInfo, err error) error {

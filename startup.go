@@ -63,7 +63,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	for _, w := range cf.Warnings {
 		a.logf("%s", a.colorize("33", "warning: "+w))
 	}
-	a.confirmWorkspaceConfig()
+	a.confirmWorkspaceConfig(a.Config, a.Workspace)
 	a.confirmUserTools()
 	a.Tools.SetAllowed(cf.Tools.AllowedTools)
 	for _, p := range a.toolProblems {
@@ -72,7 +72,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	if len(a.userTools) > 0 {
 		a.logf("user tools from %s/: %s", UserToolsDir, strings.Join(a.userTools, ", "))
 	}
-	a.warnAgentsNotIgnored()
+	a.warnAgentsNotIgnored(a.Workspace)
 	if sb := sandboxAvailable(); !sb.enforced() {
 		a.logf("%s", a.colorize("33", "warning: "+sb.why))
 	}
@@ -114,29 +114,28 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 // confirmWorkspaceConfig asks, once per workspace, before using settings
 // of a workspace's agents/harvey.yaml that send data somewhere or loosen a
 // limit; headless they are ignored with one line.
-func (a *Agent) confirmWorkspaceConfig() {
-	cf := a.Config
+func (tm *Terminal) confirmWorkspaceConfig(cf *ConfigFile, ws *Workspace) {
 	if len(cf.Gated) == 0 {
 		return
 	}
-	if !a.Interactive {
-		a.logf("%s", a.colorize("33", fmt.Sprintf("warning: %s (not written by Harvey, not yet confirmed) %s; ignored headless — start harvey in this directory once to confirm", ConfigPath, gatedSummary(cf.Gated))))
+	if !tm.Interactive {
+		tm.logf("%s", tm.colorize("33", fmt.Sprintf("warning: %s (not written by Harvey, not yet confirmed) %s; ignored headless — start harvey in this directory once to confirm", ConfigPath, gatedSummary(cf.Gated))))
 		cf.DeclineWorkspace()
 		return
 	}
-	fmt.Fprintf(a.Err, "%s %s was not written by Harvey (it may come from the repository). It:\n", a.colorize("33", "?"), ConfigPath)
+	fmt.Fprintf(tm.Err, "%s %s was not written by Harvey (it may come from the repository). It:\n", tm.colorize("33", "?"), ConfigPath)
 	for _, g := range cf.Gated {
-		fmt.Fprintf(a.Err, "  - %s: %s\n", g.Key, sanitizeForTerminal(g.Shown))
+		fmt.Fprintf(tm.Err, "  - %s: %s\n", g.Key, sanitizeForTerminal(g.Shown))
 	}
-	ans, err := a.In.Ask("Use these settings in this workspace? [y/N] ")
+	ans, err := tm.In.Ask("Use these settings in this workspace? [y/N] ")
 	if err == nil && strings.EqualFold(strings.TrimSpace(ans), "y") {
-		if err := cf.AcceptWorkspace(a.Workspace.Root); err != nil {
-			a.logf("%s", a.colorize("33", "warning: settings used, but the confirmation was not saved: "+err.Error()))
+		if err := cf.AcceptWorkspace(ws.Root); err != nil {
+			tm.logf("%s", tm.colorize("33", "warning: settings used, but the confirmation was not saved: "+err.Error()))
 		}
 		return
 	}
 	cf.DeclineWorkspace()
-	a.logf("%s", a.dim("· ignored for this session; you will be asked again next time"))
+	tm.logf("%s", tm.dim("· ignored for this session; you will be asked again next time"))
 }
 
 // resolveOllamaURL: --ollama, else OLLAMA_HOST, else config, else default.
@@ -163,7 +162,7 @@ func (a *Agent) connect(ctx context.Context, model string) {
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	models, err := oc.Models(pctx)
-	if err != nil && a.offerOllamaStart(ctx, oc) {
+	if err != nil && a.offerOllamaStart(ctx, &a.Terminal, oc) {
 		models, err = oc.Models(ctx)
 	}
 	if err != nil {
@@ -223,23 +222,23 @@ func (a *Agent) connect(ctx context.Context, model string) {
 
 // offerOllamaStart asks, in an interactive session only, whether to start
 // a local Ollama that is not answering, when the ollama binary is there.
-func (a *Agent) offerOllamaStart(ctx context.Context, oc *OllamaClient) bool {
-	if !a.Interactive || !isLoopbackURL(oc.BaseURL) {
+func (be *backend) offerOllamaStart(ctx context.Context, tm *Terminal, oc *OllamaClient) bool {
+	if !tm.Interactive || !isLoopbackURL(oc.BaseURL) {
 		return false
 	}
 	if _, err := exec.LookPath("ollama"); err != nil {
 		return false
 	}
-	ans, err := a.In.Ask(fmt.Sprintf("Ollama is not answering at %s. Start it now (ollama serve)? [y/N] ", oc.BaseURL))
+	ans, err := tm.In.Ask(fmt.Sprintf("Ollama is not answering at %s. Start it now (ollama serve)? [y/N] ", oc.BaseURL))
 	if err != nil || !strings.EqualFold(strings.TrimSpace(ans), "y") {
 		return false
 	}
-	st, err := startOllama(ctx, oc, a.Err)
+	st, err := startOllama(ctx, oc, tm.Err)
 	if st != nil {
-		a.ollama = st
+		be.ollama = st
 	}
 	if err != nil {
-		a.logf("%s", a.colorize("31", err.Error()))
+		tm.logf("%s", tm.colorize("31", err.Error()))
 		return false
 	}
 	return true
@@ -296,20 +295,20 @@ func (tm *Terminal) chooseModel(models []string, details map[string]string) stri
 }
 
 // warnAgentsNotIgnored warns once when agents/ is not in .gitignore.
-func (a *Agent) warnAgentsNotIgnored() {
-	if _, err := a.Workspace.root.Lstat(".git"); err != nil {
+func (tm *Terminal) warnAgentsNotIgnored(ws *Workspace) {
+	if _, err := ws.root.Lstat(".git"); err != nil {
 		return
 	}
 	// Ignored the way git decides it: .gitignore and .git/info/exclude,
 	// with git's own pattern rules (ignore.go).
 	var ign ignoreSet
 	for _, f := range []string{".gitignore", ".git/info/exclude"} {
-		if data, err := a.Workspace.root.ReadFile(f); err == nil {
+		if data, err := ws.root.ReadFile(f); err == nil {
 			ign.add(".", data)
 		}
 	}
 	if ign.ignored(AgentsDir, true) {
 		return
 	}
-	a.logf("%s", a.colorize("33", "warning: agents/ (Harvey's config, history and sessions) is not in .gitignore; add a line \"agents/\" so it is never committed"))
+	tm.logf("%s", tm.colorize("33", "warning: agents/ (Harvey's config, history and sessions) is not in .gitignore; add a line \"agents/\" so it is never committed"))
 }

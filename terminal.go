@@ -15,7 +15,7 @@ import (
 
 // Run is the interactive loop. It returns when the user leaves.
 func (a *Agent) Run(ctx context.Context, o Options) error {
-	defer a.ollamaStillRunning()
+	defer a.ollamaStillRunning(&a.Terminal)
 	ed := a.editor
 	if a.Interactive {
 		fmt.Fprintf(a.Err, "Harvey %s — workspace %s. /help for commands, Ctrl-D to leave.\n", Version, a.Workspace.Root)

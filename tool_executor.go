@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
+	anyllm "github.com/mozilla-ai/any-llm-go"
+
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/textcalls"
-
-	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
 // ErrToolLoopLimit is returned when a turn uses more tool rounds than
@@ -85,83 +85,40 @@ type execHost interface {
 // extended history. Hitting the round limit is an error, not a silent stop.
 func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out io.Writer) ([]Message, ChatStats, error) {
 	var total ChatStats
-	lookup := e.registry.schemaOf
-	if e.turn != nil && e.turn.tools != nil {
-		// Only what this turn offered can be called.
-		lookup = func(n string) (map[string]any, bool) {
-			if !e.turn.offers(n) {
-				return nil, false
-			}
-			return e.registry.schemaOf(n)
-		}
-	}
+	lookup := e.lookup()
 	for round := 0; ; round++ {
-		var tools []anyllm.Tool
-		if !e.prose {
-			tools = e.registry.GetToolSchemas()
-			if e.turn != nil && e.turn.tools != nil {
-				tools = e.turn.tools
-			}
-		}
 		e.fitRound(messages, lastAssistant(messages))
 		hb := &holdbackWriter{out: out, isTool: func(n string) bool { _, ok := lookup(n); return ok }}
-		send, sendTools := messages, tools
+		send, sendTools := messages, e.roundTools()
 		if e.turn != nil {
-			send, sendTools = e.turn.prepare(messages, tools)
+			send, sendTools = e.turn.prepare(messages, sendTools)
 		}
 		stats, calls, err := e.client.ChatWithTools(ctx, send, sendTools, hb)
 		total.add(stats)
 		tr := e.trace()
 		tr.round(stats, calls)
 		if err != nil {
-			if errors.Is(err, ErrToolsUnsupported) && !e.prose && e.host != nil && e.turn != nil {
-				// The server refused tools: remember it, and retry in prose mode.
-				sys, ferr := e.host.proseFallback(e.turn.model)
-				if ferr != nil {
-					return messages, total, fmt.Errorf("%v; %v", err, ferr)
-				}
-				e.prose = true
-				if len(messages) > 0 && messages[0].Role == RoleSystem {
-					messages[0].Content = sys
-				}
+			if retry, ferr := e.fallBackToProse(err, messages); retry {
 				round--
 				continue
+			} else if ferr != nil {
+				return messages, total, ferr
 			}
 			_, held := hb.finish()
 			io.WriteString(out, held)
 			return messages, total, err
 		}
 		text, held := hb.finish()
-		recovered, quoted := false, false
+		var r replyCalls
 		if len(calls) == 0 {
-			var prose string
-			// Schema mode is strict (the model could have called natively),
-			// unless the layout took the tools out of the request.
-			strict := !e.prose && (e.turn == nil || e.turn.layout == layoutNative)
-			r := textcalls.Recover(text, lookup, strict)
-			calls, prose = r.Calls, r.Prose
-			tr.recovered(r, e.prose)
-			if note := r.Note(); note != "" && round < e.maxIterations {
+			r = e.recoverPrinted(text, held, hb, out, lookup, tr, round < e.maxIterations)
+			if r.note != "" {
 				// The model meant to act but its call cannot be read
 				// faithfully: nothing runs, and it is told what to fix.
-				if held != "" {
-					io.WriteString(out, held)
-				}
-				fmt.Fprintf(out, "\n[not run: a tool call written as text could not be read: %s]\n", strings.Join(r.Unread, "; "))
-				messages = append(messages, Message{Role: RoleAssistant, Content: text}, Message{Role: RoleUser, Content: note})
+				messages = append(messages, Message{Role: RoleAssistant, Content: text}, Message{Role: RoleUser, Content: r.note})
 				continue
 			}
-			if len(calls) > 0 {
-				// Only a call that is the whole reply is an act; with
-				// prose around it, it may be a quotation: the user decides.
-				recovered, quoted = true, !textcalls.WholeReply(prose)
-				text = prose
-				if written := len(hb.all.String()) - len(held); written == 0 && prose != "" {
-					io.WriteString(out, prose+"\n")
-				}
-			} else if held != "" {
-				io.WriteString(out, held)
-			}
+			calls, text = r.calls, r.text
 		}
 		if len(calls) == 0 {
 			messages = append(messages, Message{Role: RoleAssistant, Content: text})
@@ -171,38 +128,127 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 			messages = append(messages, Message{Role: RoleAssistant, Content: text})
 			return messages, total, fmt.Errorf("%w: the model asked for tools %d rounds in a row (max_tool_calls_per_turn is %d); stopped", ErrToolLoopLimit, round+1, e.maxIterations)
 		}
-		if e.prose || recovered {
-			// The model does not speak the tool protocol: keep its text, run
-			// the calls, and give results back as a user message.
-			messages = append(messages, Message{Role: RoleAssistant, Content: strings.TrimSpace(text + "\n" + describeCalls(calls))})
-			origin := fromText
-			if quoted {
-				origin = fromTextWithProse
-			}
-			results, err := e.executeCalls(ctx, calls, origin)
-			if err != nil {
-				return messages, total, err
-			}
-			var sb strings.Builder
-			for _, r := range results {
-				sb.WriteString(r.Content)
-				sb.WriteString("\n")
-			}
-			if e.prose {
-				messages = append(messages, Message{Role: RoleUser, Content: strings.TrimSpace(sb.String())})
-			} else {
-				messages[len(messages)-1] = Message{Role: RoleAssistant, Content: text, ToolCalls: calls}
-				messages = append(messages, results...)
-			}
-			continue
+		if e.prose || r.recovered {
+			messages, err = e.runPrinted(ctx, messages, text, calls, r.quoted)
+		} else {
+			messages = append(messages, Message{Role: RoleAssistant, Content: text, ToolCalls: calls})
+			var results []Message
+			results, err = e.ExecuteToolCalls(ctx, calls)
+			messages = append(messages, results...)
 		}
-		messages = append(messages, Message{Role: RoleAssistant, Content: text, ToolCalls: calls})
-		results, err := e.ExecuteToolCalls(ctx, calls)
-		messages = append(messages, results...)
 		if err != nil {
 			return messages, total, err
 		}
 	}
+}
+
+// lookup finds the schema of a tool the model may call: only what this
+// turn offered, when the turn says.
+func (e *ToolExecutor) lookup() textcalls.Lookup {
+	if e.turn == nil || e.turn.tools == nil {
+		return e.registry.schemaOf
+	}
+	return func(n string) (map[string]any, bool) {
+		if !e.turn.offers(n) {
+			return nil, false
+		}
+		return e.registry.schemaOf(n)
+	}
+}
+
+// roundTools is the tools field of the next request (none in prose mode).
+func (e *ToolExecutor) roundTools() []anyllm.Tool {
+	if e.prose {
+		return nil
+	}
+	if e.turn != nil && e.turn.tools != nil {
+		return e.turn.tools
+	}
+	return e.registry.GetToolSchemas()
+}
+
+// fallBackToProse handles a server that refused tools: it remembers that,
+// switches the turn to prose mode and says to retry the round. An error
+// means the fallback is off.
+func (e *ToolExecutor) fallBackToProse(err error, messages []Message) (bool, error) {
+	if !errors.Is(err, ErrToolsUnsupported) || e.prose || e.host == nil || e.turn == nil {
+		return false, nil
+	}
+	sys, ferr := e.host.proseFallback(e.turn.model)
+	if ferr != nil {
+		return false, fmt.Errorf("%v; %v", err, ferr)
+	}
+	e.prose = true
+	if len(messages) > 0 && messages[0].Role == RoleSystem {
+		messages[0].Content = sys
+	}
+	return true, nil
+}
+
+// replyCalls is what a reply without structured calls does as text.
+type replyCalls struct {
+	calls     []anyllm.ToolCall
+	text      string // the reply's text, less the calls recovered from it
+	recovered bool   // the calls were printed
+	quoted    bool   // with prose around them: the user decides
+	note      string // a printed call that cannot be read: what the model is told
+}
+
+// recoverPrinted looks for calls the model printed, and shows the user
+// what the holdback writer kept back (the reply's prose, or all of it).
+// mayRetry: a call that cannot be read is explained to the model, which
+// gets another round.
+func (e *ToolExecutor) recoverPrinted(text, held string, hb *holdbackWriter, out io.Writer, lookup textcalls.Lookup, tr *turnTrace, mayRetry bool) replyCalls {
+	// Schema mode is strict (the model could have called natively),
+	// unless the layout took the tools out of the request.
+	strict := !e.prose && (e.turn == nil || e.turn.layout == layoutNative)
+	r := textcalls.Recover(text, lookup, strict)
+	tr.recovered(r, e.prose)
+	if note := r.Note(); note != "" && mayRetry {
+		if held != "" {
+			io.WriteString(out, held)
+		}
+		fmt.Fprintf(out, "\n[not run: a tool call written as text could not be read: %s]\n", strings.Join(r.Unread, "; "))
+		return replyCalls{text: text, note: note}
+	}
+	if len(r.Calls) == 0 {
+		if held != "" {
+			io.WriteString(out, held)
+		}
+		return replyCalls{text: text}
+	}
+	// Only a call that is the whole reply is an act; with prose around
+	// it, it may be a quotation: the user decides.
+	if written := len(hb.all.String()) - len(held); written == 0 && r.Prose != "" {
+		io.WriteString(out, r.Prose+"\n")
+	}
+	return replyCalls{calls: r.Calls, text: r.Prose, recovered: true, quoted: !textcalls.WholeReply(r.Prose)}
+}
+
+// runPrinted runs the calls of a model that does not speak the tool
+// protocol (prose mode) or printed them: its text is kept, the calls run,
+// and the results go back as a user message (prose mode) or as tool
+// results.
+func (e *ToolExecutor) runPrinted(ctx context.Context, messages []Message, text string, calls []anyllm.ToolCall, quoted bool) ([]Message, error) {
+	messages = append(messages, Message{Role: RoleAssistant, Content: strings.TrimSpace(text + "\n" + describeCalls(calls))})
+	origin := fromText
+	if quoted {
+		origin = fromTextWithProse
+	}
+	results, err := e.executeCalls(ctx, calls, origin)
+	if err != nil {
+		return messages, err
+	}
+	if e.prose {
+		var sb strings.Builder
+		for _, r := range results {
+			sb.WriteString(r.Content)
+			sb.WriteString("\n")
+		}
+		return append(messages, Message{Role: RoleUser, Content: strings.TrimSpace(sb.String())}), nil
+	}
+	messages[len(messages)-1] = Message{Role: RoleAssistant, Content: text, ToolCalls: calls}
+	return append(messages, results...), nil
 }
 
 // trace is the turn's trace, or nil (its methods do nothing then).
@@ -277,9 +323,6 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin
 	h := e.host
 	if e.turn != nil {
 		ctx = withResultCap(ctx, e.turn.maxOut)
-	}
-	if h != nil {
-		ctx = withApprover(ctx, h)
 	}
 	start := time.Now()
 	name := c.Function.Name

@@ -159,7 +159,7 @@ func TestBadArgumentsBecomeErrorResults(t *testing.T) {
 	ex := &ToolExecutor{registry: newToolRegistry(), maxIterations: 10, maxOutputBytes: 1000}
 	env := newTestEnv(t, nil, "")
 	ex.registry = env.a.Tools
-	ex.host = env.a
+	ex.host = newTurnHost(env.a)
 	msgs, err := ex.ExecuteToolCalls(t.Context(), []anyllmToolCall{
 		{ID: "a", Type: "function", Function: fc("read_file", `{"path": `)},
 		{ID: "b", Type: "function", Function: fc("read_file", `{"path": 12, "offset": "x"}`)},

@@ -6,9 +6,9 @@ import (
 	"sort"
 	"sync"
 
-	"github.com/harvey-agent/harvey/internal/coerce"
-
 	anyllm "github.com/mozilla-ai/any-llm-go"
+
+	"github.com/harvey-agent/harvey/internal/coerce"
 )
 
 // ToolRegistry holds the tools a model may call: their anyllm.Tool schemas
@@ -17,6 +17,9 @@ type ToolRegistry struct {
 	mu      sync.RWMutex
 	tools   map[string]toolEntry
 	allowed map[string]bool // nil: all tools allowed
+	// approver asks before a tool registered from Go code runs (the
+	// session's gate, set once by newAgent); nil: such a tool is refused.
+	approver approver
 }
 
 // newToolRegistry returns an empty registry.
@@ -31,7 +34,7 @@ func newToolRegistry() *ToolRegistry {
 func (r *ToolRegistry) RegisterTool(name, description string, parameters map[string]any, handler ToolHandler) {
 	gated := func(ctx context.Context, args map[string]any) (string, error) {
 		// Harvey cannot know what this code does: it asks like run_command.
-		if err := approve(ctx, name, "run "+name+" "+flatText(callSummary(name, args))); err != nil {
+		if err := r.approve(ctx, name, "run "+name+" "+flatText(callSummary(name, args))); err != nil {
 			return "", err
 		}
 		return handler(ctx, args)
@@ -60,6 +63,17 @@ func (r *ToolRegistry) registerFunc(name, description string, parameters map[str
 		effect: effect,
 		source: source,
 	}
+}
+
+// approve asks the registry's approver; with none, the effect is refused.
+func (r *ToolRegistry) approve(ctx context.Context, tool, action string) error {
+	r.mu.RLock()
+	ap := r.approver
+	r.mu.RUnlock()
+	if ap == nil {
+		return fmt.Errorf("%w: %s needs approval and there is nobody to ask", ErrDenied, tool)
+	}
+	return ap.confirm(ctx, tool, action, "")
 }
 
 // Unregister removes a tool.

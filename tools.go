@@ -52,25 +52,9 @@ const (
 
 // ---- output cap ----
 
-// approverKey carries, in a tool's context, who may approve its effects.
-type approverKey struct{}
-
-// approver asks the user before an effect.
+// approver asks the user before an effect (the gate: gate.confirm).
 type approver interface {
 	confirm(ctx context.Context, tool, action, preview string) error
-}
-
-func withApprover(ctx context.Context, ap approver) context.Context {
-	return context.WithValue(ctx, approverKey{}, ap)
-}
-
-// approve asks the approver in ctx; with none, the effect is refused.
-func approve(ctx context.Context, tool, action string) error {
-	ap, ok := ctx.Value(approverKey{}).(approver)
-	if !ok || ap == nil {
-		return fmt.Errorf("%w: %s needs approval and there is nobody to ask", ErrDenied, tool)
-	}
-	return ap.confirm(ctx, tool, action, "")
 }
 
 // ToolMode is how the current model gets tools.

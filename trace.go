@@ -1,9 +1,9 @@
 package harvey
 
 import (
-	"github.com/harvey-agent/harvey/internal/textcalls"
-
 	anyllm "github.com/mozilla-ai/any-llm-go"
+
+	"github.com/harvey-agent/harvey/internal/textcalls"
 )
 
 // turnTrace is what one turn did, round by round: what the server

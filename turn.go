@@ -11,16 +11,16 @@ import (
 )
 
 // mainTurn is a turn for the main model.
-func (a *Agent) mainTurn() *turn {
-	t := &turn{client: a.Client, model: a.ModelName, mode: a.toolMode(), window: a.window(a.Client),
-		maxRounds: a.Config.MaxToolCalls(a.ModelName)}
-	t.maxOut = capFor(a.Config.MaxOutputBytes(), t.window)
-	t.tools = a.toolsFor(t.model, t.window)
+func (be *backend) mainTurn(ts *toolSet) *turn {
+	t := &turn{client: be.Client, model: be.ModelName, mode: be.toolMode(), window: be.window(be.Client),
+		maxRounds: be.cfg.MaxToolCalls(be.ModelName)}
+	t.maxOut = capFor(be.cfg.MaxOutputBytes(), t.window)
+	t.tools = ts.toolsFor(t.model, t.window)
 	t.schema = schemaTokensOf(t.mode, t.tools)
 	if t.mode == ModeSchema {
-		t.layout = a.layouts[a.ModelName]
+		t.layout = be.layouts[be.ModelName]
 		if t.layout != layoutNative {
-			t.block, t.announce, t.announced = a.pinToolBlock(t.model, t.layout, t.tools)
+			t.block, t.announce, t.announced = be.pinToolBlock(t.model, t.layout, t.tools)
 		}
 	}
 	return t
@@ -28,21 +28,21 @@ func (a *Agent) mainTurn() *turn {
 
 // routeTurn is a turn for the route name: its own client, model, tool mode
 // and limits. The caller closes t.client.
-func (a *Agent) routeTurn(ctx context.Context, name string) (*turn, error) {
-	_, rt := a.Routes.find(name)
+func (be *backend) routeTurn(ctx context.Context, ts *toolSet, name string) (*turn, error) {
+	_, rt := be.Routes.find(name)
 	if rt == nil {
 		return nil, fmt.Errorf("no route @%s; see /route list", name)
 	}
 	if !rt.Enabled {
 		return nil, fmt.Errorf("route @%s is disabled; /route enable %s", rt.Name, rt.Name)
 	}
-	c, err := a.Routes.client(rt, time.Duration(a.Config.OllamaTimeout), a.Config.EffectiveNumCtx(rt.Model))
+	c, err := be.Routes.client(rt, time.Duration(be.cfg.OllamaTimeout), be.cfg.EffectiveNumCtx(rt.Model))
 	if err != nil {
 		return nil, err
 	}
-	t := &turn{client: c, model: rt.Model, route: rt.Name, window: a.window(c), maxRounds: a.Config.MaxToolCalls(rt.Model)}
+	t := &turn{client: c, model: rt.Model, route: rt.Name, window: be.window(c), maxRounds: be.cfg.MaxToolCalls(rt.Model)}
 	switch {
-	case a.toolsOff || !a.Config.ToolsEnabled(rt.Model):
+	case be.toolsOff || !be.cfg.ToolsEnabled(rt.Model):
 		t.mode = ModeOff
 	default:
 		t.mode = ModeSchema // servers that cannot say: tools unless configured off
@@ -53,8 +53,8 @@ func (a *Agent) routeTurn(ctx context.Context, name string) (*turn, error) {
 			}
 		}
 	}
-	t.maxOut = capFor(a.Config.MaxOutputBytes(), t.window)
-	t.tools = a.toolsFor(t.model, t.window)
+	t.maxOut = capFor(be.cfg.MaxOutputBytes(), t.window)
+	t.tools = ts.toolsFor(t.model, t.window)
 	t.schema = schemaTokensOf(t.mode, t.tools)
 	return t, nil
 }
@@ -70,9 +70,9 @@ func (a *Agent) newTurn(ctx context.Context, prompt string) (*turn, string, erro
 			}
 			return nil, "", a.errNoBackend()
 		}
-		return a.mainTurn(), prompt, nil
+		return a.mainTurn(&a.toolSet), prompt, nil
 	}
-	t, err := a.routeTurn(ctx, name)
+	t, err := a.routeTurn(ctx, &a.toolSet, name)
 	if err != nil {
 		return nil, "", err
 	}
@@ -85,8 +85,8 @@ func (a *Agent) newTurn(ctx context.Context, prompt string) (*turn, string, erro
 
 // schemaTokens estimates what the tool schemas add to every request of
 // the main model.
-func (a *Agent) schemaTokens(mode ToolMode) int {
-	return schemaTokensOf(mode, a.toolsFor(a.ModelName, a.window(a.Client)))
+func (be *backend) schemaTokens(ts *toolSet, mode ToolMode) int {
+	return schemaTokensOf(mode, ts.toolsFor(be.ModelName, be.window(be.Client)))
 }
 
 // RunPrompt runs one turn: a slash command, !command, @route prompt, or a
@@ -110,11 +110,11 @@ func (a *Agent) RunPrompt(ctx context.Context, line string) error {
 			}
 			a.Recorder.Note(line, note)
 		}
-		a.saveSession()
+		a.saveSession(a.ModelName)
 		return err
 	}
 	err := a.chatTurn(ctx, line)
-	a.saveSession()
+	a.saveSession(a.ModelName)
 	return err
 }
 
@@ -256,16 +256,16 @@ func (a *Agent) newToolExecutor(t *turn) *ToolExecutor {
 		maxIterations:  t.maxRounds,
 		maxOutputBytes: t.maxOut,
 		turn:           t,
-		host:           a,
+		host:           newTurnHost(a),
 		prose:          t.mode == ModeProse,
 	}
 }
 
 // proseToolPrompt describes the tools for models without schema tool calling.
-func (a *Agent) proseToolPrompt() string {
+func (be *backend) proseToolPrompt(ts *toolSet) string {
 	var sb strings.Builder
 	sb.WriteString("To use a tool, reply with only a JSON object: {\"name\": \"TOOL\", \"arguments\": {...}}. The result comes back in the next message. Tools:\n")
-	for _, t := range a.toolsFor(a.ModelName, a.window(a.Client)) {
+	for _, t := range ts.toolsFor(be.ModelName, be.window(be.Client)) {
 		f := t.Function
 		props, _ := f.Parameters["properties"].(map[string]any)
 		req := map[string]bool{}

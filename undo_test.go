@@ -106,7 +106,7 @@ func TestResumeRefusesDamagedSession(t *testing.T) {
 func TestClearEmptiesSavedSession(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	env.a.AddMessage("user", "remember me")
-	env.a.saveSession()
+	env.a.saveSession(env.a.ModelName)
 	if n, _, err := env.a.resumeSession(); err != nil || n != 1 {
 		t.Fatalf("resume: %d %v", n, err)
 	}

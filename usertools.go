@@ -14,10 +14,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/harvey-agent/harvey/internal/coerce"
-
 	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
+
+	"github.com/harvey-agent/harvey/internal/coerce"
 )
 
 // User-defined tools (seed 001, adapted): one Markdown file per tool in

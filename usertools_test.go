@@ -154,7 +154,7 @@ func writeTool(t *testing.T, env *testEnv, name, text string) {
 	if err := os.WriteFile(filepath.Join(env.dir, "agents", "tools", name+".md"), []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if probs := env.a.reloadUserTools(); len(probs) > 0 {
+	if probs := env.a.reloadUserTools(env.a.Workspace, env.a.gate); len(probs) > 0 {
 		t.Fatal(probs)
 	}
 }
@@ -384,5 +384,5 @@ func invokeTool(a *Agent, name string, ctx context.Context, args map[string]any)
 	if !ok {
 		return "", fmt.Errorf("tool %s not registered", name)
 	}
-	return h(withApprover(ctx, a), args)
+	return h(ctx, args)
 }

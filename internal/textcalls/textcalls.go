@@ -31,11 +31,12 @@ package textcalls
 import (
 	"crypto/rand"
 	"encoding/json"
-	"github.com/harvey-agent/harvey/internal/coerce"
 	"regexp"
 	"strings"
 
 	anyllm "github.com/mozilla-ai/any-llm-go"
+
+	"github.com/harvey-agent/harvey/internal/coerce"
 )
 
 // Lookup returns a registered tool's parameter schema.
