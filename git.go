@@ -97,30 +97,7 @@ func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit
 			return "", err
 		}
 	}
-	argv := []string{sub}
-	switch sub {
-	case "diff", "log", "show":
-		argv = append(argv, "--no-ext-diff", "--no-textconv", "--no-color", "--ignore-submodules=all")
-	case "status":
-		argv = append(argv, "--ignore-submodules=all")
-	case "blame":
-		argv = append(argv, "--no-textconv")
-	}
-	argv = append(argv, ga.opts...)
-	if sub == "log" && !ga.count {
-		argv = append(argv, "--max-count="+strconv.Itoa(gitDefaultCount))
-	}
-	pathArgs := append([]string{"--"}, paths...)
-	switch {
-	case sub == "blame":
-	case sub == "log" && len(paths) == 0 && logShowsNoFiles(ga.opts):
-		// Commits only: no path or file content is read or printed, so
-		// there is nothing to exclude (and a hundred exclude pathspecs
-		// would make git diff every commit it walks against its parent).
-	default:
-		pathArgs = append([]string{"--"}, ws.gitPathspecs(paths)...)
-	}
-	argv = append(append(argv, revs...), pathArgs...)
+	argv, pathArgs := gitArgv(ws, sub, ga, revs, paths)
 	note := ""
 	if grep != nil {
 		if argv, note, err = g.grepArgv(grep, revs, pathArgs); err != nil {
@@ -137,6 +114,42 @@ func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit
 	if res.ExitCode != 0 {
 		return "", fmt.Errorf("git %s failed (exit %d): %s", sub, res.ExitCode, gitErrLine(res.Stderr))
 	}
+	return gitAnswer(res, sub, ga, policy, limit) + note, nil
+}
+
+// gitArgv is the git command line for a checked request, and the path
+// arguments it ends with ("--" and the pathspecs: the paths asked, and the
+// excludes of every file Harvey hides).
+func gitArgv(ws *Workspace, sub string, ga *gitArgs, revs, paths []string) (argv, pathArgs []string) {
+	argv = []string{sub}
+	switch sub {
+	case "diff", "log", "show":
+		argv = append(argv, "--no-ext-diff", "--no-textconv", "--no-color", "--ignore-submodules=all")
+	case "status":
+		argv = append(argv, "--ignore-submodules=all")
+	case "blame":
+		argv = append(argv, "--no-textconv")
+	}
+	argv = append(argv, ga.opts...)
+	if sub == "log" && !ga.count {
+		argv = append(argv, "--max-count="+strconv.Itoa(gitDefaultCount))
+	}
+	pathArgs = append([]string{"--"}, paths...)
+	switch {
+	case sub == "blame":
+	case sub == "log" && len(paths) == 0 && logShowsNoFiles(ga.opts):
+		// Commits only: no path or file content is read or printed, so
+		// there is nothing to exclude (and a hundred exclude pathspecs
+		// would make git diff every commit it walks against its parent).
+	default:
+		pathArgs = append([]string{"--"}, ws.gitPathspecs(paths)...)
+	}
+	return append(append(argv, revs...), pathArgs...), pathArgs
+}
+
+// gitAnswer is what git printed as the model sees it: files the policy
+// hides left out (and counted), redacted, within the cap.
+func gitAnswer(res RunResult, sub string, ga *gitArgs, policy gitPolicy, limit int) string {
 	text, dropped := filterGitOutput(string(res.Output), func(p string) bool { return policy(p) != nil })
 	text = redactWindow(text) // hunks and blame ranges are windows of files
 	text = capOutput([]byte(text), limit, res.Dropped > 0 || len(text) > limit)
@@ -149,7 +162,7 @@ func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit
 	if sub == "log" && !ga.count {
 		text += fmt.Sprintf("\n[at most %d commits; use -n N for more or fewer]", gitDefaultCount)
 	}
-	return text + note, nil
+	return text
 }
 
 // gitErrLine is git's stderr as one short line: what went wrong, never a

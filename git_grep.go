@@ -157,22 +157,7 @@ func translateGitRE(p string, basic bool) string {
 		c := p[i]
 		switch {
 		case c == '[' && i+1 < len(p):
-			j := i + 1
-			if j < len(p) && p[j] == '^' {
-				j++
-			}
-			if j < len(p) && p[j] == ']' {
-				j++
-			}
-			for j < len(p) && p[j] != ']' {
-				if p[j] == '[' && j+1 < len(p) && (p[j+1] == ':' || p[j+1] == '.' || p[j+1] == '=') {
-					if k := strings.Index(p[j+2:], string(p[j+1])+"]"); k >= 0 {
-						j += k + 4
-						continue
-					}
-				}
-				j++
-			}
+			j := bracketEnd(p, i)
 			if j >= len(p) {
 				b.WriteString(regexp.QuoteMeta(p[i:]))
 				return b.String()
@@ -181,15 +166,7 @@ func translateGitRE(p string, basic bool) string {
 			i = j
 		case c == '\\' && i+1 < len(p):
 			i++
-			switch d := p[i]; {
-			case d == '<' || d == '>':
-				b.WriteString(`\b`)
-			case basic && strings.IndexByte("(){}|+?", d) >= 0:
-				b.WriteByte(d)
-			default:
-				b.WriteByte('\\')
-				b.WriteByte(d)
-			}
+			writeEscaped(&b, p[i], basic)
 		case basic && strings.IndexByte("(){}|+?", c) >= 0:
 			b.WriteByte('\\')
 			b.WriteByte(c)
@@ -200,6 +177,43 @@ func translateGitRE(p string, basic bool) string {
 		}
 	}
 	return b.String()
+}
+
+// bracketEnd is the index of the ']' that closes the bracket expression
+// starting at p[i] (a leading ^ and ] belong to it, and so do [:class:],
+// [.coll.] and [=equiv=]), or len(p) when none does.
+func bracketEnd(p string, i int) int {
+	j := i + 1
+	if j < len(p) && p[j] == '^' {
+		j++
+	}
+	if j < len(p) && p[j] == ']' {
+		j++
+	}
+	for j < len(p) && p[j] != ']' {
+		if p[j] == '[' && j+1 < len(p) && (p[j+1] == ':' || p[j+1] == '.' || p[j+1] == '=') {
+			if k := strings.Index(p[j+2:], string(p[j+1])+"]"); k >= 0 {
+				j += k + 4
+				continue
+			}
+		}
+		j++
+	}
+	return j
+}
+
+// writeEscaped writes the escape \d: \< and \> are word boundaries, and
+// in a basic expression an escaped operator is the operator.
+func writeEscaped(b *strings.Builder, d byte, basic bool) {
+	switch {
+	case d == '<' || d == '>':
+		b.WriteString(`\b`)
+	case basic && strings.IndexByte("(){}|+?", d) >= 0:
+		b.WriteByte(d)
+	default:
+		b.WriteByte('\\')
+		b.WriteByte(d)
+	}
 }
 
 // grepArgv runs the first pass and returns the second pass's arguments

@@ -432,15 +432,7 @@ func codexServers(toml string) (servers map[string]MCPServer, bad []string) {
 			continue
 		}
 		if strings.HasPrefix(line, "[") {
-			t := strings.Trim(line, "[] ")
-			cur, inEnv = "", false
-			if rest, ok := strings.CutPrefix(t, "mcp_servers."); ok {
-				name, sub, _ := strings.Cut(rest, ".")
-				name = strings.Trim(name, `"`)
-				if validServerName(name) && (sub == "" || sub == "env") {
-					cur, inEnv = name, sub == "env"
-				}
-			}
+			cur, inEnv = codexTable(line)
 			continue
 		}
 		if cur == "" || broken[cur] {
@@ -451,33 +443,8 @@ func codexServers(toml string) (servers map[string]MCPServer, bad []string) {
 			broken[cur] = true // a continued multi-line value
 			continue
 		}
-		k, v = strings.Trim(strings.TrimSpace(k), `"`), strings.TrimSpace(v)
 		s := out[cur]
-		var err error
-		switch {
-		case inEnv:
-			if s.Env == nil {
-				s.Env = map[string]string{}
-			}
-			s.Env[k], err = tomlWhole(v, tomlString)
-		case k == "command":
-			var c string
-			c, err = tomlWhole(v, tomlString)
-			s.Command = append([]string{c}, s.Command[min(1, len(s.Command)):]...)
-		case k == "args":
-			var args []string
-			args, err = tomlWhole(v, tomlStringArray)
-			head := []string{""}
-			if len(s.Command) > 0 {
-				head = s.Command[:1]
-			}
-			s.Command = append(head, args...)
-		case k == "url":
-			s.URL, err = tomlWhole(v, tomlString)
-		case k == "env":
-			s.Env, err = tomlWhole(v, tomlStringTable)
-		}
-		if err != nil {
+		if err := codexSetting(&s, inEnv, strings.Trim(strings.TrimSpace(k), `"`), strings.TrimSpace(v)); err != nil {
 			broken[cur] = true
 		}
 		out[cur] = s
@@ -492,6 +459,51 @@ func codexServers(toml string) (servers map[string]MCPServer, bad []string) {
 	}
 	sort.Strings(bad)
 	return out, bad
+}
+
+// codexTable is the server a table header [mcp_servers.NAME] or
+// [mcp_servers.NAME.env] opens ("" for any other table), and whether it is
+// the env table.
+func codexTable(line string) (name string, env bool) {
+	t := strings.Trim(line, "[] ")
+	rest, ok := strings.CutPrefix(t, "mcp_servers.")
+	if !ok {
+		return "", false
+	}
+	name, sub, _ := strings.Cut(rest, ".")
+	name = strings.Trim(name, `"`)
+	if !validServerName(name) || sub != "" && sub != "env" {
+		return "", false
+	}
+	return name, sub == "env"
+}
+
+// codexSetting reads one key = value line of a server's table into s.
+func codexSetting(s *MCPServer, inEnv bool, k, v string) (err error) {
+	switch {
+	case inEnv:
+		if s.Env == nil {
+			s.Env = map[string]string{}
+		}
+		s.Env[k], err = tomlWhole(v, tomlString)
+	case k == "command":
+		var c string
+		c, err = tomlWhole(v, tomlString)
+		s.Command = append([]string{c}, s.Command[min(1, len(s.Command)):]...)
+	case k == "args":
+		var args []string
+		args, err = tomlWhole(v, tomlStringArray)
+		head := []string{""}
+		if len(s.Command) > 0 {
+			head = s.Command[:1]
+		}
+		s.Command = append(head, args...)
+	case k == "url":
+		s.URL, err = tomlWhole(v, tomlString)
+	case k == "env":
+		s.Env, err = tomlWhole(v, tomlStringTable)
+	}
+	return err
 }
 
 var errTOML = errors.New("not a value Harvey reads")

@@ -54,12 +54,7 @@ func checkBattery(token string) []checkTask {
 	return []checkTask{
 		{id: "answer", title: "answer without tools", kind: kindAnswer,
 			prompt: "What is the capital of France? Answer in one word. Do not use any tool.",
-			check: func(_ string, tr *turnTrace) (bool, string) {
-				if n := len(tr.allCalls()); n > 0 {
-					return false, fmt.Sprintf("called %s for a plain question", plural(n, "tool"))
-				}
-				return true, ""
-			}},
+			check:  checkNoTools},
 		{id: "read", title: "read a named file", kind: kindRead,
 			files:  map[string]string{"notes.txt": "The launch code is " + token + ".\n"},
 			prompt: "Read the file notes.txt and tell me the launch code written in it.",
@@ -79,71 +74,94 @@ func checkBattery(token string) []checkTask {
 		{id: "edit", title: "edit one line", kind: kindAct,
 			files:  map[string]string{"config.ini": "name = demo\nport = 8080\ndebug = false\n"},
 			prompt: "In the file config.ini, change the port from 8080 to 9090. Change nothing else.",
-			check: func(ws string, tr *turnTrace) (bool, string) {
-				b, err := os.ReadFile(filepath.Join(ws, "config.ini"))
-				if err != nil || string(b) != "name = demo\nport = 9090\ndebug = false\n" {
-					return false, "config.ini is not as asked" + failedCalls(tr)
-				}
-				if !succeeded(tr, "edit_file") {
-					return true, "rewrote the file instead of edit_file"
-				}
-				return true, ""
-			}},
+			check:  checkEditedPort},
 		{id: "run", title: "run a command", kind: kindAct,
 			prompt: "Run the shell command `echo check-" + token + "` and tell me what it printed.",
 			check:  resultHas("run_command", "check-"+token)},
 		{id: "two", title: "two calls in one reply", kind: kindAct,
 			files:  map[string]string{"a.txt": "alpha " + token + "\n", "b.txt": "beta " + token + "\n"},
 			prompt: "Read both files a.txt and b.txt at once (two read_file calls in one reply) and tell me what each contains.",
-			check: func(_ string, tr *turnTrace) (bool, string) {
-				for _, r := range tr.rounds {
-					got := map[string]bool{}
-					for _, c := range r.calls {
-						for _, w := range []string{"alpha", "beta"} {
-							if c.name == "read_file" && !c.failed && strings.Contains(c.result, w+" "+token) {
-								got[w] = true
-							}
-						}
-					}
-					if got["alpha"] && got["beta"] {
-						return true, ""
-					}
-				}
-				if reads := countCalls(tr, "read_file"); reads >= 2 {
-					return false, "one call per reply"
-				}
-				return false, "did not read both files" + failedCalls(tr)
-			}},
+			check:  checkBothRead(token)},
 		{id: "syntax", title: "only asked about syntax", kind: kindAnswer,
 			files:  map[string]string{"main.go": "package main\n"},
 			prompt: "Do not use any tools and do not read anything. Just explain in one or two sentences what a call to the read_file tool for main.go would look like.",
-			check: func(_ string, tr *turnTrace) (bool, string) {
-				if n := len(tr.allCalls()); n > 0 {
-					return false, "ran a call it was only asked to describe"
-				}
-				for _, r := range tr.rounds {
-					if len(r.unread) > 0 {
-						return false, "wrote a call it was only asked to describe"
-					}
-				}
-				return true, ""
-			}},
+			check:  checkOnlyDescribed},
 		{id: "types", title: "numeric arguments (offset, limit)", kind: kindRead,
 			files:  map[string]string{"data.txt": numberedLines(12)},
 			prompt: "Read only lines 4 to 6 of data.txt, using read_file's offset and limit arguments.",
-			check: func(_ string, tr *turnTrace) (bool, string) {
-				calls := tr.allCalls()
-				for i, c := range calls {
-					if c.name == "read_file" && !c.failed && strings.Contains(c.result, "row 4 ") && strings.Contains(c.result, "row 6 ") && !strings.Contains(c.result, "row 9 ") {
-						if i > 0 && calls[i-1].failed {
-							return true, "after an error result"
-						}
-						return true, ""
+			check:  checkLines4to6},
+	}
+}
+
+// checkBothRead passes when one reply read both files (their lines hold
+// token).
+func checkBothRead(token string) func(string, *turnTrace) (bool, string) {
+	return func(_ string, tr *turnTrace) (bool, string) {
+		for _, r := range tr.rounds {
+			got := map[string]bool{}
+			for _, c := range r.calls {
+				for _, w := range []string{"alpha", "beta"} {
+					if c.name == "read_file" && !c.failed && strings.Contains(c.result, w+" "+token) {
+						got[w] = true
 					}
 				}
-				return false, "no read of exactly those lines" + failedCalls(tr)
-			}},
+			}
+			if got["alpha"] && got["beta"] {
+				return true, ""
+			}
+		}
+		if reads := countCalls(tr, "read_file"); reads >= 2 {
+			return false, "one call per reply"
+		}
+		return false, "did not read both files" + failedCalls(tr)
 	}
+}
+
+// checkOnlyDescribed passes when no call ran or was written as text.
+func checkOnlyDescribed(_ string, tr *turnTrace) (bool, string) {
+	if n := len(tr.allCalls()); n > 0 {
+		return false, "ran a call it was only asked to describe"
+	}
+	for _, r := range tr.rounds {
+		if len(r.unread) > 0 {
+			return false, "wrote a call it was only asked to describe"
+		}
+	}
+	return true, ""
+}
+
+// checkLines4to6 passes when read_file read exactly lines 4 to 6.
+func checkLines4to6(_ string, tr *turnTrace) (bool, string) {
+	calls := tr.allCalls()
+	for i, c := range calls {
+		if c.name == "read_file" && !c.failed && strings.Contains(c.result, "row 4 ") && strings.Contains(c.result, "row 6 ") && !strings.Contains(c.result, "row 9 ") {
+			if i > 0 && calls[i-1].failed {
+				return true, "after an error result"
+			}
+			return true, ""
+		}
+	}
+	return false, "no read of exactly those lines" + failedCalls(tr)
+}
+
+// checkNoTools passes when no tool ran.
+func checkNoTools(_ string, tr *turnTrace) (bool, string) {
+	if n := len(tr.allCalls()); n > 0 {
+		return false, fmt.Sprintf("called %s for a plain question", plural(n, "tool"))
+	}
+	return true, ""
+}
+
+// checkEditedPort passes when config.ini holds the new port and nothing else changed.
+func checkEditedPort(ws string, tr *turnTrace) (bool, string) {
+	b, err := os.ReadFile(filepath.Join(ws, "config.ini"))
+	if err != nil || string(b) != "name = demo\nport = 9090\ndebug = false\n" {
+		return false, "config.ini is not as asked" + failedCalls(tr)
+	}
+	if !succeeded(tr, "edit_file") {
+		return true, "rewrote the file instead of edit_file"
+	}
+	return true, ""
 }
 
 func numberedLines(n int) string {
@@ -371,30 +389,11 @@ func checkModel(ctx context.Context, name string, o checkOptions) modelReport {
 	}
 	defer a.Workspace.Close()
 	defer a.Close()
-	if isRoute {
-		_, rt := a.Routes.find(route)
-		if rt == nil {
-			r.Error = "no route @" + route + " (harvey.yaml routes:, /route add)"
-			return r
-		}
-		r.Server, r.Model = rt.Provider, "@"+route+" ("+rt.Model+")"
-	} else {
-		if a.Client == nil {
-			r.Error = firstLine(fmt.Sprint(cmpErr(a.connectErr, a.errNoBackend())))
-			return r
-		}
-		r.Model = a.ModelName
-		if oc, ok := a.Client.(*OllamaClient); ok {
-			vctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			r.OllamaVersion, _ = oc.Reachable(vctx)
-			cancel()
-		}
+	if !identify(ctx, a, &r, route, isRoute) {
+		return r
 	}
 	token := randomToken()
-	var firsts []time.Duration
-	var promptTok, genTok int
-	var promptDur, genDur time.Duration
-	r.Counters = true
+	var rt checkRates
 	for _, task := range checkBattery(token) {
 		if ctx.Err() != nil {
 			break
@@ -402,6 +401,7 @@ func checkModel(ctx context.Context, name string, o checkOptions) modelReport {
 		tr, elapsed, terr := runCheckTask(ctx, a, dir, task, route)
 		if tr == nil {
 			r.Error = firstLine(terr.Error())
+			r.Counters = !rt.missing
 			return r
 		}
 		if r.Layout == "" {
@@ -416,36 +416,79 @@ func checkModel(ctx context.Context, name string, o checkOptions) modelReport {
 		}
 		row := taskReport{ID: task.id, Title: task.title, Passed: pass, How: howCalled(tr), Rounds: len(tr.rounds), Seconds: elapsed.Seconds(), Note: note}
 		r.Tasks = append(r.Tasks, row)
-		for i, rd := range tr.rounds {
-			if i == 0 && rd.stats.FirstToken > 0 {
-				firsts = append(firsts, rd.stats.FirstToken)
-			}
-			if rd.stats.Generation == 0 {
-				r.Counters = false
-				continue
-			}
-			promptTok += rd.stats.PromptTokens
-			promptDur += rd.stats.PromptEval
-			genTok += rd.stats.ReplyTokens
-			genDur += rd.stats.Generation
-		}
+		rt.add(tr.turnTrace)
 		if o.progress != nil {
 			fmt.Fprintf(o.progress, "  %-34s %s\n", r.Model+" · "+task.title, passWord(pass))
 		}
 	}
-	if !r.Counters || genDur == 0 {
-		r.Counters = false
-	} else {
-		r.GenTokensPerSec = float64(genTok) / genDur.Seconds()
-		if promptDur > 0 {
-			r.PromptTokensPerSec = float64(promptTok) / promptDur.Seconds()
+	rt.report(&r)
+	return r
+}
+
+// identify names what answers the check in r: the route's server and
+// model, or the model connected and its Ollama version. False: nothing
+// answers (r.Error says why).
+func identify(ctx context.Context, a *Agent, r *modelReport, route string, isRoute bool) bool {
+	if isRoute {
+		_, rt := a.Routes.find(route)
+		if rt == nil {
+			r.Error = "no route @" + route + " (harvey.yaml routes:, /route add)"
+			return false
+		}
+		r.Server, r.Model = rt.Provider, "@"+route+" ("+rt.Model+")"
+		return true
+	}
+	if a.Client == nil {
+		r.Error = firstLine(fmt.Sprint(cmpErr(a.connectErr, a.errNoBackend())))
+		return false
+	}
+	r.Model = a.ModelName
+	if oc, ok := a.Client.(*OllamaClient); ok {
+		vctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		r.OllamaVersion, _ = oc.Reachable(vctx)
+		cancel()
+	}
+	return true
+}
+
+// checkRates adds up the server's own counters over the battery.
+type checkRates struct {
+	firsts            []time.Duration // each task's time to its first token
+	promptTok, genTok int
+	promptDur, genDur time.Duration
+	missing           bool // a round without the counters
+}
+
+func (c *checkRates) add(tr *turnTrace) {
+	for i, rd := range tr.rounds {
+		if i == 0 && rd.stats.FirstToken > 0 {
+			c.firsts = append(c.firsts, rd.stats.FirstToken)
+		}
+		if rd.stats.Generation == 0 {
+			c.missing = true
+			continue
+		}
+		c.promptTok += rd.stats.PromptTokens
+		c.promptDur += rd.stats.PromptEval
+		c.genTok += rd.stats.ReplyTokens
+		c.genDur += rd.stats.Generation
+	}
+}
+
+// report puts the rates in r: tokens per second where every round had
+// the counters, and the median time to the first token.
+func (c *checkRates) report(r *modelReport) {
+	r.Counters = !c.missing && c.genDur > 0
+	if r.Counters {
+		r.GenTokensPerSec = float64(c.genTok) / c.genDur.Seconds()
+		if c.promptDur > 0 {
+			r.PromptTokensPerSec = float64(c.promptTok) / c.promptDur.Seconds()
 		}
 	}
-	if len(firsts) > 0 {
-		slices.Sort(firsts)
-		r.FirstTokenSeconds = firsts[len(firsts)/2].Seconds()
+	if len(c.firsts) > 0 {
+		slices.Sort(c.firsts)
+		r.FirstTokenSeconds = c.firsts[len(c.firsts)/2].Seconds()
 	}
-	return r
 }
 
 func cmpErr(errs ...error) error {

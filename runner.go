@@ -262,27 +262,16 @@ func (s *streamRedactor) flush() {
 // runProcess starts a child as runArgv describes and waits for it.
 func runProcess(ctx context.Context, s procSpec) RunResult {
 	start := time.Now()
-	argv := s.Argv
-	if len(argv) == 0 {
+	if len(s.Argv) == 0 {
 		return RunResult{Err: errors.New("empty command")}
 	}
 	timeout := s.Timeout
 	if timeout <= 0 {
 		timeout = DefaultRunTimeout
 	}
-	env := s.Env
-	var sp *sandboxSpec
-	if s.Sandbox != nil {
-		if sb := sandboxAvailable(); sb.enforced() {
-			if _, err := lookPath(argv[0]); err != nil {
-				return RunResult{Err: err, ExitCode: 127}
-			}
-			spec := *s.Sandbox
-			spec.Argv, spec.Dir, spec.Env = argv, s.Dir, sandboxEnv(env)
-			spec.NoNS = spec.NoNS || !sb.ns
-			sp = &spec
-			argv, env = sb.wrap(spec), nil
-		}
+	argv, env, sp, err := sandboxed(s)
+	if err != nil {
+		return RunResult{Err: err, ExitCode: 127}
 	}
 	prog, err := lookPath(argv[0])
 	if err != nil {
@@ -298,20 +287,9 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 	if s.Stdin != "" {
 		cmd.Stdin = strings.NewReader(s.Stdin)
 	}
-	limit := s.Limit
-	if limit <= 0 {
-		limit = DefaultMaxOutputBytes
-	}
-	w := &capWriter{limit: limit}
 	floodCtx, flood := context.WithCancel(tctx)
 	defer flood()
-	w.flood = flood
-	if s.StopAtCap {
-		w.stopAtCap = true
-	}
-	if s.Echo != nil {
-		w.tee = &streamRedactor{w: s.Echo, left: echoLimit}
-	}
+	w := outputWriter(s, flood)
 	cmd.Stdout, cmd.Stderr = w, w
 	var errw *capWriter
 	if s.SplitStderr {
@@ -359,6 +337,49 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 	if errw != nil {
 		res.Stderr, _ = errw.result()
 	}
+	settle(ctx, tctx, &res, w, err)
+	return res
+}
+
+// sandboxed is the argv and environment that start s: through the
+// sandbox launcher when s asks for the sandbox and it is enforced here
+// (the spec it runs under is returned), else s's own.
+func sandboxed(s procSpec) (argv, env []string, sp *sandboxSpec, err error) {
+	argv, env = s.Argv, s.Env
+	if s.Sandbox == nil {
+		return argv, env, nil, nil
+	}
+	sb := sandboxAvailable()
+	if !sb.enforced() {
+		return argv, env, nil, nil
+	}
+	if _, err := lookPath(argv[0]); err != nil {
+		return nil, nil, nil, err
+	}
+	spec := *s.Sandbox
+	spec.Argv, spec.Dir, spec.Env = argv, s.Dir, sandboxEnv(env)
+	spec.NoNS = spec.NoNS || !sb.ns
+	return sb.wrap(spec), nil, &spec, nil
+}
+
+// outputWriter keeps a child's output within s's cap (flood is called
+// when the output floods past it) and, with s.Echo, shows it redacted as
+// it arrives.
+func outputWriter(s procSpec, flood func()) *capWriter {
+	limit := s.Limit
+	if limit <= 0 {
+		limit = DefaultMaxOutputBytes
+	}
+	w := &capWriter{limit: limit, flood: flood, stopAtCap: s.StopAtCap}
+	if s.Echo != nil {
+		w.tee = &streamRedactor{w: s.Echo, left: echoLimit}
+	}
+	return w
+}
+
+// settle says how the child ended: cancelled, timed out, stopped on
+// purpose at the cap, or failed to run (an exit status is not an error).
+func settle(ctx, tctx context.Context, res *RunResult, w *capWriter, err error) {
 	w.mu.Lock()
 	res.Flooded = w.flooded
 	cut := w.cut
@@ -379,7 +400,6 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 			res.Err = err
 		}
 	}
-	return res
 }
 
 // lookPath finds a program on PATH, never in the workspace through a relative
@@ -414,27 +434,13 @@ func parseCommandLine(s string) (argv []string, needsShell bool, err error) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
-		case c == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, false, errors.New("unclosed single quote")
+		case c == '\'' || c == '"':
+			n, shell, err := quoted(s[i:], &cur)
+			if err != nil {
+				return nil, false, err
 			}
-			cur.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			inWord = true
-		case c == '"':
-			i++
-			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
-					i++
-				} else if s[i] == '$' || s[i] == '`' {
-					needsShell = true
-				}
-				cur.WriteByte(s[i])
-			}
-			if i >= len(s) {
-				return nil, false, errors.New("unclosed double quote")
-			}
+			i += n - 1
+			needsShell = needsShell || shell
 			inWord = true
 		case c == '\\' && i+1 < len(s):
 			i++
@@ -465,6 +471,33 @@ func parseCommandLine(s string) (argv []string, needsShell bool, err error) {
 		needsShell = true
 	}
 	return argv, needsShell, nil
+}
+
+// quoted reads the quoted word s starts with ('...' or "...") into cur
+// and returns how many bytes it took. In double quotes \" \\ \$ and \`
+// are escapes, and $ or ` mean the shell is needed.
+func quoted(s string, cur *strings.Builder) (n int, needsShell bool, err error) {
+	if s[0] == '\'' {
+		j := strings.IndexByte(s[1:], '\'')
+		if j < 0 {
+			return 0, false, errors.New("unclosed single quote")
+		}
+		cur.WriteString(s[1 : 1+j])
+		return j + 2, false, nil
+	}
+	i := 1
+	for ; i < len(s) && s[i] != '"'; i++ {
+		if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+			i++
+		} else if s[i] == '$' || s[i] == '`' {
+			needsShell = true
+		}
+		cur.WriteByte(s[i])
+	}
+	if i >= len(s) {
+		return 0, false, errors.New("unclosed double quote")
+	}
+	return i + 1, needsShell, nil
 }
 
 // CommandPolicy decides whether a command line may run and how.

@@ -211,33 +211,56 @@ func userCaches(home string) []string {
 	if cache == "" && home != "" {
 		cache = filepath.Join(home, ".cache")
 	}
-	gomod := os.Getenv("GOMODCACHE")
-	if gomod == "" {
-		if gp := os.Getenv("GOPATH"); gp != "" {
-			gomod = filepath.Join(strings.Split(gp, ":")[0], "pkg", "mod")
-		} else if home != "" {
-			gomod = filepath.Join(home, "go", "pkg", "mod")
-		}
-	}
+	gomod := goModCache(home)
 	ensure(cache)
 	ensure(os.Getenv("GOCACHE"))
 	ensure(gomod)
-	list := []string{cache, os.Getenv("GOCACHE"), gomod}
-	if home != "" {
-		for _, c := range []struct{ dir, tool string }{{".npm", "npm"}, {".cargo/registry", "cargo"}, {".m2/repository", "mvn"}, {".gradle/caches", "gradle"}} {
-			p := filepath.Join(home, c.dir)
-			if _, err := os.Stat(p); err != nil {
-				if _, err := exec.LookPath(c.tool); err != nil {
-					continue
-				}
-				if _, err := os.Stat(filepath.Dir(p)); err != nil && c.tool != "npm" {
-					continue
-				}
-				ensure(p)
-			}
-			list = append(list, p)
-		}
+	list := append([]string{cache, os.Getenv("GOCACHE"), gomod}, toolCaches(home, ensure)...)
+	return outermost(list)
+}
+
+// goModCache is Go's module cache: GOMODCACHE, else GOPATH's, else ~/go's.
+func goModCache(home string) string {
+	if p := os.Getenv("GOMODCACHE"); p != "" {
+		return p
 	}
+	if gp := os.Getenv("GOPATH"); gp != "" {
+		return filepath.Join(strings.Split(gp, ":")[0], "pkg", "mod")
+	}
+	if home != "" {
+		return filepath.Join(home, "go", "pkg", "mod")
+	}
+	return ""
+}
+
+// toolCaches are npm's, cargo's registry, Maven's and Gradle's caches in
+// home: those that exist, and those of an installed tool (made with
+// ensure; cargo's, Maven's and Gradle's only where the tool's own
+// directory is there).
+func toolCaches(home string, ensure func(string)) []string {
+	if home == "" {
+		return nil
+	}
+	var list []string
+	for _, c := range []struct{ dir, tool string }{{".npm", "npm"}, {".cargo/registry", "cargo"}, {".m2/repository", "mvn"}, {".gradle/caches", "gradle"}} {
+		p := filepath.Join(home, c.dir)
+		if _, err := os.Stat(p); err != nil {
+			if _, err := exec.LookPath(c.tool); err != nil {
+				continue
+			}
+			if _, err := os.Stat(filepath.Dir(p)); err != nil && c.tool != "npm" {
+				continue
+			}
+			ensure(p)
+		}
+		list = append(list, p)
+	}
+	return list
+}
+
+// outermost is the absolute paths of list, cleaned, less those inside
+// another of them, each once.
+func outermost(list []string) []string {
 	var out []string
 	for _, p := range list {
 		if p == "" || !filepath.IsAbs(p) {
@@ -314,66 +337,99 @@ func sandboxBlocked(out string, exit int, spec *sandboxSpec) (sandboxRule, strin
 	}
 	for _, line := range strings.Split(out, "\n") {
 		low := strings.ToLower(line)
-		if strings.Contains(low, "read-only file system") {
-			return ruleReadOnly, "[sandbox: agents/ and .git/'s config and hooks are read-only to commands]"
-		}
-		if strings.Contains(line, "harvey sandbox:") && strings.Contains(line, "not allowed to execute") {
-			if len(spec.Exec) == 0 {
-				// Not safe mode: the program lies outside what commands may run.
-				return rulePath, "[sandbox: path outside: " + spec.Argv[0] + " is outside what commands may read and run (the system, the workspace, and the toolchains your PATH leads to); sandbox.readable in your config adds its directory]"
+		for _, rule := range []func(line, low string, spec *sandboxSpec) (sandboxRule, string){blockedLaunch, blockedMissing, blockedOffline, blockedDenied} {
+			if r, why := rule(line, low, spec); r != ruleNone {
+				return r, why
 			}
-			return ruleExec, "[sandbox: not allowed to execute: in safe mode only allowed_commands run]"
-		}
-		if p := missingPath(line); p != "" {
-			abs := p
-			if !filepath.IsAbs(abs) {
-				abs = filepath.Join(spec.Dir, abs)
-			}
-			switch {
-			case underAny(abs, spec.Hidden):
-				return ruleReadOnly, "[sandbox: agents/ is Harvey's own: commands see it empty and read-only]"
-			case !spec.NoNS && !underAny(abs, spec.RW) && !underAny(abs, spec.RO):
-				return rulePath, "[sandbox: path outside: " + p + " does not exist for commands (they see the workspace, TMPDIR, toolchains, caches and the system's directories; sandbox.readable or sandbox.writable in your config adds a path)]"
-			}
-		}
-		if !spec.Network && !spec.NoNS {
-			// A network of its own: loopback, and the registry proxy.
-			if containsAny(low, "network is unreachable", "temporary failure in name resolution", "could not resolve", "no such host", "eai_again", "enotfound", "getaddrinfo", "name or service not known") {
-				return ruleNetwork, "[sandbox: network: commands reach package registries only, through Harvey's proxy (HTTPS_PROXY is set for them); sandbox.hosts in your config adds a host, sandbox.network: true allows every connection]"
-			}
-			if strings.Contains(low, "connection refused") {
-				return ruleNetwork, "[sandbox: network: a command's 127.0.0.1 is its own (servers it starts are reachable, yours are not); sandbox.network: true in your config shares your machine's network]"
-			}
-		}
-		if !strings.Contains(low, "permission denied") && !strings.Contains(low, "operation not permitted") {
-			continue
-		}
-		if !spec.Network && (strings.Contains(low, "connect") || strings.Contains(low, "/dev/tcp/") || strings.Contains(low, "socket") || strings.Contains(low, "bind")) {
-			return ruleNetwork, "[sandbox: network: commands may not open TCP connections unless you allow it (sandbox: network: true in your config)]"
-		}
-		p := deniedPath(line)
-		if p == "" {
-			continue
-		}
-		if !strings.ContainsRune(p, '/') && len(spec.Exec) > 0 {
-			return ruleExec, "[sandbox: not allowed to execute: " + p + " (in safe mode only allowed_commands run)]"
-		}
-		abs := p
-		if !filepath.IsAbs(abs) {
-			abs = filepath.Join(spec.Dir, abs)
-		}
-		switch {
-		case underAny(abs, spec.ReadOnly):
-			return ruleReadOnly, "[sandbox: agents/ and .git/'s config and hooks are read-only to commands]"
-		case !underAny(abs, spec.RW) && underAny(abs, spec.RO):
-			return rulePath, "[sandbox: path outside: " + p + " may be read but not written by commands]"
-		case !underAny(abs, spec.RW):
-			return rulePath, "[sandbox: path outside: " + p + " is outside what commands may use (the workspace, TMPDIR, toolchain caches, the system)]"
-		case len(spec.Exec) > 0:
-			return ruleExec, "[sandbox: not allowed to execute: in safe mode only allowed_commands run]"
 		}
 	}
 	return ruleNone, ""
+}
+
+// blockedLaunch: a read-only file system, or the launcher's own refusal
+// to execute a program.
+func blockedLaunch(line, low string, spec *sandboxSpec) (sandboxRule, string) {
+	if strings.Contains(low, "read-only file system") {
+		return ruleReadOnly, "[sandbox: agents/ and .git/'s config and hooks are read-only to commands]"
+	}
+	if !strings.Contains(line, "harvey sandbox:") || !strings.Contains(line, "not allowed to execute") {
+		return ruleNone, ""
+	}
+	if len(spec.Exec) == 0 {
+		// Not safe mode: the program lies outside what commands may run.
+		return rulePath, "[sandbox: path outside: " + spec.Argv[0] + " is outside what commands may read and run (the system, the workspace, and the toolchains your PATH leads to); sandbox.readable in your config adds its directory]"
+	}
+	return ruleExec, "[sandbox: not allowed to execute: in safe mode only allowed_commands run]"
+}
+
+// blockedMissing: a path that does not exist for commands (agents/, or
+// anything outside the root the sandbox builds).
+func blockedMissing(line, _ string, spec *sandboxSpec) (sandboxRule, string) {
+	p := missingPath(line)
+	if p == "" {
+		return ruleNone, ""
+	}
+	abs := absIn(spec.Dir, p)
+	switch {
+	case underAny(abs, spec.Hidden):
+		return ruleReadOnly, "[sandbox: agents/ is Harvey's own: commands see it empty and read-only]"
+	case !spec.NoNS && !underAny(abs, spec.RW) && !underAny(abs, spec.RO):
+		return rulePath, "[sandbox: path outside: " + p + " does not exist for commands (they see the workspace, TMPDIR, toolchains, caches and the system's directories; sandbox.readable or sandbox.writable in your config adds a path)]"
+	}
+	return ruleNone, ""
+}
+
+// blockedOffline: a network of its own (loopback, and the registry proxy)
+// answers name lookups and outside connections as a machine offline does.
+func blockedOffline(_, low string, spec *sandboxSpec) (sandboxRule, string) {
+	if spec.Network || spec.NoNS {
+		return ruleNone, ""
+	}
+	if containsAny(low, "network is unreachable", "temporary failure in name resolution", "could not resolve", "no such host", "eai_again", "enotfound", "getaddrinfo", "name or service not known") {
+		return ruleNetwork, "[sandbox: network: commands reach package registries only, through Harvey's proxy (HTTPS_PROXY is set for them); sandbox.hosts in your config adds a host, sandbox.network: true allows every connection]"
+	}
+	if strings.Contains(low, "connection refused") {
+		return ruleNetwork, "[sandbox: network: a command's 127.0.0.1 is its own (servers it starts are reachable, yours are not); sandbox.network: true in your config shares your machine's network]"
+	}
+	return ruleNone, ""
+}
+
+// blockedDenied: the kernel's EACCES/EPERM, named by the socket or the
+// path in the message.
+func blockedDenied(line, low string, spec *sandboxSpec) (sandboxRule, string) {
+	if !strings.Contains(low, "permission denied") && !strings.Contains(low, "operation not permitted") {
+		return ruleNone, ""
+	}
+	if !spec.Network && (strings.Contains(low, "connect") || strings.Contains(low, "/dev/tcp/") || strings.Contains(low, "socket") || strings.Contains(low, "bind")) {
+		return ruleNetwork, "[sandbox: network: commands may not open TCP connections unless you allow it (sandbox: network: true in your config)]"
+	}
+	p := deniedPath(line)
+	if p == "" {
+		return ruleNone, ""
+	}
+	if !strings.ContainsRune(p, '/') && len(spec.Exec) > 0 {
+		return ruleExec, "[sandbox: not allowed to execute: " + p + " (in safe mode only allowed_commands run)]"
+	}
+	abs := absIn(spec.Dir, p)
+	switch {
+	case underAny(abs, spec.ReadOnly):
+		return ruleReadOnly, "[sandbox: agents/ and .git/'s config and hooks are read-only to commands]"
+	case !underAny(abs, spec.RW) && underAny(abs, spec.RO):
+		return rulePath, "[sandbox: path outside: " + p + " may be read but not written by commands]"
+	case !underAny(abs, spec.RW):
+		return rulePath, "[sandbox: path outside: " + p + " is outside what commands may use (the workspace, TMPDIR, toolchain caches, the system)]"
+	case len(spec.Exec) > 0:
+		return ruleExec, "[sandbox: not allowed to execute: in safe mode only allowed_commands run]"
+	}
+	return ruleNone, ""
+}
+
+// absIn is p made absolute against dir.
+func absIn(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
 }
 
 // deniedPath is the object of "prog: OBJECT: Permission denied" (quotes

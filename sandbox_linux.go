@@ -261,33 +261,56 @@ func viewMounts(spec sandboxSpec) error {
 		os.Symlink(l[0], filepath.Join(newRoot, l[1]))
 	}
 	for _, b := range binds {
-		at := filepath.Join(newRoot, b.path)
-		if b.layer != nil {
-			// The user's cache below, this workspace's layer above: what a
-			// command writes never reaches the cache the user's own tools
-			// load. Where the kernel refuses (no unprivileged overlayfs),
-			// the cache is bound as it is, writable as before.
-			os.MkdirAll(at, 0o755)
-			opts := "lowerdir=" + overlayEscape(b.layer.Lower) + ",upperdir=" + overlayEscape(b.layer.Upper) + ",workdir=" + overlayEscape(b.layer.Work) + ",userxattr"
-			if err := unix.Mount("overlay", at, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err == nil {
-				continue
-			}
-		}
-		if b.dir {
-			os.MkdirAll(at, 0o755)
-		} else {
-			os.MkdirAll(filepath.Dir(at), 0o755)
-			os.WriteFile(at, nil, 0o644)
-		}
-		if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", b.fd), at, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return fmt.Errorf("bind %s: %v", b.path, err)
+		if err := bindKept(newRoot, b); err != nil {
+			return err
 		}
 	}
-	// A /proc of the new PID namespace: the command sees only its own
-	// processes (not the environment or command lines of the user's
-	// others), and /proc/self/task is the command's own (libpsx, used by
-	// Landlock in cgo builds, reads it). Mounted while the old /proc is
-	// still visible (the kernel requires it in a user namespace).
+	if err := pivotInto(newRoot); err != nil {
+		return err
+	}
+	if err := hideAndMask(spec); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", "/", "tmpfs", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, "mode=755,size=1m"); err != nil {
+		return fmt.Errorf("read-only root: %v", err)
+	}
+	return os.Chdir(spec.Dir)
+}
+
+// bindKept puts a kept path into the new root: bound from its descriptor,
+// or a cache as an overlay with this workspace's layer on top.
+func bindKept(newRoot string, b keptPath) error {
+	at := filepath.Join(newRoot, b.path)
+	if b.layer != nil {
+		// The user's cache below, this workspace's layer above: what a
+		// command writes never reaches the cache the user's own tools
+		// load. Where the kernel refuses (no unprivileged overlayfs),
+		// the cache is bound as it is, writable as before.
+		os.MkdirAll(at, 0o755)
+		opts := "lowerdir=" + overlayEscape(b.layer.Lower) + ",upperdir=" + overlayEscape(b.layer.Upper) + ",workdir=" + overlayEscape(b.layer.Work) + ",userxattr"
+		if err := unix.Mount("overlay", at, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err == nil {
+			return nil
+		}
+	}
+	if b.dir {
+		os.MkdirAll(at, 0o755)
+	} else {
+		os.MkdirAll(filepath.Dir(at), 0o755)
+		os.WriteFile(at, nil, 0o644)
+	}
+	if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", b.fd), at, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return fmt.Errorf("bind %s: %v", b.path, err)
+	}
+	return nil
+}
+
+// pivotInto makes newRoot the root, with a /proc of the new PID
+// namespace: the command sees only its own processes (not the environment
+// or command lines of the user's others), and /proc/self/task is the
+// command's own (libpsx, used by Landlock in cgo builds, reads it).
+// Mounted while the old /proc is still visible (the kernel requires it in
+// a user namespace).
+func pivotInto(newRoot string) error {
 	if err := unix.Mount("proc", filepath.Join(newRoot, "proc"), "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return fmt.Errorf("/proc: %v", err)
 	}
@@ -298,6 +321,12 @@ func viewMounts(spec sandboxSpec) error {
 		return fmt.Errorf("detach the old root: %v", err)
 	}
 	os.Remove("/.oldroot")
+	return nil
+}
+
+// hideAndMask, in the new root: agents/ an empty read-only directory,
+// git's program-running parts read-only, credential files empty.
+func hideAndMask(spec sandboxSpec) error {
 	for _, h := range spec.Hidden {
 		if fi, err := os.Lstat(h); err == nil && fi.IsDir() {
 			if err := unix.Mount("tmpfs", h, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_RDONLY, "mode=755,size=4k"); err != nil {
@@ -313,10 +342,7 @@ func viewMounts(spec sandboxSpec) error {
 			return fmt.Errorf("mask %s: %v", m, err)
 		}
 	}
-	if err := unix.Mount("tmpfs", "/", "tmpfs", unix.MS_REMOUNT|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV, "mode=755,size=1m"); err != nil {
-		return fmt.Errorf("read-only root: %v", err)
-	}
-	return os.Chdir(spec.Dir)
+	return nil
 }
 
 // keptPath is a path of the new root, bound from a descriptor opened
