@@ -140,41 +140,11 @@ func (c *AnyLLMClient) ChatWithTools(ctx context.Context, messages []Message, to
 		params.Tools = tools
 	}
 	chunks, errs := c.provider.CompletionStream(ctx, params)
-	var (
-		stats    ChatStats
-		acc      toolCallAccumulator
-		finished bool
-		werr     error
-	)
+	st := &anyStream{out: out, start: start, cancel: cancel}
 	for chunk := range chunks {
-		if chunk.Usage != nil {
-			stats.PromptTokens = chunk.Usage.PromptTokens
-			stats.ReplyTokens = chunk.Usage.CompletionTokens
-		}
-		if len(chunk.Choices) == 0 || werr != nil {
-			continue
-		}
-		ch := chunk.Choices[0]
-		if stats.FirstToken == 0 && (ch.Delta.Content != "" || len(ch.Delta.ToolCalls) > 0) {
-			stats.FirstToken = time.Since(start)
-		}
-		if ch.Delta.Content != "" {
-			if _, err := io.WriteString(out, ch.Delta.Content); err != nil {
-				werr = err
-				cancel()
-			}
-		}
-		for _, tc := range ch.Delta.ToolCalls {
-			acc.add(tc)
-		}
-		if acc.bytes > maxReplyBytes || len(acc.list) > maxStreamedCalls {
-			werr = errReplyTooLarge
-			cancel()
-		}
-		if ch.FinishReason != "" {
-			finished = true
-		}
+		st.take(chunk)
 	}
+	stats, acc, werr, finished := st.stats, &st.acc, st.werr, st.finished
 	var err error
 	select {
 	case err = <-errs:
@@ -195,6 +165,49 @@ func (c *AnyLLMClient) ChatWithTools(ctx context.Context, messages []Message, to
 		return stats, nil, errors.New("the reply was cut off: the stream ended before it finished")
 	}
 	return stats, acc.calls(), nil
+}
+
+// anyStream is one streamed reply as its chunks arrive: content to out,
+// call deltas accumulated, within the bounds on one reply (past them, or
+// when out fails, the stream is cancelled and the rest drained unread).
+type anyStream struct {
+	out      io.Writer
+	start    time.Time
+	cancel   func()
+	stats    ChatStats
+	acc      toolCallAccumulator
+	finished bool
+	werr     error
+}
+
+func (st *anyStream) take(chunk anyllm.ChatCompletionChunk) {
+	if chunk.Usage != nil {
+		st.stats.PromptTokens = chunk.Usage.PromptTokens
+		st.stats.ReplyTokens = chunk.Usage.CompletionTokens
+	}
+	if len(chunk.Choices) == 0 || st.werr != nil {
+		return
+	}
+	ch := chunk.Choices[0]
+	if st.stats.FirstToken == 0 && (ch.Delta.Content != "" || len(ch.Delta.ToolCalls) > 0) {
+		st.stats.FirstToken = time.Since(st.start)
+	}
+	if ch.Delta.Content != "" {
+		if _, err := io.WriteString(st.out, ch.Delta.Content); err != nil {
+			st.werr = err
+			st.cancel()
+		}
+	}
+	for _, tc := range ch.Delta.ToolCalls {
+		st.acc.add(tc)
+	}
+	if st.acc.bytes > maxReplyBytes || len(st.acc.list) > maxStreamedCalls {
+		st.werr = errReplyTooLarge
+		st.cancel()
+	}
+	if ch.FinishReason != "" {
+		st.finished = true
+	}
 }
 
 // explainAnyLLM turns provider errors into one-line messages.

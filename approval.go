@@ -209,12 +209,7 @@ type terminalAsker struct {
 
 func (t *terminalAsker) ask(ctx context.Context, r approvalRequest, d decision) (answer, error) {
 	if d == askYes {
-		fmt.Fprintf(t.err(), "%s the sandbox blocked: %s\n  %s\n", t.colorize("33", "!"), sanitizeForTerminal(r.action), sanitizeForTerminal(r.note))
-		ans, err := t.in().Ask(r.question)
-		if err != nil || strings.ToLower(strings.TrimSpace(ans)) != "yes" {
-			return answer{}, nil
-		}
-		return answer{yes: true}, nil
+		return t.askYes(r), nil
 	}
 	head := r.action
 	if d == askYN {
@@ -229,17 +224,7 @@ func (t *terminalAsker) ask(ctx context.Context, r approvalRequest, d decision) 
 		if ctx.Err() != nil {
 			return answer{}, ctx.Err()
 		}
-		q := "Allow? [y]es / [n]o [reason] / [a]lways for " + r.tool + ": "
-		if !always {
-			q = "Allow? [y]es / [n]o [reason]: "
-		}
-		if w := t.width(); w > 0 && len(q) >= w {
-			q = "Allow " + r.tool + "? [y/n/a] " // a narrow terminal
-			if !always {
-				q = "Allow " + r.tool + "? [y/n] "
-			}
-		}
-		ans, err := t.in().Ask(q)
+		ans, err := t.in().Ask(t.question(r.tool, always)) // the width may change between tries
 		if errors.Is(err, errInterrupted) {
 			// Ctrl-C: no, and stop the turn (the model is not asked again).
 			if t.interrupt != nil {
@@ -250,18 +235,8 @@ func (t *terminalAsker) ask(ctx context.Context, r approvalRequest, d decision) 
 		if err != nil {
 			return answer{}, fmt.Errorf("%w: no answer (%v)", ErrDenied, err)
 		}
-		word, reason, _ := strings.Cut(strings.TrimSpace(ans), " ")
-		switch strings.ToLower(word) {
-		case "y", "yes":
-			if reason == "" {
-				return answer{yes: true}, nil
-			}
-		case "a", "always":
-			if reason == "" && always {
-				return answer{yes: true, always: true}, nil
-			}
-		case "n", "no":
-			return answer{reason: strings.TrimSpace(reason)}, nil
+		if a, ok := readAnswer(ans, always); ok {
+			return a, nil
 		}
 		if always {
 			fmt.Fprintln(t.err(), "please answer y, n or a")
@@ -269,6 +244,50 @@ func (t *terminalAsker) ask(ctx context.Context, r approvalRequest, d decision) 
 			fmt.Fprintln(t.err(), "please answer y or n")
 		}
 	}
+}
+
+// askYes is the sandbox's question: only "yes" answers it.
+func (t *terminalAsker) askYes(r approvalRequest) answer {
+	fmt.Fprintf(t.err(), "%s the sandbox blocked: %s\n  %s\n", t.colorize("33", "!"), sanitizeForTerminal(r.action), sanitizeForTerminal(r.note))
+	ans, err := t.in().Ask(r.question)
+	if err != nil || strings.ToLower(strings.TrimSpace(ans)) != "yes" {
+		return answer{}
+	}
+	return answer{yes: true}
+}
+
+// question is the y/n(/a) question, short on a narrow terminal.
+func (t *terminalAsker) question(tool string, always bool) string {
+	q := "Allow? [y]es / [n]o [reason] / [a]lways for " + tool + ": "
+	if !always {
+		q = "Allow? [y]es / [n]o [reason]: "
+	}
+	if w := t.width(); w > 0 && len(q) >= w {
+		q = "Allow " + tool + "? [y/n/a] " // a narrow terminal
+		if !always {
+			q = "Allow " + tool + "? [y/n] "
+		}
+	}
+	return q
+}
+
+// readAnswer reads y, n [reason] and (when always is offered) a; ok is
+// false for anything else.
+func readAnswer(ans string, always bool) (answer, bool) {
+	word, reason, _ := strings.Cut(strings.TrimSpace(ans), " ")
+	switch strings.ToLower(word) {
+	case "y", "yes":
+		if reason == "" {
+			return answer{yes: true}, true
+		}
+	case "a", "always":
+		if reason == "" && always {
+			return answer{yes: true, always: true}, true
+		}
+	case "n", "no":
+		return answer{reason: strings.TrimSpace(reason)}, true
+	}
+	return answer{}, false
 }
 
 // preview prints a diff, bounded.

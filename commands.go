@@ -566,7 +566,7 @@ func cmdTools(_ context.Context, a *Agent, args []string, out io.Writer) error {
 			a.toolsOff = true
 		case "reload", "check":
 			a.toolProblems = a.reloadUserTools(a.Workspace, a.gate)
-			a.confirmUserTools()
+			a.confirmUserTools(&a.Terminal, a.Workspace)
 			for _, p := range a.toolProblems {
 				fmt.Fprintln(out, "problem: "+sanitizeForTerminal(p.Error()))
 			}

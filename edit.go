@@ -141,110 +141,144 @@ func applyEdit(content, oldText, newText string, replaceAll bool) (*editResult, 
 	if oldText == "" {
 		return nil, &editError{"old_text is empty: give the exact text to replace (empty old_text only creates a new file)"}
 	}
-	crlf := dominantCRLF(content)
 	// Level 1: the bytes as given.
 	if spans := findAll(content, oldText); len(spans) > 0 {
 		return finishEdit(content, spans, levelExact, replaceAll, func(span) string { return newText })
 	}
-	// A snippet copied with its wrapping (a code fence, the line-number
-	// gutter of read_file or of this function's own hint) is tried without
-	// it first.
-	if o, n, ok := unwrapSnippet(oldText, newText); ok {
-		if r, err := applyEdit(content, o, n, replaceAll); err == nil {
-			return r, nil
-		}
-	}
-	// Escapes written out: a snippet on one line with \n (and \t, \")
-	// where the file has line breaks, as a model that escaped its JSON
-	// twice sends it. Read so only when new_text is written the same way.
-	if o, n, why := unescapeSnippet(oldText, newText); o != "" {
-		if r, err := applyEdit(content, o, n, replaceAll); err == nil {
-			return r, nil
-		}
-	} else if why != "" {
-		if _, err := applyEdit(content, unescapeText(oldText), oldText, false); err == nil {
-			return nil, &editError{why}
-		}
+	if r, done, err := applyRewritten(content, oldText, newText, replaceAll); done {
+		return r, err
 	}
 	// Level 2: CRLF and LF treated alike, on both sides.
-	norm, toOrig := normaliseEOL(content)
-	oldN := strings.ReplaceAll(oldText, "\r\n", "\n")
-	newN := strings.ReplaceAll(newText, "\r\n", "\n")
-	withEOL := func(s string) string {
-		if crlf {
-			return strings.ReplaceAll(s, "\n", "\r\n")
-		}
-		return s
-	}
-	if spans := findAll(norm, oldN); len(spans) > 0 {
-		return finishEdit(content, mapSpans(spans, toOrig), levelLineEndings, replaceAll,
-			func(span) string { return withEOL(newN) })
+	e := newNormalEdit(content, oldText, newText)
+	if spans := findAll(e.norm, e.oldN); len(spans) > 0 {
+		return finishEdit(content, mapSpans(spans, e.toOrig), levelLineEndings, replaceAll,
+			func(span) string { return e.withEOL(e.newN) })
 	}
 	// Level 3: blank space around the snippet trimmed (on both sides, so the
 	// replacement lands where the trimmed snippet starts).
-	oldT := strings.TrimSpace(oldN)
+	oldT := strings.TrimSpace(e.oldN)
 	if oldT == "" {
 		return nil, &editError{"old_text is only blank space: give the text to replace"}
 	}
-	if oldT != oldN {
-		if spans := atTokenBoundaries(norm, findAll(norm, oldT)); len(spans) > 0 {
-			newT := strings.TrimSpace(newN)
-			return finishEdit(content, mapSpans(spans, toOrig), levelTrimmed, replaceAll,
-				func(span) string { return withEOL(newT) })
+	if oldT != e.oldN {
+		if spans := atTokenBoundaries(e.norm, findAll(e.norm, oldT)); len(spans) > 0 {
+			newT := strings.TrimSpace(e.newN)
+			return finishEdit(content, mapSpans(spans, e.toOrig), levelTrimmed, replaceAll,
+				func(span) string { return e.withEOL(newT) })
 		}
 	}
 	// Level 4: whole lines compared without their indentation; the
 	// replacement is re-indented to the file's own indentation.
-	lines := splitKeepEOL(norm)
-	snip := trimBlankLines(strings.Split(oldN, "\n"))
-	if windows := findLineWindows(lines, snip); len(windows) > 0 {
-		newLines := strings.Split(strings.TrimRight(newN, "\n"), "\n")
-		if strings.TrimSpace(newN) == "" {
-			newLines = nil
-		}
-		var spans []span
-		repl := map[int]string{}
-		unit := detectUnit(lines)
-		for _, w := range windows {
-			start := lineOffset(lines, w)
-			end := lineOffset(lines, w+len(snip))
-			s := span{toOrig(start), toOrig(end)}
-			spans = append(spans, s)
-			text := reindent(lines[w:w+len(snip)], snip, newLines, unit)
-			if !strings.HasSuffix(lines[w+len(snip)-1], "\n") {
-				text = strings.TrimSuffix(text, "\n")
-			}
-			repl[s.start] = withEOL(text)
-		}
-		return finishEdit(content, spans, levelIndent, replaceAll, func(s span) string { return repl[s.start] })
+	if windows := findLineWindows(e.lines, e.snip); len(windows) > 0 {
+		return e.byIndent(windows, replaceAll)
 	}
 	// Level 5: spacing inside lines, runs of blank lines, typographic
 	// punctuation and zero-width characters ignored — for matching only:
 	// the file keeps its bytes outside the replaced span.
-	if spans := lenientFind(norm, oldN); len(spans) > 0 {
-		newT := strings.TrimSpace(newN)
-		repl := map[int]string{}
-		for i, sp := range spans {
-			// Whole lines matched with the same count: the replacement
-			// takes the file's indentation (tabs stay tabs), as level 4.
-			if w, ok := wholeLines(norm, sp, len(snip)); ok && strings.Contains(newT, "\n") {
-				start := strings.LastIndexByte(norm[:sp.start], '\n') + 1
-				spans[i] = span{start, sp.end}
-				newLines := strings.Split(strings.TrimRight(newN, "\n"), "\n")
-				repl[toOrig(start)] = withEOL(strings.TrimSuffix(reindent(w, snip, newLines, detectUnit(lines)), "\n"))
-			}
-		}
-		return finishEdit(content, mapSpans(spans, toOrig), levelLenient, replaceAll,
-			func(s span) string {
-				if r, ok := repl[s.start]; ok {
-					return r
-				}
-				return withEOL(newT)
-			})
+	if spans := lenientFind(e.norm, e.oldN); len(spans) > 0 {
+		return e.lenient(spans, replaceAll)
 	}
 	// The hint shows a window of the file: found in the redacted file
 	// (redaction keeps lines), never a window redacted on its own.
-	return nil, &editError{"old_text was not found" + closestRegion(splitKeepEOL(redactSecrets(norm)), snip)}
+	return nil, &editError{"old_text was not found" + closestRegion(splitKeepEOL(redactSecrets(e.norm)), e.snip)}
+}
+
+// applyRewritten tries old_text as the model meant it: a snippet copied
+// with its wrapping (a code fence, the line-number gutter of read_file or
+// of the miss hint) without it, and escapes written out (a snippet on one
+// line with \n, \t, \" where the file has line breaks, as a model that
+// escaped its JSON twice sends it) read — only when new_text is written
+// the same way. done says an answer was reached.
+func applyRewritten(content, oldText, newText string, replaceAll bool) (*editResult, bool, error) {
+	if o, n, ok := unwrapSnippet(oldText, newText); ok {
+		if r, err := applyEdit(content, o, n, replaceAll); err == nil {
+			return r, true, nil
+		}
+	}
+	if o, n, why := unescapeSnippet(oldText, newText); o != "" {
+		if r, err := applyEdit(content, o, n, replaceAll); err == nil {
+			return r, true, nil
+		}
+	} else if why != "" {
+		if _, err := applyEdit(content, unescapeText(oldText), oldText, false); err == nil {
+			return nil, true, &editError{why}
+		}
+	}
+	return nil, false, nil
+}
+
+// normalEdit is an edit over the file with its line endings made LF: the
+// levels past the first match there and map back to the real bytes.
+type normalEdit struct {
+	content, norm string
+	toOrig        func(int) int
+	crlf          bool     // the file's line endings are mostly CRLF
+	oldN, newN    string   // old_text and new_text with LF endings
+	lines         []string // the file's lines, each with its line break
+	snip          []string // old_text's lines, blank lines around it dropped
+}
+
+func newNormalEdit(content, oldText, newText string) *normalEdit {
+	norm, toOrig := normaliseEOL(content)
+	oldN := strings.ReplaceAll(oldText, "\r\n", "\n")
+	return &normalEdit{content: content, norm: norm, toOrig: toOrig, crlf: dominantCRLF(content),
+		oldN: oldN, newN: strings.ReplaceAll(newText, "\r\n", "\n"),
+		lines: splitKeepEOL(norm), snip: trimBlankLines(strings.Split(oldN, "\n"))}
+}
+
+// withEOL gives replacement text the file's line endings.
+func (e *normalEdit) withEOL(s string) string {
+	if e.crlf {
+		return strings.ReplaceAll(s, "\n", "\r\n")
+	}
+	return s
+}
+
+// byIndent replaces the line windows that matched without indentation,
+// re-indenting new_text to each window's own indentation.
+func (e *normalEdit) byIndent(windows []int, replaceAll bool) (*editResult, error) {
+	newLines := strings.Split(strings.TrimRight(e.newN, "\n"), "\n")
+	if strings.TrimSpace(e.newN) == "" {
+		newLines = nil
+	}
+	var spans []span
+	repl := map[int]string{}
+	unit := detectUnit(e.lines)
+	for _, w := range windows {
+		start := lineOffset(e.lines, w)
+		end := lineOffset(e.lines, w+len(e.snip))
+		s := span{e.toOrig(start), e.toOrig(end)}
+		spans = append(spans, s)
+		text := reindent(e.lines[w:w+len(e.snip)], e.snip, newLines, unit)
+		if !strings.HasSuffix(e.lines[w+len(e.snip)-1], "\n") {
+			text = strings.TrimSuffix(text, "\n")
+		}
+		repl[s.start] = e.withEOL(text)
+	}
+	return finishEdit(e.content, spans, levelIndent, replaceAll, func(s span) string { return repl[s.start] })
+}
+
+// lenient replaces what the lenient matcher found.
+func (e *normalEdit) lenient(spans []span, replaceAll bool) (*editResult, error) {
+	newT := strings.TrimSpace(e.newN)
+	repl := map[int]string{}
+	for i, sp := range spans {
+		// Whole lines matched with the same count: the replacement
+		// takes the file's indentation (tabs stay tabs), as level 4.
+		if w, ok := wholeLines(e.norm, sp, len(e.snip)); ok && strings.Contains(newT, "\n") {
+			start := strings.LastIndexByte(e.norm[:sp.start], '\n') + 1
+			spans[i] = span{start, sp.end}
+			newLines := strings.Split(strings.TrimRight(e.newN, "\n"), "\n")
+			repl[e.toOrig(start)] = e.withEOL(strings.TrimSuffix(reindent(w, e.snip, newLines, detectUnit(e.lines)), "\n"))
+		}
+	}
+	return finishEdit(e.content, mapSpans(spans, e.toOrig), levelLenient, replaceAll,
+		func(s span) string {
+			if r, ok := repl[s.start]; ok {
+				return r
+			}
+			return e.withEOL(newT)
+		})
 }
 
 func finishEdit(content string, spans []span, level editLevel, replaceAll bool, repl func(span) string) (*editResult, error) {

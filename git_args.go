@@ -100,23 +100,30 @@ func checkFormat(v string) error {
 		case 'G':
 			return fmt.Errorf("format placeholder %%G%s verifies signatures (runs gpg); not allowed", body[i+1:min(i+2, len(body))])
 		case '(', '<', '>', 'w', 'C':
-			// %(atom), %<(N), %>|(N), %><(N), %w(...), %C(...): skip the
-			// parenthesised argument (a %G inside it is not a placeholder).
-			k := i
-			if c != '(' {
-				k++
-				for n := 0; n < 2 && (c == '<' || c == '>') && k < len(body) && strings.IndexByte("<>|", body[k]) >= 0; n++ {
-					k++
-				}
-			}
-			if k < len(body) && body[k] == '(' {
-				if j := strings.IndexByte(body[k:], ')'); j >= 0 {
-					i = k + j
-				}
-			}
+			i = skipFormatArgument(body, i)
 		}
 	}
 	return nil
+}
+
+// skipFormatArgument, at the placeholder body[i] of %(atom), %<(N),
+// %>|(N), %><(N), %w(...) or %C(...), returns the index of the ')' that
+// ends its parenthesised argument (a %G inside it is not a placeholder),
+// or i when it has none.
+func skipFormatArgument(body string, i int) int {
+	c, k := body[i], i
+	if c != '(' {
+		k++
+		for n := 0; n < 2 && (c == '<' || c == '>') && k < len(body) && strings.IndexByte("<>|", body[k]) >= 0; n++ {
+			k++
+		}
+	}
+	if k < len(body) && body[k] == '(' {
+		if j := strings.IndexByte(body[k:], ')'); j >= 0 {
+			return k + j
+		}
+	}
+	return i
 }
 
 var (

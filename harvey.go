@@ -225,35 +225,35 @@ func newBuiltinTools(a *Agent) *builtinTools {
 // has confirmed them in the REPL (remembered outside the workspace by
 // content hash; any change asks again); headless, unconfirmed ones are not
 // loaded, with one line.
-func (a *Agent) confirmUserTools() {
-	if len(a.userTools) == 0 {
+func (ts *toolSet) confirmUserTools(tm *Terminal, ws *Workspace) {
+	if len(ts.userTools) == 0 {
 		return
 	}
-	sum := userToolsSum(a.Workspace)
-	if sum == "" || trusted(a.Workspace.Root, trustTools, sum) {
+	sum := userToolsSum(ws)
+	if sum == "" || trusted(ws.Root, trustTools, sum) {
 		return
 	}
-	names := strings.Join(a.userTools, ", ")
-	if !a.Interactive || a.In == nil {
-		a.logf("%s", a.colorize("33", fmt.Sprintf("warning: %s/ (%s) is not yet confirmed; not loaded headless — start harvey in this directory once to confirm the tools", UserToolsDir, names)))
-		a.dropUserTools()
+	names := strings.Join(ts.userTools, ", ")
+	if !tm.Interactive || tm.In == nil {
+		tm.logf("%s", tm.colorize("33", fmt.Sprintf("warning: %s/ (%s) is not yet confirmed; not loaded headless — start harvey in this directory once to confirm the tools", UserToolsDir, names)))
+		ts.dropUserTools()
 		return
 	}
-	fmt.Fprintf(a.Err, "%s %s/ defines tools the model may run (it may come from the repository):\n", a.colorize("33", "?"), UserToolsDir)
-	for _, n := range a.userTools {
-		if t, _, ok := a.Tools.GetTool(n); ok {
-			fmt.Fprintf(a.Err, "  - %s: %s\n", sanitizeForTerminal(n), sanitizeForTerminal(firstLine(t.Function.Description)))
+	fmt.Fprintf(tm.Err, "%s %s/ defines tools the model may run (it may come from the repository):\n", tm.colorize("33", "?"), UserToolsDir)
+	for _, n := range ts.userTools {
+		if t, _, ok := ts.Tools.GetTool(n); ok {
+			fmt.Fprintf(tm.Err, "  - %s: %s\n", sanitizeForTerminal(n), sanitizeForTerminal(firstLine(t.Function.Description)))
 		}
 	}
-	ans, err := a.In.Ask("Use these tools in this workspace? [y/N] ")
+	ans, err := tm.In.Ask("Use these tools in this workspace? [y/N] ")
 	if err == nil && strings.EqualFold(strings.TrimSpace(ans), "y") {
-		if err := trust(a.Workspace.Root, trustTools, sum); err != nil {
-			a.logf("%s", a.colorize("33", "warning: tools used, but the confirmation was not saved: "+err.Error()))
+		if err := trust(ws.Root, trustTools, sum); err != nil {
+			tm.logf("%s", tm.colorize("33", "warning: tools used, but the confirmation was not saved: "+err.Error()))
 		}
 		return
 	}
-	a.dropUserTools()
-	a.logf("%s", a.dim("· user tools not loaded for this session; you will be asked again next time"))
+	ts.dropUserTools()
+	tm.logf("%s", tm.dim("· user tools not loaded for this session; you will be asked again next time"))
 }
 
 // dropUserTools unregisters the loaded user tools.

@@ -130,22 +130,7 @@ func kbProject(kb *KnowledgeBase, args []string, out io.Writer) error {
 	}
 	switch strings.ToLower(args[0]) {
 	case "list":
-		ps, err := kb.Projects()
-		if err != nil {
-			return err
-		}
-		if len(ps) == 0 {
-			fmt.Fprintln(out, "no projects yet: /kb project add NAME [DESC]")
-		}
-		act, _, _ := kb.ActiveProject()
-		for _, p := range ps {
-			mark := " "
-			if p.ID == act.ID {
-				mark = "*"
-			}
-			fmt.Fprintf(out, "%s #%d %-20s %-9s %3d obs  %s\n", mark, p.ID, san(p.Name), p.Status, p.Observations, san(p.Description))
-		}
-		return nil
+		return kbProjectList(kb, out)
 	case "add":
 		if len(args) < 2 {
 			return fmt.Errorf("usage: /kb project add NAME [DESC]")
@@ -170,18 +155,7 @@ func kbProject(kb *KnowledgeBase, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "active project: #%d %s\n", p.ID, san(p.Name))
 		return nil
 	case "status":
-		if len(args) != 3 {
-			return fmt.Errorf("usage: /kb project status ID|NAME %s", strings.Join(ProjectStatuses, "|"))
-		}
-		p, err := kb.Project(args[1])
-		if err != nil {
-			return err
-		}
-		if err := kb.SetProjectStatus(p.ID, args[2]); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "project #%d %s is %s\n", p.ID, san(p.Name), strings.ToLower(args[2]))
-		return nil
+		return kbProjectStatus(kb, args, out)
 	case "show":
 		p, err := activeOr(kb, strings.Join(args[1:], " "))
 		if err != nil {
@@ -195,6 +169,42 @@ func kbProject(kb *KnowledgeBase, args []string, out io.Writer) error {
 		return nil
 	}
 	return fmt.Errorf("usage: /kb project list|add NAME [DESC]|use ID|status ID STATUS|show [ID]")
+}
+
+// kbProjectList lists the projects, the active one marked.
+func kbProjectList(kb *KnowledgeBase, out io.Writer) error {
+	ps, err := kb.Projects()
+	if err != nil {
+		return err
+	}
+	if len(ps) == 0 {
+		fmt.Fprintln(out, "no projects yet: /kb project add NAME [DESC]")
+	}
+	act, _, _ := kb.ActiveProject()
+	for _, p := range ps {
+		mark := " "
+		if p.ID == act.ID {
+			mark = "*"
+		}
+		fmt.Fprintf(out, "%s #%d %-20s %-9s %3d obs  %s\n", mark, p.ID, san(p.Name), p.Status, p.Observations, san(p.Description))
+	}
+	return nil
+}
+
+// kbProjectStatus sets a project's status: /kb project status ID STATUS.
+func kbProjectStatus(kb *KnowledgeBase, args []string, out io.Writer) error {
+	if len(args) != 3 {
+		return fmt.Errorf("usage: /kb project status ID|NAME %s", strings.Join(ProjectStatuses, "|"))
+	}
+	p, err := kb.Project(args[1])
+	if err != nil {
+		return err
+	}
+	if err := kb.SetProjectStatus(p.ID, args[2]); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "project #%d %s is %s\n", p.ID, san(p.Name), strings.ToLower(args[2]))
+	return nil
 }
 
 // kbObserve records "[KIND:] TEXT", as typed (quotes kept), on the active

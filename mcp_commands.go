@@ -112,44 +112,13 @@ func cmdMCP(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 // prompt, filled with the arguments (by name, or in the order the prompt
 // declares them), becomes the user's next request to the model.
 func (a *Agent) runMCPPrompt(ctx context.Context, server, name string, args []string) error {
-	var s *mcpServer
-	if a.mcp != nil {
-		s = a.mcp.servers[server]
+	session, prompt, err := a.mcp.prompt(server, name)
+	if err != nil {
+		return err
 	}
-	if s == nil {
-		return fmt.Errorf("unknown command /%s:%s; no MCP server %q (see /mcp)", server, name, server)
-	}
-	s.mu.Lock()
-	session := s.session
-	var prompt *mcp.Prompt
-	for _, p := range s.prompts {
-		if p.Name == name {
-			prompt = p
-		}
-	}
-	s.mu.Unlock()
-	if session == nil || prompt == nil {
-		return fmt.Errorf("MCP server %s has no prompt %q (see /mcp)", server, name)
-	}
-	values := map[string]string{}
-	pos := 0
-	for _, arg := range args {
-		if k, v, ok := strings.Cut(arg, "="); ok && slices.ContainsFunc(prompt.Arguments, func(pa *mcp.PromptArgument) bool { return pa.Name == k }) {
-			values[k] = v
-			continue
-		}
-		for pos < len(prompt.Arguments) && values[prompt.Arguments[pos].Name] != "" {
-			pos++
-		}
-		if pos >= len(prompt.Arguments) {
-			return fmt.Errorf("/%s:%s takes %s", server, name, promptUsage(prompt))
-		}
-		values[prompt.Arguments[pos].Name] = arg
-	}
-	for _, pa := range prompt.Arguments {
-		if pa.Required && values[pa.Name] == "" {
-			return fmt.Errorf("/%s:%s needs %s; usage: /%s:%s %s", server, name, pa.Name, server, name, promptUsage(prompt))
-		}
+	values, err := promptValues("/"+server+":"+name, prompt, args)
+	if err != nil {
+		return err
 	}
 	res, err := session.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: values})
 	if err != nil {
@@ -168,6 +137,57 @@ func (a *Agent) runMCPPrompt(ctx context.Context, server, name string, args []st
 		return fmt.Errorf("MCP server %s: prompt %s gave no text", server, name)
 	}
 	return a.chatTurn(ctx, b.String())
+}
+
+// prompt finds a running server's prompt (m may be nil: no server).
+func (m *mcpManager) prompt(server, name string) (*mcp.ClientSession, *mcp.Prompt, error) {
+	var s *mcpServer
+	if m != nil {
+		s = m.servers[server]
+	}
+	if s == nil {
+		return nil, nil, fmt.Errorf("unknown command /%s:%s; no MCP server %q (see /mcp)", server, name, server)
+	}
+	s.mu.Lock()
+	session := s.session
+	var prompt *mcp.Prompt
+	for _, p := range s.prompts {
+		if p.Name == name {
+			prompt = p
+		}
+	}
+	s.mu.Unlock()
+	if session == nil || prompt == nil {
+		return nil, nil, fmt.Errorf("MCP server %s has no prompt %q (see /mcp)", server, name)
+	}
+	return session, prompt, nil
+}
+
+// promptValues reads a prompt's arguments, by name (NAME=VALUE) or in the
+// order the prompt declares them; every required one must be given. An
+// error says what the command (cmd, /SERVER:PROMPT) takes.
+func promptValues(cmd string, prompt *mcp.Prompt, args []string) (map[string]string, error) {
+	values := map[string]string{}
+	pos := 0
+	for _, arg := range args {
+		if k, v, ok := strings.Cut(arg, "="); ok && slices.ContainsFunc(prompt.Arguments, func(pa *mcp.PromptArgument) bool { return pa.Name == k }) {
+			values[k] = v
+			continue
+		}
+		for pos < len(prompt.Arguments) && values[prompt.Arguments[pos].Name] != "" {
+			pos++
+		}
+		if pos >= len(prompt.Arguments) {
+			return nil, fmt.Errorf("%s takes %s", cmd, promptUsage(prompt))
+		}
+		values[prompt.Arguments[pos].Name] = arg
+	}
+	for _, pa := range prompt.Arguments {
+		if pa.Required && values[pa.Name] == "" {
+			return nil, fmt.Errorf("%s needs %s; usage: %s %s", cmd, pa.Name, cmd, promptUsage(prompt))
+		}
+	}
+	return values, nil
 }
 
 // promptUsage lists a prompt's arguments: NAME=VALUE, [OPTIONAL=VALUE].

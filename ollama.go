@@ -326,71 +326,91 @@ func (c *OllamaClient) ChatWithTools(ctx context.Context, messages []Message, to
 		}
 		req.Tools = t
 	}
-	var (
-		stats     ChatStats
-		calls     []anyllm.ToolCall
-		seen      = map[string]bool{}
-		done      bool
-		gotAny    bool
-		writeErr  error
-		callBytes int
-	)
-	err := c.chat(ctx, req, func(r api.ChatResponse) error {
-		gotAny = true
-		if stats.FirstToken == 0 && (r.Message.Content != "" || len(r.Message.ToolCalls) > 0) {
-			stats.FirstToken = time.Since(start)
-		}
-		if r.Message.Content != "" {
-			if _, err := io.WriteString(out, r.Message.Content); err != nil {
-				writeErr = err
-				return err
-			}
-		}
-		for _, tc := range r.Message.ToolCalls {
-			id := tc.ID
-			if !validCallID(id) || seen[id] {
-				id = textcalls.NewCallID()
-			}
-			seen[id] = true
-			args, _ := json.Marshal(tc.Function.Arguments)
-			if string(args) == "null" {
-				args = []byte("{}")
-			}
-			calls = append(calls, anyllm.ToolCall{ID: id, Type: "function", Function: anyllm.FunctionCall{Name: tc.Function.Name, Arguments: string(args)}})
-			callBytes += len(args)
-		}
-		if callBytes > maxReplyBytes || len(calls) > maxStreamedCalls {
-			writeErr = errReplyTooLarge
-			return errReplyTooLarge
-		}
-		if r.Done {
-			done = true
-			stats.PromptTokens = r.PromptEvalCount
-			stats.ReplyTokens = r.EvalCount
-			if r.EvalDuration > 0 {
-				stats.TokensPerSec = float64(r.EvalCount) / r.EvalDuration.Seconds()
-			}
-			stats.PromptEval, stats.Generation = r.PromptEvalDuration, r.EvalDuration
-			if r.DoneReason == "length" && len(calls) == 0 {
-				fmt.Fprint(out, "\n[reply cut off: the model hit its length or context limit]")
-			}
-		}
-		return nil
-	})
-	stats.Elapsed = time.Since(start)
+	st := &ollamaStream{out: out, start: start, seen: map[string]bool{}}
+	err := c.chat(ctx, req, st.take)
+	st.stats.Elapsed = time.Since(start)
 	switch {
 	case ctx.Err() != nil:
-		return stats, nil, fmt.Errorf("cancelled: %w", ctx.Err())
-	case writeErr != nil:
-		return stats, nil, writeErr
+		return st.stats, nil, fmt.Errorf("cancelled: %w", ctx.Err())
+	case st.writeErr != nil:
+		return st.stats, nil, st.writeErr
 	case err != nil:
-		return stats, nil, c.explain(err)
-	case !done && !gotAny:
-		return stats, nil, fmt.Errorf("Ollama at %s closed the connection without a reply (check `ollama serve` logs)", c.BaseURL)
-	case !done:
-		return stats, nil, errors.New("the reply was cut off: the stream from Ollama ended before it finished")
+		return st.stats, nil, c.explain(err)
+	case !st.done && !st.gotAny:
+		return st.stats, nil, fmt.Errorf("Ollama at %s closed the connection without a reply (check `ollama serve` logs)", c.BaseURL)
+	case !st.done:
+		return st.stats, nil, errors.New("the reply was cut off: the stream from Ollama ended before it finished")
 	}
-	return stats, calls, nil
+	return st.stats, st.calls, nil
+}
+
+// ollamaStream is one streamed reply as it arrives: the content goes to
+// out, the calls (each sent whole) are collected with unique IDs, within
+// the bounds on one reply.
+type ollamaStream struct {
+	out       io.Writer
+	start     time.Time
+	stats     ChatStats
+	calls     []anyllm.ToolCall
+	seen      map[string]bool // the call IDs given
+	done      bool
+	gotAny    bool
+	writeErr  error
+	callBytes int
+}
+
+func (st *ollamaStream) take(r api.ChatResponse) error {
+	st.gotAny = true
+	if st.stats.FirstToken == 0 && (r.Message.Content != "" || len(r.Message.ToolCalls) > 0) {
+		st.stats.FirstToken = time.Since(st.start)
+	}
+	if r.Message.Content != "" {
+		if _, err := io.WriteString(st.out, r.Message.Content); err != nil {
+			st.writeErr = err
+			return err
+		}
+	}
+	for _, tc := range r.Message.ToolCalls {
+		st.addCall(tc)
+	}
+	if st.callBytes > maxReplyBytes || len(st.calls) > maxStreamedCalls {
+		st.writeErr = errReplyTooLarge
+		return errReplyTooLarge
+	}
+	if r.Done {
+		st.finish(r)
+	}
+	return nil
+}
+
+// addCall collects a call, with its own ID unless it has none or a taken one.
+func (st *ollamaStream) addCall(tc api.ToolCall) {
+	id := tc.ID
+	if !validCallID(id) || st.seen[id] {
+		id = textcalls.NewCallID()
+	}
+	st.seen[id] = true
+	args, _ := json.Marshal(tc.Function.Arguments)
+	if string(args) == "null" {
+		args = []byte("{}")
+	}
+	st.calls = append(st.calls, anyllm.ToolCall{ID: id, Type: "function", Function: anyllm.FunctionCall{Name: tc.Function.Name, Arguments: string(args)}})
+	st.callBytes += len(args)
+}
+
+// finish reads the done line: the server's counters, and whether the
+// model was cut off.
+func (st *ollamaStream) finish(r api.ChatResponse) {
+	st.done = true
+	st.stats.PromptTokens = r.PromptEvalCount
+	st.stats.ReplyTokens = r.EvalCount
+	if r.EvalDuration > 0 {
+		st.stats.TokensPerSec = float64(r.EvalCount) / r.EvalDuration.Seconds()
+	}
+	st.stats.PromptEval, st.stats.Generation = r.PromptEvalDuration, r.EvalDuration
+	if r.DoneReason == "length" && len(st.calls) == 0 {
+		fmt.Fprint(st.out, "\n[reply cut off: the model hit its length or context limit]")
+	}
 }
 
 // explain turns client errors into one-line messages that say what to do.
@@ -400,32 +420,7 @@ func (c *OllamaClient) explain(err error) error {
 	}
 	var se api.StatusError
 	if errors.As(err, &se) {
-		msg := se.ErrorMessage
-		low := strings.ToLower(msg)
-		switch {
-		case se.StatusCode == http.StatusNotFound:
-			hint := fmt.Sprintf("model %q not found", c.Model)
-			if models, lerr := c.Models(context.Background()); lerr == nil {
-				if len(models) > 0 {
-					hint += " (installed: " + strings.Join(models, ", ") + ")"
-				} else {
-					hint += " (no models installed)"
-				}
-			}
-			return fmt.Errorf("%s; pull it with: ollama pull %s", hint, c.Model)
-		case strings.Contains(low, "does not support tools"):
-			return fmt.Errorf("%w (%s)", ErrToolsUnsupported, msg)
-		case se.StatusCode == http.StatusTooManyRequests:
-			return fmt.Errorf("rate limited by the server: %s", msg)
-		case strings.Contains(low, "context") && (strings.Contains(low, "length") || strings.Contains(low, "too long") || strings.Contains(low, "exceed")):
-			return fmt.Errorf("context too long: %s; use /summarize or /clear, or raise num_ctx", msg)
-		case se.StatusCode == http.StatusUnauthorized:
-			return fmt.Errorf("Ollama refused the request (401): %s", msg)
-		}
-		if msg == "" {
-			msg = se.Status
-		}
-		return fmt.Errorf("Ollama error (%d): %s", se.StatusCode, msg)
+		return c.explainStatus(se)
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) || errors.Is(err, syscall.ECONNREFUSED) {
@@ -441,6 +436,36 @@ func (c *OllamaClient) explain(err error) error {
 		return errors.New("the reply was cut off: the connection to Ollama dropped mid-stream")
 	}
 	return fmt.Errorf("Ollama: %v", err)
+}
+
+// explainStatus is explain for an error status Ollama answered with.
+func (c *OllamaClient) explainStatus(se api.StatusError) error {
+	msg := se.ErrorMessage
+	low := strings.ToLower(msg)
+	switch {
+	case se.StatusCode == http.StatusNotFound:
+		hint := fmt.Sprintf("model %q not found", c.Model)
+		if models, lerr := c.Models(context.Background()); lerr == nil {
+			if len(models) > 0 {
+				hint += " (installed: " + strings.Join(models, ", ") + ")"
+			} else {
+				hint += " (no models installed)"
+			}
+		}
+		return fmt.Errorf("%s; pull it with: ollama pull %s", hint, c.Model)
+	case strings.Contains(low, "does not support tools"):
+		return fmt.Errorf("%w (%s)", ErrToolsUnsupported, msg)
+	case se.StatusCode == http.StatusTooManyRequests:
+		return fmt.Errorf("rate limited by the server: %s", msg)
+	case strings.Contains(low, "context") && (strings.Contains(low, "length") || strings.Contains(low, "too long") || strings.Contains(low, "exceed")):
+		return fmt.Errorf("context too long: %s; use /summarize or /clear, or raise num_ctx", msg)
+	case se.StatusCode == http.StatusUnauthorized:
+		return fmt.Errorf("Ollama refused the request (401): %s", msg)
+	}
+	if msg == "" {
+		msg = se.Status
+	}
+	return fmt.Errorf("Ollama error (%d): %s", se.StatusCode, msg)
 }
 
 // toOllamaMessages maps history to Ollama's native messages: tool results as

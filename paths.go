@@ -120,27 +120,8 @@ func (r *resolvedPath) close() {
 // lexicalClean validates a path string from the model or the user and returns
 // it cleaned and slash-separated, or a refusal. No file system access.
 func lexicalClean(p string) (string, error) {
-	if p == "" {
-		return "", pathFailed(p, "path is empty", nil)
-	}
-	if strings.ContainsRune(p, 0) {
-		return "", refuse(p, "refused: path contains a NUL byte")
-	}
-	if len(p) > maxPathBytes {
-		return "", refuse(p[:40]+"...", "refused: path is too long")
-	}
-	if !utf8.ValidString(p) {
-		return "", refuse(p, "refused: path is not valid UTF-8")
-	}
-	if strings.HasPrefix(p, "~") {
-		return "", refuse(p, "refused: ~ is not expanded; use a path relative to the workspace")
-	}
-	if filepath.IsAbs(p) || strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) ||
-		(len(p) >= 2 && p[1] == ':' && ((p[0] >= 'a' && p[0] <= 'z') || (p[0] >= 'A' && p[0] <= 'Z'))) {
-		return "", refuse(p, "refused: absolute paths are not allowed; use a path relative to the workspace")
-	}
-	if strings.ContainsRune(p, '\\') {
-		return "", refuse(p, "refused: use / as the path separator")
+	if err := lexicalRefusal(p); err != nil {
+		return "", err
 	}
 	clean := path.Clean(p)
 	if !filepath.IsLocal(clean) && clean != "." {
@@ -156,6 +137,34 @@ func lexicalClean(p string) (string, error) {
 		}
 	}
 	return clean, nil
+}
+
+// lexicalRefusal is what makes the path string itself unusable, before it
+// is cleaned: empty, NUL, too long, not UTF-8, ~, absolute (Unix or
+// Windows), or backslashes.
+func lexicalRefusal(p string) error {
+	switch {
+	case p == "":
+		return pathFailed(p, "path is empty", nil)
+	case strings.ContainsRune(p, 0):
+		return refuse(p, "refused: path contains a NUL byte")
+	case len(p) > maxPathBytes:
+		return refuse(p[:40]+"...", "refused: path is too long")
+	case !utf8.ValidString(p):
+		return refuse(p, "refused: path is not valid UTF-8")
+	case strings.HasPrefix(p, "~"):
+		return refuse(p, "refused: ~ is not expanded; use a path relative to the workspace")
+	case filepath.IsAbs(p) || strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || hasDriveLetter(p):
+		return refuse(p, "refused: absolute paths are not allowed; use a path relative to the workspace")
+	case strings.ContainsRune(p, '\\'):
+		return refuse(p, "refused: use / as the path separator")
+	}
+	return nil
+}
+
+// hasDriveLetter: a Windows path such as C:... .
+func hasDriveLetter(p string) bool {
+	return len(p) >= 2 && p[1] == ':' && ((p[0] >= 'a' && p[0] <= 'z') || (p[0] >= 'A' && p[0] <= 'Z'))
 }
 
 // splitPath splits a clean relative path into components ("." → none).
@@ -272,49 +281,65 @@ func (ws *Workspace) descend(orig, clean string, op pathOp, hops int) (*resolved
 			closeCur()
 			return nil, pathFailed(orig, "not a directory: "+path.Join(comps[:i+1]...), nil)
 		}
-		next, err := cur.OpenRoot(c)
+		next, err := ws.enterVerified(cur, c, fi, orig)
+		closeCur()
 		if err != nil {
-			closeCur()
-			return nil, osFailure(orig, err)
+			return nil, err
 		}
-		st, err := next.Stat(".")
-		closeCur()
 		cur, own = next, true
-		if err != nil || !os.SameFile(fi, st) {
-			closeCur()
-			return nil, refuse(orig, "refused: the path changed while it was being checked")
-		}
-		if ws.isAgentsDir(st) {
-			closeCur()
-			return nil, refuse(orig, errAgents)
-		}
 	}
-	name := comps[len(comps)-1]
-	fi, err := cur.Lstat(name)
+	return ws.resolveLast(orig, clean, comps, &resolvedPath{Rel: clean, dir: cur, own: own}, op, hops)
+}
+
+// enterVerified opens the directory c of cur that Lstat described as fi,
+// and checks it is the same directory (not swapped since) and not agents/.
+func (ws *Workspace) enterVerified(cur *os.Root, c string, fi fs.FileInfo, orig string) (*os.Root, error) {
+	next, err := cur.OpenRoot(c)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			if op.writes() {
-				return &resolvedPath{Rel: clean, dir: cur, name: name, own: own}, nil
-			}
-			closeCur()
-			return nil, pathFailed(orig, "no such file or directory", fs.ErrNotExist)
-		}
-		closeCur()
 		return nil, osFailure(orig, err)
 	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		target, err := cur.Readlink(name)
-		closeCur()
+	st, err := next.Stat(".")
+	if err != nil || !os.SameFile(fi, st) {
+		next.Close()
+		return nil, refuse(orig, "refused: the path changed while it was being checked")
+	}
+	if ws.isAgentsDir(st) {
+		next.Close()
+		return nil, refuse(orig, errAgents)
+	}
+	return next, nil
+}
+
+// resolveLast resolves the last component in its directory (rp.dir, which
+// rp owns when rp.own): a file to create, a link to follow, or an object
+// the final rules allow. rp is closed on every refusal.
+func (ws *Workspace) resolveLast(orig, clean string, comps []string, rp *resolvedPath, op pathOp, hops int) (*resolvedPath, error) {
+	name := comps[len(comps)-1]
+	rp.name = name
+	fi, err := rp.dir.Lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && op.writes():
+		return rp, nil
+	case errors.Is(err, fs.ErrNotExist):
+		rp.close()
+		return nil, pathFailed(orig, "no such file or directory", fs.ErrNotExist)
+	case err != nil:
+		rp.close()
+		return nil, osFailure(orig, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		target, err := rp.dir.Readlink(name)
+		rp.close()
 		if err != nil {
 			return nil, osFailure(orig, err)
 		}
 		return ws.followLink(orig, comps[:len(comps)-1], target, nil, op, hops)
 	}
 	if err := ws.checkFinal(orig, fi, op); err != nil {
-		closeCur()
+		rp.close()
 		return nil, err
 	}
-	return &resolvedPath{Rel: clean, dir: cur, name: name, info: fi, own: own}, nil
+	rp.info = fi
+	return rp, nil
 }
 
 // checkFinal applies the rules for the last component.
@@ -377,49 +402,21 @@ func (ws *Workspace) openParentForWrite(rp *resolvedPath) error {
 	comps := splitPath(rp.Rel)
 	cur, own := ws.root, false
 	for i, c := range comps[:len(comps)-1] {
-		fi, err := cur.Lstat(c)
-		if errors.Is(err, fs.ErrNotExist) {
-			merr := cur.Mkdir(c, 0o755)
-			if merr != nil && !errors.Is(merr, fs.ErrExist) {
-				if own {
-					cur.Close()
-				}
-				return osFailure(rp.Rel, merr)
-			}
-			if merr == nil {
-				rp.made = append(rp.made, strings.Join(comps[:i+1], "/"))
-			}
-			fi, err = cur.Lstat(c)
-		}
-		if err != nil || fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-			if own {
-				cur.Close()
-			}
-			return refuse(rp.Rel, "refused: the path changed while it was being written")
-		}
-		next, err := cur.OpenRoot(c)
+		next, made, err := ws.makeAndEnter(cur, c, rp.Rel)
 		if own {
 			cur.Close()
 		}
+		if made {
+			rp.made = append(rp.made, strings.Join(comps[:i+1], "/"))
+		}
 		if err != nil {
-			return osFailure(rp.Rel, err)
+			return err
 		}
 		cur, own = next, true
-		st, err := cur.Stat(".")
-		if err != nil || !os.SameFile(fi, st) || ws.isAgentsDir(st) {
-			cur.Close()
-			return refuse(rp.Rel, "refused: the path changed while it was being written")
-		}
 	}
 	fi, err := cur.Lstat(rp.name)
 	if err == nil {
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			if own {
-				cur.Close()
-			}
-			return refuse(rp.Rel, "refused: the path changed while it was being written")
-		}
-		if err := ws.checkFinal(rp.Rel, fi, opWrite); err != nil {
+		if err := ws.checkNewFinal(rp.Rel, fi); err != nil {
 			if own {
 				cur.Close()
 			}
@@ -429,6 +426,45 @@ func (ws *Workspace) openParentForWrite(rp *resolvedPath) error {
 	}
 	rp.dir, rp.own = cur, own
 	return nil
+}
+
+// makeAndEnter opens the directory c of cur, making it first when it is
+// missing (made says so), with descend's identity checks: a directory, not
+// a link, the same one once opened, not agents/.
+func (ws *Workspace) makeAndEnter(cur *os.Root, c, rel string) (next *os.Root, made bool, err error) {
+	changed := refuse(rel, "refused: the path changed while it was being written")
+	fi, err := cur.Lstat(c)
+	if errors.Is(err, fs.ErrNotExist) {
+		merr := cur.Mkdir(c, 0o755)
+		if merr != nil && !errors.Is(merr, fs.ErrExist) {
+			return nil, false, osFailure(rel, merr)
+		}
+		made = merr == nil
+		fi, err = cur.Lstat(c)
+	}
+	if err != nil || fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+		return nil, made, changed
+	}
+	next, err = cur.OpenRoot(c)
+	if err != nil {
+		return nil, made, osFailure(rel, err)
+	}
+	st, err := next.Stat(".")
+	if err != nil || !os.SameFile(fi, st) || ws.isAgentsDir(st) {
+		next.Close()
+		return nil, made, changed
+	}
+	return next, made, nil
+}
+
+// checkNewFinal checks the last component of a write whose directories
+// were just made: what appeared there meanwhile must pass the final rules,
+// and must not be a link.
+func (ws *Workspace) checkNewFinal(rel string, fi fs.FileInfo) error {
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		return refuse(rel, "refused: the path changed while it was being written")
+	}
+	return ws.checkFinal(rel, fi, opWrite)
 }
 
 // openVerified opens the resolved regular file for reading without blocking on

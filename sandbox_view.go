@@ -87,38 +87,17 @@ func gitProtected(root string) (readOnly, writable []string) {
 // version's bin → the version), and the roots the toolchains' own
 // variables name (with their defaults when their bin is on PATH).
 func toolchainRoots(env []string, home string) []string {
-	get := func(k string) string {
-		for _, kv := range env {
-			if v, ok := strings.CutPrefix(kv, k+"="); ok {
-				return v
-			}
-		}
-		return ""
-	}
-	var out []string
-	system := []string{"/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/opt", "/nix", "/snap"}
-	add := func(p string) {
-		if p == "" || !filepath.IsAbs(p) {
-			return
-		}
-		p = filepath.Clean(p)
-		switch {
-		case underAny(p, system): // readable already
-		case p == "/" || home != "" && underAny(home, []string{p}):
-			// never the home itself (PATH=~/bin) or what holds it
-		case !slices.Contains(out, p):
-			out = append(out, p)
-		}
-	}
+	get := func(k string) string { return envValue(env, k) }
+	r := &rootSet{home: home}
 	for _, d := range filepath.SplitList(get("PATH")) {
 		if !filepath.IsAbs(d) {
 			continue
 		}
 		for _, p := range []string{d, resolveLinks(d)} {
 			if filepath.Base(p) == "bin" || filepath.Base(p) == "shims" {
-				add(filepath.Dir(p))
+				r.add(filepath.Dir(p))
 			} else {
-				add(p)
+				r.add(p)
 			}
 		}
 	}
@@ -130,15 +109,51 @@ func toolchainRoots(env []string, home string) []string {
 		{"VOLTA_HOME", ".volta"}, {"ASDF_DATA_DIR", ".asdf"}, {"SDKMAN_DIR", ".sdkman"}, {"BUN_INSTALL", ".bun"}, {"DENO_INSTALL", ".deno"},
 	} {
 		if v := get(t.env); v != "" {
-			add(v)
+			r.add(v)
 		} else if onPath(filepath.Join(home, t.def)) || t.env == "RUSTUP_HOME" && onPath(filepath.Join(home, ".cargo")) {
-			add(filepath.Join(home, t.def)) // rustup's cargo proxies read ~/.rustup
+			r.add(filepath.Join(home, t.def)) // rustup's cargo proxies read ~/.rustup
 		}
 	}
 	if onPath(filepath.Join(home, ".local")) {
-		add(filepath.Join(home, ".local"))
+		r.add(filepath.Join(home, ".local"))
 	}
-	return out
+	return r.out
+}
+
+// envValue is k's value in env ("" when it is not set).
+func envValue(env []string, k string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, k+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// rootSet collects toolchain roots: absolute, cleaned, each once, never
+// one of the system's trees (readable already), the home itself (PATH=~/bin)
+// or what holds it.
+type rootSet struct {
+	home string
+	out  []string
+}
+
+// readableAlready are system trees every command reads already: a
+// toolchain root inside one adds nothing.
+var readableAlready = []string{"/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc", "/opt", "/nix", "/snap"}
+
+func (r *rootSet) add(p string) {
+	if p == "" || !filepath.IsAbs(p) {
+		return
+	}
+	p = filepath.Clean(p)
+	switch {
+	case underAny(p, readableAlready): // readable already
+	case p == "/" || r.home != "" && underAny(r.home, []string{p}):
+		// never the home itself (PATH=~/bin) or what holds it
+	case !slices.Contains(r.out, p):
+		r.out = append(r.out, p)
+	}
 }
 
 // resolveLinks is p with its links resolved, or p.

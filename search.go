@@ -69,39 +69,53 @@ func searchWorkspace(ctx context.Context, ws *Workspace, pattern, p string, maxB
 	defer rp.close()
 	g := newGrepPool(ctx, re)
 	g.clean = &ws.secretFree
-	if !rp.info.IsDir() {
-		f, _, err := rp.openVerified()
-		if err != nil {
-			return "", 0, err
-		}
-		fd, err := unix.Dup(int(f.Fd()))
-		f.Close()
-		if err != nil {
-			return "", 0, osFailure(rp.Rel, err)
-		}
-		d := &searchDir{fd: fd}
-		d.refs.Store(1)
-		g.submit(searchFile{dir: d, name: ".", rel: rp.Rel, self: true})
-	} else {
-		d, err := rp.openDirVerified(ws)
-		if err != nil {
-			return "", 0, err
-		}
-		fd, err := rootFD(d)
-		d.Close()
-		if err != nil {
-			return "", 0, osFailure(rp.Rel, err)
-		}
-		root := &searchDir{fd: fd}
-		root.refs.Store(1)
-		w := &searchWalker{ws: ws, ign: ancestorIgnores(ws, rp.Rel), pool: g}
-		w.walk(root, rp.Rel)
+	if err := submitSearch(ws, rp, g); err != nil {
+		return "", 0, err
 	}
 	results := g.finish()
 	if err := parent.Err(); err != nil {
 		return "", 0, err // cancelled: nothing half-done is reported
 	}
-	stopped := ctx.Err() != nil
+	text, matches := searchAnswer(results, maxBytes, ctx.Err() != nil)
+	return text, matches, nil
+}
+
+// submitSearch gives the pool the file rp names, or walks the directory.
+func submitSearch(ws *Workspace, rp *resolvedPath, g *grepPool) error {
+	if !rp.info.IsDir() {
+		f, _, err := rp.openVerified()
+		if err != nil {
+			return err
+		}
+		fd, err := unix.Dup(int(f.Fd()))
+		f.Close()
+		if err != nil {
+			return osFailure(rp.Rel, err)
+		}
+		d := &searchDir{fd: fd}
+		d.refs.Store(1)
+		g.submit(searchFile{dir: d, name: ".", rel: rp.Rel, self: true})
+		return nil
+	}
+	d, err := rp.openDirVerified(ws)
+	if err != nil {
+		return err
+	}
+	fd, err := rootFD(d)
+	d.Close()
+	if err != nil {
+		return osFailure(rp.Rel, err)
+	}
+	root := &searchDir{fd: fd}
+	root.refs.Store(1)
+	w := &searchWalker{ws: ws, ign: ancestorIgnores(ws, rp.Rel), pool: g}
+	w.walk(root, rp.Rel)
+	return nil
+}
+
+// searchAnswer is the hits, in order, within the match count and the cap,
+// with a note when they were capped or the search stopped on time.
+func searchAnswer(results [][][]byte, maxBytes int, stopped bool) (string, int) {
 	var out bytes.Buffer
 	matches, full := 0, false
 	for _, r := range results {
@@ -117,9 +131,9 @@ func searchWorkspace(ctx context.Context, ws *Workspace, pattern, p string, maxB
 	stopNote := fmt.Sprintf("[search stopped after %s: the pattern is slow on these files; narrow the pattern or the path]", searchTimeout)
 	if matches == 0 {
 		if stopped {
-			return "no matches so far " + stopNote, 0, nil
+			return "no matches so far " + stopNote, 0
 		}
-		return "no matches", 0, nil
+		return "no matches", 0
 	}
 	text := capOutput(out.Bytes(), maxBytes, false) // hits come from redacted text
 	if full {
@@ -127,7 +141,7 @@ func searchWorkspace(ctx context.Context, ws *Workspace, pattern, p string, maxB
 	} else if stopped {
 		text += "\n" + stopNote
 	}
-	return text, matches, nil
+	return text, matches
 }
 
 // rootFD duplicates the descriptor of an os.Root's directory.

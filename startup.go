@@ -51,31 +51,8 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		in.answer = ed.readAnswer
 	}
 	a.Color = colorAllowed(o.StderrTTY)
-	for _, w := range []io.Writer{o.Stdout, o.Stderr} {
-		if f, ok := w.(*os.File); ok && isTTY(f) {
-			a.tty = f
-			break
-		}
-	}
-	if cerr != nil {
-		a.logf("%s", a.colorize("31", "warning: "+cerr.Error()))
-	}
-	for _, w := range cf.Warnings {
-		a.logf("%s", a.colorize("33", "warning: "+w))
-	}
-	a.confirmWorkspaceConfig(a.Config, a.Workspace)
-	a.confirmUserTools()
-	a.Tools.SetAllowed(cf.Tools.AllowedTools)
-	for _, p := range a.toolProblems {
-		a.logf("%s", a.colorize("33", "warning: skipped tool: "+p.Error()))
-	}
-	if len(a.userTools) > 0 {
-		a.logf("user tools from %s/: %s", UserToolsDir, strings.Join(a.userTools, ", "))
-	}
-	a.warnAgentsNotIgnored(a.Workspace)
-	if sb := sandboxAvailable(); !sb.enforced() {
-		a.logf("%s", a.colorize("33", "warning: "+sb.why))
-	}
+	a.tty = firstTTY(o.Stdout, o.Stderr)
+	a.settleWorkspace(cerr)
 	tidyRecordings(ws, cf.KeepRecordings)
 	a.OllamaURL = resolveOllamaURL(o.OllamaURL, cf.OllamaURL)
 	model := o.Model
@@ -83,15 +60,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		model = cf.Model
 	}
 	if o.Continue {
-		n, saved, err := a.resumeSession()
-		if err != nil {
-			a.logf("%s", a.colorize("33", "warning: "+err.Error()))
-		} else {
-			a.logf("%s", a.dim("· continuing the last conversation ("+plural(n, "message")+")"+a.lastExchange()))
-			if model == "" {
-				model = saved
-			}
-		}
+		model = a.continueSession(model)
 	}
 	a.connect(ctx, model)
 	if !o.NoMCP {
@@ -109,6 +78,57 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		}
 	}
 	return a, nil
+}
+
+// firstTTY is the first of ws that is a terminal (for its width), or nil.
+func firstTTY(ws ...io.Writer) *os.File {
+	for _, w := range ws {
+		if f, ok := w.(*os.File); ok && isTTY(f) {
+			return f
+		}
+	}
+	return nil
+}
+
+// settleWorkspace says what start-up found in the workspace (the config's
+// problems, the user tools, an agents/ git would commit, a sandbox that
+// cannot be enforced) and asks about what a repository may have brought
+// (its config, its tools).
+func (a *Agent) settleWorkspace(configErr error) {
+	if configErr != nil {
+		a.logf("%s", a.colorize("31", "warning: "+configErr.Error()))
+	}
+	for _, w := range a.Config.Warnings {
+		a.logf("%s", a.colorize("33", "warning: "+w))
+	}
+	a.confirmWorkspaceConfig(a.Config, a.Workspace)
+	a.confirmUserTools(&a.Terminal, a.Workspace)
+	a.Tools.SetAllowed(a.Config.Tools.AllowedTools)
+	for _, p := range a.toolProblems {
+		a.logf("%s", a.colorize("33", "warning: skipped tool: "+p.Error()))
+	}
+	if len(a.userTools) > 0 {
+		a.logf("user tools from %s/: %s", UserToolsDir, strings.Join(a.userTools, ", "))
+	}
+	a.warnAgentsNotIgnored(a.Workspace)
+	if sb := sandboxAvailable(); !sb.enforced() {
+		a.logf("%s", a.colorize("33", "warning: "+sb.why))
+	}
+}
+
+// continueSession picks up the last conversation (--continue) and returns
+// the model to use: model, or the one that conversation used.
+func (a *Agent) continueSession(model string) string {
+	n, saved, err := a.resumeSession()
+	if err != nil {
+		a.logf("%s", a.colorize("33", "warning: "+err.Error()))
+		return model
+	}
+	a.logf("%s", a.dim("· continuing the last conversation ("+plural(n, "message")+")"+a.lastExchange()))
+	if model == "" {
+		return saved
+	}
+	return model
 }
 
 // confirmWorkspaceConfig asks, once per workspace, before using settings

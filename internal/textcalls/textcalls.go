@@ -278,15 +278,7 @@ func actGroup(text string, cands []candidate, strict bool) []candidate {
 	if len(cands) == 0 {
 		return nil
 	}
-	// Runs of candidates with nothing but separators between them.
-	var runs [][]candidate
-	for i, c := range cands {
-		if i > 0 && strings.Trim(stripClosers(text[cands[i-1].end:c.start]), " \t\r\n,;") == "" {
-			runs[len(runs)-1] = append(runs[len(runs)-1], c)
-			continue
-		}
-		runs = append(runs, []candidate{c})
-	}
+	runs := adjacentRuns(text, cands)
 	for k, run := range runs {
 		before := stripClosers(afterThinking(text[:run[0].start]))
 		if inlineRun(run) {
@@ -302,24 +294,44 @@ func actGroup(text string, cands []candidate, strict bool) []candidate {
 			// an act (no one quotes a special token), the prose stays.
 			run = append(run, tokenRuns(run, runs[k+1:])...)
 		}
-		after := stripClosers(text[run[len(run)-1].end:])
-		switch {
-		case before == "":
-			// The reply begins with the call: what follows is prose (or a
-			// cut-off second call), kept as text.
-			if strict && len(after) > 200 {
-				continue
-			}
-			return run
-		case after == "":
-			if leadIn(before, strict) {
-				return run
-			}
-		case !strict && len(runs) == 1 && len(run) == 1 && run[0].fenced && fenceCount(text) == 1 && intentRE.MatchString(lastLine(before)):
+		if isAct(text, run, before, strict, len(runs) == 1) {
 			return run
 		}
 	}
 	return nil
+}
+
+// adjacentRuns groups the candidates into runs with nothing but
+// separators between them.
+func adjacentRuns(text string, cands []candidate) [][]candidate {
+	var runs [][]candidate
+	for i, c := range cands {
+		if i > 0 && strings.Trim(stripClosers(text[cands[i-1].end:c.start]), " \t\r\n,;") == "" {
+			runs[len(runs)-1] = append(runs[len(runs)-1], c)
+			continue
+		}
+		runs = append(runs, []candidate{c})
+	}
+	return runs
+}
+
+// isAct reports whether a run (not inline) is the act: it begins the
+// reply (in schema mode with little after it), ends it after a lead-in,
+// or is, in prose mode, the reply's only fenced block after an announced
+// action.
+func isAct(text string, run []candidate, before string, strict, onlyRun bool) bool {
+	after := stripClosers(text[run[len(run)-1].end:])
+	switch {
+	case before == "":
+		// The reply begins with the call: what follows is prose (or a
+		// cut-off second call), kept as text.
+		return !strict || len(after) <= 200
+	case after == "":
+		return leadIn(before, strict)
+	case !strict && onlyRun && len(run) == 1 && run[0].fenced && fenceCount(text) == 1 && intentRE.MatchString(lastLine(before)):
+		return true
+	}
+	return false
 }
 
 // inlineRun reports whether a run holds a pseudo-code call written after
@@ -515,17 +527,10 @@ var wrappers = []struct {
 
 // candidateAt tries every form that can start at text[i:].
 func (sc *scan) candidateAt(text string, i int, lineStart bool) (candidate, bool) {
-	s := text[i:]
-	lookup := sc.lookup
-	if sc.unclosed > 4 {
+	if sc.givesUp(text, i) {
 		return candidate{}, false
 	}
-	for _, m := range markerCloses {
-		if strings.HasPrefix(s, m[0]) && !sc.closedAfter(text, i, m[1]) && sc.tooManyUnclosed() {
-			return candidate{}, false
-		}
-	}
-	if c, ok, tried := markedAt(text, i, lineStart, lookup); tried {
+	if c, ok, tried := markedAt(text, i, lineStart, sc.lookup); tried {
 		if !ok && sc.unbalancedAfter(text[i:]) {
 			// A marker whose value runs to the end of the reply: after a
 			// few, stop (each costs a scan to the end).
@@ -533,41 +538,85 @@ func (sc *scan) candidateAt(text string, i int, lineStart bool) (candidate, bool
 		}
 		return c, ok
 	}
+	if c, ok, tried := wrappedAt(text, i, sc.lookup); tried {
+		return c, ok
+	}
+	if lineStart {
+		if c, ok := sc.jsonAt(text, i); ok {
+			return c, true
+		}
+	}
+	return sc.identAt(text, i, lineStart)
+}
+
+// givesUp: too many candidates ran to the end of the reply unclosed (each
+// costs a scan to the end), so no more are tried.
+func (sc *scan) givesUp(text string, i int) bool {
+	if sc.unclosed > 4 {
+		return true
+	}
+	s := text[i:]
+	for _, m := range markerCloses {
+		if strings.HasPrefix(s, m[0]) && !sc.closedAfter(text, i, m[1]) && sc.tooManyUnclosed() {
+			return true
+		}
+	}
+	return false
+}
+
+// wrappedAt reads a call inside one of the wrappers; tried says whether
+// one began at i.
+func wrappedAt(text string, i int, lookup Lookup) (candidate, bool, bool) {
 	for _, w := range wrappers {
-		if strings.HasPrefix(s, w.open) {
+		if strings.HasPrefix(text[i:], w.open) {
 			c, ok := wrapped(text, i, w.open, w.close, lookup)
 			c.token = w.token
-			return c, ok
+			return c, ok, true
 		}
 	}
-	if lineStart && (s[0] == '{' || s[0] == '[') && sc.unclosed < 4 {
-		if balancedEnd(s) < 0 {
-			sc.unclosed++
-		}
-		if calls, n := jsonCalls(s); len(calls) > 0 {
+	return candidate{}, false, false
+}
+
+// jsonAt reads JSON calls (or a pythonic list) at a line start.
+func (sc *scan) jsonAt(text string, i int) (candidate, bool) {
+	s := text[i:]
+	if (s[0] != '{' && s[0] != '[') || sc.unclosed >= 4 {
+		return candidate{}, false
+	}
+	if balancedEnd(s) < 0 {
+		sc.unclosed++
+	}
+	if calls, n := jsonCalls(s); len(calls) > 0 {
+		return candidate{start: i, end: i + n, calls: calls}, true
+	}
+	if s[0] == '[' {
+		if calls, n := pythonicCalls(s, sc.lookup); len(calls) > 0 {
 			return candidate{start: i, end: i + n, calls: calls}, true
 		}
-		if s[0] == '[' {
-			if calls, n := pythonicCalls(s, lookup); len(calls) > 0 {
-				return candidate{start: i, end: i + n, calls: calls}, true
-			}
+	}
+	return candidate{}, false
+}
+
+// identAt reads a call that starts with a registered tool's name: a
+// pythonic call at a line start or after a space, or a bare GLM call.
+func (sc *scan) identAt(text string, i int, lineStart bool) (candidate, bool) {
+	s := text[i:]
+	inline := !lineStart && i > 0 && text[i-1] == ' '
+	if !(lineStart || inline) || !IsIdentStart(s[0]) {
+		return candidate{}, false
+	}
+	name, n := LeadingIdent(s)
+	if n < len(s) && s[n] == '(' && lookupName(name, sc.lookup) {
+		if balancedEnd(s[n:]) < 0 {
+			sc.tooManyUnclosed()
+			return candidate{}, false
+		}
+		if calls, n := pythonicCalls(s, sc.lookup); len(calls) > 0 {
+			return candidate{start: i, end: i + n, calls: calls, inline: inline}, true
 		}
 	}
-	inline := !lineStart && i > 0 && text[i-1] == ' '
-	if (lineStart || inline) && IsIdentStart(s[0]) {
-		name, n := LeadingIdent(s)
-		if n < len(s) && s[n] == '(' && lookupName(name, lookup) {
-			if balancedEnd(s[n:]) < 0 {
-				sc.tooManyUnclosed()
-				return candidate{}, false
-			}
-			if calls, n := pythonicCalls(s, lookup); len(calls) > 0 {
-				return candidate{start: i, end: i + n, calls: calls, inline: inline}, true
-			}
-		}
-		if lineStart && n > 0 && lookupName(name, lookup) && strings.HasPrefix(strings.TrimLeft(s[n:], " \t\r\n"), "<arg_key>") && sc.closedAfter(text, i, "</arg_value>") {
-			return glmBare(text, i)
-		}
+	if lineStart && n > 0 && lookupName(name, sc.lookup) && strings.HasPrefix(strings.TrimLeft(s[n:], " \t\r\n"), "<arg_key>") && sc.closedAfter(text, i, "</arg_value>") {
+		return glmBare(text, i)
 	}
 	return candidate{}, false
 }
