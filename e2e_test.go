@@ -55,13 +55,13 @@ func TestMain(m *testing.M) {
 }
 
 // testHelpers are the roles the test binary plays when a test starts it
-// again (TestMain is the one dispatcher): a process killed mid-write, a
-// knowledge base killed mid-transaction, an "ollama serve".
+// again (TestMain is the one dispatcher): a process killed mid-write, an
+// "ollama serve". (internal/knowledge has its own for a knowledge base
+// killed mid-transaction.)
 var testHelpers = map[string]func(arg string) int{}
 
 func init() {
 	testHelpers["crash"] = crashHelper
-	testHelpers["kb-crash"] = kbCrashHelper
 }
 
 // helperCmd starts the test binary as the helper name with arg.

@@ -3,7 +3,9 @@ package harvey
 import (
 	"context"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/knowledge"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -31,7 +33,7 @@ const kbHelp = `/kb status                          projects, observations, conc
 // kbInjectObservations bounds what /kb inject puts into a small context.
 const kbInjectObservations = 20
 
-func (k *knowledgeStore) knowledgeBase() (*KnowledgeBase, error) {
+func (k *knowledgeStore) knowledgeBase() (*knowledge.Base, error) {
 	if k.db != nil {
 		return k.db, nil
 	}
@@ -46,7 +48,7 @@ func (k *knowledgeStore) knowledgeBase() (*KnowledgeBase, error) {
 // knowledgeStore opens the session's knowledge base at its first use.
 type knowledgeStore struct {
 	ws *Workspace
-	db *KnowledgeBase // nil until the first /kb command
+	db *knowledge.Base // nil until the first /kb command
 }
 
 // cmdKB gets its line as typed (Raw): an observation keeps its quotes;
@@ -85,16 +87,16 @@ func cmdKB(_ context.Context, a *Agent, raw []string, out io.Writer) error {
 	return fmt.Errorf("unknown /kb subcommand %q; usage: %s", sub, kbUsage)
 }
 
-func kbStatus(kb *KnowledgeBase, out io.Writer) error {
+func kbStatus(kb *knowledge.Base, out io.Writer) error {
 	p, o, c, err := kb.Counts()
 	if err != nil {
 		return err
 	}
 	integrity := "ok"
-	if err := kb.check(); err != nil {
+	if err := kb.Check(); err != nil {
 		integrity = err.Error()
 	}
-	fmt.Fprintf(out, "knowledge base: %s, %s, %s (schema %d; integrity %s)\n", plural(p, "project"), plural(o, "observation"), plural(c, "concept"), KBSchemaVersion, integrity)
+	fmt.Fprintf(out, "knowledge base: %s, %s, %s (schema %d; integrity %s)\n", plural(p, "project"), plural(o, "observation"), plural(c, "concept"), knowledge.SchemaVersion, integrity)
 	act, ok, err := kb.ActiveProject()
 	if err != nil {
 		return err
@@ -110,7 +112,7 @@ func kbStatus(kb *KnowledgeBase, out io.Writer) error {
 func san(s string) string { return sanitizeForTerminal(s) }
 
 // activeOr returns the project named by ref, or the active project.
-func activeOr(kb *KnowledgeBase, ref string) (Project, error) {
+func activeOr(kb *knowledge.Base, ref string) (knowledge.Project, error) {
 	if ref != "" {
 		return kb.Project(ref)
 	}
@@ -124,7 +126,7 @@ func activeOr(kb *KnowledgeBase, ref string) (Project, error) {
 	return p, nil
 }
 
-func kbProject(kb *KnowledgeBase, args []string, out io.Writer) error {
+func kbProject(kb *knowledge.Base, args []string, out io.Writer) error {
 	if len(args) == 0 {
 		args = []string{"list"}
 	}
@@ -172,7 +174,7 @@ func kbProject(kb *KnowledgeBase, args []string, out io.Writer) error {
 }
 
 // kbProjectList lists the projects, the active one marked.
-func kbProjectList(kb *KnowledgeBase, out io.Writer) error {
+func kbProjectList(kb *knowledge.Base, out io.Writer) error {
 	ps, err := kb.Projects()
 	if err != nil {
 		return err
@@ -192,9 +194,9 @@ func kbProjectList(kb *KnowledgeBase, out io.Writer) error {
 }
 
 // kbProjectStatus sets a project's status: /kb project status ID STATUS.
-func kbProjectStatus(kb *KnowledgeBase, args []string, out io.Writer) error {
+func kbProjectStatus(kb *knowledge.Base, args []string, out io.Writer) error {
 	if len(args) != 3 {
-		return fmt.Errorf("usage: /kb project status ID|NAME %s", strings.Join(ProjectStatuses, "|"))
+		return fmt.Errorf("usage: /kb project status ID|NAME %s", strings.Join(knowledge.ProjectStatuses, "|"))
 	}
 	p, err := kb.Project(args[1])
 	if err != nil {
@@ -211,17 +213,17 @@ func kbProjectStatus(kb *KnowledgeBase, args []string, out io.Writer) error {
 // project. A first word that is a known kind counts as the kind with or
 // without a colon; any other first word ending in a colon is taken as a
 // kind and refused, so a typo is not filed as a note.
-func kbObserve(kb *KnowledgeBase, text string, out io.Writer) error {
+func kbObserve(kb *knowledge.Base, text string, out io.Writer) error {
 	if text == "" {
-		return fmt.Errorf("usage: /kb observe [KIND:] TEXT (KIND: %s)", strings.Join(ObservationKinds, ", "))
+		return fmt.Errorf("usage: /kb observe [KIND:] TEXT (KIND: %s)", strings.Join(knowledge.ObservationKinds, ", "))
 	}
 	kind := "note"
 	first, rest, _ := strings.Cut(text, " ")
 	first = strings.ToLower(first)
-	if k := strings.TrimSuffix(first, ":"); contains(ObservationKinds, k) {
+	if k := strings.TrimSuffix(first, ":"); contains(knowledge.ObservationKinds, k) {
 		kind, text = k, strings.TrimSpace(rest)
 	} else if strings.HasSuffix(first, ":") && len(first) > 1 && !strings.ContainsAny(k, " /.") {
-		return fmt.Errorf("unknown kind %q: use %s", k, strings.Join(ObservationKinds, ", "))
+		return fmt.Errorf("unknown kind %q: use %s", k, strings.Join(knowledge.ObservationKinds, ", "))
 	}
 	if strings.TrimSpace(text) == "" {
 		return fmt.Errorf("an observation needs text: /kb observe [KIND:] TEXT")
@@ -238,7 +240,7 @@ func kbObserve(kb *KnowledgeBase, text string, out io.Writer) error {
 	return nil
 }
 
-func kbConcept(kb *KnowledgeBase, args []string, out io.Writer) error {
+func kbConcept(kb *knowledge.Base, args []string, out io.Writer) error {
 	if len(args) == 0 {
 		args = []string{"list"}
 	}
@@ -297,7 +299,7 @@ func kbConcept(kb *KnowledgeBase, args []string, out io.Writer) error {
 	return fmt.Errorf("usage: /kb concept list|add NAME [DESC]|link NAME [PROJECT]|link NAME obs ID")
 }
 
-func kbSearch(kb *KnowledgeBase, text string, out io.Writer) error {
+func kbSearch(kb *knowledge.Base, text string, out io.Writer) error {
 	obs, ps, cs, err := kb.Search(text, 50)
 	if err != nil {
 		return err
@@ -320,7 +322,7 @@ func kbSearch(kb *KnowledgeBase, text string, out io.Writer) error {
 
 // kbInject adds the project's summary to the conversation as one labelled
 // context message (appended, so the cached prompt prefix stays valid).
-func kbInject(a *Agent, kb *KnowledgeBase, args []string, out io.Writer) error {
+func kbInject(a *Agent, kb *knowledge.Base, args []string, out io.Writer) error {
 	p, err := activeOr(kb, strings.Join(args, " "))
 	if err != nil {
 		return err
@@ -333,4 +335,10 @@ func kbInject(a *Agent, kb *KnowledgeBase, args []string, out io.Writer) error {
 	fmt.Fprintf(out, "added project #%d %s to the conversation (%d observations, ~%d tokens)\n",
 		p.ID, san(p.Name), min(p.Observations, kbInjectObservations), len(s)/4+1)
 	return nil
+}
+
+// openKnowledgeBase opens (creating or migrating) the knowledge base in the
+// workspace's agents/ directory.
+func openKnowledgeBase(ws *Workspace) (*knowledge.Base, error) {
+	return knowledge.Open(filepath.Join(ws.Root, AgentsDir, "knowledge.db"), AgentsDir+"/knowledge.db")
 }

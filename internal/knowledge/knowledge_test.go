@@ -1,4 +1,4 @@
-package harvey
+package knowledge
 
 import (
 	"bufio"
@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -13,19 +14,33 @@ import (
 	"time"
 )
 
-func openTestKB(t *testing.T) (*KnowledgeBase, *Workspace) {
+// openTestKB opens a new knowledge base in a directory of its own, as the
+// agent keeps it (agents/knowledge.db), and returns it with that path.
+func openTestKB(t *testing.T) (*Base, string) {
 	t.Helper()
-	ws, err := openWorkspace(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ws.Close() })
-	kb, err := openKnowledgeBase(ws)
+	path := filepath.Join(t.TempDir(), "knowledge.db")
+	kb, err := openKB(path, "agents/knowledge.db", SchemaVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { kb.Close() })
-	return kb, ws
+	return kb, path
+}
+
+// TestMain also plays a knowledge base killed mid-transaction when a test
+// starts the test binary again as that helper.
+func TestMain(m *testing.M) {
+	if os.Getenv("HARVEY_TEST_HELPER") == "kb-crash" {
+		os.Exit(kbCrashHelper(os.Getenv("HARVEY_TEST_HELPER_ARG")))
+	}
+	os.Exit(m.Run())
+}
+
+// helperCmd starts the test binary as the helper name with arg.
+func helperCmd(name, arg string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "HARVEY_TEST_HELPER="+name, "HARVEY_TEST_HELPER_ARG="+arg)
+	return cmd
 }
 
 func must[T any](t *testing.T) func(T, error) T {
@@ -162,7 +177,7 @@ func second[T any](_ T, err error) error { return err }
 func thirdOf[A, B, C any](_ A, _ B, _ C, err error) error { return err }
 
 // dumpKB renders every row, to prove a failed command changed nothing.
-func dumpKB(t *testing.T, kb *KnowledgeBase) string {
+func dumpKB(t *testing.T, kb *Base) string {
 	t.Helper()
 	var sb strings.Builder
 	for _, q := range []string{"SELECT id, name, description, status FROM projects", "SELECT id, project_id, kind, body FROM observations",
@@ -191,13 +206,13 @@ func dumpKB(t *testing.T, kb *KnowledgeBase) string {
 func TestKnowledgeBaseMigrationFromPreviousVersion(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "knowledge.db")
-	old, err := openKB(path, "knowledge.db", KBSchemaVersion-1)
+	old, err := openKB(path, "knowledge.db", SchemaVersion-1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var v int
 	old.db.QueryRow("PRAGMA user_version").Scan(&v)
-	if v != KBSchemaVersion-1 {
+	if v != SchemaVersion-1 {
 		t.Fatalf("old version = %d", v)
 	}
 	// Rows written the way the previous release wrote them.
@@ -213,13 +228,13 @@ func TestKnowledgeBaseMigrationFromPreviousVersion(t *testing.T) {
 	}
 	old.Close()
 
-	kb, err := openKB(path, "knowledge.db", KBSchemaVersion)
+	kb, err := openKB(path, "knowledge.db", SchemaVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer kb.Close()
 	kb.db.QueryRow("PRAGMA user_version").Scan(&v)
-	if v != KBSchemaVersion {
+	if v != SchemaVersion {
 		t.Fatalf("version after migration = %d", v)
 	}
 	ps, _ := kb.Projects()
@@ -256,7 +271,7 @@ func TestKnowledgeBaseRefusesFilesItCannotUse(t *testing.T) {
 		{link, "is not a regular file"},
 	} {
 		before, _ := os.ReadFile(c.path)
-		kb, err := openKB(c.path, filepath.Base(c.path), KBSchemaVersion)
+		kb, err := openKB(c.path, filepath.Base(c.path), SchemaVersion)
 		if err == nil {
 			kb.Close()
 			t.Fatalf("%s opened", c.path)
@@ -283,9 +298,9 @@ func TestKnowledgeBaseRefusesFilesItCannotUse(t *testing.T) {
 // after the busy timeout, not a hang and not a lost row.
 func TestKnowledgeBaseLocked(t *testing.T) {
 	t.Parallel()
-	kb, ws := openTestKB(t)
+	kb, path := openTestKB(t)
 	must[int64](t)(kb.AddProject("first", ""))
-	other, err := sql.Open("sqlite", filepath.Join(ws.Root, "agents", "knowledge.db"))
+	other, err := sql.Open("sqlite", path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +348,7 @@ func TestKnowledgeBaseCrashMidTransaction(t *testing.T) {
 	if !ready {
 		t.Fatal("helper never reached the transaction")
 	}
-	kb, err := openKB(path, "knowledge.db", KBSchemaVersion)
+	kb, err := openKB(path, "knowledge.db", SchemaVersion)
 	if err != nil {
 		t.Fatalf("reopen after crash: %v", err)
 	}
@@ -353,7 +368,7 @@ func TestKnowledgeBaseCrashMidTransaction(t *testing.T) {
 }
 
 func kbCrashHelper(path string) int {
-	kb, err := openKB(path, "knowledge.db", KBSchemaVersion)
+	kb, err := openKB(path, "knowledge.db", SchemaVersion)
 	if err != nil {
 		os.Exit(3)
 	}
@@ -370,70 +385,4 @@ func kbCrashHelper(path string) int {
 	os.Stdout.WriteString("in-transaction\n")
 	time.Sleep(time.Minute) // until the test kills it
 	return 5
-}
-
-// /kb through the agent, and the database out of every tool's reach.
-func TestKBCommands(t *testing.T) {
-	env := newTestEnv(t, nil, "")
-	run := func(line string) (string, error) {
-		var out bytes.Buffer
-		err := env.a.Dispatch(t.Context(), line, &out)
-		return out.String(), err
-	}
-	steps := []struct{ line, want, errWant string }{
-		{"/kb", "0 projects, 0 observations, 0 concepts", ""},
-		{"/kb observe something", "", "no active project"},
-		{"/kb project add harvey Terminal agent for small models", "project #1 harvey added; it is the active project", ""},
-		{"/kb observe decision: tools get short descriptions", "decision #1 recorded on harvey", ""},
-		{"/kb observe Question why does mistral print calls as text?", "question #2 recorded", ""},
-		{"/kb observe plain note with a: colon", "note #3 recorded", ""},
-		{`/kb observe note: he said "use tabs",  not 'spaces'`, "note #4 recorded", ""},
-		{"/kb search tabs", `he said "use tabs",  not 'spaces'`, ""},
-		{"/kb observe idea: not a kind", "", `unknown kind "idea"`},
-		{"/kb observe finding:", "", "needs text"},
-		{"/kb concept add prompt-cache keep the prefix identical", "concept #1 prompt-cache added", ""},
-		{"/kb concept link prompt-cache", "linked prompt-cache to project #1 harvey", ""},
-		{"/kb concept link prompt-cache obs 1", "linked prompt-cache to observation #1", ""},
-		{"/kb concept link nope", "", `no concept "nope"`},
-		{"/kb concept list", "prompt-cache", ""},
-		{"/kb project add harvey again", "", "already exists"},
-		{"/kb project add pi", "project #2 pi added", ""},
-		{"/kb project use 1", "active project: #1 harvey", ""},
-		{"/kb project status pi paused", "project #2 pi is paused", ""},
-		{"/kb project status pi finished", "", `unknown status "finished"`},
-		{"/kb project list", "* #1 harvey", ""},
-		{"/kb search mistral", "question: why does mistral print calls as text?", ""},
-		{"/kb search", "", "search for what?"},
-		{"/kb project show", "Concepts: prompt-cache", ""},
-		{"/kb bogus", "", "unknown /kb subcommand"},
-		{"/kb inject", "added project #1 harvey to the conversation (4 observations", ""},
-		{"/help kb", "/kb observe [KIND:] TEXT", ""},
-	}
-	for _, s := range steps {
-		out, err := run(s.line)
-		if s.errWant != "" {
-			if err == nil || !strings.Contains(err.Error(), s.errWant) {
-				t.Fatalf("%s: err = %v, want %q", s.line, err, s.errWant)
-			}
-			continue
-		}
-		if err != nil || !strings.Contains(out, s.want) {
-			t.Fatalf("%s: out = %q err = %v, want %q", s.line, out, err, s.want)
-		}
-	}
-	last := env.a.History[len(env.a.History)-1]
-	if last.Role != "user" || !strings.HasPrefix(last.Content, "[context: knowledge base]\nProject #1 harvey (active): Terminal agent") ||
-		!strings.Contains(last.Content, "decision: tools get short descriptions") {
-		t.Fatalf("injected = %+v", last)
-	}
-	// No tool reaches the database.
-	if _, err := invokeTool(env.a, "read_file", t.Context(), map[string]any{"path": "agents/knowledge.db"}); err == nil || !strings.Contains(err.Error(), "agents/") {
-		t.Fatalf("read_file agents/knowledge.db: %v", err)
-	}
-	if _, err := invokeTool(env.a, "edit_file", t.Context(), editArgs("agents/knowledge.db", "x", "y")); err == nil {
-		t.Fatal("edit_file reached the database")
-	}
-	if hits, _, _ := env.a.gate.searchChecked(t.Context(), "harvey", "."); strings.Contains(hits, "knowledge") {
-		t.Fatalf("search_files reached the database: %s", hits)
-	}
 }

@@ -1,4 +1,19 @@
-package harvey
+// Package knowledge is Harvey's knowledge base (seed 003): projects,
+// timestamped observations and concepts that span projects, in one SQLite
+// file (the agent keeps it in agents/knowledge.db, out of every tool's
+// reach; only the /kb commands read and write it).
+//
+// Contract: Open refuses, and leaves exactly as it was, a file that is not
+// a regular file with one link (side files included), a database written by
+// a newer Harvey, or one that is not a usable SQLite database; every error
+// is one printable line. A database it opens is migrated to SchemaVersion:
+// each release appends to kbMigrations and never edits an earlier entry.
+// Writes are transactions: a process killed mid-write leaves every committed
+// row and none of the others. One connection (SQLite serialises writers
+// anyway, and a second connection could deadlock against a held cursor),
+// WAL, foreign keys and a busy timeout after which a locked database is an
+// error that says so.
+package knowledge
 
 import (
 	"database/sql"
@@ -7,7 +22,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -15,16 +30,6 @@ import (
 
 	_ "modernc.org/sqlite" // pure Go SQLite: Harvey cross-compiles with CGO_ENABLED=0
 )
-
-// The knowledge base (seed 003): projects, timestamped observations and
-// concepts that span projects, in agents/knowledge.db. It is Harvey's own
-// state: no tool can reach it (agents/ is outside every tool's reach); only
-// the /kb commands read and write it.
-//
-// One connection (SQLite serialises writers anyway, and a second connection
-// could deadlock against a held cursor), WAL, foreign keys, a busy timeout,
-// and a schema versioned with PRAGMA user_version: each release appends to
-// kbMigrations and never edits an earlier entry.
 
 // ObservationKinds are the kinds an observation may have.
 var ObservationKinds = []string{"note", "finding", "decision", "question", "hypothesis"}
@@ -89,11 +94,11 @@ var kbMigrations = []string{
 	INSERT INTO observations_fts(observations_fts) VALUES ('rebuild');`,
 }
 
-// KBSchemaVersion is the schema version this Harvey writes.
-var KBSchemaVersion = len(kbMigrations)
+// SchemaVersion is the schema version this Harvey writes.
+var SchemaVersion = len(kbMigrations)
 
-// KnowledgeBase is an open agents/knowledge.db.
-type KnowledgeBase struct {
+// Base is an open agents/knowledge.db.
+type Base struct {
 	db   *sql.DB
 	name string // for messages: agents/knowledge.db
 }
@@ -127,28 +132,28 @@ type Concept struct {
 	Projects    int
 }
 
-// openKnowledgeBase opens (creating or migrating) the knowledge base in the
-// workspace's agents/ directory.
-func openKnowledgeBase(ws *Workspace) (*KnowledgeBase, error) {
-	return openKB(filepath.Join(ws.Root, "agents", "knowledge.db"), "agents/knowledge.db", KBSchemaVersion)
+// Open opens (creating or migrating) the knowledge base at path; name is
+// how messages call it (agents/knowledge.db).
+func Open(path, name string) (*Base, error) {
+	return openKB(path, name, SchemaVersion)
 }
 
 // openKB opens path and migrates it to version target (tests use a lower
 // target to build an older database).
-func openKB(path, name string, target int) (*KnowledgeBase, error) {
+func openKB(path, name string, target int) (*Base, error) {
 	// The file is Harvey's own; refuse anything but a regular file, so a
 	// planted symlink or FIFO in agents/ cannot redirect the database.
 	if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file; left as it is", name)
-	} else if err == nil && nlink(st) > 1 {
+	} else if err == nil && linkCount(st) > 1 {
 		return nil, fmt.Errorf("%s has other hard links; left as it is", name)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %s", name, errText(err))
+		return nil, fmt.Errorf("%s: %s", name, errMessage(err))
 	}
 	// SQLite opens its side files by name too: a planted link there would
 	// be written through.
 	for _, side := range []string{"-wal", "-shm", "-journal"} {
-		if st, err := os.Lstat(path + side); err == nil && (!st.Mode().IsRegular() || nlink(st) > 1) {
+		if st, err := os.Lstat(path + side); err == nil && (!st.Mode().IsRegular() || linkCount(st) > 1) {
 			return nil, fmt.Errorf("%s%s is not a regular file with one link; left as it is", name, side)
 		}
 	}
@@ -162,12 +167,12 @@ func openKB(path, name string, target int) (*KnowledgeBase, error) {
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=busy_timeout(2000)&_pragma=foreign_keys(1)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", name, errText(err))
+		return nil, fmt.Errorf("%s: %s", name, errMessage(err))
 	}
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
 	db.SetConnMaxLifetime(0)
-	kb := &KnowledgeBase{db: db, name: name}
+	kb := &Base{db: db, name: name}
 	if err := kb.prepare(target); err != nil {
 		db.Close()
 		return nil, err
@@ -178,19 +183,19 @@ func openKB(path, name string, target int) (*KnowledgeBase, error) {
 // prepare checks the file is a database this Harvey understands, then turns
 // on WAL and migrates. Nothing is written before the version check, so a
 // newer or foreign file is left exactly as it was.
-func (kb *KnowledgeBase) prepare(target int) error {
+func (kb *Base) prepare(target int) error {
 	var version int
 	if err := kb.db.QueryRow("PRAGMA user_version").Scan(&version); err != nil {
 		return kb.explain("open", err)
 	}
-	if version > KBSchemaVersion {
-		return fmt.Errorf("%s was written by a newer Harvey (schema %d; this one knows %d); left unchanged — upgrade Harvey to use it", kb.name, version, KBSchemaVersion)
+	if version > SchemaVersion {
+		return fmt.Errorf("%s was written by a newer Harvey (schema %d; this one knows %d); left unchanged — upgrade Harvey to use it", kb.name, version, SchemaVersion)
 	}
 	// The whole-file check (O(size): 0.5 s at 100k observations) runs
 	// only before a migration rewrites the file; otherwise /kb status runs
 	// it on demand, and damage met by a query is reported as such.
 	if version < target {
-		if err := kb.check(); err != nil {
+		if err := kb.Check(); err != nil {
 			return err
 		}
 	}
@@ -221,20 +226,20 @@ func (kb *KnowledgeBase) prepare(target int) error {
 }
 
 // Close closes the database.
-func (kb *KnowledgeBase) Close() error { return kb.db.Close() }
+func (kb *Base) Close() error { return kb.db.Close() }
 
 // explain turns a SQLite error into one line that says what to do.
-func (kb *KnowledgeBase) explain(op string, err error) error {
+func (kb *Base) explain(op string, err error) error {
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "database is locked") || strings.Contains(msg, "SQLITE_BUSY"):
 		return fmt.Errorf("%s is locked by another process (another Harvey?); try again", kb.name)
 	case strings.Contains(msg, "file is not a database") || strings.Contains(msg, "malformed"):
-		return fmt.Errorf("%s is not a usable SQLite database (%s); left unchanged — move it away to start a new one", kb.name, oneLine(msg))
+		return fmt.Errorf("%s is not a usable SQLite database (%s); left unchanged — move it away to start a new one", kb.name, printableLine(msg))
 	case strings.Contains(msg, "readonly") || strings.Contains(msg, "read-only") || strings.Contains(msg, "unable to open"):
-		return fmt.Errorf("%s cannot be written (%s)", kb.name, oneLine(msg))
+		return fmt.Errorf("%s cannot be written (%s)", kb.name, printableLine(msg))
 	}
-	return fmt.Errorf("%s: %s: %s", kb.name, op, oneLine(msg))
+	return fmt.Errorf("%s: %s: %s", kb.name, op, printableLine(msg))
 }
 
 func now() string { return time.Now().UTC().Format(time.RFC3339) }
@@ -244,7 +249,7 @@ func isUnique(err error) bool {
 }
 
 // AddProject creates a project and returns its ID.
-func (kb *KnowledgeBase) AddProject(name, desc string) (int64, error) {
+func (kb *Base) AddProject(name, desc string) (int64, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return 0, errors.New("a project needs a name")
@@ -264,7 +269,7 @@ func (kb *KnowledgeBase) AddProject(name, desc string) (int64, error) {
 }
 
 // Projects lists every project with its counts, newest first.
-func (kb *KnowledgeBase) Projects() ([]Project, error) {
+func (kb *Base) Projects() ([]Project, error) {
 	rows, err := kb.db.Query("SELECT id, name, description, status, created_at, observations, concepts FROM project_summary ORDER BY id")
 	if err != nil {
 		return nil, kb.explain("list projects", err)
@@ -281,7 +286,7 @@ func (kb *KnowledgeBase) Projects() ([]Project, error) {
 	return out, kb.wrap("list projects", rows.Err())
 }
 
-func (kb *KnowledgeBase) wrap(op string, err error) error {
+func (kb *Base) wrap(op string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -289,7 +294,7 @@ func (kb *KnowledgeBase) wrap(op string, err error) error {
 }
 
 // Project finds a project by ID ("3" or "#3") or by name.
-func (kb *KnowledgeBase) Project(ref string) (Project, error) {
+func (kb *Base) Project(ref string) (Project, error) {
 	ref = strings.TrimSpace(ref)
 	q := "SELECT id, name, description, status, created_at, observations, concepts FROM project_summary WHERE "
 	var row *sql.Row
@@ -307,9 +312,9 @@ func (kb *KnowledgeBase) Project(ref string) (Project, error) {
 }
 
 // SetProjectStatus changes a project's status.
-func (kb *KnowledgeBase) SetProjectStatus(id int64, status string) error {
+func (kb *Base) SetProjectStatus(id int64, status string) error {
 	status = strings.ToLower(strings.TrimSpace(status))
-	if !contains(ProjectStatuses, status) {
+	if !slices.Contains(ProjectStatuses, status) {
 		return fmt.Errorf("unknown status %q: use %s", status, strings.Join(ProjectStatuses, ", "))
 	}
 	res, err := kb.db.Exec("UPDATE projects SET status = ? WHERE id = ?", status, id)
@@ -324,7 +329,7 @@ func (kb *KnowledgeBase) SetProjectStatus(id int64, status string) error {
 
 // ActiveProject returns the project /kb observe writes to, if one is set
 // and still exists.
-func (kb *KnowledgeBase) ActiveProject() (Project, bool, error) {
+func (kb *Base) ActiveProject() (Project, bool, error) {
 	var v string
 	err := kb.db.QueryRow("SELECT value FROM kb_meta WHERE key = 'active_project'").Scan(&v)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -341,7 +346,7 @@ func (kb *KnowledgeBase) ActiveProject() (Project, bool, error) {
 }
 
 // UseProject makes a project the active one.
-func (kb *KnowledgeBase) UseProject(ref string) (Project, error) {
+func (kb *Base) UseProject(ref string) (Project, error) {
 	p, err := kb.Project(ref)
 	if err != nil {
 		return p, err
@@ -351,9 +356,9 @@ func (kb *KnowledgeBase) UseProject(ref string) (Project, error) {
 }
 
 // AddObservation records an observation on a project.
-func (kb *KnowledgeBase) AddObservation(projectID int64, kind, body string) (int64, error) {
+func (kb *Base) AddObservation(projectID int64, kind, body string) (int64, error) {
 	kind = strings.ToLower(strings.TrimSpace(kind))
-	if !contains(ObservationKinds, kind) {
+	if !slices.Contains(ObservationKinds, kind) {
 		return 0, fmt.Errorf("unknown kind %q: use %s", kind, strings.Join(ObservationKinds, ", "))
 	}
 	if strings.TrimSpace(body) == "" {
@@ -371,7 +376,7 @@ func (kb *KnowledgeBase) AddObservation(projectID int64, kind, body string) (int
 
 // Observations returns a project's newest observations (all when limit <= 0),
 // oldest first.
-func (kb *KnowledgeBase) Observations(projectID int64, limit int) ([]Observation, error) {
+func (kb *Base) Observations(projectID int64, limit int) ([]Observation, error) {
 	if limit <= 0 {
 		limit = -1
 	}
@@ -379,7 +384,7 @@ func (kb *KnowledgeBase) Observations(projectID int64, limit int) ([]Observation
 		JOIN projects p ON p.id = o.project_id WHERE o.project_id = ? ORDER BY o.id DESC LIMIT ?`, projectID, limit)
 }
 
-func (kb *KnowledgeBase) observations(q string, args ...any) ([]Observation, error) {
+func (kb *Base) observations(q string, args ...any) ([]Observation, error) {
 	rows, err := kb.db.Query(q, args...)
 	if err != nil {
 		return nil, kb.explain("read observations", err)
@@ -401,7 +406,7 @@ func (kb *KnowledgeBase) observations(q string, args ...any) ([]Observation, err
 }
 
 // AddConcept creates a concept and returns its ID.
-func (kb *KnowledgeBase) AddConcept(name, desc string) (int64, error) {
+func (kb *Base) AddConcept(name, desc string) (int64, error) {
 	name = strings.TrimSpace(name)
 	if name == "" {
 		return 0, errors.New("a concept needs a name")
@@ -417,7 +422,7 @@ func (kb *KnowledgeBase) AddConcept(name, desc string) (int64, error) {
 }
 
 // Concepts lists every concept with the number of projects linked to it.
-func (kb *KnowledgeBase) Concepts() ([]Concept, error) {
+func (kb *Base) Concepts() ([]Concept, error) {
 	rows, err := kb.db.Query(`SELECT c.id, c.name, c.description,
 		(SELECT count(*) FROM project_concepts pc WHERE pc.concept_id = c.id) FROM concepts c ORDER BY c.name`)
 	if err != nil {
@@ -436,7 +441,7 @@ func (kb *KnowledgeBase) Concepts() ([]Concept, error) {
 }
 
 // Concept finds a concept by ID or name.
-func (kb *KnowledgeBase) Concept(ref string) (Concept, error) {
+func (kb *Base) Concept(ref string) (Concept, error) {
 	ref = strings.TrimSpace(ref)
 	var row *sql.Row
 	if id, err := strconv.ParseInt(strings.TrimPrefix(ref, "#"), 10, 64); err == nil {
@@ -453,7 +458,7 @@ func (kb *KnowledgeBase) Concept(ref string) (Concept, error) {
 }
 
 // LinkProject links a concept to a project (linking twice is not an error).
-func (kb *KnowledgeBase) LinkProject(conceptID, projectID int64) error {
+func (kb *Base) LinkProject(conceptID, projectID int64) error {
 	_, err := kb.db.Exec("INSERT OR IGNORE INTO project_concepts(project_id, concept_id) VALUES (?, ?)", projectID, conceptID)
 	if err != nil && strings.Contains(err.Error(), "FOREIGN KEY") {
 		return fmt.Errorf("no project #%d or concept #%d", projectID, conceptID)
@@ -462,7 +467,7 @@ func (kb *KnowledgeBase) LinkProject(conceptID, projectID int64) error {
 }
 
 // LinkObservation links a concept to an observation.
-func (kb *KnowledgeBase) LinkObservation(conceptID, obsID int64) error {
+func (kb *Base) LinkObservation(conceptID, obsID int64) error {
 	_, err := kb.db.Exec("INSERT OR IGNORE INTO observation_concepts(observation_id, concept_id) VALUES (?, ?)", obsID, conceptID)
 	if err != nil && strings.Contains(err.Error(), "FOREIGN KEY") {
 		return fmt.Errorf("no observation #%d", obsID)
@@ -473,7 +478,7 @@ func (kb *KnowledgeBase) LinkObservation(conceptID, obsID int64) error {
 // Search finds observations by full-text match (every word, as a prefix),
 // newest first, plus projects and concepts whose name or description
 // contains the text (there are few of those; they are filtered here).
-func (kb *KnowledgeBase) Search(text string, limit int) ([]Observation, []Project, []Concept, error) {
+func (kb *Base) Search(text string, limit int) ([]Observation, []Project, []Concept, error) {
 	words := strings.Fields(text)
 	if len(words) == 0 {
 		return nil, nil, nil, errors.New("search for what? /kb search TEXT")
@@ -536,7 +541,7 @@ func containsFold(s, sub string) bool {
 }
 
 // Counts returns the number of projects, observations and concepts.
-func (kb *KnowledgeBase) Counts() (projects, observations, concepts int, err error) {
+func (kb *Base) Counts() (projects, observations, concepts int, err error) {
 	err = kb.db.QueryRow(`SELECT (SELECT count(*) FROM projects), (SELECT count(*) FROM observations),
 		(SELECT count(*) FROM concepts)`).Scan(&projects, &observations, &concepts)
 	return projects, observations, concepts, kb.wrap("count", err)
@@ -546,7 +551,7 @@ func (kb *KnowledgeBase) Counts() (projects, observations, concepts int, err err
 // concepts and its latest observations. Every row set is read into memory
 // and its cursor closed before the next query runs: with one connection, a
 // cursor held open across a second query would deadlock (seed 003).
-func (kb *KnowledgeBase) Summary(projectID int64, maxObs int) (string, error) {
+func (kb *Base) Summary(projectID int64, maxObs int) (string, error) {
 	p, err := kb.Project(strconv.FormatInt(projectID, 10))
 	if err != nil {
 		return "", err
@@ -575,14 +580,45 @@ func (kb *KnowledgeBase) Summary(projectID int64, maxObs int) (string, error) {
 	return sb.String(), nil
 }
 
-// check runs SQLite's quick integrity check over the whole file.
-func (kb *KnowledgeBase) check() error {
+// Check runs SQLite's quick integrity Check over the whole file.
+func (kb *Base) Check() error {
 	var check string
 	if err := kb.db.QueryRow("PRAGMA quick_check").Scan(&check); err != nil {
 		return kb.explain("open", err)
 	}
 	if check != "ok" {
-		return fmt.Errorf("%s is damaged (%s); left unchanged — move it away to start a new one", kb.name, oneLine(check))
+		return fmt.Errorf("%s is damaged (%s); left unchanged — move it away to start a new one", kb.name, printableLine(check))
 	}
 	return nil
+}
+
+// linkCount is a file's number of hard links (1 where the system does not say).
+func linkCount(fi fs.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
+
+// errMessage is an error without the path an os error repeats.
+func errMessage(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return err.Error()
+}
+
+// printableLine is the first line of s, printable.
+func printableLine(s string) string {
+	s = strings.TrimSpace(strings.ReplaceAll(s, "\r", ""))
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 && r != '\t' || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
 }
