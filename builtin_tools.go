@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/gitargs"
 	"io"
 	"strings"
 	"time"
@@ -95,7 +96,7 @@ func registerBuiltinTools(r *ToolRegistry, t *builtinTools) {
 		run, typed(run, t.runCommand), EffectExec, "built-in")
 
 	git := obj(map[string]any{
-		"subcommand": map[string]any{"type": "string", "enum": GitSubcommands},
+		"subcommand": map[string]any{"type": "string", "enum": gitargs.Subcommands},
 		"args": map[string]any{"type": []string{"array", "string"}, "items": map[string]any{"type": "string"},
 			"description": "Arguments as a list, e.g. [\"--oneline\", \"-n\", \"5\"] (a string is split like a shell)"},
 	}, "subcommand")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/gitargs"
 	"path"
 	"strconv"
 	"strings"
@@ -18,7 +19,7 @@ import (
 //     (git_repo.go): no hook, driver, fsmonitor or gpg program of the
 //     repository exists for it, and the environment is built from nothing;
 //   - options come from a per-subcommand allowlist, parsed as git parses
-//     them and passed on in one canonical spelling (git_args.go);
+//     them and passed on in one canonical spelling (internal/gitargs);
 //   - every other argument is resolved by git itself to an object ID (a
 //     commit or tag; a blob or tree only as REV:PATH, split as git splits
 //     it, with PATH under the same path policy as read_file), and only
@@ -78,7 +79,10 @@ func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit
 		}
 		return ws.allow(rel, rel, PermRead)
 	}
-	ga, err := vetGitOptions(sub, args)
+	ga, err := gitargs.Vet(sub, args)
+	if errors.Is(err, gitargs.ErrRefused) {
+		return "", refusedf("%s", err) // the grammar's refusal is Harvey's (audited as denied)
+	}
 	if err != nil {
 		return "", err
 	}
@@ -93,7 +97,7 @@ func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit
 	}
 	var grep *logGrep
 	if sub == "log" {
-		if grep, err = splitLogGrep(ga.opts); err != nil {
+		if grep, err = splitLogGrep(ga.Opts); err != nil {
 			return "", err
 		}
 	}
@@ -120,7 +124,7 @@ func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit
 // gitArgv is the git command line for a checked request, and the path
 // arguments it ends with ("--" and the pathspecs: the paths asked, and the
 // excludes of every file Harvey hides).
-func gitArgv(ws *Workspace, sub string, ga *gitArgs, revs, paths []string) (argv, pathArgs []string) {
+func gitArgv(ws *Workspace, sub string, ga *gitargs.Args, revs, paths []string) (argv, pathArgs []string) {
 	argv = []string{sub}
 	switch sub {
 	case "diff", "log", "show":
@@ -130,14 +134,14 @@ func gitArgv(ws *Workspace, sub string, ga *gitArgs, revs, paths []string) (argv
 	case "blame":
 		argv = append(argv, "--no-textconv")
 	}
-	argv = append(argv, ga.opts...)
-	if sub == "log" && !ga.count {
+	argv = append(argv, ga.Opts...)
+	if sub == "log" && !ga.Count {
 		argv = append(argv, "--max-count="+strconv.Itoa(gitDefaultCount))
 	}
 	pathArgs = append([]string{"--"}, paths...)
 	switch {
 	case sub == "blame":
-	case sub == "log" && len(paths) == 0 && logShowsNoFiles(ga.opts):
+	case sub == "log" && len(paths) == 0 && logShowsNoFiles(ga.Opts):
 		// Commits only: no path or file content is read or printed, so
 		// there is nothing to exclude (and a hundred exclude pathspecs
 		// would make git diff every commit it walks against its parent).
@@ -149,7 +153,7 @@ func gitArgv(ws *Workspace, sub string, ga *gitArgs, revs, paths []string) (argv
 
 // gitAnswer is what git printed as the model sees it: files the policy
 // hides left out (and counted), redacted, within the cap.
-func gitAnswer(res RunResult, sub string, ga *gitArgs, policy gitPolicy, limit int) string {
+func gitAnswer(res RunResult, sub string, ga *gitargs.Args, policy gitPolicy, limit int) string {
 	text, dropped := filterGitOutput(string(res.Output), func(p string) bool { return policy(p) != nil })
 	text = redactWindow(text) // hunks and blame ranges are windows of files
 	text = capOutput([]byte(text), limit, res.Dropped > 0 || len(text) > limit)
@@ -159,7 +163,7 @@ func gitAnswer(res RunResult, sub string, ga *gitArgs, policy gitPolicy, limit i
 	if dropped > 0 {
 		text += fmt.Sprintf("\n[%s of files Harvey does not show (agents/, secrets, or no read permission) left out]", plural(dropped, "entry"))
 	}
-	if sub == "log" && !ga.count {
+	if sub == "log" && !ga.Count {
 		text += fmt.Sprintf("\n[at most %d commits; use -n N for more or fewer]", gitDefaultCount)
 	}
 	return text
@@ -183,16 +187,16 @@ func gitErrLine(stderr []byte) string {
 // resolveOperands has git resolve every operand before "--" and puts every
 // path through the policy. It returns the object names to pass (object IDs,
 // OID:PATH, :N:PATH) and the checked paths.
-func (g *gitRunner) resolveOperands(sub string, ga *gitArgs, policy gitPolicy) (revs, paths []string, err error) {
+func (g *gitRunner) resolveOperands(sub string, ga *gitargs.Args, policy gitPolicy) (revs, paths []string, err error) {
 	pl := &operandPlan{policy: policy}
-	for _, p := range ga.paths {
+	for _, p := range ga.Paths {
 		c, err := pl.checkPath(p)
 		if err != nil {
 			return nil, nil, err
 		}
 		pl.paths = append(pl.paths, c)
 	}
-	for _, op := range ga.operands {
+	for _, op := range ga.Operands {
 		if err := pl.add(sub, op); err != nil {
 			return nil, nil, err
 		}
@@ -275,7 +279,7 @@ func (pl *operandPlan) add(sub, op string) error {
 		// matches, as stored: an answer about text Harvey redacts.
 		return refusedf("git: refused: %q searches commit messages as stored; list commits with git log --grep=TEXT instead (it matches what you are shown)", op)
 	}
-	if a, sep, b, ok := splitRange(op); ok && sub != "blame" {
+	if a, sep, b, ok := gitargs.SplitRange(op); ok && sub != "blame" {
 		ra, rb := pl.ask(cmp.Or(a, "HEAD"), gitCommitish...), pl.ask(cmp.Or(b, "HEAD"), gitCommitish...)
 		pl.ops = append(pl.ops, gitOperand{ref: -1, build: func(oid func(int) string) string { return oid(ra) + sep + oid(rb) }})
 		return nil
@@ -285,7 +289,7 @@ func (pl *operandPlan) add(sub, op string) error {
 		pl.ops = append(pl.ops, gitOperand{ref: -1, build: func(oid func(int) string) string { return "^" + oid(r) }})
 		return nil
 	}
-	if rev, p, ok := splitRevPath(op); ok && sub != "blame" {
+	if rev, p, ok := gitargs.SplitRevPath(op); ok && sub != "blame" {
 		return pl.addRevPath(op, rev, p)
 	}
 	// blame takes one revision and one file; elsewhere a plain operand.

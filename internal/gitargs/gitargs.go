@@ -1,19 +1,29 @@
-package harvey
+// Package gitargs is the grammar of the git arguments Harvey accepts: an
+// allowlist of read-only subcommands (Subcommands) and, per subcommand, of
+// options, parsed the way git parses them (short clusters such as -wS<x>, a
+// short option's value glued on or in the next argument, --opt=value and
+// --opt value, -- and --end-of-options) and emitted again in one canonical
+// spelling (--long=value, or -xVALUE for a short-only option), so what git
+// reads is exactly what was checked.
+//
+// Contract: Vet returns the options in canonical spelling and the other
+// arguments as typed (operands before "--", paths after it) for the caller
+// to resolve, or an error. An option not on the list, an abbreviation,
+// standard input ("-") and control characters are refused with an error
+// that wraps ErrRefused and names what is allowed; a malformed value of an
+// allowed option is an error that says which. No listed option names a
+// file, and every %G placeholder of --format (it runs gpg) is refused.
+// SplitRevPath and SplitRange split REV:PATH and A..B as git does.
+package gitargs
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
-
-// The options git_command accepts: an allowlist per subcommand, parsed the
-// way git parses them (short clusters such as -wS<x>, a short option's value
-// glued on or in the next argument, --opt=value and --opt value) and
-// emitted again in one canonical spelling (--long=value, or -xVALUE for a
-// short-only option), so what git reads is exactly what was checked. An
-// option that is not listed is refused with the list; abbreviations are
-// refused too. No listed option names a file.
 
 type gitValue int
 
@@ -50,7 +60,7 @@ func matches(re *regexp.Regexp, what string) func(string) error {
 
 func oneOf(vals ...string) func(string) error {
 	return func(v string) error {
-		if !contains(vals, v) {
+		if !slices.Contains(vals, v) {
 			return fmt.Errorf("%q is not one of %s", v, strings.Join(vals, ", "))
 		}
 		return nil
@@ -75,7 +85,7 @@ var gitPrettyNames = []string{"oneline", "short", "medium", "full", "fuller", "r
 // one- or two-letter placeholders. Every %G placeholder, with or without a
 // modifier (%G?, %+GS, %<(9)%GK), verifies a signature, which runs gpg: refused.
 func checkFormat(v string) error {
-	if contains(gitPrettyNames, v) {
+	if slices.Contains(gitPrettyNames, v) {
 		return nil
 	}
 	if len(v) > 512 || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
@@ -198,49 +208,49 @@ var gitAllowed = map[string][]gitOpt{
 	"blame":  gitBlameOpts,
 }
 
-// GitSubcommands are the only subcommands Harvey runs.
-var GitSubcommands = []string{"status", "diff", "log", "show", "blame"}
+// Subcommands are the only subcommands Harvey runs.
+var Subcommands = []string{"status", "diff", "log", "show", "blame"}
 
-// gitArgs is a vetted argument list: canonical options, and the other
+// Args is a vetted argument list: canonical options, and the other
 // arguments still as typed (they are resolved by git next).
-type gitArgs struct {
-	opts     []string
-	operands []string // before "--": revisions (or paths, decided by git)
-	paths    []string // after "--"
-	count    bool     // a -n / --max-count was given
+type Args struct {
+	Opts     []string
+	Operands []string // before "--": revisions (or paths, decided by git)
+	Paths    []string // after "--"
+	Count    bool     // a -n / --max-count was given
 }
 
-// vetGitOptions parses args for sub against the allowlist.
-func vetGitOptions(sub string, args []string) (*gitArgs, error) {
+// Vet parses args for sub against the allowlist.
+func Vet(sub string, args []string) (*Args, error) {
 	table, ok := gitAllowed[sub]
 	if !ok {
-		return nil, refusedf("git %s: not allowed; only %s (read-only)", sub, strings.Join(GitSubcommands, ", "))
+		return nil, refusal("git %s: not allowed; only %s (read-only)", sub, strings.Join(Subcommands, ", "))
 	}
-	g := &gitArgs{}
+	g := &Args{}
 	sc := &argCursor{args: args}
 	endOpts, dashdash := false, false
 	for ; sc.i < len(args); sc.i++ {
 		a := args[sc.i]
 		if strings.ContainsFunc(a, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			return nil, refusedf("git: refused: argument %q contains control characters", a)
+			return nil, refusal("git: refused: argument %q contains control characters", a)
 		}
 		var err error
 		switch {
 		case dashdash:
-			g.paths = append(g.paths, a)
+			g.Paths = append(g.Paths, a)
 		case a == "--":
 			dashdash = true
 		case a == "-":
-			return nil, refusedf("git: refused: %q (standard input)", a)
+			return nil, refusal("git: refused: %q (standard input)", a)
 		case endOpts || !strings.HasPrefix(a, "-"):
-			g.operands = append(g.operands, a)
+			g.Operands = append(g.Operands, a)
 		case a == "--end-of-options":
 			endOpts = true
 		case strings.HasPrefix(a, "--"):
 			err = g.addLong(sub, table, a[2:], sc)
 		case sub == "log" && reCount.MatchString(a[1:]):
-			g.opts = append(g.opts, "--max-count="+a[1:])
-			g.count = true
+			g.Opts = append(g.Opts, "--max-count="+a[1:])
+			g.Count = true
 		default:
 			err = g.addShorts(sub, table, a[1:], sc)
 		}
@@ -266,7 +276,7 @@ func (c *argCursor) next() (string, bool) {
 }
 
 // addLong vets one --name or --name=value.
-func (g *gitArgs) addLong(sub string, table []gitOpt, body string, sc *argCursor) error {
+func (g *Args) addLong(sub string, table []gitOpt, body string, sc *argCursor) error {
 	name, val, hasVal := strings.Cut(body, "=")
 	o := findLong(table, name)
 	if o == nil {
@@ -288,7 +298,7 @@ func (g *gitArgs) addLong(sub string, table []gitOpt, body string, sc *argCursor
 // addShorts vets a short option or a cluster of them, as git reads it: the
 // first option that takes a value takes the rest of the cluster (or the
 // next argument).
-func (g *gitArgs) addShorts(sub string, table []gitOpt, body string, sc *argCursor) error {
+func (g *Args) addShorts(sub string, table []gitOpt, body string, sc *argCursor) error {
 	for j := 0; j < len(body); j++ {
 		o := findShort(table, body[j])
 		if o == nil {
@@ -314,7 +324,7 @@ func (g *gitArgs) addShorts(sub string, table []gitOpt, body string, sc *argCurs
 }
 
 // add checks a value and appends the option in its canonical spelling.
-func (g *gitArgs) add(sub string, o *gitOpt, val string, hasVal bool) error {
+func (g *Args) add(sub string, o *gitOpt, val string, hasVal bool) error {
 	name := "-" + string(o.short)
 	if o.long != "" {
 		name = "--" + o.long
@@ -325,15 +335,15 @@ func (g *gitArgs) add(sub string, o *gitOpt, val string, hasVal bool) error {
 		}
 	}
 	if o.long == "max-count" {
-		g.count = true
+		g.Count = true
 	}
 	switch {
 	case !hasVal:
-		g.opts = append(g.opts, name)
+		g.Opts = append(g.Opts, name)
 	case o.long != "":
-		g.opts = append(g.opts, name+"="+val)
+		g.Opts = append(g.Opts, name+"="+val)
 	default:
-		g.opts = append(g.opts, name+val) // -L10,20: glued, so git reads it as the value
+		g.Opts = append(g.Opts, name+val) // -L10,20: glued, so git reads it as the value
 	}
 	return nil
 }
@@ -376,7 +386,7 @@ var gitContentQueries = map[string]string{
 // gitOptionRefused lists what is allowed.
 func gitOptionRefused(sub string, table []gitOpt, name string) error {
 	if what, ok := gitContentQueries[name]; ok {
-		return refusedf("git %s: refused: %s (%s) is not allowed: it searches file contents as stored, secrets included, and its answer would tell what Harvey redacts; use search_files for content and git log -- PATH for a file's history", sub, name, what)
+		return refusal("git %s: refused: %s (%s) is not allowed: it searches file contents as stored, secrets included, and its answer would tell what Harvey redacts; use search_files for content and git log -- PATH for a file's history", sub, name, what)
 	}
 	seen := map[string]bool{}
 	var names []string
@@ -401,13 +411,13 @@ func gitOptionRefused(sub string, table []gitOpt, name string) error {
 		}
 	}
 	sort.Strings(names)
-	return refusedf("git %s: option %s is not allowed (exact spellings only); allowed: %s", sub, name, strings.Join(names, " "))
+	return refusal("git %s: option %s is not allowed (exact spellings only); allowed: %s", sub, name, strings.Join(names, " "))
 }
 
-// splitRevPath splits REV:PATH the way git does: at the first colon that is
+// SplitRevPath splits REV:PATH the way git does: at the first colon that is
 // not inside {...} (HEAD^{/a:b}:x is REV "HEAD^{/a:b}", PATH "x"). ":PATH"
 // and ":N:PATH" name the index. ok is false when arg has no such colon.
-func splitRevPath(arg string) (rev, p string, ok bool) {
+func SplitRevPath(arg string) (rev, p string, ok bool) {
 	if strings.HasPrefix(arg, ":") {
 		rest := arg[1:]
 		if len(rest) >= 2 && rest[0] >= '0' && rest[0] <= '3' && rest[1] == ':' {
@@ -421,8 +431,8 @@ func splitRevPath(arg string) (rev, p string, ok bool) {
 	return arg, "", false
 }
 
-// splitRange splits A..B and A...B (either side may be empty: HEAD).
-func splitRange(arg string) (a, sep, b string, ok bool) {
+// SplitRange splits A..B and A...B (either side may be empty: HEAD).
+func SplitRange(arg string) (a, sep, b string, ok bool) {
 	i := indexOutsideBraces(arg, func(i int) bool { return i+1 < len(arg) && arg[i] == '.' && arg[i+1] == '.' })
 	if i < 0 {
 		return arg, "", "", false
@@ -451,4 +461,20 @@ func indexOutsideBraces(arg string, at func(int) bool) int {
 		}
 	}
 	return -1
+}
+
+// ErrRefused is the kind of every refusal of the grammar (a subcommand or
+// an option not on the list, standard input, control characters): the
+// caller reads it with errors.Is. Other errors are malformed values.
+var ErrRefused = errors.New("refused")
+
+type grammarRefusal struct{ msg string }
+
+func (e *grammarRefusal) Error() string { return e.msg }
+
+func (e *grammarRefusal) Unwrap() error { return ErrRefused }
+
+// refusal builds a refusal; its text should say "refused" and why.
+func refusal(format string, args ...any) error {
+	return &grammarRefusal{fmt.Sprintf(format, args...)}
 }
