@@ -8,6 +8,8 @@ import (
 	"io"
 	"strings"
 	"sync"
+
+	"github.com/harvey-agent/harvey/internal/lineedit"
 )
 
 // LineReader reads lines from the input (REPL prompts, approvals, menus).
@@ -32,7 +34,7 @@ func (l *LineReader) ReadLine(prompt string) (string, error) {
 }
 
 // Ask reads the answer to a question. On a terminal, Ctrl-C gives
-// errInterrupted and Ctrl-D io.EOF: both mean no answer, and neither ends
+// lineedit.ErrInterrupted and Ctrl-D io.EOF: both mean no answer, and neither ends
 // the session.
 func (l *LineReader) Ask(prompt string) (string, error) {
 	return l.read(prompt, true)
@@ -225,7 +227,7 @@ func (t *terminalAsker) ask(ctx context.Context, r approvalRequest, d decision) 
 			return answer{}, ctx.Err()
 		}
 		ans, err := t.in().Ask(t.question(r.tool, always)) // the width may change between tries
-		if errors.Is(err, errInterrupted) {
+		if errors.Is(err, lineedit.ErrInterrupted) {
 			// Ctrl-C: no, and stop the turn (the model is not asked again).
 			if t.interrupt != nil {
 				t.interrupt()
@@ -326,6 +328,3 @@ func colorDiffLine(colorize func(code, s string) string, line string) string {
 	}
 	return line
 }
-
-// errInterrupted is Ctrl-C pressed while a question waits for its answer.
-var errInterrupted = errors.New("interrupted (Ctrl-C)")

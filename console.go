@@ -97,7 +97,7 @@ func (tm *Terminal) termWidth() int {
 // lineInput is what the REPL reads lines through when stdin is a terminal:
 // the line editor (lineeditor.go), with editing, history and completion.
 type lineInput interface {
-	readLine(prompt string) (string, error)
+	ReadLine(prompt string) (string, error)
 	remember(line string)
 }
 

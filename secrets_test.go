@@ -190,7 +190,7 @@ func TestAgentsStateNeverFollowsLinks(t *testing.T) {
 			a.History = append(a.History, Message{Role: "user", Content: "hello"})
 			a.saveSession(a.ModelName)
 			if a.editor == nil {
-				ed := &lineEditor{ws: a.Workspace, histRel: historyPath}
+				ed := &lineEditor{ws: a.Workspace}
 				ed.remember("a line")
 			}
 			a.Close()

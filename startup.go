@@ -47,8 +47,8 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		// (start Ollama? which model?) are asked like every later one.
 		ed := newLineEditor(a.Workspace, a.commands)
 		a.editor = ed
-		in.prompt = ed.readLine
-		in.answer = ed.readAnswer
+		in.prompt = ed.ReadLine
+		in.answer = ed.ReadAnswer
 	}
 	a.Color = colorAllowed(o.StderrTTY)
 	a.tty = firstTTY(o.Stdout, o.Stderr)

@@ -24,7 +24,7 @@ func (a *Agent) Run(ctx context.Context, o Options) error {
 		var line string
 		var err error
 		if ed != nil {
-			line, err = ed.readLine("harvey> ")
+			line, err = ed.ReadLine("harvey> ")
 		} else {
 			line, err = a.In.ReadLine("")
 		}
