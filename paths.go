@@ -543,3 +543,10 @@ const (
 	opDelete                  // remove a file (resolved as a write; needs delete permission)
 	opRemoveDir               // remove an empty directory (/undo of a write that made it; as opDelete)
 )
+
+// isAgentsDir reports whether fi is the workspace's agents/ directory, by file
+// identity: a symlink to it, a differently-cased name on a case-insensitive
+// file system or a path through ".." all resolve to the same identity.
+func (w *Workspace) isAgentsDir(fi fs.FileInfo) bool {
+	return w.agents != nil && fi != nil && os.SameFile(w.agents, fi)
+}

@@ -1,6 +1,7 @@
 package harvey
 
 import (
+	"fmt"
 	"path"
 	"strings"
 )
@@ -79,3 +80,19 @@ func (ws *Workspace) gitPathspecs(paths []string) []string {
 	}
 	return out
 }
+
+// allow applies the permissions: block to a resolved workspace path; orig
+// is the path as asked (a link's name), named in the refusal.
+func (ws *Workspace) allow(orig, rel, perm string) error {
+	if ws == nil || ws.perms == nil || permits(ws.perms(), rel, perm) {
+		return nil
+	}
+	if orig != rel && orig != "" {
+		return refuse(orig, fmt.Sprintf("refused: no %s permission for %s (see /permissions)", perm, quotePath(rel)))
+	}
+	return refuse(rel, fmt.Sprintf("refused: no %s permission (see /permissions)", perm))
+}
+
+// readable reports whether rel (already resolved) may be read: the rule
+// that searches, listings and git output apply to each file they show.
+func (ws *Workspace) readable(rel string) bool { return ws.allow(rel, rel, PermRead) == nil }

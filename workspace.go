@@ -45,22 +45,6 @@ type Workspace struct {
 	perms func() map[string][]string
 }
 
-// allow applies the permissions: block to a resolved workspace path; orig
-// is the path as asked (a link's name), named in the refusal.
-func (ws *Workspace) allow(orig, rel, perm string) error {
-	if ws == nil || ws.perms == nil || permits(ws.perms(), rel, perm) {
-		return nil
-	}
-	if orig != rel && orig != "" {
-		return refuse(orig, fmt.Sprintf("refused: no %s permission for %s (see /permissions)", perm, quotePath(rel)))
-	}
-	return refuse(rel, fmt.Sprintf("refused: no %s permission (see /permissions)", perm))
-}
-
-// readable reports whether rel (already resolved) may be read: the rule
-// that searches, listings and git output apply to each file they show.
-func (ws *Workspace) readable(rel string) bool { return ws.allow(rel, rel, PermRead) == nil }
-
 // openWorkspace opens dir as the workspace and makes sure agents/ exists as a
 // real directory (not a symlink) inside it.
 func openWorkspace(dir string) (*Workspace, error) {
@@ -112,13 +96,6 @@ func (w *Workspace) FS() fs.FS { return w.root.FS() }
 // HasAgents reports whether agents/ exists (it cannot be created in a
 // read-only workspace).
 func (w *Workspace) HasAgents() bool { return w.agents != nil }
-
-// isAgentsDir reports whether fi is the workspace's agents/ directory, by file
-// identity: a symlink to it, a differently-cased name on a case-insensitive
-// file system or a path through ".." all resolve to the same identity.
-func (w *Workspace) isAgentsDir(fi fs.FileInfo) bool {
-	return w.agents != nil && fi != nil && os.SameFile(w.agents, fi)
-}
 
 // isAgentsStat is isAgentsDir for a raw device and inode number.
 func (w *Workspace) isAgentsStat(dev, ino uint64) bool {
