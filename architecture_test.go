@@ -29,8 +29,7 @@ var fileLayers = [][]string{
 		"config.go", "config_merge.go", "config_trust.go", "mcp_config.go",
 		"workspace.go", "permissions.go", "paths.go", "fileops.go", "search.go", "edit.go",
 		"git.go", "git_grep.go", "git_repo.go",
-		"runner.go", "sandbox.go", "sandbox_view.go", "sandbox_linux.go", "sandbox_darwin.go", "sandbox_other.go",
-		"sandbox_seatbelt.go", "registry_proxy.go"},
+		"runner.go", "sandbox.go", "sandbox_view.go", "registry_proxy.go"},
 	// 1: the one gate, approvals and the tools built on them.
 	{"console.go", "approval.go", "gate.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "mcp.go"},
 	// 2: the model side: clients, layouts, the tool loop.

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/sandbox"
+
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 )
@@ -47,8 +49,8 @@ approved (headless without --yes).
 
 // Main is the harvey command. It returns the exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 && args[0] == sandboxArg {
-		return runSandboxLauncher(args[1:])
+	if len(args) > 0 && args[0] == sandbox.Arg {
+		return sandbox.RunLauncher(args[1:])
 	}
 	hardenProcess()
 	if len(args) > 0 && args[0] == "mcp" {

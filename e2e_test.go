@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
 var (
@@ -26,8 +28,8 @@ var (
 func TestMain(m *testing.M) {
 	// The test binary is Harvey's executable under go test: when the
 	// sandbox starts it as the launcher, it must act as one.
-	if len(os.Args) > 1 && os.Args[1] == sandboxArg {
-		os.Exit(runSandboxLauncher(os.Args[2:]))
+	if len(os.Args) > 1 && os.Args[1] == sandbox.Arg {
+		os.Exit(sandbox.RunLauncher(os.Args[2:]))
 	}
 	if len(os.Args) > 1 && os.Args[1] == "--version" {
 		os.Exit(0) // the namespace probe

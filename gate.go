@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/sandbox"
+
 	"github.com/harvey-agent/harvey/internal/diff"
 )
 
@@ -335,11 +337,11 @@ func runOutcome(res RunResult) AuditOutcome {
 // connection, otherwise no sandbox at all. It is a second, explicit
 // question (only "yes" counts; --yes and "always" do not answer it), and
 // headless it is never asked.
-func (g *Gate) escalate(ctx context.Context, line string, res RunResult) (*sandboxSpec, bool) {
+func (g *Gate) escalate(ctx context.Context, line string, res RunResult) (*sandbox.Spec, bool) {
 	if res.Blocked == ruleNone || ctx.Err() != nil {
 		return nil, false
 	}
-	var sb *sandboxSpec
+	var sb *sandbox.Spec
 	q := "Run it again OUTSIDE the sandbox, with all your rights? Type yes to allow: "
 	if res.Blocked == ruleNetwork {
 		sb = g.commandSandbox()
@@ -377,14 +379,14 @@ func (g *Gate) checkPermission(rel, perm string) error {
 // in the workspace: writes in the workspace (agents/ and .git/ read-only),
 // TMPDIR, the caches and the user's paths; in safe mode only the
 // allowlisted programs execute.
-func (g *Gate) commandSandbox() *sandboxSpec {
+func (g *Gate) commandSandbox() *sandbox.Spec {
 	return g.commandSandboxFor("run")
 }
 
 // commandSandboxFor is commandSandbox with the caches' private layers kept
 // under purpose ("run" for commands, "mcp-NAME" for a server, which runs
 // beside them and must not share a layer).
-func (g *Gate) commandSandboxFor(purpose string) *sandboxSpec {
+func (g *Gate) commandSandboxFor(purpose string) *sandbox.Spec {
 	rw, caches, ro := sandboxPaths(g.cfg.Sandbox)
 	rw = append(rw, caches...)
 	gitRO, gitRW := gitProtected(g.ws.Root)
@@ -393,7 +395,7 @@ func (g *Gate) commandSandboxFor(purpose string) *sandboxSpec {
 	if g.cfg.Sandbox.Network {
 		ro = append(ro, resolvConfDir()...)
 	}
-	spec := &sandboxSpec{
+	spec := &sandbox.Spec{
 		Workspace: g.ws.Root,
 		RW:        append(append([]string{g.ws.Root}, rw...), gitRW...),
 		RO:        ro,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/sandbox"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -214,7 +215,7 @@ func (ws *Workspace) buildGitDir(ctx context.Context) (string, error) {
 // readGitConfigAllowlist reads the allowlisted keys from a config file with
 // git's own parser (no includes: git config --file ignores them unless
 // asked). It runs git with the same clean environment as every git call.
-func readGitConfigAllowlist(ctx context.Context, file, home string, sb *sandboxSpec) map[string]string {
+func readGitConfigAllowlist(ctx context.Context, file, home string, sb *sandbox.Spec) map[string]string {
 	out := map[string]string{}
 	argv := []string{"git", "config", "--file", file, "--no-includes", "--null", "--get-regexp", `^(core\.repositoryformatversion|extensions\.)`}
 	res := runProcess(ctx, procSpec{Dir: home, Argv: argv, Env: gitEnv(home), Timeout: 10 * time.Second, Limit: 1 << 20, SplitStderr: true, Sandbox: sb})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/sandbox"
 	"net/http"
 	"os"
 	"os/exec"
@@ -142,7 +143,7 @@ type mcpServer struct {
 	state    string // "running", "failed: ...", "stopped"
 	restarts int
 	changed  atomic.Bool   // the server said its tool list changed
-	spec     *sandboxSpec  // the sandbox it runs in (stdio), to explain a failure
+	spec     *sandbox.Spec // the sandbox it runs in (stdio), to explain a failure
 	prompts  []*mcp.Prompt // the server's prompts: /SERVER:PROMPT in the REPL
 }
 
@@ -228,7 +229,7 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 
 // transport builds a stdio transport through the sandbox launcher, or a
 // streamable HTTP one.
-func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, *sandboxSpec, error) {
+func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, *sandbox.Spec, error) {
 	if cfg.URL != "" {
 		hc := &http.Client{Transport: headerTransport{headers: expandEnvValues(cfg.Headers)}}
 		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, DisableStandaloneSSE: true}, nil, nil
@@ -245,16 +246,16 @@ func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, *sandboxSpec, erro
 		return nil, nil, err
 	}
 	var cmd *exec.Cmd
-	var used *sandboxSpec
-	if sb := sandboxAvailable(); sb.enforced() {
+	var used *sandbox.Spec
+	if sb := sandbox.Available(); sb.Enforced() {
 		spec := *m.gate.commandSandboxFor("mcp-" + shortHash(strings.Join(cfg.Command, "\x00")))
 		spec.Network = spec.Network || cfg.Network
 		spec.RO = append(spec.RO, installTree(argv[0])...) // a server installed in a node_modules or a bin of its own
 		spec.Argv, spec.Dir, spec.Env = argv, m.ws.Root, sandboxEnv(env)
-		spec.NoNS = spec.NoNS || !sb.ns
-		w := sb.wrap(spec)
+		spec.NoNS = spec.NoNS || !sb.NS
+		w := sb.Wrap(spec)
 		cmd = exec.Command(w[0], w[1:]...)
-		cmd.SysProcAttr = sandboxProcAttr(spec)
+		cmd.SysProcAttr = sandbox.ProcAttr(spec)
 		used = &spec
 	} else {
 		prog, _ := lookPath(argv[0])

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
 // Package registries, and nothing else, on the network. A sandboxed
@@ -201,32 +203,5 @@ func (p *registryProxy) tunnel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	io.WriteString(conn, "HTTP/1.1 200 Connection established\r\n\r\n")
-	relay(conn, buf, up) // buf holds what the client sent after its request
-}
-
-// relay copies between a client and an upstream connection, each way until
-// its end (from is what the client sends: its connection, or a reader
-// holding bytes already read from it), then closes both. The proxy's
-// tunnels and the launcher's loopback port use it.
-func relay(client net.Conn, from io.Reader, up net.Conn) {
-	done := make(chan struct{})
-	go func() {
-		io.Copy(up, from)
-		closeWrite(up)
-		close(done)
-	}()
-	io.Copy(client, up)
-	closeWrite(client)
-	<-done
-	client.Close()
-	up.Close()
-}
-
-// closeWrite ends the writing side of a connection (or closes it).
-func closeWrite(c net.Conn) {
-	if cw, ok := c.(interface{ CloseWrite() error }); ok {
-		cw.CloseWrite()
-		return
-	}
-	c.Close()
+	sandbox.Relay(conn, buf, up) // buf holds what the client sent after its request
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/sandbox"
 	"io"
 	"os"
 	"os/exec"
@@ -205,7 +206,7 @@ type procSpec struct {
 	Stdin string
 	// Sandbox, when set, runs the command through the sandbox launcher
 	// with these rules (argv, dir and env are filled in here).
-	Sandbox *sandboxSpec
+	Sandbox *sandbox.Spec
 	// Echo, when set, gets the output as it arrives, redacted line by line
 	// and cut after echoLimit bytes (what the user watches; the result is
 	// built as always).
@@ -298,7 +299,7 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 	}
 	setProcessGroup(cmd)
 	if sp != nil {
-		cmd.SysProcAttr = sandboxProcAttr(*sp)
+		cmd.SysProcAttr = sandbox.ProcAttr(*sp)
 	}
 	cmd.Cancel = func() error { return killProcessGroup(cmd) }
 	cmd.WaitDelay = 2 * time.Second
@@ -344,13 +345,13 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 // sandboxed is the argv and environment that start s: through the
 // sandbox launcher when s asks for the sandbox and it is enforced here
 // (the spec it runs under is returned), else s's own.
-func sandboxed(s procSpec) (argv, env []string, sp *sandboxSpec, err error) {
+func sandboxed(s procSpec) (argv, env []string, sp *sandbox.Spec, err error) {
 	argv, env = s.Argv, s.Env
 	if s.Sandbox == nil {
 		return argv, env, nil, nil
 	}
-	sb := sandboxAvailable()
-	if !sb.enforced() {
+	sb := sandbox.Available()
+	if !sb.Enforced() {
 		return argv, env, nil, nil
 	}
 	if _, err := lookPath(argv[0]); err != nil {
@@ -358,8 +359,8 @@ func sandboxed(s procSpec) (argv, env []string, sp *sandboxSpec, err error) {
 	}
 	spec := *s.Sandbox
 	spec.Argv, spec.Dir, spec.Env = argv, s.Dir, sandboxEnv(env)
-	spec.NoNS = spec.NoNS || !sb.ns
-	return sb.wrap(spec), nil, &spec, nil
+	spec.NoNS = spec.NoNS || !sb.NS
+	return sb.Wrap(spec), nil, &spec, nil
 }
 
 // outputWriter keeps a child's output within s's cap (flood is called

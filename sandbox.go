@@ -1,52 +1,20 @@
 package harvey
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
+
+	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
-// The sandbox: every program Harvey starts (run_command, /run and !, user
-// tools, git) goes through one launcher that confines it. Harvey re-executes
-// itself as the launcher (cmd/harvey's first argument is sandboxArg); on
-// Linux the launcher enters new user, mount and PID namespaces, makes
-// agents/ and .git/ read-only with bind mounts, restricts the one thread
-// that will start the command with Landlock (writes only in the workspace,
-// a private TMPDIR and the toolchain caches; reads of the system, the
-// workspace and those caches; no TCP unless allowed; in safe mode,
-// execution of the allowlisted programs only), and from that thread runs
-// the command as its child, which inherits the restriction. When the command ends, times out or
-// Harvey dies, the launcher — PID 1 of its namespace — ends, and the kernel
-// kills every process left in it, setsid and double-forked ones included.
-
-// sandboxArg is the hidden first argument that makes harvey the launcher.
-const sandboxArg = "__harvey_sandbox"
-
-// sandboxSpec is what the launcher enforces before it runs the command.
-type sandboxSpec struct {
-	Argv      []string     `json:"argv"`
-	Dir       string       `json:"dir"`
-	Env       []string     `json:"env"`
-	Workspace string       `json:"workspace"`
-	RW        []string     `json:"rw"`       // writable trees (workspace, TMPDIR, caches, user paths)
-	RO        []string     `json:"ro"`       // readable trees (system, toolchains)
-	ReadOnly  []string     `json:"readonly"` // inside RW, kept read-only (.git/'s config and hooks); missing ones skipped
-	Ensure    []string     `json:"ensure"`   // directories created empty (then kept read-only) when missing: .git/hooks
-	Hidden    []string     `json:"hidden"`   // shown as empty read-only directories (agents/)
-	Masked    []string     `json:"masked"`   // files that read as empty (credentials inside readable trees)
-	Overlays  []cacheLayer `json:"overlays"` // caches seen through a private writable layer
-	Exec      []string     `json:"exec"`     // when set (safe mode), only these programs may run
-	Root      string       `json:"root"`     // an empty directory, in no kept tree, where the command's root is built
-	Network   bool         `json:"network"`
-	Proxy     string       `json:"proxy"` // the registry proxy's unix socket: without the network, the one way out
-	NoNS      bool         `json:"nons"`  // do not use namespaces (forced fallback, tests)
-}
+// The sandbox as Harvey uses it: what a command may use (sandbox_view.go
+// and the gate's commandSandboxFor build the Spec), its environment, the
+// status line, and which rule a failed command ran into and the setting
+// that allows it. The launcher itself is internal/sandbox.
 
 // SandboxPolicy is what the user's own config says about the sandbox (a
 // workspace config cannot set it).
@@ -57,82 +25,29 @@ type SandboxPolicy struct {
 	Hosts    []string `yaml:"hosts,omitempty"`    // hosts (or host:port, *.domain) the registry proxy lets commands reach, besides the public registries
 }
 
-// sandboxState is what this machine offers, found once.
-type sandboxState struct {
-	once      sync.Once
-	landlock  int    // Landlock ABI version (0: none)
-	ns        bool   // unprivileged user, mount and PID namespaces work
-	seatbelt  bool   // macOS: /usr/bin/sandbox-exec is there
-	why       string // why commands are not sandboxed, when they are not
-	self      string // the harvey executable (the launcher)
-	tmp       string // the session's private TMPDIR
-	root      string // an empty directory where each command's root is built (Linux)
-	forceNone bool   // HARVEY_SANDBOX=off in tests of the fallback
-}
-
-var sandbox sandboxState
-
-// sandboxAvailable probes the machine once.
-func sandboxAvailable() *sandboxState {
-	sandbox.once.Do(func() {
-		s := &sandbox
-		if os.Getenv("HARVEY_TEST_NO_SANDBOX") == "1" {
-			s.forceNone = true
-			s.why = "the sandbox is unavailable (forced off for a test): commands are NOT sandboxed"
-			return
-		}
-		exe, err := os.Executable()
-		if err != nil {
-			s.why = "cannot find Harvey's own executable to start the sandbox launcher: " + err.Error()
-			return
-		}
-		s.self = exe
-		s.landlock, s.ns, s.seatbelt = probeSandbox()
-		if s.landlock == 0 && !s.seatbelt {
-			s.why = noSandboxWhy
-		}
-		if d, err := os.MkdirTemp("", "harvey-tmp-"); err == nil {
-			s.tmp = d
-		}
-		if d, err := os.MkdirTemp("", "harvey-root-"); err == nil {
-			s.root = d
-		}
-	})
-	return &sandbox
-}
-
-// enforced reports whether commands really run in the sandbox here.
-func (s *sandboxState) enforced() bool {
-	return !s.forceNone && s.self != "" && (s.landlock > 0 || s.seatbelt)
-}
-
-// removeSandboxTmp removes the session's private TMPDIR (at exit).
+// removeSandboxTmp removes the session's private TMPDIR and the proxy's
+// directory (at exit).
 func removeSandboxTmp() {
-	if sandbox.tmp != "" && strings.Contains(sandbox.tmp, "harvey-tmp-") {
-		os.RemoveAll(sandbox.tmp)
-	}
-	if sandbox.root != "" && strings.Contains(sandbox.root, "harvey-root-") {
-		os.Remove(sandbox.root)
-	}
+	sandbox.RemoveTmp()
 	removeProxyDir()
 }
 
 // sandboxStatus says in one line what holds on this machine.
 func sandboxStatus() string {
-	s := sandboxAvailable()
-	if !s.enforced() {
-		return s.why
+	s := sandbox.Available()
+	if !s.Enforced() {
+		return s.Why
 	}
-	if s.seatbelt {
+	if s.Seatbelt {
 		return "commands are sandboxed (macOS sandbox-exec): writes only in the workspace, TMPDIR and toolchain caches; agents/ and .git/ read-only; no reads of your home; no network unless allowed; a process that leaves its process group (setsid) is NOT contained"
 	}
-	parts := []string{fmt.Sprintf("Landlock ABI %d: writes only in the workspace, TMPDIR and toolchain caches; no reads of your home", s.landlock)}
-	if s.landlock >= 4 {
+	parts := []string{fmt.Sprintf("Landlock ABI %d: writes only in the workspace, TMPDIR and toolchain caches; no reads of your home", s.Landlock)}
+	if s.Landlock >= 4 {
 		parts = append(parts, "no TCP unless allowed")
 	} else {
 		parts = append(parts, "network NOT restricted (Landlock ABI < 4)")
 	}
-	if s.ns {
+	if s.NS {
 		parts = append(parts, "a root of their own (the system, the workspace, TMPDIR, toolchains and caches; no other file, so no socket of yours), agents/ empty, .git/'s config and hooks read-only, caches through a private layer, a network of their own (loopback, and package registries through Harvey's proxy), every process killed with its command (user, mount, PID and network namespaces)")
 	} else {
 		parts = append(parts, "FALLBACK without unprivileged user namespaces: agents/ and .git/ writable by commands, caches writable directly, unix sockets outside reachable, no registry proxy (no TCP at all), background processes not contained")
@@ -140,20 +55,10 @@ func sandboxStatus() string {
 	return "commands are sandboxed: " + strings.Join(parts, "; ")
 }
 
-// wrap turns a command into the launcher's argv (the launcher gets the
-// command's environment inside the spec; its own is empty).
-func (s *sandboxState) wrap(spec sandboxSpec) []string {
-	if spec.Root == "" {
-		spec.Root = s.root
-	}
-	b, _ := json.Marshal(spec)
-	return []string{s.self, sandboxArg, base64.StdEncoding.EncodeToString(b)}
-}
-
 // gitSandbox is the sandbox for git: it reads the workspace and the private
 // git directory and writes nothing.
-func gitSandbox(ws *Workspace, gitDir string) *sandboxSpec {
-	return &sandboxSpec{Workspace: ws.Root, RO: append([]string{ws.Root, gitDir}, systemTrees()...)}
+func gitSandbox(ws *Workspace, gitDir string) *sandbox.Spec {
+	return &sandbox.Spec{Workspace: ws.Root, RO: append([]string{ws.Root, gitDir}, systemTrees()...)}
 }
 
 // sandboxPaths lists what a command may write and read besides the
@@ -167,7 +72,7 @@ func sandboxPaths(user SandboxPolicy) (rw, caches, ro []string) {
 			*list = append(*list, filepath.Clean(p))
 		}
 	}
-	if t := sandboxAvailable().tmp; t != "" {
+	if t := sandbox.Available().Tmp; t != "" {
 		add(&rw, t)
 	}
 	for _, p := range userCaches(home) {
@@ -203,7 +108,7 @@ func systemTrees() []string {
 // inside another (GOCACHE in ~/.cache) is left to the outer one.
 func userCaches(home string) []string {
 	ensure := func(p string) {
-		if p != "" && home != "" && underAny(p, []string{home}) {
+		if p != "" && home != "" && sandbox.Under(p, []string{home}) {
 			os.MkdirAll(p, 0o755)
 		}
 	}
@@ -267,7 +172,7 @@ func outermost(list []string) []string {
 			continue
 		}
 		p = filepath.Clean(p)
-		if !slices.ContainsFunc(list, func(q string) bool { return q != "" && q != p && underAny(p, []string{filepath.Clean(q)}) }) && !slices.Contains(out, p) {
+		if !slices.ContainsFunc(list, func(q string) bool { return q != "" && q != p && sandbox.Under(p, []string{filepath.Clean(q)}) }) && !slices.Contains(out, p) {
 			out = append(out, p)
 		}
 	}
@@ -283,7 +188,7 @@ func expandHome(p, home string) string {
 
 // sandboxEnv points TMPDIR at the private directory.
 func sandboxEnv(env []string) []string {
-	t := sandboxAvailable().tmp
+	t := sandbox.Available().Tmp
 	if t == "" {
 		return env
 	}
@@ -311,7 +216,7 @@ func containsAny(s string, words ...string) bool {
 // of /etc (systemd-resolved's /run/systemd/resolve): commands allowed the
 // network need it.
 func resolvConfDir() []string {
-	if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && !underAny(r, []string{"/etc"}) {
+	if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && !sandbox.Under(r, []string{"/etc"}) {
 		return []string{filepath.Dir(r)}
 	}
 	return nil
@@ -331,13 +236,13 @@ const (
 // sandboxBlocked finds, in a failed command's output, the refusal the
 // sandbox caused and says which rule in one line. The kernel's answer is
 // EACCES/EPERM/EROFS; the path or socket in the message says which rule.
-func sandboxBlocked(out string, exit int, spec *sandboxSpec) (sandboxRule, string) {
+func sandboxBlocked(out string, exit int, spec *sandbox.Spec) (sandboxRule, string) {
 	if exit == 0 || spec == nil {
 		return ruleNone, ""
 	}
 	for _, line := range strings.Split(out, "\n") {
 		low := strings.ToLower(line)
-		for _, rule := range []func(line, low string, spec *sandboxSpec) (sandboxRule, string){blockedLaunch, blockedMissing, blockedOffline, blockedDenied} {
+		for _, rule := range []func(line, low string, spec *sandbox.Spec) (sandboxRule, string){blockedLaunch, blockedMissing, blockedOffline, blockedDenied} {
 			if r, why := rule(line, low, spec); r != ruleNone {
 				return r, why
 			}
@@ -348,7 +253,7 @@ func sandboxBlocked(out string, exit int, spec *sandboxSpec) (sandboxRule, strin
 
 // blockedLaunch: a read-only file system, or the launcher's own refusal
 // to execute a program.
-func blockedLaunch(line, low string, spec *sandboxSpec) (sandboxRule, string) {
+func blockedLaunch(line, low string, spec *sandbox.Spec) (sandboxRule, string) {
 	if strings.Contains(low, "read-only file system") {
 		return ruleReadOnly, "[sandbox: agents/ and .git/'s config and hooks are read-only to commands]"
 	}
@@ -364,16 +269,16 @@ func blockedLaunch(line, low string, spec *sandboxSpec) (sandboxRule, string) {
 
 // blockedMissing: a path that does not exist for commands (agents/, or
 // anything outside the root the sandbox builds).
-func blockedMissing(line, _ string, spec *sandboxSpec) (sandboxRule, string) {
+func blockedMissing(line, _ string, spec *sandbox.Spec) (sandboxRule, string) {
 	p := missingPath(line)
 	if p == "" {
 		return ruleNone, ""
 	}
 	abs := absIn(spec.Dir, p)
 	switch {
-	case underAny(abs, spec.Hidden):
+	case sandbox.Under(abs, spec.Hidden):
 		return ruleReadOnly, "[sandbox: agents/ is Harvey's own: commands see it empty and read-only]"
-	case !spec.NoNS && !underAny(abs, spec.RW) && !underAny(abs, spec.RO):
+	case !spec.NoNS && !sandbox.Under(abs, spec.RW) && !sandbox.Under(abs, spec.RO):
 		return rulePath, "[sandbox: path outside: " + p + " does not exist for commands (they see the workspace, TMPDIR, toolchains, caches and the system's directories; sandbox.readable or sandbox.writable in your config adds a path)]"
 	}
 	return ruleNone, ""
@@ -381,7 +286,7 @@ func blockedMissing(line, _ string, spec *sandboxSpec) (sandboxRule, string) {
 
 // blockedOffline: a network of its own (loopback, and the registry proxy)
 // answers name lookups and outside connections as a machine offline does.
-func blockedOffline(_, low string, spec *sandboxSpec) (sandboxRule, string) {
+func blockedOffline(_, low string, spec *sandbox.Spec) (sandboxRule, string) {
 	if spec.Network || spec.NoNS {
 		return ruleNone, ""
 	}
@@ -396,7 +301,7 @@ func blockedOffline(_, low string, spec *sandboxSpec) (sandboxRule, string) {
 
 // blockedDenied: the kernel's EACCES/EPERM, named by the socket or the
 // path in the message.
-func blockedDenied(line, low string, spec *sandboxSpec) (sandboxRule, string) {
+func blockedDenied(line, low string, spec *sandbox.Spec) (sandboxRule, string) {
 	if !strings.Contains(low, "permission denied") && !strings.Contains(low, "operation not permitted") {
 		return ruleNone, ""
 	}
@@ -412,11 +317,11 @@ func blockedDenied(line, low string, spec *sandboxSpec) (sandboxRule, string) {
 	}
 	abs := absIn(spec.Dir, p)
 	switch {
-	case underAny(abs, spec.ReadOnly):
+	case sandbox.Under(abs, spec.ReadOnly):
 		return ruleReadOnly, "[sandbox: agents/ and .git/'s config and hooks are read-only to commands]"
-	case !underAny(abs, spec.RW) && underAny(abs, spec.RO):
+	case !sandbox.Under(abs, spec.RW) && sandbox.Under(abs, spec.RO):
 		return rulePath, "[sandbox: path outside: " + p + " may be read but not written by commands]"
-	case !underAny(abs, spec.RW):
+	case !sandbox.Under(abs, spec.RW):
 		return rulePath, "[sandbox: path outside: " + p + " is outside what commands may use (the workspace, TMPDIR, toolchain caches, the system)]"
 	case len(spec.Exec) > 0:
 		return ruleExec, "[sandbox: not allowed to execute: in safe mode only allowed_commands run]"
@@ -466,32 +371,4 @@ func objectBefore(line string, endings ...string) string {
 		head = f[len(f)-1]
 	}
 	return strings.Trim(head, "'\"`‘’")
-}
-
-func underAny(p string, roots []string) bool {
-	for _, r := range roots {
-		if p == r || strings.HasPrefix(p, strings.TrimSuffix(r, "/")+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-// runSandboxLauncher is the launcher's main (harvey __harvey_sandbox SPEC).
-func runSandboxLauncher(args []string) int {
-	if len(args) != 1 {
-		fmt.Fprintln(os.Stderr, "harvey sandbox: bad launcher arguments")
-		return 126
-	}
-	raw, err := base64.StdEncoding.DecodeString(args[0])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "harvey sandbox: bad spec")
-		return 126
-	}
-	var spec sandboxSpec
-	if err := json.Unmarshal(raw, &spec); err != nil || len(spec.Argv) == 0 {
-		fmt.Fprintln(os.Stderr, "harvey sandbox: bad spec")
-		return 126
-	}
-	return launch(spec)
 }

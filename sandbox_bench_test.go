@@ -6,6 +6,7 @@ package harvey
 import (
 	"context"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/sandbox"
 	"os/exec"
 	"strings"
 	"testing"
@@ -23,9 +24,9 @@ func BenchmarkRunTrue(b *testing.B) {
 	a := &Agent{Workspace: ws, Config: &ConfigFile{Config: defaultConfig()}}
 	for _, mode := range []string{"unconfined", "sandboxed"} {
 		b.Run(mode, func(b *testing.B) {
-			var sb *sandboxSpec
+			var sb *sandbox.Spec
 			if mode == "sandboxed" {
-				if !sandboxAvailable().enforced() {
+				if !sandbox.Available().Enforced() {
 					b.Skip("no Landlock")
 				}
 				sb = a.gate.commandSandbox()
@@ -43,7 +44,7 @@ func BenchmarkRunTrue(b *testing.B) {
 // a local registry: sandboxed against unconfined in the same run
 // (BENCHMARKS.md).
 func BenchmarkEverydayWork(b *testing.B) {
-	if !sandboxAvailable().enforced() || !sandboxAvailable().ns {
+	if !sandbox.Available().Enforced() || !sandbox.Available().NS {
 		b.Skip("no sandbox with namespaces")
 	}
 	base, integrities := npmFixture(b, leftpadPackage)
@@ -69,7 +70,7 @@ func BenchmarkEverydayWork(b *testing.B) {
 		}
 		for _, mode := range []string{"unconfined", "sandboxed"} {
 			b.Run(work.name+"/"+mode, func(b *testing.B) {
-				var sb *sandboxSpec
+				var sb *sandbox.Spec
 				env := append(baseEnv(), "npm_config_update_notifier=false")
 				if mode == "sandboxed" {
 					sb = a.gate.commandSandbox()

@@ -14,6 +14,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/sandbox"
 	"net"
 	"net/http"
 	"os"
@@ -179,12 +180,12 @@ func toolResults(reqs []map[string]any) map[string]string {
 
 // The refusal names its rule.
 func TestSandboxBlockedNamesTheRule(t *testing.T) {
-	spec := &sandboxSpec{Dir: "/w", RW: []string{"/w", "/tmp/h"}, RO: []string{"/usr", "/etc"}, ReadOnly: []string{"/w/agents", "/w/.git"}}
+	spec := &sandbox.Spec{Dir: "/w", RW: []string{"/w", "/tmp/h"}, RO: []string{"/usr", "/etc"}, ReadOnly: []string{"/w/agents", "/w/.git"}}
 	safe := *spec
 	safe.Exec = []string{"/usr/bin/find"}
 	for _, c := range []struct {
 		out  string
-		spec *sandboxSpec
+		spec *sandbox.Spec
 		want sandboxRule
 		text string
 	}{

@@ -3,6 +3,7 @@ package harvey
 import (
 	"context"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/sandbox"
 	"net"
 	"os"
 	"os/exec"
@@ -16,8 +17,8 @@ import (
 // on these machines it has, so the test really runs.
 func requireSandbox(t *testing.T) {
 	t.Helper()
-	if !sandboxAvailable().enforced() {
-		t.Skip("no Landlock here: " + sandboxAvailable().why)
+	if !sandbox.Available().Enforced() {
+		t.Skip("no Landlock here: " + sandbox.Available().Why)
 	}
 }
 
@@ -290,7 +291,7 @@ func TestSandboxEscalation(t *testing.T) {
 // not the user's other programs (their environment or command lines).
 func TestSandboxHidesOtherProcesses(t *testing.T) {
 	env, _ := sandboxEnvT(t)
-	if !sandboxAvailable().ns {
+	if !sandbox.Available().NS {
 		t.Skip("no namespaces here")
 	}
 	out := run(t, env.a, "ls /proc")

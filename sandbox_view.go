@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
 // What a sandboxed command sees of the machine: a view, not the system.
@@ -16,7 +18,7 @@ import (
 //   - agents/ is an empty read-only directory (Harvey's history, sessions
 //     and knowledge base are not the command's business);
 //   - nothing else exists: the command's root is built from what it may read
-//     and write (sandbox_linux.go: viewMounts), so no pathname socket of the
+//     and write (internal/sandbox: viewMounts), so no pathname socket of the
 //     system or the user's session (Docker's, D-Bus, ssh-agent, gpg-agent)
 //     can be reached, and /run and /var/lib are not there;
 //   - .git/ is writable for commits, branches, stashes and rebases, but the
@@ -65,7 +67,7 @@ func gitProtected(root string) (readOnly, writable []string) {
 			p = filepath.Join(dirs[0], p)
 		}
 		dirs = append(dirs, filepath.Clean(p))
-		if !underAny(dirs[1], []string{root}) {
+		if !sandbox.Under(dirs[1], []string{root}) {
 			writable = append(writable, dirs[1])
 		}
 	}
@@ -102,7 +104,7 @@ func toolchainRoots(env []string, home string) []string {
 		}
 	}
 	onPath := func(dir string) bool {
-		return slices.ContainsFunc(filepath.SplitList(get("PATH")), func(d string) bool { return underAny(d, []string{dir}) })
+		return slices.ContainsFunc(filepath.SplitList(get("PATH")), func(d string) bool { return sandbox.Under(d, []string{dir}) })
 	}
 	for _, t := range []struct{ env, def string }{
 		{"RUSTUP_HOME", ".rustup"}, {"CARGO_HOME", ".cargo"}, {"PYENV_ROOT", ".pyenv"}, {"NVM_DIR", ".nvm"},
@@ -148,8 +150,8 @@ func (r *rootSet) add(p string) {
 	}
 	p = filepath.Clean(p)
 	switch {
-	case underAny(p, readableAlready): // readable already
-	case p == "/" || r.home != "" && underAny(r.home, []string{p}):
+	case sandbox.Under(p, readableAlready): // readable already
+	case p == "/" || r.home != "" && sandbox.Under(r.home, []string{p}):
 		// never the home itself (PATH=~/bin) or what holds it
 	case !slices.Contains(r.out, p):
 		r.out = append(r.out, p)
@@ -171,7 +173,7 @@ func resolveLinks(p string) string {
 func maskedCredentials(home string, trees []string) []string {
 	var out []string
 	for _, tree := range trees {
-		if tree == home || !underAny(tree, []string{home}) {
+		if tree == home || !sandbox.Under(tree, []string{home}) {
 			continue
 		}
 		entries, _ := os.ReadDir(tree)
@@ -208,7 +210,7 @@ var sandboxGitConfig struct {
 // parser, its includes), never by a second parser of ours.
 func commandGitConfig() string {
 	sandboxGitConfig.once.Do(func() {
-		tmp := sandboxAvailable().tmp
+		tmp := sandbox.Available().Tmp
 		if tmp == "" {
 			return
 		}
@@ -247,16 +249,6 @@ func writeGitKeys(b *strings.Builder, out []byte) {
 	}
 }
 
-// cacheLayer is a cache seen through an overlay: the user's cache below,
-// read-only; what a command adds or changes goes to Upper, a layer Harvey
-// keeps per workspace (and purpose), so the user's own tools never load a
-// byte a command wrote, while the workspace's next build finds its own.
-type cacheLayer struct {
-	Lower string `json:"lower"`
-	Upper string `json:"upper"`
-	Work  string `json:"work"`
-}
-
 // userDataDir is where Harvey keeps data outside any workspace:
 // $XDG_DATA_HOME/harvey, by default ~/.local/share/harvey.
 func userDataDir() string {
@@ -272,19 +264,19 @@ func userDataDir() string {
 // cacheOverlays gives each cache its private layer for this workspace:
 // DATA/caches/HASH(workspace)/PURPOSE/N/{upper,work}. A layer that cannot
 // be made (or lies inside a cache) leaves that cache without one.
-func cacheOverlays(workspace, purpose string, caches []string) []cacheLayer {
+func cacheOverlays(workspace, purpose string, caches []string) []sandbox.CacheLayer {
 	data := userDataDir()
 	if data == "" {
 		return nil
 	}
 	base := filepath.Join(data, "caches", shortHash(workspace), purpose)
-	var out []cacheLayer
+	var out []sandbox.CacheLayer
 	for _, c := range caches {
 		d := filepath.Join(base, shortHash(c))
-		if underAny(d, caches) {
+		if sandbox.Under(d, caches) {
 			continue
 		}
-		l := cacheLayer{Lower: c, Upper: filepath.Join(d, "upper"), Work: filepath.Join(d, "work")}
+		l := sandbox.CacheLayer{Lower: c, Upper: filepath.Join(d, "upper"), Work: filepath.Join(d, "work")}
 		if os.MkdirAll(l.Upper, 0o700) != nil || os.MkdirAll(l.Work, 0o700) != nil {
 			continue
 		}
@@ -319,6 +311,6 @@ func installTree(prog string) []string {
 		}
 	}
 	return slices.DeleteFunc(out, func(d string) bool {
-		return underAny(d, []string{"/usr", "/bin", "/sbin", "/lib", "/etc", "/opt"}) || d == "/"
+		return sandbox.Under(d, []string{"/usr", "/bin", "/sbin", "/lib", "/etc", "/opt"}) || d == "/"
 	})
 }

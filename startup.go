@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/sandbox"
 	"io"
 	"net"
 	"net/url"
@@ -111,8 +112,8 @@ func (a *Agent) settleWorkspace(configErr error) {
 		a.logf("user tools from %s/: %s", UserToolsDir, strings.Join(a.userTools, ", "))
 	}
 	a.warnAgentsNotIgnored(a.Workspace)
-	if sb := sandboxAvailable(); !sb.enforced() {
-		a.logf("%s", a.colorize("33", "warning: "+sb.why))
+	if sb := sandbox.Available(); !sb.Enforced() {
+		a.logf("%s", a.colorize("33", "warning: "+sb.Why))
 	}
 }
 

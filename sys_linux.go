@@ -3,9 +3,8 @@
 package harvey
 
 import (
+	"github.com/harvey-agent/harvey/internal/sandbox"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // hardenProcess makes the Harvey process non-dumpable, so a child started by
@@ -17,18 +16,5 @@ import (
 func hardenProcess() {
 	const prSetDumpable = 4
 	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetDumpable, 0, 0)
-	closeInheritedFDs()
-}
-
-// closeInheritedFDs marks every descriptor from 3 up close-on-exec (the
-// Go runtime's own already are): only 0-2, and what exec.Cmd passes
-// explicitly, reach a child.
-func closeInheritedFDs() {
-	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
-		return
-	}
-	// Kernels before 5.11: one descriptor at a time.
-	for fd := 3; fd < 1024; fd++ {
-		unix.CloseOnExec(fd)
-	}
+	sandbox.CloseInheritedFDs()
 }

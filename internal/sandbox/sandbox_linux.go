@@ -1,6 +1,6 @@
 //go:build linux
 
-package harvey
+package sandbox
 
 import (
 	"errors"
@@ -49,8 +49,8 @@ func nsAttr() *syscall.SysProcAttr {
 	}
 }
 
-// sandboxProcAttr is the SysProcAttr for starting the launcher.
-func sandboxProcAttr(spec sandboxSpec) *syscall.SysProcAttr {
+// ProcAttr is the SysProcAttr for starting the launcher.
+func ProcAttr(spec Spec) *syscall.SysProcAttr {
 	if spec.NoNS {
 		return &syscall.SysProcAttr{Setsid: true}
 	}
@@ -69,7 +69,7 @@ func sandboxProcAttr(spec sandboxSpec) *syscall.SysProcAttr {
 // connection to its unix socket; the command's environment gets the
 // proxy variables. The forwarding goroutines never run on the thread
 // Landlock restricts (it stays locked to the launcher's main goroutine).
-func loopbackNet(spec *sandboxSpec) error {
+func loopbackNet(spec *Spec) error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("loopback: %v", err)
@@ -105,7 +105,7 @@ func loopbackNet(spec *sandboxSpec) error {
 					c.Close()
 					return
 				}
-				relay(c, c, up)
+				Relay(c, c, up)
 			}()
 		}
 	}()
@@ -124,8 +124,8 @@ var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "
 
 // launch is the launcher: read-only binds, Landlock, then the command as
 // its child; its exit status is the command's.
-func launch(spec sandboxSpec) int {
-	closeInheritedFDs() // only 0-2 reach the command
+func launch(spec Spec) int {
+	CloseInheritedFDs() // only 0-2 reach the command
 	watched := newFiles(spec.ReadOnly)
 	if !spec.NoNS && !spec.Network {
 		if err := loopbackNet(&spec); err != nil {
@@ -228,7 +228,7 @@ func removeNewFiles(watched []string) {
 // ssh-agent) can be reached, even where reading is already denied.
 // agents/ is an empty read-only directory; git's program-running parts are
 // read-only; credential files read as empty.
-func viewMounts(spec sandboxSpec) error {
+func viewMounts(spec Spec) error {
 	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("mount namespace: %v", err)
 	}
@@ -247,7 +247,7 @@ func viewMounts(spec sandboxSpec) error {
 		}
 	}()
 	newRoot := spec.Root
-	if newRoot == "" || underAny(newRoot, kept) {
+	if newRoot == "" || Under(newRoot, kept) {
 		return errors.New("no directory to build the command's root in")
 	}
 	os.MkdirAll(newRoot, 0o700) // a cleaner of /tmp may have removed it during a long session
@@ -326,7 +326,7 @@ func pivotInto(newRoot string) error {
 
 // hideAndMask, in the new root: agents/ an empty read-only directory,
 // git's program-running parts read-only, credential files empty.
-func hideAndMask(spec sandboxSpec) error {
+func hideAndMask(spec Spec) error {
 	for _, h := range spec.Hidden {
 		if fi, err := os.Lstat(h); err == nil && fi.IsDir() {
 			if err := unix.Mount("tmpfs", h, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_RDONLY, "mode=755,size=4k"); err != nil {
@@ -351,7 +351,7 @@ type keptPath struct {
 	path  string
 	fd    int
 	dir   bool
-	layer *cacheLayer
+	layer *CacheLayer
 }
 
 // overlayEscape escapes what overlayfs's option parser treats specially.
@@ -363,7 +363,7 @@ func overlayEscape(p string) string {
 // holds what a link pointed at, under the link's name), leaving out paths
 // inside another kept directory (its recursive bind carries them) and
 // /proc (mounted anew).
-func openKept(paths []string, layers []cacheLayer) ([]keptPath, error) {
+func openKept(paths []string, layers []CacheLayer) ([]keptPath, error) {
 	var clean []string
 	for _, p := range paths {
 		if p != "" && filepath.IsAbs(p) && p != "/" {
@@ -374,10 +374,10 @@ func openKept(paths []string, layers []cacheLayer) ([]keptPath, error) {
 	clean = slices.Compact(clean)
 	var out []keptPath
 	for _, p := range clean {
-		if p == "/proc" || underAny(p, []string{"/proc"}) {
+		if p == "/proc" || Under(p, []string{"/proc"}) {
 			continue
 		}
-		if len(out) > 0 && out[len(out)-1].dir && underAny(p, []string{out[len(out)-1].path}) {
+		if len(out) > 0 && out[len(out)-1].dir && Under(p, []string{out[len(out)-1].path}) {
 			continue
 		}
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
@@ -486,7 +486,7 @@ type llGrant struct {
 // never include "refer" (links and renames across directories) or device
 // ioctls. These are the rules go-landlock's V7 best-effort configuration
 // applied before (RODirs, RWDirs, RWFiles; PathAccess in safe mode).
-func landlockPolicy(spec sandboxSpec, abi int) (llsys.RulesetAttr, []llGrant) {
+func landlockPolicy(spec Spec, abi int) (llsys.RulesetAttr, []llGrant) {
 	abi = min(abi, llMaxABI)
 	fsBits := []int{0, 13, 14, 15, 15, 16, 16, 16}[abi] // go-landlock's ABI table
 	attr := llsys.RulesetAttr{HandledAccessFS: 1<<fsBits - 1}
@@ -525,7 +525,7 @@ func landlockPolicy(spec sandboxSpec, abi int) (llsys.RulesetAttr, []llGrant) {
 // restrictThread applies the policy of spec to the calling OS thread only
 // (with no_new_privs, which Landlock requires): the caller has locked its
 // goroutine to the thread and starts the command from it.
-func restrictThread(spec sandboxSpec) error {
+func restrictThread(spec Spec) error {
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
 		return errors.New("Landlock is not available")
@@ -601,4 +601,17 @@ func childrenOf(pid int) []int {
 		}
 	}
 	return out
+}
+
+// CloseInheritedFDs marks every descriptor from 3 up close-on-exec (the
+// Go runtime's own already are): only 0-2, and what exec.Cmd passes
+// explicitly, reach a child.
+func CloseInheritedFDs() {
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err == nil {
+		return
+	}
+	// Kernels before 5.11: one descriptor at a time.
+	for fd := 3; fd < 1024; fd++ {
+		unix.CloseOnExec(fd)
+	}
 }

@@ -1,6 +1,6 @@
 //go:build darwin
 
-package harvey
+package sandbox
 
 import (
 	"fmt"
@@ -17,12 +17,12 @@ func probeSandbox() (abi int, ns, seatbelt bool) {
 	return 0, false, err == nil
 }
 
-func sandboxProcAttr(sandboxSpec) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
+func ProcAttr(Spec) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
 // launch becomes sandbox-exec with the profile for spec, which runs the
 // command. Its process group is killed with it; a process that leaves the
 // group (setsid) is not contained on macOS.
-func launch(spec sandboxSpec) int {
+func launch(spec Spec) int {
 	if spec.Dir != "" {
 		if err := os.Chdir(spec.Dir); err != nil {
 			fmt.Fprintf(os.Stderr, "harvey sandbox: %v\n", err)

@@ -1,6 +1,6 @@
 //go:build !linux && !darwin
 
-package harvey
+package sandbox
 
 import "syscall"
 
@@ -10,6 +10,6 @@ const noSandboxWhy = "this system has neither Landlock nor sandbox-exec: command
 // unconfined and Harvey says so.
 func probeSandbox() (abi int, ns, seatbelt bool) { return 0, false, false }
 
-func sandboxProcAttr(sandboxSpec) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
+func ProcAttr(Spec) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
-func launch(sandboxSpec) int { return 126 }
+func launch(Spec) int { return 126 }

@@ -1,4 +1,4 @@
-package harvey
+package sandbox
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ var seatbeltDevWrite = []string{"/dev/null", "/dev/zero", "/dev/tty", "/dev/dtra
 
 // seatbeltProfile returns the profile and the sandbox-exec arguments that
 // bind its parameters (to go before the command).
-func seatbeltProfile(spec sandboxSpec) (string, []string) {
+func seatbeltProfile(spec Spec) (string, []string) {
 	var args []string
 	n := 0
 	param := func(prefix, path string) string {
@@ -72,7 +72,7 @@ func seatbeltProfile(spec sandboxSpec) (string, []string) {
 }
 
 // seatbeltArgv is the sandbox-exec command line for spec.
-func seatbeltArgv(spec sandboxSpec) []string {
+func seatbeltArgv(spec Spec) []string {
 	profile, params := seatbeltProfile(spec)
 	argv := append([]string{"/usr/bin/sandbox-exec", "-p", profile}, params...)
 	return append(argv, spec.Argv...)

@@ -1,4 +1,4 @@
-package harvey
+package sandbox
 
 import (
 	"strings"
@@ -12,7 +12,7 @@ import (
 // the network is off unless allowed.
 func TestSeatbeltProfile(t *testing.T) {
 	hostile := `/w/x") (allow default) ("`
-	spec := sandboxSpec{
+	spec := Spec{
 		Argv:     []string{"make", "test"},
 		Dir:      "/w",
 		RW:       []string{"/w", hostile},

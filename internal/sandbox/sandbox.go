@@ -1,0 +1,195 @@
+// Package sandbox is the launcher that confines every program Harvey starts
+// (run_command, /run and !, user tools, git, stdio MCP servers). Harvey
+// re-executes itself as the launcher (its first argument is Arg, the Spec
+// the second). On Linux the launcher enters new user, mount, PID and (unless
+// the spec allows the network) network namespaces, builds a root of its own
+// from what the spec names (and nothing else: no other file, so no socket,
+// exists for the command), hides and protects what the spec says, forwards
+// one loopback port to the registry proxy, restricts the one thread that
+// will start the command with Landlock (writes only in the writable trees,
+// reads of the readable ones, no TCP unless allowed, in safe mode execution
+// of the listed programs only), and from that thread runs the command as
+// its child, which inherits the restriction. When the command ends, times
+// out or Harvey dies, the launcher — PID 1 of its namespace — ends, and the
+// kernel kills every process left in it, setsid and double-forked ones
+// included. On macOS it becomes sandbox-exec with a Seatbelt profile built
+// from the same Spec.
+//
+// Contract: Available probes the machine once and says why commands are
+// not confined where they cannot be (State.Why); Enforced is true only
+// where the launcher really confines. Wrap turns a Spec into the
+// launcher's argv, and ProcAttr is how to start it; RunLauncher is the
+// launcher's main. Nothing outside the Spec's trees can be written, and
+// nothing outside its trees and the system's can be read, by the command
+// or anything it starts. The package decides nothing about what a command
+// should be allowed: the caller's Spec says it.
+package sandbox
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"sync"
+)
+
+// Arg is the hidden first argument that makes harvey the launcher.
+const Arg = "__harvey_sandbox"
+
+// Spec is what the launcher enforces before it runs the command.
+type Spec struct {
+	Argv      []string     `json:"argv"`
+	Dir       string       `json:"dir"`
+	Env       []string     `json:"env"`
+	Workspace string       `json:"workspace"`
+	RW        []string     `json:"rw"`       // writable trees (workspace, TMPDIR, caches, user paths)
+	RO        []string     `json:"ro"`       // readable trees (system, toolchains)
+	ReadOnly  []string     `json:"readonly"` // inside RW, kept read-only (.git/'s config and hooks); missing ones skipped
+	Ensure    []string     `json:"ensure"`   // directories created empty (then kept read-only) when missing: .git/hooks
+	Hidden    []string     `json:"hidden"`   // shown as empty read-only directories (agents/)
+	Masked    []string     `json:"masked"`   // files that read as empty (credentials inside readable trees)
+	Overlays  []CacheLayer `json:"overlays"` // caches seen through a private writable layer
+	Exec      []string     `json:"exec"`     // when set (safe mode), only these programs may run
+	Root      string       `json:"root"`     // an empty directory, in no kept tree, where the command's root is built
+	Network   bool         `json:"network"`
+	Proxy     string       `json:"proxy"` // the registry proxy's unix socket: without the network, the one way out
+	NoNS      bool         `json:"nons"`  // do not use namespaces (forced fallback, tests)
+}
+
+// State is what this machine offers, found once.
+type State struct {
+	once      sync.Once
+	Landlock  int    // Landlock ABI version (0: none)
+	NS        bool   // unprivileged user, mount and PID namespaces work
+	Seatbelt  bool   // macOS: /usr/bin/sandbox-exec is there
+	Why       string // why commands are not sandboxed, when they are not
+	self      string // the harvey executable (the launcher)
+	Tmp       string // the session's private TMPDIR
+	root      string // an empty directory where each command's root is built (Linux)
+	forceNone bool   // HARVEY_SANDBOX=off in tests of the fallback
+}
+
+var machine State
+
+// Available probes the machine once.
+func Available() *State {
+	machine.once.Do(func() {
+		s := &machine
+		if os.Getenv("HARVEY_TEST_NO_SANDBOX") == "1" {
+			s.forceNone = true
+			s.Why = "the sandbox is unavailable (forced off for a test): commands are NOT sandboxed"
+			return
+		}
+		exe, err := os.Executable()
+		if err != nil {
+			s.Why = "cannot find Harvey's own executable to start the sandbox launcher: " + err.Error()
+			return
+		}
+		s.self = exe
+		s.Landlock, s.NS, s.Seatbelt = probeSandbox()
+		if s.Landlock == 0 && !s.Seatbelt {
+			s.Why = noSandboxWhy
+		}
+		if d, err := os.MkdirTemp("", "harvey-tmp-"); err == nil {
+			s.Tmp = d
+		}
+		if d, err := os.MkdirTemp("", "harvey-root-"); err == nil {
+			s.root = d
+		}
+	})
+	return &machine
+}
+
+// Enforced reports whether commands really run in the sandbox here.
+func (s *State) Enforced() bool {
+	return !s.forceNone && s.self != "" && (s.Landlock > 0 || s.Seatbelt)
+}
+
+// RemoveTmp removes the session's private TMPDIR and the directory the
+// commands' roots are built in (at exit).
+func RemoveTmp() {
+	if machine.Tmp != "" && strings.Contains(machine.Tmp, "harvey-tmp-") {
+		os.RemoveAll(machine.Tmp)
+	}
+	if machine.root != "" && strings.Contains(machine.root, "harvey-root-") {
+		os.Remove(machine.root)
+	}
+}
+
+// Wrap turns a command into the launcher's argv (the launcher gets the
+// command's environment inside the spec; its own is empty).
+func (s *State) Wrap(spec Spec) []string {
+	if spec.Root == "" {
+		spec.Root = s.root
+	}
+	b, _ := json.Marshal(spec)
+	return []string{s.self, Arg, base64.StdEncoding.EncodeToString(b)}
+}
+
+func Under(p string, roots []string) bool {
+	for _, r := range roots {
+		if p == r || strings.HasPrefix(p, strings.TrimSuffix(r, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// RunLauncher is the launcher's main (harvey __harvey_sandbox SPEC).
+func RunLauncher(args []string) int {
+	if len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "harvey sandbox: bad launcher arguments")
+		return 126
+	}
+	raw, err := base64.StdEncoding.DecodeString(args[0])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "harvey sandbox: bad spec")
+		return 126
+	}
+	var spec Spec
+	if err := json.Unmarshal(raw, &spec); err != nil || len(spec.Argv) == 0 {
+		fmt.Fprintln(os.Stderr, "harvey sandbox: bad spec")
+		return 126
+	}
+	return launch(spec)
+}
+
+// CacheLayer is a cache seen through an overlay: the user's cache below,
+// read-only; what a command adds or changes goes to Upper, a layer Harvey
+// keeps per workspace (and purpose), so the user's own tools never load a
+// byte a command wrote, while the workspace's next build finds its own.
+type CacheLayer struct {
+	Lower string `json:"lower"`
+	Upper string `json:"upper"`
+	Work  string `json:"work"`
+}
+
+// Relay copies between a client and an upstream connection, each way until
+// its end (from is what the client sends: its connection, or a reader
+// holding bytes already read from it), then closes both. The proxy's
+// tunnels and the launcher's loopback port use it.
+func Relay(client net.Conn, from io.Reader, up net.Conn) {
+	done := make(chan struct{})
+	go func() {
+		io.Copy(up, from)
+		closeWrite(up)
+		close(done)
+	}()
+	io.Copy(client, up)
+	closeWrite(client)
+	<-done
+	client.Close()
+	up.Close()
+}
+
+// closeWrite ends the writing side of a connection (or closes it).
+func closeWrite(c net.Conn) {
+	if cw, ok := c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+		return
+	}
+	c.Close()
+}

@@ -1,0 +1,80 @@
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMain plays the launcher when the launcher's argv starts the test
+// binary (Wrap names the running executable), and answers the namespace
+// probe.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == Arg {
+		os.Exit(RunLauncher(os.Args[2:]))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "--version" {
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// run starts sh -c line through the launcher under spec and returns its
+// combined output and whether it succeeded.
+func run(t *testing.T, spec Spec, line string) (string, bool) {
+	t.Helper()
+	s := Available()
+	spec.Argv = []string{"/bin/sh", "-c", line}
+	spec.Env = []string{"PATH=/usr/bin:/bin"}
+	argv := s.Wrap(spec)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = []string{}
+	cmd.SysProcAttr = ProcAttr(spec)
+	out, err := cmd.CombinedOutput()
+	return string(out), err == nil
+}
+
+// What the spec names is all there is: a write inside the writable tree
+// lands, one outside it is refused and nothing appears there, a hidden
+// directory is empty and read-only, and a file outside every tree does not
+// exist for the command.
+func TestLauncherConfines(t *testing.T) {
+	s := Available()
+	if !s.Enforced() {
+		t.Skip("no sandbox here: " + s.Why)
+	}
+	ws, outside := t.TempDir(), t.TempDir()
+	os.Mkdir(filepath.Join(ws, "agents"), 0o700)
+	os.WriteFile(filepath.Join(ws, "agents", "secret"), []byte("x"), 0o600)
+	os.WriteFile(filepath.Join(outside, "private"), []byte("p"), 0o600)
+	spec := Spec{Dir: ws, Workspace: ws, RW: []string{ws}, RO: []string{"/usr", "/bin", "/lib", "/lib64", "/etc"},
+		Hidden: []string{filepath.Join(ws, "agents")}}
+	if out, ok := run(t, spec, "echo in > in.txt && cat in.txt"); !ok || !strings.Contains(out, "in") {
+		t.Fatalf("a write in the workspace: %v %s", ok, out)
+	}
+	if out, ok := run(t, spec, "echo out > "+filepath.Join(outside, "out.txt")); ok {
+		t.Fatalf("a write outside succeeded: %s", out)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "out.txt")); err == nil {
+		t.Fatal("a file appeared outside the workspace")
+	}
+	if out, ok := run(t, spec, "cat "+filepath.Join(outside, "private")); ok || strings.Contains(out, "p") && !strings.Contains(out, "No such") {
+		t.Fatalf("read outside: %v %s", ok, out)
+	}
+	if s.NS {
+		if out, ok := run(t, spec, "ls -A agents; echo x > agents/new"); ok || strings.Contains(out, "secret") {
+			t.Fatalf("agents/ not hidden and read-only: %v %s", ok, out)
+		}
+	}
+}
+
+// The launcher refuses what is not a spec.
+func TestLauncherRefusesBadArguments(t *testing.T) {
+	for _, args := range [][]string{nil, {"not base64!"}, {"e30="}} { // e30= is {}: no argv
+		if code := RunLauncher(args); code != 126 {
+			t.Errorf("%q: exit %d", args, code)
+		}
+	}
+}
