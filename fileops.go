@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"io"
 	"io/fs"
 	"path"
@@ -362,7 +363,7 @@ func listWorkspaceDir(ws *Workspace, p string, maxBytes int) (string, int, error
 		case t.IsRegular():
 			line = e.Name + "  " + humanSize(e.Size) + "\n"
 		default:
-			line = e.Name + "  (" + fileKind(t) + ")\n"
+			line = e.Name + "  (" + fsinfo.Kind(t) + ")\n"
 		}
 		if b.Len()+len(line) > maxBytes-100 {
 			return false

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"io/fs"
 	"os"
@@ -78,7 +79,7 @@ func (ws *Workspace) privateGitDir(ctx context.Context) (string, error) {
 		return "", fmt.Errorf(".git: %s", errText(err))
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-		return "", refusedf("refused: .git is %s, not a directory (a .git file or link can point git outside the workspace)", fileKind(fi.Mode()))
+		return "", refusedf("refused: .git is %s, not a directory (a .git file or link can point git outside the workspace)", fsinfo.Kind(fi.Mode()))
 	}
 	if err := ws.checkGitData(); err != nil {
 		return "", err
@@ -121,7 +122,7 @@ func (ws *Workspace) checkGitData() error {
 			continue
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 || !(fi.IsDir() || fi.Mode().IsRegular()) {
-			return refusedf("refused: .git/%s is %s; git data must be real files inside the workspace", name, fileKind(fi.Mode()))
+			return refusedf("refused: .git/%s is %s; git data must be real files inside the workspace", name, fsinfo.Kind(fi.Mode()))
 		}
 	}
 	// The object and ref directories themselves: a link among them could

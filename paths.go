@@ -8,6 +8,7 @@ package harvey
 import (
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"io/fs"
 	"os"
 	"path"
@@ -354,11 +355,11 @@ func (ws *Workspace) checkFinal(orig string, fi fs.FileInfo, op pathOp) error {
 			return pathFailed(orig, "is a directory", nil)
 		}
 	case m.IsRegular():
-		if nlink(fi) > 1 {
+		if fsinfo.Links(fi) > 1 {
 			return refuse(orig, "refused: the file has other hard links, which may lead outside the workspace")
 		}
 	default:
-		return refuse(orig, "refused: not a regular file ("+fileKind(m)+")")
+		return refuse(orig, "refused: not a regular file ("+fsinfo.Kind(m)+")")
 	}
 	return nil
 }
@@ -481,7 +482,7 @@ func (rp *resolvedPath) openVerified() (*os.File, fs.FileInfo, error) {
 		return nil, nil, osFailure(rp.Rel, err)
 	}
 	st, err := f.Stat()
-	if err != nil || !os.SameFile(st, rp.info) || !st.Mode().IsRegular() || nlink(st) > 1 {
+	if err != nil || !os.SameFile(st, rp.info) || !st.Mode().IsRegular() || fsinfo.Links(st) > 1 {
 		f.Close()
 		return nil, nil, refuse(rp.Rel, "refused: the file changed while it was being checked")
 	}

@@ -3,7 +3,6 @@
 package harvey
 
 import (
-	"io/fs"
 	"os/exec"
 	"syscall"
 )
@@ -12,14 +11,6 @@ const (
 	openNoBlock  = syscall.O_NONBLOCK
 	openNoFollow = syscall.O_NOFOLLOW
 )
-
-// nlink returns the number of hard links of a file (1 when unknown).
-func nlink(fi fs.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Nlink)
-	}
-	return 1
-}
 
 // setProcessGroup puts the child in its own session (and so its own process
 // group, with no controlling terminal), so a timeout can kill every process

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"io/fs"
 	"maps"
 	"path"
@@ -95,7 +96,7 @@ func loadUserTools(ws *Workspace, reserved func(string) bool) ([]*UserTool, []To
 		}
 		file := UserToolsDir + "/" + e.Name()
 		if !e.Type().IsRegular() {
-			problems = append(problems, ToolFileProblem{File: file, Msg: "not a regular file (" + fileKind(e.Type()) + ")"})
+			problems = append(problems, ToolFileProblem{File: file, Msg: "not a regular file (" + fsinfo.Kind(e.Type()) + ")"})
 			continue
 		}
 		data, err := readToolFile(ws, file)

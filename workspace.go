@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"io"
 	"io/fs"
 	"os"
@@ -77,7 +78,7 @@ func (w *Workspace) ensureAgents() error {
 		return fmt.Errorf("workspace: %s/: %w", AgentsDir, err)
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-		return fmt.Errorf("workspace: %s/ must be a real directory (found %s); move it aside and start again", AgentsDir, fileKind(fi.Mode()))
+		return fmt.Errorf("workspace: %s/ must be a real directory (found %s); move it aside and start again", AgentsDir, fsinfo.Kind(fi.Mode()))
 	}
 	w.agents = fi
 	return nil
@@ -334,29 +335,6 @@ func syncDir(dir *os.Root) {
 		_ = d.Sync()
 		d.Close()
 	}
-}
-
-// fileKind names a file mode for messages.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeIrregular != 0:
-		return "an irregular file"
-	case m.IsRegular():
-		return "a regular file"
-	}
-	return "an unknown file type"
 }
 
 // readAtMost reads up to limit bytes from r and reports whether more remained.

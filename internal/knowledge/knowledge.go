@@ -28,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/fsinfo"
 	_ "modernc.org/sqlite" // pure Go SQLite: Harvey cross-compiles with CGO_ENABLED=0
 )
 
@@ -145,7 +146,7 @@ func openKB(path, name string, target int) (*Base, error) {
 	// planted symlink or FIFO in agents/ cannot redirect the database.
 	if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file; left as it is", name)
-	} else if err == nil && linkCount(st) > 1 {
+	} else if err == nil && fsinfo.Links(st) > 1 {
 		return nil, fmt.Errorf("%s has other hard links; left as it is", name)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %s", name, errMessage(err))
@@ -153,7 +154,7 @@ func openKB(path, name string, target int) (*Base, error) {
 	// SQLite opens its side files by name too: a planted link there would
 	// be written through.
 	for _, side := range []string{"-wal", "-shm", "-journal"} {
-		if st, err := os.Lstat(path + side); err == nil && (!st.Mode().IsRegular() || linkCount(st) > 1) {
+		if st, err := os.Lstat(path + side); err == nil && (!st.Mode().IsRegular() || fsinfo.Links(st) > 1) {
 			return nil, fmt.Errorf("%s%s is not a regular file with one link; left as it is", name, side)
 		}
 	}
@@ -590,14 +591,6 @@ func (kb *Base) Check() error {
 		return fmt.Errorf("%s is damaged (%s); left unchanged — move it away to start a new one", kb.name, printableLine(check))
 	}
 	return nil
-}
-
-// linkCount is a file's number of hard links (1 where the system does not say).
-func linkCount(fi fs.FileInfo) uint64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return uint64(st.Nlink)
-	}
-	return 1
 }
 
 // errMessage is an error without the path an os error repeats.

@@ -1,0 +1,29 @@
+// Package fsinfo says what a file is, in the words Harvey's messages use
+// (Kind: "a symlink", "a named pipe (FIFO)", ...), and how many hard links
+// it has (Links; 1 where the system does not say).
+package fsinfo
+
+import "io/fs"
+
+// Kind names a file mode for messages.
+func Kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeIrregular != 0:
+		return "an irregular file"
+	case m.IsRegular():
+		return "a regular file"
+	}
+	return "an unknown file type"
+}
