@@ -28,7 +28,7 @@ var fileLayers = [][]string{
 		"version.go", "text.go", "outputcap.go", "denylist.go", "ignore.go", "audit.go", "undo.go", "recorder.go",
 		"config.go", "config_merge.go", "config_trust.go", "mcp_config.go",
 		"workspace.go", "permissions.go", "paths.go", "fileops.go", "search.go", "edit.go",
-		"git.go", "git_grep.go", "git_repo.go",
+		"git.go", "git_grep.go",
 		"runner.go", "sandbox.go", "sandbox_view.go", "registry_proxy.go"},
 	// 1: the one gate, approvals and the tools built on them.
 	{"console.go", "approval.go", "gate.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "mcp.go"},

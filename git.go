@@ -5,18 +5,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/gitargs"
 	"path"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/gitargs"
+	"github.com/harvey-agent/harvey/internal/gitrepo"
 )
 
 // git_command, /git and <!-- @git-status -->: read-only git, safe by
 // construction rather than by a list of bad inputs (security.md §4):
 //
 //   - git runs against a private git directory whose config Harvey wrote
-//     (git_repo.go): no hook, driver, fsmonitor or gpg program of the
+//     (internal/gitrepo): no hook, driver, fsmonitor or gpg program of the
 //     repository exists for it, and the environment is built from nothing;
 //   - options come from a per-subcommand allowlist, parsed as git parses
 //     them and passed on in one canonical spelling (internal/gitargs);
@@ -427,25 +429,13 @@ func (g *gitRunner) batchCheck(names []string) ([]gitObject, error) {
 	out := make([]gitObject, len(names))
 	for i, l := range lines {
 		oid, typ, ok := strings.Cut(l, " ")
-		if !ok || !isHexOID(oid) {
+		if !ok || !gitrepo.IsHexOID(oid) {
 			out[i].missing = true
 			continue
 		}
 		out[i] = gitObject{oid: oid, typ: typ}
 	}
 	return out, nil
-}
-
-func isHexOID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // gitRunner runs git against the private git directory.
@@ -460,11 +450,11 @@ func (g *gitRunner) argv(args []string) []string {
 }
 
 func (g *gitRunner) run(args []string, limit int) RunResult {
-	return runProcess(g.ctx, procSpec{Dir: g.ws.Root, Argv: g.argv(args), Env: gitEnv(g.dir), Timeout: 60 * time.Second, Limit: limit, SplitStderr: true, StopAtCap: true, Sandbox: gitSandbox(g.ws, g.dir)})
+	return runProcess(g.ctx, procSpec{Dir: g.ws.Root, Argv: g.argv(args), Env: gitrepo.Env(g.dir), Timeout: 60 * time.Second, Limit: limit, SplitStderr: true, StopAtCap: true, Sandbox: gitSandbox(g.ws, g.dir)})
 }
 
 func (g *gitRunner) runIn(args []string, stdin string, limit int) RunResult {
-	return runProcess(g.ctx, procSpec{Dir: g.ws.Root, Argv: g.argv(args), Env: gitEnv(g.dir), Timeout: 60 * time.Second, Limit: limit, SplitStderr: true, Stdin: stdin, Sandbox: gitSandbox(g.ws, g.dir)})
+	return runProcess(g.ctx, procSpec{Dir: g.ws.Root, Argv: g.argv(args), Env: gitrepo.Env(g.dir), Timeout: 60 * time.Second, Limit: limit, SplitStderr: true, Stdin: stdin, Sandbox: gitSandbox(g.ws, g.dir)})
 }
 
 // filterGitOutput drops what git printed about denied files: each
@@ -651,4 +641,21 @@ func gitPathDenied(p string, denied func(string) bool) bool {
 	clean := path.Clean(p)
 	// denied is the caller's policy (it includes the lexical rules).
 	return !strings.HasPrefix(clean, "../") && clean != ".." && !path.IsAbs(clean) && denied(clean)
+}
+
+// privateGitDir is the workspace's private git directory (internal/gitrepo);
+// its refusals are Harvey's (audited as denied).
+func (ws *Workspace) privateGitDir(ctx context.Context) (string, error) {
+	dir, err := ws.git.Dir(ctx)
+	if errors.Is(err, gitrepo.ErrRefused) {
+		return "", refusedf("%s", err)
+	}
+	return dir, err
+}
+
+// runGitConfig runs git for the private directory's config reading, with
+// the environment and the sandbox every git gets.
+func (ws *Workspace) runGitConfig(ctx context.Context, home string, argv []string) []byte {
+	res := runProcess(ctx, procSpec{Dir: home, Argv: argv, Env: gitrepo.Env(home), Timeout: 10 * time.Second, Limit: 1 << 20, SplitStderr: true, Sandbox: gitSandbox(ws, home)})
+	return res.Output
 }

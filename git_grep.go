@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/gitrepo"
 	"github.com/harvey-agent/harvey/internal/match"
 )
 
@@ -109,7 +110,7 @@ func (lg *logGrep) choose(out string, defaultCount int) []string {
 	var picked []string
 	for i := 0; i+1 < len(fields); i += 2 {
 		oid := strings.TrimLeft(fields[i], "\n")
-		if !isHexOID(oid) {
+		if !gitrepo.IsHexOID(oid) {
 			continue
 		}
 		lg.scanned++

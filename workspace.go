@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"io"
 	"io/fs"
 	"os"
@@ -15,6 +14,9 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/fsinfo"
+	"github.com/harvey-agent/harvey/internal/gitrepo"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,7 +36,7 @@ type Workspace struct {
 	root   *os.Root
 	agents fs.FileInfo // identity of agents/, for identity (not spelling) checks
 
-	git gitRepo // the private git directory (git_repo.go)
+	git *gitrepo.Repo // the private git directory (internal/gitrepo), made by openWorkspace
 
 	// secretFree remembers, per file content (search.go's fileKey),
 	// whether redaction leaves it unchanged.
@@ -58,6 +60,7 @@ func openWorkspace(dir string) (*Workspace, error) {
 		return nil, fmt.Errorf("workspace %q: %w", abs, err)
 	}
 	w := &Workspace{Root: abs, root: r}
+	w.git = gitrepo.New(r, abs, w.runGitConfig)
 	if err := w.ensureAgents(); err != nil {
 		r.Close()
 		return nil, err
@@ -86,7 +89,7 @@ func (w *Workspace) ensureAgents() error {
 
 // Close releases the workspace root and removes the private git directory.
 func (w *Workspace) Close() error {
-	w.closeGit()
+	w.git.Close()
 	return w.root.Close()
 }
 

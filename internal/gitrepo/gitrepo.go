@@ -1,30 +1,37 @@
-package harvey
+// Package gitrepo is the private git directory Harvey runs git against, so
+// that git never reads the repository's own configuration: a config file
+// that holds only an allowlist of keys copied from the real one (the
+// repository format and its extensions, read with git's own parser), and
+// links to the data git needs (objects, refs, index) in the real .git/, with
+// HEAD copied on every use. Hooks, drivers, fsmonitor, gpg.program,
+// core.worktree, includes and every other setting of the repository simply
+// do not exist for that git: a filter or diff driver that is not configured
+// does nothing, so .gitattributes cannot name a program. Env is the whole
+// environment git gets, built from nothing (no system, global or XDG
+// config; HOME is the private directory).
+//
+// Contract: Dir refuses, with an error that wraps ErrRefused and says why
+// in one line, a .git that is not a real directory, a commondir or
+// alternates, a HEAD that is not a branch reference or object ID, and any
+// link among the data it would use: each could lead git outside the
+// workspace. The caller runs git itself (the RunGit it gives New reads the
+// config, confined as the caller confines every git).
+package gitrepo
 
 import (
 	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/fsinfo"
-	"github.com/harvey-agent/harvey/internal/sandbox"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
-	"time"
-)
 
-// git never reads the repository's own configuration. Harvey runs it
-// against a private git directory it builds itself: a config file that holds
-// only an allowlist of keys copied from the real one (the repository format
-// and its extensions, read with git's own parser), and links to the data
-// git needs (objects, refs, HEAD, index) in the real .git/. Hooks, drivers,
-// fsmonitor, gpg.program, core.worktree, includes and every other setting of
-// the repository simply do not exist for that git: a filter or diff driver
-// that is not configured does nothing, so .gitattributes cannot name a
-// program. The environment is built from nothing (no system, global or
-// XDG config; HOME is the private directory).
+	"github.com/harvey-agent/harvey/internal/fsinfo"
+)
 
 // gitConfigAllow are the only keys copied from the repository's config.
 var gitConfigAllow = []string{
@@ -59,45 +66,58 @@ var gitSettings = [][2]string{
 	{"advice.detachedHead", "false"},
 }
 
-// gitRepo is the private git directory for one workspace, built once.
-type gitRepo struct {
+// RunGit runs git with argv in the directory home (the private directory,
+// also its HOME) and the environment Env(home), and returns what it printed.
+type RunGit func(ctx context.Context, home string, argv []string) []byte
+
+// Repo is the private git directory for one workspace, built once.
+type Repo struct {
+	root *os.Root // the workspace
+	path string   // the workspace's path
+	run  RunGit
 	once sync.Once
 	dir  string // the private GIT_DIR ("" when it could not be built)
 	err  error
 }
 
-// privateGitDir builds (once per session) and checks (every call) the
-// private git directory for ws. A .git that is not a real directory, a
+// New is the private git directory for the workspace opened as root at path
+// (built at the first Dir).
+func New(root *os.Root, path string, run RunGit) *Repo {
+	return &Repo{root: root, path: path, run: run}
+}
+
+// Dir builds (once per session) and checks (every call) the private git
+// directory. A .git that is not a real directory, a
 // commondir, alternates, or a linked entry that is itself a link, is
 // refused with one line: each could lead git outside the workspace.
-func (ws *Workspace) privateGitDir(ctx context.Context) (string, error) {
-	fi, err := ws.root.Lstat(".git")
+func (r *Repo) Dir(ctx context.Context) (string, error) {
+	fi, err := r.root.Lstat(".git")
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", errors.New("not a git repository (no .git directory in the workspace)")
 	}
 	if err != nil {
-		return "", fmt.Errorf(".git: %s", errText(err))
+		return "", fmt.Errorf(".git: %s", errMessage(err))
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-		return "", refusedf("refused: .git is %s, not a directory (a .git file or link can point git outside the workspace)", fsinfo.Kind(fi.Mode()))
+		return "", refusal("refused: .git is %s, not a directory (a .git file or link can point git outside the workspace)", fsinfo.Kind(fi.Mode()))
 	}
-	if err := ws.checkGitData(); err != nil {
+	if err := r.checkGitData(); err != nil {
 		return "", err
 	}
-	ws.git.once.Do(func() { ws.git.dir, ws.git.err = ws.buildGitDir(ctx) })
-	if ws.git.err != nil {
-		return "", ws.git.err
+	r.once.Do(func() { r.dir, r.err = r.build(ctx) })
+	if r.err != nil {
+		return "", r.err
 	}
 	// HEAD is copied, not linked (git accepts a linked HEAD only when the
 	// link says refs/...), and copied each time: the branch can change.
-	head, err := ws.root.ReadFile(".git/HEAD")
+	head, err := r.root.ReadFile(".git/HEAD")
 	if err != nil || !validGitHead(head) {
-		return "", refusedf("refused: .git/HEAD is missing or not a branch reference or object ID")
+		return "", refusal("refused: .git/HEAD is missing or not a branch reference or object ID")
 	}
-	if err := os.WriteFile(filepath.Join(ws.git.dir, "HEAD"), head, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(r.dir, "HEAD"), head, 0o600); err != nil {
 		return "", fmt.Errorf("git: %v", err)
 	}
-	return ws.git.dir, nil
+	return r.dir, nil
 }
 
 // validGitHead accepts "ref: refs/..." or an object ID, one line.
@@ -106,29 +126,29 @@ func validGitHead(b []byte) bool {
 	if ref, ok := strings.CutPrefix(s, "ref: "); ok {
 		return strings.HasPrefix(ref, "refs/") && !strings.ContainsAny(ref, "\x00\n\r \\") && !strings.Contains(ref, "..")
 	}
-	return isHexOID(s)
+	return IsHexOID(s)
 }
 
 // checkGitData refuses a .git/ whose data could lead git elsewhere.
-func (ws *Workspace) checkGitData() error {
+func (r *Repo) checkGitData() error {
 	for _, name := range []string{"commondir", "objects/info/alternates", "objects/info/http-alternates"} {
-		if _, err := ws.root.Lstat(".git/" + name); err == nil {
-			return refusedf("refused: .git/%s points git at another repository's data, which may be outside the workspace", name)
+		if _, err := r.root.Lstat(".git/" + name); err == nil {
+			return refusal("refused: .git/%s points git at another repository's data, which may be outside the workspace", name)
 		}
 	}
 	for _, name := range append([]string{"HEAD"}, gitDataEntries...) {
-		fi, err := ws.root.Lstat(".git/" + name)
+		fi, err := r.root.Lstat(".git/" + name)
 		if err != nil {
 			continue
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 || !(fi.IsDir() || fi.Mode().IsRegular()) {
-			return refusedf("refused: .git/%s is %s; git data must be real files inside the workspace", name, fsinfo.Kind(fi.Mode()))
+			return refusal("refused: .git/%s is %s; git data must be real files inside the workspace", name, fsinfo.Kind(fi.Mode()))
 		}
 	}
 	// The object and ref directories themselves: a link among them could
 	// serve another repository's objects or refs.
 	for _, dir := range []string{".git/objects", ".git/objects/pack", ".git/refs"} {
-		if err := ws.noLinksIn(dir, dir == ".git/refs"); err != nil {
+		if err := r.noLinksIn(dir, dir == ".git/refs"); err != nil {
 			return err
 		}
 	}
@@ -137,17 +157,17 @@ func (ws *Workspace) checkGitData() error {
 
 // noLinksIn refuses a symlink among the entries of dir (and below, when
 // deep). A missing dir is fine.
-func (ws *Workspace) noLinksIn(dir string, deep bool) error {
-	entries, err := fs.ReadDir(ws.FS(), dir)
+func (r *Repo) noLinksIn(dir string, deep bool) error {
+	entries, err := fs.ReadDir(r.root.FS(), dir)
 	if err != nil {
 		return nil
 	}
 	for _, e := range entries {
 		if e.Type()&fs.ModeSymlink != 0 {
-			return refusedf("refused: %s/%s is a symlink; git data must be real files inside the workspace", dir, e.Name())
+			return refusal("refused: %s/%s is a symlink; git data must be real files inside the workspace", dir, e.Name())
 		}
 		if deep && e.IsDir() {
-			if err := ws.noLinksIn(dir+"/"+e.Name(), true); err != nil {
+			if err := r.noLinksIn(dir+"/"+e.Name(), true); err != nil {
 				return err
 			}
 		}
@@ -155,16 +175,16 @@ func (ws *Workspace) noLinksIn(dir string, deep bool) error {
 	return nil
 }
 
-// buildGitDir creates the private directory: config from the allowlist plus
+// build creates the private directory: config from the allowlist plus
 // Harvey's settings, and links to the real data.
-func (ws *Workspace) buildGitDir(ctx context.Context) (string, error) {
+func (r *Repo) build(ctx context.Context) (string, error) {
 	dir, err := os.MkdirTemp("", "harvey-git-")
 	if err != nil {
 		return "", fmt.Errorf("git: cannot prepare a private git directory: %v", err)
 	}
-	real := filepath.Join(ws.Root, ".git")
+	real := filepath.Join(r.path, ".git")
 	var cfg strings.Builder
-	values := readGitConfigAllowlist(ctx, filepath.Join(real, "config"), dir, gitSandbox(ws, dir))
+	values := r.readConfigAllowlist(ctx, filepath.Join(real, "config"), dir)
 	sections := map[string][][2]string{}
 	var order []string
 	add := func(key, val string) {
@@ -213,14 +233,13 @@ func (ws *Workspace) buildGitDir(ctx context.Context) (string, error) {
 	return dir, nil
 }
 
-// readGitConfigAllowlist reads the allowlisted keys from a config file with
+// readConfigAllowlist reads the allowlisted keys from a config file with
 // git's own parser (no includes: git config --file ignores them unless
 // asked). It runs git with the same clean environment as every git call.
-func readGitConfigAllowlist(ctx context.Context, file, home string, sb *sandbox.Spec) map[string]string {
+func (r *Repo) readConfigAllowlist(ctx context.Context, file, home string) map[string]string {
 	out := map[string]string{}
 	argv := []string{"git", "config", "--file", file, "--no-includes", "--null", "--get-regexp", `^(core\.repositoryformatversion|extensions\.)`}
-	res := runProcess(ctx, procSpec{Dir: home, Argv: argv, Env: gitEnv(home), Timeout: 10 * time.Second, Limit: 1 << 20, SplitStderr: true, Sandbox: sb})
-	sc := bufio.NewScanner(strings.NewReader(string(res.Output)))
+	sc := bufio.NewScanner(strings.NewReader(string(r.run(ctx, home, argv))))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	sc.Split(func(data []byte, atEOF bool) (int, []byte, error) {
 		for i, b := range data {
@@ -236,7 +255,7 @@ func readGitConfigAllowlist(ctx context.Context, file, home string, sb *sandbox.
 	for sc.Scan() {
 		key, val, _ := strings.Cut(sc.Text(), "\n")
 		key = strings.ToLower(key)
-		if contains(gitConfigAllow, key) && gitConfigValueOK(val) {
+		if slices.Contains(gitConfigAllow, key) && gitConfigValueOK(val) {
 			out[key] = val
 		}
 	}
@@ -261,9 +280,9 @@ func gitConfigQuote(v string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(v) + `"`
 }
 
-// gitEnv is the whole environment git gets: nothing inherited but PATH and
+// Env is the whole environment git gets: nothing inherited but PATH and
 // a locale; no system, global or XDG configuration.
-func gitEnv(home string) []string {
+func Env(home string) []string {
 	return []string{
 		"PATH=" + os.Getenv("PATH"),
 		"HOME=" + home,
@@ -282,9 +301,45 @@ func gitEnv(home string) []string {
 	}
 }
 
-// closeGit removes the private git directory.
-func (ws *Workspace) closeGit() {
-	if ws.git.dir != "" {
-		os.RemoveAll(ws.git.dir)
+// Close removes the private git directory.
+func (r *Repo) Close() {
+	if r != nil && r.dir != "" {
+		os.RemoveAll(r.dir)
 	}
+}
+
+// IsHexOID reports whether s is a full object ID (SHA-1 or SHA-256).
+func IsHexOID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// ErrRefused is the kind of every refusal: the caller reads it with
+// errors.Is.
+var ErrRefused = errors.New("refused")
+
+type refusalError struct{ msg string }
+
+func (e *refusalError) Error() string { return e.msg }
+
+func (e *refusalError) Unwrap() error { return ErrRefused }
+
+func refusal(format string, args ...any) error {
+	return &refusalError{fmt.Sprintf(format, args...)}
+}
+
+// errMessage is an error without the path an os error repeats.
+func errMessage(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return err.Error()
 }
