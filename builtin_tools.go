@@ -28,7 +28,8 @@ type gateOps interface {
 	searchChecked(ctx context.Context, pattern, p string) (string, int, error)
 	runCheckedEcho(ctx context.Context, tool, line string, timeout time.Duration, echo io.Writer) (RunResult, error)
 	gitChecked(ctx context.Context, sub string, args []string) (string, error)
-	resultCap(ctx context.Context) int
+	resultCap() int
+	capped(n int) gateOps // the same gate with a turn's cap on a result
 }
 
 // builtinTools are the seven built-in tools, built from exactly what they
@@ -43,6 +44,10 @@ type builtinTools struct {
 // registerBuiltinTools registers the tools' schemas with t's handlers (a
 // nil t gives the schemas alone).
 func registerBuiltinTools(r *ToolRegistry, t *builtinTools) {
+	var g gateOps
+	if t != nil {
+		g = t.gate
+	}
 	str := func(desc string) map[string]any { return map[string]any{"type": "string", "description": desc} }
 	integer := func(desc string) map[string]any { return map[string]any{"type": "integer", "description": desc} }
 	obj := func(props map[string]any, required ...string) map[string]any {
@@ -59,14 +64,14 @@ func registerBuiltinTools(r *ToolRegistry, t *builtinTools) {
 		"limit":  integer("Number of lines to read"),
 	}, "path")
 	r.registerFunc("read_file", "Read a text file. Use offset/limit (lines) to page a large file.",
-		read, typed(read, t.readFile), EffectRead, "built-in")
+		read, typed(read, t.readFile, g), EffectRead, "built-in")
 
 	write := obj(map[string]any{
 		"path":    str("File path relative to the workspace"),
 		"content": str("The complete new file content"),
 	}, "path", "content")
 	r.registerFunc("write_file", "Create or overwrite a file with the given content.",
-		write, typed(write, t.writeFile), EffectWrite, "built-in")
+		write, typed(write, t.writeFile, g), EffectWrite, "built-in")
 
 	edit := obj(map[string]any{
 		"path":        str("File path relative to the workspace"),
@@ -75,25 +80,25 @@ func registerBuiltinTools(r *ToolRegistry, t *builtinTools) {
 		"replace_all": map[string]any{"type": "boolean", "description": "Replace every match"},
 	}, "path", "old_text", "new_text")
 	r.registerFunc("edit_file", "Replace old_text with new_text in a file. old_text must match one place; copy it from read_file. Empty old_text creates a new file.",
-		edit, typed(edit, t.editFile), EffectWrite, "built-in")
+		edit, typed(edit, t.editFile, g), EffectWrite, "built-in")
 
 	list := obj(map[string]any{"path": str("Directory relative to the workspace (default .)")})
 	r.registerFunc("list_files", "List a directory: names, sizes, directories end in /.",
-		list, typed(list, t.listFiles), EffectRead, "built-in")
+		list, typed(list, t.listFiles, g), EffectRead, "built-in")
 
 	search := obj(map[string]any{
 		"pattern": str("Go regular expression"),
 		"path":    str("File or directory to search (default .)"),
 	}, "pattern")
 	r.registerFunc("search_files", "Search file contents with a regular expression. Returns file:line: text.",
-		search, typed(search, t.searchFiles), EffectRead, "built-in")
+		search, typed(search, t.searchFiles, g), EffectRead, "built-in")
 
 	run := obj(map[string]any{
 		"command": str("The command line"),
 		"timeout": integer("Timeout in seconds"),
 	}, "command")
 	r.registerFunc("run_command", "Run a shell command in the workspace and return its output and exit code.",
-		run, typed(run, t.runCommand), EffectExec, "built-in")
+		run, typed(run, t.runCommand, g), EffectExec, "built-in")
 
 	git := obj(map[string]any{
 		"subcommand": map[string]any{"type": "string", "enum": gitargs.Subcommands},
@@ -101,7 +106,7 @@ func registerBuiltinTools(r *ToolRegistry, t *builtinTools) {
 			"description": "Arguments as a list, e.g. [\"--oneline\", \"-n\", \"5\"] (a string is split like a shell)"},
 	}, "subcommand")
 	r.registerFunc("git_command", "Run a read-only git command.",
-		git, typed(git, t.gitCommand), EffectRead, "built-in")
+		git, typed(git, t.gitCommand, g), EffectRead, "built-in")
 }
 
 // The built-in tools' arguments, decoded after schema coercion: a handler
@@ -142,8 +147,8 @@ type (
 // typed makes a tool function from a typed handler: the arguments, which
 // the caller has coerced to the schema once (the executor, or GetTool's
 // handler), are decoded into In.
-func typed[In any](_ map[string]any, h func(context.Context, In) (toolResult, error)) toolFunc {
-	return func(ctx context.Context, args map[string]any) (toolResult, error) {
+func typed[In any](_ map[string]any, h func(context.Context, gateOps, In) (toolResult, error), g gateOps) toolFunc {
+	return func(ctx context.Context, call callScope, args map[string]any) (toolResult, error) {
 		if args == nil {
 			args = map[string]any{}
 		}
@@ -155,17 +160,17 @@ func typed[In any](_ map[string]any, h func(context.Context, In) (toolResult, er
 		if err := json.Unmarshal(b, &in); err != nil {
 			return toolResult{}, fmt.Errorf("arguments: %v", err)
 		}
-		return h(ctx, in)
+		return h(ctx, g.capped(call.maxOut), in)
 	}
 }
 
 const maxContentBytes = 10 << 20
 
-func (t *builtinTools) readFile(ctx context.Context, in readArgs) (toolResult, error) {
+func (t *builtinTools) readFile(ctx context.Context, g gateOps, in readArgs) (toolResult, error) {
 	if in.Offset < 0 || in.Limit < 0 {
 		return toolResult{}, fmt.Errorf("offset and limit must not be negative")
 	}
-	rr, err := t.gate.readChecked(ctx, in.Path, in.Offset, in.Limit)
+	rr, err := g.readChecked(ctx, in.Path, in.Offset, in.Limit)
 	if err != nil {
 		return toolResult{}, err
 	}
@@ -178,19 +183,19 @@ func (t *builtinTools) readFile(ctx context.Context, in readArgs) (toolResult, e
 	return toolResult{Text: rr.Text, Summary: sum}, nil
 }
 
-func (t *builtinTools) writeFile(ctx context.Context, in writeArgs) (toolResult, error) {
+func (t *builtinTools) writeFile(ctx context.Context, g gateOps, in writeArgs) (toolResult, error) {
 	if len(in.Content) > maxContentBytes {
 		return toolResult{}, fmt.Errorf("content is too large (over 10 MB)")
 	}
-	msg, err := t.gate.writeChecked(ctx, "write_file", in.Path, in.Content)
+	msg, err := g.writeChecked(ctx, "write_file", in.Path, in.Content)
 	return toolResult{Text: msg}, err
 }
 
-func (t *builtinTools) editFile(ctx context.Context, in editToolArgs) (toolResult, error) {
+func (t *builtinTools) editFile(ctx context.Context, g gateOps, in editToolArgs) (toolResult, error) {
 	if len(in.NewText) > maxContentBytes || len(in.OldText) > maxContentBytes {
 		return toolResult{}, fmt.Errorf("old_text or new_text is too large (over 10 MB)")
 	}
-	msg, err := t.gate.editChecked(ctx, "edit_file", in.Path, in.OldText, in.NewText, in.ReplaceAll)
+	msg, err := g.editChecked(ctx, "edit_file", in.Path, in.OldText, in.NewText, in.ReplaceAll)
 	return toolResult{Text: msg}, err
 }
 
@@ -205,13 +210,13 @@ func countLines(s string) int {
 	return n
 }
 
-func (t *builtinTools) listFiles(ctx context.Context, in listArgs) (toolResult, error) {
-	text, n, err := t.gate.listChecked(ctx, cmp.Or(in.Path, "."))
+func (t *builtinTools) listFiles(ctx context.Context, g gateOps, in listArgs) (toolResult, error) {
+	text, n, err := g.listChecked(ctx, cmp.Or(in.Path, "."))
 	return toolResult{Text: text, Summary: plural(n, "entry")}, err
 }
 
-func (t *builtinTools) searchFiles(ctx context.Context, in searchArgs) (toolResult, error) {
-	text, n, err := t.gate.searchChecked(ctx, in.Pattern, in.Path)
+func (t *builtinTools) searchFiles(ctx context.Context, g gateOps, in searchArgs) (toolResult, error) {
+	text, n, err := g.searchChecked(ctx, in.Pattern, in.Path)
 	sum := fmt.Sprintf("%d matches", n)
 	if n == 0 {
 		sum = "no matches"
@@ -219,7 +224,7 @@ func (t *builtinTools) searchFiles(ctx context.Context, in searchArgs) (toolResu
 	return toolResult{Text: text, Summary: sum}, err
 }
 
-func (t *builtinTools) runCommand(ctx context.Context, in runArgs) (toolResult, error) {
+func (t *builtinTools) runCommand(ctx context.Context, g gateOps, in runArgs) (toolResult, error) {
 	if in.Timeout < 0 {
 		return toolResult{}, fmt.Errorf("timeout must not be negative")
 	}
@@ -227,14 +232,14 @@ func (t *builtinTools) runCommand(ctx context.Context, in runArgs) (toolResult, 
 	if d := time.Duration(in.Timeout) * time.Second; in.Timeout > 0 && d < timeout {
 		timeout = d
 	}
-	res, err := t.gate.runCheckedEcho(ctx, "run_command", in.Command, timeout, t.echo())
+	res, err := g.runCheckedEcho(ctx, "run_command", in.Command, timeout, t.echo())
 	if err != nil {
 		return toolResult{}, err
 	}
-	return toolResult{Text: res.Text(t.gate.resultCap(ctx)), Summary: res.status()}, nil
+	return toolResult{Text: res.Text(g.resultCap()), Summary: res.status()}, nil
 }
 
-func (t *builtinTools) gitCommand(ctx context.Context, in gitToolArgs) (toolResult, error) {
+func (t *builtinTools) gitCommand(ctx context.Context, g gateOps, in gitToolArgs) (toolResult, error) {
 	var argv []string
 	switch v := in.Args.(type) {
 	case nil:
@@ -256,6 +261,6 @@ func (t *builtinTools) gitCommand(ctx context.Context, in gitToolArgs) (toolResu
 	default:
 		return toolResult{}, fmt.Errorf("args must be a list of strings (or one string), got %s", coerce.JSONType(v))
 	}
-	out, err := t.gate.gitChecked(ctx, in.Subcommand, argv)
+	out, err := g.gitChecked(ctx, in.Subcommand, argv)
 	return toolResult{Text: out}, err
 }

@@ -25,9 +25,9 @@ type Gate struct {
 	ws        *Workspace
 	cfg       *ConfigFile
 	log       *AuditBuffer
-	undo      undoStack  // what each file change replaced, for /undo
+	undo      *undoStack // what each file change replaced, for /undo (shared by capped views)
 	approvals *approvals // asks before an effect (approval.go)
-	maxOut    func() int // the main model's cap on one result (resultCap without a turn)
+	maxOut    func() int // the cap on one result: the main model's, or a turn's (capped)
 }
 
 // audit records an effect with the outcome its error means.
@@ -48,7 +48,7 @@ func (g *Gate) confirm(ctx context.Context, tool, action, preview string) error 
 // readChecked is the read path shared by /read and read_file: the path gate
 // (resolveWorkspacePath, permissions included) inside readWorkspaceFile.
 func (g *Gate) readChecked(ctx context.Context, p string, offset, limit int) (*ReadResult, error) {
-	rr, err := readWorkspaceFile(g.ws, p, offset, limit, g.resultCap(ctx))
+	rr, err := readWorkspaceFile(g.ws, p, offset, limit, g.maxOut())
 	if err != nil {
 		g.audit("read", p, err, 0)
 		return nil, err
@@ -238,7 +238,7 @@ func changedBy(tool string) string {
 }
 
 func (g *Gate) listChecked(ctx context.Context, p string) (string, int, error) {
-	text, n, err := listWorkspaceDir(g.ws, p, g.resultCap(ctx))
+	text, n, err := listWorkspaceDir(g.ws, p, g.maxOut())
 	g.audit("list", p, err, 0)
 	return text, n, err
 }
@@ -247,7 +247,7 @@ func (g *Gate) searchChecked(ctx context.Context, pattern, p string) (string, in
 	if p == "" {
 		p = "."
 	}
-	text, n, err := searchWorkspace(ctx, g.ws, pattern, p, g.resultCap(ctx))
+	text, n, err := searchWorkspace(ctx, g.ws, pattern, p, g.maxOut())
 	g.audit("search", pattern+" in "+p, err, 0)
 	return text, n, err
 }
@@ -310,7 +310,7 @@ func (g *Gate) runGated(ctx context.Context, r runRequest) (RunResult, error) {
 	if r.timeout <= 0 {
 		r.timeout = time.Duration(g.cfg.RunTimeout)
 	}
-	spec := procSpec{Dir: g.ws.Root, Argv: r.argv, Env: baseEnv(), Timeout: r.timeout, Limit: g.resultCap(ctx), Sandbox: g.commandSandbox(), Echo: r.echo}
+	spec := procSpec{Dir: g.ws.Root, Argv: r.argv, Env: baseEnv(), Timeout: r.timeout, Limit: g.maxOut(), Sandbox: g.commandSandbox(), Echo: r.echo}
 	res := runProcess(ctx, spec)
 	g.log.Record(r.audit, r.shown, runOutcome(res), res.Duration)
 	if sb, ok := g.escalate(ctx, r.shown, res); ok {
@@ -356,7 +356,7 @@ func (g *Gate) escalate(ctx context.Context, line string, res RunResult) (*sandb
 // Every path git is asked about or prints goes through the same policy as
 // read_file: agents/, the denylist, and read permission.
 func (g *Gate) gitChecked(ctx context.Context, sub string, args []string) (string, error) {
-	out, err := runGit(ctx, g.ws, sub, args, g.resultCap(ctx))
+	out, err := runGit(ctx, g.ws, sub, args, g.maxOut())
 	g.audit("git", strings.TrimSpace(sub+" "+strings.Join(args, " ")), err, 0)
 	return out, err
 }
@@ -434,19 +434,22 @@ func (g *Gate) commandSandboxFor(purpose string) *sandbox.Spec {
 	return spec
 }
 
-// resultCapKey carries, in a tool's context, the cap on one result of the
-// turn that made the call (a route's model has its own window).
-type resultCapKey struct{}
+// resultCap is the cap on one tool result or command output this gate
+// applies.
+func (g *Gate) resultCap() int { return g.maxOut() }
 
-func withResultCap(ctx context.Context, n int) context.Context {
-	return context.WithValue(ctx, resultCapKey{}, n)
-}
-
-// resultCap is the cap on one tool result or command output for the turn
-// in ctx, or for the main model (a slash command).
-func (g *Gate) resultCap(ctx context.Context) int {
-	if n, ok := ctx.Value(resultCapKey{}).(int); ok {
-		return n
+// withCap is the gate for one tool call of a turn whose model has its own
+// cap on a result (a route's model has its own window); 0 keeps the main
+// model's. The view shares everything else: the audit log, the undo stack,
+// the approvals.
+func (g *Gate) withCap(n int) *Gate {
+	if n <= 0 {
+		return g
 	}
-	return g.maxOut()
+	c := *g
+	c.maxOut = func() int { return n }
+	return &c
 }
+
+// capped is withCap for the built-in tools (gateOps).
+func (g *Gate) capped(n int) gateOps { return g.withCap(n) }

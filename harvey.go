@@ -68,7 +68,7 @@ func newAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writ
 				a.cancelTurn()
 			}
 		}})
-	a.gate = &Gate{ws: ws, cfg: cf, log: a.Audit, approvals: a.approvals, maxOut: a.maxOut}
+	a.gate = &Gate{ws: ws, cfg: cf, log: a.Audit, undo: &undoStack{}, approvals: a.approvals, maxOut: a.maxOut}
 	a.Routes = newRouteRegistry(cf)
 	a.Tools = newToolRegistry()
 	a.Tools.approver = a.gate
@@ -198,8 +198,9 @@ func (ts *toolSet) reloadUserTools(ws *Workspace, g *Gate) []ToolFileProblem {
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	for _, t := range tools {
 		t := t
-		ts.Tools.register(t.Name, t.Description, t.schema(), func(ctx context.Context, args map[string]any) (string, error) {
-			return g.runUserTool(ctx, t, args)
+		ts.Tools.registerFunc(t.Name, t.Description, t.schema(), func(ctx context.Context, call callScope, args map[string]any) (toolResult, error) {
+			text, err := g.withCap(call.maxOut).runUserTool(ctx, t, args)
+			return toolResult{Text: text}, err
 		}, t.Effect, t.File)
 		ts.userTools = append(ts.userTools, t.Name)
 	}

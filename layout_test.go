@@ -243,7 +243,9 @@ func TestLateToolsAnnouncedInTheNextRealPrompt(t *testing.T) {
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.mainTurn(&env.a.toolSet) // pins the block (the warm start does this)
 	env.a.Tools.registerFunc("ev__echo", "Echoes back the input.", map[string]any{"type": "object", "properties": map[string]any{}},
-		func(context.Context, map[string]any) (toolResult, error) { return toolResult{Text: "echo"}, nil }, EffectRead, "test")
+		func(context.Context, callScope, map[string]any) (toolResult, error) {
+			return toolResult{Text: "echo"}, nil
+		}, EffectRead, "test")
 	env.a.mainTurn(&env.a.toolSet) // a warm request, or /summarize, builds a turn too
 	env.a.mainTurn(&env.a.toolSet)
 	f.script(textReply("llama3.2", "ok"), textReply("llama3.2", "ok"))

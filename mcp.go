@@ -340,7 +340,7 @@ func (m *mcpManager) validToolNames(s *mcpServer) []*mcp.Tool {
 // the user marked it read-only), the call with run_timeout, one restart
 // after a crash, and the result as text (redacted).
 func (m *mcpManager) call(s *mcpServer, tool, name string, schema map[string]any, effect ToolEffect) toolFunc {
-	return func(ctx context.Context, args map[string]any) (toolResult, error) {
+	return func(ctx context.Context, _ callScope, args map[string]any) (toolResult, error) {
 		if args == nil {
 			args = map[string]any{}
 		}

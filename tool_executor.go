@@ -321,9 +321,6 @@ func (e *ToolExecutor) executeCalls(ctx context.Context, calls []anyllm.ToolCall
 func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin callOrigin) Message {
 	recovered := origin != native
 	h := e.host
-	if e.turn != nil {
-		ctx = withResultCap(ctx, e.turn.maxOut)
-	}
 	start := time.Now()
 	name := c.Function.Name
 	var args map[string]any
@@ -363,7 +360,7 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin
 		} else if run := e.repeats(name, args); run >= repeatLimit {
 			err = &repeatedCall{name: name, before: run - 1}
 		} else if err = e.askRecovered(ctx, origin, name, summary); err == nil {
-			res, err = safeCall(ctx, entry.run, args)
+			res, err = safeCall(ctx, entry.run, e.scope(), args)
 		}
 	}
 	dur := time.Since(start)
@@ -463,13 +460,22 @@ func (e *ToolExecutor) repeats(name string, args map[string]any) int {
 }
 
 // safeCall runs a handler, turning a panic into an error.
-func safeCall(ctx context.Context, h toolFunc, args map[string]any) (res toolResult, err error) {
+func safeCall(ctx context.Context, h toolFunc, call callScope, args map[string]any) (res toolResult, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("internal error in tool: %v", r)
 		}
 	}()
-	return h(ctx, args)
+	return h(ctx, call, args)
+}
+
+// scope is what a tool call of this turn is given: the turn's cap on a
+// result.
+func (e *ToolExecutor) scope() callScope {
+	if e.turn == nil {
+		return callScope{}
+	}
+	return callScope{maxOut: e.turn.maxOut}
 }
 
 // toolMode is the current model's tool mode.

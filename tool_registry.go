@@ -43,7 +43,7 @@ func (r *ToolRegistry) RegisterTool(name, description string, parameters map[str
 }
 
 func (r *ToolRegistry) register(name, description string, parameters map[string]any, handler ToolHandler, effect ToolEffect, source string) {
-	run := func(ctx context.Context, args map[string]any) (toolResult, error) {
+	run := func(ctx context.Context, _ callScope, args map[string]any) (toolResult, error) {
 		text, err := handler(ctx, args)
 		return toolResult{Text: text}, err
 	}
@@ -114,7 +114,7 @@ func (r *ToolRegistry) GetTool(name string) (anyllm.Tool, ToolHandler, bool) {
 		if err := coerce.Args(e.schema.Function.Parameters, args); err != nil {
 			return "", err
 		}
-		res, err := e.run(ctx, args)
+		res, err := e.run(ctx, callScope{}, args)
 		return res.Text, err
 	}, true
 }

@@ -29,7 +29,11 @@ type ToolHandler func(ctx context.Context, args map[string]any) (string, error)
 type toolResult struct{ Text, Summary string }
 
 // toolFunc is a tool as the executor runs it.
-type toolFunc func(ctx context.Context, args map[string]any) (toolResult, error)
+type toolFunc func(ctx context.Context, call callScope, args map[string]any) (toolResult, error)
+
+// callScope is what the executor passes a tool with each call, explicitly:
+// the cap on one result of the turn that made it (0: the main model's).
+type callScope struct{ maxOut int }
 
 // toolEntry pairs an anyllm.Tool schema with its local function.
 type toolEntry struct {

@@ -696,5 +696,5 @@ func (g *Gate) runUserTool(ctx context.Context, t *UserTool, args map[string]any
 	if err != nil {
 		return "", err
 	}
-	return res.Text(g.resultCap(ctx)), nil
+	return res.Text(g.resultCap()), nil
 }
