@@ -27,9 +27,9 @@ Answer briefly. When a task is done, say what you changed.`
 // conversation's); a method of a service can reach that service alone.
 // Nothing here is nil after newAgent, except where a comment says so.
 type Agent struct {
-	Terminal     // the person at the keyboard: input, output, colour, width (terminal.go)
+	Terminal     // the person at the keyboard: input, output, colour, width (console.go)
 	conversation // history, pinned context, system prompt, journal (context.go)
-	backend      // the current model, its client and what the session learnt of each model (models.go)
+	backend      // the current model, its client and what the session learnt of each model (backend.go)
 	toolSet      // the tools the model is offered: the registry, user tools, MCP (tools.go)
 
 	Config    *ConfigFile    // the merged config; never replaced after start
