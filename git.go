@@ -82,13 +82,10 @@ func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit
 		return ws.allow(rel, rel, PermRead)
 	}
 	ga, err := gitargs.Vet(sub, args)
-	if errors.Is(err, gitargs.ErrRefused) {
-		return "", refusedf("%s", err) // the grammar's refusal is Harvey's (audited as denied)
-	}
 	if err != nil {
 		return "", err
 	}
-	dir, err := ws.privateGitDir(ctx)
+	dir, err := ws.git.Dir(ctx) // the private git directory (internal/gitrepo)
 	if err != nil {
 		return "", err
 	}
@@ -641,16 +638,6 @@ func gitPathDenied(p string, denied func(string) bool) bool {
 	clean := path.Clean(p)
 	// denied is the caller's policy (it includes the lexical rules).
 	return !strings.HasPrefix(clean, "../") && clean != ".." && !path.IsAbs(clean) && denied(clean)
-}
-
-// privateGitDir is the workspace's private git directory (internal/gitrepo);
-// its refusals are Harvey's (audited as denied).
-func (ws *Workspace) privateGitDir(ctx context.Context) (string, error) {
-	dir, err := ws.git.Dir(ctx)
-	if errors.Is(err, gitrepo.ErrRefused) {
-		return "", refusedf("%s", err)
-	}
-	return dir, err
 }
 
 // runGitConfig runs git for the private directory's config reading, with

@@ -8,13 +8,15 @@ package harvey
 import (
 	"errors"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/harvey-agent/harvey/internal/fsinfo"
+	"github.com/harvey-agent/harvey/internal/refusal"
 )
 
 // pathOp is what a caller intends to do with a resolved path.
@@ -50,20 +52,13 @@ func (e *PathError) Error() string { return fmt.Sprintf("%s: %s", quotePath(e.Pa
 func (e *PathError) Unwrap() error { return e.Err }
 
 // ErrRefused marks an effect a rule refused (as opposed to one that failed):
-// the audit log records it as denied.
-var ErrRefused = errors.New("refused")
+// the audit log records it as denied. It is internal/refusal's, the one
+// kind every rule refuses with.
+var ErrRefused = refusal.ErrRefused
 
-// refusalError is a refusal outside the path rules (git, Harvey's state).
-type refusalError struct{ msg string }
-
-func (e *refusalError) Error() string { return e.msg }
-
-func (e *refusalError) Unwrap() error { return ErrRefused }
-
-// refusedf builds a refusal; its text should say "refused" and why.
-func refusedf(format string, args ...any) error {
-	return &refusalError{fmt.Sprintf(format, args...)}
-}
+// refusedf builds a refusal outside the path rules (git, Harvey's state);
+// its text should say "refused" and why.
+func refusedf(format string, args ...any) error { return refusal.Errorf(format, args...) }
 
 // Sentinel reasons, so tests and callers can tell refusals apart.
 var (

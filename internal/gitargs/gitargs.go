@@ -10,19 +10,20 @@
 // arguments as typed (operands before "--", paths after it) for the caller
 // to resolve, or an error. An option not on the list, an abbreviation,
 // standard input ("-") and control characters are refused with an error
-// that wraps ErrRefused and names what is allowed; a malformed value of an
+// that wraps refusal.ErrRefused and names what is allowed; a malformed value of an
 // allowed option is an error that says which. No listed option names a
 // file, and every %G placeholder of --format (it runs gpg) is refused.
 // SplitRevPath and SplitRange split REV:PATH and A..B as git does.
 package gitargs
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/refusal"
 )
 
 type gitValue int
@@ -224,7 +225,7 @@ type Args struct {
 func Vet(sub string, args []string) (*Args, error) {
 	table, ok := gitAllowed[sub]
 	if !ok {
-		return nil, refusal("git %s: not allowed; only %s (read-only)", sub, strings.Join(Subcommands, ", "))
+		return nil, refusal.Errorf("git %s: not allowed; only %s (read-only)", sub, strings.Join(Subcommands, ", "))
 	}
 	g := &Args{}
 	sc := &argCursor{args: args}
@@ -232,7 +233,7 @@ func Vet(sub string, args []string) (*Args, error) {
 	for ; sc.i < len(args); sc.i++ {
 		a := args[sc.i]
 		if strings.ContainsFunc(a, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-			return nil, refusal("git: refused: argument %q contains control characters", a)
+			return nil, refusal.Errorf("git: refused: argument %q contains control characters", a)
 		}
 		var err error
 		switch {
@@ -241,7 +242,7 @@ func Vet(sub string, args []string) (*Args, error) {
 		case a == "--":
 			dashdash = true
 		case a == "-":
-			return nil, refusal("git: refused: %q (standard input)", a)
+			return nil, refusal.Errorf("git: refused: %q (standard input)", a)
 		case endOpts || !strings.HasPrefix(a, "-"):
 			g.Operands = append(g.Operands, a)
 		case a == "--end-of-options":
@@ -386,7 +387,7 @@ var gitContentQueries = map[string]string{
 // gitOptionRefused lists what is allowed.
 func gitOptionRefused(sub string, table []gitOpt, name string) error {
 	if what, ok := gitContentQueries[name]; ok {
-		return refusal("git %s: refused: %s (%s) is not allowed: it searches file contents as stored, secrets included, and its answer would tell what Harvey redacts; use search_files for content and git log -- PATH for a file's history", sub, name, what)
+		return refusal.Errorf("git %s: refused: %s (%s) is not allowed: it searches file contents as stored, secrets included, and its answer would tell what Harvey redacts; use search_files for content and git log -- PATH for a file's history", sub, name, what)
 	}
 	seen := map[string]bool{}
 	var names []string
@@ -411,7 +412,7 @@ func gitOptionRefused(sub string, table []gitOpt, name string) error {
 		}
 	}
 	sort.Strings(names)
-	return refusal("git %s: option %s is not allowed (exact spellings only); allowed: %s", sub, name, strings.Join(names, " "))
+	return refusal.Errorf("git %s: option %s is not allowed (exact spellings only); allowed: %s", sub, name, strings.Join(names, " "))
 }
 
 // SplitRevPath splits REV:PATH the way git does: at the first colon that is
@@ -461,20 +462,4 @@ func indexOutsideBraces(arg string, at func(int) bool) int {
 		}
 	}
 	return -1
-}
-
-// ErrRefused is the kind of every refusal of the grammar (a subcommand or
-// an option not on the list, standard input, control characters): the
-// caller reads it with errors.Is. Other errors are malformed values.
-var ErrRefused = errors.New("refused")
-
-type grammarRefusal struct{ msg string }
-
-func (e *grammarRefusal) Error() string { return e.msg }
-
-func (e *grammarRefusal) Unwrap() error { return ErrRefused }
-
-// refusal builds a refusal; its text should say "refused" and why.
-func refusal(format string, args ...any) error {
-	return &grammarRefusal{fmt.Sprintf(format, args...)}
 }

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/refusal"
 )
 
 // What git would read is what was checked: clusters, glued and separate
@@ -58,8 +60,8 @@ func TestVetRefusesWhatIsNotOnTheList(t *testing.T) {
 		{"log", []string{"--oneline=yes"}, false, "takes no value"},
 	} {
 		_, err := Vet(c.sub, c.args)
-		if err == nil || errors.Is(err, ErrRefused) != c.refused || !strings.Contains(err.Error(), c.says) {
-			t.Errorf("%s %q: %v (refused %v), want %q", c.sub, c.args, err, errors.Is(err, ErrRefused), c.says)
+		if err == nil || errors.Is(err, refusal.ErrRefused) != c.refused || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s %q: %v (refused %v), want %q", c.sub, c.args, err, errors.Is(err, refusal.ErrRefused), c.says)
 		}
 	}
 }

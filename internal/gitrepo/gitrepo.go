@@ -10,7 +10,7 @@
 // environment git gets, built from nothing (no system, global or XDG
 // config; HOME is the private directory).
 //
-// Contract: Dir refuses, with an error that wraps ErrRefused and says why
+// Contract: Dir refuses, with an error that wraps refusal.ErrRefused and says why
 // in one line, a .git that is not a real directory, a commondir or
 // alternates, a HEAD that is not a branch reference or object ID, and any
 // link among the data it would use: each could lead git outside the
@@ -31,6 +31,7 @@ import (
 	"sync"
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
+	"github.com/harvey-agent/harvey/internal/refusal"
 )
 
 // gitConfigAllow are the only keys copied from the repository's config.
@@ -99,7 +100,7 @@ func (r *Repo) Dir(ctx context.Context) (string, error) {
 		return "", fmt.Errorf(".git: %s", errMessage(err))
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-		return "", refusal("refused: .git is %s, not a directory (a .git file or link can point git outside the workspace)", fsinfo.Kind(fi.Mode()))
+		return "", refusal.Errorf("refused: .git is %s, not a directory (a .git file or link can point git outside the workspace)", fsinfo.Kind(fi.Mode()))
 	}
 	if err := r.checkGitData(); err != nil {
 		return "", err
@@ -112,7 +113,7 @@ func (r *Repo) Dir(ctx context.Context) (string, error) {
 	// link says refs/...), and copied each time: the branch can change.
 	head, err := r.root.ReadFile(".git/HEAD")
 	if err != nil || !validGitHead(head) {
-		return "", refusal("refused: .git/HEAD is missing or not a branch reference or object ID")
+		return "", refusal.Errorf("refused: .git/HEAD is missing or not a branch reference or object ID")
 	}
 	if err := os.WriteFile(filepath.Join(r.dir, "HEAD"), head, 0o600); err != nil {
 		return "", fmt.Errorf("git: %v", err)
@@ -133,7 +134,7 @@ func validGitHead(b []byte) bool {
 func (r *Repo) checkGitData() error {
 	for _, name := range []string{"commondir", "objects/info/alternates", "objects/info/http-alternates"} {
 		if _, err := r.root.Lstat(".git/" + name); err == nil {
-			return refusal("refused: .git/%s points git at another repository's data, which may be outside the workspace", name)
+			return refusal.Errorf("refused: .git/%s points git at another repository's data, which may be outside the workspace", name)
 		}
 	}
 	for _, name := range append([]string{"HEAD"}, gitDataEntries...) {
@@ -142,7 +143,7 @@ func (r *Repo) checkGitData() error {
 			continue
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 || !(fi.IsDir() || fi.Mode().IsRegular()) {
-			return refusal("refused: .git/%s is %s; git data must be real files inside the workspace", name, fsinfo.Kind(fi.Mode()))
+			return refusal.Errorf("refused: .git/%s is %s; git data must be real files inside the workspace", name, fsinfo.Kind(fi.Mode()))
 		}
 	}
 	// The object and ref directories themselves: a link among them could
@@ -164,7 +165,7 @@ func (r *Repo) noLinksIn(dir string, deep bool) error {
 	}
 	for _, e := range entries {
 		if e.Type()&fs.ModeSymlink != 0 {
-			return refusal("refused: %s/%s is a symlink; git data must be real files inside the workspace", dir, e.Name())
+			return refusal.Errorf("refused: %s/%s is a symlink; git data must be real files inside the workspace", dir, e.Name())
 		}
 		if deep && e.IsDir() {
 			if err := r.noLinksIn(dir+"/"+e.Name(), true); err != nil {
@@ -319,20 +320,6 @@ func IsHexOID(s string) bool {
 		}
 	}
 	return true
-}
-
-// ErrRefused is the kind of every refusal: the caller reads it with
-// errors.Is.
-var ErrRefused = errors.New("refused")
-
-type refusalError struct{ msg string }
-
-func (e *refusalError) Error() string { return e.msg }
-
-func (e *refusalError) Unwrap() error { return ErrRefused }
-
-func refusal(format string, args ...any) error {
-	return &refusalError{fmt.Sprintf(format, args...)}
 }
 
 // errMessage is an error without the path an os error repeats.

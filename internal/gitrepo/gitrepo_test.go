@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/refusal"
 )
 
 // runGit runs git as the caller would (without the sandbox, for the test).
@@ -80,7 +82,7 @@ func TestDirRefusesWhatLeadsOutside(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir, r := repo(t)
 			plant(filepath.Join(dir, ".git"))
-			if _, err := r.Dir(t.Context()); !errors.Is(err, ErrRefused) || strings.Contains(err.Error(), "\n") {
+			if _, err := r.Dir(t.Context()); !errors.Is(err, refusal.ErrRefused) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("err = %v", err)
 			}
 		})
