@@ -25,19 +25,19 @@ var fileLayers = [][]string{
 	// 0: the platform, the boundary's rules and the effects they guard,
 	// knowing nothing of a model or a session.
 	{"sys_linux.go", "sys_other.go", "sys_unix.go", "stdin_linux.go", "stdin_other.go", "spinner.go",
-		"version.go", "text.go", "outputcap.go", "denylist.go", "ignore.go", "audit.go", "undo.go", "recorder.go",
-		"config.go", "config_merge.go", "config_trust.go", "mcp_config.go",
-		"workspace.go", "permissions.go", "paths.go", "fileops.go", "search.go", "edit.go",
+		"version.go", "text.go", "outputcap.go", "denylist.go", "redact.go", "sanitize.go", "ignore.go", "audit.go", "undo.go", "recorder.go",
+		"config.go", "config_merge.go", "config_trust.go", "mcp_config.go", "mcp_cli.go",
+		"workspace.go", "permissions.go", "paths.go", "fileops.go", "search.go", "edit.go", "edit_match.go",
 		"git.go", "git_grep.go",
 		"runner.go", "sandbox.go", "sandbox_view.go", "registry_proxy.go"},
 	// 1: the one gate, approvals and the tools built on them.
-	{"console.go", "approval.go", "gate.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "mcp.go"},
+	{"console.go", "approval.go", "gate.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "mcp.go"},
 	// 2: the model side: clients, layouts, the tool loop.
 	{"llm.go", "ollama.go", "anyllm_client.go", "routing.go", "backend.go", "layout.go", "holdback.go", "trace.go",
 		"tool_executor.go", "warm.go"},
 	// 3: the session and what it offers the user.
 	{"harvey.go", "context.go", "turn.go", "exec_host.go", "resume.go", "commands.go", "kb_commands.go",
-		"security_commands.go", "undo_commands.go", "mcp_commands.go", "models.go"},
+		"security_commands.go", "undo_commands.go", "mcp_commands.go", "models.go", "modelcheck_tasks.go", "modelcheck_report.go"},
 	// 4: the entry points: the REPL and the terminal, start-up, the command line.
 	{"terminal.go", "lineeditor.go", "startup.go", "modelcheck.go", "cli.go"},
 }

@@ -1,3 +1,5 @@
+// Feature: edit_file — the levels and the view (edit.go) and matching as
+// models copy text (edit_match.go), through the gate and the tool.
 package harvey
 
 import (

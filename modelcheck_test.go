@@ -1,3 +1,6 @@
+// Feature: harvey model check — the run (modelcheck.go), the battery
+// (modelcheck_tasks.go) and the report and saved verdicts
+// (modelcheck_report.go), against fake servers with scripted models.
 package harvey
 
 import (

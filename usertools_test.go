@@ -1,3 +1,5 @@
+// Feature: user tools — their files (usertools.go) and their runs
+// (usertools_run.go), through the registry and the gate.
 package harvey
 
 import (

@@ -1,0 +1,352 @@
+package harvey
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/harvey-agent/harvey/internal/match"
+)
+
+// Redaction: the one definition of secret-looking content, used by every
+// tool result, slash command, git and command output, recording and log
+// line. It works line by line and keeps the number of lines, so a window of
+// a redacted text (read_file offset=N, a diff hunk, a search hit) is the
+// same window of the original; a private key block is tracked across lines,
+// so a window that starts inside one never shows its body. Callers redact
+// the whole text (or stream every line from its start through a
+// lineRedactor) before they page, cap or search it.
+
+// redactWindow redacts output that may be a window cut from the middle of
+// a file Harvey cannot see whole — a diff hunk, a blame range, the tail of a
+// command's output — where a private key's BEGIN line may lie outside the
+// window. On top of redactSecrets, a line that is nothing but key-like
+// base64 (40 to 100 characters of mixed case and digits, after a diff
+// marker or a blame prefix) is treated as key material.
+func redactWindow(s string) string {
+	s = redactSecrets(s)
+	if !strings.ContainsAny(s, "0123456789") {
+		return s
+	}
+	lines := strings.SplitAfter(s, "\n")
+	changed := false
+	for i, l := range lines {
+		body := strings.TrimRight(l, "\r\n")
+		prefix := ""
+		if strings.HasPrefix(body, "@@ ") {
+			// A hunk header's context text is a line of the file.
+			if j := strings.Index(body[3:], "@@ "); j >= 0 {
+				prefix, body = body[:j+6], body[j+6:]
+			}
+		} else if j := strings.Index(body, ") "); j >= 0 && j < 80 && strings.Contains(body[:j], " ") {
+			prefix, body = body[:j+2], body[j+2:] // blame: "abc123 (Author 2024-01-01 12) text"
+		} else if body != "" && strings.ContainsRune("+- \t", rune(body[0])) {
+			prefix, body = body[:1], body[1:]
+		}
+		if keyLikeBase64(strings.TrimSpace(body)) {
+			lines[i] = prefix + redactedMark + l[len(strings.TrimRight(l, "\r\n")):]
+			changed = true
+		}
+	}
+	if !changed {
+		return s
+	}
+	return strings.Join(lines, "")
+}
+
+// keyLikeBase64 reports a line of PEM or OpenSSH key body.
+func keyLikeBase64(s string) bool {
+	if len(s) < 40 || len(s) > 100 {
+		return false
+	}
+	var up, low, dig bool
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'A' && c <= 'Z':
+			up = true
+		case c >= 'a' && c <= 'z':
+			low = true
+		case c >= '0' && c <= '9':
+			dig = true
+		case c == '+' || c == '/':
+		case c == '=' && i >= len(s)-2:
+		default:
+			return false
+		}
+	}
+	return up && low && dig
+}
+
+// tokenRule is a secret of a known shape. Its pattern starts with a
+// literal (so Go's regexp skips to it with a fast substring search; a
+// leading \b would disable that, so wordStart checks the boundary in code)
+// and never spans a newline, so it runs over a whole text at once. The last
+// group (if any) is the part replaced; otherwise the whole match is.
+type tokenRule struct {
+	re        func() *regexp.Regexp // compiled on first use, not at every start
+	hint      *match.Literal        // a literal every match contains, found by its rarest byte (nil: none)
+	wordStart bool                  // the match must not follow a letter, digit or _
+}
+
+func rule(hint string, wordStart bool, pattern string) tokenRule {
+	r := tokenRule{re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) }), wordStart: wordStart}
+	if hint != "" {
+		r.hint = match.NewLiteral(hint)
+	}
+	return r
+}
+
+var secretPatterns = []tokenRule{
+	rule("A", true, `A(?:KIA|SIA|GPA|IDA|ROA|NPA)[0-9A-Z]{16}\b`), // AWS key IDs
+	rule("gh", true, `gh[pousr]_[A-Za-z0-9]{30,}\b`),
+	rule("github_pat_", true, `github_pat_[A-Za-z0-9_]{30,}\b`),
+	rule("sk-", true, `sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}\b`),
+	rule("sk_", true, `sk_(?:live|test)_[0-9A-Za-z]{16,}\b`), // Stripe
+	rule("rk_", true, `rk_(?:live|test)_[0-9A-Za-z]{16,}\b`),
+	rule("xox", true, `xox[abposr]-[A-Za-z0-9\-]{10,}\b`),
+	rule("hooks.slack.com", false, `https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/_\-]{20,}`),
+	rule("glpat-", true, `glpat-[A-Za-z0-9_\-]{20,}\b`),
+	rule("AIza", true, `AIza[0-9A-Za-z_\-]{35}\b`),
+	rule("npm_", true, `npm_[A-Za-z0-9]{36}\b`),
+	rule("hf_", true, `hf_[A-Za-z0-9]{30,}\b`),
+	rule("eyJ", true, `eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}`), // JWT
+	rule("SK", true, `SK[0-9a-fA-F]{32}\b`),                                               // Twilio
+	rule("SG.", true, `SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b`),                     // SendGrid
+	rule("pypi-", true, `pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}`),                        // PyPI
+	rule("shp", true, `shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b`),                             // Shopify
+	rule("_v1_", true, `do[opr]_v1_[a-f0-9]{64}\b`),                                       // DigitalOcean
+	rule("AccountKey=", false, `AccountKey=([A-Za-z0-9+/=]{20,})`),                        // Azure
+	rule("SharedAccessKey=", false, `SharedAccessKey=([A-Za-z0-9+/=]{20,})`),
+	// credentials in URLs: user:password@ and a bare token@ (https://TOKEN@host)
+	rule("://", false, `://([^/\s:@]+:[^/\s@]+)@`),
+	rule("://", false, `://([A-Za-z0-9_\-]{16,})@`),
+}
+
+// assignPatterns find a value given to a secret-named key anywhere in a
+// line, whatever comes before it (a diff's +/-, blame's columns, indentation,
+// "export ", a URL's ?): quoted (password: "...", "api_key": "...",
+// aws_secret_access_key = '...'), or unquoted (KEY=value, key: value in env
+// files, YAML, INI, properties) when the value ends the line or only blank
+// space or a comment follows it. A value with call or collection syntax
+// after it is code, not a secret (token = lexer.next(), secret: cfg.Secret,).
+// So a prefix or a suffix never changes what is hidden in a line
+// (TestRedactionIgnoresWhereALineStarts). They run only on lines where
+// secretKeyBefore finds such a key before a ':' or '='.
+var assignPatterns = []tokenRule{
+	rule("", false, `(?i)(?:secret|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth[_\-]?token|private[_\-]?key|token)[A-Za-z0-9_.\-]*["']?[ \t]*(?::=|[:=])[ \t]*["']([^"'\s]{6,})["']`),
+	rule("", false, `(?i)(?:secret|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth[_\-]?token|private[_\-]?key|token)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*([^\s"'(){}\[\],;]{6,})(?:[ \t\r]*$|[ \t]+(?:#|//|;|--|<!--|/\*).*$)`),
+}
+
+// secretWords are the key names assignPatterns look for (lower case).
+var secretWords = []string{"secret", "passw", "pwd", "key", "token"}
+
+const redactedMark = "[REDACTED secret]"
+
+// redactSecrets redacts a whole text (see lineRedactor).
+func redactSecrets(s string) string {
+	var r lineRedactor
+	return r.text(s)
+}
+
+// lineRedactor redacts text fed to it from its start, keeping every
+// newline. It remembers whether it is inside a private key block, so a
+// window that starts inside one (after observe has seen the lines before
+// it) never shows the block's body.
+type lineRedactor struct{ inKey bool }
+
+var (
+	keyBeginRE = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`)
+	keyEndRE   = regexp.MustCompile(`-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`)
+)
+
+// observe updates the key-block state for a line that is not shown (the
+// lines before a read_file offset).
+func (r *lineRedactor) observe(line string) {
+	if r.inKey {
+		if keyEndRE.MatchString(line) {
+			r.inKey = false
+		}
+		return
+	}
+	if strings.Contains(line, "PRIVATE KEY") {
+		if loc := keyBeginRE.FindStringIndex(line); loc != nil && !keyEndRE.MatchString(line[loc[1]:]) {
+			r.inKey = true
+		}
+	}
+}
+
+// text redacts a run of lines that follows what the redactor has seen.
+func (r *lineRedactor) text(s string) string {
+	if r.inKey || strings.Contains(s, "PRIVATE KEY") {
+		s = r.keyBlocks(s)
+	}
+	return redactTokens(s)
+}
+
+// keyBlocks replaces each line of a private key block (BEGIN to END) with
+// the marker.
+func (r *lineRedactor) keyBlocks(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for s != "" {
+		line := s
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			line, s = s[:i+1], s[i+1:]
+		} else {
+			s = ""
+		}
+		body, nl := strings.CutSuffix(line, "\n")
+		eol := ""
+		if nl {
+			eol = "\n"
+		}
+		switch {
+		case r.inKey:
+			if loc := keyEndRE.FindStringIndex(body); loc != nil {
+				r.inKey = false
+				b.WriteString(redactedMark + body[loc[1]:] + eol)
+			} else {
+				b.WriteString(redactedMark + eol)
+			}
+		case strings.Contains(body, "PRIVATE KEY"):
+			loc := keyBeginRE.FindStringIndex(body)
+			if loc == nil {
+				b.WriteString(line)
+				continue
+			}
+			rest := body[loc[1]:]
+			if end := keyEndRE.FindStringIndex(rest); end != nil {
+				b.WriteString(body[:loc[0]] + redactedMark + rest[end[1]:] + eol)
+			} else {
+				r.inKey = true
+				b.WriteString(body[:loc[0]] + redactedMark + eol)
+			}
+		default:
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+// redactTokens applies secretPatterns to the whole text and assignPatterns
+// to the lines that may hold an assignment.
+func redactTokens(s string) string {
+	for _, r := range secretPatterns {
+		if r.hint.IndexString(s, 0) >= 0 {
+			s = r.replace(s)
+		}
+	}
+	lines := assignmentLines(s)
+	if len(lines) == 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	prev := 0
+	for _, start := range lines {
+		end := strings.IndexByte(s[start:], '\n')
+		if end < 0 {
+			end = len(s)
+		} else {
+			end += start
+		}
+		line := s[start:end]
+		if !secretKeyBefore(line) {
+			continue
+		}
+		red := line
+		for _, r := range assignPatterns {
+			red = r.replace(red)
+		}
+		if red == line {
+			continue
+		}
+		b.WriteString(s[prev:start])
+		b.WriteString(red)
+		prev = end
+	}
+	if prev == 0 {
+		return s
+	}
+	b.WriteString(s[prev:])
+	return b.String()
+}
+
+// secretWordForms are the spellings of secretWords searched for (a fast
+// substring search per spelling beats folding every byte).
+var secretWordForms = func() []*match.Literal {
+	var out []*match.Literal
+	for _, w := range secretWords {
+		out = append(out, match.NewLiteral(w), match.NewLiteral(strings.ToUpper(w)), match.NewLiteral(strings.ToUpper(w[:1])+w[1:]))
+	}
+	return out
+}()
+
+// assignmentLines returns, in order, the start offsets of the lines that
+// hold a secret word.
+func assignmentLines(s string) []int {
+	var starts []int
+	for _, w := range secretWordForms {
+		for pos := 0; ; {
+			at := w.IndexString(s, pos)
+			if at < 0 {
+				break
+			}
+			ls := strings.LastIndexByte(s[:at], '\n') + 1
+			starts = append(starts, ls)
+			next := strings.IndexByte(s[at:], '\n')
+			if next < 0 {
+				break
+			}
+			pos = at + next + 1
+		}
+	}
+	slices.Sort(starts)
+	return slices.Compact(starts)
+}
+
+// replace redacts every match of the rule in s.
+func (r tokenRule) replace(s string) string {
+	locs := r.re().FindAllStringSubmatchIndex(s, -1)
+	if locs == nil {
+		return s
+	}
+	var b strings.Builder
+	prev := 0
+	for _, loc := range locs {
+		if r.wordStart && loc[0] > 0 && isWordByte(s[loc[0]-1]) {
+			continue
+		}
+		from, to := loc[0], loc[1]
+		if n := len(loc) / 2; n > 1 && loc[2*(n-1)] >= 0 {
+			from, to = loc[2*(n-1)], loc[2*(n-1)+1]
+		}
+		if strings.Contains(s[from:to], "REDACTED") {
+			continue
+		}
+		b.WriteString(s[prev:from])
+		b.WriteString(redactedMark)
+		prev = to
+	}
+	if prev == 0 {
+		return s
+	}
+	b.WriteString(s[prev:])
+	return b.String()
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// secretKeyBefore reports whether a line has a secret word before one of
+// its ':' or '=' (the only lines assignPatterns can match).
+func secretKeyBefore(line string) bool {
+	i := strings.IndexAny(line, ":=")
+	if i < 0 {
+		return false
+	}
+	last := strings.LastIndexAny(line, ":=")
+	return containsAnyFold(line[:last], secretWords)
+}
