@@ -1,14 +1,12 @@
-// Feature: the boundary against hostile input — the bad-input suite of
+// The path gate (paths.go) against hostile input: the bad-input suite of
 // security.md, the read cap, slash commands and tools agreeing, a symlink
-// swap race, git hardening, and the path fuzz target; spans paths.go,
-// fileops.go, gate.go, commands.go and git*.go.
+// swap race, and the path fuzz target.
 package harvey
 
 import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -316,81 +314,6 @@ func TestSymlinkSwapRace(t *testing.T) {
 		t.Fatalf("%d outside reads", leaks.Load())
 	}
 	t.Logf("%d successful inside reads, 0 outside", reads.Load())
-}
-
-// Hardened git: hostile .git/config and .gitattributes run nothing.
-func TestGitHardening(t *testing.T) {
-	t.Parallel()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
-	}
-	ws, dir, outside := hostileWorkspace(t)
-	marker := filepath.Join(outside, "pwned")
-	run := func(args ...string) {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "GIT_CONFIG_GLOBAL=/dev/null")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
-	}
-	run("init", "-q")
-	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("one\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, ".env"), []byte(secret), 0o644)
-	run("add", "-f", "a.txt", ".env", "agents/harvey.yaml")
-	run("commit", "-qm", "init")
-	evil := "touch " + marker
-	cfg := "\n[core]\n\tfsmonitor = " + evil + "\n[diff]\n\texternal = " + evil + "\n[diff \"x\"]\n\ttextconv = " + evil + "\n[filter \"x\"]\n\tclean = " + evil + "\n\tsmudge = " + evil + "\n[log]\n\tshowSignature = true\n[gpg]\n\tprogram = " + evil + "\n"
-	f, _ := os.OpenFile(filepath.Join(dir, ".git", "config"), os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString(cfg)
-	f.Close()
-	os.WriteFile(filepath.Join(dir, ".gitattributes"), []byte("*.txt diff=x filter=x\n"), 0o644)
-	os.WriteFile(filepath.Join(dir, ".git", "hooks", "post-index-change"), []byte("#!/bin/sh\n"+evil+"\n"), 0o755)
-	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("two\n"), 0o644)
-	ctx := context.Background()
-	for _, sub := range []string{"status", "diff", "log", "show"} {
-		if _, err := runGit(ctx, ws, sub, []string{"-p"}[:0], 0); err != nil {
-			t.Fatalf("git %s: %v", sub, err)
-		}
-	}
-	if _, err := runGit(ctx, ws, "blame", []string{"a.txt"}, 0); err != nil {
-		t.Fatalf("blame: %v", err)
-	}
-	if _, err := os.Stat(marker); err == nil {
-		t.Fatal("a hostile git config ran a program")
-	}
-	log, _ := runGit(ctx, ws, "log", []string{"-p"}, 0)
-	if strings.Contains(log, secret) {
-		t.Fatalf("log -p leaked a denied file: %s", log)
-	}
-	refused := [][]string{
-		{"diff", "--output=" + marker}, {"diff", "--outp=" + marker}, {"log", "--output", marker},
-		{"diff", "/etc/passwd", "/dev/null"}, {"diff", "--no-index", "a.txt", "../outside/secret.txt"},
-		{"blame", "--contents", "/etc/passwd", "a.txt"}, {"blame", "--ignore-revs-file", "/etc/x", "a.txt"},
-		{"log", "--ext-diff", "-p"}, {"show", "--textconv"}, {"log", "--show-signature"}, {"log", "--remerge-diff"},
-		{"show", "HEAD:agents/harvey.yaml"}, {"show", "HEAD:./AGENTS/harvey.yaml"}, {"show", "HEAD:.env"},
-		{"log", "--git-dir=/tmp"}, {"log", "--exec-path=/tmp"},
-	}
-	for _, args := range refused {
-		out, err := runGit(ctx, ws, args[0], args[1:], 0)
-		if err == nil {
-			t.Fatalf("git %v was not refused: %s", args, out)
-		}
-	}
-	if _, err := runGit(ctx, ws, "commit", nil, 0); err == nil {
-		t.Fatal("git commit allowed")
-	}
-	if _, err := os.Stat(marker); err == nil {
-		t.Fatal("marker created")
-	}
-}
-
-func TestGitNotARepo(t *testing.T) {
-	ws, _, _ := hostileWorkspace(t)
-	_, err := runGit(context.Background(), ws, "status", nil, 0)
-	if err == nil || !strings.Contains(err.Error(), "not a git repository") {
-		t.Fatalf("err = %v", err)
-	}
 }
 
 func FuzzResolveWorkspacePath(f *testing.F) {
