@@ -2,6 +2,7 @@ package harvey
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -335,5 +336,40 @@ func TestWriteAndApplyAskByName(t *testing.T) {
 	a.In = newLineReader(strings.NewReader(""))
 	if out, err := dispatch(t, a, "/apply"); err != nil || !strings.Contains(out, "created three.txt") {
 		t.Fatalf("always for /apply: %q %v", out, err)
+	}
+}
+
+func TestSlashCommands(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	ctx := context.Background()
+	os.WriteFile(filepath.Join(env.dir, "main.go"), []byte("package main\n"), 0o644)
+	ok := []string{"/help", "/help read", "/status", "/files", "/read main.go", "/search package", "/run echo hi", "!echo bang",
+		"/context add remember this", "/context show", "/clear", "/safemode status", "/permissions list", "/audit show 5",
+		"/security", "/record start", "/record status", "/record stop", "/tools", "/route list"}
+	for _, c := range ok {
+		if err := env.a.Dispatch(ctx, c, env.out); err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+	}
+	out := env.out.String()
+	for _, w := range []string{"main.go", "hi\n[exit 0]", "BANG", "recording to agents/sessions/", "read_file"} {
+		if w == "BANG" {
+			w = "bang"
+		}
+		if !strings.Contains(out, w) {
+			t.Fatalf("output lacks %q:\n%s", w, out)
+		}
+	}
+	if !strings.Contains(env.a.History[1].Content, "[pinned context]\nremember this") {
+		t.Fatalf("pinned context lost by /clear: %v", env.a.History)
+	}
+	bad := map[string]string{"/nosuch": "unknown command", "/read": "usage", "/search": "usage", "/git": "usage", "/run": "usage", "/audit show x": "positive", "/permissions set src rwx": "unknown permission", "!": "usage"}
+	for c, want := range bad {
+		if err := env.a.Dispatch(ctx, c, env.out); err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%s: %v", c, err)
+		}
+	}
+	if err := env.a.RunPrompt(ctx, "hello"); err == nil || !strings.Contains(err.Error(), "ollama serve") {
+		t.Fatalf("no backend: %v", err)
 	}
 }

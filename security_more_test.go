@@ -1,7 +1,7 @@
 // Feature: the boundary against hostile input, continued — paths for listings
 // and searches, links, sockets and devices, catastrophic patterns, git
-// hardening, runner isolation, prompt injection; spans paths.go, search.go,
-// git*.go, runner.go and tool_executor.go.
+// hardening, prompt injection; spans paths.go, search.go, git*.go and
+// tool_executor.go.
 package harvey
 
 import (
@@ -276,45 +276,6 @@ func TestGitHardeningMore(t *testing.T) {
 	if _, err := runGit(ctx, ws2, "status", nil, 0); err == nil || !strings.Contains(err.Error(), "not a directory") {
 		t.Fatalf(".git file: %v", err)
 	}
-}
-
-// Cases 55, 58, 60, 61: what a child process can and cannot get.
-func TestRunnerIsolation(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	// 58: a child that ignores SIGTERM is still killed.
-	start := time.Now()
-	res := runArgv(context.Background(), dir, []string{"sh", "-c", `trap "" TERM; sleep 30`}, baseEnv(), time.Second, 1000)
-	if !res.TimedOut || time.Since(start) > 6*time.Second {
-		t.Fatalf("trap TERM survived: %+v after %s", res, time.Since(start))
-	}
-	// 61: no controlling terminal, so no password prompt can reach the REPL.
-	res = runArgv(context.Background(), dir, []string{"sh", "-c", "cat /dev/tty"}, baseEnv(), 5*time.Second, 1000)
-	if res.ExitCode == 0 {
-		t.Fatalf("child opened /dev/tty: %q", res.Output)
-	}
-	// 55: the parent's environment is not readable through /proc.
-	t.Run("proc environ", func(t *testing.T) {
-		if os.Geteuid() == 0 {
-			t.Skip("root reads any /proc/PID/environ; PR_SET_DUMPABLE only stops other users and same-uid children")
-		}
-		if runtime.GOOS != "linux" {
-			t.Skip("/proc and prctl are Linux")
-		}
-		bin := buildHarvey(t)
-		w := t.TempDir()
-		f := newFakeOllama(t, "llama3.2:latest")
-		f.script(toolReply("llama3.2", fakeCall{id: "r", name: "run_command", args: map[string]any{"command": "cat /proc/$PPID/environ; env"}}), textReply("llama3.2", "done"))
-		cmd := exec.Command(bin, "-p", "x", "--yes", "--model", "llama3.2", "--ollama", f.URL())
-		cmd.Dir = w
-		cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY=sk-ant-leakcheck-0123456789")
-		cmd.CombinedOutput()
-		for _, req := range f.chatRequests() {
-			if strings.Contains(mustJSON(req), "leakcheck") {
-				t.Fatal("the API key reached the model")
-			}
-		}
-	})
 }
 
 // Case 66: the workspace directory renamed while Harvey runs: operations
