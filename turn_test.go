@@ -1,6 +1,6 @@
-// Feature: the tool loop through a fake server — recovered calls, /tools on
-// and off, tool modes, recording and audit of calls, run suggestions; spans
-// tool_executor.go, turn.go and exec_host.go.
+// A turn (turn.go) through a fake server: recovered calls, /tools on and
+// off, tool modes, recording and audit of calls, run suggestions — the
+// turn's executor (tool_executor.go) and host (exec_host.go) included.
 package harvey
 
 import (
