@@ -5,10 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/gitargs"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/gitargs"
 
 	"github.com/harvey-agent/harvey/internal/coerce"
 )

@@ -179,7 +179,7 @@ func loadConfig(ws *Workspace) (*ConfigFile, error) {
 	cf.doc = wcf.doc
 	cf.ws, cf.wsKeys, cf.data = wcf.Config, topKeys(wcf.doc), data
 	for _, k := range cf.wsKeys {
-		if contains(userOnlyKeys, k) {
+		if slices.Contains(userOnlyKeys, k) {
 			cf.Warnings = append(cf.Warnings, fmt.Sprintf("%s: %s: is read from your own config (%s) only; ignored here", ConfigPath, k, filepath.Join(userConfigDir(), "harvey.yaml")))
 		}
 	}

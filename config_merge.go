@@ -193,7 +193,7 @@ func minLimit(a, b, def int) int {
 func intersect(a, b []string) []string {
 	out := []string{}
 	for _, x := range a {
-		if contains(b, x) {
+		if slices.Contains(b, x) {
 			out = append(out, x)
 		}
 	}
@@ -204,7 +204,7 @@ func intersect(a, b []string) []string {
 func missingFrom(a, b []string) []string {
 	var out []string
 	for _, x := range b {
-		if !contains(a, x) {
+		if !slices.Contains(a, x) {
 			out = append(out, x)
 		}
 	}
@@ -250,7 +250,7 @@ func permissionsAdded(base, ws *Config) []string {
 	for _, m := range []map[string][]string{base.Permissions, ws.Permissions} {
 		for prefix := range m {
 			for _, p := range validPerms {
-				if permits(ws.Permissions, prefix, p) && !permits(base.Permissions, prefix, p) && !contains(wider, prefix+":"+p) {
+				if permits(ws.Permissions, prefix, p) && !permits(base.Permissions, prefix, p) && !slices.Contains(wider, prefix+":"+p) {
 					wider = append(wider, prefix+":"+p)
 				}
 			}
@@ -356,7 +356,7 @@ func modelNames(base, ws *Config) []string {
 	var names []string
 	for _, m := range []map[string]ModelConfig{base.Models, ws.Models} {
 		for n := range m {
-			if !contains(names, n) {
+			if !slices.Contains(names, n) {
 				names = append(names, n)
 			}
 		}

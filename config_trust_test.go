@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,7 +118,7 @@ func TestTrustedConfigs(t *testing.T) {
 	if c.OllamaURL != srv.URL() || !c.Config.SafeMode || c.Config.NumCtx != 4096 {
 		t.Fatalf("user config not used: url %s safe %v num_ctx %d", c.OllamaURL, c.Config.SafeMode, c.Config.NumCtx)
 	}
-	if contains(c.Config.AllowedCommands, "sh") || !strings.Contains(errOut.String(), "allowed_commands") {
+	if slices.Contains(c.Config.AllowedCommands, "sh") || !strings.Contains(errOut.String(), "allowed_commands") {
 		t.Fatalf("the workspace widened the allowlist without asking: %v %s", c.Config.AllowedCommands, errOut.String())
 	}
 }
@@ -213,8 +214,8 @@ func TestWorkspaceKeysMergedOrUserOnly(t *testing.T) {
 		reflect.ValueOf(over).Elem().Field(i).Set(nonZero(f.Type))
 		out := mergeConfig(&Config{}, over, []string{key})
 		merged := !reflect.ValueOf(out).Elem().Field(i).IsZero()
-		if merged == contains(userOnlyKeys, key) {
-			t.Errorf("%s: merged from a workspace %v, listed as user-only %v", key, merged, contains(userOnlyKeys, key))
+		if merged == slices.Contains(userOnlyKeys, key) {
+			t.Errorf("%s: merged from a workspace %v, listed as user-only %v", key, merged, slices.Contains(userOnlyKeys, key))
 		}
 	}
 }

@@ -5,12 +5,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"io"
 	"io/fs"
 	"path"
 	"sort"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/fsinfo"
 )
 
 // The file operations shared by the slash commands (/read, /write, /files,

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"math"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,7 +132,7 @@ func FuzzCoerceArgs(f *testing.F) {
 					if !ok {
 						t.Fatalf("%s.%s = %#v after coercion", tool.Function.Name, k, v)
 					}
-					if enum, has := p["enum"].([]string); has && !contains(enum, str) {
+					if enum, has := p["enum"].([]string); has && !slices.Contains(enum, str) {
 						t.Fatalf("%s.%s = %q is not in the enum", tool.Function.Name, k, str)
 					}
 				}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,7 +56,7 @@ func logShowsNoFiles(opts []string) bool {
 			return false
 		}
 		name, _, _ = strings.Cut(name, "=")
-		if !contains(gitLogCommitsOnly, name) {
+		if !slices.Contains(gitLogCommitsOnly, name) {
 			return false
 		}
 	}
@@ -248,7 +249,7 @@ type gitOperand struct {
 var gitCommitish = []string{"commit", "tag"}
 
 func (pl *operandPlan) ask(name string, kinds ...string) int {
-	pl.names = append(pl.names, gitLookup{name: name, kinds: kinds, peel: contains(kinds, "tag") && !contains(kinds, "tree")})
+	pl.names = append(pl.names, gitLookup{name: name, kinds: kinds, peel: slices.Contains(kinds, "tag") && !slices.Contains(kinds, "tree")})
 	return len(pl.names) - 1
 }
 
@@ -359,7 +360,7 @@ func (pl *operandPlan) verify(answers []gitObject) error {
 		case a.missing && takenAsPath[i]:
 		case a.missing:
 			return fmt.Errorf("git: %q is not a revision or object in this repository", n.name)
-		case !contains(n.kinds, a.typ):
+		case !slices.Contains(n.kinds, a.typ):
 			return refusedf("git: refused: %q is a %s; name blobs and trees as REV:PATH so the path can be checked", n.name, a.typ)
 		}
 	}

@@ -65,7 +65,7 @@ func splitLogGrep(opts []string) (*logGrep, error) {
 		case "skip":
 			lg.skip, _ = strconv.Atoi(val)
 		default:
-			if contains(gitLogSelects, name) {
+			if slices.Contains(gitLogSelects, name) {
 				lg.selectOpts = append(lg.selectOpts, o)
 			} else {
 				lg.showOpts = append(lg.showOpts, o)

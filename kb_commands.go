@@ -3,11 +3,13 @@ package harvey
 import (
 	"context"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/knowledge"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/knowledge"
 )
 
 // The /kb commands: the only way into the knowledge base. The database is
@@ -220,7 +222,7 @@ func kbObserve(kb *knowledge.Base, text string, out io.Writer) error {
 	kind := "note"
 	first, rest, _ := strings.Cut(text, " ")
 	first = strings.ToLower(first)
-	if k := strings.TrimSuffix(first, ":"); contains(knowledge.ObservationKinds, k) {
+	if k := strings.TrimSuffix(first, ":"); slices.Contains(knowledge.ObservationKinds, k) {
 		kind, text = k, strings.TrimSpace(rest)
 	} else if strings.HasSuffix(first, ":") && len(first) > 1 && !strings.ContainsAny(k, " /.") {
 		return fmt.Errorf("unknown kind %q: use %s", k, strings.Join(knowledge.ObservationKinds, ", "))

@@ -2,6 +2,7 @@ package harvey
 
 import (
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/lineedit"
@@ -83,7 +84,7 @@ func subcommands(usage string) []string {
 			continue
 		}
 		w := strings.Trim(f[0], "[]")
-		if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyz-") == "" && !contains(out, w) {
+		if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyz-") == "" && !slices.Contains(out, w) {
 			out = append(out, w)
 		}
 	}

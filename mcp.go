@@ -6,17 +6,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/sandbox"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/sandbox"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	anyllm "github.com/mozilla-ai/any-llm-go"
@@ -307,7 +309,7 @@ func (m *mcpManager) register(s *mcpServer) {
 			}
 		}
 		effect := EffectExec
-		if contains(s.cfg.ReadOnly, t.Name) {
+		if slices.Contains(s.cfg.ReadOnly, t.Name) {
 			effect = EffectRead
 		}
 		tool := t.Name
@@ -523,7 +525,7 @@ func listTools(ctx context.Context, session *mcp.ClientSession, cfg MCPServer) (
 		if err != nil {
 			return nil, err
 		}
-		if len(cfg.Tools) == 0 || contains(cfg.Tools, tool.Name) {
+		if len(cfg.Tools) == 0 || slices.Contains(cfg.Tools, tool.Name) {
 			tools = append(tools, tool)
 		}
 	}

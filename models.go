@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -237,7 +238,7 @@ func cmdRoute(_ context.Context, a *Agent, args []string, out io.Writer) error {
 			return a.commands.usageError("route")
 		}
 		name, provider, url := args[1], strings.ToLower(args[2]), args[3]
-		if provider != "ollama" && !contains(Providers, provider) {
+		if provider != "ollama" && !slices.Contains(Providers, provider) {
 			return fmt.Errorf("unknown provider %q (known: ollama, %s)", provider, strings.Join(Providers, ", "))
 		}
 		if _, existing := rr.find(name); existing != nil {

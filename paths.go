@@ -510,15 +510,7 @@ func (rp *resolvedPath) openDirVerified(ws *Workspace) (*os.Root, error) {
 
 // errText turns an fs error into a short reason without repeating the path.
 func errText(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	var le *os.LinkError
-	if errors.As(err, &le) {
-		err = le.Err
-	}
-	s := err.Error()
+	s := fsinfo.ErrText(err)
 	if strings.Contains(s, "escapes from parent") {
 		return errOutside
 	}

@@ -3,6 +3,7 @@ package harvey
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 )
 
@@ -40,7 +41,7 @@ func permits(perms map[string][]string, rel, perm string) bool {
 	if bestLen < 0 {
 		return false
 	}
-	return contains(perms[best], perm)
+	return slices.Contains(perms[best], perm)
 }
 
 // gitPathspecs is what git is given after "--": the paths asked for (or
@@ -63,7 +64,7 @@ func (ws *Workspace) gitPathspecs(paths []string) []string {
 			out = append(out, ".")
 		default:
 			for _, prefix := range sortedKeys(perms) {
-				if p := path.Clean(strings.TrimSuffix(prefix, "/")); p != "." && contains(perms[prefix], PermRead) && !strings.HasPrefix(p, "..") {
+				if p := path.Clean(strings.TrimSuffix(prefix, "/")); p != "." && slices.Contains(perms[prefix], PermRead) && !strings.HasPrefix(p, "..") {
 					out = append(out, p)
 				}
 			}
@@ -74,7 +75,7 @@ func (ws *Workspace) gitPathspecs(paths []string) []string {
 	}
 	out = append(out, gitDenylistPathspecs()...)
 	for _, prefix := range sortedKeys(perms) {
-		if p := path.Clean(strings.TrimSuffix(prefix, "/")); p != "." && !contains(perms[prefix], PermRead) && !strings.HasPrefix(p, "..") {
+		if p := path.Clean(strings.TrimSuffix(prefix, "/")); p != "." && !slices.Contains(perms[prefix], PermRead) && !strings.HasPrefix(p, "..") {
 			out = append(out, ":(exclude,literal)"+p)
 		}
 	}

@@ -5,15 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/sandbox"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
 // Child processes (/run, !, run_command, git): the workspace as working
@@ -537,7 +539,7 @@ func (p CommandPolicy) allows(argv []string) error {
 		return nil
 	}
 	prog := filepath.Base(argv[0])
-	if strings.ContainsRune(argv[0], '/') || !contains(p.Allowed, prog) {
+	if strings.ContainsRune(argv[0], '/') || !slices.Contains(p.Allowed, prog) {
 		return refusedf("safe mode: %q is not in the allowlist (allowed: %s); use /safemode allow %s", prog, strings.Join(p.Allowed, " "), prog)
 	}
 	return nil

@@ -68,7 +68,7 @@ func gitSandbox(ws *Workspace, gitDir string) *sandbox.Spec {
 func sandboxPaths(user SandboxPolicy) (rw, caches, ro []string) {
 	home, _ := os.UserHomeDir()
 	add := func(list *[]string, p string) {
-		if p != "" && filepath.IsAbs(p) && !contains(*list, p) {
+		if p != "" && filepath.IsAbs(p) && !slices.Contains(*list, p) {
 			*list = append(*list, filepath.Clean(p))
 		}
 	}

@@ -6,11 +6,12 @@ package harvey
 import (
 	"context"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/sandbox"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
 // BenchmarkRunTrue measures what the launcher adds to run_command true

@@ -14,7 +14,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/sandbox"
 	"net"
 	"net/http"
 	"os"
@@ -23,6 +22,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
 // The built binary, a scripted model asking for hostile commands: every

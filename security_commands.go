@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -35,7 +36,7 @@ func cmdSafeMode(_ context.Context, a *Agent, args []string, out io.Writer) erro
 			return a.commands.usageError("safemode")
 		}
 		if args[0] == "allow" {
-			if !contains(c.AllowedCommands, args[1]) {
+			if !slices.Contains(c.AllowedCommands, args[1]) {
 				c.AllowedCommands = append(c.AllowedCommands, args[1])
 			}
 		} else {
@@ -85,7 +86,7 @@ func cmdPermissions(_ context.Context, a *Agent, args []string, out io.Writer) e
 			if p == "" || p == "none" {
 				continue
 			}
-			if !contains(validPerms, p) {
+			if !slices.Contains(validPerms, p) {
 				return fmt.Errorf("unknown permission %q (use %s, or none)", p, strings.Join(validPerms, ","))
 			}
 			perms = append(perms, p)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/sandbox"
 	"io"
 	"net"
 	"net/url"
@@ -13,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
 // Options configure a session (from the command line).

@@ -3,8 +3,9 @@
 package harvey
 
 import (
-	"github.com/harvey-agent/harvey/internal/sandbox"
 	"syscall"
+
+	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
 // hardenProcess makes the Harvey process non-dumpable, so a child started by

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// Small text helpers every layer uses: a list lookup, the first line of a
+// Small text helpers every layer uses: the first line of a
 // text, one-line and flat forms for the terminal and the model, counts in
 // words, sizes in k.
 
@@ -16,15 +16,6 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
-}
-
-func contains(xs []string, x string) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
 }
 
 // wrapText breaks s at spaces into lines of at most width columns, each

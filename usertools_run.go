@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -64,7 +65,7 @@ func (p UserParam) check(args map[string]any) error {
 		return fmt.Errorf("missing required argument %q", p.Name)
 	}
 	if present && v != nil && len(p.Enum) > 0 {
-		if s := fmt.Sprint(v); !contains(p.Enum, s) {
+		if s := fmt.Sprint(v); !slices.Contains(p.Enum, s) {
 			return fmt.Errorf("argument %q must be one of %s", p.Name, strings.Join(p.Enum, ", "))
 		}
 	}

@@ -1,9 +1,14 @@
 // Package fsinfo says what a file is, in the words Harvey's messages use
-// (Kind: "a symlink", "a named pipe (FIFO)", ...), and how many hard links
-// it has (Links; 1 where the system does not say).
+// (Kind: "a symlink", "a named pipe (FIFO)", ...), how many hard links
+// it has (Links; 1 where the system does not say), and an os error's
+// reason without the path it repeats (ErrText).
 package fsinfo
 
-import "io/fs"
+import (
+	"errors"
+	"io/fs"
+	"os"
+)
 
 // Kind names a file mode for messages.
 func Kind(m fs.FileMode) string {
@@ -26,4 +31,18 @@ func Kind(m fs.FileMode) string {
 		return "a regular file"
 	}
 	return "an unknown file type"
+}
+
+// ErrText is err's reason without the operation and path an os error
+// repeats ("permission denied", not "open /a/b: permission denied").
+func ErrText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		err = le.Err
+	}
+	return err.Error()
 }

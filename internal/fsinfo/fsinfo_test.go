@@ -29,3 +29,15 @@ func TestKindAndLinks(t *testing.T) {
 		t.Fatalf("after a hard link: %d", Links(fi))
 	}
 }
+
+// An os error's reason, without the operation and the path it repeats.
+func TestErrText(t *testing.T) {
+	_, err := os.Open(filepath.Join(t.TempDir(), "missing"))
+	if got := ErrText(err); got != "no such file or directory" {
+		t.Fatalf("open: %q", got)
+	}
+	err = os.Link(filepath.Join(t.TempDir(), "missing"), filepath.Join(t.TempDir(), "x"))
+	if got := ErrText(err); got != "no such file or directory" {
+		t.Fatalf("link: %q", got)
+	}
+}

@@ -97,7 +97,7 @@ func (r *Repo) Dir(ctx context.Context) (string, error) {
 		return "", errors.New("not a git repository (no .git directory in the workspace)")
 	}
 	if err != nil {
-		return "", fmt.Errorf(".git: %s", errMessage(err))
+		return "", fmt.Errorf(".git: %s", fsinfo.ErrText(err))
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
 		return "", refusal.Errorf("refused: .git is %s, not a directory (a .git file or link can point git outside the workspace)", fsinfo.Kind(fi.Mode()))
@@ -320,13 +320,4 @@ func IsHexOID(s string) bool {
 		}
 	}
 	return true
-}
-
-// errMessage is an error without the path an os error repeats.
-func errMessage(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	return err.Error()
 }

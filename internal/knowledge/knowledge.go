@@ -149,7 +149,7 @@ func openKB(path, name string, target int) (*Base, error) {
 	} else if err == nil && fsinfo.Links(st) > 1 {
 		return nil, fmt.Errorf("%s has other hard links; left as it is", name)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %s", name, errMessage(err))
+		return nil, fmt.Errorf("%s: %s", name, fsinfo.ErrText(err))
 	}
 	// SQLite opens its side files by name too: a planted link there would
 	// be written through.
@@ -168,7 +168,7 @@ func openKB(path, name string, target int) (*Base, error) {
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=busy_timeout(2000)&_pragma=foreign_keys(1)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", name, errMessage(err))
+		return nil, fmt.Errorf("%s: %s", name, fsinfo.ErrText(err))
 	}
 	db.SetMaxOpenConns(1)
 	db.SetMaxIdleConns(1)
@@ -591,15 +591,6 @@ func (kb *Base) Check() error {
 		return fmt.Errorf("%s is damaged (%s); left unchanged — move it away to start a new one", kb.name, printableLine(check))
 	}
 	return nil
-}
-
-// errMessage is an error without the path an os error repeats.
-func errMessage(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	return err.Error()
 }
 
 // printableLine is the first line of s, printable.
