@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/harvey-agent/harvey/internal/diff"
 	"github.com/harvey-agent/harvey/internal/lineedit"
 )
 
@@ -79,15 +80,33 @@ const (
 )
 
 // approvalRequest is what is asked, as data: the tool, who asks, one line
-// naming the effect on its real target, and the change as a diff (made
-// only when someone will see it).
+// naming the effect on its real target, and a file change itself (shown as
+// a diff only when someone will see it).
 type approvalRequest struct {
 	tool     string
 	who      requester
-	action   string        // "write a.go (+3 -1)", "run: make test"
-	diff     func() string // nil when there is nothing to show
-	note     string        // bySandbox: what the sandbox blocked
-	question string        // bySandbox: what is asked ("Type yes to allow")
+	action   string      // "write a.go (through link.go)", "run: make test"
+	change   *fileChange // a planned file change, or nil
+	note     string      // bySandbox: what the sandbox blocked
+	question string      // bySandbox: what is asked ("Type yes to allow")
+}
+
+// changeApproval asks the approval service about a planned file change of
+// tool (a slash command is the user's own): what fileops.go's transaction
+// asks between plan and commit.
+type changeApproval struct {
+	p    *approvals
+	tool string
+}
+
+func (c changeApproval) approveChange(ctx context.Context, fc *fileChange) error {
+	return c.p.approve(ctx, approvalRequest{tool: c.tool, who: requesterOf(c.tool), action: fc.action, change: fc})
+}
+
+// changeDiff is a planned change as a person sees it: a unified diff of the
+// real target.
+func changeDiff(fc *fileChange) string {
+	return diff.Unified(fc.target, fc.old, fc.content, fc.existed)
 }
 
 // decision is the policy's answer before anyone is asked.
@@ -218,8 +237,8 @@ func (t *terminalAsker) ask(ctx context.Context, r approvalRequest, d decision) 
 		head = "recovered from text: run " + r.action + "? (the reply also has prose around it: it may only be an example)"
 	}
 	fmt.Fprintf(t.err(), "%s %s\n", t.colorize("33", "?"), sanitizeForTerminal(head))
-	if r.diff != nil {
-		t.preview(r.diff())
+	if r.change != nil {
+		t.preview(changeDiff(r.change))
 	}
 	always := d == askYNA
 	for {

@@ -147,8 +147,9 @@ type (
 
 // typed makes a tool function from a typed handler: the arguments, which
 // the caller has coerced to the schema once (the executor, or GetTool's
-// handler), are decoded into In.
-func typed[In any](_ map[string]any, h func(context.Context, gateOps, In) (toolResult, error), g gateOps) toolFunc {
+// handler), are decoded into In. A handler whose result is text the model
+// reads takes the gate capped to the call's limit (g.capped(call.maxOut)).
+func typed[In any](_ map[string]any, h func(context.Context, gateOps, callScope, In) (toolResult, error), g gateOps) toolFunc {
 	return func(ctx context.Context, call callScope, args map[string]any) (toolResult, error) {
 		if args == nil {
 			args = map[string]any{}
@@ -161,17 +162,17 @@ func typed[In any](_ map[string]any, h func(context.Context, gateOps, In) (toolR
 		if err := json.Unmarshal(b, &in); err != nil {
 			return toolResult{}, fmt.Errorf("arguments: %v", err)
 		}
-		return h(ctx, g.capped(call.maxOut), in)
+		return h(ctx, g, call, in)
 	}
 }
 
 const maxContentBytes = 10 << 20
 
-func (t *builtinTools) readFile(ctx context.Context, g gateOps, in readArgs) (toolResult, error) {
+func (t *builtinTools) readFile(ctx context.Context, g gateOps, call callScope, in readArgs) (toolResult, error) {
 	if in.Offset < 0 || in.Limit < 0 {
 		return toolResult{}, fmt.Errorf("offset and limit must not be negative")
 	}
-	rr, err := g.readChecked(ctx, in.Path, in.Offset, in.Limit)
+	rr, err := g.capped(call.maxOut).readChecked(ctx, in.Path, in.Offset, in.Limit)
 	if err != nil {
 		return toolResult{}, err
 	}
@@ -184,7 +185,7 @@ func (t *builtinTools) readFile(ctx context.Context, g gateOps, in readArgs) (to
 	return toolResult{Text: rr.Text, Summary: sum}, nil
 }
 
-func (t *builtinTools) writeFile(ctx context.Context, g gateOps, in writeArgs) (toolResult, error) {
+func (t *builtinTools) writeFile(ctx context.Context, g gateOps, _ callScope, in writeArgs) (toolResult, error) {
 	if len(in.Content) > maxContentBytes {
 		return toolResult{}, fmt.Errorf("content is too large (over 10 MB)")
 	}
@@ -192,7 +193,7 @@ func (t *builtinTools) writeFile(ctx context.Context, g gateOps, in writeArgs) (
 	return toolResult{Text: msg}, err
 }
 
-func (t *builtinTools) editFile(ctx context.Context, g gateOps, in editToolArgs) (toolResult, error) {
+func (t *builtinTools) editFile(ctx context.Context, g gateOps, _ callScope, in editToolArgs) (toolResult, error) {
 	if len(in.NewText) > maxContentBytes || len(in.OldText) > maxContentBytes {
 		return toolResult{}, fmt.Errorf("old_text or new_text is too large (over 10 MB)")
 	}
@@ -200,24 +201,13 @@ func (t *builtinTools) editFile(ctx context.Context, g gateOps, in editToolArgs)
 	return toolResult{Text: msg}, err
 }
 
-func countLines(s string) int {
-	if s == "" {
-		return 0
-	}
-	n := strings.Count(s, "\n")
-	if !strings.HasSuffix(s, "\n") {
-		n++
-	}
-	return n
-}
-
-func (t *builtinTools) listFiles(ctx context.Context, g gateOps, in listArgs) (toolResult, error) {
-	text, n, err := g.listChecked(ctx, cmp.Or(in.Path, "."))
+func (t *builtinTools) listFiles(ctx context.Context, g gateOps, call callScope, in listArgs) (toolResult, error) {
+	text, n, err := g.capped(call.maxOut).listChecked(ctx, cmp.Or(in.Path, "."))
 	return toolResult{Text: text, Summary: plural(n, "entry")}, err
 }
 
-func (t *builtinTools) searchFiles(ctx context.Context, g gateOps, in searchArgs) (toolResult, error) {
-	text, n, err := g.searchChecked(ctx, in.Pattern, in.Path)
+func (t *builtinTools) searchFiles(ctx context.Context, g gateOps, call callScope, in searchArgs) (toolResult, error) {
+	text, n, err := g.capped(call.maxOut).searchChecked(ctx, in.Pattern, in.Path)
 	sum := fmt.Sprintf("%d matches", n)
 	if n == 0 {
 		sum = "no matches"
@@ -225,7 +215,7 @@ func (t *builtinTools) searchFiles(ctx context.Context, g gateOps, in searchArgs
 	return toolResult{Text: text, Summary: sum}, err
 }
 
-func (t *builtinTools) runCommand(ctx context.Context, g gateOps, in runArgs) (toolResult, error) {
+func (t *builtinTools) runCommand(ctx context.Context, g gateOps, call callScope, in runArgs) (toolResult, error) {
 	if in.Timeout < 0 {
 		return toolResult{}, fmt.Errorf("timeout must not be negative")
 	}
@@ -233,6 +223,7 @@ func (t *builtinTools) runCommand(ctx context.Context, g gateOps, in runArgs) (t
 	if d := time.Duration(in.Timeout) * time.Second; in.Timeout > 0 && d < timeout {
 		timeout = d
 	}
+	g = g.capped(call.maxOut)
 	res, err := g.runCheckedEcho(ctx, "run_command", in.Command, timeout, t.echo())
 	if err != nil {
 		return toolResult{}, err
@@ -240,7 +231,7 @@ func (t *builtinTools) runCommand(ctx context.Context, g gateOps, in runArgs) (t
 	return toolResult{Text: res.Text(g.resultCap()), Summary: res.status()}, nil
 }
 
-func (t *builtinTools) gitCommand(ctx context.Context, g gateOps, in gitToolArgs) (toolResult, error) {
+func (t *builtinTools) gitCommand(ctx context.Context, g gateOps, call callScope, in gitToolArgs) (toolResult, error) {
 	var argv []string
 	switch v := in.Args.(type) {
 	case nil:
@@ -262,6 +253,6 @@ func (t *builtinTools) gitCommand(ctx context.Context, g gateOps, in gitToolArgs
 	default:
 		return toolResult{}, fmt.Errorf("args must be a list of strings (or one string), got %s", coerce.JSONType(v))
 	}
-	out, err := g.gitChecked(ctx, in.Subcommand, argv)
+	out, err := g.capped(call.maxOut).gitChecked(ctx, in.Subcommand, argv)
 	return toolResult{Text: out}, err
 }

@@ -426,6 +426,11 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	// Plan every file first (the path gate, the diff), show the diffs,
 	// ask once, then write each one that still holds what was shown.
 	var plans []*fileChange
+	defer func() {
+		for _, fc := range plans {
+			fc.close() // a plan not committed lets go of its directory
+		}
+	}()
 	var errs []string
 	for _, b := range blocks {
 		content := b.Content
@@ -437,8 +442,8 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 			fmt.Fprintf(out, "  %s is unchanged\n", sanitizeForTerminal(quotePath(b.Path)))
 		default:
 			plans = append(plans, fc)
-			fmt.Fprintf(out, "%s\n", sanitizeForTerminal(fc.action()))
-			for _, line := range strings.SplitAfter(strings.TrimSuffix(sanitizeForTerminal(fc.diff()), "\n"), "\n") {
+			fmt.Fprintf(out, "%s\n", sanitizeForTerminal(fc.action))
+			for _, line := range strings.SplitAfter(strings.TrimSuffix(sanitizeForTerminal(changeDiff(fc)), "\n"), "\n") {
 				fmt.Fprintf(out, "  %s", strings.TrimSuffix(line, "\n")+"\n")
 			}
 		}
@@ -449,7 +454,7 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	if len(plans) > 0 {
 		// The one approval (approval.go): y, n, always for /apply; headless
 		// it is refused unless --yes, counted like every other refusal.
-		err := a.gate.confirm(ctx, "/apply", "write "+plural(len(plans), "file")+" shown above", "")
+		err := a.gate.confirm(ctx, "/apply", "write "+plural(len(plans), "file")+" shown above")
 		if err != nil && a.Interactive && ctx.Err() == nil {
 			fmt.Fprintln(out, "nothing written")
 			return nil

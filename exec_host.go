@@ -34,11 +34,6 @@ func (h *turnHost) recordToolCall(name, raw, result string, failed bool) {
 
 func (h *turnHost) proseFallback(model string) (string, error) { return h.fallback(model) }
 
-// confirm is the approval of a tool call's effect.
-func (h *turnHost) confirm(ctx context.Context, tool, action, preview string) error {
-	return h.gate.confirm(ctx, tool, action, preview)
-}
-
 // confirmRecovered asks before running a call recovered from a reply that
 // also holds prose: the model may only have quoted it (an example, a
 // "do not run this"). Neither --yes nor an earlier "always" answers for it,

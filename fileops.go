@@ -1,166 +1,341 @@
 package harvey
 
 import (
-	"bufio"
-	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path"
-	"sort"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 )
 
-// The file operations shared by the slash commands (/read, /write, /files,
-// /search) and the tools (read_file, write_file, list_files, search_files):
-// one implementation, one set of checks.
+// Changing workspace files. Every change Harvey makes to a file (write_file,
+// edit_file, /write, /apply; /undo puts one back) is made here, as one
+// transaction on a path the path gate resolved once: the plan holds the
+// resolved target, its directory open, until the commit; the commit writes
+// only if the target is still the file that was planned and still holds
+// what the approval saw, atomically (a temporary file renamed over it), and
+// keeps the version it replaced for /undo. Nothing here decides who may
+// change what: the path policy (paths.go) decided it when the plan was made,
+// and the approval (approval.go) is asked between plan and commit.
 
-// ReadResult is the outcome of reading a workspace file.
-type ReadResult struct {
-	Path      string
-	Text      string // capped, redacted, valid UTF-8
-	Lines     int    // lines returned
-	Size      int64
-	Truncated bool
-	Binary    bool
-	NextLine  int // when Truncated, the line to continue from (1-based), or 0
+// changeFunc computes a file's new content from what it holds (old, and
+// whether it exists), with the text of the result when the change has one
+// (an edit's summary).
+type changeFunc func(old string, exists bool) (content, note string, err error)
+
+// wholeContent is the change of a write: the file becomes content.
+func wholeContent(content string) changeFunc {
+	return func(string, bool) (string, string, error) { return content, "", nil }
 }
 
-// readWorkspaceFile reads p (relative to the workspace) after every path
-// check. offset is the first line (1-based, 0 = start) and limit the number of
-// lines (0 = as many as fit in maxBytes). Memory stays bounded by maxBytes
-// whatever the file size.
-func readWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*ReadResult, error) {
-	if maxBytes <= 0 || maxBytes > DefaultMaxOutputBytes {
-		maxBytes = DefaultMaxOutputBytes
+// changeFailed is an error of the change itself (an edit whose old text is
+// not in the file): nothing was attempted on the file.
+type changeFailed struct{ error }
+
+func (c changeFailed) Unwrap() error { return c.error }
+
+// fileChange is a planned change of one file: the target the path gate
+// resolved (a link's target, not its name; its directory held open until
+// commit or close), what it holds now and what it will hold.
+type fileChange struct {
+	asked   string // the path as given, cleaned
+	target  string // the resolved workspace path that changes
+	action  string // the change named for the approval: its real target
+	old     string
+	existed bool
+	content string
+	note    string // the result text, when the change computes one
+	rp      *resolvedPath
+}
+
+// close lets go of the plan's directory (commit closes it too).
+func (fc *fileChange) close() {
+	if fc != nil && fc.rp != nil {
+		fc.rp.close()
+		fc.rp = nil
 	}
-	rp, err := resolveWorkspacePath(ws, p, opRead)
+}
+
+// changeApprover asks before a planned change is written: the approval
+// service with who asks (approval.go: changeApproval).
+type changeApprover interface {
+	approveChange(ctx context.Context, fc *fileChange) error
+}
+
+// changeWorkspaceFile is one change of a file from start to end: plan (one
+// resolution of p), approval, commit (the replaced version kept in j for
+// /undo, as by's). A nil change with a nil error: the content is the same,
+// nothing was asked or written. The change is returned with a failure that
+// came after the path was resolved, to name its real target.
+func changeWorkspaceFile(ctx context.Context, ws *Workspace, p string, whole bool, change changeFunc, ap changeApprover, j *undoStack, by string) (*fileChange, error) {
+	fc, err := planFileChange(ws, p, whole, change)
+	if err != nil || fc == nil {
+		return fc, err
+	}
+	if err := ap.approveChange(ctx, fc); err != nil {
+		fc.close()
+		return fc, err
+	}
+	return fc, fc.commit(ws, j, by)
+}
+
+// maxEditBytes bounds the files Harvey changes in place: their old text is
+// held in memory for the diff and the edit.
+const maxEditBytes = 4 << 20
+
+// planFileChange resolves p once through the path gate (as a write), reads
+// what the target holds and computes what it will hold. A write that would
+// put Harvey's redaction markers over the secrets they hide is refused. A
+// nil plan with a nil error: the content is unchanged. whole is a write of
+// a whole new content (write_file, /write, /apply) rather than an edit
+// computed over the model's view. The caller commits or closes the plan.
+func planFileChange(ws *Workspace, p string, whole bool, change changeFunc) (*fileChange, error) {
+	rp, err := resolveWorkspacePath(ws, p, opWrite)
 	if err != nil {
 		return nil, err
 	}
-	defer rp.close()
-	if rp.info.IsDir() {
-		return nil, pathFailed(p, "is a directory (use /files or list_files)", nil)
+	fc := &fileChange{asked: rp.asked, target: rp.Rel, rp: rp}
+	fc.old, fc.existed, err = readOld(rp, p)
+	if err == nil {
+		if fc.content, fc.note, err = change(fc.old, fc.existed); err != nil {
+			err = changeFailed{err}
+		}
+	}
+	if err == nil && fc.existed && wouldDestroySecrets(fc.old, fc.content) {
+		err = pathFailed(fc.target, errDestroySecrets, nil)
+	}
+	if err != nil {
+		fc.close()
+		return fc, err
+	}
+	if fc.existed && fc.old == fc.content && (!whole || redactSecrets(fc.old) == fc.old) {
+		// Unchanged. Not said of a whole new content over a file holding
+		// secrets: "unchanged" would confirm a guess at the hidden bytes,
+		// so that write is asked about like any other. (An edit's sameness
+		// was decided over the view.)
+		fc.close()
+		return nil, nil
+	}
+	fc.action = "write " + quotePath(fc.target)
+	if fc.asked != fc.target {
+		fc.action += " (through " + quotePath(fc.asked) + ")"
+	}
+	return fc, nil
+}
+
+// readOld returns what a resolved write target holds ("" when it does not
+// exist). Files over maxEditBytes and binary files are refused without
+// being read past the limit.
+func readOld(rp *resolvedPath, p string) (old string, exists bool, err error) {
+	if rp.info == nil {
+		return "", false, nil
+	}
+	tooLarge := pathFailed(p, "file is over 4 MB, too large to change in place", nil)
+	if rp.info.Size() > maxEditBytes {
+		return "", true, tooLarge
 	}
 	f, st, err := rp.openVerified()
 	if err != nil {
-		return nil, err
+		return "", true, err
 	}
 	defer f.Close()
-	res := &ReadResult{Path: rp.Rel, Size: st.Size()}
-	// A buffer the size of a small file (Peek still sees all of it), at
-	// most 64 KB: a tool round on a 1 KB file should not allocate 64 KB.
-	bufSize := 64 << 10
-	if st.Size() < int64(bufSize) {
-		bufSize = max(int(st.Size())+1, 512)
+	// Read straight into the string the edit works on: one copy of the
+	// file, sized from fstat (a file that grew meanwhile still fits).
+	var sb strings.Builder
+	sb.Grow(int(st.Size()) + 1)
+	if _, err := io.Copy(&sb, io.LimitReader(f, maxEditBytes+1)); err != nil {
+		return "", true, osFailure(p, err)
 	}
-	br := bufio.NewReaderSize(f, bufSize)
-	head, _ := br.Peek(8000)
-	if isBinary(head) {
-		res.Binary = true
-		res.Text = fmt.Sprintf("binary file, %d bytes", st.Size())
-		return res, nil
+	old = sb.String()
+	if len(old) > maxEditBytes {
+		return "", true, tooLarge
 	}
-	// Redaction sees the file from its start: a window that begins inside
-	// a private key block must not show the block's body.
-	var red lineRedactor
-	if err := skipLines(br, offset, &red); err != nil {
-		return nil, pathFailed(p, err.Error(), err)
+	if isBinary([]byte(old[:min(len(old), 8000)])) {
+		return "", true, pathFailed(p, "binary file, not changed", nil)
 	}
-	text, lines, truncated, err := readWindow(br, limit, maxBytes)
-	if err != nil {
-		return nil, osFailure(p, err)
-	}
-	if !truncated && limit > 0 && lines == limit {
-		if _, err := br.Peek(1); err == nil {
-			res.NextLine = max(offset, 1) + lines
-		}
-	}
-	res.Truncated = truncated
-	if truncated {
-		res.NextLine = max(offset, 1) + lines
-	}
-	res.Lines = lines
-	res.Text = capOutput([]byte(red.text(text)), maxBytes, truncated)
-	if res.NextLine > 0 {
-		res.Text += fmt.Sprintf("\n[more lines follow; continue with offset=%d]", res.NextLine)
-	}
-	return res, nil
+	return old, true, nil
 }
 
-// skipLines reads past the lines before offset (1-based), letting the
-// redactor see them.
-func skipLines(br *bufio.Reader, offset int, red *lineRedactor) error {
-	for skipped := 1; skipped < offset; skipped++ {
-		line, err := br.ReadSlice('\n')
-		red.observe(string(line))
-		if errors.Is(err, bufio.ErrBufferFull) {
-			skipped-- // a long line: keep consuming it
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("offset %d is past the end of the file", offset)
-		}
+const errDestroySecrets = "the new content has Harvey's [REDACTED] markers where the file holds secrets; writing it would destroy them. Change only the lines you need with edit_file"
+
+// wouldDestroySecrets reports whether content carries redaction markers
+// over a file that holds secrets: the model saw the file redacted and is
+// writing the markers back in place of the real values.
+func wouldDestroySecrets(old, content string) bool {
+	return strings.Contains(content, "[REDACTED") && !strings.Contains(old, "[REDACTED") && redactSecrets(old) != old
+}
+
+const errChangedMeanwhile = "the file changed while the change was being approved; read it again"
+
+// commit writes the planned content if the target is still what was
+// planned: its directory still where it was in the workspace, the file the
+// same one holding the same bytes (or still absent). The version it
+// replaces goes to j for /undo. The plan is closed.
+func (fc *fileChange) commit(ws *Workspace, j *undoStack, by string) error {
+	defer fc.close()
+	if fc.rp == nil {
+		return pathFailed(fc.target, errChangedMeanwhile, nil)
 	}
+	if !fc.rp.stillInPlace(ws) || !fc.stillHolds() {
+		return pathFailed(fc.target, errChangedMeanwhile, nil)
+	}
+	made, err := writeResolved(ws, fc.rp, fc.content)
+	if err != nil {
+		return err
+	}
+	j.push(undoEntry{path: fc.target, old: fc.old, existed: fc.existed, wrote: fc.content, dirs: made, by: by, at: time.Now()})
 	return nil
 }
 
-// readWindow reads up to limit lines (0: all) and at most maxBytes; a
-// window cut by maxBytes is truncated.
-func readWindow(br *bufio.Reader, limit, maxBytes int) (text string, lines int, truncated bool, err error) {
-	var buf bytes.Buffer
-	for limit <= 0 || lines < limit {
-		line, err := br.ReadSlice('\n')
-		if len(line) > 0 {
-			if buf.Len()+len(line) > maxBytes {
-				buf.Write(line[:maxBytes-buf.Len()])
-				return buf.String(), lines, true, nil
-			}
-			buf.Write(line)
-			if line[len(line)-1] == '\n' {
-				lines++
-			}
-		}
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err != nil {
-			if err != io.EOF {
-				return "", 0, false, err
-			}
-			if len(line) > 0 && line[len(line)-1] != '\n' {
-				lines++
-			}
-			break
-		}
+// stillInPlace reports whether the directory the plan holds is still the
+// one its path leads to from the workspace root (not moved out of the
+// workspace, not replaced).
+func (rp *resolvedPath) stillInPlace(ws *Workspace) bool {
+	if rp.dir == ws.root {
+		return true
 	}
-	return buf.String(), lines, false, nil
+	held, err := rp.dir.Stat(".")
+	if err != nil {
+		return false
+	}
+	now, err := ws.root.Stat(rp.dirRel)
+	return err == nil && os.SameFile(held, now)
 }
 
-// writeWorkspaceFile writes content to p atomically (temp file + rename in the
-// same directory), creating missing parent directories inside the workspace.
-// It returns the previous content (for diffs) when the file existed.
+// stillHolds reports whether the target is what the plan saw: the same
+// file with the same bytes, or still nothing (and no directory of the
+// plan's missing ones made meanwhile).
+func (fc *fileChange) stillHolds() bool {
+	rp := fc.rp
+	if len(rp.missing) > 0 {
+		_, err := rp.dir.Lstat(rp.missing[0])
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	fi, err := rp.dir.Lstat(rp.name)
+	if !fc.existed {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	if err != nil || !os.SameFile(fi, rp.info) {
+		return false
+	}
+	f, _, err := rp.openVerified()
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	same, err := readerHolds(f, fc.old)
+	return err == nil && same
+}
+
+// readerHolds reports whether r holds exactly want, comparing as it reads:
+// checking that a file is still what an approval showed costs no copy.
+func readerHolds(r io.Reader, want string) (bool, error) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > len(want) || string(buf[:n]) != want[:n] {
+			return false, nil
+		}
+		want = want[n:]
+		if err == io.EOF {
+			return want == "", nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+}
+
+// writeResolved writes content to a resolved path atomically, first making
+// the directories the path still lacks. It returns the directories it made,
+// outermost first.
+func writeResolved(ws *Workspace, rp *resolvedPath, content string) (made []string, err error) {
+	dir, made, err := makeParents(ws, rp)
+	if err != nil {
+		return made, err
+	}
+	if dir != rp.dir {
+		defer dir.Close()
+	}
+	perm := fs.FileMode(0o644)
+	if rp.info != nil {
+		perm = rp.info.Mode().Perm()
+	}
+	if err := atomicWrite(dir, rp.name, content, perm); err != nil {
+		return made, osFailure(rp.Rel, err)
+	}
+	return made, nil
+}
+
+// makeParents makes the directories rp lacks below its held directory, one
+// at a time: each must be made here (one that appeared meanwhile means the
+// path changed) and is entered by identity, never through a link. It
+// returns the directory the file goes in.
+func makeParents(ws *Workspace, rp *resolvedPath) (*os.Root, []string, error) {
+	cur, made := rp.dir, []string(nil)
+	rel := rp.dirRel
+	for _, c := range rp.missing {
+		next, err := makeAndEnter(ws, cur, c)
+		if cur != rp.dir {
+			cur.Close()
+		}
+		if err != nil {
+			return nil, made, refuse(rp.Rel, "refused: the path changed while it was being written")
+		}
+		rel = path.Join(rel, c)
+		made = append(made, rel)
+		cur = next
+	}
+	if len(rp.missing) > 0 {
+		if _, err := cur.Lstat(rp.name); !errors.Is(err, fs.ErrNotExist) {
+			cur.Close()
+			return nil, made, refuse(rp.Rel, "refused: the path changed while it was being written")
+		}
+	}
+	return cur, made, nil
+}
+
+// makeAndEnter makes the directory c in cur and opens it, checking that
+// what was opened is what was made: a directory, not a link, not agents/.
+func makeAndEnter(ws *Workspace, cur *os.Root, c string) (*os.Root, error) {
+	if err := cur.Mkdir(c, 0o755); err != nil {
+		return nil, err
+	}
+	fi, err := cur.Lstat(c)
+	if err != nil || fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
+		return nil, fs.ErrInvalid
+	}
+	next, err := cur.OpenRoot(c)
+	if err != nil {
+		return nil, err
+	}
+	if st, err := next.Stat("."); err != nil || !os.SameFile(fi, st) || ws.isAgentsDir(st) {
+		next.Close()
+		return nil, fs.ErrInvalid
+	}
+	return next, nil
+}
+
+// writeWorkspaceFile writes content to p as it is now, through the path
+// gate: /undo's way back to a version it checked a moment before (with no
+// approval between). It reports whether the file existed and the
+// directories it made.
 func writeWorkspaceFile(ws *Workspace, p string, content string) (existed bool, made []string, err error) {
 	rp, err := resolveWorkspacePath(ws, p, opWrite)
 	if err != nil {
 		return false, nil, err
 	}
 	defer rp.close()
-	if err := ws.openParentForWrite(rp); err != nil {
-		return false, rp.made, err
-	}
-	perm := fs.FileMode(0o644)
-	if rp.info != nil {
-		perm = rp.info.Mode().Perm()
-		existed = true
-	}
-	if err := atomicWrite(rp.dir, rp.name, content, perm); err != nil {
-		return existed, rp.made, osFailure(p, err)
-	}
-	return existed, rp.made, nil
+	made, err = writeResolved(ws, rp, content)
+	return rp.info != nil, made, err
 }
 
 // removeWorkspaceFile deletes a regular file through the same checks as a
@@ -192,58 +367,14 @@ func removeEmptyWorkspaceDir(ws *Workspace, p string) bool {
 		return false
 	}
 	defer rp.close()
-	if rp.info == nil || !rp.info.IsDir() || rp.dir == nil {
+	if rp.info == nil || !rp.info.IsDir() || rp.dir == nil || len(rp.missing) > 0 {
 		return false
 	}
 	return rp.dir.Remove(rp.name) == nil // rmdir: fails unless empty
 }
 
-// maxEditBytes bounds the files Harvey changes in place: their old text is
-// held in memory for the diff and the edit.
-const maxEditBytes = 4 << 20
-
-// readForDiff returns the current text of p for a diff preview or an edit
-// (empty when the file does not exist) and the resolved workspace path that
-// a write to p would change (a link's target). Files over maxEditBytes and
-// binary files are refused without being read past the limit.
-func readForDiff(ws *Workspace, p string) (old string, exists bool, rel string, err error) {
-	rp, err := resolveWorkspacePath(ws, p, opWrite)
-	if err != nil {
-		return "", false, "", err
-	}
-	defer rp.close()
-	if rp.info == nil {
-		return "", false, rp.Rel, nil
-	}
-	tooLarge := pathFailed(p, "file is over 4 MB, too large to change in place", nil)
-	if rp.info.Size() > maxEditBytes {
-		return "", true, rp.Rel, tooLarge
-	}
-	f, st, err := rp.openVerified()
-	if err != nil {
-		return "", true, rp.Rel, err
-	}
-	defer f.Close()
-	// Read straight into the string the edit works on: one copy of the
-	// file, sized from fstat (a file that grew meanwhile still fits).
-	var sb strings.Builder
-	sb.Grow(int(st.Size()) + 1)
-	if _, err := io.Copy(&sb, io.LimitReader(f, maxEditBytes+1)); err != nil {
-		return "", true, rp.Rel, osFailure(p, err)
-	}
-	old = sb.String()
-	if len(old) > maxEditBytes {
-		return "", true, rp.Rel, tooLarge
-	}
-	if isBinary([]byte(old[:min(len(old), 8000)])) {
-		return "", true, rp.Rel, pathFailed(p, "binary file, not changed", nil)
-	}
-	return old, true, rp.Rel, nil
-}
-
 // fileHolds reports whether p (through the write gate) exists and holds
-// exactly want, comparing as it reads: checking that a file is still what
-// an approval showed costs no copy of it.
+// exactly want: /undo's check that a file is still what Harvey wrote.
 func fileHolds(ws *Workspace, p, want string) (exists, same bool, err error) {
 	rp, err := resolveWorkspacePath(ws, p, opWrite)
 	if err != nil {
@@ -261,148 +392,181 @@ func fileHolds(ws *Workspace, p, want string) (exists, same bool, err error) {
 		return true, false, err
 	}
 	defer f.Close()
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := f.Read(buf)
-		if n > len(want) || string(buf[:n]) != want[:n] {
-			return true, false, nil
-		}
-		want = want[n:]
-		if err == io.EOF {
-			return true, want == "", nil
-		}
-		if err != nil {
-			return true, false, osFailure(p, err)
-		}
-	}
-}
-
-// dirEntry is one listed entry, as data (the listing's text is made from
-// these; Tab completion uses them directly).
-type dirEntry struct {
-	Name string
-	Mode fs.FileMode // type bits only
-	Size int64
-}
-
-// readWorkspaceDir reads one directory through the path gate: agents/ and
-// .git/ are left out, and so is what permissions: hides; symlinks are
-// entries, never followed.
-func readWorkspaceDir(ws *Workspace, p string) ([]dirEntry, error) {
-	var out []dirEntry
-	_, err := eachWorkspaceDirEntry(ws, p, func(e dirEntry) bool { out = append(out, e); return true })
-	return out, err
-}
-
-// eachWorkspaceDirEntry calls fn for each entry (in name order) until fn
-// returns false; the entries after that are only counted (no stat), and
-// their number is returned.
-func eachWorkspaceDirEntry(ws *Workspace, p string, fn func(dirEntry) bool) (int, error) {
-	if p == "" {
-		p = "."
-	}
-	rp, err := resolveWorkspacePath(ws, p, opRead)
+	same, err = readerHolds(f, want)
 	if err != nil {
-		return 0, err
+		return true, false, osFailure(p, err)
 	}
-	defer rp.close()
-	d, err := rp.openDirVerified(ws)
+	return true, same, nil
+}
+
+// atomicWrite writes data to name inside dir via a temporary file created with
+// O_EXCL (never follows a symlink) and a rename, which replaces a symlink or a
+// hard link instead of writing through it.
+func atomicWrite(dir *os.Root, name string, data string, perm fs.FileMode) error {
+	var rnd [6]byte
+	_, _ = rand.Read(rnd[:])
+	removeStaleTemps(dir, name)
+	tmp := "." + name + ".harvey-" + hex.EncodeToString(rnd[:]) + ".tmp"
+	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
-		return 0, err
+		return err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+			dir.Remove(tmp)
+		}
+	}()
+	if _, err := f.WriteString(data); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := dir.Rename(tmp, name); err != nil {
+		dir.Remove(tmp)
+		ok = true
+		return err
+	}
+	ok = true
+	syncDir(dir)
+	return nil
+}
+
+// removeStaleTemps deletes temporary files that an earlier Harvey, killed
+// between creating and renaming them, left beside name. Only files over a
+// minute old go, so a concurrent write is not disturbed.
+func removeStaleTemps(dir *os.Root, name string) {
+	d, err := dir.Open(".")
+	if err != nil {
+		return
 	}
 	defer d.Close()
-	entries, err := fs.ReadDir(d.FS(), ".")
+	entries, err := d.ReadDir(-1)
 	if err != nil {
-		return 0, osFailure(p, err)
+		return
 	}
-	left, more := 0, true
+	prefix := "." + name + ".harvey-"
 	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() && (normName(name) == ".git" || (rp.Rel == "." && normName(name) == AgentsDir)) {
+		n := e.Name()
+		if !strings.HasPrefix(n, prefix) || !strings.HasSuffix(n, ".tmp") || !e.Type().IsRegular() {
 			continue
 		}
-		if !ws.readable(path.Join(rp.Rel, name)) {
-			continue // what permissions: hide is not listed either
-		}
-		if !more {
-			left++
-			continue
-		}
-		de := dirEntry{Name: name, Mode: e.Type()}
-		if e.IsDir() || e.Type().IsRegular() {
-			info, err := e.Info()
-			if err == nil && info.IsDir() && ws.isAgentsDir(info) {
-				continue
-			}
-			if err == nil && e.Type().IsRegular() {
-				de.Size = info.Size()
-			}
-		}
-		if more = fn(de); !more {
-			left++ // the entry that did not fit
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Minute {
+			dir.Remove(n)
 		}
 	}
-	return left, nil
 }
 
-// listWorkspaceDir lists one directory as text: directories end in "/",
-// files show their size, symlinks are shown but not followed. Once the
-// listing reaches maxBytes the rest is only counted, and the count said.
-func listWorkspaceDir(ws *Workspace, p string, maxBytes int) (string, int, error) {
-	if maxBytes <= 0 {
-		maxBytes = DefaultMaxOutputBytes
+// syncDir flushes a directory entry change (best effort).
+func syncDir(dir *os.Root) {
+	if d, err := dir.Open("."); err == nil {
+		_ = d.Sync()
+		d.Close()
 	}
-	var b strings.Builder
-	n := 0
-	left, err := eachWorkspaceDirEntry(ws, p, func(e dirEntry) bool {
-		var line string
-		switch t := e.Mode; {
-		case t&fs.ModeSymlink != 0:
-			line = e.Name + " -> (symlink, not followed)\n"
-		case t.IsDir():
-			line = e.Name + "/\n"
-		case t.IsRegular():
-			line = e.Name + "  " + humanSize(e.Size) + "\n"
-		default:
-			line = e.Name + "  (" + fsinfo.Kind(t) + ")\n"
-		}
-		if b.Len()+len(line) > maxBytes-100 {
-			return false
-		}
-		b.WriteString(line)
-		n++
-		return true
-	})
+}
+
+// openVerified opens the resolved regular file for reading without blocking on
+// FIFOs, and checks that what was opened is the file that was checked.
+func (rp *resolvedPath) openVerified() (*os.File, fs.FileInfo, error) {
+	if rp.info == nil {
+		return nil, nil, pathFailed(rp.Rel, "no such file or directory", fs.ErrNotExist)
+	}
+	if rp.info.IsDir() {
+		return nil, nil, pathFailed(rp.Rel, "is a directory", nil)
+	}
+	f, err := rp.dir.OpenFile(rp.name, os.O_RDONLY|openNoBlock|openNoFollow, 0)
 	if err != nil {
-		return "", 0, err
+		return nil, nil, osFailure(rp.Rel, err)
 	}
-	if n == 0 && left == 0 {
-		return "(empty directory)", 0, nil
+	st, err := f.Stat()
+	if err != nil || !os.SameFile(st, rp.info) || !st.Mode().IsRegular() || fsinfo.Links(st) > 1 {
+		f.Close()
+		return nil, nil, refuse(rp.Rel, "refused: the file changed while it was being checked")
 	}
-	if left > 0 {
-		fmt.Fprintf(&b, "[%d more entries not shown; list a subdirectory or search instead]\n", left)
-	}
-	return b.String(), n, nil
+	return f, st, nil
 }
 
-func humanSize(n int64) string {
-	switch {
-	case n < 1024:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KB", float64(n)/1024)
-	case n < 1<<30:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+// openDirVerified opens the resolved directory as an os.Root, checking its
+// identity against what was checked.
+func (rp *resolvedPath) openDirVerified(ws *Workspace) (*os.Root, error) {
+	if rp.info == nil {
+		return nil, pathFailed(rp.Rel, "no such file or directory", fs.ErrNotExist)
 	}
-	return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+	if !rp.info.IsDir() {
+		return nil, pathFailed(rp.Rel, "not a directory", nil)
+	}
+	if rp.name == "." {
+		return ws.root.OpenRoot(".")
+	}
+	d, err := rp.dir.OpenRoot(rp.name)
+	if err != nil {
+		return nil, osFailure(rp.Rel, err)
+	}
+	st, err := d.Stat(".")
+	if err != nil || !os.SameFile(st, rp.info) || ws.isAgentsDir(st) {
+		d.Close()
+		return nil, refuse(rp.Rel, "refused: the directory changed while it was being checked")
+	}
+	return d, nil
 }
 
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
+// Undo: every file change keeps the version it replaced, taken before the
+// change, so /undo can put it back. An undo only happens when the file is
+// still exactly what Harvey wrote; a file someone changed since is left
+// alone. The stack lives for the session, bounded in entries and bytes.
+
+const (
+	undoMaxEntries = 100
+	undoMaxBytes   = 64 << 20
+)
+
+type undoEntry struct {
+	path    string // workspace-relative
+	old     string // content before the change ("" when it did not exist)
+	existed bool
+	wrote   string   // what Harvey wrote
+	dirs    []string // directories the write created, outermost first
+	by      string   // tool or command
+	at      time.Time
+}
+
+type undoStack struct {
+	mu      sync.Mutex
+	entries []undoEntry
+	bytes   int
+}
+
+// push records a change; the oldest entries go when the stack is full.
+func (u *undoStack) push(e undoEntry) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.entries = append(u.entries, e)
+	u.bytes += len(e.old) + len(e.wrote)
+	for len(u.entries) > undoMaxEntries || (u.bytes > undoMaxBytes && len(u.entries) > 1) {
+		u.bytes -= len(u.entries[0].old) + len(u.entries[0].wrote)
+		u.entries = u.entries[1:]
 	}
-	sort.Strings(keys)
-	return keys
+}
+
+func (u *undoStack) pop() (undoEntry, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.entries) == 0 {
+		return undoEntry{}, false
+	}
+	e := u.entries[len(u.entries)-1]
+	u.entries = u.entries[:len(u.entries)-1]
+	u.bytes -= len(e.old) + len(e.wrote)
+	return e, true
+}
+
+func (u *undoStack) list() []undoEntry {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]undoEntry(nil), u.entries...)
 }

@@ -2,6 +2,7 @@ package harvey
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -37,12 +38,8 @@ func (g *Gate) audit(action, details string, err error, d time.Duration) {
 
 // confirm asks the approval service about an effect of tool (a slash
 // command is the user's own request).
-func (g *Gate) confirm(ctx context.Context, tool, action, preview string) error {
-	r := approvalRequest{tool: tool, who: requesterOf(tool), action: action}
-	if preview != "" {
-		r.diff = func() string { return preview }
-	}
-	return g.approvals.approve(ctx, r)
+func (g *Gate) confirm(ctx context.Context, tool, action string) error {
+	return g.approvals.approve(ctx, approvalRequest{tool: tool, who: requesterOf(tool), action: action})
 }
 
 // readChecked is the read path shared by /read and read_file: the path gate
@@ -57,113 +54,61 @@ func (g *Gate) readChecked(ctx context.Context, p string, offset, limit int) (*R
 	return rr, nil
 }
 
-// writeChecked is the write path shared by /write, /apply and write_file.
+// writeChecked is the write path shared by /write and write_file.
 func (g *Gate) writeChecked(ctx context.Context, tool, p, content string) (string, error) {
 	return g.changeFile(ctx, tool, p, true, wholeContent(content))
 }
 
-// wholeContent is the change of a write: the file becomes content.
-func wholeContent(content string) func(string, bool) (string, string, error) {
-	return func(string, bool) (string, string, error) { return content, "", nil }
-}
-
-// fileChange is a planned write: the file it changes (a link's target, not
-// its name), what it holds now and what it will hold.
-type fileChange struct {
-	asked   string // the path as given
-	target  string // the resolved workspace path that changes
-	old     string
-	existed bool
-	content string
-	note    string // the result text, when the change computes one
-}
-
-// diff is the change as the approval shows it.
-func (fc *fileChange) diff() string { return diff.Unified(fc.target, fc.old, fc.content, fc.existed) }
-
-// action names the change for the approval: the real target, and the
-// spelling it was asked for when that differs (a link).
-func (fc *fileChange) action() string {
-	s := "write " + quotePath(fc.target)
-	if asked, _ := lexicalClean(fc.asked); asked != fc.target {
-		s += " (through " + quotePath(asked) + ")"
+// changeFile is the one write path (/write, write_file, edit_file): one
+// transaction on a path resolved once (fileops.go: plan, the approval with
+// the change as data, commit), then its record in the audit log. /apply
+// plans and commits through the same steps, with one approval for all.
+func (g *Gate) changeFile(ctx context.Context, tool, p string, whole bool, change changeFunc) (string, error) {
+	fc, err := changeWorkspaceFile(ctx, g.ws, p, whole, change, changeApproval{g.approvals, tool}, g.undo, changedBy(tool))
+	if fc == nil && err == nil {
+		clean, _ := lexicalClean(p)
+		return fmt.Sprintf("%s is unchanged (same content)", clean), nil
 	}
-	return s
+	return g.changed(fc, p, err)
 }
 
-// planChange resolves p through the path gate, reads what it holds and
-// computes the new content. A nil change means the content is unchanged.
-// whole is a write of a whole new content from the model (write_file,
-// /write, /apply) rather than an edit computed over the model's view.
-func (g *Gate) planChange(p string, whole bool, change func(old string, exists bool) (string, string, error)) (*fileChange, error) {
-	old, exists, target, err := readForDiff(g.ws, p)
+// planChange plans a change (/apply shows every plan before it asks).
+func (g *Gate) planChange(p string, whole bool, change changeFunc) (*fileChange, error) {
+	fc, err := planFileChange(g.ws, p, whole, change)
 	if err != nil {
-		g.audit("write", p, err, 0)
+		_, err = g.changed(fc, p, err)
 		return nil, err
-	}
-	content, note, err := change(old, exists)
-	if err != nil {
-		return nil, err
-	}
-	if exists && wouldDestroySecrets(old, content) {
-		err := pathFailed(target, errDestroySecrets, nil)
-		g.audit("write", target, err, 0)
-		return nil, err
-	}
-	fc := &fileChange{asked: p, target: target, old: old, existed: exists, content: content, note: note}
-	if exists && old == content && (!whole || redactSecrets(old) == old) {
-		// Unchanged. Not said of a whole new content over a file holding
-		// secrets: "unchanged" would confirm a guess at the hidden bytes,
-		// so that write is asked about like any other. (An edit's sameness
-		// was decided over the view.)
-		return nil, nil
 	}
 	return fc, nil
 }
 
-// commitChange writes a planned change if the file still holds what the
-// plan (and the approval) saw, then records it for the audit log and /undo.
+// commitChange writes a planned change that was approved.
 func (g *Gate) commitChange(by string, fc *fileChange) (string, error) {
-	if exists, same, err := fileHolds(g.ws, fc.target, fc.old); err != nil || exists != fc.existed || (exists && !same) {
-		err := pathFailed(fc.target, "the file changed while the change was being approved; read it again", nil)
-		g.audit("write", fc.target, err, 0)
-		return "", err
-	}
-	existed, made, err := writeWorkspaceFile(g.ws, fc.target, fc.content)
-	g.audit("write", fc.target, err, 0)
-	if err != nil {
-		return "", err
-	}
-	g.undo.push(undoEntry{path: fc.target, old: fc.old, existed: fc.existed, wrote: fc.content, dirs: made, by: by, at: time.Now()})
-	if fc.note != "" {
-		return fc.note, nil
-	}
-	verb := "created"
-	if existed {
-		verb = "wrote"
-	}
-	return fmt.Sprintf("%s %s (%d bytes, %d lines)", verb, fc.target, len(fc.content), countLines(fc.content)), nil
+	return g.changed(fc, fc.target, fc.commit(g.ws, g.undo, by))
 }
 
-// changeFile is the one write path (/write, write_file, edit_file; /apply
-// plans and commits through the same steps): plan (the path gate and the
-// new content), approval with a diff of the real target, commit.
-func (g *Gate) changeFile(ctx context.Context, tool, p string, whole bool, change func(old string, exists bool) (string, string, error)) (string, error) {
-	fc, err := g.planChange(p, whole, change)
-	if err != nil {
+// changed records a change's outcome in the audit log (a change that could
+// not be computed, such as an edit whose old text is missing, touched
+// nothing and is not an effect) and says what was done.
+func (g *Gate) changed(fc *fileChange, p string, err error) (string, error) {
+	target := p
+	if fc != nil {
+		target = fc.target
+	}
+	var cf changeFailed
+	if errors.As(err, &cf) {
+		return "", cf.error
+	}
+	g.audit("write", target, err, 0)
+	switch {
+	case err != nil:
 		return "", err
+	case fc.note != "":
+		return fc.note, nil
+	case fc.existed:
+		return fmt.Sprintf("wrote %s (%d bytes, %d lines)", fc.target, len(fc.content), countLines(fc.content)), nil
 	}
-	if fc == nil {
-		clean, _ := lexicalClean(p)
-		return fmt.Sprintf("%s is unchanged (same content)", clean), nil
-	}
-	// The diff is made only when someone will see it.
-	req := approvalRequest{tool: tool, who: requesterOf(tool), action: fc.action(), diff: fc.diff}
-	if err := g.approvals.approve(ctx, req); err != nil {
-		g.audit("write", fc.target, err, 0)
-		return "", err
-	}
-	return g.commitChange(changedBy(tool), fc)
+	return fmt.Sprintf("created %s (%d bytes, %d lines)", fc.target, len(fc.content), countLines(fc.content)), nil
 }
 
 // editChecked applies one edit_file change through changeFile.
@@ -218,15 +163,6 @@ func editSummary(name, old string, r *editResult) string {
 	}
 	sb.WriteString(strings.Join(d, ""))
 	return sb.String()
-}
-
-const errDestroySecrets = "the new content has Harvey's [REDACTED] markers where the file holds secrets; writing it would destroy them. Change only the lines you need with edit_file"
-
-// wouldDestroySecrets reports whether content carries redaction markers
-// over a file that holds secrets: the model saw the file redacted and is
-// writing the markers back in place of the real values.
-func wouldDestroySecrets(old, content string) bool {
-	return strings.Contains(content, "[REDACTED") && !strings.Contains(old, "[REDACTED") && redactSecrets(old) != old
 }
 
 // changedBy names who made a change, for /undo list.
@@ -301,7 +237,7 @@ func (g *Gate) runGated(ctx context.Context, r runRequest) (RunResult, error) {
 		err = g.commandPolicy().allows(r.argv)
 	}
 	if err == nil && r.tool != "" {
-		err = g.confirm(ctx, r.tool, r.action, "")
+		err = g.confirm(ctx, r.tool, r.action)
 	}
 	if err != nil {
 		g.audit(r.audit, r.shown, err, 0)

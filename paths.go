@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -85,26 +86,20 @@ func osFailure(p string, err error) error {
 	return refuse(p, errOutside)
 }
 
-// quotePath shows a path safely: control characters escaped.
-func quotePath(p string) string {
-	for _, r := range p {
-		if r < 0x20 || r == 0x7f || r == '"' || r == '\\' || (r >= 0x80 && !printableRune(r)) {
-			return fmt.Sprintf("%q", p)
-		}
-	}
-	return p
-}
-
 // resolvedPath is a path inside the workspace that passed every check. dir is
 // an os.Root for the parent directory (the caller must call close); name is
 // the final component; info is its Lstat result (nil when it does not exist).
+// A write into directories that do not exist yet holds the deepest one that
+// does, with the ones to make in missing.
 type resolvedPath struct {
-	Rel  string // clean, slash-separated, relative to the workspace ("." for the root)
-	dir  *os.Root
-	name string
-	info fs.FileInfo
-	own  bool     // whether dir must be closed
-	made []string // directories openParentForWrite created, outermost first
+	Rel     string // clean, slash-separated, relative to the workspace ("." for the root)
+	asked   string // the path as asked, cleaned (a link's name when Rel is its target)
+	dir     *os.Root
+	dirRel  string // where dir is, relative to the workspace
+	name    string
+	info    fs.FileInfo
+	own     bool     // whether dir must be closed
+	missing []string // directories a write must make below dir, outermost first
 }
 
 func (r *resolvedPath) close() {
@@ -228,6 +223,7 @@ func resolveWorkspacePath(ws *Workspace, p string, op pathOp) (*resolvedPath, er
 	if err != nil {
 		return nil, err
 	}
+	rp.asked = clean
 	if err := ws.allow(p, rp.Rel, op.perm()); err != nil {
 		rp.close()
 		return nil, err
@@ -245,7 +241,7 @@ func (ws *Workspace) descend(orig, clean string, op pathOp, hops int) (*resolved
 		if err != nil {
 			return nil, pathFailed(orig, err.Error(), err)
 		}
-		return &resolvedPath{Rel: ".", dir: ws.root, name: ".", info: fi}, nil
+		return &resolvedPath{Rel: ".", dir: ws.root, dirRel: ".", name: ".", info: fi}, nil
 	}
 	cur, own := ws.root, false
 	closeCur := func() {
@@ -255,12 +251,15 @@ func (ws *Workspace) descend(orig, clean string, op pathOp, hops int) (*resolved
 	}
 	for i, c := range comps[:len(comps)-1] {
 		fi, err := cur.Lstat(c)
+		if errors.Is(err, fs.ErrNotExist) && op.writes() {
+			// A write into new directories: the rest of the path is
+			// new, so nothing in it can be a link; the directories are
+			// made when the write happens (fileops.go: makeParents).
+			return &resolvedPath{Rel: clean, dir: cur, own: own, dirRel: path.Join(append([]string{"."}, comps[:i]...)...), name: comps[len(comps)-1], missing: comps[i : len(comps)-1]}, nil
+		}
 		if err != nil {
 			closeCur()
 			if errors.Is(err, fs.ErrNotExist) {
-				if op.writes() {
-					return ws.resolveNewParents(comps)
-				}
 				return nil, pathFailed(orig, "no such file or directory", fs.ErrNotExist)
 			}
 			return nil, osFailure(orig, err)
@@ -284,7 +283,8 @@ func (ws *Workspace) descend(orig, clean string, op pathOp, hops int) (*resolved
 		}
 		cur, own = next, true
 	}
-	return ws.resolveLast(orig, clean, comps, &resolvedPath{Rel: clean, dir: cur, own: own}, op, hops)
+	parent := path.Join(append([]string{"."}, comps[:len(comps)-1]...)...)
+	return ws.resolveLast(orig, clean, comps, &resolvedPath{Rel: clean, dir: cur, own: own, dirRel: parent}, op, hops)
 }
 
 // enterVerified opens the directory c of cur that Lstat described as fi,
@@ -381,133 +381,6 @@ func (ws *Workspace) followLink(orig string, prefix []string, target string, res
 	return ws.descend(orig, next, op, hops+1)
 }
 
-// resolveNewParents handles a write whose directory comps[:missing+1] does not
-// exist yet: the rest of the path is new, so nothing in it can be a link; the
-// directories are created by mkdirInside when the write happens.
-func (ws *Workspace) resolveNewParents(comps []string) (*resolvedPath, error) {
-	return &resolvedPath{Rel: path.Join(comps...), name: comps[len(comps)-1], dir: nil}, nil
-}
-
-// openParentForWrite makes sure the parent directory of a resolved write path
-// exists, creating missing directories one at a time through the workspace
-// root with the same identity checks as descend.
-func (ws *Workspace) openParentForWrite(rp *resolvedPath) error {
-	if rp.dir != nil {
-		return nil
-	}
-	comps := splitPath(rp.Rel)
-	cur, own := ws.root, false
-	for i, c := range comps[:len(comps)-1] {
-		next, made, err := ws.makeAndEnter(cur, c, rp.Rel)
-		if own {
-			cur.Close()
-		}
-		if made {
-			rp.made = append(rp.made, strings.Join(comps[:i+1], "/"))
-		}
-		if err != nil {
-			return err
-		}
-		cur, own = next, true
-	}
-	fi, err := cur.Lstat(rp.name)
-	if err == nil {
-		if err := ws.checkNewFinal(rp.Rel, fi); err != nil {
-			if own {
-				cur.Close()
-			}
-			return err
-		}
-		rp.info = fi
-	}
-	rp.dir, rp.own = cur, own
-	return nil
-}
-
-// makeAndEnter opens the directory c of cur, making it first when it is
-// missing (made says so), with descend's identity checks: a directory, not
-// a link, the same one once opened, not agents/.
-func (ws *Workspace) makeAndEnter(cur *os.Root, c, rel string) (next *os.Root, made bool, err error) {
-	changed := refuse(rel, "refused: the path changed while it was being written")
-	fi, err := cur.Lstat(c)
-	if errors.Is(err, fs.ErrNotExist) {
-		merr := cur.Mkdir(c, 0o755)
-		if merr != nil && !errors.Is(merr, fs.ErrExist) {
-			return nil, false, osFailure(rel, merr)
-		}
-		made = merr == nil
-		fi, err = cur.Lstat(c)
-	}
-	if err != nil || fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir() {
-		return nil, made, changed
-	}
-	next, err = cur.OpenRoot(c)
-	if err != nil {
-		return nil, made, osFailure(rel, err)
-	}
-	st, err := next.Stat(".")
-	if err != nil || !os.SameFile(fi, st) || ws.isAgentsDir(st) {
-		next.Close()
-		return nil, made, changed
-	}
-	return next, made, nil
-}
-
-// checkNewFinal checks the last component of a write whose directories
-// were just made: what appeared there meanwhile must pass the final rules,
-// and must not be a link.
-func (ws *Workspace) checkNewFinal(rel string, fi fs.FileInfo) error {
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		return refuse(rel, "refused: the path changed while it was being written")
-	}
-	return ws.checkFinal(rel, fi, opWrite)
-}
-
-// openVerified opens the resolved regular file for reading without blocking on
-// FIFOs, and checks that what was opened is the file that was checked.
-func (rp *resolvedPath) openVerified() (*os.File, fs.FileInfo, error) {
-	if rp.info == nil {
-		return nil, nil, pathFailed(rp.Rel, "no such file or directory", fs.ErrNotExist)
-	}
-	if rp.info.IsDir() {
-		return nil, nil, pathFailed(rp.Rel, "is a directory", nil)
-	}
-	f, err := rp.dir.OpenFile(rp.name, os.O_RDONLY|openNoBlock|openNoFollow, 0)
-	if err != nil {
-		return nil, nil, osFailure(rp.Rel, err)
-	}
-	st, err := f.Stat()
-	if err != nil || !os.SameFile(st, rp.info) || !st.Mode().IsRegular() || fsinfo.Links(st) > 1 {
-		f.Close()
-		return nil, nil, refuse(rp.Rel, "refused: the file changed while it was being checked")
-	}
-	return f, st, nil
-}
-
-// openDirVerified opens the resolved directory as an os.Root, checking its
-// identity against what was checked.
-func (rp *resolvedPath) openDirVerified(ws *Workspace) (*os.Root, error) {
-	if rp.info == nil {
-		return nil, pathFailed(rp.Rel, "no such file or directory", fs.ErrNotExist)
-	}
-	if !rp.info.IsDir() {
-		return nil, pathFailed(rp.Rel, "not a directory", nil)
-	}
-	if rp.name == "." {
-		return ws.root.OpenRoot(".")
-	}
-	d, err := rp.dir.OpenRoot(rp.name)
-	if err != nil {
-		return nil, osFailure(rp.Rel, err)
-	}
-	st, err := d.Stat(".")
-	if err != nil || !os.SameFile(st, rp.info) || ws.isAgentsDir(st) {
-		d.Close()
-		return nil, refuse(rp.Rel, "refused: the directory changed while it was being checked")
-	}
-	return d, nil
-}
-
 // errText turns an fs error into a short reason without repeating the path.
 func errText(err error) string {
 	s := fsinfo.ErrText(err)
@@ -531,6 +404,59 @@ const (
 	opDelete                  // remove a file (resolved as a write; needs delete permission)
 	opRemoveDir               // remove an empty directory (/undo of a write that made it; as opDelete)
 )
+
+// Permission names used in the permissions: block of harvey.yaml.
+const (
+	PermRead   = "read"
+	PermWrite  = "write"
+	PermExec   = "exec"
+	PermDelete = "delete"
+)
+
+var validPerms = []string{PermRead, PermWrite, PermExec, PermDelete}
+
+// permits is the one definition of the permissions: rule. The most specific
+// matching prefix wins, matched by whole path components ("src" covers
+// "src/a.go", not "srcx"); "." covers everything. An empty map grants
+// everything; a map without a matching prefix denies.
+func permits(perms map[string][]string, rel, perm string) bool {
+	if len(perms) == 0 {
+		return true
+	}
+	rel = path.Clean(rel)
+	best, bestLen := "", -1
+	for prefix := range perms {
+		p := path.Clean(strings.TrimSuffix(prefix, "/"))
+		match := p == "." || rel == p || strings.HasPrefix(rel, p+"/")
+		l := len(p)
+		if p == "." {
+			l = 0
+		}
+		if match && l > bestLen {
+			best, bestLen = prefix, l
+		}
+	}
+	if bestLen < 0 {
+		return false
+	}
+	return slices.Contains(perms[best], perm)
+}
+
+// allow applies the permissions: block to a resolved workspace path; orig
+// is the path as asked (a link's name), named in the refusal.
+func (ws *Workspace) allow(orig, rel, perm string) error {
+	if ws == nil || ws.perms == nil || permits(ws.perms(), rel, perm) {
+		return nil
+	}
+	if orig != rel && orig != "" {
+		return refuse(orig, fmt.Sprintf("refused: no %s permission for %s (see /permissions)", perm, quotePath(rel)))
+	}
+	return refuse(rel, fmt.Sprintf("refused: no %s permission (see /permissions)", perm))
+}
+
+// readable reports whether rel (already resolved) may be read: the rule
+// that searches, listings and git output apply to each file they show.
+func (ws *Workspace) readable(rel string) bool { return ws.allow(rel, rel, PermRead) == nil }
 
 // isAgentsDir reports whether fi is the workspace's agents/ directory, by file
 // identity: a symlink to it, a differently-cased name on a case-insensitive

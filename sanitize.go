@@ -1,6 +1,7 @@
 package harvey
 
 import (
+	"fmt"
 	"io"
 	"strings"
 	"unicode"
@@ -141,4 +142,14 @@ func hex4(r rune) string {
 		out = append(out, digits[(r>>uint(shift))&0xf])
 	}
 	return string(out)
+}
+
+// quotePath shows a path safely: control characters escaped.
+func quotePath(p string) string {
+	for _, r := range p {
+		if r < 0x20 || r == 0x7f || r == '"' || r == '\\' || (r >= 0x80 && !printableRune(r)) {
+			return fmt.Sprintf("%q", p)
+		}
+	}
+	return p
 }

@@ -68,7 +68,6 @@ type execHost interface {
 	warn(s string)                         // a yellow warning line
 	toolLine(prefix, name, summary string) // "⚙ read_file a.go"
 	resultLine(ok bool, summary string)    // "✓ 12 lines" / "✗ why"
-	confirm(ctx context.Context, tool, action, preview string) error
 	// confirmRecovered asks before a call recovered from a reply with
 	// prose around it runs (refused headless, whatever --yes says).
 	confirmRecovered(ctx context.Context, tool, summary string) error

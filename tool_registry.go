@@ -73,7 +73,7 @@ func (r *ToolRegistry) approve(ctx context.Context, tool, action string) error {
 	if ap == nil {
 		return fmt.Errorf("%w: %s needs approval and there is nobody to ask", ErrDenied, tool)
 	}
-	return ap.confirm(ctx, tool, action, "")
+	return ap.confirm(ctx, tool, action)
 }
 
 // Unregister removes a tool.

@@ -58,7 +58,7 @@ const (
 
 // approver asks the user before an effect (the gate: gate.confirm).
 type approver interface {
-	confirm(ctx context.Context, tool, action, preview string) error
+	confirm(ctx context.Context, tool, action string) error
 }
 
 // ToolMode is how the current model gets tools.

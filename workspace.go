@@ -10,10 +10,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/gitrepo"
@@ -267,77 +265,6 @@ func (w *Workspace) WriteInternalAtomic(rel string, data []byte, perm fs.FileMod
 // it (0600, and its directory, 0700) when missing.
 func (w *Workspace) OpenInternalAppend(rel string) (*os.File, error) {
 	return w.openInternal(rel, unix.O_WRONLY|unix.O_APPEND|unix.O_CREAT, true)
-}
-
-// atomicWrite writes data to name inside dir via a temporary file created with
-// O_EXCL (never follows a symlink) and a rename, which replaces a symlink or a
-// hard link instead of writing through it.
-func atomicWrite(dir *os.Root, name string, data string, perm fs.FileMode) error {
-	var rnd [6]byte
-	_, _ = rand.Read(rnd[:])
-	removeStaleTemps(dir, name)
-	tmp := "." + name + ".harvey-" + hex.EncodeToString(rnd[:]) + ".tmp"
-	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			dir.Remove(tmp)
-		}
-	}()
-	if _, err := f.WriteString(data); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := dir.Rename(tmp, name); err != nil {
-		dir.Remove(tmp)
-		ok = true
-		return err
-	}
-	ok = true
-	syncDir(dir)
-	return nil
-}
-
-// removeStaleTemps deletes temporary files that an earlier Harvey, killed
-// between creating and renaming them, left beside name. Only files over a
-// minute old go, so a concurrent write is not disturbed.
-func removeStaleTemps(dir *os.Root, name string) {
-	d, err := dir.Open(".")
-	if err != nil {
-		return
-	}
-	defer d.Close()
-	entries, err := d.ReadDir(-1)
-	if err != nil {
-		return
-	}
-	prefix := "." + name + ".harvey-"
-	for _, e := range entries {
-		n := e.Name()
-		if !strings.HasPrefix(n, prefix) || !strings.HasSuffix(n, ".tmp") || !e.Type().IsRegular() {
-			continue
-		}
-		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Minute {
-			dir.Remove(n)
-		}
-	}
-}
-
-// syncDir flushes a directory entry change (best effort).
-func syncDir(dir *os.Root) {
-	if d, err := dir.Open("."); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
 }
 
 // readAtMost reads up to limit bytes from r and reports whether more remained.

@@ -1,0 +1,272 @@
+package harvey
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/harvey-agent/harvey/internal/fsinfo"
+)
+
+// Reading the workspace, shared by the tools and the slash commands
+// (read_file and /read, list_files and /files, Tab completion): a file's
+// window, a directory's listing, each through the path gate, redacted and
+// capped. What changes a file is in fileops.go.
+
+// ReadResult is the outcome of reading a workspace file.
+type ReadResult struct {
+	Path      string
+	Text      string // capped, redacted, valid UTF-8
+	Lines     int    // lines returned
+	Size      int64
+	Truncated bool
+	Binary    bool
+	NextLine  int // when Truncated, the line to continue from (1-based), or 0
+}
+
+// readWorkspaceFile reads p (relative to the workspace) after every path
+// check. offset is the first line (1-based, 0 = start) and limit the number of
+// lines (0 = as many as fit in maxBytes). Memory stays bounded by maxBytes
+// whatever the file size.
+func readWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*ReadResult, error) {
+	if maxBytes <= 0 || maxBytes > DefaultMaxOutputBytes {
+		maxBytes = DefaultMaxOutputBytes
+	}
+	rp, err := resolveWorkspacePath(ws, p, opRead)
+	if err != nil {
+		return nil, err
+	}
+	defer rp.close()
+	if rp.info.IsDir() {
+		return nil, pathFailed(p, "is a directory (use /files or list_files)", nil)
+	}
+	f, st, err := rp.openVerified()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	res := &ReadResult{Path: rp.Rel, Size: st.Size()}
+	// A buffer the size of a small file (Peek still sees all of it), at
+	// most 64 KB: a tool round on a 1 KB file should not allocate 64 KB.
+	bufSize := 64 << 10
+	if st.Size() < int64(bufSize) {
+		bufSize = max(int(st.Size())+1, 512)
+	}
+	br := bufio.NewReaderSize(f, bufSize)
+	head, _ := br.Peek(8000)
+	if isBinary(head) {
+		res.Binary = true
+		res.Text = fmt.Sprintf("binary file, %d bytes", st.Size())
+		return res, nil
+	}
+	// Redaction sees the file from its start: a window that begins inside
+	// a private key block must not show the block's body.
+	var red lineRedactor
+	if err := skipLines(br, offset, &red); err != nil {
+		return nil, pathFailed(p, err.Error(), err)
+	}
+	text, lines, truncated, err := readWindow(br, limit, maxBytes)
+	if err != nil {
+		return nil, osFailure(p, err)
+	}
+	if !truncated && limit > 0 && lines == limit {
+		if _, err := br.Peek(1); err == nil {
+			res.NextLine = max(offset, 1) + lines
+		}
+	}
+	res.Truncated = truncated
+	if truncated {
+		res.NextLine = max(offset, 1) + lines
+	}
+	res.Lines = lines
+	res.Text = capOutput([]byte(red.text(text)), maxBytes, truncated)
+	if res.NextLine > 0 {
+		res.Text += fmt.Sprintf("\n[more lines follow; continue with offset=%d]", res.NextLine)
+	}
+	return res, nil
+}
+
+// skipLines reads past the lines before offset (1-based), letting the
+// redactor see them.
+func skipLines(br *bufio.Reader, offset int, red *lineRedactor) error {
+	for skipped := 1; skipped < offset; skipped++ {
+		line, err := br.ReadSlice('\n')
+		red.observe(string(line))
+		if errors.Is(err, bufio.ErrBufferFull) {
+			skipped-- // a long line: keep consuming it
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("offset %d is past the end of the file", offset)
+		}
+	}
+	return nil
+}
+
+// readWindow reads up to limit lines (0: all) and at most maxBytes; a
+// window cut by maxBytes is truncated.
+func readWindow(br *bufio.Reader, limit, maxBytes int) (text string, lines int, truncated bool, err error) {
+	var buf bytes.Buffer
+	for limit <= 0 || lines < limit {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			if buf.Len()+len(line) > maxBytes {
+				buf.Write(line[:maxBytes-buf.Len()])
+				return buf.String(), lines, true, nil
+			}
+			buf.Write(line)
+			if line[len(line)-1] == '\n' {
+				lines++
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil {
+			if err != io.EOF {
+				return "", 0, false, err
+			}
+			if len(line) > 0 && line[len(line)-1] != '\n' {
+				lines++
+			}
+			break
+		}
+	}
+	return buf.String(), lines, false, nil
+}
+
+// dirEntry is one listed entry, as data (the listing's text is made from
+// these; Tab completion uses them directly).
+type dirEntry struct {
+	Name string
+	Mode fs.FileMode // type bits only
+	Size int64
+}
+
+// readWorkspaceDir reads one directory through the path gate: agents/ and
+// .git/ are left out, and so is what permissions: hides; symlinks are
+// entries, never followed.
+func readWorkspaceDir(ws *Workspace, p string) ([]dirEntry, error) {
+	var out []dirEntry
+	_, err := eachWorkspaceDirEntry(ws, p, func(e dirEntry) bool { out = append(out, e); return true })
+	return out, err
+}
+
+// eachWorkspaceDirEntry calls fn for each entry (in name order) until fn
+// returns false; the entries after that are only counted (no stat), and
+// their number is returned.
+func eachWorkspaceDirEntry(ws *Workspace, p string, fn func(dirEntry) bool) (int, error) {
+	if p == "" {
+		p = "."
+	}
+	rp, err := resolveWorkspacePath(ws, p, opRead)
+	if err != nil {
+		return 0, err
+	}
+	defer rp.close()
+	d, err := rp.openDirVerified(ws)
+	if err != nil {
+		return 0, err
+	}
+	defer d.Close()
+	entries, err := fs.ReadDir(d.FS(), ".")
+	if err != nil {
+		return 0, osFailure(p, err)
+	}
+	left, more := 0, true
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() && (normName(name) == ".git" || (rp.Rel == "." && normName(name) == AgentsDir)) {
+			continue
+		}
+		if !ws.readable(path.Join(rp.Rel, name)) {
+			continue // what permissions: hide is not listed either
+		}
+		if !more {
+			left++
+			continue
+		}
+		de := dirEntry{Name: name, Mode: e.Type()}
+		if e.IsDir() || e.Type().IsRegular() {
+			info, err := e.Info()
+			if err == nil && info.IsDir() && ws.isAgentsDir(info) {
+				continue
+			}
+			if err == nil && e.Type().IsRegular() {
+				de.Size = info.Size()
+			}
+		}
+		if more = fn(de); !more {
+			left++ // the entry that did not fit
+		}
+	}
+	return left, nil
+}
+
+// listWorkspaceDir lists one directory as text: directories end in "/",
+// files show their size, symlinks are shown but not followed. Once the
+// listing reaches maxBytes the rest is only counted, and the count said.
+func listWorkspaceDir(ws *Workspace, p string, maxBytes int) (string, int, error) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxOutputBytes
+	}
+	var b strings.Builder
+	n := 0
+	left, err := eachWorkspaceDirEntry(ws, p, func(e dirEntry) bool {
+		var line string
+		switch t := e.Mode; {
+		case t&fs.ModeSymlink != 0:
+			line = e.Name + " -> (symlink, not followed)\n"
+		case t.IsDir():
+			line = e.Name + "/\n"
+		case t.IsRegular():
+			line = e.Name + "  " + humanSize(e.Size) + "\n"
+		default:
+			line = e.Name + "  (" + fsinfo.Kind(t) + ")\n"
+		}
+		if b.Len()+len(line) > maxBytes-100 {
+			return false
+		}
+		b.WriteString(line)
+		n++
+		return true
+	})
+	if err != nil {
+		return "", 0, err
+	}
+	if n == 0 && left == 0 {
+		return "(empty directory)", 0, nil
+	}
+	if left > 0 {
+		fmt.Fprintf(&b, "[%d more entries not shown; list a subdirectory or search instead]\n", left)
+	}
+	return b.String(), n, nil
+}
+
+func humanSize(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KB", float64(n)/1024)
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
