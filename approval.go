@@ -221,11 +221,8 @@ func requesterOf(tool string) requester {
 // terminalAsker is the one renderer: the action, a preview (a diff), and
 // the question the decision calls for.
 type terminalAsker struct {
-	in        func() *LineReader
-	err       func() io.Writer
-	colorize  func(code, s string) string
-	width     func() int
-	interrupt func() // Ctrl-C at a question also stops the turn
+	tm        *Terminal // the person asked (In, Err, colour, width)
+	interrupt func()    // Ctrl-C at a question also stops the turn
 }
 
 func (t *terminalAsker) ask(ctx context.Context, r approvalRequest, d decision) (answer, error) {
@@ -236,7 +233,7 @@ func (t *terminalAsker) ask(ctx context.Context, r approvalRequest, d decision) 
 	if d == askYN {
 		head = "recovered from text: run " + r.action + "? (the reply also has prose around it: it may only be an example)"
 	}
-	fmt.Fprintf(t.err(), "%s %s\n", t.colorize("33", "?"), sanitizeForTerminal(head))
+	fmt.Fprintf(t.tm.Err, "%s %s\n", t.tm.colorize("33", "?"), sanitizeForTerminal(head))
 	if r.change != nil {
 		t.preview(changeDiff(r.change))
 	}
@@ -245,7 +242,7 @@ func (t *terminalAsker) ask(ctx context.Context, r approvalRequest, d decision) 
 		if ctx.Err() != nil {
 			return answer{}, ctx.Err()
 		}
-		ans, err := t.in().Ask(t.question(r.tool, always)) // the width may change between tries
+		ans, err := t.tm.In.Ask(t.question(r.tool, always)) // the width may change between tries
 		if errors.Is(err, lineedit.ErrInterrupted) {
 			// Ctrl-C: no, and stop the turn (the model is not asked again).
 			if t.interrupt != nil {
@@ -260,17 +257,17 @@ func (t *terminalAsker) ask(ctx context.Context, r approvalRequest, d decision) 
 			return a, nil
 		}
 		if always {
-			fmt.Fprintln(t.err(), "please answer y, n or a")
+			fmt.Fprintln(t.tm.Err, "please answer y, n or a")
 		} else {
-			fmt.Fprintln(t.err(), "please answer y or n")
+			fmt.Fprintln(t.tm.Err, "please answer y or n")
 		}
 	}
 }
 
 // askYes is the sandbox's question: only "yes" answers it.
 func (t *terminalAsker) askYes(r approvalRequest) answer {
-	fmt.Fprintf(t.err(), "%s the sandbox blocked: %s\n  %s\n", t.colorize("33", "!"), sanitizeForTerminal(r.action), sanitizeForTerminal(r.note))
-	ans, err := t.in().Ask(r.question)
+	fmt.Fprintf(t.tm.Err, "%s the sandbox blocked: %s\n  %s\n", t.tm.colorize("33", "!"), sanitizeForTerminal(r.action), sanitizeForTerminal(r.note))
+	ans, err := t.tm.In.Ask(r.question)
 	if err != nil || strings.ToLower(strings.TrimSpace(ans)) != "yes" {
 		return answer{}
 	}
@@ -283,7 +280,7 @@ func (t *terminalAsker) question(tool string, always bool) string {
 	if !always {
 		q = "Allow? [y]es / [n]o [reason]: "
 	}
-	if w := t.width(); w > 0 && len(q) >= w {
+	if w := t.tm.termWidth(); w > 0 && len(q) >= w {
 		q = "Allow " + tool + "? [y/n/a] " // a narrow terminal
 		if !always {
 			q = "Allow " + tool + "? [y/n] "
@@ -322,10 +319,10 @@ func (t *terminalAsker) preview(diff string) {
 		lines, more = lines[:maxPreviewLines], len(lines)-maxPreviewLines
 	}
 	for _, line := range lines {
-		fmt.Fprintln(t.err(), "  "+colorDiffLine(t.colorize, line))
+		fmt.Fprintln(t.tm.Err, "  "+colorDiffLine(t.tm.colorize, line))
 	}
 	if more > 0 {
-		fmt.Fprintf(t.err(), "  ... (%s not shown)\n", plural(more, "more diff line"))
+		fmt.Fprintf(t.tm.Err, "  ... (%s not shown)\n", plural(more, "more diff line"))
 	}
 }
 

@@ -434,7 +434,7 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	var errs []string
 	for _, b := range blocks {
 		content := b.Content
-		fc, err := a.gate.planChange(b.Path, true, wholeContent(content))
+		fc, err := a.gate.planChange(b.Path, content)
 		switch {
 		case err != nil:
 			errs = append(errs, err.Error())

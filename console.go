@@ -65,6 +65,9 @@ type Terminal struct {
 	progressAt    time.Time // the last one printed headless
 }
 
+// isInteractive reports whether a person is at the terminal to be asked.
+func (tm *Terminal) isInteractive() bool { return tm.Interactive }
+
 func (tm *Terminal) note(s string) { tm.logf("%s", tm.dim(s)) }
 
 func (tm *Terminal) warn(s string) { tm.logf("%s", tm.colorize("33", s)) }

@@ -26,18 +26,13 @@ import (
 // change what: the path policy (paths.go) decided it when the plan was made,
 // and the approval (approval.go) is asked between plan and commit.
 
-// changeFunc computes a file's new content from what it holds (old, and
-// whether it exists), with the text of the result when the change has one
-// (an edit's summary).
-type changeFunc func(old string, exists bool) (content, note string, err error)
+// fileEdit computes a file's new content from what it holds (old, and
+// whether it exists), with the text of the result when the edit has one
+// (its summary). A change without one writes a whole new content.
+type fileEdit func(old string, exists bool) (content, note string, err error)
 
-// wholeContent is the change of a write: the file becomes content.
-func wholeContent(content string) changeFunc {
-	return func(string, bool) (string, string, error) { return content, "", nil }
-}
-
-// changeFailed is an error of the change itself (an edit whose old text is
-// not in the file): nothing was attempted on the file.
+// changeFailed is an error of an edit itself (its old text is not in the
+// file): nothing was attempted on the file.
 type changeFailed struct{ error }
 
 func (c changeFailed) Unwrap() error { return c.error }
@@ -75,8 +70,8 @@ type changeApprover interface {
 // /undo, as by's). A nil change with a nil error: the content is the same,
 // nothing was asked or written. The change is returned with a failure that
 // came after the path was resolved, to name its real target.
-func changeWorkspaceFile(ctx context.Context, ws *Workspace, p string, whole bool, change changeFunc, ap changeApprover, j *undoStack, by string) (*fileChange, error) {
-	fc, err := planFileChange(ws, p, whole, change)
+func changeWorkspaceFile(ctx context.Context, ws *Workspace, p, content string, edit fileEdit, ap changeApprover, j *undoStack, by string) (*fileChange, error) {
+	fc, err := planFileChange(ws, p, content, edit)
 	if err != nil || fc == nil {
 		return fc, err
 	}
@@ -92,20 +87,25 @@ func changeWorkspaceFile(ctx context.Context, ws *Workspace, p string, whole boo
 const maxEditBytes = 4 << 20
 
 // planFileChange resolves p once through the path gate (as a write), reads
-// what the target holds and computes what it will hold. A write that would
-// put Harvey's redaction markers over the secrets they hide is refused. A
-// nil plan with a nil error: the content is unchanged. whole is a write of
-// a whole new content (write_file, /write, /apply) rather than an edit
-// computed over the model's view. The caller commits or closes the plan.
-func planFileChange(ws *Workspace, p string, whole bool, change changeFunc) (*fileChange, error) {
+// what the target holds and computes what it will hold: content, or what
+// edit makes of the old content (an edit computed over the model's view).
+// A write that would put Harvey's redaction markers over the secrets they
+// hide is refused. A nil plan with a nil error: the content is unchanged.
+// The caller commits or closes the plan.
+func planFileChange(ws *Workspace, p, content string, edit fileEdit) (*fileChange, error) {
 	rp, err := resolveWorkspacePath(ws, p, opWrite)
 	if err != nil {
 		return nil, err
 	}
 	fc := &fileChange{asked: rp.asked, target: rp.Rel, rp: rp}
 	fc.old, fc.existed, err = readOld(rp, p)
-	if err == nil {
-		if fc.content, fc.note, err = change(fc.old, fc.existed); err != nil {
+	whole := edit == nil
+	switch {
+	case err != nil:
+	case whole:
+		fc.content = content
+	default:
+		if fc.content, fc.note, err = edit(fc.old, fc.existed); err != nil {
 			err = changeFailed{err}
 		}
 	}

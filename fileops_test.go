@@ -106,7 +106,7 @@ func TestChangeCommitsWhatWasApproved(t *testing.T) {
 			defer ws.Close()
 			var j undoStack
 			asked := false
-			fc, err := changeWorkspaceFile(t.Context(), ws, c.path, true, wholeContent("NEW"), approverFunc(func() error {
+			fc, err := changeWorkspaceFile(t.Context(), ws, c.path, "NEW", nil, approverFunc(func() error {
 				asked = true
 				if c.during != nil {
 					c.during(wsDir, out)

@@ -56,15 +56,15 @@ func (g *Gate) readChecked(ctx context.Context, p string, offset, limit int) (*R
 
 // writeChecked is the write path shared by /write and write_file.
 func (g *Gate) writeChecked(ctx context.Context, tool, p, content string) (string, error) {
-	return g.changeFile(ctx, tool, p, true, wholeContent(content))
+	return g.changeFile(ctx, tool, p, content, nil)
 }
 
 // changeFile is the one write path (/write, write_file, edit_file): one
 // transaction on a path resolved once (fileops.go: plan, the approval with
 // the change as data, commit), then its record in the audit log. /apply
 // plans and commits through the same steps, with one approval for all.
-func (g *Gate) changeFile(ctx context.Context, tool, p string, whole bool, change changeFunc) (string, error) {
-	fc, err := changeWorkspaceFile(ctx, g.ws, p, whole, change, changeApproval{g.approvals, tool}, g.undo, changedBy(tool))
+func (g *Gate) changeFile(ctx context.Context, tool, p, content string, edit fileEdit) (string, error) {
+	fc, err := changeWorkspaceFile(ctx, g.ws, p, content, edit, changeApproval{g.approvals, tool}, g.undo, changedBy(tool))
 	if fc == nil && err == nil {
 		clean, _ := lexicalClean(p)
 		return fmt.Sprintf("%s is unchanged (same content)", clean), nil
@@ -73,8 +73,8 @@ func (g *Gate) changeFile(ctx context.Context, tool, p string, whole bool, chang
 }
 
 // planChange plans a change (/apply shows every plan before it asks).
-func (g *Gate) planChange(p string, whole bool, change changeFunc) (*fileChange, error) {
-	fc, err := planFileChange(g.ws, p, whole, change)
+func (g *Gate) planChange(p, content string) (*fileChange, error) {
+	fc, err := planFileChange(g.ws, p, content, nil)
 	if err != nil {
 		_, err = g.changed(fc, p, err)
 		return nil, err
@@ -117,7 +117,7 @@ func (g *Gate) editChecked(ctx context.Context, tool, p, oldText, newText string
 	if err != nil {
 		return "", err
 	}
-	return g.changeFile(ctx, tool, p, false, func(old string, exists bool) (string, string, error) {
+	return g.changeFile(ctx, tool, p, "", func(old string, exists bool) (string, string, error) {
 		if oldText == "" {
 			if exists {
 				return "", "", pathFailed(clean, "the file exists: give old_text to edit it (empty old_text only creates a new file)", nil)

@@ -22,8 +22,8 @@ import (
 func (ws *Workspace) gitPathspecs(paths []string) []string {
 	out := append([]string{}, paths...)
 	var perms map[string][]string
-	if ws != nil && ws.perms != nil {
-		perms = ws.perms()
+	if ws != nil && ws.config != nil {
+		perms = ws.config.Permissions
 	}
 	if len(out) == 0 {
 		switch {

@@ -59,10 +59,9 @@ func newAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writ
 		backend:      backend{cfg: cf, caps: map[string]Capability{}, layouts: map[string]promptLayout{}, modelCtx: map[string]int{}},
 	}
 	if ws != nil {
-		ws.perms = func() map[string][]string { return a.Config.Permissions }
+		ws.config = cf
 	}
-	a.approvals = newApprovals(func() bool { return a.Interactive }, &terminalAsker{
-		in: func() *LineReader { return a.In }, err: func() io.Writer { return a.Err }, colorize: a.colorize, width: a.termWidth,
+	a.approvals = newApprovals(a.Terminal.isInteractive, &terminalAsker{tm: &a.Terminal,
 		interrupt: func() {
 			if a.cancelTurn != nil {
 				a.cancelTurn()

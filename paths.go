@@ -445,7 +445,7 @@ func permits(perms map[string][]string, rel, perm string) bool {
 // allow applies the permissions: block to a resolved workspace path; orig
 // is the path as asked (a link's name), named in the refusal.
 func (ws *Workspace) allow(orig, rel, perm string) error {
-	if ws == nil || ws.perms == nil || permits(ws.perms(), rel, perm) {
+	if ws == nil || ws.config == nil || permits(ws.config.Permissions, rel, perm) {
 		return nil
 	}
 	if orig != rel && orig != "" {

@@ -40,10 +40,10 @@ type Workspace struct {
 	// whether redaction leaves it unchanged.
 	secretFree sync.Map
 
-	// perms returns the permissions: block in force (nil: everything is
-	// allowed). It is read at every check, so /permissions takes effect at
-	// once.
-	perms func() map[string][]string
+	// config is the session's configuration, whose permissions: block
+	// the path gate reads at every check, so /permissions takes effect at
+	// once (nil: everything is allowed).
+	config *ConfigFile
 }
 
 // openWorkspace opens dir as the workspace and makes sure agents/ exists as a
