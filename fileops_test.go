@@ -209,3 +209,13 @@ func (r *stackReader) Read(p []byte) (int, error) {
 	r.answer = r.answer[n:]
 	return n, nil
 }
+
+func TestUndoStackBounded(t *testing.T) {
+	var u undoStack
+	for i := 0; i < undoMaxEntries+20; i++ {
+		u.push(undoEntry{path: "a", old: strings.Repeat("x", 1<<20)})
+	}
+	if n := len(u.list()); n > undoMaxEntries || u.bytes > undoMaxBytes {
+		t.Fatalf("%d entries, %d bytes", n, u.bytes)
+	}
+}
