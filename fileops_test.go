@@ -160,15 +160,21 @@ func TestWriteFileEntersEachFileOnce(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(env.dir, "a.txt")); err != nil || string(b) != "hello\n" {
 		t.Fatalf("a.txt = %q, %v (err %q)", b, err, env.errOut.String())
 	}
-	var files []string // the package's files, outermost first, runs merged
-	for i := len(ans.stack) - 1; i >= 0; i-- {
-		fn := runtime.FuncForPC(ans.stack[i])
-		if fn == nil || !strings.HasPrefix(fn.Name(), "github.com/harvey-agent/harvey.") {
-			continue
+	// The package's files, outermost first, runs merged (inlined calls
+	// expanded: CallersFrames reports each).
+	var frames []runtime.Frame
+	for it := runtime.CallersFrames(ans.stack); ; {
+		f, more := it.Next()
+		frames = append(frames, f)
+		if !more {
+			break
 		}
-		file, _ := fn.FileLine(ans.stack[i])
-		base := filepath.Base(file)
-		if strings.HasSuffix(base, "_test.go") {
+	}
+	var files []string
+	for i := len(frames) - 1; i >= 0; i-- {
+		f := frames[i]
+		base := filepath.Base(f.File)
+		if !strings.HasPrefix(f.Function, "github.com/harvey-agent/harvey.") || strings.HasSuffix(base, "_test.go") {
 			continue
 		}
 		if len(files) == 0 || files[len(files)-1] != base {
