@@ -219,11 +219,18 @@ func (fc *fileChange) stillHolds() bool {
 		_, err := rp.dir.Lstat(rp.missing[0])
 		return errors.Is(err, fs.ErrNotExist)
 	}
-	fi, err := rp.dir.Lstat(rp.name)
 	if !fc.existed {
+		_, err := rp.dir.Lstat(rp.name)
 		return errors.Is(err, fs.ErrNotExist)
 	}
-	if err != nil || !os.SameFile(fi, rp.info) {
+	return rp.holds(fc.old)
+}
+
+// holds reports whether the resolved file is still the one that was
+// checked (openVerified compares identities) and holds exactly want,
+// comparing as it reads: the check costs no copy of the file.
+func (rp *resolvedPath) holds(want string) bool {
+	if rp.info == nil {
 		return false
 	}
 	f, _, err := rp.openVerified()
@@ -231,25 +238,18 @@ func (fc *fileChange) stillHolds() bool {
 		return false
 	}
 	defer f.Close()
-	same, err := readerHolds(f, fc.old)
-	return err == nil && same
-}
-
-// readerHolds reports whether r holds exactly want, comparing as it reads:
-// checking that a file is still what an approval showed costs no copy.
-func readerHolds(r io.Reader, want string) (bool, error) {
 	buf := make([]byte, 64<<10)
 	for {
-		n, err := r.Read(buf)
+		n, err := f.Read(buf)
 		if n > len(want) || string(buf[:n]) != want[:n] {
-			return false, nil
+			return false
 		}
 		want = want[n:]
 		if err == io.EOF {
-			return want == "", nil
+			return want == ""
 		}
 		if err != nil {
-			return false, err
+			return false
 		}
 	}
 }
@@ -324,38 +324,38 @@ func makeAndEnter(ws *Workspace, cur *os.Root, c string) (*os.Root, error) {
 	return next, nil
 }
 
-// writeWorkspaceFile writes content to p as it is now, through the path
-// gate: /undo's way back to a version it checked a moment before (with no
-// approval between). It reports whether the file existed and the
-// directories it made.
-func writeWorkspaceFile(ws *Workspace, p string, content string) (existed bool, made []string, err error) {
-	rp, err := resolveWorkspacePath(ws, p, opWrite)
-	if err != nil {
-		return false, nil, err
-	}
-	defer rp.close()
-	made, err = writeResolved(ws, rp, content)
-	return rp.info != nil, made, err
-}
+// errUndoStale: the file is no longer what Harvey wrote.
+var errUndoStale = errors.New("the file changed since it was written")
 
-// removeWorkspaceFile deletes a regular file through the same checks as a
-// write (used by /undo to take back a file Harvey created).
-func removeWorkspaceFile(ws *Workspace, p string) error {
-	rp, err := resolveWorkspacePath(ws, p, opDelete)
+// undoChange takes back a change from the journal, on one resolution of its
+// path, only while the file still holds exactly what Harvey wrote: a file
+// Harvey created is removed (that needs the delete permission), with the
+// directories the write made while they are empty (innermost first; those
+// removed are returned); an older version is written back.
+func undoChange(ws *Workspace, e undoEntry) (removed []string, err error) {
+	op := opWrite
+	if !e.existed {
+		op = opDelete
+	}
+	rp, err := resolveWorkspacePath(ws, e.path, op)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer rp.close()
-	if rp.info == nil {
-		return pathFailed(p, "no such file", fs.ErrNotExist)
+	if !rp.holds(e.wrote) {
+		return nil, errUndoStale
 	}
-	if !rp.info.Mode().IsRegular() {
-		return pathFailed(p, "not a regular file", nil)
+	if e.existed {
+		_, err := writeResolved(ws, rp, e.old)
+		return nil, err
 	}
 	if err := rp.dir.Remove(rp.name); err != nil {
-		return osFailure(p, err)
+		return nil, osFailure(e.path, err)
 	}
-	return nil
+	for i := len(e.dirs) - 1; i >= 0 && removeEmptyWorkspaceDir(ws, e.dirs[i]); i-- {
+		removed = append(removed, e.dirs[i])
+	}
+	return removed, nil
 }
 
 // removeEmptyWorkspaceDir removes p if it is an empty directory (through
@@ -371,32 +371,6 @@ func removeEmptyWorkspaceDir(ws *Workspace, p string) bool {
 		return false
 	}
 	return rp.dir.Remove(rp.name) == nil // rmdir: fails unless empty
-}
-
-// fileHolds reports whether p (through the write gate) exists and holds
-// exactly want: /undo's check that a file is still what Harvey wrote.
-func fileHolds(ws *Workspace, p, want string) (exists, same bool, err error) {
-	rp, err := resolveWorkspacePath(ws, p, opWrite)
-	if err != nil {
-		return false, false, err
-	}
-	defer rp.close()
-	if rp.info == nil {
-		return false, false, nil
-	}
-	if rp.info.Size() != int64(len(want)) {
-		return true, false, nil
-	}
-	f, _, err := rp.openVerified()
-	if err != nil {
-		return true, false, err
-	}
-	defer f.Close()
-	same, err = readerHolds(f, want)
-	if err != nil {
-		return true, false, osFailure(p, err)
-	}
-	return true, same, nil
 }
 
 // atomicWrite writes data to name inside dir via a temporary file created with

@@ -69,3 +69,16 @@ func settleGoroutines() int {
 	}
 	return n
 }
+
+// writeWorkspaceFile writes content to p through the path gate with no
+// approval between (the resolution and the write a commit makes): what
+// the boundary and crash tests attack.
+func writeWorkspaceFile(ws *Workspace, p, content string) (existed bool, made []string, err error) {
+	rp, err := resolveWorkspacePath(ws, p, opWrite)
+	if err != nil {
+		return false, nil, err
+	}
+	defer rp.close()
+	made, err = writeResolved(ws, rp, content)
+	return rp.info != nil, made, err
+}

@@ -35,33 +35,21 @@ func cmdUndo(_ context.Context, a *Agent, args []string, out io.Writer) error {
 	if !ok {
 		return errors.New("nothing to undo")
 	}
-	exists, same, err := fileHolds(a.Workspace, e.path, e.wrote)
-	if err != nil && exists {
-		return fmt.Errorf("%s: %v; not undone", e.path, err)
-	}
-	if !exists || !same {
+	removed, err := undoChange(a.Workspace, e)
+	if errors.Is(err, errUndoStale) {
 		return fmt.Errorf("%s changed since %s wrote it; not undone (the change is dropped from /undo)", e.path, e.by)
 	}
+	if err != nil {
+		return err
+	}
 	if !e.existed {
-		if err := removeWorkspaceFile(a.Workspace, e.path); err != nil {
-			return err
-		}
-		// The directories the write created go too, innermost first,
-		// each only if nothing else was put in it since.
-		var removed []string
-		for i := len(e.dirs) - 1; i >= 0 && removeEmptyWorkspaceDir(a.Workspace, e.dirs[i]); i-- {
-			removed = append(removed, e.dirs[i]+"/")
-		}
 		a.Audit.Record("undo", e.path, AuditSuccess, 0)
 		also := ""
 		if len(removed) > 0 {
-			also = " and the empty " + strings.Join(removed, ", ") + " it made"
+			also = " and the empty " + strings.Join(removed, "/, ") + "/ it made"
 		}
 		fmt.Fprintf(out, "undid %s: removed %s, which it had created%s\n", e.by, e.path, also)
 		return nil
-	}
-	if _, _, err := writeWorkspaceFile(a.Workspace, e.path, e.old); err != nil {
-		return err
 	}
 	a.Audit.Record("undo", e.path, AuditSuccess, 0)
 	diff := diff.Unified(e.path, e.wrote, e.old, true)
