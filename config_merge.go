@@ -80,10 +80,10 @@ var configRules = []configRule{
 		adds:   permissionsAdded},
 	{key: "run_timeout", kind: ruleLimit, take: func(o, w *Config) { o.RunTimeout = w.RunTimeout },
 		strict: func(o, b, w *Config) {
-			o.RunTimeout = Duration(minLimit(int(b.RunTimeout), int(w.RunTimeout), int(DefaultRunTimeout)))
+			o.RunTimeout = Duration(minLimit(int64(b.RunTimeout), int64(w.RunTimeout), int64(DefaultRunTimeout)))
 		},
 		adds: func(b, w *Config) []string {
-			if effective(int(w.RunTimeout), int(DefaultRunTimeout)) > effective(int(b.RunTimeout), int(DefaultRunTimeout)) {
+			if effective(int64(w.RunTimeout), int64(DefaultRunTimeout)) > effective(int64(b.RunTimeout), int64(DefaultRunTimeout)) {
 				return []string{"raises run_timeout to " + time.Duration(w.RunTimeout).String()}
 			}
 			return nil
@@ -152,7 +152,7 @@ func gatedKeys(base, ws *Config, keys []string) []gatedSetting {
 	for _, k := range keys {
 		if r := findRule(k); r != nil && r.adds != nil {
 			if what := r.adds(base, ws); len(what) > 0 {
-				out = append(out, gatedSetting{k, strings.Join(what, "; ")})
+				out = append(out, gatedSetting{Key: k, Shown: strings.Join(what, "; ")})
 			}
 		}
 	}
@@ -174,7 +174,7 @@ func gatedSummary(g []gatedSetting) string {
 const noTool = "(none)"
 
 // effective reads a limit whose zero means the default.
-func effective(v, def int) int {
+func effective[T int | int64](v, def T) T {
 	if v <= 0 {
 		return def
 	}
@@ -182,7 +182,7 @@ func effective(v, def int) int {
 }
 
 // minLimit is the stricter of two limits whose zero means the default.
-func minLimit(a, b, def int) int {
+func minLimit[T int | int64](a, b, def T) T {
 	if effective(b, def) < effective(a, def) {
 		return b
 	}
@@ -291,17 +291,16 @@ func takeMCP(out, ws *Config) {
 }
 
 func mcpAdded(base, ws *Config) []string {
-	var names []string
+	added := map[string]MCPServer{}
 	for n, s := range ws.MCP.Servers {
 		if _, mine := base.MCP.Servers[n]; !mine && s.enabled() {
-			names = append(names, n+" ("+s.target()+")")
+			added[n] = s
 		}
 	}
-	if len(names) == 0 {
+	if len(added) == 0 {
 		return nil
 	}
-	slices.Sort(names)
-	return []string{"starts MCP servers " + strings.Join(names, ", ")}
+	return []string{describeServers(added)}
 }
 
 // boolOn reads an optional switch whose absence means on.
