@@ -50,6 +50,7 @@ type Spec struct {
 	ReadOnly  []string     `json:"readonly"` // inside RW, kept read-only (.git/'s config and hooks); missing ones skipped
 	Ensure    []string     `json:"ensure"`   // directories created empty (then kept read-only) when missing: .git/hooks
 	Hidden    []string     `json:"hidden"`   // shown as empty read-only directories (agents/)
+	Pinned    []string     `json:"pinned"`   // directories bound onto themselves: they cannot be renamed, removed or replaced (.git)
 	Masked    []string     `json:"masked"`   // files that read as empty (credentials inside readable trees)
 	Overlays  []CacheLayer `json:"overlays"` // caches seen through a private writable layer
 	Exec      []string     `json:"exec"`     // when set (safe mode), only these programs may run

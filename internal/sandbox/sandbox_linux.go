@@ -212,8 +212,7 @@ func newFiles(protected []string) []string {
 // (every process of the command has ended by now).
 func removeNewFiles(watched []string) {
 	for _, p := range watched {
-		if _, err := os.Lstat(p); err == nil {
-			os.Remove(p)
+		if _, err := os.Lstat(p); err == nil && os.RemoveAll(p) == nil {
 			fmt.Fprintf(os.Stderr, "harvey sandbox: removed %s, which the command created (git would read it as its configuration)\n", p)
 		}
 	}
@@ -284,13 +283,22 @@ func bindKept(newRoot string, b keptPath) error {
 	if b.layer != nil {
 		// The user's cache below, this workspace's layer above: what a
 		// command writes never reaches the cache the user's own tools
-		// load. Where the kernel refuses (no unprivileged overlayfs),
-		// the cache is bound as it is, writable as before.
+		// load. Fail closed: where the kernel refuses (no unprivileged
+		// overlayfs), the cache is bound read-only, never writable.
 		os.MkdirAll(at, 0o755)
 		opts := "lowerdir=" + overlayEscape(b.layer.Lower) + ",upperdir=" + overlayEscape(b.layer.Upper) + ",workdir=" + overlayEscape(b.layer.Work) + ",userxattr"
-		if err := unix.Mount("overlay", at, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts); err == nil {
+		err := unix.Mount("overlay", at, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
+		if err == nil {
 			return nil
 		}
+		if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", b.fd), at, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("bind %s: %v", b.path, err)
+		}
+		if rerr := remountReadOnly(at); rerr != nil {
+			return fmt.Errorf("the cache %s has no private layer (overlayfs: %v) and cannot be made read-only (%v): the command did not start", b.path, err, rerr)
+		}
+		fmt.Fprintf(os.Stderr, "harvey sandbox: %s is read-only for this command (no private layer: overlayfs: %v); sandbox.writable: [%s] in your config lets commands write it directly\n", b.path, err, b.path)
+		return nil
 	}
 	if b.dir {
 		os.MkdirAll(at, 0o755)
@@ -334,6 +342,9 @@ func hideAndMask(spec Spec) error {
 			}
 		}
 	}
+	if err := pinDirs(spec.Pinned); err != nil {
+		return err
+	}
 	if err := readOnlyBinds(spec.ReadOnly); err != nil {
 		return err
 	}
@@ -362,7 +373,10 @@ func overlayEscape(p string) string {
 // openKept opens each path that exists (following links: the new root
 // holds what a link pointed at, under the link's name), leaving out paths
 // inside another kept directory (its recursive bind carries them) and
-// /proc (mounted anew).
+// /proc (mounted anew). A cache with a private layer is never left out:
+// inside a toolchain root (~/go/pkg/mod in ~/go, the cargo registry in
+// ~/.cargo) it is mounted over the parent's bind, or the parent would
+// carry the user's real cache, writable.
 func openKept(paths []string, layers []CacheLayer) ([]keptPath, error) {
 	var clean []string
 	for _, p := range paths {
@@ -377,7 +391,8 @@ func openKept(paths []string, layers []CacheLayer) ([]keptPath, error) {
 		if p == "/proc" || Under(p, []string{"/proc"}) {
 			continue
 		}
-		if len(out) > 0 && out[len(out)-1].dir && Under(p, []string{out[len(out)-1].path}) {
+		layer := layerOf(p, layers)
+		if layer == nil && len(out) > 0 && carried(p, out) {
 			continue
 		}
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
@@ -390,14 +405,33 @@ func openKept(paths []string, layers []CacheLayer) ([]keptPath, error) {
 			continue
 		}
 		kp := keptPath{path: p, fd: fd, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}
-		for i := range layers {
-			if layers[i].Lower == p && kp.dir {
-				kp.layer = &layers[i]
-			}
+		if kp.dir {
+			kp.layer = layer
 		}
 		out = append(out, kp)
 	}
 	return out, nil
+}
+
+// layerOf is the private layer asked for the cache at p, or nil.
+func layerOf(p string, layers []CacheLayer) *CacheLayer {
+	for i := range layers {
+		if filepath.Clean(layers[i].Lower) == p {
+			return &layers[i]
+		}
+	}
+	return nil
+}
+
+// carried reports whether a kept directory before p (sorted, so a parent
+// comes first) carries p in its recursive bind.
+func carried(p string, out []keptPath) bool {
+	for i := len(out) - 1; i >= 0; i-- {
+		if out[i].dir && Under(p, []string{out[i].path}) {
+			return true
+		}
+	}
+	return false
 }
 
 // lookPathIn finds prog in the PATH of env (not Harvey's own), as a shell
@@ -446,18 +480,40 @@ func readOnlyBinds(paths []string) error {
 		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("bind %s: %v", p, err)
 		}
-		var st unix.Statfs_t
-		flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
-		if unix.Statfs(p, &st) == nil {
-			// Locked flags of the underlying mount must be kept.
-			for _, f := range [][2]int64{{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC}, {unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME}} {
-				if st.Flags&f[0] != 0 {
-					flags |= uintptr(f[1])
-				}
+		if err := remountReadOnly(p); err != nil {
+			return fmt.Errorf("read-only %s: %v", p, err)
+		}
+	}
+	return nil
+}
+
+// remountReadOnly makes the bind mount at p read-only, keeping the locked
+// flags of the mount below.
+func remountReadOnly(p string) error {
+	var st unix.Statfs_t
+	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
+	if unix.Statfs(p, &st) == nil {
+		for _, f := range [][2]int64{{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC}, {unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME}} {
+			if int64(st.Flags)&f[0] != 0 {
+				flags |= uintptr(f[1])
 			}
 		}
-		if err := unix.Mount("none", p, "", flags, ""); err != nil {
-			return fmt.Errorf("read-only %s: %v", p, err)
+	}
+	return unix.Mount("none", p, "", flags, "")
+}
+
+// pinDirs binds each directory onto itself: a mount point cannot be
+// renamed, removed or replaced (EBUSY), so .git stays the repository the
+// user's next git opens. A link or a missing path is skipped (Harvey's
+// check after the command covers it).
+func pinDirs(paths []string) error {
+	for _, p := range paths {
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("pin %s: %v", p, err)
 		}
 	}
 	return nil
@@ -501,6 +557,11 @@ func landlockPolicy(spec Spec, abi int) (llsys.RulesetAttr, []llGrant) {
 		}
 	}
 	devRW := []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
+	if spec.NoNS {
+		// No mount namespace, so no private layer: a cache is read-only
+		// rather than the user's own cache written directly.
+		spec.RW, spec.RO = withoutLayered(spec.RW, spec.Overlays), append(append([]string{}, spec.RO...), layeredPaths(spec.Overlays)...)
+	}
 	var grants []llGrant
 	if len(spec.Exec) == 0 {
 		grants = append(grants, llGrant{llRead, spec.RO}, llGrant{llRead | llWrite, spec.RW})
@@ -614,4 +675,25 @@ func CloseInheritedFDs() {
 	for fd := 3; fd < 1024; fd++ {
 		unix.CloseOnExec(fd)
 	}
+}
+
+// layeredPaths are the caches asked to be seen through a private layer.
+func layeredPaths(layers []CacheLayer) []string {
+	var out []string
+	for _, l := range layers {
+		out = append(out, filepath.Clean(l.Lower))
+	}
+	return out
+}
+
+// withoutLayered is rw less the caches asked to have a private layer.
+func withoutLayered(rw []string, layers []CacheLayer) []string {
+	lowers := layeredPaths(layers)
+	var out []string
+	for _, p := range rw {
+		if !slices.Contains(lowers, filepath.Clean(p)) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -78,3 +78,68 @@ func TestLauncherRefusesBadArguments(t *testing.T) {
 		}
 	}
 }
+
+// A cache inside a readable toolchain root (~/go/pkg/mod in ~/go) keeps
+// its private layer: the command's write lands in the layer, the user's
+// cache is unchanged. Where no layer can be mounted (here: an upper
+// directory that does not exist) the cache is read-only, never the user's
+// own cache written directly; without namespaces too.
+func TestLauncherCacheInsideToolchainRoot(t *testing.T) {
+	s := Available()
+	if !s.Enforced() || !s.NS {
+		t.Skip("no namespaces here")
+	}
+	ws, home, layers := t.TempDir(), t.TempDir(), t.TempDir()
+	root := filepath.Join(home, "go")
+	cache := filepath.Join(root, "pkg", "mod")
+	os.MkdirAll(cache, 0o755)
+	os.WriteFile(filepath.Join(cache, "dep.go"), []byte("real\n"), 0o644)
+	os.MkdirAll(filepath.Join(root, "bin"), 0o755)
+	upper, work := filepath.Join(layers, "upper"), filepath.Join(layers, "work")
+	os.Mkdir(upper, 0o700)
+	os.Mkdir(work, 0o700)
+	base := Spec{Dir: ws, Workspace: ws, RW: []string{ws, cache}, RO: []string{"/usr", "/bin", "/lib", "/lib64", "/etc", root}}
+	poison := "echo POISON > " + filepath.Join(cache, "dep.go") + "; cat " + filepath.Join(cache, "dep.go")
+	spec := base
+	spec.Overlays = []CacheLayer{{Lower: cache, Upper: upper, Work: work}}
+	if out, ok := run(t, spec, poison); !ok || !strings.Contains(out, "POISON") {
+		t.Fatalf("the command's own layer: %v %s", ok, out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(cache, "dep.go")); string(b) != "real\n" {
+		t.Fatalf("the user's cache inside a toolchain root was written: %q", b)
+	}
+	spec.Overlays = []CacheLayer{{Lower: cache, Upper: filepath.Join(layers, "missing", "upper"), Work: work}}
+	if out, _ := run(t, spec, poison); !strings.Contains(out, "read-only") {
+		t.Errorf("no layer: want a read-only cache and a line that says so: %s", out)
+	}
+	spec.NoNS = true
+	spec.Overlays = []CacheLayer{{Lower: cache, Upper: upper, Work: work}}
+	run(t, spec, poison)
+	if b, _ := os.ReadFile(filepath.Join(cache, "dep.go")); string(b) != "real\n" {
+		t.Fatalf("a cache was written directly: %q", b)
+	}
+}
+
+// A pinned directory (.git) cannot be renamed, removed or replaced; what
+// is inside it stays writable.
+func TestLauncherPinnedDirectory(t *testing.T) {
+	s := Available()
+	if !s.Enforced() || !s.NS {
+		t.Skip("no namespaces here")
+	}
+	ws := t.TempDir()
+	git := filepath.Join(ws, ".git")
+	os.Mkdir(git, 0o755)
+	os.WriteFile(filepath.Join(git, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+	spec := Spec{Dir: ws, Workspace: ws, RW: []string{ws}, RO: []string{"/usr", "/bin", "/lib", "/lib64", "/etc"}, Pinned: []string{git}}
+	out, _ := run(t, spec, "mv .git .git~; rm -rf .git; mkdir -p .git; echo x > .git/new && echo inside-ok")
+	if !strings.Contains(out, "inside-ok") {
+		t.Errorf("writes inside .git: %s", out)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".git~")); err == nil {
+		t.Fatalf(".git was renamed: %s", out)
+	}
+	if fi, err := os.Lstat(git); err != nil || !fi.IsDir() {
+		t.Fatalf(".git was replaced: %v", err)
+	}
+}
