@@ -29,6 +29,10 @@ type Gate struct {
 	undo      *undoStack // what each file change replaced, for /undo (shared by capped views)
 	approvals *approvals // asks before an effect (approval.go)
 	maxOut    func() int // the cap on one result: the main model's, or a turn's (capped)
+	// bare: commands get no caches and no network at all (the model
+	// check's throw-away sessions: a model under test leaves nothing a
+	// later build of the user's loads).
+	bare bool
 }
 
 // audit records an effect with the outcome its error means.
@@ -247,18 +251,34 @@ func (g *Gate) runGated(ctx context.Context, r runRequest) (RunResult, error) {
 		r.timeout = time.Duration(g.cfg.RunTimeout)
 	}
 	spec := procSpec{Dir: g.ws.Root, Argv: r.argv, Env: baseEnv(), Timeout: r.timeout, Limit: g.maxOut(), Sandbox: g.commandSandbox(), Echo: r.echo}
-	res := runProcess(ctx, spec)
-	g.log.Record(r.audit, r.shown, runOutcome(res), res.Duration)
+	res := g.runGuarded(ctx, r, spec)
 	if sb, ok := g.escalate(ctx, r.shown, res); ok {
 		spec.Sandbox = sb
-		res = runProcess(ctx, spec)
-		what := r.audit + " outside the sandbox"
-		if sb != nil {
-			what = r.audit + " with network"
+		if sb == nil {
+			// The user's explicit yes to run it with all their rights:
+			// what it does to .git is theirs, as their own git's is.
+			res = runProcess(ctx, spec)
+			g.log.Record(r.audit+" outside the sandbox", r.shown, runOutcome(res), res.Duration)
+			return res, nil
 		}
-		g.log.Record(what, r.shown, runOutcome(res), res.Duration)
+		r.audit += " with network"
+		res = g.runGuarded(ctx, r, spec)
 	}
 	return res, nil
+}
+
+// runGuarded runs a sandboxed program and then the check after every
+// command (git_guard.go): what it changed in .git that the user's next git
+// would run is undone, said in the result and in the audit log.
+func (g *Gate) runGuarded(ctx context.Context, r runRequest, spec procSpec) RunResult {
+	guard := guardGit(g.ws.Root)
+	res := runProcess(ctx, spec)
+	res.Undone = guard.check()
+	g.log.Record(r.audit, r.shown, runOutcome(res), res.Duration)
+	for _, u := range res.Undone {
+		g.log.Record("undone", r.shown+": "+u, AuditDenied, 0)
+	}
+	return res
 }
 
 func runOutcome(res RunResult) AuditOutcome {
@@ -324,6 +344,9 @@ func (g *Gate) commandSandbox() *sandbox.Spec {
 // beside them and must not share a layer).
 func (g *Gate) commandSandboxFor(purpose string) *sandbox.Spec {
 	rw, caches, ro := sandboxPaths(g.cfg.Sandbox)
+	if g.bare {
+		caches = nil
+	}
 	rw = append(rw, caches...)
 	gitRO, gitRW := gitProtected(g.ws.Root)
 	home, _ := os.UserHomeDir()
@@ -337,18 +360,28 @@ func (g *Gate) commandSandboxFor(purpose string) *sandbox.Spec {
 		RO:        ro,
 		ReadOnly:  gitRO,
 		Hidden:    []string{filepath.Join(g.ws.Root, AgentsDir)},
-		Network:   g.cfg.Sandbox.Network,
+		Network:   g.cfg.Sandbox.Network && !g.bare,
 	}
 	for _, p := range gitRO {
 		if filepath.Base(p) == "hooks" { // made when missing, so none can appear (submodules' too)
 			spec.Ensure = append(spec.Ensure, p)
 		}
 	}
+	if fi, err := os.Lstat(filepath.Join(g.ws.Root, ".git")); err == nil && fi.IsDir() {
+		// .git cannot be renamed or replaced by another with a config
+		// and hooks of the command's choosing.
+		spec.Pinned = []string{filepath.Join(g.ws.Root, ".git")}
+	}
+	if data := userDataDir(); data != "" && sandbox.Under(filepath.Join(data, "caches"), append(append([]string{}, spec.RW...), spec.RO...)) {
+		// Every workspace's cache layers: never visible to a command
+		// (its own is mounted over its caches already).
+		spec.Hidden = append(spec.Hidden, filepath.Join(data, "caches"))
+	}
 	if home != "" {
 		spec.Masked = maskedCredentials(home, append(append([]string{}, spec.RW...), spec.RO...))
 	}
 	spec.Overlays = cacheOverlays(g.ws.Root, purpose, caches)
-	if !spec.Network {
+	if !spec.Network && !g.bare {
 		if p := sessionProxy(g.cfg.Sandbox.Hosts); p != nil {
 			spec.Proxy = p.sock
 			spec.RO = append(spec.RO, filepath.Dir(p.sock))

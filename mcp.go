@@ -233,14 +233,14 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 // streamable HTTP one.
 func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, *sandbox.Spec, error) {
 	if cfg.URL != "" {
-		hc := &http.Client{Transport: headerTransport{headers: expandEnvValues(cfg.Headers)}}
+		hc := &http.Client{Transport: headerTransport{headers: cfg.expanded(cfg.Headers)}}
 		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, DisableStandaloneSSE: true}, nil, nil
 	}
 	if len(cfg.Command) == 0 {
 		return nil, nil, errors.New("no command or url")
 	}
 	env := baseEnv()
-	for k, v := range expandEnvValues(cfg.Env) {
+	for k, v := range cfg.expanded(cfg.Env) {
 		env = append(env, k+"="+v)
 	}
 	argv := cfg.Command
@@ -281,12 +281,18 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// expandEnvValues fills ${VAR} and $VAR from Harvey's own environment (the
-// config names a secret; it does not hold it).
-func expandEnvValues(m map[string]string) map[string]string {
+// expanded is m with ${VAR} and $VAR filled from Harvey's own environment
+// for a server of the user's own config (it names a secret; it does not
+// hold it). A workspace's server gets its values as written: a repository
+// never names what of the user's environment is sent.
+func (s MCPServer) expanded(m map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range m {
-		out[k] = os.ExpandEnv(v)
+		if s.fromWorkspace {
+			out[k] = v
+		} else {
+			out[k] = os.ExpandEnv(v)
+		}
 	}
 	return out
 }
@@ -355,7 +361,17 @@ func (m *mcpManager) call(s *mcpServer, tool, name string, schema map[string]any
 				return toolResult{}, err
 			}
 		}
+		var guard *gitGuard
+		if s.cfg.URL == "" {
+			guard = guardGit(m.ws.Root) // a stdio server acts in the workspace: the check after each command
+		}
 		res, err := m.invoke(ctx, s, tool, args)
+		if undone := guard.check(); len(undone) > 0 {
+			m.gate.log.Record("undone", "MCP tool "+name+": "+strings.Join(undone, " "), AuditDenied, 0)
+			if err == nil && res != nil && !res.IsError {
+				return toolResult{Text: redactSecrets(mcpText(res)) + "\n" + strings.Join(undone, "\n")}, nil
+			}
+		}
 		if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 			// The server died: restart it once, and tell the model.
 			if s.restarts < 1 {

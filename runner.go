@@ -144,9 +144,10 @@ func (w *capWriter) result() ([]byte, int64) {
 
 // RunResult is what a child process produced.
 type RunResult struct {
-	Output   []byte // stdout and stderr interleaved, at most the cap
-	Stderr   []byte // stderr alone, when the spec split it
-	Note     string // one line added after the status (a sandbox refusal)
+	Output   []byte   // stdout and stderr interleaved, at most the cap
+	Stderr   []byte   // stderr alone, when the spec split it
+	Note     string   // one line added after the status (a sandbox refusal)
+	Undone   []string // what the check after the command undid in .git, a line each
 	Blocked  sandboxRule
 	Dropped  int64 // bytes past the cap
 	ExitCode int
@@ -166,6 +167,9 @@ func (r RunResult) Text(limit int) string {
 	}
 	if r.Note != "" {
 		status += "\n" + r.Note
+	}
+	for _, u := range r.Undone {
+		status += "\n" + u
 	}
 	return out + status
 }

@@ -257,6 +257,9 @@ func blockedLaunch(line, low string, spec *sandbox.Spec) (sandboxRule, string) {
 	if strings.Contains(low, "read-only file system") {
 		return ruleReadOnly, "[sandbox: agents/ and .git/'s config and hooks are read-only to commands]"
 	}
+	if strings.Contains(low, "device or resource busy") && strings.Contains(line, ".git") {
+		return ruleReadOnly, "[sandbox: .git itself and its config cannot be moved, replaced or rewritten by commands (commits, branches and stashes work); change git's configuration yourself, outside Harvey]"
+	}
 	if !strings.Contains(line, "harvey sandbox:") || !strings.Contains(line, "not allowed to execute") {
 		return ruleNone, ""
 	}

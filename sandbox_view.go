@@ -79,7 +79,59 @@ func gitProtected(root string) (readOnly, writable []string) {
 			readOnly = append(readOnly, filepath.Join(m, "config"), filepath.Join(m, "config.worktree"), filepath.Join(m, "hooks"))
 		}
 	}
+	// What the repository's config reads besides itself (include.path,
+	// includeIf) and a core.hooksPath in the workspace (.githooks/): git
+	// runs what they name, so they are read-only too.
+	for _, d := range dirs {
+		readOnly = append(readOnly, repoConfigRefs(root, filepath.Join(d, "config"))...)
+	}
+	// A hooks directory that is a link (shared hooks): what it leads to is
+	// read-only too (the link itself is checked after each command).
+	for _, p := range readOnly {
+		if filepath.Base(p) != "hooks" {
+			continue
+		}
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			if t, err := filepath.EvalSymlinks(p); err == nil {
+				readOnly = append(readOnly, t)
+			}
+		}
+	}
 	return readOnly, writable
+}
+
+// repoConfigRefs lists the files a repository config includes and the
+// directory its core.hooksPath names, as git itself reads them (git
+// config --includes --show-origin: git's parser, never a second one).
+func repoConfigRefs(root, config string) []string {
+	if _, err := os.Stat(config); err != nil {
+		return nil
+	}
+	git, err := exec.LookPath("git")
+	if err != nil {
+		return nil
+	}
+	cmd := exec.Command(git, "config", "--file", config, "--includes", "--show-origin", "--null", "--list")
+	cmd.Dir = root
+	cmd.Env = append(filterCommandEnvironment(os.Environ()), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	out, err := cmd.Output()
+	if err != nil {
+		return nil
+	}
+	var refs []string
+	fields := bytes.Split(out, []byte{0})
+	for i := 0; i+1 < len(fields); i += 2 {
+		origin, _ := strings.CutPrefix(string(fields[i]), "file:")
+		key, val, _ := strings.Cut(string(fields[i+1]), "\n")
+		if origin != "" && filepath.Clean(origin) != filepath.Clean(config) && !slices.Contains(refs, origin) {
+			refs = append(refs, absIn(root, origin))
+		}
+		if strings.EqualFold(key, "core.hookspath") && val != "" {
+			home, _ := os.UserHomeDir()
+			refs = append(refs, absIn(root, expandHome(val, home)))
+		}
+	}
+	return refs
 }
 
 // toolchainRoots finds what the user's toolchains need to be read and
@@ -91,8 +143,15 @@ func gitProtected(root string) (readOnly, writable []string) {
 func toolchainRoots(env []string, home string) []string {
 	get := func(k string) string { return envValue(env, k) }
 	r := &rootSet{home: home}
+	local := filepath.Join(home, ".local")
 	for _, d := range filepath.SplitList(get("PATH")) {
 		if !filepath.IsAbs(d) {
+			continue
+		}
+		if home != "" && sandbox.Under(filepath.Clean(d), []string{local}) {
+			for _, t := range localTrees(local) {
+				r.add(t)
+			}
 			continue
 		}
 		for _, p := range []string{d, resolveLinks(d)} {
@@ -116,10 +175,33 @@ func toolchainRoots(env []string, home string) []string {
 			r.add(filepath.Join(home, t.def)) // rustup's cargo proxies read ~/.rustup
 		}
 	}
-	if onPath(filepath.Join(home, ".local")) {
-		r.add(filepath.Join(home, ".local"))
-	}
 	return r.out
+}
+
+// localTrees is what a toolchain in ~/.local needs: its bin and lib, and
+// the install trees its programs link into (pipx's and uv's venvs under
+// ~/.local/share) — never the rest of ~/.local/share (the desktop's
+// Trash, other programs' data, Harvey's cache layers).
+func localTrees(local string) []string {
+	out := []string{filepath.Join(local, "bin"), filepath.Join(local, "lib")}
+	entries, _ := os.ReadDir(filepath.Join(local, "bin"))
+	for _, e := range entries {
+		if e.Type()&os.ModeSymlink == 0 {
+			continue
+		}
+		t, err := filepath.EvalSymlinks(filepath.Join(local, "bin", e.Name()))
+		if err != nil || !sandbox.Under(t, []string{local}) || sandbox.Under(t, []string{filepath.Join(local, "bin"), filepath.Join(local, "lib")}) {
+			continue
+		}
+		tree := filepath.Dir(t)
+		if filepath.Base(tree) == "bin" {
+			tree = filepath.Dir(tree) // a venv: ~/.local/share/pipx/venvs/NAME
+		}
+		if tree != local && tree != filepath.Join(local, "share") && !slices.Contains(out, tree) {
+			out = append(out, tree)
+		}
+	}
+	return out
 }
 
 // envValue is k's value in env ("" when it is not set).

@@ -1,0 +1,125 @@
+package harvey
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// gitFixture makes a repository with one commit, as a user's would be,
+// and returns its root and git's environment (no global config).
+func gitFixture(t *testing.T) (string, []string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	root := t.TempDir()
+	env := append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	gitSh(t, root, env, "git init -q -b main && echo a > a.txt && git add a.txt && git commit -qm first")
+	return root, env
+}
+
+func gitSh(t *testing.T, dir string, env []string, line string) string {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", line)
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", line, err, out)
+	}
+	return string(out)
+}
+
+// What a command could leave in .git for the user's next git — run here
+// directly, as in the sandbox's fallback without namespaces — is undone
+// by the check after the command, and said: a renamed .git with another in
+// its place, a changed config, a planted hook, a hooks link replaced, a
+// gitlink in the index (index versions 2 and 4), a new modules/ entry, a
+// config.lock left behind. Ordinary work (a commit) is left as it is.
+func TestGitGuardUndoes(t *testing.T) {
+	root, env := gitFixture(t)
+	tmp := t.TempDir()
+	marker := filepath.Join(tmp, "ran")
+	os.WriteFile(filepath.Join(tmp, "plant.sh"), []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
+	plant := "[core]\n\tfsmonitor = " + filepath.Join(tmp, "plant.sh") + "\n"
+	cases := []struct {
+		name, line, said string
+	}{
+		{"rename", "mv .git .git~ && git init -q && printf '" + plant + "' >> .git/config", "moved .git"},
+		{"config", "printf '" + plant + "' >> .git/config", ".git/config"},
+		{"hook", "printf '#!/bin/sh\\ntouch " + marker + "\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit", ".git/hooks"},
+		{"gitlink", "mkdir -p sub && git -C sub init -q && printf '" + plant + "' >> sub/.git/config && git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),sub", "gitlink (sub)"},
+		{"gitlink-v4", "git update-index --index-version 4 && mkdir -p sub4 && git -C sub4 init -q && printf '" + plant + "' >> sub4/.git/config && git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),sub4", "gitlink (sub4)"},
+		{"modules", "mkdir -p .git/modules/evil && printf '" + plant + "' > .git/modules/evil/config", "modules/evil"},
+		{"lock", "touch .git/config.lock", "config.lock"},
+	}
+	for _, c := range cases {
+		g := guardGit(root)
+		gitSh(t, root, env, c.line)
+		said := strings.Join(g.check(), "\n")
+		if !strings.Contains(said, c.said) {
+			t.Errorf("%s: not undone or not said: %q", c.name, said)
+		}
+		gitSh(t, root, env, "rm -rf sub sub4 .git~ && git update-index --index-version 2")
+		out := gitSh(t, root, env, "git status --porcelain; echo b >> a.txt; git commit -qam next; git config --list; true")
+		if _, err := os.Stat(marker); err == nil {
+			t.Errorf("%s: the user's next git ran what the command planted:\n%s", c.name, out)
+			os.Remove(marker)
+		}
+	}
+	// A hooks directory that is a link (shared hooks), replaced by a
+	// directory of the command's.
+	os.RemoveAll(filepath.Join(root, ".git", "hooks"))
+	os.MkdirAll(filepath.Join(root, "shared-hooks"), 0o755)
+	os.Symlink("../shared-hooks", filepath.Join(root, ".git", "hooks"))
+	g := guardGit(root)
+	gitSh(t, root, env, "rm .git/hooks && mkdir .git/hooks && printf '#!/bin/sh\\ntouch "+marker+"\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit")
+	if said := g.check(); len(said) == 0 {
+		t.Error("a replaced hooks link: nothing said")
+	}
+	if l, err := os.Readlink(filepath.Join(root, ".git", "hooks")); err != nil || l != "../shared-hooks" {
+		t.Errorf("the hooks link is not back: %q %v", l, err)
+	}
+	gitSh(t, root, env, "echo c >> a.txt && git commit -qam third")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("a hook the command planted ran")
+	}
+	// Ordinary work: nothing to undo, nothing said.
+	g = guardGit(root)
+	gitSh(t, root, env, "git checkout -q -b feature && echo d > d.txt && git add d.txt && git commit -qm d && git stash list")
+	if said := g.check(); len(said) != 0 {
+		t.Errorf("ordinary work was undone: %q", said)
+	}
+}
+
+// A planted config reached through a link inside .git (modules/x a link
+// out of the workspace) is restored without writing through the link.
+func TestGitGuardWritesNothingThroughLinks(t *testing.T) {
+	root, env := gitFixture(t)
+	outside := t.TempDir()
+	os.WriteFile(filepath.Join(outside, "config"), []byte("outside\n"), 0o644)
+	gitSh(t, root, env, "mkdir -p .git/modules/m && cp .git/config .git/modules/m/config")
+	g := guardGit(root)
+	gitSh(t, root, env, "rm -rf .git/modules/m && ln -s "+outside+" .git/modules/m")
+	g.check()
+	if b, _ := os.ReadFile(filepath.Join(outside, "config")); string(b) != "outside\n" {
+		t.Fatalf("the check wrote through a link: %q", b)
+	}
+}
+
+// The index reader finds gitlinks in an index git wrote, in each version.
+func TestGitlinksInIndex(t *testing.T) {
+	root, env := gitFixture(t)
+	for _, v := range []string{"2", "3", "4"} {
+		gitSh(t, root, env, "git update-index --index-version "+v+" && git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),deep/path/sub"+v)
+		b, err := os.ReadFile(filepath.Join(root, ".git", "index"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := gitlinks(b, 20); !strings.Contains(strings.Join(got, ","), "deep/path/sub"+v) {
+			t.Errorf("index v%s: gitlinks %q", v, got)
+		}
+	}
+}
