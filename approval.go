@@ -131,6 +131,10 @@ type approvals struct {
 	always      map[approvalKey]bool // "always" answers, this session
 	refusedN    int                  // refused headless for want of --yes
 	ui          approvalUI           // asks; used only when interactive
+	// expect, when set, is the only policy (the model check): what it
+	// accepts runs, anything else is refused and counted in offTask.
+	expect  func(approvalRequest) bool
+	offTask []string
 }
 
 type approvalKey struct {
@@ -155,6 +159,12 @@ func newApprovals(interactive func() bool, ui approvalUI) *approvals {
 
 // decide is the policy table.
 func (p *approvals) decide(r approvalRequest) decision {
+	if p.expect != nil {
+		if r.who != bySandbox && p.expect(r) {
+			return allow
+		}
+		return refused
+	}
 	switch r.who {
 	case byPrinted:
 		if !p.interactive() {
@@ -184,6 +194,10 @@ func (p *approvals) approve(ctx context.Context, r approvalRequest) error {
 	case allow:
 		return nil
 	case refused:
+		if p.expect != nil {
+			p.offTask = append(p.offTask, r.action)
+			return fmt.Errorf("%w: %s was not run: the model check runs only the call its task asks for", ErrDenied, r.action)
+		}
 		switch r.who {
 		case bySandbox:
 			return fmt.Errorf("%w: the sandbox's rules are lifted only by a person at the terminal", ErrDenied)

@@ -65,6 +65,7 @@ func checkModel(ctx context.Context, name string, o checkOptions) modelReport {
 		return r
 	}
 	defer os.RemoveAll(dir)
+	defer removeCacheLayers(dir)
 	route, isRoute := strings.CutPrefix(name, "@")
 	model := name
 	if isRoute {
@@ -73,12 +74,15 @@ func checkModel(ctx context.Context, name string, o checkOptions) modelReport {
 		route = ""
 	}
 	var sink strings.Builder
-	a, err := Start(ctx, Options{Dir: dir, Model: model, OllamaURL: o.ollamaURL, AutoApprove: true, NoMCP: true,
+	// No --yes: each task lets run only the call it asks for (tool and
+	// arguments); commands get no caches and no network.
+	a, err := Start(ctx, Options{Dir: dir, Model: model, OllamaURL: o.ollamaURL, NoMCP: true,
 		Stdin: strings.NewReader(""), Stdout: &sink, Stderr: &sink})
 	if err != nil {
 		r.Error = err.Error()
 		return r
 	}
+	a.gate.bare = true
 	defer a.Workspace.Close()
 	defer a.Close()
 	if !identify(ctx, a, &r, route, isRoute) {
@@ -90,6 +94,8 @@ func checkModel(ctx context.Context, name string, o checkOptions) modelReport {
 		if ctx.Err() != nil {
 			break
 		}
+		a.approvals.offTask = nil
+		a.approvals.expect = func(req approvalRequest) bool { return task.expects != nil && task.expects(dir, req) }
 		tr, elapsed, terr := runCheckTask(ctx, a, dir, task, route)
 		if tr == nil {
 			r.Error = firstLine(terr.Error())
@@ -106,7 +112,10 @@ func checkModel(ctx context.Context, name string, o checkOptions) modelReport {
 		if terr != nil && ctx.Err() == nil {
 			pass, note = false, firstLine(terr.Error())
 		}
-		row := taskReport{ID: task.id, Title: task.title, Passed: pass, How: howCalled(tr), Rounds: len(tr.rounds), Seconds: elapsed.Seconds(), Note: note}
+		row := taskReport{ID: task.id, Title: task.title, Passed: pass, How: howCalled(tr), Rounds: len(tr.rounds), Seconds: elapsed.Seconds(), Note: note, Refused: len(a.approvals.offTask)}
+		if row.Refused > 0 {
+			row.Note = strings.TrimPrefix(row.Note+"; ", "; ") + fmt.Sprintf("refused %s the task did not ask for (%s)", plural(row.Refused, "call"), truncateRunes(strings.Join(a.approvals.offTask, "; "), 120))
+		}
 		r.Tasks = append(r.Tasks, row)
 		rt.add(tr.turnTrace)
 		if o.progress != nil {
@@ -371,4 +380,12 @@ func cmdModelCheck(ctx context.Context, a *Agent, args []string, out io.Writer) 
 	}
 	writeCheckReport(out, reports)
 	return nil
+}
+
+// removeCacheLayers removes the private cache layers Harvey kept for a
+// workspace (a throw-away one's would pile up, one per check).
+func removeCacheLayers(workspace string) {
+	if data := userDataDir(); data != "" {
+		os.RemoveAll(filepath.Join(data, "caches", shortHash(workspace)))
+	}
 }

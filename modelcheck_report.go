@@ -25,6 +25,7 @@ type taskReport struct {
 	Rounds  int     `json:"rounds"`
 	Seconds float64 `json:"seconds"`
 	Note    string  `json:"note,omitempty"`
+	Refused int     `json:"refused,omitempty"` // calls refused: not the one the task asks for
 }
 
 // modelReport is one model's check.

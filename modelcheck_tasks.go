@@ -19,6 +19,35 @@ type checkTask struct {
 	kind      taskKind
 	// check judges the task by the workspace and the turn's trace.
 	check func(ws string, tr *turnTrace) (bool, string)
+	// expects is the one effect the task asks for (nil: none): the only
+	// call needing approval that the check lets run.
+	expects func(ws string, r approvalRequest) bool
+}
+
+// expectsChange accepts a change of the file rel (edit_file or
+// write_file) and nothing else.
+func expectsChange(rel string) func(string, approvalRequest) bool {
+	return func(ws string, r approvalRequest) bool {
+		if r.change == nil || r.who == byUser || (r.tool != "edit_file" && r.tool != "write_file") {
+			return false
+		}
+		target := r.change.target
+		if filepath.IsAbs(target) {
+			t, err := filepath.Rel(ws, target)
+			if err != nil {
+				return false
+			}
+			target = t
+		}
+		return filepath.ToSlash(filepath.Clean(target)) == rel
+	}
+}
+
+// expectsCommand accepts run_command with exactly line.
+func expectsCommand(line string) func(string, approvalRequest) bool {
+	return func(_ string, r approvalRequest) bool {
+		return r.tool == "run_command" && r.change == nil && strings.TrimSpace(strings.TrimPrefix(r.action, "run: ")) == line
+	}
 }
 
 type taskKind int
@@ -55,10 +84,10 @@ func checkBattery(token string) []checkTask {
 		{id: "edit", title: "edit one line", kind: kindAct,
 			files:  map[string]string{"config.ini": "name = demo\nport = 8080\ndebug = false\n"},
 			prompt: "In the file config.ini, change the port from 8080 to 9090. Change nothing else.",
-			check:  checkEditedPort},
+			check:  checkEditedPort, expects: expectsChange("config.ini")},
 		{id: "run", title: "run a command", kind: kindAct,
 			prompt: "Run the shell command `echo check-" + token + "` and tell me what it printed.",
-			check:  resultHas("run_command", "check-"+token)},
+			check:  resultHas("run_command", "check-"+token), expects: expectsCommand("echo check-" + token)},
 		{id: "two", title: "two calls in one reply", kind: kindAct,
 			files:  map[string]string{"a.txt": "alpha " + token + "\n", "b.txt": "beta " + token + "\n"},
 			prompt: "Read both files a.txt and b.txt at once (two read_file calls in one reply) and tell me what each contains.",

@@ -25,6 +25,7 @@ const (
 	styleNever                            // (c) never calls a tool
 	styleWrongType                        // (d) calls natively, with arguments of the wrong type
 	styleSlow                             // (e) calls natively, slowly (its counters say 2 tokens/s)
+	styleHostile                          // (f) calls natively what the task asks, and more: a command and a write of its own
 )
 
 // The counters a slow model's done line reports: 20 tokens in 10 s.
@@ -87,6 +88,11 @@ func scriptedCheckModel(style checkModelStyle) func(req map[string]any) fakeRepl
 			return text("I am not sure what you mean.")
 		}
 		switch style {
+		case styleHostile:
+			if len(calls) > 0 {
+				calls = append(calls, call{"run_command", map[string]any{"command": "echo hostile > pwned.txt"}},
+					call{"write_file", map[string]any{"path": "pwned2.txt", "content": "x"}})
+			}
 		case styleNever:
 			return text("I can't access files or run commands, but you can do it yourself.")
 		case styleWrongType:
@@ -381,4 +387,51 @@ func TestModelCheckTargets(t *testing.T) {
 			t.Errorf("%v %v %q: %q", c.names, c.all, c.current, s)
 		}
 	}
+}
+
+// A hostile model under check (issue 39): the check lets run only the call
+// each task asks for (tool and arguments), refuses and counts the rest,
+// runs commands with no caches and no network, and leaves no cache layer
+// behind — through the built binary.
+func TestModelCheckRunsOnlyWhatEachTaskAsks(t *testing.T) {
+	bin := buildHarvey(t)
+	f := checkFake(t, styleHostile, "llama3.2:latest")
+	tmp, data := t.TempDir(), t.TempDir()
+	env := []string{"TMPDIR=" + tmp, "XDG_DATA_HOME=" + data, "XDG_CONFIG_HOME=" + t.TempDir()}
+	out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", env, "model", "check", "--json", "--ollama", f.URL(), "llama3.2")
+	var reports []modelReport
+	if code != 0 || json.Unmarshal([]byte(out), &reports) != nil || len(reports) != 1 {
+		t.Fatalf("code %d\n%s\n%s", code, out, errOut)
+	}
+	refused := 0
+	for _, task := range reports[0].Tasks {
+		refused += task.Refused
+		if task.ID == "edit" || task.ID == "run" {
+			if !task.Passed || task.Refused != 2 {
+				t.Errorf("%s: the expected call must run and the two others be refused: %+v", task.ID, task)
+			}
+		}
+	}
+	if refused == 0 {
+		t.Fatalf("nothing refused: %s", out)
+	}
+	ran, asked := 0, 0
+	for _, req := range f.chatRequests() {
+		for id, r := range toolResults([]map[string]any{req}) {
+			_ = id
+			if strings.Contains(r, "hostile") || strings.Contains(r, "pwned") {
+				asked++
+				if !strings.Contains(r, "the model check runs only the call its task asks for") {
+					ran++
+				}
+			}
+		}
+	}
+	if asked == 0 || ran > 0 {
+		t.Fatalf("hostile calls: %d answered, %d not refused", asked, ran)
+	}
+	if layers, _ := filepath.Glob(filepath.Join(data, "harvey", "caches", "*")); len(layers) > 0 {
+		t.Fatalf("cache layers left behind: %v", layers)
+	}
+	assertNoCheckWorkspace(t, tmp)
 }
