@@ -177,6 +177,7 @@ func loadConfig(ws *Workspace) (*ConfigFile, error) {
 		return cf, fmt.Errorf("%s: %v (using defaults; the file is left as it is)", ConfigPath, err)
 	}
 	cf.doc = wcf.doc
+	markWorkspace(wcf.Config.MCP.Servers)
 	cf.ws, cf.wsKeys, cf.data = wcf.Config, topKeys(wcf.doc), data
 	for _, k := range cf.wsKeys {
 		if slices.Contains(userOnlyKeys, k) {

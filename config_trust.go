@@ -42,6 +42,15 @@ func userConfigDir() string {
 type gatedSetting struct {
 	Key   string // top-level key
 	Shown string // what it would do, for the question
+	File  string // the file that asks for it ("": agents/harvey.yaml)
+}
+
+// file is the workspace file that asks for the setting.
+func (g gatedSetting) file() string {
+	if g.File == "" {
+		return ConfigPath
+	}
+	return g.File
 }
 
 // trustStore is trusted.json: workspace path → SHA-256 of the confirmed

@@ -192,7 +192,7 @@ func (ts *toolSet) reloadUserTools(ws *Workspace, g *Gate) []ToolFileProblem {
 	for _, n := range ts.userTools {
 		ts.Tools.Unregister(n)
 	}
-	ts.userTools = nil
+	ts.userTools, ts.userDefs = nil, nil
 	tools, problems := loadUserTools(ws, builtinToolName)
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	for _, t := range tools {
@@ -202,6 +202,7 @@ func (ts *toolSet) reloadUserTools(ws *Workspace, g *Gate) []ToolFileProblem {
 			return toolResult{Text: text}, err
 		}, t.Effect, t.File)
 		ts.userTools = append(ts.userTools, t.Name)
+		ts.userDefs = append(ts.userDefs, t)
 	}
 	return problems
 }
@@ -240,10 +241,8 @@ func (ts *toolSet) confirmUserTools(tm *Terminal, ws *Workspace) {
 		return
 	}
 	fmt.Fprintf(tm.Err, "%s %s/ defines tools the model may run (it may come from the repository):\n", tm.colorize("33", "?"), UserToolsDir)
-	for _, n := range ts.userTools {
-		if t, _, ok := ts.Tools.GetTool(n); ok {
-			fmt.Fprintf(tm.Err, "  - %s: %s\n", sanitizeForTerminal(n), sanitizeForTerminal(firstLine(t.Function.Description)))
-		}
+	for _, t := range ts.userDefs {
+		fmt.Fprintf(tm.Err, "  - %s\n", sanitizeForTerminal(t.confirmation()))
 	}
 	ans, err := tm.In.Ask("Use these tools in this workspace? [y/N] ")
 	if err == nil && strings.EqualFold(strings.TrimSpace(ans), "y") {
@@ -261,5 +260,5 @@ func (ts *toolSet) dropUserTools() {
 	for _, n := range ts.userTools {
 		ts.Tools.Unregister(n)
 	}
-	ts.userTools = nil
+	ts.userTools, ts.userDefs = nil, nil
 }

@@ -7,11 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -26,7 +26,7 @@ import (
 // the user's own config, keeping its comments.
 
 // mcpFilesKey names the .mcp.json servers among the gated settings.
-const mcpFilesKey = "MCP servers in .mcp.json"
+const mcpFilesKey = "MCP servers"
 
 // workspaceMCPFiles are the files read, and the key their servers sit under.
 var workspaceMCPFiles = []struct{ path, key string }{
@@ -88,6 +88,7 @@ func validServerName(n string) bool {
 func (cf *ConfigFile) addWorkspaceMCPFiles(ws *Workspace) {
 	h := sha256.New()
 	servers := map[string]MCPServer{}
+	var files []string
 	for _, f := range workspaceMCPFiles {
 		data, err := ws.root.ReadFile(f.path)
 		if err != nil {
@@ -103,9 +104,13 @@ func (cf *ConfigFile) addWorkspaceMCPFiles(ws *Workspace) {
 		}
 		fmt.Fprintf(h, "%s\n%d\n", f.path, len(data))
 		h.Write(data)
+		markWorkspace(got)
 		for n, s := range got {
 			if _, taken := servers[n]; !taken {
 				servers[n] = s
+				if !slices.Contains(files, f.path) {
+					files = append(files, f.path)
+				}
 			}
 		}
 	}
@@ -122,12 +127,16 @@ func (cf *ConfigFile) addWorkspaceMCPFiles(ws *Workspace) {
 		cf.Config.MCP.Servers = withServers(cf.Config.MCP.Servers, servers)
 		return
 	}
-	var names []string
-	for n, s := range servers {
-		names = append(names, n+" ("+s.target()+")")
+	cf.Gated = append(cf.Gated, gatedSetting{Key: mcpFilesKey, Shown: describeServers(servers), File: strings.Join(files, ", ")})
+}
+
+// describeServers says what starting servers does, a server a line.
+func describeServers(servers map[string]MCPServer) string {
+	var lines []string
+	for _, n := range slices.Sorted(maps.Keys(servers)) {
+		lines = append(lines, "MCP server "+n+": "+servers[n].describe())
 	}
-	sort.Strings(names)
-	cf.Gated = append(cf.Gated, gatedSetting{mcpFilesKey, "starts MCP servers " + strings.Join(names, ", ")})
+	return strings.Join(lines, "\n      ")
 }
 
 // withServers is a copy of base with add's servers (base's names win).
@@ -249,6 +258,62 @@ type MCPServer struct {
 	Network  bool              `yaml:"network,omitempty"` // a stdio server may open connections
 	Models   []string          `yaml:"models,omitempty"`  // the models its tools are sent to ("*": all)
 	Lazy     bool              `yaml:"lazy,omitempty"`    // start at the first prompt, not when Harvey starts
+	// fromWorkspace: the server comes from a file in the workspace
+	// (agents/harvey.yaml, .mcp.json, ...): its ${VAR} are never filled
+	// from Harvey's environment, so a repository cannot name a secret of
+	// yours and have it sent.
+	fromWorkspace bool
+}
+
+// markWorkspace marks every server of m as a workspace's.
+func markWorkspace(m map[string]MCPServer) {
+	for n, s := range m {
+		s.fromWorkspace = true
+		m[n] = s
+	}
+}
+
+// describe says exactly what the server runs or sends, for a
+// confirmation: the argv, the environment's names, the network; or the
+// URL and each header as it will be sent. A ${VAR} of a workspace's server
+// is sent as written, and the line says so.
+func (s MCPServer) describe() string {
+	var b strings.Builder
+	if s.URL != "" {
+		b.WriteString("connects to " + s.URL)
+		if len(s.Headers) > 0 {
+			var hs []string
+			for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
+				hs = append(hs, k+": "+redactSecrets(s.Headers[k]))
+			}
+			b.WriteString(" sending headers " + strings.Join(hs, ", "))
+		}
+	} else {
+		b.WriteString("runs " + quoteArgv(s.Command) + " (sandboxed")
+		if s.Network {
+			b.WriteString(", with network")
+		}
+		b.WriteString(")")
+		if len(s.Env) > 0 {
+			b.WriteString(" with environment " + strings.Join(slices.Sorted(maps.Keys(s.Env)), ", "))
+		}
+	}
+	if s.fromWorkspace && s.namesVariables() {
+		b.WriteString("; ${VAR} values are sent as written, not filled from your environment (to pass one, add the server to your own config: harvey mcp import)")
+	}
+	return b.String()
+}
+
+// namesVariables reports whether a header or env value names a variable.
+func (s MCPServer) namesVariables() bool {
+	for _, m := range []map[string]string{s.Headers, s.Env} {
+		for _, v := range m {
+			if strings.Contains(v, "$") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // offeredTo reports whether this server's tools are sent to model: to

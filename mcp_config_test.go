@@ -30,11 +30,12 @@ func TestWorkspaceMCPJSONNeedsConfirmation(t *testing.T) {
 		t.Fatalf("servers: %v", a.mcp.servers)
 	}
 	w := errOut.String()
-	if !strings.Contains(w, "MCP servers in .mcp.json (starts MCP servers docs (https://docs.example.com/mcp), fs (sh -c touch") || !strings.Contains(w, "ignored headless") {
+	if !strings.Contains(w, "warning: .mcp.json, .vscode/mcp.json (not written by Harvey") || !strings.Contains(w, "MCP server docs: connects to https://docs.example.com/mcp") ||
+		!strings.Contains(w, `MCP server fs: runs sh -c "touch `) || !strings.Contains(w, "with environment A") || !strings.Contains(w, "ignored headless") {
 		t.Fatalf("warning: %s", w)
 	}
 	b, errOut := startIn(t, dir, true, "y\n")
-	if !strings.Contains(errOut.String(), "MCP servers in .mcp.json") {
+	if !strings.Contains(errOut.String(), "? .mcp.json, .vscode/mcp.json was not written by Harvey") || !strings.Contains(errOut.String(), "MCP servers: MCP server docs") {
 		t.Fatalf("the REPL did not ask: %s", errOut.String())
 	}
 	fs, ok := b.Config.MCP.Servers["fs"]

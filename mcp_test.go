@@ -245,7 +245,7 @@ func TestMCPServerFromWorkspaceNeedsConfirmation(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the workspace's MCP command ran")
 	}
-	if !strings.Contains(errOut.String(), "sets mcp (starts MCP servers evil (sh -c touch") || !strings.Contains(errOut.String(), "ignored headless") {
+	if !strings.Contains(errOut.String(), `sets mcp (MCP server evil: runs sh -c "touch `) || !strings.Contains(errOut.String(), "ignored headless") {
 		t.Fatalf("no warning: %s", errOut.String())
 	}
 }

@@ -380,7 +380,7 @@ func TestUserToolsConfirmedThroughPTY(t *testing.T) {
 	env := []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg}
 	s := startPTYWith(t, bin, dir, env, 120, "--ollama", "http://127.0.0.1:1")
 	s.expect("agents/tools/ defines tools the model may run")
-	s.expect("lint: Lint the code.")
+	s.expect("lint (agents/tools/lint.md): runs echo linted — effect: read, runs without asking — says: Lint the code.")
 	s.expect("Use these tools in this workspace? [y/N] ")
 	s.send("y\r")
 	s.expect("harvey> ")
@@ -406,7 +406,8 @@ func TestWorkspaceMCPJSONThroughPTY(t *testing.T) {
 	dir, cfg := t.TempDir(), t.TempDir()
 	writeFile(t, dir, ".mcp.json", fmt.Sprintf(`{"mcpServers": {"t": {"command": %q, "env": {"HARVEY_TEST_HELPER": "mcp-server"}}}}`, os.Args[0]))
 	s := startPTYWith(t, bin, dir, []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg}, 120, "--ollama", "http://127.0.0.1:1")
-	s.expect("MCP servers in .mcp.json: starts MCP servers t (")
+	s.expect(".mcp.json was not written by Harvey")
+	s.expect("MCP servers: MCP server t: runs ")
 	s.expect("Use these settings in this workspace? [y/N] ")
 	s.send("y\r")
 	s.expect("harvey> ")

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -140,14 +141,24 @@ func (tm *Terminal) confirmWorkspaceConfig(cf *ConfigFile, ws *Workspace) {
 	if len(cf.Gated) == 0 {
 		return
 	}
+	var files []string
+	for _, g := range cf.Gated {
+		if !slices.Contains(files, g.file()) {
+			files = append(files, g.file())
+		}
+	}
 	if !tm.Interactive {
-		tm.logf("%s", tm.colorize("33", fmt.Sprintf("warning: %s (not written by Harvey, not yet confirmed) %s; ignored headless — start harvey in this directory once to confirm", ConfigPath, gatedSummary(cf.Gated))))
+		tm.logf("%s", tm.colorize("33", fmt.Sprintf("warning: %s (not written by Harvey, not yet confirmed) %s; ignored headless — start harvey in this directory once to confirm", strings.Join(files, ", "), sanitizeForTerminal(gatedSummary(cf.Gated)))))
 		cf.DeclineWorkspace()
 		return
 	}
-	fmt.Fprintf(tm.Err, "%s %s was not written by Harvey (it may come from the repository). It:\n", tm.colorize("33", "?"), ConfigPath)
-	for _, g := range cf.Gated {
-		fmt.Fprintf(tm.Err, "  - %s: %s\n", g.Key, sanitizeForTerminal(g.Shown))
+	for _, f := range files {
+		fmt.Fprintf(tm.Err, "%s %s was not written by Harvey (it may come from the repository). It:\n", tm.colorize("33", "?"), f)
+		for _, g := range cf.Gated {
+			if g.file() == f {
+				fmt.Fprintf(tm.Err, "  - %s: %s\n", g.Key, sanitizeForTerminal(g.Shown))
+			}
+		}
 	}
 	ans, err := tm.In.Ask("Use these settings in this workspace? [y/N] ")
 	if err == nil && strings.EqualFold(strings.TrimSpace(ans), "y") {

@@ -2,6 +2,7 @@ package harvey
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -134,4 +135,18 @@ func countLines(s string) int {
 		n++
 	}
 	return n
+}
+
+// quoteArgv renders argv for approvals and the audit log, quoting what a
+// shell would split, so the user sees exactly the arguments.
+func quoteArgv(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`;&|<>(){}[]*?!#~") {
+			parts[i] = strconv.Quote(a)
+		} else {
+			parts[i] = a
+		}
+	}
+	return strings.Join(parts, " ")
 }

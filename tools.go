@@ -16,6 +16,7 @@ type toolSet struct {
 	Tools        *ToolRegistry
 	cfg          *ConfigFile // the session's config: max_tools and each server's models:
 	userTools    []string    // names registered from agents/tools
+	userDefs     []*UserTool // what those files say, in the same order
 	toolProblems []ToolFileProblem
 	mcp          *mcpManager // MCP servers (mcp.go); nil until started
 }

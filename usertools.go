@@ -465,3 +465,48 @@ func builtinToolName(name string) bool {
 	}
 	return false
 }
+
+// confirmation says what confirming the tool allows: what it runs, with
+// which effect, and whether that asks first — not just the file's own
+// description. A read tool that starts a shell or an interpreter is
+// marked: its effect is the file's claim, and the program can do what
+// any command can, without a question.
+func (t *UserTool) confirmation() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s): runs %s", t.Name, t.File, quoteArgv(t.Command))
+	switch t.Effect {
+	case EffectRead:
+		b.WriteString(" — effect: read, runs without asking")
+		if p := interpreterOf(t.Command); p != "" {
+			fmt.Fprintf(&b, " — BUT it starts %s, which can change anything a command can: the file's 'read' is only its claim", p)
+		}
+	default:
+		fmt.Fprintf(&b, " — effect: %s, asks each time", t.Effect)
+	}
+	if d := firstLine(t.Description); d != "" {
+		b.WriteString(" — says: " + d)
+	}
+	return b.String()
+}
+
+// interpreterOf is the shell or interpreter argv starts (through env or
+// a version suffix: python3.12), or "".
+func interpreterOf(argv []string) string {
+	j := 0
+	if len(argv) > 0 && path.Base(argv[0]) == "env" {
+		j = 1
+		for j < len(argv) && (strings.Contains(argv[j], "=") || strings.HasPrefix(argv[j], "-")) {
+			j++
+		}
+	}
+	if j >= len(argv) {
+		return ""
+	}
+	base := path.Base(argv[j])
+	for _, name := range []string{base, strings.TrimRight(base, "0123456789.")} {
+		if _, ok := interpreters[name]; ok {
+			return base
+		}
+	}
+	return ""
+}

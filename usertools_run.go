@@ -166,20 +166,6 @@ func scalarText(v any) (string, error) {
 	return "", fmt.Errorf("expected a plain value, got %s", coerce.JSONType(v))
 }
 
-// quoteArgv renders argv for approvals and the audit log, quoting what a
-// shell would split, so the user sees exactly the arguments.
-func quoteArgv(argv []string) string {
-	parts := make([]string, len(argv))
-	for i, a := range argv {
-		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`;&|<>(){}[]*?!#~") {
-			parts[i] = strconv.Quote(a)
-		} else {
-			parts[i] = a
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
 // checkToolPaths puts every path parameter through the path policy of
 // read_file (write_file for a path that does not exist yet, in a tool that
 // is not read-only) and passes the resolved workspace-relative path on:
