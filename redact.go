@@ -121,6 +121,17 @@ var secretPatterns = []tokenRule{
 	// credentials in URLs: user:password@ and a bare token@ (https://TOKEN@host)
 	rule("://", false, `://([^/\s:@]+:[^/\s@]+)@`),
 	rule("://", false, `://([A-Za-z0-9_\-]{16,})@`),
+	// HTTP credentials: an Authorization header's (or setting's) value
+	// after its scheme, and a bearer token anywhere (curl -H, logs).
+	rule("uthorization", false, `[Aa]uthorization["']?[ \t]*[:=][ \t]*["']?(?:[Bb]earer|[Bb]asic|[Tt]oken|[Dd]igest|[Bb]ot)[ \t]+([A-Za-z0-9._~+/\-]{6,}=*)`),
+	rule("UTHORIZATION", false, `AUTHORIZATION["']?[ \t]*[:=][ \t]*["']?(?i:bearer|basic|token|digest|bot)[ \t]+([A-Za-z0-9._~+/\-]{6,}=*)`),
+	rule("earer", false, `[Bb]earer[ \t]+([A-Za-z0-9._~+/\-]{16,}=*)`),
+	// passwords on command lines: curl -u user:pass (--user), mysql's
+	// -pSECRET, and --password=SECRET / --password SECRET of any program.
+	rule("curl", false, `curl\b[^\n]*?[ \t](?:-u[ \t]*|--user[ \t=]+)["']?[^\s:"']+:([^\s"']+)`),
+	rule("mysql", false, `mysql[a-z]*\b[^\n]*?[ \t]-p([^\s"'-][^\s"']*)`),
+	rule("mariadb", false, `mariadb[a-z-]*\b[^\n]*?[ \t]-p([^\s"'-][^\s"']*)`),
+	rule("-password", false, `[ \t]--password(?:=|[ \t]+)["']?([^\s"'$-][^\s"']{2,})`),
 }
 
 // assignPatterns find a value given to a secret-named key anywhere in a
@@ -134,12 +145,20 @@ var secretPatterns = []tokenRule{
 // (TestRedactionIgnoresWhereALineStarts). They run only on lines where
 // secretKeyBefore finds such a key before a ':' or '='.
 var assignPatterns = []tokenRule{
-	rule("", false, `(?i)(?:secret|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth[_\-]?token|private[_\-]?key|token)[A-Za-z0-9_.\-]*["']?[ \t]*(?::=|[:=])[ \t]*["']([^"'\s]{6,})["']`),
-	rule("", false, `(?i)(?:secret|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth[_\-]?token|private[_\-]?key|token)[A-Za-z0-9_.\-]*["']?[ \t]*[:=][ \t]*([^\s"'(){}\[\],;]{6,})(?:[ \t\r]*$|[ \t]+(?:#|//|;|--|<!--|/\*).*$)`),
+	rule("", false, `(?i)`+secretKeyRE+`["']?[ \t]*(?::=|[:=])[ \t]*["']([^"'\s]{6,})["']`),
+	rule("", false, `(?i)`+secretKeyRE+`["']?[ \t]*[:=][ \t]*([^\s"'(){}\[\],;]{6,})(?:[ \t\r]*$|[ \t]+(?:#|//|;|--|<!--|/\*).*$)`),
+	// A shell's VAR=value before a command (PGPASSWORD=x psql ...,
+	// MYSQL_PWD=x mysqldump): a variable named for a secret, any value.
+	rule("", false, `(?:^|[^A-Za-z0-9])[A-Z_]*(?:PASS|PASSWORD|PASSWD|PWD|SECRET|TOKEN|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?)[A-Z0-9_]*=("[^"$]+"|'[^']+'|[^\s"'$;&|(),]+)[ \t]+[A-Za-z.]`),
 }
 
+// secretKeyRE is a key named for a secret: secret, password, pwd, api
+// key, access key, auth token, private key, token (with any suffix), or
+// pass as a word of its own (DB_PASS, smtp.pass; not bypass or compass).
+const secretKeyRE = `(?:(?:secret|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key|auth[_\-]?token|private[_\-]?key|token)[A-Za-z0-9_.\-]*|(?:^|[^A-Za-z])pass(?:[_.\-][A-Za-z0-9_.\-]*)?)`
+
 // secretWords are the key names assignPatterns look for (lower case).
-var secretWords = []string{"secret", "passw", "pwd", "key", "token"}
+var secretWords = []string{"secret", "pass", "pwd", "key", "token"}
 
 const redactedMark = "[REDACTED secret]"
 

@@ -102,3 +102,37 @@ func BenchmarkRedact(b *testing.B) {
 		redactSecrets(s)
 	}
 }
+
+// The shapes issue 39 found passing: each value is hidden, the command
+// around it kept; ordinary lines that look alike are left alone.
+func TestRedactionKnowsCommandLineSecrets(t *testing.T) {
+	secrets := []struct{ line, value string }{
+		{"DB_PASS=hunter2hunter", "hunter2hunter"},
+		{"smtp.pass: m41lp4ssw0rd", "m41lp4ssw0rd"},
+		{"PGPASSWORD=s3cr3tpg psql -h db -U app", "s3cr3tpg"},
+		{"PGPASSWORD=x psql -h db", "=x psql"},
+		{"MYSQL_PWD='quoted secret' mysqldump app", "quoted secret"},
+		{"curl -H 'Authorization: Bearer abcdef0123456789xyz' https://api.example.com", "abcdef0123456789xyz"},
+		{"Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA=="},
+		{`"authorization": "Bearer tok_9f8e7d6c5b4a"`, "tok_9f8e7d6c5b4a"},
+		{"AUTHORIZATION=Token zz9zz9zz9zz9", "zz9zz9zz9zz9"},
+		{"curl -u alice:opensesame42 https://example.com/api", "opensesame42"},
+		{"curl -s --user bob:p4ss-w0rd https://example.com", "p4ss-w0rd"},
+		{"mysql -u root -pS3cretRoot app < dump.sql", "S3cretRoot"},
+		{"docker login --password hunter2x -u me", "hunter2x"},
+		{"psql --password=pgpass99 app", "pgpass99"},
+	}
+	for _, s := range secrets {
+		got := redactSecrets(s.line)
+		if strings.Contains(got, s.value) || !strings.Contains(got, redactedMark) {
+			t.Errorf("%q: not hidden: %q", s.line, got)
+		}
+	}
+	keep := []string{"bypass: enabled_always", "compass_heading = northwest", "docker run -u 1000:1000 image", "git push -u origin main",
+		"mysql -p", "docker login --password-stdin", "PGPASSWORD=$PGPASS psql", "Bearer tokens expire."}
+	for _, k := range keep {
+		if got := redactSecrets(k); got != k {
+			t.Errorf("ordinary text changed: %q → %q", k, got)
+		}
+	}
+}

@@ -1,10 +1,12 @@
 package harvey
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,7 +30,7 @@ import (
 
 // defaultRegistryHosts are reachable without any setting.
 var defaultRegistryHosts = []string{
-	"proxy.golang.org", "sum.golang.org", "storage.googleapis.com", // Go modules (the proxy redirects zips to storage)
+	"proxy.golang.org", "sum.golang.org", // Go modules (not a general cloud storage host: it serves far more than packages)
 	"registry.npmjs.org", "registry.yarnpkg.com", // npm, yarn
 	"pypi.org", "files.pythonhosted.org", // pip, uv
 	"crates.io", "index.crates.io", "static.crates.io", "static.rust-lang.org", // cargo, rustup
@@ -62,7 +64,8 @@ func sessionProxy(userHosts []string) *registryProxy {
 		if err != nil {
 			return
 		}
-		go http.Serve(ln, p)
+		srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+		go srv.Serve(ln)
 		theProxy = p
 	})
 	if p := theProxy; p != nil {
@@ -82,27 +85,70 @@ func removeProxyDir() {
 
 // allows reports whether host:port may be reached: an entry names the host
 // (on the web's ports, 443 and 80) or host:port, or "*.example.com" for its
-// subdomains (443 and 80).
-func (p *registryProxy) allows(hostport string) bool {
+// subdomains (443 and 80). wildcard is true when only a "*." entry lets it
+// through (the address it resolves to is then checked: dialAllowed).
+func (p *registryProxy) allows(hostport string) (ok, wildcard bool) {
 	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
-		return false
+		return false, false
 	}
 	host = strings.ToLower(strings.TrimSuffix(host, "."))
 	web := port == "443" || port == "80"
 	p.mu.Lock()
 	allowed := p.allowed
 	p.mu.Unlock()
-	return slices.ContainsFunc(allowed, func(a string) bool {
+	for _, a := range allowed {
 		a = strings.ToLower(a)
 		if h, pt, err := net.SplitHostPort(a); err == nil {
-			return h == host && pt == port
+			if h == host && pt == port {
+				return true, false
+			}
+		} else if suffix, ok := strings.CutPrefix(a, "*."); ok {
+			wildcard = wildcard || web && strings.HasSuffix(host, "."+suffix)
+		} else if web && a == host {
+			return true, false
 		}
-		if suffix, ok := strings.CutPrefix(a, "*."); ok {
-			return web && strings.HasSuffix(host, "."+suffix)
+	}
+	return wildcard, wildcard
+}
+
+// proxyDialTimeout bounds a connection to a registry.
+const proxyDialTimeout = 30 * time.Second
+
+// dialAllowed connects to an allowed host:port. A host let through by a
+// wildcard entry alone is resolved first, and refused when it resolves to
+// this machine or a private network (a "*.example.com" whose name points
+// at 127.0.0.1 or a metadata address is no package registry); the
+// address checked is the one dialled, so a second lookup cannot change it.
+func dialAllowed(ctx context.Context, hostport string, wildcard bool) (net.Conn, error) {
+	d := &net.Dialer{Timeout: proxyDialTimeout}
+	if !wildcard {
+		return d.DialContext(ctx, "tcp", hostport)
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return nil, err
+	}
+	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return nil, err
+	}
+	for _, ip := range ips {
+		if !publicAddr(ip) {
+			return nil, fmt.Errorf("%s resolves to %s, a local or private address (a wildcard host in sandbox.hosts reaches public addresses only; name the host itself to allow it)", host, ip)
 		}
-		return web && a == host
-	})
+	}
+	if len(ips) == 0 {
+		return nil, fmt.Errorf("%s: no address", host)
+	}
+	return d.DialContext(ctx, "tcp", net.JoinHostPort(ips[0].String(), port))
+}
+
+// publicAddr: not loopback, private, link-local, unspecified or multicast.
+func publicAddr(ip netip.Addr) bool {
+	ip = ip.Unmap()
+	return ip.IsValid() && !ip.IsLoopback() && !ip.IsPrivate() && !ip.IsLinkLocalUnicast() && !ip.IsLinkLocalMulticast() &&
+		!ip.IsUnspecified() && !ip.IsMulticast() && !ip.IsInterfaceLocalMulticast() && !netip.MustParsePrefix("100.64.0.0/10").Contains(ip)
 }
 
 // refusalsSince returns the hosts refused after the first n.
@@ -149,7 +195,8 @@ func (p *registryProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !strings.Contains(hostport, ":") {
 		hostport += ":80"
 	}
-	if !p.allows(hostport) {
+	ok, wildcard := p.allows(hostport)
+	if !ok {
 		p.refuse(w, r.URL.Host)
 		return
 	}
@@ -158,7 +205,13 @@ func (p *registryProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	for _, h := range []string{"Proxy-Connection", "Proxy-Authorization", "Connection", "Keep-Alive", "Te", "Trailer", "Upgrade"} {
 		out.Header.Del(h)
 	}
-	resp, err := proxyTransport.RoundTrip(out)
+	transport := proxyTransport
+	if wildcard {
+		transport = &http.Transport{Proxy: nil, DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) { return dialAllowed(ctx, addr, true) },
+			ResponseHeaderTimeout: time.Minute}
+		defer transport.CloseIdleConnections()
+	}
+	resp, err := transport.RoundTrip(out)
 	if err != nil {
 		http.Error(w, "proxy: "+err.Error(), http.StatusBadGateway)
 		return
@@ -173,7 +226,8 @@ func (p *registryProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.Copy(w, resp.Body)
 }
 
-var proxyTransport = &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: 30 * time.Second}).DialContext, MaxIdleConnsPerHost: 4}
+var proxyTransport = &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: proxyDialTimeout}).DialContext, MaxIdleConnsPerHost: 4,
+	ResponseHeaderTimeout: time.Minute, IdleConnTimeout: time.Minute}
 
 // tunnel splices a CONNECT to an allowed host:port (TLS stays end to end).
 func (p *registryProxy) tunnel(w http.ResponseWriter, r *http.Request) {
@@ -181,12 +235,13 @@ func (p *registryProxy) tunnel(w http.ResponseWriter, r *http.Request) {
 	if !strings.Contains(hostport, ":") {
 		hostport += ":443"
 	}
-	if !p.allows(hostport) {
+	ok, wildcard := p.allows(hostport)
+	if !ok {
 		host, _, _ := net.SplitHostPort(hostport)
 		p.refuse(w, host)
 		return
 	}
-	up, err := net.DialTimeout("tcp", hostport, 30*time.Second)
+	up, err := dialAllowed(r.Context(), hostport, wildcard)
 	if err != nil {
 		http.Error(w, "proxy: "+err.Error(), http.StatusBadGateway)
 		return
