@@ -6,6 +6,7 @@ package harvey
 import (
 	"context"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ func BenchmarkRunTrue(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer ws.Close()
-	a := &Agent{Workspace: ws, Config: &ConfigFile{Config: defaultConfig()}}
+	a := newAgent(ws, &ConfigFile{Config: defaultConfig()}, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
 	for _, mode := range []string{"unconfined", "sandboxed"} {
 		b.Run(mode, func(b *testing.B) {
 			var sb *sandbox.Spec
@@ -61,7 +62,7 @@ func BenchmarkEverydayWork(b *testing.B) {
 	defer ws.Close()
 	cfg := defaultConfig()
 	cfg.Sandbox.Hosts = []string{strings.TrimPrefix(base, "http://")}
-	a := &Agent{Workspace: ws, Config: &ConfigFile{Config: cfg}}
+	a := newAgent(ws, &ConfigFile{Config: cfg}, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
 	for _, work := range []struct{ name, cmd string }{
 		{"go-build", "go build -o app ."},
 		{"npm-ci", "npm ci --no-audit --no-fund --prefer-offline --loglevel=error"},
