@@ -26,7 +26,7 @@ type gateOps interface {
 	writeChecked(ctx context.Context, tool, p, content string) (string, error)
 	editChecked(ctx context.Context, tool, p, oldText, newText string, all bool) (string, error)
 	listChecked(ctx context.Context, p string) (string, int, error)
-	searchChecked(ctx context.Context, pattern, p string) (string, int, error)
+	searchChecked(ctx context.Context, pattern, p string) (searchHits, error)
 	runCheckedEcho(ctx context.Context, tool, line string, timeout time.Duration, echo io.Writer) (RunResult, error)
 	gitChecked(ctx context.Context, sub string, args []string) (string, error)
 	resultCap() int
@@ -207,12 +207,8 @@ func (t *builtinTools) listFiles(ctx context.Context, g gateOps, call callScope,
 }
 
 func (t *builtinTools) searchFiles(ctx context.Context, g gateOps, call callScope, in searchArgs) (toolResult, error) {
-	text, n, err := g.capped(call.maxOut).searchChecked(ctx, in.Pattern, in.Path)
-	sum := fmt.Sprintf("%d matches", n)
-	if n == 0 {
-		sum = "no matches"
-	}
-	return toolResult{Text: text, Summary: sum}, err
+	h, err := g.capped(call.maxOut).searchChecked(ctx, in.Pattern, in.Path)
+	return toolResult{Text: h.text, Summary: h.summary()}, err
 }
 
 func (t *builtinTools) runCommand(ctx context.Context, g gateOps, call callScope, in runArgs) (toolResult, error) {

@@ -183,13 +183,13 @@ func (g *Gate) listChecked(ctx context.Context, p string) (string, int, error) {
 	return text, n, err
 }
 
-func (g *Gate) searchChecked(ctx context.Context, pattern, p string) (string, int, error) {
+func (g *Gate) searchChecked(ctx context.Context, pattern, p string) (searchHits, error) {
 	if p == "" {
 		p = "."
 	}
-	text, n, err := searchWorkspace(ctx, g.ws, pattern, p, g.maxOut())
+	h, err := searchHitsIn(ctx, g.ws, pattern, p, g.maxOut())
 	g.audit("search", pattern+" in "+p, err, 0)
-	return text, n, err
+	return h, err
 }
 
 // runChecked is the command path shared by /run, ! and run_command: the

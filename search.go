@@ -46,12 +46,38 @@ var searchTimeout = 30 * time.Second
 // It stops when ctx ends (Ctrl-C: an error) or after searchTimeout (the
 // matches found so far, and a note).
 func searchWorkspace(ctx context.Context, ws *Workspace, pattern, p string, maxBytes int) (string, int, error) {
+	h, err := searchHitsIn(ctx, ws, pattern, p, maxBytes)
+	return h.text, h.shown, err
+}
+
+// searchHits is a search's answer: the text, how many matches it shows,
+// and whether there are more than it shows.
+type searchHits struct {
+	text  string
+	shown int
+	more  bool
+}
+
+// summary is the user's line for the hits ("200 matches shown, more
+// exist").
+func (h searchHits) summary() string {
+	switch {
+	case h.shown == 0:
+		return "no matches"
+	case h.more:
+		return fmt.Sprintf("%d matches shown, more exist (narrow the pattern or the path)", h.shown)
+	}
+	return fmt.Sprintf("%d matches", h.shown)
+}
+
+// searchHitsIn is searchWorkspace's answer with whether it was capped.
+func searchHitsIn(ctx context.Context, ws *Workspace, pattern, p string, maxBytes int) (searchHits, error) {
 	if pattern == "" {
-		return "", 0, errors.New("search: pattern is empty")
+		return searchHits{}, errors.New("search: pattern is empty")
 	}
 	re, err := match.CompileBounded(pattern)
 	if err != nil {
-		return "", 0, fmt.Errorf("search: %v", err)
+		return searchHits{}, fmt.Errorf("search: %v", err)
 	}
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, searchTimeout)
@@ -64,20 +90,20 @@ func searchWorkspace(ctx context.Context, ws *Workspace, pattern, p string, maxB
 	}
 	rp, err := resolveWorkspacePath(ws, p, opRead)
 	if err != nil {
-		return "", 0, err
+		return searchHits{}, err
 	}
 	defer rp.close()
 	g := newGrepPool(ctx, re)
 	g.clean = &ws.secretFree
 	if err := submitSearch(ws, rp, g); err != nil {
-		return "", 0, err
+		return searchHits{}, err
 	}
 	results := g.finish()
 	if err := parent.Err(); err != nil {
-		return "", 0, err // cancelled: nothing half-done is reported
+		return searchHits{}, err // cancelled: nothing half-done is reported
 	}
-	text, matches := searchAnswer(results, maxBytes, ctx.Err() != nil)
-	return text, matches, nil
+	text, matches, more := searchAnswer(results, maxBytes, ctx.Err() != nil)
+	return searchHits{text: text, shown: matches, more: more}, nil
 }
 
 // submitSearch gives the pool the file rp names, or walks the directory.
@@ -114,8 +140,10 @@ func submitSearch(ws *Workspace, rp *resolvedPath, g *grepPool) error {
 }
 
 // searchAnswer is the hits, in order, within the match count and the cap,
-// with a note when they were capped or the search stopped on time.
-func searchAnswer(results [][][]byte, maxBytes int, stopped bool) (string, int) {
+// with a note when they were capped or the search stopped on time. The
+// files give one hit past the count when there are more, so a cap reached
+// inside one file is said too.
+func searchAnswer(results [][][]byte, maxBytes int, stopped bool) (string, int, bool) {
 	var out bytes.Buffer
 	matches, full := 0, false
 	for _, r := range results {
@@ -131,17 +159,17 @@ func searchAnswer(results [][][]byte, maxBytes int, stopped bool) (string, int) 
 	stopNote := fmt.Sprintf("[search stopped after %s: the pattern is slow on these files; narrow the pattern or the path]", searchTimeout)
 	if matches == 0 {
 		if stopped {
-			return "no matches so far " + stopNote, 0
+			return "no matches so far " + stopNote, 0, false
 		}
-		return "no matches", 0
+		return "no matches", 0, false
 	}
 	text := capOutput(out.Bytes(), maxBytes, false) // hits come from redacted text
 	if full {
-		text += fmt.Sprintf("\n[results capped at %d matches; narrow the pattern or the path]", matches)
+		text += fmt.Sprintf("\n[results capped: %d matches shown, and there are more; narrow the pattern, or give a path (a directory or one file)]", matches)
 	} else if stopped {
 		text += "\n" + stopNote
 	}
-	return text, matches
+	return text, matches, full
 }
 
 // rootFD duplicates the descriptor of an os.Root's directory.
@@ -393,7 +421,7 @@ func newGrepPool(ctx context.Context, re *regexp.Regexp) *grepPool {
 	return g
 }
 
-func (g *grepPool) full() bool { return g.found.Load() >= searchMaxMatches }
+func (g *grepPool) full() bool { return g.found.Load() > searchMaxMatches }
 
 func (g *grepPool) submit(f searchFile) {
 	g.jobs <- searchJob{idx: g.n, f: f}
@@ -489,7 +517,7 @@ func grepData(ctx context.Context, data []byte, m match.Matcher, rel string, mat
 	}
 	var hits [][]byte
 	lineNo := 0
-	for len(data) > 0 && len(hits) < searchMaxMatches {
+	for len(data) > 0 && len(hits) <= searchMaxMatches { // one past the cap: the evidence that there are more
 		lineNo++
 		if lineNo%1024 == 0 && ctx.Err() != nil {
 			break

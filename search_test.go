@@ -21,7 +21,7 @@ func TestSearchDeterministicAndCapped(t *testing.T) {
 		}
 	}
 	first, n, err := searchWorkspace(context.Background(), env.ws, "needle", ".", 0)
-	if err != nil || n != searchMaxMatches || !strings.Contains(first, "[results capped at 200 matches") {
+	if err != nil || n != searchMaxMatches || !strings.Contains(first, "[results capped: 200 matches shown, and there are more") {
 		t.Fatalf("n = %d, err = %v", n, err)
 	}
 	lines := strings.Split(first, "\n")
@@ -102,5 +102,25 @@ func TestSearchStopsOnTime(t *testing.T) {
 	out, n, err := searchWorkspace(t.Context(), env.ws, slow, ".", 0)
 	if err != nil || n != 1 || !strings.Contains(out, "a.txt:1: match c here") || !strings.Contains(out, "[search stopped after 100ms") {
 		t.Fatalf("timed-out search: %d %q %v", n, out, err)
+	}
+}
+
+// A cap reached inside one file is said, to the model and the user: how
+// many are shown, that there are more, and how to narrow (issue 40). A
+// file with exactly the cap's number of matches is not called capped.
+func TestSearchCappedInOneFile(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	writeFile(t, env.dir, "big.txt", strings.Repeat("needle\n", 500))
+	writeFile(t, env.dir, "exact/e.txt", strings.Repeat("pin\n", searchMaxMatches))
+	h, err := env.a.gate.searchChecked(context.Background(), "needle", ".")
+	if err != nil || h.shown != searchMaxMatches || !h.more || !strings.Contains(h.text, "200 matches shown, and there are more; narrow the pattern, or give a path") {
+		t.Fatalf("capped in one file: %v %d %v\n%s", err, h.shown, h.more, h.text[max(0, len(h.text)-200):])
+	}
+	if s := h.summary(); !strings.Contains(s, "more exist") {
+		t.Errorf("the user's line: %q", s)
+	}
+	h, _ = env.a.gate.searchChecked(context.Background(), "pin", "exact")
+	if h.shown != searchMaxMatches || h.more || strings.Contains(h.text, "capped") {
+		t.Errorf("exactly the cap: %d %v", h.shown, h.more)
 	}
 }
