@@ -160,9 +160,9 @@ func (c *AnyLLMClient) ChatWithTools(ctx context.Context, messages []Message, to
 	case ctx.Err() != nil:
 		return stats, nil, fmt.Errorf("cancelled: %w", context.Canceled)
 	case err != nil:
-		return stats, nil, explainAnyLLM(c.kind, err)
+		return stats, nil, classifyAnyLLM(c.kind, err)
 	case !finished && acc.empty():
-		return stats, nil, errors.New("the reply was cut off: the stream ended before it finished")
+		return stats, nil, transient(errors.New("the reply was cut off: the stream ended before it finished"), c.kind+"'s reply was cut off", 0)
 	}
 	return stats, acc.calls(), nil
 }
@@ -208,6 +208,32 @@ func (st *anyStream) take(chunk anyllm.ChatCompletionChunk) {
 	if ch.FinishReason != "" {
 		st.finished = true
 	}
+}
+
+// classifyAnyLLM explains a provider's error and marks what another try
+// can fix: a rate limit, a 5xx, a connection refused or dropped. (The
+// OpenAI SDK under some providers has tried twice already by then.)
+func classifyAnyLLM(kind string, err error) error {
+	explained := explainAnyLLM(kind, err)
+	switch {
+	case errors.Is(err, anyllm.ErrRateLimit):
+		return transient(explained, kind+" rate limited", 0)
+	case errors.Is(err, anyllm.ErrAuthentication), errors.Is(err, anyllm.ErrMissingAPIKey), errors.Is(err, anyllm.ErrModelNotFound),
+		errors.Is(err, anyllm.ErrContextLength), errors.Is(err, anyllm.ErrInvalidRequest), errors.Is(err, ErrToolsUnsupported),
+		errors.Is(explained, ErrToolsUnsupported):
+		return explained
+	}
+	if why, ok := connectionTrouble(err); ok {
+		return transient(explained, kind+" "+why, 0)
+	}
+	for _, code := range []int{500, 502, 503, 504} {
+		if strings.Contains(err.Error(), fmt.Sprintf("%d ", code)) || strings.Contains(err.Error(), fmt.Sprintf("status %d", code)) || strings.Contains(err.Error(), fmt.Sprintf("\"%d", code)) {
+			if why, ok := transientStatus(code, err.Error()); ok {
+				return transient(explained, kind+" "+why, 0)
+			}
+		}
+	}
+	return explained
 }
 
 // explainAnyLLM turns provider errors into one-line messages.

@@ -34,7 +34,7 @@ var fileLayers = [][]string{
 	{"console.go", "approval.go", "gate.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "mcp.go"},
 	// 2: the model side: clients, layouts, the tool loop.
 	{"llm.go", "ollama.go", "anyllm_client.go", "routing.go", "backend.go", "layout.go", "holdback.go", "trace.go",
-		"tool_executor.go", "warm.go"},
+		"tool_executor.go", "warm.go", "retry.go"},
 	// 3: the session and what it offers the user.
 	{"harvey.go", "context.go", "turn.go", "exec_host.go", "resume.go", "commands.go", "kb_commands.go",
 		"security_commands.go", "undo_commands.go", "mcp_commands.go", "models.go", "modelcheck_tasks.go", "modelcheck_report.go"},

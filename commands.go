@@ -36,6 +36,9 @@ func (a *Agent) registerCommands() {
 	add(&Command{Name: "help", Usage: "/help [CMD]", Summary: "list commands, or explain one", Handler: cmdHelp})
 	add(&Command{Name: "status", Usage: "/status", Summary: "backend, model (and whether Ollama has it loaded), tool mode, context in use against the window, instructions loaded, recording", Handler: cmdStatus})
 	add(&Command{Name: "clear", Usage: "/clear", Summary: "forget the conversation (keeps the system prompt and pinned context)", Handler: cmdClear})
+	add(&Command{Name: "retry", Usage: "/retry", Summary: "send the conversation again when the model's answer failed (the tools that ran are not run again)",
+		Handler: func(ctx context.Context, a *Agent, _ []string, _ io.Writer) error { return a.retryTurn(ctx) },
+		Help:    "After a model call failed for good (the server was down past the retries), the tool results of the turn are kept; /retry asks the model again from there. harvey -c restores such a conversation, and /retry (or harvey -c -p /retry) goes on."})
 	add(&Command{Name: "exit", Usage: "/exit", Summary: "leave Harvey (also /quit, /bye, Ctrl-D)", Aliases: []string{"quit", "bye"},
 		Handler: func(context.Context, *Agent, []string, io.Writer) error { return ErrExit }})
 	add(&Command{Name: "read", Usage: "/read FILE [FILE...]", Summary: "put workspace files into the conversation", Handler: cmdRead,
@@ -243,6 +246,7 @@ func cmdStatus(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "recording:   %s\n", rec)
 	fmt.Fprintf(out, "safe mode:   %v\n", a.Config.SafeMode)
+	fmt.Fprintf(out, "retries:     %s\n", a.Config.Retry.policy().describe())
 	return nil
 }
 
@@ -350,7 +354,8 @@ func cmdSearch(ctx context.Context, a *Agent, args []string, out io.Writer) erro
 	if len(args) == 2 {
 		p = args[1]
 	}
-	text, _, err := a.gate.searchChecked(ctx, args[0], p)
+	h, err := a.gate.searchChecked(ctx, args[0], p)
+	text := h.text
 	if err != nil {
 		if len(args) == 2 && strings.Contains(err.Error(), "no such file") {
 			return fmt.Errorf("%v (to search for a phrase with spaces, quote it: /search \"%s %s\")", err, args[0], args[1])

@@ -82,6 +82,7 @@ type Config struct {
 	Tools           ToolsConfig            `yaml:"tools,omitempty"`
 	Models          map[string]ModelConfig `yaml:"models,omitempty"`
 	Routes          []Route                `yaml:"routes,omitempty"`
+	Retry           RetryConfig            `yaml:"retry,omitempty"`
 	MCP             MCPConfig              `yaml:"mcp,omitempty"`
 	// Sandbox is read from the user's own config only: a workspace
 	// cannot widen what its commands may touch.
@@ -90,6 +91,13 @@ type Config struct {
 	// keeps (default 50); from the user's own config only, so a cloned
 	// repository cannot have the user's recordings deleted.
 	KeepRecordings int `yaml:"keep_recordings,omitempty"`
+}
+
+// RetryConfig is the retry: block: how a model call that failed in a way a
+// second try can fix is tried again (retry.go).
+type RetryConfig struct {
+	Attempts int      `yaml:"attempts,omitempty"` // tries after the first (0: the default; -1: none)
+	MaxWait  Duration `yaml:"max_wait,omitempty"` // the longest wait between two tries
 }
 
 // ToolsConfig is the tools: block of the design.

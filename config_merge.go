@@ -50,6 +50,7 @@ var configRules = []configRule{
 	{key: "keep_alive", take: func(o, w *Config) { o.KeepAlive = w.KeepAlive }},
 	{key: "ollama_timeout", take: func(o, w *Config) { o.OllamaTimeout = w.OllamaTimeout }},
 	{key: "auto_record", take: func(o, w *Config) { o.AutoRecord = w.AutoRecord }},
+	{key: "retry", take: func(o, w *Config) { o.Retry = w.Retry }},
 	{key: "ollama_url", kind: ruleSends, take: func(o, w *Config) { o.OllamaURL = w.OllamaURL },
 		adds: func(b, w *Config) []string {
 			if w.OllamaURL != "" && w.OllamaURL != b.OllamaURL {

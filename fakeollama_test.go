@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -37,19 +38,22 @@ type fakeOllama struct {
 	loaded      map[string]bool  // models a chat request has loaded (/api/ps)
 	// respond, when set, answers a chat request instead of the script (a
 	// scripted model that decides by what it is asked).
-	respond func(req map[string]any) fakeReply
-	start   sync.Once // the server starts at the first URL()
+	respond   func(req map[string]any) fakeReply
+	start     sync.Once // the server starts at the first URL()
+	downUntil time.Time // until then, connections are refused or dropped (a restart)
 }
 
 // fakeReply is one scripted /api/chat answer.
 type fakeReply struct {
-	status int           // non-zero: reply with this HTTP status and errBody
-	errMsg string        // error text for status replies
-	lines  []string      // NDJSON lines (already JSON)
-	noDone bool          // drop the final done line (a cut-off stream)
-	stall  time.Duration // after the first line, wait this long (or until the client hangs up)
-	first  time.Duration // before the first line: prompt evaluation on a slow machine
-	gap    time.Duration // between lines: a slow model's token rate
+	status     int           // non-zero: reply with this HTTP status and errBody
+	errMsg     string        // error text for status replies
+	retryAfter string        // the Retry-After header of a status reply
+	then       func()        // called once the reply is written
+	lines      []string      // NDJSON lines (already JSON)
+	noDone     bool          // drop the final done line (a cut-off stream)
+	stall      time.Duration // after the first line, wait this long (or until the client hangs up)
+	first      time.Duration // before the first line: prompt evaluation on a slow machine
+	gap        time.Duration // between lines: a slow model's token rate
 }
 
 func newFakeOllama(t *testing.T, models ...string) *fakeOllama {
@@ -145,8 +149,17 @@ type fakeCall struct {
 
 func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
-	delay := f.apiDelay
+	delay, down := f.apiDelay, time.Now().Before(f.downUntil)
 	f.mu.Unlock()
+	if down {
+		// Restarting: a kept-alive connection is dropped.
+		if hj, ok := w.(http.Hijacker); ok {
+			if c, _, err := hj.Hijack(); err == nil {
+				c.Close()
+			}
+		}
+		return
+	}
 	if delay > 0 {
 		select {
 		case <-time.After(delay):
@@ -246,7 +259,7 @@ func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		if len(f.replies) == 0 {
 			f.mu.Unlock()
-			w.WriteHeader(500)
+			w.WriteHeader(400) // not a failure a retry could fix
 			io.WriteString(w, `{"error":"fake: no scripted reply left"}`)
 			return
 		}
@@ -254,6 +267,9 @@ func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
 		f.replies = f.replies[1:]
 		f.mu.Unlock()
 		if rep.status != 0 {
+			if rep.retryAfter != "" {
+				w.Header().Set("Retry-After", rep.retryAfter)
+			}
 			w.WriteHeader(rep.status)
 			if rep.errMsg != "" {
 				json.NewEncoder(w).Encode(map[string]string{"error": rep.errMsg})
@@ -289,6 +305,9 @@ func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 			}
+		}
+		if rep.then != nil {
+			rep.then()
 		}
 	default:
 		http.NotFound(w, r)
@@ -350,4 +369,23 @@ func newTestEnv(t *testing.T, f *fakeOllama, model string) *testEnv {
 		}
 	}
 	return &testEnv{a: a, ws: ws, dir: dir, out: out, errOut: errOut}
+}
+
+// downFor makes the server refuse connections for d (Ollama restarting),
+// then answer again on the same address.
+func (f *fakeOllama) downFor(d time.Duration) {
+	addr := f.srv.Listener.Addr().String()
+	f.mu.Lock()
+	f.downUntil = time.Now().Add(d)
+	f.mu.Unlock()
+	f.srv.Listener.Close()
+	time.AfterFunc(d, func() {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return
+		}
+		srv := &http.Server{Handler: http.HandlerFunc(f.handle)}
+		go srv.Serve(ln)
+		f.t.Cleanup(func() { srv.Close() })
+	})
 }

@@ -52,8 +52,8 @@ func (f *fakeOpenAI) handle(w http.ResponseWriter, r *http.Request) {
 		f.requests = append(f.requests, req)
 		if len(f.replies) == 0 {
 			f.mu.Unlock()
-			w.WriteHeader(500)
-			io.WriteString(w, `{"error":{"message":"fake: no scripted reply left","type":"server_error"}}`)
+			w.WriteHeader(400) // not a failure a retry could fix
+			io.WriteString(w, `{"error":{"message":"fake: no scripted reply left","type":"invalid_request_error"}}`)
 			return
 		}
 		rep := f.replies[0]
@@ -274,6 +274,7 @@ func TestOpenAICompatibleFailures(t *testing.T) {
 	t.Parallel()
 	f := newFakeOpenAI(t)
 	env := routeEnv(t, f, "llamacpp")
+	env.a.Config.Retry.Attempts = -1 // the explanations, without the retries (retry_test.go)
 	cases := []struct {
 		reply sseReply
 		want  string

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -67,6 +68,11 @@ func (c *OllamaClient) chat(ctx context.Context, req *api.ChatRequest, fn api.Ch
 		return err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= http.StatusBadRequest {
+		if ra := retryAfter(resp.Header.Get("Retry-After")); ra > 0 {
+			return c.statusError(resp, ra)
+		}
+	}
 	br := bufio.NewReaderSize(resp.Body, 16<<10)
 	var line []byte
 	for {
@@ -91,6 +97,17 @@ func (c *OllamaClient) chat(ctx context.Context, req *api.ChatRequest, fn api.Ch
 			return rerr
 		}
 	}
+}
+
+// statusError reads an error status's body as the stream would, keeping
+// the server's Retry-After.
+func (c *OllamaClient) statusError(resp *http.Response, after time.Duration) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	err := streamLine(resp, body, func(api.ChatResponse) error { return nil })
+	if err == nil {
+		err = api.StatusError{StatusCode: resp.StatusCode, Status: resp.Status}
+	}
+	return &statusWithRetryAfter{err: err, after: after}
 }
 
 // maxStreamLine bounds one NDJSON line, as the official client does.
@@ -335,13 +352,39 @@ func (c *OllamaClient) ChatWithTools(ctx context.Context, messages []Message, to
 	case st.writeErr != nil:
 		return st.stats, nil, st.writeErr
 	case err != nil:
-		return st.stats, nil, c.explain(err)
+		return st.stats, nil, c.classify(err)
 	case !st.done && !st.gotAny:
-		return st.stats, nil, fmt.Errorf("Ollama at %s closed the connection without a reply (check `ollama serve` logs)", c.BaseURL)
+		return st.stats, nil, transient(fmt.Errorf("Ollama at %s closed the connection without a reply (check `ollama serve` logs)", c.BaseURL), "Ollama closed the connection without a reply", 0)
 	case !st.done:
-		return st.stats, nil, errors.New("the reply was cut off: the stream from Ollama ended before it finished")
+		return st.stats, nil, transient(errors.New("the reply was cut off: the stream from Ollama ended before it finished"), "Ollama's reply was cut off", 0)
 	}
 	return st.stats, st.calls, nil
+}
+
+// classify explains a failed call and marks what another try can fix (a
+// restart, a load, a busy or rate-limited server, a dropped stream).
+func (c *OllamaClient) classify(err error) error {
+	explained := c.explain(err)
+	var se api.StatusError
+	if errors.As(err, &se) {
+		why, ok := transientStatus(se.StatusCode, se.ErrorMessage)
+		if !ok || errors.Is(explained, ErrToolsUnsupported) {
+			return explained
+		}
+		var ra *statusWithRetryAfter
+		after := time.Duration(0)
+		if errors.As(err, &ra) {
+			after = ra.after
+		}
+		return transient(explained, "Ollama "+why, after)
+	}
+	if why, ok := connectionTrouble(err); ok {
+		return transient(explained, "Ollama "+why, 0)
+	}
+	if low := strings.ToLower(err.Error()); slices.ContainsFunc(ollamaLoading, func(w string) bool { return strings.Contains(low, w) }) {
+		return transient(explained, "Ollama is loading the model", 0)
+	}
+	return explained
 }
 
 // ollamaStream is one streamed reply as it arrives: the content goes to

@@ -419,3 +419,37 @@ func TestWorkspaceMCPJSONThroughPTY(t *testing.T) {
 	s.send("\x04")
 	s.wait()
 }
+
+// Ctrl-C while Harvey waits to retry a busy server stops the wait at
+// once and returns to the prompt with the conversation intact (issue 40).
+func TestRetryWaitCtrlCThroughPTY(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.script(textReply("llama3.2", "First answer."), fakeReply{status: 503, errMsg: "server busy, please try again"}, textReply("llama3.2", "Back again."))
+	cfg := t.TempDir()
+	writeFile(t, cfg, "harvey/harvey.yaml", "retry:\n  max_wait: 5m\n")
+	s := startPTYWith(t, bin, t.TempDir(), []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg}, 160, "--ollama", f.URL(), "--model", "llama3.2")
+	s.expect("harvey> ")
+	s.send("hello\r")
+	s.expect("First answer.")
+	s.expect("harvey> ")
+	s.send("and now?\r")
+	s.expect("Ollama busy (503) — retry 1 of 5 in 2 s; Ctrl-C to stop")
+	start := time.Now()
+	s.send("\x03")
+	s.expect("cancelled")
+	s.expect("harvey> ")
+	if d := time.Since(start); d > 1500*time.Millisecond {
+		t.Errorf("Ctrl-C took %s to stop the wait", d)
+	}
+	s.send("again\r")
+	s.expect("Back again.")
+	s.expect("harvey> ")
+	s.send("/exit\r")
+	s.wait()
+	reqs := f.chatRequests()
+	if len(reqs) != 3 || !strings.Contains(mustJSON(messagesOf(reqs[2])), "First answer.") {
+		t.Fatalf("%d requests; the conversation after Ctrl-C: %s", len(reqs), mustJSON(messagesOf(reqs[len(reqs)-1])))
+	}
+}

@@ -128,6 +128,9 @@ func (a *Agent) continueSession(model string) string {
 		return model
 	}
 	a.logf("%s", a.dim("· continuing the last conversation ("+plural(n, "message")+")"+a.lastExchange()))
+	if a.unanswered() {
+		a.logf("%s", a.colorize("33", "· its last turn has no answer yet (the model's call failed); /retry asks the model again — the tools that ran are not run again"))
+	}
 	if model == "" {
 		return saved
 	}

@@ -58,6 +58,7 @@ type ToolExecutor struct {
 	prose   bool
 	history []string // call signatures this turn, for repeat detection
 	onRound func()   // called before tools run (stops the spinner)
+	retry   retryPolicy
 }
 
 // execHost is what the tool loop needs from the session around it: to say
@@ -92,10 +93,13 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 		if e.turn != nil {
 			send, sendTools = e.turn.prepare(messages, sendTools)
 		}
-		stats, calls, err := e.client.ChatWithTools(ctx, send, sendTools, hb)
+		var rt retried
+		stats, calls, err := e.retry.chat(ctx, hb, func(w io.Writer) (ChatStats, []anyllm.ToolCall, error) {
+			return e.client.ChatWithTools(ctx, send, sendTools, w)
+		}, &rt)
 		total.add(stats)
 		tr := e.trace()
-		tr.round(stats, calls)
+		tr.round(stats, calls, rt.retries)
 		if err != nil {
 			if retry, ferr := e.fallBackToProse(err, messages); retry {
 				round--

@@ -304,6 +304,7 @@ func TestHeadlessWriteRefusedWithoutYes(t *testing.T) {
 func TestStreamFailures(t *testing.T) {
 	f := newFakeOllama(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
+	env.a.Config.Retry.Attempts = -1 // the explanations, without the retries (retry_test.go)
 	cut := textReply("llama3.2", "partial answer")
 	cut.noDone = true
 	f.script(cut)

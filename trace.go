@@ -16,10 +16,11 @@ type turnTrace struct {
 
 // traceRound is one request and what came of it.
 type traceRound struct {
-	stats  ChatStats
-	how    string // "native", "text: FORMAT", "prose: FORMAT"; "" for an answer
-	calls  []traceCall
-	unread []string // printed calls that could not be read (not run)
+	stats   ChatStats
+	retries int    // tries the model call needed after its first (a flaky server)
+	how     string // "native", "text: FORMAT", "prose: FORMAT"; "" for an answer
+	calls   []traceCall
+	unread  []string // printed calls that could not be read (not run)
 }
 
 // traceCall is one call that ran (or was refused) and its result.
@@ -28,11 +29,11 @@ type traceCall struct {
 	failed             bool
 }
 
-func (t *turnTrace) round(stats ChatStats, native []anyllm.ToolCall) {
+func (t *turnTrace) round(stats ChatStats, native []anyllm.ToolCall, retries int) {
 	if t == nil {
 		return
 	}
-	r := traceRound{stats: stats}
+	r := traceRound{stats: stats, retries: retries}
 	if len(native) > 0 {
 		r.how = "native"
 	}

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
 // mainTurn is a turn for the main model.
@@ -134,7 +136,6 @@ func (a *Agent) chatTurn(ctx context.Context, prompt string) error {
 
 // runTurn sends prompt in the turn t and keeps what happened.
 func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
-	client, mode := t.client, t.mode
 	a.Recorder.User(prompt)
 	if err := a.fitContext(ctx, t); err != nil {
 		return err
@@ -143,8 +144,44 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 		prompt = t.announce + "\n\n" + prompt
 		a.markAnnounced(t.model, t.announced)
 	}
-	history := append(a.History, Message{Role: RoleUser, Content: prompt})
+	return a.answer(ctx, t, append(a.History, Message{Role: RoleUser, Content: prompt}))
+}
 
+// unanswered reports whether the conversation ends without the model's
+// answer: a prompt or tool results the model never replied to (its call
+// failed for good after the tools ran, or Harvey stopped).
+func (cv *conversation) unanswered() bool {
+	if len(cv.History) == 0 {
+		return false
+	}
+	last := cv.History[len(cv.History)-1]
+	return last.Role == RoleTool || last.Role == RoleUser && !strings.HasPrefix(last.Content, pinnedPrefix) && !strings.HasPrefix(last.Content, "[context: ")
+}
+
+// retryTurn sends the conversation as it is to the model again: the turn
+// whose model call failed goes on from where it stopped, with the tool
+// results it has (no tool runs again).
+func (a *Agent) retryTurn(ctx context.Context) error {
+	if !a.unanswered() {
+		return errors.New("nothing to retry: the last turn has its answer (send a prompt)")
+	}
+	if a.Client == nil {
+		if a.connectErr != nil {
+			return a.connectErr
+		}
+		return a.errNoBackend()
+	}
+	t := a.mainTurn(&a.toolSet)
+	if err := a.fitContext(ctx, t); err != nil {
+		return err
+	}
+	return a.answer(ctx, t, a.History)
+}
+
+// answer runs the model (and its tools) over history and keeps what
+// happened, the tool results of a failed call included.
+func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
+	client, mode := t.client, t.mode
 	var spin *Spinner
 	var out io.Writer = a.Out
 	var reply strings.Builder
@@ -160,13 +197,17 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 	)
 	if mode == ModeOff {
 		var st ChatStats
-		st, err = client.Chat(ctx, history, out)
+		st, _, err = a.retryPolicy(spin).chat(ctx, out, func(w io.Writer) (ChatStats, []anyllm.ToolCall, error) {
+			s, err := client.Chat(ctx, history, w)
+			return s, nil, err
+		}, nil)
 		stats = st
 		if err == nil {
 			history = append(history, Message{Role: RoleAssistant, Content: reply.String()})
 		}
 	} else {
 		ex := a.newToolExecutor(t)
+		ex.retry = a.retryPolicy(spin)
 		ex.onRound = func() {
 			if spin != nil {
 				spin.Stop()
@@ -215,6 +256,17 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 		a.offerRunSuggestions(ctx, reply.String())
 	}
 	return nil
+}
+
+// retryPolicy is the config's retry policy, saying each wait on the
+// terminal (the spinner stopped first).
+func (a *Agent) retryPolicy(spin *Spinner) retryPolicy {
+	p := a.Config.Retry.policy()
+	p.notify = func(s string) {
+		spin.Stop()
+		a.logf("%s", a.colorize("33", "· "+s))
+	}
+	return p
 }
 
 // terminalSafeWriter makes model text harmless for the terminal.

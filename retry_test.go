@@ -1,0 +1,228 @@
+package harvey
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// retryHome is a config home whose retry waits are short (the policy is the
+// product's; only max_wait is lowered, as a user may).
+func retryHome(t *testing.T, extra string) string {
+	cfg := t.TempDir()
+	writeFile(t, cfg, "harvey/harvey.yaml", "retry:\n  max_wait: 1s\n"+extra)
+	return cfg
+}
+
+// journalHas reports whether the session journal holds text.
+func journalHas(t *testing.T, dir, text string) bool {
+	b, _ := os.ReadFile(filepath.Join(dir, "agents", "sessions", "last.jsonl"))
+	return bytes.Contains(b, []byte(text))
+}
+
+// Each class of failure a flaky local server has, through the built
+// binary headless and the fake Ollama: what is retried is retried (the
+// turn's answer comes, the user is told what happened and what it waits
+// for), what is not is not (one request, the one-line explanation); the
+// journal holds every tool result.
+func TestRetriesByClass(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	read := fakeCall{id: "r1", name: "read_file", args: map[string]any{"path": "notes.txt"}}
+	cases := []struct {
+		name     string
+		replies  []fakeReply
+		down     bool // the server restarts after the tool round (refused for 3 s)
+		code     int
+		requests int
+		saw      []string
+		answer   string
+	}{
+		{name: "restart", down: true, replies: []fakeReply{toolReply("llama3.2", read), textReply("llama3.2", "The note says hello.")},
+			code: 0, requests: 2, saw: []string{"Ollama not answering (restarting?) — retry ", " of 5 in 1 s; Ctrl-C to stop"}, answer: "The note says hello."},
+		{name: "model-load", replies: []fakeReply{toolReply("llama3.2", read),
+			{status: 500, errMsg: "llama runner process has terminated: signal: killed"}, {status: 500, errMsg: "llama runner process has terminated: signal: killed"},
+			textReply("llama3.2", "Loaded and answered.")},
+			code: 0, requests: 4, saw: []string{"Ollama loading the model (500) — retry 1 of 5", "retry 2 of 5"}, answer: "Loaded and answered."},
+		{name: "429", replies: []fakeReply{toolReply("llama3.2", read), {status: 429, errMsg: "too many requests", retryAfter: "1"}, textReply("llama3.2", "After the wait.")},
+			code: 0, requests: 3, saw: []string{"Ollama rate limited — retry 1 of 5 in 1 s"}, answer: "After the wait."},
+		{name: "cut", replies: []fakeReply{toolReply("llama3.2", read),
+			{lines: []string{contentLine("llama3.2", "The note "), contentLine("llama3.2", "says "), doneLine("llama3.2")}, noDone: true},
+			textReply("llama3.2", "The note says hello.")},
+			code: 0, requests: 3, saw: []string{"Ollama's reply was cut off — retry 1 of 5"}, answer: "The note says hello."},
+		{name: "400", replies: []fakeReply{toolReply("llama3.2", read), {status: 400, errMsg: "invalid request: bad options"}},
+			code: 1, requests: 2, saw: []string{"Ollama error (400): invalid request: bad options"}},
+		{name: "404", replies: []fakeReply{toolReply("llama3.2", read), {status: 404, errMsg: "model 'llama3.2' not found"}},
+			code: 1, requests: 2, saw: []string{"not found", "pull it with: ollama pull llama3.2"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFakeOllama(t, "llama3.2:latest")
+			if c.down {
+				// The restart comes right after the tool round: the next
+				// requests find the server gone for 3 s.
+				c.replies[0].then = func() { f.downFor(3 * time.Second) }
+			}
+			f.script(c.replies...)
+			dir := t.TempDir()
+			writeFile(t, dir, "notes.txt", "hello\n")
+			env := []string{"XDG_CONFIG_HOME=" + retryHome(t, "")}
+			out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "what does the note say?", "--model", "llama3.2", "--ollama", f.URL())
+			if code != c.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.code, out, errOut)
+			}
+			for _, s := range c.saw {
+				if !strings.Contains(errOut, s) {
+					t.Errorf("the user did not see %q:\n%s", s, errOut)
+				}
+			}
+			if c.answer != "" && strings.Count(out, c.answer) != 1 {
+				t.Errorf("answer %q not shown once: %q", c.answer, out)
+			}
+			if c.code != 0 && strings.Contains(errOut, "retry 1 of") {
+				t.Errorf("%s was retried: %s", c.name, errOut)
+			}
+			if n := len(f.chatRequests()); n < c.requests || (c.code != 0 || !c.down) && n != c.requests {
+				t.Errorf("%d requests, want %d", n, c.requests)
+			}
+			if !journalHas(t, dir, "hello") {
+				t.Error("the journal lost the tool result")
+			}
+		})
+	}
+}
+
+// The cut stream is tried again from the same request, and the text the
+// user already saw is not shown twice (in-process: the writer sees every
+// byte).
+func TestRetryCutStreamShowsTextOnce(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.script(fakeReply{lines: []string{contentLine("llama3.2", "Hello, "), contentLine("llama3.2", "wor"), doneLine("llama3.2")}, noDone: true},
+		textReply("llama3.2", "Hello, world."))
+	c, err := newOllamaClient(f.URL(), "llama3.2", 4096, "", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	var notes []string
+	p := retryPolicy{attempts: 3, maxWait: time.Second, notify: func(s string) { notes = append(notes, s) },
+		sleep: func(context.Context, time.Duration) error { return nil }}
+	var rt retried
+	_, _, err = p.chat(t.Context(), &out, func(w io.Writer) (ChatStats, []anyllmToolCall, error) {
+		return c.ChatWithTools(t.Context(), []Message{{Role: RoleUser, Content: "hi"}}, nil, w)
+	}, &rt)
+	if err != nil || out.String() != "Hello, world." || rt.retries != 1 || len(notes) != 1 {
+		t.Fatalf("err %v, shown %q, retries %d, notes %q", err, out.String(), rt.retries, notes)
+	}
+	if reqs := f.chatRequests(); len(reqs) != 2 || mustJSON(reqs[0]["messages"]) != mustJSON(reqs[1]["messages"]) {
+		t.Fatalf("the retry is not the same request: %d", len(reqs))
+	}
+}
+
+// The policy: waits double from 2 s, a server's Retry-After is honoured,
+// each wait stays within max_wait, a Retry-After past it gives up at once,
+// attempts: -1 turns retries off, and a cancelled wait ends at once.
+func TestRetryPolicy(t *testing.T) {
+	p := RetryConfig{}.policy()
+	if p.attempts != DefaultRetryAttempts || p.maxWait != DefaultRetryMaxWait {
+		t.Fatalf("defaults: %+v", p)
+	}
+	var waits []time.Duration
+	for n := 1; n <= 5; n++ {
+		waits = append(waits, p.wait(n, 0))
+	}
+	if waits[0] != 2*time.Second || waits[1] != 4*time.Second || waits[3] != 16*time.Second || waits[4] != 30*time.Second {
+		t.Fatalf("waits %v", waits)
+	}
+	if p.wait(1, 7*time.Second) != 7*time.Second {
+		t.Fatal("Retry-After not honoured")
+	}
+	if (RetryConfig{Attempts: -1}).policy().attempts != 0 || (RetryConfig{Attempts: 99}).policy().attempts != maxRetryAttempts {
+		t.Fatal("attempts bounds")
+	}
+	calls := 0
+	fail := func(after time.Duration) chatCall {
+		return func(io.Writer) (ChatStats, []anyllmToolCall, error) {
+			calls++
+			return ChatStats{}, nil, transient(errors.New("busy"), "busy", after)
+		}
+	}
+	q := retryPolicy{attempts: 3, maxWait: time.Second, sleep: func(context.Context, time.Duration) error { return nil }}
+	if _, _, err := q.chat(t.Context(), &bytes.Buffer{}, fail(time.Minute), nil); err == nil || calls != 1 || !strings.Contains(err.Error(), "more than retry.max_wait") {
+		t.Fatalf("Retry-After past max_wait: %v after %d calls", err, calls)
+	}
+	calls = 0
+	if _, _, err := q.chat(t.Context(), &bytes.Buffer{}, fail(0), nil); err == nil || calls != 4 || !strings.Contains(err.Error(), "gave up after 3 retries") {
+		t.Fatalf("give up: %v after %d calls", err, calls)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	q.sleep = nil
+	q.maxWait = time.Hour
+	time.AfterFunc(100*time.Millisecond, cancel)
+	start := time.Now()
+	if _, _, err := q.chat(ctx, &bytes.Buffer{}, fail(0), nil); !errors.Is(err, context.Canceled) || time.Since(start) > 10*time.Second {
+		t.Fatalf("a cancelled wait: %v after %s", err, time.Since(start))
+	}
+}
+
+// A tool result is never lost (issue 40): the model call after a tool
+// round fails for good (the server answers 503 past every retry); the
+// round's result stays in the journal, and harvey -c with /retry goes on
+// from there — the model gets the result, the command does not run again.
+func TestToolResultSurvivesAFailedCall(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	f := newFakeOllama(t, "llama3.2:latest")
+	run := fakeCall{id: "c1", name: "run_command", args: map[string]any{"command": "echo ran >> count.txt && echo counted"}}
+	busy := fakeReply{status: 503, errMsg: "server busy, please try again. maximum pending requests exceeded"}
+	f.script(toolReply("llama3.2", run), busy, busy, busy)
+	dir := t.TempDir()
+	env := []string{"XDG_CONFIG_HOME=" + retryHome(t, "  attempts: 2\n")}
+	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "count", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	if code != 1 || !strings.Contains(errOut, "gave up after 2 retries") || len(f.chatRequests()) != 4 {
+		t.Fatalf("exit %d, %d requests\n%s\n%s", code, len(f.chatRequests()), out, errOut)
+	}
+	if !journalHas(t, dir, "counted") {
+		t.Fatal("the journal lost the tool result")
+	}
+	f.script(textReply("llama3.2", "Counted once."))
+	out, errOut, code = runHarveyEnv(t, bin, dir, "", env, "-c", "-p", "/retry", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	if code != 0 || !strings.Contains(out, "Counted once.") || !strings.Contains(errOut, "its last turn has no answer yet") {
+		t.Fatalf("harvey -c -p /retry: exit %d\n%s\n%s", code, out, errOut)
+	}
+	reqs := f.chatRequests()
+	msgs := messagesOf(reqs[len(reqs)-1])
+	if last := msgs[len(msgs)-1]; last["role"] != "tool" || !strings.Contains(last["content"].(string), "counted") {
+		t.Fatalf("the retried request does not end with the tool result: %v", last)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "count.txt")); string(b) != "ran\n" {
+		t.Fatalf("the command ran again: %q", b)
+	}
+	if _, errOut, _ = runHarveyEnv(t, bin, dir, "", env, "-c", "-p", "/retry", "--model", "llama3.2", "--ollama", f.URL()); !strings.Contains(errOut, "nothing to retry") {
+		t.Fatalf("a second /retry: %s", errOut)
+	}
+}
+
+// An OpenAI-compatible route (llama.cpp's server) that answers 503 while
+// it loads is retried by the same loop (under the OpenAI SDK's own two
+// tries), and the turn gets its answer.
+func TestRetryOpenAICompatibleRoute(t *testing.T) {
+	f := newFakeOpenAI(t)
+	env := routeEnv(t, f, "llamacpp")
+	env.a.Config.Retry.MaxWait = Duration(time.Second)
+	busy := sseReply{status: 503, body: `{"error":{"message":"Loading model","type":"unavailable_error"}}`}
+	f.script(busy, busy, busy, busy, sseText("Loaded."))
+	if err := env.a.RunPrompt(t.Context(), "@box hi"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(env.out.String(), "Loaded.") || !strings.Contains(env.errOut.String(), "llamacpp busy (503) — retry 1 of 5") {
+		t.Fatalf("out %q\nerr %q", env.out.String(), env.errOut.String())
+	}
+}
