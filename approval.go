@@ -73,9 +73,8 @@ const maxPreviewLines = 400
 type requester int
 
 const (
-	byModel   requester = iota // a tool call (native, or printed as the whole reply)
+	byModel   requester = iota // a tool call (native, or printed as the reply's act)
 	byUser                     // the user's own slash command (/write, /apply)
-	byPrinted                  // a call printed with prose around it: it may be a quotation
 	bySandbox                  // a rerun without the sandbox rule that blocked a command
 )
 
@@ -116,7 +115,6 @@ const (
 	allow   decision = iota
 	refused          // nobody can be asked (headless)
 	askYNA           // y / n [reason] / a (always)
-	askYN            // y / n [reason]: no "always", --yes does not answer
 	askYes           // only the word yes counts
 )
 
@@ -166,11 +164,6 @@ func (p *approvals) decide(r approvalRequest) decision {
 		return refused
 	}
 	switch r.who {
-	case byPrinted:
-		if !p.interactive() {
-			return refused
-		}
-		return askYN
 	case bySandbox:
 		if !p.interactive() {
 			return refused
@@ -201,9 +194,6 @@ func (p *approvals) approve(ctx context.Context, r approvalRequest) error {
 		switch r.who {
 		case bySandbox:
 			return fmt.Errorf("%w: the sandbox's rules are lifted only by a person at the terminal", ErrDenied)
-		case byPrinted:
-			p.refusedN++
-			return fmt.Errorf("%w: %s was not run: it was recovered from a reply with prose around it, which may only quote it; a printed call runs headless only when it is the whole reply — send the call alone, or as a tool call", ErrDenied, r.action)
 		}
 		p.refusedN++
 		return fmt.Errorf("%w: %s needs approval; headless mode refuses it unless harvey runs with --yes", ErrDenied, r.tool)
@@ -244,9 +234,6 @@ func (t *terminalAsker) ask(ctx context.Context, r approvalRequest, d decision) 
 		return t.askYes(r), nil
 	}
 	head := r.action
-	if d == askYN {
-		head = "recovered from text: run " + r.action + "? (the reply also has prose around it: it may only be an example)"
-	}
 	fmt.Fprintf(t.tm.Err, "%s %s\n", t.tm.colorize("33", "?"), sanitizeForTerminal(head))
 	if r.change != nil {
 		t.preview(changeDiff(r.change))

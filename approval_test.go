@@ -48,7 +48,6 @@ func TestApprovalPolicyTable(t *testing.T) {
 		{"an API tool (RegisterTool)", approvalRequest{tool: "deploy", who: byModel, action: "run deploy"}, refused, askYNA, true, true, true},
 		{"an MCP tool", approvalRequest{tool: "fs__write", who: byModel, action: "call MCP tool fs__write"}, refused, askYNA, true, true, true},
 		{"the user's /apply", approvalRequest{tool: "/apply", who: byUser, action: "write 2 files shown above"}, refused, askYNA, true, true, true},
-		{"a printed call with prose around it", approvalRequest{tool: "write_file", who: byPrinted, action: "write_file a.go"}, refused, askYN, false, false, true},
 		{"the sandbox's rerun", approvalRequest{tool: "sandbox", who: bySandbox, action: "npm install", question: "Type yes"}, refused, askYes, false, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -85,8 +84,8 @@ func TestApprovalPolicyTable(t *testing.T) {
 				t.Fatalf("always answered the next: %v", answered)
 			}
 			other := c.r
-			other.who = (c.r.who + 1) % 4
-			if other.who != bySandbox && other.who != byPrinted && p.decide(other) == allow {
+			other.who = (c.r.who + 1) % 3
+			if other.who != bySandbox && p.decide(other) == allow {
 				t.Fatalf("an always for %v answered for %v", c.r.who, other.who)
 			}
 			// --yes

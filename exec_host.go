@@ -1,9 +1,7 @@
 package harvey
 
 import (
-	"context"
 	"errors"
-	"strings"
 	"time"
 )
 
@@ -33,16 +31,6 @@ func (h *turnHost) recordToolCall(name, raw, result string, failed bool) {
 }
 
 func (h *turnHost) proseFallback(model string) (string, error) { return h.fallback(model) }
-
-// confirmRecovered asks before running a call recovered from a reply that
-// also holds prose: the model may only have quoted it (an example, a
-// "do not run this"). Neither --yes nor an earlier "always" answers for it,
-// and headless it is refused: a printed call runs unasked only when it is
-// the whole reply (docs/tool-call-recovery.md).
-func (h *turnHost) confirmRecovered(ctx context.Context, tool, summary string) error {
-	what := strings.TrimSpace(tool + " " + summary)
-	return h.gate.approvals.approve(ctx, approvalRequest{tool: tool, who: byPrinted, action: what})
-}
 
 // proseFallback remembers that model cannot call tools and, when fallback
 // is on, switches the session's prompt to prose tool mode.

@@ -333,31 +333,30 @@ func TestStartupOffersToStartOllama(t *testing.T) {
 	syscall.Kill(pid, syscall.SIGTERM)
 }
 
-// A printed call with prose around it is asked about in the REPL as
-// recovered from text — even under --yes, and with no "always" — and runs
-// only on a yes (issue 27).
-func TestQuotedCallAskedThroughPTY(t *testing.T) {
+// A quoted call is neither run nor asked about as if it were an act
+// (issue 37); a call the model makes in text gets the ordinary approval of
+// its tool, as a native call does.
+func TestQuotedCallNotAskedThroughPTY(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
 	dir := t.TempDir()
 	f := newFakeOllama(t, "llama3.2:latest")
 	f.script(
-		textReply("llama3.2", quotedCallReplies[0]), textReply("llama3.2", "Not run."),
-		textReply("llama3.2", quotedCallReplies[2]), textReply("llama3.2", "Written."),
+		textReply("llama3.2", quotedCallReplies[0]),
+		textReply("llama3.2", `Hello[TOOL_CALLS] [{"name": "write_file", "arguments": {"path": "q3.txt", "content": "x"}}]`), textReply("llama3.2", "Written."),
 	)
-	s := startPTY(t, bin, dir, "--ollama", f.URL(), "--model", "llama3.2", "--yes")
+	s := startPTY(t, bin, dir, "--ollama", f.URL(), "--model", "llama3.2")
 	s.expect("harvey> ")
 	s.send("document it\r")
-	s.expect("recovered from text: run write_file q1.txt?")
-	s.expect("Allow? [y]es / [n]o [reason]: ")
-	s.send("n\r")
-	s.expect("Not run.")
-	s.expect("harvey> ")
+	out := s.expect("harvey> ")
+	if strings.Contains(out, "Allow?") || !strings.Contains(out, "I will not run it") {
+		t.Fatalf("a quoted call was asked about or hidden:\n%s", out)
+	}
 	if _, err := os.Stat(filepath.Join(dir, "q1.txt")); err == nil {
-		t.Fatal("declined, yet written")
+		t.Fatal("a quoted call was run")
 	}
 	s.send("write it\r")
-	s.expect("recovered from text: run write_file q3.txt?")
+	s.expect("Allow? [y]es / [n]o [reason] / [a]lways for write_file: ")
 	s.send("y\r")
 	s.expect("Written.")
 	s.expect("harvey> ")

@@ -21,9 +21,13 @@ func builtinLookup() textcalls.Lookup {
 	return r.schemaOf
 }
 
-// recoverCalls is textcalls.Recover's calls and prose.
+// recoverCalls is textcalls.Recover's calls and prose when the reply acts
+// (an undecided reply's calls are not run: none).
 func recoverCalls(text string, lookup textcalls.Lookup, strict bool) ([]anyllm.ToolCall, string) {
 	r := textcalls.Recover(text, lookup, strict)
+	if r.Decision != textcalls.Act {
+		return nil, text
+	}
 	return r.Calls, r.Prose
 }
 
@@ -33,6 +37,7 @@ type recoveryCase struct {
 	src, text string
 	want      []string // "name {args}"
 	strict    bool     // schema mode
+	ask       bool     // the evidence does not decide: the model is asked (want: the calls it holds)
 }
 
 func runRecoveryCases(t *testing.T, cases []recoveryCase) {
@@ -41,6 +46,11 @@ func runRecoveryCases(t *testing.T, cases []recoveryCase) {
 	for _, c := range cases {
 		t.Run(c.src, func(t *testing.T) {
 			calls, prose := recoverCalls(c.text, lookup, c.strict)
+			if r := textcalls.Recover(c.text, lookup, c.strict); (r.Decision == textcalls.Ask) != c.ask {
+				t.Fatalf("decision %s (%s), want ask: %v", r.Decision, r.Rule, c.ask)
+			} else if c.ask {
+				calls, prose = r.Calls, r.Prose
+			}
 			var got []string
 			for _, tc := range calls {
 				got = append(got, tc.Function.Name+" "+tc.Function.Arguments)
@@ -108,34 +118,40 @@ var recoveryCorpus = []recoveryCase{
 	{src: "name alone, required arguments missing", text: `{"name": "read_file"}`},
 	// lead-ins
 	{src: "short lead-in then JSON", text: "I'll list the files.\n{\"name\": \"list_files\", \"parameters\": {}}", want: []string{`list_files {}`}},
+	{src: "a lead-in that announces nothing (asked)", text: "config.json contains one object.\n{\"name\": \"list_files\", \"parameters\": {}}", want: []string{`list_files {}`}, ask: true},
 	{src: "lead-in and a fence that ends the reply", text: "Let me read it:\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n```", want: []string{readA}},
 	{src: "prose mode: the only fence after an announced action", text: "I'll read the file first.\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n```\nThen I will explain it.", want: []string{readA}},
 }
 
-// A recovered call runs unasked only when it is the whole reply (issue 27):
-// what that costs in recall, on the corpus above. The share is printed for
-// docs/tool-call-recovery.md; the replies with prose around the call are
-// exactly the ones the test names, so a change in the rule shows here.
-func TestRecoveryWholeReplyShare(t *testing.T) {
+// Act or quote, by rule (issue 37): which rule decides each reply of the
+// corpus (and the families' and the quotations'), logged for the table in
+// docs/tool-call-recovery.md. The replies whose evidence does not decide
+// — the model is asked, one round — stay at most 5% of those holding a
+// call, and no quotation of the corpus acts.
+func TestRecoveryDecisionShare(t *testing.T) {
 	lookup := builtinLookup()
-	var whole, asked []string
-	for _, c := range recoveryCorpus {
-		calls, prose := recoverCalls(c.text, lookup, c.strict)
-		if len(calls) == 0 {
+	byRule := map[string][]string{}
+	acted, asked, withCall := 0, 0, 0
+	for _, c := range append(append([]recoveryCase{}, recoveryCorpus...), moreFamilies...) {
+		r := textcalls.Recover(c.text, lookup, c.strict)
+		if len(r.Calls) == 0 {
 			continue
 		}
-		if textcalls.WholeReply(prose) {
-			whole = append(whole, c.src)
-		} else {
-			asked = append(asked, c.src)
+		withCall++
+		byRule[r.Rule] = append(byRule[r.Rule], c.src)
+		switch r.Decision {
+		case textcalls.Act:
+			acted++
+		case textcalls.Ask:
+			asked++
 		}
 	}
-	t.Logf("recovered %d replies: %d run unasked (whole reply), %d asked first in the REPL and refused headless (%.0f%%):\n  %s",
-		len(whole)+len(asked), len(whole), len(asked), 100*float64(len(asked))/float64(len(whole)+len(asked)), strings.Join(asked, "\n  "))
-	want := []string{"qwen2.5 <tool_call> (Qwen chat template)", "prose after the JSON (vLLM hermes parser test)", "cut-off second call in an array",
-		"cut-off second object", "short lead-in then JSON", "lead-in and a fence that ends the reply", "prose mode: the only fence after an announced action"}
-	if strings.Join(asked, "|") != strings.Join(want, "|") {
-		t.Fatalf("asked first:\n%q\nwant\n%q", asked, want)
+	for _, rule := range []string{textcalls.RuleWhole, textcalls.RuleMarkers, textcalls.RuleBegins, textcalls.RuleAnnounced, textcalls.RuleUndecided} {
+		t.Logf("%-22s %2d  %s", rule, len(byRule[rule]), strings.Join(byRule[rule], "; "))
+	}
+	t.Logf("%d replies hold a call: %d act, %d ask the model (%.1f%%)", withCall, acted, asked, 100*float64(asked)/float64(withCall))
+	if asked*20 > withCall {
+		t.Fatalf("%d of %d replies ask the model: over 5%%", asked, withCall)
 	}
 }
 
@@ -309,11 +325,13 @@ func TestFencedCodeStreams(t *testing.T) {
 	}
 }
 
-// The prose kept after a call loses only what touches the call.
+// The prose after an acted call (an answer written as if the call had
+// returned) is left out of the answer, and loses only what touches the
+// call.
 func TestRecoveredProseKeepsItsBrackets(t *testing.T) {
-	calls, prose := recoverCalls("{\"name\": \"read_file\", \"parameters\": {\"path\": \"a.go\"}}}[/TOOL_CALLS]\nIt declares m := map[string]int{}", builtinLookup(), false)
-	if len(calls) != 1 || prose != "It declares m := map[string]int{}" {
-		t.Fatalf("%d calls, prose %q", len(calls), prose)
+	r := textcalls.Recover("{\"name\": \"read_file\", \"parameters\": {\"path\": \"a.go\"}}}[/TOOL_CALLS]\nIt declares m := map[string]int{}", builtinLookup(), false)
+	if len(r.Calls) != 1 || r.Prose != "" || r.Dropped != "It declares m := map[string]int{}" {
+		t.Fatalf("%d calls, prose %q, dropped %q", len(r.Calls), r.Prose, r.Dropped)
 	}
 }
 
@@ -330,5 +348,45 @@ func TestRecoveryRefusesUnfaithfulArguments(t *testing.T) {
 		{src: "Python dict with an invalid escape", text: `{'name': 'read_file', 'arguments': {'path': 'C:\Users\me\a.go'}}`},
 		{src: "Windows path escaped", text: `{"name": "read_file", "arguments": {"path": "C:\\Users\\me\\a.go"}}`, want: []string{`read_file {"path":"C:\\Users\\me\\a.go"}`}},
 		{src: "Python dict, escaped quote and newline", text: `{'name': 'write_file', 'arguments': {'path': 'a.txt', 'content': 'it\'s\n'}}`, want: []string{`write_file {"content":"it's\n","path":"a.txt"}`}},
+	})
+}
+
+// What models print every day when they act, and what a reply that only
+// quotes a call looks like (issue 37 and its red team): each is decided by
+// the rule named, never by asking the user.
+var actOrQuoteCases = []struct {
+	src, text string
+	want      textcalls.Decision
+	rule      string
+}{
+	{"Hermes after a sentence", "Let me check the weather. <tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}</tool_call>", textcalls.Act, textcalls.RuleMarkers},
+	{"glued to a sentence", "Sure, let me check.<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}</tool_call>", textcalls.Act, textcalls.RuleMarkers},
+	{"Mistral after a greeting", `Hello[TOOL_CALLS] [{"name": "read_file", "arguments": {"path": "a.go"}}]`, textcalls.Act, textcalls.RuleMarkers},
+	{"Mistral then an invented answer", "[TOOL_CALLS] [{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}]\nThe file a.go declares package main and a function that prints hello, which is everything it holds.", textcalls.Act, textcalls.RuleMarkers},
+	{"function tag after an announcement, invented result after", "I'll search for that.\n<function=read_file>{\"path\": \"a.go\"}</function>\nThe file says hello.", textcalls.Act, textcalls.RuleMarkers},
+	{"Using tool: before JSON", "Using tool: read_file\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}", textcalls.Act, textcalls.RuleAnnounced},
+	{"python_tag after prose", "I need the file first.\n<|python_tag|>{\"name\": \"read_file\", \"parameters\": {\"path\": \"a.go\"}}", textcalls.Act, textcalls.RuleMarkers},
+	{"begins, then declines", "{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\nI will not run it, it is just documentation.", textcalls.Quote, textcalls.RuleDeclines},
+	{"marked, then declines", "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}</tool_call>\nBut I won't run this until you confirm the path.", textcalls.Quote, textcalls.RuleDeclines},
+	{"an example after for example", "You can read files with the tool. For example:\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}", textcalls.Quote, ""}, // not even a candidate act: a lead-in ending in ':' introduces an example
+	{"the syntax is", "The syntax is:\n<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}</tool_call>", textcalls.Quote, textcalls.RuleExplains},
+	{"you could call", "To see it you could call\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n```", textcalls.Quote, textcalls.RuleExplains},
+	{"asks the user", "[TOOL_CALLS] [{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}]\nShall I run this?", textcalls.Quote, textcalls.RuleAsksUser},
+	{"would you like me to", "Would you like me to read it?\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}", textcalls.Quote, textcalls.RuleAsksUser},
+	{"a short lead-in that announces nothing", "config.json contains one object.\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}", textcalls.Ask, textcalls.RuleUndecided},
+}
+
+func TestActOrQuoteByEvidence(t *testing.T) {
+	lookup := builtinLookup()
+	for _, c := range actOrQuoteCases {
+		r := textcalls.Recover(c.text, lookup, false)
+		if r.Decision != c.want || c.rule != "" && r.Rule != c.rule {
+			t.Errorf("%s: %s (%s), want %s (%s)", c.src, r.Decision, r.Rule, c.want, c.rule)
+		}
+	}
+	// Never a call: in the middle of an explanation, in a code span.
+	runRecoveryCases(t, []recoveryCase{
+		{src: "a call in the middle of an explanation", text: "To write a file the model sends {\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}} and the server answers with its content."},
+		{src: "a marked call inside a code span", text: "Send `<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}</tool_call>` to read a file."},
 	})
 }

@@ -58,7 +58,9 @@ type ToolExecutor struct {
 	prose   bool
 	history []string // call signatures this turn, for repeat detection
 	onRound func()   // called before tools run (stops the spinner)
-	retry   retryPolicy
+	// askedModel: this turn already asked the model to send a call alone.
+	askedModel bool
+	retry      retryPolicy
 }
 
 // execHost is what the tool loop needs from the session around it: to say
@@ -69,9 +71,6 @@ type execHost interface {
 	warn(s string)                         // a yellow warning line
 	toolLine(prefix, name, summary string) // "⚙ read_file a.go"
 	resultLine(ok bool, summary string)    // "✓ 12 lines" / "✗ why"
-	// confirmRecovered asks before a call recovered from a reply with
-	// prose around it runs (refused headless, whatever --yes says).
-	confirmRecovered(ctx context.Context, tool, summary string) error
 	audit(action, details string, err error, d time.Duration)
 	recordToolCall(name, raw, result string, failed bool)
 	// proseFallback marks model as unable to call tools and returns the
@@ -132,7 +131,7 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 			return messages, total, fmt.Errorf("%w: the model asked for tools %d rounds in a row (max_tool_calls_per_turn is %d); stopped", ErrToolLoopLimit, round+1, e.maxIterations)
 		}
 		if e.prose || r.recovered {
-			messages, err = e.runPrinted(ctx, messages, text, calls, r.quoted)
+			messages, err = e.runPrinted(ctx, messages, text, calls)
 		} else {
 			messages = append(messages, Message{Role: RoleAssistant, Content: text, ToolCalls: calls})
 			var results []Message
@@ -193,8 +192,7 @@ type replyCalls struct {
 	calls     []anyllm.ToolCall
 	text      string // the reply's text, less the calls recovered from it
 	recovered bool   // the calls were printed
-	quoted    bool   // with prose around them: the user decides
-	note      string // a printed call that cannot be read: what the model is told
+	note      string // what the model is told instead (a call that cannot be read, or one to send alone)
 }
 
 // recoverPrinted looks for calls the model printed, and shows the user
@@ -220,25 +218,36 @@ func (e *ToolExecutor) recoverPrinted(text, held string, hb *holdbackWriter, out
 		}
 		return replyCalls{text: text}
 	}
-	// Only a call that is the whole reply is an act; with prose around
-	// it, it may be a quotation: the user decides.
+	if r.Decision == textcalls.Ask {
+		// The evidence does not decide: the model, not the user, is asked
+		// to send the call alone — once a turn (then it is a quotation).
+		if held != "" {
+			io.WriteString(out, held)
+		}
+		if e.askedModel || !mayRetry {
+			return replyCalls{text: text}
+		}
+		e.askedModel = true
+		tr.askedModel()
+		fmt.Fprintf(out, "\n[not run: a tool call with prose around it; Harvey asked the model to send it alone if it meant to run it]\n")
+		return replyCalls{text: text, note: textcalls.AskNote}
+	}
+	// The reply's act (decided by evidence: docs/tool-call-recovery.md):
+	// it runs like a native call; prose after it, an answer written as if
+	// it had returned, is left out.
 	if written := len(hb.all.String()) - len(held); written == 0 && r.Prose != "" {
 		io.WriteString(out, r.Prose+"\n")
 	}
-	return replyCalls{calls: r.Calls, text: r.Prose, recovered: true, quoted: !textcalls.WholeReply(r.Prose)}
+	return replyCalls{calls: r.Calls, text: r.Prose, recovered: true}
 }
 
 // runPrinted runs the calls of a model that does not speak the tool
 // protocol (prose mode) or printed them: its text is kept, the calls run,
 // and the results go back as a user message (prose mode) or as tool
 // results.
-func (e *ToolExecutor) runPrinted(ctx context.Context, messages []Message, text string, calls []anyllm.ToolCall, quoted bool) ([]Message, error) {
+func (e *ToolExecutor) runPrinted(ctx context.Context, messages []Message, text string, calls []anyllm.ToolCall) ([]Message, error) {
 	messages = append(messages, Message{Role: RoleAssistant, Content: strings.TrimSpace(text + "\n" + describeCalls(calls))})
-	origin := fromText
-	if quoted {
-		origin = fromTextWithProse
-	}
-	results, err := e.executeCalls(ctx, calls, origin)
+	results, err := e.executeCalls(ctx, calls, fromText)
 	if err != nil {
 		return messages, err
 	}
@@ -293,9 +302,8 @@ func (e *ToolExecutor) ExecuteToolCalls(ctx context.Context, calls []anyllm.Tool
 type callOrigin int
 
 const (
-	native            callOrigin = iota // the protocol's tool-call field
-	fromText                            // printed, and the whole reply
-	fromTextWithProse                   // printed with prose around it: asked first
+	native   callOrigin = iota // the protocol's tool-call field
+	fromText                   // printed, and decided to be the reply's act
 )
 
 func (e *ToolExecutor) executeCalls(ctx context.Context, calls []anyllm.ToolCall, origin callOrigin) ([]Message, error) {
@@ -362,7 +370,7 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin
 			err = cerr
 		} else if run := e.repeats(name, args); run >= repeatLimit {
 			err = &repeatedCall{name: name, before: run - 1}
-		} else if err = e.askRecovered(ctx, origin, name, summary); err == nil {
+		} else {
 			res, err = safeCall(ctx, entry.run, e.scope(), args)
 		}
 	}
@@ -404,18 +412,6 @@ func coerceNative(origin callOrigin, schema, args map[string]any) error {
 		return nil
 	}
 	return coerce.Args(schema, args)
-}
-
-// askRecovered asks the user before a call recovered from a reply with
-// prose around it runs; other calls need no such question.
-func (e *ToolExecutor) askRecovered(ctx context.Context, origin callOrigin, name, summary string) error {
-	if origin != fromTextWithProse {
-		return nil
-	}
-	if e.host == nil {
-		return fmt.Errorf("%w: %s was recovered from a reply with prose around it and there is nobody to ask", ErrDenied, name)
-	}
-	return e.host.confirmRecovered(ctx, name, summary)
 }
 
 // repeatedCall is the loop guard's answer: its error text is written to

@@ -3,7 +3,6 @@ package harvey
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -362,40 +361,76 @@ func TestRegisterToolAsksFirst(t *testing.T) {
 }
 
 // quotedCallReplies are the replies of issue 27 whose printed call has prose
-// around it: each was run before the one-view rule.
+// around it: each was run before the one-view rule. The first declines, the
+// second announces its call, the third decides nothing.
 var quotedCallReplies = []string{
 	`{"name": "write_file", "arguments": {"path": "q1.txt", "content": "x"}}` + "\nI will not run it, it is just documentation.",
 	"Let me write it now.\n```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"q2.txt\", \"content\": \"x\"}}\n```",
 	"config.json contains one object.\n" + `{"name": "write_file", "arguments": {"path": "q3.txt", "content": "x"}}`,
 }
 
-// Through the built binary, headless with --yes: a printed call with prose
-// around it is not run (exit 3, a line that says why); a read-only one
-// without --yes neither; a call that is the whole reply still runs.
-func TestEndToEndQuotedCallsNotRunHeadless(t *testing.T) {
+// Act or quote through the built binary, headless with --yes (issue 37):
+// what models print when they act runs (with the usual approval, here
+// --yes), a quotation never does, and where the evidence does not decide
+// the model — not the user — is asked once to send the call alone. The
+// invented answer after an acted call is not shown as the answer.
+func TestEndToEndActOrQuote(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
+	call := func(path string) string {
+		return `{"name": "write_file", "arguments": {"path": "` + path + `", "content": "x"}}`
+	}
+	cases := []struct {
+		reply string
+		file  string
+		runs  bool
+	}{
+		{"Let me check the weather. <tool_call>" + call("a1.txt") + "</tool_call>", "a1.txt", true},
+		{"Sure, let me check.<tool_call>" + call("a2.txt") + "</tool_call>", "a2.txt", true},
+		{"Hello[TOOL_CALLS] [" + call("a3.txt") + "]", "a3.txt", true},
+		{"[TOOL_CALLS] [" + call("a4.txt") + "]\nI wrote a4.txt; it now holds the report you asked for, all forty pages of it.", "a4.txt", true},
+		{"I'll search for that.\n<function=write_file>{\"path\": \"a5.txt\", \"content\": \"x\"}</function>", "a5.txt", true},
+		{"Using tool: write_file\n" + call("a6.txt"), "a6.txt", true},
+		{quotedCallReplies[1], "q2.txt", true},
+		{quotedCallReplies[0], "q1.txt", false},
+		{"You can write files with the tool. For example:\n" + call("r1.txt"), "r1.txt", false},
+		{"To write a file the model sends " + call("r2.txt") + " and the server answers.", "r2.txt", false},
+		{"Send `" + call("r3.txt") + "` to write a file.", "r3.txt", false},
+		{"The format is:\n<tool_call>" + call("r4.txt") + "</tool_call>", "r4.txt", false},
+	}
+	for i, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			t.Parallel()
+			f := newFakeOllama(t, "llama3.2:latest")
+			dir := t.TempDir()
+			f.script(textReply("llama3.2", c.reply), textReply("llama3.2", "Done."))
+			out, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+			_, err := os.Stat(filepath.Join(dir, c.file))
+			if code != 0 || (err == nil) != c.runs {
+				t.Fatalf("case %d: exit %d, written %v, want %v\n%s\n%s", i, code, err == nil, c.runs, out, errOut)
+			}
+			if strings.Contains(out, "forty pages") {
+				t.Errorf("the invented answer after an acted call was shown: %s", out)
+			}
+			if reqs := f.chatRequests(); len(reqs) != 2 && c.runs || !c.runs && len(reqs) != 1 {
+				t.Errorf("%d requests", len(reqs))
+			}
+		})
+	}
+	// Undecided: the model is asked once; its call sent alone then runs.
 	f := newFakeOllama(t, "llama3.2:latest")
 	dir := t.TempDir()
-	for i, reply := range quotedCallReplies {
-		f.script(textReply("llama3.2", reply), textReply("llama3.2", "ok"))
-		_, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL())
-		if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("q%d.txt", i+1))); err == nil {
-			t.Fatalf("reply %d ran: %s", i+1, errOut)
-		}
-		if code != 3 || !strings.Contains(errOut, "recovered from a reply with prose around it") {
-			t.Fatalf("reply %d: exit %d, %s", i+1, code, errOut)
-		}
+	f.script(textReply("llama3.2", quotedCallReplies[2]), textReply("llama3.2", call("q3.txt")), textReply("llama3.2", "Done."))
+	out, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	reqs := f.chatRequests()
+	if code != 0 || len(reqs) != 3 {
+		t.Fatalf("exit %d, %d requests\n%s\n%s", code, len(reqs), out, errOut)
 	}
-	f.script(textReply("llama3.2", "Let me check.\n"+`{"name": "git_command", "arguments": {"subcommand": "status"}}`), textReply("llama3.2", "ok"))
-	if _, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--model", "llama3.2", "--ollama", f.URL()); code != 3 || !strings.Contains(errOut, "git_command status was not run") {
-		t.Fatalf("read-only quoted call: exit %d, %s", code, errOut)
+	msgs := messagesOf(reqs[1])
+	if last := msgs[len(msgs)-1]; last["role"] != "user" || !strings.Contains(last["content"].(string), "reply with the call alone") {
+		t.Fatalf("the model was not asked: %v", last)
 	}
-	f.script(textReply("llama3.2", "```json\n"+`{"name": "write_file", "arguments": {"path": "whole.txt", "content": "x"}}`+"\n```</s>"), textReply("llama3.2", "ok"))
-	if _, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL()); code != 0 {
-		t.Fatalf("a whole-reply call: exit %d, %s", code, errOut)
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "whole.txt")); err != nil || string(b) != "x" {
-		t.Fatalf("a whole-reply call did not run: %q %v", b, err)
+	if b, _ := os.ReadFile(filepath.Join(dir, "q3.txt")); string(b) != "x" {
+		t.Fatalf("the call sent alone did not run: %q", b)
 	}
 }

@@ -18,6 +18,7 @@ type turnTrace struct {
 type traceRound struct {
 	stats   ChatStats
 	retries int    // tries the model call needed after its first (a flaky server)
+	asked   bool   // the round's printed call was neither run nor quoted: the model was asked to send it alone
 	how     string // "native", "text: FORMAT", "prose: FORMAT"; "" for an answer
 	calls   []traceCall
 	unread  []string // printed calls that could not be read (not run)
@@ -52,6 +53,14 @@ func (t *turnTrace) recovered(r textcalls.Result, prose bool) {
 			last.how = "prose: " + r.Format
 		}
 	}
+}
+
+// askedModel counts a round that asked the model to send a call alone.
+func (t *turnTrace) askedModel() {
+	if t == nil || len(t.rounds) == 0 {
+		return
+	}
+	t.rounds[len(t.rounds)-1].asked = true
 }
 
 func (t *turnTrace) call(c traceCall) {

@@ -31,7 +31,6 @@ package textcalls
 import (
 	"crypto/rand"
 	"encoding/json"
-	"regexp"
 	"strings"
 
 	anyllm "github.com/mozilla-ai/any-llm-go"
@@ -75,6 +74,14 @@ type Result struct {
 	Prose  string
 	Unread []string
 	Format string // the family of the first call (formatName)
+	// Decision is what the reply does with Calls (decide.go): Act runs
+	// them; Ask returns them so the caller can ask the model to send them
+	// alone; a Quote returns none. Rule names the rule that decided.
+	Decision Decision
+	Rule     string
+	// Dropped is the prose after an act's calls: an answer written as if
+	// the calls had returned, left out of Prose.
+	Dropped string
 }
 
 // Note is what the model is told when its printed calls were not run.
@@ -120,6 +127,20 @@ func Recover(text string, lookup Lookup, strict bool) Result {
 	}
 	if len(r.Calls) == 0 {
 		return Result{Prose: text}
+	}
+	r.Decision, r.Rule = decide(text, group)
+	switch r.Decision {
+	case Quote:
+		return Result{Prose: text, Format: r.Format, Rule: r.Rule}
+	case Act:
+		if r.Rule != RuleWhole {
+			r.Prose = strings.TrimSpace(text[:group[0].start])
+			r.Dropped = strings.TrimSpace(stripLeadingClosers(text[group[len(group)-1].end:]))
+			if strings.TrimSpace(stripClosers(r.Dropped)) == "" {
+				r.Dropped = ""
+			}
+			return r
+		}
 	}
 	r.Prose = proseAround(text, group)
 	return r
@@ -267,9 +288,6 @@ func stripClosers(s string) string {
 	}
 }
 
-// intentRE finds a lead-in that announces an action.
-var intentRE = regexp.MustCompile(`(?i)\b(i'll|i will|i'm going to|i am going to|let me|let's|now i|next,? i|i need to|i should|calling|i'll use|using the|use the)\b`)
-
 // actGroup picks the candidates that are the model's act: a run of
 // adjacent candidates that is the whole reply, begins it, or ends it after
 // a lead-in; or (prose mode) the only fenced block after an announced
@@ -295,6 +313,11 @@ func actGroup(text string, cands []candidate, strict bool) []candidate {
 			run = append(run, tokenRuns(run, runs[k+1:])...)
 		}
 		if isAct(text, run, before, strict, len(runs) == 1) {
+			return run
+		}
+		if markedGroup(run) && !insideSentence(text, run) {
+			// The model's own call markers, after a sentence or on a line
+			// of their own: an act wherever they stand (decide).
 			return run
 		}
 	}
