@@ -395,25 +395,54 @@ func cmdGit(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	return nil
 }
 
-// taggedBlockRE matches fences that name a file: ```go path/file.go,
-// ```go:path/file.go or ```path/file.ext.
-var taggedBlockRE = regexp.MustCompile("(?s)```([A-Za-z0-9_+-]*)[ :]?([^\\s`]*[./][^\\s`]*)?[ \t]*\n(.*?)```")
+// fencedBlockRE matches a fenced block and its info string.
+var fencedBlockRE = regexp.MustCompile("(?s)```([^\n`]*)\n(.*?)```")
 
 type taggedBlock struct{ Path, Content string }
 
+// findTaggedBlocks finds the fences that name a file, as the original
+// Harvey read them: a language and a path (```go src/x.go, ```go:src/x.go)
+// or a path alone (```README.md, ```src/x.go). A language alone (```go)
+// names no file.
 func findTaggedBlocks(s string) []taggedBlock {
 	var out []taggedBlock
-	for _, m := range taggedBlockRE.FindAllStringSubmatch(s, -1) {
-		p := m[2]
-		if p == "" && strings.ContainsAny(m[1], "./") {
-			p = m[1]
+	for _, m := range fencedBlockRE.FindAllStringSubmatch(s, -1) {
+		if p := fencePath(m[1]); p != "" {
+			out = append(out, taggedBlock{Path: p, Content: m[2]})
 		}
-		if p == "" || !strings.ContainsAny(p, "./") {
-			continue
-		}
-		out = append(out, taggedBlock{Path: p, Content: m[3]})
 	}
 	return out
+}
+
+// fencePath is the file a fence's info string names, or "".
+func fencePath(info string) string {
+	info = strings.TrimSpace(info)
+	words := strings.Fields(info)
+	if len(words) == 1 {
+		if lang, p, ok := strings.Cut(words[0], ":"); ok && lang != "" && looksLikePath(p) && !strings.Contains(lang, "/") {
+			return p // ```go:src/x.go
+		}
+	}
+	switch {
+	case len(words) >= 2 && looksLikePath(words[1]):
+		return words[1] // ```go src/x.go
+	case len(words) == 1 && looksLikePath(words[0]):
+		return words[0] // ```README.md, ```src/x.go
+	}
+	return ""
+}
+
+// looksLikePath: a word with a directory or a file extension (x.go,
+// src/main.rs, .gitignore), not a language name (go, c++, objective-c).
+func looksLikePath(w string) bool {
+	if w == "" || strings.ContainsAny(w, "`") {
+		return false
+	}
+	if strings.Contains(w, "/") {
+		return true
+	}
+	dot := strings.LastIndexByte(w, '.')
+	return dot >= 0 && dot < len(w)-1
 }
 
 func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {

@@ -373,3 +373,31 @@ func TestSlashCommands(t *testing.T) {
 		t.Fatalf("no backend: %v", err)
 	}
 }
+
+// /apply reads the fence shapes the original specified (issue 37): a
+// language and a path, a path alone (```README.md, ```src/x.go), and a
+// language alone, which names no file.
+func TestApplyFenceShapes(t *testing.T) {
+	for info, want := range map[string]string{
+		"go src/x.go": "src/x.go", "go:src/x.go": "src/x.go", "text notes/b.txt": "notes/b.txt",
+		"README.md": "README.md", "src/x.go": "src/x.go", ".gitignore": ".gitignore", "Makefile.am": "Makefile.am",
+		"go": "", "python": "", "c++": "", "": "", "objective-c": "", "json {\"a\":1}": "",
+	} {
+		if got := fencePath(info); got != want {
+			t.Errorf("```%s: %q, want %q", info, got, want)
+		}
+	}
+	env := newTestEnv(t, nil, "")
+	env.a.AddMessage("assistant", "Files:\n```README.md\n# Title\n```\n```src/x.go\npackage x\n```\n```go cmd/y.go\npackage y\n```\n```go\npackage untagged\n```\n")
+	if out, err := dispatch(t, env.a, "/apply"); err != nil || strings.Count(out, "created") != 3 {
+		t.Fatalf("/apply: %q %v", out, err)
+	}
+	for p, want := range map[string]string{"README.md": "# Title\n", "src/x.go": "package x\n", "cmd/y.go": "package y\n"} {
+		if b, _ := os.ReadFile(filepath.Join(env.dir, p)); string(b) != want {
+			t.Errorf("%s = %q", p, b)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(env.dir, ".md")); err == nil {
+		t.Error("```README.md wrote .md")
+	}
+}
