@@ -133,6 +133,9 @@ type approvals struct {
 	// accepts runs, anything else is refused and counted in offTask.
 	expect  func(approvalRequest) bool
 	offTask []string
+	// observe, when set, hears every decision: approved or not, and by
+	// whom (--output json|stream-json reports them).
+	observe func(r approvalRequest, approved bool, by string)
 }
 
 type approvalKey struct {
@@ -183,6 +186,26 @@ func (p *approvals) decide(r approvalRequest) decision {
 // is ErrDenied with a message for the model (the user's reason included).
 func (p *approvals) approve(ctx context.Context, r approvalRequest) error {
 	d := p.decide(r)
+	err := p.answer(ctx, r, d)
+	if p.observe != nil {
+		by := "user"
+		switch {
+		case d == allow && p.expect != nil:
+			by = "the task"
+		case d == allow && p.auto:
+			by = "--yes"
+		case d == allow:
+			by = "always"
+		case d == refused:
+			by = "headless"
+		}
+		p.observe(r, err == nil, by)
+	}
+	return err
+}
+
+// answer is the decision d made: allowed, refused, or asked.
+func (p *approvals) answer(ctx context.Context, r approvalRequest, d decision) error {
 	switch d {
 	case allow:
 		return nil

@@ -32,6 +32,8 @@ Usage:
   harvey mcp list              start the configured MCP servers, list them and their tools
   harvey mcp add NAME -- CMD   add a server to your config (--env K=V; or --url URL); mcp remove NAME
   harvey mcp import [NAME...]  list (or add) the servers of your Claude Desktop, Claude Code, Cursor, Codex configs
+  harvey completion bash|zsh|fish
+                               shell completion: source <(harvey completion bash)
 
 Flags:
   -p, --prompt PROMPT  run one prompt headless
@@ -39,6 +41,8 @@ Flags:
       --model NAME     model to use (else config "model", else the only installed one)
       --ollama URL     Ollama server (else $OLLAMA_HOST, else config ollama_url, else http://127.0.0.1:11434)
       --yes            approve tool actions (writes, commands) that would otherwise ask
+      --output MODE    with -p or --run: text (default), json (one object at the end) or
+                       stream-json (one event per line); docs/output.md has the schema
   -c, --continue       continue the last conversation in this workspace
       --version        print the version
   -h, --help           this help
@@ -62,11 +66,19 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if len(args) > 0 && args[0] == "tools" {
 		return toolsCommand(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "completion" {
+		return completionCommand(args[1:], stdout, stderr)
+	}
 	f, code := parseFlags(args, stdout, stderr)
 	if f == nil {
 		return code
 	}
 	headless := f.prompt != "" || f.script != ""
+	var sink *eventSink
+	if f.output != outputText {
+		sink = newEventSink(stdout, f.output)
+		stdout = sinkWriter{sink}
+	}
 	stdinTTY := isTTY(stdin)
 	o := Options{
 		Dir: ".", Model: f.model, OllamaURL: f.ollama, AutoApprove: f.yes, Continue: f.cont,
@@ -77,7 +89,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	a, err := Start(ctx, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "harvey: %v\n", err)
+		sink.fail(err.Error())
+		sink.end(1)
 		return 1
+	}
+	if sink != nil {
+		a.events = sink
+		a.approvals.observe = func(r approvalRequest, approved bool, by string) { sink.approval(r.tool, r.action, approved, by) }
 	}
 	defer removeSandboxTmp()
 	defer a.Workspace.Close()
@@ -93,14 +111,19 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	defer stop()
 	lines, code := headlessLines(a, f, stdin, stderr)
 	if code != 0 {
+		sink.fail("could not read the script")
+		sink.end(code)
 		return code
 	}
-	return a.runHeadless(runCtx, lines, f.script != "", stderr)
+	code = a.runHeadless(runCtx, lines, f.script != "", stderr)
+	sink.end(code)
+	return code
 }
 
 // cliFlags are harvey's command-line flags.
 type cliFlags struct {
 	prompt, script, model, ollama string
+	output                        string // text, json or stream-json (headless only)
 	yes, cont                     bool
 }
 
@@ -116,6 +139,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*cliFlags, int) {
 	fs.StringVar(&f.script, "run", "", "")
 	fs.StringVar(&f.model, "model", "", "")
 	fs.StringVar(&f.ollama, "ollama", "", "")
+	fs.StringVar(&f.output, "output", outputText, "")
 	fs.BoolVar(&f.yes, "yes", false, "")
 	fs.BoolVar(&f.cont, "continue", false, "")
 	fs.BoolVar(&f.cont, "c", false, "")
@@ -133,13 +157,19 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*cliFlags, int) {
 		fmt.Fprint(stdout, usageText)
 		return nil, 0
 	case version:
-		fmt.Fprintf(stdout, "harvey %s\n", Version)
+		fmt.Fprintln(stdout, versionLine())
 		return nil, 0
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "harvey: unexpected argument %q (quote the prompt: harvey -p \"...\")\n", fs.Arg(0))
 		return nil, 2
 	case promptSet && strings.TrimSpace(f.prompt) == "":
 		fmt.Fprintln(stderr, `harvey: -p needs a prompt (harvey -p "what does main.go do?")`)
+		return nil, 2
+	case validOutputMode(f.output) != nil:
+		fmt.Fprintf(stderr, "harvey: %v\n", validOutputMode(f.output))
+		return nil, 2
+	case f.output != outputText && f.prompt == "" && f.script == "":
+		fmt.Fprintln(stderr, "harvey: --output json and stream-json are for -p and --run (the REPL is for people)")
 		return nil, 2
 	case f.prompt != "" && f.script != "":
 		fmt.Fprintln(stderr, "harvey: use either -p or --run, not both")
@@ -191,12 +221,14 @@ func (a *Agent) runHeadless(ctx context.Context, lines []string, echo bool, stde
 		if echo {
 			fmt.Fprintf(stderr, "%s\n", a.dim("» "+line))
 		}
+		a.events.turnStart(line)
 		err := a.RunPrompt(ctx, line)
 		if errors.Is(err, ErrExit) {
 			break
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "harvey: %s\n", oneLine(err.Error()))
+			a.events.fail(oneLine(err.Error()))
 			status = 1
 		}
 		if ctx.Err() != nil {
@@ -205,6 +237,7 @@ func (a *Agent) runHeadless(ctx context.Context, lines []string, echo bool, stde
 	}
 	if n := a.approvals.refusedN; n > 0 {
 		fmt.Fprintf(stderr, "harvey: %s not approved (a headless run asks nobody; --yes approves writes and commands)\n", plural(n, "action"))
+		a.events.fail(plural(n, "action") + " not approved (a headless run asks nobody; --yes approves writes and commands)")
 		if status == 0 {
 			status = 3
 		}

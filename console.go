@@ -63,6 +63,9 @@ type Terminal struct {
 	progressMu    sync.Mutex
 	progressShown bool      // a progress line is on the terminal
 	progressAt    time.Time // the last one printed headless
+	// events receives what a headless run does (--output json or
+	// stream-json, output.go); nil otherwise.
+	events *eventSink
 }
 
 // isInteractive reports whether a person is at the terminal to be asked.

@@ -32,6 +32,14 @@ func (h *turnHost) recordToolCall(name, raw, result string, failed bool) {
 
 func (h *turnHost) proseFallback(model string) (string, error) { return h.fallback(model) }
 
+func (h *turnHost) callEvent(id, name, rawArgs string, recovered bool) {
+	h.events.toolCall(id, name, rawArgs, recovered)
+}
+
+func (h *turnHost) resultEvent(id, name, status, summary string, d time.Duration) {
+	h.events.toolResult(id, name, status, summary, d)
+}
+
 // proseFallback remembers that model cannot call tools and, when fallback
 // is on, switches the session's prompt to prose tool mode.
 func (a *Agent) proseFallback(model string) (string, error) {

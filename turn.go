@@ -245,6 +245,8 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 	}
 	a.History = history
 	a.recordStats(stats)
+	a.events.turnUsage(turnFigures{PromptTokens: stats.PromptTokens, ReplyTokens: stats.ReplyTokens, Elapsed: stats.Elapsed,
+		PromptEval: stats.PromptEval, Generation: stats.Generation, TokensPerSec: stats.TokensPerSec})
 	used := estimateTokens(a.History) + t.schema
 	a.logf("%s", a.dim(stats.Format()+" · ctx "+a.contextFill(used, t.window)))
 	if t.window > 0 && used*10 >= t.fitThreshold()*9 {

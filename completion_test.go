@@ -1,0 +1,73 @@
+package harvey
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// harvey completion bash, sourced in a real bash: the subcommands, their
+// words, --output's modes and the slash commands as -p's value complete;
+// zsh and fish scripts are written for the same tables (and checked by
+// their shells where installed).
+func TestCompletionScripts(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "harvey.bash")
+	os.WriteFile(script, []byte(bashCompletion()), 0o644)
+	complete := func(words ...string) string {
+		line := `source ` + script + `; COMP_WORDS=(` + strings.Join(quoteAll(words), " ") + `); COMP_CWORD=` + strconv.Itoa(len(words)-1) + `; _harvey; echo "${COMPREPLY[@]}"`
+		out, err := exec.Command(bash, "-c", line).CombinedOutput()
+		if err != nil {
+			t.Fatalf("bash: %v %s", err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	for _, c := range []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"harvey", "mo"}, "model"},
+		{[]string{"harvey", "model", ""}, "check"},
+		{[]string{"harvey", "completion", "z"}, "zsh"},
+		{[]string{"harvey", "--output", "st"}, "stream-json"},
+		{[]string{"harvey", "-p", "/ret"}, "/retry"},
+		{[]string{"harvey", "--ou"}, "--output"},
+	} {
+		if got := complete(c.words...); got != c.want {
+			t.Errorf("%q: %q, want %q", c.words, got, c.want)
+		}
+	}
+	for shell, text := range map[string]string{"zsh": zshCompletion(), "fish": fishCompletion()} {
+		for _, w := range []string{"stream-json", "/retry", "validate", "--continue"} {
+			if !strings.Contains(text, w) && !strings.Contains(text, strings.TrimPrefix(w, "--")) {
+				t.Errorf("%s: %q missing", shell, w)
+			}
+		}
+		if sh, err := exec.LookPath(shell); err == nil {
+			p := filepath.Join(dir, "harvey."+shell)
+			os.WriteFile(p, []byte(text), 0o644)
+			if out, err := exec.Command(sh, "-n", p).CombinedOutput(); err != nil {
+				t.Errorf("%s -n: %v %s", shell, err, out)
+			}
+		}
+	}
+	var out, errOut strings.Builder
+	if code := completionCommand([]string{"tcsh"}, &out, &errOut); code != 2 {
+		t.Errorf("an unknown shell: %d", code)
+	}
+}
+
+func quoteAll(ws []string) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = "'" + w + "'"
+	}
+	return out
+}

@@ -1,0 +1,261 @@
+package harvey
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Headless output a program can read (--output json|stream-json with -p or
+// --run; docs/output.md is the schema). stream-json writes one event per
+// line as it happens; json writes one object when the run ends. Nothing but
+// JSON reaches stdout in these modes: the answer's text is an event, errors
+// are events, the human lines stay on stderr, exit codes are unchanged.
+// Every text, argument and summary is redacted as the model's view is.
+
+// outputSchemaVersion is the version of the events and the object.
+const outputSchemaVersion = 1
+
+// Output modes.
+const (
+	outputText       = "text"
+	outputJSON       = "json"
+	outputStreamJSON = "stream-json"
+)
+
+// eventSink receives what a headless run does. A nil sink records nothing.
+type eventSink struct {
+	mu     sync.Mutex
+	w      io.Writer
+	stream bool // one event per line as it happens (else one object at the end)
+	seq    int
+	source string // what Out carries now: "assistant" or "command"
+	// what the json object reports at the end
+	answer  strings.Builder // the last turn's assistant text
+	calls   []*callRecord
+	usage   usageTotals
+	errs    []string
+	started time.Time
+}
+
+// callRecord is one tool call as the json object reports it.
+type callRecord struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Recovered bool            `json:"recovered_from_text,omitempty"`
+	Approval  string          `json:"approval,omitempty"` // approved (by whom) or refused
+	Status    string          `json:"status"`             // ok, refused, failed
+	Summary   string          `json:"summary"`
+}
+
+type usageTotals struct {
+	PromptTokens int   `json:"prompt_tokens"`
+	ReplyTokens  int   `json:"reply_tokens"`
+	ElapsedMS    int64 `json:"elapsed_ms"`
+	PromptEvalMS int64 `json:"prompt_eval_ms"`
+	GenerationMS int64 `json:"generation_ms"`
+	Rounds       int   `json:"rounds"`
+}
+
+func newEventSink(w io.Writer, mode string) *eventSink {
+	return &eventSink{w: w, stream: mode == outputStreamJSON, source: "assistant", started: time.Now()}
+}
+
+// emit writes one event (stream-json) with the schema version, a sequence
+// number and its type.
+func (s *eventSink) emit(typ string, fields map[string]any) {
+	if s == nil || !s.stream {
+		return
+	}
+	s.seq++
+	ev := map[string]any{"v": outputSchemaVersion, "seq": s.seq, "type": typ}
+	for k, v := range fields {
+		ev[k] = v
+	}
+	b, err := json.Marshal(ev)
+	if err != nil {
+		b, _ = json.Marshal(map[string]any{"v": outputSchemaVersion, "seq": s.seq, "type": "error", "message": "harvey: an event could not be encoded: " + err.Error()})
+	}
+	s.w.Write(append(b, '\n'))
+}
+
+// text is what a run writes to Out: the model's answer or a command's
+// output, as events.
+func (s *eventSink) text(p []byte) {
+	if len(p) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := redactSecrets(string(p))
+	if s.source == "assistant" {
+		s.answer.WriteString(t)
+		s.emit("assistant_text", map[string]any{"text": t})
+		return
+	}
+	s.emit("command_output", map[string]any{"text": t})
+}
+
+// turnStart marks a prompt (or a slash command) of the run.
+func (s *eventSink) turnStart(line string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.source = "assistant"
+	if strings.HasPrefix(line, "/") || strings.HasPrefix(line, "!") {
+		s.source = "command"
+		s.emit("command", map[string]any{"command": redactSecrets(line)})
+		return
+	}
+	s.answer.Reset()
+	s.emit("turn_start", map[string]any{"prompt": redactSecrets(line)})
+}
+
+// toolCall is a call the model asked for.
+func (s *eventSink) toolCall(id, name, rawArgs string, recovered bool) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	args := json.RawMessage(redactSecrets(rawArgs))
+	if !json.Valid(args) {
+		b, _ := json.Marshal(redactSecrets(rawArgs))
+		args = b
+	}
+	s.calls = append(s.calls, &callRecord{ID: id, Name: name, Arguments: args, Recovered: recovered})
+	s.emit("tool_call", map[string]any{"id": id, "name": name, "arguments": args, "recovered_from_text": recovered})
+}
+
+// approval is what the approval service decided about an effect.
+func (s *eventSink) approval(tool, action string, approved bool, by string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	word := "refused"
+	if approved {
+		word = "approved"
+	}
+	if n := len(s.calls); n > 0 && s.calls[n-1].Name == tool && s.calls[n-1].Status == "" {
+		s.calls[n-1].Approval = strings.TrimSpace(word + " " + by)
+	}
+	s.emit(word, map[string]any{"tool": tool, "action": redactSecrets(action), "by": by})
+}
+
+// toolResult is how a call ended.
+func (s *eventSink) toolResult(id, name, status, summary string, d time.Duration) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	summary = redactSecrets(summary)
+	for i := len(s.calls) - 1; i >= 0; i-- {
+		if s.calls[i].ID == id && s.calls[i].Status == "" {
+			s.calls[i].Status, s.calls[i].Summary = status, summary
+			break
+		}
+	}
+	s.emit("tool_result", map[string]any{"id": id, "name": name, "status": status, "summary": summary, "duration_ms": d.Milliseconds()})
+}
+
+// turnFigures are a turn's figures from the server (ChatStats's, which the
+// model side declares).
+type turnFigures struct {
+	PromptTokens, ReplyTokens       int
+	Elapsed, PromptEval, Generation time.Duration
+	TokensPerSec                    float64
+}
+
+// turnUsage is a turn's figures from the server.
+func (s *eventSink) turnUsage(st turnFigures) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.usage.PromptTokens = st.PromptTokens // the last prompt is the whole context
+	s.usage.ReplyTokens += st.ReplyTokens
+	s.usage.ElapsedMS += st.Elapsed.Milliseconds()
+	s.usage.PromptEvalMS += st.PromptEval.Milliseconds()
+	s.usage.GenerationMS += st.Generation.Milliseconds()
+	s.usage.Rounds++
+	s.emit("usage", map[string]any{"prompt_tokens": st.PromptTokens, "reply_tokens": st.ReplyTokens, "elapsed_ms": st.Elapsed.Milliseconds(),
+		"prompt_eval_ms": st.PromptEval.Milliseconds(), "generation_ms": st.Generation.Milliseconds(), "tokens_per_sec": st.TokensPerSec})
+}
+
+// fail is an error of the run, as an event.
+func (s *eventSink) fail(msg string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	msg = redactSecrets(msg)
+	s.errs = append(s.errs, msg)
+	s.emit("error", map[string]any{"message": msg})
+}
+
+// end closes the run: the end event, or the one json object.
+func (s *eventSink) end(code int) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	reason := exitReason(code)
+	if s.stream {
+		s.emit("end", map[string]any{"exit_code": code, "exit_reason": reason, "elapsed_ms": time.Since(s.started).Milliseconds()})
+		return
+	}
+	calls := s.calls
+	if calls == nil {
+		calls = []*callRecord{}
+	}
+	errs := s.errs
+	if errs == nil {
+		errs = []string{}
+	}
+	b, _ := json.MarshalIndent(map[string]any{"v": outputSchemaVersion, "type": "result", "answer": strings.TrimSpace(s.answer.String()), "tool_calls": calls,
+		"usage": s.usage, "errors": errs, "exit_code": code, "exit_reason": reason, "elapsed_ms": time.Since(s.started).Milliseconds()}, "", "  ")
+	s.w.Write(append(b, '\n'))
+}
+
+// exitReason names an exit status (cli.go's usage lists them).
+func exitReason(code int) string {
+	switch code {
+	case 0:
+		return "completed"
+	case 2:
+		return "usage"
+	case 3:
+		return "not_approved"
+	}
+	return "error"
+}
+
+// sinkWriter is the Out of a run in a JSON mode: what would be printed
+// becomes events.
+type sinkWriter struct{ s *eventSink }
+
+func (w sinkWriter) Write(p []byte) (int, error) {
+	w.s.text(p)
+	return len(p), nil
+}
+
+// validOutputMode checks --output's value.
+func validOutputMode(m string) error {
+	switch m {
+	case outputText, outputJSON, outputStreamJSON:
+		return nil
+	}
+	return fmt.Errorf("--output %q: use text, json or stream-json", m)
+}

@@ -1,0 +1,148 @@
+package harvey
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// outputSchema is docs/output.md's table of events: each type and the
+// fields it must carry (besides v, seq and type). The test reads the
+// table from the doc, so the doc and the code cannot drift apart.
+func outputSchema(t *testing.T) map[string][]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("docs", "output.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := map[string][]string{}
+	row := regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| ([^|]*) \\|")
+	for _, m := range row.FindAllStringSubmatch(string(b), -1) {
+		var fields []string
+		names, _, _ := strings.Cut(m[2], " — ")
+		names = regexp.MustCompile(`\([^)]*\)`).ReplaceAllString(names, "")
+		for _, f := range regexp.MustCompile("`([a-z_]+)`").FindAllStringSubmatch(names, -1) {
+			fields = append(fields, f[1])
+		}
+		schema[m[1]] = fields
+	}
+	if len(schema) < 8 {
+		t.Fatalf("docs/output.md lists %d event types", len(schema))
+	}
+	return schema
+}
+
+// --output stream-json through the built binary: a turn with a tool call,
+// a refused write and an error — every line parses, the events come in
+// order, each matches the schema in docs/output.md, a secret is redacted,
+// and nothing but JSON reaches stdout; --output json gives one object with
+// the same facts; exit codes are unchanged.
+func TestOutputJSONThroughTheBinary(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	schema := outputSchema(t)
+	script := func(f *fakeOllama) {
+		f.script(
+			toolReply("llama3.2",
+				fakeCall{id: "r1", name: "read_file", args: map[string]any{"path": "notes.txt"}},
+				fakeCall{id: "w1", name: "write_file", args: map[string]any{"path": "out.txt", "content": "token=ghp_" + strings.Repeat("A", 36)}}),
+			textReply("llama3.2", "The note says hello; I could not write out.txt."),
+			fakeReply{status: 400, errMsg: "invalid request: the second prompt is refused"},
+		)
+	}
+	dir := t.TempDir()
+	writeFile(t, dir, "notes.txt", "hello\n")
+	writeFile(t, dir, "script.txt", "what does the note say?\nand again?\n")
+
+	f := newFakeOllama(t, "llama3.2:latest")
+	script(f)
+	out, errOut, code := runHarvey(t, bin, dir, "", "--run", "script.txt", "--output", "stream-json", "--model", "llama3.2", "--ollama", f.URL())
+	if code != 1 {
+		t.Fatalf("exit %d (want 1: the error)\n%s\n%s", code, out, errOut)
+	}
+	var types []string
+	seq := 0
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("a line that is not JSON: %q", sc.Text())
+		}
+		typ, _ := ev["type"].(string)
+		if ev["v"] != float64(outputSchemaVersion) || ev["seq"] != float64(seq+1) {
+			t.Fatalf("version or order: %v", ev)
+		}
+		seq++
+		fields, ok := schema[typ]
+		if !ok {
+			t.Fatalf("event type %q is not in docs/output.md", typ)
+		}
+		for _, k := range fields {
+			if _, ok := ev[k]; !ok {
+				t.Errorf("%s event without %q: %v", typ, k, ev)
+			}
+		}
+		types = append(types, typ)
+	}
+	got := strings.Join(types, " ")
+	want := regexp.MustCompile(`^turn_start tool_call tool_result tool_call refused tool_result (assistant_text )+usage turn_start (error )+end$`)
+	if !want.MatchString(got) {
+		t.Fatalf("events in this order: %s", got)
+	}
+	if strings.Contains(out, "ghp_") || !strings.Contains(out, "REDACTED") {
+		t.Errorf("the secret in the arguments was not redacted as the model's view is")
+	}
+	if !strings.Contains(errOut, "⚙ read_file") {
+		t.Errorf("the human lines left stderr: %s", errOut)
+	}
+
+	f = newFakeOllama(t, "llama3.2:latest")
+	script(f)
+	out, _, code = runHarvey(t, bin, dir, "", "--run", "script.txt", "--output", "json", "--model", "llama3.2", "--ollama", f.URL())
+	var res struct {
+		V         int    `json:"v"`
+		Type      string `json:"type"`
+		Answer    string `json:"answer"`
+		ToolCalls []struct {
+			ID, Name, Status, Summary, Approval string
+			Arguments                           map[string]any
+		} `json:"tool_calls"`
+		Usage struct {
+			PromptTokens int `json:"prompt_tokens"`
+			ReplyTokens  int `json:"reply_tokens"`
+		} `json:"usage"`
+		Errors     []string `json:"errors"`
+		ExitCode   int      `json:"exit_code"`
+		ExitReason string   `json:"exit_reason"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("json: %v\n%s", err, out)
+	}
+	if code != 1 || res.ExitCode != 1 || res.ExitReason != "error" || res.V != 1 || len(res.ToolCalls) != 2 || len(res.Errors) != 2 {
+		t.Fatalf("json: exit %d %+v", code, res)
+	}
+	if c := res.ToolCalls[0]; c.Name != "read_file" || c.Status != "ok" || c.Arguments["path"] != "notes.txt" {
+		t.Errorf("read_file: %+v", c)
+	}
+	if c := res.ToolCalls[1]; c.Name != "write_file" || c.Status != "refused" || !strings.Contains(c.Approval, "refused") {
+		t.Errorf("write_file: %+v", c)
+	}
+	if res.Usage.ReplyTokens == 0 {
+		t.Errorf("usage: %+v", res.Usage)
+	}
+
+	// A refused write alone: exit 3, as in text mode.
+	f = newFakeOllama(t, "llama3.2:latest")
+	f.script(toolReply("llama3.2", fakeCall{id: "w", name: "write_file", args: map[string]any{"path": "x.txt", "content": "x"}}), textReply("llama3.2", "Not written."))
+	out, _, code = runHarvey(t, bin, dir, "", "-p", "write it", "--output", "json", "--model", "llama3.2", "--ollama", f.URL())
+	if code != 3 || !strings.Contains(out, `"exit_reason": "not_approved"`) || !strings.Contains(out, `"answer": "Not written."`) {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	if _, _, code := runHarvey(t, bin, dir, "", "--output", "xml", "-p", "x"); code != 2 {
+		t.Fatalf("a bad --output: exit %d", code)
+	}
+}
