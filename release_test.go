@@ -1,0 +1,238 @@
+// Feature: release builds and their installer (issue 38) — install.sh on
+// each machine it detects, the arm64 and armv7 binaries under Debian's qemu
+// user-mode emulation. With HARVEY_DIST set (.ci/release-check sets it to
+// dist/ after release/build.sh), the release archives and binaries
+// themselves are tested; without it, archives and binaries made here.
+package harvey
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// fakeRelease writes one archive per target holding a harvey that prints
+// its target, and SHA256SUMS, into dir.
+func fakeRelease(t *testing.T, dir string, targets []string) {
+	t.Helper()
+	var sums strings.Builder
+	for _, tg := range targets {
+		var buf bytes.Buffer
+		gz := gzip.NewWriter(&buf)
+		tw := tar.NewWriter(gz)
+		body := "#!/bin/sh\necho " + tg + "\n"
+		for _, f := range []struct{ name, body string }{{"README.md", "# Harvey\n"}, {"harvey", body}} {
+			tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o755, Size: int64(len(f.body))})
+			tw.Write([]byte(f.body))
+		}
+		tw.Close()
+		gz.Close()
+		name := tg + ".tar.gz"
+		os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644)
+		sum := sha256.Sum256(buf.Bytes())
+		fmt.Fprintf(&sums, "%s  %s\n", hex.EncodeToString(sum[:]), name)
+	}
+	os.WriteFile(filepath.Join(dir, "SHA256SUMS"), []byte(sums.String()), 0o644)
+}
+
+var releaseTargets = []string{"harvey_linux_amd64", "harvey_linux_arm64", "harvey_linux_armv7", "harvey_linux_armv6", "harvey_darwin_amd64", "harvey_darwin_arm64"}
+
+// stubMachine writes uname, getconf and dpkg that answer as the machine
+// described, into a directory put first on PATH.
+func stubMachine(t *testing.T, os_, machine, longBit, dpkgArch string) string {
+	t.Helper()
+	d := t.TempDir()
+	write := func(name, body string) {
+		if err := osWriteExec(filepath.Join(d, name), "#!/bin/sh\n"+body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("uname", `case "$1" in -s) echo `+os_+`;; -m) echo `+machine+`;; *) echo `+os_+`;; esac`+"\n")
+	write("getconf", "echo "+longBit+"\n")
+	if dpkgArch != "" {
+		write("dpkg", "echo "+dpkgArch+"\n")
+	} else {
+		write("dpkg", "exit 127\n")
+	}
+	return d
+}
+
+func osWriteExec(p, body string) error { return os.WriteFile(p, []byte(body), 0o755) }
+
+// install.sh installs from a local directory of archives into a temporary
+// home for each machine it must tell apart (detected from stubbed uname,
+// getconf and dpkg), says what to add to PATH, and refuses a tampered
+// archive in one line with nothing installed and nothing left behind.
+func TestInstallScript(t *testing.T) {
+	t.Parallel()
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh")
+	}
+	dist := t.TempDir()
+	real := os.Getenv("HARVEY_DIST")
+	if real != "" {
+		dist = real
+	} else {
+		fakeRelease(t, dist, releaseTargets)
+	}
+	script, _ := filepath.Abs("install.sh")
+	run := func(stubs, home, tmp string, args ...string) (string, error) {
+		cmd := exec.Command(sh, append([]string{script}, args...)...)
+		cmd.Env = []string{"PATH=" + stubs + ":/usr/bin:/bin", "HOME=" + home, "TMPDIR=" + tmp}
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	for _, m := range []struct {
+		name, os, machine, bits, dpkg, want string
+	}{
+		{"x86_64", "Linux", "x86_64", "64", "amd64", "harvey_linux_amd64"},
+		{"aarch64", "Linux", "aarch64", "64", "arm64", "harvey_linux_arm64"},
+		{"armv7l", "Linux", "armv7l", "32", "armhf", "harvey_linux_armv7"},
+		{"armv6l (Pi Zero)", "Linux", "armv6l", "32", "armhf", "harvey_linux_armv6"},
+		{"aarch64 kernel, armhf userland (Raspberry Pi OS)", "Linux", "aarch64", "32", "armhf", "harvey_linux_armv7"},
+		{"aarch64 kernel, 32-bit userland without dpkg", "Linux", "aarch64", "32", "", "harvey_linux_armv7"},
+		{"macOS on Apple silicon", "Darwin", "arm64", "64", "", "harvey_darwin_arm64"},
+	} {
+		home, tmp := t.TempDir(), t.TempDir()
+		out, err := run(stubMachine(t, m.os, m.machine, m.bits, m.dpkg), home, tmp, "--from", dist)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", m.name, err, out)
+		}
+		bin := filepath.Join(home, ".local", "bin", "harvey")
+		if real == "" {
+			if b, _ := os.ReadFile(bin); !strings.Contains(string(b), m.want+"\n") {
+				t.Errorf("%s: installed %q, want %s", m.name, b, m.want)
+			}
+		} else if !sameAsArchiveBinary(t, dist, m.want, bin) {
+			t.Errorf("%s: the installed binary is not %s's", m.name, m.want)
+		}
+		if !strings.Contains(out, "add it to your PATH") {
+			t.Errorf("%s: nothing said about PATH: %s", m.name, out)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) > 0 {
+			t.Errorf("%s: left %v in TMPDIR", m.name, left)
+		}
+	}
+	// --dir, and a PATH that already has it.
+	home, tmp, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	stubs := stubMachine(t, "Linux", "x86_64", "64", "amd64")
+	cmd := exec.Command(sh, script, "--from", dist, "--dir", dir)
+	cmd.Env = []string{"PATH=" + stubs + ":" + dir + ":/usr/bin:/bin", "HOME=" + home, "TMPDIR=" + tmp}
+	if out, err := cmd.CombinedOutput(); err != nil || strings.Contains(string(out), "add it to your PATH") {
+		t.Fatalf("--dir on PATH: %v %s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "harvey")); err != nil {
+		t.Fatal("--dir: not installed there")
+	}
+	// A tampered archive: one line, nothing installed, nothing left.
+	bad := t.TempDir()
+	for _, f := range []string{"SHA256SUMS", "harvey_linux_amd64.tar.gz"} {
+		b, err := os.ReadFile(filepath.Join(dist, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f != "SHA256SUMS" {
+			b[len(b)/2] ^= 0xff
+		}
+		os.WriteFile(filepath.Join(bad, f), b, 0o644)
+	}
+	home, tmp = t.TempDir(), t.TempDir()
+	out, err := run(stubs, home, tmp, "--from", bad)
+	if err == nil || strings.Count(strings.TrimSpace(out), "\n") != 0 || !strings.Contains(out, "checksum mismatch") {
+		t.Fatalf("a tampered archive: %v %q", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".local")); err == nil {
+		t.Error("a tampered archive left something in the home")
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("a tampered archive left %v in TMPDIR", left)
+	}
+}
+
+// sameAsArchiveBinary reports whether bin is the harvey in target's archive.
+func sameAsArchiveBinary(t *testing.T, dist, target, bin string) bool {
+	f, err := os.Open(filepath.Join(dist, target+".tar.gz"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return false
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			return false
+		}
+		if h.Name == "harvey" {
+			var buf bytes.Buffer
+			buf.ReadFrom(tr)
+			got, _ := os.ReadFile(bin)
+			return bytes.Equal(buf.Bytes(), got)
+		}
+	}
+}
+
+// The arm64 and armv7 binaries answer --version and one headless turn
+// against the fake Ollama under Debian's qemu user-mode emulation (the
+// release's own binaries with HARVEY_DIST; cross-built here otherwise).
+func TestReleaseBinariesUnderQemu(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("qemu user mode runs on Linux")
+	}
+	for _, c := range []struct {
+		qemu, goarch, goarm, dist string
+	}{
+		{"qemu-aarch64-static", "arm64", "", "harvey_linux_arm64_v8.0"},
+		{"qemu-arm-static", "arm", "7", "harvey_linux_arm_7"},
+	} {
+		t.Run(c.goarch+c.goarm, func(t *testing.T) {
+			t.Parallel()
+			qemu, err := exec.LookPath(c.qemu)
+			if err != nil {
+				if os.Getenv("HARVEY_DIST") != "" {
+					t.Fatalf("%s is needed to test the release binaries (apt-get install qemu-user-static)", c.qemu)
+				}
+				t.Skipf("no %s (apt-get install qemu-user-static)", c.qemu)
+			}
+			bin := filepath.Join(os.Getenv("HARVEY_DIST"), c.dist, "harvey")
+			if os.Getenv("HARVEY_DIST") == "" {
+				bin = filepath.Join(t.TempDir(), "harvey")
+				build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/harvey")
+				build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+c.goarch, "GOARM="+c.goarm)
+				if out, err := build.CombinedOutput(); err != nil {
+					t.Fatalf("cross build: %v %s", err, out)
+				}
+			}
+			out, err := exec.Command(qemu, bin, "--version").CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "linux/"+c.goarch) {
+				t.Fatalf("--version under %s: %v %s", c.qemu, err, out)
+			}
+			if os.Getenv("HARVEY_DIST") != "" && !strings.Contains(string(out), "commit ") {
+				t.Errorf("a release binary's --version names no commit: %s", out)
+			}
+			f := newFakeOllama(t, "llama3.2:latest")
+			f.script(textReply("llama3.2", "Hello from a Pi."))
+			cmd := exec.Command(qemu, bin, "-p", "hi", "--model", "llama3.2", "--ollama", f.URL())
+			cmd.Dir = t.TempDir()
+			cmd.Env = append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir())
+			out, err = cmd.CombinedOutput()
+			if err != nil || !strings.Contains(string(out), "Hello from a Pi.") {
+				t.Fatalf("a headless turn under %s: %v\n%s", c.qemu, err, out)
+			}
+		})
+	}
+}
