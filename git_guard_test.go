@@ -123,3 +123,38 @@ func TestGitlinksInIndex(t *testing.T) {
 		}
 	}
 }
+
+// A workspace with no repository: the .git a command makes (git init, then
+// an fsmonitor, a hook, an alias-like key) keeps only what names no
+// program — identity, branches, remotes — and the user's next git status
+// and commit in it run nothing the command planted.
+func TestGitGuardNewRepository(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	root, tmp := t.TempDir(), t.TempDir()
+	env := append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	marker := filepath.Join(tmp, "ran")
+	os.WriteFile(filepath.Join(tmp, "plant.sh"), []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
+	g := guardGit(root)
+	gitSh(t, root, env, "git init -q -b main && git config core.fsmonitor "+filepath.Join(tmp, "plant.sh")+" && git config core.pager "+filepath.Join(tmp, "plant.sh")+
+		" && git config user.name Model && git remote add origin https://example.com/r.git && cp "+filepath.Join(tmp, "plant.sh")+" .git/hooks/pre-commit && echo a > a.txt")
+	said := strings.Join(g.check(), "\n")
+	if !strings.Contains(said, "core.fsmonitor") || !strings.Contains(said, "hooks") {
+		t.Fatalf("not undone or not said: %q", said)
+	}
+	out := gitSh(t, root, env, "git status --porcelain; git add a.txt; git commit -qm first; git config user.name; git remote get-url origin; true")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("the user's next git ran what the command planted:\n%s", out)
+	}
+	if !strings.Contains(out, "Model") || !strings.Contains(out, "https://example.com/r.git") {
+		t.Fatalf("the safe settings were not kept:\n%s", out)
+	}
+	// A repository made with nothing to undo says nothing.
+	other := t.TempDir()
+	g = guardGit(other)
+	gitSh(t, other, env, "git init -q -b main")
+	if said := g.check(); len(said) != 0 {
+		t.Fatalf("a plain git init was undone: %q", said)
+	}
+}
