@@ -32,6 +32,8 @@ Usage:
   harvey mcp list              start the configured MCP servers, list them and their tools
   harvey mcp add NAME -- CMD   add a server to your config (--env K=V; or --url URL); mcp remove NAME
   harvey mcp import [NAME...]  list (or add) the servers of your Claude Desktop, Claude Code, Cursor, Codex configs
+  harvey rag query "TEXT" [-k N] [--json]
+                               search the workspace in plain words (an index that needs no setup)
   harvey completion bash|zsh|fish
                                shell completion: source <(harvey completion bash)
 
@@ -65,6 +67,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	if len(args) > 0 && args[0] == "tools" {
 		return toolsCommand(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "rag" {
+		return ragCommand(ctx, args[1:], stdout, stderr)
 	}
 	if len(args) > 0 && args[0] == "completion" {
 		return completionCommand(args[1:], stdout, stderr)

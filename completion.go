@@ -34,6 +34,7 @@ var completionSubcommands = map[string][]string{
 	"tools":      {"validate"},
 	"mcp":        {"list", "add", "remove", "import"},
 	"completion": {"bash", "zsh", "fish"},
+	"rag":        {"query"},
 }
 
 var outputModes = []string{outputText, outputJSON, outputStreamJSON}
