@@ -27,13 +27,14 @@ type gateOps interface {
 	editChecked(ctx context.Context, tool, p, oldText, newText string, all bool) (string, error)
 	listChecked(ctx context.Context, p string) (string, int, error)
 	searchChecked(ctx context.Context, pattern, p string) (searchHits, error)
+	findChecked(ctx context.Context, question string) (string, int, error)
 	runCheckedEcho(ctx context.Context, tool, line string, timeout time.Duration, echo io.Writer) (RunResult, error)
 	gitChecked(ctx context.Context, sub string, args []string) (string, error)
 	resultCap() int
 	capped(n int) gateOps // the same gate with a turn's cap on a result
 }
 
-// builtinTools are the seven built-in tools, built from exactly what they
+// builtinTools are the eight built-in tools, built from exactly what they
 // use: the gate, the command timeout and where an approved command's
 // output is shown. They reach nothing else of the session.
 type builtinTools struct {
@@ -93,6 +94,10 @@ func registerBuiltinTools(r *ToolRegistry, t *builtinTools) {
 	}, "pattern")
 	r.registerFunc("search_files", "Search file contents with a regular expression. Returns file:line: text.",
 		search, typed(search, t.searchFiles, g), EffectRead, "built-in")
+
+	find := obj(map[string]any{"question": str("What you look for, in plain words")}, "question")
+	r.registerFunc("find_code", "Find the code that answers a question in plain words. Returns the best pieces with file and lines.",
+		find, typed(find, t.findCode, g), EffectRead, "built-in")
 
 	run := obj(map[string]any{
 		"command": str("The command line"),
@@ -209,6 +214,20 @@ func (t *builtinTools) listFiles(ctx context.Context, g gateOps, call callScope,
 func (t *builtinTools) searchFiles(ctx context.Context, g gateOps, call callScope, in searchArgs) (toolResult, error) {
 	h, err := g.capped(call.maxOut).searchChecked(ctx, in.Pattern, in.Path)
 	return toolResult{Text: h.text, Summary: h.summary()}, err
+}
+
+// findArgs is find_code's argument.
+type findArgs struct {
+	Question string `json:"question"`
+}
+
+func (t *builtinTools) findCode(ctx context.Context, g gateOps, call callScope, in findArgs) (toolResult, error) {
+	text, n, err := g.capped(call.maxOut).findChecked(ctx, in.Question)
+	sum := plural(n, "piece") + " found"
+	if n == 0 {
+		sum = "nothing found"
+	}
+	return toolResult{Text: text, Summary: sum}, err
 }
 
 func (t *builtinTools) runCommand(ctx context.Context, g gateOps, call callScope, in runArgs) (toolResult, error) {

@@ -371,8 +371,18 @@ func newTestEnv(t *testing.T, f *fakeOllama, model string) *testEnv {
 	return &testEnv{a: a, ws: ws, dir: dir, out: out, errOut: errOut}
 }
 
+// ownAddress moves the (not yet started) server to an address of its own,
+// 127.0.0.3, so that while downFor has it closed no other test's server
+// takes its port.
+func (f *fakeOllama) ownAddress() {
+	if ln, err := net.Listen("tcp4", "127.0.0.3:0"); err == nil {
+		f.srv.Listener.Close()
+		f.srv.Listener = ln
+	}
+}
+
 // downFor makes the server refuse connections for d (Ollama restarting),
-// then answer again on the same address.
+// then answer again on the same address (see ownAddress).
 func (f *fakeOllama) downFor(d time.Duration) {
 	addr := f.srv.Listener.Addr().String()
 	f.mu.Lock()

@@ -192,6 +192,21 @@ func (g *Gate) searchChecked(ctx context.Context, pattern, p string) (searchHits
 	return h, err
 }
 
+// findChecked is find_code: the workspace index (workspace_index.go),
+// brought up to date, queried in plain words, each hit re-checked against
+// the path policy, the answer within the result cap.
+func (g *Gate) findChecked(ctx context.Context, question string) (string, int, error) {
+	if strings.TrimSpace(question) == "" {
+		return "", 0, errors.New("find_code: the question is empty")
+	}
+	hits, _, err := queryWorkspace(ctx, g.ws, question, 5)
+	g.audit("find", question, err, 0)
+	if err != nil {
+		return "", 0, err
+	}
+	return formatHits(hits, g.maxOut()), len(hits), nil
+}
+
 // runChecked is the command path shared by /run, ! and run_command: the
 // line is planned (a shell only outside safe mode) and run through the one
 // gate for programs, runGated.

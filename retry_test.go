@@ -68,6 +68,7 @@ func TestRetriesByClass(t *testing.T) {
 			if c.down {
 				// The restart comes right after the tool round: the next
 				// requests find the server gone for 3 s.
+				f.ownAddress()
 				c.replies[0].then = func() { f.downFor(3 * time.Second) }
 			}
 			f.script(c.replies...)

@@ -137,6 +137,39 @@ func stillReadable(ws *Workspace, rel string) bool {
 	return rp.info.Mode().IsRegular() && ws.readable(rp.Rel)
 }
 
+// findBudget bounds find_code's answer: about 1,500 tokens, so a small
+// model's window keeps room (a smaller result cap lowers it).
+const findBudget = 6 << 10
+
+// formatHits renders hits for the model, best first, within the budget:
+// each as "path:start-end" and its lines, a long chunk cut.
+func formatHits(hits []wsindex.Hit, limit int) string {
+	if len(hits) == 0 {
+		return "nothing in the workspace matches; try other words, or search_files with a pattern"
+	}
+	budget := min(findBudget, max(limit, 1024))
+	var b strings.Builder
+	for _, h := range hits {
+		lines := strings.Split(strings.TrimRight(h.Text, "\n"), "\n")
+		head := fmt.Sprintf("%s:%d-%d\n", h.Path, h.StartLine, h.EndLine)
+		room := budget - b.Len() - len(head)
+		if room < 200 {
+			break
+		}
+		b.WriteString(head)
+		for i, l := range lines {
+			if len(l)+1 > room || i == 40 {
+				fmt.Fprintf(&b, "… (lines %d-%d: read_file %s offset=%d)\n", h.StartLine+i, h.EndLine, h.Path, h.StartLine+i)
+				break
+			}
+			b.WriteString(l + "\n")
+			room -= len(l) + 1
+		}
+		b.WriteString("\n")
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
 // ragCommand is harvey rag: query the workspace store.
 func ragCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "query" {

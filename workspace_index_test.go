@@ -66,3 +66,21 @@ func TestEndToEndWorkspaceQuery(t *testing.T) {
 		t.Fatalf("a file hidden after indexing was returned: %s %s", out, errOut)
 	}
 }
+
+// find_code through the tool loop: a small model asks in plain words and
+// gets the defining piece with its file and lines, within the budget; a
+// denied file's text never comes back.
+func TestFindCodeTool(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	writeFile(t, env.dir, "internal/cfg/load.go", "package cfg\n\n// parseConfigFile reads the settings from a file on disk.\nfunc parseConfigFile(path string) (map[string]string, error) {\n\treturn nil, nil\n}\n")
+	writeFile(t, env.dir, ".env", "PARSE_CONFIG_FILE_TOKEN=hunter2hunter2\n")
+	f.script(toolReply("llama3.2", fakeCall{id: "f1", name: "find_code", args: map[string]any{"question": "where is the config file parsed"}}), textReply("llama3.2", "In load.go."))
+	if err := env.a.RunPrompt(t.Context(), "where is the config parsed?"); err != nil {
+		t.Fatal(err)
+	}
+	r := toolResults(f.chatRequests())["f1"]
+	if !strings.Contains(r, "internal/cfg/load.go:3-6") || !strings.Contains(r, "func parseConfigFile") || strings.Contains(r, "hunter2") || len(r) > findBudget+500 {
+		t.Fatalf("find_code: %s", r)
+	}
+}
