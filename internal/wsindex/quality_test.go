@@ -1,0 +1,174 @@
+package wsindex
+
+import (
+	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// evalQuestion is one question of the retrieval evaluation: a function's
+// doc comment (its name left out) and the file that defines it.
+type evalQuestion struct{ text, file string }
+
+// evalSet builds the evaluation from Go's own source (a code base nobody
+// here wrote): for each exported function with a doc comment in a few
+// packages, the comment is the question and is removed from the indexed
+// copy; the answer is the function's file.
+func evalSet(t *testing.T) ([]Doc, []evalQuestion) {
+	root, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		t.Skip("no go")
+	}
+	src := filepath.Join(strings.TrimSpace(string(root)), "src")
+	var docs []Doc
+	var qs []evalQuestion
+	for _, pkg := range []string{"strings", "bytes", "bufio", "strconv", "path/filepath", "encoding/json", "net/url", "sort", "time", "io", "os", "regexp", "text/template", "archive/zip", "compress/gzip"} {
+		files, _ := filepath.Glob(filepath.Join(src, pkg, "*.go"))
+		sort.Strings(files)
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			data, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			rel, _ := filepath.Rel(src, f)
+			fset := token.NewFileSet()
+			af, err := parser.ParseFile(fset, "", data, parser.ParseComments)
+			if err != nil {
+				continue
+			}
+			lines := strings.SplitAfter(string(data), "\n")
+			for _, d := range af.Decls {
+				fd, ok := d.(*ast.FuncDecl)
+				if !ok || !fd.Name.IsExported() || fd.Doc == nil || len(strings.Fields(fd.Doc.Text())) < 8 {
+					continue
+				}
+				q := strings.Join(strings.Fields(fd.Doc.Text()), " ")
+				if first, rest, ok := strings.Cut(q, " "); ok && first == fd.Name.Name {
+					q = rest
+				}
+				if len(q) > 300 {
+					q = q[:300]
+				}
+				qs = append(qs, evalQuestion{text: q, file: rel})
+				for l := fset.Position(fd.Doc.Pos()).Line; l <= fset.Position(fd.Doc.End()).Line; l++ {
+					lines[l-1] = "\n" // the answer's comment is not in the index
+				}
+			}
+			docs = append(docs, Doc{Path: rel, Content: []byte(strings.Join(lines, ""))})
+		}
+	}
+	// 200 questions, spread over the packages.
+	if len(qs) > 200 {
+		step := float64(len(qs)) / 200
+		var picked []evalQuestion
+		for i := 0; i < 200; i++ {
+			picked = append(picked, qs[int(float64(i)*step)])
+		}
+		qs = picked
+	}
+	return docs, qs
+}
+
+// keywordRank is the baseline: files ranked by how many of the question's
+// words they contain (a plain keyword search), shorter files first on a
+// tie.
+func keywordRank(docs []Doc, q string, k int) []string {
+	var terms []string
+	for _, w := range strings.Fields(strings.ToLower(Words(q))) {
+		if len(w) >= 3 && !contains(stopWords, w) && !contains(terms, w) {
+			terms = append(terms, w)
+		}
+	}
+	type scored struct {
+		path       string
+		score, len int
+	}
+	var all []scored
+	for _, d := range docs {
+		low := strings.ToLower(string(d.Content))
+		s := 0
+		for _, t := range terms {
+			if strings.Contains(low, t) {
+				s++
+			}
+		}
+		all = append(all, scored{d.Path, s, len(d.Content)})
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].score != all[j].score {
+			return all[i].score > all[j].score
+		}
+		return all[i].len < all[j].len
+	})
+	var out []string
+	for _, s := range all[:min(k, len(all))] {
+		out = append(out, s.path)
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Retrieval quality (issue 36): recall@5 — the defining file among the
+// first five answers — over 200 questions about Go's source, for the
+// workspace index next to a plain keyword ranking over the same files.
+// The index must be ahead.
+func TestRetrievalQuality(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	docs, qs := evalSet(t)
+	if len(qs) < 200 {
+		t.Fatalf("only %d questions", len(qs))
+	}
+	ix, err := Open(filepath.Join(t.TempDir(), "eval.db"), "eval.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	ctx := context.Background()
+	if _, err := ix.Sync(ctx, docs2seq(docs)); err != nil {
+		t.Fatal(err)
+	}
+	var harvey, baseline int
+	for _, q := range qs {
+		hits, err := ix.Query(ctx, q.text, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var files []string
+		for _, h := range hits {
+			if !contains(files, h.Path) {
+				files = append(files, h.Path)
+			}
+		}
+		if contains(files[:min(5, len(files))], q.file) {
+			harvey++
+		}
+		if contains(keywordRank(docs, q.text, 5), q.file) {
+			baseline++
+		}
+	}
+	t.Logf("recall@5 over %d questions in %d files: workspace index %d (%.0f%%), keyword ranking %d (%.0f%%)",
+		len(qs), len(docs), harvey, 100*float64(harvey)/float64(len(qs)), baseline, 100*float64(baseline)/float64(len(qs)))
+	if harvey <= baseline {
+		t.Fatalf("the index (%d) is not ahead of a keyword ranking (%d)", harvey, baseline)
+	}
+}
