@@ -37,9 +37,9 @@ var fileLayers = [][]string{
 		"tool_executor.go", "warm.go", "retry.go"},
 	// 3: the session and what it offers the user.
 	{"harvey.go", "context.go", "turn.go", "exec_host.go", "resume.go", "commands.go", "kb_commands.go",
-		"security_commands.go", "undo_commands.go", "mcp_commands.go", "models.go", "modelcheck_tasks.go", "modelcheck_report.go"},
+		"security_commands.go", "undo_commands.go", "mcp_commands.go", "models.go", "modelcheck_tasks.go", "modelcheck_report.go", "rag.go"},
 	// 4: the entry points: the REPL and the terminal, start-up, the command line.
-	{"terminal.go", "lineeditor.go", "startup.go", "modelcheck.go", "cli.go", "completion.go"},
+	{"terminal.go", "lineeditor.go", "startup.go", "modelcheck.go", "cli.go", "completion.go", "rag_cli.go"},
 }
 
 // maxArrowsUp is the most arrows that may run back up (issue 28 asked for

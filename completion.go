@@ -34,7 +34,7 @@ var completionSubcommands = map[string][]string{
 	"tools":      {"validate"},
 	"mcp":        {"list", "add", "remove", "import"},
 	"completion": {"bash", "zsh", "fish"},
-	"rag":        {"query"},
+	"rag":        {"query", "create", "ingest", "list", "use", "on", "off", "status", "remove"},
 }
 
 var outputModes = []string{outputText, outputJSON, outputStreamJSON}

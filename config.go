@@ -83,7 +83,10 @@ type Config struct {
 	Models          map[string]ModelConfig `yaml:"models,omitempty"`
 	Routes          []Route                `yaml:"routes,omitempty"`
 	Retry           RetryConfig            `yaml:"retry,omitempty"`
-	MCP             MCPConfig              `yaml:"mcp,omitempty"`
+	// RAG is read from the user's own config only: a store is a file of
+	// the user's, and what it holds goes into every prompt.
+	RAG RagConfig `yaml:"rag,omitempty"`
+	MCP MCPConfig `yaml:"mcp,omitempty"`
 	// Sandbox is read from the user's own config only: a workspace
 	// cannot widen what its commands may touch.
 	Sandbox SandboxPolicy `yaml:"sandbox,omitempty"`
@@ -91,6 +94,24 @@ type Config struct {
 	// keeps (default 50); from the user's own config only, so a cloned
 	// repository cannot have the user's recordings deleted.
 	KeepRecordings int `yaml:"keep_recordings,omitempty"`
+}
+
+// RagConfig is the rag: block. The old single-store form (db_path and
+// embedding_model directly under rag:) is read as a store named default.
+type RagConfig struct {
+	Enabled        bool            `yaml:"enabled,omitempty"`
+	Active         string          `yaml:"active,omitempty"`
+	Stores         []RagStoreEntry `yaml:"stores,omitempty"`
+	DBPath         string          `yaml:"db_path,omitempty"`         // the old form
+	EmbeddingModel string          `yaml:"embedding_model,omitempty"` // the old form
+}
+
+// RagStoreEntry is one store.
+type RagStoreEntry struct {
+	Name           string            `yaml:"name"`
+	DBPath         string            `yaml:"db_path"`
+	EmbeddingModel string            `yaml:"embedding_model"`
+	ModelMap       map[string]string `yaml:"model_map,omitempty"` // generation model → embedding model, for a store not yet created
 }
 
 // RetryConfig is the retry: block: how a model call that failed in a way a

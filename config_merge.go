@@ -93,6 +93,7 @@ var configRules = []configRule{
 	{key: "models", kind: ruleLimit, take: func(o, w *Config) { o.Models = w.Models }, strict: strictModels, adds: modelsAdded},
 	{key: "sandbox", kind: ruleUserOnly},
 	{key: "keep_recordings", kind: ruleUserOnly},
+	{key: "rag", kind: ruleUserOnly},
 }
 
 func findRule(key string) *configRule {

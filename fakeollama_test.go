@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net"
 	"net/http"
@@ -41,6 +42,7 @@ type fakeOllama struct {
 	respond   func(req map[string]any) fakeReply
 	start     sync.Once // the server starts at the first URL()
 	downUntil time.Time // until then, connections are refused or dropped (a restart)
+	embeds    int       // /api/embed requests answered
 }
 
 // fakeReply is one scripted /api/chat answer.
@@ -168,6 +170,28 @@ func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	switch r.URL.Path {
+	case "/api/embed":
+		// Ollama's batch embedding endpoint, with a stand-in model:
+		// words hashed into 64 dimensions (texts that share words are
+		// near); other models are not installed.
+		var req struct {
+			Model string   `json:"model"`
+			Input []string `json:"input"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		f.mu.Lock()
+		f.embeds++
+		f.mu.Unlock()
+		if req.Model != "nomic-embed-text" {
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprintf(w, `{"error":"model %q not found, try pulling it first"}`, req.Model)
+			return
+		}
+		var vecs [][]float32
+		for _, t := range req.Input {
+			vecs = append(vecs, bagOfWords(t))
+		}
+		json.NewEncoder(w).Encode(map[string]any{"model": req.Model, "embeddings": vecs})
 	case "/api/version":
 		io.WriteString(w, `{"version":"0.15.4"}`)
 	case "/api/ps":
@@ -398,4 +422,20 @@ func (f *fakeOllama) downFor(d time.Duration) {
 		go srv.Serve(ln)
 		f.t.Cleanup(func() { srv.Close() })
 	})
+}
+
+// bagOfWords is the fake embedding model: each word of four letters or
+// more hashed into one of 64 dimensions.
+func bagOfWords(t string) []float32 {
+	v := make([]float32, 64)
+	for _, w := range strings.Fields(strings.ToLower(t)) {
+		w = strings.Trim(w, ".,;:()#?!\"'`")
+		if len(w) < 4 {
+			continue
+		}
+		h := fnv.New32a()
+		h.Write([]byte(w))
+		v[h.Sum32()%64]++
+	}
+	return v
 }

@@ -140,6 +140,11 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 	if err := a.fitContext(ctx, t); err != nil {
 		return err
 	}
+	if block := a.retrievedContext(ctx, prompt); block != "" {
+		// Into the user's message, never the system prompt: the prefix the
+		// server evaluated stays reusable.
+		prompt = block + "\n\n" + prompt
+	}
 	if t.announce != "" {
 		prompt = t.announce + "\n\n" + prompt
 		a.markAnnounced(t.model, t.announced)

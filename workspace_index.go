@@ -2,11 +2,8 @@ package harvey
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"iter"
 	"path"
@@ -168,85 +165,4 @@ func formatHits(hits []wsindex.Hit, limit int) string {
 		b.WriteString("\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
-}
-
-// ragCommand is harvey rag: query the workspace store.
-func ragCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "query" {
-		fmt.Fprintln(stderr, `usage: harvey rag query "TEXT" [--store workspace] [-k N] [--json]`)
-		return 2
-	}
-	fs := flag.NewFlagSet("rag query", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	k := fs.Int("k", 5, "")
-	asJSON := fs.Bool("json", false, "")
-	store := fs.String("store", "workspace", "")
-	var words []string
-	rest := args[1:]
-	for len(rest) > 0 {
-		if err := fs.Parse(rest); err != nil {
-			fmt.Fprintf(stderr, "harvey rag query: %v\n", err)
-			return 2
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		words = append(words, fs.Arg(0))
-		rest = fs.Args()[1:]
-	}
-	q := strings.TrimSpace(strings.Join(words, " "))
-	switch {
-	case q == "":
-		fmt.Fprintln(stderr, `usage: harvey rag query "TEXT" [-k N] [--json]`)
-		return 2
-	case *store != "workspace":
-		fmt.Fprintf(stderr, "harvey rag query: no store %q (the workspace store needs no setup; stores with an embedding model are not built yet)\n", *store)
-		return 1
-	case *k < 1 || *k > 50:
-		fmt.Fprintln(stderr, "harvey rag query: -k is 1 to 50")
-		return 2
-	}
-	ws, err := openWorkspace(".")
-	if err != nil {
-		fmt.Fprintf(stderr, "harvey: %v\n", err)
-		return 1
-	}
-	defer ws.Close()
-	if err := ws.ensureAgents(); err != nil {
-		fmt.Fprintf(stderr, "harvey: %v\n", err)
-		return 1
-	}
-	// permissions: as the session reads them (yours, and the workspace's
-	// the stricter way until you confirm it).
-	if cf, _ := loadConfig(ws); cf != nil {
-		ws.config = cf
-	}
-	hits, _, err := queryWorkspace(ctx, ws, q, *k)
-	if err != nil {
-		fmt.Fprintf(stderr, "harvey rag query: %s\n", oneLine(err.Error()))
-		return 1
-	}
-	if *asJSON {
-		if hits == nil {
-			hits = []wsindex.Hit{}
-		}
-		b, _ := json.MarshalIndent(hits, "", "  ")
-		fmt.Fprintln(stdout, string(b))
-		return 0
-	}
-	if len(hits) == 0 {
-		fmt.Fprintln(stdout, "no match")
-		return 0
-	}
-	for _, h := range hits {
-		fmt.Fprintf(stdout, "%s:%d-%d  (score %.2f)\n", sanitizeForTerminal(h.Path), h.StartLine, h.EndLine, h.Score)
-		lines := strings.Split(strings.TrimRight(sanitizeForTerminal(h.Text), "\n"), "\n")
-		for _, l := range lines[:min(len(lines), 8)] {
-			fmt.Fprintln(stdout, "    "+l)
-		}
-		if len(lines) > 8 {
-			fmt.Fprintf(stdout, "    … %s\n", plural(len(lines)-8, "more line"))
-		}
-	}
-	return 0
 }

@@ -1,0 +1,559 @@
+package harvey
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/harvey-agent/harvey/internal/ragstore"
+)
+
+// The original Harvey's RAG, as it was specified (issue 36): named SQLite
+// stores of embedded chunks (internal/ragstore), each bound to one
+// embedding model, in the user's own config under rag: (a workspace's
+// agents/harvey.yaml cannot set it); only the active store is opened.
+// Before each turn, when RAG is on, the prompt is embedded and the top 5
+// chunks above a cosine similarity of 0.3 go into the user's message (never
+// the system prompt, so the warm prefix stays reusable) in a
+// "### Context (from knowledge base)" block with each chunk's source,
+// within a budget; nothing is added when none qualifies. What is ingested
+// passes the workspace's path policy and is redacted first.
+
+// DefaultEmbeddingModel is the suggested embedding model.
+const DefaultEmbeddingModel = "nomic-embed-text"
+
+// ragTopK, ragMinScore and ragContextBudget are the retrieval before a
+// turn: at most 5 chunks, each above 0.3, within about 1,000 tokens (a
+// Raspberry Pi evaluates that in seconds).
+const (
+	ragTopK          = 5
+	ragMinScore      = 0.3
+	ragContextBudget = 4 << 10
+)
+
+// normalized is the config with the old form migrated to a store named
+// default.
+func (r RagConfig) normalized() RagConfig {
+	if r.DBPath != "" && len(r.Stores) == 0 {
+		r.Stores = []RagStoreEntry{{Name: "default", DBPath: r.DBPath, EmbeddingModel: r.EmbeddingModel}}
+		if r.Active == "" {
+			r.Active = "default"
+		}
+	}
+	r.DBPath, r.EmbeddingModel = "", ""
+	return r
+}
+
+// store finds a store by name ("" is the active one).
+func (r RagConfig) store(name string) (RagStoreEntry, bool) {
+	r = r.normalized()
+	if name == "" {
+		name = r.Active
+	}
+	for _, s := range r.Stores {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return RagStoreEntry{}, false
+}
+
+// embeddingModel is the model a store embeds with for a generation model.
+func (s RagStoreEntry) embeddingModel(genModel string) string {
+	if s.EmbeddingModel != "" {
+		return s.EmbeddingModel
+	}
+	if m := s.ModelMap[genModel]; m != "" {
+		return m
+	}
+	return DefaultEmbeddingModel
+}
+
+// Embedder turns texts into vectors with one model.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	Name() string
+}
+
+// ollamaEmbedder is Ollama's batch embedding endpoint (POST /api/embed).
+type ollamaEmbedder struct {
+	base, model string
+	hc          *http.Client
+}
+
+func newOllamaEmbedder(base, model string) *ollamaEmbedder {
+	return &ollamaEmbedder{base: strings.TrimRight(base, "/"), model: model, hc: &http.Client{Timeout: 5 * time.Minute}}
+}
+
+func (e *ollamaEmbedder) Name() string { return e.model }
+
+func (e *ollamaEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	body, _ := json.Marshal(map[string]any{"model": e.model, "input": texts})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.base+"/api/embed", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := e.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("embedding with %s: %v", e.model, err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Embeddings [][]float32 `json:"embeddings"`
+		Error      string      `json:"error"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 256<<20)).Decode(&out); err != nil {
+		return nil, fmt.Errorf("embedding with %s: %s (%v)", e.model, resp.Status, err)
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		return nil, fmt.Errorf("embedding model %s not found; pull it with: ollama pull %s", e.model, e.model)
+	}
+	if resp.StatusCode >= 400 || out.Error != "" {
+		return nil, fmt.Errorf("embedding with %s: %s %s", e.model, resp.Status, out.Error)
+	}
+	return out.Embeddings, nil
+}
+
+// ragPath is a store's database path (~ expanded; relative to the user's
+// config directory).
+func ragPath(p string) string {
+	p = expandHome(p, homeDir())
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(userConfigDir(), p)
+	}
+	return p
+}
+
+func homeDir() string {
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+// retrievedContext is the block added to the user's message before a turn
+// (empty when RAG is off or no chunk qualifies). A failure is said once
+// and the turn goes on without it.
+func (a *Agent) retrievedContext(ctx context.Context, prompt string) string {
+	rc := a.Config.RAG.normalized()
+	if !rc.Enabled {
+		return ""
+	}
+	entry, ok := rc.store("")
+	if !ok {
+		a.logf("%s", a.colorize("33", "· RAG is on but no store is active (harvey rag use NAME)"))
+		return ""
+	}
+	block, err := retrieve(ctx, entry, newOllamaEmbedder(a.OllamaURL, entry.embeddingModel(a.ModelName)), prompt)
+	if err != nil {
+		a.logf("%s", a.colorize("33", "· RAG: "+oneLine(err.Error())+" (the turn goes on without it)"))
+	}
+	return block
+}
+
+// retrieve embeds q and renders the chunks of the store that qualify.
+func retrieve(ctx context.Context, entry RagStoreEntry, emb Embedder, q string) (string, error) {
+	s, err := ragstore.Open(ragPath(entry.DBPath), "RAG store "+entry.Name, emb.Name())
+	if err != nil {
+		return "", err
+	}
+	defer s.Close()
+	v, err := emb.Embed(ctx, []string{q})
+	if err != nil {
+		return "", err
+	}
+	if len(v) != 1 {
+		return "", errors.New("the embedding model gave no vector for the prompt")
+	}
+	hits, err := s.Query(ctx, v[0], ragTopK, ragMinScore)
+	if err != nil || len(hits) == 0 {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("### Context (from knowledge base)\n")
+	for _, h := range hits {
+		piece := fmt.Sprintf("\n[%s:%d-%d]\n%s\n", h.Source, h.StartLine, h.EndLine, strings.TrimRight(redactSecrets(h.Text), "\n"))
+		if b.Len()+len(piece) > ragContextBudget {
+			break
+		}
+		b.WriteString(piece)
+	}
+	return b.String(), nil
+}
+
+// ragIngest ingests workspace files, directories and globs into a store,
+// with a progress line and a summary.
+func ragIngest(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb Embedder, args []string, progress io.Writer) (string, error) {
+	var docs []ragstore.Doc
+	skipped := map[string]int{}
+	seen := map[string]bool{}
+	add := func(rel string) {
+		if seen[rel] {
+			return
+		}
+		seen[rel] = true
+		switch {
+		case sensitiveFileDenied(rel) || !stillReadable(ws, rel):
+			skipped["denied or hidden"]++
+			return
+		}
+		data, err := fs.ReadFile(ws.FS(), rel)
+		switch {
+		case err != nil:
+			skipped["unreadable"]++
+		case len(data) > indexMaxFile:
+			skipped["over 1 MB"]++
+		case isBinary(data):
+			skipped["binary"]++
+		default:
+			docs = append(docs, ragstore.Doc{Source: rel, Content: []byte(redactSecrets(string(data)))})
+		}
+	}
+	for _, arg := range args {
+		matches, err := fs.Glob(ws.FS(), path.Clean(filepath.ToSlash(arg)))
+		if err != nil || len(matches) == 0 {
+			skipped["not found"]++
+			continue
+		}
+		for _, m := range matches {
+			fi, err := fs.Stat(ws.FS(), m)
+			if err != nil {
+				skipped["not found"]++
+				continue
+			}
+			if !fi.IsDir() {
+				add(m)
+				continue
+			}
+			for d := range indexableDocs(ws) {
+				if m == "." || d.Path == m || strings.HasPrefix(d.Path, m+"/") {
+					add(d.Path)
+				}
+			}
+		}
+	}
+	s, err := ragstore.Open(ragPath(entry.DBPath), "RAG store "+entry.Name, emb.Name())
+	if err != nil {
+		return "", err
+	}
+	defer s.Close()
+	st, err := s.Ingest(ctx, docs, emb.Embed, func(done, total int) {
+		if progress != nil && total > 0 {
+			w := 30
+			fill := w * done / total
+			fmt.Fprintf(progress, "\r  [%s%s] %d/%d files", strings.Repeat("#", fill), strings.Repeat(".", w-fill), done, total)
+			if done == total {
+				fmt.Fprintln(progress)
+			}
+		}
+	})
+	if err != nil {
+		return "", err
+	}
+	sum := fmt.Sprintf("%s: %s, %s embedded (%s), %d unchanged", entry.Name, plural(st.Sources, "file"), plural(st.Embedded, "file"), plural(st.Chunks, "chunk"), st.Unchanged)
+	var why []string
+	for k, n := range skipped {
+		why = append(why, fmt.Sprintf("%d %s", n, k))
+	}
+	if len(why) > 0 {
+		slices.Sort(why)
+		sum += "; skipped: " + strings.Join(why, ", ")
+	}
+	return sum, nil
+}
+
+// saveRag writes the rag: block of the user's own config (keeping its
+// other keys and comments).
+func saveRag(rc RagConfig) (string, error) {
+	rc = rc.normalized()
+	return editUserConfig(func(top *yaml.Node) error {
+		var v yaml.Node
+		if err := v.Encode(rc); err != nil {
+			return err
+		}
+		for i := 0; i+1 < len(top.Content); i += 2 {
+			if top.Content[i].Value == "rag" {
+				top.Content[i+1] = &v
+				return nil
+			}
+		}
+		top.Content = append(top.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "rag"}, &v)
+		return nil
+	})
+}
+
+// ragEnv is what harvey rag and /rag work with.
+type ragEnv struct {
+	ws        *Workspace
+	cfg       *Config // the session's config (its RAG block is updated on a change)
+	ollamaURL string
+	genModel  string
+	progress  io.Writer // the ingest's progress line (stderr)
+}
+
+const ragUsage = `usage: harvey rag query "TEXT" [--store NAME] [-k N] [--json]
+       harvey rag create NAME [--model EMBEDDING_MODEL] [--db PATH]
+       harvey rag ingest PATH|DIR|GLOB... [--store NAME]
+       harvey rag list | use NAME | on | off | status [NAME] | remove NAME`
+
+// ragDo runs one rag command (harvey rag ARGS, or /rag ARGS).
+func ragDo(ctx context.Context, env ragEnv, args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return errors.New(ragUsage)
+	}
+	opts, words, err := ragFlags(args[1:])
+	if err != nil {
+		return err
+	}
+	rc := env.cfg.RAG.normalized()
+	save := func(what string) error {
+		p, err := saveRag(rc)
+		if err != nil {
+			return err
+		}
+		env.cfg.RAG = rc
+		fmt.Fprintf(out, "%s (in %s)\n", what, p)
+		return nil
+	}
+	switch args[0] {
+	case "query":
+		return ragQuery(ctx, env, rc, opts, strings.Join(words, " "), out)
+	case "create":
+		if len(words) != 1 || !validServerName(words[0]) {
+			return errors.New("usage: harvey rag create NAME [--model EMBEDDING_MODEL] [--db PATH] (NAME: letters, digits, - and _)")
+		}
+		if _, taken := rc.store(words[0]); taken || words[0] == "workspace" {
+			return fmt.Errorf("a store named %s exists", words[0])
+		}
+		e := RagStoreEntry{Name: words[0], DBPath: cmpOr(opts["db"], "rag/"+words[0]+".db"), EmbeddingModel: cmpOr(opts["model"], DefaultEmbeddingModel)}
+		if err := os.MkdirAll(filepath.Dir(ragPath(e.DBPath)), 0o700); err != nil {
+			return err
+		}
+		s, err := ragstore.Open(ragPath(e.DBPath), "RAG store "+e.Name, e.EmbeddingModel)
+		if err != nil {
+			return err
+		}
+		s.Close()
+		rc.Stores = append(rc.Stores, e)
+		if rc.Active == "" {
+			rc.Active = e.Name
+		}
+		return save(fmt.Sprintf("created RAG store %s bound to %s at %s", e.Name, e.EmbeddingModel, ragPath(e.DBPath)))
+	case "ingest":
+		e, ok := rc.store(opts["store"])
+		if !ok || len(words) == 0 {
+			return errors.New("usage: harvey rag ingest PATH|DIR|GLOB... [--store NAME] (create a store first: harvey rag create NAME)")
+		}
+		sum, err := ragIngest(ctx, env.ws, e, newOllamaEmbedder(env.ollamaURL, e.embeddingModel(env.genModel)), words, env.progress)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, sum)
+		return nil
+	case "list":
+		fmt.Fprintln(out, "workspace  lexical index of this workspace (no setup; find_code)")
+		for _, s := range rc.Stores {
+			mark := " "
+			if s.Name == rc.Active {
+				mark = "*"
+			}
+			fmt.Fprintf(out, "%s %s  %s  %s\n", mark, s.Name, s.EmbeddingModel, ragPath(s.DBPath))
+		}
+		return nil
+	case "use":
+		if len(words) != 1 {
+			return errors.New("usage: harvey rag use NAME")
+		}
+		if _, ok := rc.store(words[0]); !ok {
+			return fmt.Errorf("no RAG store %s (harvey rag list)", words[0])
+		}
+		rc.Active = words[0]
+		return save("RAG store " + words[0] + " is active")
+	case "on", "off":
+		rc.Enabled = args[0] == "on"
+		return save("RAG is " + args[0] + " (before each turn: the top 5 chunks above 0.3 of the active store)")
+	case "remove":
+		if len(words) != 1 {
+			return errors.New("usage: harvey rag remove NAME")
+		}
+		kept := rc.Stores[:0:0]
+		for _, s := range rc.Stores {
+			if s.Name != words[0] {
+				kept = append(kept, s)
+			}
+		}
+		if len(kept) == len(rc.Stores) {
+			return fmt.Errorf("no RAG store %s", words[0])
+		}
+		rc.Stores = kept
+		if rc.Active == words[0] {
+			rc.Active = ""
+		}
+		return save("removed RAG store " + words[0] + " from your config (its database file is left as it is)")
+	case "status":
+		return ragStatus(env, rc, strings.Join(words, " "), out)
+	}
+	return errors.New(ragUsage)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// ragFlags reads --store, --model, --db, -k and --json anywhere among args.
+func ragFlags(args []string) (map[string]string, []string, error) {
+	opts := map[string]string{}
+	var words []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch a {
+		case "--store", "--model", "--db", "-k":
+			if i+1 >= len(args) {
+				return nil, nil, fmt.Errorf("%s needs a value", a)
+			}
+			opts[strings.TrimLeft(a, "-")] = args[i+1]
+			i++
+		case "--json":
+			opts["json"] = "1"
+		default:
+			if strings.HasPrefix(a, "--") {
+				return nil, nil, fmt.Errorf("unknown option %s", a)
+			}
+			words = append(words, a)
+		}
+	}
+	return opts, words, nil
+}
+
+// ragQuery prints the hits of the workspace index or of a store.
+func ragQuery(ctx context.Context, env ragEnv, rc RagConfig, opts map[string]string, q string, out io.Writer) error {
+	k := 5
+	if v := opts["k"]; v != "" {
+		if _, err := fmt.Sscan(v, &k); err != nil || k < 1 || k > 50 {
+			return errors.New("-k is 1 to 50")
+		}
+	}
+	if strings.TrimSpace(q) == "" {
+		return errors.New(`usage: harvey rag query "TEXT" [--store NAME] [-k N] [--json]`)
+	}
+	type jsonHit struct {
+		Source    string  `json:"source"`
+		StartLine int     `json:"start_line"`
+		EndLine   int     `json:"end_line"`
+		Score     float64 `json:"score"`
+		Text      string  `json:"text"`
+	}
+	var hits []jsonHit
+	if name := cmpOr(opts["store"], "workspace"); name == "workspace" {
+		hs, _, err := queryWorkspace(ctx, env.ws, q, k)
+		if err != nil {
+			return err
+		}
+		for _, h := range hs {
+			hits = append(hits, jsonHit{h.Path, h.StartLine, h.EndLine, h.Score, h.Text})
+		}
+	} else {
+		e, ok := rc.store(name)
+		if !ok {
+			return fmt.Errorf("no RAG store %s (harvey rag list)", name)
+		}
+		emb := newOllamaEmbedder(env.ollamaURL, e.embeddingModel(env.genModel))
+		s, err := ragstore.Open(ragPath(e.DBPath), "RAG store "+e.Name, emb.Name())
+		if err != nil {
+			return err
+		}
+		defer s.Close()
+		v, err := emb.Embed(ctx, []string{q})
+		if err != nil {
+			return err
+		}
+		if len(v) != 1 {
+			return errors.New("the embedding model gave no vector")
+		}
+		cs, err := s.Query(ctx, v[0], k, 0)
+		if err != nil {
+			return err
+		}
+		for _, c := range cs {
+			hits = append(hits, jsonHit{c.Source, c.StartLine, c.EndLine, c.Score, redactSecrets(c.Text)})
+		}
+	}
+	if opts["json"] != "" {
+		if hits == nil {
+			hits = []jsonHit{}
+		}
+		b, _ := json.MarshalIndent(hits, "", "  ")
+		fmt.Fprintln(out, string(b))
+		return nil
+	}
+	if len(hits) == 0 {
+		fmt.Fprintln(out, "no match")
+	}
+	for _, h := range hits {
+		fmt.Fprintf(out, "%s:%d-%d  (score %.2f)\n", sanitizeForTerminal(h.Source), h.StartLine, h.EndLine, h.Score)
+		lines := strings.Split(strings.TrimRight(sanitizeForTerminal(h.Text), "\n"), "\n")
+		for _, l := range lines[:min(len(lines), 8)] {
+			fmt.Fprintln(out, "    "+l)
+		}
+		if len(lines) > 8 {
+			fmt.Fprintf(out, "    … %s\n", plural(len(lines)-8, "more line"))
+		}
+	}
+	return nil
+}
+
+// ragStatus says what a store holds: its model, chunks, size, and the
+// sources that changed since they were ingested.
+func ragStatus(env ragEnv, rc RagConfig, name string, out io.Writer) error {
+	state := "off"
+	if rc.Enabled {
+		state = "on"
+	}
+	fmt.Fprintf(out, "RAG: %s; active store: %s; the workspace index (lexical, no setup) is always there\n", state, cmpOr(rc.Active, "none"))
+	e, ok := rc.store(name)
+	if !ok {
+		return nil
+	}
+	s, err := ragstore.Open(ragPath(e.DBPath), "RAG store "+e.Name, "")
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	size := int64(0)
+	if fi, err := os.Stat(ragPath(e.DBPath)); err == nil {
+		size = fi.Size()
+	}
+	fmt.Fprintf(out, "store %s: model %s, %s, %s\n", e.Name, s.Model(), plural(s.Count(), "chunk"), humanSize(size))
+	srcs, err := s.Sources()
+	if err != nil {
+		return err
+	}
+	var stale []string
+	for p, h := range srcs {
+		data, err := fs.ReadFile(env.ws.FS(), p)
+		sum := sha256Hex([]byte(redactSecrets(string(data))))
+		if err != nil || sum != h {
+			stale = append(stale, p)
+		}
+	}
+	slices.Sort(stale)
+	if len(stale) > 0 {
+		fmt.Fprintf(out, "stale (changed or gone since ingested; ingest again): %s\n", strings.Join(stale, ", "))
+	}
+	return nil
+}

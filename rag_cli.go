@@ -1,0 +1,39 @@
+package harvey
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+// ragCommand is harvey rag ARGS: the workspace index and the RAG stores
+// from the command line (rag.go does the work; /rag is the same in the
+// REPL).
+func ragCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	ws, err := openWorkspace(".")
+	if err != nil {
+		fmt.Fprintf(stderr, "harvey: %v\n", err)
+		return 1
+	}
+	defer ws.Close()
+	if err := ws.ensureAgents(); err != nil {
+		fmt.Fprintf(stderr, "harvey: %v\n", err)
+		return 1
+	}
+	// permissions: as the session reads them (yours, and the workspace's
+	// the stricter way until you confirm it).
+	cf, _ := loadConfig(ws)
+	if cf == nil {
+		cf = &ConfigFile{Config: defaultConfig()}
+	}
+	ws.config = cf
+	env := ragEnv{ws: ws, cfg: cf.Config, ollamaURL: resolveOllamaURL("", cf.Config.OllamaURL), genModel: cf.Config.Model, progress: stderr}
+	if err := ragDo(ctx, env, args, stdout); err != nil {
+		fmt.Fprintf(stderr, "harvey rag: %s\n", err)
+		if len(args) == 0 {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}

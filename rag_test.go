@@ -1,0 +1,108 @@
+package harvey
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// The old single-store form is read as a store named default, active.
+func TestRagConfigMigration(t *testing.T) {
+	var cf ConfigFile
+	cf.Config = defaultConfig()
+	if _, err := parseConfig([]byte("rag:\n  enabled: true\n  db_path: ~/harvey/rag.db\n  embedding_model: nomic-embed-text\n"), &cf); err != nil {
+		t.Fatal(err)
+	}
+	rc := cf.Config.RAG.normalized()
+	s, ok := rc.store("")
+	if !rc.Enabled || rc.Active != "default" || !ok || s.Name != "default" || s.DBPath != "~/harvey/rag.db" || s.EmbeddingModel != "nomic-embed-text" {
+		t.Fatalf("%+v", rc)
+	}
+	for _, w := range cf.Warnings {
+		if strings.Contains(w, "rag") {
+			t.Errorf("rag: warned about: %s", w)
+		}
+	}
+}
+
+// The original Harvey's RAG end to end through the built binary, against
+// the fake Ollama's embedding endpoint: a store is created bound to its
+// model, workspace files ingested (a denied one skipped, a secret redacted
+// before it is embedded), queried; with RAG on, a turn's user message
+// carries the "### Context (from knowledge base)" block with each chunk's
+// source (and nothing when no chunk passes 0.3), the earlier messages stay
+// as they were (append-only); another embedding model is refused, naming
+// both; ingesting again embeds only what changed.
+func TestEndToEndRagStores(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	f := newFakeOllama(t, "llama3.2:latest")
+	dir, cfg := t.TempDir(), t.TempDir()
+	writeFile(t, dir, "docs/deploy.md", "# Deploy\n\nThe service is deployed with the blue green strategy every Friday afternoon.\n")
+	writeFile(t, dir, "docs/cats.md", "# Cats\n\nCats sleep most of the day and purr loudly.\n")
+	writeFile(t, dir, "docs/keys.md", "# Keys\n\nThe deploy token is API_TOKEN=ghp_"+strings.Repeat("K", 36)+"\n")
+	writeFile(t, dir, ".env", "DEPLOY_PASSWORD=hunter2hunter2\n")
+	env := []string{"XDG_CONFIG_HOME=" + cfg}
+	h := func(args ...string) (string, string, int) {
+		return runHarveyEnv(t, bin, dir, "", append(env, "OLLAMA_HOST="+f.URL()), args...)
+	}
+	if out, errOut, code := h("rag", "create", "notes"); code != 0 || !strings.Contains(out, "bound to nomic-embed-text") {
+		t.Fatalf("create: %d %s %s", code, out, errOut)
+	}
+	out, errOut, code := h("rag", "ingest", "docs", ".env")
+	if code != 0 || !strings.Contains(out, "notes: 3 files, 3 files embedded") || !strings.Contains(out, "1 denied or hidden") {
+		t.Fatalf("ingest: %d %s %s", code, out, errOut)
+	}
+	db, _ := os.ReadFile(filepath.Join(cfg, "harvey", "rag", "notes.db"))
+	if len(db) == 0 || strings.Contains(string(db), "KKKKKKKK") || strings.Contains(string(db), "hunter2") {
+		t.Fatal("a secret reached the store, or no store")
+	}
+	out, _, code = h("rag", "query", "how is the service deployed", "--store", "notes", "--json")
+	var hits []struct {
+		Source string  `json:"source"`
+		Score  float64 `json:"score"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &hits) != nil || len(hits) == 0 || hits[0].Source != "docs/deploy.md" {
+		t.Fatalf("query: %s", out)
+	}
+	if out, _, _ := h("rag", "ingest", "docs"); !strings.Contains(out, "0 files embedded") || !strings.Contains(out, "3 unchanged") {
+		t.Fatalf("ingest again: %s", out)
+	}
+	if out, _, code := h("rag", "on"); code != 0 || !strings.Contains(out, "RAG is on") {
+		t.Fatalf("on: %s", out)
+	}
+	f.script(textReply("llama3.2", "Blue green."), textReply("llama3.2", "Purring."), textReply("llama3.2", "No idea."))
+	writeFile(t, dir, "turns.txt", "how is the service deployed?\nwhat do cats do all day?\nquantum chromodynamics lattice\n")
+	if out, errOut, code := h("--run", "turns.txt", "--model", "llama3.2"); code != 0 {
+		t.Fatalf("turns: %d %s %s", code, out, errOut)
+	}
+	reqs := f.chatRequests()
+	last := func(i int) string {
+		m := messagesOf(reqs[i])
+		return m[len(m)-1]["content"].(string)
+	}
+	if u := last(0); !strings.Contains(u, "### Context (from knowledge base)") || !strings.Contains(u, "[docs/deploy.md:") || !strings.HasSuffix(u, "how is the service deployed?") {
+		t.Fatalf("turn 1's message: %q", u)
+	}
+	if u := last(2); strings.Contains(u, "### Context") {
+		t.Fatalf("a block with no chunk above 0.3: %q", u)
+	}
+	// Append-only: each request begins with the one before it.
+	for i := 1; i < len(reqs); i++ {
+		prev, cur := messagesOf(reqs[i-1]), messagesOf(reqs[i])
+		for j := range prev {
+			if mustJSON(prev[j]) != mustJSON(cur[j]) {
+				t.Fatalf("request %d changed message %d of the one before", i, j)
+			}
+		}
+	}
+	// Another embedding model for the same store: refused, naming both.
+	cfgFile := filepath.Join(cfg, "harvey", "harvey.yaml")
+	b, _ := os.ReadFile(cfgFile)
+	os.WriteFile(cfgFile, []byte(strings.Replace(string(b), "embedding_model: nomic-embed-text", "embedding_model: all-minilm", 1)), 0o600)
+	if _, errOut, code := h("rag", "ingest", "docs"); code == 0 || !strings.Contains(errOut, "nomic-embed-text") || !strings.Contains(errOut, "all-minilm") {
+		t.Fatalf("another model: %d %s", code, errOut)
+	}
+}
