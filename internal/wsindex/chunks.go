@@ -20,6 +20,7 @@ type Chunk struct {
 const (
 	blockLines = 40
 	maxLines   = 120
+	smallLines = 15
 )
 
 // Chunks splits a file: Go at its declarations (go/parser: each function,
@@ -84,7 +85,26 @@ func goChunks(content []byte, lines []string) ([]Chunk, bool) {
 	if next <= len(lines) {
 		emit(next, len(lines))
 	}
-	return out, true
+	return mergeSmall(out, lines), true
+}
+
+// mergeSmall joins a small declaration without a doc comment (a one-line
+// method, a short const, the imports) to the small piece before it while
+// the result stays under smallLines: a query then weighs fewer, fuller
+// pieces, and a documented declaration still starts a piece of its own.
+func mergeSmall(cs []Chunk, lines []string) []Chunk {
+	var out []Chunk
+	for _, c := range cs {
+		if n := len(out); n > 0 && !strings.HasPrefix(strings.TrimSpace(c.Text), "//") {
+			prev := out[n-1]
+			if prev.EndLine-prev.StartLine+1 < smallLines && c.EndLine-prev.StartLine+1 <= smallLines {
+				out[n-1] = Chunk{StartLine: prev.StartLine, EndLine: c.EndLine, Text: strings.Join(lines[prev.StartLine-1:c.EndLine], "")}
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // blockChunks cuts lines from..to at blank lines, once a block holds at

@@ -322,8 +322,11 @@ func (ix *Index) Query(ctx context.Context, q string, k int) ([]Hit, error) {
 	if expr == "" {
 		return nil, nil
 	}
-	rows, err := ix.db.QueryContext(ctx, `SELECT c.path, c.start_line, c.end_line, c.body, bm25(chunks_fts, 1.0, 3.0)
-		FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts, 1.0, 3.0) LIMIT ?`, expr, k)
+	// The best k are ranked inside the FTS table first; only they are
+	// joined with their text.
+	rows, err := ix.db.QueryContext(ctx, `SELECT c.path, c.start_line, c.end_line, c.body, r.score
+		FROM (SELECT rowid, bm25(chunks_fts, 1.0, 3.0) AS score FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY score LIMIT ?) r
+		JOIN chunks c ON c.id = r.rowid ORDER BY r.score`, expr, k)
 	if err != nil {
 		return nil, ix.explain(err)
 	}
