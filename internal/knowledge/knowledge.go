@@ -19,13 +19,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
@@ -144,25 +141,9 @@ func Open(path, name string) (*Base, error) {
 func openKB(path, name string, target int) (*Base, error) {
 	// The file is Harvey's own; refuse anything but a regular file, so a
 	// planted symlink or FIFO in agents/ cannot redirect the database.
-	if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file; left as it is", name)
-	} else if err == nil && fsinfo.Links(st) > 1 {
-		return nil, fmt.Errorf("%s has other hard links; left as it is", name)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %s", name, fsinfo.ErrText(err))
-	}
-	// SQLite opens its side files by name too: a planted link there would
-	// be written through.
-	for _, side := range []string{"-wal", "-shm", "-journal"} {
-		if st, err := os.Lstat(path + side); err == nil && (!st.Mode().IsRegular() || fsinfo.Links(st) > 1) {
-			return nil, fmt.Errorf("%s%s is not a regular file with one link; left as it is", name, side)
-		}
-	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		// Create it 0600 before SQLite does (SQLite would make it 0644).
-		if f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600); err == nil {
-			f.Close()
-		}
+	// A regular file with one link, its side files too; made 0600.
+	if _, err := fsinfo.OwnDatabase(path, name, true); err != nil {
+		return nil, err
 	}
 	// busy_timeout and foreign_keys are per connection: set on each one.
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=busy_timeout(2000)&_pragma=foreign_keys(1)&_txlock=immediate"

@@ -28,7 +28,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"syscall"
 
 	_ "modernc.org/sqlite"
 
@@ -78,22 +77,12 @@ type Store struct {
 // Open opens the store at path, creating it bound to model when it does
 // not exist.
 func Open(path, name, model string) (*Store, error) {
-	if st, err := os.Lstat(path); err == nil && (!st.Mode().IsRegular() || fsinfo.Links(st) > 1) {
-		return nil, fmt.Errorf("%s is not a regular file with one link; left as it is", name)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %s", name, fsinfo.ErrText(err))
+	fresh, err := fsinfo.OwnDatabase(path, name, model != "")
+	if err != nil {
+		return nil, err
 	}
-	fresh := false
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		if model == "" {
-			return nil, fmt.Errorf("%s does not exist; create it with an embedding model", name)
-		}
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s", name, fsinfo.ErrText(err))
-		}
-		f.Close()
-		fresh = true
+	if _, serr := os.Lstat(path); errors.Is(serr, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s does not exist; create it with an embedding model (harvey rag create)", name)
 	}
 	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?_pragma=busy_timeout(2000)&_txlock=immediate")
 	if err != nil {

@@ -21,15 +21,11 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
 	"iter"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
-	"syscall"
 	"unicode"
 
 	_ "modernc.org/sqlite"
@@ -79,26 +75,9 @@ type Index struct {
 // Open opens (creating it when missing) the index at path; name is how
 // messages call it.
 func Open(path, name string) (*Index, error) {
-	if st, err := os.Lstat(path); err == nil && !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file; left as it is", name)
-	} else if err == nil && fsinfo.Links(st) > 1 {
-		return nil, fmt.Errorf("%s has other hard links; left as it is", name)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %v", name, err)
-	}
-	for _, side := range []string{"-wal", "-shm", "-journal"} {
-		if st, err := os.Lstat(path + side); err == nil && (!st.Mode().IsRegular() || fsinfo.Links(st) > 1) {
-			return nil, fmt.Errorf("%s%s is not a regular file with one link; left as it is", name, side)
-		}
-	}
-	fresh := false
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW, 0o600)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", name, err)
-		}
-		f.Close()
-		fresh = true
+	fresh, err := fsinfo.OwnDatabase(path, name, true)
+	if err != nil {
+		return nil, err
 	}
 	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=busy_timeout(2000)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
