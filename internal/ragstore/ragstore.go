@@ -1,8 +1,8 @@
 // Package ragstore is a store of embedded chunks, the original Harvey's
 // RAG store: one SQLite database (the project's pure-Go driver) bound to
 // one embedding model. Chunks are cut as the workspace index cuts them
-// (internal/wsindex.Chunks) and their vectors kept as float32, normalised,
-// so a query is a dot product; a query reads the vectors row by row and
+// (internal/wsindex.Chunks) and their vectors kept normalised and int8
+// quantized (float32 ones are read too), so a query is a dot product; a query reads the vectors row by row and
 // keeps only the best k, so a large store is never held in memory at once.
 //
 // Contract: Open binds a new store to the model it is given and refuses,
@@ -203,7 +203,7 @@ func (s *Store) put(ctx context.Context, source, hash string, chunks []wsindex.C
 	}
 	for i, c := range chunks {
 		if _, err := tx.ExecContext(ctx, "INSERT INTO chunks(source, start_line, end_line, text, vec) VALUES(?, ?, ?, ?, ?)",
-			source, c.StartLine, c.EndLine, c.Text, encode(normalize(vecs[i]))); err != nil {
+			source, c.StartLine, c.EndLine, c.Text, quantize(normalize(vecs[i]))); err != nil {
 			return fmt.Errorf("%s: %v", s.name, err)
 		}
 	}
@@ -255,16 +255,21 @@ func (s *Store) Query(ctx context.Context, vec []float32, k int, minScore float6
 	buf := make([]float32, len(q))
 	for rows.Next() {
 		var id int64
-		var blob []byte
+		var blob sql.RawBytes // the row's own bytes: no copy per vector
 		if err := rows.Scan(&id, &blob); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("%s: %v", s.name, err)
 		}
-		if len(blob) != 4*len(q) {
+		var score float64
+		switch len(blob) {
+		case len(q): // int8, the format stores are written in
+			score = dotInt8(q, blob)
+		case 4 * len(q): // float32
+			score = dot(q, decodeInto(buf, blob))
+		default:
 			rows.Close()
-			return nil, fmt.Errorf("%s holds vectors of %d dimensions; the query has %d (another embedding model?)", s.name, len(blob)/4, len(q))
+			return nil, fmt.Errorf("%s holds vectors of another size than the query's %d dimensions (another embedding model?)", s.name, len(q))
 		}
-		score := dot(q, decodeInto(buf, blob))
 		if score < minScore {
 			continue
 		}
@@ -321,6 +326,25 @@ func normalize(v []float32) []float32 {
 	return out
 }
 
+// quantize stores a normalised vector as int8 (each component times 127,
+// rounded): a quarter of float32's bytes, and a cosine within about 1%.
+func quantize(v []float32) []byte {
+	b := make([]byte, len(v))
+	for i, x := range v {
+		b[i] = byte(int8(math.Round(float64(max(-1, min(1, x))) * 127)))
+	}
+	return b
+}
+
+// dotInt8 is the dot product of a float vector and an int8 one.
+func dotInt8(q []float32, b []byte) float64 {
+	var s float32
+	for i, x := range q {
+		s += x * float32(int8(b[i]))
+	}
+	return float64(s) / 127
+}
+
 func dot(a, b []float32) float64 {
 	var s float32
 	for i := range a {
@@ -329,13 +353,6 @@ func dot(a, b []float32) float64 {
 	return float64(s)
 }
 
-func encode(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
 
 func decodeInto(dst []float32, b []byte) []float32 {
 	for i := range dst {

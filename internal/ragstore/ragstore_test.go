@@ -103,7 +103,7 @@ func BenchmarkCosine(b *testing.B) {
 	}
 	tx, _ := s.db.Begin()
 	for i := 0; i < n; i++ {
-		tx.Exec("INSERT INTO chunks(source, start_line, end_line, text, vec) VALUES(?, 1, 1, 'x', ?)", "s"+strconv.Itoa(i), encode(normalize(rv())))
+		tx.Exec("INSERT INTO chunks(source, start_line, end_line, text, vec) VALUES(?, 1, 1, 'x', ?)", "s"+strconv.Itoa(i), quantize(normalize(rv())))
 	}
 	tx.Commit()
 	q := rv()
