@@ -353,7 +353,6 @@ func dot(a, b []float32) float64 {
 	return float64(s)
 }
 
-
 func decodeInto(dst []float32, b []byte) []float32 {
 	for i := range dst {
 		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
