@@ -115,3 +115,40 @@ func BenchmarkCosine(b *testing.B) {
 	}
 	b.ReportMetric(float64(n), "vectors")
 }
+
+// An ingest interrupted half way leaves a usable store: what was embedded
+// is there, and the next ingest embeds the rest.
+func TestIngestInterrupted(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "kb.db")
+	s, err := Open(p, "kb.db", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var docs []Doc
+	for i := 0; i < 6; i++ {
+		docs = append(docs, Doc{Source: "d" + strconv.Itoa(i) + ".md", Content: []byte("document number " + strconv.Itoa(i) + " about deployment pipelines\n")})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	calls := 0
+	embed := func(c context.Context, texts []string) ([][]float32, error) {
+		calls++
+		if calls == 3 {
+			cancel()
+		}
+		return bagEmbed(c, texts)
+	}
+	if _, err := s.Ingest(ctx, docs, embed, nil); err == nil {
+		t.Fatal("the interrupted ingest said nothing")
+	}
+	if n := s.Count(); n == 0 || n >= 6 {
+		t.Fatalf("%d chunks after the interruption", n)
+	}
+	if hits, err := s.Query(context.Background(), vecOf(t, "deployment pipelines"), 3, 0.1); err != nil || len(hits) == 0 {
+		t.Fatalf("the store after an interruption: %v %v", hits, err)
+	}
+	st, err := s.Ingest(context.Background(), docs, bagEmbed, nil)
+	if err != nil || st.Embedded+st.Unchanged != 6 || s.Count() != 6 {
+		t.Fatalf("the next ingest: %+v %v (%d chunks)", st, err, s.Count())
+	}
+}
