@@ -73,8 +73,9 @@ func TestEndToEndRagStores(t *testing.T) {
 	if out, _, code := h("rag", "on"); code != 0 || !strings.Contains(out, "RAG is on") {
 		t.Fatalf("on: %s", out)
 	}
-	f.script(textReply("llama3.2", "Blue green."), textReply("llama3.2", "Purring."), textReply("llama3.2", "No idea."))
-	writeFile(t, dir, "turns.txt", "how is the service deployed?\nwhat do cats do all day?\nquantum chromodynamics lattice\n")
+	f.script(textReply("llama3.2", "Blue green."), textReply("llama3.2", "Purring."), textReply("llama3.2", "No idea."),
+		textReply("llama3.2", "Fridays."), textReply("llama3.2", "Loudly."))
+	writeFile(t, dir, "turns.txt", "how is the service deployed?\nwhat do cats do all day?\nquantum chromodynamics lattice\nwhen is the service deployed?\nhow do cats purr?\n")
 	if out, errOut, code := h("--run", "turns.txt", "--model", "llama3.2"); code != 0 {
 		t.Fatalf("turns: %d %s %s", code, out, errOut)
 	}
@@ -89,7 +90,11 @@ func TestEndToEndRagStores(t *testing.T) {
 	if u := last(2); strings.Contains(u, "### Context") {
 		t.Fatalf("a block with no chunk above 0.3: %q", u)
 	}
-	// Append-only: each request begins with the one before it.
+	// Append-only over five turns: each request begins with the one
+	// before it.
+	if len(reqs) != 5 {
+		t.Fatalf("%d requests", len(reqs))
+	}
 	for i := 1; i < len(reqs); i++ {
 		prev, cur := messagesOf(reqs[i-1]), messagesOf(reqs[i])
 		for j := range prev {
