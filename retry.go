@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -242,7 +243,10 @@ func connectionTrouble(err error) (string, bool) {
 	case errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "connection refused"):
 		return "not answering (restarting?)", true
 	case errors.Is(err, syscall.ECONNRESET) || strings.Contains(err.Error(), "connection reset"),
-		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, syscall.EPIPE), strings.Contains(err.Error(), "broken pipe"):
+		errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF), errors.Is(err, syscall.EPIPE), strings.Contains(err.Error(), "broken pipe"),
+		// a kept-alive connection the server closed while the request was
+		// written on it
+		errors.Is(err, net.ErrClosed), strings.Contains(err.Error(), "server closed idle connection"):
 		return "dropped the connection", true
 	}
 	return "", false

@@ -5,9 +5,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -225,5 +228,24 @@ func TestRetryOpenAICompatibleRoute(t *testing.T) {
 	}
 	if !strings.Contains(env.out.String(), "Loaded.") || !strings.Contains(env.errOut.String(), "llamacpp busy (503) — retry 1 of 5") {
 		t.Fatalf("out %q\nerr %q", env.out.String(), env.errOut.String())
+	}
+}
+
+// What a restarting server looks like to the client, each a failure a
+// second try can fix; a plain error is not.
+func TestConnectionTroubleClasses(t *testing.T) {
+	for _, err := range []error{
+		&url.Error{Op: "Post", URL: "http://x", Err: syscall.ECONNREFUSED},
+		&url.Error{Op: "Post", URL: "http://x", Err: syscall.ECONNRESET},
+		&url.Error{Op: "Post", URL: "http://x", Err: io.EOF},
+		&url.Error{Op: "Post", URL: "http://x", Err: &net.OpError{Op: "write", Err: net.ErrClosed}},
+		io.ErrUnexpectedEOF,
+	} {
+		if _, ok := connectionTrouble(err); !ok {
+			t.Errorf("%v: not retried", err)
+		}
+	}
+	if _, ok := connectionTrouble(errors.New("invalid character 'x'")); ok {
+		t.Error("a plain error is retried")
 	}
 }
