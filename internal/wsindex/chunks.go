@@ -60,18 +60,18 @@ func goChunks(content []byte, lines []string) ([]Chunk, bool) {
 		next = to + 1
 	}
 	for _, d := range f.Decls {
-		start := fset.Position(d.Pos()).Line
+		start := fset.PositionFor(d.Pos(), false).Line
 		switch dd := d.(type) {
 		case *ast.FuncDecl:
 			if dd.Doc != nil {
-				start = fset.Position(dd.Doc.Pos()).Line
+				start = fset.PositionFor(dd.Doc.Pos(), false).Line
 			}
 		case *ast.GenDecl:
 			if dd.Doc != nil {
-				start = fset.Position(dd.Doc.Pos()).Line
+				start = fset.PositionFor(dd.Doc.Pos(), false).Line
 			}
 		}
-		end := fset.Position(d.End()).Line
+		end := fset.PositionFor(d.End(), false).Line
 		if start > next {
 			// What lies between declarations (the package clause, a
 			// file comment, imports when they come first) stays with
@@ -125,6 +125,7 @@ func blockChunks(lines []string, from, to int) []Chunk {
 // cut makes chunks of lines from..to, at most maxLines each, skipping
 // chunks that hold nothing but blank space.
 func cut(lines []string, from, to int) []Chunk {
+	from, to = max(from, 1), min(to, len(lines)) // never past the file, whatever a position said
 	blank := func(i int) bool { return strings.TrimSpace(lines[i-1]) == "" }
 	for from <= to && blank(from) {
 		from++
