@@ -42,7 +42,6 @@ type fakeOllama struct {
 	respond   func(req map[string]any) fakeReply
 	start     sync.Once // the server starts at the first URL()
 	downUntil time.Time // until then, connections are refused or dropped (a restart)
-	embeds    int       // /api/embed requests answered
 }
 
 // fakeReply is one scripted /api/chat answer.
@@ -179,9 +178,6 @@ func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
 			Input []string `json:"input"`
 		}
 		json.NewDecoder(r.Body).Decode(&req)
-		f.mu.Lock()
-		f.embeds++
-		f.mu.Unlock()
 		if req.Model != "nomic-embed-text" {
 			w.WriteHeader(http.StatusNotFound)
 			fmt.Fprintf(w, `{"error":"model %q not found, try pulling it first"}`, req.Model)

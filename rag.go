@@ -2,6 +2,7 @@ package harvey
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/harvey-agent/harvey/internal/ragstore"
+	"github.com/harvey-agent/harvey/internal/wsindex"
 )
 
 // The original Harvey's RAG, as it was specified (issue 36): named SQLite
@@ -131,16 +133,12 @@ func (e *ollamaEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 // ragPath is a store's database path (~ expanded; relative to the user's
 // config directory).
 func ragPath(p string) string {
-	p = expandHome(p, homeDir())
+	home, _ := os.UserHomeDir()
+	p = expandHome(p, home)
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(userConfigDir(), p)
 	}
 	return p
-}
-
-func homeDir() string {
-	h, _ := os.UserHomeDir()
-	return h
 }
 
 // retrievedContext is the block added to the user's message before a turn
@@ -184,7 +182,7 @@ func retrieve(ctx context.Context, entry RagStoreEntry, emb Embedder, q string) 
 	var b strings.Builder
 	b.WriteString("### Context (from knowledge base)\n")
 	for _, h := range hits {
-		piece := fmt.Sprintf("\n[%s:%d-%d]\n%s\n", h.Source, h.StartLine, h.EndLine, strings.TrimRight(redactSecrets(h.Text), "\n"))
+		piece := fmt.Sprintf("\n[%s:%d-%d]\n%s\n", h.Path, h.StartLine, h.EndLine, strings.TrimRight(redactSecrets(h.Text), "\n"))
 		if b.Len()+len(piece) > ragContextBudget {
 			break
 		}
@@ -196,31 +194,21 @@ func retrieve(ctx context.Context, entry RagStoreEntry, emb Embedder, q string) 
 // ragIngest ingests workspace files, directories and globs into a store,
 // with a progress line and a summary.
 func ragIngest(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb Embedder, args []string, progress io.Writer) (string, error) {
+	// Each match goes through the path gate, then the walk search_files
+	// and the workspace index use (a directory's files as the policy
+	// lets the model read them; binaries and files over 1 MB left out).
 	var docs []ragstore.Doc
 	skipped := map[string]int{}
 	seen := map[string]bool{}
-	add := func(rel string) {
-		if seen[rel] {
-			return
+	sink := &indexSink{skipped: skipped, yield: func(d wsindex.Doc) bool {
+		if !seen[d.Path] {
+			seen[d.Path] = true
+			if content, ok := d.Read(); ok {
+				docs = append(docs, ragstore.Doc{Source: d.Path, Content: content})
+			}
 		}
-		seen[rel] = true
-		switch {
-		case sensitiveFileDenied(rel) || !stillReadable(ws, rel):
-			skipped["denied or hidden"]++
-			return
-		}
-		data, err := fs.ReadFile(ws.FS(), rel)
-		switch {
-		case err != nil:
-			skipped["unreadable"]++
-		case len(data) > indexMaxFile:
-			skipped["over 1 MB"]++
-		case isBinary(data):
-			skipped["binary"]++
-		default:
-			docs = append(docs, ragstore.Doc{Source: rel, Content: []byte(redactSecrets(string(data)))})
-		}
-	}
+		return ctx.Err() == nil
+	}}
 	for _, arg := range args {
 		matches, err := fs.Glob(ws.FS(), path.Clean(filepath.ToSlash(arg)))
 		if err != nil || len(matches) == 0 {
@@ -228,20 +216,13 @@ func ragIngest(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb Embe
 			continue
 		}
 		for _, m := range matches {
-			fi, err := fs.Stat(ws.FS(), m)
+			rp, err := resolveWorkspacePath(ws, m, opRead)
 			if err != nil {
-				skipped["not found"]++
+				skipped["denied or hidden"]++
 				continue
 			}
-			if !fi.IsDir() {
-				add(m)
-				continue
-			}
-			for d := range indexableDocs(ws) {
-				if m == "." || d.Path == m || strings.HasPrefix(d.Path, m+"/") {
-					add(d.Path)
-				}
-			}
+			walkWorkspace(ws, rp, sink)
+			rp.close()
 		}
 	}
 	s, err := ragstore.Open(ragPath(entry.DBPath), "RAG store "+entry.Name, emb.Name())
@@ -337,7 +318,7 @@ func ragDo(ctx context.Context, env ragEnv, args []string, out io.Writer) error 
 		if _, taken := rc.store(words[0]); taken || words[0] == "workspace" {
 			return fmt.Errorf("a store named %s exists", words[0])
 		}
-		e := RagStoreEntry{Name: words[0], DBPath: cmpOr(opts["db"], "rag/"+words[0]+".db"), EmbeddingModel: cmpOr(opts["model"], DefaultEmbeddingModel)}
+		e := RagStoreEntry{Name: words[0], DBPath: cmp.Or(opts["db"], "rag/"+words[0]+".db"), EmbeddingModel: cmp.Or(opts["model"], DefaultEmbeddingModel)}
 		if err := os.MkdirAll(filepath.Dir(ragPath(e.DBPath)), 0o700); err != nil {
 			return err
 		}
@@ -408,13 +389,6 @@ func ragDo(ctx context.Context, env ragEnv, args []string, out io.Writer) error 
 	return errors.New(ragUsage)
 }
 
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
 // ragFlags reads --store, --model, --db, -k and --json anywhere among args.
 func ragFlags(args []string) (map[string]string, []string, error) {
 	opts := map[string]string{}
@@ -451,22 +425,13 @@ func ragQuery(ctx context.Context, env ragEnv, rc RagConfig, opts map[string]str
 	if strings.TrimSpace(q) == "" {
 		return errors.New(`usage: harvey rag query "TEXT" [--store NAME] [-k N] [--json]`)
 	}
-	type jsonHit struct {
-		Source    string  `json:"source"`
-		StartLine int     `json:"start_line"`
-		EndLine   int     `json:"end_line"`
-		Score     float64 `json:"score"`
-		Text      string  `json:"text"`
-	}
-	var hits []jsonHit
-	if name := cmpOr(opts["store"], "workspace"); name == "workspace" {
+	var hits []wsindex.Hit
+	if name := cmp.Or(opts["store"], "workspace"); name == "workspace" {
 		hs, _, err := queryWorkspace(ctx, env.ws, q, k)
 		if err != nil {
 			return err
 		}
-		for _, h := range hs {
-			hits = append(hits, jsonHit{h.Path, h.StartLine, h.EndLine, h.Score, h.Text})
-		}
+		hits = hs
 	} else {
 		e, ok := rc.store(name)
 		if !ok {
@@ -490,12 +455,13 @@ func ragQuery(ctx context.Context, env ragEnv, rc RagConfig, opts map[string]str
 			return err
 		}
 		for _, c := range cs {
-			hits = append(hits, jsonHit{c.Source, c.StartLine, c.EndLine, c.Score, redactSecrets(c.Text)})
+			c.Text = redactSecrets(c.Text)
+			hits = append(hits, c)
 		}
 	}
 	if opts["json"] != "" {
 		if hits == nil {
-			hits = []jsonHit{}
+			hits = []wsindex.Hit{}
 		}
 		b, _ := json.MarshalIndent(hits, "", "  ")
 		fmt.Fprintln(out, string(b))
@@ -505,7 +471,7 @@ func ragQuery(ctx context.Context, env ragEnv, rc RagConfig, opts map[string]str
 		fmt.Fprintln(out, "no match")
 	}
 	for _, h := range hits {
-		fmt.Fprintf(out, "%s:%d-%d  (score %.2f)\n", sanitizeForTerminal(h.Source), h.StartLine, h.EndLine, h.Score)
+		fmt.Fprintf(out, "%s:%d-%d  (score %.2f)\n", sanitizeForTerminal(h.Path), h.StartLine, h.EndLine, h.Score)
 		lines := strings.Split(strings.TrimRight(sanitizeForTerminal(h.Text), "\n"), "\n")
 		for _, l := range lines[:min(len(lines), 8)] {
 			fmt.Fprintln(out, "    "+l)
@@ -524,7 +490,7 @@ func ragStatus(env ragEnv, rc RagConfig, name string, out io.Writer) error {
 	if rc.Enabled {
 		state = "on"
 	}
-	fmt.Fprintf(out, "RAG: %s; active store: %s; the workspace index (lexical, no setup) is always there\n", state, cmpOr(rc.Active, "none"))
+	fmt.Fprintf(out, "RAG: %s; active store: %s; the workspace index (lexical, no setup) is always there\n", state, cmp.Or(rc.Active, "none"))
 	e, ok := rc.store(name)
 	if !ok {
 		return nil

@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
+	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
@@ -103,10 +105,40 @@ func gitProtected(root string) (readOnly, writable []string) {
 // repoConfigRefs lists the files a repository config includes and the
 // directory its core.hooksPath names, as git itself reads them (git
 // config --includes --show-origin: git's parser, never a second one).
+// Every command's sandbox asks, so the answer is kept while the config
+// file is the same (size, modification time, inode); an included file that
+// changes alone is read again at the config's next change (commands cannot
+// change either: both are read-only to them).
 func repoConfigRefs(root, config string) []string {
-	if _, err := os.Stat(config); err != nil {
+	fi, err := os.Stat(config)
+	if err != nil {
 		return nil
 	}
+	stamp := fmt.Sprint(fi.Size(), fi.ModTime().UnixNano(), fsinfo.Links(fi), inodeOf(fi))
+	if c, ok := configRefsCache.Load(config); ok && c.(configRefs).stamp == stamp {
+		return c.(configRefs).refs
+	}
+	refs := readConfigRefs(root, config)
+	configRefsCache.Store(config, configRefs{stamp, refs})
+	return refs
+}
+
+type configRefs struct {
+	stamp string
+	refs  []string
+}
+
+var configRefsCache sync.Map // config path → configRefs
+
+func inodeOf(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Ino)
+	}
+	return 0
+}
+
+// readConfigRefs asks git (repoConfigRefs).
+func readConfigRefs(root, config string) []string {
 	git, err := exec.LookPath("git")
 	if err != nil {
 		return nil

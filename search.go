@@ -108,6 +108,16 @@ func searchHitsIn(ctx context.Context, ws *Workspace, pattern, p string, maxByte
 
 // submitSearch gives the pool the file rp names, or walks the directory.
 func submitSearch(ws *Workspace, rp *resolvedPath, g *grepPool) error {
+	return walkWorkspace(ws, rp, g)
+}
+
+// walkWorkspace hands sink the file rp names, or every file under the
+// directory rp names that the path policy lets the model read: the one
+// walk of search_files and the workspace index (not agents/, by name or
+// identity; not .git; no denied, permissions-hidden or .gitignore'd file;
+// no link, FIFO, socket or device; directories opened without following a
+// link).
+func walkWorkspace(ws *Workspace, rp *resolvedPath, sink walkSink) error {
 	if !rp.info.IsDir() {
 		f, _, err := rp.openVerified()
 		if err != nil {
@@ -120,7 +130,7 @@ func submitSearch(ws *Workspace, rp *resolvedPath, g *grepPool) error {
 		}
 		d := &searchDir{fd: fd}
 		d.refs.Store(1)
-		g.submit(searchFile{dir: d, name: ".", rel: rp.Rel, self: true})
+		sink.submit(searchFile{dir: d, name: ".", rel: rp.Rel, self: true})
 		return nil
 	}
 	d, err := rp.openDirVerified(ws)
@@ -134,7 +144,7 @@ func submitSearch(ws *Workspace, rp *resolvedPath, g *grepPool) error {
 	}
 	root := &searchDir{fd: fd}
 	root.refs.Store(1)
-	w := &searchWalker{ws: ws, ign: ancestorIgnores(ws, rp.Rel), pool: g}
+	w := &searchWalker{ws: ws, ign: ancestorIgnores(ws, rp.Rel), sink: sink}
 	w.walk(root, rp.Rel)
 	return nil
 }
@@ -205,7 +215,7 @@ type searchFile struct {
 type searchWalker struct {
 	ws   *Workspace
 	ign  *ignoreSet
-	pool *grepPool
+	sink walkSink
 }
 
 // ancestorIgnores loads the .gitignore files above dir, the directory a
@@ -290,7 +300,7 @@ func (w *searchWalker) walk(dir *searchDir, rel string) {
 		wsRel := path.Join(rel, name)
 		t := e.Type()
 		switch {
-		case w.pool.full() || w.pool.ctx.Err() != nil:
+		case w.sink.done():
 			return // enough matches from what came before, or stopped
 		case t.IsDir():
 			norm := normName(name)
@@ -315,7 +325,7 @@ func (w *searchWalker) walk(dir *searchDir, rel string) {
 				continue
 			}
 			dir.refs.Add(1)
-			w.pool.submit(searchFile{dir: dir, name: name, rel: wsRel})
+			w.sink.submit(searchFile{dir: dir, name: name, rel: wsRel})
 		}
 		// Symlinks, FIFOs, sockets and devices are never followed or read.
 	}
@@ -422,6 +432,16 @@ func newGrepPool(ctx context.Context, re *regexp.Regexp) *grepPool {
 }
 
 func (g *grepPool) full() bool { return g.found.Load() > searchMaxMatches }
+
+// walkSink is what a workspace walk hands the files it may read to (the
+// grep pool, the workspace index), each with a reference on its directory
+// that the sink releases; done stops the walk.
+type walkSink interface {
+	submit(searchFile)
+	done() bool
+}
+
+func (g *grepPool) done() bool { return g.full() || g.ctx.Err() != nil }
 
 func (g *grepPool) submit(f searchFile) {
 	g.jobs <- searchJob{idx: g.n, f: f}

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"iter"
-	"path"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/harvey-agent/harvey/internal/wsindex"
 )
@@ -37,59 +37,73 @@ func openWorkspaceIndex(ws *Workspace) (*wsindex.Index, error) {
 	return wsindex.Open(filepath.Join(ws.Root, AgentsDir, "index.db"), workspaceIndexPath)
 }
 
-// indexableDocs walks the workspace as search_files does and yields what
-// may be indexed, redacted.
+// indexableDocs walks the workspace as search_files does (walkWorkspace:
+// the same policy, the same reads without following a link) and yields
+// what may be indexed, redacted.
 func indexableDocs(ws *Workspace) iter.Seq[wsindex.Doc] {
 	return func(yield func(wsindex.Doc) bool) {
-		fsys := ws.FS()
-		ign := &ignoreSet{}
-		var walk func(dir string) bool
-		walk = func(dir string) bool {
-			entries, err := fs.ReadDir(fsys, dir)
-			if err != nil {
-				return true
-			}
-			mark := len(ign.rules)
-			defer func() { ign.rules = ign.rules[:mark] }()
-			for _, e := range entries {
-				if e.Name() == ".gitignore" && e.Type().IsRegular() {
-					if data, err := fs.ReadFile(fsys, path.Join(dir, e.Name())); err == nil && len(data) < 1<<20 {
-						ign.add(dir, data)
-					}
-				}
-			}
-			for _, e := range entries {
-				rel := path.Join(dir, e.Name())
-				switch t := e.Type(); {
-				case t.IsDir():
-					norm := normName(e.Name())
-					if norm == ".git" || dir == "." && norm == AgentsDir || ign.ignored(rel, true) {
-						continue
-					}
-					if !walk(rel) {
-						return false
-					}
-				case t.IsRegular():
-					if sensitiveFileDenied(rel) || ign.ignored(rel, false) || !ws.readable(rel) {
-						continue
-					}
-					if fi, err := e.Info(); err != nil || fi.Size() > indexMaxFile {
-						continue
-					}
-					data, err := fs.ReadFile(fsys, rel)
-					if err != nil || isBinary(data) {
-						continue
-					}
-					if !yield(wsindex.Doc{Path: rel, Content: []byte(redactSecrets(string(data)))}) {
-						return false
-					}
-				}
-				// Links, FIFOs, sockets and devices are never followed or read.
-			}
-			return true
+		rp, err := resolveWorkspacePath(ws, ".", opRead)
+		if err != nil {
+			return
 		}
-		walk(".")
+		defer rp.close()
+		walkWorkspace(ws, rp, &indexSink{yield: yield})
 	}
+}
+
+// indexSink reads each file the walk hands it and yields it as a
+// document: text files of at most indexMaxFile bytes, redacted (skipped,
+// when set, counts what was left out and why).
+type indexSink struct {
+	yield   func(wsindex.Doc) bool
+	stopped bool
+	skipped map[string]int
+}
+
+func (s *indexSink) done() bool { return s.stopped }
+
+func (s *indexSink) skip(why string) {
+	if s.skipped != nil {
+		s.skipped[why]++
+	}
+}
+
+// submit offers the file with its stamp; it is read (and redacted) only
+// when the index asks, while the walk still holds its directory.
+func (s *indexSink) submit(f searchFile) {
+	defer f.dir.release()
+	if s.stopped {
+		return
+	}
+	d := wsindex.Doc{Path: f.rel, Stamp: fileStamp(f), Read: func() ([]byte, bool) {
+		data, ok := readRegular(f.dir.fd, f.name, f.self, indexMaxFile, nil)
+		switch {
+		case !ok:
+			s.skip("over 1 MB or not a plain file")
+			return nil, false
+		case isBinary(data):
+			s.skip("binary")
+			return nil, false
+		}
+		return []byte(redactSecrets(string(data))), true
+	}}
+	s.stopped = !s.yield(d)
+}
+
+// fileStamp is what changes when a file is written: its size, times and
+// inode, read without following a link ("" when it cannot be read).
+func fileStamp(f searchFile) string {
+	var st unix.Stat_t
+	var err error
+	if f.self {
+		err = unix.Fstat(f.dir.fd, &st)
+	} else {
+		err = unix.Fstatat(f.dir.fd, f.name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprint(st.Dev, st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano())
 }
 
 // queryWorkspace brings the index up to date and returns the k best
@@ -120,18 +134,16 @@ func queryWorkspace(ctx context.Context, ws *Workspace, q string, k int) ([]wsin
 	return out, st, nil
 }
 
-// stillReadable is the path policy at query time: the file resolves,
-// inside the workspace, readable, not denied.
+// stillReadable is the path policy at query time (the one path gate:
+// agents/, the denylist and permissions: on the resolved file): rel is a
+// regular file the model may read now.
 func stillReadable(ws *Workspace, rel string) bool {
-	if sensitiveFileDenied(rel) || !ws.readable(rel) {
-		return false
-	}
 	rp, err := resolveWorkspacePath(ws, rel, opRead)
 	if err != nil {
 		return false
 	}
 	defer rp.close()
-	return rp.info.Mode().IsRegular() && ws.readable(rp.Rel)
+	return rp.info.Mode().IsRegular()
 }
 
 // findBudget bounds find_code's answer: about 1,500 tokens, so a small

@@ -2,7 +2,7 @@
 // RAG store: one SQLite database (the project's pure-Go driver) bound to
 // one embedding model. Chunks are cut as the workspace index cuts them
 // (internal/wsindex.Chunks) and their vectors kept normalised and int8
-// quantized (float32 ones are read too), so a query is a dot product; a query reads the vectors row by row and
+// quantized, so a query is a dot product; a query reads the vectors row by row and
 // keeps only the best k, so a large store is never held in memory at once.
 //
 // Contract: Open binds a new store to the model it is given and refuses,
@@ -19,7 +19,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -50,14 +49,9 @@ type Doc struct {
 	Content []byte
 }
 
-// Chunk is what a query returns.
-type Chunk struct {
-	Source    string  `json:"source"`
-	StartLine int     `json:"start_line"`
-	EndLine   int     `json:"end_line"`
-	Score     float64 `json:"score"`
-	Text      string  `json:"text"`
-}
+// Chunk is what a query returns: the workspace index's hit (source, lines,
+// score, text), so both answer in one shape.
+type Chunk = wsindex.Hit
 
 // EmbedFunc embeds texts with the store's model.
 type EmbedFunc func(ctx context.Context, texts []string) ([][]float32, error)
@@ -213,11 +207,6 @@ func (s *Store) put(ctx context.Context, source, hash string, chunks []wsindex.C
 	return tx.Commit()
 }
 
-// Remove drops a source's chunks.
-func (s *Store) Remove(ctx context.Context, source string) error {
-	return s.put(ctx, source, "", nil, nil)
-}
-
 // Sources lists the ingested sources and their content hashes.
 func (s *Store) Sources() (map[string]string, error) {
 	rows, err := s.db.Query("SELECT path, hash FROM sources")
@@ -229,9 +218,7 @@ func (s *Store) Sources() (map[string]string, error) {
 	for rows.Next() {
 		var p, h string
 		rows.Scan(&p, &h)
-		if h != "" {
-			out[p] = h
-		}
+		out[p] = h
 	}
 	return out, rows.Err()
 }
@@ -252,7 +239,6 @@ func (s *Store) Query(ctx context.Context, vec []float32, k int, minScore float6
 		return nil, fmt.Errorf("%s: %v", s.name, err)
 	}
 	top := &scored{}
-	buf := make([]float32, len(q))
 	for rows.Next() {
 		var id int64
 		var blob sql.RawBytes // the row's own bytes: no copy per vector
@@ -260,16 +246,11 @@ func (s *Store) Query(ctx context.Context, vec []float32, k int, minScore float6
 			rows.Close()
 			return nil, fmt.Errorf("%s: %v", s.name, err)
 		}
-		var score float64
-		switch len(blob) {
-		case len(q): // int8, the format stores are written in
-			score = dotInt8(q, blob)
-		case 4 * len(q): // float32
-			score = dot(q, decodeInto(buf, blob))
-		default:
+		if len(blob) != len(q) {
 			rows.Close()
-			return nil, fmt.Errorf("%s holds vectors of another size than the query's %d dimensions (another embedding model?)", s.name, len(q))
+			return nil, fmt.Errorf("%s holds vectors of %d dimensions; the query has %d (another embedding model?)", s.name, len(blob), len(q))
 		}
+		score := dotInt8(q, blob)
 		if score < minScore {
 			continue
 		}
@@ -288,7 +269,7 @@ func (s *Store) Query(ctx context.Context, vec []float32, k int, minScore float6
 	var out []Chunk
 	for _, h := range best {
 		c := Chunk{Score: h.score}
-		if err := s.db.QueryRowContext(ctx, "SELECT source, start_line, end_line, text FROM chunks WHERE id = ?", h.id).Scan(&c.Source, &c.StartLine, &c.EndLine, &c.Text); err != nil {
+		if err := s.db.QueryRowContext(ctx, "SELECT source, start_line, end_line, text FROM chunks WHERE id = ?", h.id).Scan(&c.Path, &c.StartLine, &c.EndLine, &c.Text); err != nil {
 			return nil, fmt.Errorf("%s: %v", s.name, err)
 		}
 		out = append(out, c)
@@ -343,21 +324,6 @@ func dotInt8(q []float32, b []byte) float64 {
 		s += x * float32(int8(b[i]))
 	}
 	return float64(s) / 127
-}
-
-func dot(a, b []float32) float64 {
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return float64(s)
-}
-
-func decodeInto(dst []float32, b []byte) []float32 {
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return dst
 }
 
 func firstLine(s string) string {

@@ -54,7 +54,7 @@ func TestStore(t *testing.T) {
 		t.Fatalf("%+v %v", st, err)
 	}
 	hits, err := s.Query(ctx, vecOf(t, "how is the service deployed"), 5, 0.3)
-	if err != nil || len(hits) != 1 || hits[0].Source != "notes/deploy.md" || hits[0].Score < 0.3 {
+	if err != nil || len(hits) != 1 || hits[0].Path != "notes/deploy.md" || hits[0].Score < 0.3 {
 		t.Fatalf("hits %+v %v", hits, err)
 	}
 	docs[1].Content = []byte("# Cats\n\nCats chase the red dot.\n")

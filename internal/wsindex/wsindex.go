@@ -9,7 +9,8 @@
 // already filtered (no denied, hidden, ignored or binary file) and
 // redacted — and re-checks each hit's file at query time; the package
 // stores what it is given and nothing else. Sync re-indexes only the files
-// whose content hash changed and drops the files no longer given, in one
+// whose content hash changed (not reading one whose stamp is the one
+// indexed) and drops the files no longer given, in one
 // transaction per batch, so an interrupted sync leaves a usable index and a
 // later one converges. Open refuses, in one line and leaving the file as it
 // was, anything that is not an index this package wrote: a link, a file
@@ -39,17 +40,21 @@ const appID = 0x48525631 // "HRV1"
 // schema is the index's tables: the files by content hash, the chunks, and
 // the FTS5 table over their text and their split identifiers.
 const schema = `
-CREATE TABLE files (path TEXT PRIMARY KEY, hash TEXT NOT NULL);
+CREATE TABLE files (path TEXT PRIMARY KEY, hash TEXT NOT NULL, stamp TEXT NOT NULL DEFAULT '');
 CREATE TABLE chunks (id INTEGER PRIMARY KEY, path TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, body TEXT NOT NULL);
 CREATE INDEX chunks_path ON chunks(path);
 CREATE VIRTUAL TABLE chunks_fts USING fts5(body, words, content='', tokenize='porter unicode61');
 `
 
 // Doc is one file to index: its workspace path and its content, already
-// filtered and redacted by the caller.
+// filtered and redacted by the caller — given, or read by Read when the
+// file's Stamp (its size, times and inode, as the caller sees them) is not
+// the one indexed: an unchanged file is not read again.
 type Doc struct {
 	Path    string
 	Content []byte
+	Stamp   string                // "" : always compared by content
+	Read    func() ([]byte, bool) // nil: Content is the content
 }
 
 // Hit is one chunk a query found.
@@ -105,10 +110,9 @@ func (ix *Index) prepare(fresh bool) error {
 	}
 	switch {
 	case id == appID:
-		var ok string
-		if err := ix.db.QueryRow("PRAGMA quick_check").Scan(&ok); err != nil || ok != "ok" {
-			return fmt.Errorf("%s is damaged (%s); left as it is — remove it to rebuild", ix.name, ok)
-		}
+		// No whole-file check here: it read every page at each query
+		// (2 s on Go's source tree); damage met by a query is reported
+		// in one line like any error.
 		return nil
 	case id != 0 || tables > 0 || !fresh && !ix.empty():
 		return fmt.Errorf("%s is another program's database; left as it is", ix.name)
@@ -145,15 +149,15 @@ func (ix *Index) Close() error { return ix.db.Close() }
 // at most its last batch.
 func (ix *Index) Sync(ctx context.Context, docs iter.Seq[Doc]) (Stats, error) {
 	var st Stats
-	known := map[string]string{}
-	rows, err := ix.db.QueryContext(ctx, "SELECT path, hash FROM files")
+	known, stamps := map[string]string{}, map[string]string{}
+	rows, err := ix.db.QueryContext(ctx, "SELECT path, hash, stamp FROM files")
 	if err != nil {
 		return st, ix.explain(err)
 	}
 	for rows.Next() {
-		var p, h string
-		rows.Scan(&p, &h)
-		known[p] = h
+		var p, h, s string
+		rows.Scan(&p, &h, &s)
+		known[p], stamps[p] = h, s
 	}
 	rows.Close()
 	seen := map[string]bool{}
@@ -165,9 +169,29 @@ func (ix *Index) Sync(ctx context.Context, docs iter.Seq[Doc]) (Stats, error) {
 		}
 		st.Files++
 		seen[d.Path] = true
+		if d.Stamp != "" && stamps[d.Path] == d.Stamp {
+			continue
+		}
+		if d.Read != nil {
+			content, ok := d.Read()
+			if !ok {
+				// Not indexable (binary, too large): kept with its stamp
+				// and no chunks, so it is not read again until it changes.
+				if _, err := b.put(ctx, Doc{Path: d.Path, Stamp: d.Stamp}, ""); err != nil {
+					return st, err
+				}
+				continue
+			}
+			d.Content = content
+		}
 		sum := sha256.Sum256(d.Content)
 		h := hex.EncodeToString(sum[:])
 		if known[d.Path] == h {
+			if stamps[d.Path] != d.Stamp {
+				if err := b.stamp(ctx, d.Path, d.Stamp); err != nil {
+					return st, err
+				}
+			}
 			continue
 		}
 		n, err := b.put(ctx, d, h)
@@ -262,7 +286,7 @@ func (b *batch) put(ctx context.Context, d Doc, hash string) (int, error) {
 			return 0, b.ix.explain(err)
 		}
 	}
-	if _, err := b.tx.ExecContext(ctx, "INSERT INTO files(path, hash) VALUES(?, ?)", d.Path, hash); err != nil {
+	if _, err := b.tx.ExecContext(ctx, "INSERT INTO files(path, hash, stamp) VALUES(?, ?, ?)", d.Path, hash, d.Stamp); err != nil {
 		return 0, b.ix.explain(err)
 	}
 	b.n++
@@ -273,6 +297,17 @@ func (b *batch) put(ctx context.Context, d Doc, hash string) (int, error) {
 		}
 	}
 	return len(chunks), nil
+}
+
+// stamp records a file's new stamp when its content is unchanged (touched).
+func (b *batch) stamp(ctx context.Context, path, stamp string) error {
+	if err := b.begin(ctx); err != nil {
+		return err
+	}
+	if _, err := b.tx.ExecContext(ctx, "UPDATE files SET stamp = ? WHERE path = ?", stamp, path); err != nil {
+		return b.ix.explain(err)
+	}
+	return nil
 }
 
 func (b *batch) commit() error {

@@ -139,3 +139,42 @@ func TestOpenRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A file whose stamp is the one indexed is not read again; a touched file
+// (new stamp, same content) is read, not re-indexed, and its stamp kept.
+func TestSyncSkipsUnchangedStamps(t *testing.T) {
+	ctx := context.Background()
+	ix, err := Open(filepath.Join(t.TempDir(), "index.db"), "index.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	reads := 0
+	doc := func(stamp string) Doc {
+		return Doc{Path: "a.go", Stamp: stamp, Read: func() ([]byte, bool) { reads++; return []byte(goFile), true }}
+	}
+	if st, _ := ix.Sync(ctx, docs(doc("s1"))); st.Indexed != 1 || reads != 1 {
+		t.Fatalf("first sync: %+v, %d reads", st, reads)
+	}
+	if st, _ := ix.Sync(ctx, docs(doc("s1"))); st.Indexed != 0 || reads != 1 {
+		t.Fatalf("same stamp: %+v, %d reads", st, reads)
+	}
+	if st, _ := ix.Sync(ctx, docs(doc("s2"))); st.Indexed != 0 || reads != 2 {
+		t.Fatalf("touched: %+v, %d reads", st, reads)
+	}
+	if st, _ := ix.Sync(ctx, docs(doc("s2"))); reads != 2 || st.Indexed != 0 {
+		t.Fatalf("the new stamp was not kept: %+v, %d reads", st, reads)
+	}
+}
+
+// A //line directive remaps positions (generated code, cgo): the chunks
+// still follow the file's own lines (Go's source has such files; the
+// index panicked on them).
+func TestChunksIgnoreLineDirectives(t *testing.T) {
+	src := "package p\n\n//line generated.y:1000000\n// F does things.\nfunc F() {}\n\nfunc G() {}\n"
+	for _, c := range Chunks("p.go", []byte(src)) {
+		if c.StartLine < 1 || c.EndLine > 7 {
+			t.Fatalf("a chunk outside the file: %+v", c)
+		}
+	}
+}
