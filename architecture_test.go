@@ -27,7 +27,7 @@ var fileLayers = [][]string{
 	{"sys_linux.go", "sys_other.go", "sys_unix.go", "stdin_linux.go", "stdin_other.go", "spinner.go",
 		"version.go", "text.go", "outputcap.go", "denylist.go", "redact.go", "sanitize.go", "ignore.go", "audit.go", "recorder.go",
 		"config.go", "config_merge.go", "config_trust.go", "mcp_config.go", "mcp_cli.go",
-		"workspace.go", "paths.go", "fileread.go", "fileops.go", "search.go", "edit.go", "edit_match.go",
+		"workspace.go", "paths.go", "fileread.go", "fileops.go", "search.go", "edit.go", "edit_match.go", "edit_meant.go",
 		"git.go", "git_filter.go", "git_grep.go",
 		"runner.go", "sandbox.go", "sandbox_view.go", "registry_proxy.go", "git_guard.go", "workspace_index.go"},
 	// 1: the one gate, approvals and the tools built on them.

@@ -36,6 +36,10 @@ func (l editLevel) String() string {
 		return "indentation ignored"
 	case levelLenient:
 		return "spacing, blank lines and typographic punctuation ignored"
+	case levelElided:
+		return "the lines old_text left out with ... kept as they are"
+	case levelAnchored:
+		return "its first and last lines as anchors"
 	}
 	return "?"
 }
@@ -51,6 +55,7 @@ type editResult struct {
 	FirstLine int      // 1-based line of the first replacement in the old file
 	OldLines  [2]int   // first and last line replaced (old file), first match
 	NewLines  [2]int   // first and last line of the replacement (new file), first match
+	Note      string   // what the model must know about the match, if anything
 	spans     []span   // replaced ranges of the old file
 	inserted  []string // replacement text per span
 }
@@ -175,6 +180,9 @@ func applyEdit(content, oldText, newText string, replaceAll bool) (*editResult, 
 	if spans := lenientFind(e.norm, e.oldN); len(spans) > 0 {
 		return e.lenient(spans, replaceAll)
 	}
+	if r, done, err := applyMeant(content, oldText, newText, replaceAll); done {
+		return r, err
+	}
 	// The hint shows a window of the file: found in the redacted file
 	// (redaction keeps lines), never a window redacted on its own.
 	return nil, &editError{"old_text was not found" + closestRegion(splitKeepEOL(redactSecrets(e.norm)), e.snip)}
@@ -213,14 +221,36 @@ type normalEdit struct {
 	oldN, newN    string   // old_text and new_text with LF endings
 	lines         []string // the file's lines, each with its line break
 	snip          []string // old_text's lines, blank lines around it dropped
+	lead          int      // blank lines dropped before old_text's first line
 }
 
 func newNormalEdit(content, oldText, newText string) *normalEdit {
 	norm, toOrig := normaliseEOL(content)
 	oldN := strings.ReplaceAll(oldText, "\r\n", "\n")
+	all := strings.Split(oldN, "\n")
+	snip := trimBlankLines(all)
+	lead := 0
+	for lead < len(all) && strings.TrimSpace(all[lead]) == "" {
+		lead++
+	}
 	return &normalEdit{content: content, norm: norm, toOrig: toOrig, crlf: dominantCRLF(content),
 		oldN: oldN, newN: strings.ReplaceAll(newText, "\r\n", "\n"),
-		lines: splitKeepEOL(norm), snip: trimBlankLines(strings.Split(oldN, "\n"))}
+		lines: splitKeepEOL(norm), snip: snip, lead: lead}
+}
+
+// newLines is new_text's lines for a match of whole lines: its trailing
+// line breaks dropped, and as many leading blank lines as old_text had
+// (a spurious blank line a model puts first in both, as Aider's matcher
+// drops it), so the match's blank lines are not written twice.
+func (e *normalEdit) newLines() []string {
+	if strings.TrimSpace(e.newN) == "" {
+		return nil
+	}
+	nl := strings.Split(strings.TrimRight(e.newN, "\n"), "\n")
+	for k := 0; k < e.lead && len(nl) > 0 && strings.TrimSpace(nl[0]) == ""; k++ {
+		nl = nl[1:]
+	}
+	return nl
 }
 
 // withEOL gives replacement text the file's line endings.
@@ -234,10 +264,7 @@ func (e *normalEdit) withEOL(s string) string {
 // byIndent replaces the line windows that matched without indentation,
 // re-indenting new_text to each window's own indentation.
 func (e *normalEdit) byIndent(windows []int, replaceAll bool) (*editResult, error) {
-	newLines := strings.Split(strings.TrimRight(e.newN, "\n"), "\n")
-	if strings.TrimSpace(e.newN) == "" {
-		newLines = nil
-	}
+	newLines := e.newLines()
 	var spans []span
 	repl := map[int]string{}
 	unit := detectUnit(e.lines)
@@ -265,8 +292,7 @@ func (e *normalEdit) lenient(spans []span, replaceAll bool) (*editResult, error)
 		if w, ok := wholeLines(e.norm, sp, len(e.snip)); ok && strings.Contains(newT, "\n") {
 			start := strings.LastIndexByte(e.norm[:sp.start], '\n') + 1
 			spans[i] = span{start, sp.end}
-			newLines := strings.Split(strings.TrimRight(e.newN, "\n"), "\n")
-			repl[e.toOrig(start)] = e.withEOL(strings.TrimSuffix(reindent(w, e.snip, newLines, detectUnit(e.lines)), "\n"))
+			repl[e.toOrig(start)] = e.withEOL(strings.TrimSuffix(reindent(w, e.snip, e.newLines(), detectUnit(e.lines)), "\n"))
 		}
 	}
 	return finishEdit(e.content, mapSpans(spans, e.toOrig), levelLenient, replaceAll,

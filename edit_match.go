@@ -169,8 +169,9 @@ func reindent(fileLines, snip, newLines []string, fileUnit string) string {
 	return sb.String()
 }
 
-// gutterRE is a line-number gutter: "12\t", "  12: ", "12 | ", "12│".
-var gutterRE = regexp.MustCompile(`^[ \t]*\d+(?:\t|: |[ ]?[|│][ ]?)`)
+// gutterRE is a line-number gutter: "12\t", "  12: ", "12 | ", "12│",
+// "  12→" (Claude Code's reads), "L12: ".
+var gutterRE = regexp.MustCompile(`^[ \t]*L?\d+(?:\t|: |[ ]?[|│→][ ]?)`)
 
 // unwrapSnippet removes what a model copied around the text: a code fence
 // around the whole snippet, or a line-number gutter on every line. new_text
@@ -178,9 +179,9 @@ var gutterRE = regexp.MustCompile(`^[ \t]*\d+(?:\t|: |[ ]?[|│][ ]?)`)
 // removed.
 func unwrapSnippet(oldText, newText string) (string, string, bool) {
 	o, n := oldText, newText
-	if f, ok := unfence(o); ok {
+	if f, ok := unfence(dropNameLine(o)); ok {
 		o = f
-		if g, ok := unfence(n); ok {
+		if g, ok := unfence(dropNameLine(n)); ok {
 			n = g
 		}
 	}
@@ -198,10 +199,10 @@ func unwrapSnippet(oldText, newText string) (string, string, bool) {
 // old_text is not written so; why is set when new_text is not written the
 // same way (then neither can be read without a guess).
 func unescapeSnippet(oldText, newText string) (o, n, why string) {
-	if strings.Contains(oldText, "\n") || !strings.Contains(oldText, `\n`) {
+	if strings.Contains(oldText, "\n") || !strings.Contains(oldText, `\n`) && !strings.Contains(oldText, `\t`) {
 		return "", "", ""
 	}
-	if strings.Contains(newText, "\n") {
+	if strings.Contains(newText, "\n") && strings.Contains(oldText, `\n`) {
 		return "", "", `old_text has its line breaks written as \n but new_text has real ones: send both with real line breaks (as the file has them)`
 	}
 	return unescapeText(oldText), unescapeText(newText), ""
@@ -223,6 +224,18 @@ func unescapeText(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
+}
+
+// dropNameLine drops a file name written on the line before a fence (as
+// models write a SEARCH block: "src/x.py" then the fence).
+func dropNameLine(s string) string {
+	first, rest, ok := strings.Cut(strings.TrimLeft(s, " \t\r\n"), "\n")
+	first = strings.TrimSpace(first)
+	if !ok || first == "" || strings.ContainsAny(first, " \t`") || !strings.ContainsAny(first, "./") ||
+		!strings.HasPrefix(strings.TrimSpace(rest), "```") {
+		return s
+	}
+	return rest
 }
 
 func unfence(s string) (string, bool) {

@@ -120,6 +120,14 @@ func TestEditFileTool(t *testing.T) {
 		t.Fatalf("mode changed to %v", st.Mode())
 	}
 
+	// An anchored match says which of the file's lines it replaced that
+	// old_text did not have.
+	os.WriteFile(filepath.Join(env.dir, "calc.go"), []byte("func compute() {\n\tx := 1\n\ty := 2\n\tz := 3\n\treturn x\n}\n"), 0o644)
+	out, err = invokeTool(a, "edit_file", t.Context(), editArgs("calc.go", "func compute() {\n\tx := 1\n\ty := 9\n\tz := 3\n\treturn x\n}", "func compute() {\n\treturn 0\n}"))
+	if err != nil || !strings.Contains(out, "matched with its first and last lines as anchors; line 3 of the file differed from old_text") || !strings.Contains(out, "-\ty := 2") {
+		t.Fatalf("result = %q, %v", out, err)
+	}
+
 	// Empty old_text creates a new file, and only a new one.
 	if _, err := invokeTool(a, "edit_file", t.Context(), editArgs("pkg/new.go", "", "package pkg\n")); err != nil {
 		t.Fatal(err)
@@ -241,15 +249,22 @@ func FuzzApplyEdit(f *testing.F) {
 	f.Add("\t\tif x {\n\t\t}\n", "  if x {\n  }", "if y {\n}", true)
 	f.Add("aaa", "aa", "", true)
 	f.Add("", "\n", "x", false)
+	f.Add("a\nb\nc\nd\n", "a\n...\nd\n", "A\n...\nD\n", false)
+	f.Add("f(\"x\")\n", `f(\"x\")`, `f(\"y\")`, false)
+	f.Add("func alpha() {\n\tx := 1\n\ty := 2\n\tz := 3\n}\n", "func alpha() {\n\tx := 1\n\ty := 5\n\tz := 3\n}", "x", false)
 	f.Fuzz(func(t *testing.T, content, old, new string, all bool) {
 		r, err := applyEdit(content, old, new, all)
 		if err != nil {
 			return
 		}
-		if r.Count < 1 || r.Level < levelExact || r.Level > levelLenient {
+		known := r.Level >= levelExact && r.Level <= levelLenient || r.Level == levelElided || r.Level == levelAnchored
+		if r.Count < 1 || !known {
 			t.Fatalf("bad result %+v", r)
 		}
-		if r.Level == levelExact && !all && r.Text != content[:r.spans[0].start]+new+content[r.spans[0].end:] {
+		if r.Level == levelAnchored && (all || r.Count != 1) {
+			t.Fatalf("anchored match with replace_all or several places: %+v", r)
+		}
+		if r.Level == levelExact && !all && strings.Count(content, old) == 1 && r.Text != content[:r.spans[0].start]+new+content[r.spans[0].end:] {
 			t.Fatalf("exact edit wrong: %q", r.Text)
 		}
 		if !strings.HasPrefix(r.Text, content[:r.spans[0].start]) || !strings.HasSuffix(r.Text, content[r.spans[len(r.spans)-1].end:]) {
@@ -331,6 +346,26 @@ func TestEditMatchesWhatModelsCopy(t *testing.T) {
 		{name: "other unicode spaces and angle quotes", content: "say(\u2039hi\u203a)\u3000+\u2007x\n", old: "say('hi') + x", new: "say('yo') + x", want: "say('yo') + x\n", level: levelLenient},
 		{name: "trailing blanks on the file's lines", content: "a := 1   \nb := 2\t\n", old: "a := 1\nb := 2", new: "a := 3\nb := 4", want: "a := 3\nb := 4\n", level: levelIndent},
 		{name: "two lenient matches are refused", content: "a = “x”\nb = 1\na = “x”\n", old: `a = "x"`, new: `a = "y"`, errHas: "matches 2 places"},
+		// issue 37: the drift classes the peers' matchers accept that were still refused
+		{name: "lines elided with ... (Aider)", content: "def f():\n    a = 1\n    b = 2\n    c = 3\n    return a\n", old: "def f():\n    a = 1\n...\n    return a\n", new: "def f():\n    a = 10\n...\n    return a + 1\n", want: "def f():\n    a = 10\n    b = 2\n    c = 3\n    return a + 1\n", level: levelElided},
+		{name: "lines elided with an existing-code comment", content: "func a() {\n\tx := 1\n\ty := 2\n\treturn x\n}\n", old: "func a() {\n\t// ... existing code ...\n\treturn x\n}", new: "func a() {\n\t// ... existing code ...\n\treturn y\n}", want: "func a() {\n\tx := 1\n\ty := 2\n\treturn y\n}\n", level: levelElided},
+		{name: "... in old_text only is refused", content: "a\nb\nc\n", old: "a\n...\nc\n", new: "a\nc\n", errHas: "1 times and new_text 0 times"},
+		{name: "... pieces out of order are refused", content: "alpha\nbeta\ngamma\n", old: "gamma\n...\nalpha\n", new: "GAMMA\n...\nALPHA\n", errHas: "not in the file's order"},
+		{name: "an ambiguous ... piece is refused", content: "x := 1\ny\nx := 1\nz\n", old: "x := 1\n...\nz\n", new: "x := 2\n...\nz\n", errHas: "piece 1 of 2"},
+		{name: "quotes escaped twice", content: "fmt.Println(\"hi\")\nx := 1\n", old: `fmt.Println(\"hi\")`, new: `fmt.Println(\"yo\")`, want: "fmt.Println(\"yo\")\nx := 1\n", level: levelExact},
+		{name: "quotes escaped twice, several lines", content: "a := \"x\"\nb := 'y'\n", old: "a := \\\"x\\\"\nb := \\'y\\'", new: "a := \\\"z\\\"\nb := \\'y\\'", want: "a := \"z\"\nb := 'y'\n", level: levelExact},
+		{name: "a file that has \\\" keeps it", content: "s := \"say \\\"hi\\\"\"\n", old: `s := "say \"hi\""`, new: `s := "say \"yo\""`, want: "s := \"say \\\"yo\\\"\"\n", level: levelExact},
+		{name: "a file name before the fence (Aider)", content: "a = 1\nb = 2\n", old: "x.py\n```python\nb = 2\n```", new: "x.py\n```python\nb = 3\n```", want: "a = 1\nb = 3\n", level: levelExact},
+		{name: "a spurious blank line first in both (Aider)", content: "class A:\n    def f(self):\n        return 1\n", old: "\ndef f(self):\n    return 1\n", new: "\ndef f(self):\n    return 2\n", want: "class A:\n    def f(self):\n        return 2\n", level: levelIndent},
+		{name: "a blank line new_text adds first stays", content: "class A:\n    def f(self):\n        return 1\n", old: "def f(self):\n    return 1\n", new: "\ndef f(self):\n    return 2\n", want: "class A:\n\n    def f(self):\n        return 2\n", level: levelIndent},
+		{name: "arrow gutter (Claude Code's reads)", content: "one\ntwo\nthree\n", old: "     2→two\n     3→three", new: "     2→TWO\n     3→three", want: "one\nTWO\nthree\n", level: levelExact},
+		{name: "L gutter", content: "one\ntwo\nthree\n", old: "L2: two\nL3: three", new: "L2: TWO\nL3: three", want: "one\nTWO\nthree\n", level: levelExact},
+		{name: "a tab spelled out on one line", content: "\tx := 1\n", old: `\tx := 1`, new: `\tx := 2`, want: "\tx := 2\n", level: levelExact},
+		{name: "one line misremembered between anchors (opencode)", content: "func alpha() {\n\tx := 1\n\ty := 2\n\tz := 3\n\treturn x\n}\n", old: "func alpha() {\n\tx := 1\n\ty := 5\n\tz := 3\n\treturn x\n}", new: "func alpha() {\n\treturn 0\n}", want: "func alpha() {\n\treturn 0\n}\n", level: levelAnchored},
+		{name: "anchors matching two blocks are refused", content: "func alpha() {\n\tx := 1\n\ty := 2\n\treturn x\n}\nfunc alpha() {\n\tx := 1\n\ty := 3\n\treturn x\n}\n", old: "func alpha() {\n\tx := 1\n\ty := 9\n\treturn x\n}", new: "func alpha() {}", errHas: "match 2 places (lines 1, 6)"},
+		{name: "anchors with two of four lines between different do not match", content: "func alpha() {\n\tx := 1\n\ty := 2\n\tz := 3\n\treturn x\n}\n", old: "func alpha() {\n\tx := 7\n\ty := 8\n\tz := 3\n\treturn x\n}", new: "x", errHas: "not found"},
+		{name: "three lines are too few to anchor", content: "func alpha() {\n\treturn 1\n}\n", old: "func alpha() {\n\treturn 2\n}", new: "x", errHas: "not found"},
+		{name: "braces alone are no anchors", content: "{\n\tx := 1\n\ty := 2\n\tz := 3\n}\n", old: "{\n\tx := 1\n\ty := 5\n\tz := 3\n}", new: "{}", errHas: "not found"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

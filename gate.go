@@ -153,6 +153,9 @@ func editSummary(name, old string, r *editResult) string {
 	if r.Level != levelExact {
 		fmt.Fprintf(&sb, "; matched with %s", r.Level)
 	}
+	if r.Note != "" {
+		fmt.Fprintf(&sb, "; %s", r.Note)
+	}
 	sb.WriteString("\n")
 	// Diffed redacted, the whole texts first (redaction keeps lines), so a
 	// hunk inside a key block shows none of it; redaction returns a text
