@@ -104,6 +104,17 @@ type RagConfig struct {
 	Stores         []RagStoreEntry `yaml:"stores,omitempty"`
 	DBPath         string          `yaml:"db_path,omitempty"`         // the old form
 	EmbeddingModel string          `yaml:"embedding_model,omitempty"` // the old form
+	// Workspace embeds the workspace index's chunks too, so find_code fuses
+	// both rankings (empty: the lexical index alone).
+	Workspace RagWorkspace `yaml:"workspace,omitempty"`
+}
+
+// RagWorkspace is how the workspace index is embedded: the model and who
+// runs it, as a store's are.
+type RagWorkspace struct {
+	EmbeddingModel string `yaml:"embedding_model,omitempty"`
+	Provider       string `yaml:"provider,omitempty"`
+	BaseURL        string `yaml:"base_url,omitempty"`
 }
 
 // RagStoreEntry is one store.
@@ -112,6 +123,8 @@ type RagStoreEntry struct {
 	DBPath         string            `yaml:"db_path"`
 	EmbeddingModel string            `yaml:"embedding_model"`
 	ModelMap       map[string]string `yaml:"model_map,omitempty"` // generation model → embedding model, for a store not yet created
+	Provider       string            `yaml:"provider,omitempty"`  // who embeds: ollama (the default) or an any-llm-go provider that offers embeddings
+	BaseURL        string            `yaml:"base_url,omitempty"`  // that provider's address, when not its default
 }
 
 // RetryConfig is the retry: block: how a model call that failed in a way a

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -42,6 +43,7 @@ type fakeOllama struct {
 	respond   func(req map[string]any) fakeReply
 	start     sync.Once // the server starts at the first URL()
 	downUntil time.Time // until then, connections are refused or dropped (a restart)
+	embedded  []string  // every text /api/embed was asked to embed (under mu)
 }
 
 // fakeReply is one scripted /api/chat answer.
@@ -187,6 +189,9 @@ func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
 		for _, t := range req.Input {
 			vecs = append(vecs, bagOfWords(t))
 		}
+		f.mu.Lock()
+		f.embedded = append(f.embedded, req.Input...)
+		f.mu.Unlock()
 		json.NewEncoder(w).Encode(map[string]any{"model": req.Model, "embeddings": vecs})
 	case "/api/version":
 		io.WriteString(w, `{"version":"0.15.4"}`)
@@ -434,4 +439,11 @@ func bagOfWords(t string) []float32 {
 		v[h.Sum32()%64]++
 	}
 	return v
+}
+
+// embedTexts is what /api/embed was asked to embed so far.
+func (f *fakeOllama) embedTexts() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.embedded)
 }

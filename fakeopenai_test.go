@@ -5,6 +5,8 @@ package harvey
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -44,6 +46,38 @@ func (f *fakeOpenAI) handle(w http.ResponseWriter, r *http.Request) {
 	case "/v1/models":
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"object":"list","data":[{"id":"qwen2.5-coder-7b","object":"model","created":1,"owned_by":"llamacpp"}]}`)
+	case "/v1/embeddings":
+		// OpenAI's embedding endpoint with the stand-in model (words
+		// hashed), each vector as floats or base64 as asked.
+		var req struct {
+			Model          string `json:"model"`
+			Input          any    `json:"input"`
+			EncodingFormat string `json:"encoding_format"`
+		}
+		json.NewDecoder(r.Body).Decode(&req)
+		var texts []string
+		switch v := req.Input.(type) {
+		case string:
+			texts = []string{v}
+		case []any:
+			for _, x := range v {
+				s, _ := x.(string)
+				texts = append(texts, s)
+			}
+		}
+		var data []map[string]any
+		for i := len(texts) - 1; i >= 0; i-- { // out of order, as the index field allows
+			vec := bagOfWords(texts[i])
+			var emb any = vec
+			if req.EncodingFormat == "base64" {
+				var buf bytes.Buffer
+				binary.Write(&buf, binary.LittleEndian, vec)
+				emb = base64.StdEncoding.EncodeToString(buf.Bytes())
+			}
+			data = append(data, map[string]any{"object": "embedding", "index": i, "embedding": emb})
+		}
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"object": "list", "model": req.Model, "data": data, "usage": map[string]int{"prompt_tokens": 1, "total_tokens": 1}})
 	case "/v1/chat/completions":
 		body, _ := io.ReadAll(r.Body)
 		var req map[string]any

@@ -33,6 +33,9 @@ type Gate struct {
 	// check's throw-away sessions: a model under test leaves nothing a
 	// later build of the user's loads).
 	bare bool
+	// embedder embeds the workspace index for find_code (rag.workspace in
+	// your config; nil: the lexical ranking alone).
+	embedder Embedder
 }
 
 // audit records an effect with the outcome its error means.
@@ -202,7 +205,7 @@ func (g *Gate) findChecked(ctx context.Context, question string) (string, int, e
 	if strings.TrimSpace(question) == "" {
 		return "", 0, errors.New("find_code: the question is empty")
 	}
-	hits, _, err := queryWorkspace(ctx, g.ws, question, 5)
+	hits, _, err := queryWorkspace(ctx, g.ws, question, 5, g.embedder)
 	g.audit("find", question, err, 0)
 	if err != nil {
 		return "", 0, err

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	anyllm "github.com/mozilla-ai/any-llm-go"
 	"gopkg.in/yaml.v3"
 
 	"github.com/harvey-agent/harvey/internal/ragstore"
@@ -84,10 +85,74 @@ func (s RagStoreEntry) embeddingModel(genModel string) string {
 	return DefaultEmbeddingModel
 }
 
-// Embedder turns texts into vectors with one model.
-type Embedder interface {
-	Embed(ctx context.Context, texts []string) ([][]float32, error)
-	Name() string
+// newEmbedder is the embedder for model run by provider ("" or ollama:
+// Ollama's batch endpoint at ollamaURL; any other: its any-llm-go provider,
+// when that provider offers embeddings, at baseURL or its default).
+func newEmbedder(provider, baseURL, ollamaURL, model string) (Embedder, error) {
+	if provider == "" || provider == "ollama" {
+		return newOllamaEmbedder(cmp.Or(baseURL, ollamaURL), model), nil
+	}
+	c, err := newAnyLLMClient(provider, baseURL, model, 5*time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	ep, ok := c.provider.(anyllm.EmbeddingProvider)
+	if !ok {
+		return nil, fmt.Errorf("%s offers no embeddings through any-llm-go; embed with Ollama (leave provider: out) or another provider", provider)
+	}
+	return &anyllmEmbedder{p: ep, model: model, provider: provider}, nil
+}
+
+// anyllmEmbedder embeds through an any-llm-go provider (OpenAI's
+// /v1/embeddings and the servers that speak it, Mistral, Gemini...).
+type anyllmEmbedder struct {
+	p               anyllm.EmbeddingProvider
+	model, provider string
+}
+
+func (e *anyllmEmbedder) Name() string { return e.model }
+
+func (e *anyllmEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	resp, err := e.p.Embedding(ctx, anyllm.EmbeddingParams{Model: e.model, Input: texts})
+	if err != nil {
+		return nil, fmt.Errorf("embedding with %s (%s): %s", e.model, e.provider, oneLine(explainAnyLLM(e.provider, err).Error()))
+	}
+	out := make([][]float32, len(texts))
+	for _, d := range resp.Data {
+		if d.Index < 0 || d.Index >= len(out) || out[d.Index] != nil {
+			return nil, fmt.Errorf("embedding with %s (%s): the answer's vectors do not match the %d texts", e.model, e.provider, len(texts))
+		}
+		v := make([]float32, len(d.Embedding))
+		for i, x := range d.Embedding {
+			v[i] = float32(x)
+		}
+		out[d.Index] = v
+	}
+	for _, v := range out {
+		if v == nil {
+			return nil, fmt.Errorf("embedding with %s (%s): the answer has %d vectors for %d texts", e.model, e.provider, len(resp.Data), len(texts))
+		}
+	}
+	return out, nil
+}
+
+// workspaceEmbedder is the workspace index's embedder (nil when rag:
+// workspace: names no model, or its provider cannot embed).
+func workspaceEmbedder(rc RagConfig, ollamaURL string) Embedder {
+	w := rc.Workspace
+	if w.EmbeddingModel == "" {
+		return nil
+	}
+	emb, err := newEmbedder(w.Provider, w.BaseURL, ollamaURL, w.EmbeddingModel)
+	if err != nil {
+		return nil
+	}
+	return emb
+}
+
+// embedder is the store's embedder for the session's generation model.
+func (s RagStoreEntry) embedder(ollamaURL, genModel string) (Embedder, error) {
+	return newEmbedder(s.Provider, s.BaseURL, ollamaURL, s.embeddingModel(genModel))
 }
 
 // ollamaEmbedder is Ollama's batch embedding endpoint (POST /api/embed).
@@ -154,7 +219,11 @@ func (a *Agent) retrievedContext(ctx context.Context, prompt string) string {
 		a.logf("%s", a.colorize("33", "· RAG is on but no store is active (harvey rag use NAME)"))
 		return ""
 	}
-	block, err := retrieve(ctx, entry, newOllamaEmbedder(a.OllamaURL, entry.embeddingModel(a.ModelName)), prompt)
+	emb, err := entry.embedder(a.OllamaURL, a.ModelName)
+	block := ""
+	if err == nil {
+		block, err = retrieve(ctx, entry, emb, prompt)
+	}
 	if err != nil {
 		a.logf("%s", a.colorize("33", "· RAG: "+oneLine(err.Error())+" (the turn goes on without it)"))
 	}
@@ -225,6 +294,10 @@ func ragIngest(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb Embe
 			rp.close()
 		}
 	}
+	// A store your config names but no command created yet is made here.
+	if err := os.MkdirAll(filepath.Dir(ragPath(entry.DBPath)), 0o700); err != nil {
+		return "", err
+	}
 	s, err := ragstore.Open(ragPath(entry.DBPath), "RAG store "+entry.Name, emb.Name())
 	if err != nil {
 		return "", err
@@ -287,6 +360,7 @@ type ragEnv struct {
 const ragUsage = `usage: harvey rag query "TEXT" [--store NAME] [-k N] [--json]
        harvey rag create NAME [--model EMBEDDING_MODEL] [--db PATH]
        harvey rag ingest PATH|DIR|GLOB... [--store NAME]
+       harvey rag ingest --store workspace [--model EMBEDDING_MODEL]
        harvey rag list | use NAME | on | off | status [NAME] | remove NAME`
 
 // ragDo runs one rag command (harvey rag ARGS, or /rag ARGS).
@@ -333,18 +407,29 @@ func ragDo(ctx context.Context, env ragEnv, args []string, out io.Writer) error 
 		}
 		return save(fmt.Sprintf("created RAG store %s bound to %s at %s", e.Name, e.EmbeddingModel, ragPath(e.DBPath)))
 	case "ingest":
+		if opts["store"] == "workspace" {
+			return ingestWorkspace(ctx, env, &rc, opts, words, save, out)
+		}
 		e, ok := rc.store(opts["store"])
 		if !ok || len(words) == 0 {
 			return errors.New("usage: harvey rag ingest PATH|DIR|GLOB... [--store NAME] (create a store first: harvey rag create NAME)")
 		}
-		sum, err := ragIngest(ctx, env.ws, e, newOllamaEmbedder(env.ollamaURL, e.embeddingModel(env.genModel)), words, env.progress)
+		emb, err := e.embedder(env.ollamaURL, env.genModel)
+		if err != nil {
+			return err
+		}
+		sum, err := ragIngest(ctx, env.ws, e, emb, words, env.progress)
 		if err != nil {
 			return err
 		}
 		fmt.Fprintln(out, sum)
 		return nil
 	case "list":
-		fmt.Fprintln(out, "workspace  lexical index of this workspace (no setup; find_code)")
+		kind := "lexical index of this workspace (no setup; find_code)"
+		if m := rc.Workspace.EmbeddingModel; m != "" {
+			kind = "lexical index of this workspace fused with " + m + " embeddings (find_code)"
+		}
+		fmt.Fprintln(out, "  workspace  "+kind)
 		for _, s := range rc.Stores {
 			mark := " "
 			if s.Name == rc.Active {
@@ -384,7 +469,7 @@ func ragDo(ctx context.Context, env ragEnv, args []string, out io.Writer) error 
 		}
 		return save("removed RAG store " + words[0] + " from your config (its database file is left as it is)")
 	case "status":
-		return ragStatus(env, rc, strings.Join(words, " "), out)
+		return ragStatus(ctx, env, rc, strings.Join(words, " "), out)
 	}
 	return errors.New(ragUsage)
 }
@@ -427,7 +512,7 @@ func ragQuery(ctx context.Context, env ragEnv, rc RagConfig, opts map[string]str
 	}
 	var hits []wsindex.Hit
 	if name := cmp.Or(opts["store"], "workspace"); name == "workspace" {
-		hs, _, err := queryWorkspace(ctx, env.ws, q, k)
+		hs, _, err := queryWorkspace(ctx, env.ws, q, k, workspaceEmbedder(rc, env.ollamaURL))
 		if err != nil {
 			return err
 		}
@@ -437,7 +522,10 @@ func ragQuery(ctx context.Context, env ragEnv, rc RagConfig, opts map[string]str
 		if !ok {
 			return fmt.Errorf("no RAG store %s (harvey rag list)", name)
 		}
-		emb := newOllamaEmbedder(env.ollamaURL, e.embeddingModel(env.genModel))
+		emb, err := e.embedder(env.ollamaURL, env.genModel)
+		if err != nil {
+			return err
+		}
 		s, err := ragstore.Open(ragPath(e.DBPath), "RAG store "+e.Name, emb.Name())
 		if err != nil {
 			return err
@@ -485,12 +573,18 @@ func ragQuery(ctx context.Context, env ragEnv, rc RagConfig, opts map[string]str
 
 // ragStatus says what a store holds: its model, chunks, size, and the
 // sources that changed since they were ingested.
-func ragStatus(env ragEnv, rc RagConfig, name string, out io.Writer) error {
+func ragStatus(ctx context.Context, env ragEnv, rc RagConfig, name string, out io.Writer) error {
 	state := "off"
 	if rc.Enabled {
 		state = "on"
 	}
 	fmt.Fprintf(out, "RAG: %s; active store: %s; the workspace index (lexical, no setup) is always there\n", state, cmp.Or(rc.Active, "none"))
+	if name == "" || name == "workspace" {
+		workspaceStatus(ctx, env, rc, out)
+		if name == "workspace" {
+			return nil
+		}
+	}
 	e, ok := rc.store(name)
 	if !ok {
 		return nil
@@ -522,4 +616,93 @@ func ragStatus(env ragEnv, rc RagConfig, name string, out io.Writer) error {
 		fmt.Fprintf(out, "stale (changed or gone since ingested; ingest again): %s\n", strings.Join(stale, ", "))
 	}
 	return nil
+}
+
+// ingestWorkspace embeds the workspace index's chunks (rag ingest --store
+// workspace [--model M]): the model is saved as rag.workspace in your
+// config, the index brought up to date, and every chunk without a vector
+// embedded, with a progress line; from then on find_code and rag query
+// fuse both rankings. rc is the config save writes.
+func ingestWorkspace(ctx context.Context, env ragEnv, rc *RagConfig, opts map[string]string, words []string, save func(string) error, out io.Writer) error {
+	if len(words) > 0 {
+		return errors.New("usage: harvey rag ingest --store workspace [--model EMBEDDING_MODEL] (the workspace index takes no paths: it is the whole workspace)")
+	}
+	model := cmp.Or(opts["model"], rc.Workspace.EmbeddingModel, DefaultEmbeddingModel)
+	emb, err := newEmbedder(rc.Workspace.Provider, rc.Workspace.BaseURL, env.ollamaURL, model)
+	if err != nil {
+		return err
+	}
+	ix, err := openWorkspaceIndex(env.ws)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	if _, err := ix.Sync(ctx, indexableDocs(env.ws)); err != nil {
+		return err
+	}
+	if _, err := ix.Pending(ctx, model, 0); err != nil { // binds the index to model
+		return err
+	}
+	_, have, total, err := ix.Embedded(ctx)
+	if err != nil {
+		return err
+	}
+	todo := total - have
+	n, err := embedPending(ctx, ix, emb, -1, func(done int) {
+		if env.progress != nil && todo > 0 {
+			w := 30
+			fill := w * min(done, todo) / todo
+			fmt.Fprintf(env.progress, "\r  [%s%s] %d/%d chunks", strings.Repeat("#", fill), strings.Repeat(".", w-fill), done, todo)
+		}
+	})
+	if env.progress != nil && todo > 0 {
+		fmt.Fprintln(env.progress)
+	}
+	if err != nil {
+		return fmt.Errorf("%v (%d chunks embedded before it; ingest again to go on)", err, n)
+	}
+	fmt.Fprintf(out, "workspace: %s embedded with %s, %d already were\n", plural(n, "chunk"), model, have)
+	if rc.Workspace.EmbeddingModel != model {
+		rc.Workspace.EmbeddingModel = model
+		return save("find_code and harvey rag query now fuse " + model + "'s ranking with the lexical one")
+	}
+	return nil
+}
+
+// workspaceStatus says what the workspace index holds and whether its
+// embeddings answer.
+func workspaceStatus(ctx context.Context, env ragEnv, rc RagConfig, out io.Writer) {
+	ix, err := openWorkspaceIndex(env.ws)
+	if err != nil {
+		fmt.Fprintf(out, "workspace: %v\n", err)
+		return
+	}
+	defer ix.Close()
+	paths, _ := ix.Paths()
+	model, done, total, err := ix.Embedded(ctx)
+	if err != nil {
+		fmt.Fprintf(out, "workspace: %v\n", err)
+		return
+	}
+	fmt.Fprintf(out, "workspace: lexical index of %s, %s (as of its last query)\n", plural(len(paths), "file"), plural(total, "chunk"))
+	want := rc.Workspace.EmbeddingModel
+	if want == "" {
+		fmt.Fprintln(out, "workspace embeddings: none, the lexical ranking alone (harvey rag ingest --store workspace adds them)")
+		return
+	}
+	if model != want {
+		done = 0
+	}
+	fmt.Fprintf(out, "workspace embeddings: %s, %d of %d chunks embedded", want, done, total)
+	emb, err := newEmbedder(rc.Workspace.Provider, rc.Workspace.BaseURL, env.ollamaURL, want)
+	if err == nil {
+		cctx, cancel := context.WithTimeout(ctx, embedWait)
+		_, err = emb.Embed(cctx, []string{"status"})
+		cancel()
+	}
+	if err != nil {
+		fmt.Fprintf(out, "; not answering, so queries rank lexically alone: %s\n", oneLine(err.Error()))
+		return
+	}
+	fmt.Fprintln(out, "; the model answers")
 }

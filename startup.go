@@ -58,6 +58,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	a.settleWorkspace(cerr)
 	tidyRecordings(ws, cf.KeepRecordings)
 	a.OllamaURL = resolveOllamaURL(o.OllamaURL, cf.OllamaURL)
+	a.gate.embedder = workspaceEmbedder(cf.RAG, a.OllamaURL)
 	model := o.Model
 	if model == "" {
 		model = cf.Model

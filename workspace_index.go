@@ -7,6 +7,7 @@ import (
 	"iter"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -106,9 +107,19 @@ func fileStamp(f searchFile) string {
 	return fmt.Sprint(st.Dev, st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano())
 }
 
+// Embedder turns texts into vectors with one model (Ollama's batch
+// endpoint, or an any-llm-go provider: rag.go).
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	Name() string
+}
+
 // queryWorkspace brings the index up to date and returns the k best
-// chunks for q that the path policy lets the model read now.
-func queryWorkspace(ctx context.Context, ws *Workspace, q string, k int) ([]wsindex.Hit, wsindex.Stats, error) {
+// chunks for q that the path policy lets the model read now. With an
+// embedder (rag.workspace in your config), the chunks' embeddings rank
+// them too and both rankings are fused; when embedding fails, the lexical
+// ranking answers alone.
+func queryWorkspace(ctx context.Context, ws *Workspace, q string, k int, emb Embedder) ([]wsindex.Hit, wsindex.Stats, error) {
 	ix, err := openWorkspaceIndex(ws)
 	if err != nil {
 		return nil, wsindex.Stats{}, err
@@ -122,6 +133,11 @@ func queryWorkspace(ctx context.Context, ws *Workspace, q string, k int) ([]wsin
 	if err != nil {
 		return nil, st, err
 	}
+	if emb != nil {
+		if near, err := nearestChunks(ctx, ix, emb, q, k*3); err == nil && len(near) > 0 {
+			hits = wsindex.Fuse(hits, near)
+		}
+	}
 	var out []wsindex.Hit
 	for _, h := range hits {
 		if len(out) == k {
@@ -132,6 +148,65 @@ func queryWorkspace(ctx context.Context, ws *Workspace, q string, k int) ([]wsin
 		}
 	}
 	return out, st, nil
+}
+
+// queryEmbedBudget is how many new chunks a query embeds before it
+// answers (a few changed files); the rest wait for harvey rag ingest
+// --store workspace, and rank lexically meanwhile.
+const queryEmbedBudget = 64
+
+// embedWait bounds the embedding side of a query (a model loading on a
+// Pi takes seconds); past it the lexical ranking answers alone.
+const embedWait = 30 * time.Second
+
+// nearestChunks embeds what changed (within the budget) and q, and ranks
+// the chunks by their vectors.
+func nearestChunks(ctx context.Context, ix *wsindex.Index, emb Embedder, q string, k int) ([]wsindex.Hit, error) {
+	ctx, cancel := context.WithTimeout(ctx, embedWait)
+	defer cancel()
+	if _, err := embedPending(ctx, ix, emb, queryEmbedBudget, nil); err != nil {
+		return nil, err
+	}
+	v, err := emb.Embed(ctx, []string{q})
+	if err != nil {
+		return nil, err
+	}
+	if len(v) != 1 {
+		return nil, errors.New("the embedding model gave no vector for the question")
+	}
+	return ix.VectorQuery(ctx, emb.Name(), v[0], k)
+}
+
+// embedPending embeds up to limit chunks that have no vector yet (all of
+// them when limit < 0), 32 to a request; progress is told the count.
+func embedPending(ctx context.Context, ix *wsindex.Index, emb Embedder, limit int, progress func(done int)) (int, error) {
+	done := 0
+	for limit < 0 || done < limit {
+		n := 32
+		if limit >= 0 {
+			n = min(n, limit-done)
+		}
+		ps, err := ix.Pending(ctx, emb.Name(), n)
+		if err != nil || len(ps) == 0 {
+			return done, err
+		}
+		texts := make([]string, len(ps))
+		for i, p := range ps {
+			texts[i] = p.Text // redacted when indexed
+		}
+		vecs, err := emb.Embed(ctx, texts)
+		if err != nil {
+			return done, err
+		}
+		if err := ix.PutVectors(ctx, emb.Name(), ps, vecs); err != nil {
+			return done, err
+		}
+		done += len(ps)
+		if progress != nil {
+			progress(done)
+		}
+	}
+	return done, nil
 }
 
 // stillReadable is the path policy at query time (the one path gate:

@@ -84,3 +84,114 @@ func TestFindCodeTool(t *testing.T) {
 		t.Fatalf("find_code: %s", r)
 	}
 }
+
+// The workspace embedded too, through the built binary against the fake
+// Ollama's /api/embed: status says there are no embeddings; ingest
+// --store workspace embeds every chunk (redacted: no secret is ever sent)
+// and saves the model in your config; a query then fuses both rankings
+// (reciprocal rank fusion's scores) and embeds only the chunks of a file
+// that changed; with the embedding server gone, the query still answers
+// from the lexical ranking alone and status says why.
+func TestEndToEndWorkspaceEmbedded(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	f := newFakeOllama(t, "llama3.2:latest")
+	dir, cfg := t.TempDir(), t.TempDir()
+	secret := "sk-proj-" + strings.Repeat("Z9", 20)
+	writeFile(t, dir, "internal/cfg/load.go", "package cfg\n\n// parseConfigFile reads the settings from a file on disk.\nfunc parseConfigFile(path string) (map[string]string, error) {\n\treturn nil, nil\n}\n")
+	writeFile(t, dir, "internal/net/serve.go", "package net\n\n// startServer listens for requests on the network.\nfunc startServer(addr string) error { return nil }\n")
+	writeFile(t, dir, "internal/keys/keys.go", "package keys\n\n// apiKey is the key the client sends.\nconst apiKey = \""+secret+"\"\n")
+	writeFile(t, dir, "docs/deploy.md", "# Deploying\n\nThe service is deployed with the blue green strategy every Friday afternoon.\n")
+	env := []string{"XDG_CONFIG_HOME=" + cfg, "OLLAMA_HOST=" + f.URL()}
+	h := func(args ...string) (string, string, int) { return runHarveyEnv(t, bin, dir, "", env, args...) }
+	type hit struct {
+		Source string  `json:"source"`
+		Score  float64 `json:"score"`
+	}
+	query := func(q string) []hit {
+		t.Helper()
+		out, errOut, code := h("rag", "query", q, "--json")
+		var hits []hit
+		if code != 0 || json.Unmarshal([]byte(out), &hits) != nil || len(hits) == 0 {
+			t.Fatalf("query %q: exit %d\n%s\n%s", q, code, out, errOut)
+		}
+		return hits
+	}
+	if out, _, _ := h("rag", "status"); !strings.Contains(out, "workspace embeddings: none") {
+		t.Fatalf("status before: %s", out)
+	}
+	lexical := query("when is the service deployed")
+	if lexical[0].Source != "docs/deploy.md" || lexical[0].Score < 0.1 {
+		t.Fatalf("lexical: %+v", lexical)
+	}
+	out, errOut, code := h("rag", "ingest", "--store", "workspace")
+	if code != 0 || !strings.Contains(out, "embedded with nomic-embed-text, 0 already were") || !strings.Contains(errOut, "chunks") {
+		t.Fatalf("ingest: %d %s %s", code, out, errOut)
+	}
+	sent := f.embedTexts()
+	if len(sent) < 4 {
+		t.Fatalf("embedded %d texts", len(sent))
+	}
+	for _, s := range sent {
+		if strings.Contains(s, "Z9Z9Z9") {
+			t.Fatal("a secret was sent to the embedding model")
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(cfg, "harvey", "harvey.yaml")); !strings.Contains(string(b), "workspace:") || !strings.Contains(string(b), "embedding_model: nomic-embed-text") {
+		t.Fatalf("config: %s", b)
+	}
+	if out, _, _ := h("rag", "status", "workspace"); !strings.Contains(out, "nomic-embed-text") || !strings.Contains(out, "the model answers") {
+		t.Fatalf("status after: %s", out)
+	}
+	fused := query("when is the service deployed")
+	if fused[0].Source != "docs/deploy.md" || fused[0].Score > 2.0/61+1e-9 || fused[0].Score < 1.0/61-1e-9 {
+		t.Fatalf("fused: %+v (reciprocal rank fusion scores lie in 1/61..2/61)", fused)
+	}
+	// One file changes: the next query embeds its chunk (and the question) only.
+	before := len(f.embedTexts())
+	changed := "package net\n\n// startServer listens for requests on the network and logs them.\nfunc startServer(addr string) error { return nil }\n"
+	writeFile(t, dir, "internal/net/serve.go", changed)
+	query("which function listens for network requests")
+	got := f.embedTexts()[before:]
+	if len(got) < 2 || got[len(got)-1] != "which function listens for network requests" || !strings.Contains(strings.Join(got, ""), "logs them") {
+		t.Fatalf("after one change the query embedded %q", got)
+	}
+	for _, s := range got[:len(got)-1] {
+		if !strings.Contains(changed, s) {
+			t.Fatalf("a chunk of an unchanged file was embedded again: %q", s)
+		}
+	}
+	// The embedding server gone: lexical alone, and status says so.
+	env[1] = "OLLAMA_HOST=http://127.0.0.1:1"
+	if again := query("when is the service deployed"); again[0].Source != "docs/deploy.md" || again[0].Score < 0.1 {
+		t.Fatalf("without the embedding server: %+v, want a lexical (BM25) ranking as %+v", again, lexical)
+	}
+	if out, _, _ := h("rag", "status", "workspace"); !strings.Contains(out, "not answering, so queries rank lexically alone") {
+		t.Fatalf("status without the server: %s", out)
+	}
+}
+
+// A RAG store embedded by another provider through any-llm-go (an
+// OpenAI-compatible server's /v1/embeddings): ingest and query work as
+// with Ollama.
+func TestRagStoreOtherProvider(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	o := newFakeOpenAI(t)
+	dir, cfg := t.TempDir(), t.TempDir()
+	writeFile(t, dir, "docs/deploy.md", "# Deploy\n\nThe service is deployed with the blue green strategy every Friday afternoon.\n")
+	writeFile(t, dir, "docs/cats.md", "# Cats\n\nCats sleep most of the day and purr loudly.\n")
+	writeFile(t, cfg, "harvey/harvey.yaml", "rag:\n  active: notes\n  stores:\n    - name: notes\n      db_path: rag/notes.db\n      embedding_model: text-embedding-3-small\n      provider: openai-compatible\n      base_url: "+o.srv.URL+"\n")
+	env := []string{"XDG_CONFIG_HOME=" + cfg, "OLLAMA_HOST=http://127.0.0.1:1"}
+	h := func(args ...string) (string, string, int) { return runHarveyEnv(t, bin, dir, "", env, args...) }
+	if out, errOut, code := h("rag", "ingest", "docs"); code != 0 || !strings.Contains(out, "2 files embedded") {
+		t.Fatalf("ingest: %d %s %s", code, out, errOut)
+	}
+	out, errOut, code := h("rag", "query", "how is the service deployed", "--store", "notes", "--json")
+	var hits []struct {
+		Source string `json:"source"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &hits) != nil || len(hits) == 0 || hits[0].Source != "docs/deploy.md" {
+		t.Fatalf("query: %d %s %s", code, out, errOut)
+	}
+}

@@ -2,13 +2,21 @@ package ragstore
 
 import (
 	"context"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
 	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/vecmath"
+	"github.com/harvey-agent/harvey/internal/wsindex"
 )
 
 // bagEmbed is a stand-in embedding model: words hashed into 64 dimensions
@@ -101,11 +109,22 @@ func BenchmarkCosine(b *testing.B) {
 		}
 		return v
 	}
-	tx, _ := s.db.Begin()
-	for i := 0; i < n; i++ {
-		tx.Exec("INSERT INTO chunks(source, start_line, end_line, text, vec) VALUES(?, 1, 1, 'x', ?)", "s"+strconv.Itoa(i), quantize(normalize(rv())))
+	// Sources of 50 chunks each (a file of Go's source tree has 16 on
+	// average): the vectors are written as Ingest writes them.
+	for i := 0; i < n; i += 50 {
+		var chunks []wsindex.Chunk
+		var vecs [][]float32
+		for j := i; j < min(i+50, n); j++ {
+			chunks = append(chunks, wsindex.Chunk{StartLine: j, EndLine: j, Text: "x"})
+			vecs = append(vecs, rv())
+		}
+		if err := s.put(context.Background(), "s"+strconv.Itoa(i), "h", chunks, vecs); err != nil {
+			b.Fatal(err)
+		}
 	}
-	tx.Commit()
+	if s.Count() != n {
+		b.Fatalf("%d chunks stored, want %d", s.Count(), n)
+	}
 	q := rv()
 	b.ResetTimer()
 	for b.Loop() {
@@ -150,5 +169,133 @@ func TestIngestInterrupted(t *testing.T) {
 	st, err := s.Ingest(context.Background(), docs, bagEmbed, nil)
 	if err != nil || st.Embedded+st.Unchanged != 6 || s.Count() != 6 {
 		t.Fatalf("the next ingest: %+v %v (%d chunks)", st, err, s.Count())
+	}
+}
+
+// Vectors live in blocks of 64: sources ingested, changed and re-ingested
+// in any order leave exactly one vector per chunk, in the block the chunk
+// names, and a query finds what a scan of every chunk would.
+func TestBlocksFollowChanges(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(filepath.Join(t.TempDir(), "kb.db"), "kb.db", "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	topics := []string{"deployment pipelines", "cat behaviour", "database migrations", "kernel modules", "garden tomatoes"}
+	doc := func(i, version int) Doc {
+		var b strings.Builder
+		for c := 0; c < 1+i%4; c++ { // one to four chunks, blank lines apart
+			fmt.Fprintf(&b, "paragraph %d of doc %d version %d about %s\n\n", c, i, version, topics[(i+c+version)%len(topics)])
+		}
+		return Doc{Source: fmt.Sprintf("d%03d.md", i), Content: []byte(b.String())}
+	}
+	var docs []Doc
+	for i := 0; i < 150; i++ {
+		docs = append(docs, doc(i, 0))
+	}
+	if _, err := s.Ingest(ctx, docs, bagEmbed, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{3, 77, 149, 0, 64, 65} {
+		docs[i] = doc(i, 1)
+	}
+	if _, err := s.Ingest(ctx, docs, bagEmbed, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Every chunk has exactly one vector, in its own block.
+	where := map[int64]int64{}
+	rows, _ := s.db.Query("SELECT id, ids FROM blocks")
+	for rows.Next() {
+		var blk int64
+		var ids []byte
+		rows.Scan(&blk, &ids)
+		if len(ids)/8 > blockSize {
+			t.Fatalf("block %d holds %d vectors", blk, len(ids)/8)
+		}
+		for k := 0; k < len(ids)/8; k++ {
+			id := int64(binary.LittleEndian.Uint64(ids[8*k:]))
+			if _, dup := where[id]; dup {
+				t.Fatalf("chunk %d has two vectors", id)
+			}
+			where[id] = blk
+		}
+	}
+	rows.Close()
+	rows, _ = s.db.Query("SELECT id, block FROM chunks")
+	n := 0
+	for rows.Next() {
+		var id, blk int64
+		rows.Scan(&id, &blk)
+		if where[id] != blk {
+			t.Fatalf("chunk %d names block %d, its vector is in %d", id, blk, where[id])
+		}
+		n++
+	}
+	rows.Close()
+	if n != len(where) || n != s.Count() {
+		t.Fatalf("%d chunks, %d vectors", n, len(where))
+	}
+	// The query's best are a full scan's best.
+	q := vecOf(t, "version 1 about kernel modules")
+	hits, err := s.Query(ctx, q, 5, -1)
+	if err != nil || len(hits) != 5 {
+		t.Fatalf("%v %v", hits, err)
+	}
+	var all []float64
+	rows, _ = s.db.Query("SELECT text FROM chunks")
+	for rows.Next() {
+		var text string
+		rows.Scan(&text)
+		v, _ := bagEmbed(ctx, []string{text})
+		all = append(all, vecmath.Dot(vecmath.Normalize(q), vecmath.Quantize(vecmath.Normalize(v[0]))))
+	}
+	rows.Close()
+	sort.Sort(sort.Reverse(sort.Float64Slice(all)))
+	for i, h := range hits {
+		if math.Abs(h.Score-all[i]) > 1e-6 {
+			t.Fatalf("hit %d scored %f, a full scan's %d-th best is %f", i, h.Score, i, all[i])
+		}
+	}
+}
+
+// A store of the first format (vectors in the chunk rows) is moved into
+// blocks when it is opened, and answers as before.
+func TestFirstFormatUpgraded(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "old.db")
+	db, err := sql.Open("sqlite", p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+		"CREATE TABLE sources (path TEXT PRIMARY KEY, hash TEXT NOT NULL)",
+		"CREATE TABLE chunks (id INTEGER PRIMARY KEY, source TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, text TEXT NOT NULL, vec BLOB NOT NULL)",
+		"CREATE INDEX chunks_source ON chunks(source)",
+		fmt.Sprintf("PRAGMA application_id = %d", oldAppID),
+		"INSERT INTO meta VALUES('embedding_model', 'm')",
+		"INSERT INTO sources VALUES('notes/deploy.md', 'h1'), ('notes/cats.md', 'h2')",
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, text := range []string{"The service is deployed with the blue green strategy", "Cats sleep most of the day and purr"} {
+		v, _ := bagEmbed(context.Background(), []string{text})
+		db.Exec("INSERT INTO chunks(source, start_line, end_line, text, vec) VALUES(?, 1, 1, ?, ?)", []string{"notes/deploy.md", "notes/cats.md"}[i], text, vecmath.Quantize(vecmath.Normalize(v[0])))
+	}
+	db.Close()
+	s, err := Open(p, "old.db", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hits, err := s.Query(context.Background(), vecOf(t, "how is the service deployed"), 5, 0.3)
+	if err != nil || len(hits) != 1 || hits[0].Path != "notes/deploy.md" {
+		t.Fatalf("hits %+v %v", hits, err)
+	}
+	st, err := s.Ingest(context.Background(), []Doc{{Source: "notes/cats.md", Content: []byte("Cats chase the red dot\n")}}, bagEmbed, nil)
+	if err != nil || st.Embedded != 1 || s.Count() != 2 {
+		t.Fatalf("ingest after the upgrade: %+v %v (%d chunks)", st, err, s.Count())
 	}
 }

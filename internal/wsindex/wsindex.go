@@ -5,6 +5,11 @@
 // identifiers split so that parseConfigFile matches "parse config file".
 // It needs no embedding model and no setup.
 //
+// When the workspace is embedded too (vectors.go), each chunk may carry a
+// vector from one embedding model; a chunk indexed again loses its vector
+// with its old text, so a vector always belongs to the text it was made
+// from, and Fuse merges the two rankings.
+//
 // Contract: the caller decides what may be indexed — Sync takes documents
 // already filtered (no denied, hidden, ignored or binary file) and
 // redacted — and re-checks each hit's file at query time; the package
@@ -44,6 +49,13 @@ CREATE TABLE files (path TEXT PRIMARY KEY, hash TEXT NOT NULL, stamp TEXT NOT NU
 CREATE TABLE chunks (id INTEGER PRIMARY KEY, path TEXT NOT NULL, start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, body TEXT NOT NULL);
 CREATE INDEX chunks_path ON chunks(path);
 CREATE VIRTUAL TABLE chunks_fts USING fts5(body, words, content='', tokenize='porter unicode61');
+` + vectorSchema
+
+// vectorSchema holds the chunks' embeddings, when the workspace is embedded
+// (vectors.go); an index made before it gains the tables on open.
+const vectorSchema = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS vecs (chunk INTEGER PRIMARY KEY, vec BLOB NOT NULL);
 `
 
 // Doc is one file to index: its workspace path and its content, already
@@ -113,6 +125,9 @@ func (ix *Index) prepare(fresh bool) error {
 		// No whole-file check here: it read every page at each query
 		// (2 s on Go's source tree); damage met by a query is reported
 		// in one line like any error.
+		if _, err := ix.db.Exec(vectorSchema); err != nil {
+			return ix.explain(err)
+		}
 		return nil
 	case id != 0 || tables > 0 || !fresh && !ix.empty():
 		return fmt.Errorf("%s is another program's database; left as it is", ix.name)
@@ -263,7 +278,7 @@ func (b *batch) drop(ctx context.Context, path string) error {
 			return b.ix.explain(err)
 		}
 	}
-	for _, s := range []string{"DELETE FROM chunks WHERE path = ?", "DELETE FROM files WHERE path = ?"} {
+	for _, s := range []string{"DELETE FROM vecs WHERE chunk IN (SELECT id FROM chunks WHERE path = ?)", "DELETE FROM chunks WHERE path = ?", "DELETE FROM files WHERE path = ?"} {
 		if _, err := b.tx.ExecContext(ctx, s, path); err != nil {
 			return b.ix.explain(err)
 		}
