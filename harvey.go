@@ -43,6 +43,9 @@ type Agent struct {
 	// cancelTurn stops the REPL's current turn (Ctrl-C at a question); set
 	// by Run for each turn, nil between turns and headless.
 	cancelTurn func()
+	// indexing is the workspace index's build started with the REPL
+	// (workspace_index.go); Close stops it and waits.
+	indexing *indexBuild
 }
 
 // newAgent builds an agent for the workspace with the loaded config. The
@@ -156,6 +159,7 @@ func (a *Agent) refreshSystemPrompt() {
 // Close ends the session: stops recording and closes the backend.
 func (a *Agent) Close() {
 	a.stopWarm()
+	a.indexing.stop()
 	if a.Recorder != nil {
 		a.Recorder.Close()
 		a.Recorder = nil

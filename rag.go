@@ -706,3 +706,27 @@ func workspaceStatus(ctx context.Context, env ragEnv, rc RagConfig, out io.Write
 	}
 	fmt.Fprintln(out, "; the model answers")
 }
+
+// startIndexing starts the build: in an interactive session with an
+// agents/ directory only (a headless run builds the index at its first
+// query, if it has one).
+func (a *Agent) startIndexing() {
+	ws := a.Workspace
+	if !a.Interactive || ws == nil || !ws.HasAgents() {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &indexBuild{cancel: cancel, done: make(chan struct{})}
+	a.indexing = b
+	go func() {
+		defer close(b.done)
+		ws.indexMu.Lock()
+		defer ws.indexMu.Unlock()
+		ix, err := openWorkspaceIndex(ws)
+		if err != nil {
+			return // said by the first query, in one line
+		}
+		defer ix.Close()
+		ix.Sync(ctx, indexableDocs(ws))
+	}()
+}

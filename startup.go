@@ -75,7 +75,8 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 			a.logf("%s", a.dim("· "+l))
 		}
 	}
-	a.warmStart() // REPL and Ollama only: the prompt's head is evaluated while you type
+	a.warmStart()     // REPL and Ollama only: the prompt's head is evaluated while you type
+	a.startIndexing() // REPL only: the workspace index is brought up to date while you type
 	if cf.AutoRecord {
 		if r, err := startRecorder(ws, "", a.ModelName, a.maxOut()); err == nil {
 			a.Recorder = r

@@ -44,6 +44,11 @@ type Workspace struct {
 	// the path gate reads at every check, so /permissions takes effect at
 	// once (nil: everything is allowed).
 	config *ConfigFile
+
+	// indexMu keeps the index's syncs in this process one at a time (the
+	// build started with the REPL and a query wait for each other rather
+	// than meet SQLite's lock).
+	indexMu sync.Mutex
 }
 
 // openWorkspace opens dir as the workspace and makes sure agents/ exists as a

@@ -120,6 +120,8 @@ type Embedder interface {
 // them too and both rankings are fused; when embedding fails, the lexical
 // ranking answers alone.
 func queryWorkspace(ctx context.Context, ws *Workspace, q string, k int, emb Embedder) ([]wsindex.Hit, wsindex.Stats, error) {
+	ws.indexMu.Lock()
+	defer ws.indexMu.Unlock()
 	ix, err := openWorkspaceIndex(ws)
 	if err != nil {
 		return nil, wsindex.Stats{}, err
@@ -252,4 +254,20 @@ func formatHits(hits []wsindex.Hit, limit int) string {
 		b.WriteString("\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// indexBuild is the index brought up to date in the background when the
+// REPL starts, so the model's first find_code does not wait for a whole
+// build (a query meanwhile waits for it, then finds it done).
+type indexBuild struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// stop cancels the build (what it indexed is kept) and waits for it.
+func (b *indexBuild) stop() {
+	if b != nil {
+		b.cancel()
+		<-b.done
+	}
 }

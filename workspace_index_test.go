@@ -3,6 +3,7 @@ package harvey
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -193,5 +194,59 @@ func TestRagStoreOtherProvider(t *testing.T) {
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &hits) != nil || len(hits) == 0 || hits[0].Source != "docs/deploy.md" {
 		t.Fatalf("query: %d %s %s", code, out, errOut)
+	}
+}
+
+// The REPL brings the index up to date in the background: a query while
+// it runs waits for it (or it for the query) and answers, Close stops it
+// and waits (nothing writes the index after: the test's directory is
+// removed cleanly), and a headless session starts no build.
+func TestIndexBuiltInTheBackground(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	for i := range 300 {
+		writeFile(t, env.dir, fmt.Sprintf("pkg/p%03d/f.go", i), fmt.Sprintf("package p%03d\n\n// handleThing%d handles thing number %d.\nfunc handleThing%d() {}\n", i, i, i, i))
+	}
+	env.a.startIndexing()
+	if env.a.indexing != nil {
+		t.Fatal("a headless session started a build")
+	}
+	env.a.Interactive = true
+	env.a.startIndexing()
+	if env.a.indexing == nil {
+		t.Fatal("no build started")
+	}
+	t.Cleanup(func() { env.a.indexing.stop() })
+	<-env.a.indexing.done
+	ix, err := openWorkspaceIndex(env.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, _ := ix.Paths()
+	ix.Close()
+	if len(paths) != 300 {
+		t.Fatalf("the build indexed %d files, want 300", len(paths))
+	}
+	writeFile(t, env.dir, "pkg/p299/f.go", "package p299\n\n// handleThing299 handles thing number 299, changed.\nfunc handleThing299() {}\n")
+	env.a.startIndexing()
+	hits, _, err := queryWorkspace(t.Context(), env.ws, "handle thing 299", 1, nil)
+	if err != nil || len(hits) != 1 || hits[0].Path != "pkg/p299/f.go" {
+		t.Fatalf("a query during the build: %+v %v", hits, err)
+	}
+	// A build stopped half way keeps what it indexed; a later query
+	// converges.
+	writeFile(t, env.dir, "pkg/late/late.go", "package late\n\n// lateArrival came after the first build.\nfunc lateArrival() {}\n")
+	env.a.startIndexing()
+	env.a.Close()
+	ix, err = openWorkspaceIndex(env.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, _ = ix.Paths()
+	ix.Close()
+	if len(paths) < 300 {
+		t.Fatalf("%d files indexed", len(paths))
+	}
+	if hits, _, _ := queryWorkspace(t.Context(), env.ws, "late arrival", 1, nil); len(hits) != 1 || hits[0].Path != "pkg/late/late.go" {
+		t.Fatalf("after the stopped build: %+v", hits)
 	}
 }
