@@ -25,7 +25,8 @@ const (
 
 // Chunks splits a file: Go at its declarations (go/parser: each function,
 // method, type, const and var block with its doc comment; the package
-// clause and imports as one), other files at blank lines. A Go file that
+// clause and imports as one), other files at blank lines, preferring those
+// before an unindented line (blockChunks). A Go file that
 // does not parse is split as text.
 func Chunks(path string, content []byte) []Chunk {
 	lines := strings.SplitAfter(string(content), "\n")
@@ -107,14 +108,29 @@ func mergeSmall(cs []Chunk, lines []string) []Chunk {
 	return out
 }
 
-// blockChunks cuts lines from..to at blank lines, once a block holds at
-// least half of blockLines (paragraphs of prose, small functions of other
-// languages stay together).
+// blockChunks cuts lines from..to at blank lines and by indentation: at a
+// blank line before an unindented line (the next top-level definition in
+// most languages, or the next paragraph of prose) once a block holds half
+// of blockLines, and at a blank line inside an indented body only once it
+// holds blockLines, so a function of another language stays whole when it
+// can.
 func blockChunks(lines []string, from, to int) []Chunk {
 	var out []Chunk
 	start := from
 	for i := from; i <= to; i++ {
-		if i == to || strings.TrimSpace(lines[i-1]) == "" && i-start+1 >= blockLines/2 {
+		size := i - start + 1
+		cutHere := i == to
+		if !cutHere && strings.TrimSpace(lines[i-1]) == "" {
+			top := true // the next line with text starts at the margin
+			for j := i + 1; j <= to; j++ {
+				if l := lines[j-1]; strings.TrimSpace(l) != "" {
+					top = l[0] != ' ' && l[0] != '\t'
+					break
+				}
+			}
+			cutHere = top && size >= blockLines/2 || size >= blockLines
+		}
+		if cutHere {
 			out = append(out, cut(lines, start, i)...)
 			start = i + 1
 		}

@@ -178,3 +178,28 @@ func TestChunksIgnoreLineDirectives(t *testing.T) {
 		}
 	}
 }
+
+// Other languages are cut at blank lines by indentation: between two
+// Python functions, not at a blank line inside the first one's body.
+func TestChunksByIndentation(t *testing.T) {
+	var b strings.Builder
+	fn := func(name string) {
+		b.WriteString("def " + name + "(x):\n")
+		for i := range 24 {
+			if i == 20 {
+				b.WriteString("\n") // a blank line inside the body, past half a block
+			}
+			b.WriteString("    x = x + 1\n")
+		}
+		b.WriteString("    return x\n\n")
+	}
+	fn("first")
+	fn("second")
+	cs := Chunks("m.py", []byte(b.String()))
+	if len(cs) != 2 || !strings.HasPrefix(cs[0].Text, "def first") || !strings.HasPrefix(cs[1].Text, "def second") {
+		for _, c := range cs {
+			t.Logf("%d-%d %q", c.StartLine, c.EndLine, c.Text[:min(20, len(c.Text))])
+		}
+		t.Fatalf("%d chunks, want one per function", len(cs))
+	}
+}
