@@ -13,9 +13,10 @@ import (
 // line in between was misremembered (opencode's anchored matchers). Each
 // takes exactly one candidate or refuses; none chooses between two.
 
-// elisionRE is a line that stands for lines left out: "...", "…", or a
-// comment that starts with them ("// ... existing code ...", "# ...").
-var elisionRE = regexp.MustCompile(`^(?:(?://|#|--|;|/\*|<!--)[ \t]*)?(?:\.\.\.|…)(?:[^\n]*)$`)
+// elisionRE is a line that stands for lines left out: "..." or "…"
+// alone, or a comment that starts with them ("// ... existing code ...",
+// "# ..."); never code that starts with dots (a spread "...props,").
+var elisionRE = regexp.MustCompile(`^(?:\.\.\.|…|(?://|#|--|;|/\*|<!--)[ \t]*(?:\.\.\.|…).*)$`)
 
 func isElision(l string) bool { return elisionRE.MatchString(strings.TrimSpace(l)) }
 

@@ -349,6 +349,7 @@ func TestEditMatchesWhatModelsCopy(t *testing.T) {
 		// issue 37: the drift classes the peers' matchers accept that were still refused
 		{name: "lines elided with ... (Aider)", content: "def f():\n    a = 1\n    b = 2\n    c = 3\n    return a\n", old: "def f():\n    a = 1\n...\n    return a\n", new: "def f():\n    a = 10\n...\n    return a + 1\n", want: "def f():\n    a = 10\n    b = 2\n    c = 3\n    return a + 1\n", level: levelElided},
 		{name: "lines elided with an existing-code comment", content: "func a() {\n\tx := 1\n\ty := 2\n\treturn x\n}\n", old: "func a() {\n\t// ... existing code ...\n\treturn x\n}", new: "func a() {\n\t// ... existing code ...\n\treturn y\n}", want: "func a() {\n\tx := 1\n\ty := 2\n\treturn y\n}\n", level: levelElided},
+		{name: "a spread line is code, not an elision", content: "const a = {\n  ...props,\n  y: 2,\n  x: 1,\n}\n", old: "const a = {\n  ...props,\n  x: 1,\n}", new: "const a = {\n  ...props,\n  x: 2,\n}", errHas: "not found"},
 		{name: "... in old_text only is refused", content: "a\nb\nc\n", old: "a\n...\nc\n", new: "a\nc\n", errHas: "1 times and new_text 0 times"},
 		{name: "... pieces out of order are refused", content: "alpha\nbeta\ngamma\n", old: "gamma\n...\nalpha\n", new: "GAMMA\n...\nALPHA\n", errHas: "not in the file's order"},
 		{name: "an ambiguous ... piece is refused", content: "x := 1\ny\nx := 1\nz\n", old: "x := 1\n...\nz\n", new: "x := 2\n...\nz\n", errHas: "piece 1 of 2"},

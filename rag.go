@@ -670,21 +670,26 @@ func ingestWorkspace(ctx context.Context, env ragEnv, rc *RagConfig, opts map[st
 }
 
 // workspaceStatus says what the workspace index holds and whether its
-// embeddings answer.
+// embeddings answer (a status never creates the index).
 func workspaceStatus(ctx context.Context, env ragEnv, rc RagConfig, out io.Writer) {
-	ix, err := openWorkspaceIndex(env.ws)
-	if err != nil {
-		fmt.Fprintf(out, "workspace: %v\n", err)
-		return
+	model, done, total := "", 0, 0
+	if _, err := os.Lstat(filepath.Join(env.ws.Root, AgentsDir, "index.db")); err != nil {
+		fmt.Fprintln(out, "workspace: not indexed yet (built when the REPL starts, or by the first query)")
+	} else {
+		ix, err := openWorkspaceIndex(env.ws)
+		if err != nil {
+			fmt.Fprintf(out, "workspace: %v\n", err)
+			return
+		}
+		paths, _ := ix.Paths()
+		model, done, total, err = ix.Embedded(ctx)
+		ix.Close()
+		if err != nil {
+			fmt.Fprintf(out, "workspace: %v\n", err)
+			return
+		}
+		fmt.Fprintf(out, "workspace: lexical index of %s, %s (as of its last query)\n", plural(len(paths), "file"), plural(total, "chunk"))
 	}
-	defer ix.Close()
-	paths, _ := ix.Paths()
-	model, done, total, err := ix.Embedded(ctx)
-	if err != nil {
-		fmt.Fprintf(out, "workspace: %v\n", err)
-		return
-	}
-	fmt.Fprintf(out, "workspace: lexical index of %s, %s (as of its last query)\n", plural(len(paths), "file"), plural(total, "chunk"))
 	want := rc.Workspace.EmbeddingModel
 	if want == "" {
 		fmt.Fprintln(out, "workspace embeddings: none, the lexical ranking alone (harvey rag ingest --store workspace adds them)")

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/wsindex"
 )
 
 // harvey rag query on a fresh workspace, through the built binary (issue
@@ -118,8 +121,11 @@ func TestEndToEndWorkspaceEmbedded(t *testing.T) {
 		}
 		return hits
 	}
-	if out, _, _ := h("rag", "status"); !strings.Contains(out, "workspace embeddings: none") {
+	if out, _, _ := h("rag", "status"); !strings.Contains(out, "workspace: not indexed yet") || !strings.Contains(out, "workspace embeddings: none") {
 		t.Fatalf("status before: %s", out)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "agents", "index.db")); err == nil {
+		t.Fatal("status created the index")
 	}
 	lexical := query("when is the service deployed")
 	if lexical[0].Source != "docs/deploy.md" || lexical[0].Score < 0.1 {
@@ -248,5 +254,72 @@ func TestIndexBuiltInTheBackground(t *testing.T) {
 	}
 	if hits, _, _ := queryWorkspace(t.Context(), env.ws, "late arrival", 1, nil); len(hits) != 1 || hits[0].Path != "pkg/late/late.go" {
 		t.Fatalf("after the stopped build: %+v", hits)
+	}
+}
+
+// An index of a workspace that changes while it is indexed converges: the
+// next sync gives what a fresh index of the workspace as it now is gives
+// (files changed before and after the walk passed them, one removed, one
+// added).
+func TestIndexConvergesWhileTheWorkspaceChanges(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	for i := range 50 {
+		writeFile(t, env.dir, fmt.Sprintf("notes/f%02d.md", i), fmt.Sprintf("# Note %d\n\nalphabet soup number %d\n", i, i))
+	}
+	ix, err := openWorkspaceIndex(env.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	n := 0
+	changing := func(yield func(wsindex.Doc) bool) {
+		for d := range indexableDocs(env.ws) {
+			if n++; n == 25 {
+				writeFile(t, env.dir, "notes/f00.md", "# Note 0\n\nrewritten early after the walk passed it\n")
+				writeFile(t, env.dir, "notes/f49.md", "# Note 49\n\nrewritten late before the walk reached it\n")
+				os.Remove(filepath.Join(env.dir, "notes", "f10.md"))
+				writeFile(t, env.dir, "notes/new.md", "# New\n\nborn during the build\n")
+			}
+			if !yield(d) {
+				return
+			}
+		}
+	}
+	if _, err := ix.Sync(t.Context(), changing); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ix.Sync(t.Context(), indexableDocs(env.ws)); err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := wsindex.Open(filepath.Join(t.TempDir(), "fresh.db"), "fresh.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fresh.Close()
+	if _, err := fresh.Sync(t.Context(), indexableDocs(env.ws)); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := ix.Paths()
+	want, _ := fresh.Paths()
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("paths after the next sync:\n%v\nwant\n%v", got, want)
+	}
+	for _, q := range []string{"rewritten early", "rewritten late", "born during the build", "alphabet soup number 0", "alphabet soup number 10", "alphabet soup number 49"} {
+		places := func(ix *wsindex.Index) []string {
+			hs, err := ix.Query(t.Context(), q, 60)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, h := range hs {
+				out = append(out, fmt.Sprintf("%s:%d-%d %q", h.Path, h.StartLine, h.EndLine, h.Text))
+			}
+			slices.Sort(out)
+			return out
+		}
+		a, b := places(ix), places(fresh)
+		if len(a) == 0 || fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Fatalf("%q: the converged index answers\n%v\na fresh one\n%v", q, a, b)
+		}
 	}
 }

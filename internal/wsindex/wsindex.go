@@ -96,7 +96,9 @@ func Open(path, name string) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=busy_timeout(2000)&_txlock=immediate"
+	// Another process's sync (the REPL's build, a batch of 500 files: a
+	// few seconds on a Pi) is waited for, not failed on.
+	dsn := "file:" + (&url.URL{Path: path}).EscapedPath() + "?_pragma=busy_timeout(30000)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", name, err)
