@@ -720,6 +720,7 @@ func (a *Agent) startIndexing() {
 	if !a.Interactive || ws == nil || !ws.HasAgents() {
 		return
 	}
+	a.indexing.stop() // one build at a time
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &indexBuild{cancel: cancel, done: make(chan struct{})}
 	a.indexing = b

@@ -120,6 +120,9 @@ var recoveryCorpus = []recoveryCase{
 	{src: "short lead-in then JSON", text: "I'll list the files.\n{\"name\": \"list_files\", \"parameters\": {}}", want: []string{`list_files {}`}},
 	{src: "a lead-in that announces nothing (asked)", text: "config.json contains one object.\n{\"name\": \"list_files\", \"parameters\": {}}", want: []string{`list_files {}`}, ask: true},
 	{src: "lead-in and a fence that ends the reply", text: "Let me read it:\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n```", want: []string{readA}},
+	{src: "announced, then what the call will give (llama3.2)", text: "To read the file, I'll use the read_file tool:\n\n{\"name\": \"read_file\", \"parameters\": {\"path\": \"a.go\"}}\n\nThis will show me the contents of the file.", want: []string{readA}},
+	{src: "announced, then what comes once it returns", text: "Let me list the files first.\n{\"name\": \"list_files\", \"parameters\": {}}\nOnce I have the list, I can find the configuration.", want: []string{`list_files {}`}},
+	{src: "schema mode: an announced fence with a plan after it (asked)", strict: true, ask: true, text: "I'll read the file first.\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n```\nThen I will explain it.", want: []string{readA}},
 	{src: "prose mode: the only fence after an announced action", text: "I'll read the file first.\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n```\nThen I will explain it.", want: []string{readA}},
 }
 
@@ -164,8 +167,9 @@ func TestRecoveryRefusesQuotes(t *testing.T) {
 		{src: "README summary ending with an example line", text: long + "\nIt ends with this example request:\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"README.md\"}}"},
 		{src: "echoed tool output", text: "[tool_result id=1 tool=read_file a.go bytes=60 truncated=false]\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"b.go\"}}\n[end tool_result id=1]\nThe file holds an example call."},
 		{src: "inline code", text: "Use `{\"name\": \"list_files\"}` to list files."},
+		{src: "an example followed by what it would do", text: "For example, you could send:\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\nThis will show the file."},
+		{src: "announced but declined after", text: "I'll show the call:\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\nThis will read the file, but I will not run it."},
 		{src: "two fenced examples", text: "Either\n```json\n{\"name\": \"list_files\", \"arguments\": {}}\n```\nor\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n```"},
-		{src: "schema mode: the only fence with prose after", strict: true, text: "I'll read the file first.\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n```\nThen I will explain it."},
 		{src: "schema mode: a long explanation before the JSON", strict: true, text: strings.Repeat("Here is the configuration. ", 10) + "\n{\"name\": \"list_files\", \"arguments\": {}}"},
 		{src: "Go code (ollama tools test)", text: "for { fmt.Println(\"hello\") }"},
 		{src: "brackets in prose (ollama tools test)", text: "[special delivery]"},

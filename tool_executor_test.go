@@ -392,6 +392,7 @@ func TestEndToEndActOrQuote(t *testing.T) {
 		{"I'll search for that.\n<function=write_file>{\"path\": \"a5.txt\", \"content\": \"x\"}</function>", "a5.txt", true},
 		{"Using tool: write_file\n" + call("a6.txt"), "a6.txt", true},
 		{quotedCallReplies[1], "q2.txt", true},
+		{"For example, you could send:\n" + call("r5.txt") + "\nThis will create the file.", "r5.txt", false},
 		{quotedCallReplies[0], "q1.txt", false},
 		{"You can write files with the tool. For example:\n" + call("r1.txt"), "r1.txt", false},
 		{"To write a file the model sends " + call("r2.txt") + " and the server answers.", "r2.txt", false},
@@ -432,5 +433,28 @@ func TestEndToEndActOrQuote(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "q3.txt")); string(b) != "x" {
 		t.Fatalf("the call sent alone did not run: %q", b)
+	}
+	// Announced, with only a plan after it: a model without tool support
+	// (prose mode) acts; one that could have called natively (schema
+	// mode) is asked once, and its call sent alone runs.
+	plan := "To save it, I'll use the write_file tool:\n\n" + call("p1.txt") + "\n\nThis will create the file with its content."
+	f = newFakeOllama(t, "llama3.2:latest")
+	f.caps = map[string][]string{"llama3.2:latest": {"completion"}}
+	dir = t.TempDir()
+	f.script(textReply("llama3.2", plan), textReply("llama3.2", "Done."))
+	if out, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL()); code != 0 || len(f.chatRequests()) != 2 {
+		t.Fatalf("prose mode: exit %d, %d requests\n%s\n%s", code, len(f.chatRequests()), out, errOut)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "p1.txt")); string(b) != "x" {
+		t.Fatalf("prose mode: the announced call did not run: %q", b)
+	}
+	f = newFakeOllama(t, "llama3.2:latest")
+	dir = t.TempDir()
+	f.script(textReply("llama3.2", plan), textReply("llama3.2", call("p1.txt")), textReply("llama3.2", "Done."))
+	if out, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL()); code != 0 || len(f.chatRequests()) != 3 {
+		t.Fatalf("schema mode: exit %d, %d requests\n%s\n%s", code, len(f.chatRequests()), out, errOut)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "p1.txt")); string(b) != "x" {
+		t.Fatalf("schema mode: the call sent alone did not run: %q", b)
 	}
 }

@@ -27,7 +27,10 @@ import (
 //  6. begins: the reply begins with the call — act.
 //  7. announced: the call ends the reply after a line that announces it
 //     ("Let me", "I'll", "Now I will read", "Using tool:"), or only a plan
-//     follows it ("Then I will explain it") — act.
+//     follows it ("Then I will explain it", "This will show me the
+//     contents.", "Once I have the list, ...") — act; in schema mode (the
+//     model could have called natively) only when nothing follows, a plan
+//     after it is asked about (rule 8).
 //  8. undecided: anything else (a short lead-in that announces nothing) —
 //     ask the model to send the call alone; Harvey runs nothing.
 //
@@ -68,12 +71,17 @@ var (
 	declinesRE = regexp.MustCompile(`(?i)\b(i will not|i won't|i wouldn't|i would not|i cannot|i can't|i am not going to|i'm not going to|i do not want to|do not run|don't run|never run|not run (it|this|that)|should not run|shouldn't run|without running|instead of running|not be running|won't be running|refuse to)\b`)
 	explainsRE = regexp.MustCompile(`(?i)(\bfor example\b|\bfor instance\b|\be\.g\.|\bexample\b|\byou (could|can|would|might|should|may) (call|use|send|run|invoke|write)\b|\bthe syntax\b|\bsyntax is\b|\bwould look like\b|\blooks like this\b|\bthe format\b|\bformat is\b|\bis formatted\b|\bhere is how\b|\bhere's how\b|\bto call (it|a tool|the tool)\b|\bsuch as\b|\b(a line|a call|a reply) like\b|\blike this\b)`)
 	asksRE     = regexp.MustCompile(`(?i)\b(would you like|do you want|shall i|should i|want me to)\b`)
+	// planRE finds text after a call that only says what the call will
+	// give or what comes once it has ("This will show me the contents.",
+	// "Once I have the list, I can ...", "Please wait."): a plan, not a
+	// result and not an explanation.
+	planRE = regexp.MustCompile(`(?i)^\s*((this|that|it|which) will\b|once (i|we) (have|get|see|know|receive)\b|please wait\b|wait(ing)? for (the|its) (result|output|response)\b|after (that|this|it returns)\b|when (it|the tool|the call) returns\b)`)
 	// intentRE finds a lead-in that announces an action.
 	intentRE = regexp.MustCompile(`(?i)\b(i'll|i will|i'm going to|i am going to|let me|let's|now i|next,? i|i need to|i should|calling|i'll use|using the|use the|using tool|calling tool|running|checking|searching|reading|listing)\b`)
 )
 
 // decide applies the rules to the act group of text.
-func decide(text string, group []candidate) (Decision, string) {
+func decide(text string, group []candidate, strict bool) (Decision, string) {
 	before := stripClosers(afterThinking(text[:group[0].start]))
 	after := stripClosers(text[group[len(group)-1].end:])
 	switch {
@@ -89,8 +97,10 @@ func decide(text string, group []candidate) (Decision, string) {
 		return Act, RuleMarkers
 	case before == "":
 		return Act, RuleBegins
-	case intentRE.MatchString(lastLine(before)) && (after == "" || intentRE.MatchString(firstLineOf(after))):
-		// Announced, and nothing after but what it will do next.
+	case intentRE.MatchString(lastLine(before)) && (after == "" || !strict && planFollows(after)):
+		// Announced, and nothing after but what it will do next. In
+		// schema mode (the model could have called natively) a printed
+		// call with prose after it is asked about instead.
 		return Act, RuleAnnounced
 	}
 	return Ask, RuleUndecided

@@ -128,7 +128,7 @@ func Recover(text string, lookup Lookup, strict bool) Result {
 	if len(r.Calls) == 0 {
 		return Result{Prose: text}
 	}
-	r.Decision, r.Rule = decide(text, group)
+	r.Decision, r.Rule = decide(text, group, strict)
 	switch r.Decision {
 	case Quote:
 		return Result{Prose: text, Format: r.Format, Rule: r.Rule}
@@ -341,7 +341,8 @@ func adjacentRuns(text string, cands []candidate) [][]candidate {
 // isAct reports whether a run (not inline) is the act: it begins the
 // reply (in schema mode with little after it), ends it after a lead-in,
 // or is, in prose mode, the reply's only fenced block after an announced
-// action.
+// action, or its only call after an announced action with only a plan
+// after it.
 func isAct(text string, run []candidate, before string, strict, onlyRun bool) bool {
 	after := stripClosers(text[run[len(run)-1].end:])
 	switch {
@@ -353,8 +354,20 @@ func isAct(text string, run []candidate, before string, strict, onlyRun bool) bo
 		return leadIn(before, strict)
 	case !strict && onlyRun && len(run) == 1 && run[0].fenced && fenceCount(text) == 1 && intentRE.MatchString(lastLine(before)):
 		return true
+	case onlyRun && intentRE.MatchString(lastLine(before)) && (!strict || len(before) <= 400) && planFollows(after):
+		// Announced, and what follows only says what the call will
+		// give or what comes next (decide still refuses an example or
+		// a refusal); in schema mode after a short lead-in only.
+		return true
 	}
 	return false
+}
+
+// planFollows reports whether the text after a call begins by saying what
+// the call will give or what the model will do next.
+func planFollows(after string) bool {
+	first := firstLineOf(after)
+	return intentRE.MatchString(first) || planRE.MatchString(first)
 }
 
 // inlineRun reports whether a run holds a pseudo-code call written after
