@@ -104,9 +104,9 @@ func applyElided(content, oldText, newText string, replaceAll bool) (*editResult
 	return r, true, err
 }
 
-// unescapeQuotes reads \" and \' (and \\ before them) in old_text as the
-// quotes a model escaped for its JSON twice; new_text is read the same
-// way. ok is false when old_text escapes no quote.
+// unescapeQuotes reads \" and \' in old_text as the quotes a model
+// escaped for its JSON twice; new_text is read the same way. ok is false
+// when old_text escapes no quote.
 func unescapeQuotes(oldText, newText string) (string, string, bool) {
 	if !strings.Contains(oldText, `\"`) && !strings.Contains(oldText, `\'`) {
 		return "", "", false

@@ -23,8 +23,15 @@ type Pending struct {
 	Text string
 }
 
+// model is the embedding model the vectors are from ("" when none).
+func (ix *Index) model(ctx context.Context) string {
+	var m string
+	ix.db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'embedding_model'").Scan(&m)
+	return m
+}
+
 // bindModel makes model the one the vectors are from: vectors of another
-// model are dropped (they do not compare).
+// model are dropped (they do not compare) and every chunk waits for one.
 func (ix *Index) bindModel(ctx context.Context, model string) error {
 	var cur string
 	err := ix.db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'embedding_model'").Scan(&cur)
@@ -39,8 +46,10 @@ func (ix *Index) bindModel(ctx context.Context, model string) error {
 		return ix.explain(err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, "DELETE FROM vecs"); err != nil {
-		return ix.explain(err)
+	for _, q := range []string{"DELETE FROM vecs", "DELETE FROM todo", "INSERT INTO todo(chunk) SELECT id FROM chunks"} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return ix.explain(err)
+		}
 	}
 	if _, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO meta(key, value) VALUES('embedding_model', ?)", model); err != nil {
 		return ix.explain(err)
@@ -56,12 +65,13 @@ func (ix *Index) explain0(err error) error {
 }
 
 // Pending returns up to n chunks with no vector from model (binding the
-// index to model first).
+// index to model first). The chunks waiting are kept in a table of their
+// own, so asking costs what waits, not the index's size.
 func (ix *Index) Pending(ctx context.Context, model string, n int) ([]Pending, error) {
 	if err := ix.bindModel(ctx, model); err != nil {
 		return nil, err
 	}
-	rows, err := ix.db.QueryContext(ctx, "SELECT c.id, c.body FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM vecs v WHERE v.chunk = c.id) ORDER BY c.id LIMIT ?", n)
+	rows, err := ix.db.QueryContext(ctx, "SELECT c.id, c.body FROM todo t JOIN chunks c ON c.id = t.chunk ORDER BY t.chunk LIMIT ?", n)
 	if err != nil {
 		return nil, ix.explain(err)
 	}
@@ -95,9 +105,15 @@ func (ix *Index) PutVectors(ctx context.Context, model string, ps []Pending, vec
 		return fmt.Errorf("%s: the vectors are from %s, not %s", ix.name, cmp.Or(cur, "no model"), model)
 	}
 	for i, p := range ps {
-		if _, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO vecs(chunk, vec) SELECT ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ? AND body = ?)",
-			p.ID, vecmath.Quantize(vecmath.Normalize(vecs[i])), p.ID, p.Text); err != nil {
+		res, err := tx.ExecContext(ctx, "INSERT OR REPLACE INTO vecs(chunk, vec) SELECT ?, ? WHERE EXISTS (SELECT 1 FROM chunks WHERE id = ? AND body = ?)",
+			p.ID, vecmath.Quantize(vecmath.Normalize(vecs[i])), p.ID, p.Text)
+		if err != nil {
 			return ix.explain(err)
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			if _, err := tx.ExecContext(ctx, "DELETE FROM todo WHERE chunk = ?", p.ID); err != nil {
+				return ix.explain(err)
+			}
 		}
 	}
 	return ix.explain0(tx.Commit())

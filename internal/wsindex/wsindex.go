@@ -56,6 +56,7 @@ CREATE VIRTUAL TABLE chunks_fts USING fts5(body, words, content='', tokenize='po
 const vectorSchema = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS vecs (chunk INTEGER PRIMARY KEY, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS todo (chunk INTEGER PRIMARY KEY);
 `
 
 // Doc is one file to index: its workspace path and its content, already
@@ -178,7 +179,7 @@ func (ix *Index) Sync(ctx context.Context, docs iter.Seq[Doc]) (Stats, error) {
 	}
 	rows.Close()
 	seen := map[string]bool{}
-	b := &batch{ix: ix}
+	b := &batch{ix: ix, embedded: ix.model(ctx) != ""}
 	defer b.rollback()
 	for d := range docs {
 		if ctx.Err() != nil {
@@ -236,9 +237,10 @@ func (ix *Index) Sync(ctx context.Context, docs iter.Seq[Doc]) (Stats, error) {
 
 // batch is the write transaction of a Sync, committed every batchFiles.
 type batch struct {
-	ix *Index
-	tx *sql.Tx
-	n  int
+	ix       *Index
+	tx       *sql.Tx
+	n        int
+	embedded bool // the index is embedded: a new chunk waits in todo for its vector
 }
 
 const batchFiles = 500
@@ -280,7 +282,8 @@ func (b *batch) drop(ctx context.Context, path string) error {
 			return b.ix.explain(err)
 		}
 	}
-	for _, s := range []string{"DELETE FROM vecs WHERE chunk IN (SELECT id FROM chunks WHERE path = ?)", "DELETE FROM chunks WHERE path = ?", "DELETE FROM files WHERE path = ?"} {
+	for _, s := range []string{"DELETE FROM vecs WHERE chunk IN (SELECT id FROM chunks WHERE path = ?)", "DELETE FROM todo WHERE chunk IN (SELECT id FROM chunks WHERE path = ?)",
+		"DELETE FROM chunks WHERE path = ?", "DELETE FROM files WHERE path = ?"} {
 		if _, err := b.tx.ExecContext(ctx, s, path); err != nil {
 			return b.ix.explain(err)
 		}
@@ -301,6 +304,11 @@ func (b *batch) put(ctx context.Context, d Doc, hash string) (int, error) {
 		id, _ := res.LastInsertId()
 		if _, err := b.tx.ExecContext(ctx, "INSERT INTO chunks_fts(rowid, body, words) VALUES(?, ?, ?)", id, c.Text, identWords(c.Text)); err != nil {
 			return 0, b.ix.explain(err)
+		}
+		if b.embedded {
+			if _, err := b.tx.ExecContext(ctx, "INSERT OR IGNORE INTO todo(chunk) VALUES(?)", id); err != nil {
+				return 0, b.ix.explain(err)
+			}
 		}
 	}
 	if _, err := b.tx.ExecContext(ctx, "INSERT INTO files(path, hash, stamp) VALUES(?, ?, ?)", d.Path, hash, d.Stamp); err != nil {
