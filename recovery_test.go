@@ -168,6 +168,8 @@ func TestRecoveryRefusesQuotes(t *testing.T) {
 		{src: "echoed tool output", text: "[tool_result id=1 tool=read_file a.go bytes=60 truncated=false]\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"b.go\"}}\n[end tool_result id=1]\nThe file holds an example call."},
 		{src: "inline code", text: "Use `{\"name\": \"list_files\"}` to list files."},
 		{src: "an example followed by what it would do", text: "For example, you could send:\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\nThis will show the file."},
+		{src: "a demonstration with what it would do after", text: "I'll demonstrate:\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\nThis will tell the server to read the file."},
+		{src: "showing the call's shape", text: "Let me show you the call:\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\nThis will read a.go."},
 		{src: "announced but declined after", text: "I'll show the call:\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\nThis will read the file, but I will not run it."},
 		{src: "two fenced examples", text: "Either\n```json\n{\"name\": \"list_files\", \"arguments\": {}}\n```\nor\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n```"},
 		{src: "schema mode: a long explanation before the JSON", strict: true, text: strings.Repeat("Here is the configuration. ", 10) + "\n{\"name\": \"list_files\", \"arguments\": {}}"},
