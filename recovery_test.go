@@ -123,6 +123,7 @@ var recoveryCorpus = []recoveryCase{
 	{src: "announced, then what the call will give (llama3.2)", text: "To read the file, I'll use the read_file tool:\n\n{\"name\": \"read_file\", \"parameters\": {\"path\": \"a.go\"}}\n\nThis will show me the contents of the file.", want: []string{readA}},
 	{src: "announced, then what comes once it returns", text: "Let me list the files first.\n{\"name\": \"list_files\", \"parameters\": {}}\nOnce I have the list, I can find the configuration.", want: []string{`list_files {}`}},
 	{src: "schema mode: an announced fence with a plan after it (asked)", strict: true, ask: true, text: "I'll read the file first.\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n```\nThen I will explain it.", want: []string{readA}},
+	{src: "'I can use' announces an act", text: "I can use the read_file tool to read it.\n{\"name\": \"read_file\", \"parameters\": {\"path\": \"a.go\"}}", want: []string{readA}},
 	{src: "prose mode: the only fence after an announced action", text: "I'll read the file first.\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n```\nThen I will explain it.", want: []string{readA}},
 }
 
@@ -170,6 +171,7 @@ func TestRecoveryRefusesQuotes(t *testing.T) {
 		{src: "an example followed by what it would do", text: "For example, you could send:\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\nThis will show the file."},
 		{src: "a demonstration with what it would do after", text: "I'll demonstrate:\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\nThis will tell the server to read the file."},
 		{src: "showing the call's shape", text: "Let me show you the call:\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\nThis will read a.go."},
+		{src: "a hypothetical call with what it would do", text: "Next, I would call:\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\nThis will list its contents."},
 		{src: "announced but declined after", text: "I'll show the call:\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\nThis will read the file, but I will not run it."},
 		{src: "two fenced examples", text: "Either\n```json\n{\"name\": \"list_files\", \"arguments\": {}}\n```\nor\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.go\"}}\n```"},
 		{src: "schema mode: a long explanation before the JSON", strict: true, text: strings.Repeat("Here is the configuration. ", 10) + "\n{\"name\": \"list_files\", \"arguments\": {}}"},

@@ -69,7 +69,7 @@ const AskNote = "You wrote a tool call inside your reply, with other text around
 
 var (
 	declinesRE = regexp.MustCompile(`(?i)\b(i will not|i won't|i wouldn't|i would not|i cannot|i can't|i am not going to|i'm not going to|i do not want to|do not run|don't run|never run|not run (it|this|that)|should not run|shouldn't run|without running|instead of running|not be running|won't be running|refuse to)\b`)
-	explainsRE = regexp.MustCompile(`(?i)(\bfor example\b|\bfor instance\b|\be\.g\.|\bexample\b|\byou (could|can|would|might|should|may) (call|use|send|run|invoke|write)\b|\bthe syntax\b|\bsyntax is\b|\bwould look like\b|\blooks like this\b|\bthe format\b|\bformat is\b|\bis formatted\b|\bhere is how\b|\bhere's how\b|\bto call (it|a tool|the tool)\b|\bsuch as\b|\b(a line|a call|a reply) like\b|\blike this\b|\bdemonstrat\w*|\billustrat\w*|\bshow (you )?(how|what a call|the (call|syntax|format|shape)))`)
+	explainsRE = regexp.MustCompile(`(?i)(\bfor example\b|\bfor instance\b|\be\.g\.|\bexample\b|\byou (could|can|would|might|should|may) (call|use|send|run|invoke|write)\b|\b(i|we|one) (could|would|might) (call|use|send|run|invoke|write)\b|\bthe syntax\b|\bsyntax is\b|\bwould look like\b|\blooks like this\b|\bthe format\b|\bformat is\b|\bis formatted\b|\bhere is how\b|\bhere's how\b|\bto call (it|a tool|the tool)\b|\bsuch as\b|\b(a line|a call|a reply) like\b|\blike this\b|\bdemonstrat\w*|\billustrat\w*|\bshow (you )?(how|what a call|the (call|syntax|format|shape)))`)
 	asksRE     = regexp.MustCompile(`(?i)\b(would you like|do you want|shall i|should i|want me to)\b`)
 	// planRE finds text after a call that only says what the call will
 	// give or what comes once it has ("This will show me the contents.",
