@@ -16,7 +16,6 @@
 package ragstore
 
 import (
-	"container/heap"
 	"context"
 	"crypto/sha256"
 	"database/sql"
@@ -461,13 +460,14 @@ func (s *Store) Query(ctx context.Context, vec []float32, k int, minScore float6
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	jobs := make(chan job, 2*workers)
 	free := make(chan job, 3*workers) // buffers handed back for reuse
-	tops := make([]scored, workers)
+	tops := make([]vecmath.TopK, workers)
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Go(func() {
 			top := &tops[w]
+			top.K = k
 			for j := range jobs {
-				scoreBlock(top, q, j.ids, j.vecs, k, minScore)
+				scoreBlock(top, q, j.ids, j.vecs, minScore)
 				select {
 				case free <- j:
 				default:
@@ -507,20 +507,17 @@ func (s *Store) Query(ctx context.Context, vec []float32, k int, minScore float6
 	if bad != nil {
 		return nil, bad
 	}
-	top := &scored{}
+	top := vecmath.TopK{K: k}
 	for _, t := range tops {
-		for _, h := range t {
-			pushTop(top, h, k)
+		for _, h := range t.Kept() {
+			top.Offer(h)
 		}
 	}
-	best := make([]hit, top.Len())
-	for i := len(best) - 1; i >= 0; i-- {
-		best[i] = heap.Pop(top).(hit)
-	}
+	best := top.Best()
 	var out []Chunk
 	for _, h := range best {
-		c := Chunk{Score: h.score}
-		if err := s.db.QueryRowContext(ctx, "SELECT source, start_line, end_line, text FROM chunks WHERE id = ?", h.id).Scan(&c.Path, &c.StartLine, &c.EndLine, &c.Text); err != nil {
+		c := Chunk{Score: h.Score}
+		if err := s.db.QueryRowContext(ctx, "SELECT source, start_line, end_line, text FROM chunks WHERE id = ?", h.ID).Scan(&c.Path, &c.StartLine, &c.EndLine, &c.Text); err != nil {
 			return nil, fmt.Errorf("%s: %v", s.name, err)
 		}
 		out = append(out, c)
@@ -529,40 +526,15 @@ func (s *Store) Query(ctx context.Context, vec []float32, k int, minScore float6
 }
 
 // scoreBlock scores a block's vectors into top.
-func scoreBlock(top *scored, q []float32, ids, vecs []byte, k int, minScore float64) {
+func scoreBlock(top *vecmath.TopK, q []float32, ids, vecs []byte, minScore float64) {
 	for v := range len(ids) / 8 {
 		score := vecmath.Dot(q, vecs[v*len(q):(v+1)*len(q)])
-		if score < minScore || top.Len() == k && score <= (*top)[0].score {
+		if floor, full := top.Floor(); score < minScore || full && score <= floor {
 			continue
 		}
-		pushTop(top, hit{int64(binary.LittleEndian.Uint64(ids[8*v:])), score}, k)
+		top.Offer(vecmath.Scored{ID: int64(binary.LittleEndian.Uint64(ids[8*v:])), Score: score})
 	}
 }
-
-// pushTop keeps h if it is among the best k.
-func pushTop(top *scored, h hit, k int) {
-	switch {
-	case top.Len() < k:
-		heap.Push(top, h)
-	case h.score > (*top)[0].score:
-		(*top)[0] = h
-		heap.Fix(top, 0)
-	}
-}
-
-type hit struct {
-	id    int64
-	score float64
-}
-
-// scored is a min-heap of the best hits so far.
-type scored []hit
-
-func (h scored) Len() int           { return len(h) }
-func (h scored) Less(i, j int) bool { return h[i].score < h[j].score }
-func (h scored) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *scored) Push(x any)        { *h = append(*h, x.(hit)) }
-func (h *scored) Pop() any          { o := *h; x := o[len(o)-1]; *h = o[:len(o)-1]; return x }
 
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")

@@ -3,6 +3,7 @@ package vecmath
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -30,5 +31,32 @@ func TestDotIsCosine(t *testing.T) {
 	}
 	if z := Normalize(make([]float32, 4)); z[0] != 0 || len(Quantize(z)) != 4 {
 		t.Fatal("a zero vector")
+	}
+}
+
+// TopK keeps what sorting every offer and taking the first K keeps.
+func TestTopK(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, k := range []int{0, 1, 5, 64} {
+		for _, n := range []int{0, 3, 100, 1000} {
+			top := TopK{K: k}
+			var all []float64
+			for i := range n {
+				s := float64(rng.IntN(50)) // ties included
+				all = append(all, s)
+				top.Offer(Scored{ID: int64(i), Score: s})
+			}
+			slices.Sort(all)
+			slices.Reverse(all)
+			best := top.Best()
+			if len(best) != min(k, n) {
+				t.Fatalf("k %d n %d: kept %d", k, n, len(best))
+			}
+			for i, b := range best {
+				if b.Score != all[i] {
+					t.Fatalf("k %d n %d: %d-th best %v, want %v", k, n, i, b.Score, all[i])
+				}
+			}
+		}
 	}
 }

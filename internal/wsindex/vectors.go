@@ -2,7 +2,6 @@ package wsindex
 
 import (
 	"cmp"
-	"container/heap"
 	"context"
 	"database/sql"
 	"errors"
@@ -142,7 +141,7 @@ func (ix *Index) VectorQuery(ctx context.Context, model string, vec []float32, k
 	if err != nil {
 		return nil, ix.explain(err)
 	}
-	top := &nearest{}
+	top := vecmath.TopK{K: k}
 	for rows.Next() {
 		var id int64
 		var b sql.RawBytes
@@ -153,46 +152,23 @@ func (ix *Index) VectorQuery(ctx context.Context, model string, vec []float32, k
 		if len(b) != len(q) {
 			continue // another model's length: never compared
 		}
-		s := vecmath.Dot(q, b)
-		switch {
-		case top.Len() < k:
-			heap.Push(top, scoredID{id, s})
-		case s > (*top)[0].score:
-			(*top)[0] = scoredID{id, s}
-			heap.Fix(top, 0)
-		}
+		top.Offer(vecmath.Scored{ID: id, Score: vecmath.Dot(q, b)})
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, ix.explain(err)
 	}
-	best := make([]scoredID, top.Len())
-	for i := len(best) - 1; i >= 0; i-- {
-		best[i] = heap.Pop(top).(scoredID)
-	}
+	best := top.Best()
 	var out []Hit
 	for _, b := range best {
-		h := Hit{Score: b.score}
-		if err := ix.db.QueryRowContext(ctx, "SELECT path, start_line, end_line, body FROM chunks WHERE id = ?", b.id).Scan(&h.Path, &h.StartLine, &h.EndLine, &h.Text); err != nil {
+		h := Hit{Score: b.Score}
+		if err := ix.db.QueryRowContext(ctx, "SELECT path, start_line, end_line, body FROM chunks WHERE id = ?", b.ID).Scan(&h.Path, &h.StartLine, &h.EndLine, &h.Text); err != nil {
 			continue // dropped since
 		}
 		out = append(out, h)
 	}
 	return out, nil
 }
-
-type scoredID struct {
-	id    int64
-	score float64
-}
-
-type nearest []scoredID
-
-func (h nearest) Len() int           { return len(h) }
-func (h nearest) Less(i, j int) bool { return h[i].score < h[j].score }
-func (h nearest) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *nearest) Push(x any)        { *h = append(*h, x.(scoredID)) }
-func (h *nearest) Pop() any          { o := *h; x := o[len(o)-1]; *h = o[:len(o)-1]; return x }
 
 // rrfK is reciprocal rank fusion's constant (Cormack et al.: 60).
 const rrfK = 60
