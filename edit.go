@@ -180,7 +180,7 @@ func applyEdit(content, oldText, newText string, replaceAll bool) (*editResult, 
 	if spans := lenientFind(e.norm, e.oldN); len(spans) > 0 {
 		return e.lenient(spans, replaceAll)
 	}
-	if r, done, err := applyMeant(content, oldText, newText, replaceAll); done {
+	if r, done, err := applyMeant(e, oldText, newText, replaceAll); done {
 		return r, err
 	}
 	// The hint shows a window of the file: found in the redacted file

@@ -43,17 +43,18 @@ const (
 
 // applyMeant tries the last resorts in turn; done says an answer (a result
 // or a refusal that says what to send) was reached.
-func applyMeant(content, oldText, newText string, replaceAll bool) (*editResult, bool, error) {
+func applyMeant(e *normalEdit, oldText, newText string, replaceAll bool) (*editResult, bool, error) {
+	content := e.content
 	if r, done, err := applyElided(content, oldText, newText, replaceAll); done {
 		return r, true, err
 	}
 	if o, n, ok := unescapeQuotes(oldText, newText); ok {
 		if r, err := applyEdit(content, o, n, replaceAll); err == nil {
-			r.Note = cmpJoin(r.Note, `old_text's \" and \' were read as quotes (as in new_text)`)
+			r.Note = strings.TrimPrefix(r.Note+"; "+`old_text's \" and \' were read as quotes (as in new_text)`, "; ")
 			return r, true, nil
 		}
 	}
-	if r, done, err := applyAnchored(content, oldText, newText, replaceAll); done {
+	if r, done, err := applyAnchored(e, replaceAll); done {
 		return r, true, err
 	}
 	return nil, false, nil
@@ -121,8 +122,7 @@ func unescapeQuotes(oldText, newText string) (string, string, bool) {
 // as many of them the same as different. The block must be the only one
 // so; it is replaced whole, and the result says which lines differed (the
 // diff shows them).
-func applyAnchored(content, oldText, newText string, replaceAll bool) (*editResult, bool, error) {
-	e := newNormalEdit(content, oldText, newText)
+func applyAnchored(e *normalEdit, replaceAll bool) (*editResult, bool, error) {
 	n := len(e.snip)
 	if n < 5 || replaceAll || n > len(e.lines) {
 		return nil, false, nil
@@ -191,11 +191,4 @@ func lineNumbers(ls []int) string {
 		parts[i] = fmt.Sprint(l)
 	}
 	return strings.Join(parts, ", ")
-}
-
-func cmpJoin(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "; " + b
 }

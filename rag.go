@@ -232,32 +232,39 @@ func (a *Agent) retrievedContext(ctx context.Context, prompt string) string {
 
 // retrieve embeds q and renders the chunks of the store that qualify.
 func retrieve(ctx context.Context, entry RagStoreEntry, emb Embedder, q string) (string, error) {
-	s, err := ragstore.Open(ragPath(entry.DBPath), "RAG store "+entry.Name, emb.Name())
-	if err != nil {
-		return "", err
-	}
-	defer s.Close()
-	v, err := emb.Embed(ctx, []string{q})
-	if err != nil {
-		return "", err
-	}
-	if len(v) != 1 {
-		return "", errors.New("the embedding model gave no vector for the prompt")
-	}
-	hits, err := s.Query(ctx, v[0], ragTopK, ragMinScore)
+	hits, err := queryStore(ctx, entry, emb, q, ragTopK, ragMinScore)
 	if err != nil || len(hits) == 0 {
 		return "", err
 	}
 	var b strings.Builder
 	b.WriteString("### Context (from knowledge base)\n")
 	for _, h := range hits {
-		piece := fmt.Sprintf("\n[%s:%d-%d]\n%s\n", h.Path, h.StartLine, h.EndLine, strings.TrimRight(redactSecrets(h.Text), "\n"))
+		piece := fmt.Sprintf("\n[%s:%d-%d]\n%s\n", h.Path, h.StartLine, h.EndLine, strings.TrimRight(h.Text, "\n"))
 		if b.Len()+len(piece) > ragContextBudget {
 			break
 		}
 		b.WriteString(piece)
 	}
 	return b.String(), nil
+}
+
+// queryStore embeds q and returns the k chunks of the store nearest it
+// above minScore, their text redacted (as every text the model or you see).
+func queryStore(ctx context.Context, entry RagStoreEntry, emb Embedder, q string, k int, minScore float64) ([]wsindex.Hit, error) {
+	s, err := ragstore.Open(ragPath(entry.DBPath), "RAG store "+entry.Name, emb.Name())
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	v, err := embedOne(ctx, emb, q)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := s.Query(ctx, v, k, minScore)
+	for i := range hits {
+		hits[i].Text = redactSecrets(hits[i].Text)
+	}
+	return hits, err
 }
 
 // ragIngest ingests workspace files, directories and globs into a store,
@@ -526,25 +533,8 @@ func ragQuery(ctx context.Context, env ragEnv, rc RagConfig, opts map[string]str
 		if err != nil {
 			return err
 		}
-		s, err := ragstore.Open(ragPath(e.DBPath), "RAG store "+e.Name, emb.Name())
-		if err != nil {
+		if hits, err = queryStore(ctx, e, emb, q, k, 0); err != nil {
 			return err
-		}
-		defer s.Close()
-		v, err := emb.Embed(ctx, []string{q})
-		if err != nil {
-			return err
-		}
-		if len(v) != 1 {
-			return errors.New("the embedding model gave no vector")
-		}
-		cs, err := s.Query(ctx, v[0], k, 0)
-		if err != nil {
-			return err
-		}
-		for _, c := range cs {
-			c.Text = redactSecrets(c.Text)
-			hits = append(hits, c)
 		}
 	}
 	if opts["json"] != "" {
@@ -640,7 +630,7 @@ func ingestWorkspace(ctx context.Context, env ragEnv, rc *RagConfig, opts map[st
 	if _, err := ix.Sync(ctx, indexableDocs(env.ws)); err != nil {
 		return err
 	}
-	if _, err := ix.Pending(ctx, model, 0); err != nil { // binds the index to model
+	if err := ix.Bind(ctx, model); err != nil {
 		return err
 	}
 	_, have, total, err := ix.Embedded(ctx)

@@ -169,14 +169,23 @@ func nearestChunks(ctx context.Context, ix *wsindex.Index, emb Embedder, q strin
 	if _, err := embedPending(ctx, ix, emb, queryEmbedBudget, nil); err != nil {
 		return nil, err
 	}
-	v, err := emb.Embed(ctx, []string{q})
+	v, err := embedOne(ctx, emb, q)
+	if err != nil {
+		return nil, err
+	}
+	return ix.VectorQuery(ctx, emb.Name(), v, k)
+}
+
+// embedOne is text's vector.
+func embedOne(ctx context.Context, emb Embedder, text string) ([]float32, error) {
+	v, err := emb.Embed(ctx, []string{text})
 	if err != nil {
 		return nil, err
 	}
 	if len(v) != 1 {
-		return nil, errors.New("the embedding model gave no vector for the question")
+		return nil, fmt.Errorf("the embedding model %s gave %d vectors for one text", emb.Name(), len(v))
 	}
-	return ix.VectorQuery(ctx, emb.Name(), v[0], k)
+	return v[0], nil
 }
 
 // embedPending embeds up to limit chunks that have no vector yet (all of

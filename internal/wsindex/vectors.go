@@ -29,9 +29,9 @@ func (ix *Index) model(ctx context.Context) string {
 	return m
 }
 
-// bindModel makes model the one the vectors are from: vectors of another
+// Bind makes model the one the vectors are from: vectors of another
 // model are dropped (they do not compare) and every chunk waits for one.
-func (ix *Index) bindModel(ctx context.Context, model string) error {
+func (ix *Index) Bind(ctx context.Context, model string) error {
 	var cur string
 	err := ix.db.QueryRowContext(ctx, "SELECT value FROM meta WHERE key = 'embedding_model'").Scan(&cur)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -67,7 +67,7 @@ func (ix *Index) explain0(err error) error {
 // index to model first). The chunks waiting are kept in a table of their
 // own, so asking costs what waits, not the index's size.
 func (ix *Index) Pending(ctx context.Context, model string, n int) ([]Pending, error) {
-	if err := ix.bindModel(ctx, model); err != nil {
+	if err := ix.Bind(ctx, model); err != nil {
 		return nil, err
 	}
 	rows, err := ix.db.QueryContext(ctx, "SELECT c.id, c.body FROM todo t JOIN chunks c ON c.id = t.chunk ORDER BY t.chunk LIMIT ?", n)
