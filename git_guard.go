@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // The check after every command: what the user's next git runs outside the
@@ -42,6 +44,7 @@ type gitGuard struct {
 	locks   []string // *.lock files already there
 	index   []byte   // the index as it was (nil: none, or too large to keep)
 	links   []string // the index's gitlinks (mode 160000)
+	indexAt fileKey  // the index's stamp when read: unchanged after the command, it is not read again
 }
 
 type fileIdent struct{ dev, ino uint64 }
@@ -70,6 +73,15 @@ func identOf(p string) (fileIdent, bool) {
 	return fileIdent{uint64(st.Dev), uint64(st.Ino)}, true
 }
 
+// indexKey is the stamp of .git/index (keyOf; ok false when it has none).
+func (g *gitGuard) indexKey() (fileKey, bool) {
+	var st unix.Stat_t
+	if unix.Lstat(filepath.Join(g.root, ".git", "index"), &st) != nil {
+		return fileKey{}, false
+	}
+	return keyOf(&st), true
+}
+
 // guardGit records the workspace's .git (nil when there is no .git
 // directory: a worktree's .git file is a read-only mount in the sandbox).
 func guardGit(root string) *gitGuard {
@@ -95,9 +107,11 @@ func guardGit(root string) *gitGuard {
 	}
 	g.locks = lockFiles(r, g.modules)
 	if fi, err := r.Lstat("index"); err == nil && fi.Mode().IsRegular() && fi.Size() <= gitGuardMaxIndex {
+		key, _ := g.indexKey() // before the read: a write meanwhile makes it differ after the command
 		if b, err := r.ReadFile("index"); err == nil {
 			g.index = b
 			g.links = gitlinks(b, g.hashLen())
+			g.indexAt = key
 		}
 	}
 	return g
@@ -394,6 +408,9 @@ func (g *gitGuard) removeNewLocks(r *os.Root, say func(string, ...any)) {
 // restoreIndex puts the index back when the command added a gitlink: git
 // status enters a gitlink's repository and runs what its config names.
 func (g *gitGuard) restoreIndex(r *os.Root, say func(string, ...any)) {
+	if key, ok := g.indexKey(); ok && g.index != nil && key == g.indexAt {
+		return // not written since (its change time cannot be set back): the gitlinks are the ones it had
+	}
 	b, err := r.ReadFile("index")
 	if err != nil {
 		return

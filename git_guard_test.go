@@ -94,6 +94,43 @@ func TestGitGuardUndoes(t *testing.T) {
 	}
 }
 
+// The check after a command reads the index again only when its stamp
+// changed; a command that writes a gitlink into the index in place, at the
+// same size, and sets its modification time back is still caught (the
+// change time cannot be set back).
+func TestGitGuardIndexWrittenInPlace(t *testing.T) {
+	root, env := gitFixture(t)
+	idx := filepath.Join(root, ".git", "index")
+	orig, _ := os.ReadFile(idx)
+	forged := filepath.Join(t.TempDir(), "index")
+	gitSh(t, root, append(env, "GIT_INDEX_FILE="+forged), "cp .git/index \"$GIT_INDEX_FILE\" && git update-index --cacheinfo 160000,$(git rev-parse HEAD),a.txt")
+	b, _ := os.ReadFile(forged)
+	if len(b) > len(orig) {
+		t.Skipf("the forged index (%d bytes) is larger than the original (%d)", len(b), len(orig))
+	}
+	b = append(b, make([]byte, len(orig)-len(b))...) // the same size
+	os.WriteFile(forged, b, 0o644)
+	g := guardGit(root)
+	if g.index == nil {
+		t.Fatal("the index was not kept")
+	}
+	gitSh(t, root, env, "touch -r .git/index "+forged+".ref && cat "+forged+" > .git/index && touch -r "+forged+".ref .git/index")
+	if fi, _ := os.Stat(idx); fi.Size() != int64(len(orig)) {
+		t.Fatalf("the forged index is %d bytes", fi.Size())
+	}
+	if said := strings.Join(g.check(), "\n"); !strings.Contains(said, "gitlink (a.txt)") {
+		t.Fatalf("a gitlink written in place with its time set back: %q", said)
+	}
+	if now, _ := os.ReadFile(idx); string(now) != string(orig) {
+		t.Fatal("the index is not as it was")
+	}
+	// Untouched, it is not read again (and nothing is said).
+	g = guardGit(root)
+	if said := g.check(); len(said) != 0 {
+		t.Fatalf("an untouched index: %q", said)
+	}
+}
+
 // A planted config reached through a link inside .git (modules/x a link
 // out of the workspace) is restored without writing through the link.
 func TestGitGuardWritesNothingThroughLinks(t *testing.T) {

@@ -366,6 +366,13 @@ type fileKey struct {
 	size, mtimeNs, ctimeNs int64
 }
 
+// keyOf is what changes when a file is written: its device and inode,
+// size, and modification and change times (a change time cannot be set
+// back by the file's owner).
+func keyOf(st *unix.Stat_t) fileKey {
+	return fileKey{uint64(st.Dev), uint64(st.Ino), st.Size, st.Mtim.Nano(), st.Ctim.Nano()}
+}
+
 // readRegularKey is readRegular that also returns the file's key.
 func readRegularKey(dirfd int, name string, self bool, limit int, buf []byte) ([]byte, fileKey, bool) {
 	fd := dirfd
@@ -381,7 +388,7 @@ func readRegularKey(dirfd int, name string, self bool, limit int, buf []byte) ([
 	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink > 1 || st.Size > int64(limit) {
 		return nil, fileKey{}, false
 	}
-	key := fileKey{uint64(st.Dev), uint64(st.Ino), st.Size, st.Mtim.Nano(), st.Ctim.Nano()}
+	key := keyOf(&st)
 	// Read the size that was checked (a file growing meanwhile is read to
 	// that size), without a final empty read.
 	size := int(st.Size)

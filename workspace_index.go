@@ -104,7 +104,7 @@ func fileStamp(f searchFile) string {
 	if err != nil {
 		return ""
 	}
-	return fmt.Sprint(st.Dev, st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano())
+	return fmt.Sprint(keyOf(&st))
 }
 
 // Embedder turns texts into vectors with one model (Ollama's batch
