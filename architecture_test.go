@@ -29,7 +29,7 @@ var fileLayers = [][]string{
 		"config.go", "config_merge.go", "config_trust.go", "mcp_config.go", "mcp_cli.go",
 		"workspace.go", "paths.go", "fileread.go", "fileops.go", "search.go", "edit.go", "edit_match.go", "edit_meant.go",
 		"git.go", "git_filter.go", "git_grep.go",
-		"runner.go", "sandbox.go", "sandbox_view.go", "registry_proxy.go", "git_guard.go", "workspace_index.go"},
+		"runner.go", "sandbox.go", "sandbox_view.go", "registry_proxy.go", "git_guard.go", "agents_guard.go", "workspace_index.go"},
 	// 1: the one gate, approvals and the tools built on them.
 	{"console.go", "output.go", "approval.go", "gate.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "mcp.go"},
 	// 2: the model side: clients, layouts, the tool loop.
@@ -39,7 +39,7 @@ var fileLayers = [][]string{
 	{"harvey.go", "context.go", "turn.go", "exec_host.go", "resume.go", "commands.go", "kb_commands.go",
 		"security_commands.go", "undo_commands.go", "mcp_commands.go", "models.go", "modelcheck_tasks.go", "modelcheck_report.go", "rag.go"},
 	// 4: the entry points: the REPL and the terminal, start-up, the command line.
-	{"terminal.go", "lineeditor.go", "startup.go", "modelcheck.go", "cli.go", "completion.go", "rag_cli.go"},
+	{"terminal.go", "lineeditor.go", "startup.go", "modelcheck.go", "cli.go", "completion.go", "rag_cli.go", "sandbox_cli.go"},
 }
 
 // maxArrowsUp is the most arrows that may run back up (issue 28 asked for

@@ -36,6 +36,9 @@ Usage:
                                search the workspace in plain words (an index that needs no setup), or a RAG store
   harvey rag create|ingest|list|use|on|off|status|remove ...
                                RAG stores of embedded chunks (README: Retrieval)
+  harvey sandbox [status|apparmor]
+                               which sandbox mode commands get here and what holds in it;
+                               apparmor: the profile that lets Ubuntu 23.10+ give Harvey its namespaces
   harvey completion bash|zsh|fish
                                shell completion: source <(harvey completion bash)
 
@@ -55,26 +58,37 @@ Exit status: 0 success, 1 failure, 2 bad usage, 3 an action was not
 approved (headless without --yes).
 `
 
+// subcommand runs harvey mcp, model, tools, rag, completion or sandbox
+// (ok false: args name none of them).
+func subcommand(ctx context.Context, args []string, stdout, stderr io.Writer) (int, bool) {
+	if len(args) == 0 {
+		return 0, false
+	}
+	switch args[0] {
+	case "mcp":
+		return mcpCommand(ctx, args[1:], stdout, stderr), true
+	case "model":
+		return modelCommand(ctx, args[1:], stdout, stderr), true
+	case "tools":
+		return toolsCommand(args[1:], stdout, stderr), true
+	case "rag":
+		return ragCommand(ctx, args[1:], stdout, stderr), true
+	case "completion":
+		return completionCommand(args[1:], stdout, stderr), true
+	case "sandbox":
+		return sandboxCommand(args[1:], stdout, stderr), true
+	}
+	return 0, false
+}
+
 // Main is the harvey command. It returns the exit status.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == sandbox.Arg {
 		return sandbox.RunLauncher(args[1:])
 	}
 	hardenProcess()
-	if len(args) > 0 && args[0] == "mcp" {
-		return mcpCommand(ctx, args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "model" {
-		return modelCommand(ctx, args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "tools" {
-		return toolsCommand(args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "rag" {
-		return ragCommand(ctx, args[1:], stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "completion" {
-		return completionCommand(args[1:], stdout, stderr)
+	if code, ok := subcommand(ctx, args, stdout, stderr); ok {
+		return code
 	}
 	f, code := parseFlags(args, stdout, stderr)
 	if f == nil {
@@ -101,6 +115,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return 1
 	}
 	if sink != nil {
+		sink.sandbox = sandboxMode(a.Config.Sandbox)
 		a.events = sink
 		a.approvals.observe = func(r approvalRequest, approved bool, by string) { sink.approval(r.tool, r.action, approved, by) }
 	}

@@ -253,6 +253,7 @@ func cmdStatus(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "recording:   %s\n", rec)
 	fmt.Fprintf(out, "safe mode:   %v\n", a.Config.SafeMode)
+	fmt.Fprintf(out, "sandbox:     %s\n", sandboxMode(a.Config.Sandbox))
 	fmt.Fprintf(out, "retries:     %s\n", a.Config.Retry.policy().describe())
 	return nil
 }

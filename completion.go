@@ -34,6 +34,7 @@ var completionSubcommands = map[string][]string{
 	"tools":      {"validate"},
 	"mcp":        {"list", "add", "remove", "import"},
 	"completion": {"bash", "zsh", "fish"},
+	"sandbox":    {"status", "apparmor"},
 	"rag":        {"query", "create", "ingest", "list", "use", "on", "off", "status", "remove"},
 }
 

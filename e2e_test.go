@@ -105,13 +105,20 @@ func runHarvey(t *testing.T, bin, dir, stdin string, args ...string) (string, st
 // (later ones win).
 func runHarveyEnv(t *testing.T, bin, dir, stdin string, env []string, args ...string) (string, string, int) {
 	t.Helper()
+	return runHarveyKernel(t, "", bin, dir, stdin, env, args...)
+}
+
+// runHarveyKernel is runHarveyEnv on a simulated kernel (kernelsim; "" is
+// this machine's own).
+func runHarveyKernel(t *testing.T, kernel, bin, dir, stdin string, env []string, args ...string) (string, string, int) {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	err := underKernel(kernel, cmd).Run()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()

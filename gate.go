@@ -261,6 +261,9 @@ func (g *Gate) runGated(ctx context.Context, r runRequest) (RunResult, error) {
 	if err == nil {
 		err = g.commandPolicy().allows(r.argv)
 	}
+	if err == nil {
+		err = noSandboxRefusal(g.cfg.Sandbox)
+	}
 	if err == nil && r.tool != "" {
 		err = g.confirm(ctx, r.tool, r.action)
 	}
@@ -292,9 +295,9 @@ func (g *Gate) runGated(ctx context.Context, r runRequest) (RunResult, error) {
 // command (git_guard.go): what it changed in .git that the user's next git
 // would run is undone, said in the result and in the audit log.
 func (g *Gate) runGuarded(ctx context.Context, r runRequest, spec procSpec) RunResult {
-	guard := guardGit(g.ws.Root)
+	guard, agents := guardGit(g.ws.Root), guardAgents(g.ws.Root)
 	res := runProcess(ctx, spec)
-	res.Undone = guard.check()
+	res.Undone = append(guard.check(), agents.check()...)
 	g.log.Record(r.audit, r.shown, runOutcome(res), res.Duration)
 	for _, u := range res.Undone {
 		g.log.Record("undone", r.shown+": "+u, AuditDenied, 0)

@@ -6,6 +6,12 @@
 #   sh install.sh --from ~/Downloads        # offline: the archive and SHA256SUMS already there
 #   sh install.sh --dir /opt/bin            # somewhere other than ~/.local/bin
 #
+# Where Ubuntu (23.10 and later) refuses user namespaces to programs
+# without an AppArmor profile, Harvey's sandbox would run without them;
+# the installer then offers to install the profile `harvey sandbox
+# apparmor` prints (it asks, and needs sudo; HARVEY_APPARMOR=yes or no
+# answers for it).
+#
 # It picks the archive for this machine — on a Raspberry Pi with a 64-bit
 # kernel and a 32-bit userland (uname -m says aarch64, the programs are
 # armhf) the 32-bit ARM one —, needs no sudo, and leaves nothing behind when
@@ -23,7 +29,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --from) [ $# -ge 2 ] || fail "--from needs a directory (or an archive) already downloaded"; from=$2; shift 2 ;;
     --dir) [ $# -ge 2 ] || fail "--dir needs a directory"; dir=$2; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0" 2>/dev/null | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" 2>/dev/null | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) fail "unknown option $1 (use --from DIR, --dir DIR)" ;;
   esac
 done
@@ -105,3 +111,24 @@ case ":${PATH:-}:" in
   *":$dir:"*) ;;
   *) echo "add it to your PATH: echo 'export PATH=\"$dir:\$PATH\"' >> ~/.profile (then open a new shell)" ;;
 esac
+
+# The AppArmor profile, where Ubuntu's restriction would leave the sandbox
+# without namespaces (HARVEY_PROC_SYS: tests point it at a fixture).
+sysdir=${HARVEY_PROC_SYS:-/proc/sys}
+if [ "$(cat "$sysdir/kernel/apparmor_restrict_unprivileged_userns" 2>/dev/null)" = 1 ]; then
+  echo "This system refuses user namespaces to programs without an AppArmor profile: Harvey's sandbox"
+  echo "would run in its Landlock-only mode (no registry proxy, caches read-only, your unix sockets reachable)."
+  answer=${HARVEY_APPARMOR:-}
+  if [ -z "$answer" ] && [ -r /dev/tty ] && { : </dev/tty; } 2>/dev/null; then
+    printf "Install a profile that allows them for %s alone (sudo)? [y/N] " "$dir/harvey" >/dev/tty
+    read -r answer </dev/tty || answer=no
+  fi
+  case $answer in
+    y|Y|yes|YES)
+      "$dir/harvey" sandbox apparmor 2>/dev/null | sudo tee /etc/apparmor.d/harvey >/dev/null &&
+        sudo apparmor_parser -r /etc/apparmor.d/harvey &&
+        echo "installed /etc/apparmor.d/harvey: harvey sandbox says which mode you have" ||
+        echo "the profile was not installed; harvey sandbox apparmor prints it and how to install it" ;;
+    *) echo "not installed; to do it later: harvey sandbox apparmor (it prints the profile and the two commands)" ;;
+  esac
+fi

@@ -247,6 +247,9 @@ func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, *sandbox.Spec, err
 	if _, err := lookPath(argv[0]); err != nil {
 		return nil, nil, err
 	}
+	if err := noSandboxRefusal(m.gate.cfg.Sandbox); err != nil {
+		return nil, nil, err
+	}
 	var cmd *exec.Cmd
 	var used *sandbox.Spec
 	if sb := sandbox.Available(); sb.Enforced() {
@@ -254,8 +257,7 @@ func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, *sandbox.Spec, err
 		spec.Network = spec.Network || cfg.Network
 		spec.RO = append(spec.RO, installTree(argv[0])...) // a server installed in a node_modules or a bin of its own
 		spec.Argv, spec.Dir, spec.Env = argv, m.ws.Root, sandboxEnv(env)
-		spec.NoNS = spec.NoNS || !sb.NS
-		w := sb.Wrap(spec)
+		w := sb.Wrap(&spec)
 		cmd = exec.Command(w[0], w[1:]...)
 		cmd.SysProcAttr = sandbox.ProcAttr(spec)
 		used = &spec
@@ -362,11 +364,13 @@ func (m *mcpManager) call(s *mcpServer, tool, name string, schema map[string]any
 			}
 		}
 		var guard *gitGuard
+		var agents *agentsGuard
 		if s.cfg.URL == "" {
-			guard = guardGit(m.ws.Root) // a stdio server acts in the workspace: the check after each command
+			// a stdio server acts in the workspace: the check after each command
+			guard, agents = guardGit(m.ws.Root), guardAgents(m.ws.Root)
 		}
 		res, err := m.invoke(ctx, s, tool, args)
-		if undone := guard.check(); len(undone) > 0 {
+		if undone := append(guard.check(), agents.check()...); len(undone) > 0 {
 			m.gate.log.Record("undone", "MCP tool "+name+": "+strings.Join(undone, " "), AuditDenied, 0)
 			if err == nil && res != nil && !res.IsError {
 				return toolResult{Text: redactSecrets(mcpText(res)) + "\n" + strings.Join(undone, "\n")}, nil

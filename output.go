@@ -39,6 +39,7 @@ type eventSink struct {
 	usage   usageTotals
 	errs    []string
 	started time.Time
+	sandbox string // the sandbox mode, in each turn_start
 }
 
 // callRecord is one tool call as the json object reports it.
@@ -114,7 +115,7 @@ func (s *eventSink) turnStart(line string) {
 		return
 	}
 	s.answer.Reset()
-	s.emit("turn_start", map[string]any{"prompt": redactSecrets(line)})
+	s.emit("turn_start", map[string]any{"prompt": redactSecrets(line), "sandbox": s.sandbox})
 }
 
 // toolCall is a call the model asked for.

@@ -2,7 +2,7 @@ package harvey
 
 import (
 	"context"
-	"net"
+	"fmt"
 	"net/netip"
 	"strings"
 	"testing"
@@ -39,21 +39,8 @@ func TestRegistryProxyAllows(t *testing.T) {
 // this machine or a private network is refused, a host named exactly is
 // not.
 func TestRegistryProxyWildcardAddress(t *testing.T) {
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	addr := ln.Addr().String()
+	port, _ := countingListener(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	if c, err := dialAllowed(context.Background(), addr, true); err == nil || !strings.Contains(err.Error(), "local or private") {
 		if c != nil {
 			c.Close()

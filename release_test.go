@@ -157,6 +157,36 @@ func TestInstallScript(t *testing.T) {
 	if left, _ := os.ReadDir(tmp); len(left) > 0 {
 		t.Errorf("a tampered archive left %v in TMPDIR", left)
 	}
+	installAppArmorOffer(t, sh, script, dist, stubs)
+}
+
+// Where Ubuntu restricts user namespaces (a fixture /proc/sys says so),
+// install.sh offers the AppArmor profile: yes installs what harvey
+// sandbox apparmor prints through sudo (a stub that records), no says how
+// to do it later; elsewhere it says nothing about it.
+func installAppArmorOffer(t *testing.T, sh, script, dist, stubs string) {
+	proc := t.TempDir()
+	os.MkdirAll(filepath.Join(proc, "kernel"), 0o755)
+	os.WriteFile(filepath.Join(proc, "kernel", "apparmor_restrict_unprivileged_userns"), []byte("1\n"), 0o644)
+	log := filepath.Join(t.TempDir(), "sudo.log")
+	osWriteExec(filepath.Join(stubs, "sudo"), "#!/bin/sh\necho \"$*\" >> "+log+"\ncase $1 in tee) cat >> "+log+" ;; esac\n")
+	for _, c := range []struct{ sys, answer, want, not string }{
+		{proc, "yes", "installed /etc/apparmor.d/harvey", ""},
+		{proc, "no", "to do it later: harvey sandbox apparmor", ""},
+		{t.TempDir(), "yes", "", "AppArmor"},
+	} {
+		os.Remove(log)
+		cmd := exec.Command(sh, script, "--from", dist)
+		cmd.Env = []string{"PATH=" + stubs + ":/usr/bin:/bin", "HOME=" + t.TempDir(), "TMPDIR=" + t.TempDir(), "HARVEY_PROC_SYS=" + c.sys, "HARVEY_APPARMOR=" + c.answer}
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), c.want) || (c.not != "" && strings.Contains(string(out), c.not)) {
+			t.Errorf("AppArmor offer (%s): %v\n%s", c.answer, err, out)
+		}
+		b, _ := os.ReadFile(log)
+		if installed := strings.Contains(string(b), "apparmor_parser -r /etc/apparmor.d/harvey"); installed != (c.want == "installed /etc/apparmor.d/harvey") || installed && !strings.Contains(string(b), "tee /etc/apparmor.d/harvey") {
+			t.Errorf("AppArmor offer (%s): sudo was asked:\n%s", c.answer, b)
+		}
+	}
 }
 
 // sameAsArchiveBinary reports whether bin is the harvey in target's archive.

@@ -365,8 +365,7 @@ func sandboxed(s procSpec) (argv, env []string, sp *sandbox.Spec, err error) {
 	}
 	spec := *s.Sandbox
 	spec.Argv, spec.Dir, spec.Env = argv, s.Dir, sandboxEnv(env)
-	spec.NoNS = spec.NoNS || !sb.NS
-	return sb.Wrap(spec), nil, &spec, nil
+	return sb.Wrap(&spec), nil, &spec, nil
 }
 
 // outputWriter keeps a child's output within s's cap (flood is called

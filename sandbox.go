@@ -23,6 +23,9 @@ type SandboxPolicy struct {
 	Readable []string `yaml:"readable,omitempty"` // extra readable paths
 	Network  bool     `yaml:"network,omitempty"`  // allow TCP for every command
 	Hosts    []string `yaml:"hosts,omitempty"`    // hosts (or host:port, *.domain) the registry proxy lets commands reach, besides the public registries
+	// Unsandboxed lets commands run where there is no sandbox at all
+	// (mode none), on purpose; without it they refuse there.
+	Unsandboxed bool `yaml:"unsandboxed,omitempty"`
 }
 
 // removeSandboxTmp removes the session's private TMPDIR and the proxy's
@@ -32,27 +35,58 @@ func removeSandboxTmp() {
 	removeProxyDir()
 }
 
-// sandboxStatus says in one line what holds on this machine.
-func sandboxStatus() string {
+// sandboxStatus says what holds on this machine: the mode's line, then
+// each promise of the table (internal/sandbox/modes.go) as this mode
+// keeps it.
+func sandboxStatus(policy SandboxPolicy) string {
 	s := sandbox.Available()
-	if !s.Enforced() {
-		return s.Why
+	lines := []string{sandboxLine(policy)}
+	m := s.Mode()
+	for _, p := range sandbox.Promises {
+		lines = append(lines, "  "+strings.ReplaceAll(p.What, "`", "")+": "+p.How[m])
 	}
-	if s.Seatbelt {
-		return "commands are sandboxed (macOS sandbox-exec): writes only in the workspace, TMPDIR and toolchain caches; agents/ and .git/ read-only; no reads of your home; no network unless allowed; a process that leaves its process group (setsid) is NOT contained"
+	if m == sandbox.ModeFull && s.Landlock < 4 {
+		lines = append(lines, fmt.Sprintf("  (Landlock ABI %d: TCP is kept out by the network namespace alone)", s.Landlock))
 	}
-	parts := []string{fmt.Sprintf("Landlock ABI %d: writes only in the workspace, TMPDIR and toolchain caches; no reads of your home", s.Landlock)}
-	if s.Landlock >= 4 {
-		parts = append(parts, "no TCP unless allowed")
-	} else {
-		parts = append(parts, "network NOT restricted (Landlock ABI < 4)")
+	if m == sandbox.ModeLandlock && s.Landlock < 4 {
+		lines = append(lines, fmt.Sprintf("  NOTE: Landlock ABI %d cannot restrict TCP: the network is NOT restricted", s.Landlock))
 	}
-	if s.NS {
-		parts = append(parts, "a root of their own (the system, the workspace, TMPDIR, toolchains and caches; no other file, so no socket of yours), agents/ empty, .git/'s config and hooks read-only, caches through a private layer, a network of their own (loopback, and package registries through Harvey's proxy), every process killed with its command (user, mount, PID and network namespaces)")
-	} else {
-		parts = append(parts, "FALLBACK without unprivileged user namespaces: agents/ and .git/ writable by commands, caches writable directly, unix sockets outside reachable, no registry proxy (no TCP at all), background processes not contained")
+	return strings.Join(lines, "\n")
+}
+
+// sandboxLine is the one line that names the sandbox mode (the start line
+// where it is less than full, /status, /security, --output's turn_start).
+func sandboxLine(policy SandboxPolicy) string {
+	s := sandbox.Available()
+	if s.Mode() != sandbox.ModeNone {
+		return s.Summary()
 	}
-	return "commands are sandboxed: " + strings.Join(parts, "; ")
+	if policy.Unsandboxed {
+		return "sandbox: none (" + s.Why + "): commands run UNSANDBOXED, as your config allows (sandbox: {unsandboxed: true})"
+	}
+	return "sandbox: none (" + s.Why + "): commands, user tools and stdio MCP servers refuse; sandbox: {unsandboxed: true} in your own config runs them unsandboxed"
+}
+
+// sandboxMode is the mode's name, and "none, unsandboxed" where the user
+// runs commands with no sandbox on purpose.
+func sandboxMode(policy SandboxPolicy) string {
+	m := string(sandbox.Available().Mode())
+	if m == string(sandbox.ModeNone) && policy.Unsandboxed {
+		m += ", unsandboxed"
+	}
+	return m
+}
+
+// noSandboxRefusal refuses to start a program where there is no sandbox
+// and the user's own config does not allow it unsandboxed (nil
+// otherwise). Every program Harvey starts for the user or the model —
+// run_command, ! and /run, user tools, stdio MCP servers — passes it.
+func noSandboxRefusal(policy SandboxPolicy) error {
+	s := sandbox.Available()
+	if s.Enforced() || policy.Unsandboxed {
+		return nil
+	}
+	return refusedf("refused: no sandbox on this system (%s); commands run only sandboxed unless your own config sets sandbox: {unsandboxed: true}", s.Why)
 }
 
 // gitSandbox is the sandbox for git: it reads the workspace and the private
@@ -242,7 +276,7 @@ func sandboxBlocked(out string, exit int, spec *sandbox.Spec) (sandboxRule, stri
 	}
 	for _, line := range strings.Split(out, "\n") {
 		low := strings.ToLower(line)
-		for _, rule := range []func(line, low string, spec *sandbox.Spec) (sandboxRule, string){blockedLaunch, blockedMissing, blockedOffline, blockedDenied} {
+		for _, rule := range []func(line, low string, spec *sandbox.Spec) (sandboxRule, string){blockedLaunch, blockedMissing, blockedOffline, blockedNoProxy, blockedDenied} {
 			if r, why := rule(line, low, spec); r != ruleNone {
 				return r, why
 			}
@@ -298,6 +332,19 @@ func blockedOffline(_, low string, spec *sandbox.Spec) (sandboxRule, string) {
 	}
 	if strings.Contains(low, "connection refused") {
 		return ruleNetwork, "[sandbox: network: a command's 127.0.0.1 is its own (servers it starts are reachable, yours are not); sandbox.network: true in your config shares your machine's network]"
+	}
+	return ruleNone, ""
+}
+
+// blockedNoProxy: without namespaces (Landlock only) there is no registry
+// proxy and Landlock refuses TCP, which tools word as EACCES: say so, and
+// what gives the whole sandbox back.
+func blockedNoProxy(_, low string, spec *sandbox.Spec) (sandboxRule, string) {
+	if !spec.NoNS || spec.Network {
+		return ruleNone, ""
+	}
+	if containsAny(low, "connect", "connection") && containsAny(low, "permission denied", "eacces", "os error 13", "errno 13") {
+		return ruleNetwork, "[sandbox: network: Landlock only here (no user namespaces), so commands get no registry proxy and no TCP; `harvey sandbox` says why and how to get the whole sandbox; sandbox.network: true in your config allows every connection]"
 	}
 	return ruleNone, ""
 }

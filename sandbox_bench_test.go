@@ -16,7 +16,8 @@ import (
 )
 
 // BenchmarkRunTrue measures what the launcher adds to run_command true
-// (BENCHMARKS.md): sandboxed against unconfined in the same run.
+// (BENCHMARKS.md): in each kernel mode this machine can give (full,
+// namespaces only, Landlock only) against unconfined in the same run.
 func BenchmarkRunTrue(b *testing.B) {
 	ws, err := openWorkspace(b.TempDir())
 	if err != nil {
@@ -24,14 +25,15 @@ func BenchmarkRunTrue(b *testing.B) {
 	}
 	defer ws.Close()
 	a := newAgent(ws, &ConfigFile{Config: defaultConfig()}, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
-	for _, mode := range []string{"unconfined", "sandboxed"} {
+	for _, mode := range []string{"unconfined", "sandboxed", "namespaces-only", "landlock-only"} {
 		b.Run(mode, func(b *testing.B) {
 			var sb *sandbox.Spec
-			if mode == "sandboxed" {
-				if !sandbox.Available().Enforced() {
-					b.Skip("no Landlock")
+			if mode != "unconfined" {
+				if sandbox.Available().Mode() != sandbox.ModeFull {
+					b.Skip("the modes are measured where the whole sandbox is there")
 				}
 				sb = a.gate.commandSandbox()
+				sb.NoLandlock, sb.NoNS = mode == "namespaces-only", mode == "landlock-only"
 			}
 			for b.Loop() {
 				runProcess(context.Background(), procSpec{Dir: ws.Root, Argv: []string{"true"}, Env: baseEnv(), Sandbox: sb})

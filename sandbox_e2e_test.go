@@ -42,23 +42,7 @@ func TestEndToEndSandbox(t *testing.T) {
 		os.MkdirAll(d, 0o755)
 	}
 	os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte("FIXTURE-HOME-KEY\n"), 0o600)
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan bool, 4)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-			accepted <- true
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
+	port, accepted := countingListener(t)
 	marker := filepath.Join(dir, "late-marker")
 
 	hostile := []string{
@@ -184,6 +168,8 @@ func TestSandboxBlockedNamesTheRule(t *testing.T) {
 	spec := &sandbox.Spec{Dir: "/w", RW: []string{"/w", "/tmp/h"}, RO: []string{"/usr", "/etc"}, ReadOnly: []string{"/w/agents", "/w/.git"}}
 	safe := *spec
 	safe.Exec = []string{"/usr/bin/find"}
+	landlockOnly := *spec
+	landlockOnly.NoNS = true
 	for _, c := range []struct {
 		out  string
 		spec *sandbox.Spec
@@ -195,6 +181,8 @@ func TestSandboxBlockedNamesTheRule(t *testing.T) {
 		{"touch: cannot touch '/etc/x': Permission denied\n", spec, rulePath, "may be read but not written"},
 		{"bash: line 1: agents/x: Read-only file system\n", spec, ruleReadOnly, "read-only"},
 		{"bash: connect: Permission denied\n", spec, ruleNetwork, "network"},
+		{"npm error code EACCES\nnpm error syscall connect\nnpm error connect EACCES 104.16.1.35:443\n", &landlockOnly, ruleNetwork, "no registry proxy"},
+		{"dial tcp 142.250.1.1:443: connect: permission denied\n", &landlockOnly, ruleNetwork, "harvey sandbox"},
 		{"find: 'sh': Permission denied\n", &safe, ruleExec, "not allowed to execute: sh"},
 		{"harvey sandbox: sh: not allowed to execute here\n", &safe, ruleExec, "safe mode"},
 		{"open x: Permission denied\n", spec, ruleNone, ""}, // inside the workspace: not the sandbox
@@ -363,6 +351,13 @@ func TestEndToEndSandboxEverydayWork(t *testing.T) {
 // goModuleFixture writes module example.com/greet v1.0.0 into a module
 // cache's download directory (what a proxy serves), so go can build a
 // module that needs it with no network: GOPROXY=file://... .
+// removableByOwner makes everything under dir writable again before the
+// test's TempDir is removed: Go's module cache is read-only, which only
+// root can remove as it is.
+func removableByOwner(t *testing.T, dir string) {
+	t.Cleanup(func() { exec.Command("chmod", "-R", "u+w", dir).Run() })
+}
+
 func goModuleFixture(t *testing.T, modcache string) {
 	t.Helper()
 	dl := filepath.Join(modcache, "cache", "download", "example.com", "greet", "@v")
@@ -396,6 +391,7 @@ func TestEndToEndSandboxCachesCannotBePoisoned(t *testing.T) {
 	}
 	f := newFakeOllama(t, "llama3.2:latest")
 	root := t.TempDir()
+	removableByOwner(t, root)
 	dir, home := filepath.Join(root, "ws"), filepath.Join(root, "home")
 	modcache := filepath.Join(home, "go", "pkg", "mod")
 	goModuleFixture(t, modcache)

@@ -205,8 +205,9 @@ func TestSandboxGoBuild(t *testing.T) {
 	}
 }
 
-// The fallback is said plainly: forced off, commands run unconfined and
-// Harvey says so at start and in /security.
+// No sandbox fails closed: forced off, Harvey says so at start and in
+// /security, commands refuse naming the setting, and with the setting in
+// the user's own config they run.
 func TestSandboxFallbackMessage(t *testing.T) {
 	if os.Getenv("HARVEY_TEST_NO_SANDBOX") != "1" {
 		cmd := exec.Command(os.Args[0], "-test.run", "^TestSandboxFallbackMessage$", "-test.count=1")
@@ -219,16 +220,24 @@ func TestSandboxFallbackMessage(t *testing.T) {
 	}
 	dir := t.TempDir()
 	a, errOut := startIn(t, dir, false, "")
-	if !strings.Contains(errOut.String(), "unavailable") {
-		t.Fatalf("no start-up warning: %s", errOut.String())
+	if !strings.Contains(errOut.String(), "sandbox: none (the sandbox is unavailable") {
+		t.Fatalf("no start-up line: %s", errOut.String())
 	}
 	var out strings.Builder
 	cmdSecurity(context.Background(), a, nil, &out)
-	if !strings.Contains(out.String(), "sandbox: the sandbox is unavailable") {
+	if !strings.Contains(out.String(), "sandbox: none (") || !strings.Contains(out.String(), "Every process ends with its command: NO") {
 		t.Fatalf("/security: %s", out.String())
 	}
-	// Commands still run (unconfined), as the message says.
-	res, err := a.gate.runChecked(context.Background(), "", "echo x > "+filepath.Join(t.TempDir(), "x"), 5*time.Second)
+	target := filepath.Join(t.TempDir(), "x")
+	_, err := a.gate.runChecked(context.Background(), "", "echo x > "+target, 5*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "sandbox: {unsandboxed: true}") {
+		t.Fatalf("not refused naming the setting: %v", err)
+	}
+	if _, err := os.Stat(target); err == nil {
+		t.Fatal("the command ran")
+	}
+	a.Config.Sandbox.Unsandboxed = true
+	res, err := a.gate.runChecked(context.Background(), "", "echo x > "+target, 5*time.Second)
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("%v %s", err, res.Text(1000))
 	}

@@ -116,8 +116,8 @@ func (a *Agent) settleWorkspace(configErr error) {
 		a.logf("user tools from %s/: %s", UserToolsDir, strings.Join(a.userTools, ", "))
 	}
 	a.warnAgentsNotIgnored(a.Workspace)
-	if sb := sandbox.Available(); !sb.Enforced() {
-		a.logf("%s", a.colorize("33", "warning: "+sb.Why))
+	if m := sandbox.Available().Mode(); m != sandbox.ModeFull && m != sandbox.ModeSeatbelt {
+		a.logf("%s", a.colorize("33", sandboxLine(a.Config.Sandbox)))
 	}
 }
 

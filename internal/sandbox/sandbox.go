@@ -15,11 +15,27 @@
 // included. On macOS it becomes sandbox-exec with a Seatbelt profile built
 // from the same Spec.
 //
-// Contract: Available probes the machine once and says why commands are
-// not confined where they cannot be (State.Why); Enforced is true only
-// where the launcher really confines. Wrap turns a Spec into the
-// launcher's argv, and ProcAttr is how to start it; RunLauncher is the
-// launcher's main. Nothing outside the Spec's trees can be written, and
+// Harvey itself starts the launcher as a plain child: Harvey is not
+// dumpable (its environment holds API keys), and the kernel gives a non-
+// dumpable process's children's /proc files to root, so an ordinary user
+// could not write a new namespace's uid_map from Harvey. The launcher, a
+// fresh and dumpable process, makes the namespaces: it starts itself again
+// inside them (the inner launcher, PID 1 of the new PID namespace) and
+// passes on its exit status. Inside, the command has no capabilities:
+// what the launcher mounted cannot be unmounted or made writable again.
+//
+// What the kernel offers decides the mode (modes.go has the one table of
+// what holds in each): full (Landlock and namespaces), namespaces only (no
+// Landlock: the mounts alone hold the boundary, every kept tree but the
+// writable ones read-only), Landlock only (no user namespaces: Landlock
+// alone, no private root), none.
+//
+// Contract: Available probes the machine once by starting the launcher as
+// a command starts it, and says why commands are not confined, or less
+// than fully, where they are not (State.Why, NSWhy, LandlockWhy); Enforced
+// is true only where the launcher really confines. Wrap turns a Spec into
+// the launcher's argv for this machine's mode, and ProcAttr is how to
+// start it; RunLauncher is the launcher's main. Nothing outside the Spec's trees can be written, and
 // nothing outside its trees and the system's can be read, by the command
 // or anything it starts. The package decides nothing about what a command
 // should be allowed: the caller's Spec says it.
@@ -57,20 +73,30 @@ type Spec struct {
 	Root      string       `json:"root"`     // an empty directory, in no kept tree, where the command's root is built
 	Network   bool         `json:"network"`
 	Proxy     string       `json:"proxy"` // the registry proxy's unix socket: without the network, the one way out
-	NoNS      bool         `json:"nons"`  // do not use namespaces (forced fallback, tests)
+	NoNS      bool         `json:"nons"`  // do not use namespaces (Landlock only; set by Wrap where there are none)
+	// NoLandlock: do not apply Landlock (namespaces only; set by Wrap
+	// where the kernel has none). The launcher refuses a spec with
+	// neither.
+	NoLandlock bool `json:"nolandlock"`
+	// Inner is set by the launcher for the copy of itself it starts in the
+	// new namespaces; never by a caller.
+	Inner bool `json:"inner"`
 }
 
 // State is what this machine offers, found once.
 type State struct {
-	once      sync.Once
-	Landlock  int    // Landlock ABI version (0: none)
-	NS        bool   // unprivileged user, mount and PID namespaces work
-	Seatbelt  bool   // macOS: /usr/bin/sandbox-exec is there
-	Why       string // why commands are not sandboxed, when they are not
-	self      string // the harvey executable (the launcher)
-	Tmp       string // the session's private TMPDIR
-	root      string // an empty directory where each command's root is built (Linux)
-	forceNone bool   // HARVEY_SANDBOX=off in tests of the fallback
+	once     sync.Once
+	Landlock int    // Landlock ABI version (0: none)
+	NS       bool   // unprivileged user, mount and PID namespaces work
+	Seatbelt bool   // macOS: /usr/bin/sandbox-exec is there
+	Why      string // why commands are not sandboxed, when they are not
+	// LandlockWhy says why there is no Landlock, NSWhy why there are no
+	// namespaces (what the kernel answered), NSFix what the user can do.
+	LandlockWhy, NSWhy, NSFix string
+	self                      string // the harvey executable (the launcher)
+	Tmp                       string // the session's private TMPDIR
+	root                      string // an empty directory where each command's root is built (Linux)
+	forceNone                 bool   // HARVEY_SANDBOX=off in tests of the fallback
 }
 
 var machine State
@@ -81,7 +107,7 @@ func Available() *State {
 		s := &machine
 		if os.Getenv("HARVEY_TEST_NO_SANDBOX") == "1" {
 			s.forceNone = true
-			s.Why = "the sandbox is unavailable (forced off for a test): commands are NOT sandboxed"
+			s.Why = "the sandbox is unavailable (forced off for a test)"
 			return
 		}
 		exe, err := os.Executable()
@@ -90,15 +116,15 @@ func Available() *State {
 			return
 		}
 		s.self = exe
-		s.Landlock, s.NS, s.Seatbelt = probeSandbox()
-		if s.Landlock == 0 && !s.Seatbelt {
-			s.Why = noSandboxWhy
-		}
 		if d, err := os.MkdirTemp("", "harvey-tmp-"); err == nil {
 			s.Tmp = d
 		}
 		if d, err := os.MkdirTemp("", "harvey-root-"); err == nil {
 			s.root = d
+		}
+		probeSandbox(s)
+		if s.Mode() == ModeNone {
+			s.Why = noSandboxWhy(s)
 		}
 	})
 	return &machine
@@ -106,7 +132,7 @@ func Available() *State {
 
 // Enforced reports whether commands really run in the sandbox here.
 func (s *State) Enforced() bool {
-	return !s.forceNone && s.self != "" && (s.Landlock > 0 || s.Seatbelt)
+	return s.Mode() != ModeNone
 }
 
 // RemoveTmp removes the session's private TMPDIR and the directory the
@@ -120,18 +146,28 @@ func RemoveTmp() {
 	}
 }
 
-// Wrap turns a command into the launcher's argv (the launcher gets the
-// command's environment inside the spec; its own is empty).
-func (s *State) Wrap(spec Spec) []string {
+// Wrap turns a command into the launcher's argv for this machine's mode
+// (the launcher gets the command's environment inside the spec; its own
+// is empty). The spec's NoNS and NoLandlock are the mode's: decided here,
+// for every caller.
+func (s *State) Wrap(spec *Spec) []string {
 	if spec.Root == "" {
 		spec.Root = s.root
 	}
+	spec.NoNS = spec.NoNS || !s.NS
+	spec.NoLandlock = spec.NoLandlock || s.Landlock == 0
+	spec.Inner = false
 	b, _ := json.Marshal(spec)
 	return []string{s.self, Arg, base64.StdEncoding.EncodeToString(b)}
 }
 
+// Under reports whether p is one of roots or inside one (an empty root
+// holds nothing).
 func Under(p string, roots []string) bool {
 	for _, r := range roots {
+		if r == "" {
+			continue
+		}
 		if p == r || strings.HasPrefix(p, strings.TrimSuffix(r, "/")+"/") {
 			return true
 		}

@@ -8,13 +8,13 @@ import (
 	"syscall"
 )
 
-const noSandboxWhy = "/usr/bin/sandbox-exec is missing: commands are NOT sandboxed"
+func noSandboxWhy(*State) string { return "/usr/bin/sandbox-exec is missing" }
 
 // probeSandbox: macOS confines commands with sandbox-exec and a generated
 // Seatbelt profile (no Landlock, no namespaces).
-func probeSandbox() (abi int, ns, seatbelt bool) {
+func probeSandbox(s *State) {
 	_, err := os.Stat("/usr/bin/sandbox-exec")
-	return 0, false, err == nil
+	s.Seatbelt = err == nil
 }
 
 func ProcAttr(Spec) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }

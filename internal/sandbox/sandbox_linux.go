@@ -14,55 +14,8 @@ import (
 	"strings"
 	"syscall"
 
-	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
-
-const noSandboxWhy = "this kernel has no Landlock (Linux 5.13+ with landlock in the LSM list): commands are NOT sandboxed"
-
-// probeSandbox finds the Landlock ABI and whether unprivileged user, mount
-// and PID namespaces can be made (tried for real, once).
-func probeSandbox() (abi int, ns, seatbelt bool) {
-	abi, err := llsys.LandlockGetABIVersion()
-	if err != nil || abi < 1 {
-		return 0, false, false
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return abi, false, false
-	}
-	cmd := exec.Command(exe, "--version")
-	cmd.SysProcAttr = nsAttr()
-	return abi, cmd.Run() == nil, false
-}
-
-// nsAttr starts a process in new user, mount and PID namespaces, in its own
-// session, as root of the new user namespace (mapped to the user's own
-// uid: it has no rights outside).
-func nsAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{
-		Setsid:                     true,
-		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID,
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-		GidMappingsEnableSetgroups: false,
-	}
-}
-
-// ProcAttr is the SysProcAttr for starting the launcher.
-func ProcAttr(spec Spec) *syscall.SysProcAttr {
-	if spec.NoNS {
-		return &syscall.SysProcAttr{Setsid: true}
-	}
-	attr := nsAttr()
-	if !spec.Network {
-		// A network of its own with only loopback: local servers a test
-		// suite starts work, nothing else is reachable but the registry
-		// proxy the launcher forwards to.
-		attr.Cloneflags |= syscall.CLONE_NEWNET
-	}
-	return attr
-}
 
 // loopbackNet brings up lo in the command's network namespace and, when
 // there is a registry proxy, listens on a loopback port that forwards each
@@ -126,6 +79,9 @@ var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "
 // its child; its exit status is the command's.
 func launch(spec Spec) int {
 	CloseInheritedFDs() // only 0-2 reach the command
+	if code, done := launchStage(spec); done {
+		return code
+	}
 	watched := newFiles(spec.ReadOnly)
 	if !spec.NoNS && !spec.Network {
 		if err := loopbackNet(&spec); err != nil {
@@ -150,8 +106,8 @@ func launch(spec Spec) int {
 	// landlock uses before Landlock ABI 8 never arrives), and it is not
 	// PID 1 either. The thread is never released to other goroutines.
 	runtime.LockOSThread()
-	if err := restrictThread(spec); err != nil {
-		fmt.Fprintf(os.Stderr, "harvey sandbox: Landlock: %v\n", err)
+	if err := confineThread(spec); err != nil {
+		fmt.Fprintf(os.Stderr, "harvey sandbox: %v\n", err)
 		return 126
 	}
 	cmd := &exec.Cmd{Path: lookPathIn(spec.Argv[0], spec.Env), Args: spec.Argv, Env: spec.Env, Dir: spec.Dir,
@@ -189,6 +145,24 @@ func launch(spec Spec) int {
 	removeNewFiles(watched)
 	// As PID 1 of the namespace, returning ends every process left in it.
 	return code
+}
+
+// launchStage is the launcher's stage for spec: the outer one starts the
+// inner one in new namespaces (done, with its exit status); a spec with
+// neither Landlock nor namespaces, or an inner launcher outside namespaces
+// of its own, is refused. Not done: this process confines the command.
+func launchStage(spec Spec) (int, bool) {
+	switch {
+	case spec.NoNS && spec.NoLandlock:
+		fmt.Fprintln(os.Stderr, "harvey sandbox: neither Landlock nor namespaces: nothing to confine the command with")
+		return 126, true
+	case !spec.NoNS && !spec.Inner:
+		return outer(spec), true
+	case spec.Inner && os.Getpid() != 1:
+		fmt.Fprintln(os.Stderr, "harvey sandbox: the inner launcher is not in namespaces of its own")
+		return 126, true
+	}
+	return 0, false
 }
 
 // newFiles lists the protected files that do not exist yet and that a
@@ -236,7 +210,7 @@ func viewMounts(spec Spec) error {
 	}
 	kept := append(append(append(append([]string{}, spec.RW...), spec.RO...), spec.Exec...), spec.Dir, spec.Workspace)
 	kept = append(kept, "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty")
-	binds, err := openKept(kept, spec.Overlays)
+	binds, err := openKept(kept, spec.Overlays, readOnlyTree(spec))
 	if err != nil {
 		return err
 	}
@@ -309,6 +283,11 @@ func bindKept(newRoot string, b keptPath) error {
 	if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", b.fd), at, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return fmt.Errorf("bind %s: %v", b.path, err)
 	}
+	if b.ro {
+		if err := remountReadOnly(at); err != nil {
+			return fmt.Errorf("read-only %s: %v", b.path, err)
+		}
+	}
 	return nil
 }
 
@@ -362,6 +341,7 @@ type keptPath struct {
 	path  string
 	fd    int
 	dir   bool
+	ro    bool // mounted read-only
 	layer *CacheLayer
 }
 
@@ -377,7 +357,7 @@ func overlayEscape(p string) string {
 // inside a toolchain root (~/go/pkg/mod in ~/go, the cargo registry in
 // ~/.cargo) it is mounted over the parent's bind, or the parent would
 // carry the user's real cache, writable.
-func openKept(paths []string, layers []CacheLayer) ([]keptPath, error) {
+func openKept(paths []string, layers []CacheLayer, ro func(string) bool) ([]keptPath, error) {
 	var clean []string
 	for _, p := range paths {
 		if p != "" && filepath.IsAbs(p) && p != "/" {
@@ -392,7 +372,7 @@ func openKept(paths []string, layers []CacheLayer) ([]keptPath, error) {
 			continue
 		}
 		layer := layerOf(p, layers)
-		if layer == nil && len(out) > 0 && carried(p, out) {
+		if layer == nil && len(out) > 0 && carried(p, ro(p), out) {
 			continue
 		}
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
@@ -404,7 +384,7 @@ func openKept(paths []string, layers []CacheLayer) ([]keptPath, error) {
 			unix.Close(fd)
 			continue
 		}
-		kp := keptPath{path: p, fd: fd, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}
+		kp := keptPath{path: p, fd: fd, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR, ro: ro(p)}
 		if kp.dir {
 			kp.layer = layer
 		}
@@ -423,15 +403,26 @@ func layerOf(p string, layers []CacheLayer) *CacheLayer {
 	return nil
 }
 
-// carried reports whether a kept directory before p (sorted, so a parent
-// comes first) carries p in its recursive bind.
-func carried(p string, out []keptPath) bool {
+// carried reports whether the nearest kept directory above p (sorted, so
+// a parent comes first and the last one found is the nearest) carries p
+// in its recursive bind: it does when both are read-only or both are not
+// (a writable tree inside a read-only one gets a bind of its own).
+func carried(p string, ro bool, out []keptPath) bool {
 	for i := len(out) - 1; i >= 0; i-- {
 		if out[i].dir && Under(p, []string{out[i].path}) {
-			return true
+			return out[i].ro == ro
 		}
 	}
 	return false
+}
+
+// readOnlyTree reports whether a kept path is one of the spec's readable
+// trees (or programs) and in no writable one: it is mounted read-only, so
+// even without Landlock nothing in it can be written.
+func readOnlyTree(spec Spec) func(string) bool {
+	return func(p string) bool {
+		return (Under(p, spec.RO) || Under(p, spec.Exec)) && !Under(p, spec.RW)
+	}
 }
 
 // lookPathIn finds prog in the PATH of env (not Harvey's own), as a shell
@@ -515,116 +506,6 @@ func pinDirs(paths []string) error {
 		if err := unix.Mount(p, p, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("pin %s: %v", p, err)
 		}
-	}
-	return nil
-}
-
-// Landlock access rights (the kernel's bits, as go-landlock names them).
-const (
-	llRead      = llsys.AccessFSExecute | llsys.AccessFSReadFile | llsys.AccessFSReadDir
-	llWrite     = llsys.AccessFSWriteFile | llsys.AccessFSRemoveDir | llsys.AccessFSRemoveFile | llsys.AccessFSMakeChar | llsys.AccessFSMakeDir | llsys.AccessFSMakeReg | llsys.AccessFSMakeSock | llsys.AccessFSMakeFifo | llsys.AccessFSMakeBlock | llsys.AccessFSMakeSym | llsys.AccessFSTruncate
-	llFileOnly  = llsys.AccessFSExecute | llsys.AccessFSWriteFile | llsys.AccessFSTruncate | llsys.AccessFSReadFile
-	llMaxABI    = 7 // the newest Landlock ABI this policy is written for
-	llScopedAll = 1<<2 - 1
-)
-
-// llGrant gives access to the file hierarchies under paths (missing paths
-// are skipped).
-type llGrant struct {
-	access uint64
-	paths  []string
-}
-
-// landlockPolicy is the sandbox's Landlock policy for a kernel of the given
-// ABI: every file system right that ABI knows is handled (so denied unless
-// granted), TCP bind and connect too unless the spec allows the network,
-// and then signals and abstract sockets are scoped to the sandbox. Grants
-// never include "refer" (links and renames across directories) or device
-// ioctls. These are the rules go-landlock's V7 best-effort configuration
-// applied before (RODirs, RWDirs, RWFiles; PathAccess in safe mode).
-func landlockPolicy(spec Spec, abi int) (llsys.RulesetAttr, []llGrant) {
-	abi = min(abi, llMaxABI)
-	fsBits := []int{0, 13, 14, 15, 15, 16, 16, 16}[abi] // go-landlock's ABI table
-	attr := llsys.RulesetAttr{HandledAccessFS: 1<<fsBits - 1}
-	if !spec.Network {
-		// With namespaces the command has a network of its own (loopback
-		// only), so TCP on it is free; without them, Landlock refuses TCP.
-		if abi >= 4 && spec.NoNS {
-			attr.HandledAccessNet = llsys.AccessNetBindTCP | llsys.AccessNetConnectTCP
-		}
-		if abi >= 6 {
-			attr.Scoped = llScopedAll
-		}
-	}
-	devRW := []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
-	if spec.NoNS {
-		// No mount namespace, so no private layer: a cache is read-only
-		// rather than the user's own cache written directly.
-		spec.RW, spec.RO = withoutLayered(spec.RW, spec.Overlays), append(append([]string{}, spec.RO...), layeredPaths(spec.Overlays)...)
-	}
-	var grants []llGrant
-	if len(spec.Exec) == 0 {
-		grants = append(grants, llGrant{llRead, spec.RO}, llGrant{llRead | llWrite, spec.RW})
-	} else {
-		// Safe mode: read and write as usual, but execute only the
-		// allowlisted programs (and the ELF interpreter they need).
-		readNoExec := uint64(llsys.AccessFSReadFile | llsys.AccessFSReadDir)
-		rwNoExec := readNoExec | llsys.AccessFSWriteFile | llsys.AccessFSRemoveDir | llsys.AccessFSRemoveFile |
-			llsys.AccessFSMakeDir | llsys.AccessFSMakeReg | llsys.AccessFSMakeSym | llsys.AccessFSMakeFifo | llsys.AccessFSMakeSock | llsys.AccessFSTruncate
-		execFiles := append([]string{}, spec.Exec...)
-		for _, g := range []string{"/lib*/ld-linux*", "/lib/*/ld-linux*", "/usr/lib*/ld-linux*", "/lib/ld-musl*"} {
-			m, _ := filepath.Glob(g)
-			execFiles = append(execFiles, m...)
-		}
-		grants = append(grants, llGrant{readNoExec, spec.RO}, llGrant{rwNoExec, spec.RW},
-			llGrant{llsys.AccessFSExecute | llsys.AccessFSReadFile, execFiles})
-	}
-	grants = append(grants, llGrant{(llRead | llWrite) & llFileOnly, devRW})
-	return attr, grants
-}
-
-// restrictThread applies the policy of spec to the calling OS thread only
-// (with no_new_privs, which Landlock requires): the caller has locked its
-// goroutine to the thread and starts the command from it.
-func restrictThread(spec Spec) error {
-	abi, err := llsys.LandlockGetABIVersion()
-	if err != nil || abi < 1 {
-		return errors.New("Landlock is not available")
-	}
-	attr, grants := landlockPolicy(spec, abi)
-	fd, err := llsys.LandlockCreateRuleset(&attr, 0)
-	if err != nil {
-		return fmt.Errorf("landlock_create_ruleset: %v", err)
-	}
-	defer unix.Close(fd)
-	for _, g := range grants {
-		for _, p := range g.paths {
-			pfd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
-			if errors.Is(err, unix.ENOENT) {
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %v", p, err)
-			}
-			access := g.access & attr.HandledAccessFS
-			var st unix.Stat_t
-			if unix.Fstat(pfd, &st) == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
-				access &= llFileOnly // a file takes only the rights that apply to files
-			}
-			if access != 0 {
-				err = llsys.LandlockAddPathBeneathRule(fd, &llsys.PathBeneathAttr{ParentFd: pfd, AllowedAccess: access}, 0)
-			}
-			unix.Close(pfd)
-			if err != nil {
-				return fmt.Errorf("landlock_add_rule %s: %v", p, err)
-			}
-		}
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %v", err)
-	}
-	if err := llsys.LandlockRestrictSelf(fd, 0); err != nil {
-		return fmt.Errorf("landlock_restrict_self: %v", err)
 	}
 	return nil
 }

@@ -4,11 +4,11 @@ package sandbox
 
 import "syscall"
 
-const noSandboxWhy = "this system has neither Landlock nor sandbox-exec: commands are NOT sandboxed"
+func noSandboxWhy(*State) string { return "this system has neither Landlock nor sandbox-exec" }
 
-// probeSandbox: no sandbox outside Linux and macOS, so commands run
-// unconfined and Harvey says so.
-func probeSandbox() (abi int, ns, seatbelt bool) { return 0, false, false }
+// probeSandbox: no sandbox outside Linux and macOS, so commands refuse
+// unless the user's own config allows them unsandboxed.
+func probeSandbox(*State) {}
 
 func ProcAttr(Spec) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 

@@ -28,7 +28,7 @@ func run(t *testing.T, spec Spec, line string) (string, bool) {
 	s := Available()
 	spec.Argv = []string{"/bin/sh", "-c", line}
 	spec.Env = []string{"PATH=/usr/bin:/bin"}
-	argv := s.Wrap(spec)
+	argv := s.Wrap(&spec)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = []string{}
 	cmd.SysProcAttr = ProcAttr(spec)
@@ -141,5 +141,37 @@ func TestLauncherPinnedDirectory(t *testing.T) {
 	}
 	if fi, err := os.Lstat(git); err != nil || !fi.IsDir() {
 		t.Fatalf(".git was replaced: %v", err)
+	}
+}
+
+// The one table has a value for every mode in every row, and "yes" only
+// where the mode keeps the promise whole.
+func TestModeTableComplete(t *testing.T) {
+	for _, p := range Promises {
+		for _, m := range Modes {
+			if p.How[m] == "" {
+				t.Errorf("%q: nothing said for %s", p.What, m)
+			}
+		}
+	}
+	if n := len(Lacks(ModeFull)); n != 0 {
+		t.Errorf("full lacks %d promises", n)
+	}
+	if n := len(Lacks(ModeNone)); n != len(Promises) {
+		t.Errorf("none keeps %d promises", len(Promises)-n)
+	}
+}
+
+// docs/sandbox.md and SECURITY.md hold the table as Table writes it: one
+// definition.
+func TestModeTableInDocs(t *testing.T) {
+	for _, doc := range []string{"docs/sandbox.md", "SECURITY.md"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), Table()) {
+			t.Errorf("%s does not hold the mode table as internal/sandbox/modes.go writes it:\n%s", doc, Table())
+		}
 	}
 }

@@ -1,0 +1,154 @@
+package harvey
+
+import (
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/harvey-agent/harvey/internal/sandbox"
+	"golang.org/x/sys/unix"
+)
+
+// The check after every command for agents/, where no mount can hide it:
+// in the Landlock-only mode a command may write the whole workspace,
+// agents/ included (Landlock grants a tree, never a tree less a part). So
+// agents/ is recorded before each command and, after it, every file the
+// command made is removed and every file it changed or removed is put
+// back, each said in the result and the audit log. Files are read and
+// restored through os.Root at agents/, so a link planted there leads
+// nowhere. With namespaces the command sees agents/ empty and read-only,
+// and this check is not made.
+
+// agentsKeepBytes bounds the copies kept while a command runs; a file
+// past it (or past readSaved's 1 MiB) is compared by its stamp and
+// reported, not restored.
+const agentsKeepBytes = 16 << 20
+
+// agentsGuard is agents/ before a command.
+type agentsGuard struct {
+	dir    string
+	files  map[string]*savedFile // by slash path in agents/; a directory by its mode alone
+	stamps map[string]fileKey    // files too large to keep a copy of
+}
+
+// harveyWritesMeanwhile reports whether Harvey itself may write p (a path
+// in agents/) while a command runs: the workspace index, built in the
+// background, and its SQLite side files.
+func harveyWritesMeanwhile(p string) bool {
+	return strings.HasPrefix(p, "index.db")
+}
+
+// guardAgents records agents/ where commands can write it: the modes
+// without a mount namespace (Landlock only, and none where the user runs
+// commands unsandboxed). Nil elsewhere, or when there is no agents/.
+func guardAgents(root string) *agentsGuard {
+	if m := sandbox.Available().Mode(); m != sandbox.ModeLandlock && m != sandbox.ModeNone {
+		return nil
+	}
+	g := &agentsGuard{dir: filepath.Join(root, AgentsDir), files: map[string]*savedFile{}, stamps: map[string]fileKey{}}
+	r, err := os.OpenRoot(g.dir)
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	kept := 0
+	for _, p := range agentsEntries(r) {
+		fi, err := r.Lstat(p)
+		if err != nil {
+			continue
+		}
+		if fi.Mode().IsRegular() && (fi.Size() > 1<<20 || kept+int(fi.Size()) > agentsKeepBytes) {
+			g.stamps[p] = stampOf(r, p)
+			continue
+		}
+		if s := readSaved(r, p); s != nil {
+			kept += len(s.data)
+			g.files[p] = s
+		}
+	}
+	return g
+}
+
+// agentsEntries lists agents/'s entries (not followed through links),
+// parents before children, less what Harvey writes meanwhile.
+func agentsEntries(r *os.Root) []string {
+	var out []string
+	_ = fs.WalkDir(r.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == "." {
+			return nil
+		}
+		if harveyWritesMeanwhile(p) {
+			return nil
+		}
+		out = append(out, p)
+		return nil
+	})
+	return out
+}
+
+// stampOf is p's stamp (keyOf) in r.
+func stampOf(r *os.Root, p string) fileKey {
+	fi, err := r.Lstat(p)
+	if err != nil {
+		return fileKey{}
+	}
+	if st, ok := fi.Sys().(*unix.Stat_t); ok {
+		return keyOf(st)
+	}
+	return fileKey{}
+}
+
+// check undoes what the command did to agents/ and says so, one line each.
+func (g *agentsGuard) check() []string {
+	if g == nil {
+		return nil
+	}
+	r, err := os.OpenRoot(g.dir)
+	if err != nil {
+		return []string{fmt.Sprintf("[harvey: agents/ cannot be opened after the command (%v): check it]", errText(err))}
+	}
+	defer r.Close()
+	var said []string
+	var removed []string
+	for _, p := range agentsEntries(r) {
+		_, kept := g.files[p]
+		_, stamped := g.stamps[p]
+		if kept || stamped || slices.ContainsFunc(removed, func(d string) bool { return strings.HasPrefix(p, d+"/") }) {
+			continue
+		}
+		if r.RemoveAll(p) == nil {
+			removed = append(removed, p)
+			said = append(said, fmt.Sprintf("[harvey: undone: the command created agents/%s (Harvey's own directory); removed]", p))
+		}
+	}
+	kept := slices.Sorted(maps.Keys(g.files))
+	for _, p := range kept {
+		before, after := g.files[p], readSaved(r, p)
+		if before.mode.IsDir() {
+			if after == nil || !after.mode.IsDir() {
+				r.RemoveAll(p)
+				r.Mkdir(p, before.mode.Perm())
+				said = append(said, fmt.Sprintf("[harvey: undone: the command removed or replaced agents/%s; made again]", p))
+			}
+			continue
+		}
+		if sameSaved(before, after) {
+			continue
+		}
+		if err := putSaved(r, p, before); err != nil {
+			said = append(said, fmt.Sprintf("[harvey: the command changed agents/%s and it could not be restored: %v]", p, errText(err)))
+			continue
+		}
+		said = append(said, fmt.Sprintf("[harvey: undone: the command changed agents/%s (Harvey's own directory); restored]", p))
+	}
+	for p, k := range g.stamps {
+		if stampOf(r, p) != k {
+			said = append(said, fmt.Sprintf("[harvey: the command changed agents/%s, too large to keep a copy of: it was not restored; check it]", p))
+		}
+	}
+	return said
+}

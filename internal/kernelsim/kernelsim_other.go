@@ -1,0 +1,10 @@
+//go:build !linux
+
+package kernelsim
+
+import "errors"
+
+// Exec needs Linux's seccomp.
+func Exec(k Kernel, argv, env []string) error {
+	return errors.New("kernelsim: seccomp is Linux's")
+}

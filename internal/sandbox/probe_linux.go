@@ -1,0 +1,145 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+
+	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
+)
+
+// noSandboxWhy says why there is no sandbox: neither Landlock nor
+// namespaces.
+func noSandboxWhy(s *State) string {
+	return s.LandlockWhy + "; " + s.NSWhy
+}
+
+// procSys is where the kernel's settings are read (a test points it at a
+// fixture).
+var procSys = "/proc/sys"
+
+// probeSandbox finds the Landlock ABI and whether the launcher can make
+// its namespaces: it starts the launcher exactly as a command starts it
+// (two stages, the mounts, the network, pivot_root), running Harvey's
+// --version inside. What the kernel answered is kept as the reason.
+func probeSandbox(s *State) {
+	abi, err := llsys.LandlockGetABIVersion()
+	if err != nil || abi < 1 {
+		s.LandlockWhy = "this kernel has no Landlock (Linux 5.13+ with landlock in the LSM list)"
+	} else {
+		s.Landlock = abi
+	}
+	spec := Spec{Argv: []string{s.self, "--version"}, Dir: filepath.Dir(s.self), RO: []string{filepath.Dir(s.self), "/usr", "/lib", "/lib64", "/lib32", "/etc"}, NoLandlock: true, Root: s.root}
+	b, _ := json.Marshal(spec)
+	cmd := exec.Command(s.self, Arg, base64.StdEncoding.EncodeToString(b))
+	cmd.Env = []string{}
+	cmd.SysProcAttr = ProcAttr(spec)
+	var errOut strings.Builder
+	cmd.Stderr = &errOut
+	if cmd.Run() == nil {
+		s.NS = true
+		return
+	}
+	s.NSWhy, s.NSFix = nsCause(strings.TrimSpace(errOut.String()))
+}
+
+// nsCause names why the kernel refused the launcher's namespaces (its
+// message is answer) and what the user can do about it.
+func nsCause(answer string) (why, fix string) {
+	read := func(name string) string {
+		b, _ := os.ReadFile(filepath.Join(procSys, name))
+		return strings.TrimSpace(string(b))
+	}
+	profile := "`harvey sandbox apparmor` prints an AppArmor profile that allows them for Harvey alone, and the command that installs it (install.sh offers it)"
+	answer = strings.TrimPrefix(answer, "harvey sandbox: ")
+	if answer == "" {
+		answer = "no answer"
+	}
+	switch {
+	case read("kernel/apparmor_restrict_unprivileged_userns") == "1":
+		return "AppArmor refuses user namespaces to programs without a profile (Ubuntu 23.10+: kernel.apparmor_restrict_unprivileged_userns=1)", profile
+	case read("kernel/unprivileged_userns_clone") == "0":
+		return "unprivileged user namespaces are turned off (kernel.unprivileged_userns_clone=0)", "sudo sysctl kernel.unprivileged_userns_clone=1 turns them on"
+	case read("user/max_user_namespaces") == "0":
+		return "user namespaces are turned off (user.max_user_namespaces=0)", "sudo sysctl user.max_user_namespaces=10000 turns them on"
+	}
+	return "the kernel refused a new user namespace: " + answer, "in a container, allow user namespaces (Docker: --security-opt seccomp=unconfined, or run Harvey on the host); on Ubuntu 23.10+, " + profile
+}
+
+// nsAttr starts a process in new user, mount and PID namespaces (and a
+// network namespace unless network), as root of the new user namespace
+// (mapped to the user's own uid: it has no rights outside). It stays in
+// the launcher's process group (Harvey ends the group), and dies with the
+// launcher's thread that started it.
+func nsAttr(network bool) *syscall.SysProcAttr {
+	attr := &syscall.SysProcAttr{
+		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		Pdeathsig:                  syscall.SIGKILL,
+	}
+	if !network {
+		// A network of its own with only loopback: local servers a test
+		// suite starts work, nothing else is reachable but the registry
+		// proxy the launcher forwards to.
+		attr.Cloneflags |= syscall.CLONE_NEWNET
+	}
+	return attr
+}
+
+// ProcAttr is the SysProcAttr for starting the launcher: a plain child in
+// a session of its own (the launcher makes the namespaces itself).
+func ProcAttr(Spec) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true}
+}
+
+// outer is the launcher's first stage: it starts itself again in new
+// namespaces (possible here, where Harvey's non-dumpable process could
+// not map an ordinary user's uid) and passes on the exit status. Standard
+// input, output and error are the command's.
+func outer(spec Spec) int {
+	spec.Inner = true
+	b, _ := json.Marshal(spec)
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "harvey sandbox: %v\n", err)
+		return 126
+	}
+	runtime.LockOSThread() // Pdeathsig follows the thread that started the child
+	cmd := &exec.Cmd{Path: self, Args: []string{self, Arg, base64.StdEncoding.EncodeToString(b)}, Env: []string{},
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, SysProcAttr: nsAttr(spec.Network)}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(os.Stderr, "harvey sandbox: new namespaces: %v\n", unwrapExecErr(err))
+		return 126
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	go func() {
+		for sig := range sigs {
+			cmd.Process.Signal(sig)
+		}
+	}()
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return 126
+	}
+	return 0
+}

@@ -1,0 +1,274 @@
+// Feature: the sandbox in each kernel mode (issue 44) — full, namespaces
+// only (a kernel without Landlock: Raspberry Pi OS), Landlock only (no
+// user namespaces: Ubuntu 23.10+, containers) and none — each simulated on
+// this kernel with a seccomp filter (internal/kernelsim) inherited by the
+// built binary and everything it starts. CI runs this file as an ordinary
+// account too (.ci/run), where the modes differ from root's.
+package harvey
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/harvey-agent/harvey/internal/kernelsim"
+	"github.com/harvey-agent/harvey/internal/sandbox"
+)
+
+// modeFixture is a workspace that is a git repository with a commit, a
+// home with a key, a directory outside, and a listener no command may
+// reach.
+type modeFixture struct {
+	root, dir, home, outside, cfg string
+	port                          int
+	accepted                      chan bool
+	env                           []string
+}
+
+func newModeFixture(t *testing.T) *modeFixture {
+	t.Helper()
+	root := t.TempDir()
+	f := &modeFixture{root: root, dir: filepath.Join(root, "ws"), home: filepath.Join(root, "home"), outside: filepath.Join(root, "outside"), cfg: filepath.Join(root, "config")}
+	for _, d := range []string{f.dir, f.outside, filepath.Join(f.home, ".ssh"), filepath.Join(f.cfg, "harvey")} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(f.home, ".ssh", "id_rsa"), []byte("FIXTURE-HOME-KEY\n"), 0o600)
+	os.MkdirAll(filepath.Join(f.home, ".local", "bin"), 0o755)
+	os.WriteFile(filepath.Join(f.home, ".local", "bin", "mytool"), []byte("#!/bin/sh\necho mytool\n"), 0o755)
+	os.WriteFile(filepath.Join(f.home, ".gitconfig"), []byte("[user]\n\tname = Fixture User\n\temail = user@example.com\n[init]\n\tdefaultBranch = main\n"), 0o644)
+	writeFile(t, f.dir, "go.mod", "module m\ngo 1.21\n")
+	writeFile(t, f.dir, "m.go", "package m\n\n// F says hello.\nfunc F() int { return 1 }\n")
+	writeFile(t, f.dir, "m_test.go", "package m\nimport \"testing\"\nfunc TestF(t *testing.T) { if F() != 1 { t.Fatal() } }\n")
+	writeFile(t, f.dir, ".gitignore", "agents/\n")
+	f.env = []string{"HOME=" + f.home, "XDG_CONFIG_HOME=" + f.cfg}
+	for _, v := range []string{"GOCACHE", "GOMODCACHE"} {
+		if c, err := exec.Command("go", "env", v).Output(); err == nil {
+			f.env = append(f.env, v+"="+strings.TrimSpace(string(c)))
+		}
+	}
+	if p, err := exec.LookPath("go"); err == nil {
+		f.env = append(f.env, "PATH="+filepath.Join(f.home, ".local", "bin")+":"+filepath.Dir(p)+":/usr/local/bin:/usr/bin:/bin")
+	}
+	f.git(t, "init -q")
+	f.git(t, "add -A")
+	f.git(t, "commit -qm first")
+	f.port, f.accepted = countingListener(t)
+	return f
+}
+
+// countingListener listens on a loopback port, closes each connection and
+// counts it on accepted (a listener no command may reach).
+func countingListener(t *testing.T) (port int, accepted chan bool) {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	accepted = make(chan bool, 64)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+			select {
+			case accepted <- true:
+			default:
+			}
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port, accepted
+}
+
+// git runs the user's own git in the workspace, outside Harvey.
+func (f *modeFixture) git(t *testing.T, args string) string {
+	t.Helper()
+	cmd := exec.Command("git", strings.Fields(args)...)
+	cmd.Dir = f.dir
+	cmd.Env = append(filterCommandEnvironment(os.Environ()), f.env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// simulated skips where the filter cannot be built or this kernel itself
+// lacks what the simulation takes away.
+func simulated(t *testing.T) {
+	t.Helper()
+	if _, err := kernelsim.Filter(kernelsim.NoLandlock); err != nil {
+		t.Skip(err)
+	}
+	if sandbox.Available().Mode() != sandbox.ModeFull {
+		t.Skipf("this machine's own sandbox is %s, not full: the simulated modes need the whole kernel", sandbox.Available().Mode())
+	}
+}
+
+// Each mode through the built binary: its line at start and in the
+// turn_start event, the hostile commands it must stop (or undo), everyday
+// work that must still pass, and the user's next git afterwards.
+func TestEndToEndSandboxModes(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the kernel modes are Linux's")
+	}
+	simulated(t)
+	bin := buildHarvey(t)
+	for _, c := range []struct {
+		kernel, mode, line string
+		work               bool // everyday work passes (go build and test, a commit)
+	}{
+		{"real", "full", "", true},
+		{string(kernelsim.NoLandlock), "namespaces only", "sandbox: namespaces only (this kernel has no Landlock", true},
+		{string(kernelsim.NoUserNS), "Landlock only", "harvey sandbox apparmor", false},
+	} {
+		t.Run(c.kernel, func(t *testing.T) {
+			t.Parallel()
+			f := newModeFixture(t)
+			fo := newFakeOllama(t, "llama3.2:latest")
+			marker := filepath.Join(f.dir, "late-marker")
+			hostile := []string{
+				"echo x > ../outside/x",
+				"cat ~/.ssh/id_rsa",
+				"echo x > agents/x",
+				"printf '#!/bin/sh\\ntouch " + filepath.Join(f.root, "hook-ran") + "\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit",
+				fmt.Sprintf("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo connected'", f.port),
+				"setsid sh -c 'sleep 2; echo late > " + marker + "' > /dev/null 2>&1 &",
+				"mytool && echo planted >> ~/.local/bin/mytool", // a toolchain on PATH: readable and runnable, never writable
+			}
+			var calls []fakeCall
+			for i, h := range hostile {
+				calls = append(calls, fakeCall{id: fmt.Sprint("h", i), name: "run_command", args: map[string]any{"command": h}})
+			}
+			calls = append(calls, fakeCall{id: "w0", name: "run_command", args: map[string]any{"command": "go build ./... && go test ./... && echo more >> m.go && git commit -qam work && git log --oneline | head -1"}})
+			fo.script(toolReply("llama3.2", calls...), textReply("llama3.2", "Done."))
+			out, errOut, code := runHarveyKernel(t, c.kernel, bin, f.dir, "", f.env, "-p", "try things", "--yes", "--output", "stream-json", "--model", "llama3.2", "--ollama", fo.URL())
+			if code != 0 {
+				t.Fatalf("exit %d: %s\n%s", code, out, errOut)
+			}
+			if c.line == "" && strings.Contains(errOut, "sandbox:") || !strings.Contains(errOut, c.line) {
+				t.Errorf("start line: want %q in\n%s", c.line, errOut)
+			}
+			if !strings.Contains(out, `"sandbox":"`+c.mode+`"`) {
+				t.Errorf("turn_start does not name the mode %q:\n%s", c.mode, out)
+			}
+			results := toolResults(fo.chatRequests())
+			for i, h := range hostile[:2] {
+				if r := results[fmt.Sprint("h", i)]; strings.Contains(r, "[exit 0]") || strings.Contains(r, "FIXTURE-HOME-KEY") {
+					t.Errorf("%s: not stopped: %q", h, r)
+				}
+			}
+			if b, _ := os.ReadFile(filepath.Join(f.home, ".local", "bin", "mytool")); strings.Contains(string(b), "planted") {
+				t.Errorf("a command wrote into a toolchain on PATH: %q", results["h6"])
+			}
+			if r := results["h6"]; !strings.Contains(r, "mytool\n") {
+				t.Errorf("a toolchain on PATH did not run: %q", r)
+			}
+			if r := results["h4"]; strings.Contains(r, "\nconnected") {
+				t.Errorf("a command connected: %q", r)
+			}
+			if c.mode == "Landlock only" {
+				// agents/ and .git are writable here: the check undoes it.
+				for _, id := range []string{"h2", "h3"} {
+					if r := results[id]; !strings.Contains(r, "undone") {
+						t.Errorf("%s: not undone and reported: %q", id, r)
+					}
+				}
+			}
+			if r := results["w0"]; c.work && (!strings.Contains(r, "[exit 0]") || !strings.Contains(r, "work")) {
+				t.Errorf("everyday work failed in mode %s: %q", c.mode, r)
+			}
+			waitGone(t, marker)
+			for _, p := range []string{filepath.Join(f.outside, "x"), filepath.Join(f.dir, "agents", "x"), marker} {
+				if _, err := os.Stat(p); err == nil {
+					t.Errorf("%s was created", p)
+				}
+			}
+			select {
+			case <-f.accepted:
+				t.Error("a command connected to the listener")
+			default:
+			}
+			// The user's next steps, outside Harvey: nothing planted runs.
+			f.git(t, "status --short")
+			f.git(t, "commit -q --allow-empty -m next")
+			if _, err := os.Stat(filepath.Join(f.root, "hook-ran")); err == nil {
+				t.Error("the user's next commit ran a hook a command planted")
+			}
+		})
+	}
+}
+
+// With neither Landlock nor namespaces, commands refuse (headless with
+// --yes too), naming the setting; read_file still works. With the setting
+// in the user's own config they run, and the start line says unsandboxed.
+func TestEndToEndSandboxNoneFailsClosed(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the kernel modes are Linux's")
+	}
+	simulated(t)
+	bin := buildHarvey(t)
+	f := newModeFixture(t)
+	fo := newFakeOllama(t, "llama3.2:latest")
+	script := func() {
+		fo.script(toolReply("llama3.2",
+			fakeCall{id: "r", name: "run_command", args: map[string]any{"command": "echo ran > ran.txt"}},
+			fakeCall{id: "f", name: "read_file", args: map[string]any{"path": "m.go"}},
+		), textReply("llama3.2", "Done."))
+	}
+	script()
+	out, errOut, code := runHarveyKernel(t, string(kernelsim.Neither), bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+	if code != 0 || !strings.Contains(out, "Done.") {
+		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "sandbox: none (") || !strings.Contains(errOut, "unsandboxed: true") {
+		t.Errorf("start line:\n%s", errOut)
+	}
+	results := toolResults(fo.chatRequests())
+	if r := results["r"]; !strings.Contains(r, "refused: no sandbox") || !strings.Contains(r, "sandbox: {unsandboxed: true}") {
+		t.Errorf("run_command was not refused naming the setting: %q", r)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "ran.txt")); err == nil {
+		t.Error("the command ran")
+	}
+	if r := results["f"]; !strings.Contains(r, "F says hello") {
+		t.Errorf("read_file: %q", r)
+	}
+	// A workspace's config cannot allow it.
+	os.MkdirAll(filepath.Join(f.dir, "agents"), 0o700)
+	os.WriteFile(filepath.Join(f.dir, "agents", "harvey.yaml"), []byte("sandbox:\n  unsandboxed: true\n"), 0o600)
+	script()
+	runHarveyKernel(t, string(kernelsim.Neither), bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+	if _, err := os.Stat(filepath.Join(f.dir, "ran.txt")); err == nil {
+		t.Error("a workspace's config let a command run unsandboxed")
+	}
+	os.Remove(filepath.Join(f.dir, "agents", "harvey.yaml"))
+	// The user's own config allows it.
+	os.WriteFile(filepath.Join(f.cfg, "harvey", "harvey.yaml"), []byte("sandbox:\n  unsandboxed: true\n"), 0o600)
+	script()
+	out, errOut, code = runHarveyKernel(t, string(kernelsim.Neither), bin, f.dir, "", f.env, "-p", "go", "--yes", "--output", "stream-json", "--model", "llama3.2", "--ollama", fo.URL())
+	if code != 0 || !strings.Contains(errOut, "UNSANDBOXED") {
+		t.Fatalf("exit %d: start line does not say unsandboxed:\n%s", code, errOut)
+	}
+	if b, err := os.ReadFile(filepath.Join(f.dir, "ran.txt")); err != nil || string(b) != "ran\n" {
+		t.Errorf("with the setting the command did not run: %v", err)
+	}
+	var modes []string
+	for _, l := range strings.Split(out, "\n") {
+		var ev struct{ Type, Sandbox string }
+		if json.Unmarshal([]byte(l), &ev) == nil && ev.Type == "turn_start" {
+			modes = append(modes, ev.Sandbox)
+		}
+	}
+	if len(modes) != 1 || modes[0] != "none, unsandboxed" {
+		t.Errorf("turn_start sandbox: %q", modes)
+	}
+}
