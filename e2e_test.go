@@ -108,10 +108,15 @@ func runHarveyEnv(t *testing.T, bin, dir, stdin string, env []string, args ...st
 	return runHarveyKernel(t, "", bin, dir, stdin, env, args...)
 }
 
-// runHarveyKernel is runHarveyEnv on a simulated kernel (kernelsim; "" is
-// this machine's own).
+// runHarveyKernel is runHarveyEnv on a simulated kernel (kernelsim:
+// no-landlock, no-userns or neither; "real" is this machine's own; ""
+// is HARVEY_TEST_KERNEL's, so .ci/as-user can run the everyday-work tests
+// on a kernel without Landlock too).
 func runHarveyKernel(t *testing.T, kernel, bin, dir, stdin string, env []string, args ...string) (string, string, int) {
 	t.Helper()
+	if kernel == "" {
+		kernel = os.Getenv("HARVEY_TEST_KERNEL")
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), env...)
@@ -142,8 +147,11 @@ func TestEndToEndHeadless(t *testing.T) {
 	if _, _, code := runHarvey(t, bin, dir, "", "--bogus"); code != 2 {
 		t.Fatalf("bad flag exit %d", code)
 	}
-	// No backend: one-line hint, exit 1.
-	_, errOut, code := runHarvey(t, bin, dir, "", "-p", "hello", "--ollama", "http://127.0.0.1:1")
+	// No backend: one-line hint, exit 1 (no retries configured: the wait
+	// for a server that starts late is TestHeadlessWaitsForAServerThatStartsLate's).
+	noRetry := t.TempDir()
+	writeFile(t, noRetry, "harvey/harvey.yaml", "retry:\n  attempts: -1\n")
+	_, errOut, code := runHarveyEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + noRetry}, "-p", "hello", "--ollama", "http://127.0.0.1:1")
 	if code != 1 || !strings.Contains(errOut, "ollama serve") {
 		t.Fatalf("no backend: %d %q", code, errOut)
 	}

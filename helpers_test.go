@@ -4,9 +4,12 @@ package harvey
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,4 +84,20 @@ func writeWorkspaceFile(ws *Workspace, p, content string) (existed bool, made []
 	defer rp.close()
 	made, err = writeResolved(ws, rp, content)
 	return rp.info != nil, made, err
+}
+
+// toolchainWorks runs argv outside Harvey, with env added to this
+// process's environment, and says why it failed: a toolchain of this
+// machine that does not work for this HOME (a rustup proxy with no default
+// toolchain, a pyenv shim with no version) is left out of a test, with a
+// line, instead of failing it.
+func toolchainWorks(env []string, argv ...string) error {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+		return fmt.Errorf("%s does not work outside Harvey here (%v: %s)", strings.Join(argv, " "), err, first)
+	}
+	return nil
 }

@@ -36,7 +36,7 @@ func underKernel(k string, cmd *exec.Cmd) *exec.Cmd {
 	}
 	argv, _ := json.Marshal(append([]string{cmd.Path}, cmd.Args[1:]...))
 	w := exec.Command(os.Args[0])
-	w.Dir, w.Stdin, w.Stdout, w.Stderr = cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr
+	w.Dir, w.Stdin, w.Stdout, w.Stderr, w.ExtraFiles = cmd.Dir, cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.ExtraFiles
 	env := cmd.Env
 	if env == nil {
 		env = os.Environ()

@@ -136,13 +136,18 @@ func systemTrees() []string {
 
 // userCaches are the toolchain caches of this environment: the XDG cache
 // (go-build, pip, uv, ...), Go's build and module caches, npm's, cargo's
-// registry, Maven's and Gradle's. A cache that does not exist yet is made
-// now, so it gets its rule and the first build in a new home works (the
-// XDG cache and Go's always; the others when their tool is there). One
-// inside another (GOCACHE in ~/.cache) is left to the outer one.
+// registry, Maven's and Gradle's. A cache that does not exist yet is not
+// made in the user's home: with namespaces the command sees it as an empty
+// private layer (CacheLayer.Empty), so the first build in a new home works
+// and the home gains nothing. Only without namespaces (Landlock only: no
+// layer, caches read-only) are Go's made, where Go is installed, since go
+// build cannot start without a build cache directory. One inside another
+// (GOCACHE in ~/.cache) is left to the outer one.
 func userCaches(home string) []string {
+	_, goErr := exec.LookPath("go")
+	makeGo := goErr == nil && sandbox.Available().Mode() == sandbox.ModeLandlock
 	ensure := func(p string) {
-		if p != "" && home != "" && sandbox.Under(p, []string{home}) {
+		if makeGo && p != "" && home != "" && sandbox.Under(p, []string{home}) {
 			os.MkdirAll(p, 0o755)
 		}
 	}
@@ -154,7 +159,7 @@ func userCaches(home string) []string {
 	ensure(cache)
 	ensure(os.Getenv("GOCACHE"))
 	ensure(gomod)
-	list := append([]string{cache, os.Getenv("GOCACHE"), gomod}, toolCaches(home, ensure)...)
+	list := append([]string{cache, os.Getenv("GOCACHE"), gomod}, toolCaches(home)...)
 	return outermost(list)
 }
 
@@ -173,10 +178,9 @@ func goModCache(home string) string {
 }
 
 // toolCaches are npm's, cargo's registry, Maven's and Gradle's caches in
-// home: those that exist, and those of an installed tool (made with
-// ensure; cargo's, Maven's and Gradle's only where the tool's own
-// directory is there).
-func toolCaches(home string, ensure func(string)) []string {
+// home: those that exist, and those of an installed tool (cargo's, Maven's
+// and Gradle's only where the tool's own directory is there).
+func toolCaches(home string) []string {
 	if home == "" {
 		return nil
 	}
@@ -190,7 +194,6 @@ func toolCaches(home string, ensure func(string)) []string {
 			if _, err := os.Stat(filepath.Dir(p)); err != nil && c.tool != "npm" {
 				continue
 			}
-			ensure(p)
 		}
 		list = append(list, p)
 	}

@@ -278,7 +278,7 @@ func TestEndToEndSandboxEverydayWork(t *testing.T) {
 	cmd.Env = append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "HOME="+home, "XDG_CACHE_HOME=", "XDG_CONFIG_HOME="+filepath.Join(root, "config"),
 		"PATH="+filepath.Join(home, ".cargo/bin")+":"+filepath.Join(home, ".pyenv/shims")+":/usr/local/bin:/usr/bin:/bin")
 	cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, nil, nil, fd9} // fd 9
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := underKernel(os.Getenv("HARVEY_TEST_KERNEL"), cmd).CombinedOutput(); err != nil {
 		t.Fatalf("harvey: %v\n%s", err, out)
 	}
 	res := toolResults(f.chatRequests())
@@ -335,7 +335,7 @@ func TestEndToEndSandboxEverydayWork(t *testing.T) {
 	f.script(toolReply("llama3.2", fakeCall{id: "named", name: "run_command", args: map[string]any{"command": commands["socket"]}}), textReply("llama3.2", "Done."))
 	cmd = exec.Command(bin, "-p", "work", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	cmd.Dir, cmd.Env = dir, append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(root, "config"))
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := underKernel(os.Getenv("HARVEY_TEST_KERNEL"), cmd).CombinedOutput(); err != nil {
 		t.Fatalf("harvey: %v\n%s", err, out)
 	}
 	if r := toolResults(f.chatRequests())["named"]; !strings.Contains(r, "connected") {
@@ -348,9 +348,6 @@ func TestEndToEndSandboxEverydayWork(t *testing.T) {
 	}
 }
 
-// goModuleFixture writes module example.com/greet v1.0.0 into a module
-// cache's download directory (what a proxy serves), so go can build a
-// module that needs it with no network: GOPROXY=file://... .
 // removableByOwner makes everything under dir writable again before the
 // test's TempDir is removed: Go's module cache is read-only, which only
 // root can remove as it is.
@@ -358,6 +355,9 @@ func removableByOwner(t *testing.T, dir string) {
 	t.Cleanup(func() { exec.Command("chmod", "-R", "u+w", dir).Run() })
 }
 
+// goModuleFixture writes module example.com/greet v1.0.0 into a module
+// cache's download directory (what a proxy serves), so go can build a
+// module that needs it with no network: GOPROXY=file://... .
 func goModuleFixture(t *testing.T, modcache string) {
 	t.Helper()
 	dl := filepath.Join(modcache, "cache", "download", "example.com", "greet", "@v")
@@ -571,6 +571,7 @@ func TestEndToEndSandboxThisMachinesToolchains(t *testing.T) {
 	writeFile(t, dir, "rs/src/main.rs", "fn main() { println!(\"cargo ok\"); }\n")
 	writeFile(t, dir, "go.mod", "module m\n\ngo 1.21\n")
 	writeFile(t, dir, "main.go", "package main\n\nfunc main() { println(\"go ok\") }\n")
+	works := map[string][]string{"make": {"make", "--version"}, "cargo": {"cargo", "--version"}, "pip": {"python3", "-m", "venv", "--help"}, "go": {"go", "version"}}
 	cmds := map[string][2]string{
 		"make":  {"make", "made"},
 		"cargo": {"cd rs && cargo build --offline -q && ./target/debug/app", "cargo ok"},
@@ -584,6 +585,11 @@ func TestEndToEndSandboxThisMachinesToolchains(t *testing.T) {
 			prog = "cargo"
 		}
 		if _, err := exec.LookPath(prog); err != nil {
+			delete(cmds, id)
+			continue
+		}
+		if err := toolchainWorks(nil, works[id]...); err != nil {
+			t.Logf("%s left out: %v", id, err)
 			delete(cmds, id)
 			continue
 		}

@@ -272,3 +272,44 @@ func TestEndToEndSandboxNoneFailsClosed(t *testing.T) {
 		t.Errorf("turn_start sandbox: %q", modes)
 	}
 }
+
+// A home without caches (a Pi without Go) gains no directory from a
+// command (issue 49): a missing cache is an empty private layer, which the
+// command can fill and the workspace's next command sees.
+func TestEndToEndSandboxHomeGainsNothing(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	if sandbox.Available().Mode() == sandbox.ModeLandlock {
+		t.Skip("Landlock only: caches have no private layer here")
+	}
+	bin := buildHarvey(t)
+	root := t.TempDir()
+	dir, home := filepath.Join(root, "ws"), filepath.Join(root, "home")
+	os.MkdirAll(dir, 0o755)
+	os.MkdirAll(home, 0o755)
+	fo := newFakeOllama(t, "llama3.2:latest")
+	fo.script(toolReply("llama3.2",
+		fakeCall{id: "fill", name: "run_command", args: map[string]any{"command": "mkdir -p ~/.cache/tool && echo cached > ~/.cache/tool/f && ls -d ~/go/pkg/mod"}},
+		fakeCall{id: "again", name: "run_command", args: map[string]any{"command": "cat ~/.cache/tool/f"}},
+	), textReply("llama3.2", "Done."))
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(root, "config"), "XDG_DATA_HOME=" + filepath.Join(root, "data"),
+		"XDG_CACHE_HOME=", "GOCACHE=", "GOMODCACHE=", "GOPATH=", "PATH=/usr/bin:/bin"}
+	out, errOut, code := runHarveyKernel(t, "real", bin, dir, "", env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
+	}
+	res := toolResults(fo.chatRequests())
+	if r := res["fill"]; !strings.Contains(r, "[exit 0]") {
+		t.Errorf("a command could not fill a cache a new home does not have: %q", r)
+	}
+	if r := res["again"]; !strings.Contains(r, "cached") {
+		t.Errorf("the next command does not see the cache the first one filled: %q", r)
+	}
+	if entries, _ := os.ReadDir(home); len(entries) > 0 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("the home gained %v", names)
+	}
+}

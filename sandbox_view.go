@@ -390,8 +390,8 @@ func cacheOverlays(workspace, purpose string, caches []string) []sandbox.CacheLa
 		if sandbox.Under(d, caches) {
 			continue
 		}
-		l := sandbox.CacheLayer{Lower: c, Upper: filepath.Join(d, "upper"), Work: filepath.Join(d, "work")}
-		if os.MkdirAll(l.Upper, 0o700) != nil || os.MkdirAll(l.Work, 0o700) != nil {
+		l := sandbox.CacheLayer{Lower: c, Upper: filepath.Join(d, "upper"), Work: filepath.Join(d, "work"), Empty: filepath.Join(d, "empty")}
+		if os.MkdirAll(l.Upper, 0o700) != nil || os.MkdirAll(l.Work, 0o700) != nil || os.MkdirAll(l.Empty, 0o700) != nil {
 			continue
 		}
 		out = append(out, l)

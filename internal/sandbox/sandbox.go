@@ -202,6 +202,10 @@ type CacheLayer struct {
 	Lower string `json:"lower"`
 	Upper string `json:"upper"`
 	Work  string `json:"work"`
+	// Empty is an empty directory of Harvey's that stands in for Lower
+	// when the cache does not exist yet: the command sees an empty cache
+	// it can fill, and nothing is made in the user's home.
+	Empty string `json:"empty"`
 }
 
 // Relay copies between a client and an upstream connection, each way until

@@ -376,6 +376,11 @@ func openKept(paths []string, layers []CacheLayer, ro func(string) bool) ([]kept
 			continue
 		}
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
+		if err != nil && layer != nil && layer.Empty != "" && errors.Is(err, unix.ENOENT) {
+			// A cache not made yet: an empty lower layer of Harvey's.
+			layer.Lower = layer.Empty
+			fd, err = unix.Open(layer.Empty, unix.O_PATH|unix.O_CLOEXEC, 0)
+		}
 		if err != nil {
 			continue // missing: nothing to show
 		}
