@@ -27,10 +27,14 @@ type backend struct {
 	Routes     *RouteRegistry // @route prompts (routing.go)
 	cfg        *ConfigFile    // the session's config (the same as Agent.Config)
 	connectErr error          // why no backend is attached
-	ollama     *startedOllama // an ollama serve this session started; nil otherwise
-	caps       map[string]Capability
-	layouts    map[string]promptLayout // per model: where its tools go in the prompt
-	modelCtx   map[string]int          // each model's trained context length (/api/show)
+	// reconnect, when set, connects again waiting for a server that
+	// refused at start (headless: the first prompt that needs the model
+	// waits for it; slash commands never do).
+	reconnect func(context.Context)
+	ollama    *startedOllama // an ollama serve this session started; nil otherwise
+	caps      map[string]Capability
+	layouts   map[string]promptLayout // per model: where its tools go in the prompt
+	modelCtx  map[string]int          // each model's trained context length (/api/show)
 	// toolBlocks is, per model, the tools written into the fixed part of
 	// the prompt at the session's first request with a llama3 or mistral
 	// layout; tools that arrive later (a lazy server, list_changed) are

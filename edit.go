@@ -164,6 +164,9 @@ func applyEdit(content, oldText, newText string, replaceAll bool) (*editResult, 
 	}
 	if oldT != e.oldN {
 		if spans := atTokenBoundaries(e.norm, findAll(e.norm, oldT)); len(spans) > 0 {
+			if err := partOfLine(e.norm, spans); err != nil {
+				return nil, err
+			}
 			newT := strings.TrimSpace(e.newN)
 			return finishEdit(content, mapSpans(spans, e.toOrig), levelTrimmed, replaceAll,
 				func(span) string { return e.withEOL(newT) })
@@ -178,6 +181,9 @@ func applyEdit(content, oldText, newText string, replaceAll bool) (*editResult, 
 	// punctuation and zero-width characters ignored — for matching only:
 	// the file keeps its bytes outside the replaced span.
 	if spans := lenientFind(e.norm, e.oldN); len(spans) > 0 {
+		if err := partOfLine(e.norm, spans); err != nil {
+			return nil, err
+		}
 		return e.lenient(spans, replaceAll)
 	}
 	if r, done, err := applyMeant(e, oldText, newText, replaceAll); done {
@@ -186,6 +192,26 @@ func applyEdit(content, oldText, newText string, replaceAll bool) (*editResult, 
 	// The hint shows a window of the file: found in the redacted file
 	// (redaction keeps lines), never a window redacted on its own.
 	return nil, &editError{"old_text was not found" + closestRegion(splitKeepEOL(redactSecrets(e.norm)), e.snip)}
+}
+
+// partOfLine refuses a match found only with blank space ignored that does
+// not cover whole lines: text around it on its line, or one of several on
+// a line (Crush's matcher refuses the same). A wrong edit is worse than a
+// refusal, and the model can send the line as the file has it.
+func partOfLine(s string, spans []span) error {
+	for _, sp := range spans {
+		lineStart := strings.LastIndexByte(s[:sp.start], '\n') + 1
+		lineEnd := len(s)
+		if i := strings.IndexByte(s[sp.end:], '\n'); i >= 0 {
+			lineEnd = sp.end + i
+		}
+		before, after := s[lineStart:sp.start], s[sp.end:lineEnd]
+		if strings.TrimSpace(before) != "" || strings.TrimSpace(after) != "" {
+			line := strings.Count(s[:sp.start], "\n") + 1
+			return &editError{fmt.Sprintf("old_text matches only part of line %d once blank space is ignored (other text stands beside it on that line): send whole lines exactly as the file has them (read_file shows them)", line)}
+		}
+	}
+	return nil
 }
 
 // applyRewritten tries old_text as the model meant it: a snippet copied

@@ -346,6 +346,12 @@ func TestEditMatchesWhatModelsCopy(t *testing.T) {
 		{name: "other unicode spaces and angle quotes", content: "say(\u2039hi\u203a)\u3000+\u2007x\n", old: "say('hi') + x", new: "say('yo') + x", want: "say('yo') + x\n", level: levelLenient},
 		{name: "trailing blanks on the file's lines", content: "a := 1   \nb := 2\t\n", old: "a := 1\nb := 2", new: "a := 3\nb := 4", want: "a := 3\nb := 4\n", level: levelIndent},
 		{name: "two lenient matches are refused", content: "a = “x”\nb = 1\na = “x”\n", old: `a = "x"`, new: `a = "y"`, errHas: "matches 2 places"},
+		// issue 48: with blank space ignored, a match covers whole lines or is refused (Crush's matcher refuses these three)
+		{name: "a partial line, spacing ignored", content: "func add(a,  b int) int {\n\treturn a + b\n}\n", old: "add(a, b int)", new: "add(a, b, c int)", errHas: "only part of line 1"},
+		{name: "surrounding text on the line, spacing ignored", content: "\tresult := compute(a,  b) + offset\n", old: "compute(a, b) + offset", new: "compute(b, a) + offset", errHas: "only part of line 1"},
+		{name: "repeated on a line, spacing ignored", content: "x  = y; x  = y\nz\n", old: "x = y", new: "x = z", errHas: "only part of line 1"},
+		{name: "a line's trimmed text inside other text (trimmed level)", content: "val := get( key )// cached\n", old: " get( key ) ", new: "get(k)", errHas: "only part of line 1"},
+		{name: "a whole line, spacing ignored, still lands", content: "a\n\tresult := compute(a,  b)\nb\n", old: "result := compute(a, b)", new: "result := compute(b, a)", want: "a\n\tresult := compute(b, a)\nb\n", level: levelLenient},
 		// issue 37: the drift classes the peers' matchers accept that were still refused
 		{name: "lines elided with ... (Aider)", content: "def f():\n    a = 1\n    b = 2\n    c = 3\n    return a\n", old: "def f():\n    a = 1\n...\n    return a\n", new: "def f():\n    a = 10\n...\n    return a + 1\n", want: "def f():\n    a = 10\n    b = 2\n    c = 3\n    return a + 1\n", level: levelElided},
 		{name: "lines elided with an existing-code comment", content: "func a() {\n\tx := 1\n\ty := 2\n\treturn x\n}\n", old: "func a() {\n\t// ... existing code ...\n\treturn x\n}", new: "func a() {\n\t// ... existing code ...\n\treturn y\n}", want: "func a() {\n\tx := 1\n\ty := 2\n\treturn y\n}\n", level: levelElided},

@@ -456,6 +456,13 @@ func (st *ollamaStream) finish(r api.ChatResponse) {
 	}
 }
 
+// refusedError is a server that refused the connection (not started yet,
+// or restarting), said in words; errors.Is finds ECONNREFUSED in it.
+type refusedError struct{ msg string }
+
+func (e refusedError) Error() string { return e.msg }
+func (e refusedError) Unwrap() error { return syscall.ECONNREFUSED }
+
 // explain turns client errors into one-line messages that say what to do.
 func (c *OllamaClient) explain(err error) error {
 	if err == nil {
@@ -468,7 +475,7 @@ func (c *OllamaClient) explain(err error) error {
 	var ue *url.Error
 	if errors.As(err, &ue) || errors.Is(err, syscall.ECONNREFUSED) {
 		if errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "connection refused") {
-			return fmt.Errorf("cannot reach Ollama at %s: start it with `ollama serve` (or /ollama start), or point Harvey elsewhere with --ollama URL", c.BaseURL)
+			return refusedError{fmt.Sprintf("cannot reach Ollama at %s: start it with `ollama serve`, or point Harvey elsewhere with --ollama URL", c.BaseURL)}
 		}
 		if ue != nil && ue.Timeout() {
 			return fmt.Errorf("Ollama at %s did not answer in time (ollama_timeout)", c.BaseURL)

@@ -39,7 +39,8 @@ type eventSink struct {
 	usage   usageTotals
 	errs    []string
 	started time.Time
-	sandbox string // the sandbox mode, in each turn_start
+	sandbox string          // the sandbox mode, in each turn_start
+	round   strings.Builder // the model's text since its last whole message
 }
 
 // callRecord is one tool call as the json object reports it.
@@ -51,6 +52,7 @@ type callRecord struct {
 	Approval  string          `json:"approval,omitempty"` // approved (by whom) or refused
 	Status    string          `json:"status"`             // ok, refused, failed
 	Summary   string          `json:"summary"`
+	Output    string          `json:"output"` // what the tool returned, as the model saw it
 }
 
 type usageTotals struct {
@@ -95,6 +97,7 @@ func (s *eventSink) text(p []byte) {
 	t := redactSecrets(string(p))
 	if s.source == "assistant" {
 		s.answer.WriteString(t)
+		s.round.WriteString(t)
 		s.emit("assistant_text", map[string]any{"text": t})
 		return
 	}
@@ -108,6 +111,7 @@ func (s *eventSink) turnStart(line string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.message()
 	s.source = "assistant"
 	if strings.HasPrefix(line, "/") || strings.HasPrefix(line, "!") {
 		s.source = "command"
@@ -151,21 +155,31 @@ func (s *eventSink) approval(tool, action string, approved bool, by string) {
 	s.emit(word, map[string]any{"tool": tool, "action": redactSecrets(action), "by": by})
 }
 
-// toolResult is how a call ended.
-func (s *eventSink) toolResult(id, name, status, summary string, d time.Duration) {
+// toolResult is how a call ended, with what the tool returned as the
+// model saw it (capped, redacted).
+func (s *eventSink) toolResult(id, name, status, summary, output string, d time.Duration) {
 	if s == nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	summary = redactSecrets(summary)
+	summary, output = redactSecrets(summary), redactSecrets(output)
 	for i := len(s.calls) - 1; i >= 0; i-- {
 		if s.calls[i].ID == id && s.calls[i].Status == "" {
-			s.calls[i].Status, s.calls[i].Summary = status, summary
+			s.calls[i].Status, s.calls[i].Summary, s.calls[i].Output = status, summary, output
 			break
 		}
 	}
-	s.emit("tool_result", map[string]any{"id": id, "name": name, "status": status, "summary": summary, "duration_ms": d.Milliseconds()})
+	s.emit("tool_result", map[string]any{"id": id, "name": name, "status": status, "summary": summary, "output": output, "duration_ms": d.Milliseconds()})
+}
+
+// message ends a model round's text: the whole of it as one event, after
+// its pieces.
+func (s *eventSink) message() {
+	if t := strings.TrimSpace(s.round.String()); t != "" {
+		s.emit("assistant_message", map[string]any{"text": t})
+	}
+	s.round.Reset()
 }
 
 // turnFigures are a turn's figures from the server (ChatStats's, which the
@@ -183,6 +197,7 @@ func (s *eventSink) turnUsage(st turnFigures) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.message()
 	s.usage.PromptTokens = st.PromptTokens // the last prompt is the whole context
 	s.usage.ReplyTokens += st.ReplyTokens
 	s.usage.ElapsedMS += st.Elapsed.Milliseconds()
@@ -201,6 +216,7 @@ func (s *eventSink) fail(msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	msg = redactSecrets(msg)
+	s.message() // what the model said before the error is still its message
 	s.errs = append(s.errs, msg)
 	s.emit("error", map[string]any{"message": msg})
 }
@@ -214,7 +230,8 @@ func (s *eventSink) end(code int) {
 	defer s.mu.Unlock()
 	reason := exitReason(code)
 	if s.stream {
-		s.emit("end", map[string]any{"exit_code": code, "exit_reason": reason, "elapsed_ms": time.Since(s.started).Milliseconds()})
+		s.message()
+		s.emit("end", map[string]any{"exit_code": code, "exit_reason": reason, "answer": strings.TrimSpace(s.answer.String()), "elapsed_ms": time.Since(s.started).Milliseconds()})
 		return
 	}
 	calls := s.calls

@@ -66,6 +66,7 @@ func TestOutputJSONThroughTheBinary(t *testing.T) {
 	}
 	var types []string
 	seq := 0
+	whole := map[string]string{} // what a script reads without joining pieces
 	sc := bufio.NewScanner(strings.NewReader(out))
 	for sc.Scan() {
 		var ev map[string]any
@@ -73,6 +74,13 @@ func TestOutputJSONThroughTheBinary(t *testing.T) {
 			t.Fatalf("a line that is not JSON: %q", sc.Text())
 		}
 		typ, _ := ev["type"].(string)
+		switch typ {
+		case "assistant_message":
+			whole["message"], _ = ev["text"].(string)
+		case "tool_result":
+			id, _ := ev["id"].(string)
+			whole[id], _ = ev["output"].(string)
+		}
 		if ev["v"] != float64(outputSchemaVersion) || ev["seq"] != float64(seq+1) {
 			t.Fatalf("version or order: %v", ev)
 		}
@@ -89,9 +97,15 @@ func TestOutputJSONThroughTheBinary(t *testing.T) {
 		types = append(types, typ)
 	}
 	got := strings.Join(types, " ")
-	want := regexp.MustCompile(`^turn_start tool_call tool_result tool_call refused tool_result (assistant_text )+usage turn_start (error )+end$`)
+	want := regexp.MustCompile(`^turn_start tool_call tool_result tool_call refused tool_result (assistant_text )+assistant_message usage turn_start (error )+end$`)
 	if !want.MatchString(got) {
 		t.Fatalf("events in this order: %s", got)
+	}
+	if whole["message"] != "The note says hello; I could not write out.txt." {
+		t.Errorf("assistant_message: %q", whole["message"])
+	}
+	if !strings.Contains(whole["r1"], "hello") || !strings.Contains(whole["w1"], "approval") {
+		t.Errorf("tool_result outputs: read_file %q, write_file %q", whole["r1"], whole["w1"])
 	}
 	if strings.Contains(out, "ghp_") || !strings.Contains(out, "REDACTED") {
 		t.Errorf("the secret in the arguments was not redacted as the model's view is")

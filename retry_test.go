@@ -249,3 +249,40 @@ func TestConnectionTroubleClasses(t *testing.T) {
 		t.Error("a plain error is retried")
 	}
 }
+
+// A server that starts a few seconds after Harvey (issue 48): harvey -p
+// started while Ollama still refuses connections waits for it within the
+// retry budget, says so in one line, and completes the turn; a server that
+// never comes fails with the message it always had, and the number of
+// retries the config allows.
+func TestHeadlessWaitsForAServerThatStartsLate(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	dir := t.TempDir()
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.ownAddress()
+	url := f.URL()
+	f.script(textReply("llama3.2", "Late but here."))
+	f.downFor(3 * time.Second)
+	start := time.Now()
+	out, errOut, code := runHarvey(t, bin, dir, "", "-p", "hello", "--model", "llama3.2", "--ollama", url)
+	if code != 0 || !strings.Contains(out, "Late but here.") {
+		t.Fatalf("exit %d after %s: %q %q", code, time.Since(start).Round(time.Second), out, errOut)
+	}
+	if n := strings.Count(errOut, "not answering yet"); n != 1 {
+		t.Errorf("%d status lines, want 1: %q", n, errOut)
+	}
+	// Nobody there: it gives up after the budget (one retry of 2 s here).
+	cfg := t.TempDir()
+	writeFile(t, cfg, "harvey/harvey.yaml", "retry:\n  attempts: 1\n")
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody := "http://" + ln.Addr().String()
+	ln.Close()
+	_, errOut, code = runHarveyEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + cfg}, "-p", "hello", "--model", "llama3.2", "--ollama", nobody)
+	if code != 1 || !strings.Contains(errOut, "cannot reach Ollama") || !strings.Contains(errOut, "still refused after 2 s") || strings.Contains(errOut, "/ollama start") {
+		t.Errorf("exit %d: %q", code, errOut)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/sandbox"
@@ -31,6 +32,10 @@ type Options struct {
 	StderrTTY   bool
 	Continue    bool // resume the last conversation (agents/sessions/last.jsonl)
 	NoMCP       bool // start no MCP server (harvey model check)
+	// WaitForServer: a server that refuses the first connection is tried
+	// again within the retry budget (the CLI's headless runs: a script may
+	// start Ollama and Harvey together).
+	WaitForServer bool
 }
 
 // Start opens the workspace, loads the config and connects to a backend.
@@ -66,7 +71,10 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	if o.Continue {
 		model = a.continueSession(model)
 	}
-	a.connect(ctx, model)
+	a.connect(ctx, model, false)
+	if o.WaitForServer && a.Client == nil && errors.Is(a.connectErr, syscall.ECONNREFUSED) {
+		a.reconnect = func(ctx context.Context) { a.connect(ctx, model, true) }
+	}
 	if !o.NoMCP {
 		a.startMCP(ctx)
 	}
@@ -83,6 +91,37 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		}
 	}
 	return a, nil
+}
+
+// waitForServer tries a server that refused the first connection again,
+// headless, within the retry budget (retry: in your config), saying so in
+// one line: a script that starts Ollama and Harvey together, or a Pi that
+// boots both, gets its turn. A server still absent fails with err.
+func (a *Agent) waitForServer(ctx context.Context, oc *OllamaClient, err error) ([]string, error) {
+	p := a.Config.Retry.policy()
+	var total time.Duration
+	for n := 1; n <= p.attempts; n++ {
+		total += p.wait(n, 0)
+	}
+	if total == 0 {
+		return nil, err
+	}
+	a.logf("%s", a.dim(fmt.Sprintf("· Ollama at %s is not answering yet (connection refused): trying again for up to %s", oc.BaseURL, roundWait(total))))
+	for n := 1; n <= p.attempts; n++ {
+		if sleepCtx(ctx, p.wait(n, 0)) != nil {
+			return nil, err
+		}
+		tctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		models, e := oc.Models(tctx)
+		cancel()
+		if e == nil {
+			return models, nil
+		}
+		if !errors.Is(e, syscall.ECONNREFUSED) {
+			return nil, e
+		}
+	}
+	return nil, fmt.Errorf("%w (still refused after %s)", err, roundWait(total))
 }
 
 // firstTTY is the first of ws that is a terminal (for its width), or nil.
@@ -191,7 +230,7 @@ func resolveOllamaURL(flag, cfg string) string {
 // connect picks the model: the given name > the only installed model > a
 // menu (interactive). Headless with several models and none chosen is an
 // error at the first prompt, listing them.
-func (a *Agent) connect(ctx context.Context, model string) {
+func (a *Agent) connect(ctx context.Context, model string, wait bool) {
 	oc, err := newOllamaClient(a.OllamaURL, model, a.Config.EffectiveNumCtx(model), a.Config.KeepAlive, time.Duration(a.Config.OllamaTimeout))
 	if err != nil {
 		a.logf("warning: %v", err)
@@ -200,6 +239,9 @@ func (a *Agent) connect(ctx context.Context, model string) {
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	models, err := oc.Models(pctx)
+	if err != nil && wait && !a.Interactive && errors.Is(err, syscall.ECONNREFUSED) {
+		models, err = a.waitForServer(ctx, oc, err)
+	}
 	if err != nil && a.offerOllamaStart(ctx, &a.Terminal, oc) {
 		models, err = oc.Models(ctx)
 	}

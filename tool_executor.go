@@ -75,7 +75,7 @@ type execHost interface {
 	// callEvent and resultEvent tell a program reading the run (--output
 	// json|stream-json) what was called, as sent, and how it ended.
 	callEvent(id, name, rawArgs string, recovered bool)
-	resultEvent(id, name, status, summary string, d time.Duration)
+	resultEvent(id, name, status, summary, output string, d time.Duration)
 	recordToolCall(name, raw, result string, failed bool)
 	// proseFallback marks model as unable to call tools and returns the
 	// system prompt for prose mode, or an error when fallback is off.
@@ -398,17 +398,17 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin
 	if h != nil {
 		if rc, ok := err.(*repeatedCall); ok {
 			h.resultLine(false, rc.forUser())
-			h.resultEvent(c.ID, name, "refused", rc.forUser(), dur)
+			h.resultEvent(c.ID, name, "refused", rc.forUser(), capped, dur)
 		} else if failed {
 			h.resultLine(false, firstLine(err.Error()))
 			status := "failed"
 			if errors.Is(err, ErrDenied) {
 				status = "refused"
 			}
-			h.resultEvent(c.ID, name, status, firstLine(err.Error()), dur)
+			h.resultEvent(c.ID, name, status, firstLine(err.Error()), capped, dur)
 		} else {
 			h.resultLine(true, cmp.Or(res.Summary, firstLine(res.Text)))
-			h.resultEvent(c.ID, name, "ok", cmp.Or(res.Summary, firstLine(res.Text)), dur)
+			h.resultEvent(c.ID, name, "ok", cmp.Or(res.Summary, firstLine(res.Text)), capped, dur)
 		}
 		h.audit("tool:"+name, summary, err, dur)
 		h.recordToolCall(name, raw, capped, failed)

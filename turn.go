@@ -66,6 +66,7 @@ func (be *backend) routeTurn(ctx context.Context, ts *toolSet, name string) (*tu
 func (a *Agent) newTurn(ctx context.Context, prompt string) (*turn, string, error) {
 	name, rest, ok := splitMention(prompt)
 	if !ok {
+		a.connectLate(ctx)
 		if a.Client == nil {
 			if a.connectErr != nil {
 				return nil, "", a.connectErr
@@ -163,6 +164,16 @@ func (cv *conversation) unanswered() bool {
 	return last.Role == RoleTool || last.Role == RoleUser && !strings.HasPrefix(last.Content, pinnedPrefix) && !strings.HasPrefix(last.Content, "[context: ")
 }
 
+// connectLate, once, waits for a server that refused at start (headless
+// runs only; see Options.WaitForServer).
+func (a *Agent) connectLate(ctx context.Context) {
+	if r := a.reconnect; r != nil && a.Client == nil {
+		a.reconnect = nil
+		a.connectErr = nil
+		r(ctx)
+	}
+}
+
 // retryTurn sends the conversation as it is to the model again: the turn
 // whose model call failed goes on from where it stopped, with the tool
 // results it has (no tool runs again).
@@ -170,6 +181,7 @@ func (a *Agent) retryTurn(ctx context.Context) error {
 	if !a.unanswered() {
 		return errors.New("nothing to retry: the last turn has its answer (send a prompt)")
 	}
+	a.connectLate(ctx)
 	if a.Client == nil {
 		if a.connectErr != nil {
 			return a.connectErr

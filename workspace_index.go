@@ -131,25 +131,24 @@ func queryWorkspace(ctx context.Context, ws *Workspace, q string, k int, emb Emb
 	if err != nil {
 		return nil, st, err
 	}
-	hits, err := ix.Query(ctx, q, k*3)
+	hits, err := ix.Query(ctx, q, k*wsindex.QueryDepth)
 	if err != nil {
 		return nil, st, err
 	}
 	if emb != nil {
-		if near, err := nearestChunks(ctx, ix, emb, q, k*3); err == nil && len(near) > 0 {
+		if near, err := nearestChunks(ctx, ix, emb, q, k*wsindex.QueryDepth); err == nil && len(near) > 0 {
 			hits = wsindex.Fuse(hits, near)
 		}
 	}
-	var out []wsindex.Hit
+	readable := hits[:0:0]
 	for _, h := range hits {
-		if len(out) == k {
-			break
-		}
 		if stillReadable(ws, h.Path) {
-			out = append(out, h)
+			readable = append(readable, h)
 		}
 	}
-	return out, st, nil
+	// Files ranked as wholes, and spread: at most two pieces of one file
+	// (more of a file the question names).
+	return wsindex.Spread(readable, q, k, 2), st, nil
 }
 
 // queryEmbedBudget is how many new chunks a query embeds before it
