@@ -16,7 +16,6 @@ import (
 	"github.com/harvey-agent/harvey/internal/sandbox"
 
 	"golang.org/x/sys/unix"
-	"golang.org/x/term"
 )
 
 const usageText = `Harvey — a terminal coding agent for local and cloud models.
@@ -348,11 +347,6 @@ func readHeadTail(r io.Reader, head, tail int) ([]byte, []byte, int64, error) {
 			return h, ring, cut, err
 		}
 	}
-}
-
-func isTTY(x any) bool {
-	f, ok := x.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // toolsCommand is "harvey tools validate": for CI, load every tool file the

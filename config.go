@@ -115,6 +115,12 @@ type RagWorkspace struct {
 	EmbeddingModel string `yaml:"embedding_model,omitempty"`
 	Provider       string `yaml:"provider,omitempty"`
 	BaseURL        string `yaml:"base_url,omitempty"`
+	// Where the index stops (index_bounds.go): at most MaxFiles files and
+	// MaxBytes bytes (0: 20,000 and 256 MB); IndexHome lets a workspace
+	// that is the home directory or / be indexed.
+	MaxFiles  int  `yaml:"max_files,omitempty"`
+	MaxBytes  int  `yaml:"max_bytes,omitempty"`
+	IndexHome bool `yaml:"index_home,omitempty"`
 }
 
 // RagStoreEntry is one store.

@@ -205,12 +205,16 @@ func (g *Gate) findChecked(ctx context.Context, question string) (string, int, e
 	if strings.TrimSpace(question) == "" {
 		return "", 0, errors.New("find_code: the question is empty")
 	}
-	hits, _, err := queryWorkspace(ctx, g.ws, question, 5, g.embedder)
+	hits, st, err := queryWorkspace(ctx, g.ws, question, 5, g.embedder)
 	g.audit("find", question, err, 0)
 	if err != nil {
 		return "", 0, err
 	}
-	return formatHits(hits, g.maxOut()), len(hits), nil
+	out := formatHits(hits, g.maxOut())
+	if st.LeftOut != "" {
+		out += "\n[" + st.LeftOut + "]"
+	}
+	return out, len(hits), nil
 }
 
 // runChecked is the command path shared by /run, ! and run_command: the

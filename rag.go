@@ -183,8 +183,14 @@ func (e *ollamaEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 		Embeddings [][]float32 `json:"embeddings"`
 		Error      string      `json:"error"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 256<<20)).Decode(&out); err != nil {
-		return nil, fmt.Errorf("embedding with %s: %s (%v)", e.model, resp.Status, err)
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		return nil, fmt.Errorf("embedding with %s: %s: the reply was cut off (%v)", e.model, resp.Status, err)
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		// Not Ollama's JSON: a proxy's or another server's page. Say what
+		// answered, not the decoder's words.
+		return nil, fmt.Errorf("embedding with %s: %s at %s answered %s, not Ollama's JSON: %q — is --ollama / OLLAMA_HOST an Ollama server?", e.model, resp.Status, e.base, cmp.Or(resp.Header.Get("Content-Type"), "no content type"), clip(flatText(string(raw)), 80))
 	}
 	if resp.StatusCode == http.StatusNotFound {
 		return nil, fmt.Errorf("embedding model %s not found; pull it with: ollama pull %s", e.model, e.model)
@@ -193,6 +199,31 @@ func (e *ollamaEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 		return nil, fmt.Errorf("embedding with %s: %s %s", e.model, resp.Status, out.Error)
 	}
 	return out.Embeddings, nil
+}
+
+// newProgress shows work done of total on w: a bar redrawn in place on a
+// terminal, plain lines at each tenth elsewhere (a log keeps no \r), and
+// the end on a line of its own either way.
+func newProgress(w io.Writer, what string) func(done, total int) {
+	f, _ := w.(*os.File)
+	tty := f != nil && isTTY(f)
+	last := -1
+	return func(done, total int) {
+		if w == nil || total <= 0 {
+			return
+		}
+		switch {
+		case tty:
+			fill := 30 * done / total
+			fmt.Fprintf(w, "\r  [%s%s] %d/%d %s", strings.Repeat("#", fill), strings.Repeat(".", 30-fill), done, total, what)
+			if done == total {
+				fmt.Fprintln(w)
+			}
+		case done*10/total > last:
+			last = done * 10 / total
+			fmt.Fprintf(w, "  %d/%d %s\n", done, total, what)
+		}
+	}
 }
 
 // ragPath is a store's database path (~ expanded; relative to the user's
@@ -310,16 +341,7 @@ func ragIngest(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb Embe
 		return "", err
 	}
 	defer s.Close()
-	st, err := s.Ingest(ctx, docs, emb.Embed, func(done, total int) {
-		if progress != nil && total > 0 {
-			w := 30
-			fill := w * done / total
-			fmt.Fprintf(progress, "\r  [%s%s] %d/%d files", strings.Repeat("#", fill), strings.Repeat(".", w-fill), done, total)
-			if done == total {
-				fmt.Fprintln(progress)
-			}
-		}
-	})
+	st, err := s.Ingest(ctx, docs, emb.Embed, newProgress(progress, "files"))
 	if err != nil {
 		return "", err
 	}
@@ -519,9 +541,12 @@ func ragQuery(ctx context.Context, env ragEnv, rc RagConfig, opts map[string]str
 	}
 	var hits []wsindex.Hit
 	if name := cmp.Or(opts["store"], "workspace"); name == "workspace" {
-		hs, _, err := queryWorkspace(ctx, env.ws, q, k, workspaceEmbedder(rc, env.ollamaURL))
+		hs, st, err := queryWorkspace(ctx, env.ws, q, k, workspaceEmbedder(rc, env.ollamaURL))
 		if err != nil {
 			return err
+		}
+		if st.LeftOut != "" && env.progress != nil {
+			fmt.Fprintln(env.progress, st.LeftOut)
 		}
 		hits = hs
 	} else {
@@ -627,8 +652,15 @@ func ingestWorkspace(ctx context.Context, env ragEnv, rc *RagConfig, opts map[st
 		return err
 	}
 	defer ix.Close()
-	if _, err := ix.Sync(ctx, indexableDocs(env.ws)); err != nil {
+	docs, bounds, err := workspaceDocs(env.ws)
+	if err != nil {
 		return err
+	}
+	if _, err := ix.Sync(ctx, docs); err != nil {
+		return err
+	}
+	if n := bounds.note(); n != "" && env.progress != nil {
+		fmt.Fprintln(env.progress, n)
 	}
 	if err := ix.Bind(ctx, model); err != nil {
 		return err
@@ -638,16 +670,8 @@ func ingestWorkspace(ctx context.Context, env ragEnv, rc *RagConfig, opts map[st
 		return err
 	}
 	todo := total - have
-	n, err := embedPending(ctx, ix, emb, -1, func(done int) {
-		if env.progress != nil && todo > 0 {
-			w := 30
-			fill := w * min(done, todo) / todo
-			fmt.Fprintf(env.progress, "\r  [%s%s] %d/%d chunks", strings.Repeat("#", fill), strings.Repeat(".", w-fill), done, todo)
-		}
-	})
-	if env.progress != nil && todo > 0 {
-		fmt.Fprintln(env.progress)
-	}
+	show := newProgress(env.progress, "chunks")
+	n, err := embedPending(ctx, ix, emb, -1, func(done int) { show(min(done, todo), todo) })
 	if err != nil {
 		return fmt.Errorf("%v (%d chunks embedded before it; ingest again to go on)", err, n)
 	}
@@ -723,6 +747,8 @@ func (a *Agent) startIndexing() {
 			return // said by the first query, in one line
 		}
 		defer ix.Close()
-		ix.Sync(ctx, indexableDocs(ws))
+		if docs, _, err := workspaceDocs(ws); err == nil {
+			ix.Sync(ctx, docs)
+		}
 	}()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // ragCommand is harvey rag ARGS: the workspace index and the RAG stores
@@ -30,8 +31,8 @@ func ragCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	env := ragEnv{ws: ws, cfg: cf.Config, ollamaURL: resolveOllamaURL("", cf.Config.OllamaURL), genModel: cf.Config.Model, progress: stderr}
 	if err := ragDo(ctx, env, args, stdout); err != nil {
 		fmt.Fprintf(stderr, "harvey rag: %s\n", err)
-		if len(args) == 0 {
-			return 2
+		if len(args) == 0 || strings.HasPrefix(err.Error(), "usage: ") {
+			return 2 // bad usage, as the README's exit statuses say
 		}
 		return 1
 	}

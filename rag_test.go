@@ -2,6 +2,8 @@ package harvey
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,6 +49,12 @@ func TestEndToEndRagStores(t *testing.T) {
 	env := []string{"XDG_CONFIG_HOME=" + cfg}
 	h := func(args ...string) (string, string, int) {
 		return runHarveyEnv(t, bin, dir, "", append(env, "OLLAMA_HOST="+f.URL()), args...)
+	}
+	// Bad usage exits 2, as the README says (issue 49).
+	for _, args := range [][]string{{"rag"}, {"rag", "bogus"}, {"rag", "query"}, {"rag", "use"}} {
+		if _, errOut, code := h(args...); code != 2 || !strings.Contains(errOut, "usage: ") {
+			t.Errorf("%v: exit %d %q", args, code, errOut)
+		}
 	}
 	if out, errOut, code := h("rag", "create", "notes"); code != 0 || !strings.Contains(out, "bound to nomic-embed-text") {
 		t.Fatalf("create: %d %s %s", code, out, errOut)
@@ -109,5 +117,34 @@ func TestEndToEndRagStores(t *testing.T) {
 	os.WriteFile(cfgFile, []byte(strings.Replace(string(b), "embedding_model: nomic-embed-text", "embedding_model: all-minilm", 1)), 0o600)
 	if _, errOut, code := h("rag", "ingest", "docs"); code == 0 || !strings.Contains(errOut, "nomic-embed-text") || !strings.Contains(errOut, "all-minilm") {
 		t.Fatalf("another model: %d %s", code, errOut)
+	}
+}
+
+// An embedding endpoint that answers something other than Ollama's JSON
+// (a proxy's page) is named for what it is, not with the decoder's words
+// (issue 49).
+func TestEmbedderNotJSON(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html")
+		w.Write([]byte("OK <html>a captive portal</html>"))
+	}))
+	defer srv.Close()
+	e := &ollamaEmbedder{base: srv.URL, model: "nomic-embed-text", hc: srv.Client()}
+	_, err := e.Embed(t.Context(), []string{"x"})
+	if err == nil || strings.Contains(err.Error(), "invalid character") || !strings.Contains(err.Error(), "not Ollama's JSON") || !strings.Contains(err.Error(), "text/html") {
+		t.Fatalf("%v", err)
+	}
+}
+
+// Progress into a log is plain lines, about one a tenth, never a \r
+// (issue 49).
+func TestProgressIntoALog(t *testing.T) {
+	var b strings.Builder
+	show := newProgress(&b, "files")
+	for i := 1; i <= 1000; i++ {
+		show(i, 1000)
+	}
+	if strings.Contains(b.String(), "\r") || strings.Count(b.String(), "\n") > 11 || !strings.HasSuffix(b.String(), "1000/1000 files\n") {
+		t.Fatalf("%q", b.String())
 	}
 }

@@ -105,7 +105,7 @@ func (f *modeFixture) git(t *testing.T, args string) string {
 // lacks what the simulation takes away.
 func simulated(t *testing.T) {
 	t.Helper()
-	if _, err := kernelsim.Filter(kernelsim.NoLandlock); err != nil {
+	if err := kernelsim.Supported(); err != nil {
 		t.Skip(err)
 	}
 	if sandbox.Available().Mode() != sandbox.ModeFull {

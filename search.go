@@ -145,6 +145,9 @@ func walkWorkspace(ws *Workspace, rp *resolvedPath, sink walkSink) error {
 	root := &searchDir{fd: fd}
 	root.refs.Store(1)
 	w := &searchWalker{ws: ws, ign: ancestorIgnores(ws, rp.Rel), sink: sink}
+	if b, ok := sink.(interface{ walkBounds() *indexBounds }); ok {
+		w.bounds = b.walkBounds()
+	}
 	w.walk(root, rp.Rel)
 	return nil
 }
@@ -213,9 +216,10 @@ type searchFile struct {
 }
 
 type searchWalker struct {
-	ws   *Workspace
-	ign  *ignoreSet
-	sink walkSink
+	ws     *Workspace
+	ign    *ignoreSet
+	sink   walkSink
+	bounds *indexBounds // the workspace index's walk only (index_bounds.go)
 }
 
 // ancestorIgnores loads the .gitignore files above dir, the directory a
@@ -313,7 +317,7 @@ func (w *searchWalker) walk(dir *searchDir, rel string) {
 			}
 			// agents/ lives at the top; elsewhere only a hard-linked
 			// directory (impossible) or a mount could be it.
-			if rel == "." && w.isAgents(fd) {
+			if (rel == "." && w.isAgents(fd)) || (w.bounds != nil && w.bounds.skipDir(dir.fd, name, fd)) {
 				unix.Close(fd)
 				continue
 			}

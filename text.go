@@ -2,8 +2,11 @@ package harvey
 
 import (
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
+
+	"golang.org/x/term"
 )
 
 // Small text helpers every layer uses: the first line of a
@@ -149,4 +152,10 @@ func quoteArgv(argv []string) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// isTTY reports whether x is a terminal.
+func isTTY(x any) bool {
+	f, ok := x.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -458,3 +458,25 @@ func TestEndToEndActOrQuote(t *testing.T) {
 		t.Fatalf("schema mode: the call sent alone did not run: %q", b)
 	}
 }
+
+// The tool line says what a call does (issue 49): find_code's question,
+// not the word "question"; an MCP tool's query, URL or name, or its one
+// text argument; a long value cut on a rune boundary.
+func TestCallSummarySaysWhatACallDoes(t *testing.T) {
+	for _, c := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"question": "where is the config\nparsed?"}, `"where is the config parsed?"`},
+		{map[string]any{"path": "a.go"}, "a.go"},
+		{map[string]any{"query": "open issues", "limit": 5.0}, `"open issues"`},
+		{map[string]any{"url": "https://example.com/x", "method": "GET"}, "https://example.com/x"},
+		{map[string]any{"repo": "harvey-agent/harvey", "limit": 5.0}, "harvey-agent/harvey"},
+		{map[string]any{"owner": "a", "repo": "b"}, "owner,repo"},
+		{map[string]any{"question": strings.Repeat("é", 100)}, `"` + strings.Repeat("é", 59) + "..."},
+	} {
+		if got := callSummary("tool", c.args); got != c.want {
+			t.Errorf("%v: %q, want %q", c.args, got, c.want)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
@@ -71,33 +72,58 @@ const (
 	ModeOff    ToolMode = "off"
 )
 
-// callSummary is the one-line description of a call: the path, command or
-// pattern it acts on.
+// callSummary is the one-line description of a call: the path, command,
+// pattern or question it acts on; for any other tool (MCP tools too) the
+// argument that says what it does — a query, a URL, a name — or its one
+// text argument; else the argument names.
 func callSummary(name string, args map[string]any) string {
-	for _, k := range []string{"path", "command", "pattern", "subcommand"} {
+	for _, k := range []string{"path", "command", "pattern", "subcommand", "question", "query", "q", "url", "uri", "file", "filename", "name", "title"} {
 		if v, ok := args[k].(string); ok && v != "" {
-			s := v
-			if k == "subcommand" {
-				if rest, ok := args["args"].(string); ok && rest != "" {
-					s += " " + rest
-				}
-			}
-			if k == "pattern" {
-				if p, ok := args["path"].(string); ok && p != "" {
-					s = fmt.Sprintf("%q in %s", v, p)
-				} else {
-					s = fmt.Sprintf("%q", v)
-				}
-			}
-			if len(s) > 120 {
-				s = s[:120] + "..."
-			}
-			return s
+			return clip(summaryOf(k, v, args), 120)
 		}
+	}
+	var only string
+	n := 0
+	for _, v := range args {
+		if s, ok := v.(string); ok && strings.TrimSpace(s) != "" {
+			only, n = s, n+1
+		}
+	}
+	if n == 1 {
+		return clip(flatText(only), 120)
 	}
 	keys := sortedKeys(args)
 	sort.Strings(keys)
 	return strings.Join(keys, ",")
+}
+
+// summaryOf is the text a call's key argument k (value v) is shown as.
+func summaryOf(k, v string, args map[string]any) string {
+	switch k {
+	case "subcommand":
+		if rest, ok := args["args"].(string); ok && rest != "" {
+			return v + " " + rest
+		}
+	case "pattern":
+		if p, ok := args["path"].(string); ok && p != "" {
+			return fmt.Sprintf("%q in %s", v, p)
+		}
+		return fmt.Sprintf("%q", v)
+	case "question", "query", "q":
+		return fmt.Sprintf("%q", flatText(v))
+	}
+	return v
+}
+
+// clip cuts s to n bytes (on a rune boundary), marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }
 
 func schemaTokensOf(mode ToolMode, tools []anyllm.Tool) int {

@@ -41,15 +41,29 @@ func openWorkspaceIndex(ws *Workspace) (*wsindex.Index, error) {
 // indexableDocs walks the workspace as search_files does (walkWorkspace:
 // the same policy, the same reads without following a link) and yields
 // what may be indexed, redacted.
-func indexableDocs(ws *Workspace) iter.Seq[wsindex.Doc] {
+func indexableDocs(ws *Workspace, bounds *indexBounds) iter.Seq[wsindex.Doc] {
 	return func(yield func(wsindex.Doc) bool) {
 		rp, err := resolveWorkspacePath(ws, ".", opRead)
 		if err != nil {
 			return
 		}
 		defer rp.close()
-		walkWorkspace(ws, rp, &indexSink{yield: yield})
+		walkWorkspace(ws, rp, &indexSink{yield: yield, bounds: bounds})
 	}
+}
+
+// workspaceDocs is the workspace index's walk with its bounds (from your
+// config), refused where the workspace is the home directory or /.
+func workspaceDocs(ws *Workspace) (iter.Seq[wsindex.Doc], *indexBounds, error) {
+	var cfg RagWorkspace
+	if ws.config != nil {
+		cfg = ws.config.Config.RAG.Workspace
+	}
+	if err := indexRefusal(ws, cfg); err != nil {
+		return nil, nil, err
+	}
+	b := newIndexBounds(ws, cfg)
+	return indexableDocs(ws, b), b, nil
 }
 
 // indexSink reads each file the walk hands it and yields it as a
@@ -59,9 +73,12 @@ type indexSink struct {
 	yield   func(wsindex.Doc) bool
 	stopped bool
 	skipped map[string]int
+	bounds  *indexBounds // nil: no bounds (files a user names to a RAG store)
 }
 
 func (s *indexSink) done() bool { return s.stopped }
+
+func (s *indexSink) walkBounds() *indexBounds { return s.bounds }
 
 func (s *indexSink) skip(why string) {
 	if s.skipped != nil {
@@ -74,6 +91,10 @@ func (s *indexSink) skip(why string) {
 func (s *indexSink) submit(f searchFile) {
 	defer f.dir.release()
 	if s.stopped {
+		return
+	}
+	if s.bounds != nil && !s.bounds.take(fileSize(f)) {
+		s.stopped = true
 		return
 	}
 	d := wsindex.Doc{Path: f.rel, Stamp: fileStamp(f), Read: func() ([]byte, bool) {
@@ -89,6 +110,19 @@ func (s *indexSink) submit(f searchFile) {
 		return []byte(redactSecrets(string(data))), true
 	}}
 	s.stopped = !s.yield(d)
+}
+
+// fileSize is a file's size (0 when it cannot be read).
+func fileSize(f searchFile) int64 {
+	var st unix.Stat_t
+	if f.self {
+		if unix.Fstat(f.dir.fd, &st) != nil {
+			return 0
+		}
+	} else if unix.Fstatat(f.dir.fd, f.name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return 0
+	}
+	return st.Size
 }
 
 // fileStamp is what changes when a file is written: its size, times and
@@ -127,10 +161,15 @@ func queryWorkspace(ctx context.Context, ws *Workspace, q string, k int, emb Emb
 		return nil, wsindex.Stats{}, err
 	}
 	defer ix.Close()
-	st, err := ix.Sync(ctx, indexableDocs(ws))
+	docs, bounds, err := workspaceDocs(ws)
+	if err != nil {
+		return nil, wsindex.Stats{}, err
+	}
+	st, err := ix.Sync(ctx, docs)
 	if err != nil {
 		return nil, st, err
 	}
+	st.LeftOut = bounds.note()
 	hits, err := ix.Query(ctx, q, k*wsindex.QueryDepth)
 	if err != nil {
 		return nil, st, err

@@ -273,7 +273,7 @@ func TestIndexConvergesWhileTheWorkspaceChanges(t *testing.T) {
 	defer ix.Close()
 	n := 0
 	changing := func(yield func(wsindex.Doc) bool) {
-		for d := range indexableDocs(env.ws) {
+		for d := range indexableDocs(env.ws, nil) {
 			if n++; n == 25 {
 				writeFile(t, env.dir, "notes/f00.md", "# Note 0\n\nrewritten early after the walk passed it\n")
 				writeFile(t, env.dir, "notes/f49.md", "# Note 49\n\nrewritten late before the walk reached it\n")
@@ -288,7 +288,7 @@ func TestIndexConvergesWhileTheWorkspaceChanges(t *testing.T) {
 	if _, err := ix.Sync(t.Context(), changing); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ix.Sync(t.Context(), indexableDocs(env.ws)); err != nil {
+	if _, err := ix.Sync(t.Context(), indexableDocs(env.ws, nil)); err != nil {
 		t.Fatal(err)
 	}
 	fresh, err := wsindex.Open(filepath.Join(t.TempDir(), "fresh.db"), "fresh.db")
@@ -296,7 +296,7 @@ func TestIndexConvergesWhileTheWorkspaceChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fresh.Close()
-	if _, err := fresh.Sync(t.Context(), indexableDocs(env.ws)); err != nil {
+	if _, err := fresh.Sync(t.Context(), indexableDocs(env.ws, nil)); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := ix.Paths()
@@ -321,5 +321,62 @@ func TestIndexConvergesWhileTheWorkspaceChanges(t *testing.T) {
 		if len(a) == 0 || fmt.Sprint(a) != fmt.Sprint(b) {
 			t.Fatalf("%q: the converged index answers\n%v\na fresh one\n%v", q, a, b)
 		}
+	}
+}
+
+// The index knows where to stop (issue 49): started in a tree holding
+// dependency directories, a mounted proc and a tmpfs (where the test may
+// mount: as root), and more files than its cap, it enters none of them,
+// stays under the cap and says so; a workspace that is the home directory
+// is refused headless, naming the setting.
+func TestEndToEndIndexKnowsWhereToStop(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	dir, cfg := t.TempDir(), t.TempDir()
+	writeFile(t, cfg, "harvey/harvey.yaml", "rag:\n  workspace:\n    max_files: 40\n")
+	for i := range 60 {
+		writeFile(t, dir, fmt.Sprintf("src/f%02d.go", i), fmt.Sprintf("package src\n\n// F%d is part of the project.\nfunc F%d() {}\n", i, i))
+	}
+	writeFile(t, dir, "node_modules/left/index.js", "// zebrafinch in a dependency\n")
+	writeFile(t, dir, "rs/Cargo.toml", "[package]\nname = \"rs\"\n")
+	writeFile(t, dir, "rs/target/debug/build.rs", "// zebrafinch in build output\n")
+	writeFile(t, dir, "vendor/modules.txt", "# example.com/x v1.0.0\n")
+	writeFile(t, dir, "vendor/example.com/x/x.go", "package x // zebrafinch vendored\n")
+	writeFile(t, dir, "cmd/dist/dist.go", "package main // zebrafinch in a source directory named dist\n")
+	mounted := []string{}
+	if os.Geteuid() == 0 {
+		for _, m := range [][2]string{{"proc", "proc"}, {"tmp", "tmpfs"}} {
+			p := filepath.Join(dir, "mnt", m[0])
+			os.MkdirAll(p, 0o755)
+			if mountForTest(t, m[1], p) {
+				mounted = append(mounted, p)
+			}
+		}
+		if len(mounted) == 2 {
+			os.WriteFile(filepath.Join(mounted[1], "z.go"), []byte("package z // zebrafinch on a tmpfs\n"), 0o644)
+		}
+	}
+	out, errOut, code := runHarveyEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + cfg}, "rag", "query", "zebrafinch", "--store", "workspace", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	if !strings.Contains(out, "cmd/dist/dist.go") {
+		t.Errorf("a source directory named dist was left out: %s", out)
+	}
+	for _, p := range []string{"node_modules", "rs/target", "vendor/", "mnt/"} {
+		if strings.Contains(out, p) {
+			t.Errorf("the index entered %s: %s", p, out)
+		}
+	}
+	if !strings.Contains(errOut, "stopped at its cap of 40 files") || !strings.Contains(errOut, "left out: dependencies or build output") {
+		t.Errorf("what was left out is not said: %q", errOut)
+	}
+	if len(mounted) == 2 && !strings.Contains(errOut, "another filesystem") {
+		t.Errorf("the mounts are not named: %q", errOut)
+	}
+	// The home directory: refused headless, naming the setting.
+	_, errOut, code = runHarveyEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + cfg, "HOME=" + dir}, "rag", "query", "zebrafinch", "--store", "workspace")
+	if code == 0 || !strings.Contains(errOut, "index_home: true") {
+		t.Errorf("the home directory was indexed: exit %d %q", code, errOut)
 	}
 }

@@ -79,3 +79,9 @@ func Exec(k Kernel, argv, env []string) error {
 	}
 	return syscall.Exec(argv[0], argv, env)
 }
+
+// Supported says why kernels cannot be simulated here (nil: they can).
+func Supported() error {
+	_, err := Filter(NoLandlock)
+	return err
+}

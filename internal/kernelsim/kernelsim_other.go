@@ -8,3 +8,6 @@ import "errors"
 func Exec(k Kernel, argv, env []string) error {
 	return errors.New("kernelsim: seccomp is Linux's")
 }
+
+// Supported says why kernels cannot be simulated here (seccomp is Linux's).
+func Supported() error { return errors.New("kernelsim: seccomp is Linux's") }

@@ -82,6 +82,9 @@ type Hit struct {
 // Stats is what a Sync did.
 type Stats struct {
 	Files, Indexed, Removed, Chunks int
+	// LeftOut is the caller's one line on what its walk left out (the
+	// index itself leaves out nothing it is given).
+	LeftOut string
 }
 
 // Index is an open index.

@@ -1,0 +1,137 @@
+package harvey
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// Where the workspace index stops (issue 49): started by mistake above a
+// project, it walked module caches, a mounted /proc and /sys, and left a
+// 2.6 GB index. The walk the index makes (walkWorkspace, with these
+// bounds; search_files has none) stays on the workspace's filesystem — a
+// mounted proc, sys, dev, tmpfs or another disk is not entered — leaves
+// out the well-known dependency and build directories even where
+// .gitignore does not name them, and stops at a cap on files and bytes,
+// saying what it left out. A workspace that is the home directory or /
+// is not indexed unless the user's own config says so.
+
+// Index caps (rag.workspace.max_files and max_bytes in your config).
+const (
+	defaultIndexMaxFiles = 20000
+	defaultIndexMaxBytes = 256 << 20
+)
+
+// indexBounds is what one index walk may take, and what it left out.
+type indexBounds struct {
+	maxFiles int
+	maxBytes int64
+	dev      uint64 // the workspace's filesystem
+	files    int
+	bytes    int64
+	capped   bool
+	left     map[string]int // directories left out, by why
+}
+
+func newIndexBounds(ws *Workspace, cfg RagWorkspace) *indexBounds {
+	b := &indexBounds{maxFiles: cmpPositive(cfg.MaxFiles, defaultIndexMaxFiles), maxBytes: int64(cmpPositive(cfg.MaxBytes, defaultIndexMaxBytes)), left: map[string]int{}}
+	var st unix.Stat_t
+	if unix.Stat(ws.Root, &st) == nil {
+		b.dev = uint64(st.Dev)
+	}
+	return b
+}
+
+func cmpPositive(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// alwaysDeps are directories of installed or generated code, whatever is
+// around them.
+var alwaysDeps = []string{"node_modules", "bower_components", "__pycache__", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".gradle", ".next", ".nuxt", ".terraform", ".venv", ".cargo", ".rustup"}
+
+// skipDir reports whether the walk leaves out directory name (open as fd)
+// in the directory parentFd, and counts why.
+func (b *indexBounds) skipDir(parentFd int, name string, fd int) bool {
+	why := b.dirWhy(parentFd, name, fd)
+	if why != "" {
+		b.left[why]++
+	}
+	return why != ""
+}
+
+func (b *indexBounds) dirWhy(parentFd int, name string, fd int) string {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil && b.dev != 0 && uint64(st.Dev) != b.dev {
+		return "another filesystem (a mount: proc, sys, a disk)"
+	}
+	has := func(dirfd int, f string) bool {
+		var s unix.Stat_t
+		return unix.Fstatat(dirfd, f, &s, unix.AT_SYMLINK_NOFOLLOW) == nil
+	}
+	switch {
+	case slices.Contains(alwaysDeps, name):
+	case (name == "venv" || name == "env") && has(fd, "pyvenv.cfg"):
+	case name == "target" && (has(parentFd, "Cargo.toml") || has(parentFd, "pom.xml")):
+	case name == "vendor" && (has(fd, "modules.txt") || has(fd, "autoload.php")):
+	case (name == "dist" || name == "build" || name == "out") && has(parentFd, "package.json"):
+	default:
+		return ""
+	}
+	return "dependencies or build output"
+}
+
+// take counts a file of size bytes; false once the cap is reached (the
+// walk stops there).
+func (b *indexBounds) take(size int64) bool {
+	if b.files >= b.maxFiles || b.bytes+size > b.maxBytes {
+		b.capped = true
+		return false
+	}
+	b.files++
+	b.bytes += size
+	return true
+}
+
+// note says in one line what the walk left out ("" when nothing).
+func (b *indexBounds) note() string {
+	var parts []string
+	if b.capped {
+		parts = append(parts, fmt.Sprintf("stopped at its cap of %d files or %d MB (rag: {workspace: {max_files, max_bytes}} in your config)", b.maxFiles, b.maxBytes>>20))
+	}
+	whys := make([]string, 0, len(b.left))
+	for why := range b.left {
+		whys = append(whys, why)
+	}
+	sort.Strings(whys)
+	for _, why := range whys {
+		parts = append(parts, fmt.Sprintf("%s left out: %s", plural(b.left[why], "directory"), why))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "the workspace index " + strings.Join(parts, "; ")
+}
+
+// indexRefusal refuses to index a workspace that is the home directory
+// or / (the index would walk everything in it), unless the user's own
+// config sets rag: {workspace: {index_home: true}}.
+func indexRefusal(ws *Workspace, cfg RagWorkspace) error {
+	if cfg.IndexHome {
+		return nil
+	}
+	home, _ := os.UserHomeDir()
+	root := filepath.Clean(ws.Root)
+	if root == "/" || (home != "" && root == filepath.Clean(home)) {
+		return refusedf("refused: %s is your home directory or /, and the workspace index would walk all of it; start Harvey in a project, or set rag: {workspace: {index_home: true}} in your own config", root)
+	}
+	return nil
+}

@@ -1,0 +1,17 @@
+package harvey
+
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// mountForTest mounts a filesystem of type fstype at p for the test (false
+// where this process may not mount).
+func mountForTest(t *testing.T, fstype, p string) bool {
+	if unix.Mount(fstype, p, fstype, 0, "") != nil {
+		return false
+	}
+	t.Cleanup(func() { unix.Unmount(p, unix.MNT_DETACH) })
+	return true
+}
