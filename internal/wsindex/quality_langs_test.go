@@ -106,15 +106,7 @@ func commentEvalSet(t *testing.T, root, ending string, find docQuestion) ([]Doc,
 		}
 		docs = append(docs, Doc{Path: rel, Content: []byte(strings.Join(lines, ""))})
 	}
-	if len(qs) > 200 {
-		step := float64(len(qs)) / 200
-		var picked []evalQuestion
-		for i := 0; i < 200; i++ {
-			picked = append(picked, qs[int(float64(i)*step)])
-		}
-		qs = picked
-	}
-	return docs, qs
+	return docs, spreadQuestions(qs)
 }
 
 // Retrieval quality on a Python and a JavaScript code base (issue 48):

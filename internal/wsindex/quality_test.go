@@ -67,16 +67,21 @@ func evalSet(t *testing.T) ([]Doc, []evalQuestion) {
 			docs = append(docs, Doc{Path: rel, Content: []byte(strings.Join(lines, ""))})
 		}
 	}
-	// 200 questions, spread over the packages.
-	if len(qs) > 200 {
-		step := float64(len(qs)) / 200
-		var picked []evalQuestion
-		for i := 0; i < 200; i++ {
-			picked = append(picked, qs[int(float64(i)*step)])
-		}
-		qs = picked
+	return docs, spreadQuestions(qs)
+}
+
+// spreadQuestions is 200 of qs, spread evenly over them (so over the
+// packages or files they come from).
+func spreadQuestions(qs []evalQuestion) []evalQuestion {
+	if len(qs) <= 200 {
+		return qs
 	}
-	return docs, qs
+	step := float64(len(qs)) / 200
+	picked := make([]evalQuestion, 0, 200)
+	for i := range 200 {
+		picked = append(picked, qs[int(float64(i)*step)])
+	}
+	return picked
 }
 
 // keywordRank is the baseline: files ranked by how many of the question's
