@@ -105,7 +105,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		Interactive: !headless && stdinTTY,
 		Stdin:       stdin, Stdout: stdout, Stderr: stderr,
 		StdinTTY: stdinTTY && !headless, StderrTTY: isTTY(stderr),
-		WaitForServer: headless,
+		WaitForServer: true,
 	}
 	a, err := Start(ctx, o)
 	if err != nil {

@@ -452,3 +452,58 @@ func TestRetryWaitCtrlCThroughPTY(t *testing.T) {
 		t.Fatalf("%d requests; the conversation after Ctrl-C: %s", len(reqs), mustJSON(messagesOf(reqs[len(reqs)-1])))
 	}
 }
+
+// In the REPL a server that is not up yet (issue 48), where Ollama is
+// installed: the first screen says the first prompt waits for it and that
+// Ctrl-C stops the wait; a prompt then waits and gets its answer once the
+// server is up; and in another session Ctrl-C stops the wait at once, the
+// REPL still there. (With no Ollama installed, TestFirstRunWalkThroughPTY:
+// a prompt says at once what to install.)
+func TestREPLWaitsForAServerThatStartsLate(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	dir := t.TempDir()
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.ownAddress()
+	url := f.URL()
+	f.script(textReply("llama3.2", "Up now."))
+	f.downFor(4 * time.Second)
+	// Ollama is installed (a stand-in on PATH): its service may be starting.
+	stub := t.TempDir()
+	os.WriteFile(filepath.Join(stub, "ollama"), []byte("#!/bin/sh\nexit 1\n"), 0o755)
+	env := []string{"NO_COLOR=1", "PATH=" + stub + ":/usr/bin:/bin"}
+	s := startPTYWith(t, bin, dir, env, 160, "--ollama", url, "--model", "llama3.2")
+	s.expect("Start it now (ollama serve)? [y/N] ")
+	s.send("n\r")
+	s.expect("your first prompt waits for it to answer")
+	s.expect("Ctrl-C stops the wait")
+	s.expect("harvey> ")
+	s.send("hello\r")
+	s.expect("not answering yet")
+	s.expect("Ctrl-C to stop")
+	s.expect("Up now.")
+	s.expect("harvey> ")
+	s.send("/exit\r")
+	s.wait()
+
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nobody := "http://" + ln.Addr().String()
+	ln.Close()
+	s = startPTYWith(t, bin, dir, env, 160, "--ollama", nobody, "--model", "llama3.2")
+	s.expect("Start it now (ollama serve)? [y/N] ")
+	s.send("n\r")
+	s.expect("harvey> ")
+	s.send("hello\r")
+	s.expect("not answering yet")
+	start := time.Now()
+	s.send("\x03")
+	s.expect("harvey> ")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Ctrl-C took %s to stop the wait", d)
+	}
+	s.send("/exit\r")
+	s.wait()
+}

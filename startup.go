@@ -33,8 +33,9 @@ type Options struct {
 	Continue    bool // resume the last conversation (agents/sessions/last.jsonl)
 	NoMCP       bool // start no MCP server (harvey model check)
 	// WaitForServer: a server that refuses the first connection is tried
-	// again within the retry budget (the CLI's headless runs: a script may
-	// start Ollama and Harvey together).
+	// again within the retry budget when the first prompt needs it (the
+	// CLI: a script, or a Pi that boots both, may start Ollama and Harvey
+	// together; in the REPL the wait is a turn's, and Ctrl-C stops it).
 	WaitForServer bool
 }
 
@@ -72,8 +73,11 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		model = a.continueSession(model)
 	}
 	a.connect(ctx, model, false)
-	if o.WaitForServer && a.Client == nil && errors.Is(a.connectErr, syscall.ECONNREFUSED) {
+	if o.WaitForServer && a.Client == nil && errors.Is(a.connectErr, syscall.ECONNREFUSED) && (!a.Interactive || serverMayStart(a.OllamaURL)) {
 		a.reconnect = func(ctx context.Context) { a.connect(ctx, model, true) }
+		if a.Interactive {
+			a.logf("%s", a.dim("· your first prompt waits for it to answer (retry: in your config; Ctrl-C stops the wait)"))
+		}
 	}
 	if !o.NoMCP {
 		a.startMCP(ctx)
@@ -93,8 +97,20 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	return a, nil
 }
 
-// waitForServer tries a server that refused the first connection again,
-// headless, within the retry budget (retry: in your config), saying so in
+// serverMayStart reports whether a server that refused may still come: it
+// is on another machine (booting), or Ollama is installed here (a service
+// starting). The REPL waits only then; with neither, a new user learns at
+// once what to install.
+func serverMayStart(url string) bool {
+	if !isLoopbackURL(url) {
+		return true
+	}
+	_, err := exec.LookPath("ollama")
+	return err == nil
+}
+
+// waitForServer tries a server that refused the first connection again
+// within the retry budget (retry: in your config), saying so in
 // one line: a script that starts Ollama and Harvey together, or a Pi that
 // boots both, gets its turn. A server still absent fails with err.
 func (a *Agent) waitForServer(ctx context.Context, oc *OllamaClient, err error) ([]string, error) {
@@ -106,7 +122,11 @@ func (a *Agent) waitForServer(ctx context.Context, oc *OllamaClient, err error) 
 	if total == 0 {
 		return nil, err
 	}
-	a.logf("%s", a.dim(fmt.Sprintf("· Ollama at %s is not answering yet (connection refused): trying again for up to %s", oc.BaseURL, roundWait(total))))
+	stop := ""
+	if a.Interactive {
+		stop = "; Ctrl-C to stop"
+	}
+	a.logf("%s", a.dim(fmt.Sprintf("· Ollama at %s is not answering yet (connection refused): trying again for up to %s%s", oc.BaseURL, roundWait(total), stop)))
 	for n := 1; n <= p.attempts; n++ {
 		if sleepCtx(ctx, p.wait(n, 0)) != nil {
 			return nil, err
@@ -239,14 +259,14 @@ func (a *Agent) connect(ctx context.Context, model string, wait bool) {
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	models, err := oc.Models(pctx)
-	if err != nil && wait && !a.Interactive && errors.Is(err, syscall.ECONNREFUSED) {
+	if err != nil && wait && errors.Is(err, syscall.ECONNREFUSED) {
 		models, err = a.waitForServer(ctx, oc, err)
 	}
-	if err != nil && a.offerOllamaStart(ctx, &a.Terminal, oc) {
+	if err != nil && !wait && a.offerOllamaStart(ctx, &a.Terminal, oc) {
 		models, err = oc.Models(ctx)
 	}
 	if err != nil {
-		if a.Interactive {
+		if a.Interactive && !wait { // after a wait, the turn says why it failed
 			a.logf("%s", a.dim("· "+err.Error()))
 			hint := "· commands work without a model; /ollama start tries to start it, /help lists commands"
 			if _, err := lookPath("ollama"); err != nil {

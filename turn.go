@@ -164,8 +164,8 @@ func (cv *conversation) unanswered() bool {
 	return last.Role == RoleTool || last.Role == RoleUser && !strings.HasPrefix(last.Content, pinnedPrefix) && !strings.HasPrefix(last.Content, "[context: ")
 }
 
-// connectLate, once, waits for a server that refused at start (headless
-// runs only; see Options.WaitForServer).
+// connectLate, once, waits for a server that refused at start, in the
+// turn of the first prompt that needs it (see Options.WaitForServer).
 func (a *Agent) connectLate(ctx context.Context) {
 	if r := a.reconnect; r != nil && a.Client == nil {
 		a.reconnect = nil
