@@ -62,7 +62,7 @@ func guardAgents(root string) *agentsGuard {
 			continue
 		}
 		if fi.Mode().IsRegular() && (fi.Size() > 1<<20 || kept+int(fi.Size()) > agentsKeepBytes) {
-			g.stamps[p] = stampOf(r, p)
+			g.stamps[p] = stampOfInfo(fi)
 			continue
 		}
 		if s := readSaved(r, p); s != nil {
@@ -90,12 +90,16 @@ func agentsEntries(r *os.Root) []string {
 	return out
 }
 
-// stampOf is p's stamp (keyOf) in r.
+// stampOf is p's stamp (keyOf) in r, not following a link.
 func stampOf(r *os.Root, p string) fileKey {
 	fi, err := r.Lstat(p)
 	if err != nil {
 		return fileKey{}
 	}
+	return stampOfInfo(fi)
+}
+
+func stampOfInfo(fi fs.FileInfo) fileKey {
 	if st, ok := fi.Sys().(*unix.Stat_t); ok {
 		return keyOf(st)
 	}

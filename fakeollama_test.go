@@ -425,6 +425,29 @@ func (f *fakeOllama) downFor(d time.Duration) {
 	})
 }
 
+// lateFakeOllama is a fake with model that answers reply, refusing
+// connections for its first down (a server that starts after Harvey), and
+// its URL.
+func lateFakeOllama(t *testing.T, model, reply string, down time.Duration) (*fakeOllama, string) {
+	f := newFakeOllama(t, model+":latest")
+	f.ownAddress()
+	url := f.URL()
+	f.script(textReply(model, reply))
+	f.downFor(down)
+	return f, url
+}
+
+// refusingURL is the URL of a loopback port nobody listens on (a server
+// that never comes).
+func refusingURL(t *testing.T) string {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return "http://" + ln.Addr().String()
+}
+
 // bagOfWords is the fake embedding model: each word of four letters or
 // more hashed into one of 64 dimensions.
 func bagOfWords(t string) []float32 {

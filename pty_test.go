@@ -463,11 +463,7 @@ func TestREPLWaitsForAServerThatStartsLate(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
 	dir := t.TempDir()
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.ownAddress()
-	url := f.URL()
-	f.script(textReply("llama3.2", "Up now."))
-	f.downFor(4 * time.Second)
+	_, url := lateFakeOllama(t, "llama3.2", "Up now.", 4*time.Second)
 	// Ollama is installed (a stand-in on PATH): its service may be starting.
 	stub := t.TempDir()
 	os.WriteFile(filepath.Join(stub, "ollama"), []byte("#!/bin/sh\nexit 1\n"), 0o755)
@@ -486,13 +482,7 @@ func TestREPLWaitsForAServerThatStartsLate(t *testing.T) {
 	s.send("/exit\r")
 	s.wait()
 
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	nobody := "http://" + ln.Addr().String()
-	ln.Close()
-	s = startPTYWith(t, bin, dir, env, 160, "--ollama", nobody, "--model", "llama3.2")
+	s = startPTYWith(t, bin, dir, env, 160, "--ollama", refusingURL(t), "--model", "llama3.2")
 	s.expect("Start it now (ollama serve)? [y/N] ")
 	s.send("n\r")
 	s.expect("harvey> ")

@@ -205,8 +205,7 @@ func (e *ollamaEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 // terminal, plain lines at each tenth elsewhere (a log keeps no \r), and
 // the end on a line of its own either way.
 func newProgress(w io.Writer, what string) func(done, total int) {
-	f, _ := w.(*os.File)
-	tty := f != nil && isTTY(f)
+	tty := isTTY(w)
 	last := -1
 	return func(done, total int) {
 		if w == nil || total <= 0 {

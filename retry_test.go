@@ -259,11 +259,7 @@ func TestHeadlessWaitsForAServerThatStartsLate(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
 	dir := t.TempDir()
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.ownAddress()
-	url := f.URL()
-	f.script(textReply("llama3.2", "Late but here."))
-	f.downFor(3 * time.Second)
+	_, url := lateFakeOllama(t, "llama3.2", "Late but here.", 3*time.Second)
 	start := time.Now()
 	out, errOut, code := runHarvey(t, bin, dir, "", "-p", "hello", "--model", "llama3.2", "--ollama", url)
 	if code != 0 || !strings.Contains(out, "Late but here.") {
@@ -275,13 +271,7 @@ func TestHeadlessWaitsForAServerThatStartsLate(t *testing.T) {
 	// Nobody there: it gives up after the budget (one retry of 2 s here).
 	cfg := t.TempDir()
 	writeFile(t, cfg, "harvey/harvey.yaml", "retry:\n  attempts: 1\n")
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	nobody := "http://" + ln.Addr().String()
-	ln.Close()
-	_, errOut, code = runHarveyEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + cfg}, "-p", "hello", "--model", "llama3.2", "--ollama", nobody)
+	_, errOut, code = runHarveyEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + cfg}, "-p", "hello", "--model", "llama3.2", "--ollama", refusingURL(t))
 	if code != 1 || !strings.Contains(errOut, "cannot reach Ollama") || !strings.Contains(errOut, "still refused after 2 s") || strings.Contains(errOut, "/ollama start") {
 		t.Errorf("exit %d: %q", code, errOut)
 	}

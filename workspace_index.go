@@ -93,11 +93,16 @@ func (s *indexSink) submit(f searchFile) {
 	if s.stopped {
 		return
 	}
-	if s.bounds != nil && !s.bounds.take(fileSize(f)) {
+	st, ok := statOf(f)
+	if s.bounds != nil && !s.bounds.take(st.Size) {
 		s.stopped = true
 		return
 	}
-	d := wsindex.Doc{Path: f.rel, Stamp: fileStamp(f), Read: func() ([]byte, bool) {
+	stamp := ""
+	if ok {
+		stamp = fmt.Sprint(keyOf(&st))
+	}
+	d := wsindex.Doc{Path: f.rel, Stamp: stamp, Read: func() ([]byte, bool) {
 		data, ok := readRegular(f.dir.fd, f.name, f.self, indexMaxFile, nil)
 		switch {
 		case !ok:
@@ -112,22 +117,10 @@ func (s *indexSink) submit(f searchFile) {
 	s.stopped = !s.yield(d)
 }
 
-// fileSize is a file's size (0 when it cannot be read).
-func fileSize(f searchFile) int64 {
-	var st unix.Stat_t
-	if f.self {
-		if unix.Fstat(f.dir.fd, &st) != nil {
-			return 0
-		}
-	} else if unix.Fstatat(f.dir.fd, f.name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-		return 0
-	}
-	return st.Size
-}
-
-// fileStamp is what changes when a file is written: its size, times and
-// inode, read without following a link ("" when it cannot be read).
-func fileStamp(f searchFile) string {
+// statOf is a walked file's stat, without following a link (ok false
+// when it cannot be read): its stamp (keyOf: what changes when it is
+// written) and its size, from one call.
+func statOf(f searchFile) (unix.Stat_t, bool) {
 	var st unix.Stat_t
 	var err error
 	if f.self {
@@ -135,10 +128,7 @@ func fileStamp(f searchFile) string {
 	} else {
 		err = unix.Fstatat(f.dir.fd, f.name, &st, unix.AT_SYMLINK_NOFOLLOW)
 	}
-	if err != nil {
-		return ""
-	}
-	return fmt.Sprint(keyOf(&st))
+	return st, err == nil
 }
 
 // Embedder turns texts into vectors with one model (Ollama's batch

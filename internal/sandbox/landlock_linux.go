@@ -81,6 +81,11 @@ func landlockPolicy(spec Spec, abi int) (llsys.RulesetAttr, []llGrant) {
 // unmount or remount what the launcher mounted (without Landlock, the
 // mounts are the whole boundary); no_new_privs always.
 func confineThread(spec Spec) error {
+	// no_new_privs first: Landlock requires it, and no setuid program may
+	// give the command back what the rest takes.
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %v", err)
+	}
 	if !spec.NoLandlock {
 		if err := restrictThread(spec); err != nil {
 			return fmt.Errorf("Landlock: %v", err)
@@ -90,9 +95,6 @@ func confineThread(spec Spec) error {
 		if err := dropCapabilities(); err != nil {
 			return fmt.Errorf("dropping capabilities: %v", err)
 		}
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %v", err)
 	}
 	return nil
 }
@@ -122,8 +124,9 @@ func dropCapabilities() error {
 }
 
 // restrictThread applies the policy of spec to the calling OS thread only
-// (with no_new_privs, which Landlock requires): the caller has locked its
-// goroutine to the thread and starts the command from it.
+// (confineThread has set no_new_privs, which Landlock requires): the
+// caller has locked its goroutine to the thread and starts the command
+// from it.
 func restrictThread(spec Spec) error {
 	abi, err := llsys.LandlockGetABIVersion()
 	if err != nil || abi < 1 {
@@ -157,9 +160,6 @@ func restrictThread(spec Spec) error {
 				return fmt.Errorf("landlock_add_rule %s: %v", p, err)
 			}
 		}
-	}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("no_new_privs: %v", err)
 	}
 	if err := llsys.LandlockRestrictSelf(fd, 0); err != nil {
 		return fmt.Errorf("landlock_restrict_self: %v", err)

@@ -1,7 +1,6 @@
 package wsindex
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -132,41 +131,11 @@ func TestRetrievalQualityOtherLanguages(t *testing.T) {
 			if len(qs) < 50 {
 				t.Skipf("only %d questions in %s", len(qs), c.root)
 			}
-			harvey, baseline := recallAt5(t, docs, qs)
-			t.Logf("recall@5 over %d questions in %d files: workspace index %.0f%%, keyword ranking %.0f%%", len(qs), len(docs), 100*float64(harvey)/float64(len(qs)), 100*float64(baseline)/float64(len(qs)))
-			if harvey <= baseline {
-				t.Errorf("the index (%d) is not ahead of a keyword ranking (%d)", harvey, baseline)
+			r := evaluate(t, docs, qs)
+			t.Logf("recall@5 over %d questions in %d files: %s", len(qs), len(docs), r)
+			if r.spread <= r.baseline {
+				t.Errorf("the index (%d) is not ahead of a keyword ranking (%d)", r.spread, r.baseline)
 			}
 		})
 	}
-}
-
-// recallAt5 counts the questions whose file is among the five chunks the
-// index returns (spread), and among the keyword ranking's first five.
-func recallAt5(t *testing.T, docs []Doc, qs []evalQuestion) (harvey, baseline int) {
-	ix, err := Open(filepath.Join(t.TempDir(), "eval.db"), "eval.db")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ix.Close()
-	ctx := context.Background()
-	if _, err := ix.Sync(ctx, docs2seq(docs)); err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range qs {
-		hits, err := ix.Query(ctx, q.text, QueryDepth*5)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, h := range Spread(hits, q.text, 5, 2) {
-			if h.Path == q.file {
-				harvey++
-				break
-			}
-		}
-		if contains(keywordRank(docs, q.text, 5), q.file) {
-			baseline++
-		}
-	}
-	return harvey, baseline
 }

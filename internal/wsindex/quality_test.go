@@ -2,6 +2,7 @@ package wsindex
 
 import (
 	"context"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -143,6 +144,30 @@ func TestRetrievalQuality(t *testing.T) {
 	if len(qs) < 200 {
 		t.Fatalf("only %d questions", len(qs))
 	}
+	r := evaluate(t, docs, qs)
+	t.Logf("recall@5 over %d questions in %d files: %s", len(qs), len(docs), r)
+	harvey, baseline := r.spread, r.baseline
+	if harvey <= baseline {
+		t.Fatalf("the index (%d) is not ahead of a keyword ranking (%d)", harvey, baseline)
+	}
+}
+
+// evalResult is how an evaluation's questions fared: how many found their
+// file among the five chunks find_code returns (spread), among the first
+// five chunks unspread, and among a keyword ranking's first five files;
+// and how many distinct files the five chunks spanned, over all questions.
+type evalResult struct {
+	n, spread, unspread, baseline, files int
+}
+
+func (r evalResult) String() string {
+	pct := func(k int) float64 { return 100 * float64(k) / float64(r.n) }
+	return fmt.Sprintf("workspace index %d (%.0f%%; the first five chunks unspread %.0f%%; %.1f files in a top five), keyword ranking %d (%.0f%%)",
+		r.spread, pct(r.spread), pct(r.unspread), float64(r.files)/float64(r.n), r.baseline, pct(r.baseline))
+}
+
+// evaluate indexes docs and asks each question as find_code does.
+func evaluate(t *testing.T, docs []Doc, qs []evalQuestion) evalResult {
 	ix, err := Open(filepath.Join(t.TempDir(), "eval.db"), "eval.db")
 	if err != nil {
 		t.Fatal(err)
@@ -152,37 +177,31 @@ func TestRetrievalQuality(t *testing.T) {
 	if _, err := ix.Sync(ctx, docs2seq(docs)); err != nil {
 		t.Fatal(err)
 	}
-	var harvey, chunks, baseline int
-	spread := 0
+	r := evalResult{n: len(qs)}
 	for _, q := range qs {
 		hits, err := ix.Query(ctx, q.text, QueryDepth*5)
 		if err != nil {
 			t.Fatal(err)
 		}
-		// What find_code and rag query return: five chunks, spread.
 		var files []string
 		for _, h := range Spread(hits, q.text, 5, 2) {
 			if !contains(files, h.Path) {
 				files = append(files, h.Path)
 			}
 		}
-		spread += len(files)
+		r.files += len(files)
 		if contains(files, q.file) {
-			harvey++
+			r.spread++
 		}
 		for _, h := range hits[:min(5, len(hits))] {
 			if h.Path == q.file {
-				chunks++
+				r.unspread++
 				break
 			}
 		}
 		if contains(keywordRank(docs, q.text, 5), q.file) {
-			baseline++
+			r.baseline++
 		}
 	}
-	t.Logf("recall@5 over %d questions in %d files: workspace index %d (%.0f%%; the first five chunks unspread %.0f%%; %.1f files in a top five), keyword ranking %d (%.0f%%)",
-		len(qs), len(docs), harvey, 100*float64(harvey)/float64(len(qs)), 100*float64(chunks)/float64(len(qs)), float64(spread)/float64(len(qs)), baseline, 100*float64(baseline)/float64(len(qs)))
-	if harvey <= baseline {
-		t.Fatalf("the index (%d) is not ahead of a keyword ranking (%d)", harvey, baseline)
-	}
+	return r
 }
