@@ -142,7 +142,9 @@ func (c *AnyLLMClient) ChatWithTools(ctx context.Context, messages []Message, to
 	chunks, errs := c.provider.CompletionStream(ctx, params)
 	st := &anyStream{out: out, start: start, cancel: cancel}
 	for chunk := range chunks {
-		st.take(chunk)
+		if st.take(chunk) {
+			progressed(ctx) // the idle timeout counts from here (idle.go)
+		}
 	}
 	stats, acc, werr, finished := st.stats, &st.acc, st.werr, st.finished
 	var err error
@@ -180,15 +182,18 @@ type anyStream struct {
 	werr     error
 }
 
-func (st *anyStream) take(chunk anyllm.ChatCompletionChunk) {
+// take handles one chunk; it reports whether the reply moved on (text,
+// reasoning, a call or its end: not an empty chunk).
+func (st *anyStream) take(chunk anyllm.ChatCompletionChunk) bool {
 	if chunk.Usage != nil {
 		st.stats.PromptTokens = chunk.Usage.PromptTokens
 		st.stats.ReplyTokens = chunk.Usage.CompletionTokens
 	}
 	if len(chunk.Choices) == 0 || st.werr != nil {
-		return
+		return false
 	}
 	ch := chunk.Choices[0]
+	moved := ch.Delta.Content != "" || ch.Delta.Reasoning != nil || len(ch.Delta.ToolCalls) > 0 || ch.FinishReason != ""
 	if st.stats.FirstToken == 0 && (ch.Delta.Content != "" || len(ch.Delta.ToolCalls) > 0) {
 		st.stats.FirstToken = time.Since(st.start)
 	}
@@ -208,6 +213,7 @@ func (st *anyStream) take(chunk anyllm.ChatCompletionChunk) {
 	if ch.FinishReason != "" {
 		st.finished = true
 	}
+	return moved
 }
 
 // classifyAnyLLM explains a provider's error and marks what another try

@@ -138,6 +138,7 @@ type RagStoreEntry struct {
 type RetryConfig struct {
 	Attempts int      `yaml:"attempts,omitempty"` // tries after the first (0: the default; -1: none)
 	MaxWait  Duration `yaml:"max_wait,omitempty"` // the longest wait between two tries
+	Idle     IdleTime `yaml:"idle,omitempty"`     // how long a reply may make no progress (idle.go)
 }
 
 // ToolsConfig is the tools: block of the design.

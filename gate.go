@@ -299,9 +299,9 @@ func (g *Gate) runGated(ctx context.Context, r runRequest) (RunResult, error) {
 // command (git_guard.go): what it changed in .git that the user's next git
 // would run is undone, said in the result and in the audit log.
 func (g *Gate) runGuarded(ctx context.Context, r runRequest, spec procSpec) RunResult {
-	guard, agents := guardGit(g.ws.Root), guardAgents(g.ws.Root)
+	guard := guardCommand(g.ws.Root)
 	res := runProcess(ctx, spec)
-	res.Undone = append(guard.check(), agents.check()...)
+	res.Undone, res.Changed = guard.check()
 	g.log.Record(r.audit, r.shown, runOutcome(res), res.Duration)
 	for _, u := range res.Undone {
 		g.log.Record("undone", r.shown+": "+u, AuditDenied, 0)
@@ -395,11 +395,7 @@ func (g *Gate) commandSandboxFor(purpose string) *sandbox.Spec {
 			spec.Ensure = append(spec.Ensure, p)
 		}
 	}
-	if fi, err := os.Lstat(filepath.Join(g.ws.Root, ".git")); err == nil && fi.IsDir() {
-		// .git cannot be renamed or replaced by another with a config
-		// and hooks of the command's choosing.
-		spec.Pinned = []string{filepath.Join(g.ws.Root, ".git")}
-	}
+	spec.Pinned = gitPinned(g.ws.Root)
 	if data := userDataDir(); data != "" && sandbox.Under(filepath.Join(data, "caches"), append(append([]string{}, spec.RW...), spec.RO...)) {
 		// Every workspace's cache layers: never visible to a command
 		// (its own is mounted over its caches already).

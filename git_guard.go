@@ -2,7 +2,6 @@ package harvey
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,36 +14,58 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/harvey-agent/harvey/internal/sandbox"
 	"golang.org/x/sys/unix"
 )
 
 // The check after every command: what the user's next git runs outside the
-// sandbox — .git itself, its config, hooks, the index's gitlinks, modules/,
-// info/attributes and lock files — is compared with what it was before the
-// command, and any change is undone and reported. In the sandbox with
-// namespaces most of it cannot change at all (.git is pinned, its config
-// and hooks are read-only mounts); the check is what holds where they do
-// not (the fallback without namespaces) and for what no mount can protect:
-// a gitlink written into the index (git status enters the nested
-// repository and runs its config), a new modules/ entry, a hooks link
-// replaced, a lock file left behind. Files are read and restored through
-// os.Root at the .git directory, so a link planted inside it leads nowhere.
+// sandbox is compared with what it was before the command, and any change
+// is undone and reported. That is, in every git directory the workspace's
+// git uses (gitLayout: .git, or the git directory a .git file names, the
+// common directory and every sibling worktree's entry under it): the
+// directory itself, its config, hooks, commondir, gitdir and
+// config.worktree, the index's gitlinks, modules/, info/attributes, lock
+// files, and what hides a change from review (info/exclude, the index's
+// skip-worktree and assume-unchanged bits); and the paths in the workspace
+// that git resolves from the repository's or the user's config
+// (gitRunPaths: a core.hooksPath of .githooks). In the sandbox with
+// namespaces most of it cannot change at all (the git directories are
+// pinned, their config and hooks are read-only mounts); the check is what
+// holds where they do not (Landlock only, or no sandbox) and for what no
+// mount can protect: a gitlink written into the index (git status enters
+// the nested repository and runs its config), a new modules/ entry, a
+// hooks link replaced, a lock file left behind. Files are read and
+// restored through os.Root at each git directory, so a link planted inside
+// it leads nowhere.
 
-// gitGuardMaxIndex bounds the copy of the index kept while a command runs.
+// gitGuardMaxIndex bounds the copy of an index kept while a command runs.
 const gitGuardMaxIndex = 64 << 20
 
-// gitGuard is the state of a workspace's .git before a command.
+// gitGuard is the state of a workspace's git before a command.
 type gitGuard struct {
-	root    string
-	fresh   bool // no .git before the command: one it makes is checked whole
-	ident   fileIdent
-	files   map[string]*savedFile // protected files by path in .git (nil: missing)
-	hooks   map[string]*savedHooks
-	modules []string // names under modules/
-	locks   []string // *.lock files already there
-	index   []byte   // the index as it was (nil: none, or too large to keep)
-	links   []string // the index's gitlinks (mode 160000)
-	indexAt fileKey  // the index's stamp when read: unchanged after the command, it is not read again
+	root   string
+	fresh  bool       // no .git before the command: one it makes is checked whole
+	dotGit *savedFile // a .git file (a linked worktree, a submodule) as it was
+	dirs   []*gitDirGuard
+	paths  map[string]*savedHooks // gitRunPaths: a directory's files, or a file (files["."])
+}
+
+// gitDirGuard is one git directory before a command.
+type gitDirGuard struct {
+	dir       string // absolute
+	shown     string // as the user is told: .git, .git/worktrees/NAME, or the path
+	common    bool   // the common directory: config, hooks, modules/, info/, worktrees/
+	hashLen   int    // 20 for SHA-1 object names, 32 for SHA-256
+	ident     fileIdent
+	files     map[string]*savedFile  // protected files by path in the directory (nil: missing)
+	hooks     map[string]*savedHooks // hooks/ and each module's
+	modules   []string               // names under modules/
+	worktrees []string               // names under worktrees/
+	locks     []string               // *.lock files already there
+	index     []byte                 // the index as it was (nil: none, or too large to keep)
+	links     []string               // the index's gitlinks (mode 160000)
+	hidden    []string               // the index's entries marked skip-worktree or assume-unchanged
+	indexAt   fileKey                // the index's stamp when read: unchanged after the command, it is not read again
 }
 
 type fileIdent struct{ dev, ino uint64 }
@@ -73,85 +94,139 @@ func identOf(p string) (fileIdent, bool) {
 	return fileIdent{uint64(st.Dev), uint64(st.Ino)}, true
 }
 
-// indexKey is the stamp of .git/index (keyOf; ok false when it has none).
-func (g *gitGuard) indexKey() (fileKey, bool) {
+// indexKey is the stamp of the directory's index (ok false when it has none).
+func (d *gitDirGuard) indexKey() (fileKey, bool) {
 	var st unix.Stat_t
-	if unix.Lstat(filepath.Join(g.root, ".git", "index"), &st) != nil {
+	if unix.Lstat(filepath.Join(d.dir, "index"), &st) != nil {
 		return fileKey{}, false
 	}
 	return keyOf(&st), true
 }
 
-// guardGit records the workspace's .git (nil when there is no .git
-// directory: a worktree's .git file is a read-only mount in the sandbox).
+// guardGit records the workspace's git (nil when its .git is something git
+// would not use).
 func guardGit(root string) *gitGuard {
-	id, ok := identOf(filepath.Join(root, ".git"))
+	l, ok := readGitLayout(root)
 	if !ok {
 		if _, err := os.Lstat(filepath.Join(root, ".git")); errors.Is(err, fs.ErrNotExist) {
 			return &gitGuard{root: root, fresh: true}
 		}
 		return nil
 	}
-	r, err := os.OpenRoot(filepath.Join(root, ".git"))
-	if err != nil {
-		return nil
+	g := &gitGuard{root: root}
+	if l.isFile {
+		g.dotGit = readSavedAt(root, ".git")
 	}
-	defer r.Close()
-	g := &gitGuard{root: root, ident: id, files: map[string]*savedFile{}, hooks: map[string]*savedHooks{}}
-	g.modules = moduleNames(r)
-	for _, p := range g.protectedFiles() {
-		g.files[p] = readSaved(r, p)
+	hashLen := repoHashLen(filepath.Join(l.common, "config"))
+	g.dirs = append(g.dirs, guardDir(root, l.common, true, hashLen))
+	for _, d := range append([]string{l.gitDir}, l.worktreeDirs()...) {
+		if !slices.ContainsFunc(g.dirs, func(x *gitDirGuard) bool { return x.dir == d }) {
+			g.dirs = append(g.dirs, guardDir(root, d, false, hashLen))
+		}
 	}
-	for _, h := range g.hookDirs() {
-		g.hooks[h] = readHooks(r, h)
-	}
-	g.locks = lockFiles(r, g.modules)
-	if fi, err := r.Lstat("index"); err == nil && fi.Mode().IsRegular() && fi.Size() <= gitGuardMaxIndex {
-		key, _ := g.indexKey() // before the read: a write meanwhile makes it differ after the command
-		if b, err := r.ReadFile("index"); err == nil {
-			g.index = b
-			g.links = gitlinks(b, g.hashLen())
-			g.indexAt = key
+	g.paths = map[string]*savedHooks{}
+	for _, p := range gitRunPaths(root, l) {
+		if base, rel, ok := g.rootOf(p, l); ok {
+			g.paths[p] = readPath(base, rel)
 		}
 	}
 	return g
 }
 
-// hashLen is the length of the repository's object names: 32 bytes where
-// its config says objectformat = sha256, else SHA-1's 20.
-func (g *gitGuard) hashLen() int {
-	if c := g.files["config"]; c != nil {
-		for _, line := range strings.Split(strings.ToLower(string(c.data)), "\n") {
-			if k, v, ok := strings.Cut(line, "="); ok && strings.TrimSpace(k) == "objectformat" && strings.TrimSpace(v) == "sha256" {
-				return 32
-			}
+// rootOf is the directory a run path is read and restored through (the
+// workspace, or the common directory for an include kept there) and its
+// path inside it; ok false for a path a command cannot write anyway.
+func (g *gitGuard) rootOf(p string, l gitLayout) (string, string, bool) {
+	for _, base := range []string{g.root, l.common} {
+		if rel, err := filepath.Rel(base, p); err == nil && sandbox.Under(p, []string{base}) && rel != "." {
+			return base, rel, true
+		}
+	}
+	return "", "", false
+}
+
+// guardDir records one git directory.
+func guardDir(root, dir string, common bool, hashLen int) *gitDirGuard {
+	d := &gitDirGuard{dir: dir, shown: dir, common: common, hashLen: hashLen, files: map[string]*savedFile{}}
+	if rel, err := filepath.Rel(root, dir); err == nil && sandbox.Under(dir, []string{root}) {
+		d.shown = rel
+	}
+	d.ident, _ = identOf(dir)
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return d
+	}
+	defer r.Close()
+	if common {
+		d.modules = dirNames(r, "modules")
+		d.worktrees = dirNames(r, "worktrees")
+		d.hooks = map[string]*savedHooks{}
+		for _, h := range d.hookDirs() {
+			d.hooks[h] = readHooks(r, h)
+		}
+	}
+	for _, p := range d.protectedFiles() {
+		d.files[p] = readSaved(r, p)
+	}
+	d.locks = lockFiles(r, d.modules)
+	if fi, err := r.Lstat("index"); err == nil && fi.Mode().IsRegular() && fi.Size() <= gitGuardMaxIndex {
+		key, _ := d.indexKey() // before the read: a write meanwhile makes it differ after the command
+		if b, err := r.ReadFile("index"); err == nil {
+			d.index, d.indexAt = b, key
+			d.links, d.hidden = gitlinks(b, hashLen), hiddenEntries(b, hashLen)
+		}
+	}
+	return d
+}
+
+// repoHashLen is the length of the repository's object names: 32 bytes
+// where its config says objectformat = sha256, else SHA-1's 20.
+func repoHashLen(config string) int {
+	b, _ := os.ReadFile(config)
+	for _, line := range strings.Split(strings.ToLower(string(b)), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok && strings.TrimSpace(k) == "objectformat" && strings.TrimSpace(v) == "sha256" {
+			return 32
 		}
 	}
 	return 20
 }
 
-// protectedFiles are the files in .git whose change makes git run
-// something, or look elsewhere for what it runs.
-func (g *gitGuard) protectedFiles() []string {
-	out := []string{"config", "config.worktree", "commondir", "info/attributes"}
-	for _, m := range g.modules {
+// protectedFiles are the files in the directory whose change makes git
+// run something, look elsewhere for what it runs, or hide a change.
+func (d *gitDirGuard) protectedFiles() []string {
+	if !d.common {
+		return worktreeRunFiles
+	}
+	out := slices.Clone(commonRunFiles)
+	for _, m := range d.modules {
 		out = append(out, "modules/"+m+"/config", "modules/"+m+"/config.worktree", "modules/"+m+"/commondir")
+	}
+	for _, w := range d.worktrees {
+		for _, f := range worktreeRunFiles {
+			out = append(out, "worktrees/"+w+"/"+f)
+		}
 	}
 	return out
 }
 
-func (g *gitGuard) hookDirs() []string {
+// hookDirs are the hooks directories of a common directory: its own and
+// each module's.
+func (d *gitDirGuard) hookDirs() []string {
 	out := []string{"hooks"}
-	for _, m := range g.modules {
+	for _, m := range d.modules {
 		out = append(out, "modules/"+m+"/hooks")
 	}
 	return out
 }
 
-// moduleNames lists modules/ (one level: nested submodules' own modules/
-// are inside their directory, which is restored or removed whole).
-func moduleNames(r *os.Root) []string {
-	f, err := r.Open("modules")
+// name is how a path in the directory is named to the user.
+func (d *gitDirGuard) name(p string) string { return filepath.Join(d.shown, p) }
+
+// dirNames lists a directory's entries (one level: nested submodules'
+// own modules/ are inside their directory, which is restored or removed
+// whole).
+func dirNames(r *os.Root, dir string) []string {
+	f, err := r.Open(dir)
 	if err != nil {
 		return nil
 	}
@@ -180,6 +255,16 @@ func readSaved(r *os.Root, p string) *savedFile {
 	return &savedFile{data: b, mode: fi.Mode()}
 }
 
+// readSavedAt is readSaved through a root opened at dir.
+func readSavedAt(dir, p string) *savedFile {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	return readSaved(r, p)
+}
+
 func readHooks(r *os.Root, dir string) *savedHooks {
 	fi, err := r.Lstat(dir)
 	if err != nil {
@@ -202,7 +287,21 @@ func readHooks(r *os.Root, dir string) *savedHooks {
 	return h
 }
 
-// lockFiles lists the *.lock files at .git's top and in each module.
+// readPath saves a run path under base: a directory as its files, a file
+// (or nothing) as files["."].
+func readPath(base, rel string) *savedHooks {
+	r, err := os.OpenRoot(base)
+	if err != nil {
+		return nil
+	}
+	defer r.Close()
+	if fi, err := r.Lstat(rel); err == nil && fi.IsDir() {
+		return readHooks(r, rel)
+	}
+	return &savedHooks{files: map[string]*savedFile{".": readSaved(r, rel)}}
+}
+
+// lockFiles lists the *.lock files at the directory's top and in each module.
 func lockFiles(r *os.Root, modules []string) []string {
 	var out []string
 	for _, d := range append([]string{"."}, prefixed("modules/", modules)...) {
@@ -229,8 +328,8 @@ func prefixed(p string, names []string) []string {
 	return out
 }
 
-// check compares .git with what it was, undoes each change and says in
-// one line each what it undid.
+// check compares the workspace's git with what it was, undoes each change
+// and says in one line each what it undid.
 func (g *gitGuard) check() []string {
 	if g == nil {
 		return nil
@@ -241,73 +340,107 @@ func (g *gitGuard) check() []string {
 		g.checkNewRepo(say)
 		return said
 	}
-	gitDir := filepath.Join(g.root, ".git")
-	if id, ok := identOf(gitDir); !ok || id != g.ident {
-		if !g.restoreIdentity(say) {
-			return said
+	if g.dotGit != nil {
+		if now := readSavedAt(g.root, ".git"); !sameSaved(g.dotGit, now) {
+			if r, err := os.OpenRoot(g.root); err == nil {
+				err = putSaved(r, ".git", g.dotGit)
+				r.Close()
+				if err == nil {
+					say("[harvey: undone: the command changed the .git file (it names the git directory your next git uses); restored]")
+				}
+			}
 		}
 	}
-	r, err := os.OpenRoot(gitDir)
-	if err != nil {
-		return said
+	for _, d := range g.dirs {
+		d.check(say)
 	}
-	defer r.Close()
-	g.restoreFiles(r, say)
-	g.restoreHooks(r, say)
-	g.removeNewModules(r, say)
-	g.removeNewLocks(r, say)
-	g.restoreIndex(r, say)
+	g.restorePaths(say)
 	return said
 }
 
-// restoreIdentity puts the original .git back where the command moved it
-// (renamed in the workspace's top directory) and removes what stood in its
-// place. False: the original is gone; what is there now was moved aside.
-func (g *gitGuard) restoreIdentity(say func(string, ...any)) bool {
-	gitDir := filepath.Join(g.root, ".git")
-	entries, _ := os.ReadDir(g.root)
+// check undoes what changed in one git directory.
+func (d *gitDirGuard) check(say func(string, ...any)) {
+	if id, ok := identOf(d.dir); !ok || id != d.ident {
+		if d.ident == (fileIdent{}) || !d.restoreIdentity(say) {
+			return
+		}
+	}
+	r, err := os.OpenRoot(d.dir)
+	if err != nil {
+		return
+	}
+	defer r.Close()
+	d.restoreFiles(r, say)
+	if d.common {
+		for _, h := range d.hookDirs() {
+			if now := readHooks(r, h); !sameHooks(d.hooks[h], now) {
+				if err := putHooks(r, h, d.hooks[h]); err != nil {
+					say("[harvey: the command changed %s and it could not be restored: %v]", d.name(h), errText(err))
+				} else {
+					say("[harvey: undone: the command changed %s (git runs what is there); restored]", d.name(h))
+				}
+			}
+		}
+		d.removeNewModules(r, say)
+		d.checkNewWorktrees(r, say)
+	}
+	d.removeNewLocks(r, say)
+	d.restoreIndex(r, say)
+}
+
+// restoreIdentity puts the original directory back where the command
+// moved it (renamed beside it) and removes what stood in its place. False:
+// the original is gone; what is there now was moved aside.
+func (d *gitDirGuard) restoreIdentity(say func(string, ...any)) bool {
+	parent := filepath.Dir(d.dir)
+	entries, _ := os.ReadDir(parent)
 	moved := ""
 	for _, e := range entries {
-		if id, ok := identOf(filepath.Join(g.root, e.Name())); ok && id == g.ident && e.Name() != ".git" {
+		if id, ok := identOf(filepath.Join(parent, e.Name())); ok && id == d.ident && e.Name() != filepath.Base(d.dir) {
 			moved = e.Name()
 		}
 	}
-	if _, err := os.Lstat(gitDir); err == nil {
+	if _, err := os.Lstat(d.dir); err == nil {
 		if moved == "" {
-			aside := filepath.Join(g.root, ".git-made-by-a-command")
+			aside := d.dir + "-made-by-a-command"
 			os.RemoveAll(aside)
-			if os.Rename(gitDir, aside) == nil {
-				os.Remove(filepath.Join(aside, "config"))
-				os.RemoveAll(filepath.Join(aside, "hooks"))
+			if os.Rename(d.dir, aside) == nil {
+				for _, p := range []string{"config", "config.worktree", "commondir", "hooks"} {
+					os.RemoveAll(filepath.Join(aside, p))
+				}
 			}
-			say("[harvey: undone: the command replaced .git and the original is gone; what it put there is in %s, without its config and hooks]", filepath.Base(aside))
+			say("[harvey: undone: the command replaced %s and the original is gone; what it put there is in %s, without its config and hooks]", d.shown, quotePath(filepath.Base(aside)))
 			return false
 		}
-		os.RemoveAll(gitDir)
+		os.RemoveAll(d.dir)
 	}
 	if moved == "" {
-		say("[harvey: the command removed .git]")
+		say("[harvey: the command removed %s]", d.shown)
 		return false
 	}
-	if err := os.Rename(filepath.Join(g.root, moved), gitDir); err != nil {
-		say("[harvey: the command moved .git to %s and it could not be moved back: %v]", quotePath(moved), errText(err))
+	if err := os.Rename(filepath.Join(parent, moved), d.dir); err != nil {
+		say("[harvey: the command moved %s to %s and it could not be moved back: %v]", d.shown, quotePath(moved), errText(err))
 		return false
 	}
-	say("[harvey: undone: the command moved .git to %s and put another in its place (your next git would have run its config and hooks); the original is back]", quotePath(moved))
+	say("[harvey: undone: the command moved %s to %s and put another in its place (your next git would have run its config and hooks); the original is back]", d.shown, quotePath(moved))
 	return true
 }
 
-func (g *gitGuard) restoreFiles(r *os.Root, say func(string, ...any)) {
-	for _, p := range g.protectedFiles() {
-		before, now := g.files[p], readSaved(r, p)
+func (d *gitDirGuard) restoreFiles(r *os.Root, say func(string, ...any)) {
+	for _, p := range d.protectedFiles() {
+		before, now := d.files[p], readSaved(r, p)
 		if sameSaved(before, now) {
 			continue
 		}
 		if err := putSaved(r, p, before); err != nil {
-			say("[harvey: the command changed .git/%s and it could not be restored: %v]", p, errText(err))
+			say("[harvey: the command changed %s and it could not be restored: %v]", d.name(p), errText(err))
 			continue
 		}
-		say("[harvey: undone: the command changed .git/%s (git reads it when you run git); restored]", p)
+		why := "git reads it when you run git"
+		if path.Base(p) == "exclude" {
+			why = "git status would not show the files it names"
+		}
+		say("[harvey: undone: the command changed %s (%s); restored]", d.name(p), why)
 	}
 }
 
@@ -344,32 +477,22 @@ func putSaved(r *os.Root, p string, s *savedFile) error {
 	return r.Rename(tmp, p)
 }
 
-func (g *gitGuard) restoreHooks(r *os.Root, say func(string, ...any)) {
-	for _, dir := range g.hookDirs() {
-		before, now := g.hooks[dir], readHooks(r, dir)
-		if sameHooks(before, now) {
-			continue
-		}
-		r.RemoveAll(dir)
-		var err error
-		switch {
-		case before == nil:
-		case before.link != "":
-			err = r.Symlink(before.link, dir)
-		default:
-			err = r.Mkdir(dir, 0o755)
-			for n, f := range before.files {
-				if err == nil {
-					err = putSaved(r, dir+"/"+n, f)
-				}
-			}
-		}
-		if err != nil {
-			say("[harvey: the command changed .git/%s and it could not be restored: %v]", dir, errText(err))
-			continue
-		}
-		say("[harvey: undone: the command changed .git/%s (git runs what is there); restored]", dir)
+// putHooks makes dir what h was (removed when it was missing).
+func putHooks(r *os.Root, dir string, h *savedHooks) error {
+	r.RemoveAll(dir)
+	switch {
+	case h == nil:
+		return nil
+	case h.link != "":
+		return r.Symlink(h.link, dir)
 	}
+	err := r.Mkdir(dir, 0o755)
+	for n, f := range h.files {
+		if err == nil {
+			err = putSaved(r, dir+"/"+n, f)
+		}
+	}
+	return err
 }
 
 func sameHooks(a, b *savedHooks) bool {
@@ -387,118 +510,128 @@ func sameHooks(a, b *savedHooks) bool {
 	return true
 }
 
-func (g *gitGuard) removeNewModules(r *os.Root, say func(string, ...any)) {
-	for _, m := range moduleNames(r) {
-		if !slices.Contains(g.modules, m) {
+// restorePaths puts back the workspace paths git resolves from a config
+// (a core.hooksPath directory, a relative program).
+func (g *gitGuard) restorePaths(say func(string, ...any)) {
+	l, _ := readGitLayout(g.root)
+	if l.common == "" && len(g.dirs) > 0 {
+		l.common = g.dirs[0].dir
+	}
+	for _, p := range slices.Sorted(maps.Keys(g.paths)) {
+		base, rel, ok := g.rootOf(p, l)
+		if !ok {
+			continue
+		}
+		before := g.paths[p]
+		if sameHooks(before, readPath(base, rel)) {
+			continue
+		}
+		r, err := os.OpenRoot(base)
+		if err != nil {
+			continue
+		}
+		if f, isFile := before.files["."]; isFile && before.link == "" && len(before.files) == 1 {
+			err = putSaved(r, rel, f)
+		} else {
+			err = putHooks(r, rel, before)
+		}
+		r.Close()
+		shown := quotePath(p)
+		if base == g.root {
+			shown = quotePath(rel)
+		}
+		if err != nil {
+			say("[harvey: the command changed %s, which your git config names, and it could not be restored: %v]", shown, errText(err))
+			continue
+		}
+		say("[harvey: undone: the command changed %s (your git config names it: your next git would run it); restored]", shown)
+	}
+}
+
+func (d *gitDirGuard) removeNewModules(r *os.Root, say func(string, ...any)) {
+	for _, m := range dirNames(r, "modules") {
+		if !slices.Contains(d.modules, m) {
 			r.RemoveAll("modules/" + m)
-			say("[harvey: undone: the command made .git/modules/%s (a repository your next git would enter); removed]", m)
+			say("[harvey: undone: the command made %s (a repository your next git would enter); removed]", d.name("modules/"+m))
 		}
 	}
 }
 
-func (g *gitGuard) removeNewLocks(r *os.Root, say func(string, ...any)) {
-	for _, l := range lockFiles(r, g.modules) {
-		if !slices.Contains(g.locks, l) {
+// checkNewWorktrees looks at the worktrees/ entries a command made (git
+// worktree add): one whose commondir leads elsewhere is removed, and a
+// config.worktree in one is (the common config is the one the user sees).
+func (d *gitDirGuard) checkNewWorktrees(r *os.Root, say func(string, ...any)) {
+	for _, w := range dirNames(r, "worktrees") {
+		if slices.Contains(d.worktrees, w) {
+			continue
+		}
+		p := "worktrees/" + w
+		c, err := r.ReadFile(p + "/commondir")
+		if err != nil || filepath.Clean(absIn(filepath.Join(d.dir, p), strings.TrimSpace(string(c)))) != filepath.Clean(d.dir) {
+			r.RemoveAll(p)
+			say("[harvey: undone: the command made %s, a worktree whose git would read another repository's config; removed]", d.name(p))
+			continue
+		}
+		if _, err := r.Lstat(p + "/config.worktree"); err == nil {
+			r.RemoveAll(p + "/config.worktree")
+			say("[harvey: undone: the command made %s; removed]", d.name(p+"/config.worktree"))
+		}
+	}
+}
+
+func (d *gitDirGuard) removeNewLocks(r *os.Root, say func(string, ...any)) {
+	for _, l := range lockFiles(r, d.modules) {
+		if !slices.Contains(d.locks, l) {
 			r.Remove(l)
-			say("[harvey: removed .git/%s, which the command left behind (git would refuse to run while it is there)]", l)
+			say("[harvey: removed %s, which the command left behind (git would refuse to run while it is there)]", d.name(l))
 		}
 	}
 }
 
-// restoreIndex puts the index back when the command added a gitlink: git
-// status enters a gitlink's repository and runs what its config names.
-func (g *gitGuard) restoreIndex(r *os.Root, say func(string, ...any)) {
-	if key, ok := g.indexKey(); ok && g.index != nil && key == g.indexAt {
-		return // not written since (its change time cannot be set back): the gitlinks are the ones it had
+// restoreIndex puts the index back when the command added a gitlink (git
+// status enters a gitlink's repository and runs what its config names),
+// and clears the skip-worktree and assume-unchanged bits it set (git
+// status and git diff would not show what it changed in those files).
+func (d *gitDirGuard) restoreIndex(r *os.Root, say func(string, ...any)) {
+	if key, ok := d.indexKey(); ok && d.index != nil && key == d.indexAt {
+		return // not written since (its change time cannot be set back)
 	}
 	b, err := r.ReadFile("index")
 	if err != nil {
 		return
 	}
 	var added []string
-	for _, l := range gitlinks(b, g.hashLen()) {
-		if !slices.Contains(g.links, l) {
+	for _, l := range gitlinks(b, d.hashLen) {
+		if !slices.Contains(d.links, l) {
 			added = append(added, l)
 		}
 	}
-	if len(added) == 0 {
+	if len(added) > 0 {
+		if d.index == nil {
+			r.Remove("index")
+		} else if err := putSaved(r, "index", &savedFile{data: d.index, mode: 0o644}); err != nil {
+			say("[harvey: the command added a gitlink (%s) to git's index and it could not be restored: %v]", strings.Join(added, ", "), errText(err))
+			return
+		}
+		say("[harvey: undone: the command added a gitlink (%s) to git's index — your next git status would enter that repository and run its config; the index is as it was before the command]", strings.Join(added, ", "))
 		return
 	}
-	if g.index == nil {
-		r.Remove("index")
-	} else if err := putSaved(r, "index", &savedFile{data: g.index, mode: 0o644}); err != nil {
-		say("[harvey: the command added a gitlink (%s) to the index and it could not be restored: %v]", strings.Join(added, ", "), errText(err))
+	var hidden []string
+	for _, e := range indexEntries(b, d.hashLen) {
+		if e.hides(b) && !slices.Contains(d.hidden, e.name) {
+			e.unhide(b)
+			hidden = append(hidden, e.name)
+		}
+	}
+	if len(hidden) == 0 {
 		return
 	}
-	say("[harvey: undone: the command added a gitlink (%s) to git's index — your next git status would enter that repository and run its config; the index is as it was before the command]", strings.Join(added, ", "))
-}
-
-// gitlinks lists the paths of the mode-160000 entries of a git index
-// (versions 2 to 4; hashLen is 20 for SHA-1 object names, 32 for
-// SHA-256). An unreadable index gives none.
-func gitlinks(b []byte, hashLen int) []string {
-	if len(b) < 12 || string(b[:4]) != "DIRC" {
-		return nil
+	rehash(b, d.hashLen)
+	if err := putSaved(r, "index", &savedFile{data: b, mode: 0o644}); err != nil {
+		say("[harvey: the command hid %s from git status and git diff (skip-worktree or assume-unchanged) and it could not be undone: %v]", strings.Join(hidden, ", "), errText(err))
+		return
 	}
-	version := binary.BigEndian.Uint32(b[4:8])
-	n := int(binary.BigEndian.Uint32(b[8:12]))
-	if version < 2 || version > 4 {
-		return nil
-	}
-	links, _ := readGitlinks(b, version, n, hashLen)
-	return links
-}
-
-var errIndex = errors.New("unreadable index")
-
-func readGitlinks(b []byte, version uint32, n, hashLen int) ([]string, error) {
-	var out []string
-	off, prev := 12, ""
-	for i := 0; i < n; i++ {
-		start := off
-		if off+40+hashLen+2 > len(b) {
-			return nil, errIndex
-		}
-		mode := binary.BigEndian.Uint32(b[off+24 : off+28])
-		off += 40 + hashLen
-		flags := binary.BigEndian.Uint16(b[off : off+2])
-		off += 2
-		if flags&0x4000 != 0 {
-			if version < 3 || off+2 > len(b) {
-				return nil, errIndex
-			}
-			off += 2
-		}
-		var name string
-		if version == 4 {
-			strip, k := binary.Uvarint(b[off:])
-			if k <= 0 || int(strip) > len(prev) {
-				return nil, errIndex
-			}
-			off += k
-			end := bytes.IndexByte(b[off:], 0)
-			if end < 0 {
-				return nil, errIndex
-			}
-			name = prev[:len(prev)-int(strip)] + string(b[off:off+end])
-			off += end + 1
-		} else {
-			end := bytes.IndexByte(b[off:], 0)
-			if end < 0 {
-				return nil, errIndex
-			}
-			name = string(b[off : off+end])
-			off = start + (off-start+end+8)/8*8
-		}
-		if mode&0o170000 == 0o160000 {
-			out = append(out, name)
-		}
-		prev = name
-	}
-	if off > len(b) {
-		return nil, errIndex
-	}
-	return out, nil
+	say("[harvey: undone: the command marked %s skip-worktree or assume-unchanged, so git status and git diff would not show its changes; cleared — review them]", strings.Join(hidden, ", "))
 }
 
 // newRepoKeys are what a repository a command creates (git init, a clone)

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -111,7 +112,7 @@ func TestGitGuardIndexWrittenInPlace(t *testing.T) {
 	b = append(b, make([]byte, len(orig)-len(b))...) // the same size
 	os.WriteFile(forged, b, 0o644)
 	g := guardGit(root)
-	if g.index == nil {
+	if g.dirs[0].index == nil {
 		t.Fatal("the index was not kept")
 	}
 	gitSh(t, root, env, "touch -r .git/index "+forged+".ref && cat "+forged+" > .git/index && touch -r "+forged+".ref .git/index")
@@ -193,5 +194,93 @@ func TestGitGuardNewRepository(t *testing.T) {
 	gitSh(t, other, env, "git init -q -b main")
 	if said := g.check(); len(said) != 0 {
 		t.Fatalf("a plain git init was undone: %q", said)
+	}
+}
+
+// worktreeFixture makes a repository main/ with a commit and a tracked
+// Makefile, and two linked worktrees beside it, wt/ and sib/ (git worktree
+// add): their .git files point at main/.git/worktrees/{wt,sib}, which
+// share main/.git's config and hooks.
+func worktreeFixture(t *testing.T) (base string, env []string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	base = t.TempDir()
+	env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	os.MkdirAll(filepath.Join(base, "main"), 0o755)
+	gitSh(t, filepath.Join(base, "main"), env, "git init -q -b main && printf 'all:\\n\\t@echo built\\n' > Makefile && echo a > a.txt && git add -A && git commit -qm first"+
+		" && git worktree add -q ../wt -b wt && git worktree add -q ../sib -b sib")
+	return base, env
+}
+
+// A workspace that is a linked worktree, and an ordinary checkout with a
+// worktree elsewhere (issue 45): what a command changes in any git
+// directory the workspace's git uses — its own under worktrees/, the
+// common one, a sibling's — or hides from review is undone and said, and
+// the user's next git status, commit and make (in the workspace, the
+// sibling and the main checkout) run nothing it planted. Run directly, as
+// in the sandbox's modes without namespaces (the check is all there is).
+func TestGitGuardWorktrees(t *testing.T) {
+	base, env := worktreeFixture(t)
+	tmp := t.TempDir()
+	marker := filepath.Join(tmp, "ran")
+	plantSh := filepath.Join(tmp, "plant.sh")
+	os.WriteFile(plantSh, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
+	evil := filepath.Join(tmp, "evil") // a common directory of the command's, with an fsmonitor
+	gitSh(t, filepath.Join(base, "main"), env, "cp -r .git "+evil+" && rm -rf "+evil+"/worktrees && git config -f "+evil+"/config core.fsmonitor "+plantSh)
+	hooksPath := filepath.Join(tmp, "gitconfig")
+	os.WriteFile(hooksPath, []byte("[core]\n\thooksPath = .githooks\n"), 0o644)
+	t.Setenv("GIT_CONFIG_GLOBAL", hooksPath) // the user's own config: a relative hooksPath
+	userEnv := append(slices.Clone(env), "GIT_CONFIG_GLOBAL="+hooksPath)
+	common := filepath.Join(base, "main", ".git")
+	cases := []struct {
+		name, ws, line, said string
+	}{
+		{"own gitdir rebuilt", "wt", `gd=$(git rev-parse --absolute-git-dir) && mv "$gd" "$gd.old" && cp -r "$gd.old" "$gd" && echo ` + evil + ` > "$gd/commondir"`, "moved " + common + "/worktrees/wt"},
+		{"own commondir", "wt", `echo ` + evil + ` > "$(git rev-parse --absolute-git-dir)/commondir"`, "worktrees/wt/commondir"},
+		{"the .git file", "wt", `echo "gitdir: ` + evil + `" > .git`, "the .git file"},
+		{"common config", "wt", "git config core.fsmonitor " + plantSh, common + "/config"},
+		{"common hook", "wt", `cp ` + plantSh + ` "$(git rev-parse --git-common-dir)/hooks/pre-commit"`, common + "/hooks"},
+		{"sibling's commondir", "wt", `echo ` + evil + ` > "$(git rev-parse --git-common-dir)/worktrees/sib/commondir"`, "worktrees/sib/commondir"},
+		{"sibling's commondir from main", "main", `echo ` + evil + ` > .git/worktrees/sib/commondir`, ".git/worktrees/sib/commondir"},
+		{"a worktree entry leading elsewhere", "main", `mkdir .git/worktrees/x && echo ` + evil + ` > .git/worktrees/x/commondir`, ".git/worktrees/x"},
+		{"hooksPath of the user's config", "wt", `mkdir -p .githooks && cp ` + plantSh + ` .githooks/pre-commit`, ".githooks"},
+		{"skip-worktree", "wt", "printf 'all:\\n\\t@touch " + marker + "\\n' > Makefile && git update-index --skip-worktree Makefile", "Makefile skip-worktree"},
+		{"assume-unchanged", "main", "printf 'all:\\n\\t@touch " + marker + "\\n' > Makefile && git update-index --assume-unchanged Makefile", "Makefile skip-worktree or assume-unchanged"},
+		{"info/exclude", "wt", `echo conftest.py >> "$(git rev-parse --git-common-dir)/info/exclude" && echo x > conftest.py`, "info/exclude"},
+	}
+	for _, c := range cases {
+		ws := filepath.Join(base, c.ws)
+		g := guardGit(ws)
+		gitSh(t, ws, env, c.line)
+		said := strings.Join(g.check(), "\n")
+		if !strings.Contains(said, c.said) {
+			t.Errorf("%s: not undone or not said (want %q): %q", c.name, c.said, said)
+		}
+		// What was hidden shows in git status again (and is the user's
+		// to review, as any change a command makes).
+		if strings.Contains(c.name, "-") || c.name == "info/exclude" {
+			if st := gitSh(t, ws, env, "git status --porcelain"); !strings.Contains(st, "Makefile") && !strings.Contains(st, "conftest.py") {
+				t.Errorf("%s: the change is still hidden from git status: %q", c.name, st)
+			}
+			gitSh(t, ws, env, "git checkout -- Makefile && rm -f conftest.py")
+		}
+		var out string
+		for _, w := range []string{"wt", "sib", "main"} {
+			out += gitSh(t, filepath.Join(base, w), userEnv, "git status --porcelain; echo b >> a.txt; git commit -qam next 2>&1; make 2>&1; true")
+		}
+		if _, err := os.Stat(marker); err == nil {
+			t.Errorf("%s: the user's next git or make ran what the command planted:\n%s", c.name, out)
+			os.Remove(marker)
+		}
+		os.RemoveAll(filepath.Join(ws, ".githooks"))
+	}
+	// Ordinary work in a worktree: nothing to undo, nothing said.
+	ws := filepath.Join(base, "wt")
+	g := guardGit(ws)
+	gitSh(t, ws, env, "git checkout -q -b feature && echo d > d.txt && git add d.txt && git commit -qm d && git stash list && git worktree add -q inner -b inner && git worktree list")
+	if said := g.check(); len(said) != 0 {
+		t.Errorf("ordinary work was undone: %q", said)
 	}
 }

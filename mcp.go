@@ -147,6 +147,7 @@ type mcpServer struct {
 	changed  atomic.Bool   // the server said its tool list changed
 	spec     *sandbox.Spec // the sandbox it runs in (stdio), to explain a failure
 	prompts  []*mcp.Prompt // the server's prompts: /SERVER:PROMPT in the REPL
+	life     *commandGuard // a stdio server's check, from before it starts to after it stops
 }
 
 // mcpManager holds the session's servers.
@@ -169,6 +170,10 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 		s.session.Close()
 		s.session = nil
 	}
+	if s.cfg.URL == "" && s.life == nil {
+		s.life = guardLife(m.ws.Root) // what it does at start is checked like a call
+	}
+	defer m.checkLife(s, "at start")
 	refusedBefore := theProxy.refusals()
 	t, spec, err := m.transport(s.cfg)
 	s.spec = spec
@@ -363,18 +368,30 @@ func (m *mcpManager) call(s *mcpServer, tool, name string, schema map[string]any
 				return toolResult{}, err
 			}
 		}
-		var guard *gitGuard
-		var agents *agentsGuard
+		var guard *commandGuard
 		if s.cfg.URL == "" {
-			// a stdio server acts in the workspace: the check after each command
-			guard, agents = guardGit(m.ws.Root), guardAgents(m.ws.Root)
+			// a stdio server acts in the workspace: the check after each
+			// command, and what it did since the last call
+			s.mu.Lock()
+			m.checkLife(s, "between calls")
+			s.mu.Unlock()
+			guard = guardCommand(m.ws.Root)
 		}
 		res, err := m.invoke(ctx, s, tool, args)
-		if undone := append(guard.check(), agents.check()...); len(undone) > 0 {
+		undone, changed := guard.check()
+		if s.cfg.URL == "" {
+			s.mu.Lock()
+			s.life = guardLife(m.ws.Root)
+			s.mu.Unlock()
+		}
+		if len(undone) > 0 {
 			m.gate.log.Record("undone", "MCP tool "+name+": "+strings.Join(undone, " "), AuditDenied, 0)
-			if err == nil && res != nil && !res.IsError {
-				return toolResult{Text: redactSecrets(mcpText(res)) + "\n" + strings.Join(undone, "\n")}, nil
-			}
+		}
+		if changed != "" {
+			undone = append(undone, changed)
+		}
+		if len(undone) > 0 && err == nil && res != nil && !res.IsError {
+			return toolResult{Text: redactSecrets(mcpText(res)) + "\n" + strings.Join(undone, "\n")}, nil
 		}
 		if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
 			// The server died: restart it once, and tell the model.
@@ -517,6 +534,7 @@ func (m *mcpManager) close() {
 			s.session = nil
 		}
 		s.state = "stopped"
+		m.checkLife(s, "while it stopped")
 		s.mu.Unlock()
 	}
 }
@@ -550,4 +568,26 @@ func listTools(ctx context.Context, session *mcp.ClientSession, cfg MCPServer) (
 		}
 	}
 	return tools, nil
+}
+
+// guardLife is the check that spans a stdio server's life: its git and
+// agents/ (the files it changes are named per call).
+func guardLife(root string) *commandGuard {
+	return &commandGuard{git: guardGit(root), agents: guardAgents(root)}
+}
+
+// checkLife undoes what a stdio server changed outside any call (at
+// start, between calls, as it stopped) and says so to the user and in the
+// audit log; the check starts again from there. s.mu is held, or the
+// server is not shared yet.
+func (m *mcpManager) checkLife(s *mcpServer, when string) {
+	if s.life == nil {
+		return
+	}
+	undone, _ := s.life.check()
+	for _, u := range undone {
+		m.term.logf("%s", m.term.colorize("33", fmt.Sprintf("MCP server %s, %s: %s", sanitizeForTerminal(s.name), when, u)))
+		m.gate.log.Record("undone", "MCP server "+s.name+" "+when+": "+u, AuditDenied, 0)
+	}
+	s.life = guardLife(m.ws.Root)
 }

@@ -344,7 +344,12 @@ func (c *OllamaClient) ChatWithTools(ctx context.Context, messages []Message, to
 		req.Tools = t
 	}
 	st := &ollamaStream{out: out, start: start, seen: map[string]bool{}}
-	err := c.chat(ctx, req, st.take)
+	err := c.chat(ctx, req, func(r api.ChatResponse) error {
+		if r.Message.Content != "" || r.Message.Thinking != "" || len(r.Message.ToolCalls) > 0 || r.Done {
+			progressed(ctx) // the idle timeout counts from here (idle.go); an empty chunk is not progress
+		}
+		return st.take(r)
+	})
 	st.stats.Elapsed = time.Since(start)
 	switch {
 	case ctx.Err() != nil:

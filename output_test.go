@@ -160,3 +160,30 @@ func TestOutputJSONThroughTheBinary(t *testing.T) {
 		t.Fatalf("a bad --output: exit %d", code)
 	}
 }
+
+// A secret the model streams in pieces (the fake sends seven bytes at a
+// time) is redacted whole before it leaves, on the terminal and in every
+// --output format (issue 45): a token of a known shape, and a quoted
+// password with spaces in it.
+func TestSplitSecretNeverLeaves(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	token := "sk-proj-" + strings.Repeat("Zq9", 10)
+	reply := "Use " + token + " for the client.\nThen run PASSWORD=\"correct horse battery staple\" make deploy\nDone."
+	for _, format := range []string{"text", "json", "stream-json"} {
+		f := newFakeOllama(t, "llama3.2:latest")
+		f.script(textReply("llama3.2", reply))
+		out, errOut, code := runHarvey(t, bin, t.TempDir(), "", "-p", "how?", "--model", "llama3.2", "--ollama", f.URL(), "--output", format)
+		if code != 0 || !strings.Contains(out, "Done.") && !strings.Contains(out, `Done.`) {
+			t.Fatalf("%s: exit %d %s %s", format, code, out, errOut)
+		}
+		for _, s := range []string{"Zq9Zq9Zq9", "horse", "battery"} {
+			if strings.Contains(out, s) || strings.Contains(errOut, s) {
+				t.Errorf("%s: a piece of a secret left: %q\n%s", format, s, out)
+			}
+		}
+		if !strings.Contains(out, "for the client") || !strings.Contains(out, "make deploy") {
+			t.Errorf("%s: the rest of the reply is missing:\n%s", format, out)
+		}
+	}
+}

@@ -252,7 +252,7 @@ func (a *Agent) retrievedContext(ctx context.Context, prompt string) string {
 	emb, err := entry.embedder(a.OllamaURL, a.ModelName)
 	block := ""
 	if err == nil {
-		block, err = retrieve(ctx, entry, emb, prompt)
+		block, err = retrieve(ctx, a.Workspace, entry, emb, prompt)
 	}
 	if err != nil {
 		a.logf("%s", a.colorize("33", "· RAG: "+oneLine(err.Error())+" (the turn goes on without it)"))
@@ -260,12 +260,19 @@ func (a *Agent) retrievedContext(ctx context.Context, prompt string) string {
 	return block
 }
 
-// retrieve embeds q and renders the chunks of the store that qualify.
-func retrieve(ctx context.Context, entry RagStoreEntry, emb Embedder, q string) (string, error) {
-	hits, err := queryStore(ctx, entry, emb, q, ragTopK, ragMinScore)
+// retrieve embeds q and renders the chunks of the store that qualify: a
+// store made in another workspace gives none (its paths mean nothing
+// here, and that workspace's policy is not this one's), and each chunk's
+// file passes this workspace's path policy now, as read_file would.
+func retrieve(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb Embedder, q string) (string, error) {
+	hits, w, err := queryStore(ctx, entry, emb, q, ragTopK, ragMinScore)
 	if err != nil || len(hits) == 0 {
 		return "", err
 	}
+	if w != "" && w != ws.Root {
+		return "", fmt.Errorf("the store %s holds the files of %s, not of this workspace: its chunks are not sent (harvey rag use another store, or rag off)", entry.Name, w)
+	}
+	hits = slices.DeleteFunc(hits, func(h wsindex.Hit) bool { return !stillReadable(ws, h.Path) })
 	var b strings.Builder
 	b.WriteString("### Context (from knowledge base)\n")
 	for _, h := range hits {
@@ -279,22 +286,24 @@ func retrieve(ctx context.Context, entry RagStoreEntry, emb Embedder, q string) 
 }
 
 // queryStore embeds q and returns the k chunks of the store nearest it
-// above minScore, their text redacted (as every text the model or you see).
-func queryStore(ctx context.Context, entry RagStoreEntry, emb Embedder, q string, k int, minScore float64) ([]wsindex.Hit, error) {
+// above minScore, their text redacted (as every text the model or you
+// see), and the workspace the store's files came from ("" when it does
+// not say).
+func queryStore(ctx context.Context, entry RagStoreEntry, emb Embedder, q string, k int, minScore float64) ([]wsindex.Hit, string, error) {
 	s, err := ragstore.Open(ragPath(entry.DBPath), "RAG store "+entry.Name, emb.Name())
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	defer s.Close()
 	v, err := embedOne(ctx, emb, q)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	hits, err := s.Query(ctx, v, k, minScore)
 	for i := range hits {
 		hits[i].Text = redactSecrets(hits[i].Text)
 	}
-	return hits, err
+	return hits, s.Workspace(), err
 }
 
 // ragIngest ingests workspace files, directories and globs into a store,
@@ -340,6 +349,15 @@ func ragIngest(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb Embe
 		return "", err
 	}
 	defer s.Close()
+	// A store holds one workspace's files: its paths are relative to it,
+	// and its chunks reach the model only there, through that
+	// workspace's path policy (retrieve).
+	if w := s.Workspace(); w != "" && w != ws.Root {
+		return "", fmt.Errorf("RAG store %s holds the files of %s, not of this workspace; make one for this workspace: harvey rag create NAME, then harvey rag use NAME", entry.Name, w)
+	}
+	if err := s.SetWorkspace(ws.Root); err != nil {
+		return "", err
+	}
 	st, err := s.Ingest(ctx, docs, emb.Embed, newProgress(progress, "files"))
 	if err != nil {
 		return "", err
@@ -557,7 +575,7 @@ func ragQuery(ctx context.Context, env ragEnv, rc RagConfig, opts map[string]str
 		if err != nil {
 			return err
 		}
-		if hits, err = queryStore(ctx, e, emb, q, k, 0); err != nil {
+		if hits, _, err = queryStore(ctx, e, emb, q, k, 0); err != nil {
 			return err
 		}
 	}

@@ -111,9 +111,37 @@ func TestEndToEndRagStores(t *testing.T) {
 			}
 		}
 	}
-	// Another embedding model for the same store: refused, naming both.
+	// A file hidden after ingest (permissions: in your config) never
+	// reaches the model through the store; the store's chunks never reach
+	// another workspace's turns, though a file there has the same path
+	// (issue 45).
 	cfgFile := filepath.Join(cfg, "harvey", "harvey.yaml")
 	b, _ := os.ReadFile(cfgFile)
+	os.WriteFile(cfgFile, append(b, []byte("permissions:\n  \".\": [read, write, exec, delete]\n  docs/deploy.md: []\n")...), 0o600)
+	f.script(textReply("llama3.2", "Hidden."))
+	writeFile(t, dir, "turn2.txt", "how is the service deployed?\n")
+	if out, errOut, code := h("--run", "turn2.txt", "--model", "llama3.2"); code != 0 {
+		t.Fatalf("turn after hiding: %d %s %s", code, out, errOut)
+	}
+	reqs = f.chatRequests()
+	if u := last(len(reqs) - 1); strings.Contains(u, "blue green") || strings.Contains(u, "docs/deploy.md") {
+		t.Fatalf("a file hidden after ingest reached the model: %q", u)
+	}
+	os.WriteFile(cfgFile, b, 0o600)
+	other := t.TempDir()
+	writeFile(t, other, "docs/deploy.md", "# Deploy\n\nSomething else entirely.\n")
+	writeFile(t, other, "turn.txt", "how is the service deployed?\n")
+	f.script(textReply("llama3.2", "Elsewhere."))
+	_, errOut, code = runHarveyEnv(t, bin, other, "", append(env, "OLLAMA_HOST="+f.URL()), "--run", "turn.txt", "--model", "llama3.2")
+	reqs = f.chatRequests()
+	if u := last(len(reqs) - 1); code != 0 || strings.Contains(u, "### Context") || !strings.Contains(errOut, "holds the files of "+dir) {
+		t.Fatalf("another workspace: exit %d, message %q, stderr %s", code, u, errOut)
+	}
+	if _, errOut, code := runHarveyEnv(t, bin, other, "", append(env, "OLLAMA_HOST="+f.URL()), "rag", "ingest", "docs"); code == 0 || !strings.Contains(errOut, "harvey rag create") {
+		t.Fatalf("ingest from another workspace: %d %s", code, errOut)
+	}
+	// Another embedding model for the same store: refused, naming both.
+	b, _ = os.ReadFile(cfgFile)
 	os.WriteFile(cfgFile, []byte(strings.Replace(string(b), "embedding_model: nomic-embed-text", "embedding_model: all-minilm", 1)), 0o600)
 	if _, errOut, code := h("rag", "ingest", "docs"); code == 0 || !strings.Contains(errOut, "nomic-embed-text") || !strings.Contains(errOut, "all-minilm") {
 		t.Fatalf("another model: %d %s", code, errOut)

@@ -1,6 +1,8 @@
 package harvey
 
 import (
+	"bytes"
+	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -87,10 +89,11 @@ type tokenRule struct {
 	re        func() *regexp.Regexp // compiled on first use, not at every start
 	hint      *match.Literal        // a literal every match contains, found by its rarest byte (nil: none)
 	wordStart bool                  // the match must not follow a letter, digit or _
+	lit       string                // the hint as written
 }
 
 func rule(hint string, wordStart bool, pattern string) tokenRule {
-	r := tokenRule{re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) }), wordStart: wordStart}
+	r := tokenRule{re: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) }), wordStart: wordStart, lit: hint}
 	if hint != "" {
 		r.hint = match.NewLiteral(hint)
 	}
@@ -368,4 +371,103 @@ func secretKeyBefore(line string) bool {
 	}
 	last := strings.LastIndexAny(line, ":=")
 	return containsAnyFold(line[:last], secretWords)
+}
+
+// replyPartialMax bounds the line a reply redactor passes on before its
+// end (each piece redacts the line so far again; a longer line waits for
+// its newline).
+const replyPartialMax = 2 << 10
+
+// replyRedactor passes a streamed reply on redacted as whole lines are:
+// a line goes out as it arrives only up to its last space, the line so far
+// redacted whole (the last word, which may be a secret still arriving, is
+// held); a line that names a secret (a key word, a URL's credentials, a
+// private key block) is held to its newline, where a value may still be
+// quoted or end it. flush sends what is held when the reply ends.
+type replyRedactor struct {
+	out  io.Writer
+	red  lineRedactor
+	line []byte // the current line as the model wrote it
+	sent int    // bytes of its redacted form passed on
+}
+
+func (r *replyRedactor) Write(p []byte) (int, error) {
+	r.line = append(r.line, p...)
+	for {
+		i := bytes.IndexByte(r.line, '\n')
+		if i < 0 {
+			break
+		}
+		if err := r.pass(r.red.text(string(r.line[:i+1]))); err != nil {
+			return 0, err
+		}
+		r.line = append(r.line[:0], r.line[i+1:]...)
+		r.sent = 0
+	}
+	if len(r.line) == 0 || len(r.line) > replyPartialMax || r.red.inKey || namesSecret(r.line) {
+		return len(p), nil
+	}
+	red := redactTokens(string(r.line))
+	cut := strings.LastIndexAny(red, " \t") + 1
+	if !mayStartSecret(red[cut:]) {
+		cut = len(red) // the last word cannot become a secret: it goes out too
+	}
+	if cut > r.sent {
+		if err := r.pass(red[:cut]); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// pass writes what of red (the redacted line so far) was not passed yet.
+func (r *replyRedactor) pass(red string) error {
+	rest := ""
+	if r.sent < len(red) {
+		rest = red[r.sent:]
+	}
+	r.sent = len(red)
+	if rest == "" {
+		return nil
+	}
+	_, err := io.WriteString(r.out, rest)
+	return err
+}
+
+// flush passes on the held end of the reply.
+func (r *replyRedactor) flush() {
+	if len(r.line) > 0 {
+		r.pass(r.red.text(string(r.line)))
+		r.line, r.sent = r.line[:0], 0
+	}
+}
+
+// namesSecret reports a line the redaction may still change as it goes
+// on: it names a secret's key, a URL with credentials, or a private key.
+func namesSecret(line []byte) bool {
+	low := strings.ToLower(string(line))
+	for _, w := range append(secretWords, "credential", "auth") {
+		if strings.Contains(low, w) {
+			return true
+		}
+	}
+	return strings.Contains(low, "://") || strings.Contains(low, "private key") || strings.Contains(low, "-----") || strings.Contains(low, "bearer") || strings.Contains(low, "hooks.slack") || strings.Contains(low, "curl") || strings.Contains(low, "mysql") || strings.Contains(low, "mariadb")
+}
+
+// mayStartSecret reports whether the end of a line could still grow into
+// a secret of a known shape: a word in it starts as one does (a prefix of
+// the shape's literal, or the literal and more).
+func mayStartSecret(tail string) bool {
+	for i := 0; i < len(tail); i++ {
+		if i > 0 && isWordByte(tail[i-1]) {
+			continue
+		}
+		sub := tail[i:]
+		for _, r := range secretPatterns {
+			if r.lit != "" && (strings.HasPrefix(sub, r.lit) || strings.HasPrefix(r.lit, sub)) {
+				return true
+			}
+		}
+	}
+	return false
 }

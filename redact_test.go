@@ -136,3 +136,44 @@ func TestRedactionKnowsCommandLineSecrets(t *testing.T) {
 		}
 	}
 }
+
+// A streamed reply is redacted as if it had arrived whole, wherever the
+// stream cuts it (issue 45): every split into two pieces, and one byte at
+// a time, give exactly the whole text's redaction.
+func TestReplyRedactorAnySplit(t *testing.T) {
+	text := "Use sk-proj-" + strings.Repeat("Zq9", 10) + " for the client.\n" +
+		"Then PASSWORD=\"correct horse battery staple\" make deploy\n" +
+		"Authorization: Bearer abcdefghijklmnopqrstuvwxyz012345\n" +
+		"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----\n" +
+		"Also AKIAABCDEFGHIJKLMNOP and a plain ending"
+	var want strings.Builder
+	(&replyRedactor{out: &want}).write(t, text)
+	if strings.Contains(want.String(), "Zq9Zq9") || strings.Contains(want.String(), "horse") || strings.Contains(want.String(), "MIIEvQ") {
+		t.Fatalf("the whole text is not redacted: %q", want.String())
+	}
+	for i := 0; i <= len(text); i++ {
+		var got strings.Builder
+		r := &replyRedactor{out: &got}
+		r.Write([]byte(text[:i]))
+		r.Write([]byte(text[i:]))
+		r.flush()
+		if got.String() != want.String() {
+			t.Fatalf("split at %d: %q\nwant %q", i, got.String(), want.String())
+		}
+	}
+	var got strings.Builder
+	r := &replyRedactor{out: &got}
+	for i := 0; i < len(text); i++ {
+		r.Write([]byte{text[i]})
+	}
+	r.flush()
+	if got.String() != want.String() {
+		t.Fatalf("a byte at a time: %q", got.String())
+	}
+}
+
+func (r *replyRedactor) write(t *testing.T, s string) {
+	t.Helper()
+	r.Write([]byte(s))
+	r.flush()
+}

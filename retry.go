@@ -50,6 +50,7 @@ func (r RetryConfig) policy() retryPolicy {
 	if r.MaxWait > 0 {
 		p.maxWait = min(time.Duration(r.MaxWait), maxRetryWait)
 	}
+	p.idle, _ = parseIdle(string(r.Idle)) // checked when the config was read
 	return p
 }
 
@@ -83,6 +84,7 @@ func transient(err error, why string, after time.Duration) error {
 type retryPolicy struct {
 	attempts int           // tries after the first
 	maxWait  time.Duration // the longest single wait
+	idle     time.Duration // how long one try's reply may make no progress (0: no limit)
 	// notify says what happened and what it waits for (nil: nothing shown).
 	notify func(string)
 	// sleep waits d or until ctx is done (tests replace it).
@@ -99,8 +101,8 @@ func (p retryPolicy) wait(n int, after time.Duration) time.Duration {
 	return min(d, p.maxWait)
 }
 
-// chatCall is one try of a model call, writing its text to out.
-type chatCall func(out io.Writer) (ChatStats, []anyllm.ToolCall, error)
+// chatCall is one try of a model call under ctx, writing its text to out.
+type chatCall func(ctx context.Context, out io.Writer) (ChatStats, []anyllm.ToolCall, error)
 
 // retried is how many tries a call needed, for the trace.
 type retried struct{ retries int }
@@ -112,7 +114,7 @@ func (p retryPolicy) chat(ctx context.Context, out io.Writer, call chatCall, rt 
 	rw := &replayWriter{out: out}
 	for n := 1; ; n++ {
 		rw.restart()
-		st, calls, err := call(rw)
+		st, calls, err := p.try(ctx, rw, call)
 		var te *transientError
 		if err == nil || !errors.As(err, &te) || ctx.Err() != nil {
 			return st, calls, err
@@ -141,6 +143,17 @@ func (p retryPolicy) chat(ctx context.Context, out io.Writer, call chatCall, rt 
 			return st, nil, fmt.Errorf("cancelled while waiting to retry: %w", err)
 		}
 	}
+}
+
+// try is one call, ended when its reply makes no progress for p.idle.
+func (p retryPolicy) try(ctx context.Context, out io.Writer, call chatCall) (ChatStats, []anyllm.ToolCall, error) {
+	cctx, stop := watchReply(ctx, p.idle)
+	defer stop()
+	st, calls, err := call(cctx, out)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), errReplyIdle) {
+		err = idleError(p.idle)
+	}
+	return st, calls, err
 }
 
 func roundWait(d time.Duration) string {

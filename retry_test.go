@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -119,7 +120,7 @@ func TestRetryCutStreamShowsTextOnce(t *testing.T) {
 	p := retryPolicy{attempts: 3, maxWait: time.Second, notify: func(s string) { notes = append(notes, s) },
 		sleep: func(context.Context, time.Duration) error { return nil }}
 	var rt retried
-	_, _, err = p.chat(t.Context(), &out, func(w io.Writer) (ChatStats, []anyllmToolCall, error) {
+	_, _, err = p.chat(t.Context(), &out, func(_ context.Context, w io.Writer) (ChatStats, []anyllmToolCall, error) {
 		return c.ChatWithTools(t.Context(), []Message{{Role: RoleUser, Content: "hi"}}, nil, w)
 	}, &rt)
 	if err != nil || out.String() != "Hello, world." || rt.retries != 1 || len(notes) != 1 {
@@ -153,7 +154,7 @@ func TestRetryPolicy(t *testing.T) {
 	}
 	calls := 0
 	fail := func(after time.Duration) chatCall {
-		return func(io.Writer) (ChatStats, []anyllmToolCall, error) {
+		return func(context.Context, io.Writer) (ChatStats, []anyllmToolCall, error) {
 			calls++
 			return ChatStats{}, nil, transient(errors.New("busy"), "busy", after)
 		}
@@ -274,5 +275,47 @@ func TestHeadlessWaitsForAServerThatStartsLate(t *testing.T) {
 	_, errOut, code = runHarveyEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + cfg}, "-p", "hello", "--model", "llama3.2", "--ollama", refusingURL(t))
 	if code != 1 || !strings.Contains(errOut, "cannot reach Ollama") || !strings.Contains(errOut, "still refused after 2 s") || strings.Contains(errOut, "/ollama start") {
 		t.Errorf("exit %d: %q", code, errOut)
+	}
+}
+
+// The idle timeout of a reply, through the built binary (issue 45): a
+// server that accepts and never answers, and one that drips empty chunks,
+// end harvey -p with exit 1 and a line naming retry.idle, soon after the
+// idle time; a reply that is slow but flowing (longer in all than the idle
+// time) is not cut.
+func TestEndToEndReplyIdleTimeout(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	empty := `{"model":"llama3.2","message":{"role":"assistant","content":""},"done":false}`
+	slow := textReply("llama3.2", "A slow but live reply, seven bytes at a time.")
+	slow.gap = 150 * time.Millisecond // about 1.4 s in all, each piece well within the idle time
+	for _, c := range []struct {
+		name  string
+		reply fakeReply
+		ok    bool
+	}{
+		{"silent", fakeReply{lines: []string{empty}, first: time.Minute}, false},
+		{"drips empty chunks", fakeReply{lines: slices.Repeat([]string{empty}, 100), gap: 100 * time.Millisecond}, false},
+		{"slow but flowing", slow, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFakeOllama(t, "llama3.2:latest")
+			f.script(c.reply)
+			cfg := t.TempDir()
+			writeFile(t, cfg, "harvey/harvey.yaml", "retry:\n  idle: 1s\n")
+			start := time.Now()
+			out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", []string{"XDG_CONFIG_HOME=" + cfg}, "-p", "hello", "--model", "llama3.2", "--ollama", f.URL())
+			took := time.Since(start)
+			if c.ok {
+				if code != 0 || !strings.Contains(out, "seven bytes at a time.") {
+					t.Fatalf("a live reply was cut: exit %d %s %s", code, out, errOut)
+				}
+				return
+			}
+			if code != 1 || !strings.Contains(errOut, "retry.idle") || took > 8*time.Second {
+				t.Fatalf("exit %d after %s: %s %s", code, took, out, errOut)
+			}
+		})
 	}
 }

@@ -148,6 +148,7 @@ type RunResult struct {
 	Stderr   []byte   // stderr alone, when the spec split it
 	Note     string   // one line added after the status (a sandbox refusal)
 	Undone   []string // what the check after the command undid in .git, a line each
+	Changed  string   // the files it changed in the workspace, one line ("" when none)
 	Blocked  sandboxRule
 	Dropped  int64 // bytes past the cap
 	ExitCode int
@@ -170,6 +171,9 @@ func (r RunResult) Text(limit int) string {
 	}
 	for _, u := range r.Undone {
 		status += "\n" + u
+	}
+	if r.Changed != "" {
+		status += "\n" + r.Changed
 	}
 	return out + status
 }

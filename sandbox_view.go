@@ -38,55 +38,46 @@ import (
 //     inside them (cargo's) read as empty.
 
 // gitProtected lists, for the repository at root, what stays read-only to
-// commands (the parts that make git run programs) and what gitdirs outside
-// the workspace must be writable (a worktree's .git file points at one).
+// commands (the parts that make git run programs, in every git directory
+// the workspace's git uses: gitLayout) and what git directories outside
+// the workspace must be writable (a worktree's .git file points at one,
+// and at the common directory it shares with its siblings).
 func gitProtected(root string) (readOnly, writable []string) {
-	gitDir := filepath.Join(root, ".git")
-	fi, err := os.Lstat(gitDir)
-	if err != nil {
+	l, ok := readGitLayout(root)
+	if !ok {
+		if _, err := os.Lstat(filepath.Join(root, ".git")); err == nil {
+			return []string{filepath.Join(root, ".git")}, nil
+		}
 		return nil, nil
 	}
-	dirs := []string{gitDir}
-	if fi.Mode().IsRegular() {
-		// A worktree or submodule: "gitdir: PATH", and its commondir.
-		b, err := os.ReadFile(gitDir)
-		p, ok := strings.CutPrefix(strings.TrimSpace(string(b)), "gitdir: ")
-		if err != nil || !ok {
-			return []string{gitDir}, nil
-		}
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(root, p)
-		}
-		dirs = []string{filepath.Clean(p)}
-		writable = append(writable, dirs[0])
-		readOnly = append(readOnly, gitDir)
-	} else if !fi.IsDir() {
-		return []string{gitDir}, nil
+	if l.isFile {
+		readOnly = append(readOnly, l.dotGit)
 	}
-	if c, err := os.ReadFile(filepath.Join(dirs[0], "commondir")); err == nil {
-		p := strings.TrimSpace(string(c))
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dirs[0], p)
-		}
-		dirs = append(dirs, filepath.Clean(p))
-		if !sandbox.Under(dirs[1], []string{root}) {
-			writable = append(writable, dirs[1])
+	for _, d := range []string{l.gitDir, l.common} {
+		if !sandbox.Under(d, []string{root}) && !slices.Contains(writable, d) {
+			writable = append(writable, d)
 		}
 	}
-	for _, d := range dirs {
-		readOnly = append(readOnly, filepath.Join(d, "config"), filepath.Join(d, "config.worktree"), filepath.Join(d, "hooks"),
-			filepath.Join(d, "commondir"), filepath.Join(d, "info", "attributes"))
-		mods, _ := filepath.Glob(filepath.Join(d, "modules", "*"))
-		for _, m := range mods {
-			readOnly = append(readOnly, filepath.Join(m, "config"), filepath.Join(m, "config.worktree"), filepath.Join(m, "hooks"))
+	for _, f := range commonRunFiles {
+		readOnly = append(readOnly, filepath.Join(l.common, f))
+	}
+	readOnly = append(readOnly, filepath.Join(l.common, "hooks"))
+	mods, _ := filepath.Glob(filepath.Join(l.common, "modules", "*"))
+	for _, m := range mods {
+		readOnly = append(readOnly, filepath.Join(m, "config"), filepath.Join(m, "config.worktree"), filepath.Join(m, "hooks"))
+	}
+	for _, w := range append(l.worktreeDirs(), l.gitDir) {
+		for _, f := range worktreeRunFiles {
+			if p := filepath.Join(w, f); !slices.Contains(readOnly, p) {
+				readOnly = append(readOnly, p)
+			}
 		}
 	}
 	// What the repository's config reads besides itself (include.path,
-	// includeIf) and a core.hooksPath in the workspace (.githooks/): git
+	// includeIf), and the relative paths git resolves in the workspace
+	// (a core.hooksPath of .githooks/, in its config or the user's): git
 	// runs what they name, so they are read-only too.
-	for _, d := range dirs {
-		readOnly = append(readOnly, repoConfigRefs(root, filepath.Join(d, "config"))...)
-	}
+	readOnly = append(readOnly, gitRunPaths(root, l)...)
 	// A hooks directory that is a link (shared hooks): what it leads to is
 	// read-only too (the link itself is checked after each command).
 	for _, p := range readOnly {

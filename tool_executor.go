@@ -89,6 +89,12 @@ type execHost interface {
 func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out io.Writer) ([]Message, ChatStats, error) {
 	var total ChatStats
 	lookup := e.lookup()
+	// What the model writes is redacted as whole lines before it leaves
+	// (the terminal, --output): a secret split across stream pieces is
+	// still one secret.
+	rr := &replyRedactor{out: out}
+	defer rr.flush()
+	out = rr
 	for round := 0; ; round++ {
 		e.fitRound(messages, lastAssistant(messages))
 		hb := &holdbackWriter{out: out, isTool: func(n string) bool { _, ok := lookup(n); return ok }}
@@ -97,7 +103,7 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 			send, sendTools = e.turn.prepare(messages, sendTools)
 		}
 		var rt retried
-		stats, calls, err := e.retry.chat(ctx, hb, func(w io.Writer) (ChatStats, []anyllm.ToolCall, error) {
+		stats, calls, err := e.retry.chat(ctx, hb, func(ctx context.Context, w io.Writer) (ChatStats, []anyllm.ToolCall, error) {
 			return e.client.ChatWithTools(ctx, send, sendTools, w)
 		}, &rt)
 		total.add(stats)
@@ -134,6 +140,7 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 			messages = append(messages, Message{Role: RoleAssistant, Content: text})
 			return messages, total, fmt.Errorf("%w: the model asked for tools %d rounds in a row (max_tool_calls_per_turn is %d); stopped", ErrToolLoopLimit, round+1, e.maxIterations)
 		}
+		rr.flush() // the reply's last line, before the tools' lines
 		if e.prose || r.recovered {
 			messages, err = e.runPrinted(ctx, messages, text, calls)
 		} else {

@@ -214,10 +214,12 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 	)
 	if mode == ModeOff {
 		var st ChatStats
-		st, _, err = a.retryPolicy(spin).chat(ctx, out, func(w io.Writer) (ChatStats, []anyllm.ToolCall, error) {
+		rr := &replyRedactor{out: out} // redacted as whole lines, as with tools
+		st, _, err = a.retryPolicy(spin).chat(ctx, rr, func(ctx context.Context, w io.Writer) (ChatStats, []anyllm.ToolCall, error) {
 			s, err := client.Chat(ctx, history, w)
 			return s, nil, err
 		}, nil)
+		rr.flush()
 		stats = st
 		if err == nil {
 			history = append(history, Message{Role: RoleAssistant, Content: reply.String()})

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -176,8 +178,56 @@ func queryWorkspace(ctx context.Context, ws *Workspace, q string, k int, emb Emb
 		}
 	}
 	// Files ranked as wholes, and spread: at most two pieces of one file
-	// (more of a file the question names).
-	return wsindex.Spread(readable, q, k, 2), st, nil
+	// (more of a file the question names). Each piece returned is in its
+	// file now, at its lines: an index Harvey did not write (one a
+	// repository shipped in agents/) cannot put words in a file's mouth.
+	lines := map[string][]string{}
+	for {
+		picked := wsindex.Spread(readable, q, k, 2)
+		bad := slices.IndexFunc(picked, func(h wsindex.Hit) bool { return !hitHolds(ws, h, lines) })
+		if bad < 0 {
+			return picked, st, nil
+		}
+		readable = slices.DeleteFunc(readable, func(h wsindex.Hit) bool { return h.Path == picked[bad].Path && h.StartLine == picked[bad].StartLine })
+	}
+}
+
+// hitHolds reports whether a hit's text is its file's lines now (the
+// file read through the path policy and redacted, as it was indexed);
+// lines keeps each file's lines for the other hits of a query.
+func hitHolds(ws *Workspace, h wsindex.Hit, lines map[string][]string) bool {
+	ls, ok := lines[h.Path]
+	if !ok {
+		ls = fileLinesNow(ws, h.Path)
+		lines[h.Path] = ls
+	}
+	if h.StartLine < 1 || h.EndLine < h.StartLine || h.EndLine > len(ls) {
+		return false
+	}
+	return strings.Join(ls[h.StartLine-1:h.EndLine], "") == h.Text
+}
+
+// fileLinesNow is a workspace file's lines as the index reads them (nil
+// when the policy refuses it or it is not a regular file up to 1 MB).
+func fileLinesNow(ws *Workspace, rel string) []string {
+	rp, err := resolveWorkspacePath(ws, rel, opRead)
+	if err != nil {
+		return nil
+	}
+	defer rp.close()
+	if rp.info == nil || !rp.info.Mode().IsRegular() || rp.info.Size() > indexMaxFile {
+		return nil
+	}
+	f, _, err := rp.openVerified()
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, indexMaxFile))
+	if err != nil {
+		return nil
+	}
+	return strings.SplitAfter(redactSecrets(string(data)), "\n")
 }
 
 // queryEmbedBudget is how many new chunks a query embeds before it

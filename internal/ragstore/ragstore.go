@@ -159,6 +159,22 @@ func (s *Store) Model() string { return s.model }
 // Close closes the store.
 func (s *Store) Close() error { return s.db.Close() }
 
+// Workspace is the directory the store's sources are relative to ("" for
+// a store made before it was recorded).
+func (s *Store) Workspace() string {
+	var w string
+	s.db.QueryRow("SELECT value FROM meta WHERE key = 'workspace'").Scan(&w)
+	return w
+}
+
+// SetWorkspace records the directory the store's sources are relative to.
+func (s *Store) SetWorkspace(dir string) error {
+	if _, err := s.db.Exec("INSERT INTO meta(key, value) VALUES('workspace', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value", dir); err != nil {
+		return fmt.Errorf("%s: %v", s.name, err)
+	}
+	return nil
+}
+
 // embedBatch is how many chunks one embedding request carries.
 const embedBatch = 32
 

@@ -1,0 +1,91 @@
+package harvey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The idle timeout of a model's reply: a call ends when its reply makes no
+// progress — no text, thinking, tool call or end — for the idle time
+// (retry.idle, 10 minutes by default: long enough for a Pi to load a model
+// and read a long prompt; "off" turns it off). There is no limit on a whole
+// reply, so a slow but live one is never cut; a server that accepts and
+// then says nothing, or drips empty chunks, ends the turn with a line that
+// says so, and headless exits 1.
+
+// DefaultReplyIdle is how long a reply may make no progress.
+const DefaultReplyIdle = 10 * time.Minute
+
+var errReplyIdle = errors.New("the reply made no progress")
+
+type replyWatchKey struct{}
+
+// replyWatch is the timer of one call.
+type replyWatch struct {
+	mu    sync.Mutex
+	timer *time.Timer
+	idle  time.Duration
+}
+
+// watchReply is ctx ended with errReplyIdle (context.Cause) when the call
+// makes no progress for idle (never when idle <= 0); stop releases it.
+func watchReply(ctx context.Context, idle time.Duration) (context.Context, func()) {
+	if idle <= 0 {
+		return ctx, func() {}
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	w := &replyWatch{idle: idle}
+	w.timer = time.AfterFunc(idle, func() { cancel(errReplyIdle) })
+	return context.WithValue(ctx, replyWatchKey{}, w), func() {
+		w.timer.Stop()
+		cancel(nil)
+	}
+}
+
+// progressed tells ctx's watch (if any) that the reply moved on.
+func progressed(ctx context.Context) {
+	if w, ok := ctx.Value(replyWatchKey{}).(*replyWatch); ok {
+		w.mu.Lock()
+		w.timer.Reset(w.idle)
+		w.mu.Unlock()
+	}
+}
+
+// idleError is what a call ended by its watch says.
+func idleError(idle time.Duration) error {
+	return fmt.Errorf("the model's server sent nothing new for %s, so the call was ended (retry.idle in your config: a longer time, or off)", idle)
+}
+
+// parseIdle reads retry.idle: "" is the default, "off" (or 0) none.
+func parseIdle(s string) (time.Duration, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "":
+		return DefaultReplyIdle, nil
+	case "off", "0", "false", "no":
+		return 0, nil
+	}
+	d, err := parseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("retry.idle: %v (or off)", err)
+	}
+	return d, nil
+}
+
+// IdleTime is retry.idle: a duration, or off.
+type IdleTime string
+
+// UnmarshalYAML implements yaml.Unmarshaler: a value parseIdle refuses is
+// an error of the config, with its line.
+func (d *IdleTime) UnmarshalYAML(n *yaml.Node) error {
+	if _, err := parseIdle(n.Value); err != nil {
+		return fmt.Errorf("line %d: %v", n.Line, err)
+	}
+	*d = IdleTime(n.Value)
+	return nil
+}

@@ -1,0 +1,122 @@
+package harvey
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// What a command changed in the workspace, named in its result: every file
+// it made, wrote or removed (by stamp: device, inode, size, modification
+// and change times, which a command cannot set back), outside .git/ (the
+// check after the command covers it) and agents/ (a command cannot write
+// there). So a change a command makes is the user's to review, as any
+// change is, even when git would not show it: an ignored file, a file in a
+// directory git does not track. The walk does not follow links, and gives
+// up (saying so) past changesMaxFiles entries.
+
+// changesMaxFiles bounds the walk before and after a command.
+const changesMaxFiles = 50_000
+
+// changesShown is how many changed files a result names before "and N more".
+const changesShown = 8
+
+// workspaceFiles is the workspace's files by path, and whether the walk
+// saw them all.
+type workspaceFiles struct {
+	root     string
+	stamps   map[string]fileKey
+	complete bool
+}
+
+// snapshotFiles records the stamps of the files under root.
+func snapshotFiles(root string) *workspaceFiles {
+	w := &workspaceFiles{root: root, stamps: map[string]fileKey{}, complete: true}
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, p)
+		if d.IsDir() {
+			if rel == ".git" || rel == AgentsDir {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if len(w.stamps) >= changesMaxFiles {
+			w.complete = false
+			return fs.SkipAll
+		}
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) == nil {
+			w.stamps[filepath.ToSlash(rel)] = keyOf(&st)
+		}
+		return nil
+	})
+	return w
+}
+
+// changes is one line naming what changed since the snapshot ("" when
+// nothing did).
+func (w *workspaceFiles) changes() string {
+	if w == nil {
+		return ""
+	}
+	now := snapshotFiles(w.root)
+	if !w.complete || !now.complete {
+		return fmt.Sprintf("[harvey: the workspace has more than %d files: the files the command changed are not listed; review them with git status]", changesMaxFiles)
+	}
+	var list []string
+	for p, k := range now.stamps {
+		if old, ok := w.stamps[p]; !ok {
+			list = append(list, p+" (new)")
+		} else if old != k {
+			list = append(list, p)
+		}
+	}
+	for p := range w.stamps {
+		if _, ok := now.stamps[p]; !ok {
+			list = append(list, p+" (removed)")
+		}
+	}
+	if len(list) == 0 {
+		return ""
+	}
+	slices.Sort(list)
+	n := len(list)
+	if n > changesShown {
+		list = append(list[:changesShown], fmt.Sprintf("and %d more", n-changesShown))
+	}
+	return fmt.Sprintf("[harvey: %s changed in the workspace: %s]", plural(n, "file"), sanitizeForTerminal(strings.Join(list, ", ")))
+}
+
+// commandGuard is everything checked around one sandboxed process: the
+// workspace's git (git_guard.go), agents/ where the sandbox cannot hide it
+// (agents_guard.go), and the files it changed.
+type commandGuard struct {
+	git    *gitGuard
+	agents *agentsGuard
+	files  *workspaceFiles
+}
+
+// guardCommand records the workspace before a process runs.
+func guardCommand(root string) *commandGuard {
+	if _, err := os.Stat(root); err != nil {
+		return nil
+	}
+	return &commandGuard{git: guardGit(root), agents: guardAgents(root), files: snapshotFiles(root)}
+}
+
+// check undoes what must not stay and says, a line each, what it undid;
+// changed names the files the process changed ("" when none).
+func (c *commandGuard) check() (undone []string, changed string) {
+	if c == nil {
+		return nil, ""
+	}
+	return append(c.git.check(), c.agents.check()...), c.files.changes()
+}
