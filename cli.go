@@ -34,7 +34,7 @@ Usage:
   harvey rag query "TEXT" [--store NAME] [-k N] [--json]
                                search the workspace in plain words (an index that needs no setup), or a RAG store
   harvey rag create|ingest|list|use|on|off|status|remove ...
-                               RAG stores of embedded chunks (README: Retrieval)
+                               RAG stores of embedded chunks (docs/retrieval.md)
   harvey sandbox [status|apparmor]
                                which sandbox mode commands get here and what holds in it;
                                apparmor: the profile that lets Ubuntu 23.10+ give Harvey its namespaces

@@ -39,10 +39,10 @@ func (a *Agent) registerCommands() {
 	add(&Command{Name: "rag", Usage: "/rag query|create|ingest|list|use|on|off|status|remove ...", Summary: "retrieval: the workspace index (no setup) and RAG stores of embedded chunks",
 		Handler: func(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 			err := ragDo(ctx, ragEnv{ws: a.Workspace, cfg: a.Config.Config, ollamaURL: a.OllamaURL, genModel: a.ModelName, progress: a.Err}, args, out)
-			a.gate.embedder = workspaceEmbedder(a.Config.RAG, a.OllamaURL) // ingest --store workspace may have named a model
+			a.gate.embedFor = workspaceEmbedder(a.Config.RAG, a.OllamaURL) // rag workspace may have named a model
 			return err
 		},
-		Help: ragUsage + "\nWith RAG on, the top 5 chunks above 0.3 of the active store go into your message before each turn. The workspace index is lexical; harvey rag ingest --store workspace embeds it too, and find_code then fuses both rankings (README: Retrieval)."})
+		Help: ragUsage + "\nWith RAG on, the top 5 chunks above 0.3 of the active store go into your message before each turn. The workspace index is lexical; harvey rag ingest --store workspace embeds this workspace's index too, and find_code then fuses both rankings (docs/retrieval.md)."})
 	add(&Command{Name: "retry", Usage: "/retry", Summary: "send the conversation again when the model's answer failed (the tools that ran are not run again)",
 		Handler: func(ctx context.Context, a *Agent, _ []string, _ io.Writer) error { return a.retryTurn(ctx) },
 		Help:    "After a model call failed for good (the server was down past the retries), the tool results of the turn are kept; /retry asks the model again from there. harvey -c restores such a conversation, and /retry (or harvey -c -p /retry) goes on."})

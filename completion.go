@@ -3,6 +3,9 @@ package harvey
 import (
 	"fmt"
 	"io"
+	"maps"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -39,6 +42,37 @@ var completionSubcommands = map[string][]string{
 }
 
 var outputModes = []string{outputText, outputJSON, outputStreamJSON}
+
+// subcommandUsages are the usage texts the subcommands print: their flags
+// are read from them, so completion offers what the usage says.
+var subcommandUsages = []string{ragUsage, mcpUsage, modelCheckUsage}
+
+var usageFlagRE = regexp.MustCompile(`(?:^|[\s\[|])(--?[a-z][a-z-]*)`)
+
+// subcommandFlags are the flags of each subcommand's word ("rag query":
+// --store, -k, --json), read from the usage texts.
+func subcommandFlags() map[string][]string {
+	out := map[string][]string{}
+	for _, u := range subcommandUsages {
+		for _, line := range strings.Split(u, "\n") {
+			f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "usage:"))
+			if len(f) < 3 || f[0] != "harvey" {
+				continue
+			}
+			key := f[1] + " " + f[2]
+			rest := strings.Join(f[3:], " ")
+			if i := strings.Index(rest, " -- "); i >= 0 {
+				rest = rest[:i] // what follows -- is the server's own command line
+			}
+			for _, m := range usageFlagRE.FindAllStringSubmatch(rest, -1) {
+				if !slices.Contains(out[key], m[1]) {
+					out[key] = append(out[key], m[1])
+				}
+			}
+		}
+	}
+	return out
+}
 
 // slashCommands lists the REPL's commands ("/help", ...), aliases too.
 func slashCommands() []string {
@@ -101,6 +135,12 @@ func bashCompletion() string {
 	b.WriteString("    --model|--ollama) return ;;\n  esac\n")
 	b.WriteString("  if [ \"$COMP_CWORD\" -eq 1 ]; then\n")
 	fmt.Fprintf(&b, "    COMPREPLY=($(compgen -W %q -- \"$cur\")); return\n  fi\n", strings.Join(append(subcommandNames(), append(flagNames(false), flagNames(true)...)...), " "))
+	flags := subcommandFlags()
+	b.WriteString("  if [ \"$COMP_CWORD\" -ge 3 ]; then\n    case \"$sub ${COMP_WORDS[2]}\" in\n")
+	for _, k := range slices.Sorted(maps.Keys(flags)) {
+		fmt.Fprintf(&b, "      %q) COMPREPLY=($(compgen -W %q -- \"$cur\")); return ;;\n", k, strings.Join(flags[k], " "))
+	}
+	b.WriteString("    esac\n  fi\n")
 	b.WriteString("  case \"$sub\" in\n")
 	for _, s := range subcommandNames() {
 		fmt.Fprintf(&b, "    %s) [ \"$COMP_CWORD\" -eq 2 ] && COMPREPLY=($(compgen -W %q -- \"$cur\")); return ;;\n", s, strings.Join(completionSubcommands[s], " "))
@@ -123,6 +163,12 @@ func zshCompletion() string {
 	b.WriteString("  if (( CURRENT == 3 )); then\n    case $words[2] in\n")
 	for _, s := range subcommandNames() {
 		fmt.Fprintf(&b, "      %s) compadd %s; return ;;\n", s, strings.Join(completionSubcommands[s], " "))
+	}
+	b.WriteString("    esac\n  fi\n")
+	flags := subcommandFlags()
+	b.WriteString("  if (( CURRENT > 3 )); then\n    case \"$words[2] $words[3]\" in\n")
+	for _, k := range slices.Sorted(maps.Keys(flags)) {
+		fmt.Fprintf(&b, "      %q) compadd -- %s; return ;;\n", k, strings.Join(flags[k], " "))
 	}
 	b.WriteString("    esac\n  fi\n  _arguments -s \\\n")
 	for _, f := range completionFlags {
@@ -167,6 +213,17 @@ func fishCompletion() string {
 			}
 		}
 		b.WriteString(line + "\n")
+	}
+	flags := subcommandFlags()
+	for _, k := range slices.Sorted(maps.Keys(flags)) {
+		s, w, _ := strings.Cut(k, " ")
+		for _, f := range flags[k] {
+			opt := "-l " + strings.TrimPrefix(f, "--")
+			if !strings.HasPrefix(f, "--") {
+				opt = "-s " + strings.TrimPrefix(f, "-")
+			}
+			fmt.Fprintf(&b, "complete -c harvey -n '__fish_seen_subcommand_from %s; and __fish_seen_subcommand_from %s' %s\n", s, w, opt)
+		}
 	}
 	for _, s := range subcommandNames() {
 		fmt.Fprintf(&b, "complete -c harvey -n __fish_use_subcommand -a %s\n", s)

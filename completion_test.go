@@ -39,13 +39,17 @@ func TestCompletionScripts(t *testing.T) {
 		{[]string{"harvey", "--output", "st"}, "stream-json"},
 		{[]string{"harvey", "-p", "/ret"}, "/retry"},
 		{[]string{"harvey", "--ou"}, "--output"},
+		// a subcommand's own flags, read from its usage (issue 49)
+		{[]string{"harvey", "rag", "query", "how?", "--st"}, "--store"},
+		{[]string{"harvey", "model", "check", "--j"}, "--json"},
+		{[]string{"harvey", "mcp", "add", "x", "--read"}, "--read-only"},
 	} {
 		if got := complete(c.words...); got != c.want {
 			t.Errorf("%q: %q, want %q", c.words, got, c.want)
 		}
 	}
 	for shell, text := range map[string]string{"zsh": zshCompletion(), "fish": fishCompletion()} {
-		for _, w := range []string{"stream-json", "/retry", "validate", "--continue"} {
+		for _, w := range []string{"stream-json", "/retry", "validate", "--continue", "--read-only", "--store"} {
 			if !strings.Contains(text, w) && !strings.Contains(text, strings.TrimPrefix(w, "--")) {
 				t.Errorf("%s: %q missing", shell, w)
 			}

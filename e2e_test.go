@@ -461,8 +461,13 @@ func TestEndToEndPapercuts(t *testing.T) {
 		t.Fatalf("warned although git ignores agents/: %q", errOut)
 	}
 	os.Remove(filepath.Join(dir, ".git", "info", "exclude"))
-	if _, errOut, _ := runHarvey(t, bin, dir, "/exit\n", "--ollama", "http://127.0.0.1:1"); !strings.Contains(errOut, "is not in .gitignore") {
+	data := []string{"XDG_DATA_HOME=" + t.TempDir()}
+	if _, errOut, _ := runHarveyEnv(t, bin, dir, "/exit\n", data, "--ollama", "http://127.0.0.1:1"); !strings.Contains(errOut, "is not in .gitignore") {
 		t.Fatalf("no warning without an ignore rule: %q", errOut)
+	}
+	// Said once for a workspace, not at every start (issue 49).
+	if _, errOut, _ := runHarveyEnv(t, bin, dir, "", data, "-p", "/status", "--ollama", "http://127.0.0.1:1"); strings.Contains(errOut, "is not in .gitignore") {
+		t.Fatalf("warned again: %q", errOut)
 	}
 	// A headless write without --yes: refused with the reason (not "by the
 	// user": nobody was asked), said on stderr, and exit status 3.

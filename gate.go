@@ -33,9 +33,12 @@ type Gate struct {
 	// check's throw-away sessions: a model under test leaves nothing a
 	// later build of the user's loads).
 	bare bool
-	// embedder embeds the workspace index for find_code (rag.workspace in
-	// your config; nil: the lexical ranking alone).
-	embedder Embedder
+	// embedFor chooses the embedder of the workspace index for find_code,
+	// given the model the index is bound to (workspaceEmbedder; nil, or
+	// a nil answer: the lexical ranking alone).
+	embedFor func(bound string) Embedder
+	// note shows the user a line about a wait (nil: nothing shown).
+	note func(string)
 }
 
 // audit records an effect with the outcome its error means.
@@ -205,7 +208,16 @@ func (g *Gate) findChecked(ctx context.Context, question string) (string, int, e
 	if strings.TrimSpace(question) == "" {
 		return "", 0, errors.New("find_code: the question is empty")
 	}
-	hits, st, err := queryWorkspace(ctx, g.ws, question, 5, g.embedder)
+	rep := indexReport{embedFor: g.embedFor, waiting: func(done, total int) {
+		switch {
+		case g.note == nil:
+		case total == 0:
+			g.note("find_code waits for the workspace index, being built (counting the files)")
+		default:
+			g.note(fmt.Sprintf("find_code waits for the workspace index, being built (%d of %d files)", done, total))
+		}
+	}}
+	hits, st, err := queryWorkspace(ctx, g.ws, question, 5, rep)
 	g.audit("find", question, err, 0)
 	if err != nil {
 		return "", 0, err

@@ -70,7 +70,8 @@ func newAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writ
 				a.cancelTurn()
 			}
 		}})
-	a.gate = &Gate{ws: ws, cfg: cf, log: a.Audit, undo: &undoStack{}, approvals: a.approvals, maxOut: a.maxOut}
+	a.gate = &Gate{ws: ws, cfg: cf, log: a.Audit, undo: &undoStack{}, approvals: a.approvals, maxOut: a.maxOut,
+		note: func(s string) { a.logf("%s", a.dim("· "+s)) }}
 	a.Routes = newRouteRegistry(cf)
 	a.Tools = newToolRegistry()
 	a.Tools.approver = a.gate

@@ -123,9 +123,10 @@ func (b *indexBounds) note() string {
 
 // indexRefusal refuses to index a workspace that is the home directory
 // or / (the index would walk everything in it), unless the user's own
-// config sets rag: {workspace: {index_home: true}}.
+// config sets rag: {workspace: {index_home: true}} or the user said yes
+// when the REPL asked (askIndexHome).
 func indexRefusal(ws *Workspace, cfg RagWorkspace) error {
-	if cfg.IndexHome {
+	if cfg.IndexHome || ws.homeOK.Load() {
 		return nil
 	}
 	home, _ := os.UserHomeDir()

@@ -497,3 +497,41 @@ func TestREPLWaitsForAServerThatStartsLate(t *testing.T) {
 	s.send("/exit\r")
 	s.wait()
 }
+
+// First contact with a big tree (issue 49), through a PTY: started in the
+// home directory (a 10,000-file tree), the REPL asks before indexing it;
+// after a yes, /rag status says the index is building with its count,
+// and a find_code call's line shows its question (and, while the build
+// runs, that it waits for it).
+func TestIndexBuildThroughPTY(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	dir, cfg := t.TempDir(), t.TempDir()
+	for i := range 10000 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "package p%03d\n\n", i/100)
+		for j := range 20 {
+			fmt.Fprintf(&b, "// line %d of file %d: words about thing %d and service %d\nfunc F%d_%d() int { return %d }\n\n", j, i, i*j, j, i, j, j)
+		}
+		writeFile(t, dir, fmt.Sprintf("p%03d/f%d.go", i/100, i), b.String())
+	}
+	writeFile(t, dir, "zebra/parse.go", "package zebra\n\n// parseZebra reads the zebra file.\nfunc parseZebra() {}\n")
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.script(toolReply("llama3.2", fakeCall{id: "f1", name: "find_code", args: map[string]any{"question": "where is the zebra file parsed"}}), textReply("llama3.2", "In zebra/parse.go."))
+	s := startPTYWith(t, bin, dir, []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg, "HOME=" + dir}, 160, "--ollama", f.URL(), "--model", "llama3.2")
+	s.expect("is your home directory (or /). Index all of it for find_code?")
+	s.send("y\r")
+	s.expect("harvey> ")
+	s.send("/rag status\r")
+	s.expect("workspace: building the index: ")
+	s.expect("harvey> ")
+	s.send("where is the zebra parsed?\r")
+	s.expect(`find_code "where is the zebra file parsed"`)
+	s.expect("In zebra/parse.go.")
+	s.expect("harvey> ")
+	if r := toolResults(f.chatRequests())["f1"]; !strings.Contains(r, "zebra/parse.go") {
+		t.Errorf("find_code: %s", r)
+	}
+	s.send("\x04")
+	s.wait()
+}

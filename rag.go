@@ -136,18 +136,24 @@ func (e *anyllmEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 	return out, nil
 }
 
-// workspaceEmbedder is the workspace index's embedder (nil when rag:
-// workspace: names no model, or its provider cannot embed).
-func workspaceEmbedder(rc RagConfig, ollamaURL string) Embedder {
-	w := rc.Workspace
-	if w.EmbeddingModel == "" {
-		return nil
+// workspaceEmbedder chooses the workspace index's embedder: the model your
+// config names for every workspace (rag.workspace.embedding_model), or
+// else the one this workspace's index was embedded with (harvey rag
+// ingest --store workspace binds it, for this workspace only); nil when
+// neither names one, or its provider cannot embed.
+func workspaceEmbedder(rc RagConfig, ollamaURL string) func(bound string) Embedder {
+	return func(bound string) Embedder {
+		w := rc.Workspace
+		model := cmp.Or(w.EmbeddingModel, bound)
+		if model == "" {
+			return nil
+		}
+		emb, err := newEmbedder(w.Provider, w.BaseURL, ollamaURL, model)
+		if err != nil {
+			return nil
+		}
+		return emb
 	}
-	emb, err := newEmbedder(w.Provider, w.BaseURL, ollamaURL, w.EmbeddingModel)
-	if err != nil {
-		return nil
-	}
-	return emb
 }
 
 // embedder is the store's embedder for the session's generation model.
@@ -212,7 +218,10 @@ func newProgress(w io.Writer, what string) func(done, total int) {
 			return
 		}
 		switch {
+		case tty && done*100/total == last && done != total:
+			// redrawn when the percentage moves
 		case tty:
+			last = done * 100 / total
 			fill := 30 * done / total
 			fmt.Fprintf(w, "\r  [%s%s] %d/%d %s", strings.Repeat("#", fill), strings.Repeat(".", 30-fill), done, total, what)
 			if done == total {
@@ -221,6 +230,21 @@ func newProgress(w io.Writer, what string) func(done, total int) {
 		case done*10/total > last:
 			last = done * 10 / total
 			fmt.Fprintf(w, "  %d/%d %s\n", done, total, what)
+		}
+	}
+}
+
+// slowOnly passes progress on once a second has passed since the first
+// report: a sync that finishes quickly (an index already up to date) shows
+// nothing.
+func slowOnly(show func(done, total int)) func(done, total int) {
+	var start time.Time
+	return func(done, total int) {
+		if start.IsZero() {
+			start = time.Now()
+		}
+		if time.Since(start) >= time.Second {
+			show(done, total)
 		}
 	}
 }
@@ -432,26 +456,7 @@ func ragDo(ctx context.Context, env ragEnv, args []string, out io.Writer) error 
 	case "query":
 		return ragQuery(ctx, env, rc, opts, strings.Join(words, " "), out)
 	case "create":
-		if len(words) != 1 || !validServerName(words[0]) {
-			return errors.New("usage: harvey rag create NAME [--model EMBEDDING_MODEL] [--db PATH] (NAME: letters, digits, - and _)")
-		}
-		if _, taken := rc.store(words[0]); taken || words[0] == "workspace" {
-			return fmt.Errorf("a store named %s exists", words[0])
-		}
-		e := RagStoreEntry{Name: words[0], DBPath: cmp.Or(opts["db"], "rag/"+words[0]+".db"), EmbeddingModel: cmp.Or(opts["model"], DefaultEmbeddingModel)}
-		if err := os.MkdirAll(filepath.Dir(ragPath(e.DBPath)), 0o700); err != nil {
-			return err
-		}
-		s, err := ragstore.Open(ragPath(e.DBPath), "RAG store "+e.Name, e.EmbeddingModel)
-		if err != nil {
-			return err
-		}
-		s.Close()
-		rc.Stores = append(rc.Stores, e)
-		if rc.Active == "" {
-			rc.Active = e.Name
-		}
-		return save(fmt.Sprintf("created RAG store %s bound to %s at %s", e.Name, e.EmbeddingModel, ragPath(e.DBPath)))
+		return ragCreate(ctx, env, &rc, opts, words, save)
 	case "ingest":
 		if opts["store"] == "workspace" {
 			return ingestWorkspace(ctx, env, &rc, opts, words, save, out)
@@ -495,7 +500,10 @@ func ragDo(ctx context.Context, env ragEnv, args []string, out io.Writer) error 
 		return save("RAG store " + words[0] + " is active")
 	case "on", "off":
 		rc.Enabled = args[0] == "on"
-		return save("RAG is " + args[0] + " (before each turn: the top 5 chunks above 0.3 of the active store)")
+		if !rc.Enabled {
+			return save("RAG is off (no chunks are added to your messages)")
+		}
+		return save("RAG is on (before each turn: the top 5 chunks above 0.3 of the active store)")
 	case "remove":
 		if len(words) != 1 {
 			return errors.New("usage: harvey rag remove NAME")
@@ -557,8 +565,9 @@ func ragQuery(ctx context.Context, env ragEnv, rc RagConfig, opts map[string]str
 		return errors.New(`usage: harvey rag query "TEXT" [--store NAME] [-k N] [--json]`)
 	}
 	var hits []wsindex.Hit
+	var embedded *wsindex.Stats
 	if name := cmp.Or(opts["store"], "workspace"); name == "workspace" {
-		hs, st, err := queryWorkspace(ctx, env.ws, q, k, workspaceEmbedder(rc, env.ollamaURL))
+		hs, st, err := queryWorkspace(ctx, env.ws, q, k, indexReport{embedFor: workspaceEmbedder(rc, env.ollamaURL), progress: slowOnly(newProgress(env.progress, "files indexed"))})
 		if err != nil {
 			return err
 		}
@@ -566,6 +575,9 @@ func ragQuery(ctx context.Context, env ragEnv, rc RagConfig, opts map[string]str
 			fmt.Fprintln(env.progress, st.LeftOut)
 		}
 		hits = hs
+		if st.Total > 0 {
+			embedded = &st
+		}
 	} else {
 		e, ok := rc.store(name)
 		if !ok {
@@ -580,12 +592,10 @@ func ragQuery(ctx context.Context, env ragEnv, rc RagConfig, opts map[string]str
 		}
 	}
 	if opts["json"] != "" {
-		if hits == nil {
-			hits = []wsindex.Hit{}
-		}
-		b, _ := json.MarshalIndent(hits, "", "  ")
-		fmt.Fprintln(out, string(b))
-		return nil
+		return queryJSON(out, hits, embedded)
+	}
+	if embedded != nil && env.progress != nil {
+		fmt.Fprintf(env.progress, "ranked with embeddings too: %d of %d chunks embedded\n", embedded.Embedded, embedded.Total)
 	}
 	if len(hits) == 0 {
 		fmt.Fprintln(out, "no match")
@@ -692,11 +702,7 @@ func ingestWorkspace(ctx context.Context, env ragEnv, rc *RagConfig, opts map[st
 	if err != nil {
 		return fmt.Errorf("%v (%d chunks embedded before it; ingest again to go on)", err, n)
 	}
-	fmt.Fprintf(out, "workspace: %s embedded with %s, %d already were\n", plural(n, "chunk"), model, have)
-	if rc.Workspace.EmbeddingModel != model {
-		rc.Workspace.EmbeddingModel = model
-		return save("find_code and harvey rag query now fuse " + model + "'s ranking with the lexical one")
-	}
+	fmt.Fprintf(out, "workspace: %s embedded with %s, %d already were; find_code and harvey rag query in this workspace now fuse its ranking with the lexical one\n", plural(n, "chunk"), model, have)
 	return nil
 }
 
@@ -704,6 +710,15 @@ func ingestWorkspace(ctx context.Context, env ragEnv, rc *RagConfig, opts map[st
 // embeddings answer (a status never creates the index).
 func workspaceStatus(ctx context.Context, env ragEnv, rc RagConfig, out io.Writer) {
 	model, done, total := "", 0, 0
+	if env.ws.index.building.Load() {
+		// Not opened meanwhile: the build may be making it.
+		if total := env.ws.index.total.Load(); total > 0 {
+			fmt.Fprintf(out, "workspace: building the index: %d of %d files\n", env.ws.index.done.Load(), total)
+		} else {
+			fmt.Fprintln(out, "workspace: building the index: counting the files")
+		}
+		return
+	}
 	if _, err := os.Lstat(filepath.Join(env.ws.Root, AgentsDir, "index.db")); err != nil {
 		fmt.Fprintln(out, "workspace: not indexed yet (built when the REPL starts, or by the first query)")
 	} else {
@@ -721,7 +736,7 @@ func workspaceStatus(ctx context.Context, env ragEnv, rc RagConfig, out io.Write
 		}
 		fmt.Fprintf(out, "workspace: lexical index of %s, %s (as of its last query)\n", plural(len(paths), "file"), plural(total, "chunk"))
 	}
-	want := rc.Workspace.EmbeddingModel
+	want := cmp.Or(rc.Workspace.EmbeddingModel, model)
 	if want == "" {
 		fmt.Fprintln(out, "workspace embeddings: none, the lexical ranking alone (harvey rag ingest --store workspace adds them)")
 		return
@@ -751,6 +766,9 @@ func (a *Agent) startIndexing() {
 	if !a.Interactive || ws == nil || !ws.HasAgents() {
 		return
 	}
+	if !a.askIndexHome(ws) {
+		return
+	}
 	a.indexing.stop() // one build at a time
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &indexBuild{cancel: cancel, done: make(chan struct{})}
@@ -764,8 +782,88 @@ func (a *Agent) startIndexing() {
 			return // said by the first query, in one line
 		}
 		defer ix.Close()
-		if docs, _, err := workspaceDocs(ws); err == nil {
-			ix.Sync(ctx, docs)
-		}
+		syncIndex(ctx, ws, ix, indexReport{})
 	}()
+}
+
+// askIndexHome asks, in the REPL, before the index walks a workspace that
+// is your home directory or / (headless, the first query refuses). False:
+// no index this session, and the line says which setting allows it.
+func (a *Agent) askIndexHome(ws *Workspace) bool {
+	var cfg RagWorkspace
+	if ws.config != nil {
+		cfg = ws.config.Config.RAG.Workspace
+	}
+	if indexRefusal(ws, cfg) == nil {
+		return true
+	}
+	ans, err := a.Terminal.In.Ask(fmt.Sprintf("%s is your home directory (or /). Index all of it for find_code? It reads every file under it, up to the index's caps. [y/N] ", ws.Root))
+	if err == nil && strings.EqualFold(strings.TrimSpace(ans), "y") {
+		ws.homeOK.Store(true)
+		return true
+	}
+	a.logf("%s", a.dim("· no workspace index this session: find_code refuses (rag: {workspace: {index_home: true}} in your own config indexes a home)"))
+	return false
+}
+
+// queryJSON prints hits as a JSON array; a workspace query ranked with
+// embeddings too gives each hit the count of chunks embedded, of all.
+func queryJSON(out io.Writer, hits []wsindex.Hit, embedded *wsindex.Stats) error {
+	type jsonHit struct {
+		wsindex.Hit
+		Embedded *int `json:"chunks_embedded,omitempty"`
+		Chunks   *int `json:"chunks,omitempty"`
+	}
+	list := make([]jsonHit, len(hits))
+	for i, h := range hits {
+		list[i].Hit = h
+		if embedded != nil {
+			list[i].Embedded, list[i].Chunks = &embedded.Embedded, &embedded.Total
+		}
+	}
+	b, _ := json.MarshalIndent(list, "", "  ")
+	_, err := fmt.Fprintln(out, string(b))
+	return err
+}
+
+// ragCreate makes a store bound to an embedding model, after asking the
+// model to embed one text: a model the server does not have is refused
+// with the command that installs it (not found only at the first ingest);
+// a server that does not answer is said, and the store is made.
+func ragCreate(ctx context.Context, env ragEnv, rc *RagConfig, opts map[string]string, words []string, save func(string) error) error {
+	if len(words) != 1 || !validServerName(words[0]) {
+		return errors.New("usage: harvey rag create NAME [--model EMBEDDING_MODEL] [--db PATH] (NAME: letters, digits, - and _)")
+	}
+	if _, taken := rc.store(words[0]); taken || words[0] == "workspace" {
+		return fmt.Errorf("a store named %s exists", words[0])
+	}
+	e := RagStoreEntry{Name: words[0], DBPath: cmp.Or(opts["db"], "rag/"+words[0]+".db"), EmbeddingModel: cmp.Or(opts["model"], DefaultEmbeddingModel)}
+	if emb, err := e.embedder(env.ollamaURL, env.genModel); err == nil {
+		cctx, cancel := context.WithTimeout(ctx, embedWait)
+		_, err = emb.Embed(cctx, []string{"harvey"})
+		cancel()
+		switch {
+		case err != nil && strings.Contains(strings.ToLower(err.Error()), "not found"):
+			hint := ""
+			if e.Provider == "" || e.Provider == "ollama" {
+				hint = fmt.Sprintf("; install it with: ollama pull %s", e.EmbeddingModel)
+			}
+			return fmt.Errorf("the embedding model %s is not there (%s)%s", e.EmbeddingModel, oneLine(err.Error()), hint)
+		case err != nil && env.progress != nil:
+			fmt.Fprintf(env.progress, "warning: could not check the embedding model %s: %s (ingest needs it)\n", e.EmbeddingModel, oneLine(err.Error()))
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(ragPath(e.DBPath)), 0o700); err != nil {
+		return err
+	}
+	s, err := ragstore.Open(ragPath(e.DBPath), "RAG store "+e.Name, e.EmbeddingModel)
+	if err != nil {
+		return err
+	}
+	s.Close()
+	rc.Stores = append(rc.Stores, e)
+	if rc.Active == "" {
+		rc.Active = e.Name
+	}
+	return save(fmt.Sprintf("created RAG store %s bound to %s at %s", e.Name, e.EmbeddingModel, ragPath(e.DBPath)))
 }

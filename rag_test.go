@@ -56,6 +56,11 @@ func TestEndToEndRagStores(t *testing.T) {
 			t.Errorf("%v: exit %d %q", args, code, errOut)
 		}
 	}
+	// A model the server does not have: refused at create, with the
+	// command that installs it (issue 49).
+	if _, errOut, code := h("rag", "create", "other", "--model", "all-minilm"); code == 0 || !strings.Contains(errOut, "ollama pull all-minilm") {
+		t.Fatalf("create with a missing model: %d %s", code, errOut)
+	}
 	if out, errOut, code := h("rag", "create", "notes"); code != 0 || !strings.Contains(out, "bound to nomic-embed-text") {
 		t.Fatalf("create: %d %s %s", code, out, errOut)
 	}

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,7 +65,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	a.settleWorkspace(cerr)
 	tidyRecordings(ws, cf.KeepRecordings)
 	a.OllamaURL = resolveOllamaURL(o.OllamaURL, cf.OllamaURL)
-	a.gate.embedder = workspaceEmbedder(cf.RAG, a.OllamaURL)
+	a.gate.embedFor = workspaceEmbedder(cf.RAG, a.OllamaURL)
 	model := o.Model
 	if model == "" {
 		model = cf.Model
@@ -394,7 +395,8 @@ func (tm *Terminal) chooseModel(models []string, details map[string]string) stri
 	}
 }
 
-// warnAgentsNotIgnored warns once when agents/ is not in .gitignore.
+// warnAgentsNotIgnored warns, once per workspace, when agents/ is not in
+// .gitignore.
 func (tm *Terminal) warnAgentsNotIgnored(ws *Workspace) {
 	if _, err := ws.root.Lstat(".git"); err != nil {
 		return
@@ -410,5 +412,17 @@ func (tm *Terminal) warnAgentsNotIgnored(ws *Workspace) {
 	if ign.ignored(AgentsDir, true) {
 		return
 	}
-	tm.logf("%s", tm.colorize("33", "warning: agents/ (Harvey's config, history and sessions) is not in .gitignore; add a line \"agents/\" so it is never committed"))
+	// Once per workspace, not at every start: the mark is kept in your
+	// data directory (never in the workspace).
+	mark := ""
+	if data := userDataDir(); data != "" {
+		mark = filepath.Join(data, "notices", "agents-not-ignored-"+shortHash(ws.Root))
+		if _, err := os.Stat(mark); err == nil {
+			return
+		}
+	}
+	tm.logf("%s", tm.colorize("33", "warning: agents/ (Harvey's config, history and sessions) is not in .gitignore; add a line \"agents/\" so it is never committed (said once for this workspace)"))
+	if mark != "" && os.MkdirAll(filepath.Dir(mark), 0o700) == nil {
+		os.WriteFile(mark, nil, 0o600)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
@@ -49,6 +50,8 @@ type Workspace struct {
 	// build started with the REPL and a query wait for each other rather
 	// than meet SQLite's lock).
 	indexMu sync.Mutex
+	index   indexState  // the index's build, as /rag status and find_code see it
+	homeOK  atomic.Bool // you said yes to indexing a workspace that is your home or /
 }
 
 // openWorkspace opens dir as the workspace and makes sure agents/ exists as a

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -133,6 +134,74 @@ func statOf(f searchFile) (unix.Stat_t, bool) {
 	return st, err == nil
 }
 
+// indexState is the workspace index's build as the rest of Harvey sees
+// it: /rag status says "building" with the count, and a find_code that
+// waits for it says so.
+type indexState struct {
+	building    atomic.Bool
+	done, total atomic.Int64
+}
+
+// indexReport is who hears about a sync of the index: its progress (files
+// done of total) and, once, a wait for a build already under way.
+type indexReport struct {
+	progress func(done, total int)
+	waiting  func(done, total int)
+	// embedFor chooses the embedder given the model the index is bound
+	// to (nil, or a nil answer: the lexical ranking alone).
+	embedFor func(bound string) Embedder
+}
+
+// lockIndex takes the index for a sync, telling rep.waiting first when a
+// build holds it.
+func lockIndex(ws *Workspace, rep indexReport) {
+	if ws.indexMu.TryLock() {
+		return
+	}
+	if rep.waiting != nil && ws.index.building.Load() {
+		rep.waiting(int(ws.index.done.Load()), int(ws.index.total.Load()))
+	}
+	ws.indexMu.Lock()
+}
+
+// syncIndex brings the index up to date with the workspace's files,
+// counting them first (a walk of its own that reads no file, within fresh
+// bounds) so that progress is files done of total. ws.indexMu is held.
+func syncIndex(ctx context.Context, ws *Workspace, ix *wsindex.Index, rep indexReport) (wsindex.Stats, *indexBounds, error) {
+	count, _, err := workspaceDocs(ws)
+	if err != nil {
+		return wsindex.Stats{}, nil, err
+	}
+	ws.index.done.Store(0)
+	ws.index.total.Store(0) // counting
+	ws.index.building.Store(true)
+	defer ws.index.building.Store(false)
+	total := 0
+	for range count {
+		total++
+	}
+	ws.index.total.Store(int64(total))
+	docs, bounds, err := workspaceDocs(ws)
+	if err != nil {
+		return wsindex.Stats{}, nil, err
+	}
+	counted := func(yield func(wsindex.Doc) bool) {
+		n := 0
+		for d := range docs {
+			if !yield(d) {
+				return
+			}
+			n++
+			ws.index.done.Store(int64(n))
+			if rep.progress != nil {
+				rep.progress(n, total)
+			}
+		}
+	}
+	st, err := ix.Sync(ctx, counted)
+	return st, bounds, err
+}
+
 // Embedder turns texts into vectors with one model (Ollama's batch
 // endpoint, or an any-llm-go provider: rag.go).
 type Embedder interface {
@@ -142,22 +211,19 @@ type Embedder interface {
 
 // queryWorkspace brings the index up to date and returns the k best
 // chunks for q that the path policy lets the model read now. With an
-// embedder (rag.workspace in your config), the chunks' embeddings rank
-// them too and both rankings are fused; when embedding fails, the lexical
-// ranking answers alone.
-func queryWorkspace(ctx context.Context, ws *Workspace, q string, k int, emb Embedder) ([]wsindex.Hit, wsindex.Stats, error) {
-	ws.indexMu.Lock()
+// embedder (workspaceEmbedder), the chunks' embeddings rank them too, and
+// both rankings are fused, the embedding one weighed by the share of the
+// index that is embedded (a few chunks embedded move the answer little);
+// when embedding fails, the lexical ranking answers alone.
+func queryWorkspace(ctx context.Context, ws *Workspace, q string, k int, rep indexReport) ([]wsindex.Hit, wsindex.Stats, error) {
+	lockIndex(ws, rep)
 	defer ws.indexMu.Unlock()
 	ix, err := openWorkspaceIndex(ws)
 	if err != nil {
 		return nil, wsindex.Stats{}, err
 	}
 	defer ix.Close()
-	docs, bounds, err := workspaceDocs(ws)
-	if err != nil {
-		return nil, wsindex.Stats{}, err
-	}
-	st, err := ix.Sync(ctx, docs)
+	st, bounds, err := syncIndex(ctx, ws, ix, rep)
 	if err != nil {
 		return nil, st, err
 	}
@@ -166,9 +232,13 @@ func queryWorkspace(ctx context.Context, ws *Workspace, q string, k int, emb Emb
 	if err != nil {
 		return nil, st, err
 	}
-	if emb != nil {
-		if near, err := nearestChunks(ctx, ix, emb, q, k*wsindex.QueryDepth); err == nil && len(near) > 0 {
-			hits = wsindex.Fuse(hits, near)
+	if bound, _, _, err := ix.Embedded(ctx); err == nil && rep.embedFor != nil {
+		if emb := rep.embedFor(bound); emb != nil {
+			if near, err := nearestChunks(ctx, ix, emb, q, k*wsindex.QueryDepth); err == nil && len(near) > 0 {
+				_, done, total, _ := ix.Embedded(ctx)
+				st.Embedded, st.Total = done, total
+				hits = wsindex.FuseWeighted([][]wsindex.Hit{hits, near}, []float64{1, float64(done) / float64(max(total, 1))})
+			}
 		}
 	}
 	readable := hits[:0:0]

@@ -177,6 +177,17 @@ const rrfK = 60
 // sum of 1/(60 + its rank) over the rankings it is in, so a chunk both
 // rank high beats one only one ranks first. Scores are the fused ones.
 func Fuse(rankings ...[]Hit) []Hit {
+	weights := make([]float64, len(rankings))
+	for i := range weights {
+		weights[i] = 1
+	}
+	return FuseWeighted(rankings, weights)
+}
+
+// FuseWeighted is Fuse with each ranking's share weighed: a ranking of
+// weight w adds w/(60 + rank) (an embedding ranking over a tenth of the
+// index counts a tenth).
+func FuseWeighted(rankings [][]Hit, weights []float64) []Hit {
 	type key struct {
 		path       string
 		start, end int
@@ -184,14 +195,14 @@ func Fuse(rankings ...[]Hit) []Hit {
 	score := map[key]float64{}
 	first := map[key]Hit{}
 	var order []key
-	for _, r := range rankings {
+	for i, r := range rankings {
 		for rank, h := range r {
 			k := key{h.Path, h.StartLine, h.EndLine}
 			if _, ok := first[k]; !ok {
 				first[k] = h
 				order = append(order, k)
 			}
-			score[k] += 1 / float64(rrfK+rank+1)
+			score[k] += weights[i] / float64(rrfK+rank+1)
 		}
 	}
 	out := make([]Hit, 0, len(order))

@@ -85,6 +85,9 @@ type Stats struct {
 	// LeftOut is the caller's one line on what its walk left out (the
 	// index itself leaves out nothing it is given).
 	LeftOut string
+	// Embedded and Total are the caller's count of the chunks embedded
+	// by the model that ranked the query, of all (0 and 0: none ranked).
+	Embedded, Total int
 }
 
 // Index is an open index.
