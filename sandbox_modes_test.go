@@ -313,3 +313,29 @@ func TestEndToEndSandboxHomeGainsNothing(t *testing.T) {
 		t.Errorf("the home gained %v", names)
 	}
 }
+
+// Harvey run from a file directly in the temporary directory (a binary
+// downloaded to /tmp), where the launcher also builds the command's root:
+// the probe still finds the whole sandbox.
+func TestSandboxProbeFromTheTempDir(t *testing.T) {
+	if runtime.GOOS != "linux" || sandbox.Available().Mode() != sandbox.ModeFull {
+		t.Skip("needs the whole sandbox on this kernel")
+	}
+	bin := buildHarvey(t)
+	b, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.CreateTemp("", "harvey-in-tmp-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(b)
+	f.Close()
+	os.Chmod(f.Name(), 0o755)
+	t.Cleanup(func() { os.Remove(f.Name()) })
+	out, errOut, code := runHarveyEnv(t, f.Name(), t.TempDir(), "", []string{"TMPDIR=" + filepath.Dir(f.Name())}, "sandbox")
+	if code != 0 || !strings.HasPrefix(out, "sandbox: full") {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+}

@@ -39,7 +39,14 @@ func probeSandbox(s *State) {
 	} else {
 		s.Landlock = abi
 	}
-	spec := Spec{Argv: []string{s.self, "--version"}, Dir: filepath.Dir(s.self), RO: []string{filepath.Dir(s.self), "/usr", "/lib", "/lib64", "/lib32", "/etc"}, NoLandlock: true, Root: s.root}
+	// Harvey's own directory is kept for --version, unless the root the
+	// launcher builds in lies inside it (Harvey run from /tmp itself):
+	// then only the executable is.
+	own := filepath.Dir(s.self)
+	if Under(s.root, []string{own}) {
+		own = s.self
+	}
+	spec := Spec{Argv: []string{s.self, "--version"}, Dir: "/usr", RO: []string{own, "/usr", "/lib", "/lib64", "/lib32", "/etc"}, NoLandlock: true, Root: s.root}
 	b, _ := json.Marshal(spec)
 	cmd := exec.Command(s.self, Arg, base64.StdEncoding.EncodeToString(b))
 	cmd.Env = []string{}
