@@ -35,6 +35,7 @@ Usage:
                                search the workspace in plain words (an index that needs no setup), or a RAG store
   harvey rag create|ingest|list|use|on|off|status|remove ...
                                RAG stores of embedded chunks (docs/retrieval.md)
+  harvey hooks [list|import]   your hooks before and after tool calls; import: Claude Code's (docs/hooks.md)
   harvey sandbox [status|apparmor]
                                which sandbox mode commands get here and what holds in it;
                                apparmor: the profile that lets Ubuntu 23.10+ give Harvey its namespaces
@@ -76,6 +77,8 @@ func subcommand(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 		return completionCommand(args[1:], stdout, stderr), true
 	case "sandbox":
 		return sandboxCommand(args[1:], stdout, stderr), true
+	case "hooks":
+		return hooksCommand(args[1:], stdout, stderr), true
 	}
 	return 0, false
 }

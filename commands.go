@@ -60,7 +60,15 @@ func (a *Agent) registerCommands() {
 		Help: "Each change keeps the version it replaced, for this session. /undo restores the latest one (or removes a file Harvey created, with the directories that write made if they are empty) only if the file is still exactly what Harvey wrote."})
 	add(&Command{Name: "apply", Usage: "/apply", Summary: "write the code blocks of the last reply whose fence names a file", Handler: cmdApply,
 		Help: "Finds fences like ```go path/to/file.go or ```path/to/file in the last reply, shows the diffs, and writes them after one confirmation (y, n, or a: always for /apply this session; headless only with --yes)."})
-	add(&Command{Name: "context", Usage: "/context add TEXT|show|clear", Summary: "pinned context that survives /clear", Handler: cmdContext})
+	add(&Command{Name: "hooks", Usage: "/hooks", Summary: "your hooks before and after tool calls, in the order they run, and how often they fired",
+		Handler: func(_ context.Context, a *Agent, _ []string, out io.Writer) error {
+			fmt.Fprintln(out, a.gate.hooks.describe())
+			return nil
+		},
+		Help: "Hooks come from hooks: in your own config (a workspace's agents/harvey.yaml after you confirm them): each runs a command before (pre_tool) or after (post_tool) the tool calls it matches, which may block the call, change its arguments or amend its result. Claude Code's PreToolUse and PostToolUse scripts work unchanged; harvey hooks import brings them. docs/hooks.md has the contract."})
+	add(&Command{Name: "context", Usage: "/context add TEXT|show|clear|load-dir PATH [GLOB]", Summary: "pinned context that survives /clear; load-dir puts a directory's files into the conversation", Handler: cmdContext,
+		Help: "load-dir PATH [GLOB] adds every text file under PATH that the model may read (GLOB matches the name, or the path when it has a /), redacted, within the model's result cap, and says what it left out."})
+	add(&Command{Name: "template", Usage: "/template list | use NAME [TEXT]", Summary: "send a prompt kept in agents/templates/NAME.md (shown the first time)", Handler: cmdTemplate})
 	add(&Command{Name: "safemode", Usage: "/safemode on|off|status|allow CMD|deny CMD|reset", Summary: "command allowlist for /run, ! and run_command", Handler: cmdSafeMode})
 	add(&Command{Name: "permissions", Usage: "/permissions list|set PATH PERMS|reset", Summary: "path-prefix read/write/exec/delete permissions", Handler: cmdPermissions,
 		Help: "The most specific prefix wins. They apply to what is really touched (a link's target), in every tool and command alike: reads, listings and searches (each file), git output, writes, and delete (/undo removing a file Harvey created)."})
@@ -254,6 +262,9 @@ func cmdStatus(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	fmt.Fprintf(out, "recording:   %s\n", rec)
 	fmt.Fprintf(out, "safe mode:   %v\n", a.Config.SafeMode)
 	fmt.Fprintf(out, "sandbox:     %s\n", sandboxMode(a.Config.Sandbox))
+	if h := a.gate.hooks; h != nil {
+		fmt.Fprintf(out, "hooks:       %d (%d run, %d blocked, changed or amended a call; /hooks)\n", len(h.hooks), h.ran.Load(), h.fired.Load())
+	}
 	fmt.Fprintf(out, "retries:     %s\n", a.Config.Retry.policy().describe())
 	return nil
 }
@@ -519,11 +530,13 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	return nil
 }
 
-func cmdContext(_ context.Context, a *Agent, args []string, out io.Writer) error {
+func cmdContext(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) == 0 {
 		return a.commands.usageError("context")
 	}
 	switch args[0] {
+	case "load-dir":
+		return loadDir(ctx, a, args[1:], out)
 	case "add":
 		if len(args) < 2 {
 			return a.commands.usageError("context")

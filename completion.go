@@ -38,6 +38,7 @@ var completionSubcommands = map[string][]string{
 	"mcp":        {"list", "add", "remove", "import"},
 	"completion": {"bash", "zsh", "fish"},
 	"sandbox":    {"status", "apparmor"},
+	"hooks":      {"list", "import"},
 	"rag":        {"query", "create", "ingest", "list", "use", "on", "off", "status", "remove"},
 }
 
@@ -45,7 +46,7 @@ var outputModes = []string{outputText, outputJSON, outputStreamJSON}
 
 // subcommandUsages are the usage texts the subcommands print: their flags
 // are read from them, so completion offers what the usage says.
-var subcommandUsages = []string{ragUsage, mcpUsage, modelCheckUsage}
+var subcommandUsages = []string{ragUsage, mcpUsage, modelCheckUsage, hooksUsage}
 
 var usageFlagRE = regexp.MustCompile(`(?:^|[\s\[|])(--?[a-z][a-z-]*)`)
 

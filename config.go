@@ -87,6 +87,9 @@ type Config struct {
 	// the user's, and what it holds goes into every prompt.
 	RAG RagConfig `yaml:"rag,omitempty"`
 	MCP MCPConfig `yaml:"mcp,omitempty"`
+	// Hooks run before and after tool calls (hooks.go); a workspace's are
+	// used once you confirm them.
+	Hooks []HookConfig `yaml:"hooks,omitempty"`
 	// Sandbox is read from the user's own config only: a workspace
 	// cannot widen what its commands may touch.
 	Sandbox SandboxPolicy `yaml:"sandbox,omitempty"`

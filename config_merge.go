@@ -60,6 +60,14 @@ var configRules = []configRule{
 		}},
 	{key: "routes", kind: ruleSends, take: func(o, w *Config) { o.Routes = w.Routes }, adds: routesAdded},
 	{key: "mcp", kind: ruleSends, take: takeMCP, adds: mcpAdded},
+	{key: "hooks", kind: ruleSends, take: func(o, w *Config) { o.Hooks = append(slices.Clone(o.Hooks), w.Hooks...) },
+		adds: func(b, w *Config) []string {
+			var out []string
+			for _, h := range w.Hooks {
+				out = append(out, "runs a hook: "+h.shown())
+			}
+			return out
+		}},
 	{key: "safe_mode", kind: ruleLimit, take: func(o, w *Config) { o.SafeMode = w.SafeMode },
 		strict: func(o, b, w *Config) { o.SafeMode = b.SafeMode || w.SafeMode },
 		adds: func(b, w *Config) []string {

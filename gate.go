@@ -39,6 +39,8 @@ type Gate struct {
 	embedFor func(bound string) Embedder
 	// note shows the user a line about a wait (nil: nothing shown).
 	note func(string)
+	// hooks run before and after every tool call (hooks_run.go; nil: none).
+	hooks *hookRunner
 }
 
 // audit records an effect with the outcome its error means.
@@ -266,6 +268,19 @@ type runRequest struct {
 	argv    []string
 	timeout time.Duration // 0: run_timeout
 	echo    io.Writer     // shows the output as it arrives (nil: nothing shown)
+	// hook: a hook's command (hooks_run.go): this on stdin, these
+	// variables besides the filtered environment, stderr kept apart, its
+	// own network when asked, and never the offer to run it again
+	// outside the sandbox.
+	hook *hookRun
+}
+
+// hookRun is what a hook's command gets besides a command's.
+type hookRun struct {
+	stdin    string
+	env      []string
+	network  bool
+	writable []string // absolute
 }
 
 // runGated is the one gate every program Harvey starts for the user or the
@@ -291,7 +306,15 @@ func (g *Gate) runGated(ctx context.Context, r runRequest) (RunResult, error) {
 		r.timeout = time.Duration(g.cfg.RunTimeout)
 	}
 	spec := procSpec{Dir: g.ws.Root, Argv: r.argv, Env: baseEnv(), Timeout: r.timeout, Limit: g.maxOut(), Sandbox: g.commandSandbox(), Echo: r.echo}
+	if r.hook != nil {
+		spec.Stdin, spec.SplitStderr, spec.Env = r.hook.stdin, true, append(spec.Env, r.hook.env...)
+		spec.Sandbox.Network = spec.Sandbox.Network || r.hook.network
+		spec.Sandbox.RW = append(spec.Sandbox.RW, r.hook.writable...)
+	}
 	res := g.runGuarded(ctx, r, spec)
+	if r.hook != nil {
+		return res, nil
+	}
 	if sb, ok := g.escalate(ctx, r.shown, res); ok {
 		spec.Sandbox = sb
 		if sb == nil {

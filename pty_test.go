@@ -535,3 +535,30 @@ func TestIndexBuildThroughPTY(t *testing.T) {
 	s.send("\x04")
 	s.wait()
 }
+
+// A workspace's hooks (issue 46) run only after you confirm them: the
+// REPL's question shows each hook's command, and after a yes /hooks lists
+// it and it blocks the call it matches.
+func TestWorkspaceHooksConfirmedThroughPTY(t *testing.T) {
+	t.Parallel()
+	requireSandbox(t)
+	bin := buildHarvey(t)
+	dir, cfg := t.TempDir(), t.TempDir()
+	writeFile(t, dir, "agents/harvey.yaml", "hooks:\n  - event: pre_tool\n    match: run_command\n    command: echo the repository says no >&2; exit 2\n")
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.script(toolReply("llama3.2", cmdCall("c", "echo hello")), textReply("llama3.2", "Blocked, as the hook said."))
+	s := startPTYWith(t, bin, dir, []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg}, 160, "--ollama", f.URL(), "--model", "llama3.2")
+	s.expect("runs a hook: pre_tool run_command: sh -c")
+	s.expect("Use these settings in this workspace? [y/N] ")
+	s.send("y\r")
+	s.expect("harvey> ")
+	s.send("/hooks\r")
+	s.expect("1. pre_tool run_command")
+	s.expect("harvey> ")
+	s.send("say hello\r")
+	s.expect("⚑ hook blocked run_command: the repository says no")
+	s.expect("Blocked, as the hook said.")
+	s.expect("harvey> ")
+	s.send("\x04")
+	s.wait()
+}

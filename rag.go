@@ -567,16 +567,9 @@ func ragQuery(ctx context.Context, env ragEnv, rc RagConfig, opts map[string]str
 	var hits []wsindex.Hit
 	var embedded *wsindex.Stats
 	if name := cmp.Or(opts["store"], "workspace"); name == "workspace" {
-		hs, st, err := queryWorkspace(ctx, env.ws, q, k, indexReport{embedFor: workspaceEmbedder(rc, env.ollamaURL), progress: slowOnly(newProgress(env.progress, "files indexed"))})
-		if err != nil {
+		var err error
+		if hits, embedded, err = workspaceHits(ctx, env, rc, q, k); err != nil {
 			return err
-		}
-		if st.LeftOut != "" && env.progress != nil {
-			fmt.Fprintln(env.progress, st.LeftOut)
-		}
-		hits = hs
-		if st.Total > 0 {
-			embedded = &st
 		}
 	} else {
 		e, ok := rc.store(name)
@@ -766,7 +759,7 @@ func (a *Agent) startIndexing() {
 	if !a.Interactive || ws == nil || !ws.HasAgents() {
 		return
 	}
-	if !a.askIndexHome(ws) {
+	if !askIndexHome(&a.Terminal, ws) {
 		return
 	}
 	a.indexing.stop() // one build at a time
@@ -789,7 +782,7 @@ func (a *Agent) startIndexing() {
 // askIndexHome asks, in the REPL, before the index walks a workspace that
 // is your home directory or / (headless, the first query refuses). False:
 // no index this session, and the line says which setting allows it.
-func (a *Agent) askIndexHome(ws *Workspace) bool {
+func askIndexHome(tm *Terminal, ws *Workspace) bool {
 	var cfg RagWorkspace
 	if ws.config != nil {
 		cfg = ws.config.Config.RAG.Workspace
@@ -797,13 +790,29 @@ func (a *Agent) askIndexHome(ws *Workspace) bool {
 	if indexRefusal(ws, cfg) == nil {
 		return true
 	}
-	ans, err := a.Terminal.In.Ask(fmt.Sprintf("%s is your home directory (or /). Index all of it for find_code? It reads every file under it, up to the index's caps. [y/N] ", ws.Root))
+	ans, err := tm.In.Ask(fmt.Sprintf("%s is your home directory (or /). Index all of it for find_code? It reads every file under it, up to the index's caps. [y/N] ", ws.Root))
 	if err == nil && strings.EqualFold(strings.TrimSpace(ans), "y") {
 		ws.homeOK.Store(true)
 		return true
 	}
-	a.logf("%s", a.dim("· no workspace index this session: find_code refuses (rag: {workspace: {index_home: true}} in your own config indexes a home)"))
+	tm.logf("%s", tm.dim("· no workspace index this session: find_code refuses (rag: {workspace: {index_home: true}} in your own config indexes a home)"))
 	return false
+}
+
+// workspaceHits is rag query of the workspace index: its hits, and the
+// count of chunks embedded when embeddings ranked them too (nil: none).
+func workspaceHits(ctx context.Context, env ragEnv, rc RagConfig, q string, k int) ([]wsindex.Hit, *wsindex.Stats, error) {
+	hits, st, err := queryWorkspace(ctx, env.ws, q, k, indexReport{embedFor: workspaceEmbedder(rc, env.ollamaURL), progress: slowOnly(newProgress(env.progress, "files indexed"))})
+	if err != nil {
+		return nil, nil, err
+	}
+	if st.LeftOut != "" && env.progress != nil {
+		fmt.Fprintln(env.progress, st.LeftOut)
+	}
+	if st.Total == 0 {
+		return hits, nil, nil
+	}
+	return hits, &st, nil
 }
 
 // queryJSON prints hits as a JSON array; a workspace query ranked with

@@ -66,6 +66,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	tidyRecordings(ws, cf.KeepRecordings)
 	a.OllamaURL = resolveOllamaURL(o.OllamaURL, cf.OllamaURL)
 	a.gate.embedFor = workspaceEmbedder(cf.RAG, a.OllamaURL)
+	a.gate.hooks = newHookRunner(cf.Hooks, a.gate, &a.Terminal) // after the workspace's were confirmed (or left out)
 	model := o.Model
 	if model == "" {
 		model = cf.Model

@@ -61,6 +61,7 @@ type ToolExecutor struct {
 	// askedModel: this turn already asked the model to send a call alone.
 	askedModel bool
 	retry      retryPolicy
+	hooks      *hookRunner // your hooks around each call (nil: none)
 }
 
 // execHost is what the tool loop needs from the session around it: to say
@@ -383,7 +384,7 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin
 		} else if run := e.repeats(name, args); run >= repeatLimit {
 			err = &repeatedCall{name: name, before: run - 1}
 		} else {
-			res, err = safeCall(ctx, entry.run, e.scope(), args)
+			res, err = e.runHooked(ctx, c.ID, name, entry, args)
 		}
 	}
 	dur := time.Since(start)
@@ -422,6 +423,20 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin
 	}
 	e.trace().call(traceCall{name: name, args: raw, result: capped, failed: failed})
 	return Message{Role: RoleTool, Content: wrapped, ToolCallID: c.ID, ToolName: name}
+}
+
+// runHooked runs a call between your pre_tool and post_tool hooks (none:
+// the call alone).
+func (e *ToolExecutor) runHooked(ctx context.Context, id, name string, entry toolEntry, args map[string]any) (toolResult, error) {
+	if e.hooks == nil {
+		return safeCall(ctx, entry.run, e.scope(), args)
+	}
+	args, err := e.hooks.pre(ctx, name, id, entry.schema.Function.Parameters, args)
+	if err != nil {
+		return toolResult{}, err
+	}
+	res, err := safeCall(ctx, entry.run, e.scope(), args)
+	return e.hooks.post(ctx, name, id, args, res, err)
 }
 
 // coerceNative fits a native call's arguments to the schema; a call

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
@@ -113,17 +112,6 @@ func summaryOf(k, v string, args map[string]any) string {
 		return fmt.Sprintf("%q", flatText(v))
 	}
 	return v
-}
-
-// clip cuts s to n bytes (on a rune boundary), marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
 }
 
 func schemaTokensOf(mode ToolMode, tools []anyllm.Tool) int {

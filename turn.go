@@ -215,7 +215,7 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 	if mode == ModeOff {
 		var st ChatStats
 		rr := &replyRedactor{out: out} // redacted as whole lines, as with tools
-		st, _, err = a.retryPolicy(spin).chat(ctx, rr, func(ctx context.Context, w io.Writer) (ChatStats, []anyllm.ToolCall, error) {
+		st, _, err = sayingWaits(a.Config.Retry.policy(), &a.Terminal, spin).chat(ctx, rr, func(ctx context.Context, w io.Writer) (ChatStats, []anyllm.ToolCall, error) {
 			s, err := client.Chat(ctx, history, w)
 			return s, nil, err
 		}, nil)
@@ -226,7 +226,7 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 		}
 	} else {
 		ex := a.newToolExecutor(t)
-		ex.retry = a.retryPolicy(spin)
+		ex.retry = sayingWaits(a.Config.Retry.policy(), &a.Terminal, spin)
 		ex.onRound = func() {
 			if spin != nil {
 				spin.Stop()
@@ -279,13 +279,12 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 	return nil
 }
 
-// retryPolicy is the config's retry policy, saying each wait on the
-// terminal (the spinner stopped first).
-func (a *Agent) retryPolicy(spin *Spinner) retryPolicy {
-	p := a.Config.Retry.policy()
+// sayingWaits is a retry policy that says each wait on the terminal (the
+// spinner stopped first).
+func sayingWaits(p retryPolicy, tm *Terminal, spin *Spinner) retryPolicy {
 	p.notify = func(s string) {
 		spin.Stop()
-		a.logf("%s", a.colorize("33", "· "+s))
+		tm.logf("%s", tm.colorize("33", "· "+s))
 	}
 	return p
 }
@@ -331,6 +330,7 @@ func (a *Agent) newToolExecutor(t *turn) *ToolExecutor {
 		turn:           t,
 		host:           newTurnHost(a),
 		prose:          t.mode == ModeProse,
+		hooks:          a.gate.hooks,
 	}
 }
 

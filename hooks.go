@@ -1,0 +1,363 @@
+package harvey
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Hooks: your own policy before and after every tool call, in the shape
+// people already write for other agents. A hook (hooks: in your config)
+// names an event (pre_tool, post_tool), which tools it applies to, an
+// optional condition on the arguments, a priority, a timeout and a
+// command. The command gets one JSON object on stdin and answers by its
+// exit status (0 go on, 2 block with its stderr as the reason) or a JSON
+// object on stdout (allow, block, modify the arguments, amend the result).
+// Claude Code's PreToolUse and PostToolUse scripts work unchanged: the
+// object carries its field names (tool_name "Bash", tool_input with
+// file_path, old_string, ...) beside Harvey's, and its answers
+// (decision, hookSpecificOutput.permissionDecision and updatedInput) are
+// read too. The running of hooks is hooks_run.go; harvey hooks import is
+// hooks_cli.go.
+
+// HookConfig is one hook of the hooks: list.
+type HookConfig struct {
+	Event    string     `yaml:"event"`              // pre_tool or post_tool
+	Match    string     `yaml:"match,omitempty"`    // tool name or pattern (Harvey's or Claude Code's name); empty: every tool
+	When     []HookWhen `yaml:"when,omitempty"`     // every condition must hold
+	Priority int        `yaml:"priority,omitempty"` // lower runs first; equal ones in the order written
+	Timeout  Duration   `yaml:"timeout,omitempty"`  // default 60s
+	Command  HookArgv   `yaml:"command"`            // an argv list, or a string run by sh -c
+	OnError  string     `yaml:"on_error,omitempty"` // block or allow: what a hook that fails means (default: block before a call, allow after)
+	Network  bool       `yaml:"network,omitempty"`  // its own network (else the sandbox's: the registries through the proxy)
+	Writable []string   `yaml:"writable,omitempty"` // more places it may write (a log outside the workspace)
+}
+
+// HookWhen is a condition on one argument: it equals, contains or matches
+// (a regular expression) the value. The field is Harvey's argument name
+// or Claude Code's (command, path or file_path, content, ...).
+type HookWhen struct {
+	Field    string `yaml:"field"`
+	Equals   string `yaml:"equals,omitempty"`
+	Contains string `yaml:"contains,omitempty"`
+	Matches  string `yaml:"matches,omitempty"`
+}
+
+// HookArgv is a hook's command: a YAML list is the argv; a string is run
+// by sh -c (as Claude Code runs its hooks).
+type HookArgv []string
+
+// UnmarshalYAML reads a list or a string.
+func (a *HookArgv) UnmarshalYAML(unmarshal func(any) error) error {
+	var s string
+	if err := unmarshal(&s); err == nil {
+		*a = HookArgv{"sh", "-c", s}
+		return nil
+	}
+	var l []string
+	if err := unmarshal(&l); err != nil {
+		return fmt.Errorf("command: a list of words or a string")
+	}
+	*a = l
+	return nil
+}
+
+const (
+	hookPre  = "pre_tool"
+	hookPost = "post_tool"
+
+	defaultHookTimeout = 60 * time.Second
+)
+
+// hookEvents maps Harvey's event names to Claude Code's.
+var hookEvents = map[string]string{hookPre: "PreToolUse", hookPost: "PostToolUse"}
+
+// claudeTools maps Harvey's tools to Claude Code's names.
+var claudeTools = map[string]string{"run_command": "Bash", "read_file": "Read", "write_file": "Write", "edit_file": "Edit",
+	"search_files": "Grep", "list_files": "Glob"}
+
+// claudeName is the name Claude Code gives a tool: its own for the
+// built-in ones, mcp__SERVER__TOOL for an MCP tool, else Harvey's.
+func claudeName(tool string) string {
+	if n, ok := claudeTools[tool]; ok {
+		return n
+	}
+	if server, t, ok := strings.Cut(tool, mcpNameSep); ok {
+		return "mcp__" + server + "__" + t
+	}
+	return tool
+}
+
+// check says what is wrong with a hook, or nil.
+func (h HookConfig) check() error {
+	if _, ok := hookEvents[h.Event]; !ok {
+		return fmt.Errorf("event %q: use pre_tool or post_tool", h.Event)
+	}
+	if len(h.Command) == 0 || h.Command[0] == "" {
+		return fmt.Errorf("a hook needs a command")
+	}
+	if h.OnError != "" && h.OnError != "block" && h.OnError != "allow" {
+		return fmt.Errorf("on_error %q: use block or allow", h.OnError)
+	}
+	if _, err := h.matcher(); err != nil {
+		return fmt.Errorf("match %q: %v", h.Match, err)
+	}
+	for _, w := range h.When {
+		if w.Field == "" {
+			return fmt.Errorf("when: each condition names a field")
+		}
+		if w.Matches != "" {
+			if _, err := regexp.Compile(w.Matches); err != nil {
+				return fmt.Errorf("when %s matches: %v", w.Field, err)
+			}
+		}
+	}
+	return nil
+}
+
+// matcher is the pattern a tool's names are matched against, whole.
+func (h HookConfig) matcher() (*regexp.Regexp, error) {
+	if h.Match == "" || h.Match == "*" {
+		return nil, nil
+	}
+	return regexp.Compile("^(?:" + h.Match + ")$")
+}
+
+// applies reports whether the hook fires for tool with args (in Harvey's
+// names) and input (in Claude Code's).
+func (h HookConfig) applies(event, tool string, args, input map[string]any) bool {
+	if h.Event != event {
+		return false
+	}
+	if re, _ := h.matcher(); re != nil && !re.MatchString(tool) && !re.MatchString(claudeName(tool)) {
+		return false
+	}
+	for _, w := range h.When {
+		v, ok := args[w.Field]
+		if !ok {
+			v, ok = input[w.Field]
+		}
+		if !ok || !w.holds(fmt.Sprint(v)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (w HookWhen) holds(v string) bool {
+	switch {
+	case w.Equals != "" && v != w.Equals:
+		return false
+	case w.Contains != "" && !strings.Contains(v, w.Contains):
+		return false
+	case w.Matches != "":
+		re, err := regexp.Compile(w.Matches)
+		return err == nil && re.MatchString(v)
+	}
+	return true
+}
+
+// blocksOnError reports which way a failing hook decides: a pre_tool hook
+// blocks unless it says on_error: allow; a post_tool hook lets the result
+// stand unless it says on_error: block.
+func (h HookConfig) blocksOnError() bool {
+	if h.OnError != "" {
+		return h.OnError == "block"
+	}
+	return h.Event == hookPre
+}
+
+// writable is the hook's writable directories, absolute (~ expanded),
+// made when missing (a log's directory).
+func (h HookConfig) writable() []string {
+	home, _ := os.UserHomeDir()
+	var out []string
+	for _, p := range h.Writable {
+		if p = expandHome(p, home); filepath.IsAbs(p) {
+			os.MkdirAll(p, 0o700)
+			out = append(out, filepath.Clean(p))
+		}
+	}
+	return out
+}
+
+func (h HookConfig) timeout() time.Duration {
+	return cmp.Or(time.Duration(h.Timeout), defaultHookTimeout)
+}
+
+// shown is the hook in a few words for the user: its event, tools and
+// command.
+func (h HookConfig) shown() string {
+	return fmt.Sprintf("%s %s: %s", h.Event, cmp.Or(h.Match, "*"), quoteArgv(h.Command))
+}
+
+// sortHooks orders hooks by priority, keeping the written order of equal
+// ones.
+func sortHooks(hs []HookConfig) []HookConfig {
+	out := slices.Clone(hs)
+	slices.SortStableFunc(out, func(a, b HookConfig) int { return cmp.Compare(a.Priority, b.Priority) })
+	return out
+}
+
+// claudeInput is a call's arguments as Claude Code names them for the
+// tools that correspond (file_path absolute, timeout in ms); other tools'
+// arguments are given as they are.
+func claudeInput(tool string, args map[string]any, root string) map[string]any {
+	abs := func(k string) string {
+		p, _ := args[k].(string)
+		if p == "" {
+			p = "."
+		}
+		return filepath.Join(root, filepath.FromSlash(p))
+	}
+	in := map[string]any{}
+	switch tool {
+	case "run_command":
+		in["command"] = args["command"]
+		if t, ok := args["timeout"].(float64); ok {
+			in["timeout"] = t * 1000
+		}
+	case "read_file":
+		in["file_path"] = abs("path")
+		copyKeys(in, args, "offset", "limit")
+	case "write_file":
+		in["file_path"], in["content"] = abs("path"), args["content"]
+	case "edit_file":
+		in["file_path"], in["old_string"], in["new_string"] = abs("path"), args["old_text"], args["new_text"]
+		copyKeys(in, args, "replace_all")
+	case "search_files":
+		in["pattern"], in["path"] = args["pattern"], abs("path")
+	case "list_files":
+		in["pattern"], in["path"] = "*", abs("path")
+	default:
+		return args
+	}
+	return in
+}
+
+// fromClaudeInput maps Claude Code's updatedInput back to Harvey's
+// arguments (a path made relative to the workspace).
+func fromClaudeInput(tool string, in, args map[string]any, root string) map[string]any {
+	if _, ok := claudeTools[tool]; !ok {
+		return in
+	}
+	out := map[string]any{}
+	for k, v := range args {
+		out[k] = v
+	}
+	rel := func(v any) any {
+		p, ok := v.(string)
+		if !ok {
+			return v
+		}
+		if r, err := filepath.Rel(root, p); err == nil && filepath.IsAbs(p) {
+			return filepath.ToSlash(r)
+		}
+		return p
+	}
+	names := map[string]string{"command": "command", "file_path": "path", "path": "path", "content": "content",
+		"old_string": "old_text", "new_string": "new_text", "replace_all": "replace_all", "offset": "offset", "limit": "limit", "pattern": "pattern"}
+	for k, v := range in {
+		h, ok := names[k]
+		if !ok {
+			continue
+		}
+		if h == "path" {
+			v = rel(v)
+		}
+		out[h] = v
+	}
+	if t, ok := in["timeout"].(float64); ok && tool == "run_command" {
+		out["timeout"] = t / 1000
+	}
+	return out
+}
+
+func copyKeys(dst, src map[string]any, keys ...string) {
+	for _, k := range keys {
+		if v, ok := src[k]; ok {
+			dst[k] = v
+		}
+	}
+}
+
+// hookInput is the JSON object a hook reads on stdin.
+func hookInput(event, tool, id string, args map[string]any, root string, result *hookResult) []byte {
+	in := map[string]any{
+		"hook_event_name": hookEvents[event], "event": event,
+		"tool_name": claudeName(tool), "harvey_tool": tool, "tool_use_id": id,
+		"tool_input": claudeInput(tool, args, root), "arguments": args,
+		"cwd": root, "workspace": root, "session_id": "harvey", "permission_mode": "default",
+	}
+	if result != nil {
+		in["result"], in["status"] = result.text, result.status
+		in["tool_response"] = map[string]any{"output": result.text, "status": result.status, "success": result.status == "ok"}
+	}
+	b, _ := json.Marshal(in)
+	return b
+}
+
+// hookResult is a call's result as a post_tool hook sees it.
+type hookResult struct {
+	text, status string
+}
+
+// hookAnswer is what a hook decided.
+type hookAnswer struct {
+	block  bool
+	reason string
+	modify map[string]any // new arguments (Harvey's names)
+	amend  *string        // a new result
+}
+
+// parseHookAnswer reads a hook's stdout: empty is "go on"; otherwise a
+// JSON object in Harvey's form ({"decision": "block", "reason": ...,
+// "modify": {...}, "amend": "..."}) or Claude Code's (decision: block,
+// hookSpecificOutput.permissionDecision deny with its reason,
+// updatedInput, continue: false with stopReason).
+func parseHookAnswer(out []byte, tool string, args map[string]any, root string) (hookAnswer, error) {
+	var a hookAnswer
+	if strings.TrimSpace(string(out)) == "" {
+		return a, nil
+	}
+	var v struct {
+		Decision   string          `json:"decision"`
+		Reason     string          `json:"reason"`
+		Modify     map[string]any  `json:"modify"`
+		Amend      *string         `json:"amend"`
+		Continue   *bool           `json:"continue"`
+		StopReason string          `json:"stopReason"`
+		Specific   json.RawMessage `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal(out, &v); err != nil {
+		return a, fmt.Errorf("its answer is not a JSON object: %s", oneLine(clip(string(out), 80)))
+	}
+	var spec struct {
+		Permission string         `json:"permissionDecision"`
+		Why        string         `json:"permissionDecisionReason"`
+		Updated    map[string]any `json:"updatedInput"`
+	}
+	if len(v.Specific) > 0 {
+		json.Unmarshal(v.Specific, &spec)
+	}
+	switch {
+	case v.Decision == "block" || spec.Permission == "deny":
+		a.block, a.reason = true, cmp.Or(v.Reason, spec.Why, "blocked by a hook")
+	case v.Continue != nil && !*v.Continue:
+		a.block, a.reason = true, cmp.Or(v.StopReason, v.Reason, "stopped by a hook")
+	case v.Decision != "" && v.Decision != "allow" && v.Decision != "approve":
+		return a, fmt.Errorf("decision %q: use allow or block", v.Decision)
+	}
+	a.modify = v.Modify
+	if spec.Updated != nil {
+		a.modify = fromClaudeInput(tool, spec.Updated, args, root)
+	}
+	a.amend = v.Amend
+	return a, nil
+}

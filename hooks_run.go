@@ -1,0 +1,235 @@
+package harvey
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/harvey-agent/harvey/internal/coerce"
+)
+
+// Running hooks around a tool call (hooks.go has the contract). Each hook
+// runs through the gate every program passes (runGated: exec permission,
+// safe mode, the sandbox with the workspace writable, the check after it,
+// the audit log), never asked about: hooks come from your own config, or
+// from a workspace's once you confirmed them. A firing that blocks,
+// changes the arguments or amends a result is one line for you, a "hook"
+// event in --output stream-json and an entry in the audit log; /status
+// counts them. With no hooks there is nothing to do: a call costs what it
+// did before hooks.
+
+// hookRunner runs the session's hooks.
+type hookRunner struct {
+	hooks []HookConfig // in the order they run
+	gate  *Gate
+	tm    *Terminal
+	fired atomic.Int64 // firings that blocked, changed or amended something
+	ran   atomic.Int64 // hooks run
+}
+
+// newHookRunner is the runner for the hooks of cfg (nil when there are
+// none, so that a call without hooks does nothing more).
+func newHookRunner(hooks []HookConfig, g *Gate, tm *Terminal) *hookRunner {
+	var ok []HookConfig
+	for _, h := range hooks {
+		if err := h.check(); err != nil {
+			tm.logf("%s", tm.colorize("33", fmt.Sprintf("warning: hook %s not used: %v", h.shown(), err)))
+			continue
+		}
+		ok = append(ok, h)
+	}
+	if len(ok) == 0 {
+		return nil
+	}
+	return &hookRunner{hooks: sortHooks(ok), gate: g, tm: tm}
+}
+
+// hookBlocked is a call a hook did not let run: the model reads why.
+type hookBlocked struct{ hook, reason string }
+
+func (e *hookBlocked) Error() string {
+	return fmt.Sprintf("blocked by your hook (%s): %s", e.hook, e.reason)
+}
+
+func (e *hookBlocked) Unwrap() error { return ErrDenied }
+
+// pre runs the pre_tool hooks that apply, in order: each may block the
+// call or give it new arguments (which must fit the tool's schema, and
+// are what later hooks and the tool see).
+func (r *hookRunner) pre(ctx context.Context, tool, id string, schema, args map[string]any) (map[string]any, error) {
+	if r == nil {
+		return args, nil
+	}
+	root := r.gate.ws.Root
+	for _, h := range r.hooks {
+		if !h.applies(hookPre, tool, args, claudeInput(tool, args, root)) {
+			continue
+		}
+		ans, err := r.run(ctx, h, hookPre, tool, id, args, nil)
+		if err != nil {
+			if r.failed(h, tool, err) {
+				return nil, &hookBlocked{hook: h.shown(), reason: "the hook failed (" + oneLine(err.Error()) + "), and a failing pre_tool hook blocks the call"}
+			}
+			continue
+		}
+		if ans.block {
+			r.tell(h, tool, "blocked", ans.reason)
+			return nil, &hookBlocked{hook: h.shown(), reason: ans.reason}
+		}
+		if ans.modify != nil {
+			next := ans.modify
+			if err := fitsSchema(schema, next); err != nil {
+				r.tell(h, tool, "blocked", "its new arguments do not fit the tool: "+err.Error())
+				return nil, &hookBlocked{hook: h.shown(), reason: "the hook's new arguments do not fit " + tool + ": " + err.Error()}
+			}
+			r.tell(h, tool, "modified", callSummary(tool, next))
+			args = next
+		}
+	}
+	return args, nil
+}
+
+// fitsSchema coerces args to the tool's schema and checks its required
+// fields.
+func fitsSchema(schema, args map[string]any) error {
+	if err := coerce.Args(schema, args); err != nil {
+		return err
+	}
+	var req []string
+	switch r := schema["required"].(type) {
+	case []string:
+		req = r
+	case []any:
+		for _, v := range r {
+			if s, ok := v.(string); ok {
+				req = append(req, s)
+			}
+		}
+	}
+	for _, k := range req {
+		if _, ok := args[k]; !ok {
+			return fmt.Errorf("%q is required", k)
+		}
+	}
+	return nil
+}
+
+// post runs the post_tool hooks that apply, in order, on the call's
+// result: each may amend it (still redacted; the executor caps it) or
+// add a note the model reads (exit 2, or a block answer: the call ran).
+func (r *hookRunner) post(ctx context.Context, tool, id string, args map[string]any, res toolResult, callErr error) (toolResult, error) {
+	if r == nil {
+		return res, callErr
+	}
+	root := r.gate.ws.Root
+	for _, h := range r.hooks {
+		if !h.applies(hookPost, tool, args, claudeInput(tool, args, root)) {
+			continue
+		}
+		seen := &hookResult{text: res.Text, status: "ok"}
+		if callErr != nil {
+			seen = &hookResult{text: callErr.Error(), status: "error"}
+		}
+		ans, err := r.run(ctx, h, hookPost, tool, id, args, seen)
+		switch {
+		case err != nil:
+			if r.failed(h, tool, err) {
+				return toolResult{}, &hookBlocked{hook: h.shown(), reason: "the result is withheld: the hook failed (" + oneLine(err.Error()) + ") and says on_error: block"}
+			}
+		case ans.amend != nil:
+			r.tell(h, tool, "amended", fmt.Sprintf("the result, now %d bytes", len(*ans.amend)))
+			res = toolResult{Text: redactSecrets(*ans.amend), Summary: "amended by a hook"}
+			callErr = nil
+		case ans.block:
+			r.tell(h, tool, "noted", ans.reason)
+			note := "\n[your hook after this call: " + redactSecrets(ans.reason) + "]"
+			if callErr != nil {
+				callErr = fmt.Errorf("%w%s", callErr, note)
+			} else {
+				res.Text += note
+			}
+		}
+	}
+	return res, callErr
+}
+
+// run runs one hook and reads its answer: exit 2 blocks with its stderr
+// as the reason; another failure, a timeout or an answer that is not one
+// is an error (failed decides what it means).
+func (r *hookRunner) run(ctx context.Context, h HookConfig, event, tool, id string, args map[string]any, result *hookResult) (hookAnswer, error) {
+	r.ran.Add(1)
+	root := r.gate.ws.Root
+	in := hookInput(event, tool, id, args, root, result)
+	res, err := r.gate.runGated(ctx, runRequest{audit: "hook", shown: h.shown(), argv: h.Command, timeout: h.timeout(),
+		hook: &hookRun{stdin: string(in), env: []string{"CLAUDE_PROJECT_DIR=" + root, "HARVEY_WORKSPACE=" + root, "HARVEY_HOOK_EVENT=" + event}, network: h.Network, writable: h.writable()}})
+	switch {
+	case err != nil:
+		return hookAnswer{}, err
+	case res.TimedOut:
+		return hookAnswer{}, fmt.Errorf("no answer within its timeout (%s)", h.timeout())
+	case res.Err != nil:
+		return hookAnswer{}, res.Err
+	case res.ExitCode == 2:
+		return hookAnswer{block: true, reason: cmp.Or(redactSecrets(strings.TrimSpace(string(res.Stderr))), "exit status 2")}, nil
+	case res.ExitCode != 0:
+		return hookAnswer{}, fmt.Errorf("exit status %d: %s", res.ExitCode, redactSecrets(oneLine(string(res.Stderr))))
+	}
+	return parseHookAnswer(res.Output, tool, args, root)
+}
+
+// failed tells the user a hook failed and which way it decides; it
+// reports whether the hook's failure blocks.
+func (r *hookRunner) failed(h HookConfig, tool string, err error) bool {
+	blocks := h.blocksOnError()
+	way := "the call goes on (on_error: allow)"
+	if blocks && h.Event == hookPre {
+		way = "the call is blocked (on_error: allow lets it go on)"
+	} else if blocks {
+		way = "the result is withheld (on_error: block)"
+	}
+	r.tell(h, tool, "failed", oneLine(err.Error())+"; "+way)
+	return blocks
+}
+
+// tell is one line for the user, a stream-json event and an audit entry.
+func (r *hookRunner) tell(h HookConfig, tool, what, detail string) {
+	r.fired.Add(1)
+	r.tm.logf("%s", r.tm.colorize("35", fmt.Sprintf("⚑ hook %s %s: %s", what, tool, sanitizeForTerminal(redactSecrets(detail)))))
+	r.tm.events.emit("hook", map[string]any{"hook": h.shown(), "event": h.Event, "tool": tool, "action": what, "detail": redactSecrets(detail)})
+	var err error
+	if what == "blocked" || what == "failed" {
+		err = ErrDenied
+	}
+	r.gate.audit("hook "+what, tool+": "+h.shown()+": "+detail, err, 0)
+}
+
+// describe lists the hooks in the order they run, for /hooks.
+func (r *hookRunner) describe() string {
+	if r == nil {
+		return "no hooks (hooks: in your config; docs/hooks.md)"
+	}
+	var b strings.Builder
+	for i, h := range r.hooks {
+		when := ""
+		for _, w := range h.When {
+			when += fmt.Sprintf(" when %s %s", w.Field, w.describe())
+		}
+		fmt.Fprintf(&b, "%d. %s (priority %d, timeout %s, on error: %s)%s\n", i+1, h.shown(), h.Priority, h.timeout(), map[bool]string{true: "block", false: "allow"}[h.blocksOnError()], when)
+	}
+	fmt.Fprintf(&b, "%d run this session, %d blocked, changed or amended a call", r.ran.Load(), r.fired.Load())
+	return b.String()
+}
+
+func (w HookWhen) describe() string {
+	switch {
+	case w.Equals != "":
+		return fmt.Sprintf("equals %q", w.Equals)
+	case w.Contains != "":
+		return fmt.Sprintf("contains %q", w.Contains)
+	case w.Matches != "":
+		return fmt.Sprintf("matches %q", w.Matches)
+	}
+	return "is given"
+}

@@ -1,0 +1,336 @@
+package harvey
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// What a hook answers, read as Harvey's answers and Claude Code's.
+func TestParseHookAnswer(t *testing.T) {
+	args := map[string]any{"path": "a.go", "old_text": "x", "new_text": "y"}
+	for _, c := range []struct {
+		out   string
+		block bool
+		want  map[string]any
+		bad   bool
+	}{
+		{out: ""},
+		{out: `{"decision": "allow"}`},
+		{out: `{"decision": "block", "reason": "no"}`, block: true},
+		{out: `{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no"}}`, block: true},
+		{out: `{"continue": false, "stopReason": "stop"}`, block: true},
+		{out: `{"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"file_path": "/ws/b.go", "old_string": "x", "new_string": "z"}}}`,
+			want: map[string]any{"path": "b.go", "old_text": "x", "new_text": "z"}},
+		{out: `{"modify": {"path": "c.go", "old_text": "x", "new_text": "y"}}`, want: map[string]any{"path": "c.go", "old_text": "x", "new_text": "y"}},
+		{out: `not json`, bad: true},
+		{out: `{"decision": "perhaps"}`, bad: true},
+	} {
+		a, err := parseHookAnswer([]byte(c.out), "edit_file", args, "/ws")
+		if (err != nil) != c.bad || a.block != c.block {
+			t.Errorf("%s: %+v %v", c.out, a, err)
+		}
+		if c.want != nil && mustJSON(a.modify) != mustJSON(c.want) {
+			t.Errorf("%s: modify %v, want %v", c.out, a.modify, c.want)
+		}
+	}
+}
+
+// Which hooks fire: Harvey's names and Claude Code's, MCP tools, when:.
+func TestHookApplies(t *testing.T) {
+	cmd := map[string]any{"command": "git push origin main"}
+	in := claudeInput("run_command", cmd, "/ws")
+	for _, c := range []struct {
+		h    HookConfig
+		tool string
+		want bool
+	}{
+		{HookConfig{Event: hookPre}, "run_command", true},
+		{HookConfig{Event: hookPost}, "run_command", false},
+		{HookConfig{Event: hookPre, Match: "Bash"}, "run_command", true},
+		{HookConfig{Event: hookPre, Match: "Edit|Write"}, "run_command", false},
+		{HookConfig{Event: hookPre, Match: "run"}, "run_command", false}, // matched whole
+		{HookConfig{Event: hookPre, Match: "mcp__.*"}, "fs__read", true},
+		{HookConfig{Event: hookPre, When: []HookWhen{{Field: "command", Contains: "git push"}}}, "run_command", true},
+		{HookConfig{Event: hookPre, When: []HookWhen{{Field: "command", Matches: `^git\s+push`}}}, "run_command", true},
+		{HookConfig{Event: hookPre, When: []HookWhen{{Field: "command", Equals: "git push"}}}, "run_command", false},
+		{HookConfig{Event: hookPre, When: []HookWhen{{Field: "file_path", Contains: "x"}}}, "run_command", false},
+	} {
+		args := cmd
+		if c.tool == "fs__read" {
+			args = map[string]any{}
+		}
+		if got := c.h.applies(hookPre, c.tool, args, in); got != c.want {
+			t.Errorf("%+v on %s: %v", c.h, c.tool, got)
+		}
+	}
+	hs := sortHooks([]HookConfig{{Priority: 2, Match: "b"}, {Priority: 1, Match: "a"}, {Priority: 2, Match: "c"}})
+	if hs[0].Match != "a" || hs[1].Match != "b" || hs[2].Match != "c" {
+		t.Errorf("order: %v", hs)
+	}
+}
+
+// A Claude Code settings file's hooks become Harvey's.
+func TestClaudeHooksImport(t *testing.T) {
+	settings := `{"hooks": {
+	  "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "~/.claude/block-rm.sh", "timeout": 5}]}],
+	  "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "jq -r .tool_input.file_path | xargs gofmt -w"}]}],
+	  "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}`
+	hs, left, err := claudeHooks([]byte(settings))
+	if err != nil || len(hs) != 2 || len(left) != 1 || !strings.Contains(left[0], "Stop") {
+		t.Fatalf("%+v %v %v", hs, left, err)
+	}
+	if hs[1].Event != hookPre || hs[1].Match != "Bash" || hs[1].timeout().Seconds() != 5 || hs[1].OnError != "allow" || hs[0].Event != hookPost {
+		t.Fatalf("%+v", hs)
+	}
+}
+
+// hookFixture is a workspace with a Go file, the user's config holding
+// hooks, and a run of the built binary with a scripted model.
+type hookFixture struct {
+	t        *testing.T
+	bin, dir string
+	cfg      string
+	env      []string
+}
+
+func newHookFixture(t *testing.T, hooksYAML string) *hookFixture {
+	t.Helper()
+	requireSandbox(t)
+	f := &hookFixture{t: t, bin: buildHarvey(t), dir: t.TempDir(), cfg: t.TempDir()}
+	writeFile(t, f.cfg, "harvey/harvey.yaml", hooksYAML)
+	f.env = []string{"XDG_CONFIG_HOME=" + f.cfg, "XDG_DATA_HOME=" + t.TempDir()}
+	return f
+}
+
+// run runs one turn in which the model makes calls; it returns the tool
+// results by call ID and stderr.
+func (f *hookFixture) run(calls ...fakeCall) (map[string]string, string) {
+	f.t.Helper()
+	fo := newFakeOllama(f.t, "llama3.2:latest")
+	fo.script(toolReply("llama3.2", calls...), textReply("llama3.2", "Done."))
+	out, errOut, code := runHarveyEnv(f.t, f.bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL(), "--output", "stream-json")
+	if code != 0 || !strings.Contains(out, "Done.") {
+		f.t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	res := map[string]string{}
+	for id, r := range toolResults(fo.chatRequests()) {
+		res[id] = r
+	}
+	return res, errOut + out
+}
+
+func cmdCall(id, command string) fakeCall {
+	return fakeCall{id: id, name: "run_command", args: map[string]any{"command": command}}
+}
+
+// Hooks through the built binary (issue 46): a pre_tool hook blocks a
+// command and the model reads why; another rewrites a command's arguments,
+// and a rewrite that breaks the schema is refused; when: selects;
+// priorities order them; a post_tool hook formats a file after edit_file
+// and another amends a result; a hook that hangs is stopped at its
+// timeout, and the call is blocked or goes on as it says.
+func TestEndToEndHooks(t *testing.T) {
+	t.Parallel()
+	gofmt, err := exec.LookPath("gofmt")
+	if err != nil {
+		t.Skip("no gofmt")
+	}
+	path := `sed -n 's/.*"file_path":"\([^"]*\)".*/\1/p'`
+	f := newHookFixture(t, `hooks:
+  - event: pre_tool
+    match: run_command
+    when: [{field: command, contains: "git push"}]
+    command: echo "pushes are mine, not Harvey's" >&2; exit 2
+  - event: pre_tool
+    match: Bash
+    when: [{field: command, contains: "echo original"}]
+    command: [printf, '{"modify": {"command": "echo rewritten by the hook"}}']
+  - event: pre_tool
+    match: run_command
+    when: [{field: command, contains: "break me"}]
+    command: [printf, '{"modify": {"timeout": 5}}']
+  - event: pre_tool
+    priority: 2
+    when: [{field: command, contains: "order"}]
+    command: echo second >> order.txt
+  - event: pre_tool
+    priority: 1
+    when: [{field: command, contains: "order"}]
+    command: echo first >> order.txt
+  - event: post_tool
+    match: edit_file|write_file
+    when: [{field: path, matches: '\.go$'}]
+    command: `+path+` | xargs `+gofmt+` -w
+  - event: post_tool
+    match: read_file
+    when: [{field: path, equals: notes.txt}]
+    command: [printf, '{"amend": "the notes, as the hook tells them"}']
+  - event: pre_tool
+    timeout: 1s
+    when: [{field: command, contains: "slow strict"}]
+    command: sleep 20
+  - event: pre_tool
+    timeout: 1s
+    on_error: allow
+    when: [{field: command, contains: "slow lenient"}]
+    command: sleep 20
+`)
+	writeFile(t, f.dir, "notes.txt", "the real notes\n")
+	res, errOut := f.run(
+		cmdCall("push", "git push origin main"),
+		cmdCall("orig", "echo original"),
+		cmdCall("break", "echo break me"),
+		cmdCall("order", "echo order"),
+		cmdCall("fine", "echo fine"),
+		fakeCall{id: "edit", name: "write_file", args: map[string]any{"path": "main.go", "content": "package main\nfunc  main( ) {  println(1) }\n"}},
+		fakeCall{id: "read", name: "read_file", args: map[string]any{"path": "notes.txt"}},
+		cmdCall("strict", "echo slow strict"),
+		cmdCall("lenient", "echo slow lenient"),
+	)
+	for id, r := range res {
+		t.Logf("%s: %s", id, r)
+	}
+	if r := res["push"]; !strings.Contains(r, "blocked by your hook") || !strings.Contains(r, "pushes are mine") {
+		t.Errorf("push: %s", r)
+	}
+	if r := res["orig"]; !strings.Contains(r, "rewritten by the hook") {
+		t.Errorf("modify: %s", r)
+	}
+	if r := res["break"]; !strings.Contains(r, "do not fit run_command") || strings.Contains(r, "[exit 0]") {
+		t.Errorf("a rewrite that breaks the schema: %s", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "order.txt")); string(b) != "first\nsecond\n" {
+		t.Errorf("priorities: %q", b)
+	}
+	if r := res["fine"]; !strings.Contains(r, "fine") || strings.Contains(r, "hook") {
+		t.Errorf("when: %s", r)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "main.go")); string(b) != "package main\n\nfunc main() { println(1) }\n" {
+		t.Errorf("gofmt after the write: %q", b)
+	}
+	if r := res["read"]; !strings.Contains(r, "as the hook tells them") || strings.Contains(r, "the real notes") {
+		t.Errorf("amend: %s", r)
+	}
+	if r := res["strict"]; !strings.Contains(r, "blocked by your hook") || !strings.Contains(r, "timeout") {
+		t.Errorf("a hook that hangs, on_error block: %s", r)
+	}
+	if r := res["lenient"]; !strings.Contains(r, "slow lenient") || !strings.Contains(r, "[exit 0]") {
+		t.Errorf("a hook that hangs, on_error allow: %s", r)
+	}
+	for _, want := range []string{"⚑ hook blocked run_command", "⚑ hook modified run_command", "⚑ hook amended read_file", `"type":"hook"`} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("not said: %q", want)
+		}
+	}
+}
+
+// A workspace's hooks (agents/harvey.yaml) are the repository's code:
+// headless they are ignored, with one line naming what they would run.
+func TestEndToEndWorkspaceHooksIgnoredHeadless(t *testing.T) {
+	t.Parallel()
+	f := newHookFixture(t, "model: llama3.2\n")
+	writeFile(t, f.dir, "agents/harvey.yaml", "hooks:\n  - event: pre_tool\n    command: echo planted > planted.txt; exit 2\n")
+	res, errOut := f.run(cmdCall("c", "echo ran"))
+	if !strings.Contains(res["c"], "ran") || strings.Contains(res["c"], "blocked") {
+		t.Errorf("a workspace hook ran headless: %s", res["c"])
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "planted.txt")); err == nil {
+		t.Error("a workspace hook ran headless")
+	}
+	if !strings.Contains(errOut, "runs a hook: pre_tool *: sh -c") {
+		t.Errorf("not named: %s", errOut)
+	}
+}
+
+// Claude Code's scripts, imported with harvey hooks import and run
+// unchanged: a PreToolUse script that blocks rm -rf (exit 2) and a
+// PostToolUse one that runs a formatter on the edited file (jq, as such
+// scripts use it).
+func TestEndToEndClaudeCodeHooks(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Skip("no jq: Claude Code's scripts read their input with it")
+	}
+	f := newHookFixture(t, "model: llama3.2\n")
+	scripts := t.TempDir()
+	writeFile(t, scripts, "block-rm.sh", "#!/bin/sh\ncmd=$(jq -r '.tool_input.command')\ncase \"$cmd\" in *\"rm -rf\"*) echo \"Blocked: rm -rf is not allowed\" >&2; exit 2 ;; esac\nexit 0\n")
+	os.Chmod(filepath.Join(scripts, "block-rm.sh"), 0o755)
+	settings := filepath.Join(scripts, "settings.json")
+	os.WriteFile(settings, []byte(`{"hooks": {
+	  "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "sh `+filepath.Join(scripts, "block-rm.sh")+`"}]}],
+	  "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "jq -r '.tool_input.file_path' | xargs gofmt -w"}]}]}}`), 0o644)
+	out, errOut, code := runHarveyEnv(t, f.bin, f.dir, "", f.env, "hooks", "import", "--from", settings)
+	if code != 0 || !strings.Contains(out, "1. post_tool Edit|Write") || !strings.Contains(out, "2. pre_tool Bash") {
+		t.Fatalf("list: %d %s %s", code, out, errOut)
+	}
+	if out, errOut, code := runHarveyEnv(t, f.bin, f.dir, "", f.env, "hooks", "import", "--from", settings, "--all"); code != 0 || !strings.Contains(out, "added 2 hooks") {
+		t.Fatalf("add: %d %s %s", code, out, errOut)
+	}
+	f.env = append(f.env, "HARVEY_TEST_SCRIPTS="+scripts) // (the script's directory must be readable: below)
+	writeFile(t, f.cfg, "harvey/harvey.yaml", readFileT(t, filepath.Join(f.cfg, "harvey", "harvey.yaml"))+"sandbox:\n  readable: ["+scripts+"]\n")
+	writeFile(t, f.dir, "keep/x.txt", "keep me\n")
+	res, _ := f.run(
+		cmdCall("rm", "rm -rf keep"),
+		fakeCall{id: "edit", name: "write_file", args: map[string]any{"path": "m.go", "content": "package m\nvar  x=1\n"}},
+	)
+	if r := res["rm"]; !strings.Contains(r, "Blocked: rm -rf is not allowed") {
+		t.Errorf("rm -rf: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "keep", "x.txt")); err != nil {
+		t.Error("rm -rf ran")
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "m.go")); string(b) != "package m\n\nvar x = 1\n" {
+		t.Errorf("the formatter: %q", b)
+	}
+}
+
+func readFileT(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The README's three hooks, as written (issue 46): gofmt after a Go edit,
+// no git push and nothing naming prod, a log of every call.
+func TestREADMEHooks(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Skip("no jq: the README's hooks use it")
+	}
+	readme := readFileT(t, "README.md")
+	m := regexp.MustCompile("(?s)## Hooks\n.*?```yaml\n(hooks:\n.*?)```").FindStringSubmatch(readme)
+	if m == nil {
+		t.Fatal("no hooks block in the README")
+	}
+	f := newHookFixture(t, m[1])
+	home := t.TempDir()
+	f.env = append(f.env, "HOME="+home)
+	res, _ := f.run(
+		fakeCall{id: "go", name: "write_file", args: map[string]any{"path": "a.go", "content": "package a\nfunc  A( ) {}\n"}},
+		cmdCall("push", "git push origin main"),
+		cmdCall("prod", "kubectl --context prod apply -f x.yaml"),
+		cmdCall("ok", "echo fine"),
+	)
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "a.go")); string(b) != "package a\n\nfunc A() {}\n" {
+		t.Errorf("gofmt: %q", b)
+	}
+	for _, id := range []string{"push", "prod"} {
+		if r := res[id]; !strings.Contains(r, "not from Harvey") {
+			t.Errorf("%s: %s", id, r)
+		}
+	}
+	if r := res["ok"]; !strings.Contains(r, "fine") {
+		t.Errorf("ok: %s", r)
+	}
+	log := readFileT(t, filepath.Join(home, ".local", "state", "harvey-hooks", "calls.log"))
+	if strings.Count(log, "\n") != 4 || !strings.Contains(log, `"tool":"write_file"`) || !strings.Contains(log, "git push") {
+		t.Errorf("the log: %s", log)
+	}
+}
