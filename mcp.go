@@ -20,6 +20,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/sandbox"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 
@@ -188,6 +189,7 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			m.term.mcpProgress(s.name, req.Params)
 		},
+		ElicitationHandler: m.elicit(s), // mcp_elicit.go
 	})
 	// The workspace is the client's root: a server that asks where to work
 	// (a filesystem or git server) is told.
@@ -239,7 +241,9 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, *sandbox.Spec, error) {
 	if cfg.URL != "" {
 		hc := &http.Client{Transport: headerTransport{headers: cfg.expanded(cfg.Headers)}}
-		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, DisableStandaloneSSE: true}, nil, nil
+		// The standalone stream stays on: it is how a server's requests
+		// (elicitation) reach Harvey between its answers.
+		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc}, nil, nil
 	}
 	if len(cfg.Command) == 0 {
 		return nil, nil, errors.New("no command or url")
@@ -393,7 +397,8 @@ func (m *mcpManager) call(s *mcpServer, tool, name string, schema map[string]any
 		if len(undone) > 0 && err == nil && res != nil && !res.IsError {
 			return toolResult{Text: redactSecrets(mcpText(res)) + "\n" + strings.Join(undone, "\n")}, nil
 		}
-		if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) {
+		var answered *jsonrpc.Error // the server answered with an error: it did not crash
+		if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &answered) {
 			// The server died: restart it once, and tell the model.
 			if s.restarts < 1 {
 				s.restarts++
@@ -430,7 +435,8 @@ func (m *mcpManager) invoke(ctx context.Context, s *mcpServer, tool string, args
 	if err != nil && cctx.Err() != nil && ctx.Err() == nil {
 		return nil, fmt.Errorf("no answer within run_timeout (%s): %w", time.Duration(m.cfg.RunTimeout), context.DeadlineExceeded)
 	}
-	if err != nil {
+	var answered *jsonrpc.Error
+	if err != nil && !errors.As(err, &answered) { // an error the server answered leaves it running
 		s.mu.Lock()
 		s.state = "failed: " + oneLine(err.Error())
 		s.mu.Unlock()

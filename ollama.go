@@ -47,10 +47,23 @@ type OllamaClient struct {
 // 8 MB line buffer for every request, which over a long session of tool
 // rounds more than doubled Harvey's peak memory (BENCHMARKS.md). Requests
 // to ollama.com, which the official client signs, still go through it.
-func (c *OllamaClient) chat(ctx context.Context, req *api.ChatRequest, fn api.ChatResponseFunc) error {
+//
+// The tools go as the servers sent their schemas ($ref, allOf, if/then,
+// additionalProperties and all): the official type keeps only a few
+// keywords of each. Only the official client's path (ollama.com) gets
+// them through that type.
+func (c *OllamaClient) chat(ctx context.Context, req *ollamaRequest, fn api.ChatResponseFunc) error {
 	u, err := url.Parse(c.BaseURL)
 	if err != nil || u.Hostname() == "ollama.com" || os.Getenv("OLLAMA_AUTH") != "" {
-		return c.api.Chat(ctx, req, fn)
+		r := *req.ChatRequest
+		if len(req.Tools) > 0 {
+			t, err := toOllamaTools(req.Tools)
+			if err != nil {
+				return err
+			}
+			r.Tools = t
+		}
+		return c.api.Chat(ctx, &r, fn)
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
@@ -336,15 +349,8 @@ func (c *OllamaClient) ChatWithTools(ctx context.Context, messages []Message, to
 	}
 	stream := true
 	req.Stream = &stream
-	if len(tools) > 0 {
-		t, err := toOllamaTools(tools)
-		if err != nil {
-			return ChatStats{}, nil, err
-		}
-		req.Tools = t
-	}
 	st := &ollamaStream{out: out, start: start, seen: map[string]bool{}}
-	err := c.chat(ctx, req, func(r api.ChatResponse) error {
+	err := c.chat(ctx, &ollamaRequest{ChatRequest: req, Tools: tools}, func(r api.ChatResponse) error {
 		if r.Message.Content != "" || r.Message.Thinking != "" || len(r.Message.ToolCalls) > 0 || r.Done {
 			progressed(ctx) // the idle timeout counts from here (idle.go); an empty chunk is not progress
 		}
@@ -547,6 +553,12 @@ func toOllamaMessages(msgs []Message) []api.Message {
 		out = append(out, am)
 	}
 	return out
+}
+
+// ollamaRequest is a chat request with its tools' schemas whole (chat).
+type ollamaRequest struct {
+	*api.ChatRequest
+	Tools []anyllm.Tool `json:"tools,omitempty"`
 }
 
 // toOllamaTools converts schemas through JSON so enum, items and nested

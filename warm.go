@@ -28,18 +28,11 @@ const defaultKeepAlive = 30 * time.Minute
 
 // warmRequest is the request that evaluates messages and generates one
 // token (built before any goroutine runs, from a copy of the messages).
-func (c *OllamaClient) warmRequest(messages []Message, tools []anyllm.Tool) (*api.ChatRequest, error) {
+func (c *OllamaClient) warmRequest(messages []Message, tools []anyllm.Tool) (*ollamaRequest, error) {
 	stream := false
 	req := &api.ChatRequest{Model: c.Model, Messages: toOllamaMessages(messages), Stream: &stream, KeepAlive: c.KeepAlive,
 		Options: map[string]any{"num_ctx": c.NumCtx, "num_predict": 1}}
-	if len(tools) > 0 {
-		t, err := toOllamaTools(tools)
-		if err != nil {
-			return nil, err
-		}
-		req.Tools = t
-	}
-	return req, nil
+	return &ollamaRequest{ChatRequest: req, Tools: tools}, nil
 }
 
 // Loaded reports whether Ollama holds the model in memory, and until when.

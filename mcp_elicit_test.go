@@ -1,0 +1,121 @@
+package harvey
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// shapedSchema uses what a small subset of JSON Schema would drop: $schema,
+// $defs and $ref, allOf, if/then/else, additionalProperties.
+const shapedSchema = `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object",
+ "$defs":{"level":{"type":"string","enum":["low","high"]}},
+ "properties":{"level":{"$ref":"#/$defs/level"},"n":{"type":"integer"}},
+ "allOf":[{"required":["level"]}],
+ "if":{"properties":{"level":{"const":"high"}}},"then":{"required":["n"]},"else":{"properties":{"n":{"maximum":3}}},
+ "additionalProperties":false}`
+
+// elicitServer is a streamable HTTP MCP server with a tool of a shaped
+// schema and a tool that asks the user for a name and a count in the
+// middle of its call. inits counts the sessions it started.
+func elicitServer(t *testing.T) (string, *atomic.Int64) {
+	t.Helper()
+	var inits atomic.Int64
+	s := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, &mcp.ServerOptions{
+		InitializedHandler: func(context.Context, *mcp.InitializedRequest) { inits.Add(1) },
+	})
+	s.AddTool(&mcp.Tool{Name: "shaped", Description: "Takes a shaped argument.", InputSchema: json.RawMessage(shapedSchema)},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "shaped ok"}}}, nil
+		})
+	s.AddTool(&mcp.Tool{Name: "ask", Description: "Asks the user.", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Who are you, and how many?",
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"your name"},"count":{"type":"integer"}},"required":["name"]}`)})
+			if err != nil {
+				return nil, err
+			}
+			text := res.Action
+			if res.Action == "accept" {
+				text = fmt.Sprintf("got %v %v", res.Content["name"], res.Content["count"])
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+		})
+	// JSON responses: a request of the server's reaches the client only
+	// through the standalone stream (as with the conformance suite's server).
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
+	t.Cleanup(srv.Close)
+	return srv.URL, &inits
+}
+
+// Headless (issue 47): a server's request for input is declined at once,
+// the call completes with the decline and the server is not restarted; a
+// tool's schema reaches the model whole ($ref, allOf, if/then/else,
+// additionalProperties).
+func TestEndToEndMCPElicitationHeadless(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	url, inits := elicitServer(t)
+	cfg := t.TempDir()
+	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    h:\n      url: %s\n      read_only: [ask, shaped]\n", url))
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.script(toolReply("llama3.2", fakeCall{id: "a", name: "h__ask", args: map[string]any{}}), textReply("llama3.2", "Declined."))
+	start := time.Now()
+	out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", []string{"XDG_CONFIG_HOME=" + cfg}, "-p", "ask me", "--model", "llama3.2", "--ollama", f.URL())
+	took := time.Since(start)
+	if code != 0 || !strings.Contains(out, "Declined.") {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	if r := toolResults(f.chatRequests())["a"]; !strings.Contains(r, "decline") {
+		t.Errorf("the call's result: %s", r)
+	}
+	if !strings.Contains(errOut, "asked for input (Who are you, and how many?); declined") || took > 10*time.Second {
+		t.Errorf("not declined at once with a line (%s): %s", took, errOut)
+	}
+	if strings.Contains(errOut, "restarted") || inits.Load() != 1 {
+		t.Errorf("the server was restarted (%d sessions): %s", inits.Load(), errOut)
+	}
+	req := mustJSON(f.chatRequests()[0])
+	for _, want := range []string{`allOf`, `$ref`, `#/$defs/level`, `additionalProperties`, `"if"`, `"then"`, `"else"`, `$schema`} {
+		if !strings.Contains(req, want) {
+			t.Errorf("the schema reached the model without %s", want)
+		}
+	}
+}
+
+// In the REPL, through a PTY: the server's question is asked field by
+// field, the answers go back, and the call completes with them.
+func TestMCPElicitationThroughPTY(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	url, _ := elicitServer(t)
+	cfg := t.TempDir()
+	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    h:\n      url: %s\n      read_only: [ask]\n", url))
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.script(toolReply("llama3.2", fakeCall{id: "a", name: "h__ask", args: map[string]any{}}), textReply("llama3.2", "Thanks."))
+	s := startPTYWith(t, bin, t.TempDir(), []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg}, 160, "--ollama", f.URL(), "--model", "llama3.2")
+	s.expect("harvey> ")
+	s.send("ask me\r")
+	s.expect("MCP server h asks: Who are you, and how many?")
+	s.expect("name (string; required) — your name: ")
+	s.send("Ada\r")
+	s.expect("count (integer): ")
+	s.send("many\r")
+	s.expect("count: a whole number")
+	s.send("3\r")
+	s.expect("Thanks.")
+	s.expect("harvey> ")
+	if r := toolResults(f.chatRequests())["a"]; !strings.Contains(r, "got Ada 3") {
+		t.Errorf("the call's result: %s", r)
+	}
+	s.send("\x04")
+	s.wait()
+}
