@@ -402,6 +402,8 @@ func mcpCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return mcpRemove(args[1:], stdout, stderr)
 		case "import":
 			return mcpImport(args[1:], stdout, stderr)
+		case "login", "logout":
+			return mcpLogin(ctx, args[0], args[1:], os.Stdin, stdout, stderr)
 		}
 	}
 	if len(args) != 1 || args[0] != "list" {

@@ -161,6 +161,7 @@ type mcpManager struct {
 	gate    *Gate         // the sandbox a stdio server runs in
 	servers map[string]*mcpServer
 	timeout time.Duration // for initialize and tools/list
+	login   bool          // harvey mcp login: log in without asking
 }
 
 // connect starts (or restarts) a server and lists its tools.
@@ -176,7 +177,7 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 	}
 	defer m.checkLife(s, "at start")
 	refusedBefore := theProxy.refusals()
-	t, spec, err := m.transport(s.cfg)
+	t, spec, err := m.transport(s.name, s.cfg)
 	s.spec = spec
 	if err != nil {
 		s.state = "failed: " + err.Error()
@@ -196,24 +197,15 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 	//lint:ignore SA1019 roots stay in the 2026-07-28 protocol for twelve months, and the servers people configure today ask for them (issue 26)
 	client.AddRoots(&mcp.Root{URI: "file://" + m.ws.Root, Name: filepath.Base(m.ws.Root)})
 	session, err := client.Connect(cctx, t, nil)
+	if sa := oauthOf(t); err != nil && sa != nil && sa.loggedIn.Swap(false) {
+		// A login took the time initialize had: once more, with the token.
+		cctx2, cancel2 := context.WithTimeout(ctx, m.timeout)
+		defer cancel2()
+		cctx = cctx2
+		session, err = client.Connect(cctx, t, nil)
+	}
 	if err != nil {
-		if cctx.Err() != nil {
-			err = fmt.Errorf("did not answer initialize within %s", m.timeout)
-		}
-		if ct, ok := t.(*mcp.CommandTransport); ok {
-			if w, ok := ct.Command.Stderr.(*capWriter); ok {
-				b, _ := w.result()
-				if len(b) > 0 {
-					err = fmt.Errorf("%v: %s", err, gitErrLine(b))
-				}
-				// A sandbox refusal says which rule and the setting.
-				if hosts := theProxy.refusalsSince(refusedBefore); len(hosts) > 0 && spec != nil && spec.Proxy != "" {
-					err = fmt.Errorf("%v %s", err, proxyRefusal(strings.Join(hosts, ", ")))
-				} else if rule, note := sandboxBlocked(string(b), 1, spec); rule != ruleNone {
-					err = fmt.Errorf("%v %s", err, note)
-				}
-			}
-		}
+		err = m.whyNoStart(s.name, err, cctx.Err() != nil, t, spec, refusedBefore)
 		s.state = "failed: " + err.Error()
 		return err
 	}
@@ -236,14 +228,50 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 	return nil
 }
 
+// whyNoStart says why a server did not start, in one line: a login it
+// needs, initialize's time, what a stdio server wrote to stderr, and the
+// sandbox rule or the registry that refused it.
+func (m *mcpManager) whyNoStart(name string, err error, timedOut bool, t mcp.Transport, spec *sandbox.Spec, refusedBefore int) error {
+	var nl errNeedsLogin
+	switch {
+	case errors.As(err, &nl):
+		return nl
+	case strings.Contains(err.Error(), "needs you to log in (OAuth)"):
+		return errNeedsLogin{name} // said in its own words, not the transport's
+	case timedOut:
+		err = fmt.Errorf("did not answer initialize within %s", m.timeout)
+	}
+	ct, ok := t.(*mcp.CommandTransport)
+	if !ok {
+		return err
+	}
+	w, ok := ct.Command.Stderr.(*capWriter)
+	if !ok {
+		return err
+	}
+	b, _ := w.result()
+	if len(b) > 0 {
+		err = fmt.Errorf("%v: %s", err, gitErrLine(b))
+	}
+	if hosts := theProxy.refusalsSince(refusedBefore); len(hosts) > 0 && spec != nil && spec.Proxy != "" {
+		return fmt.Errorf("%v %s", err, proxyRefusal(strings.Join(hosts, ", ")))
+	}
+	if rule, note := sandboxBlocked(string(b), 1, spec); rule != ruleNone {
+		return fmt.Errorf("%v %s", err, note)
+	}
+	return err
+}
+
 // transport builds a stdio transport through the sandbox launcher, or a
 // streamable HTTP one.
-func (m *mcpManager) transport(cfg MCPServer) (mcp.Transport, *sandbox.Spec, error) {
+func (m *mcpManager) transport(name string, cfg MCPServer) (mcp.Transport, *sandbox.Spec, error) {
 	if cfg.URL != "" {
 		hc := &http.Client{Transport: headerTransport{headers: cfg.expanded(cfg.Headers)}}
 		// The standalone stream stays on: it is how a server's requests
-		// (elicitation) reach Harvey between its answers.
-		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc}, nil, nil
+		// (elicitation) reach Harvey between its answers. A 401 is
+		// answered with the server's OAuth (mcp_oauth.go).
+		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc,
+			OAuthHandler: newServerAuth(name, cfg, m.term, m.askLogin(name), &http.Client{})}, nil, nil
 	}
 	if len(cfg.Command) == 0 {
 		return nil, nil, errors.New("no command or url")
@@ -372,28 +400,7 @@ func (m *mcpManager) call(s *mcpServer, tool, name string, schema map[string]any
 				return toolResult{}, err
 			}
 		}
-		var guard *commandGuard
-		if s.cfg.URL == "" {
-			// a stdio server acts in the workspace: the check after each
-			// command, and what it did since the last call
-			s.mu.Lock()
-			m.checkLife(s, "between calls")
-			s.mu.Unlock()
-			guard = guardCommand(m.ws.Root)
-		}
-		res, err := m.invoke(ctx, s, tool, args)
-		undone, changed := guard.check()
-		if s.cfg.URL == "" {
-			s.mu.Lock()
-			s.life = guardLife(m.ws.Root)
-			s.mu.Unlock()
-		}
-		if len(undone) > 0 {
-			m.gate.log.Record("undone", "MCP tool "+name+": "+strings.Join(undone, " "), AuditDenied, 0)
-		}
-		if changed != "" {
-			undone = append(undone, changed)
-		}
+		res, undone, err := m.invokeGuarded(ctx, s, tool, name, args)
 		if len(undone) > 0 && err == nil && res != nil && !res.IsError {
 			return toolResult{Text: redactSecrets(mcpText(res)) + "\n" + strings.Join(undone, "\n")}, nil
 		}
@@ -417,6 +424,32 @@ func (m *mcpManager) call(s *mcpServer, tool, name string, schema map[string]any
 		}
 		return toolResult{Text: text}, nil
 	}
+}
+
+// invokeGuarded is invoke within the check a stdio server gets (it acts
+// in the workspace): what it did since its last call, and what the call
+// changed; the lines say what was undone and which files changed.
+func (m *mcpManager) invokeGuarded(ctx context.Context, s *mcpServer, tool, name string, args map[string]any) (*mcp.CallToolResult, []string, error) {
+	if s.cfg.URL != "" {
+		res, err := m.invoke(ctx, s, tool, args)
+		return res, nil, err
+	}
+	s.mu.Lock()
+	m.checkLife(s, "between calls")
+	s.mu.Unlock()
+	guard := guardCommand(m.ws.Root)
+	res, err := m.invoke(ctx, s, tool, args)
+	undone, changed := guard.check()
+	s.mu.Lock()
+	s.life = guardLife(m.ws.Root)
+	s.mu.Unlock()
+	if len(undone) > 0 {
+		m.gate.log.Record("undone", "MCP tool "+name+": "+strings.Join(undone, " "), AuditDenied, 0)
+	}
+	if changed != "" {
+		undone = append(undone, changed)
+	}
+	return res, undone, err
 }
 
 func (m *mcpManager) invoke(ctx context.Context, s *mcpServer, tool string, args map[string]any) (*mcp.CallToolResult, error) {
@@ -596,4 +629,35 @@ func (m *mcpManager) checkLife(s *mcpServer, when string) {
 		m.gate.log.Record("undone", "MCP server "+s.name+" "+when+": "+u, AuditDenied, 0)
 	}
 	s.life = guardLife(m.ws.Root)
+}
+
+// askLogin is whether a login may happen for server name now: in the REPL,
+// when you say yes (asked once a session; headless, never: a stored token
+// or a line saying how to log in).
+func (m *mcpManager) askLogin(name string) func() bool {
+	var once sync.Once
+	ok := false
+	return func() bool {
+		once.Do(func() {
+			if m.login {
+				ok = true
+				return
+			}
+			if !m.term.isInteractive() {
+				return
+			}
+			ans, err := m.term.In.Ask(fmt.Sprintf("MCP server %s asks you to log in (OAuth). Log in now? [y/N] ", sanitizeForTerminal(name)))
+			ok = err == nil && strings.EqualFold(strings.TrimSpace(ans), "y")
+		})
+		return ok
+	}
+}
+
+// oauthOf is an HTTP transport's OAuth handler (nil: none).
+func oauthOf(t mcp.Transport) *serverAuth {
+	if st, ok := t.(*mcp.StreamableClientTransport); ok {
+		sa, _ := st.OAuthHandler.(*serverAuth)
+		return sa
+	}
+	return nil
 }

@@ -20,7 +20,9 @@ const mcpUsage = `usage: harvey mcp list
        harvey mcp add NAME [--env K=V]... [--read-only TOOL]... -- COMMAND [ARGS...]
        harvey mcp add NAME --url URL [--header K=V]...
        harvey mcp remove NAME
-       harvey mcp import [NAME...]     servers in Claude Desktop, Claude Code, Cursor and Codex configs`
+       harvey mcp import [NAME...]     servers in Claude Desktop, Claude Code, Cursor and Codex configs
+       harvey mcp login NAME           log in to an HTTP server that uses OAuth (the token is kept for later sessions)
+       harvey mcp logout NAME          forget its token`
 
 // mcpAdd is `harvey mcp add`.
 func mcpAdd(args []string, stdout, stderr io.Writer) int {

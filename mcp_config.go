@@ -258,11 +258,23 @@ type MCPServer struct {
 	Network  bool              `yaml:"network,omitempty"` // a stdio server may open connections
 	Models   []string          `yaml:"models,omitempty"`  // the models its tools are sent to ("*": all)
 	Lazy     bool              `yaml:"lazy,omitempty"`    // start at the first prompt, not when Harvey starts
+	OAuth    *MCPOAuth         `yaml:"oauth,omitempty"`   // an HTTP server's login (mcp_oauth.go)
 	// fromWorkspace: the server comes from a file in the workspace
 	// (agents/harvey.yaml, .mcp.json, ...): its ${VAR} are never filled
 	// from Harvey's environment, so a repository cannot name a secret of
 	// yours and have it sent.
 	fromWorkspace bool
+}
+
+// MCPOAuth is a server's oauth: block (all optional: with none, a server
+// that answers 401 is logged in to with dynamic registration).
+type MCPOAuth struct {
+	ClientID          string   `yaml:"client_id,omitempty"`
+	ClientSecret      string   `yaml:"client_secret,omitempty"`       // ${VAR} from your environment
+	ClientMetadataURL string   `yaml:"client_metadata_url,omitempty"` // a client ID metadata document (https)
+	Scopes            []string `yaml:"scopes,omitempty"`              // instead of those the server names
+	ClientCredentials bool     `yaml:"client_credentials,omitempty"`  // machine to machine: no browser, client_id and client_secret
+	RedirectPort      int      `yaml:"redirect_port,omitempty"`       // the loopback port (0: any free one)
 }
 
 // markWorkspace marks every server of m as a workspace's.

@@ -203,7 +203,7 @@ func (r *lineRedactor) text(s string) string {
 	if r.inKey || strings.Contains(s, "PRIVATE KEY") {
 		s = r.keyBlocks(s)
 	}
-	return redactTokens(s)
+	return redactKnown(redactTokens(s))
 }
 
 // keyBlocks replaces each line of a private key block (BEGIN to END) with
@@ -407,9 +407,9 @@ func (r *replyRedactor) Write(p []byte) (int, error) {
 	if len(r.line) == 0 || len(r.line) > replyPartialMax || r.red.inKey || namesSecret(r.line) {
 		return len(p), nil
 	}
-	red := redactTokens(string(r.line))
+	red := redactKnown(redactTokens(string(r.line)))
 	cut := strings.LastIndexAny(red, " \t") + 1
-	if !mayStartSecret(red[cut:]) {
+	if !mayStartSecret(red[cut:]) && !mayBeKnown(red[cut:]) {
 		cut = len(red) // the last word cannot become a secret: it goes out too
 	}
 	if cut > r.sent {
@@ -465,6 +465,52 @@ func mayStartSecret(tail string) bool {
 		sub := tail[i:]
 		for _, r := range secretPatterns {
 			if r.lit != "" && (strings.HasPrefix(sub, r.lit) || strings.HasPrefix(r.lit, sub)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// known are secrets Harvey holds itself (an MCP server's OAuth tokens):
+// wherever one appears, it is redacted, whatever its shape.
+var known struct {
+	sync.RWMutex
+	list []string
+}
+
+// knownSecrets adds secrets the redactor hides by value (shorter than 8
+// bytes: ignored).
+func knownSecrets(ss ...string) {
+	known.Lock()
+	defer known.Unlock()
+	for _, s := range ss {
+		if len(s) >= 8 && !slices.Contains(known.list, s) {
+			known.list = append(known.list, s)
+		}
+	}
+}
+
+// redactKnown hides the known secrets in s.
+func redactKnown(s string) string {
+	known.RLock()
+	defer known.RUnlock()
+	for _, k := range known.list {
+		if strings.Contains(s, k) {
+			s = strings.ReplaceAll(s, k, redactedMark)
+		}
+	}
+	return s
+}
+
+// mayBeKnown reports whether tail may be the start of a known secret (or
+// holds one).
+func mayBeKnown(tail string) bool {
+	known.RLock()
+	defer known.RUnlock()
+	for _, k := range known.list {
+		for i := 0; i < len(tail); i++ {
+			if strings.HasPrefix(k, tail[i:]) || strings.HasPrefix(tail[i:], k) {
 				return true
 			}
 		}

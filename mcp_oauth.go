@@ -1,0 +1,423 @@
+package harvey
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/oauth2"
+)
+
+// OAuth for HTTP MCP servers, as the specification's authorization section
+// defines it, through the Go SDK's handlers (auth.AuthorizationCodeHandler:
+// protected-resource and authorization-server metadata, client ID metadata
+// documents, pre-registered clients and dynamic registration, PKCE, the
+// resource parameter, the state and issuer checks, scopes and step-up;
+// extauth's client credentials for machine-to-machine servers). What
+// Harvey adds is the glue:
+//
+//   - the login: the authorization URL opened in a browser where there is
+//     one, else printed, with the redirect caught by a listener on
+//     127.0.0.1 (one request, then closed) or pasted back by you (a Pi over
+//     SSH); it happens in the REPL when a server answers 401 and you say
+//     yes, or with harvey mcp login NAME. Headless never logs in: it uses a
+//     stored token, and says which command to run when there is none.
+//   - the tokens: kept in your data directory (mcp-oauth/, 0600, never in a
+//     workspace), refreshed by the oauth2 package shortly before they
+//     expire (the refreshed one is saved), forgotten by harvey mcp logout,
+//     and known to the redactor, so that one never reaches the model or any
+//     output.
+
+// oauthRecord is what the token store keeps for one server.
+type oauthRecord struct {
+	URL          string        `json:"url"`
+	ClientID     string        `json:"client_id"`
+	ClientSecret string        `json:"client_secret,omitempty"`
+	AuthURL      string        `json:"auth_url"`
+	TokenURL     string        `json:"token_url"`
+	AuthStyle    int           `json:"auth_style"`
+	Scopes       []string      `json:"scopes,omitempty"`
+	RedirectURL  string        `json:"redirect_url,omitempty"`
+	Token        *oauth2.Token `json:"token"`
+}
+
+// oauthPath is where a server's tokens are kept: by its name and URL, so
+// that a server moved to another URL logs in again.
+func oauthPath(name, serverURL string) string {
+	data := userDataDir()
+	if data == "" {
+		return ""
+	}
+	return filepath.Join(data, "mcp-oauth", name+"-"+shortHash(serverURL)+".json")
+}
+
+func loadOAuth(name, serverURL string) *oauthRecord {
+	p := oauthPath(name, serverURL)
+	if p == "" {
+		return nil
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	var r oauthRecord
+	if json.Unmarshal(b, &r) != nil || r.Token == nil || r.URL != serverURL {
+		return nil
+	}
+	knownSecrets(r.Token.AccessToken, r.Token.RefreshToken, r.ClientSecret)
+	return &r
+}
+
+func (r *oauthRecord) save(name string) error {
+	p := oauthPath(name, r.URL)
+	if p == "" {
+		return errors.New("no data directory to keep the token in")
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return err
+	}
+	b, _ := json.MarshalIndent(r, "", "  ")
+	tmp := p + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, p)
+}
+
+func (r *oauthRecord) config() *oauth2.Config {
+	return &oauth2.Config{ClientID: r.ClientID, ClientSecret: r.ClientSecret, Scopes: r.Scopes, RedirectURL: r.RedirectURL,
+		Endpoint: oauth2.Endpoint{AuthURL: r.AuthURL, TokenURL: r.TokenURL, AuthStyle: oauth2.AuthStyle(r.AuthStyle)}}
+}
+
+// savingSource saves each new token of src (a refresh) and tells the
+// redactor about it.
+type savingSource struct {
+	mu   sync.Mutex
+	src  oauth2.TokenSource
+	rec  *oauthRecord
+	name string
+}
+
+func (s *savingSource) Token() (*oauth2.Token, error) {
+	t, err := s.src.Token()
+	if err != nil {
+		return nil, fmt.Errorf("the token could not be refreshed (harvey mcp login %s): %v", s.name, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rec.Token == nil || t.AccessToken != s.rec.Token.AccessToken {
+		knownSecrets(t.AccessToken, t.RefreshToken)
+		s.rec.Token = t
+		s.rec.save(s.name)
+	}
+	return t, nil
+}
+
+// serverAuth is a server's auth.OAuthHandler: a stored token first; on a
+// 401, the login (where one may happen) or a line saying how to log in.
+type serverAuth struct {
+	name, url string
+	oauth     MCPOAuth
+	tm        *Terminal
+	loginOK   func() bool // whether a login may happen now
+	hc        *http.Client
+
+	mu       sync.Mutex
+	inner    auth.OAuthHandler
+	stored   oauth2.TokenSource
+	loggedIn atomic.Bool // a login happened (connect tries once more with its token)
+}
+
+func newServerAuth(name string, cfg MCPServer, tm *Terminal, loginOK func() bool, hc *http.Client) *serverAuth {
+	a := &serverAuth{name: name, url: cfg.URL, tm: tm, loginOK: loginOK, hc: hc}
+	if cfg.OAuth != nil {
+		a.oauth = *cfg.OAuth
+		a.oauth.ClientSecret = cfg.expanded(map[string]string{"s": cfg.OAuth.ClientSecret})["s"]
+		knownSecrets(a.oauth.ClientSecret)
+	}
+	if rec := loadOAuth(name, cfg.URL); rec != nil {
+		ctx := context.WithValue(context.Background(), oauth2.HTTPClient, hc)
+		a.stored = &savingSource{src: rec.config().TokenSource(ctx, rec.Token), rec: rec, name: name}
+	}
+	return a
+}
+
+func (a *serverAuth) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
+	a.mu.Lock()
+	inner, stored := a.inner, a.stored
+	a.mu.Unlock()
+	if inner != nil {
+		if ts, err := inner.TokenSource(ctx); ts != nil || err != nil {
+			return ts, err
+		}
+	}
+	return stored, nil
+}
+
+// errNeedsLogin is a 401 where no login may happen (headless).
+type errNeedsLogin struct{ name string }
+
+func (e errNeedsLogin) Error() string {
+	return fmt.Sprintf("MCP server %s needs you to log in (OAuth): run harvey mcp login %s", e.name, e.name)
+}
+
+func (a *serverAuth) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.oauth.ClientCredentials {
+		if a.inner == nil {
+			h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{HTTPClient: a.hc,
+				Credentials: &oauthex.ClientCredentials{ClientID: a.oauth.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: a.oauth.ClientSecret}}})
+			if err != nil {
+				resp.Body.Close()
+				return fmt.Errorf("MCP server %s: client credentials: %v", a.name, err)
+			}
+			a.inner = h
+		}
+		return a.inner.Authorize(ctx, req, resp)
+	}
+	if a.inner != nil && resp.StatusCode == http.StatusForbidden {
+		return a.inner.Authorize(ctx, req, resp) // step-up: more scopes, the same login
+	}
+	if !a.loginOK() {
+		resp.Body.Close()
+		return errNeedsLogin{a.name}
+	}
+	h, done, err := a.loginHandler()
+	if err != nil {
+		resp.Body.Close()
+		return err
+	}
+	defer done()
+	a.inner = h
+	// The login has its own time (a person at a browser), not the
+	// request's: initialize is tried again after it (connect).
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Minute)
+	defer cancel()
+	if err := h.Authorize(lctx, req, resp); err != nil {
+		return fmt.Errorf("MCP server %s: the login failed: %v", a.name, err)
+	}
+	a.loggedIn.Store(true)
+	a.tm.logf("%s", a.tm.colorize("32", fmt.Sprintf("logged in to MCP server %s; the token is kept in %s (harvey mcp logout %s forgets it)", a.name, filepath.Dir(oauthPath(a.name, a.url)), a.name)))
+	return nil
+}
+
+// loginHandler is the SDK's authorization code handler for one login,
+// with the loopback listener its redirect goes to (done closes it).
+func (a *serverAuth) loginHandler() (*auth.AuthorizationCodeHandler, func(), error) {
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", a.oauth.RedirectPort))
+	if err != nil {
+		return nil, nil, fmt.Errorf("MCP server %s: no loopback port for the login's redirect: %v", a.name, err)
+	}
+	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
+	cfg := &auth.AuthorizationCodeHandlerConfig{
+		RedirectURL:              redirect,
+		AuthorizationCodeFetcher: a.fetcher(ln),
+		RequestRefreshToken:      true,
+		Client:                   a.hc,
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			ClientName: "Harvey", RedirectURIs: []string{redirect}, GrantTypes: []string{"authorization_code", "refresh_token"},
+			TokenEndpointAuthMethod: "none"}},
+		NewTokenSource: func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
+			rec := &oauthRecord{URL: a.url, ClientID: c.ClientID, ClientSecret: c.ClientSecret, AuthURL: c.Endpoint.AuthURL, TokenURL: c.Endpoint.TokenURL,
+				AuthStyle: int(c.Endpoint.AuthStyle), Scopes: c.Scopes, RedirectURL: c.RedirectURL, Token: t}
+			knownSecrets(t.AccessToken, t.RefreshToken)
+			if err := rec.save(a.name); err != nil {
+				a.tm.logf("%s", a.tm.colorize("33", "warning: the token could not be kept, so the next session logs in again: "+err.Error()))
+			}
+			return &savingSource{src: c.TokenSource(ctx, t), rec: rec, name: a.name}, nil
+		},
+	}
+	if len(a.oauth.Scopes) > 0 {
+		scopes := a.oauth.Scopes
+		cfg.ScopeFilter = func([]string) []string { return scopes }
+	}
+	if a.oauth.ClientID != "" {
+		cc := &oauthex.ClientCredentials{ClientID: a.oauth.ClientID}
+		if a.oauth.ClientSecret != "" {
+			cc.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: a.oauth.ClientSecret}
+		}
+		cfg.PreregisteredClient = cc
+	}
+	if a.oauth.ClientMetadataURL != "" {
+		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: a.oauth.ClientMetadataURL}
+	}
+	h, err := auth.NewAuthorizationCodeHandler(cfg)
+	if err != nil {
+		ln.Close()
+		return nil, nil, fmt.Errorf("MCP server %s: %v", a.name, err)
+	}
+	return h, func() { ln.Close() }, nil
+}
+
+// fetcher shows the authorization URL (and opens a browser where there is
+// one), then takes the redirect: from the loopback listener (one request)
+// or, where no browser opened, from the URL you paste.
+func (a *serverAuth) fetcher(ln net.Listener) auth.AuthorizationCodeFetcher {
+	return func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		a.tm.logf("%s", a.tm.colorize("36", fmt.Sprintf("MCP server %s: log in at this address:", a.name)))
+		a.tm.logf("  %s", sanitizeForTerminal(args.URL))
+		got := make(chan *auth.AuthorizationResult, 1)
+		srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != "/callback" {
+				http.NotFound(w, r)
+				return
+			}
+			q := r.URL.Query()
+			fmt.Fprintln(w, "Harvey has the login; you can close this tab.")
+			select {
+			case got <- &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}:
+			default:
+			}
+		})}
+		go srv.Serve(ln)
+		defer srv.Close()
+		if openBrowser(args.URL) {
+			a.tm.logf("%s", a.tm.dim("· waiting for the browser's redirect to 127.0.0.1 (up to 10 minutes)"))
+			select {
+			case r := <-got:
+				return r, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(10 * time.Minute):
+				return nil, errors.New("no redirect within 10 minutes")
+			}
+		}
+		select {
+		case r := <-got:
+			return r, nil
+		default:
+		}
+		ans, err := a.tm.In.Ask("After logging in, paste the address your browser was sent to (http://127.0.0.1:...): ")
+		if err != nil {
+			return nil, errors.New("no login")
+		}
+		select {
+		case r := <-got: // the redirect reached the listener meanwhile
+			return r, nil
+		default:
+		}
+		return pastedRedirect(ans, ln.Addr().(*net.TCPAddr).Port)
+	}
+}
+
+// pastedRedirect reads the redirect URL you pasted: it must be the
+// loopback callback Harvey listens on.
+func pastedRedirect(s string, port int) (*auth.AuthorizationResult, error) {
+	u, err := url.Parse(strings.TrimSpace(s))
+	if err != nil || u.Hostname() != "127.0.0.1" || u.Port() != fmt.Sprint(port) || u.Path != "/callback" {
+		return nil, fmt.Errorf("that is not the address the login redirects to (http://127.0.0.1:%d/callback?code=...)", port)
+	}
+	q := u.Query()
+	if e := q.Get("error"); e != "" {
+		return nil, fmt.Errorf("the server refused the login: %s %s", e, q.Get("error_description"))
+	}
+	if q.Get("code") == "" {
+		return nil, errors.New("the address has no code")
+	}
+	return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+}
+
+// openBrowser opens url where there is a desktop to open it on ($BROWSER,
+// macOS's open, xdg-open with a display); false: print it only.
+func openBrowser(u string) bool {
+	var cmd *exec.Cmd
+	switch {
+	case os.Getenv("HARVEY_NO_BROWSER") != "":
+		return false
+	case os.Getenv("BROWSER") != "":
+		cmd = exec.Command(os.Getenv("BROWSER"), u)
+	case runtime.GOOS == "darwin":
+		cmd = exec.Command("open", u)
+	case os.Getenv("DISPLAY") != "" || os.Getenv("WAYLAND_DISPLAY") != "":
+		cmd = exec.Command("xdg-open", u)
+	default:
+		return false
+	}
+	cmd.Env = filterCommandEnvironment(os.Environ())
+	return cmd.Start() == nil
+}
+
+// forgetOAuth removes a server's stored tokens.
+func forgetOAuth(name, serverURL string) (bool, error) {
+	p := oauthPath(name, serverURL)
+	if p == "" {
+		return false, nil
+	}
+	err := os.Remove(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// mcpLogin is harvey mcp login NAME and harvey mcp logout NAME, for an
+// HTTP server of your own config.
+func mcpLogin(ctx context.Context, verb string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) != 1 {
+		fmt.Fprintf(stderr, "usage: harvey mcp %s NAME\n", verb)
+		return 2
+	}
+	name := args[0]
+	cfg, _, err := loadUserConfig()
+	if err != nil {
+		fmt.Fprintf(stderr, "harvey: %v\n", err)
+		return 1
+	}
+	s, ok := cfg.MCP.Servers[name]
+	if !ok || s.URL == "" {
+		fmt.Fprintf(stderr, "harvey: no HTTP MCP server %q in your config (harvey mcp add %s --url URL)\n", name, name)
+		return 1
+	}
+	if verb == "logout" {
+		gone, err := forgetOAuth(name, s.URL)
+		switch {
+		case err != nil:
+			fmt.Fprintf(stderr, "harvey: %v\n", err)
+			return 1
+		case gone:
+			fmt.Fprintf(stdout, "forgot the token of MCP server %s\n", name)
+		default:
+			fmt.Fprintf(stdout, "no token kept for MCP server %s\n", name)
+		}
+		return 0
+	}
+	tm := &Terminal{In: newLineReader(stdin), Out: &termWriter{w: stdout}, Err: &termWriter{w: stderr}, Interactive: true}
+	m := &mcpManager{term: tm, login: true}
+	t, _, err := m.transport(name, s)
+	if err != nil {
+		fmt.Fprintf(stderr, "harvey: %v\n", err)
+		return 1
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "harvey", Version: Version}, nil)
+	session, err := client.Connect(ctx, t, nil)
+	if sa := oauthOf(t); err != nil && sa != nil && sa.loggedIn.Load() {
+		session, err = client.Connect(ctx, t, nil)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "harvey: MCP server %s: %s\n", name, redactSecrets(oneLine(err.Error())))
+		return 1
+	}
+	session.Close()
+	if sa := oauthOf(t); sa != nil && !sa.loggedIn.Load() {
+		fmt.Fprintf(stdout, "MCP server %s answers without a new login (a kept token, or none needed)\n", name)
+	}
+	return 0
+}
