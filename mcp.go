@@ -237,7 +237,7 @@ func (m *mcpManager) whyNoStart(name string, err error, timedOut bool, t mcp.Tra
 	case errors.As(err, &nl):
 		return nl
 	case strings.Contains(err.Error(), "needs you to log in (OAuth)"):
-		return errNeedsLogin{name} // said in its own words, not the transport's
+		return errNeedsLogin{name: name} // said in its own words, not the transport's
 	case timedOut:
 		err = fmt.Errorf("did not answer initialize within %s", m.timeout)
 	}

@@ -18,7 +18,7 @@ import (
 
 const mcpUsage = `usage: harvey mcp list
        harvey mcp add NAME [--env K=V]... [--read-only TOOL]... -- COMMAND [ARGS...]
-       harvey mcp add NAME --url URL [--header K=V]...
+       harvey mcp add NAME --url URL [--header K=V]... [--client-id ID [--client-secret S] [--client-credentials]]
        harvey mcp remove NAME
        harvey mcp import [NAME...]     servers in Claude Desktop, Claude Code, Cursor and Codex configs
        harvey mcp login NAME           log in to an HTTP server that uses OAuth (the token is kept for later sessions)
@@ -72,6 +72,19 @@ func mcpAdd(args []string, stdout, stderr io.Writer) int {
 			s.URL = val
 		case "--read-only":
 			s.ReadOnly = append(s.ReadOnly, val)
+		case "--client-id", "--client-secret", "--client-credentials":
+			if s.OAuth == nil {
+				s.OAuth = &MCPOAuth{}
+			}
+			switch a {
+			case "--client-id":
+				s.OAuth.ClientID = val
+			case "--client-secret":
+				s.OAuth.ClientSecret = val
+			default:
+				s.OAuth.ClientCredentials = true
+				continue // takes no value
+			}
 		default:
 			fmt.Fprintln(stderr, mcpUsage)
 			return 2
@@ -80,6 +93,10 @@ func mcpAdd(args []string, stdout, stderr io.Writer) int {
 	}
 	if (len(s.Command) == 0) == (s.URL == "") {
 		fmt.Fprintln(stderr, "harvey: give either -- COMMAND [ARGS...] or --url URL")
+		return 2
+	}
+	if s.OAuth != nil && (s.URL == "" || s.OAuth.ClientID == "") {
+		fmt.Fprintln(stderr, "harvey: --client-id (with --url) names the client a server's OAuth knows you by; --client-secret and --client-credentials go with it")
 		return 2
 	}
 	p, err := setServer(name, s)

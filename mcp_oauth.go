@@ -171,10 +171,17 @@ func (a *serverAuth) TokenSource(ctx context.Context) (oauth2.TokenSource, error
 	return stored, nil
 }
 
-// errNeedsLogin is a 401 where no login may happen (headless).
-type errNeedsLogin struct{ name string }
+// errNeedsLogin is a 401 (or a 403 asking for more scopes) where no login
+// may happen (headless).
+type errNeedsLogin struct {
+	name  string
+	scope bool // the server asks for more scopes than the login gave
+}
 
 func (e errNeedsLogin) Error() string {
+	if e.scope {
+		return fmt.Sprintf("MCP server %s asks for more permissions than your login gave (insufficient_scope): run harvey mcp login %s, or use it in the REPL", e.name, e.name)
+	}
 	return fmt.Sprintf("MCP server %s needs you to log in (OAuth): run harvey mcp login %s", e.name, e.name)
 }
 
@@ -198,7 +205,7 @@ func (a *serverAuth) Authorize(ctx context.Context, req *http.Request, resp *htt
 	}
 	if !a.loginOK() {
 		resp.Body.Close()
-		return errNeedsLogin{a.name}
+		return errNeedsLogin{name: a.name, scope: resp.StatusCode == http.StatusForbidden}
 	}
 	h, done, err := a.loginHandler()
 	if err != nil {
