@@ -13,6 +13,7 @@ import (
 	"go/parser"
 	"go/token"
 	"go/types"
+	"io/fs"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -139,4 +140,39 @@ func (emptyImporter) Import(path string) (*types.Package, error) {
 	p := types.NewPackage(path, name)
 	p.MarkComplete()
 	return p, nil
+}
+
+// Agent stays the session, not everything (the brief: at most 15 fields and
+// 25 methods); a mechanism goes to a type of its own, or a function taking
+// what it needs.
+func TestAgentStaysSmall(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	methods, fields := 0, 0
+	for _, f := range pkgs["harvey"].Files {
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv != nil && len(d.Recv.List) == 1 {
+					if st, ok := d.Recv.List[0].Type.(*ast.StarExpr); ok {
+						if id, ok := st.X.(*ast.Ident); ok && id.Name == "Agent" {
+							methods++
+						}
+					}
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					if ts, ok := s.(*ast.TypeSpec); ok && ts.Name.Name == "Agent" {
+						fields = len(ts.Type.(*ast.StructType).Fields.List)
+					}
+				}
+			}
+		}
+	}
+	if methods > 25 || fields > 15 {
+		t.Errorf("Agent has %d methods (at most 25) and %d fields (at most 15)", methods, fields)
+	}
 }

@@ -134,26 +134,26 @@ func (cv *conversation) AddMessage(role Role, content string) {
 // ClearHistory resets the history to the system prompt plus pinned context.
 func (a *Agent) ClearHistory() {
 	a.resetToolBlocks()
-	a.History = []Message{{Role: RoleSystem, Content: a.systemPromptForMode()}}
+	a.History = []Message{{Role: RoleSystem, Content: a.systemPromptForMode(a.SystemPrompt, &a.toolSet)}}
 	if a.PinnedContext != "" {
 		a.History = append(a.History, Message{Role: RoleUser, Content: pinnedPrefix + a.PinnedContext})
 	}
 }
 
-// systemPromptForMode adds the prose tool description when the current model
-// runs in prose mode.
-func (a *Agent) systemPromptForMode() string {
-	if a.toolMode() == ModeProse {
-		return a.SystemPrompt + "\n\n" + a.proseToolPrompt(&a.toolSet)
+// systemPromptForMode is the system prompt with the prose tool
+// description added when the current model runs in prose mode.
+func (be *backend) systemPromptForMode(system string, ts *toolSet) string {
+	if be.toolMode() == ModeProse {
+		return system + "\n\n" + be.proseToolPrompt(ts)
 	}
-	return a.SystemPrompt
+	return system
 }
 
 // refreshSystemPrompt rewrites the system message (after a mode change).
 func (a *Agent) refreshSystemPrompt() {
 	a.resetToolBlocks() // the head changes anyway: the next request pins every tool
 	if len(a.History) > 0 && a.History[0].Role == RoleSystem {
-		a.History[0].Content = a.systemPromptForMode()
+		a.History[0].Content = a.systemPromptForMode(a.SystemPrompt, &a.toolSet)
 	}
 }
 

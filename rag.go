@@ -262,23 +262,23 @@ func ragPath(p string) string {
 // retrievedContext is the block added to the user's message before a turn
 // (empty when RAG is off or no chunk qualifies). A failure is said once
 // and the turn goes on without it.
-func (a *Agent) retrievedContext(ctx context.Context, prompt string) string {
-	rc := a.Config.RAG.normalized()
+func retrievedContext(ctx context.Context, tm *Terminal, cfg RagConfig, ws *Workspace, ollamaURL, model, prompt string) string {
+	rc := cfg.normalized()
 	if !rc.Enabled {
 		return ""
 	}
 	entry, ok := rc.store("")
 	if !ok {
-		a.logf("%s", a.colorize("33", "· RAG is on but no store is active (harvey rag use NAME)"))
+		tm.logf("%s", tm.colorize("33", "· RAG is on but no store is active (harvey rag use NAME)"))
 		return ""
 	}
-	emb, err := entry.embedder(a.OllamaURL, a.ModelName)
+	emb, err := entry.embedder(ollamaURL, model)
 	block := ""
 	if err == nil {
-		block, err = retrieve(ctx, a.Workspace, entry, emb, prompt)
+		block, err = retrieve(ctx, ws, entry, emb, prompt)
 	}
 	if err != nil {
-		a.logf("%s", a.colorize("33", "· RAG: "+oneLine(err.Error())+" (the turn goes on without it)"))
+		tm.logf("%s", tm.colorize("33", "· RAG: "+oneLine(err.Error())+" (the turn goes on without it)"))
 	}
 	return block
 }

@@ -357,18 +357,13 @@ func workspaceStatus(ctx context.Context, env ragEnv, rc RagConfig, out io.Write
 // startIndexing starts the build: in an interactive session with an
 // agents/ directory only (a headless run builds the index at its first
 // query, if it has one).
-func (a *Agent) startIndexing() {
-	ws := a.Workspace
-	if !a.Interactive || ws == nil || !ws.HasAgents() {
-		return
+func startIndexing(tm *Terminal, ws *Workspace, prev *indexBuild) *indexBuild {
+	if !tm.Interactive || ws == nil || !ws.HasAgents() || !askIndexHome(tm, ws) {
+		return prev
 	}
-	if !askIndexHome(&a.Terminal, ws) {
-		return
-	}
-	a.indexing.stop() // one build at a time
+	prev.stop() // one build at a time
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &indexBuild{cancel: cancel, done: make(chan struct{})}
-	a.indexing = b
 	go func() {
 		defer close(b.done)
 		ws.indexMu.Lock()
@@ -380,6 +375,7 @@ func (a *Agent) startIndexing() {
 		defer ix.Close()
 		syncIndex(ctx, ws, ix, indexReport{})
 	}()
+	return b
 }
 
 // askIndexHome asks, in the REPL, before the index walks a workspace that

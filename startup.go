@@ -89,8 +89,8 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 			a.logf("%s", a.dim("· "+l))
 		}
 	}
-	a.warmStart()     // REPL and Ollama only: the prompt's head is evaluated while you type
-	a.startIndexing() // REPL only: the workspace index is brought up to date while you type
+	a.warmStart()                                                    // REPL and Ollama only: the prompt's head is evaluated while you type
+	a.indexing = startIndexing(&a.Terminal, a.Workspace, a.indexing) // REPL only: the index is brought up to date while you type
 	if cf.AutoRecord {
 		if r, err := startRecorder(ws, "", a.ModelName, a.maxOut()); err == nil {
 			a.Recorder = r
@@ -115,8 +115,7 @@ func serverMayStart(url string) bool {
 // within the retry budget (retry: in your config), saying so in
 // one line: a script that starts Ollama and Harvey together, or a Pi that
 // boots both, gets its turn. A server still absent fails with err.
-func (a *Agent) waitForServer(ctx context.Context, oc *OllamaClient, err error) ([]string, error) {
-	p := a.Config.Retry.policy()
+func waitForServer(ctx context.Context, tm *Terminal, p retryPolicy, oc *OllamaClient, err error) ([]string, error) {
 	var total time.Duration
 	for n := 1; n <= p.attempts; n++ {
 		total += p.wait(n, 0)
@@ -125,10 +124,10 @@ func (a *Agent) waitForServer(ctx context.Context, oc *OllamaClient, err error) 
 		return nil, err
 	}
 	stop := ""
-	if a.Interactive {
+	if tm.Interactive {
 		stop = "; Ctrl-C to stop"
 	}
-	a.logf("%s", a.dim(fmt.Sprintf("· Ollama at %s is not answering yet (connection refused): trying again for up to %s%s", oc.BaseURL, roundWait(total), stop)))
+	tm.logf("%s", tm.dim(fmt.Sprintf("· Ollama at %s is not answering yet (connection refused): trying again for up to %s%s", oc.BaseURL, roundWait(total), stop)))
 	for n := 1; n <= p.attempts; n++ {
 		if sleepCtx(ctx, p.wait(n, 0)) != nil {
 			return nil, err
@@ -262,7 +261,7 @@ func (a *Agent) connect(ctx context.Context, model string, wait bool) {
 	defer cancel()
 	models, err := oc.Models(pctx)
 	if err != nil && wait && errors.Is(err, syscall.ECONNREFUSED) {
-		models, err = a.waitForServer(ctx, oc, err)
+		models, err = waitForServer(ctx, &a.Terminal, a.Config.Retry.policy(), oc, err)
 	}
 	if err != nil && !wait && a.offerOllamaStart(ctx, &a.Terminal, oc) {
 		models, err = oc.Models(ctx)

@@ -141,7 +141,7 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 	if err := a.fitContext(ctx, t); err != nil {
 		return err
 	}
-	if block := a.retrievedContext(ctx, prompt); block != "" {
+	if block := retrievedContext(ctx, &a.Terminal, a.Config.RAG, a.Workspace, a.OllamaURL, a.ModelName, prompt); block != "" {
 		// Into the user's message, never the system prompt: the prefix the
 		// server evaluated stays reusable.
 		prompt = block + "\n\n" + prompt
@@ -166,10 +166,10 @@ func (cv *conversation) unanswered() bool {
 
 // connectLate, once, waits for a server that refused at start, in the
 // turn of the first prompt that needs it (see Options.WaitForServer).
-func (a *Agent) connectLate(ctx context.Context) {
-	if r := a.reconnect; r != nil && a.Client == nil {
-		a.reconnect = nil
-		a.connectErr = nil
+func (be *backend) connectLate(ctx context.Context) {
+	if r := be.reconnect; r != nil && be.Client == nil {
+		be.reconnect = nil
+		be.connectErr = nil
 		r(ctx)
 	}
 }
@@ -274,7 +274,7 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 	}
 	a.Recorder.Assistant(reply.String(), stats.Format())
 	if mode == ModeProse {
-		a.offerRunSuggestions(ctx, reply.String())
+		offerRunSuggestions(ctx, a, reply.String())
 	}
 	return nil
 }
@@ -301,7 +301,7 @@ func (t *terminalSafeWriter) Write(p []byte) (int, error) {
 
 // offerRunSuggestions offers backtick-wrapped `/run CMD` suggestions from a
 // prose-mode reply to the user.
-func (a *Agent) offerRunSuggestions(ctx context.Context, reply string) {
+func offerRunSuggestions(ctx context.Context, a *Agent, reply string) {
 	for _, m := range runSuggestionRE.FindAllStringSubmatch(reply, 3) {
 		line := strings.TrimSpace(m[1])
 		if !a.Interactive {

@@ -226,12 +226,12 @@ func TestIndexBuiltInTheBackground(t *testing.T) {
 	for i := range 300 {
 		writeFile(t, env.dir, fmt.Sprintf("pkg/p%03d/f.go", i), fmt.Sprintf("package p%03d\n\n// handleThing%d handles thing number %d.\nfunc handleThing%d() {}\n", i, i, i, i))
 	}
-	env.a.startIndexing()
+	env.a.indexing = startIndexing(&env.a.Terminal, env.a.Workspace, env.a.indexing)
 	if env.a.indexing != nil {
 		t.Fatal("a headless session started a build")
 	}
 	env.a.Interactive = true
-	env.a.startIndexing()
+	env.a.indexing = startIndexing(&env.a.Terminal, env.a.Workspace, env.a.indexing)
 	if env.a.indexing == nil {
 		t.Fatal("no build started")
 	}
@@ -247,7 +247,7 @@ func TestIndexBuiltInTheBackground(t *testing.T) {
 		t.Fatalf("the build indexed %d files, want 300", len(paths))
 	}
 	writeFile(t, env.dir, "pkg/p299/f.go", "package p299\n\n// handleThing299 handles thing number 299, changed.\nfunc handleThing299() {}\n")
-	env.a.startIndexing()
+	env.a.indexing = startIndexing(&env.a.Terminal, env.a.Workspace, env.a.indexing)
 	hits, _, err := queryWorkspace(t.Context(), env.ws, "handle thing 299", 1, indexReport{})
 	if err != nil || len(hits) != 1 || hits[0].Path != "pkg/p299/f.go" {
 		t.Fatalf("a query during the build: %+v %v", hits, err)
@@ -255,7 +255,7 @@ func TestIndexBuiltInTheBackground(t *testing.T) {
 	// A build stopped half way keeps what it indexed; a later query
 	// converges.
 	writeFile(t, env.dir, "pkg/late/late.go", "package late\n\n// lateArrival came after the first build.\nfunc lateArrival() {}\n")
-	env.a.startIndexing()
+	env.a.indexing = startIndexing(&env.a.Terminal, env.a.Workspace, env.a.indexing)
 	env.a.Close()
 	ix, err = openWorkspaceIndex(env.ws)
 	if err != nil {
