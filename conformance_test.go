@@ -10,17 +10,21 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // The official MCP conformance suite (@modelcontextprotocol/conformance,
 // the released 0.1.16), its client scenarios run against Harvey as a user
-// drives it (issue 47): harvey mcp add NAME --url URL, harvey mcp login
-// NAME where the server wants one (the address opened, its redirect pasted
-// back), then a headless turn in which a scripted model calls every tool
-// the server offers. Each scenario either passes or is in
+// drives it (issue 47): harvey mcp add NAME --url URL (with the client
+// credentials a scenario gives), then the REPL on a pseudo-terminal — yes
+// to a login, the authorization's redirect pasted back, Enter at each field
+// a server asks for — where a scripted model calls every tool the server
+// offers. Each scenario either passes or is in
 // conformanceExpected with the reason; a scenario that starts failing, or
 // one expected to fail that passes, fails the test. Node 22 and the suite
 // come from the npm registry into the user's cache, once; without the
@@ -30,8 +34,6 @@ const conformanceVersion = "0.1.16"
 
 // conformanceExpected are the scenarios Harvey does not pass, and why.
 var conformanceExpected = map[string]string{
-	"elicitation-sep1034-client-defaults":       "a headless run declines every elicitation (it answers no questions); in the REPL you are asked, and the defaults are applied",
-	"auth/scope-step-up":                        "the server asks for more scopes in the middle of a headless turn, and headless runs never log in; the REPL asks, and the SDK's step-up runs",
 	"auth/2025-03-26-oauth-metadata-backcompat": "the SDK refuses authorization-server metadata whose issuer is not the URL it was fetched for (RFC 8414 §3.3), which this older layout needs",
 	"auth/client-credentials-jwt":               "private_key_jwt client authentication: the SDK's client credentials handler takes a client secret only",
 	"auth/cross-app-access-complete-flow":       "the enterprise (cross-app access) extension, an identity provider's token exchanged for the server's, is not wired",
@@ -43,7 +45,7 @@ func init() { testHelpers["conformance-client"] = conformanceClient }
 // conformanceClient (testHelpers "conformance-client") is the client command
 // the suite runs, with the server's URL as its last argument and the
 // scenario in MCP_CONFORMANCE_SCENARIO: Harvey's own commands, a fake
-// model that calls every tool, and the login where one is needed.
+// model that calls every tool, and a person's answers in the REPL.
 func conformanceClient(string) int {
 	url := os.Args[len(os.Args)-1]
 	bin := os.Getenv("HARVEY_TEST_BINARY")
@@ -97,22 +99,103 @@ func conformanceClient(string) int {
 	if run(nil, nil, add...) != 0 {
 		return 1
 	}
-	if strings.HasPrefix(os.Getenv("MCP_CONFORMANCE_SCENARIO"), "auth/") && !strings.Contains(os.Getenv("MCP_CONFORMANCE_SCENARIO"), "client-credentials") {
-		noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		run(nil, func(line string, in io.Writer) {
-			if i := strings.Index(line, "http"); i >= 0 && strings.Contains(line, "/authorize") {
-				resp, err := noRedirect.Get(strings.TrimSpace(line[i:]))
-				if err == nil {
-					io.WriteString(in, resp.Header.Get("Location")+"\n")
-				}
-			}
-		}, "mcp", "login", "s")
-	}
 	f := &fakeOllama{models: []string{"llama3.2:latest"}, caps: map[string][]string{"llama3.2:latest": {"completion", "tools"}}, template: map[string]string{}}
 	f.respond = callEveryTool
 	srv := httptest.NewServer(http.HandlerFunc(f.handle))
 	defer srv.Close()
-	return run(nil, nil, "-p", "use every tool once", "--yes", "--model", "llama3.2", "--ollama", srv.URL)
+	return conformanceREPL(bin, work, env, logf, "--yes", "--model", "llama3.2", "--ollama", srv.URL)
+}
+
+// conformanceREPL drives Harvey's REPL on a pseudo-terminal as a person
+// would: yes to a login, the authorization's redirect pasted back (its
+// address fetched as a browser would, the approval being at once), the
+// prompt, Enter at each field a server asks for (its default), and Ctrl-D
+// once the model is done.
+func conformanceREPL(bin, dir string, env []string, logf io.Writer, args ...string) int {
+	master, slave, err := newPTY()
+	if err != nil {
+		return 1
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir, cmd.Env = dir, append(env, "TERM=xterm")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
+	if cmd.Start() != nil {
+		return 1
+	}
+	slave.Close()
+	defer master.Close()
+	screen := make(chan string, 64)
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := master.Read(b)
+			if n > 0 {
+				screen <- string(b[:n])
+			}
+			if err != nil {
+				close(screen)
+				return
+			}
+		}
+	}()
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	send := func(s string) { master.WriteString(s) }
+	var pending string // the screen since the last answer
+	prompted, done := false, false
+	field := regexp.MustCompile(`\n  [A-Za-z_][\w-]* \([^\n]*\)[^\n]*: $`)
+	timeout := time.After(90 * time.Second)
+	for {
+		select {
+		case s, ok := <-screen:
+			if !ok {
+				cmd.Wait()
+				return cmd.ProcessState.ExitCode()
+			}
+			if logf != nil {
+				io.WriteString(logf, s)
+			}
+			pending += s
+		case <-timeout:
+			cmd.Process.Kill()
+			return 1
+		}
+		switch {
+		case strings.Contains(pending, "Log in now? [y/N] "):
+			send("y\r")
+		case strings.Contains(pending, "paste the address"):
+			answer := "\r"
+			for _, l := range strings.Split(pending, "\n") {
+				if i := strings.Index(l, "http"); i >= 0 && strings.Contains(l, "/authorize?") {
+					if resp, err := noRedirect.Get(strings.TrimSpace(l[i:])); err == nil {
+						answer = resp.Header.Get("Location") + "\r"
+					}
+				}
+			}
+			send(answer)
+		case field.MatchString(pending):
+			send("\r") // the field's default
+		case strings.Contains(pending, "Open it, then answer"):
+			send("done\r")
+		case strings.Contains(pending, "harvey> ") && !prompted:
+			prompted = true
+			send("use every tool once\r")
+		case strings.Contains(pending, "Done.") || strings.Contains(pending, "No tools."):
+			done = true
+			if i := strings.LastIndex(pending, "."); i >= 0 {
+				pending = pending[i+1:]
+			}
+			if !strings.Contains(pending, "harvey> ") {
+				continue
+			}
+			send("\x04")
+		case done && strings.Contains(pending, "harvey> "):
+			send("\x04")
+		default:
+			continue
+		}
+		pending = ""
+	}
 }
 
 // callEveryTool is the scripted model: it calls every tool of server s

@@ -36,23 +36,32 @@ type ptySession struct {
 
 func openPTY(t *testing.T) (master, slave *os.File) {
 	t.Helper()
+	m, s, err := newPTY()
+	if err != nil {
+		t.Skip(err)
+	}
+	return m, s
+}
+
+// newPTY opens a pseudo-terminal pair, 40 rows of 120 columns.
+func newPTY() (master, slave *os.File, err error) {
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
-		t.Skipf("no pty: %v", err)
+		return nil, nil, fmt.Errorf("no pty: %v", err)
 	}
 	if err := unix.IoctlSetPointerInt(int(m.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		t.Skipf("unlockpt: %v", err)
+		return nil, nil, fmt.Errorf("unlockpt: %v", err)
 	}
 	n, err := unix.IoctlGetInt(int(m.Fd()), unix.TIOCGPTN)
 	if err != nil {
-		t.Skipf("ptsname: %v", err)
+		return nil, nil, fmt.Errorf("ptsname: %v", err)
 	}
 	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
-		t.Skipf("open pts: %v", err)
+		return nil, nil, fmt.Errorf("open pts: %v", err)
 	}
 	unix.IoctlSetWinsize(int(s.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: 120})
-	return m, s
+	return m, s, nil
 }
 
 func startPTY(t *testing.T, bin, dir string, args ...string) *ptySession {
