@@ -31,6 +31,7 @@ Usage:
   harvey mcp list              start the configured MCP servers, list them and their tools
   harvey mcp add NAME -- CMD   add a server to your config (--env K=V; or --url URL); mcp remove NAME
   harvey mcp import [NAME...]  list (or add) the servers of your Claude Desktop, Claude Code, Cursor, Codex configs
+  harvey mcp login|logout NAME log in to a server that uses OAuth (the token is kept), or forget it
   harvey rag query "TEXT" [--store NAME] [-k N] [--json]
                                search the workspace in plain words (an index that needs no setup), or a RAG store
   harvey rag create|ingest|list|use|on|off|status|remove ...

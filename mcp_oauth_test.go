@@ -154,7 +154,8 @@ func TestMCPOAuthLoginThroughPTY(t *testing.T) {
 	env := []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data, "HARVEY_NO_BROWSER=1"}
 	f := newFakeOllama(t, "llama3.2:latest")
 	f.script(toolReply("llama3.2", fakeCall{id: "w", name: "g__whoami", args: map[string]any{}}), textReply("llama3.2", "Logged in."))
-	s := startPTYWith(t, bin, t.TempDir(), env, 200, "--ollama", f.URL(), "--model", "llama3.2")
+	ws := t.TempDir()
+	s := startPTYWith(t, bin, ws, env, 200, "--ollama", f.URL(), "--model", "llama3.2")
 	s.expect("MCP server g asks you to log in (OAuth). Log in now? [y/N] ")
 	s.send("y\r")
 	s.expect("MCP server g: log in at this address:")
@@ -179,6 +180,8 @@ func TestMCPOAuthLoginThroughPTY(t *testing.T) {
 	s.send("who am I?\r")
 	s.expect("Logged in.")
 	s.expect("harvey> ")
+	s.send("/audit\r")
+	screen += s.expect("harvey> ") // the audit log, searched for tokens below
 	s.send("\x04")
 	s.wait()
 	if r := toolResults(f.chatRequests())["w"]; !strings.Contains(r, "you are logged in") {
@@ -206,9 +209,16 @@ func TestMCPOAuthLoginThroughPTY(t *testing.T) {
 	o.mu.Lock()
 	issued := append([]string(nil), o.issued...)
 	o.mu.Unlock()
+	filepath.Walk(ws, func(p string, fi os.FileInfo, err error) error { // the journal, history, recordings
+		if err == nil && fi.Mode().IsRegular() {
+			b, _ := os.ReadFile(p)
+			journal += string(b)
+		}
+		return nil
+	})
 	for _, tok := range issued {
 		if strings.Contains(out+errOut+journal+screen, tok) {
-			t.Fatalf("a token reached an output or the model")
+			t.Fatalf("a token reached an output, a file of the workspace or the model")
 		}
 	}
 	// logout forgets it; then headless says how to log in.
