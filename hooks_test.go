@@ -186,7 +186,8 @@ func TestEndToEndHooks(t *testing.T) {
 		cmdCall("break", "echo break me"),
 		cmdCall("order", "echo order"),
 		cmdCall("fine", "echo fine"),
-		fakeCall{id: "edit", name: "write_file", args: map[string]any{"path": "main.go", "content": "package main\nfunc  main( ) {  println(1) }\n"}},
+		fakeCall{id: "write", name: "write_file", args: map[string]any{"path": "main.go", "content": "package main\nfunc  main( ) {  println(1) }\n"}},
+		fakeCall{id: "edit", name: "edit_file", args: map[string]any{"path": "main.go", "old_text": "println(1)", "new_text": "println(  2  )"}},
 		fakeCall{id: "read", name: "read_file", args: map[string]any{"path": "notes.txt"}},
 		cmdCall("strict", "echo slow strict"),
 		cmdCall("lenient", "echo slow lenient"),
@@ -209,8 +210,8 @@ func TestEndToEndHooks(t *testing.T) {
 	if r := res["fine"]; !strings.Contains(r, "fine") || strings.Contains(r, "hook") {
 		t.Errorf("when: %s", r)
 	}
-	if b, _ := os.ReadFile(filepath.Join(f.dir, "main.go")); string(b) != "package main\n\nfunc main() { println(1) }\n" {
-		t.Errorf("gofmt after the write: %q", b)
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "main.go")); string(b) != "package main\n\nfunc main() { println(2) }\n" {
+		t.Errorf("gofmt after the write and the edit: %q", b)
 	}
 	if r := res["read"]; !strings.Contains(r, "as the hook tells them") || strings.Contains(r, "the real notes") {
 		t.Errorf("amend: %s", r)
