@@ -90,32 +90,3 @@ func TestEndToEndMCPElicitationHeadless(t *testing.T) {
 		}
 	}
 }
-
-// In the REPL, through a PTY: the server's question is asked field by
-// field, the answers go back, and the call completes with them.
-func TestMCPElicitationThroughPTY(t *testing.T) {
-	t.Parallel()
-	bin := buildHarvey(t)
-	url, _ := elicitServer(t)
-	cfg := t.TempDir()
-	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    h:\n      url: %s\n      read_only: [ask]\n", url))
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.script(toolReply("llama3.2", fakeCall{id: "a", name: "h__ask", args: map[string]any{}}), textReply("llama3.2", "Thanks."))
-	s := startPTYWith(t, bin, t.TempDir(), []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg}, 160, "--ollama", f.URL(), "--model", "llama3.2")
-	s.expect("harvey> ")
-	s.send("ask me\r")
-	s.expect("MCP server h asks: Who are you, and how many?")
-	s.expect("name (string; required) — your name: ")
-	s.send("Ada\r")
-	s.expect("count (integer): ")
-	s.send("many\r")
-	s.expect("count: a whole number")
-	s.send("3\r")
-	s.expect("Thanks.")
-	s.expect("harvey> ")
-	if r := toolResults(f.chatRequests())["a"]; !strings.Contains(r, "got Ada 3") {
-		t.Errorf("the call's result: %s", r)
-	}
-	s.send("\x04")
-	s.wait()
-}

@@ -7,7 +7,9 @@
 package harvey
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -570,4 +572,153 @@ func TestWorkspaceHooksConfirmedThroughPTY(t *testing.T) {
 	s.expect("harvey> ")
 	s.send("\x04")
 	s.wait()
+}
+
+// In the REPL, through a PTY: the server's question is asked field by
+// field, the answers go back, and the call completes with them.
+func TestMCPElicitationThroughPTY(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	url, _ := elicitServer(t)
+	cfg := t.TempDir()
+	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    h:\n      url: %s\n      read_only: [ask]\n", url))
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.script(toolReply("llama3.2", fakeCall{id: "a", name: "h__ask", args: map[string]any{}}), textReply("llama3.2", "Thanks."))
+	s := startPTYWith(t, bin, t.TempDir(), []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg}, 160, "--ollama", f.URL(), "--model", "llama3.2")
+	s.expect("harvey> ")
+	s.send("ask me\r")
+	s.expect("MCP server h asks: Who are you, and how many?")
+	s.expect("name (string; required) — your name: ")
+	s.send("Ada\r")
+	s.expect("count (integer): ")
+	s.send("many\r")
+	s.expect("count: a whole number")
+	s.send("3\r")
+	s.expect("Thanks.")
+	s.expect("harvey> ")
+	if r := toolResults(f.chatRequests())["a"]; !strings.Contains(r, "got Ada 3") {
+		t.Errorf("the call's result: %s", r)
+	}
+	s.send("\x04")
+	s.wait()
+}
+
+// The whole login through a PTY (issue 47): the server answers 401, the
+// REPL asks, shows the address, the user pastes the redirect (no browser:
+// a Pi over SSH), the call completes; the next session, headless, uses
+// the kept token; an expired one is refreshed; logout forgets it, and then
+// headless says which command logs in. No token ever reaches the model or
+// any output.
+func TestMCPOAuthLoginThroughPTY(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	o := newOAuthServer(t, 3*time.Second)
+	cfg, data := t.TempDir(), t.TempDir()
+	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    g:\n      url: %s/mcp\n      read_only: [whoami]\n", o.URL))
+	env := []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data, "HARVEY_NO_BROWSER=1"}
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.script(toolReply("llama3.2", fakeCall{id: "w", name: "g__whoami", args: map[string]any{}}), textReply("llama3.2", "Logged in."))
+	ws := t.TempDir()
+	s := startPTYWith(t, bin, ws, env, 200, "--ollama", f.URL(), "--model", "llama3.2")
+	s.expect("MCP server g asks you to log in (OAuth). Log in now? [y/N] ")
+	s.send("y\r")
+	s.expect("MCP server g: log in at this address:")
+	screen := s.expect("paste the address your browser was sent to")
+	authURL := ""
+	for _, l := range strings.Split(screen, "\n") {
+		if i := strings.Index(l, o.URL+"/authorize?"); i >= 0 {
+			authURL = strings.TrimSpace(l[i:])
+		}
+	}
+	if authURL == "" {
+		t.Fatalf("no address shown:\n%s", screen)
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(authURL)
+	if err != nil || resp.StatusCode != http.StatusFound {
+		t.Fatalf("the authorization endpoint: %v %v", resp, err)
+	}
+	s.send(resp.Header.Get("Location") + "\r")
+	s.expect("logged in to MCP server g")
+	s.expect("harvey> ")
+	s.send("who am I?\r")
+	s.expect("Logged in.")
+	s.expect("harvey> ")
+	s.send("/audit\r")
+	screen += s.expect("harvey> ") // the audit log, searched for tokens below
+	s.send("\x04")
+	s.wait()
+	if r := toolResults(f.chatRequests())["w"]; !strings.Contains(r, "you are logged in") {
+		t.Fatalf("the call: %s", r)
+	}
+	files, _ := filepath.Glob(filepath.Join(data, "harvey", "mcp-oauth", "g-*.json"))
+	if len(files) != 1 {
+		t.Fatalf("no token kept: %v", files)
+	}
+	if fi, _ := os.Stat(files[0]); fi.Mode().Perm() != 0o600 {
+		t.Errorf("the token file is %v", fi.Mode().Perm())
+	}
+	// The next session, headless, after the token expired: refreshed.
+	time.Sleep(3500 * time.Millisecond)
+	f.script(toolReply("llama3.2", fakeCall{id: "w2", name: "g__whoami", args: map[string]any{}}), textReply("llama3.2", "Still logged in."))
+	h := func(args ...string) (string, string, int) { return runHarveyEnv(t, bin, t.TempDir(), "", env, args...) }
+	out, errOut, code := h("-p", "who am I now?", "--model", "llama3.2", "--ollama", f.URL(), "--output", "stream-json")
+	if code != 0 || !strings.Contains(out, "Still logged in.") || o.refreshes.Load() == 0 {
+		t.Fatalf("the kept token, refreshed (%d refreshes): exit %d %s %s", o.refreshes.Load(), code, out, errOut)
+	}
+	journal := ""
+	for _, req := range f.chatRequests() {
+		journal += mustJSON(req)
+	}
+	o.mu.Lock()
+	issued := append([]string(nil), o.issued...)
+	o.mu.Unlock()
+	filepath.Walk(ws, func(p string, fi os.FileInfo, err error) error { // the journal, history, recordings
+		if err == nil && fi.Mode().IsRegular() {
+			b, _ := os.ReadFile(p)
+			journal += string(b)
+		}
+		return nil
+	})
+	for _, tok := range issued {
+		if strings.Contains(out+errOut+journal+screen, tok) {
+			t.Fatalf("a token reached an output, a file of the workspace or the model")
+		}
+	}
+	// logout forgets it; then headless says how to log in.
+	if out, _, code := h("mcp", "logout", "g"); code != 0 || !strings.Contains(out, "forgot the token") {
+		t.Fatalf("logout: %d %s", code, out)
+	}
+	out, errOut, _ = h("mcp", "list")
+	if !strings.Contains(out+errOut, "needs you to log in (OAuth): run harvey mcp login g") {
+		t.Fatalf("headless without a token: %s %s", out, errOut)
+	}
+	// harvey mcp login, the address pasted on its stdin.
+	cmd := exec.Command(bin, "mcp", "login", "g")
+	cmd.Env = append(append(filterCommandEnvironment(os.Environ()), "OLLAMA_HOST="), env...)
+	stdin, _ := cmd.StdinPipe()
+	stderr, _ := cmd.StderrPipe()
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stderr)
+	var said strings.Builder
+	for sc.Scan() {
+		said.WriteString(sc.Text() + "\n")
+		if i := strings.Index(sc.Text(), o.URL+"/authorize?"); i >= 0 {
+			resp, err := noRedirect.Get(strings.TrimSpace(sc.Text()[i:]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(stdin, resp.Header.Get("Location")+"\n")
+		}
+	}
+	if err := cmd.Wait(); err != nil || !strings.Contains(said.String(), "logged in to MCP server g") {
+		t.Fatalf("harvey mcp login: %v\n%s%s", err, stdout.String(), said.String())
+	}
+	if out, errOut, code := h("mcp", "list"); code != 0 || !strings.Contains(out, "g: running, 1 tool") {
+		t.Fatalf("after harvey mcp login: %d %s %s", code, out, errOut)
+	}
 }
