@@ -176,3 +176,59 @@ func TestAgentStaysSmall(t *testing.T) {
 		t.Errorf("Agent has %d methods (at most 25) and %d fields (at most 15)", methods, fields)
 	}
 }
+
+// No function's cyclomatic complexity is over 20 (the brief), counted as
+// gocyclo counts it: 1, plus each if, for, range, case, comm clause, &&
+// and ||. Tests are exempt; every non-test package of the module is read.
+func TestNoFunctionOverComplexity20(t *testing.T) {
+	fset := token.NewFileSet()
+	var over []string
+	filepath.WalkDir(".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && p != ".") {
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			return nil
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
+				continue
+			}
+			n := 1
+			ast.Inspect(fn.Body, func(x ast.Node) bool {
+				switch x := x.(type) {
+				case *ast.IfStmt, *ast.ForStmt, *ast.RangeStmt:
+					n++
+				case *ast.CaseClause:
+					if x.List != nil {
+						n++
+					}
+				case *ast.CommClause:
+					if x.Comm != nil {
+						n++
+					}
+				case *ast.BinaryExpr:
+					if x.Op == token.LAND || x.Op == token.LOR {
+						n++
+					}
+				}
+				return true
+			})
+			if n > 20 {
+				over = append(over, fmt.Sprintf("%s %s: %d", p, fn.Name.Name, n))
+			}
+		}
+		return nil
+	})
+	if len(over) > 0 {
+		t.Errorf("functions over a cyclomatic complexity of 20 (split them by idea):\n%s", strings.Join(over, "\n"))
+	}
+}

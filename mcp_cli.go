@@ -30,73 +30,14 @@ func mcpAdd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, mcpUsage)
 		return 2
 	}
-	name, args := args[0], args[1:]
+	name := args[0]
 	if !validServerName(name) {
 		fmt.Fprintf(stderr, "harvey: server name %q: use 1 to 32 letters, digits, _ or - (no __)\n", name)
 		return 2
 	}
-	var s MCPServer
-	kv := func(v string, m *map[string]string) bool {
-		k, val, ok := strings.Cut(v, "=")
-		if !ok || k == "" {
-			return false
-		}
-		if *m == nil {
-			*m = map[string]string{}
-		}
-		(*m)[k] = val
-		return true
-	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		val := ""
-		if i+1 < len(args) {
-			val = args[i+1]
-		}
-		switch a {
-		case "--":
-			s.Command = args[i+1:]
-			i = len(args)
-			continue
-		case "--env":
-			if !kv(val, &s.Env) {
-				fmt.Fprintf(stderr, "harvey: --env takes K=V, not %q\n", val)
-				return 2
-			}
-		case "--header":
-			if !kv(val, &s.Headers) {
-				fmt.Fprintf(stderr, "harvey: --header takes K=V, not %q\n", val)
-				return 2
-			}
-		case "--url":
-			s.URL = val
-		case "--read-only":
-			s.ReadOnly = append(s.ReadOnly, val)
-		case "--client-id", "--client-secret", "--client-credentials":
-			if s.OAuth == nil {
-				s.OAuth = &MCPOAuth{}
-			}
-			switch a {
-			case "--client-id":
-				s.OAuth.ClientID = val
-			case "--client-secret":
-				s.OAuth.ClientSecret = val
-			default:
-				s.OAuth.ClientCredentials = true
-				continue // takes no value
-			}
-		default:
-			fmt.Fprintln(stderr, mcpUsage)
-			return 2
-		}
-		i++
-	}
-	if (len(s.Command) == 0) == (s.URL == "") {
-		fmt.Fprintln(stderr, "harvey: give either -- COMMAND [ARGS...] or --url URL")
-		return 2
-	}
-	if s.OAuth != nil && (s.URL == "" || s.OAuth.ClientID == "") {
-		fmt.Fprintln(stderr, "harvey: --client-id (with --url) names the client a server's OAuth knows you by; --client-secret and --client-credentials go with it")
+	s, err := addFlags(args[1:])
+	if err != nil {
+		fmt.Fprintf(stderr, "harvey: %v\n", err)
 		return 2
 	}
 	p, err := setServer(name, s)
@@ -106,6 +47,77 @@ func mcpAdd(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "added MCP server %s to %s\n", name, p)
 	return 0
+}
+
+// addFlags reads harvey mcp add's flags (and the command after --).
+func addFlags(args []string) (MCPServer, error) {
+	var s MCPServer
+	kv := func(flag, v string, m *map[string]string) error {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("%s takes K=V, not %q", flag, v)
+		}
+		if *m == nil {
+			*m = map[string]string{}
+		}
+		(*m)[k] = val
+		return nil
+	}
+	for i := 0; i < len(args); i++ {
+		a, val := args[i], ""
+		if i+1 < len(args) {
+			val = args[i+1]
+		}
+		var err error
+		switch a {
+		case "--":
+			s.Command = args[i+1:]
+			i = len(args)
+			continue
+		case "--env":
+			err = kv(a, val, &s.Env)
+		case "--header":
+			err = kv(a, val, &s.Headers)
+		case "--url":
+			s.URL = val
+		case "--read-only":
+			s.ReadOnly = append(s.ReadOnly, val)
+		case "--client-id", "--client-secret", "--client-credentials":
+			if oauthFlag(&s, a, val) {
+				continue // takes no value
+			}
+		default:
+			return s, errors.New(mcpUsage)
+		}
+		if err != nil {
+			return s, err
+		}
+		i++
+	}
+	if (len(s.Command) == 0) == (s.URL == "") {
+		return s, errors.New("give either -- COMMAND [ARGS...] or --url URL")
+	}
+	if s.OAuth != nil && (s.URL == "" || s.OAuth.ClientID == "") {
+		return s, errors.New("--client-id (with --url) names the client a server's OAuth knows you by; --client-secret and --client-credentials go with it")
+	}
+	return s, nil
+}
+
+// oauthFlag sets one of the OAuth flags; true: it takes no value.
+func oauthFlag(s *MCPServer, flag, val string) bool {
+	if s.OAuth == nil {
+		s.OAuth = &MCPOAuth{}
+	}
+	switch flag {
+	case "--client-id":
+		s.OAuth.ClientID = val
+	case "--client-secret":
+		s.OAuth.ClientSecret = val
+	default:
+		s.OAuth.ClientCredentials = true
+		return true
+	}
+	return false
 }
 
 // mcpRemove is `harvey mcp remove NAME`.

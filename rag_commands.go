@@ -64,33 +64,9 @@ func ragDo(ctx context.Context, env ragEnv, args []string, out io.Writer) error 
 		if opts["store"] == "workspace" {
 			return ingestWorkspace(ctx, env, &rc, opts, words, save, out)
 		}
-		e, ok := rc.store(opts["store"])
-		if !ok || len(words) == 0 {
-			return errors.New("usage: harvey rag ingest PATH|DIR|GLOB... [--store NAME] (create a store first: harvey rag create NAME)")
-		}
-		emb, err := e.embedder(env.ollamaURL, env.genModel)
-		if err != nil {
-			return err
-		}
-		sum, err := ragIngest(ctx, env.ws, e, emb, words, env.progress)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(out, sum)
-		return nil
+		return ingestStore(ctx, env, rc, opts["store"], words, out)
 	case "list":
-		kind := "lexical index of this workspace (no setup; find_code)"
-		if m := rc.Workspace.EmbeddingModel; m != "" {
-			kind = "lexical index of this workspace fused with " + m + " embeddings (find_code)"
-		}
-		fmt.Fprintln(out, "  workspace  "+kind)
-		for _, s := range rc.Stores {
-			mark := " "
-			if s.Name == rc.Active {
-				mark = "*"
-			}
-			fmt.Fprintf(out, "%s %s  %s  %s\n", mark, s.Name, s.EmbeddingModel, ragPath(s.DBPath))
-		}
+		ragList(rc, out)
 		return nil
 	case "use":
 		if len(words) != 1 {
@@ -108,27 +84,68 @@ func ragDo(ctx context.Context, env ragEnv, args []string, out io.Writer) error 
 		}
 		return save("RAG is on (before each turn: the top 5 chunks above 0.3 of the active store)")
 	case "remove":
-		if len(words) != 1 {
-			return errors.New("usage: harvey rag remove NAME")
-		}
-		kept := rc.Stores[:0:0]
-		for _, s := range rc.Stores {
-			if s.Name != words[0] {
-				kept = append(kept, s)
-			}
-		}
-		if len(kept) == len(rc.Stores) {
-			return fmt.Errorf("no RAG store %s", words[0])
-		}
-		rc.Stores = kept
-		if rc.Active == words[0] {
-			rc.Active = ""
-		}
-		return save("removed RAG store " + words[0] + " from your config (its database file is left as it is)")
+		return ragRemove(&rc, words, save)
 	case "status":
 		return ragStatus(ctx, env, rc, strings.Join(words, " "), out)
 	}
 	return errors.New(ragUsage)
+}
+
+// ingestStore is harvey rag ingest PATH... [--store NAME].
+func ingestStore(ctx context.Context, env ragEnv, rc RagConfig, name string, words []string, out io.Writer) error {
+	e, ok := rc.store(name)
+	if !ok || len(words) == 0 {
+		return errors.New("usage: harvey rag ingest PATH|DIR|GLOB... [--store NAME] (create a store first: harvey rag create NAME)")
+	}
+	emb, err := e.embedder(env.ollamaURL, env.genModel)
+	if err != nil {
+		return err
+	}
+	sum, err := ragIngest(ctx, env.ws, e, emb, words, env.progress)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, sum)
+	return nil
+}
+
+// ragList is harvey rag list: the workspace index and the stores, the
+// active one marked.
+func ragList(rc RagConfig, out io.Writer) {
+	kind := "lexical index of this workspace (no setup; find_code)"
+	if m := rc.Workspace.EmbeddingModel; m != "" {
+		kind = "lexical index of this workspace fused with " + m + " embeddings (find_code)"
+	}
+	fmt.Fprintln(out, "  workspace  "+kind)
+	for _, s := range rc.Stores {
+		mark := " "
+		if s.Name == rc.Active {
+			mark = "*"
+		}
+		fmt.Fprintf(out, "%s %s  %s  %s\n", mark, s.Name, s.EmbeddingModel, ragPath(s.DBPath))
+	}
+}
+
+// ragRemove is harvey rag remove NAME: the store leaves your config, its
+// database stays.
+func ragRemove(rc *RagConfig, words []string, save func(string) error) error {
+	if len(words) != 1 {
+		return errors.New("usage: harvey rag remove NAME")
+	}
+	kept := rc.Stores[:0:0]
+	for _, s := range rc.Stores {
+		if s.Name != words[0] {
+			kept = append(kept, s)
+		}
+	}
+	if len(kept) == len(rc.Stores) {
+		return fmt.Errorf("no RAG store %s", words[0])
+	}
+	rc.Stores = kept
+	if rc.Active == words[0] {
+		rc.Active = ""
+	}
+	return save("removed RAG store " + words[0] + " from your config (its database file is left as it is)")
 }
 
 // ragFlags reads --store, --model, --db, -k and --json anywhere among args.

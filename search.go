@@ -307,23 +307,9 @@ func (w *searchWalker) walk(dir *searchDir, rel string) {
 		case w.sink.done():
 			return // enough matches from what came before, or stopped
 		case t.IsDir():
-			norm := normName(name)
-			if norm == ".git" || (rel == "." && norm == AgentsDir) || w.ign.ignored(wsRel, true) {
-				continue
+			if sub := w.enter(dir, rel, name, wsRel); sub != nil {
+				w.walk(sub, wsRel)
 			}
-			fd, err := unix.Openat(dir.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-			if err != nil {
-				continue
-			}
-			// agents/ lives at the top; elsewhere only a hard-linked
-			// directory (impossible) or a mount could be it.
-			if (rel == "." && w.isAgents(fd)) || (w.bounds != nil && w.bounds.skipDir(dir.fd, name, fd)) {
-				unix.Close(fd)
-				continue
-			}
-			sub := &searchDir{fd: fd}
-			sub.refs.Store(1)
-			w.walk(sub, wsRel)
 		case t.IsRegular():
 			if sensitiveFileDenied(wsRel) || w.ign.ignored(wsRel, false) || !w.ws.readable(wsRel) {
 				continue
@@ -333,6 +319,28 @@ func (w *searchWalker) walk(dir *searchDir, rel string) {
 		}
 		// Symlinks, FIFOs, sockets and devices are never followed or read.
 	}
+}
+
+// enter opens a subdirectory the walk goes into (nil: it does not: .git,
+// agents/, ignored, or past the index's bounds).
+func (w *searchWalker) enter(dir *searchDir, rel, name, wsRel string) *searchDir {
+	norm := normName(name)
+	if norm == ".git" || (rel == "." && norm == AgentsDir) || w.ign.ignored(wsRel, true) {
+		return nil
+	}
+	fd, err := unix.Openat(dir.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	// agents/ lives at the top; elsewhere only a hard-linked directory
+	// (impossible) or a mount could be it.
+	if (rel == "." && w.isAgents(fd)) || (w.bounds != nil && w.bounds.skipDir(dir.fd, name, fd)) {
+		unix.Close(fd)
+		return nil
+	}
+	sub := &searchDir{fd: fd}
+	sub.refs.Store(1)
+	return sub
 }
 
 // isAgents compares an open directory with the workspace's agents/ by

@@ -279,30 +279,8 @@ func (a *Agent) connect(ctx context.Context, model string, wait bool) {
 		return
 	}
 	if model == "" {
-		switch {
-		case len(models) == 1:
-			model = models[0]
-			if r, failed := failedCheck(model); failed {
-				// The only model, but not silently: say what its check found.
-				a.logf("%s", a.colorize("33", fmt.Sprintf("warning: %s is the only model installed; its last check (harvey model check, %s): %s", model, r.CheckedAt.Format("2006-01-02"), r.Verdict)))
-			}
-		case len(models) == 0:
-			a.connectErr = errors.New("Ollama has " + noModelsHint)
-			if a.Interactive {
-				a.logf("%s", a.dim("· "+a.connectErr.Error()))
-			}
-			return
-		case a.Interactive:
-			model = a.chooseModel(models, modelDetails(ctx, oc))
-			if model == "" {
-				a.connectErr = errors.New("no model chosen; pick one with /model NAME")
-				return
-			}
-			if p, err := saveUserModel(model); err == nil {
-				a.logf("%s", a.dim("· "+model+" saved as your model in "+p))
-			}
-		default:
-			a.connectErr = fmt.Errorf("several models are installed (%s); choose one with --model NAME", strings.Join(models, ", "))
+		if model, err = pickModel(ctx, a, oc, models); err != nil {
+			a.connectErr = err
 			return
 		}
 	}
@@ -319,6 +297,36 @@ func (a *Agent) connect(ctx context.Context, model string, wait bool) {
 	if a.Interactive {
 		a.logf("%s", a.dim(fmt.Sprintf("· %s (tool mode: %s)", a.Client.Name(), a.toolMode())))
 	}
+}
+
+// pickModel chooses the model when none was named: the only one
+// installed (said, when its check failed), or your pick from the menu in
+// the REPL (saved in your config); headless with several, an error.
+func pickModel(ctx context.Context, a *Agent, oc *OllamaClient, models []string) (string, error) {
+	switch {
+	case len(models) == 1:
+		if r, failed := failedCheck(models[0]); failed {
+			// The only model, but not silently: say what its check found.
+			a.logf("%s", a.colorize("33", fmt.Sprintf("warning: %s is the only model installed; its last check (harvey model check, %s): %s", models[0], r.CheckedAt.Format("2006-01-02"), r.Verdict)))
+		}
+		return models[0], nil
+	case len(models) == 0:
+		err := errors.New("Ollama has " + noModelsHint)
+		if a.Interactive {
+			a.logf("%s", a.dim("· "+err.Error()))
+		}
+		return "", err
+	case a.Interactive:
+		model := a.chooseModel(models, modelDetails(ctx, oc))
+		if model == "" {
+			return "", errors.New("no model chosen; pick one with /model NAME")
+		}
+		if p, err := saveUserModel(model); err == nil {
+			a.logf("%s", a.dim("· "+model+" saved as your model in "+p))
+		}
+		return model, nil
+	}
+	return "", fmt.Errorf("several models are installed (%s); choose one with --model NAME", strings.Join(models, ", "))
 }
 
 // offerOllamaStart asks, in an interactive session only, whether to start
