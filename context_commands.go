@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/wsindex"
@@ -99,13 +98,6 @@ func globMatches(glob, rel string) bool {
 	}
 	ok, _ := path.Match(glob, target)
 	return ok
-}
-
-func clipList(l []string, n int) []string {
-	if len(l) <= n {
-		return l
-	}
-	return append(slices.Clone(l[:n]), fmt.Sprintf("and %d more", len(l)-n))
 }
 
 // cmdTemplate is /template list | use NAME [TEXT].

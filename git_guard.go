@@ -47,6 +47,7 @@ type gitGuard struct {
 	dotGit *savedFile // a .git file (a linked worktree, a submodule) as it was
 	dirs   []*gitDirGuard
 	paths  map[string]*savedHooks // gitRunPaths: a directory's files, or a file (files["."])
+	common string                 // the common directory before the command (a path may lie in it)
 }
 
 // gitDirGuard is one git directory before a command.
@@ -112,7 +113,7 @@ func guardGit(root string) *gitGuard {
 		}
 		return nil
 	}
-	g := &gitGuard{root: root}
+	g := &gitGuard{root: root, common: l.common}
 	if l.isFile {
 		g.dotGit = readSavedAt(root, ".git")
 	}
@@ -125,7 +126,7 @@ func guardGit(root string) *gitGuard {
 	}
 	g.paths = map[string]*savedHooks{}
 	for _, p := range gitRunPaths(root, l) {
-		if base, rel, ok := g.rootOf(p, l); ok {
+		if base, rel, ok := g.rootOf(p); ok {
 			g.paths[p] = readPath(base, rel)
 		}
 	}
@@ -135,8 +136,8 @@ func guardGit(root string) *gitGuard {
 // rootOf is the directory a run path is read and restored through (the
 // workspace, or the common directory for an include kept there) and its
 // path inside it; ok false for a path a command cannot write anyway.
-func (g *gitGuard) rootOf(p string, l gitLayout) (string, string, bool) {
-	for _, base := range []string{g.root, l.common} {
+func (g *gitGuard) rootOf(p string) (string, string, bool) {
+	for _, base := range []string{g.root, g.common} {
 		if rel, err := filepath.Rel(base, p); err == nil && sandbox.Under(p, []string{base}) && rel != "." {
 			return base, rel, true
 		}
@@ -512,12 +513,8 @@ func sameHooks(a, b *savedHooks) bool {
 // restorePaths puts back the workspace paths git resolves from a config
 // (a core.hooksPath directory, a relative program).
 func (g *gitGuard) restorePaths(say func(string, ...any)) {
-	l, _ := readGitLayout(g.root)
-	if l.common == "" && len(g.dirs) > 0 {
-		l.common = g.dirs[0].dir
-	}
 	for _, p := range slices.Sorted(maps.Keys(g.paths)) {
-		base, rel, ok := g.rootOf(p, l)
+		base, rel, ok := g.rootOf(p)
 		if !ok {
 			continue
 		}

@@ -2,6 +2,7 @@ package harvey
 
 import (
 	"cmp"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -293,7 +294,7 @@ func hookInput(event, tool, id string, args map[string]any, root string, result 
 		"hook_event_name": hookEvents[event], "event": event,
 		"tool_name": claudeName(tool), "harvey_tool": tool, "tool_use_id": id,
 		"tool_input": claudeInput(tool, args, root), "arguments": args,
-		"cwd": root, "workspace": root, "session_id": "harvey", "permission_mode": "default",
+		"cwd": root, "workspace": root, "session_id": hookSession, "permission_mode": "default",
 	}
 	if result != nil {
 		in["result"], in["status"] = result.text, result.status
@@ -302,6 +303,10 @@ func hookInput(event, tool, id string, args map[string]any, root string, result 
 	b, _ := json.Marshal(in)
 	return b
 }
+
+// hookSession names this Harvey process to its hooks (session_id: a hook
+// that keeps state per session keys it by this).
+var hookSession = rand.Text()
 
 // hookResult is a call's result as a post_tool hook sees it.
 type hookResult struct {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -100,7 +101,7 @@ func hooksImport(args []string, stdout, stderr io.Writer) int {
 	}
 	var add []HookConfig
 	for i, h := range found {
-		if all || containsStr(picks, strconv.Itoa(i+1)) {
+		if all || slices.Contains(picks, strconv.Itoa(i+1)) {
 			add = append(add, h.hook)
 		}
 	}
@@ -115,15 +116,6 @@ func hooksImport(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "added %s to %s\n", plural(len(add), "hook"), p)
 	return 0
-}
-
-func containsStr(l []string, s string) bool {
-	for _, x := range l {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // claudeHooks reads the hooks of a Claude Code settings file: each

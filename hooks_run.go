@@ -216,7 +216,11 @@ func (r *hookRunner) describe() string {
 		for _, w := range h.When {
 			when += fmt.Sprintf(" when %s %s", w.Field, w.describe())
 		}
-		fmt.Fprintf(&b, "%d. %s (priority %d, timeout %s, on error: %s)%s\n", i+1, h.shown(), h.Priority, h.timeout(), map[bool]string{true: "block", false: "allow"}[h.blocksOnError()], when)
+		onError := "allow"
+		if h.blocksOnError() {
+			onError = "block"
+		}
+		fmt.Fprintf(&b, "%d. %s (priority %d, timeout %s, on error: %s)%s\n", i+1, h.shown(), h.Priority, h.timeout(), onError, when)
 	}
 	fmt.Fprintf(&b, "%d run this session, %d blocked, changed or amended a call", r.ran.Load(), r.fired.Load())
 	return b.String()

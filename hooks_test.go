@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/kernelsim"
 )
 
 // What a hook answers, read as Harvey's answers and Claude Code's.
@@ -116,11 +118,7 @@ func (f *hookFixture) run(calls ...fakeCall) (map[string]string, string) {
 	if code != 0 || !strings.Contains(out, "Done.") {
 		f.t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	res := map[string]string{}
-	for id, r := range toolResults(fo.chatRequests()) {
-		res[id] = r
-	}
-	return res, errOut + out
+	return toolResults(fo.chatRequests()), errOut + out
 }
 
 func cmdCall(id, command string) fakeCall {
@@ -333,5 +331,27 @@ func TestREADMEHooks(t *testing.T) {
 	log := readFileT(t, filepath.Join(home, ".local", "state", "harvey-hooks", "calls.log"))
 	if strings.Count(log, "\n") != 4 || !strings.Contains(log, `"tool":"write_file"`) || !strings.Contains(log, "git push") {
 		t.Errorf("the log: %s", log)
+	}
+}
+
+// With no sandbox at all (a kernel with neither Landlock nor user
+// namespaces), a hook is a command like any other: it refuses until your
+// own config opts in, and a pre_tool hook that cannot run blocks the call
+// it was meant to judge, naming the setting.
+func TestEndToEndHooksWithoutASandbox(t *testing.T) {
+	t.Parallel()
+	if err := kernelsim.Supported(); err != nil {
+		t.Skip(err)
+	}
+	f := newHookFixture(t, "hooks:\n  - event: pre_tool\n    match: read_file\n    command: \"true\"\n")
+	writeFile(t, f.dir, "a.txt", "hello\n")
+	fo := newFakeOllama(t, "llama3.2:latest")
+	fo.script(toolReply("llama3.2", fakeCall{id: "r", name: "read_file", args: map[string]any{"path": "a.txt"}}), textReply("llama3.2", "Done."))
+	out, errOut, code := runHarveyKernel(t, string(kernelsim.Neither), f.bin, f.dir, "", f.env, "-p", "read it", "--model", "llama3.2", "--ollama", fo.URL())
+	if code != 0 || !strings.Contains(out, "Done.") {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	if r := toolResults(fo.chatRequests())["r"]; !strings.Contains(r, "blocked by your hook") || !strings.Contains(r, "unsandboxed: true") || strings.Contains(r, "hello") {
+		t.Errorf("a hook with no sandbox: %s", r)
 	}
 }

@@ -347,11 +347,8 @@ func (m *mcpManager) register(s *mcpServer) {
 			continue
 		}
 		schema := map[string]any{"type": "object", "properties": map[string]any{}}
-		if b, err := json.Marshal(t.InputSchema); err == nil {
-			var sm map[string]any
-			if json.Unmarshal(b, &sm) == nil && sm != nil {
-				schema = sm
-			}
+		if sm, ok := toMap(t.InputSchema); ok && sm != nil {
+			schema = sm
 		}
 		effect := EffectExec
 		if slices.Contains(s.cfg.ReadOnly, t.Name) {

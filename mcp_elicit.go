@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -149,7 +150,7 @@ func (f elicitField) prompt() string {
 
 // value reads an answer as the field's type.
 func (f elicitField) value(s string) (any, error) {
-	if len(f.enum) > 0 && !containsStr(f.enum, s) {
+	if len(f.enum) > 0 && !slices.Contains(f.enum, s) {
 		return nil, fmt.Errorf("%s: one of %s", f.name, strings.Join(f.enum, ", "))
 	}
 	switch f.typ {

@@ -66,7 +66,7 @@ func ragDo(ctx context.Context, env ragEnv, args []string, out io.Writer) error 
 		}
 		return ingestStore(ctx, env, rc, opts["store"], words, out)
 	case "list":
-		ragList(rc, out)
+		ragList(ctx, env, rc, out)
 		return nil
 	case "use":
 		if len(words) != 1 {
@@ -109,11 +109,19 @@ func ingestStore(ctx context.Context, env ragEnv, rc RagConfig, name string, wor
 	return nil
 }
 
-// ragList is harvey rag list: the workspace index and the stores, the
-// active one marked.
-func ragList(rc RagConfig, out io.Writer) {
+// ragList is harvey rag list: the workspace index (and the model its
+// embeddings are from: your config's, or the one this workspace bound) and
+// the stores, the active one marked.
+func ragList(ctx context.Context, env ragEnv, rc RagConfig, out io.Writer) {
 	kind := "lexical index of this workspace (no setup; find_code)"
-	if m := rc.Workspace.EmbeddingModel; m != "" {
+	m := rc.Workspace.EmbeddingModel
+	if _, err := os.Lstat(filepath.Join(env.ws.Root, AgentsDir, "index.db")); m == "" && err == nil {
+		if ix, err := openWorkspaceIndex(env.ws); err == nil {
+			m, _, _, _ = ix.Embedded(ctx) // the model this workspace's index is bound to
+			ix.Close()
+		}
+	}
+	if m != "" {
 		kind = "lexical index of this workspace fused with " + m + " embeddings (find_code)"
 	}
 	fmt.Fprintln(out, "  workspace  "+kind)

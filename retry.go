@@ -56,11 +56,15 @@ func (r RetryConfig) policy() retryPolicy {
 
 // describe is the policy in one line, for /status.
 func (p retryPolicy) describe() string {
-	if p.attempts == 0 {
-		return "off (retry.attempts: -1)"
+	idle := "; a reply that sends nothing new is never cut (retry.idle: off)"
+	if p.idle > 0 {
+		idle = fmt.Sprintf("; a reply that sends nothing new for %s ends (retry.idle)", p.idle)
 	}
-	return fmt.Sprintf("up to %d retries of a failed model call, waiting %s, %s, ... at most %s each (retry: {attempts, max_wait})",
-		p.attempts, firstRetryWait, 2*firstRetryWait, p.maxWait)
+	if p.attempts == 0 {
+		return "off (retry.attempts: -1)" + idle
+	}
+	return fmt.Sprintf("up to %d retries of a failed model call, waiting %s, %s, ... at most %s each (retry: {attempts, max_wait})%s",
+		p.attempts, firstRetryWait, 2*firstRetryWait, p.maxWait, idle)
 }
 
 // transientError is a model call that failed in a way a second try can

@@ -64,7 +64,7 @@ func sandboxLine(policy SandboxPolicy) string {
 	if policy.Unsandboxed {
 		return "sandbox: none (" + s.Why + "): commands run UNSANDBOXED, as your config allows (sandbox: {unsandboxed: true})"
 	}
-	return "sandbox: none (" + s.Why + "): commands, user tools and stdio MCP servers refuse; sandbox: {unsandboxed: true} in your own config runs them unsandboxed"
+	return "sandbox: none (" + s.Why + "): commands, user tools, hooks and stdio MCP servers refuse; sandbox: {unsandboxed: true} in your own config runs them unsandboxed"
 }
 
 // sandboxMode is the mode's name, and "none, unsandboxed" where the user

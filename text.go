@@ -3,6 +3,7 @@ package harvey
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -170,4 +171,12 @@ func clip(s string, n int) string {
 		n--
 	}
 	return s[:n] + "..."
+}
+
+// clipList keeps the first n of l and says how many more there are.
+func clipList(l []string, n int) []string {
+	if len(l) <= n {
+		return l
+	}
+	return append(slices.Clone(l[:n]), fmt.Sprintf("and %d more", len(l)-n))
 }

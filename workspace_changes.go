@@ -88,11 +88,7 @@ func (w *workspaceFiles) changes() string {
 		return ""
 	}
 	slices.Sort(list)
-	n := len(list)
-	if n > changesShown {
-		list = append(list[:changesShown], fmt.Sprintf("and %d more", n-changesShown))
-	}
-	return fmt.Sprintf("[harvey: %s changed in the workspace: %s]", plural(n, "file"), sanitizeForTerminal(strings.Join(list, ", ")))
+	return fmt.Sprintf("[harvey: %s changed in the workspace: %s]", plural(len(list), "file"), sanitizeForTerminal(strings.Join(clipList(list, changesShown), ", ")))
 }
 
 // commandGuard is everything checked around one sandboxed process: the

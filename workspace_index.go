@@ -164,21 +164,25 @@ func lockIndex(ws *Workspace, rep indexReport) {
 	ws.indexMu.Lock()
 }
 
-// syncIndex brings the index up to date with the workspace's files,
-// counting them first (a walk of its own that reads no file, within fresh
-// bounds) so that progress is files done of total. ws.indexMu is held.
+// syncIndex brings the index up to date with the workspace's files, with
+// progress as files done of total: the total is the files the index held
+// after its last sync (a query on an index up to date walks the workspace
+// once), or, for a first build, a count by a walk of its own that reads no
+// file. ws.indexMu is held.
 func syncIndex(ctx context.Context, ws *Workspace, ix *wsindex.Index, rep indexReport) (wsindex.Stats, *indexBounds, error) {
-	count, _, err := workspaceDocs(ws)
-	if err != nil {
-		return wsindex.Stats{}, nil, err
-	}
 	ws.index.done.Store(0)
 	ws.index.total.Store(0) // counting
 	ws.index.building.Store(true)
 	defer ws.index.building.Store(false)
-	total := 0
-	for range count {
-		total++
+	total := ix.Files()
+	if total == 0 {
+		count, _, err := workspaceDocs(ws)
+		if err != nil {
+			return wsindex.Stats{}, nil, err
+		}
+		for range count {
+			total++
+		}
 	}
 	ws.index.total.Store(int64(total))
 	docs, bounds, err := workspaceDocs(ws)
@@ -192,7 +196,9 @@ func syncIndex(ctx context.Context, ws *Workspace, ix *wsindex.Index, rep indexR
 				return
 			}
 			n++
+			total = max(total, n) // files added since the last sync
 			ws.index.done.Store(int64(n))
+			ws.index.total.Store(int64(total))
 			if rep.progress != nil {
 				rep.progress(n, total)
 			}

@@ -161,6 +161,9 @@ func TestEndToEndWorkspaceEmbedded(t *testing.T) {
 	if out, _, _ := h("rag", "status", "workspace"); !strings.Contains(out, "nomic-embed-text") || !strings.Contains(out, "the model answers") || !strings.Contains(out, "chunks embedded") {
 		t.Fatalf("status after: %s", out)
 	}
+	if out, _, _ := h("rag", "list"); !strings.Contains(out, "fused with nomic-embed-text embeddings") {
+		t.Fatalf("rag list does not name this workspace's embeddings: %s", out)
+	}
 	if out, _, _ := h("rag", "query", "when is the service deployed", "--json"); !strings.Contains(out, `"chunks_embedded": `) {
 		t.Fatalf("query --json does not say how much is embedded: %s", out)
 	}

@@ -388,6 +388,13 @@ func (ix *Index) Query(ctx context.Context, q string, k int) ([]Hit, error) {
 	return out, rows.Err()
 }
 
+// Files is how many files the index holds.
+func (ix *Index) Files() int {
+	var n int
+	ix.db.QueryRow("SELECT count(*) FROM files").Scan(&n)
+	return n
+}
+
 // Paths lists the indexed files.
 func (ix *Index) Paths() ([]string, error) {
 	rows, err := ix.db.Query("SELECT path FROM files ORDER BY path")
