@@ -407,13 +407,16 @@ func (r *replyRedactor) Write(p []byte) (int, error) {
 	if len(r.line) == 0 || len(r.line) > replyPartialMax || r.red.inKey || namesSecret(r.line) {
 		return len(p), nil
 	}
-	red := redactKnown(redactTokens(string(r.line)))
-	cut := strings.LastIndexAny(red, " \t") + 1
-	if !mayStartSecret(red[cut:]) && !mayBeKnown(red[cut:]) {
-		cut = len(red) // the last word cannot become a secret: it goes out too
+	raw := string(r.line)
+	cut := strings.LastIndexAny(raw, " \t") + 1
+	if !mayStartSecret(raw[cut:]) && !mayBeKnown(raw[cut:]) {
+		cut = len(raw) // the last word cannot become a secret: it goes out too
 	}
-	if cut > r.sent {
-		if err := r.pass(red[:cut]); err != nil {
+	// The line up to a blank is final: no rule on a line that names no
+	// secret reaches across one. A word that may still grow into a secret
+	// (or out of one: ghp_… followed by _) waits for the blank after it.
+	if red := redactKnown(redactTokens(raw[:cut])); len(red) > r.sent {
+		if err := r.pass(red); err != nil {
 			return 0, err
 		}
 	}
@@ -454,17 +457,24 @@ func namesSecret(line []byte) bool {
 	return strings.Contains(low, "://") || strings.Contains(low, "private key") || strings.Contains(low, "-----") || strings.Contains(low, "bearer") || strings.Contains(low, "hooks.slack") || strings.Contains(low, "curl") || strings.Contains(low, "mysql") || strings.Contains(low, "mariadb")
 }
 
+// keyBeginLit starts a private key block (keyBeginRE), wherever it is.
+const keyBeginLit = "-----BEGIN "
+
 // mayStartSecret reports whether the end of a line could still grow into
 // a secret of a known shape: a word in it starts as one does (a prefix of
 // the shape's literal, or the literal and more).
 func mayStartSecret(tail string) bool {
 	for i := 0; i < len(tail); i++ {
-		if i > 0 && isWordByte(tail[i-1]) {
-			continue
-		}
 		sub := tail[i:]
+		if strings.HasPrefix(keyBeginLit, sub) {
+			return true // a private key block may start here, after anything
+		}
+		afterWord := i > 0 && isWordByte(tail[i-1])
 		for _, r := range secretPatterns {
-			if r.lit != "" && (strings.HasPrefix(sub, r.lit) || strings.HasPrefix(r.lit, sub)) {
+			if r.lit == "" || (afterWord && r.wordStart) {
+				continue
+			}
+			if strings.HasPrefix(sub, r.lit) || strings.HasPrefix(r.lit, sub) {
 				return true
 			}
 		}
