@@ -457,6 +457,17 @@ func namesSecret(line []byte) bool {
 	return strings.Contains(low, "://") || strings.Contains(low, "private key") || strings.Contains(low, "-----") || strings.Contains(low, "bearer") || strings.Contains(low, "hooks.slack") || strings.Contains(low, "curl") || strings.Contains(low, "mysql") || strings.Contains(low, "mariadb")
 }
 
+// matchStarts are the literal texts secretPatterns' matches begin with
+// ("do" for do[opr]_v1_…, "https://hooks.slack.com/" for a Slack hook):
+// where a rule hides its whole match, the stream holds a word from there.
+var matchStarts = sync.OnceValue(func() []string {
+	starts := make([]string, len(secretPatterns))
+	for i, r := range secretPatterns {
+		starts[i], _ = r.re().LiteralPrefix()
+	}
+	return starts
+})
+
 // keyBeginLit starts a private key block (keyBeginRE), wherever it is.
 const keyBeginLit = "-----BEGIN "
 
@@ -470,12 +481,14 @@ func mayStartSecret(tail string) bool {
 			return true // a private key block may start here, after anything
 		}
 		afterWord := i > 0 && isWordByte(tail[i-1])
-		for _, r := range secretPatterns {
-			if r.lit == "" || (afterWord && r.wordStart) {
+		for j, r := range secretPatterns {
+			if afterWord && r.wordStart {
 				continue
 			}
-			if strings.HasPrefix(sub, r.lit) || strings.HasPrefix(r.lit, sub) {
-				return true
+			for _, lit := range [2]string{r.lit, matchStarts()[j]} {
+				if lit != "" && (strings.HasPrefix(sub, lit) || strings.HasPrefix(lit, sub)) {
+					return true
+				}
 			}
 		}
 	}
