@@ -60,12 +60,12 @@ func (a *Agent) registerCommands() {
 		Help: "Each change keeps the version it replaced, for this session. /undo restores the latest one (or removes a file Harvey created, with the directories that write made if they are empty) only if the file is still exactly what Harvey wrote."})
 	add(&Command{Name: "apply", Usage: "/apply", Summary: "write the code blocks of the last reply whose fence names a file", Handler: cmdApply,
 		Help: "Finds fences like ```go path/to/file.go or ```path/to/file in the last reply, shows the diffs, and writes them after one confirmation (y, n, or a: always for /apply this session; headless only with --yes)."})
-	add(&Command{Name: "hooks", Usage: "/hooks", Summary: "your hooks before and after tool calls, in the order they run, and how often they fired",
+	add(&Command{Name: "hooks", Usage: "/hooks", Summary: "your hooks around tool calls and the conversation, in the order they run, and how often they fired",
 		Handler: func(_ context.Context, a *Agent, _ []string, out io.Writer) error {
 			fmt.Fprintln(out, a.gate.hooks.describe())
 			return nil
 		},
-		Help: "Hooks come from hooks: in your own config (a workspace's agents/harvey.yaml after you confirm them): each runs a command before (pre_tool) or after (post_tool) the tool calls it matches, which may block the call, change its arguments or amend its result. Claude Code's PreToolUse and PostToolUse scripts work unchanged; harvey hooks import brings them. docs/hooks.md has the contract."})
+		Help: "Hooks come from hooks: in your own config (a workspace's agents/harvey.yaml after you confirm them): each runs a command before (pre_tool) or after (post_tool) the tool calls it matches, which may block the call, change its arguments or amend its result; or at the session's start (session_start), on each prompt (user_prompt: add context or hold the prompt back) or when a reply ends (stop: send the model on). Claude Code's scripts for the same events work unchanged; harvey hooks import brings them. docs/hooks.md has the contract."})
 	add(&Command{Name: "context", Usage: "/context add TEXT|show|clear|load-dir PATH [GLOB]", Summary: "pinned context that survives /clear; load-dir puts a directory's files into the conversation", Handler: cmdContext,
 		Help: "load-dir PATH [GLOB] adds every text file under PATH that the model may read (GLOB matches the name, or the path when it has a /), redacted, within the model's result cap, and says what it left out."})
 	add(&Command{Name: "template", Usage: "/template list | use NAME [TEXT]", Summary: "send a prompt kept in agents/templates/NAME.md (shown the first time)", Handler: cmdTemplate})
@@ -263,15 +263,16 @@ func cmdStatus(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	fmt.Fprintf(out, "safe mode:   %v\n", a.Config.SafeMode)
 	fmt.Fprintf(out, "sandbox:     %s\n", sandboxMode(a.Config.Sandbox))
 	if h := a.gate.hooks; h != nil {
-		fmt.Fprintf(out, "hooks:       %d (%d run, %d blocked, changed or amended a call; /hooks)\n", len(h.hooks), h.ran.Load(), h.fired.Load())
+		fmt.Fprintf(out, "hooks:       %d (%d run, %d blocked, changed or added something; /hooks)\n", len(h.hooks), h.ran.Load(), h.fired.Load())
 	}
 	fmt.Fprintf(out, "retries:     %s\n", a.Config.Retry.policy().describe())
 	return nil
 }
 
-func cmdClear(_ context.Context, a *Agent, _ []string, out io.Writer) error {
+func cmdClear(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	a.ClearHistory()
 	fmt.Fprintln(out, "conversation cleared")
+	a.gate.hooks.sessionStart(ctx, "clear")
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,7 +16,8 @@ import (
 
 // Hooks: your own policy before and after every tool call, in the shape
 // people already write for other agents. A hook (hooks: in your config)
-// names an event (pre_tool, post_tool), which tools it applies to, an
+// names an event (pre_tool, post_tool; the conversation's session_start,
+// user_prompt and stop are hooks_events.go), which tools it applies to, an
 // optional condition on the arguments, a priority, a timeout and a
 // command. The command gets one JSON object on stdin and answers by its
 // exit status (0 go on, 2 block with its stderr as the reason) or a JSON
@@ -29,8 +31,8 @@ import (
 
 // HookConfig is one hook of the hooks: list.
 type HookConfig struct {
-	Event    string     `yaml:"event"`              // pre_tool or post_tool
-	Match    string     `yaml:"match,omitempty"`    // tool name or pattern (Harvey's or Claude Code's name); empty: every tool
+	Event    string     `yaml:"event"`              // pre_tool, post_tool, session_start, user_prompt or stop
+	Match    string     `yaml:"match,omitempty"`    // tool name or pattern (Harvey's or Claude Code's name; session_start: the source); empty: every one
 	When     []HookWhen `yaml:"when,omitempty"`     // every condition must hold
 	Priority int        `yaml:"priority,omitempty"` // lower runs first; equal ones in the order written
 	Timeout  Duration   `yaml:"timeout,omitempty"`  // default 60s
@@ -70,14 +72,22 @@ func (a *HookArgv) UnmarshalYAML(unmarshal func(any) error) error {
 }
 
 const (
-	hookPre  = "pre_tool"
-	hookPost = "post_tool"
+	hookPre          = "pre_tool"
+	hookPost         = "post_tool"
+	hookSessionStart = "session_start" // hooks_events.go
+	hookPrompt       = "user_prompt"
+	hookStop         = "stop"
 
 	defaultHookTimeout = 60 * time.Second
 )
 
 // hookEvents maps Harvey's event names to Claude Code's.
-var hookEvents = map[string]string{hookPre: "PreToolUse", hookPost: "PostToolUse"}
+var hookEvents = map[string]string{hookPre: "PreToolUse", hookPost: "PostToolUse",
+	hookSessionStart: "SessionStart", hookPrompt: "UserPromptSubmit", hookStop: "Stop"}
+
+// toolEvent reports an event about a tool call (the others are about the
+// session, a prompt or a reply).
+func toolEvent(event string) bool { return event == hookPre || event == hookPost }
 
 // claudeTools maps Harvey's tools to Claude Code's names.
 var claudeTools = map[string]string{"run_command": "Bash", "read_file": "Read", "write_file": "Write", "edit_file": "Edit",
@@ -98,7 +108,13 @@ func claudeName(tool string) string {
 // check says what is wrong with a hook, or nil.
 func (h HookConfig) check() error {
 	if _, ok := hookEvents[h.Event]; !ok {
-		return fmt.Errorf("event %q: use pre_tool or post_tool", h.Event)
+		return fmt.Errorf("event %q: use pre_tool, post_tool, session_start, user_prompt or stop", h.Event)
+	}
+	if (h.Event == hookPrompt || h.Event == hookStop) && h.Match != "" && h.Match != "*" {
+		return fmt.Errorf("match: a %s hook has no tool to match (when: reads its fields)", h.Event)
+	}
+	if (h.Event == hookSessionStart || h.Event == hookStop) && h.OnError == "block" {
+		return fmt.Errorf("on_error: block: a %s hook cannot block (only pre_tool, post_tool and user_prompt can)", h.Event)
 	}
 	if len(h.Command) == 0 || h.Command[0] == "" {
 		return fmt.Errorf("a hook needs a command")
@@ -171,7 +187,7 @@ func (h HookConfig) blocksOnError() bool {
 	if h.OnError != "" {
 		return h.OnError == "block"
 	}
-	return h.Event == hookPre
+	return h.Event == hookPre || h.Event == hookPrompt
 }
 
 // writable is the hook's writable directories, absolute (~ expanded),
@@ -195,6 +211,9 @@ func (h HookConfig) timeout() time.Duration {
 // shown is the hook in a few words for the user: its event, tools and
 // command.
 func (h HookConfig) shown() string {
+	if h.Event == hookPrompt || h.Event == hookStop {
+		return fmt.Sprintf("%s: %s", h.Event, quoteArgv(h.Command))
+	}
 	return fmt.Sprintf("%s %s: %s", h.Event, cmp.Or(h.Match, "*"), quoteArgv(h.Command))
 }
 
@@ -291,15 +310,23 @@ func copyKeys(dst, src map[string]any, keys ...string) {
 // hookInput is the JSON object a hook reads on stdin.
 func hookInput(event, tool, id string, args map[string]any, root string, result *hookResult) []byte {
 	in := map[string]any{
-		"hook_event_name": hookEvents[event], "event": event,
 		"tool_name": claudeName(tool), "harvey_tool": tool, "tool_use_id": id,
 		"tool_input": claudeInput(tool, args, root), "arguments": args,
-		"cwd": root, "workspace": root, "session_id": hookSession, "permission_mode": "default",
 	}
 	if result != nil {
 		in["result"], in["status"] = result.text, result.status
 		in["tool_response"] = map[string]any{"output": result.text, "status": result.status, "success": result.status == "ok"}
 	}
+	return eventInput(event, in, root)
+}
+
+// eventInput is the JSON object a hook reads on stdin: the event's fields
+// and what every event carries (its name in Harvey's words and Claude
+// Code's, the workspace, the session).
+func eventInput(event string, fields map[string]any, root string) []byte {
+	in := map[string]any{"hook_event_name": hookEvents[event], "event": event,
+		"cwd": root, "workspace": root, "session_id": hookSession, "permission_mode": "default"}
+	maps.Copy(in, fields)
 	b, _ := json.Marshal(in)
 	return b
 }

@@ -14,10 +14,10 @@ import (
 )
 
 // harvey hooks: the hooks of your own config, in the order they run, and
-// harvey hooks import, which lists (or adds) the PreToolUse and
-// PostToolUse hooks of Claude Code's settings files as Harvey hooks, as
-// harvey mcp import does for servers. Its other events have no
-// counterpart yet and are named as left out.
+// harvey hooks import, which lists (or adds) the hooks of Claude Code's
+// settings files as Harvey hooks (PreToolUse, PostToolUse, SessionStart,
+// UserPromptSubmit, Stop), as harvey mcp import does for servers. Its
+// other events have no counterpart and are named as left out.
 
 const hooksUsage = `usage: harvey hooks [list]
        harvey hooks import [N... | --all] [--from FILE]   Claude Code's hooks (~/.claude/settings.json, .claude/settings*.json)`
@@ -89,7 +89,7 @@ func hooksImport(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if len(found) == 0 {
-		fmt.Fprintln(stdout, "no PreToolUse or PostToolUse hooks found in Claude Code's settings")
+		fmt.Fprintln(stdout, "no hooks Harvey can run found in Claude Code's settings")
 		return 0
 	}
 	if !all && len(picks) == 0 {
@@ -119,7 +119,7 @@ func hooksImport(args []string, stdout, stderr io.Writer) int {
 }
 
 // claudeHooks reads the hooks of a Claude Code settings file: each
-// command hook of PreToolUse and PostToolUse becomes a Harvey hook with
+// command hook of an event Harvey has becomes a Harvey hook with
 // its matcher, its command run by sh -c and its timeout (seconds). It
 // blocks only on exit 2 or a block answer, as in Claude Code: another
 // failure lets the call go on (on_error: allow).
@@ -137,18 +137,24 @@ func claudeHooks(b []byte) (hooks []HookConfig, left []string, err error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, nil, fmt.Errorf("not JSON Harvey can read: %v", err)
 	}
-	events := map[string]string{"PreToolUse": hookPre, "PostToolUse": hookPost}
+	events := map[string]string{}
+	for h, c := range hookEvents {
+		events[c] = h
+	}
 	for _, ev := range sortedKeys(s.Hooks) {
 		event, ok := events[ev]
 		for _, m := range s.Hooks[ev] {
 			for _, h := range m.Hooks {
 				switch {
 				case !ok:
-					left = append(left, fmt.Sprintf("a %s hook (%s): Harvey has no such event yet", ev, clip(h.Command, 60)))
+					left = append(left, fmt.Sprintf("a %s hook (%s): Harvey has no such event", ev, clip(h.Command, 60)))
 				case h.Type != "" && h.Type != "command":
 					left = append(left, fmt.Sprintf("a %s hook of type %q: only commands run", ev, h.Type))
 				default:
 					hc := HookConfig{Event: event, Match: strings.TrimSpace(m.Matcher), Command: HookArgv{"sh", "-c", h.Command}, OnError: "allow"}
+					if event == hookPrompt || event == hookStop {
+						hc.Match = "" // Claude Code ignores a matcher there too
+					}
 					if h.Timeout > 0 {
 						hc.Timeout = Duration(h.Timeout * float64(1e9))
 					}

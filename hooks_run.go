@@ -22,11 +22,12 @@ import (
 
 // hookRunner runs the session's hooks.
 type hookRunner struct {
-	hooks []HookConfig // in the order they run
-	gate  *Gate
-	tm    *Terminal
-	fired atomic.Int64 // firings that blocked, changed or amended something
-	ran   atomic.Int64 // hooks run
+	hooks   []HookConfig // in the order they run
+	gate    *Gate
+	tm      *Terminal
+	fired   atomic.Int64 // firings that blocked, changed or amended something
+	ran     atomic.Int64 // hooks run
+	pending string       // context from session_start hooks, for the next prompt
 }
 
 // newHookRunner is the runner for the hooks of cfg (nil when there are
@@ -159,35 +160,55 @@ func (r *hookRunner) post(ctx context.Context, tool, id string, args map[string]
 // as the reason; another failure, a timeout or an answer that is not one
 // is an error (failed decides what it means).
 func (r *hookRunner) run(ctx context.Context, h HookConfig, event, tool, id string, args map[string]any, result *hookResult) (hookAnswer, error) {
+	root := r.gate.ws.Root
+	out, blocked, err := r.exec(ctx, h, hookInput(event, tool, id, args, root, result))
+	if err != nil {
+		return hookAnswer{}, err
+	}
+	if blocked != nil {
+		return *blocked, nil
+	}
+	return parseHookAnswer(out, tool, args, root)
+}
+
+// exec runs one hook with in on its stdin and returns its stdout; exit 2
+// is a block, its stderr the reason; another failure, or no answer within
+// its timeout, is an error.
+func (r *hookRunner) exec(ctx context.Context, h HookConfig, in []byte) ([]byte, *hookAnswer, error) {
 	r.ran.Add(1)
 	root := r.gate.ws.Root
-	in := hookInput(event, tool, id, args, root, result)
 	res, err := r.gate.runGated(ctx, runRequest{audit: "hook", shown: h.shown(), argv: h.Command, timeout: h.timeout(),
-		hook: &hookRun{stdin: string(in), env: []string{"CLAUDE_PROJECT_DIR=" + root, "HARVEY_WORKSPACE=" + root, "HARVEY_HOOK_EVENT=" + event}, network: h.Network, writable: h.writable()}})
+		hook: &hookRun{stdin: string(in), env: []string{"CLAUDE_PROJECT_DIR=" + root, "HARVEY_WORKSPACE=" + root, "HARVEY_HOOK_EVENT=" + h.Event}, network: h.Network, writable: h.writable()}})
 	switch {
 	case err != nil:
-		return hookAnswer{}, err
+		return nil, nil, err
 	case res.TimedOut:
-		return hookAnswer{}, fmt.Errorf("no answer within its timeout (%s)", h.timeout())
+		return nil, nil, fmt.Errorf("no answer within its timeout (%s)", h.timeout())
 	case res.Err != nil:
-		return hookAnswer{}, res.Err
+		return nil, nil, res.Err
 	case res.ExitCode == 2:
-		return hookAnswer{block: true, reason: cmp.Or(redactSecrets(strings.TrimSpace(string(res.Stderr))), "exit status 2")}, nil
+		return nil, &hookAnswer{block: true, reason: cmp.Or(redactSecrets(strings.TrimSpace(string(res.Stderr))), "exit status 2")}, nil
 	case res.ExitCode != 0:
-		return hookAnswer{}, fmt.Errorf("exit status %d: %s", res.ExitCode, redactSecrets(oneLine(string(res.Stderr))))
+		return nil, nil, fmt.Errorf("exit status %d: %s", res.ExitCode, redactSecrets(oneLine(string(res.Stderr))))
 	}
-	return parseHookAnswer(res.Output, tool, args, root)
+	return res.Output, nil, nil
 }
 
 // failed tells the user a hook failed and which way it decides; it
 // reports whether the hook's failure blocks.
 func (r *hookRunner) failed(h HookConfig, tool string, err error) bool {
 	blocks := h.blocksOnError()
-	way := "the call goes on (on_error: allow)"
-	if blocks && h.Event == hookPre {
+	way := map[string]string{hookPre: "the call goes on (on_error: allow)", hookPost: "the result stands (on_error: block withholds it)",
+		hookPrompt: "the prompt goes on (on_error: allow)"}[h.Event]
+	switch {
+	case blocks && h.Event == hookPre:
 		way = "the call is blocked (on_error: allow lets it go on)"
-	} else if blocks {
+	case blocks && h.Event == hookPrompt:
+		way = "the prompt is not sent (on_error: allow lets it go on)"
+	case blocks:
 		way = "the result is withheld (on_error: block)"
+	case way == "":
+		way = "it is left out"
 	}
 	r.tell(h, tool, "failed", oneLine(err.Error())+"; "+way)
 	return blocks
@@ -222,7 +243,7 @@ func (r *hookRunner) describe() string {
 		}
 		fmt.Fprintf(&b, "%d. %s (priority %d, timeout %s, on error: %s)%s\n", i+1, h.shown(), h.Priority, h.timeout(), onError, when)
 	}
-	fmt.Fprintf(&b, "%d run this session, %d blocked, changed or amended a call", r.ran.Load(), r.fired.Load())
+	fmt.Fprintf(&b, "%d run this session, %d blocked, changed or added something", r.ran.Load(), r.fired.Load())
 	return b.String()
 }
 

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/harvey-agent/harvey/internal/kernelsim"
 )
@@ -80,13 +81,18 @@ func TestClaudeHooksImport(t *testing.T) {
 	settings := `{"hooks": {
 	  "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "~/.claude/block-rm.sh", "timeout": 5}]}],
 	  "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "jq -r .tool_input.file_path | xargs gofmt -w"}]}],
-	  "Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}`
+	  "Stop": [{"matcher": "*", "hooks": [{"type": "command", "command": "say done"}]}],
+	  "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "date"}]}],
+	  "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]}}`
 	hs, left, err := claudeHooks([]byte(settings))
-	if err != nil || len(hs) != 2 || len(left) != 1 || !strings.Contains(left[0], "Stop") {
+	if err != nil || len(hs) != 4 || len(left) != 1 || !strings.Contains(left[0], "Notification") {
 		t.Fatalf("%+v %v %v", hs, left, err)
 	}
 	if hs[1].Event != hookPre || hs[1].Match != "Bash" || hs[1].timeout().Seconds() != 5 || hs[1].OnError != "allow" || hs[0].Event != hookPost {
 		t.Fatalf("%+v", hs)
+	}
+	if hs[2].Event != hookStop || hs[2].Match != "" || hs[3].Event != hookPrompt || hs[2].check() != nil {
+		t.Fatalf("%+v", hs[2:])
 	}
 }
 
@@ -353,5 +359,124 @@ func TestEndToEndHooksWithoutASandbox(t *testing.T) {
 	}
 	if r := toolResults(fo.chatRequests())["r"]; !strings.Contains(r, "blocked by your hook") || !strings.Contains(r, "unsandboxed: true") || strings.Contains(r, "hello") {
 		t.Errorf("a hook with no sandbox: %s", r)
+	}
+}
+
+// The conversation's hooks through the built binary: session_start's
+// output and user_prompt's context reach the first message (never the
+// system prompt); a user_prompt hook blocks a prompt before any request;
+// a stop hook sends the model on once, and one that never lets go is
+// stopped after maxStopRounds.
+func TestEndToEndConversationHooks(t *testing.T) {
+	t.Parallel()
+	f := newHookFixture(t, `hooks:
+  - event: session_start
+    match: startup
+    command: echo "the deploy branch is release-7"
+  - event: session_start
+    match: resume
+    command: echo "never on a fresh start"
+  - event: user_prompt
+    when: [{field: prompt, contains: prod}]
+    command: echo "prompts about prod go through the on-call" >&2; exit 2
+  - event: user_prompt
+    command: [printf, '{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "today is a test day"}}']
+  - event: stop
+    when: [{field: last_assistant_message, contains: "First"}]
+    command: 'grep -q "\"stop_hook_active\":true" && exit 0; echo "run the tests before you stop" >&2; exit 2'
+  - event: stop
+    when: [{field: last_assistant_message, contains: "LOOP"}]
+    command: echo again >&2; exit 2
+`)
+	turn := func(prompt string, replies ...string) ([]map[string]any, string, string, int) {
+		fo := newFakeOllama(t, "llama3.2:latest")
+		var rs []fakeReply
+		for _, r := range replies {
+			rs = append(rs, textReply("llama3.2", r))
+		}
+		fo.script(rs...)
+		out, errOut, code := runHarveyEnv(t, f.bin, f.dir, "", f.env, "-p", prompt, "--model", "llama3.2", "--ollama", fo.URL())
+		return fo.chatRequests(), out, errOut, code
+	}
+	lastUser := func(req map[string]any) (system, user string) {
+		for _, m := range messagesOf(req) {
+			c, _ := m["content"].(string)
+			switch m["role"] {
+			case "system":
+				system += c
+			case "user":
+				user = c
+			}
+		}
+		return system, user
+	}
+
+	reqs, out, errOut, code := turn("fix the build", "First answer.", "Tests ran.")
+	if code != 0 || len(reqs) != 2 || !strings.Contains(out, "Tests ran.") {
+		t.Fatalf("exit %d, %d requests: %s %s", code, len(reqs), out, errOut)
+	}
+	system, user := lastUser(reqs[0])
+	for _, want := range []string{"the deploy branch is release-7", "today is a test day", "fix the build"} {
+		if !strings.Contains(user, want) {
+			t.Errorf("the first message lacks %q: %s", want, user)
+		}
+	}
+	if strings.Contains(user, "never on a fresh start") || strings.Contains(system, "release-7") {
+		t.Errorf("match: or the system prompt: %s / %s", user, system)
+	}
+	if _, user := lastUser(reqs[1]); !strings.Contains(user, "[your stop hook: run the tests before you stop]") {
+		t.Errorf("the stop hook's reason: %s", user)
+	}
+	if !strings.Contains(errOut, "⚑ hook continued the reply") || !strings.Contains(errOut, "⚑ hook added context to your prompt") {
+		t.Errorf("not said: %s", errOut)
+	}
+
+	reqs, _, errOut, code = turn("deploy to prod", "never sent")
+	if code == 0 || len(reqs) != 0 || !strings.Contains(errOut, "prompts about prod go through the on-call") {
+		t.Errorf("a blocked prompt: exit %d, %d requests: %s", code, len(reqs), errOut)
+	}
+
+	reqs, _, errOut, code = turn("loop", "LOOP", "LOOP", "LOOP", "LOOP", "LOOP")
+	if code != 0 || len(reqs) != 1+maxStopRounds || !strings.Contains(errOut, "go on 3 times") {
+		t.Errorf("a stop hook that never lets go: exit %d, %d requests: %s", code, len(reqs), errOut)
+	}
+}
+
+// What a conversation hook answers: plain text is context, JSON may
+// block or add context; a stop hook's plain text is ignored.
+func TestParseEventAnswer(t *testing.T) {
+	for _, c := range []struct {
+		out, event, context string
+		block, bad          bool
+	}{
+		{out: "", event: hookPrompt},
+		{out: "branch: main\n", event: hookSessionStart, context: "branch: main"},
+		{out: "done", event: hookStop},
+		{out: `{"decision": "block", "reason": "no"}`, event: hookPrompt, block: true},
+		{out: `{"decision": "block", "reason": "go on"}`, event: hookStop, block: true},
+		{out: `{"continue": false, "stopReason": "x"}`, event: hookPrompt, block: true},
+		{out: `{"continue": false}`, event: hookStop},
+		{out: `{"hookSpecificOutput": {"additionalContext": "ctx"}}`, event: hookPrompt, context: "ctx"},
+		{out: `{"context": "mine"}`, event: hookSessionStart, context: "mine"},
+		{out: `{"decision": "maybe"}`, event: hookPrompt, bad: true},
+		{out: `{not json`, event: hookPrompt, bad: true},
+	} {
+		a, err := parseEventAnswer([]byte(c.out), c.event)
+		got := ""
+		if a.amend != nil {
+			got = *a.amend
+		}
+		if (err != nil) != c.bad || a.block != c.block || got != c.context {
+			t.Errorf("%s %q: %+v %q %v", c.event, c.out, a, got, err)
+		}
+	}
+	for _, h := range []HookConfig{{Event: hookPrompt, Match: "Bash", Command: HookArgv{"x"}}, {Event: hookStop, OnError: "block", Command: HookArgv{"x"}},
+		{Event: hookSessionStart, OnError: "block", Command: HookArgv{"x"}}, {Event: "PreToolUse", Command: HookArgv{"x"}}} {
+		if h.check() == nil {
+			t.Errorf("%+v accepted", h)
+		}
+	}
+	if s := clipContext(strings.Repeat("é", hookContextMax)); len(s) > hookContextMax+100 || !strings.Contains(s, "past their budget") || !utf8.ValidString(s) {
+		t.Errorf("clip: %d bytes", len(s))
 	}
 }

@@ -89,6 +89,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 			a.logf("%s", a.dim("· "+l))
 		}
 	}
+	a.gate.hooks.sessionStart(ctx, map[bool]string{true: "resume", false: "startup"}[o.Continue])
 	a.warmStart()                                                    // REPL and Ollama only: the prompt's head is evaluated while you type
 	a.indexing = startIndexing(&a.Terminal, a.Workspace, a.indexing) // REPL only: the index is brought up to date while you type
 	if cf.AutoRecord {

@@ -137,6 +137,10 @@ func (a *Agent) chatTurn(ctx context.Context, prompt string) error {
 
 // runTurn sends prompt in the turn t and keeps what happened.
 func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
+	added, err := a.gate.hooks.prompt(ctx, prompt)
+	if err != nil {
+		return err
+	}
 	a.Recorder.User(prompt)
 	if err := a.fitContext(ctx, t); err != nil {
 		return err
@@ -146,11 +150,15 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 		// server evaluated stays reusable.
 		prompt = block + "\n\n" + prompt
 	}
+	if added != "" {
+		prompt = added + "\n\n" + prompt // your hooks' context, in the same place
+	}
 	if t.announce != "" {
 		prompt = t.announce + "\n\n" + prompt
 		a.markAnnounced(t.model, t.announced)
 	}
-	return a.answer(ctx, t, append(a.History, Message{Role: RoleUser, Content: prompt}))
+	err = a.answer(ctx, t, append(a.History, Message{Role: RoleUser, Content: prompt}))
+	return goOnForStopHooks(ctx, a, t, err)
 }
 
 // unanswered reports whether the conversation ends without the model's
@@ -359,4 +367,33 @@ func (be *backend) proseToolPrompt(ts *toolSet) string {
 		fmt.Fprintf(&sb, "- %s(%s): %s\n", f.Name, strings.Join(ps, ", "), f.Description)
 	}
 	return strings.TrimSpace(sb.String())
+}
+
+// goOnForStopHooks runs your stop hooks after a reply that ended well: while
+// one blocks, its reason goes to the model as your message and the model
+// goes on (at most maxStopRounds times).
+func goOnForStopHooks(ctx context.Context, a *Agent, t *turn, err error) error {
+	r := a.gate.hooks
+	for round := 0; err == nil && r.has(hookStop); round++ {
+		reason, goOn := r.stop(ctx, lastReply(a.History), round > 0)
+		if !goOn {
+			return nil
+		}
+		if round == maxStopRounds {
+			a.logf("%s", a.colorize("33", fmt.Sprintf("⚑ your stop hooks asked the model to go on %d times: the turn ends here", maxStopRounds)))
+			return nil
+		}
+		err = a.answer(ctx, t, append(a.History, Message{Role: RoleUser, Content: "[your stop hook: " + reason + "]"}))
+	}
+	return err
+}
+
+// lastReply is the text of the conversation's last assistant message.
+func lastReply(history []Message) string {
+	for i := len(history) - 1; i >= 0; i-- {
+		if history[i].Role == RoleAssistant {
+			return history[i].Content
+		}
+	}
+	return ""
 }

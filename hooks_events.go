@@ -1,0 +1,195 @@
+package harvey
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Hooks around the conversation rather than a tool call (hooks.go has the
+// contract), in the shape of Claude Code's SessionStart, UserPromptSubmit
+// and Stop:
+//
+//   - session_start runs when a session starts (source "startup", or
+//     "resume" with --continue) and after /clear (source "clear"); match:
+//     is matched against the source. What it prints goes into your next
+//     message as context.
+//   - user_prompt runs before each prompt goes to the model (its text in
+//     "prompt", which when: can read). It may block the prompt (exit 2 or
+//     a block answer: the reason is yours to read, the model sees
+//     nothing) or print context that goes into that message.
+//   - stop runs when the model has finished a reply (its text in
+//     "last_assistant_message"). One that blocks sends its reason to the
+//     model, which goes on ("stop_hook_active" is then true); at most
+//     maxStopRounds times a prompt.
+//
+// Context a hook adds is redacted and goes into the user's message, never
+// the system prompt (the prompt the server evaluated stays reusable),
+// within hookContextMax bytes a turn; what is cut is said.
+
+const (
+	hookContextMax = 4 << 10
+	maxStopRounds  = 3
+)
+
+// eventSubjects are what each event is about, in the user's lines.
+var eventSubjects = map[string]string{hookSessionStart: "the session", hookPrompt: "your prompt", hookStop: "the reply"}
+
+// has reports whether any hook is for event.
+func (r *hookRunner) has(event string) bool {
+	if r == nil {
+		return false
+	}
+	for _, h := range r.hooks {
+		if h.Event == event {
+			return true
+		}
+	}
+	return false
+}
+
+// event runs the hooks of a conversation event that apply, in order.
+// subject is what match: reads (session_start's source); fields go to the
+// hook and are what when: reads. It returns the context they add and,
+// when one blocks, why (the hooks after it do not run).
+func (r *hookRunner) event(ctx context.Context, event, subject string, fields map[string]any) (added string, block *hookBlocked) {
+	if !r.has(event) {
+		return "", nil
+	}
+	about := eventSubjects[event]
+	var b strings.Builder
+	for _, h := range r.hooks {
+		if !h.applies(event, subject, fields, nil) {
+			continue
+		}
+		out, blocked, err := r.exec(ctx, h, eventInput(event, fields, r.gate.ws.Root))
+		var ans hookAnswer
+		if err == nil && blocked == nil {
+			ans, err = parseEventAnswer(out, event)
+		}
+		switch {
+		case err != nil:
+			if r.failed(h, about, err) {
+				return "", &hookBlocked{hook: h.shown(), reason: "the hook failed (" + oneLine(err.Error()) + ")"}
+			}
+			continue
+		case blocked != nil:
+			ans = *blocked
+		}
+		if ans.block && event == hookSessionStart {
+			r.tell(h, about, "said", ans.reason) // a session's start is not blocked: the line is all
+		} else if ans.block {
+			r.tell(h, about, map[string]string{hookPrompt: "blocked", hookStop: "continued"}[event], ans.reason)
+			return "", &hookBlocked{hook: h.shown(), reason: ans.reason}
+		}
+		if ans.amend != nil && strings.TrimSpace(*ans.amend) != "" {
+			text := redactSecrets(strings.TrimSpace(*ans.amend))
+			r.tell(h, about, "added context to", fmt.Sprintf("%d bytes", len(text)))
+			fmt.Fprintf(&b, "[context from your hook: %s]\n%s\n\n", h.shown(), text)
+		}
+	}
+	return clipContext(b.String()), nil
+}
+
+// clipContext keeps the hooks' context within hookContextMax, saying what
+// it cut.
+func clipContext(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if len(s) <= hookContextMax {
+		return s
+	}
+	cut := strings.LastIndexByte(s[:hookContextMax], '\n')
+	if cut < hookContextMax/2 {
+		cut = hookContextMax
+	}
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n[… %d more bytes from your hooks, past their budget of %d]", len(s)-cut, hookContextMax)
+}
+
+// parseEventAnswer reads what a conversation hook printed: plain text is
+// context to add (Claude Code's form for SessionStart and
+// UserPromptSubmit; a stop hook's is ignored); a JSON object may block
+// ("decision": "block" with a "reason", or "continue": false) and add
+// context (Harvey's "context", Claude Code's
+// hookSpecificOutput.additionalContext).
+func parseEventAnswer(out []byte, event string) (hookAnswer, error) {
+	text := strings.TrimSpace(string(out))
+	var a hookAnswer
+	if text == "" {
+		return a, nil
+	}
+	if !strings.HasPrefix(text, "{") {
+		if event != hookStop {
+			a.amend = &text
+		}
+		return a, nil
+	}
+	var v struct {
+		Decision   string `json:"decision"`
+		Reason     string `json:"reason"`
+		Context    string `json:"context"`
+		Continue   *bool  `json:"continue"`
+		StopReason string `json:"stopReason"`
+		Specific   struct {
+			Context string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		return a, fmt.Errorf("its answer is not a JSON object: %s", oneLine(clip(text, 80)))
+	}
+	switch {
+	case v.Decision == "block":
+		a.block, a.reason = true, cmp.Or(v.Reason, "blocked by a hook")
+	case v.Continue != nil && !*v.Continue && event != hookStop:
+		a.block, a.reason = true, cmp.Or(v.StopReason, v.Reason, "stopped by a hook")
+	case v.Decision != "" && v.Decision != "allow" && v.Decision != "approve":
+		return a, fmt.Errorf("decision %q: use allow or block", v.Decision)
+	}
+	if c := strings.TrimSpace(v.Context + "\n" + v.Specific.Context); c != "" && event != hookStop {
+		a.amend = &c
+	}
+	return a, nil
+}
+
+// sessionStart runs the session_start hooks (source: startup, resume,
+// clear) and keeps what they add for the next prompt.
+func (r *hookRunner) sessionStart(ctx context.Context, source string) {
+	if !r.has(hookSessionStart) {
+		return
+	}
+	added, _ := r.event(ctx, hookSessionStart, source, map[string]any{"source": source})
+	r.pending = added
+}
+
+// prompt runs the user_prompt hooks on a prompt: the context to put
+// before it in the message (with what session_start left), or the error
+// that stops it.
+func (r *hookRunner) prompt(ctx context.Context, prompt string) (string, error) {
+	if r == nil {
+		return "", nil
+	}
+	added, block := r.event(ctx, hookPrompt, "", map[string]any{"prompt": prompt})
+	if block != nil {
+		return "", fmt.Errorf("your prompt was not sent: %w", block)
+	}
+	if r.pending != "" {
+		added = clipContext(r.pending + "\n\n" + added)
+		r.pending = ""
+	}
+	return added, nil
+}
+
+// stop runs the stop hooks after a reply; one that blocks returns the
+// reason the model is sent to go on.
+func (r *hookRunner) stop(ctx context.Context, reply string, active bool) (string, bool) {
+	_, block := r.event(ctx, hookStop, "", map[string]any{"last_assistant_message": reply, "stop_hook_active": active})
+	if block == nil {
+		return "", false
+	}
+	return redactSecrets(block.reason), true
+}
