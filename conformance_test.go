@@ -37,7 +37,6 @@ const conformanceVersion = "0.1.16"
 // conformanceExpected are the scenarios Harvey does not pass, and why.
 var conformanceExpected = map[string]string{
 	"auth/2025-03-26-oauth-metadata-backcompat": "the SDK refuses authorization-server metadata whose issuer is not the URL it was fetched for (RFC 8414 §3.3), which this older layout needs",
-	"auth/client-credentials-jwt":               "private_key_jwt client authentication: the SDK's client credentials handler takes a client secret only",
 	"auth/cross-app-access-complete-flow":       "the enterprise (cross-app access) extension, an identity provider's token exchanged for the server's, is not wired",
 	"auth/basic-cimd":                           "every check passes, with the warning that a client SHOULD use a client ID metadata document where the server supports one: that needs an HTTPS URL Harvey publishes (a server's oauth.client_metadata_url uses one); without it Harvey registers dynamically",
 }
@@ -86,6 +85,7 @@ func conformanceClient(string) int {
 		var c struct {
 			ClientID     string `json:"client_id"`
 			ClientSecret string `json:"client_secret"`
+			PrivateKey   string `json:"private_key_pem"`
 		}
 		json.Unmarshal([]byte(ctx), &c)
 		if c.ClientID != "" {
@@ -93,6 +93,11 @@ func conformanceClient(string) int {
 		}
 		if c.ClientSecret != "" {
 			add = append(add, "--client-secret", c.ClientSecret)
+		}
+		if c.PrivateKey != "" {
+			key := filepath.Join(work, "client-key.pem")
+			os.WriteFile(key, []byte(c.PrivateKey), 0o600)
+			add = append(add, "--private-key", key)
 		}
 		if strings.Contains(os.Getenv("MCP_CONFORMANCE_SCENARIO"), "client-credentials") {
 			add = append(add, "--client-credentials")

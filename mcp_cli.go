@@ -18,7 +18,7 @@ import (
 
 const mcpUsage = `usage: harvey mcp list
        harvey mcp add NAME [--env K=V]... [--read-only TOOL]... -- COMMAND [ARGS...]
-       harvey mcp add NAME --url URL [--header K=V]... [--client-id ID [--client-secret S] [--client-credentials]]
+       harvey mcp add NAME --url URL [--header K=V]... [--client-id ID [--client-secret S | --private-key FILE] [--client-credentials]]
        harvey mcp remove NAME
        harvey mcp import [NAME...]     servers in Claude Desktop, Claude Code, Cursor and Codex configs
        harvey mcp login NAME           log in to an HTTP server that uses OAuth (the token is kept for later sessions)
@@ -82,7 +82,7 @@ func addFlags(args []string) (MCPServer, error) {
 			s.URL = val
 		case "--read-only":
 			s.ReadOnly = append(s.ReadOnly, val)
-		case "--client-id", "--client-secret", "--client-credentials":
+		case "--client-id", "--client-secret", "--client-credentials", "--private-key":
 			if oauthFlag(&s, a, val) {
 				continue // takes no value
 			}
@@ -98,7 +98,7 @@ func addFlags(args []string) (MCPServer, error) {
 		return s, errors.New("give either -- COMMAND [ARGS...] or --url URL")
 	}
 	if s.OAuth != nil && (s.URL == "" || s.OAuth.ClientID == "") {
-		return s, errors.New("--client-id (with --url) names the client a server's OAuth knows you by; --client-secret and --client-credentials go with it")
+		return s, errors.New("--client-id (with --url) names the client a server's OAuth knows you by; --client-secret, --private-key and --client-credentials go with it")
 	}
 	return s, nil
 }
@@ -113,6 +113,8 @@ func oauthFlag(s *MCPServer, flag, val string) bool {
 		s.OAuth.ClientID = val
 	case "--client-secret":
 		s.OAuth.ClientSecret = val
+	case "--private-key":
+		s.OAuth.PrivateKey = val
 	default:
 		s.OAuth.ClientCredentials = true
 		return true

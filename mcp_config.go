@@ -273,7 +273,8 @@ type MCPOAuth struct {
 	ClientSecret      string   `yaml:"client_secret,omitempty"`       // ${VAR} from your environment
 	ClientMetadataURL string   `yaml:"client_metadata_url,omitempty"` // a client ID metadata document (https)
 	Scopes            []string `yaml:"scopes,omitempty"`              // instead of those the server names
-	ClientCredentials bool     `yaml:"client_credentials,omitempty"`  // machine to machine: no browser, client_id and client_secret
+	ClientCredentials bool     `yaml:"client_credentials,omitempty"`  // machine to machine: no browser, client_id and client_secret (or private_key)
+	PrivateKey        string   `yaml:"private_key,omitempty"`         // a PEM file: client credentials signed with it (private_key_jwt); your own config only
 	RedirectPort      int      `yaml:"redirect_port,omitempty"`       // the loopback port (0: any free one)
 }
 

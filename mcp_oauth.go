@@ -138,6 +138,7 @@ type serverAuth struct {
 	tm        *Terminal
 	loginOK   func() bool // whether a login may happen now
 	hc        *http.Client
+	workspace bool // the server is a workspace's: it may not name a key of yours
 
 	mu       sync.Mutex
 	inner    auth.OAuthHandler
@@ -146,7 +147,7 @@ type serverAuth struct {
 }
 
 func newServerAuth(name string, cfg MCPServer, tm *Terminal, loginOK func() bool, hc *http.Client) *serverAuth {
-	a := &serverAuth{name: name, url: cfg.URL, tm: tm, loginOK: loginOK, hc: hc}
+	a := &serverAuth{name: name, url: cfg.URL, tm: tm, loginOK: loginOK, hc: hc, workspace: cfg.fromWorkspace}
 	if cfg.OAuth != nil {
 		a.oauth = *cfg.OAuth
 		a.oauth.ClientSecret = cfg.expanded(map[string]string{"s": cfg.OAuth.ClientSecret})["s"]
@@ -190,11 +191,10 @@ func (a *serverAuth) Authorize(ctx context.Context, req *http.Request, resp *htt
 	defer a.mu.Unlock()
 	if a.oauth.ClientCredentials {
 		if a.inner == nil {
-			h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{HTTPClient: a.hc,
-				Credentials: &oauthex.ClientCredentials{ClientID: a.oauth.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: a.oauth.ClientSecret}}})
+			h, err := a.machineHandler()
 			if err != nil {
 				resp.Body.Close()
-				return fmt.Errorf("MCP server %s: client credentials: %v", a.name, err)
+				return err
 			}
 			a.inner = h
 		}
@@ -224,6 +224,23 @@ func (a *serverAuth) Authorize(ctx context.Context, req *http.Request, resp *htt
 	a.loggedIn.Store(true)
 	a.tm.logf("%s", a.tm.colorize("32", fmt.Sprintf("logged in to MCP server %s; the token is kept in %s (harvey mcp logout %s forgets it)", a.name, filepath.Dir(oauthPath(a.name, a.url)), a.name)))
 	return nil
+}
+
+// machineHandler authenticates a machine-to-machine client: by a key it
+// signs with (private_key_jwt), else by its secret (the SDK's handler).
+func (a *serverAuth) machineHandler() (auth.OAuthHandler, error) {
+	if a.oauth.PrivateKey != "" {
+		if a.workspace {
+			return nil, fmt.Errorf("MCP server %s: a workspace's MCP file cannot name a private key of yours (oauth.private_key): add the server to your own config", a.name)
+		}
+		return newJWTClientAuth(a.name, a.oauth.ClientID, a.oauth.PrivateKey, a.hc)
+	}
+	h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{HTTPClient: a.hc,
+		Credentials: &oauthex.ClientCredentials{ClientID: a.oauth.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: a.oauth.ClientSecret}}})
+	if err != nil {
+		return nil, fmt.Errorf("MCP server %s: client credentials: %v", a.name, err)
+	}
+	return h, nil
 }
 
 // loginHandler is the SDK's authorization code handler for one login,

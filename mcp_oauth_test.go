@@ -2,14 +2,25 @@ package harvey
 
 import (
 	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
+	"crypto/sha512"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -34,7 +45,9 @@ type oauthServer struct {
 	codes     map[string]string    // code → PKCE challenge
 	tokens    map[string]time.Time // access token → expiry
 	refreshes atomic.Int64
-	issued    []string // every token given out (access and refresh)
+	issued    []string         // every token given out (access and refresh)
+	jwtKey    crypto.PublicKey // the key client assertions are verified with (private_key_jwt)
+	jtis      map[string]bool  // assertions seen: one use each
 }
 
 func newOAuthServer(t *testing.T, ttl time.Duration) *oauthServer {
@@ -70,8 +83,9 @@ func newOAuthServer(t *testing.T, ttl time.Duration) *oauthServer {
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
 		js(w, map[string]any{"issuer": srv.URL, "authorization_endpoint": srv.URL + "/authorize", "token_endpoint": srv.URL + "/token",
 			"registration_endpoint": srv.URL + "/register", "response_types_supported": []string{"code"},
-			"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic"},
-			"grant_types_supported": []string{"authorization_code", "refresh_token", "client_credentials"}})
+			"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "private_key_jwt"},
+			"token_endpoint_auth_signing_alg_values_supported": []string{"ES256", "ES384", "RS256", "EdDSA"},
+			"grant_types_supported":                            []string{"authorization_code", "refresh_token", "client_credentials"}})
 	})
 	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
 		var m map[string]any
@@ -113,6 +127,14 @@ func newOAuthServer(t *testing.T, ttl time.Duration) *oauthServer {
 			}
 			o.refreshes.Add(1)
 		case "client_credentials":
+			if r.Form.Get("client_assertion_type") != "" {
+				if err := o.checkAssertion(r.Form, srv.URL); err != nil {
+					w.WriteHeader(http.StatusUnauthorized)
+					js(w, map[string]any{"error": "invalid_client", "error_description": err.Error()})
+					return
+				}
+				break
+			}
 			id, secret, ok := r.BasicAuth()
 			if !ok {
 				id, secret = r.Form.Get("client_id"), r.Form.Get("client_secret")
@@ -132,6 +154,123 @@ func newOAuthServer(t *testing.T, ttl time.Duration) *oauthServer {
 		js(w, map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": int(o.ttl.Seconds()), "refresh_token": refresh})
 	})
 	return o
+}
+
+// checkAssertion checks a private_key_jwt token request as an
+// authorization server does (RFC 7523 §3): the assertion type, the
+// signature by the registered key, iss and sub the client, aud this
+// server, unexpired, its jti never seen before; and the resource.
+func (o *oauthServer) checkAssertion(f url.Values, issuer string) error {
+	if f.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" || f.Get("resource") != issuer+"/mcp" {
+		return fmt.Errorf("assertion type or resource: %v", f)
+	}
+	parts := strings.Split(f.Get("client_assertion"), ".")
+	if len(parts) != 3 || o.jwtKey == nil {
+		return fmt.Errorf("not a JWS")
+	}
+	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
+	if !verifyJWS(o.jwtKey, []byte(parts[0]+"."+parts[1]), sig) {
+		return fmt.Errorf("bad signature")
+	}
+	body, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	var c struct {
+		Iss, Sub, Jti string
+		Aud           any
+		Exp, Iat      int64
+	}
+	json.Unmarshal(body, &c)
+	aud := fmt.Sprint(c.Aud)
+	now := time.Now().Unix()
+	if c.Iss != "m2m-jwt" || c.Sub != "m2m-jwt" || !strings.Contains(aud, issuer) || c.Exp < now || c.Exp > now+600 || c.Jti == "" || o.jtis[c.Jti] {
+		return fmt.Errorf("claims: %s", body)
+	}
+	if o.jtis == nil {
+		o.jtis = map[string]bool{}
+	}
+	o.jtis[c.Jti] = true
+	return nil
+}
+
+// verifyJWS verifies a JWS signature as RFC 7518 defines each algorithm.
+func verifyJWS(pub crypto.PublicKey, input, sig []byte) bool {
+	switch k := pub.(type) {
+	case *ecdsa.PublicKey:
+		size := (k.Curve.Params().BitSize + 7) / 8
+		if len(sig) != 2*size {
+			return false
+		}
+		var h []byte
+		switch size {
+		case 32:
+			d := sha256.Sum256(input)
+			h = d[:]
+		case 48:
+			d := sha512.Sum384(input)
+			h = d[:]
+		default:
+			d := sha512.Sum512(input)
+			h = d[:]
+		}
+		return ecdsa.Verify(k, h, new(big.Int).SetBytes(sig[:size]), new(big.Int).SetBytes(sig[size:]))
+	case *rsa.PublicKey:
+		d := sha256.Sum256(input)
+		return rsa.VerifyPKCS1v15(k, crypto.SHA256, d[:], sig) == nil
+	case ed25519.PublicKey:
+		return ed25519.Verify(k, input, sig)
+	}
+	return false
+}
+
+// Client credentials signed with your key (private_key_jwt, RFC 7523):
+// through the built binary, each key format an authorization server
+// takes; a workspace's server may not name a key of yours.
+func TestMCPOAuthPrivateKeyJWT(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	ec384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	rk, _ := rsa.GenerateKey(rand.Reader, 2048)
+	_, ed, _ := ed25519.GenerateKey(rand.Reader)
+	sec1, _ := x509.MarshalECPrivateKey(ec384)
+	for _, c := range []struct {
+		name  string
+		pub   crypto.PublicKey
+		block *pem.Block
+	}{
+		{"ES256, PKCS #8", &ec.PublicKey, pkcs8(t, ec)},
+		{"ES384, SEC 1", &ec384.PublicKey, &pem.Block{Type: "EC PRIVATE KEY", Bytes: sec1}},
+		{"RS256, PKCS #1", &rk.PublicKey, &pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(rk)}},
+		{"EdDSA, PKCS #8", ed.Public(), pkcs8(t, ed)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			o := newOAuthServer(t, time.Minute)
+			o.jwtKey = c.pub
+			cfg, data, keys := t.TempDir(), t.TempDir(), t.TempDir()
+			key := filepath.Join(keys, "client.pem")
+			os.WriteFile(key, pem.EncodeToMemory(c.block), 0o600)
+			writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    m:\n      url: %s/mcp\n      oauth: {client_credentials: true, client_id: m2m-jwt, private_key: %q}\n", o.URL, key))
+			out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data}, "mcp", "list")
+			if code != 0 || !strings.Contains(out, "m: running, 1 tool") {
+				t.Fatalf("exit %d: %s %s", code, out, errOut)
+			}
+			if len(o.jtis) != 1 {
+				t.Errorf("%d assertions accepted", len(o.jtis))
+			}
+		})
+	}
+	a := &serverAuth{name: "planted", workspace: true, oauth: MCPOAuth{ClientCredentials: true, ClientID: "x", PrivateKey: "~/.ssh/id_ed25519"}}
+	if _, err := a.machineHandler(); err == nil || !strings.Contains(err.Error(), "your own config") {
+		t.Errorf("a workspace's server named a key of yours: %v", err)
+	}
+}
+
+func pkcs8(t *testing.T, key any) *pem.Block {
+	b, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &pem.Block{Type: "PRIVATE KEY", Bytes: b}
 }
 
 // Client credentials for a machine-to-machine server (issue 47): from your
