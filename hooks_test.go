@@ -362,9 +362,9 @@ func TestEndToEndHooksWithoutASandbox(t *testing.T) {
 	}
 }
 
-// The conversation's hooks through the built binary: session_start's
-// output and user_prompt's context reach the first message (never the
-// system prompt); a user_prompt hook blocks a prompt before any request;
+// The conversation's hooks through the built binary: /clear runs the
+// session_start hooks of its source; session_start's output and
+// user_prompt's context reach the first message (never the system prompt); a user_prompt hook blocks a prompt before any request;
 // a stop hook sends the model on once, and one that never lets go is
 // stopped after maxStopRounds.
 func TestEndToEndConversationHooks(t *testing.T) {
@@ -376,6 +376,9 @@ func TestEndToEndConversationHooks(t *testing.T) {
   - event: session_start
     match: resume
     command: echo "never on a fresh start"
+  - event: session_start
+    match: clear
+    command: echo cleared >> cleared.txt
   - event: user_prompt
     when: [{field: prompt, contains: prod}]
     command: echo "prompts about prod go through the on-call" >&2; exit 2
@@ -411,6 +414,9 @@ func TestEndToEndConversationHooks(t *testing.T) {
 		return system, user
 	}
 
+	if _, _, errOut, code := turn("/clear"); code != 0 || readFileT(t, filepath.Join(f.dir, "cleared.txt")) != "cleared\n" {
+		t.Errorf("/clear runs the session_start hooks of source clear: exit %d %s", code, errOut)
+	}
 	reqs, out, errOut, code := turn("fix the build", "First answer.", "Tests ran.")
 	if code != 0 || len(reqs) != 2 || !strings.Contains(out, "Tests ran.") {
 		t.Fatalf("exit %d, %d requests: %s %s", code, len(reqs), out, errOut)
