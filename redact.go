@@ -446,16 +446,32 @@ func (r *replyRedactor) flush() {
 }
 
 // namesSecret reports a line the redaction may still change as it goes
-// on: it names a secret's key, a URL with credentials, or a private key.
+// on, past a blank: it names a secret's key (assignPatterns), a private
+// key, or holds the literal of a rule that may start inside a word (an
+// Authorization header, a bearer token, curl -u, mysql -p, --password, a
+// URL's credentials): lineHolders, made from those rules.
 func namesSecret(line []byte) bool {
 	low := strings.ToLower(string(line))
-	for _, w := range append(secretWords, "credential", "auth") {
+	for _, w := range lineHolders() {
 		if strings.Contains(low, w) {
 			return true
 		}
 	}
-	return strings.Contains(low, "://") || strings.Contains(low, "private key") || strings.Contains(low, "-----") || strings.Contains(low, "bearer") || strings.Contains(low, "hooks.slack") || strings.Contains(low, "curl") || strings.Contains(low, "mysql") || strings.Contains(low, "mariadb")
+	return false
 }
+
+// lineHolders are what namesSecret looks for (lower case): the secret
+// words, a private key's marks, and the literal of every rule that is not
+// bound to a word's start.
+var lineHolders = sync.OnceValue(func() []string {
+	hs := append([]string{"credential", "auth", "private key", "-----"}, secretWords...)
+	for _, r := range secretPatterns {
+		if !r.wordStart && r.lit != "" {
+			hs = append(hs, strings.ToLower(r.lit))
+		}
+	}
+	return hs
+})
 
 // matchStarts are the literal texts secretPatterns' matches begin with
 // ("do" for do[opr]_v1_…, "https://hooks.slack.com/" for a Slack hook):
@@ -472,24 +488,45 @@ var matchStarts = sync.OnceValue(func() []string {
 const keyBeginLit = "-----BEGIN "
 
 // mayStartSecret reports whether the end of a line could still grow into
-// a secret of a known shape: a word in it starts as one does (a prefix of
-// the shape's literal, or the literal and more).
+// a secret of a known shape: a rule's literal (its search hint, or the
+// text its matches start with) is in it where a match may start, or the
+// line ends with the literal's beginning; or a private key block may
+// start.
 func mayStartSecret(tail string) bool {
-	for i := 0; i < len(tail); i++ {
-		sub := tail[i:]
-		if strings.HasPrefix(keyBeginLit, sub) {
-			return true // a private key block may start here, after anything
+	if mayGrowInto(tail, keyBeginLit, false) {
+		return true
+	}
+	starts := matchStarts()
+	for j, r := range secretPatterns {
+		if mayGrowInto(tail, r.lit, r.wordStart) || mayGrowInto(tail, starts[j], r.wordStart) {
+			return true
 		}
-		afterWord := i > 0 && isWordByte(tail[i-1])
-		for j, r := range secretPatterns {
-			if afterWord && r.wordStart {
-				continue
-			}
-			for _, lit := range [2]string{r.lit, matchStarts()[j]} {
-				if lit != "" && (strings.HasPrefix(sub, lit) || strings.HasPrefix(lit, sub)) {
-					return true
-				}
-			}
+	}
+	return false
+}
+
+// mayGrowInto reports whether lit occurs in tail, or tail ends with its
+// beginning, at a place where a match may start (with wordStart, not
+// right after a letter, digit or _). It searches for lit, so a long word
+// costs a scan per literal, not a comparison per byte.
+func mayGrowInto(tail, lit string, wordStart bool) bool {
+	if lit == "" {
+		return false
+	}
+	starts := func(i int) bool { return !wordStart || i == 0 || !isWordByte(tail[i-1]) }
+	for off := 0; off < len(tail); {
+		j := strings.Index(tail[off:], lit)
+		if j < 0 {
+			break
+		}
+		if starts(off + j) {
+			return true
+		}
+		off += j + 1
+	}
+	for k := min(len(lit)-1, len(tail)); k > 0; k-- {
+		if strings.HasSuffix(tail, lit[:k]) && starts(len(tail)-k) {
+			return true
 		}
 	}
 	return false
@@ -532,10 +569,8 @@ func mayBeKnown(tail string) bool {
 	known.RLock()
 	defer known.RUnlock()
 	for _, k := range known.list {
-		for i := 0; i < len(tail); i++ {
-			if strings.HasPrefix(k, tail[i:]) || strings.HasPrefix(tail[i:], k) {
-				return true
-			}
+		if mayGrowInto(tail, k, false) {
+			return true
 		}
 	}
 	return false

@@ -1,6 +1,7 @@
 package harvey
 
 import (
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -101,6 +102,40 @@ func BenchmarkRedact(b *testing.B) {
 	for b.Loop() {
 		redactSecrets(s)
 	}
+}
+
+// BenchmarkReplyRedactorStream streams the same file as BenchmarkRedact
+// through the reply redactor in pieces of 4 bytes, as a model's tokens
+// arrive (the ratio of the two is the cost of redacting as it streams).
+func BenchmarkReplyRedactorStream(b *testing.B) {
+	goroot, _ := exec.Command("go", "env", "GOROOT").Output()
+	data, err := os.ReadFile(filepath.Join(strings.TrimSpace(string(goroot)), "src", "net", "http", "server.go"))
+	if err != nil {
+		b.Skip(err)
+	}
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		streamPieces(data, 4)
+	}
+}
+
+// BenchmarkReplyRedactorLongWord streams a 2 KB line with no blank (a
+// base64 blob): each piece re-reads the word for a secret's start, which
+// must cost a scan per rule, not a comparison per byte and rule.
+func BenchmarkReplyRedactorLongWord(b *testing.B) {
+	data := []byte(strings.Repeat("QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo", 58) + "\n")
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		streamPieces(data, 4)
+	}
+}
+
+func streamPieces(data []byte, n int) {
+	r := &replyRedactor{out: io.Discard}
+	for i := 0; i < len(data); i += n {
+		r.Write(data[i:min(i+n, len(data))])
+	}
+	r.flush()
 }
 
 // The shapes issue 39 found passing: each value is hidden, the command
