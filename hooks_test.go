@@ -103,6 +103,7 @@ type hookFixture struct {
 	bin, dir string
 	cfg      string
 	env      []string
+	kernel   string // a simulated kernel (simulatedKernels); "": this one
 }
 
 func newHookFixture(t *testing.T, hooksYAML string) *hookFixture {
@@ -120,7 +121,7 @@ func (f *hookFixture) run(calls ...fakeCall) (map[string]string, string) {
 	f.t.Helper()
 	fo := newFakeOllama(f.t, "llama3.2:latest")
 	fo.script(toolReply("llama3.2", calls...), textReply("llama3.2", "Done."))
-	out, errOut, code := runHarveyEnv(f.t, f.bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL(), "--output", "stream-json")
+	out, errOut, code := runHarveyKernel(f.t, f.kernel, f.bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL(), "--output", "stream-json")
 	if code != 0 || !strings.Contains(out, "Done.") {
 		f.t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
@@ -303,7 +304,9 @@ func readFileT(t *testing.T, p string) string {
 }
 
 // The README's three hooks, as written (issue 46): gofmt after a Go edit,
-// no git push and nothing naming prod, a log of every call.
+// no git push and nothing naming prod, a log of every call (a place
+// outside the workspace the hook may write: writable:), in each kernel
+// mode that runs commands.
 func TestREADMEHooks(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("jq"); err != nil {
@@ -314,7 +317,17 @@ func TestREADMEHooks(t *testing.T) {
 	if m == nil {
 		t.Fatal("no hooks block in the README")
 	}
-	f := newHookFixture(t, m[1])
+	for _, kernel := range simulatedKernels() {
+		t.Run(kernel, func(t *testing.T) {
+			t.Parallel()
+			readmeHooks(t, m[1], kernel)
+		})
+	}
+}
+
+func readmeHooks(t *testing.T, hooks, kernel string) {
+	f := newHookFixture(t, hooks)
+	f.kernel = kernel
 	home := t.TempDir()
 	f.env = append(f.env, "HOME="+home)
 	res, _ := f.run(
@@ -362,13 +375,23 @@ func TestEndToEndHooksWithoutASandbox(t *testing.T) {
 	}
 }
 
-// The conversation's hooks through the built binary: /clear runs the
+// The conversation's hooks through the built binary, in each kernel mode
+// that runs commands: /clear runs the
 // session_start hooks of its source; session_start's output and
 // user_prompt's context reach the first message (never the system prompt); a user_prompt hook blocks a prompt before any request;
 // a stop hook sends the model on once, and one that never lets go is
 // stopped after maxStopRounds.
 func TestEndToEndConversationHooks(t *testing.T) {
 	t.Parallel()
+	for _, kernel := range simulatedKernels() {
+		t.Run(kernel, func(t *testing.T) {
+			t.Parallel()
+			conversationHooks(t, kernel)
+		})
+	}
+}
+
+func conversationHooks(t *testing.T, kernel string) {
 	f := newHookFixture(t, `hooks:
   - event: session_start
     match: startup
@@ -391,6 +414,7 @@ func TestEndToEndConversationHooks(t *testing.T) {
     when: [{field: last_assistant_message, contains: "LOOP"}]
     command: echo again >&2; exit 2
 `)
+	f.kernel = kernel
 	turn := func(prompt string, replies ...string) ([]map[string]any, string, string, int) {
 		fo := newFakeOllama(t, "llama3.2:latest")
 		var rs []fakeReply
@@ -398,7 +422,7 @@ func TestEndToEndConversationHooks(t *testing.T) {
 			rs = append(rs, textReply("llama3.2", r))
 		}
 		fo.script(rs...)
-		out, errOut, code := runHarveyEnv(t, f.bin, f.dir, "", f.env, "-p", prompt, "--model", "llama3.2", "--ollama", fo.URL())
+		out, errOut, code := runHarveyKernel(t, f.kernel, f.bin, f.dir, "", f.env, "-p", prompt, "--model", "llama3.2", "--ollama", fo.URL())
 		return fo.chatRequests(), out, errOut, code
 	}
 	lastUser := func(req map[string]any) (system, user string) {
@@ -435,6 +459,9 @@ func TestEndToEndConversationHooks(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "⚑ hook continued the reply") || !strings.Contains(errOut, "⚑ hook added context to your prompt") {
 		t.Errorf("not said: %s", errOut)
+	}
+	if kernel != "real" && !strings.Contains(errOut, "sandbox: ") {
+		t.Errorf("%s: the start line does not name the lesser mode: %s", kernel, errOut)
 	}
 
 	reqs, _, errOut, code = turn("deploy to prod", "never sent")
