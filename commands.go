@@ -35,7 +35,7 @@ func (a *Agent) registerCommands() {
 	}
 	add(&Command{Name: "help", Usage: "/help [CMD]", Summary: "list commands, or explain one", Handler: cmdHelp})
 	add(&Command{Name: "status", Usage: "/status", Summary: "backend, model (and whether Ollama has it loaded), tool mode, context in use against the window, instructions loaded, recording", Handler: cmdStatus})
-	add(&Command{Name: "clear", Usage: "/clear", Summary: "forget the conversation (keeps the system prompt and pinned context)", Handler: cmdClear})
+	add(&Command{Name: "clear", Usage: "/clear", Summary: "forget the conversation (keeps the system prompt and pinned context; your session_start hooks run again)", Handler: cmdClear})
 	add(&Command{Name: "rag", Usage: "/rag query|create|ingest|list|use|on|off|status|remove ...", Summary: "retrieval: the workspace index (no setup) and RAG stores of embedded chunks",
 		Handler: func(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 			err := ragDo(ctx, ragEnv{ws: a.Workspace, cfg: a.Config.Config, ollamaURL: a.OllamaURL, genModel: a.ModelName, progress: a.Err}, args, out)

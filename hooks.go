@@ -354,42 +354,56 @@ type hookAnswer struct {
 // hookSpecificOutput.permissionDecision deny with its reason,
 // updatedInput, continue: false with stopReason).
 func parseHookAnswer(out []byte, tool string, args map[string]any, root string) (hookAnswer, error) {
-	var a hookAnswer
-	if strings.TrimSpace(string(out)) == "" {
-		return a, nil
+	text := strings.TrimSpace(string(out))
+	if text == "" {
+		return hookAnswer{}, nil
 	}
-	var v struct {
-		Decision   string          `json:"decision"`
-		Reason     string          `json:"reason"`
-		Modify     map[string]any  `json:"modify"`
-		Amend      *string         `json:"amend"`
-		Continue   *bool           `json:"continue"`
-		StopReason string          `json:"stopReason"`
-		Specific   json.RawMessage `json:"hookSpecificOutput"`
-	}
-	if err := json.Unmarshal(out, &v); err != nil {
-		return a, fmt.Errorf("its answer is not a JSON object: %s", oneLine(clip(string(out), 80)))
-	}
-	var spec struct {
-		Permission string         `json:"permissionDecision"`
-		Why        string         `json:"permissionDecisionReason"`
-		Updated    map[string]any `json:"updatedInput"`
-	}
-	if len(v.Specific) > 0 {
-		json.Unmarshal(v.Specific, &spec)
-	}
-	switch {
-	case v.Decision == "block" || spec.Permission == "deny":
-		a.block, a.reason = true, cmp.Or(v.Reason, spec.Why, "blocked by a hook")
-	case v.Continue != nil && !*v.Continue:
-		a.block, a.reason = true, cmp.Or(v.StopReason, v.Reason, "stopped by a hook")
-	case v.Decision != "" && v.Decision != "allow" && v.Decision != "approve":
-		return a, fmt.Errorf("decision %q: use allow or block", v.Decision)
+	v, a, err := readHookReply(text, true)
+	if err != nil {
+		return a, err
 	}
 	a.modify = v.Modify
-	if spec.Updated != nil {
-		a.modify = fromClaudeInput(tool, spec.Updated, args, root)
+	if v.Specific.Updated != nil {
+		a.modify = fromClaudeInput(tool, v.Specific.Updated, args, root)
 	}
 	a.amend = v.Amend
 	return a, nil
+}
+
+// hookReply is a hook's JSON answer, in Harvey's words and Claude Code's,
+// for every event (hooks_events.go reads its context).
+type hookReply struct {
+	Decision   string         `json:"decision"`
+	Reason     string         `json:"reason"`
+	Modify     map[string]any `json:"modify"`
+	Amend      *string        `json:"amend"`
+	Context    string         `json:"context"`
+	Continue   *bool          `json:"continue"`
+	StopReason string         `json:"stopReason"`
+	Specific   struct {
+		Permission string         `json:"permissionDecision"`
+		Why        string         `json:"permissionDecisionReason"`
+		Updated    map[string]any `json:"updatedInput"`
+		Context    string         `json:"additionalContext"`
+	} `json:"hookSpecificOutput"`
+}
+
+// readHookReply reads a JSON answer and whether it blocks (continue: false
+// does where continueBlocks), and with what reason; a decision it does not
+// know is an error, as is text that is not a JSON object.
+func readHookReply(text string, continueBlocks bool) (hookReply, hookAnswer, error) {
+	var v hookReply
+	var a hookAnswer
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		return v, a, fmt.Errorf("its answer is not a JSON object: %s", oneLine(clip(text, 80)))
+	}
+	switch {
+	case v.Decision == "block" || v.Specific.Permission == "deny":
+		a.block, a.reason = true, cmp.Or(v.Reason, v.Specific.Why, "blocked by a hook")
+	case continueBlocks && v.Continue != nil && !*v.Continue:
+		a.block, a.reason = true, cmp.Or(v.StopReason, v.Reason, "stopped by a hook")
+	case v.Decision != "" && v.Decision != "allow" && v.Decision != "approve":
+		return v, a, fmt.Errorf("decision %q: use allow or block", v.Decision)
+	}
+	return v, a, nil
 }

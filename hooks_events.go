@@ -1,9 +1,7 @@
 package harvey
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -129,26 +127,9 @@ func parseEventAnswer(out []byte, event string) (hookAnswer, error) {
 		}
 		return a, nil
 	}
-	var v struct {
-		Decision   string `json:"decision"`
-		Reason     string `json:"reason"`
-		Context    string `json:"context"`
-		Continue   *bool  `json:"continue"`
-		StopReason string `json:"stopReason"`
-		Specific   struct {
-			Context string `json:"additionalContext"`
-		} `json:"hookSpecificOutput"`
-	}
-	if err := json.Unmarshal([]byte(text), &v); err != nil {
-		return a, fmt.Errorf("its answer is not a JSON object: %s", oneLine(clip(text, 80)))
-	}
-	switch {
-	case v.Decision == "block":
-		a.block, a.reason = true, cmp.Or(v.Reason, "blocked by a hook")
-	case v.Continue != nil && !*v.Continue && event != hookStop:
-		a.block, a.reason = true, cmp.Or(v.StopReason, v.Reason, "stopped by a hook")
-	case v.Decision != "" && v.Decision != "allow" && v.Decision != "approve":
-		return a, fmt.Errorf("decision %q: use allow or block", v.Decision)
+	v, a, err := readHookReply(text, event != hookStop)
+	if err != nil {
+		return a, err
 	}
 	if c := strings.TrimSpace(v.Context + "\n" + v.Specific.Context); c != "" && event != hookStop {
 		a.amend = &c
