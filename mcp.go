@@ -433,8 +433,15 @@ func (m *mcpManager) invokeGuarded(ctx context.Context, s *mcpServer, tool, name
 	}
 	s.mu.Lock()
 	m.checkLife(s, "between calls")
+	var guard *commandGuard
+	if s.life != nil {
+		// The call's check starts from the snapshot the check between
+		// calls just took: .git's files and the index are read once.
+		guard = &commandGuard{git: s.life.git, agents: s.life.agents, files: snapshotFiles(m.ws.Root)}
+	} else {
+		guard = guardCommand(m.ws.Root)
+	}
 	s.mu.Unlock()
-	guard := guardCommand(m.ws.Root)
 	res, err := m.invoke(ctx, s, tool, args)
 	undone, changed := guard.check()
 	s.mu.Lock()
