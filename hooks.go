@@ -85,10 +85,6 @@ const (
 var hookEvents = map[string]string{hookPre: "PreToolUse", hookPost: "PostToolUse",
 	hookSessionStart: "SessionStart", hookPrompt: "UserPromptSubmit", hookStop: "Stop"}
 
-// toolEvent reports an event about a tool call (the others are about the
-// session, a prompt or a reply).
-func toolEvent(event string) bool { return event == hookPre || event == hookPost }
-
 // claudeTools maps Harvey's tools to Claude Code's names.
 var claudeTools = map[string]string{"run_command": "Bash", "read_file": "Read", "write_file": "Write", "edit_file": "Edit",
 	"search_files": "Grep", "list_files": "Glob"}

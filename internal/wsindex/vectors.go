@@ -173,20 +173,11 @@ func (ix *Index) VectorQuery(ctx context.Context, model string, vec []float32, k
 // rrfK is reciprocal rank fusion's constant (Cormack et al.: 60).
 const rrfK = 60
 
-// Fuse merges rankings by reciprocal rank fusion: each chunk scores the
-// sum of 1/(60 + its rank) over the rankings it is in, so a chunk both
-// rank high beats one only one ranks first. Scores are the fused ones.
-func Fuse(rankings ...[]Hit) []Hit {
-	weights := make([]float64, len(rankings))
-	for i := range weights {
-		weights[i] = 1
-	}
-	return FuseWeighted(rankings, weights)
-}
-
-// FuseWeighted is Fuse with each ranking's share weighed: a ranking of
-// weight w adds w/(60 + rank) (an embedding ranking over a tenth of the
-// index counts a tenth).
+// FuseWeighted merges rankings by reciprocal rank fusion: each chunk
+// scores the sum of w/(60 + its rank) over the rankings it is in, w the
+// ranking's weight (an embedding ranking over a tenth of the index counts
+// a tenth), so a chunk both rank high beats one only one ranks first.
+// Scores are the fused ones.
 func FuseWeighted(rankings [][]Hit, weights []float64) []Hit {
 	type key struct {
 		path       string

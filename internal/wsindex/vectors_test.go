@@ -110,7 +110,7 @@ func TestVectorsFollowTheIndex(t *testing.T) {
 // only one ranks first.
 func TestFuse(t *testing.T) {
 	h := func(p string) Hit { return Hit{Path: p, StartLine: 1, EndLine: 2} }
-	got := Fuse([]Hit{h("lex-only"), h("both"), h("c")}, []Hit{h("vec-only"), h("both")})
+	got := FuseWeighted([][]Hit{{h("lex-only"), h("both"), h("c")}, {h("vec-only"), h("both")}}, []float64{1, 1})
 	if got[0].Path != "both" || len(got) != 4 {
 		t.Fatalf("%+v", got)
 	}

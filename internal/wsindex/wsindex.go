@@ -8,7 +8,7 @@
 // When the workspace is embedded too (vectors.go), each chunk may carry a
 // vector from one embedding model; a chunk indexed again loses its vector
 // with its old text, so a vector always belongs to the text it was made
-// from, and Fuse merges the two rankings.
+// from, and FuseWeighted merges the two rankings.
 //
 // Contract: the caller decides what may be indexed — Sync takes documents
 // already filtered (no denied, hidden, ignored or binary file) and
