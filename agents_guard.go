@@ -31,6 +31,7 @@ const agentsKeepBytes = 16 << 20
 // agentsGuard is agents/ before a command.
 type agentsGuard struct {
 	dir    string
+	ident  fileIdent             // agents/ itself: a command that replaces it (with a link into the workspace, say) is undone
 	files  map[string]*savedFile // by slash path in agents/; a directory by its mode alone
 	stamps map[string]fileKey    // files too large to keep a copy of
 }
@@ -49,7 +50,17 @@ func guardAgents(root string) *agentsGuard {
 	if m := sandbox.Available().Mode(); m != sandbox.ModeLandlock && m != sandbox.ModeNone {
 		return nil
 	}
+	return recordAgents(root)
+}
+
+// recordAgents records agents/ (nil when there is none).
+func recordAgents(root string) *agentsGuard {
 	g := &agentsGuard{dir: filepath.Join(root, AgentsDir), files: map[string]*savedFile{}, stamps: map[string]fileKey{}}
+	id, ok := identOf(g.dir)
+	if !ok {
+		return nil // no agents/, or not a directory of its own
+	}
+	g.ident = id
 	r, err := os.OpenRoot(g.dir)
 	if err != nil {
 		return nil
@@ -111,12 +122,16 @@ func (g *agentsGuard) check() []string {
 	if g == nil {
 		return nil
 	}
+	var said []string
+	rebuilt := false
+	if id, ok := identOf(g.dir); !ok || id != g.ident {
+		said, rebuilt = append(said, g.putBack()), true
+	}
 	r, err := os.OpenRoot(g.dir)
 	if err != nil {
 		return []string{fmt.Sprintf("[harvey: agents/ cannot be opened after the command (%v): check it]", errText(err))}
 	}
 	defer r.Close()
-	var said []string
 	var removed []string
 	for _, p := range agentsEntries(r) {
 		_, kept := g.files[p]
@@ -147,7 +162,9 @@ func (g *agentsGuard) check() []string {
 			said = append(said, fmt.Sprintf("[harvey: the command changed agents/%s and it could not be restored: %v]", p, errText(err)))
 			continue
 		}
-		said = append(said, fmt.Sprintf("[harvey: undone: the command changed agents/%s (Harvey's own directory); restored]", p))
+		if !rebuilt {
+			said = append(said, fmt.Sprintf("[harvey: undone: the command changed agents/%s (Harvey's own directory); restored]", p))
+		}
 	}
 	for p, k := range g.stamps {
 		if stampOf(r, p) != k {
@@ -155,4 +172,36 @@ func (g *agentsGuard) check() []string {
 		}
 	}
 	return said
+}
+
+// putBack makes agents/ a directory of Harvey's again where a command
+// removed it or put something else in its place (a link into the
+// workspace would make Harvey keep its state where commands write): what
+// stands there is removed (a link itself, never what it leads to), and the
+// files kept before the command are written back by the check that
+// follows.
+func (g *agentsGuard) putBack() string {
+	what := "removed"
+	if fi, err := os.Lstat(g.dir); err == nil {
+		what = "replaced"
+		if fi.Mode()&os.ModeSymlink != 0 {
+			what = "replaced with a link"
+		}
+		if fi.IsDir() {
+			os.RemoveAll(g.dir)
+		} else {
+			os.Remove(g.dir)
+		}
+	}
+	if err := os.Mkdir(g.dir, 0o700); err != nil {
+		return fmt.Sprintf("[harvey: the command %s agents/ (Harvey's own directory) and it could not be made again: %v]", what, errText(err))
+	}
+	g.ident, _ = identOf(g.dir)
+	// Directories first (parents sort before children), then the files.
+	for _, p := range slices.Sorted(maps.Keys(g.files)) {
+		if f := g.files[p]; f.mode.IsDir() {
+			os.MkdirAll(filepath.Join(g.dir, p), f.mode.Perm()|0o700)
+		}
+	}
+	return fmt.Sprintf("[harvey: undone: the command %s agents/ (Harvey's own directory); made again, with its files]", what)
 }

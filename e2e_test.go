@@ -37,6 +37,7 @@ func TestMain(m *testing.M) {
 	if h := os.Getenv("HARVEY_TEST_HELPER"); h != "" {
 		os.Exit(testHelpers[h](os.Getenv("HARVEY_TEST_HELPER_ARG")))
 	}
+	removeHome := isolateHome()
 	// The user's config directory (trust store, user config) is a fresh
 	// one: tests never read or write the real ~/.config/harvey.
 	if os.Getenv("HARVEY_TEST_CONFIG_HOME") == "" {
@@ -53,7 +54,73 @@ func TestMain(m *testing.M) {
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
+	removeHome()
 	os.Exit(code)
+}
+
+// realHome is the home of the account that runs the tests. TestMain gives
+// every test a fresh, empty HOME instead (isolateHome): nothing passes only
+// because this machine's home already holds something. The tests of this
+// machine's own toolchains use realHome on purpose, and say so.
+var realHome string
+
+// isolateHome points HOME and the XDG directories at a fresh directory for
+// the whole test binary (and every Harvey it starts), keeping Go's own
+// caches where they are (GOCACHE, GOMODCACHE, GOPATH pinned to what go
+// env says now), so the binaries the tests build are not rebuilt from an
+// empty cache, and TMPDIR at a directory beside it. It returns what
+// removes both.
+func isolateHome() func() {
+	realHome = os.Getenv("HARVEY_TEST_REAL_HOME")
+	if realHome == "" {
+		realHome = os.Getenv("HOME")
+	}
+	if os.Getenv("HARVEY_TEST_HOME") != "" {
+		return func() {} // started by a test binary that made one already
+	}
+	if goBin, err := exec.LookPath("go"); err == nil {
+		if out, err := exec.Command(goBin, "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output(); err == nil {
+			vals := strings.Split(strings.TrimSpace(string(out)), "\n")
+			for i, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
+				if i < len(vals) && os.Getenv(k) == "" && vals[i] != "" {
+					os.Setenv(k, vals[i])
+				}
+			}
+		}
+	}
+	base, err := os.MkdirTemp("", "harvey-test-")
+	if err != nil {
+		return func() {}
+	}
+	// TMPDIR is the test's too: whatever a test, or a Harvey it starts,
+	// leaves in the temporary directory goes with it.
+	d, tmp := filepath.Join(base, "home"), filepath.Join(base, "tmp")
+	os.Mkdir(d, 0o700)
+	os.Mkdir(tmp, 0o700)
+	os.Setenv("TMPDIR", tmp)
+	os.Setenv("HOME", d)
+	os.Setenv("HARVEY_TEST_HOME", d)
+	os.Setenv("HARVEY_TEST_REAL_HOME", realHome)
+	for k, v := range map[string]string{"XDG_DATA_HOME": ".local/share", "XDG_CACHE_HOME": ".cache", "XDG_STATE_HOME": ".local/state"} {
+		os.Setenv(k, filepath.Join(d, v))
+	}
+	return func() {
+		removeSandboxTmp()
+		removeTree(base)
+	}
+}
+
+// removeTree removes a directory a test made, making its directories
+// writable first (an overlay's work directory is made unreadable by the
+// kernel, which an ordinary account cannot remove otherwise).
+func removeTree(d string) {
+	filepath.WalkDir(d, func(p string, e os.DirEntry, err error) error {
+		if e != nil && e.IsDir() {
+			os.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	os.RemoveAll(d)
 }
 
 // testHelpers are the roles the test binary plays when a test starts it

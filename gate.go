@@ -334,7 +334,7 @@ func (g *Gate) runGated(ctx context.Context, r runRequest) (RunResult, error) {
 // command (git_guard.go): what it changed in .git that the user's next git
 // would run is undone, said in the result and in the audit log.
 func (g *Gate) runGuarded(ctx context.Context, r runRequest, spec procSpec) RunResult {
-	guard := guardCommand(g.ws.Root)
+	guard := guardCommand(g.ws.Root, r.shown)
 	res := runProcess(ctx, spec)
 	res.Undone, res.Changed = guard.check()
 	g.log.Record(r.audit, r.shown, runOutcome(res), res.Duration)

@@ -52,20 +52,21 @@ type gitGuard struct {
 
 // gitDirGuard is one git directory before a command.
 type gitDirGuard struct {
-	dir       string // absolute
-	shown     string // as the user is told: .git, .git/worktrees/NAME, or the path
-	common    bool   // the common directory: config, hooks, modules/, info/, worktrees/
-	hashLen   int    // 20 for SHA-1 object names, 32 for SHA-256
-	ident     fileIdent
-	files     map[string]*savedFile  // protected files by path in the directory (nil: missing)
-	hooks     map[string]*savedHooks // hooks/ and each module's
-	modules   []string               // names under modules/
-	worktrees []string               // names under worktrees/
-	locks     []string               // *.lock files already there
-	index     []byte                 // the index as it was (nil: none, or too large to keep)
-	links     []string               // the index's gitlinks (mode 160000)
-	hidden    []string               // the index's entries marked skip-worktree or assume-unchanged
-	indexAt   fileKey                // the index's stamp when read: unchanged after the command, it is not read again
+	dir        string // absolute
+	shown      string // as the user is told: .git, .git/worktrees/NAME, or the path
+	common     bool   // the common directory: config, hooks, modules/, info/, worktrees/
+	hashLen    int    // 20 for SHA-1 object names, 32 for SHA-256
+	ident      fileIdent
+	files      map[string]*savedFile  // protected files by path in the directory (nil: missing)
+	hooks      map[string]*savedHooks // hooks/ and each module's
+	modules    []string               // names under modules/
+	worktrees  []string               // names under worktrees/
+	locks      []string               // *.lock files already there
+	index      []byte                 // the index as it was (nil: none, or too large to keep)
+	indexLarge bool                   // there was an index, too large to keep a copy of
+	links      []string               // the index's gitlinks (mode 160000)
+	hidden     []string               // the index's entries marked skip-worktree or assume-unchanged
+	indexAt    fileKey                // the index's stamp when read: unchanged after the command, it is not read again
 }
 
 type fileIdent struct{ dev, ino uint64 }
@@ -169,7 +170,9 @@ func guardDir(root, dir string, common bool, hashLen int) *gitDirGuard {
 		d.files[p] = readSaved(r, p)
 	}
 	d.locks = lockFiles(r, d.modules)
-	if fi, err := r.Lstat("index"); err == nil && fi.Mode().IsRegular() && fi.Size() <= gitGuardMaxIndex {
+	if fi, err := r.Lstat("index"); err == nil && fi.Mode().IsRegular() && fi.Size() > gitGuardMaxIndex {
+		d.indexLarge = true
+	} else if err == nil && fi.Mode().IsRegular() {
 		key, _ := d.indexKey() // before the read: a write meanwhile makes it differ after the command
 		if b, err := r.ReadFile("index"); err == nil {
 			d.index, d.indexAt = b, key
@@ -603,6 +606,10 @@ func (d *gitDirGuard) restoreIndex(r *os.Root, say func(string, ...any)) {
 		}
 	}
 	if len(added) > 0 {
+		if d.index == nil && d.indexLarge {
+			say("[harvey: the command added a gitlink (%s) to git's index, which is too large to keep a copy of: remove it with git rm --cached before your next git status]", strings.Join(added, ", "))
+			return
+		}
 		if d.index == nil {
 			r.Remove("index")
 		} else if err := putSaved(r, "index", &savedFile{data: d.index, mode: 0o644}); err != nil {

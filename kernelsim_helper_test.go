@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/kernelsim"
+	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
 // The "kernel" helper: the test binary puts itself under a simulated
@@ -43,4 +44,16 @@ func underKernel(k string, cmd *exec.Cmd) *exec.Cmd {
 	}
 	w.Env = append(slices.Clone(env), "HARVEY_TEST_HELPER=kernel", "HARVEY_TEST_HELPER_ARG="+k, "HARVEY_TEST_EXEC="+string(argv))
 	return w
+}
+
+// simulatedKernels are the kernel modes that run commands: this machine's
+// (the whole sandbox), namespaces without Landlock (a Raspberry Pi), and
+// Landlock without namespaces (Ubuntu 24.04), where the check after a
+// command is all there is. (With neither, commands refuse:
+// TestEndToEndSandboxNoneFailsClosed.)
+func simulatedKernels() []string {
+	if kernelsim.Supported() != nil || sandbox.Available().Mode() != sandbox.ModeFull {
+		return []string{"real"}
+	}
+	return []string{"real", string(kernelsim.NoLandlock), string(kernelsim.NoUserNS)}
 }

@@ -438,8 +438,9 @@ func (m *mcpManager) invokeGuarded(ctx context.Context, s *mcpServer, tool, name
 		// The call's check starts from the snapshot the check between
 		// calls just took: .git's files and the index are read once.
 		guard = &commandGuard{git: s.life.git, agents: s.life.agents, files: snapshotFiles(m.ws.Root)}
+		guard.keep(m.ws.Root, "MCP tool "+name)
 	} else {
-		guard = guardCommand(m.ws.Root)
+		guard = guardCommand(m.ws.Root, "MCP tool "+name)
 	}
 	s.mu.Unlock()
 	res, err := m.invoke(ctx, s, tool, args)

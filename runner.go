@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/sandbox"
@@ -311,7 +312,8 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 	if sp != nil {
 		cmd.SysProcAttr = sandbox.ProcAttr(*sp)
 	}
-	cmd.Cancel = func() error { return killProcessGroup(cmd) }
+	stop := stopFor(cmd, sp)
+	cmd.Cancel = stop
 	cmd.WaitDelay = 2 * time.Second
 	refusedBefore := theProxy.refusals()
 	if err := cmd.Start(); err != nil {
@@ -322,7 +324,7 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 		select {
 		case <-floodCtx.Done():
 			if w.stopped() {
-				killProcessGroup(cmd)
+				stop()
 			}
 		case <-done:
 		}
@@ -334,8 +336,13 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 		w.tee.flush()
 		w.mu.Unlock()
 	}
-	// Kill anything left in the group (a backgrounded grandchild).
+	// Kill anything left in the group (a backgrounded grandchild), and
+	// where commands have no PID namespace, what a launcher that died
+	// anyway left to Harvey.
 	killProcessGroup(cmd)
+	if sp != nil && sp.NoNS {
+		sandbox.EndOrphans()
+	}
 	out, dropped := w.result()
 	res := RunResult{Output: out, Dropped: dropped, Duration: time.Since(start), ExitCode: cmd.ProcessState.ExitCode()}
 	if sp != nil {
@@ -350,6 +357,17 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 	}
 	settle(ctx, tctx, &res, w, err)
 	return res
+}
+
+// stopFor is how a child is stopped early (a timeout, Ctrl-C, a flood):
+// its process group killed, or where commands have no PID namespace, its
+// launcher asked to end the command and everything it started (it is
+// their subreaper; killed, it could not).
+func stopFor(cmd *exec.Cmd, sp *sandbox.Spec) func() error {
+	if sp != nil && sp.NoNS {
+		return func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	}
+	return func() error { return killProcessGroup(cmd) }
 }
 
 // sandboxed is the argv and environment that start s: through the
@@ -369,6 +387,7 @@ func sandboxed(s procSpec) (argv, env []string, sp *sandbox.Spec, err error) {
 	}
 	spec := *s.Sandbox
 	spec.Argv, spec.Dir, spec.Env = argv, s.Dir, sandboxEnv(env)
+	spec.Timeout = s.Timeout.Milliseconds()
 	return sb.Wrap(&spec), nil, &spec, nil
 }
 

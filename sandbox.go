@@ -177,27 +177,112 @@ func goModCache(home string) string {
 	return ""
 }
 
-// toolCaches are npm's, cargo's registry, Maven's and Gradle's caches in
-// home: those that exist, and those of an installed tool (cargo's, Maven's
-// and Gradle's only where the tool's own directory is there).
+// toolCache is where a tool keeps what it downloads or builds: its
+// default place in the home (or in the XDG data directory), the variable
+// that moves it, and the programs whose presence on PATH means a command
+// may fill it first (a cache not made yet gets an empty private layer).
+type toolCache struct {
+	env   string   // the variable naming the cache itself ("" none)
+	home  string   // its place in the home when env is not set ("" none)
+	data  string   // or its place in the XDG data directory
+	tools []string // any of these on PATH: listed even before it exists
+}
+
+// toolCacheTable is the caches of the toolchains people use, besides the
+// XDG cache (pip, uv, yarn 1, deno, go-build, pnpm's metadata, Homebrew
+// and nix keep theirs in ~/.cache, which is one cache already) and Go's
+// (userCaches). A cache inside a toolchain's own root (cargo's registry
+// in ~/.cargo, bun's in ~/.bun) must be one, or the root carries it
+// read-only.
+var toolCacheTable = []toolCache{
+	{env: "npm_config_cache", home: ".npm", tools: []string{"npm", "npx", "node"}},
+	{env: "CARGO_HOME", home: ".cargo", tools: []string{"cargo"}}, // registry/ and git/ below it (toolCachePaths)
+	{home: ".m2/repository", tools: []string{"mvn", "java"}},
+	{home: ".m2/wrapper", tools: []string{"mvn", "java"}},
+	{env: "GRADLE_USER_HOME", home: ".gradle", tools: []string{"gradle", "java"}}, // caches/ and wrapper/ below it
+	{env: "BUN_INSTALL_CACHE_DIR", home: ".bun/install/cache", tools: []string{"bun"}},
+	{env: "DENO_DIR", tools: []string{"deno"}},
+	{env: "PIP_CACHE_DIR", tools: []string{"pip", "pip3"}},
+	{env: "UV_CACHE_DIR", tools: []string{"uv"}},
+	{env: "npm_config_store_dir", data: "pnpm/store", tools: []string{"pnpm"}},
+	{home: ".yarn/berry/cache", tools: []string{"yarn"}},
+	{home: ".volta/cache", tools: []string{"volta"}},
+	{env: "HOMEBREW_CACHE", tools: []string{"brew"}},
+	{env: "CONDA_PKGS_DIRS", tools: []string{"conda", "mamba"}}, // else each conda root's pkgs/ (condaCaches)
+}
+
+// toolCaches are the caches of toolCacheTable in home: those that exist,
+// and those of a tool on PATH.
 func toolCaches(home string) []string {
 	if home == "" {
 		return nil
 	}
 	var list []string
-	for _, c := range []struct{ dir, tool string }{{".npm", "npm"}, {".cargo/registry", "cargo"}, {".m2/repository", "mvn"}, {".gradle/caches", "gradle"}} {
-		p := filepath.Join(home, c.dir)
-		if _, err := os.Stat(p); err != nil {
-			if _, err := exec.LookPath(c.tool); err != nil {
-				continue
-			}
-			if _, err := os.Stat(filepath.Dir(p)); err != nil && c.tool != "npm" {
-				continue
+	for _, c := range toolCacheTable {
+		for _, p := range toolCachePaths(c, home) {
+			if _, err := os.Stat(p); err == nil || slices.ContainsFunc(c.tools, onPath) {
+				list = append(list, p)
 			}
 		}
-		list = append(list, p)
 	}
-	return list
+	return append(list, condaCaches()...)
+}
+
+// toolCachePaths is where c lies in home (a variable's list of
+// directories, or cargo's and Gradle's caches under their homes).
+func toolCachePaths(c toolCache, home string) []string {
+	var base []string
+	switch v := os.Getenv(c.env); {
+	case c.env != "" && v != "":
+		base = filepath.SplitList(v)
+	case c.home != "":
+		base = []string{filepath.Join(home, c.home)}
+	case c.data != "":
+		data := os.Getenv("XDG_DATA_HOME")
+		if data == "" {
+			data = filepath.Join(home, ".local", "share")
+		}
+		base = []string{filepath.Join(data, c.data)}
+	}
+	var out []string
+	for _, b := range base {
+		switch c.env {
+		case "CARGO_HOME":
+			out = append(out, filepath.Join(b, "registry"), filepath.Join(b, "git"))
+		case "GRADLE_USER_HOME":
+			out = append(out, filepath.Join(b, "caches"), filepath.Join(b, "wrapper"))
+		default:
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// onPath reports whether a program of that name is on Harvey's PATH (the
+// one commands get).
+func onPath(prog string) bool {
+	_, err := exec.LookPath(prog)
+	return err == nil
+}
+
+// condaCaches are the package caches of the conda installs on PATH
+// (miniforge, miniconda, anaconda: ROOT/bin with ROOT/conda-meta): ROOT/pkgs,
+// which conda install fills.
+func condaCaches() []string {
+	if os.Getenv("CONDA_PKGS_DIRS") != "" {
+		return nil
+	}
+	var out []string
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if b := filepath.Base(d); !filepath.IsAbs(d) || b != "bin" && b != "condabin" {
+			continue
+		}
+		root := filepath.Dir(filepath.Clean(d))
+		if fi, err := os.Stat(filepath.Join(root, "conda-meta")); err == nil && fi.IsDir() && !slices.Contains(out, filepath.Join(root, "pkgs")) {
+			out = append(out, filepath.Join(root, "pkgs"))
+		}
+	}
+	return out
 }
 
 // outermost is the absolute paths of list, cleaned, less those inside
@@ -292,6 +377,10 @@ func sandboxBlocked(out string, exit int, spec *sandbox.Spec) (sandboxRule, stri
 // to execute a program.
 func blockedLaunch(line, low string, spec *sandbox.Spec) (sandboxRule, string) {
 	if strings.Contains(low, "read-only file system") {
+		p := objectBefore(line, ": read-only file system")
+		if abs := absIn(spec.Dir, p); p != "" && !sandbox.Under(abs, spec.ReadOnly) && !sandbox.Under(abs, spec.Hidden) && !sandbox.Under(abs, spec.Pinned) {
+			return rulePath, "[sandbox: path outside: " + p + " may be read but not written by commands (sandbox.writable in your config adds a path)]"
+		}
 		return ruleReadOnly, "[sandbox: agents/ and .git/'s config and hooks are read-only to commands]"
 	}
 	if strings.Contains(low, "device or resource busy") && strings.Contains(line, ".git") {

@@ -31,6 +31,12 @@ func sandboxCommand(args []string, stdout, stderr io.Writer) int {
 	if err == nil && cfg != nil {
 		policy = cfg.Sandbox
 	}
+	// The check of a command Harvey did not live to make, first.
+	if wd, err := os.Getwd(); err == nil {
+		for _, l := range recoverJournals(wd) {
+			fmt.Fprintln(stdout, l)
+		}
+	}
 	fmt.Fprintln(stdout, sandboxStatus(policy))
 	sandbox.RemoveTmp()
 	return 0

@@ -572,6 +572,10 @@ func TestEndToEndSandboxThisMachinesToolchains(t *testing.T) {
 	writeFile(t, dir, "go.mod", "module m\n\ngo 1.21\n")
 	writeFile(t, dir, "main.go", "package main\n\nfunc main() { println(\"go ok\") }\n")
 	works := map[string][]string{"make": {"make", "--version"}, "cargo": {"cargo", "--version"}, "pip": {"python3", "-m", "venv", "--help"}, "go": {"go", "version"}}
+	// This machine's own home, on purpose (every other test gets a fresh
+	// one): its caches are seen through private layers of a data
+	// directory of the test's.
+	own := []string{"HOME=" + realHome, "XDG_CACHE_HOME=", "XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + filepath.Join(root, "data")}
 	cmds := map[string][2]string{
 		"make":  {"make", "made"},
 		"cargo": {"cd rs && cargo build --offline -q && ./target/debug/app", "cargo ok"},
@@ -588,7 +592,7 @@ func TestEndToEndSandboxThisMachinesToolchains(t *testing.T) {
 			delete(cmds, id)
 			continue
 		}
-		if err := toolchainWorks(nil, works[id]...); err != nil {
+		if err := toolchainWorks(own[:2], works[id]...); err != nil {
 			t.Logf("%s left out: %v", id, err)
 			delete(cmds, id)
 			continue
@@ -596,7 +600,7 @@ func TestEndToEndSandboxThisMachinesToolchains(t *testing.T) {
 		calls = append(calls, fakeCall{id: id, name: "run_command", args: map[string]any{"command": c[0], "timeout": 300}})
 	}
 	f.script(toolReply("llama3.2", calls...), textReply("llama3.2", "Done."))
-	out, errOut, code := runHarveyEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + filepath.Join(root, "data")}, "-p", "build", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := runHarveyEnv(t, bin, dir, "", own, "-p", "build", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}

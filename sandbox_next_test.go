@@ -52,7 +52,7 @@ func TestEndToEndNextCommandIsYours(t *testing.T) {
 	os.MkdirAll(filepath.Join(home, ".cargo", "bin"), 0o755)
 	realCargo, cargoErr := exec.LookPath("cargo")
 	if cargoErr == nil {
-		if cargoErr = toolchainWorks([]string{"RUSTUP_HOME=" + os.Getenv("HOME") + "/.rustup"}, realCargo, "--version"); cargoErr != nil {
+		if cargoErr = toolchainWorks([]string{"RUSTUP_HOME=" + realHome + "/.rustup"}, realCargo, "--version"); cargoErr != nil {
 			t.Logf("cargo left out: %v", cargoErr)
 		}
 	}
@@ -80,7 +80,7 @@ func TestEndToEndNextCommandIsYours(t *testing.T) {
 	goroot, _ := exec.Command(goBin, "env", "GOROOT").Output()
 	env := []string{"HOME=" + home, "GOPATH=" + filepath.Join(home, "go"), "GOMODCACHE=", "GOCACHE=", "XDG_CACHE_HOME=", "XDG_DATA_HOME=", "XDG_CONFIG_HOME=" + filepath.Join(root, "config"),
 		"GOFLAGS=-mod=mod", "GOSUMDB=off", "GOPROXY=file://" + filepath.Join(modcache, "cache", "download"), "GOTOOLCHAIN=local", "GOROOT=" + strings.TrimSpace(string(goroot)),
-		"CARGO_HOME=" + filepath.Join(home, ".cargo"), "RUSTUP_HOME=" + os.Getenv("HOME") + "/.rustup",
+		"CARGO_HOME=" + filepath.Join(home, ".cargo"), "RUSTUP_HOME=" + realHome + "/.rustup",
 		"PATH=" + strings.Join([]string{filepath.Join(home, "go", "bin"), filepath.Join(home, ".cargo", "bin"), filepath.Join(home, ".local", "bin"), filepath.Dir(goBin), "/usr/local/bin", "/usr/bin", "/bin"}, ":")}
 	gitEnv := append(append(os.Environ(), env...), "GIT_AUTHOR_DATE=2026-01-01T00:00:00Z")
 	user := func(line string) string { // the user's own next step, outside Harvey

@@ -171,11 +171,14 @@ func toolchainRoots(env []string, home string) []string {
 		if !filepath.IsAbs(d) {
 			continue
 		}
-		if home != "" && sandbox.Under(filepath.Clean(d), []string{local}) {
+		if home != "" && sandbox.Under(filepath.Clean(d), []string{filepath.Join(local, "bin")}) {
 			for _, t := range localTrees(local) {
 				r.add(t)
 			}
 			continue
+		}
+		if home != "" && filepath.Clean(d) == local || filepath.Clean(d) == filepath.Join(local, "share") {
+			continue // never the whole of ~/.local or ~/.local/share
 		}
 		for _, p := range []string{d, resolveLinks(d)} {
 			if filepath.Base(p) == "bin" || filepath.Base(p) == "shims" {

@@ -18,8 +18,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvey-agent/harvey/internal/kernelsim"
-	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
 func TestEndToEndWorktreesAndHiddenChanges(t *testing.T) {
@@ -34,18 +32,6 @@ func TestEndToEndWorktreesAndHiddenChanges(t *testing.T) {
 			})
 		}
 	}
-}
-
-// simulatedKernels are the kernel modes that run commands: this machine's
-// (the whole sandbox), namespaces without Landlock (a Raspberry Pi), and
-// Landlock without namespaces (Ubuntu 24.04), where the check after a
-// command is all there is. (With neither, commands refuse:
-// TestEndToEndSandboxNoneFailsClosed.)
-func simulatedKernels() []string {
-	if kernelsim.Supported() != nil || sandbox.Available().Mode() != sandbox.ModeFull {
-		return []string{"real"}
-	}
-	return []string{"real", string(kernelsim.NoLandlock), string(kernelsim.NoUserNS)}
 }
 
 func worktreeHostile(t *testing.T, bin, kernel, wsName string) {

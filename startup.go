@@ -43,6 +43,7 @@ type Options struct {
 // Start opens the workspace, loads the config and connects to a backend.
 // Harvey starts even when no model is reachable: commands still work.
 func Start(ctx context.Context, o Options) (*Agent, error) {
+	recovered := recoverBeforeStart(o.Dir, o.Stderr)
 	ws, err := openWorkspace(o.Dir)
 	if err != nil {
 		return nil, err
@@ -50,6 +51,9 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	cf, cerr := loadConfig(ws)
 	in := newLineReader(o.Stdin)
 	a := newAgent(ws, cf, in, &termWriter{w: o.Stdout}, &termWriter{w: o.Stderr})
+	for _, l := range recovered {
+		a.gate.log.Record("undone", l, AuditDenied, 0)
+	}
 	a.Interactive = o.Interactive
 	a.approvals.auto = o.AutoApprove
 	if o.StdinTTY {
@@ -98,6 +102,21 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		}
 	}
 	return a, nil
+}
+
+// recoverBeforeStart makes the check after a command that Harvey did not
+// live to make (the journal, guard_journal.go), before anything opens
+// agents/, reads the workspace's config or runs, and says what it undid.
+func recoverBeforeStart(dir string, stderr io.Writer) []string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	said := recoverJournals(abs)
+	for _, l := range said {
+		fmt.Fprintln(stderr, l)
+	}
+	return said
 }
 
 // serverMayStart reports whether a server that refused may still come: it

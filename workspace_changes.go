@@ -95,17 +95,26 @@ func (w *workspaceFiles) changes() string {
 // workspace's git (git_guard.go), agents/ where the sandbox cannot hide it
 // (agents_guard.go), and the files it changed.
 type commandGuard struct {
-	git    *gitGuard
-	agents *agentsGuard
-	files  *workspaceFiles
+	git     *gitGuard
+	agents  *agentsGuard
+	files   *workspaceFiles
+	journal string // guard_journal.go: the check, kept on disk until it is done
 }
 
-// guardCommand records the workspace before a process runs.
-func guardCommand(root string) *commandGuard {
+// guardCommand records the workspace before a process runs (what names it
+// in the journal that keeps the check should Harvey stop meanwhile).
+func guardCommand(root, what string) *commandGuard {
 	if _, err := os.Stat(root); err != nil {
 		return nil
 	}
-	return &commandGuard{git: guardGit(root), agents: guardAgents(root), files: snapshotFiles(root)}
+	c := &commandGuard{git: guardGit(root), agents: guardAgents(root), files: snapshotFiles(root)}
+	c.keep(root, what)
+	return c
+}
+
+// keep writes the journal of the check (guard_journal.go).
+func (c *commandGuard) keep(root, what string) {
+	c.journal = writeJournal(root, what, c)
 }
 
 // check undoes what must not stay and says, a line each, what it undid;
@@ -114,5 +123,7 @@ func (c *commandGuard) check() (undone []string, changed string) {
 	if c == nil {
 		return nil, ""
 	}
-	return append(c.git.check(), c.agents.check()...), c.files.changes()
+	undone = append(c.git.check(), c.agents.check()...)
+	removeJournal(c.journal)
+	return undone, c.files.changes()
 }

@@ -132,6 +132,9 @@ func restrictThread(spec Spec) error {
 	if err != nil || abi < 1 {
 		return errors.New("Landlock is not available")
 	}
+	if spec.LandlockABI > 0 {
+		abi = min(abi, spec.LandlockABI)
+	}
 	attr, grants := landlockPolicy(spec, abi)
 	fd, err := llsys.LandlockCreateRuleset(&attr, 0)
 	if err != nil {

@@ -48,6 +48,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -72,8 +73,16 @@ type Spec struct {
 	Exec      []string     `json:"exec"`     // when set (safe mode), only these programs may run
 	Root      string       `json:"root"`     // an empty directory, in no kept tree, where the command's root is built
 	Network   bool         `json:"network"`
-	Proxy     string       `json:"proxy"` // the registry proxy's unix socket: without the network, the one way out
-	NoNS      bool         `json:"nons"`  // do not use namespaces (Landlock only; set by Wrap where there are none)
+	// Timeout is the command's timeout in milliseconds (0: none): without
+	// a PID namespace the launcher ends the command itself a little after
+	// it, should Harvey not have.
+	Timeout int64 `json:"timeout,omitempty"`
+	// LandlockABI, when set, is the newest Landlock ABI the launcher uses:
+	// how the tests meet an older kernel's Landlock (HARVEY_TEST_LANDLOCK_ABI,
+	// Ubuntu 24.04's 6.8 has ABI 4, without signal scoping) on a new one.
+	LandlockABI int    `json:"landlock_abi,omitempty"`
+	Proxy       string `json:"proxy"` // the registry proxy's unix socket: without the network, the one way out
+	NoNS        bool   `json:"nons"`  // do not use namespaces (Landlock only; set by Wrap where there are none)
 	// NoLandlock: do not apply Landlock (namespaces only; set by Wrap
 	// where the kernel has none). The launcher refuses a spec with
 	// neither.
@@ -126,6 +135,9 @@ func Available() *State {
 		if s.Mode() == ModeNone {
 			s.Why = noSandboxWhy(s)
 		}
+		if s.Mode() == ModeLandlock {
+			AdoptOrphans()
+		}
 	})
 	return &machine
 }
@@ -156,6 +168,9 @@ func (s *State) Wrap(spec *Spec) []string {
 	}
 	spec.NoNS = spec.NoNS || !s.NS
 	spec.NoLandlock = spec.NoLandlock || s.Landlock == 0
+	if n, err := strconv.Atoi(os.Getenv("HARVEY_TEST_LANDLOCK_ABI")); err == nil && n > 0 {
+		spec.LandlockABI = n
+	}
 	spec.Inner = false
 	b, _ := json.Marshal(spec)
 	return []string{s.self, Arg, base64.StdEncoding.EncodeToString(b)}

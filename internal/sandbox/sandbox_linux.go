@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -94,49 +93,24 @@ func launch(spec Spec) int {
 			fmt.Fprintf(os.Stderr, "harvey sandbox: %v\n", err)
 			return 126
 		}
-	} else {
+	}
+	harvey := os.Getppid()
+	if spec.NoNS {
 		// No PID namespace: become the subreaper of everything the command
-		// starts, so orphans are found and killed when it ends.
+		// starts, so orphans are found and killed when it ends; and not
+		// dumpable, so the command (the same user) cannot trace it.
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	}
-	// Landlock is applied to this one OS thread, which then starts the
-	// command: a fork copies the forking thread's Landlock domain. So the
-	// command is restricted without a second Harvey start (PID 1 of a
-	// namespace cannot restrict all its threads: the all-thread signal go-
-	// landlock uses before Landlock ABI 8 never arrives), and it is not
-	// PID 1 either. The thread is never released to other goroutines.
-	runtime.LockOSThread()
-	if err := confineThread(spec); err != nil {
-		fmt.Fprintf(os.Stderr, "harvey sandbox: %v\n", err)
-		return 126
+	cmd, code := startConfined(spec, harvey)
+	if cmd == nil {
+		return code
 	}
-	cmd := &exec.Cmd{Path: lookPathIn(spec.Argv[0], spec.Env), Args: spec.Argv, Env: spec.Env, Dir: spec.Dir,
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
-	if err := cmd.Start(); err != nil {
-		if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) {
-			fmt.Fprintf(os.Stderr, "harvey sandbox: %s: not allowed to execute here\n", spec.Argv[0])
-			return 126
-		}
-		var pe *os.PathError
-		if errors.As(err, &pe) && pe.Op == "chdir" {
-			fmt.Fprintf(os.Stderr, "harvey sandbox: %v\n", err)
-			return 126
-		}
-		fmt.Fprintf(os.Stderr, "%s: %v\n", spec.Argv[0], unwrapExecErr(err))
-		return 127
+	if spec.NoNS {
+		stop := endOnSignal(cmd, spec, harvey)
+		defer stop()
 	}
-	err := cmd.Wait()
-	code := 0
-	if err != nil {
-		code = 1
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-			if code < 0 {
-				code = 128 + 9
-			}
-		}
-	}
+	code = exitCode(cmd.Wait())
 	if spec.NoNS {
 		killDescendants()
 	} else {
@@ -145,6 +119,82 @@ func launch(spec Spec) int {
 	removeNewFiles(watched)
 	// As PID 1 of the namespace, returning ends every process left in it.
 	return code
+}
+
+// exitCode is the launcher's exit status for the command's Wait error.
+func exitCode(err error) int {
+	if err == nil {
+		return 0
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if code := ee.ExitCode(); code >= 0 {
+			return code
+		}
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return 128 + 9
+	}
+	return 1
+}
+
+// startConfined starts the command from a thread confined for it (a nil
+// command: it did not start, with the launcher's exit status). Landlock
+// (and, without namespaces, the signal filter) is applied to that one OS
+// thread, which then starts the command: a fork copies the forking
+// thread's Landlock domain and seccomp filter. So the command is
+// restricted without a second Harvey start (PID 1 of a namespace cannot
+// restrict all its threads: the all-thread signal go-landlock uses before
+// Landlock ABI 8 never arrives), and it is not PID 1 either. The thread is
+// never the launcher's leader (whose /proc status is the launcher's: an
+// unconfined launcher is never mistaken for a command's process), and it
+// ends with its goroutine, so nothing else ever runs on it.
+func startConfined(spec Spec, harvey int) (*exec.Cmd, int) {
+	var cmd *exec.Cmd
+	code := 0
+	onThreadOfItsOwn(func() {
+		if err := confineThread(spec); err != nil {
+			fmt.Fprintf(os.Stderr, "harvey sandbox: %v\n", err)
+			code = 126
+			return
+		}
+		if spec.NoNS {
+			if err := protectFromCommand(harvey); err != nil {
+				fmt.Fprintf(os.Stderr, "harvey sandbox: the signal filter: %v\n", err)
+				code = 126
+				return
+			}
+		}
+		c := &exec.Cmd{Path: lookPathIn(spec.Argv[0], spec.Env), Args: spec.Argv, Env: spec.Env, Dir: spec.Dir,
+			Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+			// A process group of its own: kill 0 reaches the command's
+			// processes, never the launcher.
+			SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
+		if code = startError(spec, c.Start()); code == 0 {
+			cmd = c
+		}
+	})
+	return cmd, code
+}
+
+// startError is the launcher's exit status for the command's Start error
+// (0: it started), said on standard error.
+func startError(spec Spec, err error) int {
+	if err == nil {
+		return 0
+	}
+	if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.EPERM) {
+		fmt.Fprintf(os.Stderr, "harvey sandbox: %s: not allowed to execute here\n", spec.Argv[0])
+		return 126
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) && pe.Op == "chdir" {
+		fmt.Fprintf(os.Stderr, "harvey sandbox: %v\n", err)
+		return 126
+	}
+	fmt.Fprintf(os.Stderr, "%s: %v\n", spec.Argv[0], unwrapExecErr(err))
+	return 127
 }
 
 // launchStage is the launcher's stage for spec: the outer one starts the
@@ -233,10 +283,14 @@ func viewMounts(spec Spec) error {
 	for _, l := range [][2]string{{"/proc/self/fd", "dev/fd"}, {"/proc/self/fd/0", "dev/stdin"}, {"/proc/self/fd/1", "dev/stdout"}, {"/proc/self/fd/2", "dev/stderr"}} {
 		os.Symlink(l[0], filepath.Join(newRoot, l[1]))
 	}
+	rb := &rootBuilder{root: newRoot}
 	for _, b := range binds {
-		if err := bindKept(newRoot, b); err != nil {
+		if err := rb.bindKept(b); err != nil {
 			return err
 		}
+	}
+	if err := rb.finish(); err != nil {
+		return err
 	}
 	if err := pivotInto(newRoot); err != nil {
 		return err
@@ -251,37 +305,22 @@ func viewMounts(spec Spec) error {
 }
 
 // bindKept puts a kept path into the new root: bound from its descriptor,
-// or a cache as an overlay with this workspace's layer on top.
-func bindKept(newRoot string, b keptPath) error {
-	at := filepath.Join(newRoot, b.path)
-	if b.layer != nil {
-		// The user's cache below, this workspace's layer above: what a
-		// command writes never reaches the cache the user's own tools
-		// load. Fail closed: where the kernel refuses (no unprivileged
-		// overlayfs), the cache is bound read-only, never writable.
-		os.MkdirAll(at, 0o755)
-		opts := "lowerdir=" + overlayEscape(b.layer.Lower) + ",upperdir=" + overlayEscape(b.layer.Upper) + ",workdir=" + overlayEscape(b.layer.Work) + ",userxattr"
-		err := unix.Mount("overlay", at, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
-		if err == nil {
-			return nil
-		}
-		if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", b.fd), at, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-			return fmt.Errorf("bind %s: %v", b.path, err)
-		}
-		if rerr := remountReadOnly(at); rerr != nil {
-			return fmt.Errorf("the cache %s has no private layer (overlayfs: %v) and cannot be made read-only (%v): the command did not start", b.path, err, rerr)
-		}
-		fmt.Fprintf(os.Stderr, "harvey sandbox: %s is read-only for this command (no private layer: overlayfs: %v); sandbox.writable: [%s] in your config lets commands write it directly\n", b.path, err, b.path)
-		return nil
+// or a cache as an overlay with this workspace's layer on top. A path
+// that cannot be put there (no mount point can be made, the kernel
+// refuses the bind) is left out of the command's view with one line on
+// its standard error, never a failed command, unless leaving it out would
+// show something writable that must not be: a cache inside a writable
+// tree, which the tree would then carry as it is.
+func (r *rootBuilder) bindKept(b keptPath) error {
+	at := filepath.Join(r.root, b.path)
+	if err := r.mountPoint(at, b.dir); err != nil {
+		return r.leaveOut(b, at, err)
 	}
-	if b.dir {
-		os.MkdirAll(at, 0o755)
-	} else {
-		os.MkdirAll(filepath.Dir(at), 0o755)
-		os.WriteFile(at, nil, 0o644)
+	if b.layer != nil {
+		return r.bindLayer(b, at)
 	}
 	if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", b.fd), at, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("bind %s: %v", b.path, err)
+		return r.leaveOut(b, at, err)
 	}
 	if b.ro {
 		if err := remountReadOnly(at); err != nil {
@@ -289,6 +328,54 @@ func bindKept(newRoot string, b keptPath) error {
 		}
 	}
 	return nil
+}
+
+// bindLayer mounts a cache: the user's cache below, this workspace's
+// layer above, so what a command writes never reaches the cache the
+// user's own tools load. Fail closed: where the kernel refuses (no
+// unprivileged overlayfs), the cache is bound read-only, never writable.
+func (r *rootBuilder) bindLayer(b keptPath, at string) error {
+	opts := "lowerdir=" + overlayEscape(b.layer.Lower) + ",upperdir=" + overlayEscape(b.layer.Upper) + ",workdir=" + overlayEscape(b.layer.Work) + ",userxattr"
+	err := unix.Mount("overlay", at, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
+	if err == nil {
+		return nil
+	}
+	if err := unix.Mount(fmt.Sprintf("/proc/self/fd/%d", b.fd), at, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return r.leaveOut(b, at, err)
+	}
+	if rerr := remountReadOnly(at); rerr != nil {
+		return fmt.Errorf("the cache %s has no private layer (overlayfs: %v) and cannot be made read-only (%v): the command did not start", b.path, err, rerr)
+	}
+	fmt.Fprintf(os.Stderr, "harvey sandbox: %s is read-only for this command (no private layer: overlayfs: %v); sandbox.writable: [%s] in your config lets commands write it directly\n", b.path, err, b.path)
+	return nil
+}
+
+// leaveOut leaves a kept path out of the command's view, saying so in one
+// line; an error where what would show in its place is writable: a
+// cache, or a read-only tree, inside a writable tree (which carries the
+// original as it is).
+func (r *rootBuilder) leaveOut(b keptPath, at string, why error) error {
+	if b.layer != nil || b.ro {
+		if p := existingAbove(at, r.root); p != r.root && !readOnlyAt(p) {
+			return fmt.Errorf("%s cannot be mounted (%v), and the writable tree around it would show it writable: the command did not start", b.path, why)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "harvey sandbox: %s is left out of this command's view (%v)\n", b.path, why)
+	return nil
+}
+
+// existingAbove is at, or the nearest directory above it that exists, no
+// higher than root.
+func existingAbove(at, root string) string {
+	for p := at; Under(p, []string{root}); p = filepath.Dir(p) {
+		if _, err := os.Lstat(p); err == nil {
+			return p
+		}
+		if p == root {
+			break
+		}
+	}
+	return root
 }
 
 // pivotInto makes newRoot the root, with a /proc of the new PID
@@ -513,41 +600,6 @@ func pinDirs(paths []string) error {
 		}
 	}
 	return nil
-}
-
-// killDescendants kills what the command left behind (the launcher is
-// their subreaper when there is no PID namespace).
-func killDescendants() {
-	for round := 0; round < 5; round++ {
-		kids := childrenOf(os.Getpid())
-		if len(kids) == 0 {
-			return
-		}
-		for _, k := range kids {
-			_ = unix.Kill(k, unix.SIGKILL)
-		}
-		var ws unix.WaitStatus
-		for {
-			if pid, _ := unix.Wait4(-1, &ws, unix.WNOHANG, nil); pid <= 0 {
-				break
-			}
-		}
-	}
-}
-
-// childrenOf lists the direct children of pid from /proc.
-func childrenOf(pid int) []int {
-	var out []int
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
-	if err == nil {
-		var n int
-		for _, f := range strings.Fields(string(data)) {
-			if _, err := fmt.Sscan(f, &n); err == nil {
-				out = append(out, n)
-			}
-		}
-	}
-	return out
 }
 
 // CloseInheritedFDs marks every descriptor from 3 up close-on-exec (the

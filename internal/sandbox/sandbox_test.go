@@ -18,7 +18,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "--version" {
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	RemoveTmp()
+	os.Exit(code)
 }
 
 // run starts sh -c line through the launcher under spec and returns its

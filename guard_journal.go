@@ -1,0 +1,299 @@
+package harvey
+
+import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// The check after a command is durable: before a command runs, what the
+// check needs (the state of the workspace's git and of agents/, as
+// guardCommand records it) is written to a journal in Harvey's data
+// directory, which no command can write; after the check it is removed.
+// If Harvey dies between the two (killed, the terminal closed, the OOM
+// killer), the next Harvey in that workspace, and `harvey sandbox`, runs
+// the check from the journal before anything else runs, and says what it
+// undid. A journal whose Harvey is still running (another session in the
+// same workspace) is left to it.
+
+// journalMaxIndex bounds the copy of git's index a journal keeps; a larger
+// index is checked by its stamp and what it hid, and a gitlink added to it
+// is reported rather than undone.
+const journalMaxIndex = 8 << 20
+
+// journal is one command's check, as written to disk.
+type journal struct {
+	Pid      int    // the Harvey that ran the command
+	PidStart string // its start time (a reused pid is not it)
+	Root     string
+	Command  string
+	Started  time.Time
+	Git      *jGit
+	Agents   *jAgents
+}
+
+type jFile struct {
+	Data    []byte
+	Mode    fs.FileMode
+	Missing bool // not there (gob keeps no nil in a map)
+}
+
+type jHooks struct {
+	Link    string
+	Files   map[string]*jFile
+	Missing bool
+}
+
+type jGit struct {
+	Root, Common string
+	Fresh        bool
+	DotGit       *jFile
+	Dirs         []*jDir
+	Paths        map[string]*jHooks
+}
+
+type jDir struct {
+	Dir, Shown                               string
+	Common, IndexLarge                       bool
+	HashLen                                  int
+	IdentDev, IdentIno                       uint64
+	Files                                    map[string]*jFile
+	Hooks                                    map[string]*jHooks
+	Modules, Worktrees, Locks, Links, Hidden []string
+	Index                                    []byte
+	IndexDev, IndexIno                       uint64
+	IndexSize, IndexMtime, IndexCtime        int64
+}
+
+type jAgents struct {
+	Dir                string
+	IdentDev, IdentIno uint64
+	Files              map[string]*jFile
+	Stamps             map[string][5]int64
+}
+
+// journalDir is where journals are kept ("" when there is no data directory).
+func journalDir() string {
+	if d := userDataDir(); d != "" {
+		return filepath.Join(d, "pending")
+	}
+	return ""
+}
+
+var journalSeq atomic.Int64
+
+// writeJournal writes the journal of a command about to run under guard,
+// and returns its path ("" when none could be written: the check still
+// runs after the command, only not after a crash).
+func writeJournal(root, command string, c *commandGuard) string {
+	dir := journalDir()
+	if c == nil || dir == "" || os.MkdirAll(dir, 0o700) != nil {
+		return ""
+	}
+	j := journal{Pid: os.Getpid(), PidStart: procStart(os.Getpid()), Root: root, Command: command, Started: time.Now(),
+		Git: c.git.toJournal(), Agents: c.agents.toJournal()}
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(&j); err != nil {
+		return ""
+	}
+	name := fmt.Sprintf("%s-%d-%d.journal", shortHash(root), os.Getpid(), journalSeq.Add(1))
+	p := filepath.Join(dir, name)
+	tmp := p + ".tmp"
+	if os.WriteFile(tmp, b.Bytes(), 0o600) != nil || os.Rename(tmp, p) != nil {
+		os.Remove(tmp)
+		return ""
+	}
+	return p
+}
+
+// removeJournal removes a journal once its check is done.
+func removeJournal(p string) {
+	if p != "" {
+		os.Remove(p)
+	}
+}
+
+// recoverJournals runs the check of every journal of the workspace at root
+// whose Harvey is gone, and returns what it undid, a line each (with a
+// first line that says why).
+func recoverJournals(root string) []string {
+	dir := journalDir()
+	if dir == "" {
+		return nil
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, shortHash(root)+"-*.journal"))
+	var said []string
+	for _, p := range matches {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var j journal
+		if gob.NewDecoder(bytes.NewReader(b)).Decode(&j) != nil || j.Root != root {
+			os.Remove(p)
+			continue
+		}
+		if j.Pid != os.Getpid() && procStart(j.Pid) != "" && procStart(j.Pid) == j.PidStart {
+			continue // its Harvey still runs: the check is its own
+		}
+		c := &commandGuard{git: j.Git.fromJournal(), agents: j.Agents.fromJournal()}
+		undone, _ := c.check()
+		said = append(said, fmt.Sprintf("[harvey: Harvey stopped while a command ran (%s, %s); its check after the command ran now: %s]",
+			sanitizeForTerminal(clip(j.Command, 80)), j.Started.Format("2006-01-02 15:04"), plural(len(undone), "change")+" undone"))
+		said = append(said, undone...)
+		os.Remove(p)
+	}
+	return said
+}
+
+// procStart is the start time of process pid (field 22 of its stat), ""
+// when it is not running.
+func procStart(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		if f := strings.Fields(s[i+1:]); len(f) > 19 {
+			return f[19]
+		}
+	}
+	return ""
+}
+
+func (f *savedFile) toJournal() *jFile {
+	if f == nil {
+		return &jFile{Missing: true}
+	}
+	return &jFile{Data: f.data, Mode: f.mode}
+}
+
+func (f *jFile) fromJournal() *savedFile {
+	if f == nil || f.Missing {
+		return nil
+	}
+	return &savedFile{data: f.Data, mode: f.Mode}
+}
+
+func filesToJournal(m map[string]*savedFile) map[string]*jFile {
+	out := make(map[string]*jFile, len(m))
+	for k, v := range m {
+		out[k] = v.toJournal()
+	}
+	return out
+}
+
+func filesFromJournal(m map[string]*jFile) map[string]*savedFile {
+	out := make(map[string]*savedFile, len(m))
+	for k, v := range m {
+		out[k] = v.fromJournal()
+	}
+	return out
+}
+
+func (h *savedHooks) toJournal() *jHooks {
+	if h == nil {
+		return &jHooks{Missing: true}
+	}
+	return &jHooks{Link: h.link, Files: filesToJournal(h.files)}
+}
+
+func (h *jHooks) fromJournal() *savedHooks {
+	if h == nil || h.Missing {
+		return nil
+	}
+	out := &savedHooks{link: h.Link}
+	if h.Files != nil {
+		out.files = filesFromJournal(h.Files)
+	}
+	return out
+}
+
+func hooksToJournal(m map[string]*savedHooks) map[string]*jHooks {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]*jHooks, len(m))
+	for k, v := range m {
+		out[k] = v.toJournal()
+	}
+	return out
+}
+
+func hooksFromJournal(m map[string]*jHooks) map[string]*savedHooks {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]*savedHooks, len(m))
+	for k, v := range m {
+		out[k] = v.fromJournal()
+	}
+	return out
+}
+
+func (g *gitGuard) toJournal() *jGit {
+	if g == nil {
+		return nil
+	}
+	j := &jGit{Root: g.root, Common: g.common, Fresh: g.fresh, DotGit: g.dotGit.toJournal(), Paths: hooksToJournal(g.paths)}
+	if g.dotGit == nil {
+		j.DotGit = nil
+	}
+	for _, d := range g.dirs {
+		jd := &jDir{Dir: d.dir, Shown: d.shown, Common: d.common, HashLen: d.hashLen, IdentDev: d.ident.dev, IdentIno: d.ident.ino,
+			Files: filesToJournal(d.files), Hooks: hooksToJournal(d.hooks), Modules: d.modules, Worktrees: d.worktrees,
+			Locks: d.locks, Links: d.links, Hidden: d.hidden, IndexLarge: d.indexLarge,
+			IndexDev: d.indexAt.dev, IndexIno: d.indexAt.ino, IndexSize: d.indexAt.size, IndexMtime: d.indexAt.mtimeNs, IndexCtime: d.indexAt.ctimeNs}
+		if len(d.index) <= journalMaxIndex {
+			jd.Index = d.index
+		} else {
+			jd.IndexLarge = true
+		}
+		j.Dirs = append(j.Dirs, jd)
+	}
+	return j
+}
+
+func (j *jGit) fromJournal() *gitGuard {
+	if j == nil {
+		return nil
+	}
+	g := &gitGuard{root: j.Root, common: j.Common, fresh: j.Fresh, dotGit: j.DotGit.fromJournal(), paths: hooksFromJournal(j.Paths)}
+	for _, jd := range j.Dirs {
+		g.dirs = append(g.dirs, &gitDirGuard{dir: jd.Dir, shown: jd.Shown, common: jd.Common, hashLen: jd.HashLen, ident: fileIdent{jd.IdentDev, jd.IdentIno},
+			files: filesFromJournal(jd.Files), hooks: hooksFromJournal(jd.Hooks), modules: jd.Modules, worktrees: jd.Worktrees,
+			locks: jd.Locks, links: jd.Links, hidden: jd.Hidden, index: jd.Index, indexLarge: jd.IndexLarge,
+			indexAt: fileKey{jd.IndexDev, jd.IndexIno, jd.IndexSize, jd.IndexMtime, jd.IndexCtime}})
+	}
+	return g
+}
+
+func (g *agentsGuard) toJournal() *jAgents {
+	if g == nil {
+		return nil
+	}
+	j := &jAgents{Dir: g.dir, IdentDev: g.ident.dev, IdentIno: g.ident.ino, Files: filesToJournal(g.files), Stamps: map[string][5]int64{}}
+	for k, v := range g.stamps {
+		j.Stamps[k] = [5]int64{int64(v.dev), int64(v.ino), v.size, v.mtimeNs, v.ctimeNs}
+	}
+	return j
+}
+
+func (j *jAgents) fromJournal() *agentsGuard {
+	if j == nil {
+		return nil
+	}
+	g := &agentsGuard{dir: j.Dir, ident: fileIdent{j.IdentDev, j.IdentIno}, files: filesFromJournal(j.Files), stamps: map[string]fileKey{}}
+	for k, v := range j.Stamps {
+		g.stamps[k] = fileKey{uint64(v[0]), uint64(v[1]), v[2], v[3], v[4]}
+	}
+	return g
+}

@@ -1,0 +1,223 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A command's life where it has no PID namespace (Landlock only): the
+// launcher, their subreaper, ends every process the command left when it
+// ends, when Harvey asks (SIGTERM: a timeout, Ctrl-C, a flood of output),
+// when Harvey is gone, and at its own deadline (Spec.Timeout, a little
+// after Harvey's). Harvey, in this mode the subreaper of its launchers
+// (AdoptOrphans), ends what a launcher that died anyway leaves behind
+// (EndOrphans): the command's processes carry the signal filter, and so
+// its mark.
+
+// launcherGrace is how long after the command's timeout the launcher ends
+// it itself, should Harvey not have.
+const launcherGrace = 3 * time.Second
+
+// onThreadOfItsOwn runs f on an OS thread locked to it that is not the
+// process's leader thread, and waits for it. The thread ends with f's
+// goroutine (it is never unlocked), so a thread f confined runs nothing
+// else.
+func onThreadOfItsOwn(f func()) {
+	done := make(chan struct{})
+	var run func()
+	run = func() {
+		runtime.LockOSThread()
+		if unix.Gettid() == unix.Getpid() {
+			// The leader: hold it, so the next goroutine gets another.
+			go run()
+			<-done
+			runtime.UnlockOSThread()
+			return
+		}
+		defer close(done)
+		f()
+	}
+	go run()
+	<-done
+}
+
+// endOnSignal ends the command and everything it started on SIGTERM,
+// SIGINT or SIGHUP, when Harvey (pid harvey) exits, and at the spec's
+// deadline; what it returns stops watching.
+func endOnSignal(cmd *exec.Cmd, spec Spec, harvey int) func() {
+	var once sync.Once
+	end := func() {
+		once.Do(func() {
+			_ = unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
+			for _, k := range childrenOf(os.Getpid()) {
+				_ = unix.Kill(k, unix.SIGKILL)
+			}
+		})
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	quit := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			end()
+		case <-quit:
+		}
+	}()
+	go watchParent(harvey, quit, end)
+	var timer *time.Timer
+	if spec.Timeout > 0 {
+		timer = time.AfterFunc(time.Duration(spec.Timeout)*time.Millisecond+launcherGrace, end)
+	}
+	return func() {
+		signal.Stop(sigs)
+		close(quit)
+		if timer != nil {
+			timer.Stop()
+		}
+	}
+}
+
+// watchParent calls end when the process harvey exits (or the launcher
+// is no longer its child), until quit closes.
+func watchParent(harvey int, quit <-chan struct{}, end func()) {
+	if fd, err := unix.PidfdOpen(harvey, 0); err == nil {
+		defer unix.Close(fd)
+		for {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			n, err := unix.Poll(fds, 250)
+			if n > 0 {
+				end()
+				return
+			}
+			if err != nil && err != unix.EINTR {
+				break
+			}
+			select {
+			case <-quit:
+				return
+			default:
+			}
+		}
+	}
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-quit:
+			return
+		case <-t.C:
+			if os.Getppid() != harvey {
+				end()
+				return
+			}
+		}
+	}
+}
+
+// killDescendants kills what the command left behind (the launcher is
+// their subreaper when there is no PID namespace): each child, waited for
+// once killed, until none is left (its own children come to the launcher
+// as it dies).
+func killDescendants() {
+	for round := 0; round < 1000; round++ {
+		kids := childrenOf(os.Getpid())
+		if len(kids) == 0 {
+			return
+		}
+		for _, k := range kids {
+			_ = unix.Kill(k, unix.SIGKILL)
+		}
+		var ws unix.WaitStatus
+		for _, k := range kids {
+			_, _ = unix.Wait4(k, &ws, 0, nil)
+		}
+	}
+}
+
+// childrenOf lists the children of every thread of pid, from /proc.
+func childrenOf(pid int) []int {
+	var out []int
+	tasks, _ := os.ReadDir(fmtProc(pid, "task"))
+	for _, t := range tasks {
+		data, err := os.ReadFile(fmtProc(pid, "task/"+t.Name()+"/children"))
+		if err != nil {
+			continue
+		}
+		out = append(out, parsePids(string(data))...)
+	}
+	return out
+}
+
+// AdoptOrphans makes this process (Harvey) the subreaper of what its
+// launchers start, where commands have no PID namespace: a command whose
+// launcher died anyway leaves its processes to Harvey, not to init, and
+// EndOrphans ends them.
+func AdoptOrphans() {
+	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+}
+
+// EndOrphans kills and reaps every child of this process that carries a
+// command's mark (no_new_privs and more seccomp filters than this process:
+// the launcher's signal filter, which a process can never drop), until
+// none is left; it returns how many it ended. Launchers are never marked
+// (their leader thread is not the confined one), nor is any program Harvey
+// starts outside the sandbox.
+func EndOrphans() int {
+	own, _, ok := seccompFilters(os.Getpid())
+	if !ok {
+		return 0
+	}
+	ended := 0
+	for round := 0; round < 1000; round++ {
+		var marked []int
+		for _, k := range childrenOf(os.Getpid()) {
+			if n, nnp, ok := seccompFilters(k); ok && nnp && n > own {
+				marked = append(marked, k)
+			}
+		}
+		if len(marked) == 0 {
+			break
+		}
+		for _, k := range marked {
+			_ = unix.Kill(k, unix.SIGKILL)
+		}
+		var ws unix.WaitStatus
+		for _, k := range marked {
+			if pid, _ := unix.Wait4(k, &ws, 0, nil); pid == k {
+				ended++
+			}
+		}
+	}
+	return ended
+}
+
+func fmtProc(pid int, rest string) string {
+	return "/proc/" + itoa(pid) + "/" + rest
+}
+
+func itoa(n int) string {
+	return strconv.Itoa(n)
+}
+
+// parsePids reads a space-separated list of pids.
+func parsePids(s string) []int {
+	var out []int
+	for _, f := range strings.Fields(s) {
+		if n, err := strconv.Atoi(f); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,8 @@
+//go:build linux && arm
+
+package sandbox
+
+// The 32-bit ARM (EABI) numbers: Raspberry Pi OS.
+var sigArches = []sigCalls{
+	{arch: 0x40000028, kill: 37, tkill: 238, tgkill: 268, sigqueue: 178, tgsigqueue: 363, pidfdSend: 424},
+}

@@ -1,0 +1,273 @@
+// Feature: no command outlives its check where commands have no PID
+// namespace (issue 53): in Landlock-only mode a command that signals its
+// launcher or Harvey is refused, one that runs past its timeout is ended
+// with everything it started, and when a launcher dies anyway (the OOM
+// killer, say) Harvey ends what it left. Each case leaves a setsid process
+// that would, seconds later, write core.fsmonitor into .git/config (which
+// the user's next git status runs) and touch a marker.
+package harvey
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/harvey-agent/harvey/internal/kernelsim"
+)
+
+// lateWriter is a command that leaves a process behind: after delay it
+// plants core.fsmonitor in .git/config and touches marker.
+func lateWriter(marker string, delay int) string {
+	return fmt.Sprintf("setsid sh -c 'sleep %d; git config core.fsmonitor /tmp/planted-%s; touch %s' > /dev/null 2>&1 < /dev/null &", delay, filepath.Base(marker), marker)
+}
+
+func TestEndToEndLandlockOnlyNoSurvivors(t *testing.T) {
+	simulated(t)
+	bin := buildHarvey(t)
+	kernel := string(kernelsim.NoUserNS)
+	// Linux 6.12's Landlock (ABI 6) scopes signals to the command's own
+	// domain; Ubuntu 24.04's 6.8 (ABI 4) does not, and there the launcher's
+	// seccomp filter alone refuses them.
+	for _, abi := range []string{"", "4"} {
+		t.Run("signals-abi"+abi, func(t *testing.T) {
+			t.Parallel()
+			f := newModeFixture(t)
+			f.env = append(f.env, "HARVEY_TEST_LANDLOCK_ABI="+abi)
+			testSignalsRefused(t, bin, kernel, f)
+		})
+	}
+	t.Run("timeout", func(t *testing.T) {
+		t.Parallel()
+		f := newModeFixture(t)
+		config := f.gitConfig(t)
+		marker := filepath.Join(f.root, "timeout-marker")
+		fo := newFakeOllama(t, "llama3.2:latest")
+		fo.script(toolReply("llama3.2",
+			fakeCall{id: "slow", name: "run_command", args: map[string]any{"command": lateWriter(marker, 3) + " sleep 60", "timeout": 1}},
+		), textReply("llama3.2", "Done."))
+		start := time.Now()
+		out, errOut, code := runHarveyKernel(t, kernel, bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+		if code != 0 || !strings.Contains(out, "Done.") {
+			t.Fatalf("exit %d: %s\n%s", code, out, errOut)
+		}
+		if r := toolResults(fo.chatRequests())["slow"]; !strings.Contains(r, "timed out") {
+			t.Errorf("not timed out: %q", r)
+		}
+		if d := time.Since(start); d > 20*time.Second {
+			t.Errorf("the turn took %s", d)
+		}
+		f.noSurvivor(t, marker, config, 4)
+	})
+	t.Run("launcher-dies", func(t *testing.T) {
+		t.Parallel()
+		f := newModeFixture(t)
+		config := f.gitConfig(t)
+		marker := filepath.Join(f.root, "dies-marker")
+		ready := filepath.Join(f.dir, "ready")
+		fo := newFakeOllama(t, "llama3.2:latest")
+		fo.script(toolReply("llama3.2",
+			fakeCall{id: "long", name: "run_command", args: map[string]any{"command": lateWriter(marker, 3) + " touch ready; sleep 60", "timeout": 120}},
+		), textReply("llama3.2", "Done."))
+		cmd := exec.Command(bin, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+		cmd.Dir = f.dir
+		cmd.Env = append(append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), f.env...)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		w := underKernel(kernel, cmd)
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if _, err := os.Stat(ready); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				w.Process.Kill()
+				t.Fatalf("the command never started: %s", errb.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		// What the OOM killer would do: the launcher is gone, its command
+		// and the setsid child are not.
+		launchers := childrenWith(w.Process.Pid, "__harvey_sandbox")
+		if len(launchers) != 1 {
+			w.Process.Kill()
+			t.Fatalf("launchers of Harvey: %v", launchers)
+		}
+		syscall.Kill(launchers[0], syscall.SIGKILL)
+		if err := w.Wait(); err != nil {
+			t.Fatalf("%v: %s\n%s", err, out.String(), errb.String())
+		}
+		f.noSurvivor(t, marker, config, 4)
+	})
+}
+
+// gitConfig is the workspace's .git/config as it is now.
+func (f *modeFixture) gitConfig(t *testing.T) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(f.dir, ".git", "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// noSurvivor waits past the late writer's delay and checks that it never
+// ran: no marker, .git/config as it was, no process left, and the user's
+// git status runs nothing.
+func (f *modeFixture) noSurvivor(t *testing.T, marker string, config []byte, wait int) {
+	t.Helper()
+	waitGone(t, filepath.Base(marker))
+	time.Sleep(time.Duration(wait) * time.Second)
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a process the command left ran after it")
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.dir, ".git", "config")); !bytes.Equal(b, config) {
+		t.Errorf(".git/config changed after the command:\n%s", b)
+	}
+	f.git(t, "status --short")
+}
+
+// childrenWith lists the children of pid whose command line contains token.
+func childrenWith(pid int, token string) []int {
+	var out []int
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, task := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", pid, task.Name()))
+		for _, f := range strings.Fields(string(b)) {
+			k, _ := strconv.Atoi(f)
+			if cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", k)); bytes.Contains(cl, []byte(token)) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+// testSignalsRefused: a command signals its launcher, its launcher's
+// group, Harvey and Harvey's group, by kill and by pidfd; every one is
+// refused and what it left never runs.
+func testSignalsRefused(t *testing.T, bin, kernel string, f *modeFixture) {
+	config := f.gitConfig(t)
+	marker := filepath.Join(f.root, "signals-marker")
+	fo := newFakeOllama(t, "llama3.2:latest")
+	harveyPid := `$(awk '{print $4}' /proc/$PPID/stat)`
+	fo.script(toolReply("llama3.2",
+		fakeCall{id: "launcher", name: "run_command", args: map[string]any{"command": lateWriter(marker, 2) + " kill -9 $PPID; echo kill-launcher=$?; kill -STOP $PPID; echo stop-launcher=$?; kill -9 -$PPID; echo kill-group=$?; kill -9 0; echo survived"}},
+		fakeCall{id: "harvey", name: "run_command", args: map[string]any{"command": "kill -9 " + harveyPid + "; echo kill-harvey=$?; kill -9 -$(awk '{print $5}' /proc/" + harveyPid + "/stat); echo kill-harvey-group=$?"}},
+		fakeCall{id: "python", name: "run_command", args: map[string]any{"command": "command -v python3 >/dev/null || { echo no-python; exit 0; }; python3 -c 'import os,signal; p=os.getppid()\ntry:\n  os.kill(p, 9); print(\"killed\")\nexcept PermissionError: print(\"refused\")\ntry:\n  fd=os.pidfd_open(p); signal.pidfd_send_signal(fd, 9); print(\"pidfd-killed\")\nexcept OSError as e: print(\"pidfd-refused\", e.errno)'"}},
+	), textReply("llama3.2", "Done."))
+	out, errOut, code := runHarveyKernel(t, kernel, bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+	if code != 0 || !strings.Contains(out, "Done.") {
+		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
+	}
+	res := toolResults(fo.chatRequests())
+	for _, want := range []string{"kill-launcher=1", "stop-launcher=1", "kill-group=1"} {
+		if !strings.Contains(res["launcher"], want) {
+			t.Errorf("want %s: %q", want, res["launcher"])
+		}
+	}
+	for _, want := range []string{"kill-harvey=1", "kill-harvey-group=1"} {
+		if !strings.Contains(res["harvey"], want) {
+			t.Errorf("want %s: %q", want, res["harvey"])
+		}
+	}
+	if r := res["python"]; !strings.Contains(r, "no-python") && (!strings.Contains(r, "refused") || strings.Contains(r, "killed")) {
+		t.Errorf("python's kill and pidfd_send_signal: %q", r)
+	}
+	f.noSurvivor(t, marker, config, 3)
+}
+
+// Landlock only: a command that replaces agents/ with a link into the
+// workspace (where commands write) gets agents/ back as Harvey's own
+// directory, its files restored, and the result says so.
+func TestEndToEndLandlockOnlyAgentsLink(t *testing.T) {
+	simulated(t)
+	bin := buildHarvey(t)
+	f := newModeFixture(t)
+	os.MkdirAll(filepath.Join(f.dir, "agents"), 0o700)
+	writeFile(t, f.dir, "agents/notes.md", "Harvey's own notes\n")
+	fo := newFakeOllama(t, "llama3.2:latest")
+	fo.script(toolReply("llama3.2",
+		fakeCall{id: "link", name: "run_command", args: map[string]any{"command": "mkdir -p elsewhere && mv agents agents.old && ln -s elsewhere agents && echo 'model: planted' > agents/harvey.yaml && echo linked"}},
+	), textReply("llama3.2", "Done."))
+	out, errOut, code := runHarveyKernel(t, string(kernelsim.NoUserNS), bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+	if code != 0 || !strings.Contains(out, "Done.") {
+		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
+	}
+	r := toolResults(fo.chatRequests())["link"]
+	if !strings.Contains(r, "linked") || !strings.Contains(r, "replaced with a link agents/") {
+		t.Errorf("the result does not say agents/ was put back: %q", r)
+	}
+	fi, err := os.Lstat(filepath.Join(f.dir, "agents"))
+	if err != nil || !fi.IsDir() || fi.Mode()&os.ModeSymlink != 0 {
+		t.Fatalf("agents/ is not a directory again: %v %v", fi, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(f.dir, "agents", "notes.md")); err != nil || string(b) != "Harvey's own notes\n" {
+		t.Errorf("agents/notes.md not restored: %q %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "agents", "harvey.yaml")); err == nil {
+		t.Error("the config written through the link is in agents/")
+	}
+}
+
+// The check is durable: Harvey killed while a command that planted
+// core.fsmonitor still runs leaves a journal, and the next harvey sandbox
+// in that workspace undoes the change and says so before anything else.
+func TestEndToEndCheckSurvivesHarvey(t *testing.T) {
+	simulated(t)
+	bin := buildHarvey(t)
+	f := newModeFixture(t)
+	config := f.gitConfig(t)
+	data := filepath.Join(f.root, "data")
+	f.env = append(f.env, "XDG_DATA_HOME="+data)
+	fo := newFakeOllama(t, "llama3.2:latest")
+	fo.script(toolReply("llama3.2",
+		fakeCall{id: "plant", name: "run_command", args: map[string]any{"command": "git config core.fsmonitor /tmp/planted-durable && touch ready && sleep 60", "timeout": 120}},
+	), textReply("llama3.2", "Done."))
+	cmd := exec.Command(bin, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+	cmd.Dir = f.dir
+	cmd.Env = append(append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), f.env...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	w := underKernel(string(kernelsim.NoUserNS), cmd)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(f.dir, "ready")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			w.Process.Kill()
+			t.Fatalf("the command never started: %s", errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	w.Process.Kill()
+	w.Wait()
+	if b, _ := os.ReadFile(filepath.Join(f.dir, ".git", "config")); !strings.Contains(string(b), "fsmonitor") {
+		t.Fatalf("the command did not plant core.fsmonitor:\n%s", b)
+	}
+	waitGone(t, "planted-durable")
+	out, errOut, code := runHarveyKernel(t, string(kernelsim.NoUserNS), bin, f.dir, "", f.env, "sandbox")
+	if code != 0 || !strings.HasPrefix(out, "[harvey: Harvey stopped while a command ran") || !strings.Contains(out, "config") {
+		t.Errorf("harvey sandbox did not run and report the check first: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.dir, ".git", "config")); !bytes.Equal(b, config) {
+		t.Errorf(".git/config is still changed:\n%s", b)
+	}
+	if left, _ := filepath.Glob(filepath.Join(data, "harvey", "pending", "*")); len(left) > 0 {
+		t.Errorf("journals left: %v", left)
+	}
+	f.git(t, "status --short")
+}
