@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -28,7 +29,7 @@ type gateOps interface {
 	listChecked(ctx context.Context, p string) (string, int, error)
 	searchChecked(ctx context.Context, pattern, p string) (searchHits, error)
 	findChecked(ctx context.Context, question string) (string, int, error)
-	runCheckedEcho(ctx context.Context, tool, line string, timeout time.Duration, echo io.Writer) (RunResult, error)
+	runCheckedEcho(ctx context.Context, tool, line string, timeout time.Duration, echo io.Writer, streams bool) (RunResult, error)
 	gitChecked(ctx context.Context, sub string, args []string) (string, error)
 	resultCap() int
 	capped(n int) gateOps // the same gate with a turn's cap on a result
@@ -239,11 +240,11 @@ func (t *builtinTools) runCommand(ctx context.Context, g gateOps, call callScope
 		timeout = d
 	}
 	g = g.capped(call.maxOut)
-	res, err := g.runCheckedEcho(ctx, "run_command", in.Command, timeout, t.echo())
+	res, err := g.runCheckedEcho(ctx, "run_command", in.Command, timeout, t.echo(), call.streams)
 	if err != nil {
 		return toolResult{}, err
 	}
-	return toolResult{Text: res.Text(g.resultCap()), Summary: res.status()}, nil
+	return commandResult(res, g.resultCap()), nil
 }
 
 func (t *builtinTools) gitCommand(ctx context.Context, g gateOps, call callScope, in gitToolArgs) (toolResult, error) {
@@ -270,4 +271,23 @@ func (t *builtinTools) gitCommand(ctx context.Context, g gateOps, call callScope
 	}
 	out, err := g.capped(call.maxOut).gitChecked(ctx, in.Subcommand, argv)
 	return toolResult{Text: out}, err
+}
+
+// commandResult is the result of run_command: its text for the model, its
+// status for the user (✗ when it failed), its notes, and what Claude Code's
+// hooks read as a Bash tool_response.
+func commandResult(r RunResult, limit int) toolResult {
+	text := r.Text(limit)
+	resp := map[string]any{"output": text, "status": "ok", "success": !r.failed(), "exit_code": r.ExitCode,
+		"interrupted": r.TimedOut || r.Err != nil && errors.Is(r.Err, context.Canceled), "isImage": false}
+	if r.failed() {
+		resp["status"] = "error"
+	}
+	if r.StdoutPart != nil || r.StderrPart != nil {
+		resp["stdout"] = redactWindow(string(r.StdoutPart))
+		resp["stderr"] = redactWindow(string(r.StderrPart))
+	} else {
+		resp["stdout"], resp["stderr"] = redactWindow(string(r.Output)), "" // one pipe: both, as the model reads them
+	}
+	return toolResult{Text: text, Summary: r.status(), Failed: r.failed(), Notes: r.notes(), Response: resp}
 }

@@ -65,7 +65,7 @@ func (a *Agent) registerCommands() {
 			fmt.Fprintln(out, a.gate.hooks.describe())
 			return nil
 		},
-		Help: "Hooks come from hooks: in your own config (a workspace's agents/harvey.yaml after you confirm them): each runs a command before (pre_tool) or after (post_tool) the tool calls it matches, which may block the call, change its arguments or amend its result; or at the session's start (session_start), on each prompt (user_prompt: add context or hold the prompt back) or when a reply ends (stop: send the model on). Claude Code's scripts for the same events work unchanged; harvey hooks import brings them. docs/hooks.md has the contract."})
+		Help: "Hooks come from hooks: in your own config, where they run as your own programs with your environment, and from a workspace's agents/harvey.yaml once you confirm them, where they run in the sandbox as a command does: each runs a command before (pre_tool) or after (post_tool) the tool calls it matches, which may block the call, change its arguments or amend its result; or at the session's start (session_start), on each prompt (user_prompt: add context or hold the prompt back) or when a reply ends (stop: send the model on). Claude Code's scripts for the same events work unchanged; harvey hooks import brings them (a project's hooks into that project's config). docs/hooks.md has the contract."})
 	add(&Command{Name: "context", Usage: "/context add TEXT|show|clear|load-dir PATH [GLOB]", Summary: "pinned context that survives /clear; load-dir puts a directory's files into the conversation", Handler: cmdContext,
 		Help: "load-dir PATH [GLOB] adds every text file under PATH that the model may read (GLOB matches the name, or the path when it has a /), redacted, within the model's result cap, and says what it left out."})
 	add(&Command{Name: "template", Usage: "/template list | use NAME [TEXT]", Summary: "send a prompt kept in agents/templates/NAME.md (shown the first time)", Handler: cmdTemplate})
@@ -349,7 +349,7 @@ func cmdRunLine(ctx context.Context, a *Agent, line string, out io.Writer) error
 		return a.commands.usageError("run")
 	}
 	// The output is shown as it arrives; then the status line.
-	res, err := a.gate.runCheckedEcho(ctx, "", line, 0, out)
+	res, err := a.gate.runCheckedEcho(ctx, "", line, 0, out, false)
 	if err != nil {
 		return err
 	}
@@ -358,11 +358,7 @@ func cmdRunLine(ctx context.Context, a *Agent, line string, out io.Writer) error
 	if res.Err != nil && !errors.Is(res.Err, context.Canceled) {
 		return res.Err // said once, as the error
 	}
-	status := res.status()
-	if res.Note != "" {
-		status += "\n" + res.Note
-	}
-	fmt.Fprintln(out, sanitizeForTerminal(status))
+	fmt.Fprintln(out, sanitizeForTerminal(strings.Join(append([]string{res.status()}, res.notes()...), "\n")))
 	return nil
 }
 

@@ -60,11 +60,11 @@ var configRules = []configRule{
 		}},
 	{key: "routes", kind: ruleSends, take: func(o, w *Config) { o.Routes = w.Routes }, adds: routesAdded},
 	{key: "mcp", kind: ruleSends, take: takeMCP, adds: mcpAdded},
-	{key: "hooks", kind: ruleSends, take: func(o, w *Config) { o.Hooks = append(slices.Clone(o.Hooks), w.Hooks...) },
+	{key: "hooks", kind: ruleSends, take: takeHooks,
 		adds: func(b, w *Config) []string {
 			var out []string
 			for _, h := range w.Hooks {
-				out = append(out, "runs a hook: "+h.shown())
+				out = append(out, "runs a hook: "+h.shown()+" ("+h.powers()+")")
 			}
 			return out
 		}},
@@ -410,4 +410,14 @@ func modelsAdded(base, ws *Config) []string {
 		}
 	}
 	return out
+}
+
+// takeHooks adds a workspace's hooks after yours, each marked as the
+// workspace's: it runs in the sandbox with what a command gets.
+func takeHooks(o, w *Config) {
+	o.Hooks = slices.Clone(o.Hooks)
+	for _, h := range w.Hooks {
+		h.fromWorkspace = true
+		o.Hooks = append(o.Hooks, h)
+	}
 }

@@ -313,11 +313,7 @@ func conformanceSuite(t *testing.T) (string, string) {
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("no npm: the conformance suite comes from the npm registry")
 	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "harvey-tests", "conformance-"+conformanceVersion)
+	dir := filepath.Join(fixtureCache, "harvey-tests", "conformance-"+conformanceVersion)
 	node := filepath.Join(dir, "node_modules", ".bin", "node")
 	suite := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
 	if _, err := os.Stat(suite); err != nil {

@@ -79,12 +79,15 @@ func (tm *Terminal) toolLine(prefix, name, summary string) {
 	tm.logf("%s %s %s", tm.colorize("36", prefix), sanitizeForTerminal(flatText(name)), sanitizeForTerminal(summary))
 }
 
-func (tm *Terminal) resultLine(ok bool, summary string) {
-	if ok {
-		tm.logf("  %s %s", tm.colorize("32", "✓"), sanitizeForTerminal(summary))
-		return
+func (tm *Terminal) resultLine(ok bool, summary string, notes []string) {
+	mark := tm.colorize("32", "✓")
+	if !ok {
+		mark = tm.colorize("31", "✗")
 	}
-	tm.logf("  %s %s", tm.colorize("31", "✗"), sanitizeForTerminal(summary))
+	tm.logf("  %s %s", mark, sanitizeForTerminal(summary))
+	for _, n := range notes {
+		tm.logf("    %s", tm.colorize("33", sanitizeForTerminal(oneLine(n))))
+	}
 }
 
 // termWidth is the width of the terminal the user reads, or 0 when output

@@ -64,6 +64,12 @@ func TestMain(m *testing.M) {
 // machine's own toolchains use realHome on purpose, and say so.
 var realHome string
 
+// fixtureCache is this machine's own cache directory (the real home's),
+// where tests keep what they download once per machine (the MCP
+// conformance suite, server-everything): fixtures, never state a test
+// depends on.
+var fixtureCache string
+
 // isolateHome points HOME and the XDG directories at a fresh directory for
 // the whole test binary (and every Harvey it starts), keeping Go's own
 // caches where they are (GOCACHE, GOMODCACHE, GOPATH pinned to what go
@@ -75,9 +81,18 @@ func isolateHome() func() {
 	if realHome == "" {
 		realHome = os.Getenv("HOME")
 	}
+	fixtureCache = os.Getenv("HARVEY_TEST_FIXTURE_CACHE")
+	if fixtureCache == "" {
+		if c, err := os.UserCacheDir(); err == nil {
+			fixtureCache = c
+		} else {
+			fixtureCache = os.TempDir()
+		}
+	}
 	if os.Getenv("HARVEY_TEST_HOME") != "" {
 		return func() {} // started by a test binary that made one already
 	}
+	os.Setenv("HARVEY_TEST_FIXTURE_CACHE", fixtureCache)
 	if goBin, err := exec.LookPath("go"); err == nil {
 		if out, err := exec.Command(goBin, "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output(); err == nil {
 			vals := strings.Split(strings.TrimSpace(string(out)), "\n")

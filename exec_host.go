@@ -36,8 +36,8 @@ func (h *turnHost) callEvent(id, name, rawArgs string, recovered bool) {
 	h.events.toolCall(id, name, rawArgs, recovered)
 }
 
-func (h *turnHost) resultEvent(id, name, status, summary, output string, d time.Duration) {
-	h.events.toolResult(id, name, status, summary, output, d)
+func (h *turnHost) resultEvent(id, name, status, summary, output string, notes []string, d time.Duration) {
+	h.events.toolResult(id, name, status, summary, output, notes, d)
 }
 
 // proseFallback remembers that model cannot call tools and, when fallback

@@ -235,11 +235,12 @@ func (g *Gate) findChecked(ctx context.Context, question string) (string, int, e
 // line is planned (a shell only outside safe mode) and run through the one
 // gate for programs, runGated.
 func (g *Gate) runChecked(ctx context.Context, tool, line string, timeout time.Duration) (RunResult, error) {
-	return g.runCheckedEcho(ctx, tool, line, timeout, nil)
+	return g.runCheckedEcho(ctx, tool, line, timeout, nil, false)
 }
 
-// runCheckedEcho is runChecked showing the output on echo as it arrives.
-func (g *Gate) runCheckedEcho(ctx context.Context, tool, line string, timeout time.Duration, echo io.Writer) (RunResult, error) {
+// runCheckedEcho is runChecked showing the output on echo as it arrives
+// (and with streams, keeping stdout and stderr apart besides).
+func (g *Gate) runCheckedEcho(ctx context.Context, tool, line string, timeout time.Duration, echo io.Writer, streams bool) (RunResult, error) {
 	line = strings.TrimSpace(line)
 	if line == "" {
 		return RunResult{}, fmt.Errorf("no command given")
@@ -252,7 +253,7 @@ func (g *Gate) runCheckedEcho(ctx context.Context, tool, line string, timeout ti
 		g.audit("run", line, err, 0)
 		return RunResult{}, err
 	}
-	return g.runGated(ctx, runRequest{audit: "run", shown: line, tool: tool, action: "run: " + line, argv: argv, timeout: timeout, echo: echo})
+	return g.runGated(ctx, runRequest{audit: "run", shown: line, tool: tool, action: "run: " + line, argv: argv, timeout: timeout, echo: echo, streams: streams})
 }
 
 func (g *Gate) commandPolicy() CommandPolicy {
@@ -268,6 +269,7 @@ type runRequest struct {
 	argv    []string
 	timeout time.Duration // 0: run_timeout
 	echo    io.Writer     // shows the output as it arrives (nil: nothing shown)
+	streams bool          // keep stdout and stderr apart besides (RunResult.StdoutPart, StderrPart)
 	// hook: a hook's command (hooks_run.go): this on stdin, these
 	// variables besides the filtered environment, stderr kept apart, its
 	// own network when asked, and never the offer to run it again
@@ -275,12 +277,12 @@ type runRequest struct {
 	hook *hookRun
 }
 
-// hookRun is what a hook's command gets besides a command's.
+// hookRun is what a workspace's hook gets besides a command's (no more
+// power: its input and its variables).
 type hookRun struct {
 	stdin    string
 	env      []string
-	network  bool
-	writable []string // absolute
+	readable string // the session's transcript (hooks_transcript.go), read-only
 }
 
 // runGated is the one gate every program Harvey starts for the user or the
@@ -305,11 +307,12 @@ func (g *Gate) runGated(ctx context.Context, r runRequest) (RunResult, error) {
 	if r.timeout <= 0 {
 		r.timeout = time.Duration(g.cfg.RunTimeout)
 	}
-	spec := procSpec{Dir: g.ws.Root, Argv: r.argv, Env: baseEnv(), Timeout: r.timeout, Limit: g.maxOut(), Sandbox: g.commandSandbox(), Echo: r.echo}
+	spec := procSpec{Dir: g.ws.Root, Argv: r.argv, Env: baseEnv(), Timeout: r.timeout, Limit: g.maxOut(), Sandbox: g.commandSandbox(), Echo: r.echo, KeepStreams: r.streams}
 	if r.hook != nil {
 		spec.Stdin, spec.SplitStderr, spec.Env = r.hook.stdin, true, append(spec.Env, r.hook.env...)
-		spec.Sandbox.Network = spec.Sandbox.Network || r.hook.network
-		spec.Sandbox.RW = append(spec.Sandbox.RW, r.hook.writable...)
+		if r.hook.readable != "" {
+			spec.Sandbox.RO = append(spec.Sandbox.RO, r.hook.readable)
+		}
 	}
 	res := g.runGuarded(ctx, r, spec)
 	if r.hook != nil {
@@ -410,7 +413,12 @@ func (g *Gate) commandSandboxFor(purpose string) *sandbox.Spec {
 	if g.bare {
 		caches = nil
 	}
-	rw = append(rw, caches...)
+	landlockOnly := sandbox.Available().Mode() == sandbox.ModeLandlock
+	if landlockOnly {
+		ro = append(ro, caches...) // read, never written: a private cache of each tool's instead (privateCaches)
+	} else {
+		rw = append(rw, caches...)
+	}
 	gitRO, gitRW := gitProtected(g.ws.Root)
 	home, _ := os.UserHomeDir()
 	ro = append(ro, toolchainRoots(os.Environ(), home)...)
@@ -439,7 +447,7 @@ func (g *Gate) commandSandboxFor(purpose string) *sandbox.Spec {
 	if home != "" {
 		spec.Masked = maskedCredentials(home, append(append([]string{}, spec.RW...), spec.RO...))
 	}
-	spec.Overlays = cacheOverlays(g.ws.Root, purpose, caches)
+	g.privateCachesOf(spec, purpose, caches, landlockOnly)
 	if !spec.Network && !g.bare {
 		if p := sessionProxy(g.cfg.Sandbox.Hosts); p != nil {
 			spec.Proxy = p.sock
@@ -447,19 +455,42 @@ func (g *Gate) commandSandboxFor(purpose string) *sandbox.Spec {
 		}
 	}
 	if g.cfg.SafeMode {
-		for _, c := range g.cfg.AllowedCommands {
-			if p, err := lookPath(c); err == nil {
-				spec.Exec = append(spec.Exec, p)
-				if r, err := filepath.EvalSymlinks(p); err == nil && r != p {
-					spec.Exec = append(spec.Exec, r)
-				}
-			}
-		}
-		if len(spec.Exec) == 0 {
-			spec.Exec = []string{"/nonexistent"}
-		}
+		spec.Exec = safeModePrograms(g.cfg.AllowedCommands)
 	}
 	return spec
+}
+
+// privateCachesOf gives the spec's caches their private side: a layer over
+// each (cacheOverlays), or where there is no mount namespace (Landlock
+// only), each tool's own setting pointed at a private cache of the
+// workspace's (privateCaches).
+func (g *Gate) privateCachesOf(spec *sandbox.Spec, purpose string, caches []string, landlockOnly bool) {
+	switch {
+	case landlockOnly && !g.bare:
+		env, dirs := privateCaches(g.ws.Root, purpose, g.cfg.Sandbox.Network)
+		spec.CacheEnv, spec.RW = env, append(spec.RW, dirs...)
+	case !landlockOnly:
+		spec.Overlays = cacheOverlays(g.ws.Root, purpose, caches)
+	}
+}
+
+// safeModePrograms are the programs safe mode lets execute: each allowed
+// command found on PATH, and what its link leads to (none found: a path
+// that names nothing, so nothing executes).
+func safeModePrograms(allowed []string) []string {
+	var out []string
+	for _, c := range allowed {
+		if p, err := lookPath(c); err == nil {
+			out = append(out, p)
+			if r, err := filepath.EvalSymlinks(p); err == nil && r != p {
+				out = append(out, r)
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = []string{"/nonexistent"}
+	}
+	return out
 }
 
 // resultCap is the cap on one tool result or command output this gate

@@ -67,6 +67,10 @@ type gitDirGuard struct {
 	links      []string               // the index's gitlinks (mode 160000)
 	hidden     []string               // the index's entries marked skip-worktree or assume-unchanged
 	indexAt    fileKey                // the index's stamp when read: unchanged after the command, it is not read again
+	// replaces are the replace refs (git_replace.go), of a common directory
+	// only; replacesLoose those kept as files.
+	replaces      map[string]string
+	replacesLoose map[string]bool
 }
 
 type fileIdent struct{ dev, ino uint64 }
@@ -165,6 +169,7 @@ func guardDir(root, dir string, common bool, hashLen int) *gitDirGuard {
 		for _, h := range d.hookDirs() {
 			d.hooks[h] = readHooks(r, h)
 		}
+		d.recordReplaceRefs(r)
 	}
 	for _, p := range d.protectedFiles() {
 		d.files[p] = readSaved(r, p)
@@ -386,6 +391,7 @@ func (d *gitDirGuard) check(say func(string, ...any)) {
 		}
 		d.removeNewModules(r, say)
 		d.checkNewWorktrees(r, say)
+		d.checkReplaceRefs(r, say)
 	}
 	d.removeNewLocks(r, say)
 	d.restoreIndex(r, say)

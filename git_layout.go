@@ -100,9 +100,11 @@ func gitPinned(root string) []string {
 
 // commonRunFiles are the files in a common directory (and in a submodule's
 // git directory) whose change makes git run something, look elsewhere for
-// what it runs, or hide a change from git status: relative to the
-// directory.
-var commonRunFiles = []string{"config", "config.worktree", "commondir", "info/attributes", "info/exclude"}
+// what it runs, or hide a change from git status, or show the user a
+// history other than the one on disk (grafts, shallow boundaries, objects
+// borrowed from elsewhere; replace refs are git_replace.go): relative to
+// the directory.
+var commonRunFiles = []string{"config", "config.worktree", "commondir", "info/attributes", "info/exclude", "info/grafts", "shallow", "objects/info/alternates"}
 
 // worktreeRunFiles are a linked worktree's own files of that kind (its git
 // directory under worktrees/NAME): where its common directory is, what it

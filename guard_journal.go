@@ -1,8 +1,7 @@
 package harvey
 
 import (
-	"bytes"
-	"encoding/gob"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -42,7 +41,7 @@ type journal struct {
 type jFile struct {
 	Data    []byte
 	Mode    fs.FileMode
-	Missing bool // not there (gob keeps no nil in a map)
+	Missing bool // not there
 }
 
 type jHooks struct {
@@ -70,6 +69,8 @@ type jDir struct {
 	Index                                    []byte
 	IndexDev, IndexIno                       uint64
 	IndexSize, IndexMtime, IndexCtime        int64
+	Replaces                                 map[string]string
+	ReplacesLoose                            map[string]bool
 }
 
 type jAgents struct {
@@ -99,14 +100,14 @@ func writeJournal(root, command string, c *commandGuard) string {
 	}
 	j := journal{Pid: os.Getpid(), PidStart: procStart(os.Getpid()), Root: root, Command: command, Started: time.Now(),
 		Git: c.git.toJournal(), Agents: c.agents.toJournal()}
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(&j); err != nil {
+	b, err := json.Marshal(&j)
+	if err != nil {
 		return ""
 	}
 	name := fmt.Sprintf("%s-%d-%d.journal", shortHash(root), os.Getpid(), journalSeq.Add(1))
 	p := filepath.Join(dir, name)
 	tmp := p + ".tmp"
-	if os.WriteFile(tmp, b.Bytes(), 0o600) != nil || os.Rename(tmp, p) != nil {
+	if os.WriteFile(tmp, b, 0o600) != nil || os.Rename(tmp, p) != nil {
 		os.Remove(tmp)
 		return ""
 	}
@@ -136,7 +137,7 @@ func recoverJournals(root string) []string {
 			continue
 		}
 		var j journal
-		if gob.NewDecoder(bytes.NewReader(b)).Decode(&j) != nil || j.Root != root {
+		if json.Unmarshal(b, &j) != nil || j.Root != root {
 			os.Remove(p)
 			continue
 		}
@@ -251,6 +252,7 @@ func (g *gitGuard) toJournal() *jGit {
 		jd := &jDir{Dir: d.dir, Shown: d.shown, Common: d.common, HashLen: d.hashLen, IdentDev: d.ident.dev, IdentIno: d.ident.ino,
 			Files: filesToJournal(d.files), Hooks: hooksToJournal(d.hooks), Modules: d.modules, Worktrees: d.worktrees,
 			Locks: d.locks, Links: d.links, Hidden: d.hidden, IndexLarge: d.indexLarge,
+			Replaces: d.replaces, ReplacesLoose: d.replacesLoose,
 			IndexDev: d.indexAt.dev, IndexIno: d.indexAt.ino, IndexSize: d.indexAt.size, IndexMtime: d.indexAt.mtimeNs, IndexCtime: d.indexAt.ctimeNs}
 		if len(d.index) <= journalMaxIndex {
 			jd.Index = d.index
@@ -271,6 +273,7 @@ func (j *jGit) fromJournal() *gitGuard {
 		g.dirs = append(g.dirs, &gitDirGuard{dir: jd.Dir, shown: jd.Shown, common: jd.Common, hashLen: jd.HashLen, ident: fileIdent{jd.IdentDev, jd.IdentIno},
 			files: filesFromJournal(jd.Files), hooks: hooksFromJournal(jd.Hooks), modules: jd.Modules, worktrees: jd.Worktrees,
 			locks: jd.Locks, links: jd.Links, hidden: jd.Hidden, index: jd.Index, indexLarge: jd.IndexLarge,
+			replaces: jd.Replaces, replacesLoose: jd.ReplacesLoose,
 			indexAt: fileKey{jd.IndexDev, jd.IndexIno, jd.IndexSize, jd.IndexMtime, jd.IndexCtime}})
 	}
 	return g

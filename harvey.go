@@ -173,6 +173,7 @@ func (a *Agent) Close() {
 		a.kb.db = nil
 	}
 	a.mcp.close()
+	a.gate.hooks.removeTranscript()
 }
 
 // matchModel finds name among installed models ("llama3.2" matches

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -38,8 +37,15 @@ type HookConfig struct {
 	Timeout  Duration   `yaml:"timeout,omitempty"`  // default 60s
 	Command  HookArgv   `yaml:"command"`            // an argv list, or a string run by sh -c
 	OnError  string     `yaml:"on_error,omitempty"` // block or allow: what a hook that fails means (default: block before a call, allow after)
-	Network  bool       `yaml:"network,omitempty"`  // its own network (else the sandbox's: the registries through the proxy)
-	Writable []string   `yaml:"writable,omitempty"` // more places it may write (a log outside the workspace)
+	// Network and Writable were a sandboxed hook's extra powers. Your own
+	// hooks run as your programs now (no sandbox: they need neither), and
+	// a workspace's hook may not have them (check refuses it).
+	Network  bool     `yaml:"network,omitempty"`
+	Writable []string `yaml:"writable,omitempty"`
+	// fromWorkspace: the hook came from a workspace's agents/harvey.yaml
+	// (the repository's code): it runs in the sandbox, with what a command
+	// gets and nothing of yours.
+	fromWorkspace bool
 }
 
 // HookWhen is a condition on one argument: it equals, contains or matches
@@ -103,17 +109,14 @@ func claudeName(tool string) string {
 
 // check says what is wrong with a hook, or nil.
 func (h HookConfig) check() error {
-	if _, ok := hookEvents[h.Event]; !ok {
-		return fmt.Errorf("event %q: use pre_tool, post_tool, session_start, user_prompt or stop", h.Event)
-	}
-	if (h.Event == hookPrompt || h.Event == hookStop) && h.Match != "" && h.Match != "*" {
-		return fmt.Errorf("match: a %s hook has no tool to match (when: reads its fields)", h.Event)
-	}
-	if (h.Event == hookSessionStart || h.Event == hookStop) && h.OnError == "block" {
-		return fmt.Errorf("on_error: block: a %s hook cannot block (only pre_tool, post_tool and user_prompt can)", h.Event)
+	if err := h.checkEvent(); err != nil {
+		return err
 	}
 	if len(h.Command) == 0 || h.Command[0] == "" {
 		return fmt.Errorf("a hook needs a command")
+	}
+	if h.fromWorkspace && (len(h.Writable) > 0 || h.Network) {
+		return fmt.Errorf("a workspace's hook may not say writable: or network: (it runs in the sandbox with what a command gets; only your own config's hooks run as your programs)")
 	}
 	if h.OnError != "" && h.OnError != "block" && h.OnError != "allow" {
 		return fmt.Errorf("on_error %q: use block or allow", h.OnError)
@@ -130,6 +133,21 @@ func (h HookConfig) check() error {
 				return fmt.Errorf("when %s matches: %v", w.Field, err)
 			}
 		}
+	}
+	return nil
+}
+
+// checkEvent says what is wrong with the hook's event and what it asks of
+// it, or nil.
+func (h HookConfig) checkEvent() error {
+	if _, ok := hookEvents[h.Event]; !ok {
+		return fmt.Errorf("event %q: use pre_tool, post_tool, session_start, user_prompt or stop", h.Event)
+	}
+	if (h.Event == hookPrompt || h.Event == hookStop) && h.Match != "" && h.Match != "*" {
+		return fmt.Errorf("match: a %s hook has no tool to match (when: reads its fields)", h.Event)
+	}
+	if (h.Event == hookSessionStart || h.Event == hookStop) && h.OnError == "block" {
+		return fmt.Errorf("on_error: block: a %s hook cannot block (only pre_tool, post_tool and user_prompt can)", h.Event)
 	}
 	return nil
 }
@@ -186,18 +204,20 @@ func (h HookConfig) blocksOnError() bool {
 	return h.Event == hookPre || h.Event == hookPrompt
 }
 
-// writable is the hook's writable directories, absolute (~ expanded),
-// made when missing (a log's directory).
-func (h HookConfig) writable() []string {
-	home, _ := os.UserHomeDir()
-	var out []string
-	for _, p := range h.Writable {
-		if p = expandHome(p, home); filepath.IsAbs(p) {
-			os.MkdirAll(p, 0o700)
-			out = append(out, filepath.Clean(p))
+// powers says in words what the hook will be able to do, for the
+// question that confirms a workspace's hooks.
+func (h HookConfig) powers() string {
+	if len(h.Writable) > 0 || h.Network {
+		var asks []string
+		if len(h.Writable) > 0 {
+			asks = append(asks, "to write "+strings.Join(h.Writable, ", "))
 		}
+		if h.Network {
+			asks = append(asks, "the network")
+		}
+		return "asks for " + strings.Join(asks, " and ") + ", which only your own config can give: it will NOT run"
 	}
-	return out
+	return "in the sandbox, as a command: it reads and writes the workspace, sees none of your home or environment, reaches package registries only"
 }
 
 func (h HookConfig) timeout() time.Duration {
@@ -304,7 +324,7 @@ func copyKeys(dst, src map[string]any, keys ...string) {
 }
 
 // hookInput is the JSON object a hook reads on stdin.
-func hookInput(event, tool, id string, args map[string]any, root string, result *hookResult) []byte {
+func hookInput(event, tool, id string, args map[string]any, root string, result *hookResult, transcript string) []byte {
 	in := map[string]any{
 		"tool_name": claudeName(tool), "harvey_tool": tool, "tool_use_id": id,
 		"tool_input": claudeInput(tool, args, root), "arguments": args,
@@ -312,16 +332,19 @@ func hookInput(event, tool, id string, args map[string]any, root string, result 
 	if result != nil {
 		in["result"], in["status"] = result.text, result.status
 		in["tool_response"] = map[string]any{"output": result.text, "status": result.status, "success": result.status == "ok"}
+		if result.response != nil {
+			in["tool_response"] = result.response // Claude Code's shape (Bash: stdout, stderr, interrupted)
+		}
 	}
-	return eventInput(event, in, root)
+	return eventInput(event, in, root, transcript)
 }
 
 // eventInput is the JSON object a hook reads on stdin: the event's fields
 // and what every event carries (its name in Harvey's words and Claude
 // Code's, the workspace, the session).
-func eventInput(event string, fields map[string]any, root string) []byte {
+func eventInput(event string, fields map[string]any, root, transcript string) []byte {
 	in := map[string]any{"hook_event_name": hookEvents[event], "event": event,
-		"cwd": root, "workspace": root, "session_id": hookSession, "permission_mode": "default"}
+		"cwd": root, "workspace": root, "session_id": hookSession, "permission_mode": "default", "transcript_path": transcript}
 	maps.Copy(in, fields)
 	b, _ := json.Marshal(in)
 	return b
@@ -334,14 +357,16 @@ var hookSession = rand.Text()
 // hookResult is a call's result as a post_tool hook sees it.
 type hookResult struct {
 	text, status string
+	response     map[string]any // the tool's own tool_response, when it gives one
 }
 
 // hookAnswer is what a hook decided.
 type hookAnswer struct {
-	block  bool
-	reason string
-	modify map[string]any // new arguments (Harvey's names)
-	amend  *string        // a new result
+	block   bool
+	reason  string
+	modify  map[string]any // new arguments (Harvey's names)
+	amend   *string        // a new result
+	context string         // added to what the model reads (additionalContext), redacted and within the hooks' budget
 }
 
 // parseHookAnswer reads a hook's stdout: empty is "go on"; otherwise a
@@ -363,6 +388,7 @@ func parseHookAnswer(out []byte, tool string, args map[string]any, root string) 
 		a.modify = fromClaudeInput(tool, v.Specific.Updated, args, root)
 	}
 	a.amend = v.Amend
+	a.context = strings.TrimSpace(v.Context + "\n" + v.Specific.Context)
 	return a, nil
 }
 

@@ -45,16 +45,74 @@ func hooksCommand(args []string, stdout, stderr io.Writer) int {
 	return hooksImport(args[1:], stdout, stderr)
 }
 
-// claudeHook is one hook found in a Claude Code settings file.
+// claudeHook is one hook found in a Claude Code settings file, and where
+// it goes: your own config, or (a project's hook) this workspace's.
 type claudeHook struct {
-	from string
-	hook HookConfig
+	from    string
+	hook    HookConfig
+	project bool
+}
+
+// projectHook reports whether a hook belongs to the project it was found
+// for: it comes from the workspace's own .claude/ settings, or its
+// command names $CLAUDE_PROJECT_DIR (Claude Code's form for a project's
+// scripts). Imported into your own config, it would run in every
+// repository that ships that path.
+func projectHook(from, command string) bool {
+	return !filepath.IsAbs(from) || strings.Contains(command, "CLAUDE_PROJECT_DIR")
+}
+
+// hookKey is what makes two hooks the same for import: event, match and
+// command.
+func hookKey(h HookConfig) string {
+	return h.Event + "\x00" + h.Match + "\x00" + strings.Join(h.Command, "\x00")
 }
 
 func hooksImport(args []string, stdout, stderr io.Writer) int {
-	var files []string
-	var picks []string
-	all := false
+	files, picks, all := hooksImportArgs(args)
+	found, code := findClaudeHooks(files, stdout, stderr)
+	if code != 0 {
+		return code
+	}
+	if len(found) == 0 {
+		fmt.Fprintln(stdout, "no hooks Harvey can run found in Claude Code's settings")
+		return 0
+	}
+	have := importedHooks()
+	if !all && len(picks) == 0 {
+		for i, h := range found {
+			fmt.Fprintf(stdout, "%d. %s (from %s → %s)%s\n", i+1, sanitizeForTerminal(h.hook.shown()), h.from, hookDestination(h.project),
+				map[bool]string{true: ": already imported", false: ""}[have[hookKey(h.hook)]])
+		}
+		fmt.Fprintln(stdout, "add them with: harvey hooks import N [N...] (or --all)")
+		return 0
+	}
+	var mine, project []HookConfig
+	already := 0
+	for i, h := range found {
+		if !all && !slices.Contains(picks, strconv.Itoa(i+1)) {
+			continue
+		}
+		switch {
+		case have[hookKey(h.hook)]:
+			already++
+		case h.project:
+			project = append(project, h.hook)
+		default:
+			mine = append(mine, h.hook)
+		}
+		have[hookKey(h.hook)] = true
+	}
+	if len(mine)+len(project)+already == 0 {
+		fmt.Fprintln(stderr, "harvey: no hook with that number (harvey hooks import lists them)")
+		return 1
+	}
+	return saveImported(mine, project, already, stdout, stderr)
+}
+
+// hooksImportArgs reads import's arguments: the settings files (default:
+// yours and this project's), the hooks picked by number, or --all.
+func hooksImportArgs(args []string) (files, picks []string, all bool) {
 	for i := 0; i < len(args); i++ {
 		switch {
 		case args[i] == "--from" && i+1 < len(args):
@@ -70,6 +128,12 @@ func hooksImport(args []string, stdout, stderr io.Writer) int {
 		home, _ := os.UserHomeDir()
 		files = []string{filepath.Join(home, ".claude", "settings.json"), filepath.Join(".claude", "settings.json"), filepath.Join(".claude", "settings.local.json")}
 	}
+	return files, picks, all
+}
+
+// findClaudeHooks reads the hooks of each settings file there is, saying
+// which it leaves out.
+func findClaudeHooks(files []string, stdout, stderr io.Writer) ([]claudeHook, int) {
 	var found []claudeHook
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -79,43 +143,101 @@ func hooksImport(args []string, stdout, stderr io.Writer) int {
 		hs, left, err := claudeHooks(b)
 		if err != nil {
 			fmt.Fprintf(stderr, "harvey: %s: %v\n", f, err)
-			return 1
+			return nil, 1
 		}
 		for _, h := range hs {
-			found = append(found, claudeHook{from: f, hook: h})
+			found = append(found, claudeHook{from: f, hook: h, project: projectHook(f, strings.Join(h.Command, " "))})
 		}
 		for _, l := range left {
 			fmt.Fprintf(stdout, "%s: not imported: %s\n", f, l)
 		}
 	}
-	if len(found) == 0 {
-		fmt.Fprintln(stdout, "no hooks Harvey can run found in Claude Code's settings")
-		return 0
+	return found, 0
+}
+
+// hookDestination names where an imported hook goes.
+func hookDestination(project bool) string {
+	if project {
+		return "this workspace's " + ConfigPath
 	}
-	if !all && len(picks) == 0 {
-		for i, h := range found {
-			fmt.Fprintf(stdout, "%d. %s (from %s)\n", i+1, sanitizeForTerminal(h.hook.shown()), h.from)
+	return "your config"
+}
+
+// importedHooks are the hooks your config and this workspace's already
+// have, by hookKey.
+func importedHooks() map[string]bool {
+	have := map[string]bool{}
+	if cfg, _, err := loadUserConfig(); err == nil && cfg != nil {
+		for _, h := range cfg.Hooks {
+			have[hookKey(h)] = true
 		}
-		fmt.Fprintln(stdout, "add them with: harvey hooks import N [N...] (or --all)")
-		return 0
 	}
-	var add []HookConfig
-	for i, h := range found {
-		if all || slices.Contains(picks, strconv.Itoa(i+1)) {
-			add = append(add, h.hook)
+	if b, err := os.ReadFile(ConfigPath); err == nil {
+		var c Config
+		if yaml.Unmarshal(b, &c) == nil {
+			for _, h := range c.Hooks {
+				have[hookKey(h)] = true
+			}
 		}
 	}
-	if len(add) == 0 {
-		fmt.Fprintln(stderr, "harvey: no hook with that number (harvey hooks import lists them)")
-		return 1
+	return have
+}
+
+// saveImported adds your hooks to your config and a project's to this
+// workspace's config (not confirmed: the next harvey here asks, as for
+// any agents/harvey.yaml Harvey did not write), and says what it did.
+func saveImported(mine, project []HookConfig, already int, stdout, stderr io.Writer) int {
+	if len(mine) > 0 {
+		p, err := addHooks(mine)
+		if err != nil {
+			fmt.Fprintf(stderr, "harvey: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "added %s to %s\n", plural(len(mine), "hook"), p)
 	}
-	p, err := addHooks(add)
-	if err != nil {
-		fmt.Fprintf(stderr, "harvey: %v\n", err)
-		return 1
+	if len(project) > 0 {
+		if err := addWorkspaceHooks(project); err != nil {
+			fmt.Fprintf(stderr, "harvey: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "added %s to this workspace's %s (a project's hooks stay in their project): the next harvey here shows them and asks before they run, in the sandbox\n", plural(len(project), "hook"), ConfigPath)
 	}
-	fmt.Fprintf(stdout, "added %s to %s\n", plural(len(add), "hook"), p)
+	if already > 0 {
+		fmt.Fprintf(stdout, "%s already imported, left as %s\n", plural(already, "hook"), map[bool]string{true: "it was", false: "they were"}[already == 1])
+	}
 	return 0
+}
+
+// addWorkspaceHooks appends hooks to this workspace's agents/harvey.yaml,
+// keeping the rest of it, through the workspace (never through a link),
+// and without confirming it.
+func addWorkspaceHooks(hs []HookConfig) error {
+	ws, err := openWorkspace(".")
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+	var doc yaml.Node
+	if b, err := ws.ReadInternal(ConfigPath); err == nil {
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			return fmt.Errorf("%s: %v (fix it first; it was left as it is)", ConfigPath, err)
+		}
+	}
+	if len(doc.Content) == 0 {
+		doc = yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{{Kind: yaml.MappingNode, Tag: "!!map"}}}
+	}
+	top := doc.Content[0]
+	if top.Kind != yaml.MappingNode {
+		return fmt.Errorf("%s is not a mapping", ConfigPath)
+	}
+	if err := appendHooks(top, hs); err != nil {
+		return err
+	}
+	out, err := yaml.Marshal(&doc)
+	if err != nil {
+		return err
+	}
+	return ws.WriteInternalAtomic(ConfigPath, out, 0o600)
 }
 
 // claudeHooks reads the hooks of a Claude Code settings file: each
@@ -169,19 +291,22 @@ func claudeHooks(b []byte) (hooks []HookConfig, left []string, err error) {
 // addHooks appends hooks to hooks: in your own config (keeping its
 // comments).
 func addHooks(hs []HookConfig) (string, error) {
-	return editUserConfig(func(top *yaml.Node) error {
-		list := mapEntry(top, "hooks", false)
-		if list == nil || list.Kind != yaml.SequenceNode {
-			list = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-			setMapKey(top, "hooks", list)
+	return editUserConfig(func(top *yaml.Node) error { return appendHooks(top, hs) })
+}
+
+// appendHooks appends hooks to the hooks: list of a config's mapping.
+func appendHooks(top *yaml.Node, hs []HookConfig) error {
+	list := mapEntry(top, "hooks", false)
+	if list == nil || list.Kind != yaml.SequenceNode {
+		list = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		setMapKey(top, "hooks", list)
+	}
+	for _, h := range hs {
+		var v yaml.Node
+		if err := v.Encode(h); err != nil {
+			return err
 		}
-		for _, h := range hs {
-			var v yaml.Node
-			if err := v.Encode(h); err != nil {
-				return err
-			}
-			list.Content = append(list.Content, &v)
-		}
-		return nil
-	})
+		list.Content = append(list.Content, &v)
+	}
+	return nil
 }

@@ -63,7 +63,7 @@ func (r *hookRunner) event(ctx context.Context, event, subject string, fields ma
 		if !h.applies(event, subject, fields, nil) {
 			continue
 		}
-		out, blocked, err := r.exec(ctx, h, eventInput(event, fields, r.gate.ws.Root))
+		out, blocked, err := r.exec(ctx, h, eventInput(event, fields, r.gate.ws.Root, r.transcriptPath()))
 		var ans hookAnswer
 		if err == nil && blocked == nil {
 			ans, err = parseEventAnswer(out, event)

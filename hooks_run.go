@@ -4,16 +4,20 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/harvey-agent/harvey/internal/coerce"
 )
 
-// Running hooks around a tool call (hooks.go has the contract). Each hook
-// runs through the gate every program passes (runGated: exec permission,
-// safe mode, the sandbox with the workspace writable, the check after it,
-// the audit log), never asked about: hooks come from your own config, or
+// Running hooks around a tool call (hooks.go has the contract). Your own
+// hooks run as your programs (exec below says why); a workspace's run
+// through the gate every command passes (runGated: exec permission, safe
+// mode, the sandbox with the workspace writable, the check after it, the
+// audit log). None is asked about: hooks come from your own config, or
 // from a workspace's once you confirmed them. A firing that blocks,
 // changes the arguments or amends a result is one line for you, a "hook"
 // event in --output stream-json and an entry in the audit log; /status
@@ -28,6 +32,9 @@ type hookRunner struct {
 	fired   atomic.Int64 // firings that blocked, changed or amended something
 	ran     atomic.Int64 // hooks run
 	pending string       // context from session_start hooks, for the next prompt
+	// sandboxSaid: the hooks whose sandbox refusal was said in full.
+	sandboxSaid sync.Map
+	transcript  hookTranscript // hooks_transcript.go
 }
 
 // newHookRunner is the runner for the hooks of cfg (nil when there are
@@ -58,12 +65,14 @@ func (e *hookBlocked) Unwrap() error { return ErrDenied }
 
 // pre runs the pre_tool hooks that apply, in order: each may block the
 // call or give it new arguments (which must fit the tool's schema, and
-// are what later hooks and the tool see).
-func (r *hookRunner) pre(ctx context.Context, tool, id string, schema, args map[string]any) (map[string]any, error) {
+// are what later hooks and the tool see), and add context the model reads
+// with the call's result (added: Claude Code's additionalContext).
+func (r *hookRunner) pre(ctx context.Context, tool, id string, schema, args map[string]any) (_ map[string]any, added string, _ error) {
 	if r == nil {
-		return args, nil
+		return args, "", nil
 	}
 	root := r.gate.ws.Root
+	var contexts []string
 	for _, h := range r.hooks {
 		if !h.applies(hookPre, tool, args, claudeInput(tool, args, root)) {
 			continue
@@ -71,25 +80,53 @@ func (r *hookRunner) pre(ctx context.Context, tool, id string, schema, args map[
 		ans, err := r.run(ctx, h, hookPre, tool, id, args, nil)
 		if err != nil {
 			if r.failed(h, tool, err) {
-				return nil, &hookBlocked{hook: h.shown(), reason: "the hook failed (" + oneLine(err.Error()) + "), and a failing pre_tool hook blocks the call"}
+				return nil, "", &hookBlocked{hook: h.shown(), reason: "the hook failed (" + oneLine(err.Error()) + "), and a failing pre_tool hook blocks the call"}
 			}
 			continue
 		}
 		if ans.block {
 			r.tell(h, tool, "blocked", ans.reason)
-			return nil, &hookBlocked{hook: h.shown(), reason: ans.reason}
+			return nil, "", &hookBlocked{hook: h.shown(), reason: ans.reason}
 		}
 		if ans.modify != nil {
 			next := ans.modify
 			if err := fitsSchema(schema, next); err != nil {
 				r.tell(h, tool, "blocked", "its new arguments do not fit the tool: "+err.Error())
-				return nil, &hookBlocked{hook: h.shown(), reason: "the hook's new arguments do not fit " + tool + ": " + err.Error()}
+				return nil, "", &hookBlocked{hook: h.shown(), reason: "the hook's new arguments do not fit " + tool + ": " + err.Error()}
 			}
 			r.tell(h, tool, "modified", callSummary(tool, next))
 			args = next
 		}
+		if ans.context != "" {
+			r.tell(h, tool, "added context", fmt.Sprintf("%d bytes", len(ans.context)))
+			contexts = append(contexts, ans.context)
+		}
 	}
-	return args, nil
+	return args, clipContext(strings.Join(contexts, "\n")), nil
+}
+
+// withHookContext adds the context the pre_tool hooks gave to the call's
+// result (or its error), where the model reads it.
+func withHookContext(res toolResult, err error, added string) (toolResult, error) {
+	if added == "" {
+		return res, err
+	}
+	note := "\n[context from your hooks: " + redactSecrets(added) + "]"
+	if err != nil {
+		return res, fmt.Errorf("%w%s", err, note)
+	}
+	res.Text += note
+	return res, nil
+}
+
+// readsStreams reports whether a post_tool hook applies to this call:
+// then a command's stdout and stderr are kept apart for it.
+func (r *hookRunner) readsStreams(tool string, args map[string]any) bool {
+	if r == nil || tool != "run_command" {
+		return false
+	}
+	in := claudeInput(tool, args, r.gate.ws.Root)
+	return slices.ContainsFunc(r.hooks, func(h HookConfig) bool { return h.applies(hookPost, tool, args, in) })
 }
 
 // fitsSchema coerces args to the tool's schema and checks its required
@@ -129,7 +166,10 @@ func (r *hookRunner) post(ctx context.Context, tool, id string, args map[string]
 		if !h.applies(hookPost, tool, args, claudeInput(tool, args, root)) {
 			continue
 		}
-		seen := &hookResult{text: res.Text, status: "ok"}
+		seen := &hookResult{text: res.Text, status: "ok", response: res.Response}
+		if res.Failed {
+			seen.status = "error"
+		}
 		if callErr != nil {
 			seen = &hookResult{text: callErr.Error(), status: "error"}
 		}
@@ -141,7 +181,7 @@ func (r *hookRunner) post(ctx context.Context, tool, id string, args map[string]
 			}
 		case ans.amend != nil:
 			r.tell(h, tool, "amended", fmt.Sprintf("the result, now %d bytes", len(*ans.amend)))
-			res = toolResult{Text: redactSecrets(*ans.amend), Summary: "amended by a hook"}
+			res = toolResult{Text: redactSecrets(*ans.amend), Summary: "amended by a hook", Notes: res.Notes}
 			callErr = nil
 		case ans.block:
 			r.tell(h, tool, "noted", ans.reason)
@@ -152,6 +192,10 @@ func (r *hookRunner) post(ctx context.Context, tool, id string, args map[string]
 				res.Text += note
 			}
 		}
+		if err == nil && ans.context != "" {
+			r.tell(h, tool, "added context", fmt.Sprintf("%d bytes", len(ans.context)))
+			res, callErr = withHookContext(res, callErr, clipContext(ans.context))
+		}
 	}
 	return res, callErr
 }
@@ -161,7 +205,7 @@ func (r *hookRunner) post(ctx context.Context, tool, id string, args map[string]
 // is an error (failed decides what it means).
 func (r *hookRunner) run(ctx context.Context, h HookConfig, event, tool, id string, args map[string]any, result *hookResult) (hookAnswer, error) {
 	root := r.gate.ws.Root
-	out, blocked, err := r.exec(ctx, h, hookInput(event, tool, id, args, root, result))
+	out, blocked, err := r.exec(ctx, h, hookInput(event, tool, id, args, root, result, r.transcriptPath()))
 	if err != nil {
 		return hookAnswer{}, err
 	}
@@ -173,12 +217,25 @@ func (r *hookRunner) run(ctx context.Context, h HookConfig, event, tool, id stri
 
 // exec runs one hook with in on its stdin and returns its stdout; exit 2
 // is a block, its stderr the reason; another failure, or no answer within
-// its timeout, is an error.
+// its timeout, is an error. Your own hooks run as your programs (outside
+// the command sandbox, with your environment, as Claude Code and git run
+// theirs: they read their scripts and the files beside them, and log
+// where you keep logs); a workspace's run through the gate every command
+// passes, in the sandbox, with what a command gets.
 func (r *hookRunner) exec(ctx context.Context, h HookConfig, in []byte) ([]byte, *hookAnswer, error) {
 	r.ran.Add(1)
 	root := r.gate.ws.Root
-	res, err := r.gate.runGated(ctx, runRequest{audit: "hook", shown: h.shown(), argv: h.Command, timeout: h.timeout(),
-		hook: &hookRun{stdin: string(in), env: []string{"CLAUDE_PROJECT_DIR=" + root, "HARVEY_WORKSPACE=" + root, "HARVEY_HOOK_EVENT=" + h.Event}, network: h.Network, writable: h.writable()}})
+	vars := []string{"CLAUDE_PROJECT_DIR=" + root, "HARVEY_WORKSPACE=" + root, "HARVEY_HOOK_EVENT=" + h.Event}
+	var res RunResult
+	var err error
+	if h.fromWorkspace {
+		res, err = r.gate.runGated(ctx, runRequest{audit: "hook", shown: h.shown(), argv: h.Command, timeout: h.timeout(),
+			hook: &hookRun{stdin: string(in), env: vars, readable: r.transcript.path}})
+	} else {
+		res = runProcess(ctx, procSpec{Dir: root, Argv: h.Command, Env: append(os.Environ(), vars...), Timeout: h.timeout(),
+			Limit: r.gate.maxOut(), Stdin: string(in), SplitStderr: true})
+		r.gate.log.Record("hook", h.shown(), runOutcome(res), res.Duration)
+	}
 	switch {
 	case err != nil:
 		return nil, nil, err
@@ -186,12 +243,26 @@ func (r *hookRunner) exec(ctx context.Context, h HookConfig, in []byte) ([]byte,
 		return nil, nil, fmt.Errorf("no answer within its timeout (%s)", h.timeout())
 	case res.Err != nil:
 		return nil, nil, res.Err
+	case res.Blocked != ruleNone:
+		// The sandbox refused what the hook tried (sh's own exit 2 for a
+		// redirect it could not open is no decision of the hook's).
+		return nil, nil, r.sandboxRefused(h, res)
 	case res.ExitCode == 2:
 		return nil, &hookAnswer{block: true, reason: cmp.Or(redactSecrets(strings.TrimSpace(string(res.Stderr))), "exit status 2")}, nil
 	case res.ExitCode != 0:
 		return nil, nil, fmt.Errorf("exit status %d: %s", res.ExitCode, redactSecrets(oneLine(string(res.Stderr))))
 	}
 	return res.Output, nil, nil
+}
+
+// sandboxRefused is the error of a workspace's hook the sandbox stopped:
+// its rule in full the first time, shorter after.
+func (r *hookRunner) sandboxRefused(h HookConfig, res RunResult) error {
+	key := h.shown()
+	if _, said := r.sandboxSaid.LoadOrStore(key, true); said {
+		return fmt.Errorf("the sandbox refused what it tried, as said before")
+	}
+	return fmt.Errorf("the sandbox refused what it tried (a workspace's hook runs as a command does): %s", strings.Trim(res.Note, "[]"))
 }
 
 // failed tells the user a hook failed and which way it decides; it

@@ -293,7 +293,7 @@ func (m *mcpManager) transport(name string, cfg MCPServer) (mcp.Transport, *sand
 		spec := *m.gate.commandSandboxFor("mcp-" + shortHash(strings.Join(cfg.Command, "\x00")))
 		spec.Network = spec.Network || cfg.Network
 		spec.RO = append(spec.RO, installTree(argv[0])...) // a server installed in a node_modules or a bin of its own
-		spec.Argv, spec.Dir, spec.Env = argv, m.ws.Root, sandboxEnv(env)
+		spec.Argv, spec.Dir, spec.Env = argv, m.ws.Root, sandboxEnv(env, &spec)
 		w := sb.Wrap(&spec)
 		cmd = exec.Command(w[0], w[1:]...)
 		cmd.SysProcAttr = sandbox.ProcAttr(spec)

@@ -327,11 +327,7 @@ func TestMCPServerEverything(t *testing.T) {
 	}
 	// Installed once per machine into the user's cache (reused by later
 	// runs), from npm's own cache when it has the package.
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
-	}
-	dir := filepath.Join(cache, "harvey-tests", "server-everything")
+	dir := filepath.Join(fixtureCache, "harvey-tests", "server-everything")
 	entry := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if _, err := os.Stat(entry); err != nil {
 		install := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefer-offline", "--prefix", dir, "@modelcontextprotocol/server-everything")

@@ -157,7 +157,7 @@ func (s *eventSink) approval(tool, action string, approved bool, by string) {
 
 // toolResult is how a call ended, with what the tool returned as the
 // model saw it (capped, redacted).
-func (s *eventSink) toolResult(id, name, status, summary, output string, d time.Duration) {
+func (s *eventSink) toolResult(id, name, status, summary, output string, notes []string, d time.Duration) {
 	if s == nil {
 		return
 	}
@@ -170,7 +170,15 @@ func (s *eventSink) toolResult(id, name, status, summary, output string, d time.
 			break
 		}
 	}
-	s.emit("tool_result", map[string]any{"id": id, "name": name, "status": status, "summary": summary, "output": output, "duration_ms": d.Milliseconds()})
+	ev := map[string]any{"id": id, "name": name, "status": status, "summary": summary, "output": output, "duration_ms": d.Milliseconds()}
+	if len(notes) > 0 {
+		red := make([]string, len(notes))
+		for i, n := range notes {
+			red[i] = redactSecrets(n)
+		}
+		ev["notes"] = red
+	}
+	s.emit("tool_result", ev)
 }
 
 // message ends a model round's text: the whole of it as one event, after

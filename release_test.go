@@ -300,3 +300,111 @@ func TestVersionNamesTheCommit(t *testing.T) {
 		t.Errorf("go install's module version: %q", commit)
 	}
 }
+
+// The packages' maintainer scripts load Harvey's AppArmor profile after
+// install and unload it before removal only where AppArmor is active, and
+// never fail the install or removal (issue 53): run with stub aa-enabled
+// and apparmor_parser, the profile at a fixture path.
+func TestPackageMaintainerScripts(t *testing.T) {
+	for _, script := range []struct{ file, want string }{{"release/packaging/postinstall.sh", "-r -T -W"}, {"release/packaging/preremove.sh", "-R"}} {
+		body, err := os.ReadFile(script.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name           string
+			active, parser bool
+			parserFails    bool
+			profile        bool
+			wantLoaded     bool
+		}{
+			{"active", true, true, false, true, true},
+			{"inactive", false, true, false, true, false},
+			{"no apparmor_parser", true, false, false, true, false},
+			{"no profile", true, true, false, false, false},
+			{"the parser fails", true, true, true, true, true},
+		} {
+			t.Run(filepath.Base(script.file)+"/"+c.name, func(t *testing.T) {
+				dir := t.TempDir()
+				bin, log, profile := filepath.Join(dir, "bin"), filepath.Join(dir, "log"), filepath.Join(dir, "harvey.profile")
+				os.Mkdir(bin, 0o755)
+				if c.profile {
+					os.WriteFile(profile, []byte("profile harvey /usr/bin/harvey {}\n"), 0o644)
+				}
+				exit := map[bool]string{true: "0", false: "1"}
+				osWriteExec(filepath.Join(bin, "aa-enabled"), "#!/bin/sh\nexit "+exit[c.active]+"\n")
+				if c.parser {
+					osWriteExec(filepath.Join(bin, "apparmor_parser"), "#!/bin/sh\necho \"$@\" >> "+log+"\nexit "+exit[!c.parserFails]+"\n")
+				}
+				s := strings.ReplaceAll(string(body), "/etc/apparmor.d/harvey", profile)
+				cmd := exec.Command("/bin/sh", "-c", s, "postinst", "configure")
+				cmd.Env = []string{"PATH=" + bin + ":/usr/bin:/bin"}
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("the script failed: %v %s", err, out)
+				}
+				got, _ := os.ReadFile(log)
+				if loaded := strings.Contains(string(got), script.want+" "+profile); loaded != c.wantLoaded {
+					t.Errorf("apparmor_parser called %q; want a call with %q: %v", got, script.want, c.wantLoaded)
+				}
+			})
+		}
+	}
+}
+
+// The release's Debian and RPM packages (with HARVEY_DIST, after
+// release/build.sh): Harvey at /usr/bin/harvey, the AppArmor profile at
+// /etc/apparmor.d/harvey naming that path (a config file), and the
+// maintainer scripts that load it.
+func TestLinuxPackages(t *testing.T) {
+	dist := os.Getenv("HARVEY_DIST")
+	if dist == "" {
+		t.Skip("HARVEY_DIST is not set: .ci/release-check builds the packages and runs this")
+	}
+	postinst, _ := os.ReadFile("release/packaging/postinstall.sh")
+	for _, arch := range []string{"amd64", "arm64", "armv7", "armv6"} {
+		deb := filepath.Join(dist, "harvey_linux_"+arch+".deb")
+		if _, err := exec.LookPath("dpkg-deb"); err != nil {
+			t.Skip("no dpkg-deb to read the packages with")
+		}
+		out, err := exec.Command("dpkg-deb", "--contents", deb).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v %s", deb, err, out)
+		}
+		for _, f := range []string{"./usr/bin/harvey", "./etc/apparmor.d/harvey", "./usr/share/doc/harvey/README.md"} {
+			if !strings.Contains(string(out), f+"\n") {
+				t.Errorf("%s does not install %s:\n%s", deb, f, out)
+			}
+		}
+		profile, err := exec.Command("sh", "-c", "dpkg-deb --fsys-tarfile '"+deb+"' | tar -xOf - ./etc/apparmor.d/harvey").Output()
+		if err != nil || !strings.Contains(string(profile), `profile harvey "/usr/bin/harvey" flags=(unconfined)`) || !strings.Contains(string(profile), "userns,") {
+			t.Errorf("%s: the profile does not name /usr/bin/harvey: %v\n%s", deb, err, profile)
+		}
+		ctl := t.TempDir()
+		if out, err := exec.Command("dpkg-deb", "--control", deb, ctl).CombinedOutput(); err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+		if b, _ := os.ReadFile(filepath.Join(ctl, "conffiles")); !strings.Contains(string(b), "/etc/apparmor.d/harvey") {
+			t.Errorf("%s: the profile is not a config file: %q", deb, b)
+		}
+		if b, _ := os.ReadFile(filepath.Join(ctl, "postinst")); !bytes.Equal(b, postinst) {
+			t.Errorf("%s: postinst is not release/packaging/postinstall.sh:\n%s", deb, b)
+		}
+		rpmFile := filepath.Join(dist, "harvey_linux_"+arch+".rpm")
+		if _, err := exec.LookPath("rpm"); err != nil {
+			t.Logf("no rpm to read %s with", rpmFile)
+			continue
+		}
+		out, err = exec.Command("rpm", "-qp", "--list", rpmFile).CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "/usr/bin/harvey\n") || !strings.Contains(string(out), "/etc/apparmor.d/harvey\n") {
+			t.Errorf("%s: %v\n%s", rpmFile, err, out)
+		}
+		out, _ = exec.Command("rpm", "-qp", "--scripts", rpmFile).CombinedOutput()
+		if !strings.Contains(string(out), "apparmor_parser -r -T -W") || !strings.Contains(string(out), "aa-enabled --quiet") {
+			t.Errorf("%s: the scripts do not load the profile where AppArmor is active:\n%s", rpmFile, out)
+		}
+		out, _ = exec.Command("rpm", "-qp", "--configfiles", rpmFile).CombinedOutput()
+		if !strings.Contains(string(out), "/etc/apparmor.d/harvey") {
+			t.Errorf("%s: the profile is not a config file:\n%s", rpmFile, out)
+		}
+	}
+}

@@ -34,7 +34,9 @@ var envAllow = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "T
 	"GOSUMDB", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOINSECURE", "GOTOOLCHAIN", "GOEXPERIMENT", "GOOS", "GOARCH", "GOAMD64", "GOARM", "GOWORK",
 	"CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "PYENV_ROOT", "PYENV_VERSION", "NVM_DIR", "VOLTA_HOME", "ASDF_DATA_DIR", "SDKMAN_DIR",
 	"JAVA_HOME", "MAVEN_HOME", "GRADLE_USER_HOME", "VIRTUAL_ENV", "CC", "CXX", "PKG_CONFIG_PATH",
-	"NPM_CONFIG_", "PIP_", "UV_", "CARGO_", "RUSTUP_"} // (names with TOKEN, _AUTH, PASSWORD... never pass)
+	"NPM_CONFIG_", "PIP_", "UV_", "CARGO_", "RUSTUP_", "PNPM_HOME", "BUN_INSTALL", "BUN_INSTALL_CACHE_DIR", "DENO_INSTALL", "DENO_DIR",
+	"HOMEBREW_PREFIX", "HOMEBREW_CELLAR", "HOMEBREW_REPOSITORY", "HOMEBREW_CACHE", "CONDA_PKGS_DIRS", "CONDA_PREFIX", "CONDA_EXE",
+	"YARN_CACHE_FOLDER"} // (names with TOKEN, _AUTH, PASSWORD... never pass)
 
 // envDenyWords: a variable whose name contains one of these never passes.
 var envDenyWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "_AUTH", "SESSION", "COOKIE", "DSN", "PRIVATE"}
@@ -145,18 +147,21 @@ func (w *capWriter) result() ([]byte, int64) {
 
 // RunResult is what a child process produced.
 type RunResult struct {
-	Output   []byte   // stdout and stderr interleaved, at most the cap
-	Stderr   []byte   // stderr alone, when the spec split it
-	Note     string   // one line added after the status (a sandbox refusal)
-	Undone   []string // what the check after the command undid in .git, a line each
-	Changed  string   // the files it changed in the workspace, one line ("" when none)
-	Blocked  sandboxRule
-	Dropped  int64 // bytes past the cap
-	ExitCode int
-	TimedOut bool
-	Flooded  bool
-	Err      error // could not start, or cancelled
-	Duration time.Duration
+	Output []byte // stdout and stderr interleaved, at most the cap
+	Stderr []byte // stderr alone, when the spec split it
+	// StdoutPart and StderrPart are each stream alone, besides Output,
+	// when the spec kept them (KeepStreams), each within the cap.
+	StdoutPart, StderrPart []byte
+	Note                   string   // one line added after the status (a sandbox refusal)
+	Undone                 []string // what the check after the command undid in .git, a line each
+	Changed                string   // the files it changed in the workspace, one line ("" when none)
+	Blocked                sandboxRule
+	Dropped                int64 // bytes past the cap
+	ExitCode               int
+	TimedOut               bool
+	Flooded                bool
+	Err                    error // could not start, or cancelled
+	Duration               time.Duration
 }
 
 // Text renders the result for the model or the terminal: capped output,
@@ -177,6 +182,26 @@ func (r RunResult) Text(limit int) string {
 		status += "\n" + r.Changed
 	}
 	return out + status
+}
+
+// notes are the lines after the status for the user: the sandbox rule
+// that stopped it, what the check after it undid, the files it changed.
+func (r RunResult) notes() []string {
+	var out []string
+	if r.Note != "" {
+		out = append(out, r.Note)
+	}
+	out = append(out, r.Undone...)
+	if r.Changed != "" {
+		out = append(out, r.Changed)
+	}
+	return out
+}
+
+// failed reports whether the command did not succeed: a non-zero exit, a
+// timeout, a flood, a start that failed or a cancel.
+func (r RunResult) failed() bool {
+	return r.ExitCode != 0 || r.TimedOut || r.Flooded || r.Err != nil
 }
 
 // status is how the command ended, in one bracketed line.
@@ -213,6 +238,10 @@ type procSpec struct {
 	// later output is worthless (git log of a long history), not for
 	// commands whose exit status matters.
 	StopAtCap bool
+	// KeepStreams keeps stdout and stderr apart besides the combined
+	// output (RunResult.StdoutPart, StderrPart): read through two pipes,
+	// so their lines may interleave a little differently in Output.
+	KeepStreams bool
 	// Stdin is written to the child's standard input ("" is /dev/null).
 	Stdin string
 	// Sandbox, when set, runs the command through the sandbox launcher
@@ -302,12 +331,7 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 	floodCtx, flood := context.WithCancel(tctx)
 	defer flood()
 	w := outputWriter(s, flood)
-	cmd.Stdout, cmd.Stderr = w, w
-	var errw *capWriter
-	if s.SplitStderr {
-		errw = &capWriter{limit: 4096}
-		cmd.Stderr = errw
-	}
+	errw, outPart, errPart := streamWriters(cmd, s, w)
 	setProcessGroup(cmd)
 	if sp != nil {
 		cmd.SysProcAttr = sandbox.ProcAttr(*sp)
@@ -345,15 +369,21 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 	}
 	out, dropped := w.result()
 	res := RunResult{Output: out, Dropped: dropped, Duration: time.Since(start), ExitCode: cmd.ProcessState.ExitCode()}
+	if errw != nil {
+		res.Stderr, _ = errw.result()
+	}
 	if sp != nil {
-		res.Blocked, res.Note = sandboxBlocked(string(out), res.ExitCode, sp)
+		// What the sandbox refused shows in either stream (a hook's stderr
+		// is kept apart).
+		res.Blocked, res.Note = sandboxBlocked(string(out)+"\n"+string(res.Stderr), res.ExitCode, sp)
 		if hosts := theProxy.refusalsSince(refusedBefore); len(hosts) > 0 && sp.Proxy != "" {
 			// The proxy said no: name the host, whatever the tool printed.
 			res.Blocked, res.Note = ruleNetwork, proxyRefusal(strings.Join(hosts, ", "))
 		}
 	}
-	if errw != nil {
-		res.Stderr, _ = errw.result()
+	if outPart != nil {
+		res.StdoutPart, _ = outPart.result()
+		res.StderrPart, _ = errPart.result()
 	}
 	settle(ctx, tctx, &res, w, err)
 	return res
@@ -368,6 +398,22 @@ func stopFor(cmd *exec.Cmd, sp *sandbox.Spec) func() error {
 		return func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	}
 	return func() error { return killProcessGroup(cmd) }
+}
+
+// streamWriters wires the child's stdout and stderr: both into w, or
+// stderr apart (SplitStderr: errw), or each kept besides (KeepStreams:
+// outPart and errPart).
+func streamWriters(cmd *exec.Cmd, s procSpec, w *capWriter) (errw, outPart, errPart *capWriter) {
+	cmd.Stdout, cmd.Stderr = w, w
+	switch {
+	case s.SplitStderr:
+		errw = &capWriter{limit: 4096}
+		cmd.Stderr = errw
+	case s.KeepStreams:
+		outPart, errPart = &capWriter{limit: w.limit}, &capWriter{limit: w.limit}
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(w, outPart), io.MultiWriter(w, errPart)
+	}
+	return errw, outPart, errPart
 }
 
 // sandboxed is the argv and environment that start s: through the
@@ -386,7 +432,7 @@ func sandboxed(s procSpec) (argv, env []string, sp *sandbox.Spec, err error) {
 		return nil, nil, nil, err
 	}
 	spec := *s.Sandbox
-	spec.Argv, spec.Dir, spec.Env = argv, s.Dir, sandboxEnv(env)
+	spec.Argv, spec.Dir, spec.Env = argv, s.Dir, sandboxEnv(env, &spec)
 	spec.Timeout = s.Timeout.Milliseconds()
 	return sb.Wrap(&spec), nil, &spec, nil
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
@@ -139,26 +140,15 @@ func systemTrees() []string {
 // registry, Maven's and Gradle's. A cache that does not exist yet is not
 // made in the user's home: with namespaces the command sees it as an empty
 // private layer (CacheLayer.Empty), so the first build in a new home works
-// and the home gains nothing. Only without namespaces (Landlock only: no
-// layer, caches read-only) are Go's made, where Go is installed, since go
-// build cannot start without a build cache directory. One inside another
-// (GOCACHE in ~/.cache) is left to the outer one.
+// and the home gains nothing; without them (Landlock only) each tool gets
+// a private cache of its own (privateCaches) and these are read-only. One
+// inside another (GOCACHE in ~/.cache) is left to the outer one.
 func userCaches(home string) []string {
-	_, goErr := exec.LookPath("go")
-	makeGo := goErr == nil && sandbox.Available().Mode() == sandbox.ModeLandlock
-	ensure := func(p string) {
-		if makeGo && p != "" && home != "" && sandbox.Under(p, []string{home}) {
-			os.MkdirAll(p, 0o755)
-		}
-	}
 	cache := os.Getenv("XDG_CACHE_HOME")
 	if cache == "" && home != "" {
 		cache = filepath.Join(home, ".cache")
 	}
 	gomod := goModCache(home)
-	ensure(cache)
-	ensure(os.Getenv("GOCACHE"))
-	ensure(gomod)
 	list := append([]string{cache, os.Getenv("GOCACHE"), gomod}, toolCaches(home)...)
 	return outermost(list)
 }
@@ -237,6 +227,8 @@ func toolCachePaths(c toolCache, home string) []string {
 		base = filepath.SplitList(v)
 	case c.home != "":
 		base = []string{filepath.Join(home, c.home)}
+	case c.data == "pnpm/store" && os.Getenv("PNPM_HOME") != "":
+		base = []string{filepath.Join(os.Getenv("PNPM_HOME"), "store")} // pnpm's own default where it is set
 	case c.data != "":
 		data := os.Getenv("XDG_DATA_HOME")
 		if data == "" {
@@ -259,11 +251,21 @@ func toolCachePaths(c toolCache, home string) []string {
 }
 
 // onPath reports whether a program of that name is on Harvey's PATH (the
-// one commands get).
+// one commands get). Every command's sandbox asks for every tool of
+// toolCacheTable, so the answer is kept for the session, by PATH: a tool
+// installed meanwhile has its cache seen from the next start (until then
+// a first build of it fills no cache of its own).
 func onPath(prog string) bool {
+	key := os.Getenv("PATH") + "\x00" + prog
+	if v, ok := onPathSeen.Load(key); ok {
+		return v.(bool)
+	}
 	_, err := exec.LookPath(prog)
+	onPathSeen.Store(key, err == nil)
 	return err == nil
 }
+
+var onPathSeen sync.Map // PATH and program → on it
 
 // condaCaches are the package caches of the conda installs on PATH
 // (miniforge, miniconda, anaconda: ROOT/bin with ROOT/conda-meta): ROOT/pkgs,
@@ -272,8 +274,21 @@ func condaCaches() []string {
 	if os.Getenv("CONDA_PKGS_DIRS") != "" {
 		return nil
 	}
+	path := os.Getenv("PATH")
+	if v, ok := condaSeen.Load(path); ok {
+		return v.([]string)
+	}
+	out := condaRoots(path)
+	condaSeen.Store(path, out)
+	return out
+}
+
+var condaSeen sync.Map // PATH → its conda caches
+
+// condaRoots finds condaCaches' pkgs/ directories on path.
+func condaRoots(path string) []string {
 	var out []string
-	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+	for _, d := range filepath.SplitList(path) {
 		if b := filepath.Base(d); !filepath.IsAbs(d) || b != "bin" && b != "condabin" {
 			continue
 		}
@@ -308,8 +323,82 @@ func expandHome(p, home string) string {
 	return p
 }
 
-// sandboxEnv points TMPDIR at the private directory.
-func sandboxEnv(env []string) []string {
+// sandboxEnv points TMPDIR at the private directory, and the tools at
+// the spec's private caches (Landlock only).
+func sandboxEnv(env []string, spec *sandbox.Spec) []string {
+	env = sandboxTmpEnv(env)
+	if spec == nil || len(spec.CacheEnv) == 0 {
+		return env
+	}
+	set := map[string]bool{}
+	for _, kv := range spec.CacheEnv {
+		k, _, _ := strings.Cut(kv, "=")
+		set[strings.ToUpper(k)] = true
+	}
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return set[strings.ToUpper(k)]
+	})
+	return append(out, spec.CacheEnv...)
+}
+
+// privateCacheVars are the settings that move each tool's cache, and the
+// directory each gets in the workspace's private caches: the XDG cache
+// (pip, uv, yarn 1, deno, Homebrew, pnpm's metadata), Go's build and
+// module caches, npm's, bun's, deno's, Gradle's home, yarn's, uv's, pip's,
+// pnpm's store, conda's packages.
+// Cargo's and Maven's stay the user's, read-only (cargo's home holds its
+// config and programs too; a build with what is cached works).
+var privateCacheVars = [][2]string{{"XDG_CACHE_HOME", "xdg"}, {"GOCACHE", "go-build"}, {"GOMODCACHE", "go-mod"},
+	{"npm_config_cache", "npm"}, {"BUN_INSTALL_CACHE_DIR", "bun"}, {"DENO_DIR", "deno"}, {"GRADLE_USER_HOME", "gradle"},
+	{"YARN_CACHE_FOLDER", "yarn"}, {"UV_CACHE_DIR", "uv"}, {"PIP_CACHE_DIR", "pip"}, {"npm_config_store_dir", "pnpm-store"},
+	{"CONDA_PKGS_DIRS", "conda-pkgs"}}
+
+// privateCaches are the variables and directories of the workspace's
+// private caches where commands have no mount namespace (Landlock only):
+// DATA/caches/HASH(workspace)/PURPOSE-landlock/NAME, writable by its
+// commands alone; the user's own caches stay read-only. Go reads the
+// user's module cache as a file:// proxy and fills its private one, so a
+// build that needs a module the user has works offline; GOPROXY goes on to
+// the user's proxy only where commands may reach the network.
+func privateCaches(workspace, purpose string, network bool) (env, dirs []string) {
+	data := userDataDir()
+	if data == "" {
+		return nil, nil
+	}
+	base := filepath.Join(data, "caches", shortHash(workspace), purpose+"-landlock")
+	for _, v := range privateCacheVars {
+		d := filepath.Join(base, v[1])
+		if os.MkdirAll(d, 0o700) != nil {
+			continue
+		}
+		env = append(env, v[0]+"="+d)
+	}
+	if len(env) > 0 {
+		dirs = append(dirs, base)
+	}
+	home, _ := os.UserHomeDir()
+	proxy := "off"
+	if network {
+		proxy = os.Getenv("GOPROXY")
+		if proxy == "" {
+			proxy = "https://proxy.golang.org,direct"
+		}
+	}
+	if dl := filepath.Join(goModCache(home), "cache", "download"); goModCache(home) != "" && dirExists(dl) {
+		proxy = "file://" + dl + "," + proxy
+	}
+	return append(env, "GOPROXY="+proxy), dirs
+}
+
+// dirExists reports whether p is a directory.
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// sandboxTmpEnv points TMPDIR at the private directory.
+func sandboxTmpEnv(env []string) []string {
 	t := sandbox.Available().Tmp
 	if t == "" {
 		return env
@@ -434,6 +523,9 @@ func blockedOffline(_, low string, spec *sandbox.Spec) (sandboxRule, string) {
 func blockedNoProxy(_, low string, spec *sandbox.Spec) (sandboxRule, string) {
 	if !spec.NoNS || spec.Network {
 		return ruleNone, ""
+	}
+	if strings.Contains(low, "disabled by goproxy=off") {
+		return ruleNetwork, "[sandbox: network: Landlock only here (no user namespaces), so Go's modules come from your own module cache alone and this one is not there; `harvey sandbox` says how to get the whole sandbox; sandbox.network: true in your config allows every connection]"
 	}
 	if containsAny(low, "connect", "connection") && containsAny(low, "permission denied", "eacces", "os error 13", "errno 13") {
 		return ruleNetwork, "[sandbox: network: Landlock only here (no user namespaces), so commands get no registry proxy and no TCP; `harvey sandbox` says why and how to get the whole sandbox; sandbox.network: true in your config allows every connection]"

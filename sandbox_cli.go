@@ -19,8 +19,13 @@ func sandboxCommand(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		sub = args[0]
 	}
+	if sub == "apparmor" && len(args) == 3 && args[1] == "--for" && filepath.IsAbs(args[2]) {
+		// The profile for Harvey installed at that path (a package's).
+		fmt.Fprint(stdout, appArmorProfile(args[2]))
+		return 0
+	}
 	if len(args) > 1 || (sub != "status" && sub != "apparmor") {
-		fmt.Fprintln(stderr, "usage: harvey sandbox [status|apparmor]")
+		fmt.Fprintln(stderr, "usage: harvey sandbox [status|apparmor [--for /ABSOLUTE/PATH/harvey]]")
 		return 2
 	}
 	if sub == "apparmor" {

@@ -385,8 +385,8 @@ func cacheOverlays(workspace, purpose string, caches []string) []sandbox.CacheLa
 			continue
 		}
 		l := sandbox.CacheLayer{Lower: c, Upper: filepath.Join(d, "upper"), Work: filepath.Join(d, "work"), Empty: filepath.Join(d, "empty")}
-		if os.MkdirAll(l.Upper, 0o700) != nil || os.MkdirAll(l.Work, 0o700) != nil || os.MkdirAll(l.Empty, 0o700) != nil {
-			continue
+		if !dirExists(l.Empty) && (os.MkdirAll(l.Upper, 0o700) != nil || os.MkdirAll(l.Work, 0o700) != nil || os.MkdirAll(l.Empty, 0o700) != nil) {
+			continue // made last: once it is there, the three are
 		}
 		out = append(out, l)
 	}

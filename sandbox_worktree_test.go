@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
 )
 
 func TestEndToEndWorktreesAndHiddenChanges(t *testing.T) {

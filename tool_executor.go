@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,15 +69,15 @@ type ToolExecutor struct {
 // what happens, ask before an effect, record it, and switch a model that
 // refuses tools to prose mode.
 type execHost interface {
-	note(s string)                         // a dim progress line
-	warn(s string)                         // a yellow warning line
-	toolLine(prefix, name, summary string) // "⚙ read_file a.go"
-	resultLine(ok bool, summary string)    // "✓ 12 lines" / "✗ why"
+	note(s string)                                      // a dim progress line
+	warn(s string)                                      // a yellow warning line
+	toolLine(prefix, name, summary string)              // "⚙ read_file a.go"
+	resultLine(ok bool, summary string, notes []string) // "✓ 12 lines" / "✗ why", then the notes
 	audit(action, details string, err error, d time.Duration)
 	// callEvent and resultEvent tell a program reading the run (--output
 	// json|stream-json) what was called, as sent, and how it ended.
 	callEvent(id, name, rawArgs string, recovered bool)
-	resultEvent(id, name, status, summary, output string, d time.Duration)
+	resultEvent(id, name, status, summary, output string, notes []string, d time.Duration)
 	recordToolCall(name, raw, result string, failed bool)
 	// proseFallback marks model as unable to call tools and returns the
 	// system prompt for prose mode, or an error when fallback is off.
@@ -143,9 +144,12 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 		}
 		rr.flush() // the reply's last line, before the tools' lines
 		if e.prose || r.recovered {
+			conv := append(slices.Clone(messages), Message{Role: RoleAssistant, Content: text})
+			e.hooks.setConversation(len(conv), transcriptOf(conv))
 			messages, err = e.runPrinted(ctx, messages, text, calls)
 		} else {
 			messages = append(messages, Message{Role: RoleAssistant, Content: text, ToolCalls: calls})
+			e.hooks.setConversation(len(messages), transcriptOf(messages))
 			var results []Message
 			results, err = e.ExecuteToolCalls(ctx, calls)
 			messages = append(messages, results...)
@@ -405,18 +409,21 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin
 	wrapped := fmt.Sprintf("[tool_result id=%s tool=%s %s bytes=%d truncated=%t]\n%s\n[end tool_result id=%s]", c.ID, flatText(name), flatText(summary), len(capped), truncated, capped, c.ID)
 	if h != nil {
 		if rc, ok := err.(*repeatedCall); ok {
-			h.resultLine(false, rc.forUser())
-			h.resultEvent(c.ID, name, "refused", rc.forUser(), capped, dur)
+			h.resultLine(false, rc.forUser(), nil)
+			h.resultEvent(c.ID, name, "refused", rc.forUser(), capped, nil, dur)
 		} else if failed {
-			h.resultLine(false, firstLine(err.Error()))
+			h.resultLine(false, firstLine(err.Error()), nil)
 			status := "failed"
 			if errors.Is(err, ErrDenied) {
 				status = "refused"
 			}
-			h.resultEvent(c.ID, name, status, firstLine(err.Error()), capped, dur)
+			h.resultEvent(c.ID, name, status, firstLine(err.Error()), capped, nil, dur)
 		} else {
-			h.resultLine(true, cmp.Or(res.Summary, firstLine(res.Text)))
-			h.resultEvent(c.ID, name, "ok", cmp.Or(res.Summary, firstLine(res.Text)), capped, dur)
+			// A call that ran, whose program failed (a command's exit 1),
+			// is no ✓: it is marked and reported failed, with its notes.
+			status := map[bool]string{true: "failed", false: "ok"}[res.Failed]
+			h.resultLine(!res.Failed, cmp.Or(res.Summary, firstLine(res.Text)), res.Notes)
+			h.resultEvent(c.ID, name, status, cmp.Or(res.Summary, firstLine(res.Text)), capped, res.Notes, dur)
 		}
 		h.audit("tool:"+name, summary, err, dur)
 		h.recordToolCall(name, raw, capped, failed)
@@ -431,12 +438,13 @@ func (e *ToolExecutor) runHooked(ctx context.Context, id, name string, entry too
 	if e.hooks == nil {
 		return safeCall(ctx, entry.run, e.scope(), args)
 	}
-	args, err := e.hooks.pre(ctx, name, id, entry.schema.Function.Parameters, args)
+	args, added, err := e.hooks.pre(ctx, name, id, entry.schema.Function.Parameters, args)
 	if err != nil {
 		return toolResult{}, err
 	}
-	res, err := safeCall(ctx, entry.run, e.scope(), args)
-	return e.hooks.post(ctx, name, id, args, res, err)
+	res, err := safeCall(ctx, entry.run, e.scopeFor(name, args), args)
+	res, err = e.hooks.post(ctx, name, id, args, res, err)
+	return withHookContext(res, err, added)
 }
 
 // coerceNative fits a native call's arguments to the schema; a call
@@ -509,6 +517,14 @@ func (e *ToolExecutor) scope() callScope {
 		return callScope{}
 	}
 	return callScope{maxOut: e.turn.maxOut}
+}
+
+// scopeFor is the scope of one call: a command's streams are kept apart
+// where a post_tool hook will read them.
+func (e *ToolExecutor) scopeFor(name string, args map[string]any) callScope {
+	s := e.scope()
+	s.streams = e.hooks.readsStreams(name, args)
+	return s
 }
 
 // toolMode is the current model's tool mode.
@@ -626,4 +642,22 @@ func elideToolResults(msgs []Message, protect, target int, extra int) int {
 		n++
 	}
 	return n
+}
+
+// transcriptOf converts a conversation's messages, from one on, for the
+// transcript hooks read (hooks_transcript.go): only when a hook runs.
+func transcriptOf(msgs []Message) func(from int) []transcriptMsg {
+	return func(from int) []transcriptMsg {
+		var out []transcriptMsg
+		for _, m := range msgs[min(from, len(msgs)):] {
+			tm := transcriptMsg{role: string(m.Role), text: m.Content, callID: m.ToolCallID}
+			for _, c := range m.ToolCalls {
+				var args map[string]any
+				json.Unmarshal([]byte(c.Function.Arguments), &args)
+				tm.calls = append(tm.calls, transcriptCall{id: c.ID, name: c.Function.Name, args: args})
+			}
+			out = append(out, tm)
+		}
+		return out
+	}
 }

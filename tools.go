@@ -27,14 +27,29 @@ type ToolHandler func(ctx context.Context, args map[string]any) (string, error)
 // toolResult is what a tool returns: Text for the model, Summary for the
 // user's "✓" line (empty: the first line of Text), so no summary is ever
 // parsed back out of the text.
-type toolResult struct{ Text, Summary string }
+type toolResult struct {
+	Text, Summary string
+	// Failed: the call ran and what it ran failed (a command's non-zero
+	// exit, a timeout): the user's line shows ✗, never ✓.
+	Failed bool
+	// Notes are lines for the user (and --output) beside the summary: the
+	// files a command changed in the workspace, what the check after it
+	// undid, the sandbox rule that stopped it. The model reads them in Text.
+	Notes []string
+	// Response is the result as Claude Code's hooks read tool_response
+	// (Bash: stdout, stderr, interrupted); nil: Harvey's own shape.
+	Response map[string]any
+}
 
 // toolFunc is a tool as the executor runs it.
 type toolFunc func(ctx context.Context, call callScope, args map[string]any) (toolResult, error)
 
 // callScope is what the executor passes a tool with each call, explicitly:
 // the cap on one result of the turn that made it (0: the main model's).
-type callScope struct{ maxOut int }
+type callScope struct {
+	maxOut  int
+	streams bool // keep a command's stdout and stderr apart (a post_tool hook reads them so)
+}
 
 // toolEntry pairs an anyllm.Tool schema with its local function.
 type toolEntry struct {

@@ -137,6 +137,7 @@ func (a *Agent) chatTurn(ctx context.Context, prompt string) error {
 
 // runTurn sends prompt in the turn t and keeps what happened.
 func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
+	a.gate.hooks.setConversation(len(a.History), transcriptOf(a.History))
 	added, err := a.gate.hooks.prompt(ctx, prompt)
 	if err != nil {
 		return err
@@ -375,6 +376,7 @@ func (be *backend) proseToolPrompt(ts *toolSet) string {
 func goOnForStopHooks(ctx context.Context, a *Agent, t *turn, err error) error {
 	r := a.gate.hooks
 	for round := 0; err == nil && r.has(hookStop); round++ {
+		r.setConversation(len(a.History), transcriptOf(a.History))
 		reason, goOn := r.stop(ctx, lastReply(a.History), round > 0)
 		if !goOn {
 			return nil

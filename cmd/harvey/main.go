@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/harvey-agent/harvey"
+	_ "github.com/harvey-agent/harvey/internal/launch" // the sandbox's launcher starts before the rest initialises
 )
 
 func main() {

@@ -22,6 +22,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/harvey-agent/harvey/internal/refusal"
 )
@@ -41,18 +42,26 @@ type gitOpt struct {
 	check func(string) error
 }
 
+// The value patterns, compiled when first used: every program Harvey
+// starts (the sandbox's launcher is Harvey) runs this package's
+// initialisers, and few of them ever check a git argument.
 var (
-	reCount      = regexp.MustCompile(`^[0-9]{1,7}$`)
-	reDate       = regexp.MustCompile(`^[A-Za-z0-9 :.,+/_-]{1,64}$`)
-	reDiffFilter = regexp.MustCompile(`^[ACDMRTUXBacdmrtuxb*]{1,16}$`)
-	reSimilarity = regexp.MustCompile(`^[0-9]{1,3}%?$`)
-	reBlameRange = regexp.MustCompile(`^[0-9]{1,9}(,[+-]?([0-9]{1,9})?)?$`)
-	reDateMode   = regexp.MustCompile(`^((relative|local|iso|iso8601|iso-strict|iso8601-strict|rfc|rfc2822|short|raw|human|unix|default)(-local)?|format(-local)?:[^\x00-\x1f]{0,64})$`)
+	reCount      = lazyRegexp(`^[0-9]{1,7}$`)
+	reDate       = lazyRegexp(`^[A-Za-z0-9 :.,+/_-]{1,64}$`)
+	reDiffFilter = lazyRegexp(`^[ACDMRTUXBacdmrtuxb*]{1,16}$`)
+	reSimilarity = lazyRegexp(`^[0-9]{1,3}%?$`)
+	reBlameRange = lazyRegexp(`^[0-9]{1,9}(,[+-]?([0-9]{1,9})?)?$`)
+	reDateMode   = lazyRegexp(`^((relative|local|iso|iso8601|iso-strict|iso8601-strict|rfc|rfc2822|short|raw|human|unix|default)(-local)?|format(-local)?:[^\x00-\x1f]{0,64})$`)
 )
 
-func matches(re *regexp.Regexp, what string) func(string) error {
+// lazyRegexp is a pattern compiled on its first use.
+func lazyRegexp(pattern string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
+}
+
+func matches(re func() *regexp.Regexp, what string) func(string) error {
 	return func(v string) error {
-		if !re.MatchString(v) {
+		if !re().MatchString(v) {
 			return fmt.Errorf("bad %s %q", what, v)
 		}
 		return nil
@@ -249,7 +258,7 @@ func Vet(sub string, args []string) (*Args, error) {
 			endOpts = true
 		case strings.HasPrefix(a, "--"):
 			err = g.addLong(sub, table, a[2:], sc)
-		case sub == "log" && reCount.MatchString(a[1:]):
+		case sub == "log" && reCount().MatchString(a[1:]):
 			g.Opts = append(g.Opts, "--max-count="+a[1:])
 			g.Count = true
 		default:
@@ -371,7 +380,7 @@ func findShort(table []gitOpt, c byte) *gitOpt {
 // /regex/ and :function forms search the file as stored, secrets included,
 // so whether they find a line would tell what Harvey redacts.
 func checkBlameRange(v string) error {
-	if reBlameRange.MatchString(v) {
+	if reBlameRange().MatchString(v) {
 		return nil
 	}
 	return fmt.Errorf("line range %q: give line numbers (10,20 or 10,+5); /regex/ and :function ranges search the file as stored, secrets included, so they are not allowed (find the line with search_files)", v)

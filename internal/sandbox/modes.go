@@ -50,14 +50,14 @@ var Promises = []Promise{
 	{"`agents/` hidden, `.git` pinned, its config and hooks read-only", map[Mode]string{
 		ModeFull:       "yes (mounts)",
 		ModeNamespaces: "yes (mounts)",
-		ModeLandlock:   "writable, but changes are undone and reported after each command",
+		ModeLandlock:   "writable, but changes are undone and reported after each command (by the next start, should Harvey stop first)",
 		ModeSeatbelt:   "read-only (the Seatbelt profile)",
 		ModeNone:       "NO",
 	}},
 	{"Caches written through a private layer, never the cache your own tools load", map[Mode]string{
 		ModeFull:       "yes (overlayfs; read-only where the kernel has none)",
 		ModeNamespaces: "yes (overlayfs; read-only where the kernel has none)",
-		ModeLandlock:   "read-only (a build that must fill a cache fails and says why)",
+		ModeLandlock:   "yes, by each tool's own setting (Go, npm, pip, uv, yarn, bun, deno, Gradle, the XDG cache): a private cache per workspace; cargo's and Maven's read-only",
 		ModeSeatbelt:   "NO: written directly",
 		ModeNone:       "NO",
 	}},
@@ -71,7 +71,7 @@ var Promises = []Promise{
 	{"Every process ends with its command", map[Mode]string{
 		ModeFull:       "yes (a PID namespace)",
 		ModeNamespaces: "yes (a PID namespace)",
-		ModeLandlock:   "yes (the launcher, their subreaper, kills what is left)",
+		ModeLandlock:   "yes (the launcher, their subreaper, kills what is left; a seccomp filter keeps commands from signalling it or Harvey)",
 		ModeSeatbelt:   "NO: a process that leaves its group (setsid) lives on",
 		ModeNone:       "NO",
 	}},
@@ -151,7 +151,7 @@ func (s *State) Summary() string {
 	case ModeNamespaces:
 		return "sandbox: namespaces only (" + s.LandlockWhy + "): safe mode cannot limit what allowed programs start; everything else holds"
 	case ModeLandlock:
-		return "sandbox: Landlock only (" + s.NSWhy + "): no registry proxy (installs fail), caches read-only, agents/ and .git changes undone after each command, your unix sockets reachable. " + s.NSFix
+		return "sandbox: Landlock only (" + s.NSWhy + "): no registry proxy (installs fail), private caches by each tool's setting, agents/ and .git changes undone after each command, your unix sockets reachable. " + s.NSFix
 	}
 	return "sandbox: none (" + s.Why + ")"
 }

@@ -464,9 +464,11 @@ func openKept(paths []string, layers []CacheLayer, ro func(string) bool) ([]kept
 		}
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil && layer != nil && layer.Empty != "" && errors.Is(err, unix.ENOENT) {
-			// A cache not made yet: an empty lower layer of Harvey's.
-			layer.Lower = layer.Empty
-			fd, err = unix.Open(layer.Empty, unix.O_PATH|unix.O_CLOEXEC, 0)
+			// A cache not made yet: an overlay of nothing under the
+			// workspace's layer is that layer, bound as it is (one bind
+			// rather than an overlay: every command pays for each cache).
+			fd, err = unix.Open(layer.Upper, unix.O_PATH|unix.O_CLOEXEC, 0)
+			layer = nil
 		}
 		if err != nil {
 			continue // missing: nothing to show
