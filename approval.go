@@ -20,6 +20,9 @@ type LineReader struct {
 	sc     *bufio.Scanner
 	prompt func(string) (string, error) // set by the terminal line editor
 	answer func(string) (string, error) // the editor's reader for questions
+	// show, without an editor, is where a question is written before its
+	// answer is read (else nothing says what the wait is for).
+	show io.Writer
 }
 
 // newLineReader reads lines from r.
@@ -52,6 +55,9 @@ func (l *LineReader) read(prompt string, question bool) (string, error) {
 	}
 	if l.prompt != nil {
 		return l.prompt(prompt)
+	}
+	if question && prompt != "" && l.show != nil {
+		io.WriteString(l.show, prompt)
 	}
 	if !l.sc.Scan() {
 		if err := l.sc.Err(); err != nil {

@@ -90,6 +90,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return sandbox.RunLauncher(args[1:])
 	}
 	hardenProcess()
+	// The sandbox's temporary directories go with the process, whichever
+	// command made them (harvey model check, mcp list, ... too).
+	defer removeSandboxTmp()
 	if code, ok := subcommand(ctx, args, stdout, stderr); ok {
 		return code
 	}
@@ -123,7 +126,6 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		a.events = sink
 		a.approvals.observe = func(r approvalRequest, approved bool, by string) { sink.approval(r.tool, r.action, approved, by) }
 	}
-	defer removeSandboxTmp()
 	defer a.Workspace.Close()
 	defer a.Close()
 	if !headless {

@@ -225,14 +225,51 @@ func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
 			fmt.Fprintf(out, "  %-44s %s\n", usage, summary)
 		}
 	}
-	for _, n := range a.commands.names() {
-		c := a.commands[n]
-		line(c.Usage, c.Summary)
+	shown := map[string]bool{}
+	for _, g := range helpGroups {
+		fmt.Fprintf(out, "\n%s\n", g.title)
+		for _, n := range g.names {
+			switch c, ok := a.commands[n]; {
+			case n == "!":
+				line("!COMMAND", "run a command in the workspace (as /run); its output goes into the conversation")
+			case n == "@":
+				line("@ROUTE PROMPT", "send one turn to a named route")
+			case ok && !shown[n]:
+				line(c.Usage, c.Summary)
+				shown[n] = true
+			}
+		}
 	}
-	line("!COMMAND", "shorthand for /run COMMAND")
-	line("@ROUTE PROMPT", "send one turn to a named route")
-	fmt.Fprint(out, wrapText("Ctrl-C cancels a reply (at a question: answers no); Ctrl-D or /exit leaves. /help CMD explains a command.", width, ""))
+	var more []string
+	for _, n := range a.commands.names() {
+		if !shown[n] {
+			more = append(more, n)
+		}
+	}
+	if len(more) > 0 {
+		fmt.Fprintln(out, "\nMore")
+		for _, n := range more {
+			line(a.commands[n].Usage, a.commands[n].Summary)
+		}
+	}
+	fmt.Fprint(out, wrapText("\nCtrl-C stops a reply or a command, or drops the line you are typing (at a question: answers no); Ctrl-D or /exit leaves. /help CMD explains a command.", width, ""))
 	return nil
+}
+
+// helpGroups is /help's order: what a newcomer needs first, then the rest
+// by what it is for. A command no group names is listed under More, so
+// none is ever left out.
+var helpGroups = []struct {
+	title string
+	names []string
+}{
+	{"Start here", []string{"model", "read", "!", "undo", "exit"}},
+	{"The conversation", []string{"clear", "retry", "summarize", "context", "template", "apply", "write", "record"}},
+	{"The workspace and git", []string{"files", "search", "git", "run"}},
+	{"Models and servers", []string{"status", "ollama", "tools", "mcp", "route", "@"}},
+	{"Safety", []string{"security", "safemode", "permissions", "hooks", "audit"}},
+	{"Retrieval and knowledge", []string{"rag", "kb"}},
+	{"Help", []string{"help"}},
 }
 
 func cmdStatus(ctx context.Context, a *Agent, _ []string, out io.Writer) error {

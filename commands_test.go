@@ -401,3 +401,24 @@ func TestApplyFenceShapes(t *testing.T) {
 		t.Error("```README.md wrote .md")
 	}
 }
+
+// /help starts with what a newcomer needs (issue 55) and groups the rest;
+// every command is listed, once.
+func TestHelpStartsWithTheNewcomersCommands(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	var out strings.Builder
+	if err := env.a.Dispatch(t.Context(), "/help", &out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	first := strings.Index(text, "\n  ")
+	if !strings.Contains(text[:first+1], "Start here") {
+		t.Errorf("/help does not start with what a newcomer needs:\n%s", text)
+	}
+	for _, n := range env.a.commands.names() {
+		usage := env.a.commands[n].Usage
+		if c := strings.Count(text, "  "+usage); c != 1 {
+			t.Errorf("%s listed %d times", usage, c)
+		}
+	}
+}

@@ -249,6 +249,7 @@ func exampleArgs(schema map[string]any) map[string]any {
 }
 
 func TestMCPConformanceSuite(t *testing.T) {
+	announce("the MCP conformance suite's client scenarios, through the REPL")
 	if testing.Short() {
 		t.Skip("fetches the conformance suite and Node 22 from the npm registry")
 	}

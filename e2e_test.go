@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 		os.Exit(testHelpers[h](os.Getenv("HARVEY_TEST_HELPER_ARG")))
 	}
 	removeHome := isolateHome()
+	if len(os.Args) == 1 || !strings.Contains(strings.Join(os.Args, " "), "-test.run") {
+		announce("the root package: the built binary end to end, in each kernel mode (2 to 3 minutes on 2 cores; HARVEY_TEST_QUIET=1 hushes this)")
+	}
 	// The user's config directory (trust store, user config) is a fresh
 	// one: tests never read or write the real ~/.config/harvey.
 	if os.Getenv("HARVEY_TEST_CONFIG_HOME") == "" {
@@ -233,9 +236,14 @@ func TestEndToEndHeadless(t *testing.T) {
 	// for a server that starts late is TestHeadlessWaitsForAServerThatStartsLate's).
 	noRetry := t.TempDir()
 	writeFile(t, noRetry, "harvey/harvey.yaml", "retry:\n  attempts: -1\n")
-	_, errOut, code := runHarveyEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + noRetry}, "-p", "hello", "--ollama", "http://127.0.0.1:1")
+	// Ollama installed here: start it; not installed: install it.
+	_, errOut, code := runHarveyEnv(t, bin, dir, "", append(ollamaOnPath(t), "XDG_CONFIG_HOME="+noRetry), "-p", "hello", "--ollama", "http://127.0.0.1:1")
 	if code != 1 || !strings.Contains(errOut, "ollama serve") {
 		t.Fatalf("no backend: %d %q", code, errOut)
+	}
+	_, errOut, code = runHarveyEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + noRetry, "PATH=/usr/bin:/bin"}, "-p", "hello", "--ollama", "http://127.0.0.1:1")
+	if code != 1 || !strings.Contains(errOut, "https://ollama.com/download") {
+		t.Fatalf("no backend, none installed: %d %q", code, errOut)
 	}
 	// Several models and none chosen: error listing them.
 	_, errOut, code = runHarvey(t, bin, dir, "", "-p", "hello", "--ollama", f.URL())
@@ -537,13 +545,31 @@ func TestEndToEndPapercuts(t *testing.T) {
 	if n := strings.Count(out+errOut, "nosuchcmd: command not found"); n != 1 {
 		t.Fatalf("said %d times: %q %q", n, out, errOut)
 	}
-	os.MkdirAll(filepath.Join(dir, ".git", "info"), 0o755)
+	if g := exec.Command("git", "init", "-q", dir); g.Run() != nil {
+		os.MkdirAll(filepath.Join(dir, ".git", "info"), 0o755)
+	}
+	os.RemoveAll(filepath.Join(dir, "agents")) // as a new user's project has it: no agents/ yet
 	os.WriteFile(filepath.Join(dir, ".git", "info", "exclude"), []byte("/agents/\n"), 0o644)
 	if _, errOut, _ := runHarvey(t, bin, dir, "/exit\n", "--ollama", "http://127.0.0.1:1"); strings.Contains(errOut, "is not in .gitignore") {
 		t.Fatalf("warned although git ignores agents/: %q", errOut)
 	}
 	os.Remove(filepath.Join(dir, ".git", "info", "exclude"))
 	data := []string{"XDG_DATA_HOME=" + t.TempDir()}
+	// agents/ as Harvey made it ignores itself (issue 55): no line, and a
+	// git project's status stays clean.
+	if _, errOut, _ := runHarveyEnv(t, bin, dir, "/exit\n", data, "--ollama", "http://127.0.0.1:1"); strings.Contains(errOut, "is not in .gitignore") {
+		t.Fatalf("warned about the agents/ Harvey made, which ignores itself: %q", errOut)
+	}
+	if _, err := exec.LookPath("git"); err == nil {
+		g := exec.Command("git", "status", "--short")
+		g.Dir = dir
+		if out, err := g.Output(); err != nil || strings.TrimSpace(string(out)) != "" {
+			t.Errorf("git status after the first run: %q %v", out, err)
+		}
+	}
+	// An agents/ from before (or a repository's) that git does not ignore:
+	// said, once.
+	os.Remove(filepath.Join(dir, "agents", ".gitignore"))
 	if _, errOut, _ := runHarveyEnv(t, bin, dir, "/exit\n", data, "--ollama", "http://127.0.0.1:1"); !strings.Contains(errOut, "is not in .gitignore") {
 		t.Fatalf("no warning without an ignore rule: %q", errOut)
 	}
@@ -579,4 +605,17 @@ func mustOpenWorkspace(t *testing.T, dir string) *Workspace {
 	}
 	t.Cleanup(func() { ws.Close() })
 	return ws
+}
+
+// /status says in words what it could not learn (issue 55): a server with
+// no /api/ps is no raw Go error.
+func TestStatusWithoutAPIPS(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.noPS = true
+	out, errOut, code := runHarvey(t, bin, t.TempDir(), "", "-p", "/status", "--model", "llama3.2", "--ollama", f.URL())
+	if code != 0 || !strings.Contains(out+errOut, "unknown: this server does not say which models it holds in memory") || strings.Contains(out+errOut, "404 page not found") {
+		t.Errorf("exit %d:\n%s\n%s", code, out, errOut)
+	}
 }

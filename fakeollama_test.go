@@ -38,6 +38,7 @@ type fakeOllama struct {
 	warms       []map[string]any // warm requests (num_predict 1): answered apart from the script
 	warmDelay   time.Duration    // a warm request takes this long (prompt evaluation on a Pi)
 	loaded      map[string]bool  // models a chat request has loaded (/api/ps)
+	noPS        bool             // a server with no /api/ps (not Ollama, or an older one): 404
 	// respond, when set, answers a chat request instead of the script (a
 	// scripted model that decides by what it is asked).
 	respond   func(req map[string]any) fakeReply
@@ -196,6 +197,10 @@ func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
 	case "/api/version":
 		io.WriteString(w, `{"version":"0.15.4"}`)
 	case "/api/ps":
+		if f.noPS {
+			http.NotFound(w, r)
+			return
+		}
 		f.mu.Lock()
 		var ms []map[string]any
 		for m := range f.loaded {

@@ -251,7 +251,7 @@ func (ts *toolSet) confirmUserTools(tm *Terminal, ws *Workspace) {
 		fmt.Fprintf(tm.Err, "  - %s\n", sanitizeForTerminal(t.confirmation()))
 	}
 	ans, err := tm.In.Ask("Use these tools in this workspace? [y/N] ")
-	if err == nil && strings.EqualFold(strings.TrimSpace(ans), "y") {
+	if err == nil && isYes(ans) {
 		if err := trust(ws.Root, trustTools, sum); err != nil {
 			tm.logf("%s", tm.colorize("33", "warning: tools used, but the confirmation was not saved: "+err.Error()))
 		}

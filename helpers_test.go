@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,4 +101,26 @@ func toolchainWorks(env []string, argv ...string) error {
 		return fmt.Errorf("%s does not work outside Harvey here (%v: %s)", strings.Join(argv, " "), err, first)
 	}
 	return nil
+}
+
+var announced sync.Map
+
+// announce says, once per what, on the terminal the tests were started
+// from, that a slow group of tests runs now (issue 55): go test ./... shows
+// a passing package's output only when it ends, and the end-to-end tests
+// take minutes on a small machine. Nothing where there is no terminal (CI)
+// or with HARVEY_TEST_QUIET=1.
+func announce(what string) {
+	if os.Getenv("HARVEY_TEST_QUIET") != "" {
+		return
+	}
+	if _, done := announced.LoadOrStore(what, true); done {
+		return
+	}
+	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+	if err != nil {
+		return
+	}
+	defer tty.Close()
+	fmt.Fprintf(tty, "harvey tests: %s\n", what)
 }

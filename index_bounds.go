@@ -35,11 +35,13 @@ type indexBounds struct {
 	files    int
 	bytes    int64
 	capped   bool
-	left     map[string]int // directories left out, by why
+	left     map[string]int            // directories left out, by why
+	names    map[string]map[string]int // and their names, by why
+	cutAt    string                    // the directory the walk was in when the cap stopped it
 }
 
 func newIndexBounds(ws *Workspace, cfg RagWorkspace) *indexBounds {
-	b := &indexBounds{maxFiles: cmpPositive(cfg.MaxFiles, defaultIndexMaxFiles), maxBytes: int64(cmpPositive(cfg.MaxBytes, defaultIndexMaxBytes)), left: map[string]int{}}
+	b := &indexBounds{maxFiles: cmpPositive(cfg.MaxFiles, defaultIndexMaxFiles), maxBytes: int64(cmpPositive(cfg.MaxBytes, defaultIndexMaxBytes)), left: map[string]int{}, names: map[string]map[string]int{}}
 	var st unix.Stat_t
 	if unix.Stat(ws.Root, &st) == nil {
 		b.dev = uint64(st.Dev)
@@ -64,6 +66,10 @@ func (b *indexBounds) skipDir(parentFd int, name string, fd int) bool {
 	why := b.dirWhy(parentFd, name, fd)
 	if why != "" {
 		b.left[why]++
+		if b.names[why] == nil {
+			b.names[why] = map[string]int{}
+		}
+		b.names[why][name]++
 	}
 	return why != ""
 }
@@ -77,6 +83,9 @@ func (b *indexBounds) dirWhy(parentFd int, name string, fd int) string {
 		var s unix.Stat_t
 		return unix.Fstatat(dirfd, f, &s, unix.AT_SYMLINK_NOFOLLOW) == nil
 	}
+	if why := cacheWhy(parentFd, name, fd, has); why != "" {
+		return why
+	}
 	switch {
 	case slices.Contains(alwaysDeps, name):
 	case (name == "venv" || name == "env") && has(fd, "pyvenv.cfg"):
@@ -87,6 +96,23 @@ func (b *indexBounds) dirWhy(parentFd int, name string, fd int) string {
 		return ""
 	}
 	return "dependencies or build output"
+}
+
+// caches are directories of caches and installed toolchains by their
+// names (a home's, mostly): never a project.
+var caches = []string{".cache", "go-build", ".npm", ".m2", ".ivy2", ".nuget", ".pyenv", ".nvm", ".volta", ".sdkman", ".asdf",
+	".bun", ".deno", ".conda", ".local", ".vscode-server", ".cursor-server", ".Trash", "Trash"}
+
+// cacheWhy says why a directory is a cache or a toolchain by what it is:
+// a cache that says so (CACHEDIR.TAG, the cache directory tagging
+// standard), Go's module cache (pkg/mod with cache/download), a conda
+// install (conda-meta), or one of the names above.
+func cacheWhy(parentFd int, name string, fd int, has func(int, string) bool) string {
+	switch {
+	case has(fd, "CACHEDIR.TAG"), name == "mod" && has(fd, "cache/download"), has(fd, "conda-meta"), slices.Contains(caches, name):
+		return "caches and toolchains"
+	}
+	return ""
 }
 
 // take counts a file of size bytes; false once the cap is reached (the
@@ -101,24 +127,57 @@ func (b *indexBounds) take(size int64) bool {
 	return true
 }
 
-// note says in one line what the walk left out ("" when nothing).
+// note says in one sentence what the walk left out ("" when nothing):
+// how many directories, of what, by name, and where a cap stopped it.
 func (b *indexBounds) note() string {
 	var parts []string
-	if b.capped {
-		parts = append(parts, fmt.Sprintf("stopped at its cap of %d files or %d MB (rag: {workspace: {max_files, max_bytes}} in your config)", b.maxFiles, b.maxBytes>>20))
-	}
 	whys := make([]string, 0, len(b.left))
 	for why := range b.left {
 		whys = append(whys, why)
 	}
 	sort.Strings(whys)
 	for _, why := range whys {
-		parts = append(parts, fmt.Sprintf("%s left out: %s", plural(b.left[why], "directory"), why))
+		parts = append(parts, fmt.Sprintf("%s of %s (%s)", plural(b.left[why], "directory"), why, namesCounted(b.names[why], 6)))
 	}
-	if len(parts) == 0 {
-		return ""
+	out := ""
+	if len(parts) > 0 {
+		out = "The workspace index left out " + strings.Join(parts, " and ") + "."
 	}
-	return "the workspace index " + strings.Join(parts, "; ")
+	if b.capped {
+		where := ""
+		if b.cutAt != "" {
+			where = " in " + b.cutAt + ", and the files after it were not indexed"
+		}
+		out = strings.TrimSpace(out + fmt.Sprintf(" It stopped at its cap of %d files or %d MB%s (rag: {workspace: {max_files, max_bytes}} in your config).", b.maxFiles, b.maxBytes>>20, where))
+	}
+	return out
+}
+
+// namesCounted lists names with how often each was seen ("node_modules ×3,
+// target"), at most max of them and how many more.
+func namesCounted(names map[string]int, max int) string {
+	keys := make([]string, 0, len(names))
+	for k := range names {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if names[keys[i]] != names[keys[j]] {
+			return names[keys[i]] > names[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	var out []string
+	for i, k := range keys {
+		if i == max {
+			out = append(out, fmt.Sprintf("%d more", len(keys)-max))
+			break
+		}
+		if n := names[k]; n > 1 {
+			k = fmt.Sprintf("%s ×%d", k, n)
+		}
+		out = append(out, k)
+	}
+	return strings.Join(out, ", ")
 }
 
 // indexRefusal refuses to index a workspace that is the home directory

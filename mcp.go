@@ -162,6 +162,7 @@ type mcpManager struct {
 	servers map[string]*mcpServer
 	timeout time.Duration // for initialize and tools/list
 	login   bool          // harvey mcp login: log in without asking
+	orders  fieldOrders   // the field order of the forms servers send (mcp_elicit_order.go)
 }
 
 // connect starts (or restarts) a server and lists its tools.
@@ -196,7 +197,11 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 	// (a filesystem or git server) is told.
 	//lint:ignore SA1019 roots stay in the 2026-07-28 protocol for twelve months, and the servers people configure today ask for them (issue 26)
 	client.AddRoots(&mcp.Root{URI: "file://" + m.ws.Root, Name: filepath.Base(m.ws.Root)})
-	session, err := client.Connect(cctx, t, nil)
+	ct := t
+	if _, ok := t.(*mcp.CommandTransport); ok {
+		ct = orderedTransport{Transport: t, orders: &m.orders}
+	}
+	session, err := client.Connect(cctx, ct, nil)
 	if sa := oauthOf(t); err != nil && sa != nil && sa.loggedIn.Swap(false) {
 		// A login took the time initialize had: once more, with the token.
 		cctx2, cancel2 := context.WithTimeout(ctx, m.timeout)
@@ -266,12 +271,13 @@ func (m *mcpManager) whyNoStart(name string, err error, timedOut bool, t mcp.Tra
 // streamable HTTP one.
 func (m *mcpManager) transport(name string, cfg MCPServer) (mcp.Transport, *sandbox.Spec, error) {
 	if cfg.URL != "" {
-		hc := &http.Client{Transport: headerTransport{headers: cfg.expanded(cfg.Headers)}}
+		hc := &http.Client{Transport: orderedBodies{next: headerTransport{headers: cfg.expanded(cfg.Headers)}, orders: &m.orders}}
 		// The standalone stream stays on: it is how a server's requests
 		// (elicitation) reach Harvey between its answers. A 401 is
 		// answered with the server's OAuth (mcp_oauth.go).
-		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc,
-			OAuthHandler: newServerAuth(name, cfg, m.term, m.askLogin(name), &http.Client{})}, nil, nil
+		sa := newServerAuth(name, cfg, m.term, m.askLogin(name), &http.Client{})
+		sa.standalone = m.login
+		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, OAuthHandler: sa}, nil, nil
 	}
 	if len(cfg.Command) == 0 {
 		return nil, nil, errors.New("no command or url")
@@ -652,7 +658,10 @@ func (m *mcpManager) askLogin(name string) func() bool {
 				return
 			}
 			ans, err := m.term.In.Ask(fmt.Sprintf("MCP server %s asks you to log in (OAuth). Log in now? [y/N] ", sanitizeForTerminal(name)))
-			ok = err == nil && strings.EqualFold(strings.TrimSpace(ans), "y")
+			ok = err == nil && isYes(ans)
+			if !ok {
+				m.term.logf("%s", m.term.dim(fmt.Sprintf("· not logged in: /mcp restart %s asks again, and harvey mcp login %s logs in outside a session", sanitizeForTerminal(name), sanitizeForTerminal(name))))
+			}
 		})
 		return ok
 	}

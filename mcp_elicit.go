@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -16,8 +18,8 @@ import (
 // call (a form of flat fields, or a URL to visit). In the REPL you are
 // asked the server's question, field by field, with each field's type,
 // description and default; the answer is checked against the field's type
-// (and the SDK checks it against the schema again), and "decline" or an
-// empty first answer declines, Ctrl-C cancels. Headless runs answer no
+// (and the SDK checks it against the schema again), "decline" declines
+// (said before the first field), Ctrl-C cancels. Headless runs answer no
 // questions: a request is declined at once, with a line that says so. A
 // declined request is an answer, not a failure: the call goes on, and the
 // server is never restarted for it.
@@ -38,25 +40,37 @@ func (m *mcpManager) elicit(s *mcpServer) func(context.Context, *mcp.ElicitReque
 			switch {
 			case err != nil:
 				return &mcp.ElicitResult{Action: "cancel"}, nil
-			case strings.EqualFold(strings.TrimSpace(ans), "done"), strings.EqualFold(strings.TrimSpace(ans), "y"):
+			case strings.EqualFold(strings.TrimSpace(ans), "done"), isYes(ans):
 				return &mcp.ElicitResult{Action: "accept"}, nil
 			}
 			return &mcp.ElicitResult{Action: "decline"}, nil
 		}
-		return m.askForm(p.RequestedSchema)
+		return m.askForm(p.RequestedSchema, m.orders.of(p.Message, p.RequestedSchema))
 	}
 }
 
-// elicitField is one field of a form's schema.
+// elicitField is one field of a form's schema, as the specification's
+// elicitation schema has them: a string (with a format, length limits), a
+// number or integer (with limits), a boolean, a single choice (enum, with
+// titles from oneOf or the older enumNames) or a multi-select (an array of
+// choices, with limits on how many).
 type elicitField struct {
-	name, typ, desc string
-	def             any
-	enum            []string
-	required        bool
+	name, typ, desc, format string
+	def                     any
+	choices                 []elicitChoice
+	multi                   bool
+	min, max                *float64 // minimum and maximum, or for a string or a multi-select its length or count
+	required                bool
 }
 
-// formFields reads a form's flat schema (properties of primitive types).
-func formFields(schema any) []elicitField {
+// elicitChoice is one value a choice field takes, and its title.
+type elicitChoice struct {
+	value, title string
+}
+
+// formFields reads a form's flat schema, in the server's order where it
+// was seen on the wire (order), else required fields first.
+func formFields(schema any, order []string) []elicitField {
 	sm, _ := toMap(schema)
 	props, _ := sm["properties"].(map[string]any)
 	req := map[string]bool{}
@@ -70,44 +84,103 @@ func formFields(schema any) []elicitField {
 	var out []elicitField
 	for n, v := range props {
 		p, _ := v.(map[string]any)
-		f := elicitField{name: n, required: req[n], def: p["default"]}
-		f.typ, _ = p["type"].(string)
-		f.desc, _ = p["description"].(string)
-		if t, ok := p["title"].(string); ok && f.desc == "" {
-			f.desc = t
+		out = append(out, readField(n, p, req[n]))
+	}
+	rank := func(n string) int {
+		if i := slices.Index(order, n); i >= 0 {
+			return i
 		}
-		if e, ok := p["enum"].([]any); ok {
-			for _, x := range e {
-				f.enum = append(f.enum, fmt.Sprint(x))
-			}
-		}
-		out = append(out, f)
+		return len(order)
 	}
 	sort.Slice(out, func(i, j int) bool {
+		if ri, rj := rank(out[i].name), rank(out[j].name); ri != rj {
+			return ri < rj
+		}
 		return out[i].required && !out[j].required || out[i].required == out[j].required && out[i].name < out[j].name
 	})
 	return out
 }
 
-// askForm asks each field in turn; "decline" (or nothing, at the first
-// field) declines, Ctrl-C cancels, a value of the wrong type is asked again.
-func (m *mcpManager) askForm(schema any) (*mcp.ElicitResult, error) {
+// readField reads one property of a form's schema.
+func readField(name string, p map[string]any, required bool) elicitField {
+	f := elicitField{name: name, required: required, def: p["default"]}
+	f.typ, _ = p["type"].(string)
+	f.format, _ = p["format"].(string)
+	f.desc, _ = p["description"].(string)
+	if t, ok := p["title"].(string); ok && f.desc == "" {
+		f.desc = t
+	}
+	num := func(k string) *float64 {
+		if x, ok := p[k].(float64); ok {
+			return &x
+		}
+		return nil
+	}
+	f.min, f.max = num("minimum"), num("maximum")
+	if f.typ == "string" {
+		f.min, f.max = num("minLength"), num("maxLength")
+	}
+	f.choices = choicesOf(p)
+	if items, ok := p["items"].(map[string]any); ok && f.typ == "array" {
+		f.multi, f.choices = true, choicesOf(items)
+		f.min, f.max = num("minItems"), num("maxItems")
+	}
+	return f
+}
+
+// choicesOf reads a schema's choices: enum (titled by enumNames), or
+// oneOf / anyOf of {const, title}.
+func choicesOf(p map[string]any) []elicitChoice {
+	var out []elicitChoice
+	if e, ok := p["enum"].([]any); ok {
+		names, _ := p["enumNames"].([]any)
+		for i, x := range e {
+			c := elicitChoice{value: fmt.Sprint(x)}
+			if i < len(names) {
+				c.title = fmt.Sprint(names[i])
+			}
+			out = append(out, c)
+		}
+		return out
+	}
+	for _, k := range []string{"oneOf", "anyOf"} {
+		alts, _ := p[k].([]any)
+		for _, a := range alts {
+			m, _ := a.(map[string]any)
+			if v, ok := m["const"]; ok {
+				t, _ := m["title"].(string)
+				out = append(out, elicitChoice{value: fmt.Sprint(v), title: t})
+			}
+		}
+	}
+	return out
+}
+
+// askForm asks each field in turn, in the server's order: "decline"
+// declines (said before the first field), Ctrl-C cancels, a value that
+// does not fit the field is said and asked again, and Enter takes the
+// default (or leaves out a field that is not required).
+func (m *mcpManager) askForm(schema any, order []string) (*mcp.ElicitResult, error) {
 	content := map[string]any{}
-	for i, f := range formFields(schema) {
+	m.term.logf("%s", m.term.dim("  (type decline to refuse the form, Ctrl-C to cancel it)"))
+	for _, f := range formFields(schema, order) {
+		for _, l := range f.choiceLines() {
+			m.term.logf("%s", l)
+		}
 		for {
 			ans, err := m.term.In.Ask(f.prompt())
 			if err != nil {
 				return &mcp.ElicitResult{Action: "cancel"}, nil
 			}
 			ans = strings.TrimSpace(ans)
-			if ans == "decline" || ans == "" && i == 0 && f.def == nil {
+			if strings.EqualFold(ans, "decline") {
 				return &mcp.ElicitResult{Action: "decline"}, nil
 			}
 			if ans == "" {
 				if f.def != nil || !f.required {
 					break
 				}
-				m.term.logf("  %s is required (decline to refuse)", f.name)
+				m.term.logf("  %s is required (type decline to refuse the form)", f.name)
 				continue
 			}
 			v, err := f.value(ans)
@@ -122,18 +195,36 @@ func (m *mcpManager) askForm(schema any) (*mcp.ElicitResult, error) {
 	return &mcp.ElicitResult{Action: "accept", Content: content}, nil
 }
 
+// choiceLines lists a choice field's choices, numbered, with their titles.
+func (f elicitField) choiceLines() []string {
+	var out []string
+	for i, c := range f.choices {
+		l := fmt.Sprintf("    %d. %s", i+1, sanitizeForTerminal(c.value))
+		if c.title != "" && c.title != c.value {
+			l = fmt.Sprintf("    %d. %s (%s)", i+1, sanitizeForTerminal(c.title), sanitizeForTerminal(c.value))
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
 func (f elicitField) prompt() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  %s", f.name)
 	var about []string
-	if f.typ != "" {
-		about = append(about, f.typ)
+	switch {
+	case f.multi:
+		about = append(about, "choose any: numbers, titles or values, separated by commas")
+	case len(f.choices) > 0:
+		about = append(about, "choose one: its number, title or value")
+	case f.typ != "":
+		about = append(about, f.typ+map[string]string{"": "", "email": " (an email address)", "uri": " (a URL)", "date": " (YYYY-MM-DD)", "date-time": " (YYYY-MM-DDTHH:MM:SSZ)"}[f.format])
 	}
-	if len(f.enum) > 0 {
-		about = append(about, "one of "+strings.Join(f.enum, ", "))
+	if l := f.limits(); l != "" {
+		about = append(about, l)
 	}
 	if f.def != nil {
-		about = append(about, fmt.Sprintf("default %v", f.def))
+		about = append(about, fmt.Sprintf("Enter for %v", f.def))
 	}
 	if f.required {
 		about = append(about, "required")
@@ -148,22 +239,96 @@ func (f elicitField) prompt() string {
 	return b.String()
 }
 
-// value reads an answer as the field's type.
-func (f elicitField) value(s string) (any, error) {
-	if len(f.enum) > 0 && !slices.Contains(f.enum, s) {
-		return nil, fmt.Errorf("%s: one of %s", f.name, strings.Join(f.enum, ", "))
+// limits says a field's limits in words ("" when it has none).
+func (f elicitField) limits() string {
+	what := map[bool]string{true: "choices", false: "characters"}[f.multi]
+	g := func(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+	switch {
+	case f.typ != "string" && !f.multi && f.min != nil && f.max != nil:
+		return "from " + g(*f.min) + " to " + g(*f.max)
+	case f.typ != "string" && !f.multi && f.min != nil:
+		return "at least " + g(*f.min)
+	case f.typ != "string" && !f.multi && f.max != nil:
+		return "at most " + g(*f.max)
+	case f.min != nil && f.max != nil:
+		return g(*f.min) + " to " + g(*f.max) + " " + what
+	case f.min != nil:
+		return "at least " + g(*f.min) + " " + what
+	case f.max != nil:
+		return "at most " + g(*f.max) + " " + what
 	}
-	switch f.typ {
-	case "integer":
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return nil, fmt.Errorf("%s: a whole number", f.name)
+	return ""
+}
+
+// value reads an answer as the field's type, within its limits.
+func (f elicitField) value(s string) (any, error) {
+	switch {
+	case f.multi:
+		return f.multiValue(s)
+	case len(f.choices) > 0:
+		c, ok := f.choose(s)
+		if !ok {
+			return nil, fmt.Errorf("%s: one of the choices above (its number, title or value)", f.name)
 		}
-		return n, nil
-	case "number":
+		return f.typed(c)
+	}
+	return f.typed(s)
+}
+
+// choose finds the choice an answer names: its number, title or value.
+func (f elicitField) choose(s string) (string, bool) {
+	if n, err := strconv.Atoi(s); err == nil && n >= 1 && n <= len(f.choices) {
+		return f.choices[n-1].value, true
+	}
+	for _, c := range f.choices {
+		if s == c.value || strings.EqualFold(s, c.title) {
+			return c.value, true
+		}
+	}
+	for _, c := range f.choices {
+		if strings.EqualFold(s, c.value) {
+			return c.value, true
+		}
+	}
+	return "", false
+}
+
+// multiValue reads a multi-select's answer: choices separated by commas.
+func (f elicitField) multiValue(s string) (any, error) {
+	var out []any
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		c, ok := f.choose(part)
+		if !ok {
+			return nil, fmt.Errorf("%s: %q is not one of the choices above", f.name, part)
+		}
+		if !slices.Contains(out, any(c)) {
+			out = append(out, c)
+		}
+	}
+	if n := float64(len(out)); f.min != nil && n < *f.min || f.max != nil && n > *f.max {
+		return nil, fmt.Errorf("%s: %s", f.name, f.limits())
+	}
+	return out, nil
+}
+
+// typed reads s as the field's primitive type, within its limits.
+func (f elicitField) typed(s string) (any, error) {
+	bad := func(what string) error { return fmt.Errorf("%s: %s", f.name, what) }
+	switch f.typ {
+	case "integer", "number":
 		x, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%s: a number", f.name)
+		if err != nil || f.typ == "integer" && x != float64(int64(x)) {
+			return nil, bad(map[string]string{"integer": "a whole number", "number": "a number"}[f.typ])
+		}
+		if f.min != nil && x < *f.min || f.max != nil && x > *f.max {
+			return nil, bad(f.limits())
+		}
+		if f.typ == "integer" {
+			return int64(x), nil
 		}
 		return x, nil
 	case "boolean":
@@ -173,9 +338,39 @@ func (f elicitField) value(s string) (any, error) {
 		case "n", "no", "false":
 			return false, nil
 		}
-		return nil, fmt.Errorf("%s: yes or no", f.name)
+		return nil, bad("yes or no")
+	}
+	n := float64(len([]rune(s)))
+	if f.min != nil && n < *f.min || f.max != nil && n > *f.max {
+		return nil, bad(f.limits())
+	}
+	if err := checkFormat(f.format, s); err != nil {
+		return nil, bad(err.Error())
 	}
 	return s, nil
+}
+
+// checkFormat checks a string against the specification's formats.
+func checkFormat(format, s string) error {
+	switch format {
+	case "email":
+		if at := strings.Index(s, "@"); at < 1 || at == len(s)-1 || strings.ContainsAny(s, " \t") {
+			return fmt.Errorf("an email address")
+		}
+	case "uri":
+		if u, err := url.Parse(s); err != nil || u.Scheme == "" {
+			return fmt.Errorf("a URL (with its scheme: https://...)")
+		}
+	case "date":
+		if _, err := time.Parse("2006-01-02", s); err != nil {
+			return fmt.Errorf("a date, YYYY-MM-DD")
+		}
+	case "date-time":
+		if _, err := time.Parse(time.RFC3339, s); err != nil {
+			return fmt.Errorf("a date and time, YYYY-MM-DDTHH:MM:SSZ")
+		}
+	}
+	return nil
 }
 
 // toMap is a schema (a map, or JSON of one) as a map.

@@ -38,14 +38,23 @@ func elicitServer(t *testing.T) (string, *atomic.Int64) {
 		})
 	s.AddTool(&mcp.Tool{Name: "ask", Description: "Asks the user.", InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			// Every field type of the specification's elicitation schema,
+			// in an order that is not alphabetical: a string with a minimum
+			// length, a titled single choice, a multi-select of one or two,
+			// a bounded integer.
 			res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "Who are you, and how many?",
-				RequestedSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string","description":"your name"},"count":{"type":"integer"}},"required":["name"]}`)})
+				RequestedSchema: json.RawMessage(`{"type":"object","properties":{
+				  "name":{"type":"string","description":"your name","minLength":2},
+				  "size":{"type":"string","title":"Size","oneOf":[{"const":"s","title":"Small"},{"const":"l","title":"Large"}]},
+				  "toppings":{"type":"array","items":{"type":"string","enum":["cheese","olives","basil"]},"minItems":1,"maxItems":2},
+				  "count":{"type":"integer","minimum":1,"maximum":5}},
+				 "required":["name"]}`)})
 			if err != nil {
 				return nil, err
 			}
 			text := res.Action
 			if res.Action == "accept" {
-				text = fmt.Sprintf("got %v %v", res.Content["name"], res.Content["count"])
+				text = fmt.Sprintf("got %v %v %v %v", res.Content["name"], res.Content["size"], res.Content["toppings"], res.Content["count"])
 			}
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
 		})

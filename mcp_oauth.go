@@ -139,6 +139,10 @@ type serverAuth struct {
 	loginOK   func() bool // whether a login may happen now
 	hc        *http.Client
 	workspace bool // the server is a workspace's: it may not name a key of yours
+	// standalone: harvey mcp login, a process of its own: a login the
+	// browser finished ends it, with no Enter (a question left waiting
+	// dies with the process).
+	standalone bool
 
 	mu       sync.Mutex
 	inner    auth.OAuthHandler
@@ -207,12 +211,11 @@ func (a *serverAuth) Authorize(ctx context.Context, req *http.Request, resp *htt
 		resp.Body.Close()
 		return errNeedsLogin{name: a.name, scope: resp.StatusCode == http.StatusForbidden}
 	}
-	h, done, err := a.loginHandler()
+	h, err := a.loginHandler()
 	if err != nil {
 		resp.Body.Close()
 		return err
 	}
-	defer done()
 	a.inner = h
 	// The login has its own time (a person at a browser), not the
 	// request's: initialize is tried again after it (connect).
@@ -243,17 +246,20 @@ func (a *serverAuth) machineHandler() (auth.OAuthHandler, error) {
 	return h, nil
 }
 
-// loginHandler is the SDK's authorization code handler for one login,
-// with the loopback listener its redirect goes to (done closes it).
-func (a *serverAuth) loginHandler() (*auth.AuthorizationCodeHandler, func(), error) {
+// loginHandler is the SDK's authorization code handler for the logins of
+// this server: its redirect goes to one loopback port, which each login
+// listens on while it waits (a second login, for more scope, too).
+func (a *serverAuth) loginHandler() (*auth.AuthorizationCodeHandler, error) {
 	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", a.oauth.RedirectPort))
 	if err != nil {
-		return nil, nil, fmt.Errorf("MCP server %s: no loopback port for the login's redirect: %v", a.name, err)
+		return nil, fmt.Errorf("MCP server %s: no loopback port for the login's redirect: %v", a.name, err)
 	}
-	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", ln.Addr().(*net.TCPAddr).Port)
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close() // the port is chosen; each login listens on it again (fetcher)
+	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", port)
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:              redirect,
-		AuthorizationCodeFetcher: a.fetcher(ln),
+		AuthorizationCodeFetcher: a.fetcher(port),
 		RequestRefreshToken:      true,
 		Client:                   a.hc,
 		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
@@ -285,17 +291,23 @@ func (a *serverAuth) loginHandler() (*auth.AuthorizationCodeHandler, func(), err
 	}
 	h, err := auth.NewAuthorizationCodeHandler(cfg)
 	if err != nil {
-		ln.Close()
-		return nil, nil, fmt.Errorf("MCP server %s: %v", a.name, err)
+		return nil, fmt.Errorf("MCP server %s: %v", a.name, err)
 	}
-	return h, func() { ln.Close() }, nil
+	return h, nil
 }
 
 // fetcher shows the authorization URL (and opens a browser where there is
-// one), then takes the redirect: from the loopback listener (one request)
-// or, where no browser opened, from the URL you paste.
-func (a *serverAuth) fetcher(ln net.Listener) auth.AuthorizationCodeFetcher {
+// one), listens on the login's loopback port while it waits (one request),
+// and takes the redirect: from the listener, or, where no browser opened,
+// from the URL you paste. In harvey mcp login a redirect that reaches the
+// listener ends the wait with no Enter; in the REPL, it is said that Enter
+// goes on.
+func (a *serverAuth) fetcher(port int) auth.AuthorizationCodeFetcher {
 	return func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			return nil, fmt.Errorf("no loopback port for the login's redirect: %v", err)
+		}
 		a.tm.logf("%s", a.tm.colorize("36", fmt.Sprintf("MCP server %s: log in at this address:", a.name)))
 		a.tm.logf("  %s", sanitizeForTerminal(args.URL))
 		got := make(chan *auth.AuthorizationResult, 1)
@@ -314,31 +326,77 @@ func (a *serverAuth) fetcher(ln net.Listener) auth.AuthorizationCodeFetcher {
 		go srv.Serve(ln)
 		defer srv.Close()
 		if openBrowser(args.URL) {
-			a.tm.logf("%s", a.tm.dim("· waiting for the browser's redirect to 127.0.0.1 (up to 10 minutes)"))
+			a.tm.logf("%s", a.tm.dim("· waiting for the browser's redirect to 127.0.0.1 (up to 10 minutes; Ctrl-C stops)"))
+			return waitRedirect(ctx, got)
+		}
+		return a.pasteOrRedirect(ctx, got, port)
+	}
+}
+
+// waitRedirect waits for the browser's redirect.
+func waitRedirect(ctx context.Context, got <-chan *auth.AuthorizationResult) (*auth.AuthorizationResult, error) {
+	select {
+	case r := <-got:
+		return r, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(10 * time.Minute):
+		return nil, errors.New("no redirect within 10 minutes")
+	}
+}
+
+// pasteOrRedirect asks for the redirect's address (no browser opened here:
+// a Pi over SSH), and takes whichever comes first: the paste, or the
+// redirect reaching the listener (you opened the address in a browser on
+// this machine).
+func (a *serverAuth) pasteOrRedirect(ctx context.Context, got <-chan *auth.AuthorizationResult, port int) (*auth.AuthorizationResult, error) {
+	q := "After logging in, paste the address your browser was sent to (http://127.0.0.1:...), or log in in a browser on this machine: "
+	if !a.standalone {
+		// The REPL's question cannot be taken back: when the redirect
+		// arrives meanwhile, say that Enter goes on.
+		arrived, stop := make(chan *auth.AuthorizationResult, 1), make(chan struct{})
+		go func() {
 			select {
 			case r := <-got:
-				return r, nil
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(10 * time.Minute):
-				return nil, errors.New("no redirect within 10 minutes")
+				a.tm.logf("%s", a.tm.dim("\n· the browser's login arrived: press Enter to go on"))
+				arrived <- r
+			case <-stop:
 			}
-		}
+		}()
+		ans, err := a.tm.In.Ask(q)
+		close(stop)
 		select {
+		case r := <-arrived: // the redirect reached the listener meanwhile
+			return r, nil
 		case r := <-got:
 			return r, nil
 		default:
 		}
-		ans, err := a.tm.In.Ask("After logging in, paste the address your browser was sent to (http://127.0.0.1:...): ")
 		if err != nil {
 			return nil, errors.New("no login")
 		}
-		select {
-		case r := <-got: // the redirect reached the listener meanwhile
-			return r, nil
-		default:
+		return pastedRedirect(ans, port)
+	}
+	type answer struct {
+		s   string
+		err error
+	}
+	typed := make(chan answer, 1)
+	go func() {
+		s, err := a.tm.In.Ask(q)
+		typed <- answer{s, err}
+	}()
+	select {
+	case r := <-got:
+		a.tm.logf("%s", a.tm.dim("\n· the browser's login arrived"))
+		return r, nil
+	case t := <-typed:
+		if t.err != nil {
+			return nil, errors.New("no login")
 		}
-		return pastedRedirect(ans, ln.Addr().(*net.TCPAddr).Port)
+		return pastedRedirect(t.s, port)
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 }
 
@@ -424,6 +482,7 @@ func mcpLogin(ctx context.Context, verb string, args []string, stdin io.Reader, 
 		return 0
 	}
 	tm := &Terminal{In: newLineReader(stdin), Out: &termWriter{w: stdout}, Err: &termWriter{w: stderr}, Interactive: true}
+	tm.In.show = tm.Err // its questions on the screen
 	m := &mcpManager{term: tm, login: true}
 	t, _, err := m.transport(name, s)
 	if err != nil {

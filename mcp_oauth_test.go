@@ -15,11 +15,13 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -287,3 +289,63 @@ func TestMCPOAuthClientCredentials(t *testing.T) {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
 }
+
+// harvey mcp login as a person uses it (issue 55): the question is on the
+// screen, and the login a browser finishes on this machine is enough: no
+// paste and no Enter (stdin stays open and silent).
+func TestMCPLoginFinishedByTheBrowser(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	o := newOAuthServer(t, time.Hour)
+	cfg, data := t.TempDir(), t.TempDir()
+	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    g:\n      url: %s/mcp\n      read_only: [whoami]\n", o.URL))
+	cmd := exec.Command(bin, "mcp", "login", "g")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "XDG_CONFIG_HOME="+cfg, "XDG_DATA_HOME="+data, "HARVEY_NO_BROWSER=1")
+	in, _ := cmd.StdinPipe()
+	defer in.Close()
+	var mu sync.Mutex
+	var screen strings.Builder
+	w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return screen.Write(p) })
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	authURL := ""
+	waitFor(t, "the address and the question", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		s := screen.String()
+		if i := strings.Index(s, o.URL+"/authorize?"); i >= 0 && strings.Contains(s, "paste the address your browser was sent to") {
+			authURL = strings.Fields(s[i:])[0]
+			return true
+		}
+		return false
+	})
+	resp, err := http.Get(authURL) // the browser: to the server, and on to Harvey's 127.0.0.1 callback
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), "you can close this tab") {
+		t.Fatalf("the browser's page: %s", body)
+	}
+	select {
+	case err := <-done:
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil || !strings.Contains(screen.String(), "logged in to MCP server g") {
+			t.Fatalf("exit %v:\n%s", err, screen.String())
+		}
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("harvey mcp login still waits after the browser's login:\n%s", screen.String())
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

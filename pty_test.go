@@ -167,12 +167,22 @@ func TestREPLThroughPTY(t *testing.T) {
 	s.expect("read hello.txt into context (1 line)")
 	s.expect("harvey> ")
 
-	// Ctrl-C at the prompt clears the line instead of leaving.
-	s.send("garbage\x03/files\r")
+	// Ctrl-C at the prompt drops the line instead of leaving, shown as a
+	// shell shows it (no word on how to leave: the line was not empty).
+	s.send("garbage\x03")
 	out := s.expect("harvey> ")
-	if strings.Contains(out, "garbage/files") || !strings.Contains(out, "hello.txt") {
-		t.Fatalf("Ctrl-C did not clear the line:\n%s", out)
+	if !strings.Contains(out, "garbage^C") || strings.Contains(out, "leaves Harvey") {
+		t.Fatalf("Ctrl-C did not drop the line:\n%s", out)
 	}
+	s.send("/files\r")
+	out = s.expect("harvey> ")
+	if strings.Contains(out, "garbage") || !strings.Contains(out, "hello.txt") {
+		t.Fatalf("the dropped line was sent:\n%s", out)
+	}
+	// Ctrl-C at an empty prompt says how to leave (issue 55).
+	s.send("\x03")
+	s.expect("Ctrl-D or /exit leaves Harvey")
+	s.expect("harvey> ")
 	// Up-arrow recalls the previous line.
 	s.send("\x1b[A")
 	s.expect("/files")
@@ -182,7 +192,7 @@ func TestREPLThroughPTY(t *testing.T) {
 
 	// A prompt with no model says how to fix it, and the session goes on.
 	s.send("hello there\r")
-	s.expect("ollama serve")
+	s.expect("cannot reach Ollama") // and the fix: start it, or install it where it is not installed
 	s.expect("harvey> ")
 
 	// Ctrl-D leaves cleanly; history was kept.
@@ -516,6 +526,7 @@ func TestREPLWaitsForAServerThatStartsLate(t *testing.T) {
 // runs, that it waits for it).
 func TestIndexBuildThroughPTY(t *testing.T) {
 	t.Parallel()
+	announce("a 10,000-file workspace indexed through the REPL")
 	bin := buildHarvey(t)
 	dir, cfg := t.TempDir(), t.TempDir()
 	for i := range 10000 {
@@ -530,7 +541,7 @@ func TestIndexBuildThroughPTY(t *testing.T) {
 	f := newFakeOllama(t, "llama3.2:latest")
 	f.script(toolReply("llama3.2", fakeCall{id: "f1", name: "find_code", args: map[string]any{"question": "where is the zebra file parsed"}}), textReply("llama3.2", "In zebra/parse.go."))
 	s := startPTYWith(t, bin, dir, []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg, "HOME=" + dir}, 160, "--ollama", f.URL(), "--model", "llama3.2")
-	s.expect("is your home directory (or /). Index all of it for find_code?")
+	s.expect("is your home directory (or /). Index it for find_code?")
 	s.send("y\r")
 	s.expect("harvey> ")
 	s.send("/rag status\r")
@@ -588,15 +599,33 @@ func TestMCPElicitationThroughPTY(t *testing.T) {
 	s.expect("harvey> ")
 	s.send("ask me\r")
 	s.expect("MCP server h asks: Who are you, and how many?")
-	s.expect("name (string; required) — your name: ")
+	s.expect("type decline to refuse the form") // said before the first field (issue 55)
+	// In the server's order: name, size, toppings, count.
+	s.expect("name (string; at least 2 characters; required) — your name: ")
+	s.send("\r")
+	s.expect("name is required (type decline to refuse the form)")
+	s.send("A\r")
+	s.expect("name: at least 2 characters")
 	s.send("Ada\r")
-	s.expect("count (integer): ")
+	s.expect("1. Small (s)")
+	s.expect("2. Large (l)")
+	s.expect("size (choose one: its number, title or value) — Size: ")
+	s.send("large\r") // the title a person reads
+	s.expect("1. cheese")
+	s.expect("3. basil")
+	s.expect("toppings (choose any: numbers, titles or values, separated by commas; 1 to 2 choices): ")
+	s.send("1, 2, 3\r")
+	s.expect("toppings: 1 to 2 choices")
+	s.send("cheese, 3\r")
+	s.expect("count (integer; from 1 to 5): ")
 	s.send("many\r")
 	s.expect("count: a whole number")
+	s.send("9\r")
+	s.expect("count: from 1 to 5")
 	s.send("3\r")
 	s.expect("Thanks.")
 	s.expect("harvey> ")
-	if r := toolResults(f.chatRequests())["a"]; !strings.Contains(r, "got Ada 3") {
+	if r := toolResults(f.chatRequests())["a"]; !strings.Contains(r, "got Ada l [cheese basil] 3") {
 		t.Errorf("the call's result: %s", r)
 	}
 	s.send("\x04")
@@ -720,5 +749,27 @@ func TestMCPOAuthLoginThroughPTY(t *testing.T) {
 	}
 	if out, errOut, code := h("mcp", "list"); code != 0 || !strings.Contains(out, "g: running, 1 tool") {
 		t.Fatalf("after harvey mcp login: %d %s %s", code, out, errOut)
+	}
+}
+
+// Declining to index the home (issue 55) leaves nothing there: the agents/
+// this start made is gone when Harvey exits.
+func TestHomeDeclinedLeavesNothing(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	home, cfg := t.TempDir(), t.TempDir()
+	writeFile(t, home, "notes.txt", "mine\n")
+	s := startPTYWith(t, bin, home, []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg, "HOME=" + home}, 160, "--ollama", "http://127.0.0.1:1")
+	s.expect("is your home directory (or /). Index it for find_code?")
+	s.send("n\r")
+	s.expect("Harvey leaves nothing in this directory")
+	s.expect("harvey> ")
+	s.send("\x04")
+	s.wait()
+	entries, _ := os.ReadDir(home)
+	for _, e := range entries {
+		if e.Name() != "notes.txt" {
+			t.Errorf("the home gained %s", e.Name())
+		}
 	}
 }

@@ -389,8 +389,10 @@ func startIndexing(tm *Terminal, ws *Workspace, prev *indexBuild) *indexBuild {
 	prev.stop() // one build at a time
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &indexBuild{cancel: cancel, done: make(chan struct{})}
+	ws.index.building.Store(true) // before the file exists: a status does not open it half made
 	go func() {
 		defer close(b.done)
+		defer ws.index.building.Store(false)
 		ws.indexMu.Lock()
 		defer ws.indexMu.Unlock()
 		ix, err := openWorkspaceIndex(ws)
@@ -414,12 +416,13 @@ func askIndexHome(tm *Terminal, ws *Workspace) bool {
 	if indexRefusal(ws, cfg) == nil {
 		return true
 	}
-	ans, err := tm.In.Ask(fmt.Sprintf("%s is your home directory (or /). Index all of it for find_code? It reads every file under it, up to the index's caps. [y/N] ", ws.Root))
-	if err == nil && strings.EqualFold(strings.TrimSpace(ans), "y") {
+	ans, err := tm.In.Ask(fmt.Sprintf("%s is your home directory (or /). Index it for find_code? Projects first; caches, toolchains and build output are left out; up to the index's caps. No: Harvey leaves nothing here. [y/N] ", ws.Root))
+	if err == nil && isYes(ans) {
 		ws.homeOK.Store(true)
 		return true
 	}
-	tm.logf("%s", tm.dim("· no workspace index this session: find_code refuses (rag: {workspace: {index_home: true}} in your own config indexes a home)"))
+	ws.dropAgents.Store(true)
+	tm.logf("%s", tm.dim("· no workspace index this session: find_code refuses, and Harvey leaves nothing in this directory when it exits (rag: {workspace: {index_home: true}} in your own config indexes a home)"))
 	return false
 }
 

@@ -385,10 +385,11 @@ const replyPartialMax = 2 << 10
 // private key block) is held to its newline, where a value may still be
 // quoted or end it. flush sends what is held when the reply ends.
 type replyRedactor struct {
-	out  io.Writer
-	red  lineRedactor
-	line []byte // the current line as the model wrote it
-	sent int    // bytes of its redacted form passed on
+	out     io.Writer
+	red     lineRedactor
+	line    []byte // the current line as the model wrote it
+	sent    int    // bytes of its redacted form passed on
+	midLine bool   // what went out last ended mid-line
 }
 
 func (r *replyRedactor) Write(p []byte) (int, error) {
@@ -433,8 +434,19 @@ func (r *replyRedactor) pass(red string) error {
 	if rest == "" {
 		return nil
 	}
+	r.midLine = !strings.HasSuffix(rest, "\n")
 	_, err := io.WriteString(r.out, rest)
 	return err
+}
+
+// endLine passes on what is held and ends the line it leaves open: what
+// the tools show next starts on a line of its own.
+func (r *replyRedactor) endLine() {
+	r.flush()
+	if r.midLine {
+		io.WriteString(r.out, "\n")
+		r.midLine = false
+	}
 }
 
 // flush passes on the held end of the reply.

@@ -212,3 +212,23 @@ func (r *replyRedactor) write(t *testing.T, s string) {
 	r.Write([]byte(s))
 	r.flush()
 }
+
+// A reply's text ends its line before the tools' lines (issue 55: "Let me
+// look around first.⚙ run_command"), and a line already ended gets no
+// second newline.
+func TestReplyEndsItsLineBeforeTools(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"Let me look around first.", "Let me look around first.\n"},
+		{"Done.\n", "Done.\n"},
+		{"", ""},
+		{"two\nlines", "two\nlines\n"},
+	} {
+		var b strings.Builder
+		r := &replyRedactor{out: &b}
+		r.Write([]byte(c.in))
+		r.endLine()
+		if b.String() != c.want {
+			t.Errorf("%q: %q, want %q", c.in, b.String(), c.want)
+		}
+	}
+}

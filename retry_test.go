@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -262,7 +263,8 @@ func TestHeadlessWaitsForAServerThatStartsLate(t *testing.T) {
 	dir := t.TempDir()
 	_, url := lateFakeOllama(t, "llama3.2", "Late but here.", 3*time.Second)
 	start := time.Now()
-	out, errOut, code := runHarvey(t, bin, dir, "", "-p", "hello", "--model", "llama3.2", "--ollama", url)
+	installed := ollamaOnPath(t) // Ollama is installed here: it may be starting
+	out, errOut, code := runHarveyEnv(t, bin, dir, "", installed, "-p", "hello", "--model", "llama3.2", "--ollama", url)
 	if code != 0 || !strings.Contains(out, "Late but here.") {
 		t.Fatalf("exit %d after %s: %q %q", code, time.Since(start).Round(time.Second), out, errOut)
 	}
@@ -272,7 +274,7 @@ func TestHeadlessWaitsForAServerThatStartsLate(t *testing.T) {
 	// Nobody there: it gives up after the budget (one retry of 2 s here).
 	cfg := t.TempDir()
 	writeFile(t, cfg, "harvey/harvey.yaml", "retry:\n  attempts: 1\n")
-	_, errOut, code = runHarveyEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + cfg}, "-p", "hello", "--model", "llama3.2", "--ollama", refusingURL(t))
+	_, errOut, code = runHarveyEnv(t, bin, dir, "", append(installed, "XDG_CONFIG_HOME="+cfg), "-p", "hello", "--model", "llama3.2", "--ollama", refusingURL(t))
 	if code != 1 || !strings.Contains(errOut, "cannot reach Ollama") || !strings.Contains(errOut, "still refused after 2 s") || strings.Contains(errOut, "/ollama start") {
 		t.Errorf("exit %d: %q", code, errOut)
 	}
@@ -317,5 +319,56 @@ func TestEndToEndReplyIdleTimeout(t *testing.T) {
 				t.Fatalf("exit %d after %s: %s %s", code, took, out, errOut)
 			}
 		})
+	}
+}
+
+// ollamaOnPath is a PATH with an ollama program on it (a stub): Ollama
+// installed on this machine, as Harvey sees it.
+func ollamaOnPath(t *testing.T) []string {
+	t.Helper()
+	d := t.TempDir()
+	osWriteExec(filepath.Join(d, "ollama"), "#!/bin/sh\nexit 0\n")
+	return []string{"PATH=" + d + ":/usr/bin:/bin"}
+}
+
+// No Ollama on this machine (issue 55): nothing to wait for, so harvey -p
+// fails at once, naming what to install, in the REPL's words too.
+func TestNoOllamaFailsAtOnce(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	_, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", []string{"PATH=/usr/bin:/bin"}, "-p", "hello", "--model", "llama3.2", "--ollama", refusingURL(t))
+	if code != 1 || !strings.Contains(errOut, "Ollama is not installed here") || !strings.Contains(errOut, "https://ollama.com/download") || strings.Contains(errOut, "not answering yet") {
+		t.Errorf("exit %d: %q", code, errOut)
+	}
+}
+
+// A server started after Harvey (issue 55) answers the next prompt, with
+// no command: the first prompt fails (nothing to wait for here), the
+// server comes up, the second prompt is answered.
+func TestLateServerPickedUpByNextPrompt(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	down := 2 * time.Second
+	_, url := lateFakeOllama(t, "llama3.2", "Here now.", down)
+	up := time.Now().Add(down)
+	cmd := exec.Command(bin, "--model", "llama3.2", "--ollama", url) // the REPL, reading its lines as they come
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "PATH=/usr/bin:/bin")
+	in, _ := cmd.StdinPipe()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(in, "hello\n")
+	time.Sleep(time.Until(up) + 500*time.Millisecond)
+	io.WriteString(in, "hello again\n")
+	in.Close()
+	cmd.Wait()
+	if !strings.Contains(out.String(), "Here now.") {
+		t.Errorf("the server that came up was not used by the next prompt:\n%s\n%s", out.String(), errb.String())
+	}
+	if !strings.Contains(errb.String(), "cannot reach Ollama") {
+		t.Errorf("the first prompt did not say the server was not there:\n%s", errb.String())
 	}
 }

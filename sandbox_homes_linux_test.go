@@ -235,6 +235,7 @@ func treeState(root string) map[string]string {
 }
 
 func TestEndToEndHomes(t *testing.T) {
+	announce("seventeen homes as installers leave them, in each kernel mode")
 	bin := buildHarvey(t)
 	for _, kernel := range simulatedKernels() {
 		for _, l := range homeLayouts {

@@ -122,6 +122,7 @@ func TestEndToEndSandboxModes(t *testing.T) {
 		t.Skip("the kernel modes are Linux's")
 	}
 	simulated(t)
+	announce("the sandbox's kernel modes: hostile commands, everyday work, your next git")
 	bin := buildHarvey(t)
 	for _, c := range []struct {
 		kernel, mode, line string

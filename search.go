@@ -2,6 +2,7 @@ package harvey
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -299,6 +300,14 @@ func (w *searchWalker) walk(dir *searchDir, rel string) {
 			}
 		}
 	}
+	if w.bounds != nil {
+		// The index walks a directory's plain entries before its dot ones:
+		// in a home, projects before the caches and toolchains kept in dot
+		// directories, so a cap cuts those, not a project.
+		slices.SortStableFunc(entries, func(a, b fs.DirEntry) int {
+			return cmp.Compare(boolInt(strings.HasPrefix(a.Name(), ".")), boolInt(strings.HasPrefix(b.Name(), ".")))
+		})
+	}
 	for _, e := range entries {
 		name := e.Name()
 		wsRel := path.Join(rel, name)
@@ -578,4 +587,11 @@ func grepData(ctx context.Context, data []byte, m match.Matcher, rel string, mat
 		hits = append(hits, fmt.Appendf(nil, "%s:%d: %s\n", rel, lineNo, line))
 	}
 	return hits
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -50,6 +50,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	}
 	cf, cerr := loadConfig(ws)
 	in := newLineReader(o.Stdin)
+	in.show = o.Stderr // a question asked with no line editor is shown
 	a := newAgent(ws, cf, in, &termWriter{w: o.Stdout}, &termWriter{w: o.Stderr})
 	for _, l := range recovered {
 		a.gate.log.Record("undone", l, AuditDenied, 0)
@@ -78,9 +79,19 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	if o.Continue {
 		model = a.continueSession(model)
 	}
-	a.connect(ctx, model, false)
-	if o.WaitForServer && a.Client == nil && errors.Is(a.connectErr, syscall.ECONNREFUSED) && (!a.Interactive || serverMayStart(a.OllamaURL)) {
-		a.reconnect = func(ctx context.Context) { a.connect(ctx, model, true) }
+	a.connect(ctx, model, connectStart)
+	if a.Client == nil {
+		// A server that comes up later is used by the next prompt: each
+		// prompt without a model tries once more, quietly.
+		a.reconnect = func(ctx context.Context) { a.connect(ctx, model, connectQuiet) }
+	}
+	if o.WaitForServer && a.Client == nil && errors.Is(a.connectErr, syscall.ECONNREFUSED) && serverMayStart(a.OllamaURL) {
+		// Installed here, or on another machine: it may be starting, so
+		// the first prompt waits for it (on screen; Ctrl-C stops it).
+		a.reconnect = func(ctx context.Context) {
+			a.connect(ctx, model, connectWait)
+			a.reconnect = func(ctx context.Context) { a.connect(ctx, model, connectQuiet) }
+		}
 		if a.Interactive {
 			a.logf("%s", a.dim("· your first prompt waits for it to answer (retry: in your config; Ctrl-C stops the wait)"))
 		}
@@ -121,15 +132,35 @@ func recoverBeforeStart(dir string, stderr io.Writer) []string {
 
 // serverMayStart reports whether a server that refused may still come: it
 // is on another machine (booting), or Ollama is installed here (a service
-// starting). The REPL waits only then; with neither, a new user learns at
-// once what to install.
+// starting). Harvey waits only then, in the REPL and headless; with
+// neither, a new user learns at once what to install.
 func serverMayStart(url string) bool {
-	if !isLoopbackURL(url) {
+	return !isLoopbackURL(url) || ollamaInstalled()
+}
+
+// ollamaInstalled reports whether Ollama is installed on this machine: its
+// program on PATH, its service (systemd, as its installer leaves it) or
+// its macOS app.
+func ollamaInstalled() bool {
+	if _, err := exec.LookPath("ollama"); err == nil {
 		return true
 	}
-	_, err := exec.LookPath("ollama")
-	return err == nil
+	for _, p := range []string{"/etc/systemd/system/ollama.service", "/usr/lib/systemd/system/ollama.service", "/lib/systemd/system/ollama.service", "/Applications/Ollama.app"} {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
 }
+
+// connectMode is how connect meets a server that does not answer.
+type connectMode int
+
+const (
+	connectStart connectMode = iota // at start: offer to start Ollama (REPL), say why not and what to do
+	connectWait                     // the first prompt after a refused start: wait within the retry budget
+	connectQuiet                    // a later prompt: one quick try, nothing said unless it connects
+)
 
 // waitForServer tries a server that refused the first connection again
 // within the retry budget (retry: in your config), saying so in
@@ -246,7 +277,7 @@ func (tm *Terminal) confirmWorkspaceConfig(cf *ConfigFile, ws *Workspace) {
 		}
 	}
 	ans, err := tm.In.Ask("Use these settings in this workspace? [y/N] ")
-	if err == nil && strings.EqualFold(strings.TrimSpace(ans), "y") {
+	if err == nil && isYes(ans) {
 		if err := cf.AcceptWorkspace(ws.Root); err != nil {
 			tm.logf("%s", tm.colorize("33", "warning: settings used, but the confirmation was not saved: "+err.Error()))
 		}
@@ -271,32 +302,27 @@ func resolveOllamaURL(flag, cfg string) string {
 // connect picks the model: the given name > the only installed model > a
 // menu (interactive). Headless with several models and none chosen is an
 // error at the first prompt, listing them.
-func (a *Agent) connect(ctx context.Context, model string, wait bool) {
+func (a *Agent) connect(ctx context.Context, model string, mode connectMode) {
 	oc, err := newOllamaClient(a.OllamaURL, model, a.Config.EffectiveNumCtx(model), a.Config.KeepAlive, time.Duration(a.Config.OllamaTimeout))
 	if err != nil {
 		a.logf("warning: %v", err)
 		return
 	}
-	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	defer cancel()
-	models, err := oc.Models(pctx)
-	if err != nil && wait && errors.Is(err, syscall.ECONNREFUSED) {
-		models, err = waitForServer(ctx, &a.Terminal, a.Config.Retry.policy(), oc, err)
-	}
-	if err != nil && !wait && a.offerOllamaStart(ctx, &a.Terminal, oc) {
-		models, err = oc.Models(ctx)
-	}
+	models, err := serverModels(ctx, &a.Terminal, &a.backend, a.Config.Retry.policy(), oc, mode)
 	if err != nil {
-		if a.Interactive && !wait { // after a wait, the turn says why it failed
-			a.logf("%s", a.dim("· "+err.Error()))
+		a.connectErr = notInstalled(err, a.OllamaURL)
+		if a.Interactive && mode == connectStart { // after a wait, the turn says why it failed
+			a.logf("%s", a.dim("· "+a.connectErr.Error()))
 			hint := "· commands work without a model; /ollama start tries to start it, /help lists commands"
-			if _, err := lookPath("ollama"); err != nil {
-				hint = "· commands work without a model; install Ollama (https://ollama.com/download) and run: ollama pull llama3.2 — /help lists commands"
+			if !ollamaInstalled() {
+				hint = "· commands work without a model; /help lists commands"
 			}
 			a.logf("%s", a.dim(hint))
 		}
-		a.connectErr = err
 		return
+	}
+	if mode == connectQuiet && a.Interactive {
+		a.logf("%s", a.dim("· Ollama at "+oc.BaseURL+" answers now"))
 	}
 	if model == "" {
 		if model, err = pickModel(ctx, a, oc, models); err != nil {
@@ -317,6 +343,32 @@ func (a *Agent) connect(ctx context.Context, model string, wait bool) {
 	if a.Interactive {
 		a.logf("%s", a.dim(fmt.Sprintf("· %s (tool mode: %s)", a.Client.Name(), a.toolMode())))
 	}
+}
+
+// serverModels asks the server for its models as mode says: at start,
+// offering to start Ollama when it refuses; the first prompt after that,
+// waiting within the retry budget; later prompts, once.
+func serverModels(ctx context.Context, tm *Terminal, be *backend, retry retryPolicy, oc *OllamaClient, mode connectMode) ([]string, error) {
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	models, err := oc.Models(pctx)
+	switch {
+	case err == nil:
+	case mode == connectWait && errors.Is(err, syscall.ECONNREFUSED):
+		models, err = waitForServer(ctx, tm, retry, oc, err)
+	case mode == connectStart && be.offerOllamaStart(ctx, tm, oc):
+		models, err = oc.Models(ctx)
+	}
+	return models, err
+}
+
+// notInstalled is a refused connection to this machine's Ollama where
+// there is none to wait for: the error says what to install.
+func notInstalled(err error, url string) error {
+	if errors.Is(err, syscall.ECONNREFUSED) && isLoopbackURL(url) && !ollamaInstalled() {
+		return refusedError{fmt.Sprintf("cannot reach Ollama at %s, and Ollama is not installed here: install it (https://ollama.com/download), then run `ollama pull llama3.2`; or point Harvey at another server with --ollama URL", url)}
+	}
+	return err
 }
 
 // pickModel chooses the model when none was named: the only one
@@ -359,7 +411,7 @@ func (be *backend) offerOllamaStart(ctx context.Context, tm *Terminal, oc *Ollam
 		return false
 	}
 	ans, err := tm.In.Ask(fmt.Sprintf("Ollama is not answering at %s. Start it now (ollama serve)? [y/N] ", oc.BaseURL))
-	if err != nil || !strings.EqualFold(strings.TrimSpace(ans), "y") {
+	if err != nil || !isYes(ans) {
 		return false
 	}
 	st, err := startOllama(ctx, oc, tm.Err)
@@ -425,6 +477,21 @@ func (tm *Terminal) chooseModel(models []string, details map[string]string) stri
 
 // warnAgentsNotIgnored warns, once per workspace, when agents/ is not in
 // .gitignore.
+// ignoresItself reports whether agents/ holds a .gitignore that ignores
+// everything in it (Harvey writes one when it makes agents/).
+func ignoresItself(ws *Workspace) bool {
+	data, err := ws.root.ReadFile(AgentsDir + "/.gitignore")
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.TrimSpace(l) == "*" {
+			return true
+		}
+	}
+	return false
+}
+
 func (tm *Terminal) warnAgentsNotIgnored(ws *Workspace) {
 	if _, err := ws.root.Lstat(".git"); err != nil {
 		return
@@ -437,7 +504,7 @@ func (tm *Terminal) warnAgentsNotIgnored(ws *Workspace) {
 			ign.add(".", data)
 		}
 	}
-	if ign.ignored(AgentsDir, true) {
+	if ign.ignored(AgentsDir, true) || ignoresItself(ws) {
 		return
 	}
 	// Once per workspace, not at every start: the mark is kept in your

@@ -9,6 +9,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/harvey-agent/harvey/internal/lineedit"
 )
 
 // ---- the REPL ----
@@ -33,6 +35,13 @@ func (a *Agent) Run(ctx context.Context, o Options) error {
 				fmt.Fprintln(a.Err)
 			}
 			return nil
+		}
+		if errors.Is(err, lineedit.ErrCleared) {
+			if strings.TrimSpace(line) == "" {
+				// A newcomer's Ctrl-C at an empty prompt: say how to leave.
+				a.logf("%s", a.dim("· Ctrl-D or /exit leaves Harvey (Ctrl-C drops the line you are typing, and stops a reply or a command)"))
+			}
+			continue
 		}
 		if err != nil {
 			return err

@@ -180,3 +180,10 @@ func clipList(l []string, n int) []string {
 	}
 	return append(slices.Clone(l[:n]), fmt.Sprintf("and %d more", len(l)-n))
 }
+
+// isYes reports whether an answer to a [y/N] question is yes: y or yes,
+// in any case (everything else, an empty answer too, is no).
+func isYes(ans string) bool {
+	a := strings.ToLower(strings.TrimSpace(ans))
+	return a == "y" || a == "yes"
+}

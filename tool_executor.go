@@ -142,7 +142,7 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 			messages = append(messages, Message{Role: RoleAssistant, Content: text})
 			return messages, total, fmt.Errorf("%w: the model asked for tools %d rounds in a row (max_tool_calls_per_turn is %d); stopped", ErrToolLoopLimit, round+1, e.maxIterations)
 		}
-		rr.flush() // the reply's last line, before the tools' lines
+		rr.endLine() // the reply's last line, ended, before the tools' lines
 		if e.prose || r.recovered {
 			conv := append(slices.Clone(messages), Message{Role: RoleAssistant, Content: text})
 			e.hooks.setConversation(len(conv), transcriptOf(conv))

@@ -173,11 +173,12 @@ func (cv *conversation) unanswered() bool {
 	return last.Role == RoleTool || last.Role == RoleUser && !strings.HasPrefix(last.Content, pinnedPrefix) && !strings.HasPrefix(last.Content, "[context: ")
 }
 
-// connectLate, once, waits for a server that refused at start, in the
-// turn of the first prompt that needs it (see Options.WaitForServer).
+// connectLate connects, in the turn of a prompt that needs a model, where
+// there is none yet: the first such prompt waits for a server that may be
+// starting (see Options.WaitForServer), every later one tries once, so a
+// server started after Harvey is used with no command.
 func (be *backend) connectLate(ctx context.Context) {
 	if r := be.reconnect; r != nil && be.Client == nil {
-		be.reconnect = nil
 		be.connectErr = nil
 		r(ctx)
 	}
@@ -318,7 +319,7 @@ func offerRunSuggestions(ctx context.Context, a *Agent, reply string) {
 			continue
 		}
 		ans, err := a.In.Ask(fmt.Sprintf("Run `%s`? [y/N] ", sanitizeForTerminal(line)))
-		if err != nil || !strings.EqualFold(strings.TrimSpace(ans), "y") {
+		if err != nil || !isYes(ans) {
 			continue
 		}
 		if err := cmdRunLine(ctx, a, line, a.Out); err != nil {

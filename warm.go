@@ -2,11 +2,13 @@ package harvey
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/ollama/ollama/api"
+	"net/http"
 )
 
 // The first answer on a Raspberry Pi. The fixed head of every request —
@@ -71,9 +73,12 @@ func (be *backend) loadedLine(ctx context.Context) string {
 		return ""
 	}
 	loaded, until, err := oc.Loaded(ctx)
+	var se api.StatusError
 	switch {
+	case errors.As(err, &se) && (se.StatusCode == http.StatusNotFound || se.StatusCode == http.StatusMethodNotAllowed):
+		return "unknown: this server does not say which models it holds in memory (it has no /api/ps: not Ollama, or an older Ollama)"
 	case err != nil:
-		return "unknown (" + oneLine(err.Error()) + ")"
+		return "unknown: the server did not say which models it holds in memory (" + clip(oneLine(err.Error()), 80) + ")"
 	case !loaded:
 		return "not loaded (the next answer waits for Ollama to load it)"
 	case until.IsZero():

@@ -52,6 +52,11 @@ type Workspace struct {
 	indexMu sync.Mutex
 	index   indexState  // the index's build, as /rag status and find_code see it
 	homeOK  atomic.Bool // you said yes to indexing a workspace that is your home or /
+	// madeAgents: this start made agents/ (it was not there); dropAgents:
+	// remove it at exit (you declined to index your home: Harvey leaves
+	// nothing there).
+	madeAgents bool
+	dropAgents atomic.Bool
 }
 
 // openWorkspace opens dir as the workspace and makes sure agents/ exists as a
@@ -81,6 +86,10 @@ func (w *Workspace) ensureAgents() error {
 			// A read-only workspace: Harvey still runs, without saved state.
 			return nil
 		}
+		w.madeAgents = true
+		// agents/ ignores itself (as Python's venv does): git never shows
+		// or commits it, and no line in the project's .gitignore is needed.
+		w.root.WriteFile(AgentsDir+"/.gitignore", []byte("# Harvey's own directory (history, sessions, its index): never committed.\n*\n"), 0o600)
 		fi, err = w.root.Lstat(AgentsDir)
 	}
 	if err != nil {
@@ -96,6 +105,9 @@ func (w *Workspace) ensureAgents() error {
 // Close releases the workspace root and removes the private git directory.
 func (w *Workspace) Close() error {
 	w.git.Close()
+	if w.madeAgents && w.dropAgents.Load() {
+		w.root.RemoveAll(AgentsDir)
+	}
 	return w.root.Close()
 }
 

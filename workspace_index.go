@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -98,6 +99,7 @@ func (s *indexSink) submit(f searchFile) {
 	}
 	st, ok := statOf(f)
 	if s.bounds != nil && !s.bounds.take(st.Size) {
+		s.bounds.cutAt = path.Dir(f.rel)
 		s.stopped = true
 		return
 	}

@@ -385,7 +385,7 @@ func TestEndToEndIndexKnowsWhereToStop(t *testing.T) {
 			t.Errorf("the index entered %s: %s", p, out)
 		}
 	}
-	if !strings.Contains(errOut, "stopped at its cap of 40 files") || !strings.Contains(errOut, "left out: dependencies or build output") {
+	if !strings.Contains(errOut, "stopped at its cap of 40 files") || !strings.Contains(errOut, "The workspace index left out") || !strings.Contains(errOut, "of dependencies or build output (") || !strings.Contains(errOut, "node_modules") {
 		t.Errorf("what was left out is not said: %q", errOut)
 	}
 	if len(mounted) == 2 && !strings.Contains(errOut, "another filesystem") {
@@ -420,5 +420,35 @@ func TestForgedIndexChunkNeverReturned(t *testing.T) {
 	out, _, err := env.a.gate.findChecked(t.Context(), "where is the config file parsed")
 	if err != nil || strings.Contains(out, "FORGED") || !strings.Contains(out, "other.go:") {
 		t.Fatalf("a forged chunk came back (or the honest one did not): %q %v", out, err)
+	}
+}
+
+// The home's index (issue 55): caches and toolchains are left out by what
+// they are, projects come first, and a query for a project's function
+// finds it with a full build cache beside it, under a cap the cache alone
+// would fill.
+func TestHomeIndexFindsProjectsNotCaches(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	home, cfg := t.TempDir(), t.TempDir()
+	writeFile(t, cfg, "harvey/harvey.yaml", "rag:\n  workspace:\n    index_home: true\n    max_files: 30\n")
+	for i := range 60 {
+		writeFile(t, home, fmt.Sprintf(".cache/go-build/%02x/%064x-a", i, i), "package cached // parseZebra in a build cache\n")
+		writeFile(t, home, fmt.Sprintf("go/pkg/mod/cache/download/example.com/m%d/@v/v1.0.0.info", i), "{}\n")
+	}
+	writeFile(t, home, "tool/CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n")
+	writeFile(t, home, "tool/blob.go", "package blob // parseZebra in a tagged cache\n")
+	writeFile(t, home, "proj/zebra.go", "package proj\n\n// parseZebra reads the zebra file.\nfunc parseZebra() {}\n")
+	out, errOut, code := runHarveyEnv(t, bin, home, "", []string{"XDG_CONFIG_HOME=" + cfg, "HOME=" + home}, "rag", "query", "parseZebra", "--store", "workspace", "--json")
+	if code != 0 || !strings.Contains(out, "proj/zebra.go") {
+		t.Fatalf("the project's function was not found: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, p := range []string{".cache/", "go/pkg/mod", "tool/blob.go"} {
+		if strings.Contains(out, p) {
+			t.Errorf("the index holds %s: %s", p, out)
+		}
+	}
+	if !strings.Contains(errOut, "of caches and toolchains (") || !strings.Contains(errOut, ".cache") {
+		t.Errorf("what was left out is not named: %q", errOut)
 	}
 }

@@ -26,6 +26,11 @@ import (
 // ErrInterrupted is Ctrl-C pressed while a question waits for its answer.
 var ErrInterrupted = errors.New("interrupted (Ctrl-C)")
 
+// ErrCleared is Ctrl-C at the REPL's prompt: the line is dropped (ReadLine
+// returns what was typed, so the caller knows whether it was empty), and
+// the session goes on.
+var ErrCleared = errors.New("line dropped (Ctrl-C)")
+
 // Options are what the caller gives the editor.
 type Options struct {
 	// History is the earlier lines, oldest first (at most the last 1000
@@ -58,6 +63,15 @@ func (h *history) Add(s string) {
 		h.lines = h.lines[:1000]
 	}
 }
+
+// dropNewest removes the newest line when it is s (a line Ctrl-C dropped
+// is not one to recall).
+func (h *history) dropNewest(s string) {
+	if len(h.lines) > 0 && h.lines[0] == s {
+		h.lines = h.lines[1:]
+	}
+}
+
 func (h *history) Len() int        { return len(h.lines) }
 func (h *history) At(i int) string { return h.lines[i] }
 
@@ -82,8 +96,8 @@ func New(o Options) *Editor {
 	return ed
 }
 
-// ReadLine reads the REPL's next line: Ctrl-C clears it, Ctrl-D on an
-// empty line leaves (io.EOF).
+// ReadLine reads the REPL's next line: Ctrl-C drops it (ErrCleared, with
+// what was typed), Ctrl-D on an empty line leaves (io.EOF).
 func (ed *Editor) ReadLine(prompt string) (string, error) {
 	return ed.read(prompt, false)
 }
@@ -109,6 +123,9 @@ func (ed *Editor) read(prompt string, question bool) (string, error) {
 	ed.in.question, ed.in.interrupted, ed.in.eof = question, false, false
 	line, err := ed.t.ReadLine()
 	switch {
+	case ed.in.interrupted && !question:
+		ed.hist.dropNewest(line)
+		return strings.TrimSuffix(line, "^C"), ErrCleared
 	case ed.in.interrupted:
 		return "", ErrInterrupted
 	case ed.in.eof:
@@ -153,10 +170,12 @@ func commonPrefix(xs []string) string {
 }
 
 // ctrlCReader is the editor's input. At the REPL prompt it turns Ctrl-C
-// into Ctrl-U (clear the line): the editor would otherwise treat it as end
-// of input. At a question Ctrl-C and Ctrl-D end the line as typed "^C" or
-// "^D" (so the editor leaves a clean line behind, as after Enter) and are
-// noted, so they read as "no" rather than as the end of input. Home and
+// into End, "^C" and Enter, and notes it (the editor would otherwise treat
+// it as end of input): the line stays on screen ending in ^C, as in a
+// shell, and is dropped, not sent. At a question Ctrl-C and Ctrl-D end the
+// line as typed "^C" or "^D" (so the editor leaves a clean line behind, as
+// after Enter) and are noted, so they read as "no" rather than as the end
+// of input. Home and
 // End keys in the spellings terminals and tmux send (ESC [1~, ESC [7~,
 // ESC OH, ...) become the ones the editor knows (ESC [H, ESC [F).
 type ctrlCReader struct {
@@ -189,7 +208,8 @@ func (c *ctrlCReader) Read(p []byte) (int, error) {
 		for _, ch := range b {
 			switch {
 			case ch == 3 && !c.question:
-				out = append(out, 21) // Ctrl-U
+				c.interrupted = true
+				out = append(out, "\x1b[F^C\r"...)
 			case ch == 3 && c.question:
 				c.interrupted = true
 				out = append(out, 21, '^', 'C', '\r')

@@ -8,7 +8,8 @@ import (
 	"golang.org/x/term"
 )
 
-// Ctrl-C clears the line at the prompt and is a "no" at a question (as is
+// Ctrl-C ends the line at the prompt as a shell shows it (End, ^C, Enter:
+// dropped, and noted) and is a "no" at a question (as is
 // Ctrl-D there); Home and End arrive in the spelling the editor knows.
 func TestCtrlCReader(t *testing.T) {
 	for _, c := range []struct {
@@ -18,7 +19,7 @@ func TestCtrlCReader(t *testing.T) {
 		interrupt bool
 		eof       bool
 	}{
-		{"ab\x03c", false, "ab\x15c", false, false},
+		{"ab\x03c", false, "ab\x1b[F^C\rc", true, false},
 		{"ab\x03", true, "ab\x15^C\r", true, false},
 		{"\x04", true, "\x15^D\r", false, true},
 		{"\x1b[1~x\x1bOF", false, "\x1b[Hx\x1b[F", false, false},
