@@ -34,11 +34,20 @@ import (
 
 const conformanceVersion = "0.1.16"
 
+// HARVEY_CONFORMANCE_VERSION runs another version of the suite (a
+// prerelease): its count is logged, and conformanceExpected, written for
+// the pinned version, is not enforced.
+func conformanceVersionRun() (string, bool) {
+	if v := os.Getenv("HARVEY_CONFORMANCE_VERSION"); v != "" && v != conformanceVersion {
+		return v, false
+	}
+	return conformanceVersion, true
+}
+
 // conformanceExpected are the scenarios Harvey does not pass, and why.
 var conformanceExpected = map[string]string{
 	"auth/2025-03-26-oauth-metadata-backcompat": "the SDK refuses authorization-server metadata whose issuer is not the URL it was fetched for (RFC 8414 §3.3), which this older layout needs",
-	"auth/cross-app-access-complete-flow":       "the enterprise (cross-app access) extension, an identity provider's token exchanged for the server's, is not wired",
-	"auth/basic-cimd":                           "every check passes, with the warning that a client SHOULD use a client ID metadata document where the server supports one: that needs an HTTPS URL Harvey publishes (a server's oauth.client_metadata_url uses one); without it Harvey registers dynamically",
+	"auth/basic-cimd": "every check passes, with the warning that a client SHOULD use a client ID metadata document where the server supports one: that needs an HTTPS URL Harvey publishes (a server's oauth.client_metadata_url uses one); without it Harvey registers dynamically",
 }
 
 func init() { testHelpers["conformance-client"] = conformanceClient }
@@ -86,8 +95,25 @@ func conformanceClient(string) int {
 			ClientID     string `json:"client_id"`
 			ClientSecret string `json:"client_secret"`
 			PrivateKey   string `json:"private_key_pem"`
+			IdPClientID  string `json:"idp_client_id"` // enterprise-managed authorization
+			IdPIDToken   string `json:"idp_id_token"`
+			IdPIssuer    string `json:"idp_issuer"`
+			WorkloadJWT  string `json:"valid_jwt"` // workload identity
 		}
 		json.Unmarshal([]byte(ctx), &c)
+		// What a user's config names: a command printing the ID token
+		// their identity provider gave, the file a platform keeps the
+		// workload's JWT in.
+		if c.IdPIssuer != "" {
+			tok := filepath.Join(work, "id-token")
+			os.WriteFile(tok, []byte(c.IdPIDToken+"\n"), 0o600)
+			add = append(add, "--idp-issuer", c.IdPIssuer, "--idp-client-id", c.IdPClientID, "--id-token-command", "cat "+tok)
+		}
+		if c.WorkloadJWT != "" {
+			tok := filepath.Join(work, "workload-token")
+			os.WriteFile(tok, []byte(c.WorkloadJWT+"\n"), 0o600)
+			add = append(add, "--workload-token", tok)
+		}
 		if c.ClientID != "" {
 			add = append(add, "--client-id", c.ClientID)
 		}
@@ -107,7 +133,7 @@ func conformanceClient(string) int {
 		return 1
 	}
 	f := &fakeOllama{models: []string{"llama3.2:latest"}, caps: map[string][]string{"llama3.2:latest": {"completion", "tools"}}, template: map[string]string{}}
-	f.respond = callEveryTool
+	f.respond = callTools(conformanceToolCalls())
 	srv := httptest.NewServer(http.HandlerFunc(f.handle))
 	defer srv.Close()
 	return conformanceREPL(bin, work, env, logf, "--yes", "--model", "llama3.2", "--ollama", srv.URL)
@@ -205,28 +231,66 @@ func conformanceREPL(bin, dir string, env []string, logf io.Writer, args ...stri
 	}
 }
 
-// callEveryTool is the scripted model: it calls every tool of server s
-// once, with a value of its type for each required argument, then ends.
-func callEveryTool(req map[string]any) fakeReply {
-	msgs := messagesOf(req)
-	if len(msgs) > 0 && msgs[len(msgs)-1]["role"] == "tool" {
-		return textReply("llama3.2", "Done.")
+// conformanceToolCalls are the calls a scenario asks the client to make
+// (its context's toolCalls: the values a user would have asked for).
+func conformanceToolCalls() []fakeCall {
+	var c struct {
+		ToolCalls []struct {
+			Name      string         `json:"name"`
+			Arguments map[string]any `json:"arguments"`
+		} `json:"toolCalls"`
 	}
-	raw, _ := req["tools"].([]any)
+	json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &c)
 	var calls []fakeCall
-	for i, t := range raw {
-		fn, _ := t.(map[string]any)["function"].(map[string]any)
-		name, _ := fn["name"].(string)
-		if !strings.HasPrefix(name, "s__") {
-			continue
+	for i, tc := range c.ToolCalls {
+		if tc.Arguments == nil {
+			tc.Arguments = map[string]any{}
 		}
-		params, _ := fn["parameters"].(map[string]any)
-		calls = append(calls, fakeCall{id: fmt.Sprintf("c%d", i), name: name, args: exampleArgs(params)})
+		calls = append(calls, fakeCall{id: fmt.Sprintf("g%d", i), name: "s__" + tc.Name, args: tc.Arguments})
 	}
-	if len(calls) == 0 {
-		return textReply("llama3.2", "No tools.")
+	return calls
+}
+
+// callTools is the scripted model: it makes the calls given, or else
+// calls every tool of server s once, with a value of its type for each
+// required argument; then it ends.
+func callTools(given []fakeCall) func(map[string]any) fakeReply {
+	return func(req map[string]any) fakeReply {
+		msgs := messagesOf(req)
+		if len(msgs) > 0 && msgs[len(msgs)-1]["role"] == "tool" {
+			return textReply("llama3.2", "Done.")
+		}
+		if len(given) > 0 {
+			return toolReply("llama3.2", given...)
+		}
+		raw, _ := req["tools"].([]any)
+		var calls []fakeCall
+		schemas := map[string]any{} // what the model was shown of each tool
+		for _, t := range raw {
+			fn, _ := t.(map[string]any)["function"].(map[string]any)
+			name, _ := fn["name"].(string)
+			schemas[name] = fn["parameters"]
+		}
+		for i, t := range raw {
+			fn, _ := t.(map[string]any)["function"].(map[string]any)
+			name, _ := fn["name"].(string)
+			if !strings.HasPrefix(name, "s__") {
+				continue
+			}
+			params, _ := fn["parameters"].(map[string]any)
+			args := exampleArgs(params)
+			if name == "s__json_schema_echo" {
+				// The scenario asks for another tool's schema back, as
+				// the model was shown it.
+				args["schema"] = schemas["s__json_schema_2020_12_tool"]
+			}
+			calls = append(calls, fakeCall{id: fmt.Sprintf("c%d", i), name: name, args: args})
+		}
+		if len(calls) == 0 {
+			return textReply("llama3.2", "No tools.")
+		}
+		return toolReply("llama3.2", calls...)
 	}
-	return toolReply("llama3.2", calls...)
 }
 
 func exampleArgs(schema map[string]any) map[string]any {
@@ -241,6 +305,10 @@ func exampleArgs(schema map[string]any) map[string]any {
 			args[n] = 2
 		case "boolean":
 			args[n] = true
+		case "object":
+			args[n] = map[string]any{}
+		case "array":
+			args[n] = []any{}
 		default:
 			args[n] = "x"
 		}
@@ -254,7 +322,8 @@ func TestMCPConformanceSuite(t *testing.T) {
 		t.Skip("fetches the conformance suite and Node 22 from the npm registry")
 	}
 	t.Parallel()
-	node, suite := conformanceSuite(t)
+	version, pinned := conformanceVersionRun()
+	node, suite := conformanceSuite(t, version)
 	bin := buildHarvey(t)
 	out, err := exec.Command(node, suite, "list").CombinedOutput()
 	if err != nil {
@@ -263,8 +332,8 @@ func TestMCPConformanceSuite(t *testing.T) {
 	var scenarios []string
 	client := false
 	for _, l := range strings.Split(string(out), "\n") {
-		if strings.HasPrefix(l, "Client scenarios") {
-			client = true
+		if strings.HasSuffix(strings.TrimSpace(l), ":") {
+			client = strings.HasPrefix(l, "Client scenarios") // the next heading ends them
 		}
 		if s, ok := strings.CutPrefix(strings.TrimSpace(l), "- "); ok && client {
 			scenarios = append(scenarios, strings.Fields(s)[0])
@@ -291,6 +360,14 @@ func TestMCPConformanceSuite(t *testing.T) {
 		}
 		ok := err == nil
 		why, expected := conformanceExpected[sc]
+		if !pinned {
+			if !ok {
+				report = append(report, sc+": fails")
+			} else {
+				passed++
+			}
+			continue
+		}
 		switch {
 		case ok:
 			passed++
@@ -304,21 +381,21 @@ func TestMCPConformanceSuite(t *testing.T) {
 		}
 	}
 	sort.Strings(report)
-	t.Logf("Harvey passes %d of %d client scenarios of the MCP conformance suite %s\n%s", passed, len(scenarios), conformanceVersion, strings.Join(report, "\n"))
+	t.Logf("Harvey passes %d of %d client scenarios of the MCP conformance suite %s\n%s", passed, len(scenarios), version, strings.Join(report, "\n"))
 }
 
 // conformanceSuite installs (once, into the user's cache) Node 22 and the
 // suite from the npm registry; it returns node and the suite's entry.
-func conformanceSuite(t *testing.T) (string, string) {
+func conformanceSuite(t *testing.T, version string) (string, string) {
 	t.Helper()
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("no npm: the conformance suite comes from the npm registry")
 	}
-	dir := filepath.Join(fixtureCache, "harvey-tests", "conformance-"+conformanceVersion)
+	dir := filepath.Join(fixtureCache, "harvey-tests", "conformance-"+version)
 	node := filepath.Join(dir, "node_modules", ".bin", "node")
 	suite := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
 	if _, err := os.Stat(suite); err != nil {
-		install := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefer-offline", "--prefix", dir, "node@22", "@modelcontextprotocol/conformance@"+conformanceVersion)
+		install := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefer-offline", "--prefix", dir, "node@22", "@modelcontextprotocol/conformance@"+version)
 		if out, err := install.CombinedOutput(); err != nil {
 			t.Skipf("npm install failed (no registry?): %v %s", err, lastLines(string(out), 5))
 		}

@@ -77,6 +77,14 @@ func (a *HookArgv) UnmarshalYAML(unmarshal func(any) error) error {
 	return nil
 }
 
+// MarshalYAML writes a shell line back as the string it was read from.
+func (a HookArgv) MarshalYAML() (any, error) {
+	if len(a) == 3 && a[0] == "sh" && a[1] == "-c" {
+		return a[2], nil
+	}
+	return []string(a), nil
+}
+
 const (
 	hookPre          = "pre_tool"
 	hookPost         = "post_tool"

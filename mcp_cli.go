@@ -19,6 +19,8 @@ import (
 const mcpUsage = `usage: harvey mcp list
        harvey mcp add NAME [--env K=V]... [--read-only TOOL]... -- COMMAND [ARGS...]
        harvey mcp add NAME --url URL [--header K=V]... [--client-id ID [--client-secret S | --private-key FILE] [--client-credentials]]
+                 [--workload-token FILE | --workload-token-command CMD]
+                 [--idp-issuer URL --idp-client-id ID [--idp-client-secret S] [--id-token-command CMD]]
        harvey mcp remove NAME
        harvey mcp import [NAME...]     servers in Claude Desktop, Claude Code, Cursor and Codex configs
        harvey mcp login NAME           log in to an HTTP server that uses OAuth (the token is kept for later sessions)
@@ -82,7 +84,8 @@ func addFlags(args []string) (MCPServer, error) {
 			s.URL = val
 		case "--read-only":
 			s.ReadOnly = append(s.ReadOnly, val)
-		case "--client-id", "--client-secret", "--client-credentials", "--private-key":
+		case "--client-id", "--client-secret", "--client-credentials", "--private-key",
+			"--workload-token", "--workload-token-command", "--idp-issuer", "--idp-client-id", "--idp-client-secret", "--id-token-command":
 			if oauthFlag(&s, a, val) {
 				continue // takes no value
 			}
@@ -97,10 +100,20 @@ func addFlags(args []string) (MCPServer, error) {
 	if (len(s.Command) == 0) == (s.URL == "") {
 		return s, errors.New("give either -- COMMAND [ARGS...] or --url URL")
 	}
-	if s.OAuth != nil && (s.URL == "" || s.OAuth.ClientID == "") {
-		return s, errors.New("--client-id (with --url) names the client a server's OAuth knows you by; --client-secret, --private-key and --client-credentials go with it")
+	return s, checkOAuthFlags(s)
+}
+
+// checkOAuthFlags says what an oauth: block written from flags lacks.
+func checkOAuthFlags(s MCPServer) error {
+	switch o := s.OAuth; {
+	case o == nil:
+		return nil
+	case s.URL == "" || o.ClientID == "":
+		return errors.New("--client-id (with --url) names the client a server's OAuth knows you by; the other OAuth flags go with it")
+	case o.Enterprise != nil && (o.Enterprise.IdPIssuer == "" || o.Enterprise.IdPClientID == ""):
+		return errors.New("enterprise-managed authorization needs both --idp-issuer and --idp-client-id")
 	}
-	return s, nil
+	return nil
 }
 
 // oauthFlag sets one of the OAuth flags; true: it takes no value.
@@ -115,11 +128,33 @@ func oauthFlag(s *MCPServer, flag, val string) bool {
 		s.OAuth.ClientSecret = val
 	case "--private-key":
 		s.OAuth.PrivateKey = val
+	case "--workload-token":
+		s.OAuth.WorkloadToken = val
+	case "--workload-token-command":
+		s.OAuth.WorkloadTokenCommand = HookArgv{"sh", "-c", val}
+	case "--idp-issuer", "--idp-client-id", "--idp-client-secret", "--id-token-command":
+		enterpriseFlag(s.OAuth, flag, val)
 	default:
 		s.OAuth.ClientCredentials = true
 		return true
 	}
 	return false
+}
+
+func enterpriseFlag(o *MCPOAuth, flag, val string) {
+	if o.Enterprise == nil {
+		o.Enterprise = &MCPEnterprise{}
+	}
+	switch flag {
+	case "--idp-issuer":
+		o.Enterprise.IdPIssuer = val
+	case "--idp-client-id":
+		o.Enterprise.IdPClientID = val
+	case "--idp-client-secret":
+		o.Enterprise.IdPClientSecret = val
+	default:
+		o.Enterprise.IDTokenCommand = HookArgv{"sh", "-c", val}
+	}
 }
 
 // mcpRemove is `harvey mcp remove NAME`.

@@ -276,6 +276,20 @@ type MCPOAuth struct {
 	ClientCredentials bool     `yaml:"client_credentials,omitempty"`  // machine to machine: no browser, client_id and client_secret (or private_key)
 	PrivateKey        string   `yaml:"private_key,omitempty"`         // a PEM file: client credentials signed with it (private_key_jwt); your own config only
 	RedirectPort      int      `yaml:"redirect_port,omitempty"`       // the loopback port (0: any free one)
+	// A JWT-bearer grant instead of a login (mcp_oauth_grants.go); your
+	// own config only, like private_key.
+	WorkloadToken        string         `yaml:"workload_token,omitempty"`         // a file holding this workload's JWT (SEP-1933), read at each authorization
+	WorkloadTokenCommand HookArgv       `yaml:"workload_token_command,omitempty"` // or a command printing it
+	Enterprise           *MCPEnterprise `yaml:"enterprise,omitempty"`             // your company's identity provider vouches for you (SEP-990)
+}
+
+// MCPEnterprise is enterprise-managed authorization: the identity
+// provider your company logs you in with, and the client Harvey is there.
+type MCPEnterprise struct {
+	IdPIssuer       string   `yaml:"idp_issuer"`
+	IdPClientID     string   `yaml:"idp_client_id"`
+	IdPClientSecret string   `yaml:"idp_client_secret,omitempty"` // ${VAR} from your environment
+	IDTokenCommand  HookArgv `yaml:"id_token_command,omitempty"`  // prints your ID token (else a login at the provider in the browser)
 }
 
 // markWorkspace marks every server of m as a workspace's.

@@ -148,6 +148,7 @@ type serverAuth struct {
 	inner    auth.OAuthHandler
 	stored   oauth2.TokenSource
 	loggedIn atomic.Bool // a login happened (connect tries once more with its token)
+	grantErr error       // a JWT-bearer grant refused: said again, not asked again, in this connection
 }
 
 func newServerAuth(name string, cfg MCPServer, tm *Terminal, loginOK func() bool, hc *http.Client) *serverAuth {
@@ -156,8 +157,20 @@ func newServerAuth(name string, cfg MCPServer, tm *Terminal, loginOK func() bool
 		a.oauth = *cfg.OAuth
 		a.oauth.ClientSecret = cfg.expanded(map[string]string{"s": cfg.OAuth.ClientSecret})["s"]
 		knownSecrets(a.oauth.ClientSecret)
+		if e := cfg.OAuth.Enterprise; e != nil {
+			e2 := *e
+			e2.IdPClientSecret = cfg.expanded(map[string]string{"s": e.IdPClientSecret})["s"]
+			knownSecrets(e2.IdPClientSecret)
+			a.oauth.Enterprise = &e2
+		}
 	}
-	if rec := loadOAuth(name, cfg.URL); rec != nil {
+	if rec := loadOAuth(name, cfg.URL); rec != nil && rec.Token.RefreshToken == "" && rec.TokenURL == "" {
+		// An enterprise login's token: no refresh, used while it lasts
+		// (then the server's 401 asks for a new one).
+		if rec.Token.Expiry.IsZero() || time.Until(rec.Token.Expiry) > time.Minute {
+			a.stored = oauth2.StaticTokenSource(rec.Token)
+		}
+	} else if rec != nil {
 		ctx := context.WithValue(context.Background(), oauth2.HTTPClient, hc)
 		a.stored = &savingSource{src: rec.config().TokenSource(ctx, rec.Token), rec: rec, name: name}
 	}
@@ -193,6 +206,13 @@ func (e errNeedsLogin) Error() string {
 func (a *serverAuth) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if a.workspace && a.oauth.namesYourCredentials() {
+		resp.Body.Close()
+		return fmt.Errorf("MCP server %s: a workspace's MCP file cannot name a key, token or command of yours (oauth.private_key, workload_token, id_token_command): add the server to your own config", a.name)
+	}
+	if a.oauth.grantKind() != "" {
+		return a.grant(ctx, req, resp)
+	}
 	if a.oauth.ClientCredentials {
 		if a.inner == nil {
 			h, err := a.machineHandler()
@@ -233,9 +253,6 @@ func (a *serverAuth) Authorize(ctx context.Context, req *http.Request, resp *htt
 // signs with (private_key_jwt), else by its secret (the SDK's handler).
 func (a *serverAuth) machineHandler() (auth.OAuthHandler, error) {
 	if a.oauth.PrivateKey != "" {
-		if a.workspace {
-			return nil, fmt.Errorf("MCP server %s: a workspace's MCP file cannot name a private key of yours (oauth.private_key): add the server to your own config", a.name)
-		}
 		return newJWTClientAuth(a.name, a.oauth.ClientID, a.oauth.PrivateKey, a.hc)
 	}
 	h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{HTTPClient: a.hc,
@@ -250,13 +267,10 @@ func (a *serverAuth) machineHandler() (auth.OAuthHandler, error) {
 // this server: its redirect goes to one loopback port, which each login
 // listens on while it waits (a second login, for more scope, too).
 func (a *serverAuth) loginHandler() (*auth.AuthorizationCodeHandler, error) {
-	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", a.oauth.RedirectPort))
+	port, redirect, err := a.loopback()
 	if err != nil {
-		return nil, fmt.Errorf("MCP server %s: no loopback port for the login's redirect: %v", a.name, err)
+		return nil, err
 	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close() // the port is chosen; each login listens on it again (fetcher)
-	redirect := fmt.Sprintf("http://127.0.0.1:%d/callback", port)
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:              redirect,
 		AuthorizationCodeFetcher: a.fetcher(port),
@@ -294,6 +308,18 @@ func (a *serverAuth) loginHandler() (*auth.AuthorizationCodeHandler, error) {
 		return nil, fmt.Errorf("MCP server %s: %v", a.name, err)
 	}
 	return h, nil
+}
+
+// loopback chooses the login's loopback port (redirect_port, else a free
+// one) and its redirect URL; each login listens on it again (fetcher).
+func (a *serverAuth) loopback() (int, string, error) {
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", a.oauth.RedirectPort))
+	if err != nil {
+		return 0, "", fmt.Errorf("MCP server %s: no loopback port for the login's redirect: %v", a.name, err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	return port, fmt.Sprintf("http://127.0.0.1:%d/callback", port), nil
 }
 
 // fetcher shows the authorization URL (and opens a browser where there is

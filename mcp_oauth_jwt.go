@@ -65,12 +65,7 @@ func newJWTClientAuth(name, clientID, keyFile string, hc *http.Client) (*jwtClie
 func (h *jwtClientAuth) TokenSource(context.Context) (oauth2.TokenSource, error) { return h.ts, nil }
 
 func (h *jwtClientAuth) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
-	resp.Body.Close()
-	challenges, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
-	if err != nil {
-		return fmt.Errorf("MCP server %s: its WWW-Authenticate: %v", h.name, err)
-	}
-	prm, err := resourceMetadata(ctx, challenges, req.URL.String(), h.hc)
+	challenges, prm, err := protectedResource(ctx, req, resp, h.hc)
 	if err != nil {
 		return fmt.Errorf("MCP server %s: %v", h.name, err)
 	}
@@ -104,6 +99,18 @@ func (h *jwtClientAuth) Authorize(ctx context.Context, req *http.Request, resp *
 	}
 	h.ts = ts
 	return nil
+}
+
+// protectedResource reads a 401's challenges and the metadata of the
+// resource that answered it (the response's body is closed).
+func protectedResource(ctx context.Context, req *http.Request, resp *http.Response, hc *http.Client) ([]oauthex.Challenge, *oauthex.ProtectedResourceMetadata, error) {
+	resp.Body.Close()
+	challenges, err := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	if err != nil {
+		return nil, nil, fmt.Errorf("its WWW-Authenticate: %v", err)
+	}
+	prm, err := resourceMetadata(ctx, challenges, req.URL.String(), hc)
+	return challenges, prm, err
 }
 
 // resourceMetadata finds the protected resource's metadata: where

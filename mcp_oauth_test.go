@@ -50,6 +50,10 @@ type oauthServer struct {
 	issued    []string         // every token given out (access and refresh)
 	jwtKey    crypto.PublicKey // the key client assertions are verified with (private_key_jwt)
 	jtis      map[string]bool  // assertions seen: one use each
+	// jwtBearer checks a JWT-bearer grant's request (RFC 7523 §2.1): nil
+	// takes it; unset, the grant is not taken. grants counts them.
+	jwtBearer func(r *http.Request) error
+	grants    atomic.Int64
 }
 
 func newOAuthServer(t *testing.T, ttl time.Duration) *oauthServer {
@@ -87,7 +91,7 @@ func newOAuthServer(t *testing.T, ttl time.Duration) *oauthServer {
 			"registration_endpoint": srv.URL + "/register", "response_types_supported": []string{"code"},
 			"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "private_key_jwt"},
 			"token_endpoint_auth_signing_alg_values_supported": []string{"ES256", "ES384", "RS256", "EdDSA"},
-			"grant_types_supported":                            []string{"authorization_code", "refresh_token", "client_credentials"}})
+			"grant_types_supported":                            []string{"authorization_code", "refresh_token", "client_credentials", grantJWTBearer}})
 	})
 	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
 		var m map[string]any
@@ -144,6 +148,19 @@ func newOAuthServer(t *testing.T, ttl time.Duration) *oauthServer {
 			if id != "m2m" || secret != "m2m-secret-value" {
 				w.WriteHeader(http.StatusUnauthorized)
 				js(w, map[string]any{"error": "invalid_client"})
+				return
+			}
+		case grantJWTBearer:
+			o.grants.Add(1)
+			var err error
+			if o.jwtBearer == nil {
+				err = fmt.Errorf("not taken")
+			} else {
+				err = o.jwtBearer(r)
+			}
+			if err != nil {
+				w.WriteHeader(http.StatusBadRequest)
+				js(w, map[string]any{"error": "invalid_grant", "error_description": err.Error()})
 				return
 			}
 		default:
@@ -262,7 +279,8 @@ func TestMCPOAuthPrivateKeyJWT(t *testing.T) {
 		})
 	}
 	a := &serverAuth{name: "planted", workspace: true, oauth: MCPOAuth{ClientCredentials: true, ClientID: "x", PrivateKey: "~/.ssh/id_ed25519"}}
-	if _, err := a.machineHandler(); err == nil || !strings.Contains(err.Error(), "your own config") {
+	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:1/mcp", nil)
+	if err := a.Authorize(context.Background(), req, &http.Response{StatusCode: http.StatusUnauthorized, Body: http.NoBody}); err == nil || !strings.Contains(err.Error(), "your own config") {
 		t.Errorf("a workspace's server named a key of yours: %v", err)
 	}
 }
@@ -299,31 +317,8 @@ func TestMCPLoginFinishedByTheBrowser(t *testing.T) {
 	o := newOAuthServer(t, time.Hour)
 	cfg, data := t.TempDir(), t.TempDir()
 	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    g:\n      url: %s/mcp\n      read_only: [whoami]\n", o.URL))
-	cmd := exec.Command(bin, "mcp", "login", "g")
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "XDG_CONFIG_HOME="+cfg, "XDG_DATA_HOME="+data, "HARVEY_NO_BROWSER=1")
-	in, _ := cmd.StdinPipe()
-	defer in.Close()
-	var mu sync.Mutex
-	var screen strings.Builder
-	w := writerFunc(func(p []byte) (int, error) { mu.Lock(); defer mu.Unlock(); return screen.Write(p) })
-	cmd.Stdout, cmd.Stderr = w, w
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	authURL := ""
-	waitFor(t, "the address and the question", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		s := screen.String()
-		if i := strings.Index(s, o.URL+"/authorize?"); i >= 0 && strings.Contains(s, "paste the address your browser was sent to") {
-			authURL = strings.Fields(s[i:])[0]
-			return true
-		}
-		return false
-	})
+	lp := startLogin(t, bin, []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data}, "g")
+	authURL := lp.address(t, o.URL+"/authorize?", "paste the address your browser was sent to")
 	resp, err := http.Get(authURL) // the browser: to the server, and on to Harvey's 127.0.0.1 callback
 	if err != nil {
 		t.Fatal(err)
@@ -333,16 +328,70 @@ func TestMCPLoginFinishedByTheBrowser(t *testing.T) {
 	if !strings.Contains(string(body), "you can close this tab") {
 		t.Fatalf("the browser's page: %s", body)
 	}
+	lp.finished(t, "logged in to MCP server g")
+}
+
+// loginProcess is harvey mcp login NAME as a person runs it, with no
+// browser to open: its stdin open and silent, its screen kept.
+type loginProcess struct {
+	cmd    *exec.Cmd
+	in     io.Closer
+	mu     sync.Mutex
+	screen strings.Builder
+	done   chan error
+}
+
+func startLogin(t *testing.T, bin string, env []string, name string) *loginProcess {
+	t.Helper()
+	lp := &loginProcess{cmd: exec.Command(bin, "mcp", "login", name), done: make(chan error, 1)}
+	lp.cmd.Dir = t.TempDir()
+	lp.cmd.Env = append(filterCommandEnvironment(os.Environ()), append(env, "NO_COLOR=1", "HARVEY_NO_BROWSER=1")...)
+	lp.in, _ = lp.cmd.StdinPipe()
+	w := writerFunc(func(p []byte) (int, error) { lp.mu.Lock(); defer lp.mu.Unlock(); return lp.screen.Write(p) })
+	lp.cmd.Stdout, lp.cmd.Stderr = w, w
+	if err := lp.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lp.in.Close(); lp.cmd.Process.Kill() })
+	go func() { lp.done <- lp.cmd.Wait() }()
+	return lp
+}
+
+func (lp *loginProcess) text() string {
+	lp.mu.Lock()
+	defer lp.mu.Unlock()
+	return lp.screen.String()
+}
+
+// address waits for the login's address (starting with prefix), shown
+// with the words also; a failure on the screen ends the test.
+func (lp *loginProcess) address(t *testing.T, prefix, also string) string {
+	t.Helper()
+	addr := ""
+	waitFor(t, "the login's address", func() bool {
+		s := lp.text()
+		if strings.Contains(s, "harvey:") {
+			t.Fatalf("harvey mcp login: %s", s)
+		}
+		if i := strings.Index(s, prefix); i >= 0 && strings.Contains(s, also) {
+			addr = strings.Fields(s[i:])[0]
+			return true
+		}
+		return false
+	})
+	return addr
+}
+
+// finished waits for the login to end by itself, saying want.
+func (lp *loginProcess) finished(t *testing.T, want string) {
+	t.Helper()
 	select {
-	case err := <-done:
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil || !strings.Contains(screen.String(), "logged in to MCP server g") {
-			t.Fatalf("exit %v:\n%s", err, screen.String())
+	case err := <-lp.done:
+		if err != nil || !strings.Contains(lp.text(), want) {
+			t.Fatalf("exit %v:\n%s", err, lp.text())
 		}
 	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("harvey mcp login still waits after the browser's login:\n%s", screen.String())
+		t.Fatalf("harvey mcp login still waits after the browser's login:\n%s", lp.text())
 	}
 }
 

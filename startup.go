@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -423,20 +421,6 @@ func (be *backend) offerOllamaStart(ctx context.Context, tm *Terminal, oc *Ollam
 		return false
 	}
 	return true
-}
-
-// isLoopbackURL reports whether a server URL points at this machine.
-func isLoopbackURL(s string) bool {
-	u, err := url.Parse(s)
-	if err != nil {
-		return false
-	}
-	h := u.Hostname()
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
 }
 
 // chooseModel shows a numbered menu.
