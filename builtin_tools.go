@@ -13,6 +13,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/gitargs"
 
 	"github.com/harvey-agent/harvey/internal/coerce"
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // The built-in tools. Descriptions are short on purpose: every token of
@@ -284,10 +285,10 @@ func commandResult(r RunResult, limit int) toolResult {
 		resp["status"] = "error"
 	}
 	if r.StdoutPart != nil || r.StderrPart != nil {
-		resp["stdout"] = redactWindow(string(r.StdoutPart))
-		resp["stderr"] = redactWindow(string(r.StderrPart))
+		resp["stdout"] = secrets.RedactWindow(string(r.StdoutPart))
+		resp["stderr"] = secrets.RedactWindow(string(r.StderrPart))
 	} else {
-		resp["stdout"], resp["stderr"] = redactWindow(string(r.Output)), "" // one pipe: both, as the model reads them
+		resp["stdout"], resp["stderr"] = secrets.RedactWindow(string(r.Output)), "" // one pipe: both, as the model reads them
 	}
 	return toolResult{Text: text, Summary: r.status(), Failed: r.failed(), Notes: r.notes(), Response: resp}
 }

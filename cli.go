@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/secrets"
 
 	"golang.org/x/sys/unix"
 )
@@ -305,7 +306,7 @@ func readPipedStdin(in io.Reader, limit int) (text string, cut int64) {
 		return "", 0
 	}
 	if cut == 0 {
-		return redactSecrets(string(head) + string(tail)), 0
+		return secrets.Redact(string(head) + string(tail)), 0
 	}
 	// A log's failure is usually at its end: keep its start and its end,
 	// each cut at a line, and say what is left out. The window is redacted
@@ -320,7 +321,7 @@ func readPipedStdin(in io.Reader, limit int) (text string, cut int64) {
 		cut += int64(i + 1)
 		t = t[i+1:]
 	}
-	return redactWindow(fmt.Sprintf("%s[... %d bytes of piped input left out ...]\n%s", h, cut, t)), cut
+	return secrets.RedactWindow(fmt.Sprintf("%s[... %d bytes of piped input left out ...]\n%s", h, cut, t)), cut
 }
 
 // readHeadTail reads r to its end, keeping its first head bytes and its

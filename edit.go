@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // edit_file's matching pipeline (after seed 002, section 六): find old_text
@@ -73,7 +75,7 @@ func (e *editError) Error() string { return e.msg }
 // the real bytes at the same places. An edit that would touch a line
 // redaction changed is refused: the model cannot know what it would replace.
 func applyEditInView(content, oldText, newText string, replaceAll bool) (*editResult, error) {
-	view := redactSecrets(content)
+	view := secrets.Redact(content)
 	if view == content {
 		return applyEdit(content, oldText, newText, replaceAll)
 	}
@@ -191,7 +193,7 @@ func applyEdit(content, oldText, newText string, replaceAll bool) (*editResult, 
 	}
 	// The hint shows a window of the file: found in the redacted file
 	// (redaction keeps lines), never a window redacted on its own.
-	return nil, &editError{"old_text was not found" + closestRegion(splitKeepEOL(redactSecrets(e.norm)), e.snip)}
+	return nil, &editError{"old_text was not found" + closestRegion(splitKeepEOL(secrets.Redact(e.norm)), e.snip)}
 }
 
 // partOfLine refuses a match found only with blank space ignored that does

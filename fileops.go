@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // Changing workspace files. Every change Harvey makes to a file (write_file,
@@ -116,7 +117,7 @@ func planFileChange(ws *Workspace, p, content string, edit fileEdit) (*fileChang
 		fc.close()
 		return fc, err
 	}
-	if fc.existed && fc.old == fc.content && (!whole || redactSecrets(fc.old) == fc.old) {
+	if fc.existed && fc.old == fc.content && (!whole || secrets.Redact(fc.old) == fc.old) {
 		// Unchanged. Not said of a whole new content over a file holding
 		// secrets: "unchanged" would confirm a guess at the hidden bytes,
 		// so that write is asked about like any other. (An edit's sameness
@@ -170,7 +171,7 @@ const errDestroySecrets = "the new content has Harvey's [REDACTED] markers where
 // over a file that holds secrets: the model saw the file redacted and is
 // writing the markers back in place of the real values.
 func wouldDestroySecrets(old, content string) bool {
-	return strings.Contains(content, "[REDACTED") && !strings.Contains(old, "[REDACTED") && redactSecrets(old) != old
+	return strings.Contains(content, "[REDACTED") && !strings.Contains(old, "[REDACTED") && secrets.Redact(old) != old
 }
 
 const errChangedMeanwhile = "the file changed while the change was being approved; read it again"

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // Reading the workspace, shared by the tools and the slash commands
@@ -67,7 +68,7 @@ func readWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*R
 	}
 	// Redaction sees the file from its start: a window that begins inside
 	// a private key block must not show the block's body.
-	var red lineRedactor
+	var red secrets.LineRedactor
 	if err := skipLines(br, offset, &red); err != nil {
 		return nil, pathFailed(p, err.Error(), err)
 	}
@@ -85,7 +86,7 @@ func readWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*R
 		res.NextLine = max(offset, 1) + lines
 	}
 	res.Lines = lines
-	res.Text = capOutput([]byte(red.text(text)), maxBytes, truncated)
+	res.Text = capOutput([]byte(red.Text(text)), maxBytes, truncated)
 	if res.NextLine > 0 {
 		res.Text += fmt.Sprintf("\n[more lines follow; continue with offset=%d]", res.NextLine)
 	}
@@ -94,10 +95,10 @@ func readWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*R
 
 // skipLines reads past the lines before offset (1-based), letting the
 // redactor see them.
-func skipLines(br *bufio.Reader, offset int, red *lineRedactor) error {
+func skipLines(br *bufio.Reader, offset int, red *secrets.LineRedactor) error {
 	for skipped := 1; skipped < offset; skipped++ {
 		line, err := br.ReadSlice('\n')
-		red.observe(string(line))
+		red.Observe(string(line))
 		if errors.Is(err, bufio.ErrBufferFull) {
 			skipped-- // a long line: keep consuming it
 			continue
@@ -182,7 +183,7 @@ func eachWorkspaceDirEntry(ws *Workspace, p string, fn func(dirEntry) bool) (int
 	left, more := 0, true
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() && (normName(name) == ".git" || (rp.Rel == "." && normName(name) == AgentsDir)) {
+		if e.IsDir() && (secrets.NormName(name) == ".git" || (rp.Rel == "." && secrets.NormName(name) == AgentsDir)) {
 			continue
 		}
 		if !ws.readable(path.Join(rp.Rel, name)) {

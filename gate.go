@@ -14,6 +14,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/sandbox"
 
 	"github.com/harvey-agent/harvey/internal/diff"
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // Gate is the one gate every effect passes — a read, a change, a command,
@@ -169,7 +170,7 @@ func editSummary(name, old string, r *editResult) string {
 	// hunk inside a key block shows none of it; redaction returns a text
 	// it leaves unchanged without copying it, and the diff costs the
 	// change, not the file.
-	d := strings.SplitAfter(diff.Unified(name, redactSecrets(old), redactSecrets(r.Text), true), "\n")
+	d := strings.SplitAfter(diff.Unified(name, secrets.Redact(old), secrets.Redact(r.Text), true), "\n")
 	if len(d) > 2 {
 		d = d[2:] // the ---/+++ header repeats the name
 	}

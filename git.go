@@ -12,6 +12,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/gitargs"
 	"github.com/harvey-agent/harvey/internal/gitrepo"
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // git_command, /git and <!-- @git-status -->: read-only git, safe by
@@ -154,7 +155,7 @@ func gitArgv(ws *Workspace, sub string, ga *gitargs.Args, revs, paths []string) 
 // hides left out (and counted), redacted, within the cap.
 func gitAnswer(res RunResult, sub string, ga *gitargs.Args, policy gitPolicy, limit int) string {
 	text, dropped := filterGitOutput(string(res.Output), func(p string) bool { return policy(p) != nil })
-	text = redactWindow(text) // hunks and blame ranges are windows of files
+	text = secrets.RedactWindow(text) // hunks and blame ranges are windows of files
 	text = capOutput([]byte(text), limit, res.Dropped > 0 || len(text) > limit)
 	if strings.TrimSpace(text) == "" {
 		text = "(no output)"
@@ -180,7 +181,7 @@ func gitErrLine(stderr []byte) string {
 	if s == "" {
 		s = "no message"
 	}
-	return redactWindow(flatText(s))
+	return secrets.RedactWindow(flatText(s))
 }
 
 // resolveOperands has git resolve every operand before "--" and puts every

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // What git may show: the path policy on both sides of a git command — the
@@ -233,4 +235,10 @@ func gitPathDenied(p string, denied func(string) bool) bool {
 	clean := path.Clean(p)
 	// denied is the caller's policy (it includes the lexical rules).
 	return !strings.HasPrefix(clean, "../") && clean != ".." && !path.IsAbs(clean) && denied(clean)
+}
+
+// gitDenylistPathspecs are the pathspec excludes every git command Harvey
+// runs carries: agents/, then the denylist's (secrets.GitExcludes).
+func gitDenylistPathspecs() []string {
+	return append([]string{":(exclude,icase)" + AgentsDir}, secrets.GitExcludes()...)
 }

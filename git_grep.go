@@ -9,6 +9,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/gitrepo"
 	"github.com/harvey-agent/harvey/internal/match"
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // git log --grep over the view the model has: git would match commit
@@ -114,7 +115,7 @@ func (lg *logGrep) choose(out string, defaultCount int) []string {
 			continue
 		}
 		lg.scanned++
-		if lg.matches(redactSecrets(fields[i+1])) {
+		if lg.matches(secrets.Redact(fields[i+1])) {
 			picked = append(picked, oid)
 		}
 	}

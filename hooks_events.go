@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // Hooks around the conversation rather than a tool call (hooks.go has the
@@ -84,7 +86,7 @@ func (r *hookRunner) event(ctx context.Context, event, subject string, fields ma
 			return "", &hookBlocked{hook: h.shown(), reason: ans.reason}
 		}
 		if ans.amend != nil && strings.TrimSpace(*ans.amend) != "" {
-			text := redactSecrets(strings.TrimSpace(*ans.amend))
+			text := secrets.Redact(strings.TrimSpace(*ans.amend))
 			r.tell(h, about, "added context to", fmt.Sprintf("%d bytes", len(text)))
 			fmt.Fprintf(&b, "[context from your hook: %s]\n%s\n\n", h.shown(), text)
 		}
@@ -172,5 +174,5 @@ func (r *hookRunner) stop(ctx context.Context, reply string, active bool) (strin
 	if block == nil {
 		return "", false
 	}
-	return redactSecrets(block.reason), true
+	return secrets.Redact(block.reason), true
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/harvey-agent/harvey/internal/coerce"
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // Running hooks around a tool call (hooks.go has the contract). Your own
@@ -111,7 +112,7 @@ func withHookContext(res toolResult, err error, added string) (toolResult, error
 	if added == "" {
 		return res, err
 	}
-	note := "\n[context from your hooks: " + redactSecrets(added) + "]"
+	note := "\n[context from your hooks: " + secrets.Redact(added) + "]"
 	if err != nil {
 		return res, fmt.Errorf("%w%s", err, note)
 	}
@@ -181,11 +182,11 @@ func (r *hookRunner) post(ctx context.Context, tool, id string, args map[string]
 			}
 		case ans.amend != nil:
 			r.tell(h, tool, "amended", fmt.Sprintf("the result, now %d bytes", len(*ans.amend)))
-			res = toolResult{Text: redactSecrets(*ans.amend), Summary: "amended by a hook", Notes: res.Notes}
+			res = toolResult{Text: secrets.Redact(*ans.amend), Summary: "amended by a hook", Notes: res.Notes}
 			callErr = nil
 		case ans.block:
 			r.tell(h, tool, "noted", ans.reason)
-			note := "\n[your hook after this call: " + redactSecrets(ans.reason) + "]"
+			note := "\n[your hook after this call: " + secrets.Redact(ans.reason) + "]"
 			if callErr != nil {
 				callErr = fmt.Errorf("%w%s", callErr, note)
 			} else {
@@ -248,9 +249,9 @@ func (r *hookRunner) exec(ctx context.Context, h HookConfig, in []byte) ([]byte,
 		// redirect it could not open is no decision of the hook's).
 		return nil, nil, r.sandboxRefused(h, res)
 	case res.ExitCode == 2:
-		return nil, &hookAnswer{block: true, reason: cmp.Or(redactSecrets(strings.TrimSpace(string(res.Stderr))), "exit status 2")}, nil
+		return nil, &hookAnswer{block: true, reason: cmp.Or(secrets.Redact(strings.TrimSpace(string(res.Stderr))), "exit status 2")}, nil
 	case res.ExitCode != 0:
-		return nil, nil, fmt.Errorf("exit status %d: %s", res.ExitCode, redactSecrets(oneLine(string(res.Stderr))))
+		return nil, nil, fmt.Errorf("exit status %d: %s", res.ExitCode, secrets.Redact(oneLine(string(res.Stderr))))
 	}
 	return res.Output, nil, nil
 }
@@ -288,8 +289,8 @@ func (r *hookRunner) failed(h HookConfig, tool string, err error) bool {
 // tell is one line for the user, a stream-json event and an audit entry.
 func (r *hookRunner) tell(h HookConfig, tool, what, detail string) {
 	r.fired.Add(1)
-	r.tm.logf("%s", r.tm.colorize("35", fmt.Sprintf("⚑ hook %s %s: %s", what, tool, sanitizeForTerminal(redactSecrets(detail)))))
-	r.tm.events.emit("hook", map[string]any{"hook": h.shown(), "event": h.Event, "tool": tool, "action": what, "detail": redactSecrets(detail)})
+	r.tm.logf("%s", r.tm.colorize("35", fmt.Sprintf("⚑ hook %s %s: %s", what, tool, sanitizeForTerminal(secrets.Redact(detail)))))
+	r.tm.events.emit("hook", map[string]any{"hook": h.shown(), "event": h.Event, "tool": tool, "action": what, "detail": secrets.Redact(detail)})
 	var err error
 	if what == "blocked" || what == "failed" {
 		err = ErrDenied

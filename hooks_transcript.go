@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // The transcript a hook reads (transcript_path in every hook's input): the
@@ -99,14 +101,14 @@ func (t *hookTranscript) line(m transcriptMsg) map[string]any {
 	var content any
 	switch m.role {
 	case "user":
-		typ, content = "user", redactSecrets(m.text)
+		typ, content = "user", secrets.Redact(m.text)
 	case "tool":
-		typ, content = "user", []any{map[string]any{"type": "tool_result", "tool_use_id": m.callID, "content": redactSecrets(m.text)}}
+		typ, content = "user", []any{map[string]any{"type": "tool_result", "tool_use_id": m.callID, "content": secrets.Redact(m.text)}}
 	case "assistant":
 		typ = "assistant"
 		var blocks []any
 		if m.text != "" {
-			blocks = append(blocks, map[string]any{"type": "text", "text": redactSecrets(m.text)})
+			blocks = append(blocks, map[string]any{"type": "text", "text": secrets.Redact(m.text)})
 		}
 		for _, c := range m.calls {
 			blocks = append(blocks, map[string]any{"type": "tool_use", "id": c.id, "name": claudeName(c.name), "input": claudeInput(c.name, c.args, t.root)})

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/knowledge"
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // The /kb commands: the only way into the knowledge base. The database is
@@ -333,7 +334,7 @@ func kbInject(a *Agent, kb *knowledge.Base, args []string, out io.Writer) error 
 	if err != nil {
 		return err
 	}
-	a.addContext("knowledge base", redactSecrets(s)) // notes may quote a token by mistake
+	a.addContext("knowledge base", secrets.Redact(s)) // notes may quote a token by mistake
 	fmt.Fprintf(out, "added project #%d %s to the conversation (%d observations, ~%d tokens)\n",
 		p.ID, san(p.Name), min(p.Observations, kbInjectObservations), len(s)/4+1)
 	return nil

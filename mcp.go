@@ -25,6 +25,7 @@ import (
 	anyllm "github.com/mozilla-ai/any-llm-go"
 
 	"github.com/harvey-agent/harvey/internal/coerce"
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // MCP: tools from Model Context Protocol servers, on the official Go SDK.
@@ -405,7 +406,7 @@ func (m *mcpManager) call(s *mcpServer, tool, name string, schema map[string]any
 		}
 		res, undone, err := m.invokeGuarded(ctx, s, tool, name, args)
 		if len(undone) > 0 && err == nil && res != nil && !res.IsError {
-			return toolResult{Text: redactSecrets(mcpText(res)) + "\n" + strings.Join(undone, "\n")}, nil
+			return toolResult{Text: secrets.Redact(mcpText(res)) + "\n" + strings.Join(undone, "\n")}, nil
 		}
 		var answered *jsonrpc.Error // the server answered with an error: it did not crash
 		if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &answered) {
@@ -421,7 +422,7 @@ func (m *mcpManager) call(s *mcpServer, tool, name string, schema map[string]any
 		if err != nil {
 			return toolResult{}, fmt.Errorf("MCP tool %s: %v", name, oneLine(err.Error()))
 		}
-		text := redactSecrets(mcpText(res))
+		text := secrets.Redact(mcpText(res))
 		if res.IsError {
 			return toolResult{}, fmt.Errorf("%s", text)
 		}

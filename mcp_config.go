@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // MCP servers as people already configure them: a workspace's .mcp.json
@@ -311,7 +313,7 @@ func (s MCPServer) describe() string {
 		if len(s.Headers) > 0 {
 			var hs []string
 			for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
-				hs = append(hs, k+": "+redactSecrets(s.Headers[k]))
+				hs = append(hs, k+": "+secrets.Redact(s.Headers[k]))
 			}
 			b.WriteString(" sending headers " + strings.Join(hs, ", "))
 		}

@@ -23,6 +23,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
+
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // OAuth for HTTP MCP servers, as the specification's authorization section
@@ -81,7 +83,7 @@ func loadOAuth(name, serverURL string) *oauthRecord {
 	if json.Unmarshal(b, &r) != nil || r.Token == nil || r.URL != serverURL {
 		return nil
 	}
-	knownSecrets(r.Token.AccessToken, r.Token.RefreshToken, r.ClientSecret)
+	secrets.Known(r.Token.AccessToken, r.Token.RefreshToken, r.ClientSecret)
 	return &r
 }
 
@@ -123,7 +125,7 @@ func (s *savingSource) Token() (*oauth2.Token, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.rec.Token == nil || t.AccessToken != s.rec.Token.AccessToken {
-		knownSecrets(t.AccessToken, t.RefreshToken)
+		secrets.Known(t.AccessToken, t.RefreshToken)
 		s.rec.Token = t
 		s.rec.save(s.name)
 	}
@@ -156,11 +158,11 @@ func newServerAuth(name string, cfg MCPServer, tm *Terminal, loginOK func() bool
 	if cfg.OAuth != nil {
 		a.oauth = *cfg.OAuth
 		a.oauth.ClientSecret = cfg.expanded(map[string]string{"s": cfg.OAuth.ClientSecret})["s"]
-		knownSecrets(a.oauth.ClientSecret)
+		secrets.Known(a.oauth.ClientSecret)
 		if e := cfg.OAuth.Enterprise; e != nil {
 			e2 := *e
 			e2.IdPClientSecret = cfg.expanded(map[string]string{"s": e.IdPClientSecret})["s"]
-			knownSecrets(e2.IdPClientSecret)
+			secrets.Known(e2.IdPClientSecret)
 			a.oauth.Enterprise = &e2
 		}
 	}
@@ -282,7 +284,7 @@ func (a *serverAuth) loginHandler() (*auth.AuthorizationCodeHandler, error) {
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
 			rec := &oauthRecord{URL: a.url, ClientID: c.ClientID, ClientSecret: c.ClientSecret, AuthURL: c.Endpoint.AuthURL, TokenURL: c.Endpoint.TokenURL,
 				AuthStyle: int(c.Endpoint.AuthStyle), Scopes: c.Scopes, RedirectURL: c.RedirectURL, Token: t}
-			knownSecrets(t.AccessToken, t.RefreshToken)
+			secrets.Known(t.AccessToken, t.RefreshToken)
 			if err := rec.save(a.name); err != nil {
 				a.tm.logf("%s", a.tm.colorize("33", "warning: the token could not be kept, so the next session logs in again: "+err.Error()))
 			}
@@ -521,7 +523,7 @@ func mcpLogin(ctx context.Context, verb string, args []string, stdin io.Reader, 
 		session, err = client.Connect(ctx, t, nil)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "harvey: MCP server %s: %s\n", name, redactSecrets(oneLine(err.Error())))
+		fmt.Fprintf(stderr, "harvey: MCP server %s: %s\n", name, secrets.Redact(oneLine(err.Error())))
 		return 1
 	}
 	session.Close()

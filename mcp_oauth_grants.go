@@ -18,6 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
+
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // JWT-bearer grants (RFC 7523 §2.1): a server whose token is got by
@@ -195,7 +197,7 @@ func jwtBearerToken(ctx context.Context, hc *http.Client, asm *oauthex.AuthServe
 	if err != nil {
 		return nil, grantError(err)
 	}
-	knownSecrets(t.AccessToken, t.RefreshToken)
+	secrets.Known(t.AccessToken, t.RefreshToken)
 	return t, nil
 }
 
@@ -247,7 +249,7 @@ func (g *grantAuth) identityGrant(ctx context.Context, audience, resource string
 	if err != nil {
 		return "", fmt.Errorf("your identity provider refused the token exchange: %v", grantError(err))
 	}
-	knownSecrets(jag.AccessToken)
+	secrets.Known(jag.AccessToken)
 	return jag.AccessToken, nil
 }
 
@@ -266,7 +268,7 @@ func (o MCPOAuth) workloadJWT(ctx context.Context) (string, error) {
 		if err != nil || t == "" {
 			return "", fmt.Errorf("the workload token %s is empty", o.WorkloadToken)
 		}
-		knownSecrets(t)
+		secrets.Known(t)
 		return t, nil
 	}
 	return credentialCommand(ctx, "workload_token_command", o.WorkloadTokenCommand)
@@ -295,9 +297,9 @@ func credentialCommand(ctx context.Context, setting string, argv HookArgv) (stri
 		if why == "" {
 			why = "it printed nothing"
 		}
-		return "", fmt.Errorf("%s (%s) failed: %s", setting, quoteArgv(argv), redactSecrets(why))
+		return "", fmt.Errorf("%s (%s) failed: %s", setting, quoteArgv(argv), secrets.Redact(why))
 	}
-	knownSecrets(t)
+	secrets.Known(t)
 	return t, nil
 }
 
@@ -367,6 +369,6 @@ func (a *serverAuth) idToken(ctx context.Context) (string, error) {
 	if id == "" {
 		return "", errors.New("your identity provider's login gave no ID token")
 	}
-	knownSecrets(id, t.AccessToken, t.RefreshToken)
+	secrets.Known(id, t.AccessToken, t.RefreshToken)
 	return id, nil
 }

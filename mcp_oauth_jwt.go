@@ -27,6 +27,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // private_key_jwt (RFC 7523 §2.2; MCP's client credentials extension,
@@ -175,7 +177,7 @@ func (s *assertionSource) Token() (*oauth2.Token, error) {
 	}
 	t, err := cfg.Token(s.ctx)
 	if err == nil {
-		knownSecrets(t.AccessToken, t.RefreshToken)
+		secrets.Known(t.AccessToken, t.RefreshToken)
 	}
 	return t, err
 }

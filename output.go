@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // Headless output a program can read (--output json|stream-json with -p or
@@ -94,7 +96,7 @@ func (s *eventSink) text(p []byte) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t := redactSecrets(string(p))
+	t := secrets.Redact(string(p))
 	if s.source == "assistant" {
 		s.answer.WriteString(t)
 		s.round.WriteString(t)
@@ -115,11 +117,11 @@ func (s *eventSink) turnStart(line string) {
 	s.source = "assistant"
 	if strings.HasPrefix(line, "/") || strings.HasPrefix(line, "!") {
 		s.source = "command"
-		s.emit("command", map[string]any{"command": redactSecrets(line)})
+		s.emit("command", map[string]any{"command": secrets.Redact(line)})
 		return
 	}
 	s.answer.Reset()
-	s.emit("turn_start", map[string]any{"prompt": redactSecrets(line), "sandbox": s.sandbox})
+	s.emit("turn_start", map[string]any{"prompt": secrets.Redact(line), "sandbox": s.sandbox})
 }
 
 // toolCall is a call the model asked for.
@@ -129,9 +131,9 @@ func (s *eventSink) toolCall(id, name, rawArgs string, recovered bool) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	args := json.RawMessage(redactSecrets(rawArgs))
+	args := json.RawMessage(secrets.Redact(rawArgs))
 	if !json.Valid(args) {
-		b, _ := json.Marshal(redactSecrets(rawArgs))
+		b, _ := json.Marshal(secrets.Redact(rawArgs))
 		args = b
 	}
 	s.calls = append(s.calls, &callRecord{ID: id, Name: name, Arguments: args, Recovered: recovered})
@@ -152,7 +154,7 @@ func (s *eventSink) approval(tool, action string, approved bool, by string) {
 	if n := len(s.calls); n > 0 && s.calls[n-1].Name == tool && s.calls[n-1].Status == "" {
 		s.calls[n-1].Approval = strings.TrimSpace(word + " " + by)
 	}
-	s.emit(word, map[string]any{"tool": tool, "action": redactSecrets(action), "by": by})
+	s.emit(word, map[string]any{"tool": tool, "action": secrets.Redact(action), "by": by})
 }
 
 // toolResult is how a call ended, with what the tool returned as the
@@ -163,7 +165,7 @@ func (s *eventSink) toolResult(id, name, status, summary, output string, notes [
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	summary, output = redactSecrets(summary), redactSecrets(output)
+	summary, output = secrets.Redact(summary), secrets.Redact(output)
 	for i := len(s.calls) - 1; i >= 0; i-- {
 		if s.calls[i].ID == id && s.calls[i].Status == "" {
 			s.calls[i].Status, s.calls[i].Summary, s.calls[i].Output = status, summary, output
@@ -174,7 +176,7 @@ func (s *eventSink) toolResult(id, name, status, summary, output string, notes [
 	if len(notes) > 0 {
 		red := make([]string, len(notes))
 		for i, n := range notes {
-			red[i] = redactSecrets(n)
+			red[i] = secrets.Redact(n)
 		}
 		ev["notes"] = red
 	}
@@ -223,7 +225,7 @@ func (s *eventSink) fail(msg string) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	msg = redactSecrets(msg)
+	msg = secrets.Redact(msg)
 	s.message() // what the model said before the error is still its message
 	s.errs = append(s.errs, msg)
 	s.emit("error", map[string]any{"message": msg})

@@ -18,6 +18,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/refusal"
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // pathOp is what a caller intends to do with a resolved path.
@@ -166,27 +167,16 @@ func splitPath(clean string) []string {
 	return strings.Split(clean, "/")
 }
 
-// normName folds a path component the way case-insensitive file systems and
-// Windows compare names: lower case, trailing dots and spaces dropped,
-// anything after ':' (alternate data streams) dropped.
-func normName(c string) string {
-	if i := strings.IndexByte(c, ':'); i >= 0 {
-		c = c[:i]
-	}
-	c = strings.TrimRight(c, ". ")
-	return strings.ToLower(c)
-}
-
 // lexicalPolicy applies the name-based rules to a clean path: agents/ (any
 // spelling), .git/ for writes, and the sensitive-file denylist.
 func lexicalPolicy(orig, clean string, op pathOp) error {
 	comps := splitPath(clean)
-	if len(comps) > 0 && normName(comps[0]) == AgentsDir {
+	if len(comps) > 0 && secrets.NormName(comps[0]) == AgentsDir {
 		return refuse(orig, errAgents)
 	}
 	if op.writes() {
 		for _, c := range comps {
-			if normName(c) == ".git" {
+			if secrets.NormName(c) == ".git" {
 				return refuse(orig, errGitDir)
 			}
 		}
@@ -194,7 +184,7 @@ func lexicalPolicy(orig, clean string, op pathOp) error {
 			return pathFailed(orig, "is a directory", nil)
 		}
 	}
-	if sensitiveFileDenied(clean) {
+	if secrets.FileDenied(clean) {
 		return refuse(orig, errSecret)
 	}
 	return nil

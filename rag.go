@@ -20,6 +20,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/harvey-agent/harvey/internal/ragstore"
+	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/wsindex"
 )
 
@@ -324,7 +325,7 @@ func queryStore(ctx context.Context, entry RagStoreEntry, emb Embedder, q string
 	}
 	hits, err := s.Query(ctx, v, k, minScore)
 	for i := range hits {
-		hits[i].Text = redactSecrets(hits[i].Text)
+		hits[i].Text = secrets.Redact(hits[i].Text)
 	}
 	return hits, s.Workspace(), err
 }

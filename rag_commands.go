@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/ragstore"
+	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/wsindex"
 )
 
@@ -269,7 +270,7 @@ func ragStatus(ctx context.Context, env ragEnv, rc RagConfig, name string, out i
 	var stale []string
 	for p, h := range srcs {
 		data, err := fs.ReadFile(env.ws.FS(), p)
-		sum := sha256Hex([]byte(redactSecrets(string(data))))
+		sum := sha256Hex([]byte(secrets.Redact(string(data))))
 		if err != nil || sum != h {
 			stale = append(stale, p)
 		}

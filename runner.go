@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // Child processes (/run, !, run_command, git): the workspace as working
@@ -42,7 +43,7 @@ var envAllow = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "T
 var envDenyWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "_AUTH", "SESSION", "COOKIE", "DSN", "PRIVATE"}
 
 // envDenyExact are capability sockets and credential pointers.
-var envDenyExact = setOf("SSH_AUTH_SOCK", "GPG_AGENT_INFO", "GOOGLE_APPLICATION_CREDENTIALS", "KUBECONFIG", "DATABASE_URL", "REDIS_URL", "OLLAMA_API_KEY")
+var envDenyExact = nameSet("SSH_AUTH_SOCK", "GPG_AGENT_INFO", "GOOGLE_APPLICATION_CREDENTIALS", "KUBECONFIG", "DATABASE_URL", "REDIS_URL", "OLLAMA_API_KEY")
 
 // filterCommandEnvironment returns the environment a child process gets.
 func filterCommandEnvironment(env []string) []string {
@@ -167,7 +168,7 @@ type RunResult struct {
 // Text renders the result for the model or the terminal: capped output,
 // secrets redacted, and a status line.
 func (r RunResult) Text(limit int) string {
-	out := capOutput([]byte(redactWindow(string(r.Output))), limit, r.Dropped > 0)
+	out := capOutput([]byte(secrets.RedactWindow(string(r.Output))), limit, r.Dropped > 0)
 	status := r.status()
 	if out != "" && !strings.HasSuffix(out, "\n") {
 		out += "\n"
@@ -260,7 +261,7 @@ const echoLimit = 32 << 10
 // across lines), up to a limit; it never blocks the child.
 type streamRedactor struct {
 	w       io.Writer
-	red     lineRedactor
+	red     secrets.LineRedactor
 	pending []byte
 	left    int
 	cut     bool
@@ -283,7 +284,7 @@ func (s *streamRedactor) emit(text string) {
 	if s.cut {
 		return
 	}
-	text = s.red.text(text)
+	text = s.red.Text(text)
 	if len(text) > s.left {
 		text = strings.ToValidUTF8(text[:s.left], "") + "\n[... more output; the whole result follows]\n"
 		s.cut = true
@@ -619,3 +620,11 @@ func (p CommandPolicy) allows(argv []string) error {
 
 // baseEnv is the environment children start from.
 func baseEnv() []string { return filterCommandEnvironment(os.Environ()) }
+
+func nameSet(xs ...string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // What a sandboxed command sees of the machine: a view, not the system.
@@ -288,7 +289,7 @@ func maskedCredentials(home string, trees []string) []string {
 		for _, e := range entries {
 			p := filepath.Join(tree, e.Name())
 			rel, err := filepath.Rel(home, p)
-			if err == nil && e.Type().IsRegular() && sensitiveFileDenied(rel) && !slices.Contains(out, p) {
+			if err == nil && e.Type().IsRegular() && secrets.FileDenied(rel) && !slices.Contains(out, p) {
 				out = append(out, p)
 			}
 		}

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/harvey-agent/harvey/internal/match"
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // search_files and /search: a Go regexp over the text files under a path,
@@ -320,7 +321,7 @@ func (w *searchWalker) walk(dir *searchDir, rel string) {
 				w.walk(sub, wsRel)
 			}
 		case t.IsRegular():
-			if sensitiveFileDenied(wsRel) || w.ign.ignored(wsRel, false) || !w.ws.readable(wsRel) {
+			if secrets.FileDenied(wsRel) || w.ign.ignored(wsRel, false) || !w.ws.readable(wsRel) {
 				continue
 			}
 			dir.refs.Add(1)
@@ -333,7 +334,7 @@ func (w *searchWalker) walk(dir *searchDir, rel string) {
 // enter opens a subdirectory the walk goes into (nil: it does not: .git,
 // agents/, ignored, or past the index's bounds).
 func (w *searchWalker) enter(dir *searchDir, rel, name, wsRel string) *searchDir {
-	norm := normName(name)
+	norm := secrets.NormName(name)
 	if norm == ".git" || (rel == "." && norm == AgentsDir) || w.ign.ignored(wsRel, true) {
 		return nil
 	}
@@ -451,7 +452,7 @@ type searchJob struct {
 }
 
 func newGrepPool(ctx context.Context, re *regexp.Regexp) *grepPool {
-	g := &grepPool{ctx: ctx, m: match.NewMatcher(re), jobs: make(chan searchJob, 256), results: map[int][][]byte{}, marker: match.MayTouchMark(re, redactedMark)}
+	g := &grepPool{ctx: ctx, m: match.NewMatcher(re), jobs: make(chan searchJob, 256), results: map[int][][]byte{}, marker: match.MayTouchMark(re, secrets.Mark)}
 	for range min(runtime.GOMAXPROCS(0), 8) {
 		g.wg.Add(1)
 		go g.work()
@@ -544,7 +545,7 @@ func (g *grepPool) redacted(data []byte, key fileKey) ([]byte, bool) {
 		}
 	}
 	str := string(data)
-	red := redactSecrets(str)
+	red := secrets.Redact(str)
 	if g.clean != nil {
 		g.clean.Store(key, red == str)
 	}

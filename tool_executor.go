@@ -14,6 +14,7 @@ import (
 	anyllm "github.com/mozilla-ai/any-llm-go"
 
 	"github.com/harvey-agent/harvey/internal/coerce"
+	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/textcalls"
 )
 
@@ -94,8 +95,8 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 	// What the model writes is redacted as whole lines before it leaves
 	// (the terminal, --output): a secret split across stream pieces is
 	// still one secret.
-	rr := &replyRedactor{out: out}
-	defer rr.flush()
+	rr := secrets.NewReplyRedactor(out)
+	defer rr.Flush()
 	out = rr
 	for round := 0; ; round++ {
 		e.fitRound(messages, lastAssistant(messages))
@@ -142,7 +143,7 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 			messages = append(messages, Message{Role: RoleAssistant, Content: text})
 			return messages, total, fmt.Errorf("%w: the model asked for tools %d rounds in a row (max_tool_calls_per_turn is %d); stopped", ErrToolLoopLimit, round+1, e.maxIterations)
 		}
-		rr.endLine() // the reply's last line, ended, before the tools' lines
+		rr.EndLine() // the reply's last line, ended, before the tools' lines
 		if e.prose || r.recovered {
 			conv := append(slices.Clone(messages), Message{Role: RoleAssistant, Content: text})
 			e.hooks.setConversation(len(conv), transcriptOf(conv))

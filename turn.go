@@ -10,6 +10,8 @@ import (
 	"time"
 
 	anyllm "github.com/mozilla-ai/any-llm-go"
+
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // mainTurn is a turn for the main model.
@@ -224,12 +226,12 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 	)
 	if mode == ModeOff {
 		var st ChatStats
-		rr := &replyRedactor{out: out} // redacted as whole lines, as with tools
+		rr := secrets.NewReplyRedactor(out) // redacted as whole lines, as with tools
 		st, _, err = sayingWaits(a.Config.Retry.policy(), &a.Terminal, spin).chat(ctx, rr, func(ctx context.Context, w io.Writer) (ChatStats, []anyllm.ToolCall, error) {
 			s, err := client.Chat(ctx, history, w)
 			return s, nil, err
 		}, nil)
-		rr.flush()
+		rr.Flush()
 		stats = st
 		if err == nil {
 			history = append(history, Message{Role: RoleAssistant, Content: reply.String()})

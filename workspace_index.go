@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/wsindex"
 )
 
@@ -117,7 +118,7 @@ func (s *indexSink) submit(f searchFile) {
 			s.skip("binary")
 			return nil, false
 		}
-		return []byte(redactSecrets(string(data))), true
+		return []byte(secrets.Redact(string(data))), true
 	}}
 	s.stopped = !s.yield(d)
 }
@@ -305,7 +306,7 @@ func fileLinesNow(ws *Workspace, rel string) []string {
 	if err != nil {
 		return nil
 	}
-	return strings.SplitAfter(redactSecrets(string(data)), "\n")
+	return strings.SplitAfter(secrets.Redact(string(data)), "\n")
 }
 
 // queryEmbedBudget is how many new chunks a query embeds before it

@@ -1,4 +1,4 @@
-package harvey
+package secrets
 
 import (
 	"io"
@@ -35,13 +35,13 @@ func TestRedactionIgnoresWhereALineStarts(t *testing.T) {
 		{"https://example.com/hook?access_token=abcdef123456", "abcdef123456"},
 	}
 	for _, s := range secrets {
-		bare := redactSecrets(s.line)
+		bare := Redact(s.line)
 		if strings.Contains(bare, s.value) {
 			t.Fatalf("%q: not hidden: %q", s.line, bare)
 		}
 		for _, p := range linePrefixes {
 			for _, x := range lineSuffixes {
-				got := redactSecrets(p + s.line + x)
+				got := Redact(p + s.line + x)
 				if got != p+bare+x {
 					t.Errorf("prefix %q suffix %q changed what is hidden:\n got %q\nwant %q", p, x, got, p+bare+x)
 				}
@@ -54,7 +54,7 @@ func TestRedactionIgnoresWhereALineStarts(t *testing.T) {
 	for _, c := range code {
 		for _, p := range linePrefixes {
 			for _, x := range lineSuffixes {
-				if got := redactSecrets(p + c + x); got != p+c+x {
+				if got := Redact(p + c + x); got != p+c+x {
 					t.Errorf("ordinary code changed: %q → %q", p+c+x, got)
 				}
 			}
@@ -75,13 +75,13 @@ func TestRedactionPrefixPropertyRandom(t *testing.T) {
 			b.WriteString(pieces[rng.IntN(len(pieces))])
 		}
 		line := b.String()
-		bare := redactSecrets(line)
+		bare := Redact(line)
 		for _, p := range linePrefixes {
 			for _, x := range suffixes {
 				if strings.HasSuffix(line, " ") && x != "" && x != "\r" {
 					continue // "KEY= " + "# prod": the comment is then the value
 				}
-				if got := redactSecrets(p + line + x); got != p+bare+x {
+				if got := Redact(p + line + x); got != p+bare+x {
 					t.Fatalf("line %q, prefix %q, suffix %q:\n got %q\nwant %q", line, p, x, got, p+bare+x)
 				}
 			}
@@ -100,7 +100,7 @@ func BenchmarkRedact(b *testing.B) {
 	s := string(data)
 	b.SetBytes(int64(len(s)))
 	for b.Loop() {
-		redactSecrets(s)
+		Redact(s)
 	}
 }
 
@@ -131,11 +131,11 @@ func BenchmarkReplyRedactorLongWord(b *testing.B) {
 }
 
 func streamPieces(data []byte, n int) {
-	r := &replyRedactor{out: io.Discard}
+	r := &ReplyRedactor{out: io.Discard}
 	for i := 0; i < len(data); i += n {
 		r.Write(data[i:min(i+n, len(data))])
 	}
-	r.flush()
+	r.Flush()
 }
 
 // The shapes issue 39 found passing: each value is hidden, the command
@@ -158,15 +158,15 @@ func TestRedactionKnowsCommandLineSecrets(t *testing.T) {
 		{"psql --password=pgpass99 app", "pgpass99"},
 	}
 	for _, s := range secrets {
-		got := redactSecrets(s.line)
-		if strings.Contains(got, s.value) || !strings.Contains(got, redactedMark) {
+		got := Redact(s.line)
+		if strings.Contains(got, s.value) || !strings.Contains(got, Mark) {
 			t.Errorf("%q: not hidden: %q", s.line, got)
 		}
 	}
 	keep := []string{"bypass: enabled_always", "compass_heading = northwest", "docker run -u 1000:1000 image", "git push -u origin main",
 		"mysql -p", "docker login --password-stdin", "PGPASSWORD=$PGPASS psql", "Bearer tokens expire."}
 	for _, k := range keep {
-		if got := redactSecrets(k); got != k {
+		if got := Redact(k); got != k {
 			t.Errorf("ordinary text changed: %q → %q", k, got)
 		}
 	}
@@ -182,35 +182,35 @@ func TestReplyRedactorAnySplit(t *testing.T) {
 		"-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----\n" +
 		"Also AKIAABCDEFGHIJKLMNOP and a plain ending"
 	var want strings.Builder
-	(&replyRedactor{out: &want}).write(t, text)
+	(&ReplyRedactor{out: &want}).write(t, text)
 	if strings.Contains(want.String(), "Zq9Zq9") || strings.Contains(want.String(), "horse") || strings.Contains(want.String(), "MIIEvQ") {
 		t.Fatalf("the whole text is not redacted: %q", want.String())
 	}
 	for i := 0; i <= len(text); i++ {
 		var got strings.Builder
-		r := &replyRedactor{out: &got}
+		r := &ReplyRedactor{out: &got}
 		r.Write([]byte(text[:i]))
 		r.Write([]byte(text[i:]))
-		r.flush()
+		r.Flush()
 		if got.String() != want.String() {
 			t.Fatalf("split at %d: %q\nwant %q", i, got.String(), want.String())
 		}
 	}
 	var got strings.Builder
-	r := &replyRedactor{out: &got}
+	r := &ReplyRedactor{out: &got}
 	for i := 0; i < len(text); i++ {
 		r.Write([]byte{text[i]})
 	}
-	r.flush()
+	r.Flush()
 	if got.String() != want.String() {
 		t.Fatalf("a byte at a time: %q", got.String())
 	}
 }
 
-func (r *replyRedactor) write(t *testing.T, s string) {
+func (r *ReplyRedactor) write(t *testing.T, s string) {
 	t.Helper()
 	r.Write([]byte(s))
-	r.flush()
+	r.Flush()
 }
 
 // A reply's text ends its line before the tools' lines (issue 55: "Let me
@@ -224,9 +224,9 @@ func TestReplyEndsItsLineBeforeTools(t *testing.T) {
 		{"two\nlines", "two\nlines\n"},
 	} {
 		var b strings.Builder
-		r := &replyRedactor{out: &b}
+		r := &ReplyRedactor{out: &b}
 		r.Write([]byte(c.in))
-		r.endLine()
+		r.EndLine()
 		if b.String() != c.want {
 			t.Errorf("%q: %q, want %q", c.in, b.String(), c.want)
 		}

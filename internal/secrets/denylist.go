@@ -1,12 +1,22 @@
-package harvey
+// Package secrets is the one definition of what is secret: the
+// sensitive-file denylist every tool, search, git and the sandbox's view
+// apply to a path (FileDenied; GitExcludes, the same tables as git
+// pathspecs), and the redaction every tool result, command output, reply,
+// recording and log line passes through (Redact, RedactWindow, the
+// LineRedactor for a text read from its start, the ReplyRedactor for a
+// streamed reply, Known for the values Harvey was given: tokens, client
+// secrets). It knows nothing of a workspace, a model or a session.
+package secrets
 
 import (
+	"maps"
+	"slices"
 	"strings"
 )
 
 // Sensitive-file denylist (security.md §6). Matched case-insensitively on
 // every component name and on the path relative to the workspace, after the
-// names are folded by normName (trailing dots/spaces and ":stream" dropped).
+// names are folded by NormName (trailing dots/spaces and ":stream" dropped).
 
 var (
 	deniedExact = setOf(
@@ -29,7 +39,7 @@ var (
 	// Directories whose whole content is secret.
 	deniedDirs = setOf(".ssh", ".aws", ".azure", ".gnupg")
 	// Relative-path suffixes (matched on the last components). Each
-	// contains one of pathSuffixHints (sensitiveFileDenied relies on it).
+	// contains one of pathSuffixHints (FileDenied relies on it).
 	deniedPathSuffix = []string{
 		".kube/config", ".docker/config.json", ".git/config", ".git/config.worktree", ".config/gcloud",
 		".config/gh/hosts.yml", ".m2/settings.xml", ".gradle/gradle.properties", ".cargo/credentials",
@@ -48,14 +58,14 @@ func setOf(xs ...string) map[string]bool {
 	return m
 }
 
-// gitDenylistPathspecs turns the denylist above into git pathspec excludes
+// GitExcludes turns the denylist above into git pathspec excludes
 // (case-insensitive globs), so git never prints a denied file: generated
 // from the same tables, never a second list. git cannot express the
 // template exception (.env.example), so those are left out of git output
-// too; agents/ is excluded at the top.
-func gitDenylistPathspecs() []string {
+// too.
+func GitExcludes() []string {
 	ex := func(glob string) string { return ":(exclude,icase,glob)" + glob }
-	out := []string{":(exclude,icase)" + AgentsDir}
+	var out []string
 	for _, n := range sortedKeys(deniedExact) {
 		out = append(out, ex("**/"+n))
 	}
@@ -78,9 +88,9 @@ func gitDenylistPathspecs() []string {
 	return out
 }
 
-// sensitiveFileDenied reports whether the clean relative path rel names a file
+// FileDenied reports whether the clean relative path rel names a file
 // that tools must never read or write (keys, env files, credentials).
-func sensitiveFileDenied(rel string) bool {
+func FileDenied(rel string) bool {
 	// Walk the components without allocating (search checks every file).
 	last := ""
 	for rest := rel; rest != ""; {
@@ -93,7 +103,7 @@ func sensitiveFileDenied(rel string) bool {
 		if c == "" || c == "." {
 			continue
 		}
-		last = normName(c)
+		last = NormName(c)
 		if deniedDirs[last] {
 			return true
 		}
@@ -104,10 +114,10 @@ func sensitiveFileDenied(rel string) bool {
 	// Every path suffix in the list holds one of the hints (checked first,
 	// without allocating: search asks this for every file).
 	if strings.IndexByte(rel, '/') >= 0 && containsAnyFold(rel, pathSuffixHints) {
-		comps := splitPath(rel)
+		comps := strings.Split(rel, "/")
 		norm := make([]string, len(comps))
 		for i, c := range comps {
-			norm[i] = normName(c)
+			norm[i] = NormName(c)
 		}
 		joined := strings.Join(norm, "/")
 		for _, suf := range deniedPathSuffix {
@@ -164,3 +174,17 @@ func sensitiveName(base string) bool {
 	}
 	return false
 }
+
+// NormName folds a path component the way case-insensitive file systems and
+// Windows compare names: lower case, trailing dots and spaces dropped,
+// anything after ':' (alternate data streams) dropped. Every rule on names
+// (this denylist, agents/, .git) compares folded names.
+func NormName(c string) string {
+	if i := strings.IndexByte(c, ':'); i >= 0 {
+		c = c[:i]
+	}
+	c = strings.TrimRight(c, ". ")
+	return strings.ToLower(c)
+}
+
+func sortedKeys(m map[string]bool) []string { return slices.Sorted(maps.Keys(m)) }

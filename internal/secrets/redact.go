@@ -1,4 +1,4 @@
-package harvey
+package secrets
 
 import (
 	"bytes"
@@ -18,16 +18,16 @@ import (
 // same window of the original; a private key block is tracked across lines,
 // so a window that starts inside one never shows its body. Callers redact
 // the whole text (or stream every line from its start through a
-// lineRedactor) before they page, cap or search it.
+// LineRedactor) before they page, cap or search it.
 
-// redactWindow redacts output that may be a window cut from the middle of
+// RedactWindow redacts output that may be a window cut from the middle of
 // a file Harvey cannot see whole — a diff hunk, a blame range, the tail of a
 // command's output — where a private key's BEGIN line may lie outside the
-// window. On top of redactSecrets, a line that is nothing but key-like
+// window. On top of Redact, a line that is nothing but key-like
 // base64 (40 to 100 characters of mixed case and digits, after a diff
 // marker or a blame prefix) is treated as key material.
-func redactWindow(s string) string {
-	s = redactSecrets(s)
+func RedactWindow(s string) string {
+	s = Redact(s)
 	if !strings.ContainsAny(s, "0123456789") {
 		return s
 	}
@@ -47,7 +47,7 @@ func redactWindow(s string) string {
 			prefix, body = body[:1], body[1:]
 		}
 		if keyLikeBase64(strings.TrimSpace(body)) {
-			lines[i] = prefix + redactedMark + l[len(strings.TrimRight(l, "\r\n")):]
+			lines[i] = prefix + Mark + l[len(strings.TrimRight(l, "\r\n")):]
 			changed = true
 		}
 	}
@@ -163,19 +163,19 @@ const secretKeyRE = `(?:(?:secret|passw(?:or)?d|pwd|api[_\-]?key|access[_\-]?key
 // secretWords are the key names assignPatterns look for (lower case).
 var secretWords = []string{"secret", "pass", "pwd", "key", "token"}
 
-const redactedMark = "[REDACTED secret]"
+const Mark = "[REDACTED secret]"
 
-// redactSecrets redacts a whole text (see lineRedactor).
-func redactSecrets(s string) string {
-	var r lineRedactor
-	return r.text(s)
+// Redact redacts a whole text (see LineRedactor).
+func Redact(s string) string {
+	var r LineRedactor
+	return r.Text(s)
 }
 
-// lineRedactor redacts text fed to it from its start, keeping every
+// LineRedactor redacts text fed to it from its start, keeping every
 // newline. It remembers whether it is inside a private key block, so a
 // window that starts inside one (after observe has seen the lines before
 // it) never shows the block's body.
-type lineRedactor struct{ inKey bool }
+type LineRedactor struct{ inKey bool }
 
 var (
 	keyBeginRE = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`)
@@ -184,7 +184,7 @@ var (
 
 // observe updates the key-block state for a line that is not shown (the
 // lines before a read_file offset).
-func (r *lineRedactor) observe(line string) {
+func (r *LineRedactor) Observe(line string) {
 	if r.inKey {
 		if keyEndRE.MatchString(line) {
 			r.inKey = false
@@ -199,7 +199,7 @@ func (r *lineRedactor) observe(line string) {
 }
 
 // text redacts a run of lines that follows what the redactor has seen.
-func (r *lineRedactor) text(s string) string {
+func (r *LineRedactor) Text(s string) string {
 	if r.inKey || strings.Contains(s, "PRIVATE KEY") {
 		s = r.keyBlocks(s)
 	}
@@ -208,7 +208,7 @@ func (r *lineRedactor) text(s string) string {
 
 // keyBlocks replaces each line of a private key block (BEGIN to END) with
 // the marker.
-func (r *lineRedactor) keyBlocks(s string) string {
+func (r *LineRedactor) keyBlocks(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for s != "" {
@@ -227,9 +227,9 @@ func (r *lineRedactor) keyBlocks(s string) string {
 		case r.inKey:
 			if loc := keyEndRE.FindStringIndex(body); loc != nil {
 				r.inKey = false
-				b.WriteString(redactedMark + body[loc[1]:] + eol)
+				b.WriteString(Mark + body[loc[1]:] + eol)
 			} else {
-				b.WriteString(redactedMark + eol)
+				b.WriteString(Mark + eol)
 			}
 		case strings.Contains(body, "PRIVATE KEY"):
 			loc := keyBeginRE.FindStringIndex(body)
@@ -239,10 +239,10 @@ func (r *lineRedactor) keyBlocks(s string) string {
 			}
 			rest := body[loc[1]:]
 			if end := keyEndRE.FindStringIndex(rest); end != nil {
-				b.WriteString(body[:loc[0]] + redactedMark + rest[end[1]:] + eol)
+				b.WriteString(body[:loc[0]] + Mark + rest[end[1]:] + eol)
 			} else {
 				r.inKey = true
-				b.WriteString(body[:loc[0]] + redactedMark + eol)
+				b.WriteString(body[:loc[0]] + Mark + eol)
 			}
 		default:
 			b.WriteString(line)
@@ -348,7 +348,7 @@ func (r tokenRule) replace(s string) string {
 			continue
 		}
 		b.WriteString(s[prev:from])
-		b.WriteString(redactedMark)
+		b.WriteString(Mark)
 		prev = to
 	}
 	if prev == 0 {
@@ -378,28 +378,31 @@ func secretKeyBefore(line string) bool {
 // its newline).
 const replyPartialMax = 2 << 10
 
-// replyRedactor passes a streamed reply on redacted as whole lines are:
+// ReplyRedactor passes a streamed reply on redacted as whole lines are:
 // a line goes out as it arrives only up to its last space, the line so far
 // redacted whole (the last word, which may be a secret still arriving, is
 // held); a line that names a secret (a key word, a URL's credentials, a
 // private key block) is held to its newline, where a value may still be
 // quoted or end it. flush sends what is held when the reply ends.
-type replyRedactor struct {
+type ReplyRedactor struct {
 	out     io.Writer
-	red     lineRedactor
+	red     LineRedactor
 	line    []byte // the current line as the model wrote it
 	sent    int    // bytes of its redacted form passed on
 	midLine bool   // what went out last ended mid-line
 }
 
-func (r *replyRedactor) Write(p []byte) (int, error) {
+// NewReplyRedactor passes a reply on to out.
+func NewReplyRedactor(out io.Writer) *ReplyRedactor { return &ReplyRedactor{out: out} }
+
+func (r *ReplyRedactor) Write(p []byte) (int, error) {
 	r.line = append(r.line, p...)
 	for {
 		i := bytes.IndexByte(r.line, '\n')
 		if i < 0 {
 			break
 		}
-		if err := r.pass(r.red.text(string(r.line[:i+1]))); err != nil {
+		if err := r.pass(r.red.Text(string(r.line[:i+1]))); err != nil {
 			return 0, err
 		}
 		r.line = append(r.line[:0], r.line[i+1:]...)
@@ -425,7 +428,7 @@ func (r *replyRedactor) Write(p []byte) (int, error) {
 }
 
 // pass writes what of red (the redacted line so far) was not passed yet.
-func (r *replyRedactor) pass(red string) error {
+func (r *ReplyRedactor) pass(red string) error {
 	rest := ""
 	if r.sent < len(red) {
 		rest = red[r.sent:]
@@ -441,8 +444,8 @@ func (r *replyRedactor) pass(red string) error {
 
 // endLine passes on what is held and ends the line it leaves open: what
 // the tools show next starts on a line of its own.
-func (r *replyRedactor) endLine() {
-	r.flush()
+func (r *ReplyRedactor) EndLine() {
+	r.Flush()
 	if r.midLine {
 		io.WriteString(r.out, "\n")
 		r.midLine = false
@@ -450,9 +453,9 @@ func (r *replyRedactor) endLine() {
 }
 
 // flush passes on the held end of the reply.
-func (r *replyRedactor) flush() {
+func (r *ReplyRedactor) Flush() {
 	if len(r.line) > 0 {
-		r.pass(r.red.text(string(r.line)))
+		r.pass(r.red.Text(string(r.line)))
 		r.line, r.sent = r.line[:0], 0
 	}
 }
@@ -551,9 +554,9 @@ var known struct {
 	list []string
 }
 
-// knownSecrets adds secrets the redactor hides by value (shorter than 8
+// Known adds secrets the redactor hides by value (shorter than 8
 // bytes: ignored).
-func knownSecrets(ss ...string) {
+func Known(ss ...string) {
 	known.Lock()
 	defer known.Unlock()
 	for _, s := range ss {
@@ -569,7 +572,7 @@ func redactKnown(s string) string {
 	defer known.RUnlock()
 	for _, k := range known.list {
 		if strings.Contains(s, k) {
-			s = strings.ReplaceAll(s, k, redactedMark)
+			s = strings.ReplaceAll(s, k, Mark)
 		}
 	}
 	return s
