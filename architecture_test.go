@@ -28,7 +28,7 @@ var fileLayers = [][]string{
 	{"sys_linux.go", "sys_other.go", "urls.go", "sys_unix.go", "stdin_linux.go", "stdin_other.go", "spinner.go",
 		"version.go", "text.go", "outputcap.go", "sanitize.go", "ignore.go", "audit.go", "recorder.go",
 		"config.go", "config_merge.go", "config_trust.go", "mcp_config.go", "mcp_cli.go", "hooks.go", "hooks_cli.go",
-		"workspace.go", "paths.go", "fileread.go", "fileops.go", "search.go", "edit.go", "edit_match.go", "edit_meant.go",
+		"workspace.go", "paths.go", "fileread.go", "fileops.go", "search.go",
 		"git.go", "git_filter.go", "git_grep.go",
 		"runner.go", "sandbox.go", "sandbox_view.go", "registry_proxy.go", "git_guard.go", "git_guard_new.go", "git_layout.go", "git_index.go", "workspace_changes.go", "guard_journal.go", "git_replace.go", "idle.go", "agents_guard.go", "workspace_index.go", "index_bounds.go"},
 	// 1: the one gate, approvals and the tools built on them.

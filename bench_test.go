@@ -1,6 +1,6 @@
 // Feature: the speed benchmarks bench/run.sh reports (a tool round, search,
 // listing, a large edit), each beside a peer measured in the same run; spans
-// tool_executor.go, gate.go, search.go, fileops.go and edit.go.
+// tool_executor.go, gate.go, search.go, fileops.go and internal/editmatch.
 package harvey
 
 import (

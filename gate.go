@@ -14,6 +14,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/sandbox"
 
 	"github.com/harvey-agent/harvey/internal/diff"
+	"github.com/harvey-agent/harvey/internal/editmatch"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
@@ -140,7 +141,7 @@ func (g *Gate) editChecked(ctx context.Context, tool, p, oldText, newText string
 		if !exists {
 			return "", "", pathFailed(clean, "no such file (to create it, use an empty old_text)", fs.ErrNotExist)
 		}
-		r, err := applyEditInView(old, oldText, newText, all)
+		r, err := editmatch.ApplyInView(old, oldText, newText, all)
 		if err != nil {
 			if strings.Contains(oldText, "[REDACTED") {
 				err = fmt.Errorf("%w (old_text contains text Harvey redacted: secrets are hidden from you, so choose old_text that does not include them)", err)
@@ -153,13 +154,13 @@ func (g *Gate) editChecked(ctx context.Context, tool, p, oldText, newText string
 
 // editSummary tells the model what changed: where, how the snippet matched,
 // and a short diff (redacted like every file text the model sees).
-func editSummary(name, old string, r *editResult) string {
+func editSummary(name, old string, r *editmatch.Result) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "edited %s: lines %d-%d replaced by lines %d-%d", name, r.OldLines[0], r.OldLines[1], r.NewLines[0], r.NewLines[1])
 	if r.Count > 1 {
 		fmt.Fprintf(&sb, " (and %d more places)", r.Count-1)
 	}
-	if r.Level != levelExact {
+	if r.Level != editmatch.Exact {
 		fmt.Fprintf(&sb, "; matched with %s", r.Level)
 	}
 	if r.Note != "" {

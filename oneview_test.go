@@ -1,7 +1,7 @@
 package harvey
 
 // One view for the model (issue 27), a feature that spans git.go,
-// git_grep.go, edit.go, search.go and internal/secrets: driven through the built
+// git_grep.go, internal/editmatch, search.go and internal/secrets: driven through the built
 // binary by a scripted model, every probe at a redacted secret answers the
 // same for the right guess and a wrong one, and what the model reads never
 // holds the secret.

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/internal/editmatch"
 	"github.com/harvey-agent/harvey/internal/match"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
@@ -53,12 +54,12 @@ func TestRedactionBeforeWindowing(t *testing.T) {
 	if out := res.Text(40); strings.Contains(out, "bodyline") {
 		t.Fatalf("command output window leaked: %q", out)
 	}
-	s := editSummary("notes.txt", strings.Join(lines, "\n")+"\n", &editResult{Text: strings.Replace(strings.Join(lines, "\n")+"\n", body[1], "changed", 1), OldLines: [2]int{5, 5}, NewLines: [2]int{5, 5}})
+	s := editSummary("notes.txt", strings.Join(lines, "\n")+"\n", &editmatch.Result{Text: strings.Replace(strings.Join(lines, "\n")+"\n", body[1], "changed", 1), OldLines: [2]int{5, 5}, NewLines: [2]int{5, 5}})
 	if strings.Contains(s, "bodyline") {
 		t.Fatalf("edit diff leaked: %s", s)
 	}
 	// The edit miss hint shows a window of the file.
-	_, err = applyEdit(strings.Join(lines, "\n")+"\n", "bodyline2XyZ0123456789abcdefABCDEX", "x", false)
+	_, err = editmatch.Apply(strings.Join(lines, "\n")+"\n", "bodyline2XyZ0123456789abcdefABCDEX", "x", false)
 	if err == nil || strings.Contains(err.Error(), "bodyline") {
 		t.Fatalf("edit miss hint leaked: %v", err)
 	}

@@ -187,8 +187,3 @@ func isYes(ans string) bool {
 	a := strings.ToLower(strings.TrimSpace(ans))
 	return a == "y" || a == "yes"
 }
-
-// isWordByte reports an ASCII letter, digit or underscore.
-func isWordByte(c byte) bool {
-	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
-}

@@ -1,4 +1,4 @@
-package harvey
+package editmatch
 
 import (
 	"regexp"
@@ -380,4 +380,9 @@ func lenientFind(content, old string) []span {
 		out = append(out, span{from[sp.start], to[sp.end-1]})
 	}
 	return out
+}
+
+// isWordByte reports an ASCII letter, digit or underscore.
+func isWordByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }

@@ -1,4 +1,4 @@
-package harvey
+package editmatch
 
 import (
 	"fmt"
@@ -35,21 +35,21 @@ func splitElided(text string) (pieces []string, ok bool) {
 	return append(pieces, cur.String()), ok
 }
 
-// levelElided and levelAnchored extend editLevel for the last resorts.
+// Elided and Anchored extend Level for the last resorts.
 const (
-	levelElided editLevel = iota + 100
-	levelAnchored
+	Elided Level = iota + 100
+	Anchored
 )
 
 // applyMeant tries the last resorts in turn; done says an answer (a result
 // or a refusal that says what to send) was reached.
-func applyMeant(e *normalEdit, oldText, newText string, replaceAll bool) (*editResult, bool, error) {
+func applyMeant(e *normalEdit, oldText, newText string, replaceAll bool) (*Result, bool, error) {
 	content := e.content
 	if r, done, err := applyElided(content, oldText, newText, replaceAll); done {
 		return r, true, err
 	}
 	if o, n, ok := unescapeQuotes(oldText, newText); ok {
-		if r, err := applyEdit(content, o, n, replaceAll); err == nil {
+		if r, err := Apply(content, o, n, replaceAll); err == nil {
 			r.Note = strings.TrimPrefix(r.Note+"; "+`old_text's \" and \' were read as quotes (as in new_text)`, "; ")
 			return r, true, nil
 		}
@@ -64,18 +64,18 @@ func applyMeant(e *normalEdit, oldText, newText string, replaceAll bool) (*editR
 // new_text must elide at the same places, and each piece between them is
 // an edit of its own that must match exactly one place, the pieces in
 // order and apart. The file keeps the elided lines.
-func applyElided(content, oldText, newText string, replaceAll bool) (*editResult, bool, error) {
+func applyElided(content, oldText, newText string, replaceAll bool) (*Result, bool, error) {
 	olds, ok := splitElided(oldText)
 	if !ok {
 		return nil, false, nil
 	}
 	news, _ := splitElided(newText)
 	if len(news) != len(olds) {
-		return nil, true, &editError{fmt.Sprintf("old_text leaves lines out with ... %d times and new_text %d times: use ... at the same places in both (the lines it stands for are kept), or copy the lines in full",
+		return nil, true, &Error{fmt.Sprintf("old_text leaves lines out with ... %d times and new_text %d times: use ... at the same places in both (the lines it stands for are kept), or copy the lines in full",
 			len(olds)-1, len(news)-1)}
 	}
 	if replaceAll {
-		return nil, true, &editError{"old_text leaves lines out with ...: it cannot be combined with replace_all; copy the lines in full"}
+		return nil, true, &Error{"old_text leaves lines out with ...: it cannot be combined with replace_all; copy the lines in full"}
 	}
 	var spans []span
 	repl := map[int]string{}
@@ -83,25 +83,25 @@ func applyElided(content, oldText, newText string, replaceAll bool) (*editResult
 		o, n := olds[k], news[k]
 		if strings.TrimSpace(o) == "" {
 			if strings.TrimSpace(n) != "" {
-				return nil, true, &editError{"new_text adds lines where old_text has only ...: say where they go with a line of the file before them in old_text"}
+				return nil, true, &Error{"new_text adds lines where old_text has only ...: say where they go with a line of the file before them in old_text"}
 			}
 			continue
 		}
-		r, err := applyEdit(content, o, n, false)
+		r, err := Apply(content, o, n, false)
 		if err != nil {
-			return nil, true, &editError{fmt.Sprintf("old_text's piece %d of %d (between the ... lines): %v", k+1, len(olds), err)}
+			return nil, true, &Error{fmt.Sprintf("old_text's piece %d of %d (between the ... lines): %v", k+1, len(olds), err)}
 		}
 		sp := r.spans[0]
 		if len(spans) > 0 && sp.start < spans[len(spans)-1].end {
-			return nil, true, &editError{fmt.Sprintf("old_text's pieces between the ... lines are not in the file's order (piece %d comes before piece %d): copy them as the file has them", k+1, k)}
+			return nil, true, &Error{fmt.Sprintf("old_text's pieces between the ... lines are not in the file's order (piece %d comes before piece %d): copy them as the file has them", k+1, k)}
 		}
 		spans = append(spans, sp)
 		repl[sp.start] = r.inserted[0]
 	}
 	if len(spans) == 0 {
-		return nil, true, &editError{"old_text is only ... lines: give the text to replace"}
+		return nil, true, &Error{"old_text is only ... lines: give the text to replace"}
 	}
-	r, err := finishEdit(content, spans, levelElided, true, func(s span) string { return repl[s.start] })
+	r, err := finishEdit(content, spans, Elided, true, func(s span) string { return repl[s.start] })
 	return r, true, err
 }
 
@@ -122,7 +122,7 @@ func unescapeQuotes(oldText, newText string) (string, string, bool) {
 // as many of them the same as different. The block must be the only one
 // so; it is replaced whole, and the result says which lines differed (the
 // diff shows them).
-func applyAnchored(e *normalEdit, replaceAll bool) (*editResult, bool, error) {
+func applyAnchored(e *normalEdit, replaceAll bool) (*Result, bool, error) {
 	n := len(e.snip)
 	if n < 5 || replaceAll || n > len(e.lines) {
 		return nil, false, nil
@@ -163,14 +163,14 @@ func applyAnchored(e *normalEdit, replaceAll bool) (*editResult, bool, error) {
 		return nil, false, nil
 	case 1:
 	default:
-		return nil, true, &editError{fmt.Sprintf("old_text was not found as written; its first and last lines match %d places (lines %s) with other lines between: copy old_text from the file as it is",
+		return nil, true, &Error{fmt.Sprintf("old_text was not found as written; its first and last lines match %d places (lines %s) with other lines between: copy old_text from the file as it is",
 			len(found), lineNumbers(found))}
 	}
 	r, err := e.byIndent([]int{found[0] - 1}, false)
 	if err != nil {
 		return nil, true, err
 	}
-	r.Level = levelAnchored
+	r.Level = Anchored
 	what := "line %s of the file differed from old_text and was replaced as well: check the diff"
 	if len(differs) > 1 {
 		what = "lines %s of the file differed from old_text and were replaced as well: check the diff"

@@ -1,4 +1,19 @@
-package harvey
+// Package editmatch is edit_file's matching: where old_text is in a file,
+// and the file with new_text in its place (Apply; ApplyInView over the
+// redacted view the model was shown, applied to the real bytes).
+//
+// edit_file's matching pipeline (after seed 002, section 六): find old_text
+// in a file at the first of four levels that gives exactly one match, from
+// strict to lenient. Each level only tolerates a way small models mis-copy a
+// snippet (CRLF, stray blank space around it, indentation drift); none of
+// them guesses between candidates. More than one match is an error that
+// asks for more context; none is an error that shows the closest region.
+//
+// The Result says how it matched (its Level), where, and what the model
+// must know; an *Error is a failed match, its message for the model (the
+// closest region, redacted). It knows nothing of the workspace: the gate
+// reads the file and writes the result.
+package editmatch
 
 import (
 	"fmt"
@@ -8,39 +23,32 @@ import (
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
-// edit_file's matching pipeline (after seed 002, section 六): find old_text
-// in a file at the first of four levels that gives exactly one match, from
-// strict to lenient. Each level only tolerates a way small models mis-copy a
-// snippet (CRLF, stray blank space around it, indentation drift); none of
-// them guesses between candidates. More than one match is an error that
-// asks for more context; none is an error that shows the closest region.
-
-// editLevel names how a snippet matched, for the result shown to the model.
-type editLevel int
+// Level names how a snippet matched, for the result shown to the model.
+type Level int
 
 const (
-	levelExact editLevel = iota + 1
-	levelLineEndings
-	levelTrimmed
-	levelIndent
-	levelLenient
+	Exact Level = iota + 1
+	LineEndings
+	Trimmed
+	Indent
+	Lenient
 )
 
-func (l editLevel) String() string {
+func (l Level) String() string {
 	switch l {
-	case levelExact:
+	case Exact:
 		return "exact"
-	case levelLineEndings:
+	case LineEndings:
 		return "line endings normalised"
-	case levelTrimmed:
+	case Trimmed:
 		return "surrounding blank space ignored"
-	case levelIndent:
+	case Indent:
 		return "indentation ignored"
-	case levelLenient:
+	case Lenient:
 		return "spacing, blank lines and typographic punctuation ignored"
-	case levelElided:
+	case Elided:
 		return "the lines old_text left out with ... kept as they are"
-	case levelAnchored:
+	case Anchored:
 		return "its first and last lines as anchors"
 	}
 	return "?"
@@ -49,10 +57,10 @@ func (l editLevel) String() string {
 // span is a byte range [start, end) of the original file.
 type span struct{ start, end int }
 
-// editResult is the outcome of a successful match and replacement.
-type editResult struct {
+// Result is the outcome of a successful match and replacement.
+type Result struct {
 	Text      string // the new file content
-	Level     editLevel
+	Level     Level
 	Count     int      // replacements made
 	FirstLine int      // 1-based line of the first replacement in the old file
 	OldLines  [2]int   // first and last line replaced (old file), first match
@@ -62,24 +70,24 @@ type editResult struct {
 	inserted  []string // replacement text per span
 }
 
-// editError is a failed match: the message for the model.
-type editError struct{ msg string }
+// Error is a failed match: the message for the model.
+type Error struct{ msg string }
 
-func (e *editError) Error() string { return e.msg }
+func (e *Error) Error() string { return e.msg }
 
-// applyEditInView is edit_file's matching over the model's view of the
+// ApplyInView is edit_file's matching over the model's view of the
 // file: old_text is found in the redacted text (the only text the model was
 // shown), so whether it is found, where, how many times, and whether the
 // edit changes anything never depend on a hidden byte — a guess at a secret
 // is "not found" whether it is right or wrong. The edit is then applied to
 // the real bytes at the same places. An edit that would touch a line
 // redaction changed is refused: the model cannot know what it would replace.
-func applyEditInView(content, oldText, newText string, replaceAll bool) (*editResult, error) {
+func ApplyInView(content, oldText, newText string, replaceAll bool) (*Result, error) {
 	view := secrets.Redact(content)
 	if view == content {
-		return applyEdit(content, oldText, newText, replaceAll)
+		return Apply(content, oldText, newText, replaceAll)
 	}
-	r, err := applyEdit(view, oldText, newText, replaceAll)
+	r, err := Apply(view, oldText, newText, replaceAll)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +114,7 @@ func applyEditInView(content, oldText, newText string, replaceAll bool) (*editRe
 			ok1 = viewLines[i] == rawLines[i]
 		}
 		if !ok1 || !ok2 {
-			return nil, &editError{fmt.Sprintf("old_text covers line %d, which holds text Harvey redacted: secrets are hidden from you, so edit around that line (old_text and new_text without it)",
+			return nil, &Error{fmt.Sprintf("old_text covers line %d, which holds text Harvey redacted: secrets are hidden from you, so edit around that line (old_text and new_text without it)",
 				strings.Count(view[:sp.start], "\n")+1)}
 		}
 		spans[k] = span{start, end}
@@ -138,16 +146,16 @@ func lineStarts(lines []string) []int {
 	return out
 }
 
-// applyEdit finds oldText in content and replaces it with newText. With
+// Apply finds oldText in content and replaces it with newText. With
 // replaceAll every match of the first level that matches is replaced;
 // otherwise that level must match exactly once.
-func applyEdit(content, oldText, newText string, replaceAll bool) (*editResult, error) {
+func Apply(content, oldText, newText string, replaceAll bool) (*Result, error) {
 	if oldText == "" {
-		return nil, &editError{"old_text is empty: give the exact text to replace (empty old_text only creates a new file)"}
+		return nil, &Error{"old_text is empty: give the exact text to replace (empty old_text only creates a new file)"}
 	}
 	// Level 1: the bytes as given.
 	if spans := findAll(content, oldText); len(spans) > 0 {
-		return finishEdit(content, spans, levelExact, replaceAll, func(span) string { return newText })
+		return finishEdit(content, spans, Exact, replaceAll, func(span) string { return newText })
 	}
 	if r, done, err := applyRewritten(content, oldText, newText, replaceAll); done {
 		return r, err
@@ -155,14 +163,14 @@ func applyEdit(content, oldText, newText string, replaceAll bool) (*editResult, 
 	// Level 2: CRLF and LF treated alike, on both sides.
 	e := newNormalEdit(content, oldText, newText)
 	if spans := findAll(e.norm, e.oldN); len(spans) > 0 {
-		return finishEdit(content, mapSpans(spans, e.toOrig), levelLineEndings, replaceAll,
+		return finishEdit(content, mapSpans(spans, e.toOrig), LineEndings, replaceAll,
 			func(span) string { return e.withEOL(e.newN) })
 	}
 	// Level 3: blank space around the snippet trimmed (on both sides, so the
 	// replacement lands where the trimmed snippet starts).
 	oldT := strings.TrimSpace(e.oldN)
 	if oldT == "" {
-		return nil, &editError{"old_text is only blank space: give the text to replace"}
+		return nil, &Error{"old_text is only blank space: give the text to replace"}
 	}
 	if oldT != e.oldN {
 		if spans := atTokenBoundaries(e.norm, findAll(e.norm, oldT)); len(spans) > 0 {
@@ -170,7 +178,7 @@ func applyEdit(content, oldText, newText string, replaceAll bool) (*editResult, 
 				return nil, err
 			}
 			newT := strings.TrimSpace(e.newN)
-			return finishEdit(content, mapSpans(spans, e.toOrig), levelTrimmed, replaceAll,
+			return finishEdit(content, mapSpans(spans, e.toOrig), Trimmed, replaceAll,
 				func(span) string { return e.withEOL(newT) })
 		}
 	}
@@ -193,7 +201,7 @@ func applyEdit(content, oldText, newText string, replaceAll bool) (*editResult, 
 	}
 	// The hint shows a window of the file: found in the redacted file
 	// (redaction keeps lines), never a window redacted on its own.
-	return nil, &editError{"old_text was not found" + closestRegion(splitKeepEOL(secrets.Redact(e.norm)), e.snip)}
+	return nil, &Error{"old_text was not found" + closestRegion(splitKeepEOL(secrets.Redact(e.norm)), e.snip)}
 }
 
 // partOfLine refuses a match found only with blank space ignored that does
@@ -210,7 +218,7 @@ func partOfLine(s string, spans []span) error {
 		before, after := s[lineStart:sp.start], s[sp.end:lineEnd]
 		if strings.TrimSpace(before) != "" || strings.TrimSpace(after) != "" {
 			line := strings.Count(s[:sp.start], "\n") + 1
-			return &editError{fmt.Sprintf("old_text matches only part of line %d once blank space is ignored (other text stands beside it on that line): send whole lines exactly as the file has them (read_file shows them)", line)}
+			return &Error{fmt.Sprintf("old_text matches only part of line %d once blank space is ignored (other text stands beside it on that line): send whole lines exactly as the file has them (read_file shows them)", line)}
 		}
 	}
 	return nil
@@ -222,19 +230,19 @@ func partOfLine(s string, spans []span) error {
 // line with \n, \t, \" where the file has line breaks, as a model that
 // escaped its JSON twice sends it) read — only when new_text is written
 // the same way. done says an answer was reached.
-func applyRewritten(content, oldText, newText string, replaceAll bool) (*editResult, bool, error) {
+func applyRewritten(content, oldText, newText string, replaceAll bool) (*Result, bool, error) {
 	if o, n, ok := unwrapSnippet(oldText, newText); ok {
-		if r, err := applyEdit(content, o, n, replaceAll); err == nil {
+		if r, err := Apply(content, o, n, replaceAll); err == nil {
 			return r, true, nil
 		}
 	}
 	if o, n, why := unescapeSnippet(oldText, newText); o != "" {
-		if r, err := applyEdit(content, o, n, replaceAll); err == nil {
+		if r, err := Apply(content, o, n, replaceAll); err == nil {
 			return r, true, nil
 		}
 	} else if why != "" {
-		if _, err := applyEdit(content, unescapeText(oldText), oldText, false); err == nil {
-			return nil, true, &editError{why}
+		if _, err := Apply(content, unescapeText(oldText), oldText, false); err == nil {
+			return nil, true, &Error{why}
 		}
 	}
 	return nil, false, nil
@@ -291,7 +299,7 @@ func (e *normalEdit) withEOL(s string) string {
 
 // byIndent replaces the line windows that matched without indentation,
 // re-indenting new_text to each window's own indentation.
-func (e *normalEdit) byIndent(windows []int, replaceAll bool) (*editResult, error) {
+func (e *normalEdit) byIndent(windows []int, replaceAll bool) (*Result, error) {
 	newLines := e.newLines()
 	var spans []span
 	repl := map[int]string{}
@@ -307,11 +315,11 @@ func (e *normalEdit) byIndent(windows []int, replaceAll bool) (*editResult, erro
 		}
 		repl[s.start] = e.withEOL(text)
 	}
-	return finishEdit(e.content, spans, levelIndent, replaceAll, func(s span) string { return repl[s.start] })
+	return finishEdit(e.content, spans, Indent, replaceAll, func(s span) string { return repl[s.start] })
 }
 
 // lenient replaces what the lenient matcher found.
-func (e *normalEdit) lenient(spans []span, replaceAll bool) (*editResult, error) {
+func (e *normalEdit) lenient(spans []span, replaceAll bool) (*Result, error) {
 	newT := strings.TrimSpace(e.newN)
 	repl := map[int]string{}
 	for i, sp := range spans {
@@ -323,7 +331,7 @@ func (e *normalEdit) lenient(spans []span, replaceAll bool) (*editResult, error)
 			repl[e.toOrig(start)] = e.withEOL(strings.TrimSuffix(reindent(w, e.snip, e.newLines(), detectUnit(e.lines)), "\n"))
 		}
 	}
-	return finishEdit(e.content, mapSpans(spans, e.toOrig), levelLenient, replaceAll,
+	return finishEdit(e.content, mapSpans(spans, e.toOrig), Lenient, replaceAll,
 		func(s span) string {
 			if r, ok := repl[s.start]; ok {
 				return r
@@ -332,17 +340,17 @@ func (e *normalEdit) lenient(spans []span, replaceAll bool) (*editResult, error)
 		})
 }
 
-func finishEdit(content string, spans []span, level editLevel, replaceAll bool, repl func(span) string) (*editResult, error) {
+func finishEdit(content string, spans []span, level Level, replaceAll bool, repl func(span) string) (*Result, error) {
 	if len(spans) > 1 && !replaceAll {
 		n := fmt.Sprint(len(spans))
 		if len(spans) >= maxMatches {
 			n = "more than " + n
 		}
-		return nil, &editError{fmt.Sprintf("old_text matches %s places (%s; at lines %s): include more surrounding lines so it matches exactly one, or set replace_all",
+		return nil, &Error{fmt.Sprintf("old_text matches %s places (%s; at lines %s): include more surrounding lines so it matches exactly one, or set replace_all",
 			n, level, lineList(content, spans))}
 	}
 	spans = nonOverlapping(spans)
-	r := &editResult{Level: level, Count: len(spans), spans: spans}
+	r := &Result{Level: level, Count: len(spans), spans: spans}
 	size := len(content)
 	for _, s := range spans {
 		ins := repl(s)
