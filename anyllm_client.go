@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/textcalls"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/mozilla-ai/any-llm-go/providers/anthropic"
 	"github.com/mozilla-ai/any-llm-go/providers/deepseek"
@@ -19,8 +20,6 @@ import (
 	"github.com/mozilla-ai/any-llm-go/providers/llamafile"
 	"github.com/mozilla-ai/any-llm-go/providers/mistral"
 	"github.com/mozilla-ai/any-llm-go/providers/openai"
-
-	"github.com/harvey-agent/harvey/internal/textcalls"
 )
 
 // AnyLLMClient wraps an any-llm-go provider for everything but Ollama:

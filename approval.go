@@ -11,6 +11,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/diff"
 	"github.com/harvey-agent/harvey/internal/lineedit"
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // LineReader reads lines from the input (REPL prompts, approvals, menus).
@@ -263,7 +264,7 @@ func (t *terminalAsker) ask(ctx context.Context, r approvalRequest, d decision) 
 		return t.askYes(r), nil
 	}
 	head := r.action
-	fmt.Fprintf(t.tm.Err, "%s %s\n", t.tm.colorize("33", "?"), sanitizeForTerminal(head))
+	fmt.Fprintf(t.tm.Err, "%s %s\n", t.tm.colorize("33", "?"), termtext.Sanitize(head))
 	if r.change != nil {
 		t.preview(changeDiff(r.change))
 	}
@@ -296,7 +297,7 @@ func (t *terminalAsker) ask(ctx context.Context, r approvalRequest, d decision) 
 
 // askYes is the sandbox's question: only "yes" answers it.
 func (t *terminalAsker) askYes(r approvalRequest) answer {
-	fmt.Fprintf(t.tm.Err, "%s the sandbox blocked: %s\n  %s\n", t.tm.colorize("33", "!"), sanitizeForTerminal(r.action), sanitizeForTerminal(r.note))
+	fmt.Fprintf(t.tm.Err, "%s the sandbox blocked: %s\n  %s\n", t.tm.colorize("33", "!"), termtext.Sanitize(r.action), termtext.Sanitize(r.note))
 	ans, err := t.tm.In.Ask(r.question)
 	if err != nil || strings.ToLower(strings.TrimSpace(ans)) != "yes" {
 		return answer{}
@@ -343,7 +344,7 @@ func (t *terminalAsker) preview(diff string) {
 	if diff == "" {
 		return
 	}
-	lines := strings.Split(strings.TrimRight(sanitizeForTerminal(diff), "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(termtext.Sanitize(diff), "\n"), "\n")
 	more := 0
 	if len(lines) > maxPreviewLines {
 		lines, more = lines[:maxPreviewLines], len(lines)-maxPreviewLines
@@ -352,7 +353,7 @@ func (t *terminalAsker) preview(diff string) {
 		fmt.Fprintln(t.tm.Err, "  "+colorDiffLine(t.tm.colorize, line))
 	}
 	if more > 0 {
-		fmt.Fprintf(t.tm.Err, "  ... (%s not shown)\n", plural(more, "more diff line"))
+		fmt.Fprintf(t.tm.Err, "  ... (%s not shown)\n", termtext.Plural(more, "more diff line"))
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"io"
 	"sync"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // AuditCapacity is the number of events the audit ring buffer keeps.
@@ -115,7 +117,7 @@ func (a *AuditBuffer) Print(w io.Writer, n int) {
 		if e.Duration > 0 {
 			dur = " (" + e.Duration.Round(time.Millisecond).String() + ")"
 		}
-		fmt.Fprintf(w, "%s  %-8s %-16s %s%s\n", e.Time.Format("15:04:05"), e.Outcome, e.Action, sanitizeForTerminal(e.Details), dur)
+		fmt.Fprintf(w, "%s  %-8s %-16s %s%s\n", e.Time.Format("15:04:05"), e.Outcome, e.Action, termtext.Sanitize(e.Details), dur)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // The backend: the current model's client and what the session learnt
@@ -180,9 +182,9 @@ func (be *backend) contextFill(used, window int) string {
 		n = be.numCtx()
 	}
 	if n <= 0 {
-		return fmt.Sprintf("~%s tokens", kilo(used))
+		return fmt.Sprintf("~%s tokens", termtext.Kilo(used))
 	}
-	return fmt.Sprintf("~%s of %s tokens (%d%%)", kilo(used), kilo(n), used*100/n)
+	return fmt.Sprintf("~%s of %s tokens (%d%%)", termtext.Kilo(used), termtext.Kilo(n), used*100/n)
 }
 
 // recordStats keeps a rolling window of the last 5 turns.

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/harvey-agent/harvey/internal/gitargs"
-
 	"github.com/harvey-agent/harvey/internal/coerce"
+	"github.com/harvey-agent/harvey/internal/gitargs"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // The built-in tools. Descriptions are short on purpose: every token of
@@ -183,7 +183,7 @@ func (t *builtinTools) readFile(ctx context.Context, g gateOps, call callScope, 
 	if err != nil {
 		return toolResult{}, err
 	}
-	sum := plural(rr.Lines, "line")
+	sum := termtext.Plural(rr.Lines, "line")
 	if rr.Binary {
 		sum = rr.Text
 	} else if rr.NextLine > 0 {
@@ -210,7 +210,7 @@ func (t *builtinTools) editFile(ctx context.Context, g gateOps, _ callScope, in 
 
 func (t *builtinTools) listFiles(ctx context.Context, g gateOps, call callScope, in listArgs) (toolResult, error) {
 	text, n, err := g.capped(call.maxOut).listChecked(ctx, cmp.Or(in.Path, "."))
-	return toolResult{Text: text, Summary: plural(n, "entry")}, err
+	return toolResult{Text: text, Summary: termtext.Plural(n, "entry")}, err
 }
 
 func (t *builtinTools) searchFiles(ctx context.Context, g gateOps, call callScope, in searchArgs) (toolResult, error) {
@@ -225,7 +225,7 @@ type findArgs struct {
 
 func (t *builtinTools) findCode(ctx context.Context, g gateOps, call callScope, in findArgs) (toolResult, error) {
 	text, n, err := g.capped(call.maxOut).findChecked(ctx, in.Question)
-	sum := plural(n, "piece") + " found"
+	sum := termtext.Plural(n, "piece") + " found"
 	if n == 0 {
 		sum = "nothing found"
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
-
+	"github.com/harvey-agent/harvey/internal/termtext"
 	"golang.org/x/sys/unix"
 )
 
@@ -256,8 +256,8 @@ func (a *Agent) runHeadless(ctx context.Context, lines []string, echo bool, stde
 			break
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "harvey: %s\n", oneLine(err.Error()))
-			a.events.fail(oneLine(err.Error()))
+			fmt.Fprintf(stderr, "harvey: %s\n", termtext.OneLine(err.Error()))
+			a.events.fail(termtext.OneLine(err.Error()))
 			status = 1
 		}
 		if ctx.Err() != nil {
@@ -265,8 +265,8 @@ func (a *Agent) runHeadless(ctx context.Context, lines []string, echo bool, stde
 		}
 	}
 	if n := a.approvals.refusedN; n > 0 {
-		fmt.Fprintf(stderr, "harvey: %s not approved (a headless run asks nobody; --yes approves writes and commands)\n", plural(n, "action"))
-		a.events.fail(plural(n, "action") + " not approved (a headless run asks nobody; --yes approves writes and commands)")
+		fmt.Fprintf(stderr, "harvey: %s not approved (a headless run asks nobody; --yes approves writes and commands)\n", termtext.Plural(n, "action"))
+		a.events.fail(termtext.Plural(n, "action") + " not approved (a headless run asks nobody; --yes approves writes and commands)")
 		if status == 0 {
 			status = 3
 		}
@@ -370,13 +370,13 @@ func toolsCommand(args []string, stdout, stderr io.Writer) int {
 	defer ws.Close()
 	tools, problems := loadUserTools(ws, builtinToolName)
 	for _, t := range tools {
-		fmt.Fprintf(stdout, "ok      %s (%s, %d parameters): %s\n", t.File, t.Effect, len(t.Params), quoteArgv(t.Command))
+		fmt.Fprintf(stdout, "ok      %s (%s, %d parameters): %s\n", t.File, t.Effect, len(t.Params), termtext.QuoteArgv(t.Command))
 	}
 	for _, p := range problems {
-		fmt.Fprintf(stdout, "problem %s\n", sanitizeForTerminal(p.Error()))
+		fmt.Fprintf(stdout, "problem %s\n", termtext.Sanitize(p.Error()))
 	}
 	if len(problems) > 0 {
-		fmt.Fprintf(stderr, "harvey: %s in tool files\n", plural(len(problems), "problem"))
+		fmt.Fprintf(stderr, "harvey: %s in tool files\n", termtext.Plural(len(problems), "problem"))
 		return 1
 	}
 	if len(tools) == 0 {
@@ -423,7 +423,7 @@ func mcpCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if cerr != nil {
 		fmt.Fprintf(stderr, "harvey: %v\n", cerr)
 	}
-	a := newAgent(ws, cf, newLineReader(strings.NewReader("")), &termWriter{w: stdout}, &termWriter{w: stderr})
+	a := newAgent(ws, cf, newLineReader(strings.NewReader("")), &termtext.Writer{W: stdout}, &termtext.Writer{W: stderr})
 	defer a.Close()
 	a.confirmWorkspaceConfig(a.Config, a.Workspace) // headless: a workspace's servers are not started unconfirmed
 	a.startMCP(ctx)

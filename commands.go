@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // Command is a slash command.
@@ -194,15 +196,15 @@ func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
 			return fmt.Errorf("no command /%s; try /help", name)
 		}
 		width := a.termWidth()
-		fmt.Fprint(out, wrapText(c.Usage, width, ""))
-		fmt.Fprint(out, wrapText(c.Summary, width, "  "))
+		fmt.Fprint(out, termtext.Wrap(c.Usage, width, ""))
+		fmt.Fprint(out, termtext.Wrap(c.Summary, width, "  "))
 		// Help text is laid out in lines; a line too wide for the
 		// terminal is wrapped on its own.
 		for _, l := range strings.Split(strings.TrimPrefix(c.Help, "\n"), "\n") {
 			if width == 0 || len([]rune(l))+2 <= width {
 				fmt.Fprintf(out, "  %s\n", l)
 			} else {
-				fmt.Fprint(out, wrapText(l, width, "  "))
+				fmt.Fprint(out, termtext.Wrap(l, width, "  "))
 			}
 		}
 		if len(c.Aliases) > 0 {
@@ -211,14 +213,14 @@ func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		return nil
 	}
 	width := a.termWidth()
-	fmt.Fprint(out, wrapText("Type a request for the model, or a command:", width, ""))
+	fmt.Fprint(out, termtext.Wrap("Type a request for the model, or a command:", width, ""))
 	line := func(usage, summary string) {
 		switch {
 		case width > 0 && width < 2+44+1+len(summary):
 			// A narrow terminal: the usage, then the summary under it,
 			// each wrapped to the width.
-			fmt.Fprint(out, wrapHanging(usage, width, "  ", "    "))
-			fmt.Fprint(out, wrapText(summary, width, "      "))
+			fmt.Fprint(out, termtext.WrapHanging(usage, width, "  ", "    "))
+			fmt.Fprint(out, termtext.Wrap(summary, width, "      "))
 		case len(usage) > 44: // a long usage gets its own line
 			fmt.Fprintf(out, "  %s\n  %-44s %s\n", usage, "", summary)
 		default:
@@ -252,7 +254,7 @@ func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
 			line(a.commands[n].Usage, a.commands[n].Summary)
 		}
 	}
-	fmt.Fprint(out, wrapText("\nCtrl-C stops a reply or a command, or drops the line you are typing (at a question: answers no); Ctrl-D or /exit leaves. /help CMD explains a command.", width, ""))
+	fmt.Fprint(out, termtext.Wrap("\nCtrl-C stops a reply or a command, or drops the line you are typing (at a question: answers no); Ctrl-D or /exit leaves. /help CMD explains a command.", width, ""))
 	return nil
 }
 
@@ -286,7 +288,7 @@ func cmdStatus(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 		}
 	}
 	fmt.Fprintf(out, "context:     %s\n", a.contextFill(estimateTokens(a.History)+a.schemaTokens(&a.toolSet, a.toolMode()), a.numCtx()))
-	fmt.Fprintf(out, "history:     %s\n", plural(len(a.History), "message"))
+	fmt.Fprintf(out, "history:     %s\n", termtext.Plural(len(a.History), "message"))
 	instr := "none (HARVEY.md or AGENTS.md in the workspace are read at start)"
 	if len(a.instructions) > 0 {
 		instr = strings.Join(a.instructions, ", ")
@@ -330,7 +332,7 @@ func cmdRead(ctx context.Context, a *Agent, args []string, out io.Writer) error 
 			continue
 		}
 		a.addContext("/read "+rr.Path, rr.Text)
-		note := plural(rr.Lines, "line")
+		note := termtext.Plural(rr.Lines, "line")
 		if rr.Binary {
 			note = rr.Text
 		} else if rr.Truncated {
@@ -395,7 +397,7 @@ func cmdRunLine(ctx context.Context, a *Agent, line string, out io.Writer) error
 	if res.Err != nil && !errors.Is(res.Err, context.Canceled) {
 		return res.Err // said once, as the error
 	}
-	fmt.Fprintln(out, sanitizeForTerminal(strings.Join(append([]string{res.status()}, res.notes()...), "\n")))
+	fmt.Fprintln(out, termtext.Sanitize(strings.Join(append([]string{res.status()}, res.notes()...), "\n")))
 	return nil
 }
 
@@ -415,7 +417,7 @@ func cmdSearch(ctx context.Context, a *Agent, args []string, out io.Writer) erro
 		}
 		return err
 	}
-	fmt.Fprintln(out, sanitizeForTerminal(text))
+	fmt.Fprintln(out, termtext.Sanitize(text))
 	a.addContext("/search "+strings.Join(args, " "), text)
 	return nil
 }
@@ -429,7 +431,7 @@ func cmdFiles(ctx context.Context, a *Agent, args []string, out io.Writer) error
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(out, sanitizeForTerminal(strings.TrimRight(text, "\n")))
+	fmt.Fprintln(out, termtext.Sanitize(strings.TrimRight(text, "\n")))
 	return nil
 }
 
@@ -441,7 +443,7 @@ func cmdGit(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	for _, l := range strings.Split(sanitizeForTerminal(strings.TrimRight(text, "\n")), "\n") {
+	for _, l := range strings.Split(termtext.Sanitize(strings.TrimRight(text, "\n")), "\n") {
 		fmt.Fprintln(out, colorDiffLine(a.colorize, l))
 	}
 	a.addContext("/git "+strings.Join(args, " "), text)
@@ -526,22 +528,22 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 		case err != nil:
 			errs = append(errs, err.Error())
 		case fc == nil:
-			fmt.Fprintf(out, "  %s is unchanged\n", sanitizeForTerminal(quotePath(b.Path)))
+			fmt.Fprintf(out, "  %s is unchanged\n", termtext.Sanitize(termtext.QuotePath(b.Path)))
 		default:
 			plans = append(plans, fc)
-			fmt.Fprintf(out, "%s\n", sanitizeForTerminal(fc.action))
-			for _, line := range strings.SplitAfter(strings.TrimSuffix(sanitizeForTerminal(changeDiff(fc)), "\n"), "\n") {
+			fmt.Fprintf(out, "%s\n", termtext.Sanitize(fc.action))
+			for _, line := range strings.SplitAfter(strings.TrimSuffix(termtext.Sanitize(changeDiff(fc)), "\n"), "\n") {
 				fmt.Fprintf(out, "  %s", strings.TrimSuffix(line, "\n")+"\n")
 			}
 		}
 	}
 	for _, e := range errs {
-		fmt.Fprintf(out, "  not written: %s\n", sanitizeForTerminal(e))
+		fmt.Fprintf(out, "  not written: %s\n", termtext.Sanitize(e))
 	}
 	if len(plans) > 0 {
 		// The one approval (approval.go): y, n, always for /apply; headless
 		// it is refused unless --yes, counted like every other refusal.
-		err := a.gate.confirm(ctx, "/apply", "write "+plural(len(plans), "file")+" shown above")
+		err := a.gate.confirm(ctx, "/apply", "write "+termtext.Plural(len(plans), "file")+" shown above")
 		if err != nil && a.Interactive && ctx.Err() == nil {
 			fmt.Fprintln(out, "nothing written")
 			return nil
@@ -556,7 +558,7 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 			errs = append(errs, err.Error())
 			continue
 		}
-		fmt.Fprintln(out, sanitizeForTerminal(msg))
+		fmt.Fprintln(out, termtext.Sanitize(msg))
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
@@ -594,7 +596,7 @@ func cmdContext(ctx context.Context, a *Agent, args []string, out io.Writer) err
 		if a.PinnedContext == "" {
 			fmt.Fprintln(out, "no pinned context")
 		} else {
-			fmt.Fprintln(out, sanitizeForTerminal(a.PinnedContext))
+			fmt.Fprintln(out, termtext.Sanitize(a.PinnedContext))
 		}
 	case "clear":
 		a.PinnedContext = ""
@@ -662,11 +664,11 @@ func cmdTools(_ context.Context, a *Agent, args []string, out io.Writer) error {
 			a.toolProblems = a.reloadUserTools(a.Workspace, a.gate)
 			a.confirmUserTools(&a.Terminal, a.Workspace)
 			for _, p := range a.toolProblems {
-				fmt.Fprintln(out, "problem: "+sanitizeForTerminal(p.Error()))
+				fmt.Fprintln(out, "problem: "+termtext.Sanitize(p.Error()))
 			}
 			fmt.Fprintf(out, "%d user tools loaded from %s/\n", len(a.userTools), UserToolsDir)
 			if len(a.toolProblems) > 0 {
-				return fmt.Errorf("%s in tool files; those files were skipped", plural(len(a.toolProblems), "problem"))
+				return fmt.Errorf("%s in tool files; those files were skipped", termtext.Plural(len(a.toolProblems), "problem"))
 			}
 			if args[0] == "check" {
 				return nil
@@ -690,7 +692,7 @@ func cmdTools(_ context.Context, a *Agent, args []string, out io.Writer) error {
 	}
 	if a.mcp != nil && a.ModelName != "" {
 		for _, l := range a.offerLines(a.ModelName, a.window(a.Client)) {
-			fmt.Fprintln(out, sanitizeForTerminal(l))
+			fmt.Fprintln(out, termtext.Sanitize(l))
 		}
 	}
 	return nil

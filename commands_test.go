@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-	"unicode/utf8"
 )
 
 func dispatch(t *testing.T, a *Agent, line string) (string, error) {
@@ -273,38 +272,6 @@ func TestSplitArgs(t *testing.T) {
 	}
 	if out, err := dispatch(t, env.a, `/run printf '%s|' "a  b"`); err != nil || !strings.Contains(out, "a  b|") {
 		t.Fatalf("/run keeps quoting: %q %v", out, err)
-	}
-}
-
-// wrapText and wrapHanging keep every word, in order, on lines no wider
-// than the terminal (/help and the spinner on a 40-column terminal).
-func TestWrapText(t *testing.T) {
-	for _, c := range []struct {
-		s string
-		w int
-	}{
-		{"a bb ccc dddd eeeee ffffff gg h", 20},
-		{strings.Repeat("x", 55) + " y zz", 20},
-		{"/route add NAME PROVIDER URL MODEL|remove NAME|list|enable NAME|disable NAME", 40},
-		{"", 40},
-		{"one line when the width is unknown", 0},
-	} {
-		out := wrapHanging(c.s, c.w, "  ", "    ")
-		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-		for i, l := range lines {
-			if c.w > 0 && utf8.RuneCountInString(l) > c.w {
-				t.Fatalf("%q: line %q is over %d columns", c.s, l, c.w)
-			}
-			if want := map[bool]string{true: "  ", false: "    "}[i == 0]; c.s != "" && !strings.HasPrefix(l, want) {
-				t.Fatalf("%q: line %d %q does not start with %q", c.s, i, l, want)
-			}
-		}
-		if strings.Join(strings.Fields(out), "") != strings.Join(strings.Fields(c.s), "") {
-			t.Fatalf("%q: words lost or reordered: %q", c.s, out)
-		}
-		if c.w == 0 && len(lines) != 1 {
-			t.Fatalf("unknown width wrapped: %q", out)
-		}
 	}
 }
 

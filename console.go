@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/term"
 )
@@ -76,7 +77,7 @@ func (tm *Terminal) note(s string) { tm.logf("%s", tm.dim(s)) }
 func (tm *Terminal) warn(s string) { tm.logf("%s", tm.colorize("33", s)) }
 
 func (tm *Terminal) toolLine(prefix, name, summary string) {
-	tm.logf("%s %s %s", tm.colorize("36", prefix), sanitizeForTerminal(flatText(name)), sanitizeForTerminal(summary))
+	tm.logf("%s %s %s", tm.colorize("36", prefix), termtext.Sanitize(termtext.Flat(name)), termtext.Sanitize(summary))
 }
 
 func (tm *Terminal) resultLine(ok bool, summary string, notes []string) {
@@ -84,9 +85,9 @@ func (tm *Terminal) resultLine(ok bool, summary string, notes []string) {
 	if !ok {
 		mark = tm.colorize("31", "✗")
 	}
-	tm.logf("  %s %s", mark, sanitizeForTerminal(summary))
+	tm.logf("  %s %s", mark, termtext.Sanitize(summary))
 	for _, n := range notes {
-		tm.logf("    %s", tm.colorize("33", sanitizeForTerminal(oneLine(n))))
+		tm.logf("    %s", tm.colorize("33", termtext.Sanitize(termtext.OneLine(n))))
 	}
 }
 
@@ -119,7 +120,7 @@ func (tm *Terminal) mcpProgress(server string, p *mcp.ProgressNotificationParams
 	}
 	line := server + ":"
 	if p.Message != "" {
-		line += " " + oneLine(p.Message)
+		line += " " + termtext.OneLine(p.Message)
 	}
 	if p.Total > 0 {
 		line += fmt.Sprintf(" (%g/%g)", p.Progress, p.Total)
@@ -129,7 +130,7 @@ func (tm *Terminal) mcpProgress(server string, p *mcp.ProgressNotificationParams
 	tm.progressMu.Lock()
 	defer tm.progressMu.Unlock()
 	if tm.tty != nil {
-		fmt.Fprintf(tm.Err, "\r\x1b[K%s", tm.dim("⋯ "+sanitizeForTerminal(line)))
+		fmt.Fprintf(tm.Err, "\r\x1b[K%s", tm.dim("⋯ "+termtext.Sanitize(line)))
 		tm.progressShown = true
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wsindex"
 )
 
@@ -43,7 +44,7 @@ func loadDir(ctx context.Context, a *Agent, args []string, out io.Writer) error 
 	}
 	defer rp.close()
 	if rp.info == nil || !rp.info.IsDir() {
-		return fmt.Errorf("/context load-dir: %s is not a directory (/read reads a file)", quotePath(args[0]))
+		return fmt.Errorf("/context load-dir: %s is not a directory (/read reads a file)", termtext.QuotePath(args[0]))
 	}
 	budget := a.maxOut()
 	var b strings.Builder
@@ -71,10 +72,10 @@ func loadDir(ctx context.Context, a *Agent, args []string, out io.Writer) error 
 		return fmt.Errorf("/context load-dir: no file under %s%s that the model may read", rp.Rel, map[bool]string{true: " matches " + glob, false: ""}[glob != ""])
 	}
 	a.addContext("/context load-dir "+strings.Join(args, " "), strings.TrimRight(b.String(), "\n"))
-	fmt.Fprintf(out, "loaded %s from %s into context (%d bytes)", plural(len(names), "file"), rp.Rel, b.Len())
+	fmt.Fprintf(out, "loaded %s from %s into context (%d bytes)", termtext.Plural(len(names), "file"), rp.Rel, b.Len())
 	var left []string
 	if len(over) > 0 {
-		left = append(left, fmt.Sprintf("%s past the limit of %d bytes (the model's result cap): %s", plural(len(over), "file"), budget, strings.Join(clipList(over, 5), ", ")))
+		left = append(left, fmt.Sprintf("%s past the limit of %d bytes (the model's result cap): %s", termtext.Plural(len(over), "file"), budget, strings.Join(termtext.ClipList(over, 5), ", ")))
 	}
 	for _, why := range sortedKeys(skipped) {
 		left = append(left, fmt.Sprintf("%d %s", skipped[why], why))
@@ -110,7 +111,7 @@ func cmdTemplate(ctx context.Context, a *Agent, args []string, out io.Writer) er
 		}
 		for _, e := range entries {
 			if n, ok := strings.CutSuffix(e.Name(), ".md"); ok && e.Type().IsRegular() {
-				fmt.Fprintln(out, sanitizeForTerminal(n))
+				fmt.Fprintln(out, termtext.Sanitize(n))
 			}
 		}
 		return nil
@@ -130,7 +131,7 @@ func cmdTemplate(ctx context.Context, a *Agent, args []string, out io.Writer) er
 		return fmt.Errorf("the template %s is empty", args[1])
 	}
 	if firstUse(b) {
-		fmt.Fprintf(out, "template %s (agents/templates/%s.md), sent as your prompt:\n%s\n", args[1], args[1], sanitizeForTerminal(indent(string(b))))
+		fmt.Fprintf(out, "template %s (agents/templates/%s.md), sent as your prompt:\n%s\n", args[1], args[1], termtext.Sanitize(indent(string(b))))
 	}
 	return a.chatTurn(ctx, text)
 }

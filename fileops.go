@@ -15,6 +15,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // Changing workspace files. Every change Harvey makes to a file (write_file,
@@ -125,9 +126,9 @@ func planFileChange(ws *Workspace, p, content string, edit fileEdit) (*fileChang
 		fc.close()
 		return nil, nil
 	}
-	fc.action = "write " + quotePath(fc.target)
+	fc.action = "write " + termtext.QuotePath(fc.target)
 	if fc.asked != fc.target {
-		fc.action += " (through " + quotePath(fc.asked) + ")"
+		fc.action += " (through " + termtext.QuotePath(fc.asked) + ")"
 	}
 	return fc, nil
 }

@@ -12,9 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	anyllm "github.com/mozilla-ai/any-llm-go"
-
 	"github.com/harvey-agent/harvey/internal/coerce"
+	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
 // Fuzz targets for everything that parses model or user output. Seeds are

@@ -11,11 +11,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/harvey-agent/harvey/internal/sandbox"
-
 	"github.com/harvey-agent/harvey/internal/diff"
 	"github.com/harvey-agent/harvey/internal/editmatch"
+	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // Gate is the one gate every effect passes — a read, a change, a command,
@@ -120,9 +120,9 @@ func (g *Gate) changed(fc *fileChange, p string, err error) (string, error) {
 	case fc.note != "":
 		return fc.note, nil
 	case fc.existed:
-		return fmt.Sprintf("wrote %s (%d bytes, %d lines)", fc.target, len(fc.content), countLines(fc.content)), nil
+		return fmt.Sprintf("wrote %s (%d bytes, %d lines)", fc.target, len(fc.content), termtext.CountLines(fc.content)), nil
 	}
-	return fmt.Sprintf("created %s (%d bytes, %d lines)", fc.target, len(fc.content), countLines(fc.content)), nil
+	return fmt.Sprintf("created %s (%d bytes, %d lines)", fc.target, len(fc.content), termtext.CountLines(fc.content)), nil
 }
 
 // editChecked applies one edit_file change through changeFile.
@@ -136,7 +136,7 @@ func (g *Gate) editChecked(ctx context.Context, tool, p, oldText, newText string
 			if exists {
 				return "", "", pathFailed(clean, "the file exists: give old_text to edit it (empty old_text only creates a new file)", nil)
 			}
-			return newText, fmt.Sprintf("created %s (%d bytes, %d lines)", clean, len(newText), countLines(newText)), nil
+			return newText, fmt.Sprintf("created %s (%d bytes, %d lines)", clean, len(newText), termtext.CountLines(newText)), nil
 		}
 		if !exists {
 			return "", "", pathFailed(clean, "no such file (to create it, use an empty old_text)", fs.ErrNotExist)

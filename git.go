@@ -13,6 +13,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/gitargs"
 	"github.com/harvey-agent/harvey/internal/gitrepo"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // git_command, /git and <!-- @git-status -->: read-only git, safe by
@@ -161,7 +162,7 @@ func gitAnswer(res RunResult, sub string, ga *gitargs.Args, policy gitPolicy, li
 		text = "(no output)"
 	}
 	if dropped > 0 {
-		text += fmt.Sprintf("\n[%s of files Harvey does not show (agents/, secrets, or no read permission) left out]", plural(dropped, "entry"))
+		text += fmt.Sprintf("\n[%s of files Harvey does not show (agents/, secrets, or no read permission) left out]", termtext.Plural(dropped, "entry"))
 	}
 	if sub == "log" && !ga.Count {
 		text += fmt.Sprintf("\n[at most %d commits; use -n N for more or fewer]", gitDefaultCount)
@@ -172,7 +173,7 @@ func gitAnswer(res RunResult, sub string, ga *gitargs.Args, policy gitPolicy, li
 // gitErrLine is git's stderr as one short line: what went wrong, never a
 // page of text (an error message can quote file content).
 func gitErrLine(stderr []byte) string {
-	s := firstLine(string(stderr))
+	s := termtext.FirstLine(string(stderr))
 	s = strings.TrimPrefix(s, "fatal: ")
 	s = strings.TrimPrefix(s, "error: ")
 	if len(s) > 160 {
@@ -181,7 +182,7 @@ func gitErrLine(stderr []byte) string {
 	if s == "" {
 		s = "no message"
 	}
-	return secrets.RedactWindow(flatText(s))
+	return secrets.RedactWindow(termtext.Flat(s))
 }
 
 // resolveOperands has git resolve every operand before "--" and puts every

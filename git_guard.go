@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/termtext"
 	"golang.org/x/sys/unix"
 )
 
@@ -418,7 +419,7 @@ func (d *gitDirGuard) restoreIdentity(say func(string, ...any)) bool {
 					os.RemoveAll(filepath.Join(aside, p))
 				}
 			}
-			say("[harvey: undone: the command replaced %s and the original is gone; what it put there is in %s, without its config and hooks]", d.shown, quotePath(filepath.Base(aside)))
+			say("[harvey: undone: the command replaced %s and the original is gone; what it put there is in %s, without its config and hooks]", d.shown, termtext.QuotePath(filepath.Base(aside)))
 			return false
 		}
 		os.RemoveAll(d.dir)
@@ -428,10 +429,10 @@ func (d *gitDirGuard) restoreIdentity(say func(string, ...any)) bool {
 		return false
 	}
 	if err := os.Rename(filepath.Join(parent, moved), d.dir); err != nil {
-		say("[harvey: the command moved %s to %s and it could not be moved back: %v]", d.shown, quotePath(moved), errText(err))
+		say("[harvey: the command moved %s to %s and it could not be moved back: %v]", d.shown, termtext.QuotePath(moved), errText(err))
 		return false
 	}
-	say("[harvey: undone: the command moved %s to %s and put another in its place (your next git would have run its config and hooks); the original is back]", d.shown, quotePath(moved))
+	say("[harvey: undone: the command moved %s to %s and put another in its place (your next git would have run its config and hooks); the original is back]", d.shown, termtext.QuotePath(moved))
 	return true
 }
 
@@ -541,9 +542,9 @@ func (g *gitGuard) restorePaths(say func(string, ...any)) {
 			err = putHooks(r, rel, before)
 		}
 		r.Close()
-		shown := quotePath(p)
+		shown := termtext.QuotePath(p)
 		if base == g.root {
-			shown = quotePath(rel)
+			shown = termtext.QuotePath(rel)
 		}
 		if err != nil {
 			say("[harvey: the command changed %s, which your git config names, and it could not be restored: %v]", shown, errText(err))

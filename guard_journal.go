@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // The check after a command is durable: before a command runs, what the
@@ -147,7 +149,7 @@ func recoverJournals(root string) []string {
 		c := &commandGuard{git: j.Git.fromJournal(), agents: j.Agents.fromJournal()}
 		undone, _ := c.check()
 		said = append(said, fmt.Sprintf("[harvey: Harvey stopped while a command ran (%s, %s); its check after the command ran now: %s]",
-			sanitizeForTerminal(clip(j.Command, 80)), j.Started.Format("2006-01-02 15:04"), plural(len(undone), "change")+" undone"))
+			termtext.Sanitize(termtext.Clip(j.Command, 80)), j.Started.Format("2006-01-02 15:04"), termtext.Plural(len(undone), "change")+" undone"))
 		said = append(said, undone...)
 		os.Remove(p)
 	}

@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // agentPreamble starts every system prompt. It is short (every token costs
@@ -248,10 +250,10 @@ func (ts *toolSet) confirmUserTools(tm *Terminal, ws *Workspace) {
 	}
 	fmt.Fprintf(tm.Err, "%s %s/ defines tools the model may run (it may come from the repository):\n", tm.colorize("33", "?"), UserToolsDir)
 	for _, t := range ts.userDefs {
-		fmt.Fprintf(tm.Err, "  - %s\n", sanitizeForTerminal(t.confirmation()))
+		fmt.Fprintf(tm.Err, "  - %s\n", termtext.Sanitize(t.confirmation()))
 	}
 	ans, err := tm.In.Ask("Use these tools in this workspace? [y/N] ")
-	if err == nil && isYes(ans) {
+	if err == nil && termtext.IsYes(ans) {
 		if err := trust(ws.Root, trustTools, sum); err != nil {
 			tm.logf("%s", tm.colorize("33", "warning: tools used, but the confirmation was not saved: "+err.Error()))
 		}

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // Hooks: your own policy before and after every tool call, in the shape
@@ -236,9 +238,9 @@ func (h HookConfig) timeout() time.Duration {
 // command.
 func (h HookConfig) shown() string {
 	if h.Event == hookPrompt || h.Event == hookStop {
-		return fmt.Sprintf("%s: %s", h.Event, quoteArgv(h.Command))
+		return fmt.Sprintf("%s: %s", h.Event, termtext.QuoteArgv(h.Command))
 	}
-	return fmt.Sprintf("%s %s: %s", h.Event, cmp.Or(h.Match, "*"), quoteArgv(h.Command))
+	return fmt.Sprintf("%s %s: %s", h.Event, cmp.Or(h.Match, "*"), termtext.QuoteArgv(h.Command))
 }
 
 // sortHooks orders hooks by priority, keeping the written order of equal
@@ -425,7 +427,7 @@ func readHookReply(text string, continueBlocks bool) (hookReply, hookAnswer, err
 	var v hookReply
 	var a hookAnswer
 	if err := json.Unmarshal([]byte(text), &v); err != nil {
-		return v, a, fmt.Errorf("its answer is not a JSON object: %s", oneLine(clip(text, 80)))
+		return v, a, fmt.Errorf("its answer is not a JSON object: %s", termtext.OneLine(termtext.Clip(text, 80)))
 	}
 	switch {
 	case v.Decision == "block" || v.Specific.Permission == "deny":

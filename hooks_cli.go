@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/termtext"
 	"gopkg.in/yaml.v3"
 )
 
@@ -34,7 +35,7 @@ func hooksCommand(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		for i, h := range sortHooks(cfg.Hooks) {
-			fmt.Fprintf(stdout, "%d. %s\n", i+1, sanitizeForTerminal(h.shown()))
+			fmt.Fprintf(stdout, "%d. %s\n", i+1, termtext.Sanitize(h.shown()))
 		}
 		return 0
 	}
@@ -81,7 +82,7 @@ func hooksImport(args []string, stdout, stderr io.Writer) int {
 	have := importedHooks()
 	if !all && len(picks) == 0 {
 		for i, h := range found {
-			fmt.Fprintf(stdout, "%d. %s (from %s → %s)%s\n", i+1, sanitizeForTerminal(h.hook.shown()), h.from, hookDestination(h.project),
+			fmt.Fprintf(stdout, "%d. %s (from %s → %s)%s\n", i+1, termtext.Sanitize(h.hook.shown()), h.from, hookDestination(h.project),
 				map[bool]string{true: ": already imported", false: ""}[have[hookKey(h.hook)]])
 		}
 		fmt.Fprintln(stdout, "add them with: harvey hooks import N [N...] (or --all)")
@@ -193,17 +194,17 @@ func saveImported(mine, project []HookConfig, already int, stdout, stderr io.Wri
 			fmt.Fprintf(stderr, "harvey: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "added %s to %s\n", plural(len(mine), "hook"), p)
+		fmt.Fprintf(stdout, "added %s to %s\n", termtext.Plural(len(mine), "hook"), p)
 	}
 	if len(project) > 0 {
 		if err := addWorkspaceHooks(project); err != nil {
 			fmt.Fprintf(stderr, "harvey: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "added %s to this workspace's %s (a project's hooks stay in their project): the next harvey here shows them and asks before they run, in the sandbox\n", plural(len(project), "hook"), ConfigPath)
+		fmt.Fprintf(stdout, "added %s to this workspace's %s (a project's hooks stay in their project): the next harvey here shows them and asks before they run, in the sandbox\n", termtext.Plural(len(project), "hook"), ConfigPath)
 	}
 	if already > 0 {
-		fmt.Fprintf(stdout, "%s already imported, left as %s\n", plural(already, "hook"), map[bool]string{true: "it was", false: "they were"}[already == 1])
+		fmt.Fprintf(stdout, "%s already imported, left as %s\n", termtext.Plural(already, "hook"), map[bool]string{true: "it was", false: "they were"}[already == 1])
 	}
 	return 0
 }
@@ -269,7 +270,7 @@ func claudeHooks(b []byte) (hooks []HookConfig, left []string, err error) {
 			for _, h := range m.Hooks {
 				switch {
 				case !ok:
-					left = append(left, fmt.Sprintf("a %s hook (%s): Harvey has no such event", ev, clip(h.Command, 60)))
+					left = append(left, fmt.Sprintf("a %s hook (%s): Harvey has no such event", ev, termtext.Clip(h.Command, 60)))
 				case h.Type != "" && h.Type != "command":
 					left = append(left, fmt.Sprintf("a %s hook of type %q: only commands run", ev, h.Type))
 				default:

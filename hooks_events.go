@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // Hooks around the conversation rather than a tool call (hooks.go has the
@@ -73,7 +74,7 @@ func (r *hookRunner) event(ctx context.Context, event, subject string, fields ma
 		switch {
 		case err != nil:
 			if r.failed(h, about, err) {
-				return "", &hookBlocked{hook: h.shown(), reason: "the hook failed (" + oneLine(err.Error()) + ")"}
+				return "", &hookBlocked{hook: h.shown(), reason: "the hook failed (" + termtext.OneLine(err.Error()) + ")"}
 			}
 			continue
 		case blocked != nil:

@@ -12,6 +12,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // Running hooks around a tool call (hooks.go has the contract). Your own
@@ -81,7 +82,7 @@ func (r *hookRunner) pre(ctx context.Context, tool, id string, schema, args map[
 		ans, err := r.run(ctx, h, hookPre, tool, id, args, nil)
 		if err != nil {
 			if r.failed(h, tool, err) {
-				return nil, "", &hookBlocked{hook: h.shown(), reason: "the hook failed (" + oneLine(err.Error()) + "), and a failing pre_tool hook blocks the call"}
+				return nil, "", &hookBlocked{hook: h.shown(), reason: "the hook failed (" + termtext.OneLine(err.Error()) + "), and a failing pre_tool hook blocks the call"}
 			}
 			continue
 		}
@@ -178,7 +179,7 @@ func (r *hookRunner) post(ctx context.Context, tool, id string, args map[string]
 		switch {
 		case err != nil:
 			if r.failed(h, tool, err) {
-				return toolResult{}, &hookBlocked{hook: h.shown(), reason: "the result is withheld: the hook failed (" + oneLine(err.Error()) + ") and says on_error: block"}
+				return toolResult{}, &hookBlocked{hook: h.shown(), reason: "the result is withheld: the hook failed (" + termtext.OneLine(err.Error()) + ") and says on_error: block"}
 			}
 		case ans.amend != nil:
 			r.tell(h, tool, "amended", fmt.Sprintf("the result, now %d bytes", len(*ans.amend)))
@@ -251,7 +252,7 @@ func (r *hookRunner) exec(ctx context.Context, h HookConfig, in []byte) ([]byte,
 	case res.ExitCode == 2:
 		return nil, &hookAnswer{block: true, reason: cmp.Or(secrets.Redact(strings.TrimSpace(string(res.Stderr))), "exit status 2")}, nil
 	case res.ExitCode != 0:
-		return nil, nil, fmt.Errorf("exit status %d: %s", res.ExitCode, secrets.Redact(oneLine(string(res.Stderr))))
+		return nil, nil, fmt.Errorf("exit status %d: %s", res.ExitCode, secrets.Redact(termtext.OneLine(string(res.Stderr))))
 	}
 	return res.Output, nil, nil
 }
@@ -282,14 +283,14 @@ func (r *hookRunner) failed(h HookConfig, tool string, err error) bool {
 	case way == "":
 		way = "it is left out"
 	}
-	r.tell(h, tool, "failed", oneLine(err.Error())+"; "+way)
+	r.tell(h, tool, "failed", termtext.OneLine(err.Error())+"; "+way)
 	return blocks
 }
 
 // tell is one line for the user, a stream-json event and an audit entry.
 func (r *hookRunner) tell(h HookConfig, tool, what, detail string) {
 	r.fired.Add(1)
-	r.tm.logf("%s", r.tm.colorize("35", fmt.Sprintf("⚑ hook %s %s: %s", what, tool, sanitizeForTerminal(secrets.Redact(detail)))))
+	r.tm.logf("%s", r.tm.colorize("35", fmt.Sprintf("⚑ hook %s %s: %s", what, tool, termtext.Sanitize(secrets.Redact(detail)))))
 	r.tm.events.emit("hook", map[string]any{"hook": h.shown(), "event": h.Event, "tool": tool, "action": what, "detail": secrets.Redact(detail)})
 	var err error
 	if what == "blocked" || what == "failed" {

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/termtext"
 	"golang.org/x/sys/unix"
 )
 
@@ -137,7 +138,7 @@ func (b *indexBounds) note() string {
 	}
 	sort.Strings(whys)
 	for _, why := range whys {
-		parts = append(parts, fmt.Sprintf("%s of %s (%s)", plural(b.left[why], "directory"), why, namesCounted(b.names[why], 6)))
+		parts = append(parts, fmt.Sprintf("%s of %s (%s)", termtext.Plural(b.left[why], "directory"), why, namesCounted(b.names[why], 6)))
 	}
 	out := ""
 	if len(parts) > 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/knowledge"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // The /kb commands: the only way into the knowledge base. The database is
@@ -99,7 +100,7 @@ func kbStatus(kb *knowledge.Base, out io.Writer) error {
 	if err := kb.Check(); err != nil {
 		integrity = err.Error()
 	}
-	fmt.Fprintf(out, "knowledge base: %s, %s, %s (schema %d; integrity %s)\n", plural(p, "project"), plural(o, "observation"), plural(c, "concept"), knowledge.SchemaVersion, integrity)
+	fmt.Fprintf(out, "knowledge base: %s, %s, %s (schema %d; integrity %s)\n", termtext.Plural(p, "project"), termtext.Plural(o, "observation"), termtext.Plural(c, "concept"), knowledge.SchemaVersion, integrity)
 	act, ok, err := kb.ActiveProject()
 	if err != nil {
 		return err
@@ -112,7 +113,7 @@ func kbStatus(kb *knowledge.Base, out io.Writer) error {
 	return nil
 }
 
-func san(s string) string { return sanitizeForTerminal(s) }
+func san(s string) string { return termtext.Sanitize(s) }
 
 // activeOr returns the project named by ref, or the active project.
 func activeOr(kb *knowledge.Base, ref string) (knowledge.Project, error) {

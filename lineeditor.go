@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/lineedit"
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // The REPL's line editor (internal/lineedit) as the session uses it: the
@@ -26,7 +27,7 @@ func newLineEditor(ws *Workspace, commands commandSet) *lineEditor {
 		hist = strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 	}
 	ed := lineedit.New(lineedit.Options{History: hist, Complete: completer(ws, commands),
-		Quote: func(s string) string { return quoteArgv([]string{s}) }})
+		Quote: func(s string) string { return termtext.QuoteArgv([]string{s}) }})
 	return &lineEditor{Editor: ed, ws: ws}
 }
 

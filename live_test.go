@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // TestLive runs a short script of real tasks against a real Ollama:
@@ -104,7 +106,7 @@ func liveScript(t *testing.T, url, model string) {
 		if ok {
 			passed++
 		}
-		t.Logf("%s %-20s ok=%-5v %5.1fs err=%v answer=%q", model, task.name, ok, time.Since(start).Seconds(), err, oneLine(answer))
+		t.Logf("%s %-20s ok=%-5v %5.1fs err=%v answer=%q", model, task.name, ok, time.Since(start).Seconds(), err, termtext.OneLine(answer))
 	}
 	t.Logf("%s: %d/%d tasks (tool mode %s)", model, passed, len(tasks), a.toolMode())
 }

@@ -18,14 +18,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/sandbox"
-
+	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	anyllm "github.com/mozilla-ai/any-llm-go"
-
-	"github.com/harvey-agent/harvey/internal/coerce"
-	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // MCP: tools from Model Context Protocol servers, on the official Go SDK.
@@ -76,7 +75,7 @@ func (ts *toolSet) toolPlan(model string, window int) ([]anyllm.Tool, []mcpOffer
 			o := mcpOffer{server: name, total: len(tools)}
 			if !srv.cfg.offeredTo(model) {
 				if len(tools) > 0 {
-					o.leftOut, o.reason = plural(len(tools), "tool"), "models: does not name "+model
+					o.leftOut, o.reason = termtext.Plural(len(tools), "tool"), "models: does not name "+model
 				}
 				offers = append(offers, o)
 				continue
@@ -93,7 +92,7 @@ func (ts *toolSet) toolPlan(model string, window int) ([]anyllm.Tool, []mcpOffer
 					o.reason = fmt.Sprintf("max_tools %d reached", limit)
 				case window > 0 && used+cost > budget:
 					left++
-					o.reason = fmt.Sprintf("the tool budget (a quarter of the %s-token window) is full", kilo(window))
+					o.reason = fmt.Sprintf("the tool budget (a quarter of the %s-token window) is full", termtext.Kilo(window))
 				default:
 					core = append(core, t)
 					used += cost
@@ -102,7 +101,7 @@ func (ts *toolSet) toolPlan(model string, window int) ([]anyllm.Tool, []mcpOffer
 				}
 			}
 			if left > 0 {
-				o.leftOut = plural(left, "tool")
+				o.leftOut = termtext.Plural(left, "tool")
 			}
 			offers = append(offers, o)
 		}
@@ -118,7 +117,7 @@ func (ts *toolSet) offerLines(model string, window int) []string {
 	all := schemaTokensOf(ModeSchema, tools)
 	var out []string
 	for _, o := range offers {
-		l := fmt.Sprintf("MCP %s: %d of %s offered to %s (~%d tokens)", o.server, o.offered, plural(o.total, "tool"), model, o.tokens)
+		l := fmt.Sprintf("MCP %s: %d of %s offered to %s (~%d tokens)", o.server, o.offered, termtext.Plural(o.total, "tool"), model, o.tokens)
 		if o.leftOut != "" {
 			l += fmt.Sprintf("; %s left out: %s", o.leftOut, o.reason)
 		}
@@ -127,7 +126,7 @@ func (ts *toolSet) offerLines(model string, window int) []string {
 	if len(offers) > 0 {
 		share := ""
 		if window > 0 {
-			share = fmt.Sprintf(" (%d%% of the %s-token window)", 100*all/window, kilo(window))
+			share = fmt.Sprintf(" (%d%% of the %s-token window)", 100*all/window, termtext.Kilo(window))
 		}
 		out = append(out, fmt.Sprintf("tools take ~%d tokens of every request%s", all, share))
 	}
@@ -382,7 +381,7 @@ func (m *mcpManager) validToolNames(s *mcpServer) []*mcp.Tool {
 	}
 	if len(bad) > 0 {
 		m.term.logf("%s", m.term.colorize("33", fmt.Sprintf("warning: MCP server %s: %s not added: a tool name (with the server's, %s__NAME) must be 1 to 64 letters, digits, _ or -: %s",
-			sanitizeForTerminal(s.name), plural(len(bad), "tool"), sanitizeForTerminal(s.name), sanitizeForTerminal(strings.Join(bad, ", ")))))
+			termtext.Sanitize(s.name), termtext.Plural(len(bad), "tool"), termtext.Sanitize(s.name), termtext.Sanitize(strings.Join(bad, ", ")))))
 	}
 	return ok
 }
@@ -400,7 +399,7 @@ func (m *mcpManager) call(s *mcpServer, tool, name string, schema map[string]any
 		}
 		if effect != EffectRead {
 			b, _ := json.Marshal(args)
-			if err := m.tools.approve(ctx, name, "call MCP tool "+name+" "+flatText(string(b))); err != nil {
+			if err := m.tools.approve(ctx, name, "call MCP tool "+name+" "+termtext.Flat(string(b))); err != nil {
 				return toolResult{}, err
 			}
 		}
@@ -414,13 +413,13 @@ func (m *mcpManager) call(s *mcpServer, tool, name string, schema map[string]any
 			if s.restarts < 1 {
 				s.restarts++
 				if cerr := m.connect(context.WithoutCancel(ctx), s); cerr == nil {
-					return toolResult{}, fmt.Errorf("MCP server %s failed during the call (%v); it was restarted — call again if the call is safe to repeat", s.name, oneLine(err.Error()))
+					return toolResult{}, fmt.Errorf("MCP server %s failed during the call (%v); it was restarted — call again if the call is safe to repeat", s.name, termtext.OneLine(err.Error()))
 				}
 			}
-			return toolResult{}, fmt.Errorf("MCP server %s failed: %v", s.name, oneLine(err.Error()))
+			return toolResult{}, fmt.Errorf("MCP server %s failed: %v", s.name, termtext.OneLine(err.Error()))
 		}
 		if err != nil {
-			return toolResult{}, fmt.Errorf("MCP tool %s: %v", name, oneLine(err.Error()))
+			return toolResult{}, fmt.Errorf("MCP tool %s: %v", name, termtext.OneLine(err.Error()))
 		}
 		text := secrets.Redact(mcpText(res))
 		if res.IsError {
@@ -483,7 +482,7 @@ func (m *mcpManager) invoke(ctx context.Context, s *mcpServer, tool string, args
 	var answered *jsonrpc.Error
 	if err != nil && !errors.As(err, &answered) { // an error the server answered leaves it running
 		s.mu.Lock()
-		s.state = "failed: " + oneLine(err.Error())
+		s.state = "failed: " + termtext.OneLine(err.Error())
 		s.mu.Unlock()
 	}
 	return res, err
@@ -566,7 +565,7 @@ func (m *mcpManager) startLazy(ctx context.Context) {
 			continue
 		}
 		if err := m.connect(ctx, s); err != nil {
-			m.term.logf("%s", m.term.colorize("33", fmt.Sprintf("warning: MCP server %s: %s", s.name, oneLine(err.Error()))))
+			m.term.logf("%s", m.term.colorize("33", fmt.Sprintf("warning: MCP server %s: %s", s.name, termtext.OneLine(err.Error()))))
 			continue
 		}
 		m.register(s)
@@ -637,7 +636,7 @@ func (m *mcpManager) checkLife(s *mcpServer, when string) {
 	}
 	undone, _ := s.life.check()
 	for _, u := range undone {
-		m.term.logf("%s", m.term.colorize("33", fmt.Sprintf("MCP server %s, %s: %s", sanitizeForTerminal(s.name), when, u)))
+		m.term.logf("%s", m.term.colorize("33", fmt.Sprintf("MCP server %s, %s: %s", termtext.Sanitize(s.name), when, u)))
 		m.gate.log.Record("undone", "MCP server "+s.name+" "+when+": "+u, AuditDenied, 0)
 	}
 	s.life = guardLife(m.ws.Root)
@@ -658,10 +657,10 @@ func (m *mcpManager) askLogin(name string) func() bool {
 			if !m.term.isInteractive() {
 				return
 			}
-			ans, err := m.term.In.Ask(fmt.Sprintf("MCP server %s asks you to log in (OAuth). Log in now? [y/N] ", sanitizeForTerminal(name)))
-			ok = err == nil && isYes(ans)
+			ans, err := m.term.In.Ask(fmt.Sprintf("MCP server %s asks you to log in (OAuth). Log in now? [y/N] ", termtext.Sanitize(name)))
+			ok = err == nil && termtext.IsYes(ans)
 			if !ok {
-				m.term.logf("%s", m.term.dim(fmt.Sprintf("· not logged in: /mcp restart %s asks again, and harvey mcp login %s logs in outside a session", sanitizeForTerminal(name), sanitizeForTerminal(name))))
+				m.term.logf("%s", m.term.dim(fmt.Sprintf("· not logged in: /mcp restart %s asks again, and harvey mcp login %s logs in outside a session", termtext.Sanitize(name), termtext.Sanitize(name))))
 			}
 		})
 		return ok

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // harvey mcp add, remove and import: the user's config edited keeping its
@@ -233,10 +235,10 @@ func mcpImport(args []string, stdout, stderr io.Writer) int {
 		for _, src := range sources {
 			fmt.Fprintf(stdout, "%s (%s):\n", src.client, src.path)
 			for _, n := range sortedKeys(src.servers) {
-				fmt.Fprintf(stdout, "  %-20s %s\n", n, sanitizeForTerminal(src.servers[n].target()))
+				fmt.Fprintf(stdout, "  %-20s %s\n", n, termtext.Sanitize(src.servers[n].target()))
 			}
 			for _, n := range src.unread {
-				fmt.Fprintf(stdout, "  %-20s not imported: its settings use TOML Harvey does not read (a multi-line array?); add it with harvey mcp add\n", sanitizeForTerminal(n))
+				fmt.Fprintf(stdout, "  %-20s not imported: its settings use TOML Harvey does not read (a multi-line array?); add it with harvey mcp add\n", termtext.Sanitize(n))
 			}
 		}
 		fmt.Fprintln(stdout, "add some with: harvey mcp import NAME [NAME...]")

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -40,7 +41,7 @@ func (a *Agent) startMCP(ctx context.Context) {
 			continue
 		}
 		if err := a.mcp.connect(ctx, s); err != nil {
-			a.logf("%s", a.colorize("33", fmt.Sprintf("warning: MCP server %s: %s", n, oneLine(err.Error()))))
+			a.logf("%s", a.colorize("33", fmt.Sprintf("warning: MCP server %s: %s", n, termtext.OneLine(err.Error()))))
 			continue
 		}
 		a.mcp.register(s)
@@ -67,7 +68,7 @@ func cmdMCP(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 			return fmt.Errorf("MCP server %s: %v", s.name, err)
 		}
 		a.mcp.register(s)
-		fmt.Fprintf(out, "%s restarted: %s\n", s.name, plural(len(s.tools), "tool"))
+		fmt.Fprintf(out, "%s restarted: %s\n", s.name, termtext.Plural(len(s.tools), "tool"))
 		return nil
 	}
 	if len(args) > 0 {
@@ -89,20 +90,20 @@ func cmdMCP(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 				toks += len(b) / 4
 			}
 		}
-		fmt.Fprintf(out, "%s: %s, %s, ~%d prompt tokens\n", n, sanitizeForTerminal(s.state), plural(len(s.tools), "tool"), toks)
+		fmt.Fprintf(out, "%s: %s, %s, ~%d prompt tokens\n", n, termtext.Sanitize(s.state), termtext.Plural(len(s.tools), "tool"), toks)
 		for _, t := range s.tools {
-			fmt.Fprintf(out, "  %s%s%s — %s\n", n, mcpNameSep, sanitizeForTerminal(t.Name), sanitizeForTerminal(firstLine(t.Description)))
+			fmt.Fprintf(out, "  %s%s%s — %s\n", n, mcpNameSep, termtext.Sanitize(t.Name), termtext.Sanitize(termtext.FirstLine(t.Description)))
 		}
 		s.mu.Unlock()
 	}
 	if a.ModelName != "" {
 		for _, l := range a.offerLines(a.ModelName, a.window(a.Client)) {
-			fmt.Fprintln(out, sanitizeForTerminal(l))
+			fmt.Fprintln(out, termtext.Sanitize(l))
 		}
 	}
 	for _, n := range names {
 		for _, p := range a.mcp.servers[n].prompts {
-			fmt.Fprintf(out, "prompt /%s:%s — %s\n", n, sanitizeForTerminal(p.Name), sanitizeForTerminal(firstLine(p.Description)))
+			fmt.Fprintf(out, "prompt /%s:%s — %s\n", n, termtext.Sanitize(p.Name), termtext.Sanitize(termtext.FirstLine(p.Description)))
 		}
 	}
 	return nil

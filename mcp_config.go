@@ -14,9 +14,9 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
+	"gopkg.in/yaml.v3"
 )
 
 // MCP servers as people already configure them: a workspace's .mcp.json
@@ -318,7 +318,7 @@ func (s MCPServer) describe() string {
 			b.WriteString(" sending headers " + strings.Join(hs, ", "))
 		}
 	} else {
-		b.WriteString("runs " + quoteArgv(s.Command) + " (sandboxed")
+		b.WriteString("runs " + termtext.QuoteArgv(s.Command) + " (sandboxed")
 		if s.Network {
 			b.WriteString(", with network")
 		}

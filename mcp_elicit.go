@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -28,19 +29,19 @@ import (
 func (m *mcpManager) elicit(s *mcpServer) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	return func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		p := req.Params
-		name := sanitizeForTerminal(s.name)
+		name := termtext.Sanitize(s.name)
 		if !m.term.isInteractive() {
-			m.term.logf("%s", m.term.colorize("33", fmt.Sprintf("MCP server %s asked for input (%s); declined: a headless run answers no questions", name, sanitizeForTerminal(oneLine(clip(p.Message, 120))))))
+			m.term.logf("%s", m.term.colorize("33", fmt.Sprintf("MCP server %s asked for input (%s); declined: a headless run answers no questions", name, termtext.Sanitize(termtext.OneLine(termtext.Clip(p.Message, 120))))))
 			return &mcp.ElicitResult{Action: "decline"}, nil
 		}
-		m.term.logf("%s", m.term.colorize("36", fmt.Sprintf("? MCP server %s asks: %s", name, sanitizeForTerminal(p.Message))))
+		m.term.logf("%s", m.term.colorize("36", fmt.Sprintf("? MCP server %s asks: %s", name, termtext.Sanitize(p.Message))))
 		if p.Mode == "url" || p.URL != "" {
-			m.term.logf("  %s", sanitizeForTerminal(p.URL))
+			m.term.logf("  %s", termtext.Sanitize(p.URL))
 			ans, err := m.term.In.Ask("Open it, then answer: done (accept), no (decline): ")
 			switch {
 			case err != nil:
 				return &mcp.ElicitResult{Action: "cancel"}, nil
-			case strings.EqualFold(strings.TrimSpace(ans), "done"), isYes(ans):
+			case strings.EqualFold(strings.TrimSpace(ans), "done"), termtext.IsYes(ans):
 				return &mcp.ElicitResult{Action: "accept"}, nil
 			}
 			return &mcp.ElicitResult{Action: "decline"}, nil
@@ -199,9 +200,9 @@ func (m *mcpManager) askForm(schema any, order []string) (*mcp.ElicitResult, err
 func (f elicitField) choiceLines() []string {
 	var out []string
 	for i, c := range f.choices {
-		l := fmt.Sprintf("    %d. %s", i+1, sanitizeForTerminal(c.value))
+		l := fmt.Sprintf("    %d. %s", i+1, termtext.Sanitize(c.value))
 		if c.title != "" && c.title != c.value {
-			l = fmt.Sprintf("    %d. %s (%s)", i+1, sanitizeForTerminal(c.title), sanitizeForTerminal(c.value))
+			l = fmt.Sprintf("    %d. %s (%s)", i+1, termtext.Sanitize(c.title), termtext.Sanitize(c.value))
 		}
 		out = append(out, l)
 	}
@@ -233,7 +234,7 @@ func (f elicitField) prompt() string {
 		fmt.Fprintf(&b, " (%s)", strings.Join(about, "; "))
 	}
 	if f.desc != "" {
-		fmt.Fprintf(&b, " — %s", sanitizeForTerminal(f.desc))
+		fmt.Fprintf(&b, " — %s", termtext.Sanitize(f.desc))
 	}
 	b.WriteString(": ")
 	return b.String()

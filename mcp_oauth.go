@@ -18,13 +18,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
-
-	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // OAuth for HTTP MCP servers, as the specification's authorization section
@@ -337,7 +337,7 @@ func (a *serverAuth) fetcher(port int) auth.AuthorizationCodeFetcher {
 			return nil, fmt.Errorf("no loopback port for the login's redirect: %v", err)
 		}
 		a.tm.logf("%s", a.tm.colorize("36", fmt.Sprintf("MCP server %s: log in at this address:", a.name)))
-		a.tm.logf("  %s", sanitizeForTerminal(args.URL))
+		a.tm.logf("  %s", termtext.Sanitize(args.URL))
 		got := make(chan *auth.AuthorizationResult, 1)
 		srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != "/callback" {
@@ -509,7 +509,7 @@ func mcpLogin(ctx context.Context, verb string, args []string, stdin io.Reader, 
 		}
 		return 0
 	}
-	tm := &Terminal{In: newLineReader(stdin), Out: &termWriter{w: stdout}, Err: &termWriter{w: stderr}, Interactive: true}
+	tm := &Terminal{In: newLineReader(stdin), Out: &termtext.Writer{W: stdout}, Err: &termtext.Writer{W: stderr}, Interactive: true}
 	tm.In.show = tm.Err // its questions on the screen
 	m := &mcpManager{term: tm, login: true}
 	t, _, err := m.transport(name, s)
@@ -523,7 +523,7 @@ func mcpLogin(ctx context.Context, verb string, args []string, stdin io.Reader, 
 		session, err = client.Connect(ctx, t, nil)
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "harvey: MCP server %s: %s\n", name, secrets.Redact(oneLine(err.Error())))
+		fmt.Fprintf(stderr, "harvey: MCP server %s: %s\n", name, secrets.Redact(termtext.OneLine(err.Error())))
 		return 1
 	}
 	session.Close()

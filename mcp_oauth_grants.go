@@ -15,11 +15,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
-
-	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // JWT-bearer grants (RFC 7523 §2.1): a server whose token is got by
@@ -288,16 +288,16 @@ func credentialCommand(ctx context.Context, setting string, argv HookArgv) (stri
 	out, errb := &capWriter{limit: 64 << 10}, &capWriter{limit: 4 << 10}
 	cmd.Stdout, cmd.Stderr = out, errb
 	err := cmd.Run()
-	t := strings.TrimSpace(firstLine(string(out.buf)))
+	t := strings.TrimSpace(termtext.FirstLine(string(out.buf)))
 	if err != nil || t == "" {
-		why := firstLine(string(errb.buf))
+		why := termtext.FirstLine(string(errb.buf))
 		if why == "" && err != nil {
 			why = err.Error()
 		}
 		if why == "" {
 			why = "it printed nothing"
 		}
-		return "", fmt.Errorf("%s (%s) failed: %s", setting, quoteArgv(argv), secrets.Redact(why))
+		return "", fmt.Errorf("%s (%s) failed: %s", setting, termtext.QuoteArgv(argv), secrets.Redact(why))
 	}
 	secrets.Known(t)
 	return t, nil

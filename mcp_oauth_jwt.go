@@ -23,12 +23,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
-
-	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // private_key_jwt (RFC 7523 §2.2; MCP's client credentials extension,

@@ -23,6 +23,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // checkTaskTimeout bounds one task (a Pi answers a turn in tens of
@@ -98,7 +100,7 @@ func checkModel(ctx context.Context, name string, o checkOptions) modelReport {
 		a.approvals.expect = func(req approvalRequest) bool { return task.expects != nil && task.expects(dir, req) }
 		tr, elapsed, terr := runCheckTask(ctx, a, dir, task, route)
 		if tr == nil {
-			r.Error = firstLine(terr.Error())
+			r.Error = termtext.FirstLine(terr.Error())
 			r.Counters = !rt.missing
 			return r
 		}
@@ -110,11 +112,11 @@ func checkModel(ctx context.Context, name string, o checkOptions) modelReport {
 		}
 		pass, note := task.check(dir, tr.turnTrace)
 		if terr != nil && ctx.Err() == nil {
-			pass, note = false, firstLine(terr.Error())
+			pass, note = false, termtext.FirstLine(terr.Error())
 		}
 		row := taskReport{ID: task.id, Title: task.title, Passed: pass, How: howCalled(tr), Rounds: len(tr.rounds), Seconds: elapsed.Seconds(), Note: note, Refused: len(a.approvals.offTask)}
 		if row.Refused > 0 {
-			row.Note = strings.TrimPrefix(row.Note+"; ", "; ") + fmt.Sprintf("refused %s the task did not ask for (%s)", plural(row.Refused, "call"), truncateRunes(strings.Join(a.approvals.offTask, "; "), 120))
+			row.Note = strings.TrimPrefix(row.Note+"; ", "; ") + fmt.Sprintf("refused %s the task did not ask for (%s)", termtext.Plural(row.Refused, "call"), truncateRunes(strings.Join(a.approvals.offTask, "; "), 120))
 		}
 		r.Tasks = append(r.Tasks, row)
 		rt.add(tr.turnTrace)
@@ -140,7 +142,7 @@ func identify(ctx context.Context, a *Agent, r *modelReport, route string, isRou
 		return true
 	}
 	if a.Client == nil {
-		r.Error = firstLine(fmt.Sprint(cmpErr(a.connectErr, a.errNoBackend())))
+		r.Error = termtext.FirstLine(fmt.Sprint(cmpErr(a.connectErr, a.errNoBackend())))
 		return false
 	}
 	r.Model = a.ModelName

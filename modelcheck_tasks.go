@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // The model check's battery: nine short tasks, each judged by what
@@ -157,7 +159,7 @@ func checkLines4to6(_ string, tr *turnTrace) (bool, string) {
 // checkNoTools passes when no tool ran.
 func checkNoTools(_ string, tr *turnTrace) (bool, string) {
 	if n := len(tr.allCalls()); n > 0 {
-		return false, fmt.Sprintf("called %s for a plain question", plural(n, "tool"))
+		return false, fmt.Sprintf("called %s for a plain question", termtext.Plural(n, "tool"))
 	}
 	return true, ""
 }
@@ -232,7 +234,7 @@ func failedCalls(tr *turnTrace) string {
 		}
 		for _, c := range r.calls {
 			if c.failed {
-				return "; " + c.name + ": " + truncateRunes(firstLine(strings.TrimPrefix(c.result, "error: ")), 60)
+				return "; " + c.name + ": " + truncateRunes(termtext.FirstLine(strings.TrimPrefix(c.result, "error: ")), 60)
 			}
 		}
 	}

@@ -18,10 +18,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/textcalls"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/ollama/ollama/api"
-
-	"github.com/harvey-agent/harvey/internal/textcalls"
 )
 
 // OllamaClient talks to Ollama through its official Go client, not through

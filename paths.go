@@ -19,6 +19,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // pathOp is what a caller intends to do with a resolved path.
@@ -49,7 +50,9 @@ type PathError struct {
 	Err error
 }
 
-func (e *PathError) Error() string { return fmt.Sprintf("%s: %s", quotePath(e.Path), e.Reason) }
+func (e *PathError) Error() string {
+	return fmt.Sprintf("%s: %s", termtext.QuotePath(e.Path), e.Reason)
+}
 
 func (e *PathError) Unwrap() error { return e.Err }
 
@@ -439,7 +442,7 @@ func (ws *Workspace) allow(orig, rel, perm string) error {
 		return nil
 	}
 	if orig != rel && orig != "" {
-		return refuse(orig, fmt.Sprintf("refused: no %s permission for %s (see /permissions)", perm, quotePath(rel)))
+		return refuse(orig, fmt.Sprintf("refused: no %s permission for %s (see /permissions)", perm, termtext.QuotePath(rel)))
 	}
 	return refuse(rel, fmt.Sprintf("refused: no %s permission (see /permissions)", perm))
 }

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 const secret = "TOPSECRET-7f3a9c"
@@ -197,7 +199,7 @@ func TestBadInputSuite(t *testing.T) {
 	}
 	// Terminal escapes are made harmless for display.
 	rr, _ = readWorkspaceFile(ws, "ansi.txt", 0, 0, 0)
-	if shown := sanitizeForTerminal(rr.Text); strings.ContainsRune(shown, 0x1b) || strings.ContainsRune(shown, 0x07) {
+	if shown := termtext.Sanitize(rr.Text); strings.ContainsRune(shown, 0x1b) || strings.ContainsRune(shown, 0x07) {
 		t.Fatalf("escape survived: %q", shown)
 	}
 	// Listing and searching never show agents/ or denied files.

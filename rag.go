@@ -16,12 +16,12 @@ import (
 	"strings"
 	"time"
 
-	anyllm "github.com/mozilla-ai/any-llm-go"
-	"gopkg.in/yaml.v3"
-
 	"github.com/harvey-agent/harvey/internal/ragstore"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wsindex"
+	anyllm "github.com/mozilla-ai/any-llm-go"
+	"gopkg.in/yaml.v3"
 )
 
 // The original Harvey's RAG, as it was specified (issue 36): named SQLite
@@ -115,7 +115,7 @@ func (e *anyllmEmbedder) Name() string { return e.model }
 func (e *anyllmEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	resp, err := e.p.Embedding(ctx, anyllm.EmbeddingParams{Model: e.model, Input: texts})
 	if err != nil {
-		return nil, fmt.Errorf("embedding with %s (%s): %s", e.model, e.provider, oneLine(explainAnyLLM(e.provider, err).Error()))
+		return nil, fmt.Errorf("embedding with %s (%s): %s", e.model, e.provider, termtext.OneLine(explainAnyLLM(e.provider, err).Error()))
 	}
 	out := make([][]float32, len(texts))
 	for _, d := range resp.Data {
@@ -196,7 +196,7 @@ func (e *ollamaEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 	if err := json.Unmarshal(raw, &out); err != nil {
 		// Not Ollama's JSON: a proxy's or another server's page. Say what
 		// answered, not the decoder's words.
-		return nil, fmt.Errorf("embedding with %s: %s at %s answered %s, not Ollama's JSON: %q — is --ollama / OLLAMA_HOST an Ollama server?", e.model, resp.Status, e.base, cmp.Or(resp.Header.Get("Content-Type"), "no content type"), clip(flatText(string(raw)), 80))
+		return nil, fmt.Errorf("embedding with %s: %s at %s answered %s, not Ollama's JSON: %q — is --ollama / OLLAMA_HOST an Ollama server?", e.model, resp.Status, e.base, cmp.Or(resp.Header.Get("Content-Type"), "no content type"), termtext.Clip(termtext.Flat(string(raw)), 80))
 	}
 	if resp.StatusCode == http.StatusNotFound {
 		return nil, fmt.Errorf("embedding model %s not found; pull it with: ollama pull %s", e.model, e.model)
@@ -279,7 +279,7 @@ func retrievedContext(ctx context.Context, tm *Terminal, cfg RagConfig, ws *Work
 		block, err = retrieve(ctx, ws, entry, emb, prompt)
 	}
 	if err != nil {
-		tm.logf("%s", tm.colorize("33", "· RAG: "+oneLine(err.Error())+" (the turn goes on without it)"))
+		tm.logf("%s", tm.colorize("33", "· RAG: "+termtext.OneLine(err.Error())+" (the turn goes on without it)"))
 	}
 	return block
 }
@@ -386,7 +386,7 @@ func ragIngest(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb Embe
 	if err != nil {
 		return "", err
 	}
-	sum := fmt.Sprintf("%s: %s, %s embedded (%s), %d unchanged", entry.Name, plural(st.Sources, "file"), plural(st.Embedded, "file"), plural(st.Chunks, "chunk"), st.Unchanged)
+	sum := fmt.Sprintf("%s: %s, %s embedded (%s), %d unchanged", entry.Name, termtext.Plural(st.Sources, "file"), termtext.Plural(st.Embedded, "file"), termtext.Plural(st.Chunks, "chunk"), st.Unchanged)
 	var why []string
 	for k, n := range skipped {
 		why = append(why, fmt.Sprintf("%d %s", n, k))

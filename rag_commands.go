@@ -15,6 +15,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/ragstore"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wsindex"
 )
 
@@ -223,13 +224,13 @@ func ragQuery(ctx context.Context, env ragEnv, rc RagConfig, opts map[string]str
 		fmt.Fprintln(out, "no match")
 	}
 	for _, h := range hits {
-		fmt.Fprintf(out, "%s:%d-%d  (score %.2f)\n", sanitizeForTerminal(h.Path), h.StartLine, h.EndLine, h.Score)
-		lines := strings.Split(strings.TrimRight(sanitizeForTerminal(h.Text), "\n"), "\n")
+		fmt.Fprintf(out, "%s:%d-%d  (score %.2f)\n", termtext.Sanitize(h.Path), h.StartLine, h.EndLine, h.Score)
+		lines := strings.Split(strings.TrimRight(termtext.Sanitize(h.Text), "\n"), "\n")
 		for _, l := range lines[:min(len(lines), 8)] {
 			fmt.Fprintln(out, "    "+l)
 		}
 		if len(lines) > 8 {
-			fmt.Fprintf(out, "    … %s\n", plural(len(lines)-8, "more line"))
+			fmt.Fprintf(out, "    … %s\n", termtext.Plural(len(lines)-8, "more line"))
 		}
 	}
 	return nil
@@ -262,7 +263,7 @@ func ragStatus(ctx context.Context, env ragEnv, rc RagConfig, name string, out i
 	if fi, err := os.Stat(ragPath(e.DBPath)); err == nil {
 		size = fi.Size()
 	}
-	fmt.Fprintf(out, "store %s: model %s, %s, %s\n", e.Name, s.Model(), plural(s.Count(), "chunk"), humanSize(size))
+	fmt.Fprintf(out, "store %s: model %s, %s, %s\n", e.Name, s.Model(), termtext.Plural(s.Count(), "chunk"), humanSize(size))
 	srcs, err := s.Sources()
 	if err != nil {
 		return err
@@ -324,7 +325,7 @@ func ingestWorkspace(ctx context.Context, env ragEnv, rc *RagConfig, opts map[st
 	if err != nil {
 		return fmt.Errorf("%v (%d chunks embedded before it; ingest again to go on)", err, n)
 	}
-	fmt.Fprintf(out, "workspace: %s embedded with %s, %d already were; find_code and harvey rag query in this workspace now fuse its ranking with the lexical one\n", plural(n, "chunk"), model, have)
+	fmt.Fprintf(out, "workspace: %s embedded with %s, %d already were; find_code and harvey rag query in this workspace now fuse its ranking with the lexical one\n", termtext.Plural(n, "chunk"), model, have)
 	return nil
 }
 
@@ -356,7 +357,7 @@ func workspaceStatus(ctx context.Context, env ragEnv, rc RagConfig, out io.Write
 			fmt.Fprintf(out, "workspace: %v\n", err)
 			return
 		}
-		fmt.Fprintf(out, "workspace: lexical index of %s, %s (as of its last query)\n", plural(len(paths), "file"), plural(total, "chunk"))
+		fmt.Fprintf(out, "workspace: lexical index of %s, %s (as of its last query)\n", termtext.Plural(len(paths), "file"), termtext.Plural(total, "chunk"))
 	}
 	want := cmp.Or(rc.Workspace.EmbeddingModel, model)
 	if want == "" {
@@ -374,7 +375,7 @@ func workspaceStatus(ctx context.Context, env ragEnv, rc RagConfig, out io.Write
 		cancel()
 	}
 	if err != nil {
-		fmt.Fprintf(out, "; not answering, so queries rank lexically alone: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(out, "; not answering, so queries rank lexically alone: %s\n", termtext.OneLine(err.Error()))
 		return
 	}
 	fmt.Fprintln(out, "; the model answers")
@@ -418,7 +419,7 @@ func askIndexHome(tm *Terminal, ws *Workspace) bool {
 		return true
 	}
 	ans, err := tm.In.Ask(fmt.Sprintf("%s is your home directory (or /). Index it for find_code? Projects first; caches, toolchains and build output are left out; up to the index's caps. No: Harvey leaves nothing here. [y/N] ", ws.Root))
-	if err == nil && isYes(ans) {
+	if err == nil && termtext.IsYes(ans) {
 		ws.homeOK.Store(true)
 		return true
 	}
@@ -485,9 +486,9 @@ func ragCreate(ctx context.Context, env ragEnv, rc *RagConfig, opts map[string]s
 			if e.Provider == "" || e.Provider == "ollama" {
 				hint = fmt.Sprintf("; install it with: ollama pull %s", e.EmbeddingModel)
 			}
-			return fmt.Errorf("the embedding model %s is not there (%s)%s", e.EmbeddingModel, oneLine(err.Error()), hint)
+			return fmt.Errorf("the embedding model %s is not there (%s)%s", e.EmbeddingModel, termtext.OneLine(err.Error()), hint)
 		case err != nil && env.progress != nil:
-			fmt.Fprintf(env.progress, "warning: could not check the embedding model %s: %s (ingest needs it)\n", e.EmbeddingModel, oneLine(err.Error()))
+			fmt.Fprintf(env.progress, "warning: could not check the embedding model %s: %s (ingest needs it)\n", e.EmbeddingModel, termtext.OneLine(err.Error()))
 		}
 	}
 	if err := os.MkdirAll(filepath.Dir(ragPath(e.DBPath)), 0o700); err != nil {

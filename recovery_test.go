@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	anyllm "github.com/mozilla-ai/any-llm-go"
-
 	"github.com/harvey-agent/harvey/internal/textcalls"
+	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
 // builtinLookup is the registry's schema lookup for the built-in tools.

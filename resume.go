@@ -7,6 +7,8 @@ import (
 	"hash/fnv"
 	"io/fs"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // Resuming a conversation: after every turn the history (without the
@@ -230,8 +232,8 @@ func (cv *conversation) lastExchange() string {
 	if you == "" {
 		return ""
 	}
-	clip := func(s string) string {
-		lines := strings.Split(strings.TrimSpace(sanitizeForTerminal(s)), "\n")
+	excerpt := func(s string) string {
+		lines := strings.Split(strings.TrimSpace(termtext.Sanitize(s)), "\n")
 		more := ""
 		if len(lines) > 3 {
 			lines, more = lines[:3], " …"
@@ -242,9 +244,9 @@ func (cv *conversation) lastExchange() string {
 		}
 		return t + more
 	}
-	out := "; it ended with:\n  you: " + clip(you)
+	out := "; it ended with:\n  you: " + excerpt(you)
 	if answer != "" {
-		out += "\n  harvey: " + clip(answer)
+		out += "\n  harvey: " + excerpt(answer)
 	}
 	return out
 }

@@ -17,10 +17,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/harvey-agent/harvey/internal/match"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"golang.org/x/sys/unix"
 )
 
 // search_files and /search: a Go regexp over the text files under a path,

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // Options configure a session (from the command line).
@@ -49,7 +50,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	cf, cerr := loadConfig(ws)
 	in := newLineReader(o.Stdin)
 	in.show = o.Stderr // a question asked with no line editor is shown
-	a := newAgent(ws, cf, in, &termWriter{w: o.Stdout}, &termWriter{w: o.Stderr})
+	a := newAgent(ws, cf, in, &termtext.Writer{W: o.Stdout}, &termtext.Writer{W: o.Stderr})
 	for _, l := range recovered {
 		a.gate.log.Record("undone", l, AuditDenied, 0)
 	}
@@ -238,7 +239,7 @@ func (a *Agent) continueSession(model string) string {
 		a.logf("%s", a.colorize("33", "warning: "+err.Error()))
 		return model
 	}
-	a.logf("%s", a.dim("· continuing the last conversation ("+plural(n, "message")+")"+a.lastExchange()))
+	a.logf("%s", a.dim("· continuing the last conversation ("+termtext.Plural(n, "message")+")"+a.lastExchange()))
 	if a.unanswered() {
 		a.logf("%s", a.colorize("33", "· its last turn has no answer yet (the model's call failed); /retry asks the model again — the tools that ran are not run again"))
 	}
@@ -262,7 +263,7 @@ func (tm *Terminal) confirmWorkspaceConfig(cf *ConfigFile, ws *Workspace) {
 		}
 	}
 	if !tm.Interactive {
-		tm.logf("%s", tm.colorize("33", fmt.Sprintf("warning: %s (not written by Harvey, not yet confirmed) %s; ignored headless — start harvey in this directory once to confirm", strings.Join(files, ", "), sanitizeForTerminal(gatedSummary(cf.Gated)))))
+		tm.logf("%s", tm.colorize("33", fmt.Sprintf("warning: %s (not written by Harvey, not yet confirmed) %s; ignored headless — start harvey in this directory once to confirm", strings.Join(files, ", "), termtext.Sanitize(gatedSummary(cf.Gated)))))
 		cf.DeclineWorkspace()
 		return
 	}
@@ -270,12 +271,12 @@ func (tm *Terminal) confirmWorkspaceConfig(cf *ConfigFile, ws *Workspace) {
 		fmt.Fprintf(tm.Err, "%s %s was not written by Harvey (it may come from the repository). It:\n", tm.colorize("33", "?"), f)
 		for _, g := range cf.Gated {
 			if g.file() == f {
-				fmt.Fprintf(tm.Err, "  - %s: %s\n", g.Key, sanitizeForTerminal(g.Shown))
+				fmt.Fprintf(tm.Err, "  - %s: %s\n", g.Key, termtext.Sanitize(g.Shown))
 			}
 		}
 	}
 	ans, err := tm.In.Ask("Use these settings in this workspace? [y/N] ")
-	if err == nil && isYes(ans) {
+	if err == nil && termtext.IsYes(ans) {
 		if err := cf.AcceptWorkspace(ws.Root); err != nil {
 			tm.logf("%s", tm.colorize("33", "warning: settings used, but the confirmation was not saved: "+err.Error()))
 		}
@@ -409,7 +410,7 @@ func (be *backend) offerOllamaStart(ctx context.Context, tm *Terminal, oc *Ollam
 		return false
 	}
 	ans, err := tm.In.Ask(fmt.Sprintf("Ollama is not answering at %s. Start it now (ollama serve)? [y/N] ", oc.BaseURL))
-	if err != nil || !isYes(ans) {
+	if err != nil || !termtext.IsYes(ans) {
 		return false
 	}
 	st, err := startOllama(ctx, oc, tm.Err)

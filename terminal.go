@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/harvey-agent/harvey/internal/lineedit"
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // ---- the REPL ----
@@ -75,7 +76,7 @@ func (a *Agent) Run(ctx context.Context, o Options) error {
 			return nil
 		}
 		if err != nil {
-			a.logf("%s", a.colorize("31", oneLine(err.Error())))
+			a.logf("%s", a.colorize("31", termtext.OneLine(err.Error())))
 		}
 		if ctx.Err() != nil {
 			return nil

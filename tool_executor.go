@@ -11,11 +11,11 @@ import (
 	"strings"
 	"time"
 
-	anyllm "github.com/mozilla-ai/any-llm-go"
-
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/textcalls"
+	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
 // ErrToolLoopLimit is returned when a turn uses more tool rounds than
@@ -334,7 +334,7 @@ func (e *ToolExecutor) executeCalls(ctx context.Context, calls []anyllm.ToolCall
 		}
 		if i >= maxCallsPerReply {
 			msg := fmt.Sprintf("error: not run: one reply may make at most %d tool calls; make fewer calls and use their results", maxCallsPerReply)
-			out = append(out, Message{Role: RoleTool, Content: fmt.Sprintf("[tool_result id=%s tool=%s bytes=%d truncated=false]\n%s\n[end tool_result id=%s]", c.ID, flatText(c.Function.Name), len(msg), msg, c.ID), ToolCallID: c.ID, ToolName: c.Function.Name})
+			out = append(out, Message{Role: RoleTool, Content: fmt.Sprintf("[tool_result id=%s tool=%s bytes=%d truncated=false]\n%s\n[end tool_result id=%s]", c.ID, termtext.Flat(c.Function.Name), len(msg), msg, c.ID), ToolCallID: c.ID, ToolName: c.Function.Name})
 			continue
 		}
 		out = append(out, e.executeOne(ctx, c, origin))
@@ -407,24 +407,24 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin
 	// The marker ends a cut result (before at most a paging hint); the same
 	// words inside a file's text do not count.
 	truncated := strings.Contains(capped[max(0, len(capped)-resultSlack):], "[output truncated at ")
-	wrapped := fmt.Sprintf("[tool_result id=%s tool=%s %s bytes=%d truncated=%t]\n%s\n[end tool_result id=%s]", c.ID, flatText(name), flatText(summary), len(capped), truncated, capped, c.ID)
+	wrapped := fmt.Sprintf("[tool_result id=%s tool=%s %s bytes=%d truncated=%t]\n%s\n[end tool_result id=%s]", c.ID, termtext.Flat(name), termtext.Flat(summary), len(capped), truncated, capped, c.ID)
 	if h != nil {
 		if rc, ok := err.(*repeatedCall); ok {
 			h.resultLine(false, rc.forUser(), nil)
 			h.resultEvent(c.ID, name, "refused", rc.forUser(), capped, nil, dur)
 		} else if failed {
-			h.resultLine(false, firstLine(err.Error()), nil)
+			h.resultLine(false, termtext.FirstLine(err.Error()), nil)
 			status := "failed"
 			if errors.Is(err, ErrDenied) {
 				status = "refused"
 			}
-			h.resultEvent(c.ID, name, status, firstLine(err.Error()), capped, nil, dur)
+			h.resultEvent(c.ID, name, status, termtext.FirstLine(err.Error()), capped, nil, dur)
 		} else {
 			// A call that ran, whose program failed (a command's exit 1),
 			// is no ✓: it is marked and reported failed, with its notes.
 			status := map[bool]string{true: "failed", false: "ok"}[res.Failed]
-			h.resultLine(!res.Failed, cmp.Or(res.Summary, firstLine(res.Text)), res.Notes)
-			h.resultEvent(c.ID, name, status, cmp.Or(res.Summary, firstLine(res.Text)), capped, res.Notes, dur)
+			h.resultLine(!res.Failed, cmp.Or(res.Summary, termtext.FirstLine(res.Text)), res.Notes)
+			h.resultEvent(c.ID, name, status, cmp.Or(res.Summary, termtext.FirstLine(res.Text)), capped, res.Notes, dur)
 		}
 		h.audit("tool:"+name, summary, err, dur)
 		h.recordToolCall(name, raw, capped, failed)

@@ -6,9 +6,9 @@ import (
 	"sort"
 	"sync"
 
-	anyllm "github.com/mozilla-ai/any-llm-go"
-
 	"github.com/harvey-agent/harvey/internal/coerce"
+	"github.com/harvey-agent/harvey/internal/termtext"
+	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
 // ToolRegistry holds the tools a model may call: their anyllm.Tool schemas
@@ -34,7 +34,7 @@ func newToolRegistry() *ToolRegistry {
 func (r *ToolRegistry) RegisterTool(name, description string, parameters map[string]any, handler ToolHandler) {
 	gated := func(ctx context.Context, args map[string]any) (string, error) {
 		// Harvey cannot know what this code does: it asks like run_command.
-		if err := r.approve(ctx, name, "run "+name+" "+flatText(callSummary(name, args))); err != nil {
+		if err := r.approve(ctx, name, "run "+name+" "+termtext.Flat(callSummary(name, args))); err != nil {
 			return "", err
 		}
 		return handler(ctx, args)

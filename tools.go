@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/termtext"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
@@ -93,7 +94,7 @@ const (
 func callSummary(name string, args map[string]any) string {
 	for _, k := range []string{"path", "command", "pattern", "subcommand", "question", "query", "q", "url", "uri", "file", "filename", "name", "title"} {
 		if v, ok := args[k].(string); ok && v != "" {
-			return clip(summaryOf(k, v, args), 120)
+			return termtext.Clip(summaryOf(k, v, args), 120)
 		}
 	}
 	var only string
@@ -104,7 +105,7 @@ func callSummary(name string, args map[string]any) string {
 		}
 	}
 	if n == 1 {
-		return clip(flatText(only), 120)
+		return termtext.Clip(termtext.Flat(only), 120)
 	}
 	keys := sortedKeys(args)
 	sort.Strings(keys)
@@ -124,7 +125,7 @@ func summaryOf(k, v string, args map[string]any) string {
 		}
 		return fmt.Sprintf("%q", v)
 	case "question", "query", "q":
-		return fmt.Sprintf("%q", flatText(v))
+		return fmt.Sprintf("%q", termtext.Flat(v))
 	}
 	return v
 }

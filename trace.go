@@ -1,9 +1,8 @@
 package harvey
 
 import (
-	anyllm "github.com/mozilla-ai/any-llm-go"
-
 	"github.com/harvey-agent/harvey/internal/textcalls"
+	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
 // turnTrace is what one turn did, round by round: what the server

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	anyllm "github.com/mozilla-ai/any-llm-go"
-
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
+	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
 // mainTurn is a turn for the main model.
@@ -305,7 +305,7 @@ func sayingWaits(p retryPolicy, tm *Terminal, spin *Spinner) retryPolicy {
 type terminalSafeWriter struct{ w io.Writer }
 
 func (t *terminalSafeWriter) Write(p []byte) (int, error) {
-	if _, err := io.WriteString(t.w, sanitizeForTerminal(string(p))); err != nil {
+	if _, err := io.WriteString(t.w, termtext.Sanitize(string(p))); err != nil {
 		return 0, err
 	}
 	return len(p), nil
@@ -317,11 +317,11 @@ func offerRunSuggestions(ctx context.Context, a *Agent, reply string) {
 	for _, m := range runSuggestionRE.FindAllStringSubmatch(reply, 3) {
 		line := strings.TrimSpace(m[1])
 		if !a.Interactive {
-			a.logf("%s", a.dim("· suggested: /run "+sanitizeForTerminal(line)))
+			a.logf("%s", a.dim("· suggested: /run "+termtext.Sanitize(line)))
 			continue
 		}
-		ans, err := a.In.Ask(fmt.Sprintf("Run `%s`? [y/N] ", sanitizeForTerminal(line)))
-		if err != nil || !isYes(ans) {
+		ans, err := a.In.Ask(fmt.Sprintf("Run `%s`? [y/N] ", termtext.Sanitize(line)))
+		if err != nil || !termtext.IsYes(ans) {
 			continue
 		}
 		if err := cmdRunLine(ctx, a, line, a.Out); err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/diff"
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // /undo: the file changes of the session, undone newest first.
@@ -24,7 +25,7 @@ func cmdUndo(_ context.Context, a *Agent, args []string, out io.Writer) error {
 			if !e.existed {
 				what = "created"
 			}
-			fmt.Fprintf(out, "%s  %-10s %s %s\n", e.at.Format("15:04:05"), e.by, what, sanitizeForTerminal(e.path))
+			fmt.Fprintf(out, "%s  %-10s %s %s\n", e.at.Format("15:04:05"), e.by, what, termtext.Sanitize(e.path))
 		}
 		return nil
 	}

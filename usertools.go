@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
-
+	"github.com/harvey-agent/harvey/internal/termtext"
 	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 )
@@ -473,7 +473,7 @@ func builtinToolName(name string) bool {
 // any command can, without a question.
 func (t *UserTool) confirmation() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s (%s): runs %s", t.Name, t.File, quoteArgv(t.Command))
+	fmt.Fprintf(&b, "%s (%s): runs %s", t.Name, t.File, termtext.QuoteArgv(t.Command))
 	switch t.Effect {
 	case EffectRead:
 		b.WriteString(" — effect: read, runs without asking")
@@ -483,7 +483,7 @@ func (t *UserTool) confirmation() string {
 	default:
 		fmt.Fprintf(&b, " — effect: %s, asks each time", t.Effect)
 	}
-	if d := firstLine(t.Description); d != "" {
+	if d := termtext.FirstLine(t.Description); d != "" {
 		b.WriteString(" — says: " + d)
 	}
 	return b.String()

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/coerce"
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // A user tool as it runs: its arguments put in its command line (never
@@ -114,7 +115,7 @@ func substituteInElement(el string, refs [][]string, args map[string]any, endOfO
 	}
 	if strings.HasPrefix(out, "-") && !strings.HasPrefix(el, "-") && !endOfOptions {
 		// "{{rev}}..HEAD" with rev=--output=FILE would be an option.
-		return "", fmt.Errorf("argument %s may not start with \"-\" (the program would read %q as an option)", quoteArgv([]string{refs[0][1]}), out)
+		return "", fmt.Errorf("argument %s may not start with \"-\" (the program would read %q as an option)", termtext.QuoteArgv([]string{refs[0][1]}), out)
 	}
 	return out, nil
 }
@@ -219,12 +220,12 @@ func (g *Gate) runUserTool(ctx context.Context, t *UserTool, args map[string]any
 	if err != nil {
 		return "", err
 	}
-	shown := t.Name + ": " + quoteArgv(argv)
+	shown := t.Name + ": " + termtext.QuoteArgv(argv)
 	ask := ""
 	if t.Effect != EffectRead {
 		ask = t.Name
 	}
-	res, err := g.runGated(ctx, runRequest{audit: "tool", shown: shown, tool: ask, action: "run " + t.Name + " (" + string(t.Effect) + "): " + quoteArgv(argv), argv: argv, timeout: t.Timeout})
+	res, err := g.runGated(ctx, runRequest{audit: "tool", shown: shown, tool: ask, action: "run " + t.Name + " (" + string(t.Effect) + "): " + termtext.QuoteArgv(argv), argv: argv, timeout: t.Timeout})
 	if err != nil {
 		return "", err
 	}

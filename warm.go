@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/termtext"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/ollama/ollama/api"
-	"net/http"
 )
 
 // The first answer on a Raspberry Pi. The fixed head of every request —
@@ -78,7 +79,7 @@ func (be *backend) loadedLine(ctx context.Context) string {
 	case errors.As(err, &se) && (se.StatusCode == http.StatusNotFound || se.StatusCode == http.StatusMethodNotAllowed):
 		return "unknown: this server does not say which models it holds in memory (it has no /api/ps: not Ollama, or an older Ollama)"
 	case err != nil:
-		return "unknown: the server did not say which models it holds in memory (" + clip(oneLine(err.Error()), 80) + ")"
+		return "unknown: the server did not say which models it holds in memory (" + termtext.Clip(termtext.OneLine(err.Error()), 80) + ")"
 	case !loaded:
 		return "not loaded (the next answer waits for Ollama to load it)"
 	case until.IsZero():

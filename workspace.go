@@ -16,7 +16,6 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/gitrepo"
-
 	"golang.org/x/sys/unix"
 )
 

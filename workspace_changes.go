@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/termtext"
 	"golang.org/x/sys/unix"
 )
 
@@ -88,7 +89,7 @@ func (w *workspaceFiles) changes() string {
 		return ""
 	}
 	slices.Sort(list)
-	return fmt.Sprintf("[harvey: %s changed in the workspace: %s]", plural(len(list), "file"), sanitizeForTerminal(strings.Join(clipList(list, changesShown), ", ")))
+	return fmt.Sprintf("[harvey: %s changed in the workspace: %s]", termtext.Plural(len(list), "file"), termtext.Sanitize(strings.Join(termtext.ClipList(list, changesShown), ", ")))
 }
 
 // commandGuard is everything checked around one sandboxed process: the

@@ -13,10 +13,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/wsindex"
+	"golang.org/x/sys/unix"
 )
 
 // The workspace as a store (issue 36, the lexical part): internal/wsindex

@@ -1,4 +1,4 @@
-package harvey
+package termtext
 
 import (
 	"fmt"
@@ -9,13 +9,13 @@ import (
 
 // What reaches the terminal is made safe to print: escape sequences and
 // other control characters shown escaped, invisible and bidi characters
-// made visible (termWriter wraps the session's Out and Err).
+// made visible (Writer wraps the session's Out and Err).
 
-// sanitizeForTerminal makes text safe to print: ANSI/OSC escape sequences and
+// Sanitize makes text safe to print: ANSI/OSC escape sequences and
 // other control characters are shown escaped (an OSC 52 in a file cannot write
 // the clipboard), and bidi overrides, zero-width and Unicode tag characters
 // are made visible. Newlines and tabs are kept.
-func sanitizeForTerminal(s string) string {
+func Sanitize(s string) string {
 	// A byte that is not UTF-8 (a raw 0x9b is an 8-bit CSI to some
 	// terminals) becomes U+FFFD first.
 	s = strings.ToValidUTF8(s, "\uFFFD")
@@ -45,16 +45,16 @@ func sanitizeForTerminal(s string) string {
 	return b.String()
 }
 
-// termWriter is the one sanitizer for everything Harvey prints: every
+// Writer is the one sanitizer for everything Harvey prints: every
 // byte written to the terminal (answers, tool names, paths, listings,
 // diffs, problem lines, model lists) passes through it. Only the harmless
 // sequences Harvey itself uses get through whole — SGR colour (ESC[...m),
 // erase-line (ESC[K) and carriage return — and only when complete within
 // one write; every other control sequence (OSC 52 clipboard writes, titles,
 // cursor moves) is shown escaped, never executed.
-type termWriter struct{ w io.Writer }
+type Writer struct{ W io.Writer }
 
-func (t *termWriter) Write(p []byte) (int, error) {
+func (t *Writer) Write(p []byte) (int, error) {
 	s := string(p)
 	var b strings.Builder
 	clean := 0 // s[clean:i] is plain text not yet sanitized
@@ -63,7 +63,7 @@ func (t *termWriter) Write(p []byte) (int, error) {
 		if c != 0x1b && c != '\r' {
 			continue
 		}
-		b.WriteString(sanitizeForTerminal(s[clean:i]))
+		b.WriteString(Sanitize(s[clean:i]))
 		if c == '\r' {
 			b.WriteByte('\r')
 			clean = i + 1
@@ -78,8 +78,8 @@ func (t *termWriter) Write(p []byte) (int, error) {
 		b.WriteString("\\e")
 		clean = i + 1
 	}
-	b.WriteString(sanitizeForTerminal(s[clean:]))
-	if _, err := io.WriteString(t.w, b.String()); err != nil {
+	b.WriteString(Sanitize(s[clean:]))
+	if _, err := io.WriteString(t.W, b.String()); err != nil {
 		return 0, err
 	}
 	return len(p), nil
@@ -144,8 +144,8 @@ func hex4(r rune) string {
 	return string(out)
 }
 
-// quotePath shows a path safely: control characters escaped.
-func quotePath(p string) string {
+// QuotePath shows a path safely: control characters escaped.
+func QuotePath(p string) string {
 	for _, r := range p {
 		if r < 0x20 || r == 0x7f || r == '"' || r == '\\' || (r >= 0x80 && !printableRune(r)) {
 			return fmt.Sprintf("%q", p)
