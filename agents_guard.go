@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/sandbox"
-	"golang.org/x/sys/unix"
 )
 
 // The check after every command for agents/, where no mount can hide it:
@@ -31,9 +31,9 @@ const agentsKeepBytes = 16 << 20
 // agentsGuard is agents/ before a command.
 type agentsGuard struct {
 	dir    string
-	ident  fileIdent             // agents/ itself: a command that replaces it (with a link into the workspace, say) is undone
-	files  map[string]*savedFile // by slash path in agents/; a directory by its mode alone
-	stamps map[string]fileKey    // files too large to keep a copy of
+	ident  fileIdent               // agents/ itself: a command that replaces it (with a link into the workspace, say) is undone
+	files  map[string]*savedFile   // by slash path in agents/; a directory by its mode alone
+	stamps map[string]fsinfo.Stamp // files too large to keep a copy of
 }
 
 // harveyWritesMeanwhile reports whether Harvey itself may write p (a path
@@ -55,7 +55,7 @@ func guardAgents(root string) *agentsGuard {
 
 // recordAgents records agents/ (nil when there is none).
 func recordAgents(root string) *agentsGuard {
-	g := &agentsGuard{dir: filepath.Join(root, AgentsDir), files: map[string]*savedFile{}, stamps: map[string]fileKey{}}
+	g := &agentsGuard{dir: filepath.Join(root, AgentsDir), files: map[string]*savedFile{}, stamps: map[string]fsinfo.Stamp{}}
 	id, ok := identOf(g.dir)
 	if !ok {
 		return nil // no agents/, or not a directory of its own
@@ -73,7 +73,7 @@ func recordAgents(root string) *agentsGuard {
 			continue
 		}
 		if fi.Mode().IsRegular() && (fi.Size() > 1<<20 || kept+int(fi.Size()) > agentsKeepBytes) {
-			g.stamps[p] = stampOfInfo(fi)
+			g.stamps[p] = fsinfo.StampOfInfo(fi)
 			continue
 		}
 		if s := readSaved(r, p); s != nil {
@@ -99,22 +99,6 @@ func agentsEntries(r *os.Root) []string {
 		return nil
 	})
 	return out
-}
-
-// stampOf is p's stamp (keyOf) in r, not following a link.
-func stampOf(r *os.Root, p string) fileKey {
-	fi, err := r.Lstat(p)
-	if err != nil {
-		return fileKey{}
-	}
-	return stampOfInfo(fi)
-}
-
-func stampOfInfo(fi fs.FileInfo) fileKey {
-	if st, ok := fi.Sys().(*unix.Stat_t); ok {
-		return keyOf(st)
-	}
-	return fileKey{}
 }
 
 // check undoes what the command did to agents/ and says so, one line each.
@@ -167,7 +151,7 @@ func (g *agentsGuard) check() []string {
 		}
 	}
 	for p, k := range g.stamps {
-		if stampOf(r, p) != k {
+		if fsinfo.RootStamp(r, p) != k {
 			said = append(said, fmt.Sprintf("[harvey: the command changed agents/%s, too large to keep a copy of: it was not restored; check it]", p))
 		}
 	}

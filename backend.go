@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -89,7 +90,7 @@ func startOllama(ctx context.Context, oc *OllamaClient, out io.Writer) (*started
 	}
 	cmd := exec.Command(bin, "serve")
 	// Serve where Harvey will look (ollama reads its address from OLLAMA_HOST).
-	cmd.Env = filterCommandEnvironment(os.Environ())
+	cmd.Env = secrets.Environ(os.Environ())
 	if u, err := url.Parse(oc.BaseURL); err == nil && u.Host != "" {
 		cmd.Env = append(cmd.Env, "OLLAMA_HOST="+u.Host)
 	}

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // The official MCP conformance suite (@modelcontextprotocol/conformance,
@@ -61,7 +63,7 @@ func conformanceClient(string) int {
 	bin := os.Getenv("HARVEY_TEST_BINARY")
 	work, _ := os.MkdirTemp("", "harvey-conformance-")
 	defer os.RemoveAll(work)
-	env := append(filterCommandEnvironment(os.Environ()), "XDG_CONFIG_HOME="+filepath.Join(work, "config"), "XDG_DATA_HOME="+filepath.Join(work, "data"),
+	env := append(secrets.Environ(os.Environ()), "XDG_CONFIG_HOME="+filepath.Join(work, "config"), "XDG_DATA_HOME="+filepath.Join(work, "data"),
 		"HARVEY_NO_BROWSER=1", "OLLAMA_HOST=", "NO_COLOR=1")
 	var logf *os.File // HARVEY_CONFORMANCE_LOG: what Harvey said, for a failing scenario
 	if p := os.Getenv("HARVEY_CONFORMANCE_LOG"); p != "" {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wsindex"
 )
@@ -139,7 +140,7 @@ func cmdTemplate(ctx context.Context, a *Agent, args []string, out io.Writer) er
 // firstUse reports whether a template's content is sent for the first
 // time, and remembers it (in your data directory, never the workspace).
 func firstUse(content []byte) bool {
-	data := userDataDir()
+	data := datadir.Path()
 	if data == "" {
 		return true
 	}

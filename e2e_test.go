@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 var (
@@ -204,7 +205,7 @@ func runHarveyKernel(t *testing.T, kernel, bin, dir, stdin string, env []string,
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), env...)
+	cmd.Env = append(append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -475,7 +476,7 @@ func TestEndToEndSilentPipe(t *testing.T) {
 	defer w.Close()
 	cmd := exec.Command(bin, "-p", "hi", "--model", "llama3.2", "--ollama", f.URL())
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=")
+	cmd.Env = append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=")
 	cmd.Stdin = r
 	out, err := cmd.Output()
 	r.Close()

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/diff"
 	"github.com/harvey-agent/harvey/internal/editmatch"
 	"github.com/harvey-agent/harvey/internal/sandbox"
@@ -441,7 +442,7 @@ func (g *Gate) commandSandboxFor(purpose string) *sandbox.Spec {
 		}
 	}
 	spec.Pinned = gitPinned(g.ws.Root)
-	if data := userDataDir(); data != "" && sandbox.Under(filepath.Join(data, "caches"), append(append([]string{}, spec.RW...), spec.RO...)) {
+	if data := datadir.Path(); data != "" && sandbox.Under(filepath.Join(data, "caches"), append(append([]string{}, spec.RW...), spec.RO...)) {
 		// Every workspace's cache layers: never visible to a command
 		// (its own is mounted over its caches already).
 		spec.Hidden = append(spec.Hidden, filepath.Join(data, "caches"))

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"golang.org/x/sys/unix"
@@ -67,7 +68,7 @@ type gitDirGuard struct {
 	indexLarge bool                   // there was an index, too large to keep a copy of
 	links      []string               // the index's gitlinks (mode 160000)
 	hidden     []string               // the index's entries marked skip-worktree or assume-unchanged
-	indexAt    fileKey                // the index's stamp when read: unchanged after the command, it is not read again
+	indexAt    fsinfo.Stamp           // the index's stamp when read: unchanged after the command, it is not read again
 	// replaces are the replace refs (git_replace.go), of a common directory
 	// only; replacesLoose those kept as files.
 	replaces      map[string]string
@@ -101,12 +102,12 @@ func identOf(p string) (fileIdent, bool) {
 }
 
 // indexKey is the stamp of the directory's index (ok false when it has none).
-func (d *gitDirGuard) indexKey() (fileKey, bool) {
+func (d *gitDirGuard) indexKey() (fsinfo.Stamp, bool) {
 	var st unix.Stat_t
 	if unix.Lstat(filepath.Join(d.dir, "index"), &st) != nil {
-		return fileKey{}, false
+		return fsinfo.Stamp{}, false
 	}
-	return keyOf(&st), true
+	return fsinfo.StampOf(&st), true
 }
 
 // guardGit records the workspace's git (nil when its .git is something git

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // The check after a command, where the workspace had no repository: a
@@ -71,7 +73,7 @@ func safeRepoConfig(path string) (string, []string) {
 		return "", nil
 	}
 	cmd := exec.Command(git, "config", "--file", path, "--null", "--list")
-	cmd.Env = append(filterCommandEnvironment(os.Environ()), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	cmd.Env = append(secrets.Environ(os.Environ()), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
 	out, err := cmd.Output()
 	if err != nil {
 		if _, serr := os.Stat(path); serr == nil {

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // Every git directory the workspace's git uses, found once, as git finds
@@ -168,7 +169,7 @@ func userConfigRelPaths() []string {
 	for _, scope := range []string{"--global", "--system"} {
 		cmd := exec.Command(git, "config", scope, "--includes", "--null", "--list")
 		cmd.Dir = os.TempDir()
-		cmd.Env = filterCommandEnvironment(os.Environ())
+		cmd.Env = secrets.Environ(os.Environ())
 		for _, k := range []string{"GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM"} {
 			if v, ok := os.LookupEnv(k); ok {
 				cmd.Env = append(cmd.Env, k+"="+v) // where the user's git finds its config

@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/datadir"
+	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -84,7 +86,7 @@ type jAgents struct {
 
 // journalDir is where journals are kept ("" when there is no data directory).
 func journalDir() string {
-	if d := userDataDir(); d != "" {
+	if d := datadir.Path(); d != "" {
 		return filepath.Join(d, "pending")
 	}
 	return ""
@@ -106,7 +108,7 @@ func writeJournal(root, command string, c *commandGuard) string {
 	if err != nil {
 		return ""
 	}
-	name := fmt.Sprintf("%s-%d-%d.journal", shortHash(root), os.Getpid(), journalSeq.Add(1))
+	name := fmt.Sprintf("%s-%d-%d.journal", datadir.Key(root), os.Getpid(), journalSeq.Add(1))
 	p := filepath.Join(dir, name)
 	tmp := p + ".tmp"
 	if os.WriteFile(tmp, b, 0o600) != nil || os.Rename(tmp, p) != nil {
@@ -131,7 +133,7 @@ func recoverJournals(root string) []string {
 	if dir == "" {
 		return nil
 	}
-	matches, _ := filepath.Glob(filepath.Join(dir, shortHash(root)+"-*.journal"))
+	matches, _ := filepath.Glob(filepath.Join(dir, datadir.Key(root)+"-*.journal"))
 	var said []string
 	for _, p := range matches {
 		b, err := os.ReadFile(p)
@@ -255,7 +257,7 @@ func (g *gitGuard) toJournal() *jGit {
 			Files: filesToJournal(d.files), Hooks: hooksToJournal(d.hooks), Modules: d.modules, Worktrees: d.worktrees,
 			Locks: d.locks, Links: d.links, Hidden: d.hidden, IndexLarge: d.indexLarge,
 			Replaces: d.replaces, ReplacesLoose: d.replacesLoose,
-			IndexDev: d.indexAt.dev, IndexIno: d.indexAt.ino, IndexSize: d.indexAt.size, IndexMtime: d.indexAt.mtimeNs, IndexCtime: d.indexAt.ctimeNs}
+			IndexDev: d.indexAt.Dev, IndexIno: d.indexAt.Ino, IndexSize: d.indexAt.Size, IndexMtime: d.indexAt.MtimeNs, IndexCtime: d.indexAt.CtimeNs}
 		if len(d.index) <= journalMaxIndex {
 			jd.Index = d.index
 		} else {
@@ -276,7 +278,7 @@ func (j *jGit) fromJournal() *gitGuard {
 			files: filesFromJournal(jd.Files), hooks: hooksFromJournal(jd.Hooks), modules: jd.Modules, worktrees: jd.Worktrees,
 			locks: jd.Locks, links: jd.Links, hidden: jd.Hidden, index: jd.Index, indexLarge: jd.IndexLarge,
 			replaces: jd.Replaces, replacesLoose: jd.ReplacesLoose,
-			indexAt: fileKey{jd.IndexDev, jd.IndexIno, jd.IndexSize, jd.IndexMtime, jd.IndexCtime}})
+			indexAt: fsinfo.Stamp{Dev: jd.IndexDev, Ino: jd.IndexIno, Size: jd.IndexSize, MtimeNs: jd.IndexMtime, CtimeNs: jd.IndexCtime}})
 	}
 	return g
 }
@@ -287,7 +289,7 @@ func (g *agentsGuard) toJournal() *jAgents {
 	}
 	j := &jAgents{Dir: g.dir, IdentDev: g.ident.dev, IdentIno: g.ident.ino, Files: filesToJournal(g.files), Stamps: map[string][5]int64{}}
 	for k, v := range g.stamps {
-		j.Stamps[k] = [5]int64{int64(v.dev), int64(v.ino), v.size, v.mtimeNs, v.ctimeNs}
+		j.Stamps[k] = [5]int64{int64(v.Dev), int64(v.Ino), v.Size, v.MtimeNs, v.CtimeNs}
 	}
 	return j
 }
@@ -296,9 +298,9 @@ func (j *jAgents) fromJournal() *agentsGuard {
 	if j == nil {
 		return nil
 	}
-	g := &agentsGuard{dir: j.Dir, ident: fileIdent{j.IdentDev, j.IdentIno}, files: filesFromJournal(j.Files), stamps: map[string]fileKey{}}
+	g := &agentsGuard{dir: j.Dir, ident: fileIdent{j.IdentDev, j.IdentIno}, files: filesFromJournal(j.Files), stamps: map[string]fsinfo.Stamp{}}
 	for k, v := range j.Stamps {
-		g.stamps[k] = fileKey{uint64(v[0]), uint64(v[1]), v[2], v[3], v[4]}
+		g.stamps[k] = fsinfo.Stamp{Dev: uint64(v[0]), Ino: uint64(v[1]), Size: v[2], MtimeNs: v[3], CtimeNs: v[4]}
 	}
 	return g
 }

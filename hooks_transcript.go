@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
@@ -61,7 +62,7 @@ func (r *hookRunner) transcriptPath() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.path == "" {
-		dir := userDataDir()
+		dir := datadir.Path()
 		if dir == "" {
 			return ""
 		}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/coerce"
+	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -296,7 +297,7 @@ func (m *mcpManager) transport(name string, cfg MCPServer) (mcp.Transport, *sand
 	var cmd *exec.Cmd
 	var used *sandbox.Spec
 	if sb := sandbox.Available(); sb.Enforced() {
-		spec := *m.gate.commandSandboxFor("mcp-" + shortHash(strings.Join(cfg.Command, "\x00")))
+		spec := *m.gate.commandSandboxFor("mcp-" + datadir.Key(strings.Join(cfg.Command, "\x00")))
 		spec.Network = spec.Network || cfg.Network
 		spec.RO = append(spec.RO, installTree(argv[0])...) // a server installed in a node_modules or a bin of its own
 		spec.Argv, spec.Dir, spec.Env = argv, m.ws.Root, sandboxEnv(env, &spec)

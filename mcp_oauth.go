@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -63,11 +64,11 @@ type oauthRecord struct {
 // oauthPath is where a server's tokens are kept: by its name and URL, so
 // that a server moved to another URL logs in again.
 func oauthPath(name, serverURL string) string {
-	data := userDataDir()
+	data := datadir.Path()
 	if data == "" {
 		return ""
 	}
-	return filepath.Join(data, "mcp-oauth", name+"-"+shortHash(serverURL)+".json")
+	return filepath.Join(data, "mcp-oauth", name+"-"+datadir.Key(serverURL)+".json")
 }
 
 func loadOAuth(name, serverURL string) *oauthRecord {
@@ -461,7 +462,7 @@ func openBrowser(u string) bool {
 	default:
 		return false
 	}
-	cmd.Env = filterCommandEnvironment(os.Environ())
+	cmd.Env = secrets.Environ(os.Environ())
 	return cmd.Start() == nil
 }
 

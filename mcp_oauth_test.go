@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -345,7 +346,7 @@ func startLogin(t *testing.T, bin string, env []string, name string) *loginProce
 	t.Helper()
 	lp := &loginProcess{cmd: exec.Command(bin, "mcp", "login", name), done: make(chan error, 1)}
 	lp.cmd.Dir = t.TempDir()
-	lp.cmd.Env = append(filterCommandEnvironment(os.Environ()), append(env, "NO_COLOR=1", "HARVEY_NO_BROWSER=1")...)
+	lp.cmd.Env = append(secrets.Environ(os.Environ()), append(env, "NO_COLOR=1", "HARVEY_NO_BROWSER=1")...)
 	lp.in, _ = lp.cmd.StdinPipe()
 	w := writerFunc(func(p []byte) (int, error) { lp.mu.Lock(); defer lp.mu.Unlock(); return lp.screen.Write(p) })
 	lp.cmd.Stdout, lp.cmd.Stderr = w, w

@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -387,7 +388,7 @@ func cmdModelCheck(ctx context.Context, a *Agent, args []string, out io.Writer) 
 // removeCacheLayers removes the private cache layers Harvey kept for a
 // workspace (a throw-away one's would pile up, one per check).
 func removeCacheLayers(workspace string) {
-	if data := userDataDir(); data != "" {
-		os.RemoveAll(filepath.Join(data, "caches", shortHash(workspace)))
+	if data := datadir.Path(); data != "" {
+		os.RemoveAll(filepath.Join(data, "caches", datadir.Key(workspace)))
 	}
 }

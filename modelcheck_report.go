@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/datadir"
 )
 
 // What a model check found, and what it says: the report per model, its
@@ -126,7 +128,7 @@ func passWord(ok bool) string {
 
 // checksDir is where results are kept: DATA/model-checks.
 func checksDir() string {
-	if d := userDataDir(); d != "" {
+	if d := datadir.Path(); d != "" {
 		return filepath.Join(d, "model-checks")
 	}
 	return ""

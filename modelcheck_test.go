@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // checkModelStyle is how a scripted model answers the battery.
@@ -323,7 +325,7 @@ func TestModelCheckCommandEndToEnd(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "model", "check", "--ollama", slow.URL())
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), env...)
+	cmd.Env = append(append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/secrets"
 	"golang.org/x/sys/unix"
 )
 
@@ -78,7 +79,7 @@ func startPTYWith(t *testing.T, bin, dir string, env []string, cols int, args ..
 	unix.IoctlSetWinsize(int(slave.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Row: 40, Col: uint16(cols)})
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(append(filterCommandEnvironment(os.Environ()), "TERM=xterm", "OLLAMA_HOST="), env...)
+	cmd.Env = append(append(secrets.Environ(os.Environ()), "TERM=xterm", "OLLAMA_HOST="), env...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	if err := cmd.Start(); err != nil {
@@ -724,7 +725,7 @@ func TestMCPOAuthLoginThroughPTY(t *testing.T) {
 	}
 	// harvey mcp login, the address pasted on its stdin.
 	cmd := exec.Command(bin, "mcp", "login", "g")
-	cmd.Env = append(append(filterCommandEnvironment(os.Environ()), "OLLAMA_HOST="), env...)
+	cmd.Env = append(append(secrets.Environ(os.Environ()), "OLLAMA_HOST="), env...)
 	stdin, _ := cmd.StdinPipe()
 	stderr, _ := cmd.StderrPipe()
 	var stdout strings.Builder

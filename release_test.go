@@ -19,6 +19,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // fakeRelease writes one archive per target holding a harvey that prints
@@ -259,7 +261,7 @@ func TestReleaseBinariesUnderQemu(t *testing.T) {
 			f.script(textReply("llama3.2", "Hello from a Pi."))
 			cmd := exec.Command(qemu, bin, "-p", "hi", "--model", "llama3.2", "--ollama", f.URL())
 			cmd.Dir = t.TempDir()
-			cmd.Env = append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir())
+			cmd.Env = append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir())
 			out, err = cmd.CombinedOutput()
 			if err != nil || !strings.Contains(string(out), "Hello from a Pi.") {
 				t.Fatalf("a headless turn under %s: %v\n%s", c.qemu, err, out)

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // retryHome is a config home whose retry waits are short (the policy is the
@@ -353,7 +355,7 @@ func TestLateServerPickedUpByNextPrompt(t *testing.T) {
 	up := time.Now().Add(down)
 	cmd := exec.Command(bin, "--model", "llama3.2", "--ollama", url) // the REPL, reading its lines as they come
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "PATH=/usr/bin:/bin")
+	cmd.Env = append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "PATH=/usr/bin:/bin")
 	in, _ := cmd.StdinPipe()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

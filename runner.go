@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -27,67 +26,6 @@ import (
 
 // floodLimit stops a child whose output keeps pouring after the cap.
 const floodLimit = 16 << 20
-
-// envAllow lists variables (or prefixes ending in "_") a child may inherit.
-var envAllow = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TEMP", "TMP", "LANG", "LC_", "TERM", "TZ", "OLLAMA_", "HARVEY_",
-	"GOPATH", "GOROOT", "GOCACHE", "GOMODCACHE", "GOFLAGS", "GOPROXY", "CGO_ENABLED", "XDG_",
-	// the toolchains' own settings: where they live and how they build
-	"GOSUMDB", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOINSECURE", "GOTOOLCHAIN", "GOEXPERIMENT", "GOOS", "GOARCH", "GOAMD64", "GOARM", "GOWORK",
-	"CARGO_HOME", "RUSTUP_HOME", "RUSTUP_TOOLCHAIN", "PYENV_ROOT", "PYENV_VERSION", "NVM_DIR", "VOLTA_HOME", "ASDF_DATA_DIR", "SDKMAN_DIR",
-	"JAVA_HOME", "MAVEN_HOME", "GRADLE_USER_HOME", "VIRTUAL_ENV", "CC", "CXX", "PKG_CONFIG_PATH",
-	"NPM_CONFIG_", "PIP_", "UV_", "CARGO_", "RUSTUP_", "PNPM_HOME", "BUN_INSTALL", "BUN_INSTALL_CACHE_DIR", "DENO_INSTALL", "DENO_DIR",
-	"HOMEBREW_PREFIX", "HOMEBREW_CELLAR", "HOMEBREW_REPOSITORY", "HOMEBREW_CACHE", "CONDA_PKGS_DIRS", "CONDA_PREFIX", "CONDA_EXE",
-	"YARN_CACHE_FOLDER"} // (names with TOKEN, _AUTH, PASSWORD... never pass)
-
-// envDenyWords: a variable whose name contains one of these never passes.
-var envDenyWords = []string{"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "_AUTH", "SESSION", "COOKIE", "DSN", "PRIVATE"}
-
-// envDenyExact are capability sockets and credential pointers.
-var envDenyExact = nameSet("SSH_AUTH_SOCK", "GPG_AGENT_INFO", "GOOGLE_APPLICATION_CREDENTIALS", "KUBECONFIG", "DATABASE_URL", "REDIS_URL", "OLLAMA_API_KEY")
-
-// filterCommandEnvironment returns the environment a child process gets.
-func filterCommandEnvironment(env []string) []string {
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		name, _, ok := strings.Cut(kv, "=")
-		if !ok || name == "" || !envAllowed(name) {
-			continue
-		}
-		out = append(out, stripURLCredentials(kv))
-	}
-	return out
-}
-
-// urlUserinfoRE finds the user:password@ (or token@) part of URLs.
-var urlUserinfoRE = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@,|]+@`)
-
-// stripURLCredentials removes credentials embedded in URLs of an inherited
-// variable (GOPROXY=https://user:token@proxy, OLLAMA_HOST=http://u:p@host):
-// a child gets the URL, not the secret.
-func stripURLCredentials(kv string) string {
-	if !strings.Contains(kv, "@") || !strings.Contains(kv, "://") {
-		return kv
-	}
-	return urlUserinfoRE.ReplaceAllString(kv, "$1")
-}
-
-func envAllowed(name string) bool {
-	up := strings.ToUpper(name)
-	if envDenyExact[up] || strings.HasPrefix(up, "AWS_") || strings.HasPrefix(up, "AZURE_") || strings.HasPrefix(up, "VAULT_") {
-		return false
-	}
-	for _, w := range envDenyWords {
-		if strings.Contains(up, w) {
-			return false
-		}
-	}
-	for _, a := range envAllow {
-		if up == a || (strings.HasSuffix(a, "_") && strings.HasPrefix(up, a)) {
-			return true
-		}
-	}
-	return false
-}
 
 // capWriter keeps the first limit bytes, counts the rest and keeps draining so
 // the child never blocks on a full pipe. Safe for stdout and stderr together.
@@ -619,12 +557,4 @@ func (p CommandPolicy) allows(argv []string) error {
 }
 
 // baseEnv is the environment children start from.
-func baseEnv() []string { return filterCommandEnvironment(os.Environ()) }
-
-func nameSet(xs ...string) map[string]bool {
-	m := make(map[string]bool, len(xs))
-	for _, x := range xs {
-		m[x] = true
-	}
-	return m
-}
+func baseEnv() []string { return secrets.Environ(os.Environ()) }

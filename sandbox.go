@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
@@ -362,11 +363,11 @@ var privateCacheVars = [][2]string{{"XDG_CACHE_HOME", "xdg"}, {"GOCACHE", "go-bu
 // build that needs a module the user has works offline; GOPROXY goes on to
 // the user's proxy only where commands may reach the network.
 func privateCaches(workspace, purpose string, network bool) (env, dirs []string) {
-	data := userDataDir()
+	data := datadir.Path()
 	if data == "" {
 		return nil, nil
 	}
-	base := filepath.Join(data, "caches", shortHash(workspace), purpose+"-landlock")
+	base := filepath.Join(data, "caches", datadir.Key(workspace), purpose+"-landlock")
 	for _, v := range privateCacheVars {
 		d := filepath.Join(base, v[1])
 		if os.MkdirAll(d, 0o700) != nil {

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // The built binary, a scripted model asking for hostile commands: every
@@ -275,7 +276,7 @@ func TestEndToEndSandboxEverydayWork(t *testing.T) {
 	defer fd9.Close()
 	cmd := exec.Command(bin, "-p", "work", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	cmd.Dir = dir
-	cmd.Env = append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "HOME="+home, "XDG_CACHE_HOME=", "XDG_CONFIG_HOME="+filepath.Join(root, "config"),
+	cmd.Env = append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "HOME="+home, "XDG_CACHE_HOME=", "XDG_CONFIG_HOME="+filepath.Join(root, "config"),
 		"PATH="+filepath.Join(home, ".cargo/bin")+":"+filepath.Join(home, ".pyenv/shims")+":/usr/local/bin:/usr/bin:/bin")
 	cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, nil, nil, fd9} // fd 9
 	if out, err := underKernel(os.Getenv("HARVEY_TEST_KERNEL"), cmd).CombinedOutput(); err != nil {
@@ -334,7 +335,7 @@ func TestEndToEndSandboxEverydayWork(t *testing.T) {
 	writeFile(t, root, "config/harvey/harvey.yaml", "sandbox:\n  readable: [\""+sock+"\"]\n")
 	f.script(toolReply("llama3.2", fakeCall{id: "named", name: "run_command", args: map[string]any{"command": commands["socket"]}}), textReply("llama3.2", "Done."))
 	cmd = exec.Command(bin, "-p", "work", "--yes", "--model", "llama3.2", "--ollama", f.URL())
-	cmd.Dir, cmd.Env = dir, append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(root, "config"))
+	cmd.Dir, cmd.Env = dir, append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(root, "config"))
 	if out, err := underKernel(os.Getenv("HARVEY_TEST_KERNEL"), cmd).CombinedOutput(); err != nil {
 		t.Fatalf("harvey: %v\n%s", err, out)
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/kernelsim"
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // lateWriter is a command that leaves a process behind: after delay it
@@ -77,7 +78,7 @@ func TestEndToEndLandlockOnlyNoSurvivors(t *testing.T) {
 		), textReply("llama3.2", "Done."))
 		cmd := exec.Command(bin, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 		cmd.Dir = f.dir
-		cmd.Env = append(append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), f.env...)
+		cmd.Env = append(append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), f.env...)
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		w := underKernel(kernel, cmd)
@@ -235,7 +236,7 @@ func TestEndToEndCheckSurvivesHarvey(t *testing.T) {
 	), textReply("llama3.2", "Done."))
 	cmd := exec.Command(bin, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 	cmd.Dir = f.dir
-	cmd.Env = append(append(filterCommandEnvironment(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), f.env...)
+	cmd.Env = append(append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), f.env...)
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	w := underKernel(string(kernelsim.NoUserNS), cmd)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/kernelsim"
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // modeFixture is a workspace that is a git repository with a commit, a
@@ -94,7 +95,7 @@ func (f *modeFixture) git(t *testing.T, args string) string {
 	t.Helper()
 	cmd := exec.Command("git", strings.Fields(args)...)
 	cmd.Dir = f.dir
-	cmd.Env = append(filterCommandEnvironment(os.Environ()), f.env...)
+	cmd.Env = append(secrets.Environ(os.Environ()), f.env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("git %s: %v\n%s", args, err, out)

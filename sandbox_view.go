@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -137,7 +138,7 @@ func readConfigRefs(root, config string) []string {
 	}
 	cmd := exec.Command(git, "config", "--file", config, "--includes", "--show-origin", "--null", "--list")
 	cmd.Dir = root
-	cmd.Env = append(filterCommandEnvironment(os.Environ()), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	cmd.Env = append(secrets.Environ(os.Environ()), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
 	out, err := cmd.Output()
 	if err != nil {
 		return nil
@@ -327,7 +328,7 @@ func commandGitConfig() string {
 		b.WriteString("# Written by Harvey: the keys of your git config that commands may see.\n")
 		if git, err := exec.LookPath("git"); err == nil {
 			cmd := exec.Command(git, "config", "--global", "--includes", "--null", "--list")
-			cmd.Env = append(filterCommandEnvironment(os.Environ()), "GIT_CONFIG_NOSYSTEM=1")
+			cmd.Env = append(secrets.Environ(os.Environ()), "GIT_CONFIG_NOSYSTEM=1")
 			if out, err := cmd.Output(); err == nil {
 				writeGitKeys(&b, out)
 			}
@@ -358,30 +359,18 @@ func writeGitKeys(b *strings.Builder, out []byte) {
 	}
 }
 
-// userDataDir is where Harvey keeps data outside any workspace:
-// $XDG_DATA_HOME/harvey, by default ~/.local/share/harvey.
-func userDataDir() string {
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "harvey")
-	}
-	if h, err := os.UserHomeDir(); err == nil {
-		return filepath.Join(h, ".local", "share", "harvey")
-	}
-	return ""
-}
-
 // cacheOverlays gives each cache its private layer for this workspace:
 // DATA/caches/HASH(workspace)/PURPOSE/N/{upper,work}. A layer that cannot
 // be made (or lies inside a cache) leaves that cache without one.
 func cacheOverlays(workspace, purpose string, caches []string) []sandbox.CacheLayer {
-	data := userDataDir()
+	data := datadir.Path()
 	if data == "" {
 		return nil
 	}
-	base := filepath.Join(data, "caches", shortHash(workspace), purpose)
+	base := filepath.Join(data, "caches", datadir.Key(workspace), purpose)
 	var out []sandbox.CacheLayer
 	for _, c := range caches {
-		d := filepath.Join(base, shortHash(c))
+		d := filepath.Join(base, datadir.Key(c))
 		if sandbox.Under(d, caches) {
 			continue
 		}
@@ -392,11 +381,6 @@ func cacheOverlays(workspace, purpose string, caches []string) []sandbox.CacheLa
 		out = append(out, l)
 	}
 	return out
-}
-
-// shortHash names a path or a command in a directory name.
-func shortHash(s string) string {
-	return sha256Hex([]byte(s))[:12]
 }
 
 // installTree is what a program named by path needs to be read and run:

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/match"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"golang.org/x/sys/unix"
@@ -380,36 +381,22 @@ func readRegular(dirfd int, name string, self bool, limit int, buf []byte) ([]by
 	return data, ok
 }
 
-// fileKey identifies a file's content for the redaction cache: any write
-// changes its size, mtime or ctime.
-type fileKey struct {
-	dev, ino               uint64
-	size, mtimeNs, ctimeNs int64
-}
-
-// keyOf is what changes when a file is written: its device and inode,
-// size, and modification and change times (a change time cannot be set
-// back by the file's owner).
-func keyOf(st *unix.Stat_t) fileKey {
-	return fileKey{uint64(st.Dev), uint64(st.Ino), st.Size, st.Mtim.Nano(), st.Ctim.Nano()}
-}
-
 // readRegularKey is readRegular that also returns the file's key.
-func readRegularKey(dirfd int, name string, self bool, limit int, buf []byte) ([]byte, fileKey, bool) {
+func readRegularKey(dirfd int, name string, self bool, limit int, buf []byte) ([]byte, fsinfo.Stamp, bool) {
 	fd := dirfd
 	if !self {
 		var err error
 		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return nil, fileKey{}, false
+			return nil, fsinfo.Stamp{}, false
 		}
 		defer unix.Close(fd)
 	}
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Nlink > 1 || st.Size > int64(limit) {
-		return nil, fileKey{}, false
+		return nil, fsinfo.Stamp{}, false
 	}
-	key := keyOf(&st)
+	key := fsinfo.StampOf(&st)
 	// Read the size that was checked (a file growing meanwhile is read to
 	// that size), without a final empty read.
 	size := int(st.Size)
@@ -441,7 +428,7 @@ type grepPool struct {
 	results map[int][][]byte
 	found   atomic.Int64
 	n       int
-	clean   *sync.Map // fileKey → whether redaction leaves it unchanged
+	clean   *sync.Map // fsinfo.Stamp → whether redaction leaves it unchanged
 	marker  bool      // a match could touch a redaction marker: every file is redacted
 }
 
@@ -534,7 +521,7 @@ func (g *grepPool) finish() [][][]byte {
 // remembered by its key, so later searches skip the work for the (many)
 // files that hold no secret.
 // It reports whether redaction changed anything.
-func (g *grepPool) redacted(data []byte, key fileKey) ([]byte, bool) {
+func (g *grepPool) redacted(data []byte, key fsinfo.Stamp) ([]byte, bool) {
 	if isBinary(data) {
 		return data, false
 	}

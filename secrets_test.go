@@ -248,7 +248,7 @@ func TestCallsPerReplyCapped(t *testing.T) {
 }
 
 func TestURLCredentialsStripped(t *testing.T) {
-	env := filterCommandEnvironment([]string{"GOPROXY=https://user:tok3n@proxy.example/,direct", "OLLAMA_HOST=http://u:p@10.0.0.2:11434", "PATH=/usr/bin", "HOME=/home/u"})
+	env := secrets.Environ([]string{"GOPROXY=https://user:tok3n@proxy.example/,direct", "OLLAMA_HOST=http://u:p@10.0.0.2:11434", "PATH=/usr/bin", "HOME=/home/u"})
 	joined := strings.Join(env, "\n")
 	if strings.Contains(joined, "tok3n") || strings.Contains(joined, "u:p@") {
 		t.Fatalf("credentials passed on: %s", joined)

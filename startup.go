@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
@@ -495,8 +496,8 @@ func (tm *Terminal) warnAgentsNotIgnored(ws *Workspace) {
 	// Once per workspace, not at every start: the mark is kept in your
 	// data directory (never in the workspace).
 	mark := ""
-	if data := userDataDir(); data != "" {
-		mark = filepath.Join(data, "notices", "agents-not-ignored-"+shortHash(ws.Root))
+	if data := datadir.Path(); data != "" {
+		mark = filepath.Join(data, "notices", "agents-not-ignored-"+datadir.Key(ws.Root))
 		if _, err := os.Stat(mark); err == nil {
 			return
 		}

@@ -36,7 +36,7 @@ type Workspace struct {
 
 	git *gitrepo.Repo // the private git directory (internal/gitrepo), made by openWorkspace
 
-	// secretFree remembers, per file content (search.go's fileKey),
+	// secretFree remembers, per file content (search.go's fsinfo.Stamp),
 	// whether redaction leaves it unchanged.
 	secretFree sync.Map
 

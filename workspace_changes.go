@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"golang.org/x/sys/unix"
 )
@@ -31,13 +32,13 @@ const changesShown = 8
 // saw them all.
 type workspaceFiles struct {
 	root     string
-	stamps   map[string]fileKey
+	stamps   map[string]fsinfo.Stamp
 	complete bool
 }
 
 // snapshotFiles records the stamps of the files under root.
 func snapshotFiles(root string) *workspaceFiles {
-	w := &workspaceFiles{root: root, stamps: map[string]fileKey{}, complete: true}
+	w := &workspaceFiles{root: root, stamps: map[string]fsinfo.Stamp{}, complete: true}
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -55,7 +56,7 @@ func snapshotFiles(root string) *workspaceFiles {
 		}
 		var st unix.Stat_t
 		if unix.Lstat(p, &st) == nil {
-			w.stamps[filepath.ToSlash(rel)] = keyOf(&st)
+			w.stamps[filepath.ToSlash(rel)] = fsinfo.StampOf(&st)
 		}
 		return nil
 	})

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/wsindex"
 	"golang.org/x/sys/unix"
@@ -105,7 +106,7 @@ func (s *indexSink) submit(f searchFile) {
 	}
 	stamp := ""
 	if ok {
-		stamp = fmt.Sprint(keyOf(&st))
+		stamp = fmt.Sprint(fsinfo.StampOf(&st))
 	}
 	d := wsindex.Doc{Path: f.rel, Stamp: stamp, Read: func() ([]byte, bool) {
 		data, ok := readRegular(f.dir.fd, f.name, f.self, indexMaxFile, nil)

@@ -5,7 +5,9 @@
 // recording and log line passes through (Redact, RedactWindow, the
 // LineRedactor for a text read from its start, the ReplyRedactor for a
 // streamed reply, Known for the values Harvey was given: tokens, client
-// secrets). It knows nothing of a workspace, a model or a session.
+// secrets), and the environment every child process inherits (Environ:
+// an allowlist, less what looks secret, URLs without their credentials).
+// It knows nothing of a workspace, a model or a session.
 package secrets
 
 import (

@@ -1,0 +1,7 @@
+package fsinfo
+
+import "syscall"
+
+func sysStamp(st *syscall.Stat_t) Stamp {
+	return Stamp{uint64(st.Dev), uint64(st.Ino), st.Size, st.Mtim.Nano(), st.Ctim.Nano()}
+}
