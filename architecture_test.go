@@ -30,7 +30,7 @@ var fileLayers = [][]string{
 		"config.go", "config_merge.go", "config_trust.go", "mcp_config.go", "mcp_cli.go", "hooks.go", "hooks_cli.go",
 		"workspace.go", "paths.go", "fileread.go", "fileops.go", "search.go",
 		"git.go", "git_filter.go", "git_grep.go",
-		"runner.go", "sandbox.go", "sandbox_view.go", "registry_proxy.go", "git_guard.go", "git_guard_new.go", "git_layout.go", "git_index.go", "workspace_changes.go", "guard_journal.go", "git_replace.go", "idle.go", "agents_guard.go", "workspace_index.go", "index_bounds.go"},
+		"runner.go", "sandbox.go", "sandbox_view.go", "registry_proxy.go", "idle.go", "workspace_index.go", "index_bounds.go"},
 	// 1: the one gate, approvals and the tools built on them.
 	{"console.go", "output.go", "approval.go", "gate.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "mcp.go", "mcp_elicit.go", "mcp_elicit_order.go", "mcp_oauth.go", "mcp_oauth_jwt.go", "mcp_oauth_grants.go", "hooks_run.go", "hooks_events.go", "hooks_transcript.go"},
 	// 2: the model side: clients, layouts, the tool loop.

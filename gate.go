@@ -14,6 +14,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/diff"
 	"github.com/harvey-agent/harvey/internal/editmatch"
+	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -337,12 +338,12 @@ func (g *Gate) runGated(ctx context.Context, r runRequest) (RunResult, error) {
 }
 
 // runGuarded runs a sandboxed program and then the check after every
-// command (git_guard.go): what it changed in .git that the user's next git
+// command (internal/guard): what it changed in .git that the user's next git
 // would run is undone, said in the result and in the audit log.
 func (g *Gate) runGuarded(ctx context.Context, r runRequest, spec procSpec) RunResult {
-	guard := guardCommand(g.ws.Root, r.shown)
+	check := guard.Command(g.ws.Root, r.shown)
 	res := runProcess(ctx, spec)
-	res.Undone, res.Changed = guard.check()
+	res.Undone, res.Changed = check.Check()
 	g.log.Record(r.audit, r.shown, runOutcome(res), res.Duration)
 	for _, u := range res.Undone {
 		g.log.Record("undone", r.shown+": "+u, AuditDenied, 0)
@@ -422,7 +423,7 @@ func (g *Gate) commandSandboxFor(purpose string) *sandbox.Spec {
 	} else {
 		rw = append(rw, caches...)
 	}
-	gitRO, gitRW := gitProtected(g.ws.Root)
+	gitRO, gitRW := guard.Protected(g.ws.Root)
 	home, _ := os.UserHomeDir()
 	ro = append(ro, toolchainRoots(os.Environ(), home)...)
 	if g.cfg.Sandbox.Network {
@@ -441,7 +442,7 @@ func (g *Gate) commandSandboxFor(purpose string) *sandbox.Spec {
 			spec.Ensure = append(spec.Ensure, p)
 		}
 	}
-	spec.Pinned = gitPinned(g.ws.Root)
+	spec.Pinned = guard.Pinned(g.ws.Root)
 	if data := datadir.Path(); data != "" && sandbox.Under(filepath.Join(data, "caches"), append(append([]string{}, spec.RW...), spec.RO...)) {
 		// Every workspace's cache layers: never visible to a command
 		// (its own is mounted over its caches already).

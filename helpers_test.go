@@ -124,3 +124,44 @@ func announce(what string) {
 	defer tty.Close()
 	fmt.Fprintf(tty, "harvey tests: %s\n", what)
 }
+
+// gitFixture makes a repository with one commit, as a user's would be,
+// and returns its root and git's environment (no global config).
+func gitFixture(t *testing.T) (string, []string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	root := t.TempDir()
+	env := append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	gitSh(t, root, env, "git init -q -b main && echo a > a.txt && git add a.txt && git commit -qm first")
+	return root, env
+}
+
+func gitSh(t *testing.T, dir string, env []string, line string) string {
+	t.Helper()
+	cmd := exec.Command("sh", "-c", line)
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", line, err, out)
+	}
+	return string(out)
+}
+
+// worktreeFixture makes a repository main/ with a commit and a tracked
+// Makefile, and two linked worktrees beside it, wt/ and sib/ (git worktree
+// add): their .git files point at main/.git/worktrees/{wt,sib}, which
+// share main/.git's config and hooks.
+func worktreeFixture(t *testing.T) (base string, env []string) {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	base = t.TempDir()
+	env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+	os.MkdirAll(filepath.Join(base, "main"), 0o755)
+	gitSh(t, filepath.Join(base, "main"), env, "git init -q -b main && printf 'all:\\n\\t@echo built\\n' > Makefile && echo a > a.txt && git add -A && git commit -qm first"+
+		" && git worktree add -q ../wt -b wt && git worktree add -q ../sib -b sib")
+	return base, env
+}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/datadir"
+	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -149,7 +150,7 @@ type mcpServer struct {
 	changed  atomic.Bool   // the server said its tool list changed
 	spec     *sandbox.Spec // the sandbox it runs in (stdio), to explain a failure
 	prompts  []*mcp.Prompt // the server's prompts: /SERVER:PROMPT in the REPL
-	life     *commandGuard // a stdio server's check, from before it starts to after it stops
+	life     *guard.Guard  // a stdio server's check, from before it starts to after it stops
 }
 
 // mcpManager holds the session's servers.
@@ -175,7 +176,7 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 		s.session = nil
 	}
 	if s.cfg.URL == "" && s.life == nil {
-		s.life = guardLife(m.ws.Root) // what it does at start is checked like a call
+		s.life = guard.Life(m.ws.Root) // what it does at start is checked like a call
 	}
 	defer m.checkLife(s, "at start")
 	refusedBefore := theProxy.refusals()
@@ -440,20 +441,19 @@ func (m *mcpManager) invokeGuarded(ctx context.Context, s *mcpServer, tool, name
 	}
 	s.mu.Lock()
 	m.checkLife(s, "between calls")
-	var guard *commandGuard
+	var check *guard.Guard
 	if s.life != nil {
 		// The call's check starts from the snapshot the check between
 		// calls just took: .git's files and the index are read once.
-		guard = &commandGuard{git: s.life.git, agents: s.life.agents, files: snapshotFiles(m.ws.Root)}
-		guard.keep(m.ws.Root, "MCP tool "+name)
+		check = s.life.Call(m.ws.Root, "MCP tool "+name)
 	} else {
-		guard = guardCommand(m.ws.Root, "MCP tool "+name)
+		check = guard.Command(m.ws.Root, "MCP tool "+name)
 	}
 	s.mu.Unlock()
 	res, err := m.invoke(ctx, s, tool, args)
-	undone, changed := guard.check()
+	undone, changed := check.Check()
 	s.mu.Lock()
-	s.life = guardLife(m.ws.Root)
+	s.life = guard.Life(m.ws.Root)
 	s.mu.Unlock()
 	if len(undone) > 0 {
 		m.gate.log.Record("undone", "MCP tool "+name+": "+strings.Join(undone, " "), AuditDenied, 0)
@@ -621,12 +621,6 @@ func listTools(ctx context.Context, session *mcp.ClientSession, cfg MCPServer) (
 	return tools, nil
 }
 
-// guardLife is the check that spans a stdio server's life: its git and
-// agents/ (the files it changes are named per call).
-func guardLife(root string) *commandGuard {
-	return &commandGuard{git: guardGit(root), agents: guardAgents(root)}
-}
-
 // checkLife undoes what a stdio server changed outside any call (at
 // start, between calls, as it stopped) and says so to the user and in the
 // audit log; the check starts again from there. s.mu is held, or the
@@ -635,12 +629,12 @@ func (m *mcpManager) checkLife(s *mcpServer, when string) {
 	if s.life == nil {
 		return
 	}
-	undone, _ := s.life.check()
+	undone, _ := s.life.Check()
 	for _, u := range undone {
 		m.term.logf("%s", m.term.colorize("33", fmt.Sprintf("MCP server %s, %s: %s", termtext.Sanitize(s.name), when, u)))
 		m.gate.log.Record("undone", "MCP server "+s.name+" "+when+": "+u, AuditDenied, 0)
 	}
-	s.life = guardLife(m.ws.Root)
+	s.life = guard.Life(m.ws.Root)
 }
 
 // askLogin is whether a login may happen for server name now: in the REPL,

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
@@ -38,7 +39,7 @@ func sandboxCommand(args []string, stdout, stderr io.Writer) int {
 	}
 	// The check of a command Harvey did not live to make, first.
 	if wd, err := os.Getwd(); err == nil {
-		for _, l := range recoverJournals(wd) {
+		for _, l := range guard.Recover(wd) {
 			fmt.Fprintln(stdout, l)
 		}
 	}

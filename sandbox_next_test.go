@@ -6,7 +6,7 @@
 // ~/go, a cargo registry in ~/.cargo, a desktop Trash and another
 // workspace's cache layer in ~/.local/share): hostile commands run, then
 // the user's ordinary next steps run outside Harvey and none of them runs
-// anything a command planted. Spans sandbox*.go, gate.go, git_guard.go,
+// anything a command planted. Spans sandbox*.go, gate.go, internal/guard,
 // internal/sandbox and mcp*.go.
 package harvey
 

@@ -7,8 +7,8 @@
 // workspace's git uses and hide changes from review; then the user's
 // ordinary next steps outside Harvey (git status, git commit, make, in the
 // workspace, the sibling worktree and the main checkout) run nothing they
-// planted, and what they hid shows again. Spans git_layout.go,
-// git_guard.go, git_index.go, sandbox_view.go and gate.go.
+// planted, and what they hid shows again. Spans internal/guard,
+// sandbox_view.go and gate.go.
 package harvey
 
 import (

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/datadir"
+	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
@@ -116,14 +117,14 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 }
 
 // recoverBeforeStart makes the check after a command that Harvey did not
-// live to make (the journal, guard_journal.go), before anything opens
+// live to make (the journal, internal/guard), before anything opens
 // agents/, reads the workspace's config or runs, and says what it undid.
 func recoverBeforeStart(dir string, stderr io.Writer) []string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil
 	}
-	said := recoverJournals(abs)
+	said := guard.Recover(abs)
 	for _, l := range said {
 		fmt.Fprintln(stderr, l)
 	}

@@ -16,13 +16,14 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/gitrepo"
+	"github.com/harvey-agent/harvey/internal/guard"
 	"golang.org/x/sys/unix"
 )
 
 // AgentsDir is the workspace subdirectory that holds Harvey's own state
 // (harvey.yaml, knowledge.db, sessions/, history). No model-driven tool may
 // read, list, search or write it.
-const AgentsDir = "agents"
+const AgentsDir = guard.AgentsDir
 
 // Workspace is the directory Harvey was started in. It is opened once as an
 // os.Root and every file operation of Harvey's own process goes through that

@@ -1,4 +1,4 @@
-package harvey
+package guard
 
 import (
 	"io/fs"
@@ -7,6 +7,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/fsinfo"
 )
 
 // Replace refs in the check after every command: git replace makes git
@@ -64,7 +66,7 @@ func (d *gitDirGuard) checkReplaceRefs(r *os.Root, say func(string, ...any)) {
 	}
 	slices.Sort(changed)
 	if err := d.putReplaceRefs(r, changed); err != nil {
-		say("[harvey: the command changed git's replace refs (%s) and they could not be put back: %v; git status and git diff may not show its changes: run git replace -l]", strings.Join(changed, ", "), errText(err))
+		say("[harvey: the command changed git's replace refs (%s) and they could not be put back: %v; git status and git diff may not show its changes: run git replace -l]", strings.Join(changed, ", "), fsinfo.ErrText(err))
 		return
 	}
 	say("[harvey: undone: the command changed git's replace refs (%s), so git status, git diff and git log would have shown you another history than the one on disk; they are as they were — review what it changed]", strings.Join(changed, ", "))

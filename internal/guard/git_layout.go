@@ -1,4 +1,4 @@
-package harvey
+package guard
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 )
 
 // Every git directory the workspace's git uses, found once, as git finds
-// it: the one definition the sandbox's read-only mounts (gitProtected)
+// it: the one definition the sandbox's read-only mounts (Protected)
 // and the check after every command (git_guard.go) both read.
 //
 //   - An ordinary checkout: .git is the git directory and the common
@@ -79,13 +79,13 @@ func (l gitLayout) worktreeDirs() []string {
 	return out
 }
 
-// gitPinned are the git directories in the workspace that a command's
+// Pinned are the git directories in the workspace that a command's
 // sandbox binds onto themselves: .git (and a git directory in the
 // workspace that a .git file names) cannot be renamed or replaced by
 // another with a config and hooks of the command's choosing. One outside
-// the workspace is a mount of its own already (gitProtected's writable),
+// the workspace is a mount of its own already (Protected's writable),
 // which cannot be either.
-func gitPinned(root string) []string {
+func Pinned(root string) []string {
 	l, ok := readGitLayout(root)
 	if !ok {
 		return nil

@@ -1,4 +1,4 @@
-package harvey
+package guard
 
 import (
 	"fmt"
@@ -93,35 +93,44 @@ func (w *workspaceFiles) changes() string {
 	return fmt.Sprintf("[harvey: %s changed in the workspace: %s]", termtext.Plural(len(list), "file"), termtext.Sanitize(strings.Join(termtext.ClipList(list, changesShown), ", ")))
 }
 
-// commandGuard is everything checked around one sandboxed process: the
+// Guard is everything checked around one sandboxed process: the
 // workspace's git (git_guard.go), agents/ where the sandbox cannot hide it
 // (agents_guard.go), and the files it changed.
-type commandGuard struct {
+type Guard struct {
 	git     *gitGuard
 	agents  *agentsGuard
 	files   *workspaceFiles
 	journal string // guard_journal.go: the check, kept on disk until it is done
 }
 
-// guardCommand records the workspace before a process runs (what names it
+// Command records the workspace before a process runs (what names it
 // in the journal that keeps the check should Harvey stop meanwhile).
-func guardCommand(root, what string) *commandGuard {
+func Command(root, what string) *Guard {
 	if _, err := os.Stat(root); err != nil {
 		return nil
 	}
-	c := &commandGuard{git: guardGit(root), agents: guardAgents(root), files: snapshotFiles(root)}
+	c := &Guard{git: guardGit(root), agents: guardAgents(root), files: snapshotFiles(root)}
 	c.keep(root, what)
 	return c
 }
 
+// Call is the check of one call to a stdio server whose Life check c is:
+// it starts from the snapshot that check just took (.git's files and the
+// index are read once) and is journaled as what.
+func (c *Guard) Call(root, what string) *Guard {
+	g := &Guard{git: c.git, agents: c.agents, files: snapshotFiles(root)}
+	g.keep(root, what)
+	return g
+}
+
 // keep writes the journal of the check (guard_journal.go).
-func (c *commandGuard) keep(root, what string) {
+func (c *Guard) keep(root, what string) {
 	c.journal = writeJournal(root, what, c)
 }
 
 // check undoes what must not stay and says, a line each, what it undid;
 // changed names the files the process changed ("" when none).
-func (c *commandGuard) check() (undone []string, changed string) {
+func (c *Guard) Check() (undone []string, changed string) {
 	if c == nil {
 		return nil, ""
 	}

@@ -1,4 +1,4 @@
-package harvey
+package guard
 
 import (
 	"encoding/json"
@@ -18,7 +18,7 @@ import (
 
 // The check after a command is durable: before a command runs, what the
 // check needs (the state of the workspace's git and of agents/, as
-// guardCommand records it) is written to a journal in Harvey's data
+// Command records it) is written to a journal in Harvey's data
 // directory, which no command can write; after the check it is removed.
 // If Harvey dies between the two (killed, the terminal closed, the OOM
 // killer), the next Harvey in that workspace, and `harvey sandbox`, runs
@@ -97,7 +97,7 @@ var journalSeq atomic.Int64
 // writeJournal writes the journal of a command about to run under guard,
 // and returns its path ("" when none could be written: the check still
 // runs after the command, only not after a crash).
-func writeJournal(root, command string, c *commandGuard) string {
+func writeJournal(root, command string, c *Guard) string {
 	dir := journalDir()
 	if c == nil || dir == "" || os.MkdirAll(dir, 0o700) != nil {
 		return ""
@@ -125,10 +125,10 @@ func removeJournal(p string) {
 	}
 }
 
-// recoverJournals runs the check of every journal of the workspace at root
+// Recover runs the check of every journal of the workspace at root
 // whose Harvey is gone, and returns what it undid, a line each (with a
 // first line that says why).
-func recoverJournals(root string) []string {
+func Recover(root string) []string {
 	dir := journalDir()
 	if dir == "" {
 		return nil
@@ -148,8 +148,8 @@ func recoverJournals(root string) []string {
 		if j.Pid != os.Getpid() && procStart(j.Pid) != "" && procStart(j.Pid) == j.PidStart {
 			continue // its Harvey still runs: the check is its own
 		}
-		c := &commandGuard{git: j.Git.fromJournal(), agents: j.Agents.fromJournal()}
-		undone, _ := c.check()
+		c := &Guard{git: j.Git.fromJournal(), agents: j.Agents.fromJournal()}
+		undone, _ := c.Check()
 		said = append(said, fmt.Sprintf("[harvey: Harvey stopped while a command ran (%s, %s); its check after the command ran now: %s]",
 			termtext.Sanitize(termtext.Clip(j.Command, 80)), j.Started.Format("2006-01-02 15:04"), termtext.Plural(len(undone), "change")+" undone"))
 		said = append(said, undone...)

@@ -1,4 +1,4 @@
-package harvey
+package guard
 
 import (
 	"fmt"
@@ -113,7 +113,7 @@ func (g *agentsGuard) check() []string {
 	}
 	r, err := os.OpenRoot(g.dir)
 	if err != nil {
-		return []string{fmt.Sprintf("[harvey: agents/ cannot be opened after the command (%v): check it]", errText(err))}
+		return []string{fmt.Sprintf("[harvey: agents/ cannot be opened after the command (%v): check it]", fsinfo.ErrText(err))}
 	}
 	defer r.Close()
 	var removed []string
@@ -143,7 +143,7 @@ func (g *agentsGuard) check() []string {
 			continue
 		}
 		if err := putSaved(r, p, before); err != nil {
-			said = append(said, fmt.Sprintf("[harvey: the command changed agents/%s and it could not be restored: %v]", p, errText(err)))
+			said = append(said, fmt.Sprintf("[harvey: the command changed agents/%s and it could not be restored: %v]", p, fsinfo.ErrText(err)))
 			continue
 		}
 		if !rebuilt {
@@ -178,7 +178,7 @@ func (g *agentsGuard) putBack() string {
 		}
 	}
 	if err := os.Mkdir(g.dir, 0o700); err != nil {
-		return fmt.Sprintf("[harvey: the command %s agents/ (Harvey's own directory) and it could not be made again: %v]", what, errText(err))
+		return fmt.Sprintf("[harvey: the command %s agents/ (Harvey's own directory) and it could not be made again: %v]", what, fsinfo.ErrText(err))
 	}
 	g.ident, _ = identOf(g.dir)
 	// Directories first (parents sort before children), then the files.

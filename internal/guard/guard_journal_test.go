@@ -1,4 +1,4 @@
-package harvey
+package guard
 
 import (
 	"os"
@@ -31,7 +31,7 @@ func TestJournalRoundTrip(t *testing.T) {
 	writeFile(t, root, "agents/notes.md", "notes\n")
 	config, _ := os.ReadFile(filepath.Join(root, ".git", "config"))
 
-	c := &commandGuard{git: guardGit(root), agents: recordAgents(root)}
+	c := &Guard{git: guardGit(root), agents: recordAgents(root)}
 	c.keep(root, "a hostile command")
 	if c.journal == "" {
 		t.Fatal("no journal was written")
@@ -42,7 +42,7 @@ func TestJournalRoundTrip(t *testing.T) {
 	git("update-index", "--skip-worktree", "a.txt")
 	writeFile(t, root, "agents/notes.md", "planted\n")
 
-	said := recoverJournals(root)
+	said := Recover(root)
 	text := strings.Join(said, "\n")
 	for _, want := range []string{"Harvey stopped while a command ran (a hostile command", "config", "hooks", "skip-worktree", "agents/notes.md"} {
 		if !strings.Contains(text, want) {
@@ -61,7 +61,7 @@ func TestJournalRoundTrip(t *testing.T) {
 	if _, err := os.Stat(c.journal); err == nil {
 		t.Error("the journal is still there after its check")
 	}
-	if again := recoverJournals(root); len(again) > 0 {
+	if again := Recover(root); len(again) > 0 {
 		t.Errorf("a second recovery found something: %v", again)
 	}
 }

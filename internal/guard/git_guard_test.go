@@ -1,4 +1,4 @@
-package harvey
+package guard
 
 import (
 	"os"
@@ -282,5 +282,14 @@ func TestGitGuardWorktrees(t *testing.T) {
 	gitSh(t, ws, env, "git checkout -q -b feature && echo d > d.txt && git add d.txt && git commit -qm d && git stash list && git worktree add -q inner -b inner && git worktree list")
 	if said := g.check(); len(said) != 0 {
 		t.Errorf("ordinary work was undone: %q", said)
+	}
+}
+
+func writeFile(t testing.TB, dir, name, content string) {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	os.MkdirAll(filepath.Dir(p), 0o755)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package harvey
+package guard
 
 import (
 	"bytes"
@@ -385,7 +385,7 @@ func (d *gitDirGuard) check(say func(string, ...any)) {
 		for _, h := range d.hookDirs() {
 			if now := readHooks(r, h); !sameHooks(d.hooks[h], now) {
 				if err := putHooks(r, h, d.hooks[h]); err != nil {
-					say("[harvey: the command changed %s and it could not be restored: %v]", d.name(h), errText(err))
+					say("[harvey: the command changed %s and it could not be restored: %v]", d.name(h), fsinfo.ErrText(err))
 				} else {
 					say("[harvey: undone: the command changed %s (git runs what is there); restored]", d.name(h))
 				}
@@ -430,7 +430,7 @@ func (d *gitDirGuard) restoreIdentity(say func(string, ...any)) bool {
 		return false
 	}
 	if err := os.Rename(filepath.Join(parent, moved), d.dir); err != nil {
-		say("[harvey: the command moved %s to %s and it could not be moved back: %v]", d.shown, termtext.QuotePath(moved), errText(err))
+		say("[harvey: the command moved %s to %s and it could not be moved back: %v]", d.shown, termtext.QuotePath(moved), fsinfo.ErrText(err))
 		return false
 	}
 	say("[harvey: undone: the command moved %s to %s and put another in its place (your next git would have run its config and hooks); the original is back]", d.shown, termtext.QuotePath(moved))
@@ -444,7 +444,7 @@ func (d *gitDirGuard) restoreFiles(r *os.Root, say func(string, ...any)) {
 			continue
 		}
 		if err := putSaved(r, p, before); err != nil {
-			say("[harvey: the command changed %s and it could not be restored: %v]", d.name(p), errText(err))
+			say("[harvey: the command changed %s and it could not be restored: %v]", d.name(p), fsinfo.ErrText(err))
 			continue
 		}
 		why := "git reads it when you run git"
@@ -548,7 +548,7 @@ func (g *gitGuard) restorePaths(say func(string, ...any)) {
 			shown = termtext.QuotePath(rel)
 		}
 		if err != nil {
-			say("[harvey: the command changed %s, which your git config names, and it could not be restored: %v]", shown, errText(err))
+			say("[harvey: the command changed %s, which your git config names, and it could not be restored: %v]", shown, fsinfo.ErrText(err))
 			continue
 		}
 		say("[harvey: undone: the command changed %s (your git config names it: your next git would run it); restored]", shown)
@@ -621,7 +621,7 @@ func (d *gitDirGuard) restoreIndex(r *os.Root, say func(string, ...any)) {
 		if d.index == nil {
 			r.Remove("index")
 		} else if err := putSaved(r, "index", &savedFile{data: d.index, mode: 0o644}); err != nil {
-			say("[harvey: the command added a gitlink (%s) to git's index and it could not be restored: %v]", strings.Join(added, ", "), errText(err))
+			say("[harvey: the command added a gitlink (%s) to git's index and it could not be restored: %v]", strings.Join(added, ", "), fsinfo.ErrText(err))
 			return
 		}
 		say("[harvey: undone: the command added a gitlink (%s) to git's index — your next git status would enter that repository and run its config; the index is as it was before the command]", strings.Join(added, ", "))
@@ -639,7 +639,7 @@ func (d *gitDirGuard) restoreIndex(r *os.Root, say func(string, ...any)) {
 	}
 	rehash(b, d.hashLen)
 	if err := putSaved(r, "index", &savedFile{data: b, mode: 0o644}); err != nil {
-		say("[harvey: the command hid %s from git status and git diff (skip-worktree or assume-unchanged) and it could not be undone: %v]", strings.Join(hidden, ", "), errText(err))
+		say("[harvey: the command hid %s from git status and git diff (skip-worktree or assume-unchanged) and it could not be undone: %v]", strings.Join(hidden, ", "), fsinfo.ErrText(err))
 		return
 	}
 	say("[harvey: undone: the command marked %s skip-worktree or assume-unchanged, so git status and git diff would not show its changes; cleared — review them]", strings.Join(hidden, ", "))
