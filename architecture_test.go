@@ -32,7 +32,7 @@ var fileLayers = [][]string{
 		"git.go", "git_filter.go", "git_grep.go",
 		"runner.go", "sandbox.go", "sandbox_view.go", "registry_proxy.go", "idle.go", "workspace_index.go", "index_bounds.go"},
 	// 1: the one gate, approvals and the tools built on them.
-	{"console.go", "output.go", "approval.go", "gate.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "mcp.go", "mcp_elicit.go", "mcp_elicit_order.go", "mcp_oauth.go", "mcp_oauth_jwt.go", "mcp_oauth_grants.go", "hooks_run.go", "hooks_events.go", "hooks_transcript.go"},
+	{"console.go", "approval.go", "gate.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "mcp.go", "mcp_elicit.go", "mcp_elicit_order.go", "mcp_oauth.go", "mcp_oauth_jwt.go", "mcp_oauth_grants.go", "hooks_run.go", "hooks_events.go", "hooks_transcript.go"},
 	// 2: the model side: clients, layouts, the tool loop.
 	{"llm.go", "ollama.go", "anyllm_client.go", "routing.go", "backend.go", "layout.go", "holdback.go", "trace.go",
 		"tool_executor.go", "warm.go", "retry.go"},

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/events"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -102,10 +103,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return code
 	}
 	headless := f.prompt != "" || f.script != ""
-	var sink *eventSink
-	if f.output != outputText {
-		sink = newEventSink(stdout, f.output)
-		stdout = sinkWriter{sink}
+	var sink *events.Sink
+	if f.output != events.ModeText {
+		sink = events.New(stdout, f.output)
+		stdout = events.Writer{S: sink}
 	}
 	stdinTTY := isTTY(stdin)
 	o := Options{
@@ -118,14 +119,14 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	a, err := Start(ctx, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "harvey: %v\n", err)
-		sink.fail(err.Error())
-		sink.end(1)
+		sink.Fail(err.Error())
+		sink.End(1)
 		return 1
 	}
 	if sink != nil {
-		sink.sandbox = sandboxMode(a.Config.Sandbox)
+		sink.Sandbox = sandboxMode(a.Config.Sandbox)
 		a.events = sink
-		a.approvals.observe = func(r approvalRequest, approved bool, by string) { sink.approval(r.tool, r.action, approved, by) }
+		a.approvals.observe = func(r approvalRequest, approved bool, by string) { sink.Approval(r.tool, r.action, approved, by) }
 	}
 	defer a.Workspace.Close()
 	defer a.Close()
@@ -140,12 +141,12 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	defer stop()
 	lines, code := headlessLines(a, f, stdin, stderr)
 	if code != 0 {
-		sink.fail("could not read the script")
-		sink.end(code)
+		sink.Fail("could not read the script")
+		sink.End(code)
 		return code
 	}
 	code = a.runHeadless(runCtx, lines, f.script != "", stderr)
-	sink.end(code)
+	sink.End(code)
 	return code
 }
 
@@ -168,7 +169,7 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*cliFlags, int) {
 	fs.StringVar(&f.script, "run", "", "")
 	fs.StringVar(&f.model, "model", "", "")
 	fs.StringVar(&f.ollama, "ollama", "", "")
-	fs.StringVar(&f.output, "output", outputText, "")
+	fs.StringVar(&f.output, "output", events.ModeText, "")
 	fs.BoolVar(&f.yes, "yes", false, "")
 	fs.BoolVar(&f.cont, "continue", false, "")
 	fs.BoolVar(&f.cont, "c", false, "")
@@ -194,10 +195,10 @@ func parseFlags(args []string, stdout, stderr io.Writer) (*cliFlags, int) {
 	case promptSet && strings.TrimSpace(f.prompt) == "":
 		fmt.Fprintln(stderr, `harvey: -p needs a prompt (harvey -p "what does main.go do?")`)
 		return nil, 2
-	case validOutputMode(f.output) != nil:
-		fmt.Fprintf(stderr, "harvey: %v\n", validOutputMode(f.output))
+	case events.ValidMode(f.output) != nil:
+		fmt.Fprintf(stderr, "harvey: %v\n", events.ValidMode(f.output))
 		return nil, 2
-	case f.output != outputText && f.prompt == "" && f.script == "":
+	case f.output != events.ModeText && f.prompt == "" && f.script == "":
 		fmt.Fprintln(stderr, "harvey: --output json and stream-json are for -p and --run (the REPL is for people)")
 		return nil, 2
 	case f.prompt != "" && f.script != "":
@@ -250,14 +251,14 @@ func (a *Agent) runHeadless(ctx context.Context, lines []string, echo bool, stde
 		if echo {
 			fmt.Fprintf(stderr, "%s\n", a.dim("» "+line))
 		}
-		a.events.turnStart(line)
+		a.events.TurnStart(line)
 		err := a.RunPrompt(ctx, line)
 		if errors.Is(err, ErrExit) {
 			break
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "harvey: %s\n", termtext.OneLine(err.Error()))
-			a.events.fail(termtext.OneLine(err.Error()))
+			a.events.Fail(termtext.OneLine(err.Error()))
 			status = 1
 		}
 		if ctx.Err() != nil {
@@ -266,7 +267,7 @@ func (a *Agent) runHeadless(ctx context.Context, lines []string, echo bool, stde
 	}
 	if n := a.approvals.refusedN; n > 0 {
 		fmt.Fprintf(stderr, "harvey: %s not approved (a headless run asks nobody; --yes approves writes and commands)\n", termtext.Plural(n, "action"))
-		a.events.fail(termtext.Plural(n, "action") + " not approved (a headless run asks nobody; --yes approves writes and commands)")
+		a.events.Fail(termtext.Plural(n, "action") + " not approved (a headless run asks nobody; --yes approves writes and commands)")
 		if status == 0 {
 			status = 3
 		}

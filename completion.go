@@ -8,13 +8,15 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/events"
 )
 
 // harvey completion bash|zsh|fish: shell completion for the flags, the
 // subcommands and (as the value of -p, the way the REPL reads a line) the
 // slash commands. Generated from the same tables the program uses: the
 // slash commands from the command registry, --output's values from
-// output.go's modes.
+// internal/events' modes.
 
 // completionFlags are harvey's flags (cli.go's parseFlags), with whether
 // each takes a value.
@@ -42,7 +44,7 @@ var completionSubcommands = map[string][]string{
 	"rag":        {"query", "create", "ingest", "list", "use", "on", "off", "status", "remove"},
 }
 
-var outputModes = []string{outputText, outputJSON, outputStreamJSON}
+var outputModes = []string{events.ModeText, events.ModeJSON, events.ModeStreamJSON}
 
 // subcommandUsages are the usage texts the subcommands print: their flags
 // are read from them, so completion offers what the usage says.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/events"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/term"
@@ -65,8 +66,8 @@ type Terminal struct {
 	progressShown bool      // a progress line is on the terminal
 	progressAt    time.Time // the last one printed headless
 	// events receives what a headless run does (--output json or
-	// stream-json, output.go); nil otherwise.
-	events *eventSink
+	// stream-json, internal/events); nil otherwise.
+	events *events.Sink
 }
 
 // isInteractive reports whether a person is at the terminal to be asked.

@@ -33,11 +33,11 @@ func (h *turnHost) recordToolCall(name, raw, result string, failed bool) {
 func (h *turnHost) proseFallback(model string) (string, error) { return h.fallback(model) }
 
 func (h *turnHost) callEvent(id, name, rawArgs string, recovered bool) {
-	h.events.toolCall(id, name, rawArgs, recovered)
+	h.events.ToolCall(id, name, rawArgs, recovered)
 }
 
 func (h *turnHost) resultEvent(id, name, status, summary, output string, notes []string, d time.Duration) {
-	h.events.toolResult(id, name, status, summary, output, notes, d)
+	h.events.ToolResult(id, name, status, summary, output, notes, d)
 }
 
 // proseFallback remembers that model cannot call tools and, when fallback

@@ -291,7 +291,7 @@ func (r *hookRunner) failed(h HookConfig, tool string, err error) bool {
 func (r *hookRunner) tell(h HookConfig, tool, what, detail string) {
 	r.fired.Add(1)
 	r.tm.logf("%s", r.tm.colorize("35", fmt.Sprintf("⚑ hook %s %s: %s", what, tool, termtext.Sanitize(secrets.Redact(detail)))))
-	r.tm.events.emit("hook", map[string]any{"hook": h.shown(), "event": h.Event, "tool": tool, "action": what, "detail": secrets.Redact(detail)})
+	r.tm.events.Emit("hook", map[string]any{"hook": h.shown(), "event": h.Event, "tool": tool, "action": what, "detail": secrets.Redact(detail)})
 	var err error
 	if what == "blocked" || what == "failed" {
 		err = ErrDenied

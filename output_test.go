@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/events"
 )
 
 // outputSchema is docs/output.md's table of events: each type and the
@@ -81,7 +83,7 @@ func TestOutputJSONThroughTheBinary(t *testing.T) {
 			id, _ := ev["id"].(string)
 			whole[id], _ = ev["output"].(string)
 		}
-		if ev["v"] != float64(outputSchemaVersion) || ev["seq"] != float64(seq+1) {
+		if ev["v"] != float64(events.SchemaVersion) || ev["seq"] != float64(seq+1) {
 			t.Fatalf("version or order: %v", ev)
 		}
 		seq++

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/events"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	anyllm "github.com/mozilla-ai/any-llm-go"
@@ -276,7 +277,7 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 	}
 	a.History = history
 	a.recordStats(stats)
-	a.events.turnUsage(turnFigures{PromptTokens: stats.PromptTokens, ReplyTokens: stats.ReplyTokens, Elapsed: stats.Elapsed,
+	a.events.TurnUsage(events.TurnFigures{PromptTokens: stats.PromptTokens, ReplyTokens: stats.ReplyTokens, Elapsed: stats.Elapsed,
 		PromptEval: stats.PromptEval, Generation: stats.Generation, TokensPerSec: stats.TokensPerSec})
 	used := estimateTokens(a.History) + t.schema
 	a.logf("%s", a.dim(stats.Format()+" · ctx "+a.contextFill(used, t.window)))

@@ -1,4 +1,16 @@
-package harvey
+// Package events is Harvey's headless output a program can read (--output json|stream-json with -p or
+// --run; docs/output.md is the schema). stream-json writes one event per
+// line as it happens; json writes one object when the run ends. Nothing but
+// JSON reaches stdout in these modes: the answer's text is an event, errors
+// are events, the human lines stay on stderr, exit codes are unchanged.
+// Every text, argument and summary is redacted as the model's view is.
+//
+// A Sink receives what a run does — TurnStart, Text (through a Writer,
+// as the run's Out), ToolCall, Approval, ToolResult, TurnUsage, Fail — and
+// End closes it with the exit code. A nil Sink records nothing. Emit
+// writes an event of another kind (a hook's decision). It imports only
+// internal/secrets.
+package events
 
 import (
 	"encoding/json"
@@ -11,25 +23,18 @@ import (
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
-// Headless output a program can read (--output json|stream-json with -p or
-// --run; docs/output.md is the schema). stream-json writes one event per
-// line as it happens; json writes one object when the run ends. Nothing but
-// JSON reaches stdout in these modes: the answer's text is an event, errors
-// are events, the human lines stay on stderr, exit codes are unchanged.
-// Every text, argument and summary is redacted as the model's view is.
-
-// outputSchemaVersion is the version of the events and the object.
-const outputSchemaVersion = 1
+// SchemaVersion is the version of the events and the object.
+const SchemaVersion = 1
 
 // Output modes.
 const (
-	outputText       = "text"
-	outputJSON       = "json"
-	outputStreamJSON = "stream-json"
+	ModeText       = "text"
+	ModeJSON       = "json"
+	ModeStreamJSON = "stream-json"
 )
 
-// eventSink receives what a headless run does. A nil sink records nothing.
-type eventSink struct {
+// Sink receives what a headless run does. A nil sink records nothing.
+type Sink struct {
 	mu     sync.Mutex
 	w      io.Writer
 	stream bool // one event per line as it happens (else one object at the end)
@@ -41,7 +46,7 @@ type eventSink struct {
 	usage   usageTotals
 	errs    []string
 	started time.Time
-	sandbox string          // the sandbox mode, in each turn_start
+	Sandbox string          // the sandbox mode, in each turn_start (set before the first)
 	round   strings.Builder // the model's text since its last whole message
 }
 
@@ -66,31 +71,43 @@ type usageTotals struct {
 	Rounds       int   `json:"rounds"`
 }
 
-func newEventSink(w io.Writer, mode string) *eventSink {
-	return &eventSink{w: w, stream: mode == outputStreamJSON, source: "assistant", started: time.Now()}
+// New is the Sink of a run whose --output is mode, writing to w.
+func New(w io.Writer, mode string) *Sink {
+	return &Sink{w: w, stream: mode == ModeStreamJSON, source: "assistant", started: time.Now()}
+}
+
+// Emit writes an event of a kind the Sink has no method for (a hook's
+// decision); its fields are the caller's, redacted by the caller.
+func (s *Sink) Emit(typ string, fields map[string]any) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.emit(typ, fields)
 }
 
 // emit writes one event (stream-json) with the schema version, a sequence
-// number and its type.
-func (s *eventSink) emit(typ string, fields map[string]any) {
+// number and its type; s.mu is held.
+func (s *Sink) emit(typ string, fields map[string]any) {
 	if s == nil || !s.stream {
 		return
 	}
 	s.seq++
-	ev := map[string]any{"v": outputSchemaVersion, "seq": s.seq, "type": typ}
+	ev := map[string]any{"v": SchemaVersion, "seq": s.seq, "type": typ}
 	for k, v := range fields {
 		ev[k] = v
 	}
 	b, err := json.Marshal(ev)
 	if err != nil {
-		b, _ = json.Marshal(map[string]any{"v": outputSchemaVersion, "seq": s.seq, "type": "error", "message": "harvey: an event could not be encoded: " + err.Error()})
+		b, _ = json.Marshal(map[string]any{"v": SchemaVersion, "seq": s.seq, "type": "error", "message": "harvey: an event could not be encoded: " + err.Error()})
 	}
 	s.w.Write(append(b, '\n'))
 }
 
-// text is what a run writes to Out: the model's answer or a command's
+// Text is what a run writes to Out: the model's answer or a command's
 // output, as events.
-func (s *eventSink) text(p []byte) {
+func (s *Sink) Text(p []byte) {
 	if len(p) == 0 {
 		return
 	}
@@ -106,8 +123,8 @@ func (s *eventSink) text(p []byte) {
 	s.emit("command_output", map[string]any{"text": t})
 }
 
-// turnStart marks a prompt (or a slash command) of the run.
-func (s *eventSink) turnStart(line string) {
+// TurnStart marks a prompt (or a slash command) of the run.
+func (s *Sink) TurnStart(line string) {
 	if s == nil {
 		return
 	}
@@ -121,11 +138,11 @@ func (s *eventSink) turnStart(line string) {
 		return
 	}
 	s.answer.Reset()
-	s.emit("turn_start", map[string]any{"prompt": secrets.Redact(line), "sandbox": s.sandbox})
+	s.emit("turn_start", map[string]any{"prompt": secrets.Redact(line), "sandbox": s.Sandbox})
 }
 
-// toolCall is a call the model asked for.
-func (s *eventSink) toolCall(id, name, rawArgs string, recovered bool) {
+// ToolCall is a call the model asked for.
+func (s *Sink) ToolCall(id, name, rawArgs string, recovered bool) {
 	if s == nil {
 		return
 	}
@@ -140,8 +157,8 @@ func (s *eventSink) toolCall(id, name, rawArgs string, recovered bool) {
 	s.emit("tool_call", map[string]any{"id": id, "name": name, "arguments": args, "recovered_from_text": recovered})
 }
 
-// approval is what the approval service decided about an effect.
-func (s *eventSink) approval(tool, action string, approved bool, by string) {
+// Approval is what the approval service decided about an effect.
+func (s *Sink) Approval(tool, action string, approved bool, by string) {
 	if s == nil {
 		return
 	}
@@ -157,9 +174,9 @@ func (s *eventSink) approval(tool, action string, approved bool, by string) {
 	s.emit(word, map[string]any{"tool": tool, "action": secrets.Redact(action), "by": by})
 }
 
-// toolResult is how a call ended, with what the tool returned as the
+// ToolResult is how a call ended, with what the tool returned as the
 // model saw it (capped, redacted).
-func (s *eventSink) toolResult(id, name, status, summary, output string, notes []string, d time.Duration) {
+func (s *Sink) ToolResult(id, name, status, summary, output string, notes []string, d time.Duration) {
 	if s == nil {
 		return
 	}
@@ -185,23 +202,23 @@ func (s *eventSink) toolResult(id, name, status, summary, output string, notes [
 
 // message ends a model round's text: the whole of it as one event, after
 // its pieces.
-func (s *eventSink) message() {
+func (s *Sink) message() {
 	if t := strings.TrimSpace(s.round.String()); t != "" {
 		s.emit("assistant_message", map[string]any{"text": t})
 	}
 	s.round.Reset()
 }
 
-// turnFigures are a turn's figures from the server (ChatStats's, which the
+// TurnFigures are a turn's figures from the server (ChatStats's, which the
 // model side declares).
-type turnFigures struct {
+type TurnFigures struct {
 	PromptTokens, ReplyTokens       int
 	Elapsed, PromptEval, Generation time.Duration
 	TokensPerSec                    float64
 }
 
-// turnUsage is a turn's figures from the server.
-func (s *eventSink) turnUsage(st turnFigures) {
+// TurnUsage is a turn's figures from the server.
+func (s *Sink) TurnUsage(st TurnFigures) {
 	if s == nil {
 		return
 	}
@@ -218,8 +235,8 @@ func (s *eventSink) turnUsage(st turnFigures) {
 		"prompt_eval_ms": st.PromptEval.Milliseconds(), "generation_ms": st.Generation.Milliseconds(), "tokens_per_sec": st.TokensPerSec})
 }
 
-// fail is an error of the run, as an event.
-func (s *eventSink) fail(msg string) {
+// Fail is an error of the run, as an event.
+func (s *Sink) Fail(msg string) {
 	if s == nil {
 		return
 	}
@@ -231,8 +248,8 @@ func (s *eventSink) fail(msg string) {
 	s.emit("error", map[string]any{"message": msg})
 }
 
-// end closes the run: the end event, or the one json object.
-func (s *eventSink) end(code int) {
+// End closes the run: the end event, or the one json object.
+func (s *Sink) End(code int) {
 	if s == nil {
 		return
 	}
@@ -252,7 +269,7 @@ func (s *eventSink) end(code int) {
 	if errs == nil {
 		errs = []string{}
 	}
-	b, _ := json.MarshalIndent(map[string]any{"v": outputSchemaVersion, "type": "result", "answer": strings.TrimSpace(s.answer.String()), "tool_calls": calls,
+	b, _ := json.MarshalIndent(map[string]any{"v": SchemaVersion, "type": "result", "answer": strings.TrimSpace(s.answer.String()), "tool_calls": calls,
 		"usage": s.usage, "errors": errs, "exit_code": code, "exit_reason": reason, "elapsed_ms": time.Since(s.started).Milliseconds()}, "", "  ")
 	s.w.Write(append(b, '\n'))
 }
@@ -270,19 +287,19 @@ func exitReason(code int) string {
 	return "error"
 }
 
-// sinkWriter is the Out of a run in a JSON mode: what would be printed
+// Writer is the Out of a run in a JSON mode: what would be printed
 // becomes events.
-type sinkWriter struct{ s *eventSink }
+type Writer struct{ S *Sink }
 
-func (w sinkWriter) Write(p []byte) (int, error) {
-	w.s.text(p)
+func (w Writer) Write(p []byte) (int, error) {
+	w.S.Text(p)
 	return len(p), nil
 }
 
-// validOutputMode checks --output's value.
-func validOutputMode(m string) error {
+// ValidMode checks --output's value.
+func ValidMode(m string) error {
 	switch m {
-	case outputText, outputJSON, outputStreamJSON:
+	case ModeText, ModeJSON, ModeStreamJSON:
 		return nil
 	}
 	return fmt.Errorf("--output %q: use text, json or stream-json", m)
