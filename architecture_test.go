@@ -26,9 +26,9 @@ var fileLayers = [][]string{
 	// 0: the platform, the boundary's rules and the effects they guard,
 	// knowing nothing of a model or a session.
 	{"sys_linux.go", "sys_other.go", "urls.go", "sys_unix.go", "stdin_linux.go", "stdin_other.go", "spinner.go",
-		"version.go", "text.go", "outputcap.go", "ignore.go", "audit.go", "recorder.go",
+		"version.go", "text.go", "outputcap.go", "audit.go", "recorder.go",
 		"config.go", "config_merge.go", "config_trust.go", "mcp_config.go", "mcp_cli.go", "hooks.go", "hooks_cli.go",
-		"workspace.go", "paths.go", "fileread.go", "fileops.go", "search.go",
+		"workspace.go", "fileread.go", "fileops.go", "search.go",
 		"git.go", "git_filter.go", "git_grep.go",
 		"runner.go", "sandbox.go", "sandbox_view.go", "registry_proxy.go", "idle.go", "workspace_index.go", "index_bounds.go"},
 	// 1: the one gate, approvals and the tools built on them.

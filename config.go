@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/wspath"
 	"gopkg.in/yaml.v3"
 )
 
@@ -219,7 +220,7 @@ func loadConfig(ws *Workspace) (*ConfigFile, error) {
 	}
 	if err != nil {
 		cf.broken = true
-		return cf, fmt.Errorf("%s: %v (using defaults)", ConfigPath, errText(err))
+		return cf, fmt.Errorf("%s: %v (using defaults)", ConfigPath, wspath.ErrText(err))
 	}
 	wcf := &ConfigFile{Config: defaultConfig()}
 	warnings, err := parseConfig(data, wcf)

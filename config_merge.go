@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
 // How a workspace's agents/harvey.yaml is merged over the user's own
@@ -236,8 +238,8 @@ func intersectPermissions(a, b map[string][]string) map[string][]string {
 	for _, m := range []map[string][]string{a, b} {
 		for prefix := range m {
 			var both []string
-			for _, p := range validPerms {
-				if permits(a, prefix, p) && permits(b, prefix, p) {
+			for _, p := range wspath.ValidPerms {
+				if wspath.Permits(a, prefix, p) && wspath.Permits(b, prefix, p) {
 					both = append(both, p)
 				}
 			}
@@ -259,8 +261,8 @@ func permissionsAdded(base, ws *Config) []string {
 	var wider []string
 	for _, m := range []map[string][]string{base.Permissions, ws.Permissions} {
 		for prefix := range m {
-			for _, p := range validPerms {
-				if permits(ws.Permissions, prefix, p) && !permits(base.Permissions, prefix, p) && !slices.Contains(wider, prefix+":"+p) {
+			for _, p := range wspath.ValidPerms {
+				if wspath.Permits(ws.Permissions, prefix, p) && !wspath.Permits(base.Permissions, prefix, p) && !slices.Contains(wider, prefix+":"+p) {
 					wider = append(wider, prefix+":"+p)
 				}
 			}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
 // Every setting has a merge rule, and the rule's kind has what it needs:
@@ -58,7 +60,7 @@ func randomLimits(rng *rand.Rand) *Config {
 	c.AllowedCommands = pick([]string{"ls", "go", "curl", "make", "npm"})
 	c.Permissions = map[string][]string{}
 	for _, p := range pick([]string{".", "src", "src/gen", "secret", "docs"}) {
-		c.Permissions[p] = pick(validPerms)
+		c.Permissions[p] = pick(wspath.ValidPerms)
 	}
 	if rng.IntN(4) == 0 {
 		c.Permissions = nil
@@ -95,8 +97,8 @@ func TestStricterValueWins(t *testing.T) {
 		}
 		// Paths: what the merge permits, both permit.
 		for _, p := range []string{"x", "src/a.go", "src/gen/b.go", "secret/k", "docs/d.md"} {
-			for _, perm := range validPerms {
-				if permits(merged.Permissions, p, perm) != (permits(base.Permissions, p, perm) && permits(ws.Permissions, p, perm)) {
+			for _, perm := range wspath.ValidPerms {
+				if wspath.Permits(merged.Permissions, p, perm) != (wspath.Permits(base.Permissions, p, perm) && wspath.Permits(ws.Permissions, p, perm)) {
 					t.Fatalf("case %d: %s %s: merged %v base %v ws %v", i, p, perm, merged.Permissions, base.Permissions, ws.Permissions)
 				}
 			}
@@ -116,18 +118,18 @@ func TestWorkspaceCannotLoosenUnconfirmed(t *testing.T) {
 	base := defaultConfig()
 	base.Tools = ToolsConfig{AllowedTools: []string{"read_file", "list_files"}}
 	base.Models = map[string]ModelConfig{"llama3.2": {ToolsEnabled: &f}}
-	base.Permissions = map[string][]string{".": validPerms, "secret": {}}
+	base.Permissions = map[string][]string{".": wspath.ValidPerms, "secret": {}}
 	ws := defaultConfig()
 	ws.Tools = ToolsConfig{AllowedTools: []string{"read_file", "write_file", "run_command"}, Enabled: &tr}
 	ws.Models = map[string]ModelConfig{"llama3.2": {ToolsEnabled: &tr, NumCtx: 8192}}
-	ws.Permissions = map[string][]string{".": validPerms}
+	ws.Permissions = map[string][]string{".": wspath.ValidPerms}
 	keys := []string{"tools", "models", "permissions"}
 	gated := gatedKeys(base, ws, keys)
 	if got := gatedNames(gated); !slices.Equal(got, keys) {
 		t.Fatalf("gated %v", gated)
 	}
 	m := mergeWorkspace(base, ws, keys)
-	if !slices.Equal(m.Tools.AllowedTools, []string{"read_file"}) || m.ToolsEnabled("llama3.2") || permits(m.Permissions, "secret/k", PermRead) {
+	if !slices.Equal(m.Tools.AllowedTools, []string{"read_file"}) || m.ToolsEnabled("llama3.2") || wspath.Permits(m.Permissions, "secret/k", wspath.PermRead) {
 		t.Fatalf("merged %+v %+v %v", m.Tools, m.Models, m.Permissions)
 	}
 	if m.EffectiveNumCtx("llama3.2") != 8192 {

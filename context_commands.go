@@ -13,6 +13,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wsindex"
+	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
 // The original Harvey's planned next steps (issue 46): /context load-dir
@@ -39,12 +40,12 @@ func loadDir(ctx context.Context, a *Agent, args []string, out io.Writer) error 
 		}
 	}
 	ws := a.Workspace
-	rp, err := resolveWorkspacePath(ws, args[0], opRead)
+	rp, err := ws.Resolve(args[0], wspath.OpRead)
 	if err != nil {
 		return err
 	}
-	defer rp.close()
-	if rp.info == nil || !rp.info.IsDir() {
+	defer rp.Close()
+	if rp.Info == nil || !rp.Info.IsDir() {
 		return fmt.Errorf("/context load-dir: %s is not a directory (/read reads a file)", termtext.QuotePath(args[0]))
 	}
 	budget := a.maxOut()
@@ -122,7 +123,7 @@ func cmdTemplate(ctx context.Context, a *Agent, args []string, out io.Writer) er
 	}
 	b, err := a.Workspace.ReadInternal(filepath.Join(AgentsDir, "templates", args[1]+".md"))
 	if err != nil {
-		return fmt.Errorf("no template %s (agents/templates/%s.md): %v", args[1], args[1], errText(err))
+		return fmt.Errorf("no template %s (agents/templates/%s.md): %v", args[1], args[1], wspath.ErrText(err))
 	}
 	text := strings.TrimSpace(string(b))
 	if extra := strings.Join(args[2:], " "); extra != "" {

@@ -13,9 +13,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
 // Changing workspace files. Every change Harvey makes to a file (write_file,
@@ -25,7 +25,7 @@ import (
 // only if the target is still the file that was planned and still holds
 // what the approval saw, atomically (a temporary file renamed over it), and
 // keeps the version it replaced for /undo. Nothing here decides who may
-// change what: the path policy (paths.go) decided it when the plan was made,
+// change what: the path policy (internal/wspath) decided it when the plan was made,
 // and the approval (approval.go) is asked between plan and commit.
 
 // fileEdit computes a file's new content from what it holds (old, and
@@ -50,13 +50,13 @@ type fileChange struct {
 	existed bool
 	content string
 	note    string // the result text, when the change computes one
-	rp      *resolvedPath
+	rp      *wspath.Resolved
 }
 
 // close lets go of the plan's directory (commit closes it too).
 func (fc *fileChange) close() {
 	if fc != nil && fc.rp != nil {
-		fc.rp.close()
+		fc.rp.Close()
 		fc.rp = nil
 	}
 }
@@ -95,11 +95,11 @@ const maxEditBytes = 4 << 20
 // hide is refused. A nil plan with a nil error: the content is unchanged.
 // The caller commits or closes the plan.
 func planFileChange(ws *Workspace, p, content string, edit fileEdit) (*fileChange, error) {
-	rp, err := resolveWorkspacePath(ws, p, opWrite)
+	rp, err := ws.Resolve(p, wspath.OpWrite)
 	if err != nil {
 		return nil, err
 	}
-	fc := &fileChange{asked: rp.asked, target: rp.Rel, rp: rp}
+	fc := &fileChange{asked: rp.Asked, target: rp.Rel, rp: rp}
 	fc.old, fc.existed, err = readOld(rp, p)
 	whole := edit == nil
 	switch {
@@ -112,7 +112,7 @@ func planFileChange(ws *Workspace, p, content string, edit fileEdit) (*fileChang
 		}
 	}
 	if err == nil && fc.existed && wouldDestroySecrets(fc.old, fc.content) {
-		err = pathFailed(fc.target, errDestroySecrets, nil)
+		err = wspath.Failed(fc.target, errDestroySecrets, nil)
 	}
 	if err != nil {
 		fc.close()
@@ -136,15 +136,15 @@ func planFileChange(ws *Workspace, p, content string, edit fileEdit) (*fileChang
 // readOld returns what a resolved write target holds ("" when it does not
 // exist). Files over maxEditBytes and binary files are refused without
 // being read past the limit.
-func readOld(rp *resolvedPath, p string) (old string, exists bool, err error) {
-	if rp.info == nil {
+func readOld(rp *wspath.Resolved, p string) (old string, exists bool, err error) {
+	if rp.Info == nil {
 		return "", false, nil
 	}
-	tooLarge := pathFailed(p, "file is over 4 MB, too large to change in place", nil)
-	if rp.info.Size() > maxEditBytes {
+	tooLarge := wspath.Failed(p, "file is over 4 MB, too large to change in place", nil)
+	if rp.Info.Size() > maxEditBytes {
 		return "", true, tooLarge
 	}
-	f, st, err := rp.openVerified()
+	f, st, err := rp.OpenVerified()
 	if err != nil {
 		return "", true, err
 	}
@@ -154,14 +154,14 @@ func readOld(rp *resolvedPath, p string) (old string, exists bool, err error) {
 	var sb strings.Builder
 	sb.Grow(int(st.Size()) + 1)
 	if _, err := io.Copy(&sb, io.LimitReader(f, maxEditBytes+1)); err != nil {
-		return "", true, osFailure(p, err)
+		return "", true, wspath.OSFailure(p, err)
 	}
 	old = sb.String()
 	if len(old) > maxEditBytes {
 		return "", true, tooLarge
 	}
 	if isBinary([]byte(old[:min(len(old), 8000)])) {
-		return "", true, pathFailed(p, "binary file, not changed", nil)
+		return "", true, wspath.Failed(p, "binary file, not changed", nil)
 	}
 	return old, true, nil
 }
@@ -184,10 +184,10 @@ const errChangedMeanwhile = "the file changed while the change was being approve
 func (fc *fileChange) commit(ws *Workspace, j *undoStack, by string) error {
 	defer fc.close()
 	if fc.rp == nil {
-		return pathFailed(fc.target, errChangedMeanwhile, nil)
+		return wspath.Failed(fc.target, errChangedMeanwhile, nil)
 	}
-	if !fc.rp.stillInPlace(ws) || !fc.stillHolds() {
-		return pathFailed(fc.target, errChangedMeanwhile, nil)
+	if !fc.rp.StillInPlace(ws.Tree) || !fc.stillHolds() {
+		return wspath.Failed(fc.target, errChangedMeanwhile, nil)
 	}
 	made, err := writeResolved(ws, fc.rp, fc.content)
 	if err != nil {
@@ -197,82 +197,39 @@ func (fc *fileChange) commit(ws *Workspace, j *undoStack, by string) error {
 	return nil
 }
 
-// stillInPlace reports whether the directory the plan holds is still the
-// one its path leads to from the workspace root (not moved out of the
-// workspace, not replaced).
-func (rp *resolvedPath) stillInPlace(ws *Workspace) bool {
-	if rp.dir == ws.root {
-		return true
-	}
-	held, err := rp.dir.Stat(".")
-	if err != nil {
-		return false
-	}
-	now, err := ws.root.Stat(rp.dirRel)
-	return err == nil && os.SameFile(held, now)
-}
-
 // stillHolds reports whether the target is what the plan saw: the same
 // file with the same bytes, or still nothing (and no directory of the
 // plan's missing ones made meanwhile).
 func (fc *fileChange) stillHolds() bool {
 	rp := fc.rp
-	if len(rp.missing) > 0 {
-		_, err := rp.dir.Lstat(rp.missing[0])
+	if len(rp.Missing) > 0 {
+		_, err := rp.Parent.Lstat(rp.Missing[0])
 		return errors.Is(err, fs.ErrNotExist)
 	}
 	if !fc.existed {
-		_, err := rp.dir.Lstat(rp.name)
+		_, err := rp.Parent.Lstat(rp.Name)
 		return errors.Is(err, fs.ErrNotExist)
 	}
-	return rp.holds(fc.old)
-}
-
-// holds reports whether the resolved file is still the one that was
-// checked (openVerified compares identities) and holds exactly want,
-// comparing as it reads: the check costs no copy of the file.
-func (rp *resolvedPath) holds(want string) bool {
-	if rp.info == nil {
-		return false
-	}
-	f, _, err := rp.openVerified()
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := f.Read(buf)
-		if n > len(want) || string(buf[:n]) != want[:n] {
-			return false
-		}
-		want = want[n:]
-		if err == io.EOF {
-			return want == ""
-		}
-		if err != nil {
-			return false
-		}
-	}
+	return rp.Holds(fc.old)
 }
 
 // writeResolved writes content to a resolved path atomically, first making
 // the directories the path still lacks. It returns the directories it made,
 // outermost first.
-func writeResolved(ws *Workspace, rp *resolvedPath, content string) (made []string, err error) {
+func writeResolved(ws *Workspace, rp *wspath.Resolved, content string) (made []string, err error) {
 	dir, made, err := makeParents(ws, rp)
 	if err != nil {
 		return made, err
 	}
-	if dir != rp.dir {
+	if dir != rp.Parent {
 		defer dir.Close()
 	}
 	perm := fs.FileMode(0o644)
-	if rp.info != nil {
-		perm = rp.info.Mode().Perm()
+	if rp.Info != nil {
+		perm = rp.Info.Mode().Perm()
 	}
-	if err := atomicWrite(dir, rp.name, content, perm); err != nil {
-		return made, osFailure(rp.Rel, err)
+	if err := atomicWrite(dir, rp.Name, content, perm); err != nil {
+		return made, wspath.OSFailure(rp.Rel, err)
 	}
 	return made, nil
 }
@@ -281,25 +238,25 @@ func writeResolved(ws *Workspace, rp *resolvedPath, content string) (made []stri
 // at a time: each must be made here (one that appeared meanwhile means the
 // path changed) and is entered by identity, never through a link. It
 // returns the directory the file goes in.
-func makeParents(ws *Workspace, rp *resolvedPath) (*os.Root, []string, error) {
-	cur, made := rp.dir, []string(nil)
-	rel := rp.dirRel
-	for _, c := range rp.missing {
+func makeParents(ws *Workspace, rp *wspath.Resolved) (*os.Root, []string, error) {
+	cur, made := rp.Parent, []string(nil)
+	rel := rp.ParentRel
+	for _, c := range rp.Missing {
 		next, err := makeAndEnter(ws, cur, c)
-		if cur != rp.dir {
+		if cur != rp.Parent {
 			cur.Close()
 		}
 		if err != nil {
-			return nil, made, refuse(rp.Rel, "refused: the path changed while it was being written")
+			return nil, made, wspath.Refuse(rp.Rel, "refused: the path changed while it was being written")
 		}
 		rel = path.Join(rel, c)
 		made = append(made, rel)
 		cur = next
 	}
-	if len(rp.missing) > 0 {
-		if _, err := cur.Lstat(rp.name); !errors.Is(err, fs.ErrNotExist) {
+	if len(rp.Missing) > 0 {
+		if _, err := cur.Lstat(rp.Name); !errors.Is(err, fs.ErrNotExist) {
 			cur.Close()
-			return nil, made, refuse(rp.Rel, "refused: the path changed while it was being written")
+			return nil, made, wspath.Refuse(rp.Rel, "refused: the path changed while it was being written")
 		}
 	}
 	return cur, made, nil
@@ -319,7 +276,7 @@ func makeAndEnter(ws *Workspace, cur *os.Root, c string) (*os.Root, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st, err := next.Stat("."); err != nil || !os.SameFile(fi, st) || ws.isAgentsDir(st) {
+	if st, err := next.Stat("."); err != nil || !os.SameFile(fi, st) || ws.IsAgentsDir(st) {
 		next.Close()
 		return nil, fs.ErrInvalid
 	}
@@ -335,24 +292,24 @@ var errUndoStale = errors.New("the file changed since it was written")
 // directories the write made while they are empty (innermost first; those
 // removed are returned); an older version is written back.
 func undoChange(ws *Workspace, e undoEntry) (removed []string, err error) {
-	op := opWrite
+	op := wspath.OpWrite
 	if !e.existed {
-		op = opDelete
+		op = wspath.OpDelete
 	}
-	rp, err := resolveWorkspacePath(ws, e.path, op)
+	rp, err := ws.Resolve(e.path, op)
 	if err != nil {
 		return nil, err
 	}
-	defer rp.close()
-	if !rp.holds(e.wrote) {
+	defer rp.Close()
+	if !rp.Holds(e.wrote) {
 		return nil, errUndoStale
 	}
 	if e.existed {
 		_, err := writeResolved(ws, rp, e.old)
 		return nil, err
 	}
-	if err := rp.dir.Remove(rp.name); err != nil {
-		return nil, osFailure(e.path, err)
+	if err := rp.Parent.Remove(rp.Name); err != nil {
+		return nil, wspath.OSFailure(e.path, err)
 	}
 	for i := len(e.dirs) - 1; i >= 0 && removeEmptyWorkspaceDir(ws, e.dirs[i]); i-- {
 		removed = append(removed, e.dirs[i])
@@ -364,15 +321,15 @@ func undoChange(ws *Workspace, e undoEntry) (removed []string, err error) {
 // the same gate as a delete); anything else is left alone. /undo uses it
 // for the directories a write it takes back had created.
 func removeEmptyWorkspaceDir(ws *Workspace, p string) bool {
-	rp, err := resolveWorkspacePath(ws, p, opRemoveDir)
+	rp, err := ws.Resolve(p, wspath.OpRemoveDir)
 	if err != nil {
 		return false
 	}
-	defer rp.close()
-	if rp.info == nil || !rp.info.IsDir() || rp.dir == nil || len(rp.missing) > 0 {
+	defer rp.Close()
+	if rp.Info == nil || !rp.Info.IsDir() || rp.Parent == nil || len(rp.Missing) > 0 {
 		return false
 	}
-	return rp.dir.Remove(rp.name) == nil // rmdir: fails unless empty
+	return rp.Parent.Remove(rp.Name) == nil // rmdir: fails unless empty
 }
 
 // atomicWrite writes data to name inside dir via a temporary file created with
@@ -444,51 +401,6 @@ func syncDir(dir *os.Root) {
 		_ = d.Sync()
 		d.Close()
 	}
-}
-
-// openVerified opens the resolved regular file for reading without blocking on
-// FIFOs, and checks that what was opened is the file that was checked.
-func (rp *resolvedPath) openVerified() (*os.File, fs.FileInfo, error) {
-	if rp.info == nil {
-		return nil, nil, pathFailed(rp.Rel, "no such file or directory", fs.ErrNotExist)
-	}
-	if rp.info.IsDir() {
-		return nil, nil, pathFailed(rp.Rel, "is a directory", nil)
-	}
-	f, err := rp.dir.OpenFile(rp.name, os.O_RDONLY|openNoBlock|openNoFollow, 0)
-	if err != nil {
-		return nil, nil, osFailure(rp.Rel, err)
-	}
-	st, err := f.Stat()
-	if err != nil || !os.SameFile(st, rp.info) || !st.Mode().IsRegular() || fsinfo.Links(st) > 1 {
-		f.Close()
-		return nil, nil, refuse(rp.Rel, "refused: the file changed while it was being checked")
-	}
-	return f, st, nil
-}
-
-// openDirVerified opens the resolved directory as an os.Root, checking its
-// identity against what was checked.
-func (rp *resolvedPath) openDirVerified(ws *Workspace) (*os.Root, error) {
-	if rp.info == nil {
-		return nil, pathFailed(rp.Rel, "no such file or directory", fs.ErrNotExist)
-	}
-	if !rp.info.IsDir() {
-		return nil, pathFailed(rp.Rel, "not a directory", nil)
-	}
-	if rp.name == "." {
-		return ws.root.OpenRoot(".")
-	}
-	d, err := rp.dir.OpenRoot(rp.name)
-	if err != nil {
-		return nil, osFailure(rp.Rel, err)
-	}
-	st, err := d.Stat(".")
-	if err != nil || !os.SameFile(st, rp.info) || ws.isAgentsDir(st) {
-		d.Close()
-		return nil, refuse(rp.Rel, "refused: the directory changed while it was being checked")
-	}
-	return d, nil
 }
 
 // Undo: every file change keeps the version it replaced, taken before the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
 // Reading the workspace, shared by the tools and the slash commands
@@ -39,15 +40,15 @@ func readWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*R
 	if maxBytes <= 0 || maxBytes > DefaultMaxOutputBytes {
 		maxBytes = DefaultMaxOutputBytes
 	}
-	rp, err := resolveWorkspacePath(ws, p, opRead)
+	rp, err := ws.Resolve(p, wspath.OpRead)
 	if err != nil {
 		return nil, err
 	}
-	defer rp.close()
-	if rp.info.IsDir() {
-		return nil, pathFailed(p, "is a directory (use /files or list_files)", nil)
+	defer rp.Close()
+	if rp.Info.IsDir() {
+		return nil, wspath.Failed(p, "is a directory (use /files or list_files)", nil)
 	}
-	f, st, err := rp.openVerified()
+	f, st, err := rp.OpenVerified()
 	if err != nil {
 		return nil, err
 	}
@@ -70,11 +71,11 @@ func readWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*R
 	// a private key block must not show the block's body.
 	var red secrets.LineRedactor
 	if err := skipLines(br, offset, &red); err != nil {
-		return nil, pathFailed(p, err.Error(), err)
+		return nil, wspath.Failed(p, err.Error(), err)
 	}
 	text, lines, truncated, err := readWindow(br, limit, maxBytes)
 	if err != nil {
-		return nil, osFailure(p, err)
+		return nil, wspath.OSFailure(p, err)
 	}
 	if !truncated && limit > 0 && lines == limit {
 		if _, err := br.Peek(1); err == nil {
@@ -166,19 +167,19 @@ func eachWorkspaceDirEntry(ws *Workspace, p string, fn func(dirEntry) bool) (int
 	if p == "" {
 		p = "."
 	}
-	rp, err := resolveWorkspacePath(ws, p, opRead)
+	rp, err := ws.Resolve(p, wspath.OpRead)
 	if err != nil {
 		return 0, err
 	}
-	defer rp.close()
-	d, err := rp.openDirVerified(ws)
+	defer rp.Close()
+	d, err := rp.OpenDirVerified(ws.Tree)
 	if err != nil {
 		return 0, err
 	}
 	defer d.Close()
 	entries, err := fs.ReadDir(d.FS(), ".")
 	if err != nil {
-		return 0, osFailure(p, err)
+		return 0, wspath.OSFailure(p, err)
 	}
 	left, more := 0, true
 	for _, e := range entries {
@@ -186,7 +187,7 @@ func eachWorkspaceDirEntry(ws *Workspace, p string, fn func(dirEntry) bool) (int
 		if e.IsDir() && (secrets.NormName(name) == ".git" || (rp.Rel == "." && secrets.NormName(name) == AgentsDir)) {
 			continue
 		}
-		if !ws.readable(path.Join(rp.Rel, name)) {
+		if !ws.Readable(path.Join(rp.Rel, name)) {
 			continue // what permissions: hide is not listed either
 		}
 		if !more {
@@ -196,7 +197,7 @@ func eachWorkspaceDirEntry(ws *Workspace, p string, fn func(dirEntry) bool) (int
 		de := dirEntry{Name: name, Mode: e.Type()}
 		if e.IsDir() || e.Type().IsRegular() {
 			info, err := e.Info()
-			if err == nil && info.IsDir() && ws.isAgentsDir(info) {
+			if err == nil && info.IsDir() && ws.IsAgentsDir(info) {
 				continue
 			}
 			if err == nil && e.Type().IsRegular() {

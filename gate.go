@@ -18,6 +18,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
 // Gate is the one gate every effect passes — a read, a change, a command,
@@ -59,7 +60,7 @@ func (g *Gate) confirm(ctx context.Context, tool, action string) error {
 }
 
 // readChecked is the read path shared by /read and read_file: the path gate
-// (resolveWorkspacePath, permissions included) inside readWorkspaceFile.
+// (Tree.Resolve, permissions included) inside readWorkspaceFile.
 func (g *Gate) readChecked(ctx context.Context, p string, offset, limit int) (*ReadResult, error) {
 	rr, err := readWorkspaceFile(g.ws, p, offset, limit, g.maxOut())
 	if err != nil {
@@ -82,7 +83,7 @@ func (g *Gate) writeChecked(ctx context.Context, tool, p, content string) (strin
 func (g *Gate) changeFile(ctx context.Context, tool, p, content string, edit fileEdit) (string, error) {
 	fc, err := changeWorkspaceFile(ctx, g.ws, p, content, edit, changeApproval{g.approvals, tool}, g.undo, changedBy(tool))
 	if fc == nil && err == nil {
-		clean, _ := lexicalClean(p)
+		clean, _ := wspath.LexicalClean(p)
 		return fmt.Sprintf("%s is unchanged (same content)", clean), nil
 	}
 	return g.changed(fc, p, err)
@@ -129,19 +130,19 @@ func (g *Gate) changed(fc *fileChange, p string, err error) (string, error) {
 
 // editChecked applies one edit_file change through changeFile.
 func (g *Gate) editChecked(ctx context.Context, tool, p, oldText, newText string, all bool) (string, error) {
-	clean, err := lexicalClean(p)
+	clean, err := wspath.LexicalClean(p)
 	if err != nil {
 		return "", err
 	}
 	return g.changeFile(ctx, tool, p, "", func(old string, exists bool) (string, string, error) {
 		if oldText == "" {
 			if exists {
-				return "", "", pathFailed(clean, "the file exists: give old_text to edit it (empty old_text only creates a new file)", nil)
+				return "", "", wspath.Failed(clean, "the file exists: give old_text to edit it (empty old_text only creates a new file)", nil)
 			}
 			return newText, fmt.Sprintf("created %s (%d bytes, %d lines)", clean, len(newText), termtext.CountLines(newText)), nil
 		}
 		if !exists {
-			return "", "", pathFailed(clean, "no such file (to create it, use an empty old_text)", fs.ErrNotExist)
+			return "", "", wspath.Failed(clean, "no such file (to create it, use an empty old_text)", fs.ErrNotExist)
 		}
 		r, err := editmatch.ApplyInView(old, oldText, newText, all)
 		if err != nil {
@@ -294,7 +295,7 @@ type hookRun struct {
 // mode's allowlist, the approval (tools only), the sandboxed runner, the
 // audit record, and in the REPL the offer to rerun what the sandbox blocked.
 func (g *Gate) runGated(ctx context.Context, r runRequest) (RunResult, error) {
-	err := g.checkPermission(".", PermExec)
+	err := g.checkPermission(".", wspath.PermExec)
 	if err == nil {
 		err = g.commandPolicy().allows(r.argv)
 	}
@@ -390,7 +391,7 @@ func (g *Gate) gitChecked(ctx context.Context, sub string, args []string) (strin
 // HasPermission reports whether perm is granted for the workspace-relative
 // path rel under the agent's permissions: block.
 func (g *Gate) HasPermission(rel, perm string) bool {
-	return permits(g.cfg.Permissions, rel, perm)
+	return wspath.Permits(g.cfg.Permissions, rel, perm)
 }
 
 // checkPermission returns a refusal when perm is not granted for rel.
@@ -398,7 +399,7 @@ func (g *Gate) checkPermission(rel, perm string) error {
 	if g.HasPermission(rel, perm) {
 		return nil
 	}
-	return refuse(rel, fmt.Sprintf("refused: no %s permission (see /permissions)", perm))
+	return wspath.Refuse(rel, fmt.Sprintf("refused: no %s permission (see /permissions)", perm))
 }
 
 // commandSandbox is the sandbox for a command the user or the model runs

@@ -14,6 +14,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/gitrepo"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
 // git_command, /git and <!-- @git-status -->: read-only git, safe by
@@ -78,10 +79,10 @@ func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit
 		limit = DefaultMaxOutputBytes
 	}
 	policy := func(rel string) error {
-		if err := lexicalPolicy(rel, rel, opRead); err != nil {
+		if err := wspath.LexicalPolicy(rel, rel, wspath.OpRead); err != nil {
 			return err
 		}
-		return ws.allow(rel, rel, PermRead)
+		return ws.Allow(rel, rel, wspath.PermRead)
 	}
 	ga, err := gitargs.Vet(sub, args)
 	if err != nil {
@@ -262,7 +263,7 @@ func (pl *operandPlan) checkPath(p string) (string, error) {
 	if p == "." || p == "./" {
 		return ".", nil
 	}
-	clean, err := lexicalClean(strings.TrimSuffix(p, "/"))
+	clean, err := wspath.LexicalClean(strings.TrimSuffix(p, "/"))
 	if err != nil {
 		return "", fmt.Errorf("git: %w", err)
 	}

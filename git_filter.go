@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
 // What git may show: the path policy on both sides of a git command — the
@@ -29,11 +30,11 @@ func (ws *Workspace) gitPathspecs(paths []string) []string {
 	}
 	if len(out) == 0 {
 		switch {
-		case permits(perms, ".", PermRead) || len(perms) == 0:
+		case wspath.Permits(perms, ".", wspath.PermRead) || len(perms) == 0:
 			out = append(out, ".")
 		default:
 			for _, prefix := range sortedKeys(perms) {
-				if p := path.Clean(strings.TrimSuffix(prefix, "/")); p != "." && slices.Contains(perms[prefix], PermRead) && !strings.HasPrefix(p, "..") {
+				if p := path.Clean(strings.TrimSuffix(prefix, "/")); p != "." && slices.Contains(perms[prefix], wspath.PermRead) && !strings.HasPrefix(p, "..") {
 					out = append(out, p)
 				}
 			}
@@ -44,7 +45,7 @@ func (ws *Workspace) gitPathspecs(paths []string) []string {
 	}
 	out = append(out, gitDenylistPathspecs()...)
 	for _, prefix := range sortedKeys(perms) {
-		if p := path.Clean(strings.TrimSuffix(prefix, "/")); p != "." && !slices.Contains(perms[prefix], PermRead) && !strings.HasPrefix(p, "..") {
+		if p := path.Clean(strings.TrimSuffix(prefix, "/")); p != "." && !slices.Contains(perms[prefix], wspath.PermRead) && !strings.HasPrefix(p, "..") {
 			out = append(out, ":(exclude,literal)"+p)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/coerce"
+	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
 // deniedCommitted are committed files of every denylist class, each holding
@@ -238,7 +239,7 @@ func TestFilterGitOutput(t *testing.T) {
 		"diff --git a/.env b/.env\nindex 1..2 100644\n--- a/.env\n+++ b/.env\n@@ -1 +1,2 @@\n-A=" + secret + "\n+diff --git a/x b/x\n+B=" + secret + "\n" +
 		"diff --git \"a/agents/h\\303\\244.yaml\" \"b/agents/h\\303\\244.yaml\"\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-" + secret + "\n+" + secret + "\n" +
 		"M\t.env\nok.go | 2 +-\n.env | 2 +-\n?? id_rsa\n R  a.go -> .netrc\n\tmodified:   .env\nafter\n"
-	out, n := filterGitOutput(in, func(p string) bool { return lexicalPolicy(p, p, opRead) != nil })
+	out, n := filterGitOutput(in, func(p string) bool { return wspath.LexicalPolicy(p, p, wspath.OpRead) != nil })
 	if strings.Contains(out, secret) || strings.Contains(out, ".env") || strings.Contains(out, "id_rsa") || strings.Contains(out, ".netrc") {
 		t.Fatalf("leaked:\n%s", out)
 	}

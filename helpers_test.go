@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/wspath"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
@@ -78,13 +79,13 @@ func settleGoroutines() int {
 // approval between (the resolution and the write a commit makes): what
 // the boundary and crash tests attack.
 func writeWorkspaceFile(ws *Workspace, p, content string) (existed bool, made []string, err error) {
-	rp, err := resolveWorkspacePath(ws, p, opWrite)
+	rp, err := ws.Resolve(p, wspath.OpWrite)
 	if err != nil {
 		return false, nil, err
 	}
-	defer rp.close()
+	defer rp.Close()
 	made, err = writeResolved(ws, rp, content)
-	return rp.info != nil, made, err
+	return rp.Info != nil, made, err
 }
 
 // toolchainWorks runs argv outside Harvey, with env added to this

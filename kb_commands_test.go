@@ -1,5 +1,5 @@
 // Feature: /kb through the agent (kb_commands.go over internal/knowledge),
-// and the database out of every tool's reach (paths.go, search.go).
+// and the database out of every tool's reach (internal/wspath, search.go).
 package harvey
 
 import (

@@ -16,6 +16,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/wspath"
 	"gopkg.in/yaml.v3"
 )
 
@@ -92,10 +93,10 @@ func (cf *ConfigFile) addWorkspaceMCPFiles(ws *Workspace) {
 	servers := map[string]MCPServer{}
 	var files []string
 	for _, f := range workspaceMCPFiles {
-		data, err := ws.root.ReadFile(f.path)
+		data, err := ws.OSRoot().ReadFile(f.path)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
-				cf.Warnings = append(cf.Warnings, fmt.Sprintf("%s: %v", f.path, errText(err)))
+				cf.Warnings = append(cf.Warnings, fmt.Sprintf("%s: %v", f.path, wspath.ErrText(err)))
 			}
 			continue
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wsindex"
+	"github.com/harvey-agent/harvey/internal/wspath"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"gopkg.in/yaml.v3"
 )
@@ -355,13 +356,13 @@ func ragIngest(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb Embe
 			continue
 		}
 		for _, m := range matches {
-			rp, err := resolveWorkspacePath(ws, m, opRead)
+			rp, err := ws.Resolve(m, wspath.OpRead)
 			if err != nil {
 				skipped["denied or hidden"]++
 				continue
 			}
 			walkWorkspace(ws, rp, sink)
-			rp.close()
+			rp.Close()
 		}
 	}
 	// A store your config names but no command created yet is made here.

@@ -17,7 +17,7 @@ func ragCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 1
 	}
 	defer ws.Close()
-	if err := ws.ensureAgents(); err != nil {
+	if err := ws.EnsureAgents(); err != nil {
 		fmt.Fprintf(stderr, "harvey: %v\n", err)
 		return 1
 	}

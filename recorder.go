@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/wspath"
 	"golang.org/x/sys/unix"
 )
 
@@ -54,7 +55,7 @@ func startRecorder(ws *Workspace, rel, model string, limit int) (*Recorder, erro
 	repairRecording(ws, clean)
 	f, err := ws.OpenInternalAppend(clean)
 	if err != nil {
-		return nil, fmt.Errorf("record: %s: %s", clean, errText(err))
+		return nil, fmt.Errorf("record: %s: %s", clean, wspath.ErrText(err))
 	}
 	r := &Recorder{f: f, Path: clean, limit: limit}
 	if model == "" {
@@ -136,7 +137,7 @@ const recordEndMark = "<!-- harvey:end -->\n\n"
 // repairRecording cuts a recording back to its last complete block.
 func repairRecording(ws *Workspace, rel string) {
 	// The usual case, a complete file, is decided from its last bytes.
-	if f, err := ws.openInternal(rel, unix.O_RDONLY, false); err == nil {
+	if f, err := ws.OpenInternal(rel, unix.O_RDONLY, false); err == nil {
 		complete := false
 		if st, err := f.Stat(); err == nil {
 			tail := make([]byte, len(recordEndMark))

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
 // Resuming a conversation: after every turn the history (without the
@@ -190,7 +191,7 @@ func (a *Agent) resumeSession() (int, string, error) {
 			return 0, "", errors.New("no earlier conversation to continue in this workspace")
 		}
 		if err != nil {
-			return 0, "", fmt.Errorf("%s: %s", lastSessionPath, errText(err))
+			return 0, "", fmt.Errorf("%s: %s", lastSessionPath, wspath.ErrText(err))
 		}
 		if err := json.Unmarshal(b, &s); err != nil || s.Version != 1 {
 			return 0, "", fmt.Errorf("%s is not a conversation this Harvey can read; starting fresh", lastSessionPath)

@@ -20,6 +20,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/match"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/wspath"
 	"golang.org/x/sys/unix"
 )
 
@@ -90,11 +91,11 @@ func searchHitsIn(ctx context.Context, ws *Workspace, pattern, p string, maxByte
 	if maxBytes <= 0 || maxBytes > DefaultMaxOutputBytes {
 		maxBytes = DefaultMaxOutputBytes
 	}
-	rp, err := resolveWorkspacePath(ws, p, opRead)
+	rp, err := ws.Resolve(p, wspath.OpRead)
 	if err != nil {
 		return searchHits{}, err
 	}
-	defer rp.close()
+	defer rp.Close()
 	g := newGrepPool(ctx, re)
 	g.clean = &ws.secretFree
 	if err := submitSearch(ws, rp, g); err != nil {
@@ -109,7 +110,7 @@ func searchHitsIn(ctx context.Context, ws *Workspace, pattern, p string, maxByte
 }
 
 // submitSearch gives the pool the file rp names, or walks the directory.
-func submitSearch(ws *Workspace, rp *resolvedPath, g *grepPool) error {
+func submitSearch(ws *Workspace, rp *wspath.Resolved, g *grepPool) error {
 	return walkWorkspace(ws, rp, g)
 }
 
@@ -119,30 +120,30 @@ func submitSearch(ws *Workspace, rp *resolvedPath, g *grepPool) error {
 // identity; not .git; no denied, permissions-hidden or .gitignore'd file;
 // no link, FIFO, socket or device; directories opened without following a
 // link).
-func walkWorkspace(ws *Workspace, rp *resolvedPath, sink walkSink) error {
-	if !rp.info.IsDir() {
-		f, _, err := rp.openVerified()
+func walkWorkspace(ws *Workspace, rp *wspath.Resolved, sink walkSink) error {
+	if !rp.Info.IsDir() {
+		f, _, err := rp.OpenVerified()
 		if err != nil {
 			return err
 		}
 		fd, err := unix.Dup(int(f.Fd()))
 		f.Close()
 		if err != nil {
-			return osFailure(rp.Rel, err)
+			return wspath.OSFailure(rp.Rel, err)
 		}
 		d := &searchDir{fd: fd}
 		d.refs.Store(1)
 		sink.submit(searchFile{dir: d, name: ".", rel: rp.Rel, self: true})
 		return nil
 	}
-	d, err := rp.openDirVerified(ws)
+	d, err := rp.OpenDirVerified(ws.Tree)
 	if err != nil {
 		return err
 	}
-	fd, err := rootFD(d)
+	fd, err := wspath.RootFD(d)
 	d.Close()
 	if err != nil {
-		return osFailure(rp.Rel, err)
+		return wspath.OSFailure(rp.Rel, err)
 	}
 	root := &searchDir{fd: fd}
 	root.refs.Store(1)
@@ -187,16 +188,6 @@ func searchAnswer(results [][][]byte, maxBytes int, stopped bool) (string, int, 
 	return text, matches, full
 }
 
-// rootFD duplicates the descriptor of an os.Root's directory.
-func rootFD(d *os.Root) (int, error) {
-	f, err := d.Open(".")
-	if err != nil {
-		return -1, err
-	}
-	defer f.Close()
-	return unix.Dup(int(f.Fd()))
-}
-
 // searchDir is an open directory shared by the files found in it; the last
 // user closes it.
 type searchDir struct {
@@ -219,22 +210,22 @@ type searchFile struct {
 
 type searchWalker struct {
 	ws     *Workspace
-	ign    *ignoreSet
+	ign    *wspath.IgnoreSet
 	sink   walkSink
 	bounds *indexBounds // the workspace index's walk only (index_bounds.go)
 }
 
 // ancestorIgnores loads the .gitignore files above dir, the directory a
 // search starts in (the walk reads dir's own and those below it).
-func ancestorIgnores(ws *Workspace, dir string) *ignoreSet {
-	s := &ignoreSet{}
+func ancestorIgnores(ws *Workspace, dir string) *wspath.IgnoreSet {
+	s := &wspath.IgnoreSet{}
 	cur := "."
 	for {
 		if cur == dir || dir == "." {
 			return s
 		}
 		if data, err := readIgnoreFile(ws, cur); err == nil {
-			s.add(cur, data)
+			s.Add(cur, data)
 		}
 		rest := dir
 		if cur != "." {
@@ -258,16 +249,16 @@ func cutPath(p string) (first, rest string, ok bool) {
 // below it: the directory through the workspace checks, the file by name
 // from its descriptor.
 func readIgnoreFile(ws *Workspace, dir string) ([]byte, error) {
-	rp, err := resolveWorkspacePath(ws, dir, opRead)
+	rp, err := ws.Resolve(dir, wspath.OpRead)
 	if err != nil {
 		return nil, err
 	}
-	defer rp.close()
-	d, err := rp.openDirVerified(ws)
+	defer rp.Close()
+	d, err := rp.OpenDirVerified(ws.Tree)
 	if err != nil {
 		return nil, err
 	}
-	fd, err := rootFD(d)
+	fd, err := wspath.RootFD(d)
 	d.Close()
 	if err != nil {
 		return nil, err
@@ -292,12 +283,12 @@ func (w *searchWalker) walk(dir *searchDir, rel string) {
 	// dropped when the walk leaves it, so the rules tested for a path are
 	// those of its ancestors (cost grows with depth, not with the number of
 	// .gitignore files in the tree).
-	mark := len(w.ign.rules)
-	defer func() { w.ign.rules = w.ign.rules[:mark] }()
+	mark := w.ign.Mark()
+	defer w.ign.Truncate(mark)
 	for _, e := range entries {
 		if e.Name() == ".gitignore" {
 			if data, err := readDirFile(dir.fd, ".gitignore", 1<<20); err == nil {
-				w.ign.add(rel, data)
+				w.ign.Add(rel, data)
 			}
 		}
 	}
@@ -321,7 +312,7 @@ func (w *searchWalker) walk(dir *searchDir, rel string) {
 				w.walk(sub, wsRel)
 			}
 		case t.IsRegular():
-			if secrets.FileDenied(wsRel) || w.ign.ignored(wsRel, false) || !w.ws.readable(wsRel) {
+			if secrets.FileDenied(wsRel) || w.ign.Ignored(wsRel, false) || !w.ws.Readable(wsRel) {
 				continue
 			}
 			dir.refs.Add(1)
@@ -335,7 +326,7 @@ func (w *searchWalker) walk(dir *searchDir, rel string) {
 // agents/, ignored, or past the index's bounds).
 func (w *searchWalker) enter(dir *searchDir, rel, name, wsRel string) *searchDir {
 	norm := secrets.NormName(name)
-	if norm == ".git" || (rel == "." && norm == AgentsDir) || w.ign.ignored(wsRel, true) {
+	if norm == ".git" || (rel == "." && norm == AgentsDir) || w.ign.Ignored(wsRel, true) {
 		return nil
 	}
 	fd, err := unix.Openat(dir.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -360,7 +351,7 @@ func (w *searchWalker) isAgents(fd int) bool {
 	if unix.Fstat(fd, &st) != nil {
 		return true
 	}
-	return w.ws.isAgentsStat(uint64(st.Dev), st.Ino)
+	return w.ws.IsAgentsStat(uint64(st.Dev), st.Ino)
 }
 
 // readDirFile reads a small regular file by name from a directory fd.

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
 // The security commands: /safemode (the command allowlist), /permissions
@@ -77,7 +79,7 @@ func cmdPermissions(_ context.Context, a *Agent, args []string, out io.Writer) e
 		if len(args) != 3 {
 			return a.commands.usageError("permissions")
 		}
-		if _, err := lexicalClean(args[1]); err != nil {
+		if _, err := wspath.LexicalClean(args[1]); err != nil {
 			return err
 		}
 		var perms []string
@@ -86,8 +88,8 @@ func cmdPermissions(_ context.Context, a *Agent, args []string, out io.Writer) e
 			if p == "" || p == "none" {
 				continue
 			}
-			if !slices.Contains(validPerms, p) {
-				return fmt.Errorf("unknown permission %q (use %s, or none)", p, strings.Join(validPerms, ","))
+			if !slices.Contains(wspath.ValidPerms, p) {
+				return fmt.Errorf("unknown permission %q (use %s, or none)", p, strings.Join(wspath.ValidPerms, ","))
 			}
 			perms = append(perms, p)
 		}

@@ -1,6 +1,6 @@
 // Feature: the boundary against hostile input, continued — paths for listings
 // and searches, links, sockets and devices, catastrophic patterns, git
-// hardening, prompt injection; spans paths.go, search.go, git*.go and
+// hardening, prompt injection; spans internal/wspath, search.go, git*.go and
 // tool_executor.go.
 package harvey
 

@@ -18,6 +18,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
 // Options configure a session (from the command line).
@@ -467,7 +468,7 @@ func (tm *Terminal) chooseModel(models []string, details map[string]string) stri
 // ignoresItself reports whether agents/ holds a .gitignore that ignores
 // everything in it (Harvey writes one when it makes agents/).
 func ignoresItself(ws *Workspace) bool {
-	data, err := ws.root.ReadFile(AgentsDir + "/.gitignore")
+	data, err := ws.OSRoot().ReadFile(AgentsDir + "/.gitignore")
 	if err != nil {
 		return false
 	}
@@ -480,18 +481,18 @@ func ignoresItself(ws *Workspace) bool {
 }
 
 func (tm *Terminal) warnAgentsNotIgnored(ws *Workspace) {
-	if _, err := ws.root.Lstat(".git"); err != nil {
+	if _, err := ws.OSRoot().Lstat(".git"); err != nil {
 		return
 	}
 	// Ignored the way git decides it: .gitignore and .git/info/exclude,
-	// with git's own pattern rules (ignore.go).
-	var ign ignoreSet
+	// with git's own pattern rules (wspath.IgnoreSet).
+	var ign wspath.IgnoreSet
 	for _, f := range []string{".gitignore", ".git/info/exclude"} {
-		if data, err := ws.root.ReadFile(f); err == nil {
-			ign.add(".", data)
+		if data, err := ws.OSRoot().ReadFile(f); err == nil {
+			ign.Add(".", data)
 		}
 	}
-	if ign.ignored(AgentsDir, true) || ignoresItself(ws) {
+	if ign.Ignored(AgentsDir, true) || ignoresItself(ws) {
 		return
 	}
 	// Once per workspace, not at every start: the mark is kept in your

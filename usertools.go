@@ -14,6 +14,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/wspath"
 	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 )
@@ -82,7 +83,7 @@ func loadUserTools(ws *Workspace, reserved func(string) bool) ([]*UserTool, []To
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
-		return nil, []ToolFileProblem{{File: UserToolsDir, Msg: errText(err)}}
+		return nil, []ToolFileProblem{{File: UserToolsDir, Msg: wspath.ErrText(err)}}
 	}
 	var tools []*UserTool
 	var problems []ToolFileProblem
@@ -98,7 +99,7 @@ func loadUserTools(ws *Workspace, reserved func(string) bool) ([]*UserTool, []To
 		}
 		data, err := readToolFile(ws, file)
 		if err != nil {
-			problems = append(problems, ToolFileProblem{File: file, Msg: errText(err)})
+			problems = append(problems, ToolFileProblem{File: file, Msg: wspath.ErrText(err)})
 			continue
 		}
 		t, probs := parseToolFile(file, data, reserved)
@@ -124,7 +125,7 @@ func loadUserTools(ws *Workspace, reserved func(string) bool) ([]*UserTool, []To
 }
 
 func readToolFile(ws *Workspace, file string) ([]byte, error) {
-	f, err := ws.openInternal(file, unix.O_RDONLY, false)
+	f, err := ws.OpenInternal(file, unix.O_RDONLY, false)
 	if err != nil {
 		return nil, err
 	}

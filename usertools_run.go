@@ -10,6 +10,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
 // A user tool as it runs: its arguments put in its command line (never
@@ -179,18 +180,18 @@ func (g *Gate) checkToolPaths(t *UserTool, args map[string]any) (map[string]any,
 		if p.Type != "path" || !ok {
 			continue
 		}
-		rp, err := resolveWorkspacePath(g.ws, v, opRead)
+		rp, err := g.ws.Resolve(v, wspath.OpRead)
 		if err != nil && t.Effect != EffectRead {
-			if wp, werr := resolveWorkspacePath(g.ws, v, opWrite); werr == nil && wp.info == nil {
+			if wp, werr := g.ws.Resolve(v, wspath.OpWrite); werr == nil && wp.Info == nil {
 				rp, err = wp, nil
 			} else if werr == nil {
-				wp.close()
+				wp.Close()
 			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("argument %q: %w", p.Name, err)
 		}
-		rp.close()
+		rp.Close()
 		rel := rp.Rel
 		if strings.HasPrefix(rel, "-") {
 			rel = "./" + rel

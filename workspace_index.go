@@ -16,6 +16,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/wsindex"
+	"github.com/harvey-agent/harvey/internal/wspath"
 	"golang.org/x/sys/unix"
 )
 
@@ -48,11 +49,11 @@ func openWorkspaceIndex(ws *Workspace) (*wsindex.Index, error) {
 // what may be indexed, redacted.
 func indexableDocs(ws *Workspace, bounds *indexBounds) iter.Seq[wsindex.Doc] {
 	return func(yield func(wsindex.Doc) bool) {
-		rp, err := resolveWorkspacePath(ws, ".", opRead)
+		rp, err := ws.Resolve(".", wspath.OpRead)
 		if err != nil {
 			return
 		}
-		defer rp.close()
+		defer rp.Close()
 		walkWorkspace(ws, rp, &indexSink{yield: yield, bounds: bounds})
 	}
 }
@@ -289,15 +290,15 @@ func hitHolds(ws *Workspace, h wsindex.Hit, lines map[string][]string) bool {
 // fileLinesNow is a workspace file's lines as the index reads them (nil
 // when the policy refuses it or it is not a regular file up to 1 MB).
 func fileLinesNow(ws *Workspace, rel string) []string {
-	rp, err := resolveWorkspacePath(ws, rel, opRead)
+	rp, err := ws.Resolve(rel, wspath.OpRead)
 	if err != nil {
 		return nil
 	}
-	defer rp.close()
-	if rp.info == nil || !rp.info.Mode().IsRegular() || rp.info.Size() > indexMaxFile {
+	defer rp.Close()
+	if rp.Info == nil || !rp.Info.Mode().IsRegular() || rp.Info.Size() > indexMaxFile {
 		return nil
 	}
-	f, _, err := rp.openVerified()
+	f, _, err := rp.OpenVerified()
 	if err != nil {
 		return nil
 	}
@@ -381,12 +382,12 @@ func embedPending(ctx context.Context, ix *wsindex.Index, emb Embedder, limit in
 // agents/, the denylist and permissions: on the resolved file): rel is a
 // regular file the model may read now.
 func stillReadable(ws *Workspace, rel string) bool {
-	rp, err := resolveWorkspacePath(ws, rel, opRead)
+	rp, err := ws.Resolve(rel, wspath.OpRead)
 	if err != nil {
 		return false
 	}
-	defer rp.close()
-	return rp.info.Mode().IsRegular()
+	defer rp.Close()
+	return rp.Info.Mode().IsRegular()
 }
 
 // findBudget bounds find_code's answer: about 1,500 tokens, so a small

@@ -22,5 +22,8 @@
 // the agent's.
 package guard
 
-// AgentsDir is the workspace's directory that is Harvey's own.
-const AgentsDir = "agents"
+import "github.com/harvey-agent/harvey/internal/wspath"
+
+// AgentsDir is the workspace's directory that is Harvey's own (the path
+// policy's one definition).
+const AgentsDir = wspath.AgentsDir

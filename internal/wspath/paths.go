@@ -1,7 +1,7 @@
-package harvey
+package wspath
 
 // The path policy: every file Harvey reads, writes, lists or searches in the
-// workspace is resolved here (resolveWorkspacePath), with the name rules,
+// workspace is resolved here (Tree.Resolve), with the name rules,
 // a verified descent through os.Root, and the permissions: block applied to
 // the resolved object.
 
@@ -22,18 +22,18 @@ import (
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
-// pathOp is what a caller intends to do with a resolved path.
-type pathOp int
+// Op is what a caller intends to do with a resolved path.
+type Op int
 
 // writes reports whether op changes the file system (resolved as a write).
-func (op pathOp) writes() bool { return op != opRead }
+func (op Op) writes() bool { return op != OpRead }
 
 // perm is the permissions: name op needs on the resolved object.
-func (op pathOp) perm() string {
+func (op Op) perm() string {
 	switch op {
-	case opWrite:
+	case OpWrite:
 		return PermWrite
-	case opDelete, opRemoveDir:
+	case OpDelete, OpRemoveDir:
 		return PermDelete
 	}
 	return PermRead
@@ -56,79 +56,72 @@ func (e *PathError) Error() string {
 
 func (e *PathError) Unwrap() error { return e.Err }
 
-// ErrRefused marks an effect a rule refused (as opposed to one that failed):
-// the audit log records it as denied. It is internal/refusal's, the one
-// kind every rule refuses with.
-var ErrRefused = refusal.ErrRefused
-
-// refusedf builds a refusal outside the path rules (git, Harvey's state);
-// its text should say "refused" and why.
-func refusedf(format string, args ...any) error { return refusal.Errorf(format, args...) }
-
 // Sentinel reasons, so tests and callers can tell refusals apart.
 var (
-	errOutside = "refused: outside the workspace"
-	errAgents  = "refused: agents/ is Harvey's private state"
-	errGitDir  = "refused: .git/ is never written"
-	errSecret  = "refused: looks like a secret file (sensitive-file denylist)"
+	ErrOutside = "refused: outside the workspace"
+	ErrAgents  = "refused: agents/ is Harvey's private state"
+	ErrGitDir  = "refused: .git/ is never written"
+	ErrSecret  = "refused: looks like a secret file (sensitive-file denylist)"
 )
 
-func refuse(p, reason string) error { return &PathError{Path: p, Reason: reason, Err: ErrRefused} }
+func Refuse(p, reason string) error {
+	return &PathError{Path: p, Reason: reason, Err: refusal.ErrRefused}
+}
 
 // pathFailed is a path that could not be used for a reason that is not a
 // rule: cause is the error behind it (nil for a misuse).
-func pathFailed(p, reason string, cause error) error {
+func Failed(p, reason string, cause error) error {
 	return &PathError{Path: p, Reason: reason, Err: cause}
 }
 
 // osFailure is what the file system said about p: a refusal when os.Root
 // stopped an escape, a failure otherwise.
-func osFailure(p string, err error) error {
-	if t := errText(err); t != errOutside {
-		return pathFailed(p, t, err)
+func OSFailure(p string, err error) error {
+	if t := ErrText(err); t != ErrOutside {
+		return Failed(p, t, err)
 	}
-	return refuse(p, errOutside)
+	return Refuse(p, ErrOutside)
 }
 
-// resolvedPath is a path inside the workspace that passed every check. dir is
-// an os.Root for the parent directory (the caller must call close); name is
-// the final component; info is its Lstat result (nil when it does not exist).
+// Resolved is a path inside the workspace that passed every check: Parent
+// is an os.Root for the directory that holds it (the caller calls Close),
+// Name the final component, Info its Lstat (nil when it does not exist).
 // A write into directories that do not exist yet holds the deepest one that
-// does, with the ones to make in missing.
-type resolvedPath struct {
-	Rel     string // clean, slash-separated, relative to the workspace ("." for the root)
-	asked   string // the path as asked, cleaned (a link's name when Rel is its target)
-	dir     *os.Root
-	dirRel  string // where dir is, relative to the workspace
-	name    string
-	info    fs.FileInfo
-	own     bool     // whether dir must be closed
-	missing []string // directories a write must make below dir, outermost first
+// does, with the ones to make in Missing.
+type Resolved struct {
+	Rel       string      // clean, slash-separated, relative to the workspace ("." for the root)
+	Asked     string      // the path as asked, cleaned (a link's name when Rel is its target)
+	Parent    *os.Root    // the directory that holds it
+	ParentRel string      // where Parent is, relative to the workspace
+	Name      string      // its name in Parent
+	Info      fs.FileInfo // its Lstat (nil when it does not exist yet)
+	Missing   []string    // directories a write must make below Parent, outermost first
+	own       bool        // whether Parent must be closed
 }
 
-func (r *resolvedPath) close() {
-	if r != nil && r.own && r.dir != nil {
-		r.dir.Close()
+func (r *Resolved) Close() {
+	if r != nil && r.own && r.Parent != nil {
+		r.Parent.Close()
 	}
 }
 
-// lexicalClean validates a path string from the model or the user and returns
+// LexicalClean validates a path string from the model or the user and returns
 // it cleaned and slash-separated, or a refusal. No file system access.
-func lexicalClean(p string) (string, error) {
+func LexicalClean(p string) (string, error) {
 	if err := lexicalRefusal(p); err != nil {
 		return "", err
 	}
 	clean := path.Clean(p)
 	if !filepath.IsLocal(clean) && clean != "." {
-		return "", refuse(p, errOutside)
+		return "", Refuse(p, ErrOutside)
 	}
 	comps := splitPath(clean)
 	if len(comps) > maxComponents {
-		return "", refuse(p[:min(len(p), 40)]+"...", "refused: path is too deep")
+		return "", Refuse(p[:min(len(p), 40)]+"...", "refused: path is too deep")
 	}
 	for _, c := range comps {
 		if len(c) > maxComponentBytes {
-			return "", refuse(p[:min(len(p), 40)]+"...", "refused: a path component is too long")
+			return "", Refuse(p[:min(len(p), 40)]+"...", "refused: a path component is too long")
 		}
 	}
 	return clean, nil
@@ -140,19 +133,19 @@ func lexicalClean(p string) (string, error) {
 func lexicalRefusal(p string) error {
 	switch {
 	case p == "":
-		return pathFailed(p, "path is empty", nil)
+		return Failed(p, "path is empty", nil)
 	case strings.ContainsRune(p, 0):
-		return refuse(p, "refused: path contains a NUL byte")
+		return Refuse(p, "refused: path contains a NUL byte")
 	case len(p) > maxPathBytes:
-		return refuse(p[:40]+"...", "refused: path is too long")
+		return Refuse(p[:40]+"...", "refused: path is too long")
 	case !utf8.ValidString(p):
-		return refuse(p, "refused: path is not valid UTF-8")
+		return Refuse(p, "refused: path is not valid UTF-8")
 	case strings.HasPrefix(p, "~"):
-		return refuse(p, "refused: ~ is not expanded; use a path relative to the workspace")
+		return Refuse(p, "refused: ~ is not expanded; use a path relative to the workspace")
 	case filepath.IsAbs(p) || strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || hasDriveLetter(p):
-		return refuse(p, "refused: absolute paths are not allowed; use a path relative to the workspace")
+		return Refuse(p, "refused: absolute paths are not allowed; use a path relative to the workspace")
 	case strings.ContainsRune(p, '\\'):
-		return refuse(p, "refused: use / as the path separator")
+		return Refuse(p, "refused: use / as the path separator")
 	}
 	return nil
 }
@@ -170,30 +163,30 @@ func splitPath(clean string) []string {
 	return strings.Split(clean, "/")
 }
 
-// lexicalPolicy applies the name-based rules to a clean path: agents/ (any
+// LexicalPolicy applies the name-based rules to a clean path: agents/ (any
 // spelling), .git/ for writes, and the sensitive-file denylist.
-func lexicalPolicy(orig, clean string, op pathOp) error {
+func LexicalPolicy(orig, clean string, op Op) error {
 	comps := splitPath(clean)
 	if len(comps) > 0 && secrets.NormName(comps[0]) == AgentsDir {
-		return refuse(orig, errAgents)
+		return Refuse(orig, ErrAgents)
 	}
 	if op.writes() {
 		for _, c := range comps {
 			if secrets.NormName(c) == ".git" {
-				return refuse(orig, errGitDir)
+				return Refuse(orig, ErrGitDir)
 			}
 		}
 		if len(comps) == 0 {
-			return pathFailed(orig, "is a directory", nil)
+			return Failed(orig, "is a directory", nil)
 		}
 	}
 	if secrets.FileDenied(clean) {
-		return refuse(orig, errSecret)
+		return Refuse(orig, ErrSecret)
 	}
 	return nil
 }
 
-// resolveWorkspacePath resolves p inside the workspace for op and returns the
+// Resolve resolves p inside the workspace for op and returns the
 // checked location, or an error that says why it was refused. It enforces, in
 // order: the lexical rules (NUL, absolute, .., length, depth), the agents/ and
 // denylist rules on the name, and then a verified descent through the
@@ -201,14 +194,14 @@ func lexicalPolicy(orig, clean string, op pathOp) error {
 // and compared by identity with what Lstat saw, symlinks are resolved by hand
 // and must stay inside the workspace (the rules are re-applied to the target),
 // agents/ is refused by identity, and the final entry must be a regular file
-// or directory with no other hard links. New files (for op == opWrite) may not
+// or directory with no other hard links. New files (for op == OpWrite) may not
 // exist yet; their missing parent directories are not created here.
 //
 // Last, the permissions: block is applied to the resolved object (a link's
 // target, not its name), so every reader, writer, lister and searcher of
 // the workspace gets the same answer: this is the one path gate.
-func resolveWorkspacePath(ws *Workspace, p string, op pathOp) (*resolvedPath, error) {
-	clean, err := lexicalClean(p)
+func (ws *Tree) Resolve(p string, op Op) (*Resolved, error) {
+	clean, err := LexicalClean(p)
 	if err != nil {
 		return nil, err
 	}
@@ -216,25 +209,25 @@ func resolveWorkspacePath(ws *Workspace, p string, op pathOp) (*resolvedPath, er
 	if err != nil {
 		return nil, err
 	}
-	rp.asked = clean
-	if err := ws.allow(p, rp.Rel, op.perm()); err != nil {
-		rp.close()
+	rp.Asked = clean
+	if err := ws.Allow(p, rp.Rel, op.perm()); err != nil {
+		rp.Close()
 		return nil, err
 	}
 	return rp, nil
 }
 
-func (ws *Workspace) descend(orig, clean string, op pathOp, hops int) (*resolvedPath, error) {
-	if err := lexicalPolicy(orig, clean, op); err != nil {
+func (ws *Tree) descend(orig, clean string, op Op, hops int) (*Resolved, error) {
+	if err := LexicalPolicy(orig, clean, op); err != nil {
 		return nil, err
 	}
 	comps := splitPath(clean)
 	if len(comps) == 0 {
 		fi, err := ws.root.Stat(".")
 		if err != nil {
-			return nil, pathFailed(orig, err.Error(), err)
+			return nil, Failed(orig, err.Error(), err)
 		}
-		return &resolvedPath{Rel: ".", dir: ws.root, dirRel: ".", name: ".", info: fi}, nil
+		return &Resolved{Rel: ".", Parent: ws.root, ParentRel: ".", Name: ".", Info: fi}, nil
 	}
 	cur, own := ws.root, false
 	closeCur := func() {
@@ -248,26 +241,26 @@ func (ws *Workspace) descend(orig, clean string, op pathOp, hops int) (*resolved
 			// A write into new directories: the rest of the path is
 			// new, so nothing in it can be a link; the directories are
 			// made when the write happens (fileops.go: makeParents).
-			return &resolvedPath{Rel: clean, dir: cur, own: own, dirRel: path.Join(append([]string{"."}, comps[:i]...)...), name: comps[len(comps)-1], missing: comps[i : len(comps)-1]}, nil
+			return &Resolved{Rel: clean, Parent: cur, own: own, ParentRel: path.Join(append([]string{"."}, comps[:i]...)...), Name: comps[len(comps)-1], Missing: comps[i : len(comps)-1]}, nil
 		}
 		if err != nil {
 			closeCur()
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil, pathFailed(orig, "no such file or directory", fs.ErrNotExist)
+				return nil, Failed(orig, "no such file or directory", fs.ErrNotExist)
 			}
-			return nil, osFailure(orig, err)
+			return nil, OSFailure(orig, err)
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			target, err := cur.Readlink(c)
 			closeCur()
 			if err != nil {
-				return nil, osFailure(orig, err)
+				return nil, OSFailure(orig, err)
 			}
 			return ws.followLink(orig, comps[:i], target, comps[i+1:], op, hops)
 		}
 		if !fi.IsDir() {
 			closeCur()
-			return nil, pathFailed(orig, "not a directory: "+path.Join(comps[:i+1]...), nil)
+			return nil, Failed(orig, "not a directory: "+path.Join(comps[:i+1]...), nil)
 		}
 		next, err := ws.enterVerified(cur, c, fi, orig)
 		closeCur()
@@ -277,77 +270,77 @@ func (ws *Workspace) descend(orig, clean string, op pathOp, hops int) (*resolved
 		cur, own = next, true
 	}
 	parent := path.Join(append([]string{"."}, comps[:len(comps)-1]...)...)
-	return ws.resolveLast(orig, clean, comps, &resolvedPath{Rel: clean, dir: cur, own: own, dirRel: parent}, op, hops)
+	return ws.resolveLast(orig, clean, comps, &Resolved{Rel: clean, Parent: cur, own: own, ParentRel: parent}, op, hops)
 }
 
 // enterVerified opens the directory c of cur that Lstat described as fi,
 // and checks it is the same directory (not swapped since) and not agents/.
-func (ws *Workspace) enterVerified(cur *os.Root, c string, fi fs.FileInfo, orig string) (*os.Root, error) {
+func (ws *Tree) enterVerified(cur *os.Root, c string, fi fs.FileInfo, orig string) (*os.Root, error) {
 	next, err := cur.OpenRoot(c)
 	if err != nil {
-		return nil, osFailure(orig, err)
+		return nil, OSFailure(orig, err)
 	}
 	st, err := next.Stat(".")
 	if err != nil || !os.SameFile(fi, st) {
 		next.Close()
-		return nil, refuse(orig, "refused: the path changed while it was being checked")
+		return nil, Refuse(orig, "refused: the path changed while it was being checked")
 	}
-	if ws.isAgentsDir(st) {
+	if ws.IsAgentsDir(st) {
 		next.Close()
-		return nil, refuse(orig, errAgents)
+		return nil, Refuse(orig, ErrAgents)
 	}
 	return next, nil
 }
 
-// resolveLast resolves the last component in its directory (rp.dir, which
+// resolveLast resolves the last component in its directory (rp.Parent, which
 // rp owns when rp.own): a file to create, a link to follow, or an object
 // the final rules allow. rp is closed on every refusal.
-func (ws *Workspace) resolveLast(orig, clean string, comps []string, rp *resolvedPath, op pathOp, hops int) (*resolvedPath, error) {
+func (ws *Tree) resolveLast(orig, clean string, comps []string, rp *Resolved, op Op, hops int) (*Resolved, error) {
 	name := comps[len(comps)-1]
-	rp.name = name
-	fi, err := rp.dir.Lstat(name)
+	rp.Name = name
+	fi, err := rp.Parent.Lstat(name)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && op.writes():
 		return rp, nil
 	case errors.Is(err, fs.ErrNotExist):
-		rp.close()
-		return nil, pathFailed(orig, "no such file or directory", fs.ErrNotExist)
+		rp.Close()
+		return nil, Failed(orig, "no such file or directory", fs.ErrNotExist)
 	case err != nil:
-		rp.close()
-		return nil, osFailure(orig, err)
+		rp.Close()
+		return nil, OSFailure(orig, err)
 	case fi.Mode()&fs.ModeSymlink != 0:
-		target, err := rp.dir.Readlink(name)
-		rp.close()
+		target, err := rp.Parent.Readlink(name)
+		rp.Close()
 		if err != nil {
-			return nil, osFailure(orig, err)
+			return nil, OSFailure(orig, err)
 		}
 		return ws.followLink(orig, comps[:len(comps)-1], target, nil, op, hops)
 	}
 	if err := ws.checkFinal(orig, fi, op); err != nil {
-		rp.close()
+		rp.Close()
 		return nil, err
 	}
-	rp.info = fi
+	rp.Info = fi
 	return rp, nil
 }
 
 // checkFinal applies the rules for the last component.
-func (ws *Workspace) checkFinal(orig string, fi fs.FileInfo, op pathOp) error {
+func (ws *Tree) checkFinal(orig string, fi fs.FileInfo, op Op) error {
 	m := fi.Mode()
 	switch {
 	case m.IsDir():
-		if ws.isAgentsDir(fi) {
-			return refuse(orig, errAgents)
+		if ws.IsAgentsDir(fi) {
+			return Refuse(orig, ErrAgents)
 		}
-		if op.writes() && op != opRemoveDir {
-			return pathFailed(orig, "is a directory", nil)
+		if op.writes() && op != OpRemoveDir {
+			return Failed(orig, "is a directory", nil)
 		}
 	case m.IsRegular():
 		if fsinfo.Links(fi) > 1 {
-			return refuse(orig, "refused: the file has other hard links, which may lead outside the workspace")
+			return Refuse(orig, "refused: the file has other hard links, which may lead outside the workspace")
 		}
 	default:
-		return refuse(orig, "refused: not a regular file ("+fsinfo.Kind(m)+")")
+		return Refuse(orig, "refused: not a regular file ("+fsinfo.Kind(m)+")")
 	}
 	return nil
 }
@@ -355,30 +348,30 @@ func (ws *Workspace) checkFinal(orig string, fi fs.FileInfo, op pathOp) error {
 // followLink resolves a symlink met at prefix/<link> with the given target and
 // continues with rest. The target must stay inside the workspace; the whole
 // policy is re-applied to the resulting path.
-func (ws *Workspace) followLink(orig string, prefix []string, target string, rest []string, op pathOp, hops int) (*resolvedPath, error) {
+func (ws *Tree) followLink(orig string, prefix []string, target string, rest []string, op Op, hops int) (*Resolved, error) {
 	if hops+1 > maxSymlinkHops {
-		return nil, refuse(orig, "refused: too many levels of symbolic links")
+		return nil, Refuse(orig, "refused: too many levels of symbolic links")
 	}
 	if target == "" || filepath.IsAbs(target) || strings.HasPrefix(target, "/") {
-		return nil, refuse(orig, "refused: symlink leads outside the workspace")
+		return nil, Refuse(orig, "refused: symlink leads outside the workspace")
 	}
 	parts := append(append([]string{}, prefix...), target)
 	parts = append(parts, rest...)
 	next := path.Join(parts...)
 	if !filepath.IsLocal(next) && next != "." {
-		return nil, refuse(orig, "refused: symlink leads outside the workspace")
+		return nil, Refuse(orig, "refused: symlink leads outside the workspace")
 	}
 	if len(splitPath(next)) > maxComponents {
-		return nil, refuse(orig, "refused: path is too deep")
+		return nil, Refuse(orig, "refused: path is too deep")
 	}
 	return ws.descend(orig, next, op, hops+1)
 }
 
 // errText turns an fs error into a short reason without repeating the path.
-func errText(err error) string {
+func ErrText(err error) string {
 	s := fsinfo.ErrText(err)
 	if strings.Contains(s, "escapes from parent") {
-		return errOutside
+		return ErrOutside
 	}
 	return s
 }
@@ -392,10 +385,10 @@ const (
 )
 
 const (
-	opRead      pathOp = iota // read a file (or list/search a directory)
-	opWrite                   // create or replace a file
-	opDelete                  // remove a file (resolved as a write; needs delete permission)
-	opRemoveDir               // remove an empty directory (/undo of a write that made it; as opDelete)
+	OpRead      Op = iota // read a file (or list/search a directory)
+	OpWrite               // create or replace a file
+	OpDelete              // remove a file (resolved as a write; needs delete permission)
+	OpRemoveDir           // remove an empty directory (/undo of a write that made it; as OpDelete)
 )
 
 // Permission names used in the permissions: block of harvey.yaml.
@@ -406,13 +399,13 @@ const (
 	PermDelete = "delete"
 )
 
-var validPerms = []string{PermRead, PermWrite, PermExec, PermDelete}
+var ValidPerms = []string{PermRead, PermWrite, PermExec, PermDelete}
 
 // permits is the one definition of the permissions: rule. The most specific
 // matching prefix wins, matched by whole path components ("src" covers
 // "src/a.go", not "srcx"); "." covers everything. An empty map grants
 // everything; a map without a matching prefix denies.
-func permits(perms map[string][]string, rel, perm string) bool {
+func Permits(perms map[string][]string, rel, perm string) bool {
 	if len(perms) == 0 {
 		return true
 	}
@@ -437,23 +430,23 @@ func permits(perms map[string][]string, rel, perm string) bool {
 
 // allow applies the permissions: block to a resolved workspace path; orig
 // is the path as asked (a link's name), named in the refusal.
-func (ws *Workspace) allow(orig, rel, perm string) error {
-	if ws == nil || ws.config == nil || permits(ws.config.Permissions, rel, perm) {
+func (ws *Tree) Allow(orig, rel, perm string) error {
+	if ws == nil || ws.perms == nil || Permits(ws.perms(), rel, perm) {
 		return nil
 	}
 	if orig != rel && orig != "" {
-		return refuse(orig, fmt.Sprintf("refused: no %s permission for %s (see /permissions)", perm, termtext.QuotePath(rel)))
+		return Refuse(orig, fmt.Sprintf("refused: no %s permission for %s (see /permissions)", perm, termtext.QuotePath(rel)))
 	}
-	return refuse(rel, fmt.Sprintf("refused: no %s permission (see /permissions)", perm))
+	return Refuse(rel, fmt.Sprintf("refused: no %s permission (see /permissions)", perm))
 }
 
 // readable reports whether rel (already resolved) may be read: the rule
 // that searches, listings and git output apply to each file they show.
-func (ws *Workspace) readable(rel string) bool { return ws.allow(rel, rel, PermRead) == nil }
+func (ws *Tree) Readable(rel string) bool { return ws.Allow(rel, rel, PermRead) == nil }
 
 // isAgentsDir reports whether fi is the workspace's agents/ directory, by file
 // identity: a symlink to it, a differently-cased name on a case-insensitive
 // file system or a path through ".." all resolve to the same identity.
-func (w *Workspace) isAgentsDir(fi fs.FileInfo) bool {
+func (w *Tree) IsAgentsDir(fi fs.FileInfo) bool {
 	return w.agents != nil && fi != nil && os.SameFile(w.agents, fi)
 }

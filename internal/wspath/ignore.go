@@ -1,4 +1,4 @@
-package harvey
+package wspath
 
 import (
 	"regexp"
@@ -18,10 +18,10 @@ type ignoreRule struct {
 	dirOnly bool
 }
 
-type ignoreSet struct{ rules []ignoreRule }
+type IgnoreSet struct{ rules []ignoreRule }
 
 // add parses the .gitignore found in the workspace directory dir.
-func (s *ignoreSet) add(dir string, data []byte) {
+func (s *IgnoreSet) Add(dir string, data []byte) {
 	for _, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimRight(line, "\r")
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
@@ -51,7 +51,7 @@ func (s *ignoreSet) add(dir string, data []byte) {
 }
 
 // ignored reports whether the workspace-relative path rel is ignored.
-func (s *ignoreSet) ignored(rel string, isDir bool) bool {
+func (s *IgnoreSet) Ignored(rel string, isDir bool) bool {
 	ign := false
 	for _, r := range s.rules {
 		sub := rel
@@ -110,3 +110,11 @@ func globToRegexp(g string) string {
 	}
 	return b.String()
 }
+
+// Mark is where the rules end now; Truncate(mark) drops the rules added
+// since (a directory's .gitignore governs that directory only: a walk
+// drops its rules when it leaves it).
+func (s *IgnoreSet) Mark() int { return len(s.rules) }
+
+// Truncate drops the rules added after mark.
+func (s *IgnoreSet) Truncate(mark int) { s.rules = s.rules[:mark] }
