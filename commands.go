@@ -304,7 +304,7 @@ func cmdStatus(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	if h := a.gate.hooks; h != nil {
 		fmt.Fprintf(out, "hooks:       %d (%d run, %d blocked, changed or added something; /hooks)\n", len(h.hooks), h.ran.Load(), h.fired.Load())
 	}
-	fmt.Fprintf(out, "retries:     %s\n", a.Config.Retry.policy().describe())
+	fmt.Fprintf(out, "retries:     %s\n", retryPolicyOf(a.Config.Retry).describe())
 	return nil
 }
 

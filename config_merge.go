@@ -66,7 +66,7 @@ var configRules = []configRule{
 		adds: func(b, w *Config) []string {
 			var out []string
 			for _, h := range w.Hooks {
-				out = append(out, "runs a hook: "+h.shown()+" ("+h.powers()+")")
+				out = append(out, "runs a hook: "+h.Shown()+" ("+h.Powers()+")")
 			}
 			return out
 		}},
@@ -305,7 +305,7 @@ func takeMCP(out, ws *Config) {
 func mcpAdded(base, ws *Config) []string {
 	added := map[string]MCPServer{}
 	for n, s := range ws.MCP.Servers {
-		if _, mine := base.MCP.Servers[n]; !mine && s.enabled() {
+		if _, mine := base.MCP.Servers[n]; !mine && s.IsEnabled() {
 			added[n] = s
 		}
 	}
@@ -379,7 +379,7 @@ func modelNames(base, ws *Config) []string {
 func strictModels(out, base, ws *Config) {
 	models := map[string]ModelConfig{}
 	for _, n := range modelNames(base, ws) {
-		b, w := base.modelConfig(n), ws.modelConfig(n)
+		b, w := base.ModelFor(n), ws.ModelFor(n)
 		m := b
 		if !boolOn(w.ToolsEnabled) {
 			m.ToolsEnabled = w.ToolsEnabled
@@ -407,7 +407,7 @@ func modelsAdded(base, ws *Config) []string {
 		if t := taken.MaxToolCalls(n); t > base.MaxToolCalls(n) {
 			out = append(out, fmt.Sprintf("raises %s's max_tool_calls_per_turn to %d", n, t))
 		}
-		if t := effective(taken.modelConfig(n).MaxTools, defaultMaxTools); t > effective(base.modelConfig(n).MaxTools, defaultMaxTools) {
+		if t := effective(taken.ModelFor(n).MaxTools, defaultMaxTools); t > effective(base.ModelFor(n).MaxTools, defaultMaxTools) {
 			out = append(out, fmt.Sprintf("raises %s's max_tools to %d", n, t))
 		}
 	}
@@ -419,7 +419,7 @@ func modelsAdded(base, ws *Config) []string {
 func takeHooks(o, w *Config) {
 	o.Hooks = slices.Clone(o.Hooks)
 	for _, h := range w.Hooks {
-		h.fromWorkspace = true
+		h.FromWorkspace = true
 		o.Hooks = append(o.Hooks, h)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
@@ -35,7 +36,7 @@ func TestEveryConfigKeyHasARule(t *testing.T) {
 
 // randomLimits makes a config with random limits.
 func randomLimits(rng *rand.Rand) *Config {
-	c := defaultConfig()
+	c := config.Default()
 	pick := func(xs []string) []string {
 		var out []string
 		for _, x := range xs {
@@ -115,11 +116,11 @@ func TestStricterValueWins(t *testing.T) {
 // user's, and a wider permissions: rule cannot hide a narrower one of yours.
 func TestWorkspaceCannotLoosenUnconfirmed(t *testing.T) {
 	f, tr := false, true
-	base := defaultConfig()
+	base := config.Default()
 	base.Tools = ToolsConfig{AllowedTools: []string{"read_file", "list_files"}}
 	base.Models = map[string]ModelConfig{"llama3.2": {ToolsEnabled: &f}}
 	base.Permissions = map[string][]string{".": wspath.ValidPerms, "secret": {}}
-	ws := defaultConfig()
+	ws := config.Default()
 	ws.Tools = ToolsConfig{AllowedTools: []string{"read_file", "write_file", "run_command"}, Enabled: &tr}
 	ws.Models = map[string]ModelConfig{"llama3.2": {ToolsEnabled: &tr, NumCtx: 8192}}
 	ws.Permissions = map[string][]string{".": wspath.ValidPerms}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/config"
 )
 
 func TestConfigDefaultsAndDurations(t *testing.T) {
@@ -15,11 +17,11 @@ func TestConfigDefaultsAndDurations(t *testing.T) {
 		t.Fatalf("defaults: %+v", c.Config)
 	}
 	for in, want := range map[string]time.Duration{"5m": 5 * time.Minute, "90s": 90 * time.Second, "300": 300 * time.Second, "1m30s": 90 * time.Second} {
-		if d, err := parseDuration(in); err != nil || d != want {
+		if d, err := config.ParseDuration(in); err != nil || d != want {
 			t.Fatalf("%s: %v %v", in, d, err)
 		}
 	}
-	if _, err := parseDuration("soon"); err == nil {
+	if _, err := config.ParseDuration("soon"); err == nil {
 		t.Fatal("bad duration accepted")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"gopkg.in/yaml.v3"
 )
 
@@ -165,7 +166,7 @@ func workspaceConfigTrusted(root string, data []byte) bool {
 // loadUserConfig reads the user's own config (trusted). A missing file is
 // the defaults.
 func loadUserConfig() (*Config, []string, error) {
-	base := defaultConfig()
+	base := config.Default()
 	d := userConfigDir()
 	if d == "" {
 		return base, nil, nil
@@ -178,7 +179,7 @@ func loadUserConfig() (*Config, []string, error) {
 	if err != nil {
 		return base, nil, fmt.Errorf("%s: %v (using defaults)", p, err)
 	}
-	cf := &ConfigFile{Config: defaultConfig()}
+	cf := &ConfigFile{Config: config.Default()}
 	warnings, err := parseConfigAs(data, cf, p)
 	if err != nil {
 		return base, warnings, fmt.Errorf("%s: %v (using defaults)", p, err)

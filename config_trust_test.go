@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/config"
 )
 
 // freshConfigHome gives a test its own user config directory.
@@ -125,7 +127,7 @@ func TestTrustedConfigs(t *testing.T) {
 
 // A route to a cloud provider at another host would hand it the user's key.
 func TestRouteKeyStaysWithItsProvider(t *testing.T) {
-	rr := newRouteRegistry(&ConfigFile{Config: defaultConfig()})
+	rr := newRouteRegistry(&ConfigFile{Config: config.Default()})
 	if _, err := rr.client(&Route{Name: "x", Provider: "openai", URL: "https://attacker.example/v1", Model: "m"}, 0, 0); err == nil || !strings.Contains(err.Error(), "API key") {
 		t.Fatalf("err = %v", err)
 	}

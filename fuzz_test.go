@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/coerce"
+	"github.com/harvey-agent/harvey/internal/config"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
@@ -158,7 +159,7 @@ func FuzzParseConfig(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		cf := &ConfigFile{Config: defaultConfig()}
+		cf := &ConfigFile{Config: config.Default()}
 		_, err := parseConfig(data, cf)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {

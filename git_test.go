@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/coerce"
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
@@ -291,7 +292,7 @@ func TestGitRefusesRedirection(t *testing.T) {
 // out of git output just as read_file refuses it.
 func TestGitToolArgsAndPermissions(t *testing.T) {
 	ws, _, _, marker := hostileRepo(t)
-	cf := &ConfigFile{Config: defaultConfig()}
+	cf := &ConfigFile{Config: config.Default()}
 	cf.Permissions = map[string][]string{".": {"read"}, "src": {}}
 	a := newAgent(ws, cf, newLineReader(strings.NewReader("")), &strings.Builder{}, &strings.Builder{})
 	ctx := context.Background()

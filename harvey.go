@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -187,7 +188,7 @@ func matchModel(name string, installed []string) (string, bool) {
 		}
 	}
 	for _, m := range installed {
-		if sameModel(m, name) {
+		if config.SameModel(m, name) {
 			return m, true
 		}
 	}

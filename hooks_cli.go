@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"gopkg.in/yaml.v3"
 )
@@ -35,7 +36,7 @@ func hooksCommand(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		for i, h := range sortHooks(cfg.Hooks) {
-			fmt.Fprintf(stdout, "%d. %s\n", i+1, termtext.Sanitize(h.shown()))
+			fmt.Fprintf(stdout, "%d. %s\n", i+1, termtext.Sanitize(h.Shown()))
 		}
 		return 0
 	}
@@ -82,7 +83,7 @@ func hooksImport(args []string, stdout, stderr io.Writer) int {
 	have := importedHooks()
 	if !all && len(picks) == 0 {
 		for i, h := range found {
-			fmt.Fprintf(stdout, "%d. %s (from %s → %s)%s\n", i+1, termtext.Sanitize(h.hook.shown()), h.from, hookDestination(h.project),
+			fmt.Fprintf(stdout, "%d. %s (from %s → %s)%s\n", i+1, termtext.Sanitize(h.hook.Shown()), h.from, hookDestination(h.project),
 				map[bool]string{true: ": already imported", false: ""}[have[hookKey(h.hook)]])
 		}
 		fmt.Fprintln(stdout, "add them with: harvey hooks import N [N...] (or --all)")
@@ -261,7 +262,7 @@ func claudeHooks(b []byte) (hooks []HookConfig, left []string, err error) {
 		return nil, nil, fmt.Errorf("not JSON Harvey can read: %v", err)
 	}
 	events := map[string]string{}
-	for h, c := range hookEvents {
+	for h, c := range config.HookEvents {
 		events[c] = h
 	}
 	for _, ev := range sortedKeys(s.Hooks) {
@@ -275,7 +276,7 @@ func claudeHooks(b []byte) (hooks []HookConfig, left []string, err error) {
 					left = append(left, fmt.Sprintf("a %s hook of type %q: only commands run", ev, h.Type))
 				default:
 					hc := HookConfig{Event: event, Match: strings.TrimSpace(m.Matcher), Command: HookArgv{"sh", "-c", h.Command}, OnError: "allow"}
-					if event == hookPrompt || event == hookStop {
+					if event == config.HookPrompt || event == config.HookStop {
 						hc.Match = "" // Claude Code ignores a matcher there too
 					}
 					if h.Timeout > 0 {

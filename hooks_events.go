@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
@@ -37,7 +38,7 @@ const (
 )
 
 // eventSubjects are what each event is about, in the user's lines.
-var eventSubjects = map[string]string{hookSessionStart: "the session", hookPrompt: "your prompt", hookStop: "the reply"}
+var eventSubjects = map[string]string{config.HookSessionStart: "the session", config.HookPrompt: "your prompt", config.HookStop: "the reply"}
 
 // has reports whether any hook is for event.
 func (r *hookRunner) has(event string) bool {
@@ -63,7 +64,7 @@ func (r *hookRunner) event(ctx context.Context, event, subject string, fields ma
 	about := eventSubjects[event]
 	var b strings.Builder
 	for _, h := range r.hooks {
-		if !h.applies(event, subject, fields, nil) {
+		if !hookApplies(h, event, subject, fields, nil) {
 			continue
 		}
 		out, blocked, err := r.exec(ctx, h, eventInput(event, fields, r.gate.ws.Root, r.transcriptPath()))
@@ -74,22 +75,22 @@ func (r *hookRunner) event(ctx context.Context, event, subject string, fields ma
 		switch {
 		case err != nil:
 			if r.failed(h, about, err) {
-				return "", &hookBlocked{hook: h.shown(), reason: "the hook failed (" + termtext.OneLine(err.Error()) + ")"}
+				return "", &hookBlocked{hook: h.Shown(), reason: "the hook failed (" + termtext.OneLine(err.Error()) + ")"}
 			}
 			continue
 		case blocked != nil:
 			ans = *blocked
 		}
-		if ans.block && event == hookSessionStart {
+		if ans.block && event == config.HookSessionStart {
 			r.tell(h, about, "said", ans.reason) // a session's start is not blocked: the line is all
 		} else if ans.block {
-			r.tell(h, about, map[string]string{hookPrompt: "blocked", hookStop: "continued"}[event], ans.reason)
-			return "", &hookBlocked{hook: h.shown(), reason: ans.reason}
+			r.tell(h, about, map[string]string{config.HookPrompt: "blocked", config.HookStop: "continued"}[event], ans.reason)
+			return "", &hookBlocked{hook: h.Shown(), reason: ans.reason}
 		}
 		if ans.amend != nil && strings.TrimSpace(*ans.amend) != "" {
 			text := secrets.Redact(strings.TrimSpace(*ans.amend))
 			r.tell(h, about, "added context to", fmt.Sprintf("%d bytes", len(text)))
-			fmt.Fprintf(&b, "[context from your hook: %s]\n%s\n\n", h.shown(), text)
+			fmt.Fprintf(&b, "[context from your hook: %s]\n%s\n\n", h.Shown(), text)
 		}
 	}
 	return clipContext(b.String()), nil
@@ -125,16 +126,16 @@ func parseEventAnswer(out []byte, event string) (hookAnswer, error) {
 		return a, nil
 	}
 	if !strings.HasPrefix(text, "{") {
-		if event != hookStop {
+		if event != config.HookStop {
 			a.amend = &text
 		}
 		return a, nil
 	}
-	v, a, err := readHookReply(text, event != hookStop)
+	v, a, err := readHookReply(text, event != config.HookStop)
 	if err != nil {
 		return a, err
 	}
-	if c := strings.TrimSpace(v.Context + "\n" + v.Specific.Context); c != "" && event != hookStop {
+	if c := strings.TrimSpace(v.Context + "\n" + v.Specific.Context); c != "" && event != config.HookStop {
 		a.amend = &c
 	}
 	return a, nil
@@ -143,10 +144,10 @@ func parseEventAnswer(out []byte, event string) (hookAnswer, error) {
 // sessionStart runs the session_start hooks (source: startup, resume,
 // clear) and keeps what they add for the next prompt.
 func (r *hookRunner) sessionStart(ctx context.Context, source string) {
-	if !r.has(hookSessionStart) {
+	if !r.has(config.HookSessionStart) {
 		return
 	}
-	added, _ := r.event(ctx, hookSessionStart, source, map[string]any{"source": source})
+	added, _ := r.event(ctx, config.HookSessionStart, source, map[string]any{"source": source})
 	r.pending = added
 }
 
@@ -157,7 +158,7 @@ func (r *hookRunner) prompt(ctx context.Context, prompt string) (string, error) 
 	if r == nil {
 		return "", nil
 	}
-	added, block := r.event(ctx, hookPrompt, "", map[string]any{"prompt": prompt})
+	added, block := r.event(ctx, config.HookPrompt, "", map[string]any{"prompt": prompt})
 	if block != nil {
 		return "", fmt.Errorf("your prompt was not sent: %w", block)
 	}
@@ -171,7 +172,7 @@ func (r *hookRunner) prompt(ctx context.Context, prompt string) (string, error) 
 // stop runs the stop hooks after a reply; one that blocks returns the
 // reason the model is sent to go on.
 func (r *hookRunner) stop(ctx context.Context, reply string, active bool) (string, bool) {
-	_, block := r.event(ctx, hookStop, "", map[string]any{"last_assistant_message": reply, "stop_hook_active": active})
+	_, block := r.event(ctx, config.HookStop, "", map[string]any{"last_assistant_message": reply, "stop_hook_active": active})
 	if block == nil {
 		return "", false
 	}

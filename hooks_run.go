@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/harvey-agent/harvey/internal/coerce"
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
@@ -44,8 +45,8 @@ type hookRunner struct {
 func newHookRunner(hooks []HookConfig, g *Gate, tm *Terminal) *hookRunner {
 	var ok []HookConfig
 	for _, h := range hooks {
-		if err := h.check(); err != nil {
-			tm.logf("%s", tm.colorize("33", fmt.Sprintf("warning: hook %s not used: %v", h.shown(), err)))
+		if err := h.Check(); err != nil {
+			tm.logf("%s", tm.colorize("33", fmt.Sprintf("warning: hook %s not used: %v", h.Shown(), err)))
 			continue
 		}
 		ok = append(ok, h)
@@ -76,25 +77,25 @@ func (r *hookRunner) pre(ctx context.Context, tool, id string, schema, args map[
 	root := r.gate.ws.Root
 	var contexts []string
 	for _, h := range r.hooks {
-		if !h.applies(hookPre, tool, args, claudeInput(tool, args, root)) {
+		if !hookApplies(h, config.HookPre, tool, args, claudeInput(tool, args, root)) {
 			continue
 		}
-		ans, err := r.run(ctx, h, hookPre, tool, id, args, nil)
+		ans, err := r.run(ctx, h, config.HookPre, tool, id, args, nil)
 		if err != nil {
 			if r.failed(h, tool, err) {
-				return nil, "", &hookBlocked{hook: h.shown(), reason: "the hook failed (" + termtext.OneLine(err.Error()) + "), and a failing pre_tool hook blocks the call"}
+				return nil, "", &hookBlocked{hook: h.Shown(), reason: "the hook failed (" + termtext.OneLine(err.Error()) + "), and a failing pre_tool hook blocks the call"}
 			}
 			continue
 		}
 		if ans.block {
 			r.tell(h, tool, "blocked", ans.reason)
-			return nil, "", &hookBlocked{hook: h.shown(), reason: ans.reason}
+			return nil, "", &hookBlocked{hook: h.Shown(), reason: ans.reason}
 		}
 		if ans.modify != nil {
 			next := ans.modify
 			if err := fitsSchema(schema, next); err != nil {
 				r.tell(h, tool, "blocked", "its new arguments do not fit the tool: "+err.Error())
-				return nil, "", &hookBlocked{hook: h.shown(), reason: "the hook's new arguments do not fit " + tool + ": " + err.Error()}
+				return nil, "", &hookBlocked{hook: h.Shown(), reason: "the hook's new arguments do not fit " + tool + ": " + err.Error()}
 			}
 			r.tell(h, tool, "modified", callSummary(tool, next))
 			args = next
@@ -128,7 +129,7 @@ func (r *hookRunner) readsStreams(tool string, args map[string]any) bool {
 		return false
 	}
 	in := claudeInput(tool, args, r.gate.ws.Root)
-	return slices.ContainsFunc(r.hooks, func(h HookConfig) bool { return h.applies(hookPost, tool, args, in) })
+	return slices.ContainsFunc(r.hooks, func(h HookConfig) bool { return hookApplies(h, config.HookPost, tool, args, in) })
 }
 
 // fitsSchema coerces args to the tool's schema and checks its required
@@ -165,7 +166,7 @@ func (r *hookRunner) post(ctx context.Context, tool, id string, args map[string]
 	}
 	root := r.gate.ws.Root
 	for _, h := range r.hooks {
-		if !h.applies(hookPost, tool, args, claudeInput(tool, args, root)) {
+		if !hookApplies(h, config.HookPost, tool, args, claudeInput(tool, args, root)) {
 			continue
 		}
 		seen := &hookResult{text: res.Text, status: "ok", response: res.Response}
@@ -175,11 +176,11 @@ func (r *hookRunner) post(ctx context.Context, tool, id string, args map[string]
 		if callErr != nil {
 			seen = &hookResult{text: callErr.Error(), status: "error"}
 		}
-		ans, err := r.run(ctx, h, hookPost, tool, id, args, seen)
+		ans, err := r.run(ctx, h, config.HookPost, tool, id, args, seen)
 		switch {
 		case err != nil:
 			if r.failed(h, tool, err) {
-				return toolResult{}, &hookBlocked{hook: h.shown(), reason: "the result is withheld: the hook failed (" + termtext.OneLine(err.Error()) + ") and says on_error: block"}
+				return toolResult{}, &hookBlocked{hook: h.Shown(), reason: "the result is withheld: the hook failed (" + termtext.OneLine(err.Error()) + ") and says on_error: block"}
 			}
 		case ans.amend != nil:
 			r.tell(h, tool, "amended", fmt.Sprintf("the result, now %d bytes", len(*ans.amend)))
@@ -230,19 +231,19 @@ func (r *hookRunner) exec(ctx context.Context, h HookConfig, in []byte) ([]byte,
 	vars := []string{"CLAUDE_PROJECT_DIR=" + root, "HARVEY_WORKSPACE=" + root, "HARVEY_HOOK_EVENT=" + h.Event}
 	var res RunResult
 	var err error
-	if h.fromWorkspace {
-		res, err = r.gate.runGated(ctx, runRequest{audit: "hook", shown: h.shown(), argv: h.Command, timeout: h.timeout(),
+	if h.FromWorkspace {
+		res, err = r.gate.runGated(ctx, runRequest{audit: "hook", shown: h.Shown(), argv: h.Command, timeout: h.TimeLimit(),
 			hook: &hookRun{stdin: string(in), env: vars, readable: r.transcript.path}})
 	} else {
-		res = runProcess(ctx, procSpec{Dir: root, Argv: h.Command, Env: append(os.Environ(), vars...), Timeout: h.timeout(),
+		res = runProcess(ctx, procSpec{Dir: root, Argv: h.Command, Env: append(os.Environ(), vars...), Timeout: h.TimeLimit(),
 			Limit: r.gate.maxOut(), Stdin: string(in), SplitStderr: true})
-		r.gate.log.Record("hook", h.shown(), runOutcome(res), res.Duration)
+		r.gate.log.Record("hook", h.Shown(), runOutcome(res), res.Duration)
 	}
 	switch {
 	case err != nil:
 		return nil, nil, err
 	case res.TimedOut:
-		return nil, nil, fmt.Errorf("no answer within its timeout (%s)", h.timeout())
+		return nil, nil, fmt.Errorf("no answer within its timeout (%s)", h.TimeLimit())
 	case res.Err != nil:
 		return nil, nil, res.Err
 	case res.Blocked != ruleNone:
@@ -260,7 +261,7 @@ func (r *hookRunner) exec(ctx context.Context, h HookConfig, in []byte) ([]byte,
 // sandboxRefused is the error of a workspace's hook the sandbox stopped:
 // its rule in full the first time, shorter after.
 func (r *hookRunner) sandboxRefused(h HookConfig, res RunResult) error {
-	key := h.shown()
+	key := h.Shown()
 	if _, said := r.sandboxSaid.LoadOrStore(key, true); said {
 		return fmt.Errorf("the sandbox refused what it tried, as said before")
 	}
@@ -270,13 +271,13 @@ func (r *hookRunner) sandboxRefused(h HookConfig, res RunResult) error {
 // failed tells the user a hook failed and which way it decides; it
 // reports whether the hook's failure blocks.
 func (r *hookRunner) failed(h HookConfig, tool string, err error) bool {
-	blocks := h.blocksOnError()
-	way := map[string]string{hookPre: "the call goes on (on_error: allow)", hookPost: "the result stands (on_error: block withholds it)",
-		hookPrompt: "the prompt goes on (on_error: allow)"}[h.Event]
+	blocks := h.BlocksOnError()
+	way := map[string]string{config.HookPre: "the call goes on (on_error: allow)", config.HookPost: "the result stands (on_error: block withholds it)",
+		config.HookPrompt: "the prompt goes on (on_error: allow)"}[h.Event]
 	switch {
-	case blocks && h.Event == hookPre:
+	case blocks && h.Event == config.HookPre:
 		way = "the call is blocked (on_error: allow lets it go on)"
-	case blocks && h.Event == hookPrompt:
+	case blocks && h.Event == config.HookPrompt:
 		way = "the prompt is not sent (on_error: allow lets it go on)"
 	case blocks:
 		way = "the result is withheld (on_error: block)"
@@ -291,12 +292,12 @@ func (r *hookRunner) failed(h HookConfig, tool string, err error) bool {
 func (r *hookRunner) tell(h HookConfig, tool, what, detail string) {
 	r.fired.Add(1)
 	r.tm.logf("%s", r.tm.colorize("35", fmt.Sprintf("⚑ hook %s %s: %s", what, tool, termtext.Sanitize(secrets.Redact(detail)))))
-	r.tm.events.Emit("hook", map[string]any{"hook": h.shown(), "event": h.Event, "tool": tool, "action": what, "detail": secrets.Redact(detail)})
+	r.tm.events.Emit("hook", map[string]any{"hook": h.Shown(), "event": h.Event, "tool": tool, "action": what, "detail": secrets.Redact(detail)})
 	var err error
 	if what == "blocked" || what == "failed" {
 		err = ErrDenied
 	}
-	r.gate.audit("hook "+what, tool+": "+h.shown()+": "+detail, err, 0)
+	r.gate.audit("hook "+what, tool+": "+h.Shown()+": "+detail, err, 0)
 }
 
 // describe lists the hooks in the order they run, for /hooks.
@@ -308,26 +309,14 @@ func (r *hookRunner) describe() string {
 	for i, h := range r.hooks {
 		when := ""
 		for _, w := range h.When {
-			when += fmt.Sprintf(" when %s %s", w.Field, w.describe())
+			when += fmt.Sprintf(" when %s %s", w.Field, w.Describe())
 		}
 		onError := "allow"
-		if h.blocksOnError() {
+		if h.BlocksOnError() {
 			onError = "block"
 		}
-		fmt.Fprintf(&b, "%d. %s (priority %d, timeout %s, on error: %s)%s\n", i+1, h.shown(), h.Priority, h.timeout(), onError, when)
+		fmt.Fprintf(&b, "%d. %s (priority %d, timeout %s, on error: %s)%s\n", i+1, h.Shown(), h.Priority, h.TimeLimit(), onError, when)
 	}
 	fmt.Fprintf(&b, "%d run this session, %d blocked, changed or added something", r.ran.Load(), r.fired.Load())
 	return b.String()
-}
-
-func (w HookWhen) describe() string {
-	switch {
-	case w.Equals != "":
-		return fmt.Sprintf("equals %q", w.Equals)
-	case w.Contains != "":
-		return fmt.Sprintf("contains %q", w.Contains)
-	case w.Matches != "":
-		return fmt.Sprintf("matches %q", w.Matches)
-	}
-	return "is given"
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/kernelsim"
 )
 
@@ -54,22 +55,22 @@ func TestHookApplies(t *testing.T) {
 		tool string
 		want bool
 	}{
-		{HookConfig{Event: hookPre}, "run_command", true},
-		{HookConfig{Event: hookPost}, "run_command", false},
-		{HookConfig{Event: hookPre, Match: "Bash"}, "run_command", true},
-		{HookConfig{Event: hookPre, Match: "Edit|Write"}, "run_command", false},
-		{HookConfig{Event: hookPre, Match: "run"}, "run_command", false}, // matched whole
-		{HookConfig{Event: hookPre, Match: "mcp__.*"}, "fs__read", true},
-		{HookConfig{Event: hookPre, When: []HookWhen{{Field: "command", Contains: "git push"}}}, "run_command", true},
-		{HookConfig{Event: hookPre, When: []HookWhen{{Field: "command", Matches: `^git\s+push`}}}, "run_command", true},
-		{HookConfig{Event: hookPre, When: []HookWhen{{Field: "command", Equals: "git push"}}}, "run_command", false},
-		{HookConfig{Event: hookPre, When: []HookWhen{{Field: "file_path", Contains: "x"}}}, "run_command", false},
+		{HookConfig{Event: config.HookPre}, "run_command", true},
+		{HookConfig{Event: config.HookPost}, "run_command", false},
+		{HookConfig{Event: config.HookPre, Match: "Bash"}, "run_command", true},
+		{HookConfig{Event: config.HookPre, Match: "Edit|Write"}, "run_command", false},
+		{HookConfig{Event: config.HookPre, Match: "run"}, "run_command", false}, // matched whole
+		{HookConfig{Event: config.HookPre, Match: "mcp__.*"}, "fs__read", true},
+		{HookConfig{Event: config.HookPre, When: []HookWhen{{Field: "command", Contains: "git push"}}}, "run_command", true},
+		{HookConfig{Event: config.HookPre, When: []HookWhen{{Field: "command", Matches: `^git\s+push`}}}, "run_command", true},
+		{HookConfig{Event: config.HookPre, When: []HookWhen{{Field: "command", Equals: "git push"}}}, "run_command", false},
+		{HookConfig{Event: config.HookPre, When: []HookWhen{{Field: "file_path", Contains: "x"}}}, "run_command", false},
 	} {
 		args := cmd
 		if c.tool == "fs__read" {
 			args = map[string]any{}
 		}
-		if got := c.h.applies(hookPre, c.tool, args, in); got != c.want {
+		if got := hookApplies(c.h, config.HookPre, c.tool, args, in); got != c.want {
 			t.Errorf("%+v on %s: %v", c.h, c.tool, got)
 		}
 	}
@@ -91,10 +92,10 @@ func TestClaudeHooksImport(t *testing.T) {
 	if err != nil || len(hs) != 4 || len(left) != 1 || !strings.Contains(left[0], "Notification") {
 		t.Fatalf("%+v %v %v", hs, left, err)
 	}
-	if hs[1].Event != hookPre || hs[1].Match != "Bash" || hs[1].timeout().Seconds() != 5 || hs[1].OnError != "allow" || hs[0].Event != hookPost {
+	if hs[1].Event != config.HookPre || hs[1].Match != "Bash" || hs[1].TimeLimit().Seconds() != 5 || hs[1].OnError != "allow" || hs[0].Event != config.HookPost {
 		t.Fatalf("%+v", hs)
 	}
-	if hs[2].Event != hookStop || hs[2].Match != "" || hs[3].Event != hookPrompt || hs[2].check() != nil {
+	if hs[2].Event != config.HookStop || hs[2].Match != "" || hs[3].Event != config.HookPrompt || hs[2].Check() != nil {
 		t.Fatalf("%+v", hs[2:])
 	}
 }
@@ -557,17 +558,17 @@ func TestParseEventAnswer(t *testing.T) {
 		out, event, context string
 		block, bad          bool
 	}{
-		{out: "", event: hookPrompt},
-		{out: "branch: main\n", event: hookSessionStart, context: "branch: main"},
-		{out: "done", event: hookStop},
-		{out: `{"decision": "block", "reason": "no"}`, event: hookPrompt, block: true},
-		{out: `{"decision": "block", "reason": "go on"}`, event: hookStop, block: true},
-		{out: `{"continue": false, "stopReason": "x"}`, event: hookPrompt, block: true},
-		{out: `{"continue": false}`, event: hookStop},
-		{out: `{"hookSpecificOutput": {"additionalContext": "ctx"}}`, event: hookPrompt, context: "ctx"},
-		{out: `{"context": "mine"}`, event: hookSessionStart, context: "mine"},
-		{out: `{"decision": "maybe"}`, event: hookPrompt, bad: true},
-		{out: `{not json`, event: hookPrompt, bad: true},
+		{out: "", event: config.HookPrompt},
+		{out: "branch: main\n", event: config.HookSessionStart, context: "branch: main"},
+		{out: "done", event: config.HookStop},
+		{out: `{"decision": "block", "reason": "no"}`, event: config.HookPrompt, block: true},
+		{out: `{"decision": "block", "reason": "go on"}`, event: config.HookStop, block: true},
+		{out: `{"continue": false, "stopReason": "x"}`, event: config.HookPrompt, block: true},
+		{out: `{"continue": false}`, event: config.HookStop},
+		{out: `{"hookSpecificOutput": {"additionalContext": "ctx"}}`, event: config.HookPrompt, context: "ctx"},
+		{out: `{"context": "mine"}`, event: config.HookSessionStart, context: "mine"},
+		{out: `{"decision": "maybe"}`, event: config.HookPrompt, bad: true},
+		{out: `{not json`, event: config.HookPrompt, bad: true},
 	} {
 		a, err := parseEventAnswer([]byte(c.out), c.event)
 		got := ""
@@ -578,9 +579,9 @@ func TestParseEventAnswer(t *testing.T) {
 			t.Errorf("%s %q: %+v %q %v", c.event, c.out, a, got, err)
 		}
 	}
-	for _, h := range []HookConfig{{Event: hookPrompt, Match: "Bash", Command: HookArgv{"x"}}, {Event: hookStop, OnError: "block", Command: HookArgv{"x"}},
-		{Event: hookSessionStart, OnError: "block", Command: HookArgv{"x"}}, {Event: "PreToolUse", Command: HookArgv{"x"}}} {
-		if h.check() == nil {
+	for _, h := range []HookConfig{{Event: config.HookPrompt, Match: "Bash", Command: HookArgv{"x"}}, {Event: config.HookStop, OnError: "block", Command: HookArgv{"x"}},
+		{Event: config.HookSessionStart, OnError: "block", Command: HookArgv{"x"}}, {Event: "PreToolUse", Command: HookArgv{"x"}}} {
+		if h.Check() == nil {
 			t.Errorf("%+v accepted", h)
 		}
 	}

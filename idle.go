@@ -4,11 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
-
-	"gopkg.in/yaml.v3"
 )
 
 // The idle timeout of a model's reply: a call ends when its reply makes no
@@ -18,9 +15,6 @@ import (
 // reply, so a slow but live one is never cut; a server that accepts and
 // then says nothing, or drips empty chunks, ends the turn with a line that
 // says so, and headless exits 1.
-
-// DefaultReplyIdle is how long a reply may make no progress.
-const DefaultReplyIdle = 10 * time.Minute
 
 var errReplyIdle = errors.New("the reply made no progress")
 
@@ -60,32 +54,4 @@ func progressed(ctx context.Context) {
 // idleError is what a call ended by its watch says.
 func idleError(idle time.Duration) error {
 	return fmt.Errorf("the model's server sent nothing new for %s, so the call was ended (retry.idle in your config: a longer time, or off)", idle)
-}
-
-// parseIdle reads retry.idle: "" is the default, "off" (or 0) none.
-func parseIdle(s string) (time.Duration, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "":
-		return DefaultReplyIdle, nil
-	case "off", "0", "false", "no":
-		return 0, nil
-	}
-	d, err := parseDuration(s)
-	if err != nil {
-		return 0, fmt.Errorf("retry.idle: %v (or off)", err)
-	}
-	return d, nil
-}
-
-// IdleTime is retry.idle: a duration, or off.
-type IdleTime string
-
-// UnmarshalYAML implements yaml.Unmarshaler: a value parseIdle refuses is
-// an error of the config, with its line.
-func (d *IdleTime) UnmarshalYAML(n *yaml.Node) error {
-	if _, err := parseIdle(n.Value); err != nil {
-		return fmt.Errorf("line %d: %v", n.Line, err)
-	}
-	*d = IdleTime(n.Value)
-	return nil
 }

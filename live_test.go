@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -37,7 +38,7 @@ func TestLive(t *testing.T) {
 	for _, want := range []string{"llama3.2", "mistral"} {
 		name := ""
 		for _, m := range models {
-			if sameModel(m, want) || strings.HasPrefix(m, want+":") {
+			if config.SameModel(m, want) || strings.HasPrefix(m, want+":") {
 				name = m
 			}
 		}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -62,7 +61,7 @@ type mcpOffer struct {
 // schemas of at most a quarter of it. Long MCP descriptions are cut for
 // such models.
 func (ts *toolSet) toolPlan(model string, window int) ([]anyllm.Tool, []mcpOffer) {
-	limit := ts.cfg.modelConfig(model).MaxTools
+	limit := ts.cfg.ModelFor(model).MaxTools
 	if limit <= 0 {
 		limit = defaultMaxTools
 	}
@@ -75,7 +74,7 @@ func (ts *toolSet) toolPlan(model string, window int) ([]anyllm.Tool, []mcpOffer
 			srv := ts.mcp.servers[name]
 			tools := ts.Tools.schemasWhere(func(_, src string) bool { return src == "mcp:"+name })
 			o := mcpOffer{server: name, total: len(tools)}
-			if !srv.cfg.offeredTo(model) {
+			if !srv.cfg.OfferedTo(model) {
 				if len(tools) > 0 {
 					o.leftOut, o.reason = termtext.Plural(len(tools), "tool"), "models: does not name "+model
 				}
@@ -273,7 +272,7 @@ func (m *mcpManager) whyNoStart(name string, err error, timedOut bool, t mcp.Tra
 // streamable HTTP one.
 func (m *mcpManager) transport(name string, cfg MCPServer) (mcp.Transport, *sandbox.Spec, error) {
 	if cfg.URL != "" {
-		hc := &http.Client{Transport: orderedBodies{next: headerTransport{headers: cfg.expanded(cfg.Headers)}, orders: &m.orders}}
+		hc := &http.Client{Transport: orderedBodies{next: headerTransport{headers: cfg.Expanded(cfg.Headers)}, orders: &m.orders}}
 		// The standalone stream stays on: it is how a server's requests
 		// (elicitation) reach Harvey between its answers. A 401 is
 		// answered with the server's OAuth (mcp_oauth.go).
@@ -285,7 +284,7 @@ func (m *mcpManager) transport(name string, cfg MCPServer) (mcp.Transport, *sand
 		return nil, nil, errors.New("no command or url")
 	}
 	env := baseEnv()
-	for k, v := range cfg.expanded(cfg.Env) {
+	for k, v := range cfg.Expanded(cfg.Env) {
 		env = append(env, k+"="+v)
 	}
 	argv := cfg.Command
@@ -326,22 +325,6 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set(k, v)
 	}
 	return http.DefaultTransport.RoundTrip(r)
-}
-
-// expanded is m with ${VAR} and $VAR filled from Harvey's own environment
-// for a server of the user's own config (it names a secret; it does not
-// hold it). A workspace's server gets its values as written: a repository
-// never names what of the user's environment is sent.
-func (s MCPServer) expanded(m map[string]string) map[string]string {
-	out := map[string]string{}
-	for k, v := range m {
-		if s.fromWorkspace {
-			out[k] = v
-		} else {
-			out[k] = os.ExpandEnv(v)
-		}
-	}
-	return out
 }
 
 // register adds a server's tools to the registry (a name taken by another

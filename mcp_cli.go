@@ -235,7 +235,7 @@ func mcpImport(args []string, stdout, stderr io.Writer) int {
 		for _, src := range sources {
 			fmt.Fprintf(stdout, "%s (%s):\n", src.client, src.path)
 			for _, n := range sortedKeys(src.servers) {
-				fmt.Fprintf(stdout, "  %-20s %s\n", n, termtext.Sanitize(src.servers[n].target()))
+				fmt.Fprintf(stdout, "  %-20s %s\n", n, termtext.Sanitize(src.servers[n].Target()))
 			}
 			for _, n := range src.unread {
 				fmt.Fprintf(stdout, "  %-20s not imported: its settings use TOML Harvey does not read (a multi-line array?); add it with harvey mcp add\n", termtext.Sanitize(n))

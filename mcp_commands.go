@@ -31,7 +31,7 @@ func (a *Agent) startMCP(ctx context.Context) {
 	sort.Strings(names)
 	for _, n := range names {
 		cfg := a.Config.MCP.Servers[n]
-		if !cfg.enabled() {
+		if !cfg.IsEnabled() {
 			continue
 		}
 		s := &mcpServer{name: n, cfg: cfg}

@@ -14,8 +14,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/harvey-agent/harvey/internal/secrets"
-	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/wspath"
 	"gopkg.in/yaml.v3"
 )
@@ -107,7 +106,7 @@ func (cf *ConfigFile) addWorkspaceMCPFiles(ws *Workspace) {
 		}
 		fmt.Fprintf(h, "%s\n%d\n", f.path, len(data))
 		h.Write(data)
-		markWorkspace(got)
+		config.MarkWorkspace(got)
 		for n, s := range got {
 			if _, taken := servers[n]; !taken {
 				servers[n] = s
@@ -137,7 +136,7 @@ func (cf *ConfigFile) addWorkspaceMCPFiles(ws *Workspace) {
 func describeServers(servers map[string]MCPServer) string {
 	var lines []string
 	for _, n := range slices.Sorted(maps.Keys(servers)) {
-		lines = append(lines, "MCP server "+n+": "+servers[n].describe())
+		lines = append(lines, "MCP server "+n+": "+servers[n].Describe())
 	}
 	return strings.Join(lines, "\n      ")
 }
@@ -242,134 +241,6 @@ func removeServer(name string) (string, error) {
 		}
 		return fmt.Errorf("no MCP server %q in your config", name)
 	})
-}
-
-// MCPConfig is the mcp: block of a config.
-type MCPConfig struct {
-	Servers map[string]MCPServer `yaml:"servers,omitempty"`
-}
-
-// MCPServer is one server: a command (stdio) or a URL (streamable HTTP).
-type MCPServer struct {
-	Command  []string          `yaml:"command,omitempty"`
-	Env      map[string]string `yaml:"env,omitempty"`     // values may be ${VAR} from your environment
-	URL      string            `yaml:"url,omitempty"`     // streamable HTTP endpoint
-	Headers  map[string]string `yaml:"headers,omitempty"` // values may be ${VAR}
-	Tools    []string          `yaml:"tools,omitempty"`   // allowlist (empty: all)
-	ReadOnly []string          `yaml:"read_only,omitempty"`
-	Enabled  *bool             `yaml:"enabled,omitempty"`
-	Network  bool              `yaml:"network,omitempty"` // a stdio server may open connections
-	Models   []string          `yaml:"models,omitempty"`  // the models its tools are sent to ("*": all)
-	Lazy     bool              `yaml:"lazy,omitempty"`    // start at the first prompt, not when Harvey starts
-	OAuth    *MCPOAuth         `yaml:"oauth,omitempty"`   // an HTTP server's login (mcp_oauth.go)
-	// fromWorkspace: the server comes from a file in the workspace
-	// (agents/harvey.yaml, .mcp.json, ...): its ${VAR} are never filled
-	// from Harvey's environment, so a repository cannot name a secret of
-	// yours and have it sent.
-	fromWorkspace bool
-}
-
-// MCPOAuth is a server's oauth: block (all optional: with none, a server
-// that answers 401 is logged in to with dynamic registration).
-type MCPOAuth struct {
-	ClientID          string   `yaml:"client_id,omitempty"`
-	ClientSecret      string   `yaml:"client_secret,omitempty"`       // ${VAR} from your environment
-	ClientMetadataURL string   `yaml:"client_metadata_url,omitempty"` // a client ID metadata document (https)
-	Scopes            []string `yaml:"scopes,omitempty"`              // instead of those the server names
-	ClientCredentials bool     `yaml:"client_credentials,omitempty"`  // machine to machine: no browser, client_id and client_secret (or private_key)
-	PrivateKey        string   `yaml:"private_key,omitempty"`         // a PEM file: client credentials signed with it (private_key_jwt); your own config only
-	RedirectPort      int      `yaml:"redirect_port,omitempty"`       // the loopback port (0: any free one)
-	// A JWT-bearer grant instead of a login (mcp_oauth_grants.go); your
-	// own config only, like private_key.
-	WorkloadToken        string         `yaml:"workload_token,omitempty"`         // a file holding this workload's JWT (SEP-1933), read at each authorization
-	WorkloadTokenCommand HookArgv       `yaml:"workload_token_command,omitempty"` // or a command printing it
-	Enterprise           *MCPEnterprise `yaml:"enterprise,omitempty"`             // your company's identity provider vouches for you (SEP-990)
-}
-
-// MCPEnterprise is enterprise-managed authorization: the identity
-// provider your company logs you in with, and the client Harvey is there.
-type MCPEnterprise struct {
-	IdPIssuer       string   `yaml:"idp_issuer"`
-	IdPClientID     string   `yaml:"idp_client_id"`
-	IdPClientSecret string   `yaml:"idp_client_secret,omitempty"` // ${VAR} from your environment
-	IDTokenCommand  HookArgv `yaml:"id_token_command,omitempty"`  // prints your ID token (else a login at the provider in the browser)
-}
-
-// markWorkspace marks every server of m as a workspace's.
-func markWorkspace(m map[string]MCPServer) {
-	for n, s := range m {
-		s.fromWorkspace = true
-		m[n] = s
-	}
-}
-
-// describe says exactly what the server runs or sends, for a
-// confirmation: the argv, the environment's names, the network; or the
-// URL and each header as it will be sent. A ${VAR} of a workspace's server
-// is sent as written, and the line says so.
-func (s MCPServer) describe() string {
-	var b strings.Builder
-	if s.URL != "" {
-		b.WriteString("connects to " + s.URL)
-		if len(s.Headers) > 0 {
-			var hs []string
-			for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
-				hs = append(hs, k+": "+secrets.Redact(s.Headers[k]))
-			}
-			b.WriteString(" sending headers " + strings.Join(hs, ", "))
-		}
-	} else {
-		b.WriteString("runs " + termtext.QuoteArgv(s.Command) + " (sandboxed")
-		if s.Network {
-			b.WriteString(", with network")
-		}
-		b.WriteString(")")
-		if len(s.Env) > 0 {
-			b.WriteString(" with environment " + strings.Join(slices.Sorted(maps.Keys(s.Env)), ", "))
-		}
-	}
-	if s.fromWorkspace && s.namesVariables() {
-		b.WriteString("; ${VAR} values are sent as written, not filled from your environment (to pass one, add the server to your own config: harvey mcp import)")
-	}
-	return b.String()
-}
-
-// namesVariables reports whether a header or env value names a variable.
-func (s MCPServer) namesVariables() bool {
-	for _, m := range []map[string]string{s.Headers, s.Env} {
-		for _, v := range m {
-			if strings.Contains(v, "$") {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// offeredTo reports whether this server's tools are sent to model: to
-// every model unless models: narrows them (as Claude Code, Codex, Crush,
-// goose and Cursor do); the tool budget keeps a small model's prompt small.
-func (s MCPServer) offeredTo(model string) bool {
-	if len(s.Models) == 0 {
-		return true
-	}
-	for _, m := range s.Models {
-		if m == "*" || sameModel(m, model) {
-			return true
-		}
-	}
-	return false
-}
-
-func (s MCPServer) enabled() bool { return s.Enabled == nil || *s.Enabled }
-
-// target says what a server is, for a question or a list: its URL, or its
-// command line.
-func (s MCPServer) target() string {
-	if s.URL != "" {
-		return s.URL
-	}
-	return strings.Join(s.Command, " ")
 }
 
 // defaultMaxTools is how many tools a model gets at most (built-in and

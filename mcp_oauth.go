@@ -155,14 +155,14 @@ type serverAuth struct {
 }
 
 func newServerAuth(name string, cfg MCPServer, tm *Terminal, loginOK func() bool, hc *http.Client) *serverAuth {
-	a := &serverAuth{name: name, url: cfg.URL, tm: tm, loginOK: loginOK, hc: hc, workspace: cfg.fromWorkspace}
+	a := &serverAuth{name: name, url: cfg.URL, tm: tm, loginOK: loginOK, hc: hc, workspace: cfg.FromWorkspace}
 	if cfg.OAuth != nil {
 		a.oauth = *cfg.OAuth
-		a.oauth.ClientSecret = cfg.expanded(map[string]string{"s": cfg.OAuth.ClientSecret})["s"]
+		a.oauth.ClientSecret = cfg.Expanded(map[string]string{"s": cfg.OAuth.ClientSecret})["s"]
 		secrets.Known(a.oauth.ClientSecret)
 		if e := cfg.OAuth.Enterprise; e != nil {
 			e2 := *e
-			e2.IdPClientSecret = cfg.expanded(map[string]string{"s": e.IdPClientSecret})["s"]
+			e2.IdPClientSecret = cfg.Expanded(map[string]string{"s": e.IdPClientSecret})["s"]
 			secrets.Known(e2.IdPClientSecret)
 			a.oauth.Enterprise = &e2
 		}
@@ -209,11 +209,11 @@ func (e errNeedsLogin) Error() string {
 func (a *serverAuth) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.workspace && a.oauth.namesYourCredentials() {
+	if a.workspace && a.oauth.NamesYourCredentials() {
 		resp.Body.Close()
 		return fmt.Errorf("MCP server %s: a workspace's MCP file cannot name a key, token or command of yours (oauth.private_key, workload_token, id_token_command): add the server to your own config", a.name)
 	}
-	if a.oauth.grantKind() != "" {
+	if a.oauth.GrantKind() != "" {
 		return a.grant(ctx, req, resp)
 	}
 	if a.oauth.ClientCredentials {

@@ -58,24 +58,6 @@ type grantAuth struct {
 
 func (g *grantAuth) TokenSource(context.Context) (oauth2.TokenSource, error) { return g.ts, nil }
 
-// grantKind says which grant a server's oauth: block asks for ("" none).
-func (o MCPOAuth) grantKind() string {
-	switch {
-	case o.Enterprise != nil:
-		return "enterprise"
-	case o.WorkloadToken != "" || len(o.WorkloadTokenCommand) > 0:
-		return "workload"
-	}
-	return ""
-}
-
-// namesYourCredentials reports whether the block names a file or command
-// of yours that proves who you are: never from a workspace.
-func (o MCPOAuth) namesYourCredentials() bool {
-	return o.PrivateKey != "" || o.WorkloadToken != "" || len(o.WorkloadTokenCommand) > 0 ||
-		(o.Enterprise != nil && len(o.Enterprise.IDTokenCommand) > 0)
-}
-
 func (g *grantAuth) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	a := g.a
 	challenges, prm, err := protectedResource(ctx, req, resp, a.hc)
@@ -99,14 +81,14 @@ func (g *grantAuth) Authorize(ctx context.Context, req *http.Request, resp *http
 	if a.oauth.Enterprise != nil {
 		assertion, err = g.identityGrant(ctx, asm.Issuer, prm.Resource, scopes)
 	} else {
-		assertion, err = a.oauth.workloadJWT(ctx)
+		assertion, err = workloadJWT(ctx, a.oauth)
 	}
 	if err != nil {
 		return fmt.Errorf("MCP server %s: %v", a.name, err)
 	}
 	t, err := jwtBearerToken(ctx, a.hc, asm, a.oauth.ClientID, a.oauth.ClientSecret, assertion, scopes, prm.Resource)
 	if err != nil {
-		return fmt.Errorf("MCP server %s: the JWT-bearer grant (%s): %v", a.name, a.oauth.grantKind(), err)
+		return fmt.Errorf("MCP server %s: the JWT-bearer grant (%s): %v", a.name, a.oauth.GrantKind(), err)
 	}
 	g.ts = oauth2.StaticTokenSource(t)
 	return nil
@@ -255,7 +237,7 @@ func (g *grantAuth) identityGrant(ctx context.Context, audience, resource string
 
 // workloadJWT reads the workload's JWT: the file, read again each time,
 // or what the command prints.
-func (o MCPOAuth) workloadJWT(ctx context.Context) (string, error) {
+func workloadJWT(ctx context.Context, o MCPOAuth) (string, error) {
 	if o.WorkloadToken != "" {
 		home, _ := os.UserHomeDir()
 		f, err := os.Open(expandHome(o.WorkloadToken, home))

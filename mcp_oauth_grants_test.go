@@ -292,7 +292,7 @@ func TestMCPGrantBoundaries(t *testing.T) {
 // harvey mcp add writes the grants' settings as a person would write them.
 func TestMCPAddGrantFlags(t *testing.T) {
 	s, err := addFlags([]string{"--url", "https://x.example/mcp", "--client-id", "c", "--idp-issuer", "https://idp.example", "--idp-client-id", "h", "--id-token-command", "gcloud auth print-identity-token"})
-	if err != nil || s.OAuth.Enterprise == nil || s.OAuth.Enterprise.IdPIssuer != "https://idp.example" || s.OAuth.grantKind() != "enterprise" {
+	if err != nil || s.OAuth.Enterprise == nil || s.OAuth.Enterprise.IdPIssuer != "https://idp.example" || s.OAuth.GrantKind() != "enterprise" {
 		t.Fatalf("%+v %v", s.OAuth, err)
 	}
 	b, _ := yaml.Marshal(s)
@@ -302,7 +302,7 @@ func TestMCPAddGrantFlags(t *testing.T) {
 	if _, err := addFlags([]string{"--url", "https://x.example/mcp", "--client-id", "c", "--idp-client-id", "h"}); err == nil {
 		t.Error("an identity provider with no issuer")
 	}
-	if s, err := addFlags([]string{"--url", "https://x.example/mcp", "--client-id", "c", "--workload-token", "/var/run/secrets/tokens/mcp"}); err != nil || s.OAuth.grantKind() != "workload" {
+	if s, err := addFlags([]string{"--url", "https://x.example/mcp", "--client-id", "c", "--workload-token", "/var/run/secrets/tokens/mcp"}); err != nil || s.OAuth.GrantKind() != "workload" {
 		t.Errorf("%+v %v", s.OAuth, err)
 	}
 }

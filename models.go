@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/ollama/ollama/api"
 )
@@ -89,7 +90,7 @@ func listModels(out io.Writer, models []string, current string, details map[stri
 		return
 	}
 	modelTable(out, models, details, func(_ int, m string) string {
-		if sameModel(m, current) {
+		if config.SameModel(m, current) {
 			return "* "
 		}
 		return "  "

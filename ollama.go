@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/textcalls"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/ollama/ollama/api"
@@ -186,7 +187,7 @@ func newOllamaClient(baseURL, model string, numCtx int, keepAlive string, timeou
 	c := &OllamaClient{BaseURL: norm, Model: model, NumCtx: numCtx, api: api.NewClient(u, hc), http: hc}
 	c.KeepAlive = &api.Duration{Duration: defaultKeepAlive}
 	if keepAlive != "" {
-		d, err := parseDuration(keepAlive)
+		d, err := config.ParseDuration(keepAlive)
 		if keepAlive == "-1" {
 			d, err = -1, nil
 		}

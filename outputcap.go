@@ -12,10 +12,6 @@ import (
 // model's window asks for), cut at a rune boundary with a marker that says
 // so.
 
-// DefaultMaxOutputBytes is the cap on any tool output given to the model. It
-// is also the hard ceiling: config may only lower it.
-const DefaultMaxOutputBytes = 65536
-
 // truncationMarker is appended when output is cut at limit bytes.
 func truncationMarker(limit int) string {
 	return fmt.Sprintf("[output truncated at %d bytes]", limit)

@@ -36,9 +36,6 @@ import (
 // within a budget; nothing is added when none qualifies. What is ingested
 // passes the workspace's path policy and is redacted first.
 
-// DefaultEmbeddingModel is the suggested embedding model.
-const DefaultEmbeddingModel = "nomic-embed-text"
-
 // ragTopK, ragMinScore and ragContextBudget are the retrieval before a
 // turn: at most 5 chunks, each above 0.3, within about 1,000 tokens (a
 // Raspberry Pi evaluates that in seconds).
@@ -47,44 +44,6 @@ const (
 	ragMinScore      = 0.3
 	ragContextBudget = 4 << 10
 )
-
-// normalized is the config with the old form migrated to a store named
-// default.
-func (r RagConfig) normalized() RagConfig {
-	if r.DBPath != "" && len(r.Stores) == 0 {
-		r.Stores = []RagStoreEntry{{Name: "default", DBPath: r.DBPath, EmbeddingModel: r.EmbeddingModel}}
-		if r.Active == "" {
-			r.Active = "default"
-		}
-	}
-	r.DBPath, r.EmbeddingModel = "", ""
-	return r
-}
-
-// store finds a store by name ("" is the active one).
-func (r RagConfig) store(name string) (RagStoreEntry, bool) {
-	r = r.normalized()
-	if name == "" {
-		name = r.Active
-	}
-	for _, s := range r.Stores {
-		if s.Name == name {
-			return s, true
-		}
-	}
-	return RagStoreEntry{}, false
-}
-
-// embeddingModel is the model a store embeds with for a generation model.
-func (s RagStoreEntry) embeddingModel(genModel string) string {
-	if s.EmbeddingModel != "" {
-		return s.EmbeddingModel
-	}
-	if m := s.ModelMap[genModel]; m != "" {
-		return m
-	}
-	return DefaultEmbeddingModel
-}
 
 // newEmbedder is the embedder for model run by provider ("" or ollama:
 // Ollama's batch endpoint at ollamaURL; any other: its any-llm-go provider,
@@ -158,8 +117,8 @@ func workspaceEmbedder(rc RagConfig, ollamaURL string) func(bound string) Embedd
 }
 
 // embedder is the store's embedder for the session's generation model.
-func (s RagStoreEntry) embedder(ollamaURL, genModel string) (Embedder, error) {
-	return newEmbedder(s.Provider, s.BaseURL, ollamaURL, s.embeddingModel(genModel))
+func storeEmbedder(s RagStoreEntry, ollamaURL, genModel string) (Embedder, error) {
+	return newEmbedder(s.Provider, s.BaseURL, ollamaURL, s.EmbeddingModelFor(genModel))
 }
 
 // ollamaEmbedder is Ollama's batch embedding endpoint (POST /api/embed).
@@ -265,16 +224,16 @@ func ragPath(p string) string {
 // (empty when RAG is off or no chunk qualifies). A failure is said once
 // and the turn goes on without it.
 func retrievedContext(ctx context.Context, tm *Terminal, cfg RagConfig, ws *Workspace, ollamaURL, model, prompt string) string {
-	rc := cfg.normalized()
+	rc := cfg.Normalized()
 	if !rc.Enabled {
 		return ""
 	}
-	entry, ok := rc.store("")
+	entry, ok := rc.Store("")
 	if !ok {
 		tm.logf("%s", tm.colorize("33", "· RAG is on but no store is active (harvey rag use NAME)"))
 		return ""
 	}
-	emb, err := entry.embedder(ollamaURL, model)
+	emb, err := storeEmbedder(entry, ollamaURL, model)
 	block := ""
 	if err == nil {
 		block, err = retrieve(ctx, ws, entry, emb, prompt)
@@ -402,7 +361,7 @@ func ragIngest(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb Embe
 // saveRag writes the rag: block of the user's own config (keeping its
 // other keys and comments).
 func saveRag(rc RagConfig) (string, error) {
-	rc = rc.normalized()
+	rc = rc.Normalized()
 	return editUserConfig(func(top *yaml.Node) error {
 		var v yaml.Node
 		if err := v.Encode(rc); err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/config"
 )
 
 // ragCommand is harvey rag ARGS: the workspace index and the RAG stores
@@ -25,7 +27,7 @@ func ragCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	// the stricter way until you confirm it).
 	cf, _ := loadConfig(ws)
 	if cf == nil {
-		cf = &ConfigFile{Config: defaultConfig()}
+		cf = &ConfigFile{Config: config.Default()}
 	}
 	ws.config = cf
 	env := ragEnv{ws: ws, cfg: cf.Config, ollamaURL: resolveOllamaURL("", cf.Config.OllamaURL), genModel: cf.Config.Model, progress: stderr}

@@ -47,7 +47,7 @@ func ragDo(ctx context.Context, env ragEnv, args []string, out io.Writer) error 
 	if err != nil {
 		return err
 	}
-	rc := env.cfg.RAG.normalized()
+	rc := env.cfg.RAG.Normalized()
 	save := func(what string) error {
 		p, err := saveRag(rc)
 		if err != nil {
@@ -74,7 +74,7 @@ func ragDo(ctx context.Context, env ragEnv, args []string, out io.Writer) error 
 		if len(words) != 1 {
 			return errors.New("usage: harvey rag use NAME")
 		}
-		if _, ok := rc.store(words[0]); !ok {
+		if _, ok := rc.Store(words[0]); !ok {
 			return fmt.Errorf("no RAG store %s (harvey rag list)", words[0])
 		}
 		rc.Active = words[0]
@@ -95,11 +95,11 @@ func ragDo(ctx context.Context, env ragEnv, args []string, out io.Writer) error 
 
 // ingestStore is harvey rag ingest PATH... [--store NAME].
 func ingestStore(ctx context.Context, env ragEnv, rc RagConfig, name string, words []string, out io.Writer) error {
-	e, ok := rc.store(name)
+	e, ok := rc.Store(name)
 	if !ok || len(words) == 0 {
 		return errors.New("usage: harvey rag ingest PATH|DIR|GLOB... [--store NAME] (create a store first: harvey rag create NAME)")
 	}
-	emb, err := e.embedder(env.ollamaURL, env.genModel)
+	emb, err := storeEmbedder(e, env.ollamaURL, env.genModel)
 	if err != nil {
 		return err
 	}
@@ -202,11 +202,11 @@ func ragQuery(ctx context.Context, env ragEnv, rc RagConfig, opts map[string]str
 			return err
 		}
 	} else {
-		e, ok := rc.store(name)
+		e, ok := rc.Store(name)
 		if !ok {
 			return fmt.Errorf("no RAG store %s (harvey rag list)", name)
 		}
-		emb, err := e.embedder(env.ollamaURL, env.genModel)
+		emb, err := storeEmbedder(e, env.ollamaURL, env.genModel)
 		if err != nil {
 			return err
 		}
@@ -250,7 +250,7 @@ func ragStatus(ctx context.Context, env ragEnv, rc RagConfig, name string, out i
 			return nil
 		}
 	}
-	e, ok := rc.store(name)
+	e, ok := rc.Store(name)
 	if !ok {
 		return nil
 	}
@@ -472,11 +472,11 @@ func ragCreate(ctx context.Context, env ragEnv, rc *RagConfig, opts map[string]s
 	if len(words) != 1 || !validServerName(words[0]) {
 		return errors.New("usage: harvey rag create NAME [--model EMBEDDING_MODEL] [--db PATH] (NAME: letters, digits, - and _)")
 	}
-	if _, taken := rc.store(words[0]); taken || words[0] == "workspace" {
+	if _, taken := rc.Store(words[0]); taken || words[0] == "workspace" {
 		return fmt.Errorf("a store named %s exists", words[0])
 	}
 	e := RagStoreEntry{Name: words[0], DBPath: cmp.Or(opts["db"], "rag/"+words[0]+".db"), EmbeddingModel: cmp.Or(opts["model"], DefaultEmbeddingModel)}
-	if emb, err := e.embedder(env.ollamaURL, env.genModel); err == nil {
+	if emb, err := storeEmbedder(e, env.ollamaURL, env.genModel); err == nil {
 		cctx, cancel := context.WithTimeout(ctx, embedWait)
 		_, err = emb.Embed(cctx, []string{"harvey"})
 		cancel()

@@ -8,17 +8,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/config"
 )
 
 // The old single-store form is read as a store named default, active.
 func TestRagConfigMigration(t *testing.T) {
 	var cf ConfigFile
-	cf.Config = defaultConfig()
+	cf.Config = config.Default()
 	if _, err := parseConfig([]byte("rag:\n  enabled: true\n  db_path: ~/harvey/rag.db\n  embedding_model: nomic-embed-text\n"), &cf); err != nil {
 		t.Fatal(err)
 	}
-	rc := cf.Config.RAG.normalized()
-	s, ok := rc.store("")
+	rc := cf.Config.RAG.Normalized()
+	s, ok := rc.Store("")
 	if !rc.Enabled || rc.Active != "default" || !ok || s.Name != "default" || s.DBPath != "~/harvey/rag.db" || s.EmbeddingModel != "nomic-embed-text" {
 		t.Fatalf("%+v", rc)
 	}

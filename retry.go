@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
@@ -38,8 +39,8 @@ const (
 	firstRetryWait       = 2 * time.Second
 )
 
-// policy is the retry policy the config says.
-func (r RetryConfig) policy() retryPolicy {
+// retryPolicyOf is the retry policy the config says.
+func retryPolicyOf(r RetryConfig) retryPolicy {
 	p := retryPolicy{attempts: DefaultRetryAttempts, maxWait: DefaultRetryMaxWait}
 	switch {
 	case r.Attempts < 0:
@@ -50,7 +51,7 @@ func (r RetryConfig) policy() retryPolicy {
 	if r.MaxWait > 0 {
 		p.maxWait = min(time.Duration(r.MaxWait), maxRetryWait)
 	}
-	p.idle, _ = parseIdle(string(r.Idle)) // checked when the config was read
+	p.idle, _ = config.ParseIdle(string(r.Idle)) // checked when the config was read
 	return p
 }
 

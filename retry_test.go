@@ -138,7 +138,7 @@ func TestRetryCutStreamShowsTextOnce(t *testing.T) {
 // each wait stays within max_wait, a Retry-After past it gives up at once,
 // attempts: -1 turns retries off, and a cancelled wait ends at once.
 func TestRetryPolicy(t *testing.T) {
-	p := RetryConfig{}.policy()
+	p := retryPolicyOf(RetryConfig{})
 	if p.attempts != DefaultRetryAttempts || p.maxWait != DefaultRetryMaxWait {
 		t.Fatalf("defaults: %+v", p)
 	}
@@ -152,7 +152,7 @@ func TestRetryPolicy(t *testing.T) {
 	if p.wait(1, 7*time.Second) != 7*time.Second {
 		t.Fatal("Retry-After not honoured")
 	}
-	if (RetryConfig{Attempts: -1}).policy().attempts != 0 || (RetryConfig{Attempts: 99}).policy().attempts != maxRetryAttempts {
+	if retryPolicyOf(RetryConfig{Attempts: -1}).attempts != 0 || retryPolicyOf(RetryConfig{Attempts: 99}).attempts != maxRetryAttempts {
 		t.Fatal("attempts bounds")
 	}
 	calls := 0

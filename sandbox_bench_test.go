@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkRunTrue(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer ws.Close()
-	a := newAgent(ws, &ConfigFile{Config: defaultConfig()}, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
+	a := newAgent(ws, &ConfigFile{Config: config.Default()}, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
 	for _, mode := range []string{"unconfined", "sandboxed", "namespaces-only", "landlock-only"} {
 		b.Run(mode, func(b *testing.B) {
 			var sb *sandbox.Spec
@@ -62,7 +63,7 @@ func BenchmarkEverydayWork(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer ws.Close()
-	cfg := defaultConfig()
+	cfg := config.Default()
 	cfg.Sandbox.Hosts = []string{strings.TrimPrefix(base, "http://")}
 	a := newAgent(ws, &ConfigFile{Config: cfg}, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
 	for _, work := range []struct{ name, cmd string }{

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
@@ -366,7 +367,7 @@ func TestSandboxGitWorktree(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	a := newAgent(ws, &ConfigFile{Config: defaultConfig()}, newLineReader(strings.NewReader("")), &strings.Builder{}, &strings.Builder{})
+	a := newAgent(ws, &ConfigFile{Config: config.Default()}, newLineReader(strings.NewReader("")), &strings.Builder{}, &strings.Builder{})
 	a.approvals.auto = true
 	out := run(t, a, "echo b > b.txt && git add b.txt && git -c user.name=t -c user.email=t@t commit -qm second && git log --oneline | head -1")
 	if !strings.Contains(out, "second") || !strings.Contains(out, "[exit 0]") {

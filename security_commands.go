@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
@@ -99,7 +100,7 @@ func cmdPermissions(_ context.Context, a *Agent, args []string, out io.Writer) e
 		c.Permissions[args[1]] = perms
 		fmt.Fprintf(out, "%s: %s\n", args[1], strings.Join(perms, ","))
 	case "reset":
-		c.Permissions = defaultConfig().Permissions
+		c.Permissions = config.Default().Permissions
 		fmt.Fprintln(out, "permissions reset: . read,write,exec,delete")
 	default:
 		return a.commands.usageError("permissions")

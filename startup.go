@@ -310,7 +310,7 @@ func (a *Agent) connect(ctx context.Context, model string, mode connectMode) {
 		a.logf("warning: %v", err)
 		return
 	}
-	models, err := serverModels(ctx, &a.Terminal, &a.backend, a.Config.Retry.policy(), oc, mode)
+	models, err := serverModels(ctx, &a.Terminal, &a.backend, retryPolicyOf(a.Config.Retry), oc, mode)
 	if err != nil {
 		a.connectErr = notInstalled(err, a.OllamaURL)
 		if a.Interactive && mode == connectStart { // after a wait, the turn says why it failed

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/events"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -228,7 +229,7 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 	if mode == ModeOff {
 		var st ChatStats
 		rr := secrets.NewReplyRedactor(out) // redacted as whole lines, as with tools
-		st, _, err = sayingWaits(a.Config.Retry.policy(), &a.Terminal, spin).chat(ctx, rr, func(ctx context.Context, w io.Writer) (ChatStats, []anyllm.ToolCall, error) {
+		st, _, err = sayingWaits(retryPolicyOf(a.Config.Retry), &a.Terminal, spin).chat(ctx, rr, func(ctx context.Context, w io.Writer) (ChatStats, []anyllm.ToolCall, error) {
 			s, err := client.Chat(ctx, history, w)
 			return s, nil, err
 		}, nil)
@@ -239,7 +240,7 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 		}
 	} else {
 		ex := a.newToolExecutor(t)
-		ex.retry = sayingWaits(a.Config.Retry.policy(), &a.Terminal, spin)
+		ex.retry = sayingWaits(retryPolicyOf(a.Config.Retry), &a.Terminal, spin)
 		ex.onRound = func() {
 			if spin != nil {
 				spin.Stop()
@@ -379,7 +380,7 @@ func (be *backend) proseToolPrompt(ts *toolSet) string {
 // goes on (at most maxStopRounds times).
 func goOnForStopHooks(ctx context.Context, a *Agent, t *turn, err error) error {
 	r := a.gate.hooks
-	for round := 0; err == nil && r.has(hookStop); round++ {
+	for round := 0; err == nil && r.has(config.HookStop); round++ {
 		r.setConversation(len(a.History), transcriptOf(a.History))
 		reason, goOn := r.stop(ctx, lastReply(a.History), round > 0)
 		if !goOn {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wspath"
@@ -239,7 +240,7 @@ func parseCommand(v *yaml.Node, line, offset int, bad func(int, string, ...any))
 }
 
 func parseToolTimeout(v *yaml.Node, line int, bad func(int, string, ...any)) time.Duration {
-	d, err := parseDuration(v.Value)
+	d, err := config.ParseDuration(v.Value)
 	if err != nil || v.Kind != yaml.ScalarNode {
 		bad(line, "timeout: use a number of seconds or a value like \"90s\" or \"5m\"")
 	} else if d > time.Hour {
@@ -289,7 +290,7 @@ func splitFrontMatter(data []byte) (front, body []byte, offset int, ok bool) {
 // yamlErrorLine splits a yaml.v3 error into its line and message.
 func yamlErrorLine(err error) (int, string) {
 	msg := strings.ReplaceAll(err.Error(), "\n ", " ")
-	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+	if m := config.YAMLLineRE.FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return n, strings.TrimSpace(msg[len(m[0]):])
 	}

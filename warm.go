@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/ollama/ollama/api"
@@ -45,7 +46,7 @@ func (c *OllamaClient) Loaded(ctx context.Context) (bool, time.Time, error) {
 		return false, time.Time{}, err
 	}
 	for _, m := range res.Models {
-		if sameModel(m.Name, c.Model) || sameModel(m.Model, c.Model) {
+		if config.SameModel(m.Name, c.Model) || config.SameModel(m.Model, c.Model) {
 			return true, m.ExpiresAt, nil
 		}
 	}

@@ -1,0 +1,174 @@
+package config
+
+import (
+	"maps"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
+)
+
+// MCPConfig is the mcp: block of a config.
+type MCPConfig struct {
+	Servers map[string]MCPServer `yaml:"servers,omitempty"`
+}
+
+// MCPServer is one server: a command (stdio) or a URL (streamable HTTP).
+type MCPServer struct {
+	Command  []string          `yaml:"command,omitempty"`
+	Env      map[string]string `yaml:"env,omitempty"`     // values may be ${VAR} from your environment
+	URL      string            `yaml:"url,omitempty"`     // streamable HTTP endpoint
+	Headers  map[string]string `yaml:"headers,omitempty"` // values may be ${VAR}
+	Tools    []string          `yaml:"tools,omitempty"`   // allowlist (empty: all)
+	ReadOnly []string          `yaml:"read_only,omitempty"`
+	Enabled  *bool             `yaml:"enabled,omitempty"`
+	Network  bool              `yaml:"network,omitempty"` // a stdio server may open connections
+	Models   []string          `yaml:"models,omitempty"`  // the models its tools are sent to ("*": all)
+	Lazy     bool              `yaml:"lazy,omitempty"`    // start at the first prompt, not when Harvey starts
+	OAuth    *MCPOAuth         `yaml:"oauth,omitempty"`   // an HTTP server's login (mcp_oauth.go)
+	// FromWorkspace: the server comes from a file in the workspace
+	// (agents/harvey.yaml, .mcp.json, ...): its ${VAR} are never filled
+	// from Harvey's environment, so a repository cannot name a secret of
+	// yours and have it sent.
+	FromWorkspace bool `yaml:"-"`
+}
+
+// MCPOAuth is a server's oauth: block (all optional: with none, a server
+// that answers 401 is logged in to with dynamic registration).
+type MCPOAuth struct {
+	ClientID          string   `yaml:"client_id,omitempty"`
+	ClientSecret      string   `yaml:"client_secret,omitempty"`       // ${VAR} from your environment
+	ClientMetadataURL string   `yaml:"client_metadata_url,omitempty"` // a client ID metadata document (https)
+	Scopes            []string `yaml:"scopes,omitempty"`              // instead of those the server names
+	ClientCredentials bool     `yaml:"client_credentials,omitempty"`  // machine to machine: no browser, client_id and client_secret (or private_key)
+	PrivateKey        string   `yaml:"private_key,omitempty"`         // a PEM file: client credentials signed with it (private_key_jwt); your own config only
+	RedirectPort      int      `yaml:"redirect_port,omitempty"`       // the loopback port (0: any free one)
+	// A JWT-bearer grant instead of a login (mcp_oauth_grants.go); your
+	// own config only, like private_key.
+	WorkloadToken        string         `yaml:"workload_token,omitempty"`         // a file holding this workload's JWT (SEP-1933), read at each authorization
+	WorkloadTokenCommand HookArgv       `yaml:"workload_token_command,omitempty"` // or a command printing it
+	Enterprise           *MCPEnterprise `yaml:"enterprise,omitempty"`             // your company's identity provider vouches for you (SEP-990)
+}
+
+// MCPEnterprise is enterprise-managed authorization: the identity
+// provider your company logs you in with, and the client Harvey is there.
+type MCPEnterprise struct {
+	IdPIssuer       string   `yaml:"idp_issuer"`
+	IdPClientID     string   `yaml:"idp_client_id"`
+	IdPClientSecret string   `yaml:"idp_client_secret,omitempty"` // ${VAR} from your environment
+	IDTokenCommand  HookArgv `yaml:"id_token_command,omitempty"`  // prints your ID token (else a login at the provider in the browser)
+}
+
+// MarkWorkspace marks every server of m as a workspace's.
+func MarkWorkspace(m map[string]MCPServer) {
+	for n, s := range m {
+		s.FromWorkspace = true
+		m[n] = s
+	}
+}
+
+// Describe says exactly what the server runs or sends, for a
+// confirmation: the argv, the environment's names, the network; or the
+// URL and each header as it will be sent. A ${VAR} of a workspace's server
+// is sent as written, and the line says so.
+func (s MCPServer) Describe() string {
+	var b strings.Builder
+	if s.URL != "" {
+		b.WriteString("connects to " + s.URL)
+		if len(s.Headers) > 0 {
+			var hs []string
+			for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
+				hs = append(hs, k+": "+secrets.Redact(s.Headers[k]))
+			}
+			b.WriteString(" sending headers " + strings.Join(hs, ", "))
+		}
+	} else {
+		b.WriteString("runs " + termtext.QuoteArgv(s.Command) + " (sandboxed")
+		if s.Network {
+			b.WriteString(", with network")
+		}
+		b.WriteString(")")
+		if len(s.Env) > 0 {
+			b.WriteString(" with environment " + strings.Join(slices.Sorted(maps.Keys(s.Env)), ", "))
+		}
+	}
+	if s.FromWorkspace && s.NamesVariables() {
+		b.WriteString("; ${VAR} values are sent as written, not filled from your environment (to pass one, add the server to your own config: harvey mcp import)")
+	}
+	return b.String()
+}
+
+// NamesVariables reports whether a header or env value names a variable.
+func (s MCPServer) NamesVariables() bool {
+	for _, m := range []map[string]string{s.Headers, s.Env} {
+		for _, v := range m {
+			if strings.Contains(v, "$") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// OfferedTo reports whether this server's tools are sent to model: to
+// every model unless models: narrows them (as Claude Code, Codex, Crush,
+// goose and Cursor do); the tool budget keeps a small model's prompt small.
+func (s MCPServer) OfferedTo(model string) bool {
+	if len(s.Models) == 0 {
+		return true
+	}
+	for _, m := range s.Models {
+		if m == "*" || SameModel(m, model) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsEnabled reports whether the server is on (enabled: unset or true).
+func (s MCPServer) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
+
+// Target says what a server is, for a question or a list: its URL, or its
+// command line.
+func (s MCPServer) Target() string {
+	if s.URL != "" {
+		return s.URL
+	}
+	return strings.Join(s.Command, " ")
+}
+
+// Expanded is m with ${VAR} and $VAR filled from Harvey's own environment
+// for a server of the user's own config (it names a secret; it does not
+// hold it). A workspace's server gets its values as written: a repository
+// never names what of the user's environment is sent.
+func (s MCPServer) Expanded(m map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		if s.FromWorkspace {
+			out[k] = v
+		} else {
+			out[k] = os.ExpandEnv(v)
+		}
+	}
+	return out
+}
+
+// GrantKind says which grant a server's oauth: block asks for ("" none).
+func (o MCPOAuth) GrantKind() string {
+	switch {
+	case o.Enterprise != nil:
+		return "enterprise"
+	case o.WorkloadToken != "" || len(o.WorkloadTokenCommand) > 0:
+		return "workload"
+	}
+	return ""
+}
+
+// NamesYourCredentials reports whether the block names a file or command
+// of yours that proves who you are: never from a workspace.
+func (o MCPOAuth) NamesYourCredentials() bool {
+	return o.PrivateKey != "" || o.WorkloadToken != "" || len(o.WorkloadTokenCommand) > 0 ||
+		(o.Enterprise != nil && len(o.Enterprise.IDTokenCommand) > 0)
+}

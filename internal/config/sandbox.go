@@ -1,0 +1,13 @@
+package config
+
+// SandboxPolicy is what the user's own config says about the sandbox (a
+// workspace config cannot set it).
+type SandboxPolicy struct {
+	Writable []string `yaml:"writable,omitempty"` // extra writable paths
+	Readable []string `yaml:"readable,omitempty"` // extra readable paths
+	Network  bool     `yaml:"network,omitempty"`  // allow TCP for every command
+	Hosts    []string `yaml:"hosts,omitempty"`    // hosts (or host:port, *.domain) the registry proxy lets commands reach, besides the public registries
+	// Unsandboxed lets commands run where there is no sandbox at all
+	// (mode none), on purpose; without it they refuse there.
+	Unsandboxed bool `yaml:"unsandboxed,omitempty"`
+}
