@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/textcalls"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/mozilla-ai/any-llm-go/providers/anthropic"
@@ -142,7 +143,7 @@ func (c *AnyLLMClient) ChatWithTools(ctx context.Context, messages []Message, to
 	st := &anyStream{out: out, start: start, cancel: cancel}
 	for chunk := range chunks {
 		if st.take(chunk) {
-			progressed(ctx) // the idle timeout counts from here (idle.go)
+			llm.Progressed(ctx) // the idle timeout counts from here (idle.go)
 		}
 	}
 	stats, acc, werr, finished := st.stats, &st.acc, st.werr, st.finished
@@ -163,7 +164,7 @@ func (c *AnyLLMClient) ChatWithTools(ctx context.Context, messages []Message, to
 	case err != nil:
 		return stats, nil, classifyAnyLLM(c.kind, err)
 	case !finished && acc.empty():
-		return stats, nil, transient(errors.New("the reply was cut off: the stream ended before it finished"), c.kind+"'s reply was cut off", 0)
+		return stats, nil, llm.Transient(errors.New("the reply was cut off: the stream ended before it finished"), c.kind+"'s reply was cut off", 0)
 	}
 	return stats, acc.calls(), nil
 }
@@ -205,8 +206,8 @@ func (st *anyStream) take(chunk anyllm.ChatCompletionChunk) bool {
 	for _, tc := range ch.Delta.ToolCalls {
 		st.acc.add(tc)
 	}
-	if st.acc.bytes > maxReplyBytes || len(st.acc.list) > maxStreamedCalls {
-		st.werr = errReplyTooLarge
+	if st.acc.bytes > llm.MaxReplyBytes || len(st.acc.list) > llm.MaxStreamedCalls {
+		st.werr = llm.ErrReplyTooLarge
 		st.cancel()
 	}
 	if ch.FinishReason != "" {
@@ -222,19 +223,19 @@ func classifyAnyLLM(kind string, err error) error {
 	explained := explainAnyLLM(kind, err)
 	switch {
 	case errors.Is(err, anyllm.ErrRateLimit):
-		return transient(explained, kind+" rate limited", 0)
+		return llm.Transient(explained, kind+" rate limited", 0)
 	case errors.Is(err, anyllm.ErrAuthentication), errors.Is(err, anyllm.ErrMissingAPIKey), errors.Is(err, anyllm.ErrModelNotFound),
 		errors.Is(err, anyllm.ErrContextLength), errors.Is(err, anyllm.ErrInvalidRequest), errors.Is(err, ErrToolsUnsupported),
 		errors.Is(explained, ErrToolsUnsupported):
 		return explained
 	}
-	if why, ok := connectionTrouble(err); ok {
-		return transient(explained, kind+" "+why, 0)
+	if why, ok := llm.ConnectionTrouble(err); ok {
+		return llm.Transient(explained, kind+" "+why, 0)
 	}
 	for _, code := range []int{500, 502, 503, 504} {
 		if strings.Contains(err.Error(), fmt.Sprintf("%d ", code)) || strings.Contains(err.Error(), fmt.Sprintf("status %d", code)) || strings.Contains(err.Error(), fmt.Sprintf("\"%d", code)) {
-			if why, ok := transientStatus(code, err.Error()); ok {
-				return transient(explained, kind+" "+why, 0)
+			if why, ok := llm.TransientStatus(code, err.Error()); ok {
+				return llm.Transient(explained, kind+" "+why, 0)
 			}
 		}
 	}
@@ -280,7 +281,7 @@ func toAnyLLMMessages(msgs []Message) []anyllm.Message {
 // argument text is kept (llama.cpp may put "{" there).
 type toolCallAccumulator struct {
 	list  []anyllm.ToolCall
-	bytes int // names and arguments received (bounded by maxReplyBytes)
+	bytes int // names and arguments received (bounded by llm.MaxReplyBytes)
 }
 
 func (a *toolCallAccumulator) empty() bool { return len(a.list) == 0 }

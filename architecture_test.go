@@ -30,12 +30,12 @@ var fileLayers = [][]string{
 		"config.go", "config_merge.go", "config_trust.go", "mcp_config.go", "mcp_cli.go", "hooks.go", "hooks_cli.go",
 		"workspace.go", "fileread.go", "fileops.go", "search.go",
 		"git.go", "git_filter.go", "git_grep.go",
-		"runner.go", "sandbox.go", "sandbox_view.go", "registry_proxy.go", "idle.go", "workspace_index.go", "index_bounds.go"},
+		"runner.go", "sandbox.go", "sandbox_view.go", "registry_proxy.go", "workspace_index.go", "index_bounds.go"},
 	// 1: the one gate, approvals and the tools built on them.
 	{"console.go", "approval.go", "gate.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "mcp.go", "mcp_elicit.go", "mcp_elicit_order.go", "mcp_oauth.go", "mcp_oauth_jwt.go", "mcp_oauth_grants.go", "hooks_run.go", "hooks_events.go", "hooks_transcript.go"},
 	// 2: the model side: clients, layouts, the tool loop.
 	{"llm.go", "ollama.go", "anyllm_client.go", "routing.go", "backend.go", "layout.go", "holdback.go", "trace.go",
-		"tool_executor.go", "warm.go", "retry.go"},
+		"tool_executor.go", "warm.go"},
 	// 3: the session and what it offers the user.
 	{"harvey.go", "context.go", "turn.go", "exec_host.go", "resume.go", "commands.go", "context_commands.go", "kb_commands.go",
 		"security_commands.go", "undo_commands.go", "mcp_commands.go", "models.go", "modelcheck_tasks.go", "modelcheck_report.go", "rag.go", "rag_commands.go"},

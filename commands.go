@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -287,7 +288,7 @@ func cmdStatus(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 			fmt.Fprintf(out, "model:       %s\n", l)
 		}
 	}
-	fmt.Fprintf(out, "context:     %s\n", a.contextFill(estimateTokens(a.History)+a.schemaTokens(&a.toolSet, a.toolMode()), a.numCtx()))
+	fmt.Fprintf(out, "context:     %s\n", a.contextFill(llm.EstimateTokens(a.History)+a.schemaTokens(&a.toolSet, a.toolMode()), a.numCtx()))
 	fmt.Fprintf(out, "history:     %s\n", termtext.Plural(len(a.History), "message"))
 	instr := "none (HARVEY.md or AGENTS.md in the workspace are read at start)"
 	if len(a.instructions) > 0 {
@@ -304,7 +305,7 @@ func cmdStatus(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	if h := a.gate.hooks; h != nil {
 		fmt.Fprintf(out, "hooks:       %d (%d run, %d blocked, changed or added something; /hooks)\n", len(h.hooks), h.ran.Load(), h.fired.Load())
 	}
-	fmt.Fprintf(out, "retries:     %s\n", retryPolicyOf(a.Config.Retry).describe())
+	fmt.Fprintf(out, "retries:     %s\n", llm.PolicyOf(a.Config.Retry).Describe())
 	return nil
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/llm"
 )
 
 // conversation is what the model has been told: the history sent with each
@@ -37,7 +39,7 @@ func (a *Agent) fitContext(ctx context.Context, t *turn) error {
 	// A turn starts with room for at least one full tool result.
 	limit := t.fitThreshold()
 	extra := t.schema
-	if estimateTokens(a.History)+extra <= limit {
+	if llm.EstimateTokens(a.History)+extra <= limit {
 		a.warnedCtx = false
 		return nil
 	}
@@ -46,7 +48,7 @@ func (a *Agent) fitContext(ctx context.Context, t *turn) error {
 	if n := elideToolResults(a.History, len(a.History), limit/2, extra); n > 0 {
 		a.logf("%s", a.dim(fmt.Sprintf("· %d old tool results elided to fit the %d-token context", n, t.window)))
 	}
-	used := estimateTokens(a.History) + extra
+	used := llm.EstimateTokens(a.History) + extra
 	if used <= limit {
 		return nil
 	}
@@ -117,10 +119,10 @@ func (a *Agent) summarize(ctx context.Context, t *turn) (int, error) {
 func fitForSummary(msgs []Message, limit int) []Message {
 	// One pass: the total is counted once and each dropped message's
 	// share subtracted (it was quadratic: 392 s at 263k messages).
-	used := estimateTokens(msgs)
+	used := llm.EstimateTokens(msgs)
 	drop := 1
 	for len(msgs)-drop+1 > 3 && used > limit {
-		used -= estimateTokens(msgs[drop : drop+1])
+		used -= llm.EstimateTokens(msgs[drop : drop+1])
 		drop++
 	}
 	if drop == 1 {

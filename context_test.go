@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/llm"
 )
 
 // Inside a turn, old tool results are elided before a request would
@@ -34,7 +36,7 @@ func TestContextWindowElidesOldResults(t *testing.T) {
 		for _, m := range messagesOf(req) {
 			msgs = append(msgs, Message{Role: Role(fmt.Sprint(m["role"])), Content: fmt.Sprint(m["content"])})
 		}
-		if used := estimateTokens(msgs) + env.a.schemaTokens(&env.a.toolSet, ModeSchema); used > limit {
+		if used := llm.EstimateTokens(msgs) + env.a.schemaTokens(&env.a.toolSet, ModeSchema); used > limit {
 			t.Fatalf("request %d is ~%d tokens, past the limit %d", i, used, limit)
 		}
 	}
@@ -201,7 +203,7 @@ func TestLongSession(t *testing.T) {
 		for _, m := range last {
 			msgs = append(msgs, Message{Role: Role(fmt.Sprint(m["role"])), Content: fmt.Sprint(m["content"])})
 		}
-		if used := estimateTokens(msgs) + env.a.schemaTokens(&env.a.toolSet, ModeSchema); used > env.a.mainTurn(&env.a.toolSet).contextLimit() {
+		if used := llm.EstimateTokens(msgs) + env.a.schemaTokens(&env.a.toolSet, ModeSchema); used > env.a.mainTurn(&env.a.toolSet).contextLimit() {
 			t.Fatalf("turn %d: last request ~%d tokens, past %d", turn, used, env.a.mainTurn(&env.a.toolSet).contextLimit())
 		}
 		if turn == 9 {
@@ -210,7 +212,7 @@ func TestLongSession(t *testing.T) {
 	}
 	heapAtEnd := heap()
 	t.Logf("%d rounds; heap %d KB after 10 turns, %d KB at the end; %d summaries; history %d messages (~%d tokens)",
-		rounds, heapAt10>>10, heapAtEnd>>10, f.summaries, len(env.a.History), estimateTokens(env.a.History))
+		rounds, heapAt10>>10, heapAtEnd>>10, f.summaries, len(env.a.History), llm.EstimateTokens(env.a.History))
 	if heapAtEnd > heapAt10+4<<20 {
 		t.Fatalf("memory grew from %d KB to %d KB over %d turns", heapAt10>>10, heapAtEnd>>10, turns-10)
 	}
@@ -235,8 +237,8 @@ func TestFitForSummary(t *testing.T) {
 	}
 	msgs = append(msgs, Message{Role: "user", Content: summarizePrompt})
 	got := fitForSummary(append([]Message(nil), msgs...), 1000)
-	if got[0].Content != "sys" || got[len(got)-1].Content != summarizePrompt || estimateTokens(got) > 1000 || len(got) < 3 {
-		t.Fatalf("%d messages, ~%d tokens", len(got), estimateTokens(got))
+	if got[0].Content != "sys" || got[len(got)-1].Content != summarizePrompt || llm.EstimateTokens(got) > 1000 || len(got) < 3 {
+		t.Fatalf("%d messages, ~%d tokens", len(got), llm.EstimateTokens(got))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/textcalls"
 )
 
@@ -27,8 +28,8 @@ type holdbackWriter struct {
 var holdTriggers = []string{"[TOOL_CALLS]", "<tool_call>", "<tool", "<function", "<response>", "<|python_tag|>", "<|tool_call", "<｜tool", "functools[", "```"}
 
 func (h *holdbackWriter) Write(p []byte) (int, error) {
-	if h.all.Len()+len(p) > maxReplyBytes {
-		return 0, errReplyTooLarge
+	if h.all.Len()+len(p) > llm.MaxReplyBytes {
+		return 0, llm.ErrReplyTooLarge
 	}
 	h.all.Write(p)
 	for {

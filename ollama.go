@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/textcalls"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/ollama/ollama/api"
@@ -82,7 +83,7 @@ func (c *OllamaClient) chat(ctx context.Context, req *ollamaRequest, fn api.Chat
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= http.StatusBadRequest {
-		if ra := retryAfter(resp.Header.Get("Retry-After")); ra > 0 {
+		if ra := llm.RetryAfter(resp.Header.Get("Retry-After")); ra > 0 {
 			return c.statusError(resp, ra)
 		}
 	}
@@ -120,7 +121,7 @@ func (c *OllamaClient) statusError(resp *http.Response, after time.Duration) err
 	if err == nil {
 		err = api.StatusError{StatusCode: resp.StatusCode, Status: resp.Status}
 	}
-	return &statusWithRetryAfter{err: err, after: after}
+	return &llm.StatusWithRetryAfter{Err: err, After: after}
 }
 
 // maxStreamLine bounds one NDJSON line, as the official client does.
@@ -151,10 +152,6 @@ func streamLine(resp *http.Response, line []byte, fn api.ChatResponseFunc) error
 	}
 	return fn(r)
 }
-
-// ErrToolsUnsupported means the server refused tools for this model (400
-// "... does not support tools"); the caller switches to prose mode.
-var ErrToolsUnsupported = errors.New("the model does not support tools")
 
 // normalizeOllamaURL accepts "host:port", "http://host:port" or "https://...".
 func normalizeOllamaURL(s string) (string, error) {
@@ -352,7 +349,7 @@ func (c *OllamaClient) ChatWithTools(ctx context.Context, messages []Message, to
 	st := &ollamaStream{out: out, start: start, seen: map[string]bool{}}
 	err := c.chat(ctx, &ollamaRequest{ChatRequest: req, Tools: tools}, func(r api.ChatResponse) error {
 		if r.Message.Content != "" || r.Message.Thinking != "" || len(r.Message.ToolCalls) > 0 || r.Done {
-			progressed(ctx) // the idle timeout counts from here (idle.go); an empty chunk is not progress
+			llm.Progressed(ctx) // the idle timeout counts from here (idle.go); an empty chunk is not progress
 		}
 		return st.take(r)
 	})
@@ -365,9 +362,9 @@ func (c *OllamaClient) ChatWithTools(ctx context.Context, messages []Message, to
 	case err != nil:
 		return st.stats, nil, c.classify(err)
 	case !st.done && !st.gotAny:
-		return st.stats, nil, transient(fmt.Errorf("Ollama at %s closed the connection without a reply (check `ollama serve` logs)", c.BaseURL), "Ollama closed the connection without a reply", 0)
+		return st.stats, nil, llm.Transient(fmt.Errorf("Ollama at %s closed the connection without a reply (check `ollama serve` logs)", c.BaseURL), "Ollama closed the connection without a reply", 0)
 	case !st.done:
-		return st.stats, nil, transient(errors.New("the reply was cut off: the stream from Ollama ended before it finished"), "Ollama's reply was cut off", 0)
+		return st.stats, nil, llm.Transient(errors.New("the reply was cut off: the stream from Ollama ended before it finished"), "Ollama's reply was cut off", 0)
 	}
 	return st.stats, st.calls, nil
 }
@@ -378,22 +375,22 @@ func (c *OllamaClient) classify(err error) error {
 	explained := c.explain(err)
 	var se api.StatusError
 	if errors.As(err, &se) {
-		why, ok := transientStatus(se.StatusCode, se.ErrorMessage)
+		why, ok := llm.TransientStatus(se.StatusCode, se.ErrorMessage)
 		if !ok || errors.Is(explained, ErrToolsUnsupported) {
 			return explained
 		}
-		var ra *statusWithRetryAfter
+		var ra *llm.StatusWithRetryAfter
 		after := time.Duration(0)
 		if errors.As(err, &ra) {
-			after = ra.after
+			after = ra.After
 		}
-		return transient(explained, "Ollama "+why, after)
+		return llm.Transient(explained, "Ollama "+why, after)
 	}
-	if why, ok := connectionTrouble(err); ok {
-		return transient(explained, "Ollama "+why, 0)
+	if why, ok := llm.ConnectionTrouble(err); ok {
+		return llm.Transient(explained, "Ollama "+why, 0)
 	}
-	if low := strings.ToLower(err.Error()); slices.ContainsFunc(ollamaLoading, func(w string) bool { return strings.Contains(low, w) }) {
-		return transient(explained, "Ollama is loading the model", 0)
+	if low := strings.ToLower(err.Error()); slices.ContainsFunc(llm.LoadingWords, func(w string) bool { return strings.Contains(low, w) }) {
+		return llm.Transient(explained, "Ollama is loading the model", 0)
 	}
 	return explained
 }
@@ -427,9 +424,9 @@ func (st *ollamaStream) take(r api.ChatResponse) error {
 	for _, tc := range r.Message.ToolCalls {
 		st.addCall(tc)
 	}
-	if st.callBytes > maxReplyBytes || len(st.calls) > maxStreamedCalls {
-		st.writeErr = errReplyTooLarge
-		return errReplyTooLarge
+	if st.callBytes > llm.MaxReplyBytes || len(st.calls) > llm.MaxStreamedCalls {
+		st.writeErr = llm.ErrReplyTooLarge
+		return llm.ErrReplyTooLarge
 	}
 	if r.Done {
 		st.finish(r)

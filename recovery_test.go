@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/textcalls"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
@@ -278,7 +279,7 @@ func TestReplyIsBounded(t *testing.T) {
 	f := newFakeOllama(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	var calls []fakeCall
-	for i := 0; i <= maxStreamedCalls; i++ {
+	for i := 0; i <= llm.MaxStreamedCalls; i++ {
 		calls = append(calls, fakeCall{id: "c" + strings.Repeat("x", i%3) + string(rune('a'+i%26)), name: "list_files", args: map[string]any{}})
 	}
 	f.script(toolReply("llama3.2", calls...))
@@ -291,7 +292,7 @@ func TestReplyIsBounded(t *testing.T) {
 	for i := 0; i < 20 && err == nil; i++ {
 		_, err = h.Write([]byte(chunk))
 	}
-	if err != errReplyTooLarge || h.all.Len() > maxReplyBytes {
+	if err != llm.ErrReplyTooLarge || h.all.Len() > llm.MaxReplyBytes {
 		t.Fatalf("text: %v, %d bytes kept", err, h.all.Len())
 	}
 }

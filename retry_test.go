@@ -3,19 +3,16 @@ package harvey
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
-	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
@@ -95,7 +92,7 @@ func TestRetriesByClass(t *testing.T) {
 				t.Errorf("answer %q not shown once: %q", c.answer, out)
 			}
 			if c.code != 0 && strings.Contains(errOut, "retry 1 of") {
-				t.Errorf("%s was retried: %s", c.name, errOut)
+				t.Errorf("%s was llm.Retried: %s", c.name, errOut)
 			}
 			if n := len(f.chatRequests()); n < c.requests || (c.code != 0 || !c.down) && n != c.requests {
 				t.Errorf("%d requests, want %d", n, c.requests)
@@ -120,63 +117,17 @@ func TestRetryCutStreamShowsTextOnce(t *testing.T) {
 	}
 	var out bytes.Buffer
 	var notes []string
-	p := retryPolicy{attempts: 3, maxWait: time.Second, notify: func(s string) { notes = append(notes, s) },
-		sleep: func(context.Context, time.Duration) error { return nil }}
-	var rt retried
-	_, _, err = p.chat(t.Context(), &out, func(_ context.Context, w io.Writer) (ChatStats, []anyllmToolCall, error) {
+	p := llm.RetryPolicy{Attempts: 3, MaxWait: time.Second, Notify: func(s string) { notes = append(notes, s) },
+		Sleep: func(context.Context, time.Duration) error { return nil }}
+	var rt llm.Retried
+	_, _, err = p.Chat(t.Context(), &out, func(_ context.Context, w io.Writer) (ChatStats, []anyllmToolCall, error) {
 		return c.ChatWithTools(t.Context(), []Message{{Role: RoleUser, Content: "hi"}}, nil, w)
 	}, &rt)
-	if err != nil || out.String() != "Hello, world." || rt.retries != 1 || len(notes) != 1 {
-		t.Fatalf("err %v, shown %q, retries %d, notes %q", err, out.String(), rt.retries, notes)
+	if err != nil || out.String() != "Hello, world." || rt.Retries != 1 || len(notes) != 1 {
+		t.Fatalf("err %v, shown %q, retries %d, notes %q", err, out.String(), rt.Retries, notes)
 	}
 	if reqs := f.chatRequests(); len(reqs) != 2 || mustJSON(reqs[0]["messages"]) != mustJSON(reqs[1]["messages"]) {
 		t.Fatalf("the retry is not the same request: %d", len(reqs))
-	}
-}
-
-// The policy: waits double from 2 s, a server's Retry-After is honoured,
-// each wait stays within max_wait, a Retry-After past it gives up at once,
-// attempts: -1 turns retries off, and a cancelled wait ends at once.
-func TestRetryPolicy(t *testing.T) {
-	p := retryPolicyOf(RetryConfig{})
-	if p.attempts != DefaultRetryAttempts || p.maxWait != DefaultRetryMaxWait {
-		t.Fatalf("defaults: %+v", p)
-	}
-	var waits []time.Duration
-	for n := 1; n <= 5; n++ {
-		waits = append(waits, p.wait(n, 0))
-	}
-	if waits[0] != 2*time.Second || waits[1] != 4*time.Second || waits[3] != 16*time.Second || waits[4] != 30*time.Second {
-		t.Fatalf("waits %v", waits)
-	}
-	if p.wait(1, 7*time.Second) != 7*time.Second {
-		t.Fatal("Retry-After not honoured")
-	}
-	if retryPolicyOf(RetryConfig{Attempts: -1}).attempts != 0 || retryPolicyOf(RetryConfig{Attempts: 99}).attempts != maxRetryAttempts {
-		t.Fatal("attempts bounds")
-	}
-	calls := 0
-	fail := func(after time.Duration) chatCall {
-		return func(context.Context, io.Writer) (ChatStats, []anyllmToolCall, error) {
-			calls++
-			return ChatStats{}, nil, transient(errors.New("busy"), "busy", after)
-		}
-	}
-	q := retryPolicy{attempts: 3, maxWait: time.Second, sleep: func(context.Context, time.Duration) error { return nil }}
-	if _, _, err := q.chat(t.Context(), &bytes.Buffer{}, fail(time.Minute), nil); err == nil || calls != 1 || !strings.Contains(err.Error(), "more than retry.max_wait") {
-		t.Fatalf("Retry-After past max_wait: %v after %d calls", err, calls)
-	}
-	calls = 0
-	if _, _, err := q.chat(t.Context(), &bytes.Buffer{}, fail(0), nil); err == nil || calls != 4 || !strings.Contains(err.Error(), "gave up after 3 retries") {
-		t.Fatalf("give up: %v after %d calls", err, calls)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	q.sleep = nil
-	q.maxWait = time.Hour
-	time.AfterFunc(100*time.Millisecond, cancel)
-	start := time.Now()
-	if _, _, err := q.chat(ctx, &bytes.Buffer{}, fail(0), nil); !errors.Is(err, context.Canceled) || time.Since(start) > 10*time.Second {
-		t.Fatalf("a cancelled wait: %v after %s", err, time.Since(start))
 	}
 }
 
@@ -208,7 +159,7 @@ func TestToolResultSurvivesAFailedCall(t *testing.T) {
 	reqs := f.chatRequests()
 	msgs := messagesOf(reqs[len(reqs)-1])
 	if last := msgs[len(msgs)-1]; last["role"] != "tool" || !strings.Contains(last["content"].(string), "counted") {
-		t.Fatalf("the retried request does not end with the tool result: %v", last)
+		t.Fatalf("the llm.Retried request does not end with the tool result: %v", last)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "count.txt")); string(b) != "ran\n" {
 		t.Fatalf("the command ran again: %q", b)
@@ -232,25 +183,6 @@ func TestRetryOpenAICompatibleRoute(t *testing.T) {
 	}
 	if !strings.Contains(env.out.String(), "Loaded.") || !strings.Contains(env.errOut.String(), "llamacpp busy (503) — retry 1 of 5") {
 		t.Fatalf("out %q\nerr %q", env.out.String(), env.errOut.String())
-	}
-}
-
-// What a restarting server looks like to the client, each a failure a
-// second try can fix; a plain error is not.
-func TestConnectionTroubleClasses(t *testing.T) {
-	for _, err := range []error{
-		&url.Error{Op: "Post", URL: "http://x", Err: syscall.ECONNREFUSED},
-		&url.Error{Op: "Post", URL: "http://x", Err: syscall.ECONNRESET},
-		&url.Error{Op: "Post", URL: "http://x", Err: io.EOF},
-		&url.Error{Op: "Post", URL: "http://x", Err: &net.OpError{Op: "write", Err: net.ErrClosed}},
-		io.ErrUnexpectedEOF,
-	} {
-		if _, ok := connectionTrouble(err); !ok {
-			t.Errorf("%v: not retried", err)
-		}
-	}
-	if _, ok := connectionTrouble(errors.New("invalid character 'x'")); ok {
-		t.Error("a plain error is retried")
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/guard"
+	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wspath"
@@ -168,10 +169,10 @@ const (
 // within the retry budget (retry: in your config), saying so in
 // one line: a script that starts Ollama and Harvey together, or a Pi that
 // boots both, gets its turn. A server still absent fails with err.
-func waitForServer(ctx context.Context, tm *Terminal, p retryPolicy, oc *OllamaClient, err error) ([]string, error) {
+func waitForServer(ctx context.Context, tm *Terminal, p llm.RetryPolicy, oc *OllamaClient, err error) ([]string, error) {
 	var total time.Duration
-	for n := 1; n <= p.attempts; n++ {
-		total += p.wait(n, 0)
+	for n := 1; n <= p.Attempts; n++ {
+		total += p.Wait(n, 0)
 	}
 	if total == 0 {
 		return nil, err
@@ -180,9 +181,9 @@ func waitForServer(ctx context.Context, tm *Terminal, p retryPolicy, oc *OllamaC
 	if tm.Interactive {
 		stop = "; Ctrl-C to stop"
 	}
-	tm.logf("%s", tm.dim(fmt.Sprintf("· Ollama at %s is not answering yet (connection refused): trying again for up to %s%s", oc.BaseURL, roundWait(total), stop)))
-	for n := 1; n <= p.attempts; n++ {
-		if sleepCtx(ctx, p.wait(n, 0)) != nil {
+	tm.logf("%s", tm.dim(fmt.Sprintf("· Ollama at %s is not answering yet (connection refused): trying again for up to %s%s", oc.BaseURL, llm.RoundWait(total), stop)))
+	for n := 1; n <= p.Attempts; n++ {
+		if llm.SleepCtx(ctx, p.Wait(n, 0)) != nil {
 			return nil, err
 		}
 		tctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -195,7 +196,7 @@ func waitForServer(ctx context.Context, tm *Terminal, p retryPolicy, oc *OllamaC
 			return nil, e
 		}
 	}
-	return nil, fmt.Errorf("%w (still refused after %s)", err, roundWait(total))
+	return nil, fmt.Errorf("%w (still refused after %s)", err, llm.RoundWait(total))
 }
 
 // firstTTY is the first of ws that is a terminal (for its width), or nil.
@@ -310,7 +311,7 @@ func (a *Agent) connect(ctx context.Context, model string, mode connectMode) {
 		a.logf("warning: %v", err)
 		return
 	}
-	models, err := serverModels(ctx, &a.Terminal, &a.backend, retryPolicyOf(a.Config.Retry), oc, mode)
+	models, err := serverModels(ctx, &a.Terminal, &a.backend, llm.PolicyOf(a.Config.Retry), oc, mode)
 	if err != nil {
 		a.connectErr = notInstalled(err, a.OllamaURL)
 		if a.Interactive && mode == connectStart { // after a wait, the turn says why it failed
@@ -350,7 +351,7 @@ func (a *Agent) connect(ctx context.Context, model string, mode connectMode) {
 // serverModels asks the server for its models as mode says: at start,
 // offering to start Ollama when it refuses; the first prompt after that,
 // waiting within the retry budget; later prompts, once.
-func serverModels(ctx context.Context, tm *Terminal, be *backend, retry retryPolicy, oc *OllamaClient, mode connectMode) ([]string, error) {
+func serverModels(ctx context.Context, tm *Terminal, be *backend, retry llm.RetryPolicy, oc *OllamaClient, mode connectMode) ([]string, error) {
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	models, err := oc.Models(pctx)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/coerce"
+	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/textcalls"
@@ -30,17 +31,6 @@ const resultSlack = 512
 // generous number for real work, far from the thousands a prompt-injected
 // reply could ask for. The calls past it get an error result.
 const maxCallsPerReply = 16
-
-// maxReplyBytes bounds one streamed reply, text and tool-call arguments
-// together (above the 10 MB a write_file may carry); maxStreamedCalls
-// bounds the calls it may carry. Past either, the stream is stopped and
-// the turn ends with errReplyTooLarge: nothing grows without limit.
-const (
-	maxReplyBytes    = 16 << 20
-	maxStreamedCalls = 64
-)
-
-var errReplyTooLarge = fmt.Errorf("the model's reply is too large (over %d MB, or over %d tool calls); stopped", maxReplyBytes>>20, maxStreamedCalls)
 
 // repeatLimit: the same call with the same arguments this many times in a
 // row gets an error result instead of running again.
@@ -62,7 +52,7 @@ type ToolExecutor struct {
 	onRound func()   // called before tools run (stops the spinner)
 	// askedModel: this turn already asked the model to send a call alone.
 	askedModel bool
-	retry      retryPolicy
+	retry      llm.RetryPolicy
 	hooks      *hookRunner // your hooks around each call (nil: none)
 }
 
@@ -105,13 +95,13 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 		if e.turn != nil {
 			send, sendTools = e.turn.prepare(messages, sendTools)
 		}
-		var rt retried
-		stats, calls, err := e.retry.chat(ctx, hb, func(ctx context.Context, w io.Writer) (ChatStats, []anyllm.ToolCall, error) {
+		var rt llm.Retried
+		stats, calls, err := e.retry.Chat(ctx, hb, func(ctx context.Context, w io.Writer) (ChatStats, []anyllm.ToolCall, error) {
 			return e.client.ChatWithTools(ctx, send, sendTools, w)
 		}, &rt)
-		total.add(stats)
+		total.Add(stats)
 		tr := e.trace()
-		tr.round(stats, calls, rt.retries)
+		tr.round(stats, calls, rt.Retries)
 		if err != nil {
 			if retry, ferr := e.fallBackToProse(err, messages); retry {
 				round--
@@ -609,11 +599,11 @@ func (e *ToolExecutor) fitRound(messages []Message, protect int) {
 		extra = 0
 	}
 	limit := t.contextLimit()
-	if estimateTokens(messages)+extra <= limit {
+	if llm.EstimateTokens(messages)+extra <= limit {
 		return
 	}
 	n := elideToolResults(messages, protect, limit/2, extra)
-	if estimateTokens(messages)+extra > limit && len(messages) > 1 {
+	if llm.EstimateTokens(messages)+extra > limit && len(messages) > 1 {
 		// Several large results in this one round: keep the last whole.
 		n += elideToolResults(messages, len(messages)-1, limit, extra)
 	}
@@ -629,7 +619,7 @@ const elidedMarker = "[tool result elided to fit the context window: "
 // Results of the round in progress (from protect on) are kept. It reports
 // how many results it elided.
 func elideToolResults(msgs []Message, protect, target int, extra int) int {
-	used := estimateTokens(msgs) + extra
+	used := llm.EstimateTokens(msgs) + extra
 	n := 0
 	for i := 0; i < protect && used > target; i++ {
 		m := &msgs[i]

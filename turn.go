@@ -11,6 +11,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/events"
+	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	anyllm "github.com/mozilla-ai/any-llm-go"
@@ -229,7 +230,7 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 	if mode == ModeOff {
 		var st ChatStats
 		rr := secrets.NewReplyRedactor(out) // redacted as whole lines, as with tools
-		st, _, err = sayingWaits(retryPolicyOf(a.Config.Retry), &a.Terminal, spin).chat(ctx, rr, func(ctx context.Context, w io.Writer) (ChatStats, []anyllm.ToolCall, error) {
+		st, _, err = sayingWaits(llm.PolicyOf(a.Config.Retry), &a.Terminal, spin).Chat(ctx, rr, func(ctx context.Context, w io.Writer) (ChatStats, []anyllm.ToolCall, error) {
 			s, err := client.Chat(ctx, history, w)
 			return s, nil, err
 		}, nil)
@@ -240,7 +241,7 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 		}
 	} else {
 		ex := a.newToolExecutor(t)
-		ex.retry = sayingWaits(retryPolicyOf(a.Config.Retry), &a.Terminal, spin)
+		ex.retry = sayingWaits(llm.PolicyOf(a.Config.Retry), &a.Terminal, spin)
 		ex.onRound = func() {
 			if spin != nil {
 				spin.Stop()
@@ -280,7 +281,7 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 	a.recordStats(stats)
 	a.events.TurnUsage(events.TurnFigures{PromptTokens: stats.PromptTokens, ReplyTokens: stats.ReplyTokens, Elapsed: stats.Elapsed,
 		PromptEval: stats.PromptEval, Generation: stats.Generation, TokensPerSec: stats.TokensPerSec})
-	used := estimateTokens(a.History) + t.schema
+	used := llm.EstimateTokens(a.History) + t.schema
 	a.logf("%s", a.dim(stats.Format()+" · ctx "+a.contextFill(used, t.window)))
 	if t.window > 0 && used*10 >= t.fitThreshold()*9 {
 		// Before the fill forces it: say what will happen and what to do.
@@ -295,8 +296,8 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 
 // sayingWaits is a retry policy that says each wait on the terminal (the
 // spinner stopped first).
-func sayingWaits(p retryPolicy, tm *Terminal, spin *Spinner) retryPolicy {
-	p.notify = func(s string) {
+func sayingWaits(p llm.RetryPolicy, tm *Terminal, spin *Spinner) llm.RetryPolicy {
+	p.Notify = func(s string) {
 		spin.Stop()
 		tm.logf("%s", tm.colorize("33", "· "+s))
 	}

@@ -1,4 +1,4 @@
-package harvey
+package llm
 
 import (
 	"bytes"
@@ -25,7 +25,7 @@ import (
 // same request, with exponential backoff, up to retry.attempts times,
 // each wait at most retry.max_wait. A 400, 401 or 404, or a context that is
 // too long, is never retried: those get their one-line explanation at once.
-// The clients say which failures are transient (transientError); the loop
+// The clients say which failures are transient (TransientError); the loop
 // here is the same for every backend. Text a cut stream already showed is
 // not shown twice.
 
@@ -34,115 +34,115 @@ import (
 const (
 	DefaultRetryAttempts = 5
 	DefaultRetryMaxWait  = 30 * time.Second
-	maxRetryAttempts     = 10
-	maxRetryWait         = 5 * time.Minute
-	firstRetryWait       = 2 * time.Second
+	MaxRetryAttempts     = 10
+	MaxRetryWait         = 5 * time.Minute
+	FirstRetryWait       = 2 * time.Second
 )
 
 // retryPolicyOf is the retry policy the config says.
-func retryPolicyOf(r RetryConfig) retryPolicy {
-	p := retryPolicy{attempts: DefaultRetryAttempts, maxWait: DefaultRetryMaxWait}
+func PolicyOf(r config.RetryConfig) RetryPolicy {
+	p := RetryPolicy{Attempts: DefaultRetryAttempts, MaxWait: DefaultRetryMaxWait}
 	switch {
 	case r.Attempts < 0:
-		p.attempts = 0
+		p.Attempts = 0
 	case r.Attempts > 0:
-		p.attempts = min(r.Attempts, maxRetryAttempts)
+		p.Attempts = min(r.Attempts, MaxRetryAttempts)
 	}
 	if r.MaxWait > 0 {
-		p.maxWait = min(time.Duration(r.MaxWait), maxRetryWait)
+		p.MaxWait = min(time.Duration(r.MaxWait), MaxRetryWait)
 	}
-	p.idle, _ = config.ParseIdle(string(r.Idle)) // checked when the config was read
+	p.Idle, _ = config.ParseIdle(string(r.Idle)) // checked when the config was read
 	return p
 }
 
 // describe is the policy in one line, for /status.
-func (p retryPolicy) describe() string {
+func (p RetryPolicy) Describe() string {
 	idle := "; a reply that sends nothing new is never cut (retry.idle: off)"
-	if p.idle > 0 {
-		idle = fmt.Sprintf("; a reply that sends nothing new for %s ends (retry.idle)", p.idle)
+	if p.Idle > 0 {
+		idle = fmt.Sprintf("; a reply that sends nothing new for %s ends (retry.idle)", p.Idle)
 	}
-	if p.attempts == 0 {
-		return "off (retry.attempts: -1)" + idle
+	if p.Attempts == 0 {
+		return "off (retry.Attempts: -1)" + idle
 	}
 	return fmt.Sprintf("up to %d retries of a failed model call, waiting %s, %s, ... at most %s each (retry: {attempts, max_wait})%s",
-		p.attempts, firstRetryWait, 2*firstRetryWait, p.maxWait, idle)
+		p.Attempts, FirstRetryWait, 2*FirstRetryWait, p.MaxWait, idle)
 }
 
-// transientError is a model call that failed in a way a second try can
+// TransientError is a model call that failed in a way a second try can
 // fix. why says what happened in words a person reads ("Ollama is not
 // answering (restarting?)"); after is how long the server asked to wait.
-type transientError struct {
+type TransientError struct {
 	err   error
 	why   string
 	after time.Duration
 }
 
-func (e *transientError) Error() string { return e.err.Error() }
-func (e *transientError) Unwrap() error { return e.err }
+func (e *TransientError) Error() string { return e.err.Error() }
+func (e *TransientError) Unwrap() error { return e.err }
 
 // transient marks err as worth another try.
-func transient(err error, why string, after time.Duration) error {
-	return &transientError{err: err, why: why, after: after}
+func Transient(err error, why string, after time.Duration) error {
+	return &TransientError{err: err, why: why, after: after}
 }
 
-// retryPolicy is how a model call is tried again.
-type retryPolicy struct {
-	attempts int           // tries after the first
-	maxWait  time.Duration // the longest single wait
-	idle     time.Duration // how long one try's reply may make no progress (0: no limit)
+// RetryPolicy is how a model call is tried again.
+type RetryPolicy struct {
+	Attempts int           // tries after the first
+	MaxWait  time.Duration // the longest single wait
+	Idle     time.Duration // how long one try's reply may make no progress (0: no limit)
 	// notify says what happened and what it waits for (nil: nothing shown).
-	notify func(string)
+	Notify func(string)
 	// sleep waits d or until ctx is done (tests replace it).
-	sleep func(ctx context.Context, d time.Duration) error
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // wait is the pause before retry n (1-based): exponential from
-// firstRetryWait, at most maxWait; a server's Retry-After is honoured.
-func (p retryPolicy) wait(n int, after time.Duration) time.Duration {
-	d := firstRetryWait << (n - 1)
+// FirstRetryWait, at most maxWait; a server's Retry-After is honoured.
+func (p RetryPolicy) Wait(n int, after time.Duration) time.Duration {
+	d := FirstRetryWait << (n - 1)
 	if after > 0 {
 		d = after
 	}
-	return min(d, p.maxWait)
+	return min(d, p.MaxWait)
 }
 
-// chatCall is one try of a model call under ctx, writing its text to out.
-type chatCall func(ctx context.Context, out io.Writer) (ChatStats, []anyllm.ToolCall, error)
+// ChatCall is one try of a model call under ctx, writing its text to out.
+type ChatCall func(ctx context.Context, out io.Writer) (ChatStats, []anyllm.ToolCall, error)
 
-// retried is how many tries a call needed, for the trace.
-type retried struct{ retries int }
+// Retried is how many tries a call needed, for the trace.
+type Retried struct{ Retries int }
 
 // chat runs call, trying again as the policy says. Every try writes
 // through one replay writer, so what a cut stream showed is not shown
 // again when the next try streams the same text.
-func (p retryPolicy) chat(ctx context.Context, out io.Writer, call chatCall, rt *retried) (ChatStats, []anyllm.ToolCall, error) {
+func (p RetryPolicy) Chat(ctx context.Context, out io.Writer, call ChatCall, rt *Retried) (ChatStats, []anyllm.ToolCall, error) {
 	rw := &replayWriter{out: out}
 	for n := 1; ; n++ {
 		rw.restart()
-		st, calls, err := p.try(ctx, rw, call)
-		var te *transientError
+		st, calls, err := p.Try(ctx, rw, call)
+		var te *TransientError
 		if err == nil || !errors.As(err, &te) || ctx.Err() != nil {
 			return st, calls, err
 		}
-		if n > p.attempts {
-			if p.attempts == 0 {
+		if n > p.Attempts {
+			if p.Attempts == 0 {
 				return st, calls, err
 			}
-			return st, calls, fmt.Errorf("%w (gave up after %d retries; retry.attempts in your config)", err, p.attempts)
+			return st, calls, fmt.Errorf("%w (gave up after %d retries; retry.attempts in your config)", err, p.Attempts)
 		}
-		d := p.wait(n, te.after)
-		if te.after > p.maxWait {
-			return st, calls, fmt.Errorf("%w (the server asks to wait %s, more than retry.max_wait %s)", err, te.after.Round(time.Second), p.maxWait)
+		d := p.Wait(n, te.after)
+		if te.after > p.MaxWait {
+			return st, calls, fmt.Errorf("%w (the server asks to wait %s, more than retry.max_wait %s)", err, te.after.Round(time.Second), p.MaxWait)
 		}
-		if p.notify != nil {
-			p.notify(fmt.Sprintf("%s — retry %d of %d in %s; Ctrl-C to stop", te.why, n, p.attempts, roundWait(d)))
+		if p.Notify != nil {
+			p.Notify(fmt.Sprintf("%s — retry %d of %d in %s; Ctrl-C to stop", te.why, n, p.Attempts, RoundWait(d)))
 		}
 		if rt != nil {
-			rt.retries++
+			rt.Retries++
 		}
-		sleep := p.sleep
+		sleep := p.Sleep
 		if sleep == nil {
-			sleep = sleepCtx
+			sleep = SleepCtx
 		}
 		if err := sleep(ctx, d); err != nil {
 			return st, nil, fmt.Errorf("cancelled while waiting to retry: %w", err)
@@ -150,18 +150,18 @@ func (p retryPolicy) chat(ctx context.Context, out io.Writer, call chatCall, rt 
 	}
 }
 
-// try is one call, ended when its reply makes no progress for p.idle.
-func (p retryPolicy) try(ctx context.Context, out io.Writer, call chatCall) (ChatStats, []anyllm.ToolCall, error) {
-	cctx, stop := watchReply(ctx, p.idle)
+// try is one call, ended when its reply makes no progress for p.Idle.
+func (p RetryPolicy) Try(ctx context.Context, out io.Writer, call ChatCall) (ChatStats, []anyllm.ToolCall, error) {
+	cctx, stop := WatchReply(ctx, p.Idle)
 	defer stop()
 	st, calls, err := call(cctx, out)
-	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), errReplyIdle) {
-		err = idleError(p.idle)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), ErrReplyIdle) {
+		err = IdleError(p.Idle)
 	}
 	return st, calls, err
 }
 
-func roundWait(d time.Duration) string {
+func RoundWait(d time.Duration) string {
 	if d < time.Second {
 		return d.Round(100 * time.Millisecond).String()
 	}
@@ -170,7 +170,7 @@ func roundWait(d time.Duration) string {
 
 // sleepCtx waits d, or returns ctx's error as soon as it is done (Ctrl-C
 // stops the wait at once).
-func sleepCtx(ctx context.Context, d time.Duration) error {
+func SleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -216,7 +216,7 @@ func (r *replayWriter) Write(p []byte) (int, error) {
 		}
 		if r.pos < len(r.shown) {
 			r.parted = true
-			if _, err := io.WriteString(r.out, "\n[the retried reply differs from here]\n"); err != nil {
+			if _, err := io.WriteString(r.out, "\n[the Retried reply differs from here]\n"); err != nil {
 				return 0, err
 			}
 		}
@@ -230,7 +230,7 @@ func (r *replayWriter) Write(p []byte) (int, error) {
 // ---- what each backend's failures mean ----
 
 // retryAfter reads a Retry-After header: seconds, or an HTTP date.
-func retryAfter(h string) time.Duration {
+func RetryAfter(h string) time.Duration {
 	h = strings.TrimSpace(h)
 	if h == "" {
 		return 0
@@ -244,19 +244,19 @@ func retryAfter(h string) time.Duration {
 	return 0
 }
 
-// statusWithRetryAfter is an HTTP error status with the server's
+// StatusWithRetryAfter is an HTTP error status with the server's
 // Retry-After.
-type statusWithRetryAfter struct {
-	err   error
-	after time.Duration
+type StatusWithRetryAfter struct {
+	Err   error
+	After time.Duration
 }
 
-func (e *statusWithRetryAfter) Error() string { return e.err.Error() }
-func (e *statusWithRetryAfter) Unwrap() error { return e.err }
+func (e *StatusWithRetryAfter) Error() string { return e.Err.Error() }
+func (e *StatusWithRetryAfter) Unwrap() error { return e.Err }
 
 // connectionTrouble says what a transport failure means, when a second
 // try can fix it: refused (the server is restarting) or dropped.
-func connectionTrouble(err error) (string, bool) {
+func ConnectionTrouble(err error) (string, bool) {
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(err.Error(), "connection refused"):
 		return "not answering (restarting?)", true
@@ -270,13 +270,13 @@ func connectionTrouble(err error) (string, bool) {
 	return "", false
 }
 
-// ollamaLoading are the words of Ollama's errors while a model loads or
+// LoadingWords are the words of Ollama's errors while a model loads or
 // its runner restarts.
-var ollamaLoading = []string{"llama runner process has terminated", "model failed to load", "loading model", "llama runner", "runner process", "server busy", "unexpected server status", "no slots"}
+var LoadingWords = []string{"llama runner process has terminated", "model failed to load", "loading model", "llama runner", "runner process", "server busy", "unexpected server status", "no slots"}
 
 // transientStatus says whether an HTTP error status is worth another try,
 // and in which words: 429 and the 5xx a restart or a load answers.
-func transientStatus(code int, msg string) (string, bool) {
+func TransientStatus(code int, msg string) (string, bool) {
 	low := strings.ToLower(msg)
 	switch {
 	case code == http.StatusTooManyRequests:
@@ -286,7 +286,7 @@ func transientStatus(code int, msg string) (string, bool) {
 	case code >= 500 && bytes.Contains([]byte(low), []byte("context")) && strings.Contains(low, "length"):
 		return "", false
 	case code == http.StatusInternalServerError:
-		for _, w := range ollamaLoading {
+		for _, w := range LoadingWords {
 			if strings.Contains(low, w) {
 				return "loading the model (500)", true
 			}

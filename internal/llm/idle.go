@@ -1,4 +1,4 @@
-package harvey
+package llm
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // then says nothing, or drips empty chunks, ends the turn with a line that
 // says so, and headless exits 1.
 
-var errReplyIdle = errors.New("the reply made no progress")
+var ErrReplyIdle = errors.New("the reply made no progress")
 
 type replyWatchKey struct{}
 
@@ -27,15 +27,15 @@ type replyWatch struct {
 	idle  time.Duration
 }
 
-// watchReply is ctx ended with errReplyIdle (context.Cause) when the call
+// watchReply is ctx ended with ErrReplyIdle (context.Cause) when the call
 // makes no progress for idle (never when idle <= 0); stop releases it.
-func watchReply(ctx context.Context, idle time.Duration) (context.Context, func()) {
+func WatchReply(ctx context.Context, idle time.Duration) (context.Context, func()) {
 	if idle <= 0 {
 		return ctx, func() {}
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	w := &replyWatch{idle: idle}
-	w.timer = time.AfterFunc(idle, func() { cancel(errReplyIdle) })
+	w.timer = time.AfterFunc(idle, func() { cancel(ErrReplyIdle) })
 	return context.WithValue(ctx, replyWatchKey{}, w), func() {
 		w.timer.Stop()
 		cancel(nil)
@@ -43,7 +43,7 @@ func watchReply(ctx context.Context, idle time.Duration) (context.Context, func(
 }
 
 // progressed tells ctx's watch (if any) that the reply moved on.
-func progressed(ctx context.Context) {
+func Progressed(ctx context.Context) {
 	if w, ok := ctx.Value(replyWatchKey{}).(*replyWatch); ok {
 		w.mu.Lock()
 		w.timer.Reset(w.idle)
@@ -52,6 +52,6 @@ func progressed(ctx context.Context) {
 }
 
 // idleError is what a call ended by its watch says.
-func idleError(idle time.Duration) error {
+func IdleError(idle time.Duration) error {
 	return fmt.Errorf("the model's server sent nothing new for %s, so the call was ended (retry.idle in your config: a longer time, or off)", idle)
 }
