@@ -319,7 +319,7 @@ func (a *toolCallAccumulator) calls() []anyllm.ToolCall {
 	seen := map[string]bool{}
 	out := make([]anyllm.ToolCall, 0, len(a.list))
 	for _, tc := range a.list {
-		if !validCallID(tc.ID) || seen[tc.ID] {
+		if !llm.ValidCallID(tc.ID) || seen[tc.ID] {
 			tc.ID = textcalls.NewCallID()
 		}
 		seen[tc.ID] = true

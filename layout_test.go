@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/internal/ollama"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/ollama/ollama/template"
 )
@@ -30,12 +31,12 @@ func renderedSession(t *testing.T, tmplFile string, layout promptLayout) []strin
 		if layout != layoutNative {
 			msgs, sendTools = layout.apply(history, tools)
 		}
-		apiTools, err := toOllamaTools(sendTools)
+		apiTools, err := ollama.ToTools(sendTools)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var b bytes.Buffer
-		if err := tmpl.Execute(&b, template.Values{Messages: toOllamaMessages(msgs), Tools: apiTools}); err != nil {
+		if err := tmpl.Execute(&b, template.Values{Messages: ollama.ToMessages(msgs), Tools: apiTools}); err != nil {
 			t.Fatal(err)
 		}
 		prompts = append(prompts, b.String())
@@ -199,7 +200,7 @@ func lazySession(t *testing.T, tmplFile string, layout promptLayout, pinned bool
 		send := func() {
 			msgs, _ := layout.apply(history, block)
 			var b bytes.Buffer
-			if err := tmpl.Execute(&b, template.Values{Messages: toOllamaMessages(msgs)}); err != nil {
+			if err := tmpl.Execute(&b, template.Values{Messages: ollama.ToMessages(msgs)}); err != nil {
 				t.Fatal(err)
 			}
 			prompts = append(prompts, b.String())

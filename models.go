@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/ollama"
 	anyllm "github.com/mozilla-ai/any-llm-go"
-	"github.com/ollama/ollama/api"
 )
 
 // UseModel switches to an Ollama model, probing its tool support.
@@ -118,7 +118,7 @@ const noModelsHint = "no models installed. Small models that call tools well: ll
 func modelDetails(ctx context.Context, c any) map[string]string {
 	d := map[string]string{}
 	mi, ok := c.(interface {
-		ModelInfos(context.Context) ([]modelInfo, error)
+		ModelInfos(context.Context) ([]ollama.ModelInfo, error)
 	})
 	if !ok {
 		return d
@@ -127,7 +127,7 @@ func modelDetails(ctx context.Context, c any) map[string]string {
 	defer cancel()
 	infos, _ := mi.ModelInfos(ctx)
 	for _, m := range infos {
-		d[m.Name] = m.describe()
+		d[m.Name] = m.Describe()
 		if r, ok := lastCheck(m.Name); ok {
 			d[m.Name] += " · checked: " + r.Verdict
 		}
@@ -197,10 +197,7 @@ func (a *Agent) warmStart() {
 		tools = t.tools
 	}
 	msgs, tools := t.prepare(append([]Message(nil), a.History...), tools)
-	req, err := oc.warmRequest(msgs, tools)
-	if err != nil {
-		return
-	}
+	send := oc.Warmer(msgs, tools)
 	a.stopWarm()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -208,7 +205,7 @@ func (a *Agent) warmStart() {
 	go func() {
 		defer close(done)
 		defer cancel()
-		oc.chat(ctx, req, func(api.ChatResponse) error { return nil })
+		send(ctx)
 	}()
 }
 

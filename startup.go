@@ -17,6 +17,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/llm"
+	"github.com/harvey-agent/harvey/internal/ollama"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wspath"
@@ -294,7 +295,7 @@ func (tm *Terminal) confirmWorkspaceConfig(cf *ConfigFile, ws *Workspace) {
 func resolveOllamaURL(flag, cfg string) string {
 	for _, s := range []string{flag, os.Getenv("OLLAMA_HOST"), cfg} {
 		if strings.TrimSpace(s) != "" {
-			if u, err := normalizeOllamaURL(s); err == nil {
+			if u, err := ollama.NormalizeURL(s); err == nil {
 				return u
 			}
 		}
@@ -369,7 +370,7 @@ func serverModels(ctx context.Context, tm *Terminal, be *backend, retry llm.Retr
 // there is none to wait for: the error says what to install.
 func notInstalled(err error, url string) error {
 	if errors.Is(err, syscall.ECONNREFUSED) && isLoopbackURL(url) && !ollamaInstalled() {
-		return refusedError{fmt.Sprintf("cannot reach Ollama at %s, and Ollama is not installed here: install it (https://ollama.com/download), then run `ollama pull llama3.2`; or point Harvey at another server with --ollama URL", url)}
+		return ollama.RefusedError{Msg: fmt.Sprintf("cannot reach Ollama at %s, and Ollama is not installed here: install it (https://ollama.com/download), then run `ollama pull llama3.2`; or point Harvey at another server with --ollama URL", url)}
 	}
 	return err
 }

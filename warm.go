@@ -5,11 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
-	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/termtext"
-	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/ollama/ollama/api"
 )
 
@@ -24,34 +21,6 @@ import (
 // warm request evaluated). Only in the REPL (headless -p would only add a
 // request), and only for Ollama (never a cloud provider: it would cost
 // money). keep_alive (default 30m) keeps the model loaded between turns.
-
-// defaultKeepAlive is how long Ollama keeps the model loaded after a
-// request when the config does not say (Ollama's own default, 5 minutes,
-// unloads it while the user reads and thinks).
-const defaultKeepAlive = 30 * time.Minute
-
-// warmRequest is the request that evaluates messages and generates one
-// token (built before any goroutine runs, from a copy of the messages).
-func (c *OllamaClient) warmRequest(messages []Message, tools []anyllm.Tool) (*ollamaRequest, error) {
-	stream := false
-	req := &api.ChatRequest{Model: c.Model, Messages: toOllamaMessages(messages), Stream: &stream, KeepAlive: c.KeepAlive,
-		Options: map[string]any{"num_ctx": c.NumCtx, "num_predict": 1}}
-	return &ollamaRequest{ChatRequest: req, Tools: tools}, nil
-}
-
-// Loaded reports whether Ollama holds the model in memory, and until when.
-func (c *OllamaClient) Loaded(ctx context.Context) (bool, time.Time, error) {
-	res, err := c.api.ListRunning(ctx)
-	if err != nil {
-		return false, time.Time{}, err
-	}
-	for _, m := range res.Models {
-		if config.SameModel(m.Name, c.Model) || config.SameModel(m.Model, c.Model) {
-			return true, m.ExpiresAt, nil
-		}
-	}
-	return false, time.Time{}, nil
-}
 
 // warming is a warm request in flight.
 type warming struct {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/ollama"
 	"github.com/ollama/ollama/template"
 )
 
@@ -37,7 +38,7 @@ func render(t *testing.T, tmplFile string, req map[string]any) string {
 		msgs = append(msgs, Message{Role: Role(fmt.Sprint(m["role"])), Content: fmt.Sprint(m["content"])})
 	}
 	var b bytes.Buffer
-	if err := tmpl.Execute(&b, template.Values{Messages: toOllamaMessages(msgs)}); err != nil {
+	if err := tmpl.Execute(&b, template.Values{Messages: ollama.ToMessages(msgs)}); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

@@ -156,3 +156,18 @@ var ErrReplyTooLarge = fmt.Errorf("the model's reply is too large (over %d MB, o
 // ErrToolsUnsupported means the server refused tools for this model (400
 // "... does not support tools"); the caller switches to prose mode.
 var ErrToolsUnsupported = errors.New("the model does not support tools")
+
+// ValidCallID accepts the IDs servers send (call_abc123, chatcmpl-tool-...):
+// letters, digits, _ and -, at most 64. Anything else is replaced, since the
+// ID is echoed into the tool-result delimiter the model reads.
+func ValidCallID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
