@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/mcpauth"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -203,7 +204,7 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 		ct = orderedTransport{Transport: t, orders: &m.orders}
 	}
 	session, err := client.Connect(cctx, ct, nil)
-	if sa := oauthOf(t); err != nil && sa != nil && sa.loggedIn.Swap(false) {
+	if sa := mcpauth.Of(t); err != nil && sa != nil && sa.TakeLogin() {
 		// A login took the time initialize had: once more, with the token.
 		cctx2, cancel2 := context.WithTimeout(ctx, m.timeout)
 		defer cancel2()
@@ -238,12 +239,12 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 // needs, initialize's time, what a stdio server wrote to stderr, and the
 // sandbox rule or the registry that refused it.
 func (m *mcpManager) whyNoStart(name string, err error, timedOut bool, t mcp.Transport, spec *sandbox.Spec, refusedBefore int) error {
-	var nl errNeedsLogin
+	var nl mcpauth.NeedsLogin
 	switch {
 	case errors.As(err, &nl):
 		return nl
 	case strings.Contains(err.Error(), "needs you to log in (OAuth)"):
-		return errNeedsLogin{name: name} // said in its own words, not the transport's
+		return mcpauth.NeedsLogin{Name: name} // said in its own words, not the transport's
 	case timedOut:
 		err = fmt.Errorf("did not answer initialize within %s", m.timeout)
 	}
@@ -275,9 +276,9 @@ func (m *mcpManager) transport(name string, cfg MCPServer) (mcp.Transport, *sand
 		hc := &http.Client{Transport: orderedBodies{next: headerTransport{headers: cfg.Expanded(cfg.Headers)}, orders: &m.orders}}
 		// The standalone stream stays on: it is how a server's requests
 		// (elicitation) reach Harvey between its answers. A 401 is
-		// answered with the server's OAuth (mcp_oauth.go).
-		sa := newServerAuth(name, cfg, m.term, m.askLogin(name), &http.Client{})
-		sa.standalone = m.login
+		// answered with the server's OAuth (internal/mcpauth).
+		sa := mcpauth.New(name, cfg, termUI{m.term}, m.askLogin(name), &http.Client{})
+		sa.Standalone = m.login
 		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, OAuthHandler: sa}, nil, nil
 	}
 	if len(cfg.Command) == 0 {
@@ -643,13 +644,4 @@ func (m *mcpManager) askLogin(name string) func() bool {
 		})
 		return ok
 	}
-}
-
-// oauthOf is an HTTP transport's OAuth handler (nil: none).
-func oauthOf(t mcp.Transport) *serverAuth {
-	if st, ok := t.(*mcp.StreamableClientTransport); ok {
-		sa, _ := st.OAuthHandler.(*serverAuth)
-		return sa
-	}
-	return nil
 }

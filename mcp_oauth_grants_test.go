@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/mcpauth"
 	"gopkg.in/yaml.v3"
 )
 
@@ -222,8 +223,8 @@ func TestMCPEnterpriseLogin(t *testing.T) {
 // What a grant may not do: a workspace's server naming a token or command
 // of yours is refused before anything is read or run; the browser login at
 // an identity provider happens only where a person can answer; the
-// authorization server's metadata must name the issuer asked for; a
-// client whose server lists only client_secret_post sends it in the body.
+// (internal/mcpauth's TestGrantServerMetadata: the metadata must name the
+// issuer asked for, client_secret_post.)
 func TestMCPGrantBoundaries(t *testing.T) {
 	t.Parallel()
 	o := newOAuthServer(t, time.Minute)
@@ -239,7 +240,7 @@ func TestMCPGrantBoundaries(t *testing.T) {
 		{ClientID: "x", WorkloadTokenCommand: HookArgv{"sh", "-c", "touch " + ran}},
 		{ClientID: "x", Enterprise: &MCPEnterprise{IdPIssuer: o.URL, IdPClientID: "y", IDTokenCommand: HookArgv{"sh", "-c", "touch " + ran}}},
 	} {
-		a := &serverAuth{name: "planted", workspace: true, oauth: oa, hc: http.DefaultClient, loginOK: func() bool { return true }}
+		a := mcpauth.New("planted", MCPServer{URL: o.URL + "/mcp", OAuth: &oa, FromWorkspace: true}, nil, func() bool { return true }, http.DefaultClient)
 		req, resp := resp401()
 		if err := a.Authorize(context.Background(), req, resp); err == nil || !strings.Contains(err.Error(), "your own config") {
 			t.Errorf("a workspace's server used %+v: %v", oa, err)
@@ -248,45 +249,13 @@ func TestMCPGrantBoundaries(t *testing.T) {
 	if _, err := os.Stat(ran); err == nil || o.grants.Load() != 0 {
 		t.Errorf("a workspace's command ran, or a grant was asked (%d)", o.grants.Load())
 	}
-	a := &serverAuth{name: "sso", oauth: MCPOAuth{ClientID: "x", Enterprise: &MCPEnterprise{IdPIssuer: o.URL, IdPClientID: "y"}}, hc: http.DefaultClient,
-		loginOK: func() bool { return false }}
+	a := mcpauth.New("sso", MCPServer{URL: o.URL + "/mcp", OAuth: &MCPOAuth{ClientID: "x", Enterprise: &MCPEnterprise{IdPIssuer: o.URL, IdPClientID: "y"}}}, nil,
+		func() bool { return false }, http.DefaultClient)
 	req, resp := resp401()
 	if err := a.Authorize(context.Background(), req, resp); err == nil || !strings.Contains(err.Error(), "harvey mcp login sso") {
 		t.Errorf("headless, a login at the identity provider: %v", err)
 	}
 
-	var form, header atomic.Value
-	mux := http.NewServeMux()
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	issuer := srv.URL
-	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		json.NewEncoder(w).Encode(map[string]any{"issuer": issuer, "token_endpoint": srv.URL + "/token", "token_endpoint_auth_methods_supported": []string{"client_secret_post"}})
-	})
-	mux.HandleFunc("/token", func(w http.ResponseWriter, r *http.Request) {
-		r.ParseForm()
-		form.Store(r.Form.Encode())
-		header.Store(r.Header.Get("Authorization"))
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"access_token":"tok-123456789","token_type":"Bearer"}`)
-	})
-	asm, err := grantServerMeta(context.Background(), srv.URL, http.DefaultClient)
-	if err != nil || asm == nil {
-		t.Fatal(asm, err)
-	}
-	if _, err := jwtBearerToken(context.Background(), http.DefaultClient, asm, "c", "post-secret-value", "a.b.c", nil, ""); err != nil {
-		t.Fatal(err)
-	}
-	if f, _ := form.Load().(string); !strings.Contains(f, "client_secret=post-secret-value") || header.Load() != "" {
-		t.Errorf("client_secret_post: form %s, header %v", f, header.Load())
-	}
-	issuer = "https://elsewhere.example"
-	if _, err := grantServerMeta(context.Background(), srv.URL, http.DefaultClient); err == nil || !strings.Contains(err.Error(), "RFC 8414") {
-		t.Errorf("metadata naming another issuer: %v", err)
-	}
-	if _, err := grantServerMeta(context.Background(), "http://idp.example.com", http.DefaultClient); err == nil {
-		t.Error("metadata over plain http to another machine")
-	}
 }
 
 // harvey mcp add writes the grants' settings as a person would write them.

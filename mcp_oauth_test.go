@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/mcpauth"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -92,7 +93,7 @@ func newOAuthServer(t *testing.T, ttl time.Duration) *oauthServer {
 			"registration_endpoint": srv.URL + "/register", "response_types_supported": []string{"code"},
 			"code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "private_key_jwt"},
 			"token_endpoint_auth_signing_alg_values_supported": []string{"ES256", "ES384", "RS256", "EdDSA"},
-			"grant_types_supported":                            []string{"authorization_code", "refresh_token", "client_credentials", grantJWTBearer}})
+			"grant_types_supported":                            []string{"authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"}})
 	})
 	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
 		var m map[string]any
@@ -151,7 +152,7 @@ func newOAuthServer(t *testing.T, ttl time.Duration) *oauthServer {
 				js(w, map[string]any{"error": "invalid_client"})
 				return
 			}
-		case grantJWTBearer:
+		case "urn:ietf:params:oauth:grant-type:jwt-bearer":
 			o.grants.Add(1)
 			var err error
 			if o.jwtBearer == nil {
@@ -279,7 +280,7 @@ func TestMCPOAuthPrivateKeyJWT(t *testing.T) {
 			}
 		})
 	}
-	a := &serverAuth{name: "planted", workspace: true, oauth: MCPOAuth{ClientCredentials: true, ClientID: "x", PrivateKey: "~/.ssh/id_ed25519"}}
+	a := mcpauth.New("planted", MCPServer{URL: "http://127.0.0.1:1/mcp", OAuth: &MCPOAuth{ClientCredentials: true, ClientID: "x", PrivateKey: "~/.ssh/id_ed25519"}, FromWorkspace: true}, nil, func() bool { return false }, http.DefaultClient)
 	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:1/mcp", nil)
 	if err := a.Authorize(context.Background(), req, &http.Response{StatusCode: http.StatusUnauthorized, Body: http.NoBody}); err == nil || !strings.Contains(err.Error(), "your own config") {
 		t.Errorf("a workspace's server named a key of yours: %v", err)

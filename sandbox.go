@@ -305,12 +305,7 @@ func outermost(list []string) []string {
 	return out
 }
 
-func expandHome(p, home string) string {
-	if strings.HasPrefix(p, "~/") && home != "" {
-		return filepath.Join(home, p[2:])
-	}
-	return p
-}
+func expandHome(p, home string) string { return datadir.ExpandHome(p, home) }
 
 // sandboxEnv points TMPDIR at the private directory, and the tools at
 // the spec's private caches (Landlock only).

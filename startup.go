@@ -19,6 +19,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/ollama"
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wspath"
 )
@@ -139,7 +140,7 @@ func recoverBeforeStart(dir string, stderr io.Writer) []string {
 // starting). Harvey waits only then, in the REPL and headless; with
 // neither, a new user learns at once what to install.
 func serverMayStart(url string) bool {
-	return !isLoopbackURL(url) || ollamaInstalled()
+	return !secrets.IsLoopbackURL(url) || ollamaInstalled()
 }
 
 // ollamaInstalled reports whether Ollama is installed on this machine: its
@@ -369,7 +370,7 @@ func serverModels(ctx context.Context, tm *Terminal, be *backend, retry llm.Retr
 // notInstalled is a refused connection to this machine's Ollama where
 // there is none to wait for: the error says what to install.
 func notInstalled(err error, url string) error {
-	if errors.Is(err, syscall.ECONNREFUSED) && isLoopbackURL(url) && !ollamaInstalled() {
+	if errors.Is(err, syscall.ECONNREFUSED) && secrets.IsLoopbackURL(url) && !ollamaInstalled() {
 		return ollama.RefusedError{Msg: fmt.Sprintf("cannot reach Ollama at %s, and Ollama is not installed here: install it (https://ollama.com/download), then run `ollama pull llama3.2`; or point Harvey at another server with --ollama URL", url)}
 	}
 	return err
@@ -408,7 +409,7 @@ func pickModel(ctx context.Context, a *Agent, oc *OllamaClient, models []string)
 // offerOllamaStart asks, in an interactive session only, whether to start
 // a local Ollama that is not answering, when the ollama binary is there.
 func (be *backend) offerOllamaStart(ctx context.Context, tm *Terminal, oc *OllamaClient) bool {
-	if !tm.Interactive || !isLoopbackURL(oc.BaseURL) {
+	if !tm.Interactive || !secrets.IsLoopbackURL(oc.BaseURL) {
 		return false
 	}
 	if _, err := exec.LookPath("ollama"); err != nil {

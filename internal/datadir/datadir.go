@@ -17,6 +17,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // Path is Harvey's data directory ("" when there is no home).
@@ -34,4 +35,13 @@ func Path() string {
 func Key(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])[:12]
+}
+
+// ExpandHome is p with a leading ~/ made home's (p as it is otherwise, or
+// when home is "").
+func ExpandHome(p, home string) string {
+	if strings.HasPrefix(p, "~/") && home != "" {
+		return filepath.Join(home, p[2:])
+	}
+	return p
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -130,7 +131,7 @@ func readConfigRefs(root, config string) []string {
 		}
 		if strings.EqualFold(key, "core.hookspath") && val != "" {
 			home, _ := os.UserHomeDir()
-			refs = append(refs, absIn(root, expandHome(val, home)))
+			refs = append(refs, absIn(root, datadir.ExpandHome(val, home)))
 		}
 	}
 	return refs
@@ -148,12 +149,4 @@ func absIn(dir, p string) string {
 		return p
 	}
 	return filepath.Join(dir, p)
-}
-
-// expandHome is p with a leading ~/ made home's.
-func expandHome(p, home string) string {
-	if strings.HasPrefix(p, "~/") && home != "" {
-		return filepath.Join(home, p[2:])
-	}
-	return p
 }

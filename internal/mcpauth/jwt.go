@@ -1,4 +1,4 @@
-package harvey
+package mcpauth
 
 import (
 	"context"
@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -204,7 +205,7 @@ func (h *jwtClientAuth) assertion(aud []string, now time.Time) (string, error) {
 // EdDSA.
 func readSigningKey(file string) (crypto.Signer, string, error) {
 	home, _ := os.UserHomeDir()
-	b, err := os.ReadFile(expandHome(file, home))
+	b, err := os.ReadFile(datadir.ExpandHome(file, home))
 	if err != nil {
 		return nil, "", err
 	}

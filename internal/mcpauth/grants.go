@@ -1,4 +1,4 @@
-package harvey
+package mcpauth
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/modelcontextprotocol/go-sdk/auth/extauth"
@@ -52,7 +54,7 @@ const grantJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 // grantAuth is the auth.OAuthHandler of a server whose token comes from a
 // JWT-bearer grant.
 type grantAuth struct {
-	a  *serverAuth
+	a  *Handler
 	ts oauth2.TokenSource
 }
 
@@ -128,7 +130,7 @@ func grantServerMeta(ctx context.Context, issuer string, hc *http.Client) (*oaut
 	for _, path := range paths {
 		m := *u
 		m.Path, m.RawQuery, m.Fragment = path, "", ""
-		if !httpsOrLoopback(m.String()) {
+		if !secrets.CredentialURL(m.String()) {
 			return nil, fmt.Errorf("%s is neither https nor a loopback address", m.String())
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.String(), nil)
@@ -152,7 +154,7 @@ func grantServerMeta(ctx context.Context, issuer string, hc *http.Client) (*oaut
 			return nil, fmt.Errorf("%s is not JSON metadata", m.String())
 		case strings.TrimRight(asm.Issuer, "/") != strings.TrimRight(issuer, "/"):
 			return nil, fmt.Errorf("the metadata at %s names the issuer %q, not %q (RFC 8414 §3.3)", m.String(), asm.Issuer, issuer)
-		case !httpsOrLoopback(asm.TokenEndpoint):
+		case !secrets.CredentialURL(asm.TokenEndpoint):
 			return nil, fmt.Errorf("its token endpoint %q is neither https nor a loopback address", asm.TokenEndpoint)
 		}
 		return &asm, nil
@@ -237,10 +239,10 @@ func (g *grantAuth) identityGrant(ctx context.Context, audience, resource string
 
 // workloadJWT reads the workload's JWT: the file, read again each time,
 // or what the command prints.
-func workloadJWT(ctx context.Context, o MCPOAuth) (string, error) {
+func workloadJWT(ctx context.Context, o config.MCPOAuth) (string, error) {
 	if o.WorkloadToken != "" {
 		home, _ := os.UserHomeDir()
-		f, err := os.Open(expandHome(o.WorkloadToken, home))
+		f, err := os.Open(datadir.ExpandHome(o.WorkloadToken, home))
 		if err != nil {
 			return "", fmt.Errorf("the workload token: %v", err)
 		}
@@ -260,14 +262,14 @@ func workloadJWT(ctx context.Context, o MCPOAuth) (string, error) {
 // token (as Git's credential helpers and gcloud's print-identity-token
 // do): your program, with your environment, outside the sandbox, for 30
 // seconds at most; its first line is the token.
-func credentialCommand(ctx context.Context, setting string, argv HookArgv) (string, error) {
+func credentialCommand(ctx context.Context, setting string, argv config.HookArgv) (string, error) {
 	if len(argv) == 0 {
 		return "", fmt.Errorf("%s is empty", setting)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	out, errb := &capWriter{limit: 64 << 10}, &capWriter{limit: 4 << 10}
+	out, errb := &capped{limit: 64 << 10}, &capped{limit: 4 << 10}
 	cmd.Stdout, cmd.Stderr = out, errb
 	err := cmd.Run()
 	t := strings.TrimSpace(termtext.FirstLine(string(out.buf)))
@@ -288,7 +290,7 @@ func credentialCommand(ctx context.Context, setting string, argv HookArgv) (stri
 // grant authorizes a server by a JWT-bearer grant. The enterprise flow's
 // login at the identity provider is a person's: only where a login may
 // happen (the REPL, harvey mcp login), with a person's time.
-func (a *serverAuth) grant(ctx context.Context, req *http.Request, resp *http.Response) error {
+func (a *Handler) grant(ctx context.Context, req *http.Request, resp *http.Response) error {
 	if a.grantErr != nil { // the SDK's second try (initialize after its probe): the same answer
 		resp.Body.Close()
 		return a.grantErr
@@ -297,7 +299,7 @@ func (a *serverAuth) grant(ctx context.Context, req *http.Request, resp *http.Re
 	if person {
 		if !a.loginOK() {
 			resp.Body.Close()
-			return errNeedsLogin{name: a.name, scope: resp.StatusCode == http.StatusForbidden}
+			return NeedsLogin{Name: a.name, Scope: resp.StatusCode == http.StatusForbidden}
 		}
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Minute)
 		defer cancel()
@@ -320,7 +322,7 @@ func (a *serverAuth) grant(ctx context.Context, req *http.Request, resp *http.Re
 		if rec.save(a.name) == nil {
 			where = fmt.Sprintf("; the token is kept in %s while it lasts (harvey mcp logout %s forgets it)", filepath.Dir(oauthPath(a.name, a.url)), a.name)
 		}
-		a.tm.logf("%s", a.tm.colorize("32", fmt.Sprintf("logged in to MCP server %s through %s%s", a.name, a.oauth.Enterprise.IdPIssuer, where)))
+		a.ui.Say(Done, fmt.Sprintf("logged in to MCP server %s through %s%s", a.name, a.oauth.Enterprise.IdPIssuer, where))
 	}
 	return nil
 }
@@ -329,7 +331,7 @@ func (a *serverAuth) grant(ctx context.Context, req *http.Request, resp *http.Re
 // id_token_command prints, else an OpenID Connect login there (PKCE, the
 // SDK's extauth.PerformOIDCLogin) with its redirect caught as a server's
 // login's is.
-func (a *serverAuth) idToken(ctx context.Context) (string, error) {
+func (a *Handler) idToken(ctx context.Context) (string, error) {
 	e := a.oauth.Enterprise
 	if len(e.IDTokenCommand) > 0 {
 		return credentialCommand(ctx, "id_token_command", e.IDTokenCommand)
@@ -353,4 +355,17 @@ func (a *serverAuth) idToken(ctx context.Context) (string, error) {
 	}
 	secrets.Known(id, t.AccessToken, t.RefreshToken)
 	return id, nil
+}
+
+// capped keeps the first limit bytes a program writes and drops the rest.
+type capped struct {
+	buf   []byte
+	limit int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.limit - len(c.buf); room > 0 {
+		c.buf = append(c.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
 }
