@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
@@ -94,7 +95,7 @@ func startOllama(ctx context.Context, oc *OllamaClient, out io.Writer) (*started
 	if u, err := url.Parse(oc.BaseURL); err == nil && u.Host != "" {
 		cmd.Env = append(cmd.Env, "OLLAMA_HOST="+u.Host)
 	}
-	setProcessGroup(cmd)
+	runner.SetProcessGroup(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("ollama serve: %v", err)
 	}
@@ -116,11 +117,11 @@ func (be *backend) stopOllama(out io.Writer) error {
 	if !st.running() {
 		return errors.New("Harvey does not stop an Ollama it did not start; stop it with your service manager (e.g. systemctl stop ollama) or Ctrl-C in its terminal")
 	}
-	_ = killProcessGroupSignal(st.cmd, syscall.SIGTERM)
+	_ = runner.KillProcessGroupSignal(st.cmd, syscall.SIGTERM)
 	select {
 	case <-st.done:
 	case <-time.After(5 * time.Second):
-		_ = killProcessGroup(st.cmd)
+		_ = runner.KillProcessGroup(st.cmd)
 		<-st.done
 	}
 	fmt.Fprintf(out, "stopped the Ollama Harvey started (pid %d)\n", st.cmd.Process.Pid)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/gitargs"
+	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
@@ -30,7 +31,7 @@ type gateOps interface {
 	listChecked(ctx context.Context, p string) (string, int, error)
 	searchChecked(ctx context.Context, pattern, p string) (searchHits, error)
 	findChecked(ctx context.Context, question string) (string, int, error)
-	runCheckedEcho(ctx context.Context, tool, line string, timeout time.Duration, echo io.Writer, streams bool) (RunResult, error)
+	runCheckedEcho(ctx context.Context, tool, line string, timeout time.Duration, echo io.Writer, streams bool) (runner.Result, error)
 	gitChecked(ctx context.Context, sub string, args []string) (string, error)
 	resultCap() int
 	capped(n int) gateOps // the same gate with a turn's cap on a result
@@ -255,7 +256,7 @@ func (t *builtinTools) gitCommand(ctx context.Context, g gateOps, call callScope
 	case string:
 		if strings.TrimSpace(v) != "" {
 			var err error
-			if argv, _, err = parseCommandLine(v); err != nil {
+			if argv, _, err = runner.ParseCommandLine(v); err != nil {
 				return toolResult{}, fmt.Errorf("args: %v", err)
 			}
 		}
@@ -277,11 +278,11 @@ func (t *builtinTools) gitCommand(ctx context.Context, g gateOps, call callScope
 // commandResult is the result of run_command: its text for the model, its
 // status for the user (✗ when it failed), its notes, and what Claude Code's
 // hooks read as a Bash tool_response.
-func commandResult(r RunResult, limit int) toolResult {
+func commandResult(r runner.Result, limit int) toolResult {
 	text := r.Text(limit)
-	resp := map[string]any{"output": text, "status": "ok", "success": !r.failed(), "exit_code": r.ExitCode,
+	resp := map[string]any{"output": text, "status": "ok", "success": !r.Failed(), "exit_code": r.ExitCode,
 		"interrupted": r.TimedOut || r.Err != nil && errors.Is(r.Err, context.Canceled), "isImage": false}
-	if r.failed() {
+	if r.Failed() {
 		resp["status"] = "error"
 	}
 	if r.StdoutPart != nil || r.StderrPart != nil {
@@ -290,5 +291,5 @@ func commandResult(r RunResult, limit int) toolResult {
 	} else {
 		resp["stdout"], resp["stderr"] = secrets.RedactWindow(string(r.Output)), "" // one pipe: both, as the model reads them
 	}
-	return toolResult{Text: text, Summary: r.status(), Failed: r.failed(), Notes: r.notes(), Response: resp}
+	return toolResult{Text: text, Summary: r.Status(), Failed: r.Failed(), Notes: r.Notes(), Response: resp}
 }

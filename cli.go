@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/events"
+	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -94,7 +95,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	hardenProcess()
 	// The sandbox's temporary directories go with the process, whichever
 	// command made them (harvey model check, mcp list, ... too).
-	defer removeSandboxTmp()
+	defer runner.RemoveTmp()
 	if code, ok := subcommand(ctx, args, stdout, stderr); ok {
 		return code
 	}
@@ -124,7 +125,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return 1
 	}
 	if sink != nil {
-		sink.Sandbox = sandboxMode(a.Config.Sandbox)
+		sink.Sandbox = runner.ModeName(a.Config.Sandbox)
 		a.events = sink
 		a.approvals.observe = func(r approvalRequest, approved bool, by string) { sink.Approval(r.tool, r.action, approved, by) }
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/llm"
+	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -301,7 +302,7 @@ func cmdStatus(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "recording:   %s\n", rec)
 	fmt.Fprintf(out, "safe mode:   %v\n", a.Config.SafeMode)
-	fmt.Fprintf(out, "sandbox:     %s\n", sandboxMode(a.Config.Sandbox))
+	fmt.Fprintf(out, "sandbox:     %s\n", runner.ModeName(a.Config.Sandbox))
 	if h := a.gate.hooks; h != nil {
 		fmt.Fprintf(out, "hooks:       %d (%d run, %d blocked, changed or added something; /hooks)\n", len(h.hooks), h.ran.Load(), h.fired.Load())
 	}
@@ -398,7 +399,7 @@ func cmdRunLine(ctx context.Context, a *Agent, line string, out io.Writer) error
 	if res.Err != nil && !errors.Is(res.Err, context.Canceled) {
 		return res.Err // said once, as the error
 	}
-	fmt.Fprintln(out, termtext.Sanitize(strings.Join(append([]string{res.status()}, res.notes()...), "\n")))
+	fmt.Fprintln(out, termtext.Sanitize(strings.Join(append([]string{res.Status()}, res.Notes()...), "\n")))
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
@@ -124,7 +125,7 @@ func isolateHome() func() {
 		os.Setenv(k, filepath.Join(d, v))
 	}
 	return func() {
-		removeSandboxTmp()
+		runner.RemoveTmp()
 		removeTree(base)
 	}
 }

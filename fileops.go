@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/outputcap"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wspath"
@@ -160,7 +161,7 @@ func readOld(rp *wspath.Resolved, p string) (old string, exists bool, err error)
 	if len(old) > maxEditBytes {
 		return "", true, tooLarge
 	}
-	if isBinary([]byte(old[:min(len(old), 8000)])) {
+	if outputcap.IsBinary([]byte(old[:min(len(old), 8000)])) {
 		return "", true, wspath.Failed(p, "binary file, not changed", nil)
 	}
 	return old, true, nil

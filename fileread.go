@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
+	"github.com/harvey-agent/harvey/internal/outputcap"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/wspath"
 )
@@ -62,7 +63,7 @@ func readWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*R
 	}
 	br := bufio.NewReaderSize(f, bufSize)
 	head, _ := br.Peek(8000)
-	if isBinary(head) {
+	if outputcap.IsBinary(head) {
 		res.Binary = true
 		res.Text = fmt.Sprintf("binary file, %d bytes", st.Size())
 		return res, nil
@@ -87,7 +88,7 @@ func readWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*R
 		res.NextLine = max(offset, 1) + lines
 	}
 	res.Lines = lines
-	res.Text = capOutput([]byte(red.Text(text)), maxBytes, truncated)
+	res.Text = outputcap.Cap([]byte(red.Text(text)), maxBytes, truncated)
 	if res.NextLine > 0 {
 		res.Text += fmt.Sprintf("\n[more lines follow; continue with offset=%d]", res.NextLine)
 	}

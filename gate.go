@@ -6,15 +6,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/diff"
 	"github.com/harvey-agent/harvey/internal/editmatch"
 	"github.com/harvey-agent/harvey/internal/guard"
+	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -239,30 +237,30 @@ func (g *Gate) findChecked(ctx context.Context, question string) (string, int, e
 // runChecked is the command path shared by /run, ! and run_command: the
 // line is planned (a shell only outside safe mode) and run through the one
 // gate for programs, runGated.
-func (g *Gate) runChecked(ctx context.Context, tool, line string, timeout time.Duration) (RunResult, error) {
+func (g *Gate) runChecked(ctx context.Context, tool, line string, timeout time.Duration) (runner.Result, error) {
 	return g.runCheckedEcho(ctx, tool, line, timeout, nil, false)
 }
 
 // runCheckedEcho is runChecked showing the output on echo as it arrives
 // (and with streams, keeping stdout and stderr apart besides).
-func (g *Gate) runCheckedEcho(ctx context.Context, tool, line string, timeout time.Duration, echo io.Writer, streams bool) (RunResult, error) {
+func (g *Gate) runCheckedEcho(ctx context.Context, tool, line string, timeout time.Duration, echo io.Writer, streams bool) (runner.Result, error) {
 	line = strings.TrimSpace(line)
 	if line == "" {
-		return RunResult{}, fmt.Errorf("no command given")
+		return runner.Result{}, fmt.Errorf("no command given")
 	}
 	if len(line) > 4096 {
-		return RunResult{}, fmt.Errorf("command is too long (over 4096 bytes)")
+		return runner.Result{}, fmt.Errorf("command is too long (over 4096 bytes)")
 	}
-	argv, err := g.commandPolicy().plan(line)
+	argv, err := g.commandPolicy().Plan(line)
 	if err != nil {
 		g.audit("run", line, err, 0)
-		return RunResult{}, err
+		return runner.Result{}, err
 	}
 	return g.runGated(ctx, runRequest{audit: "run", shown: line, tool: tool, action: "run: " + line, argv: argv, timeout: timeout, echo: echo, streams: streams})
 }
 
-func (g *Gate) commandPolicy() CommandPolicy {
-	return CommandPolicy{SafeMode: g.cfg.SafeMode, Allowed: g.cfg.AllowedCommands}
+func (g *Gate) commandPolicy() runner.CommandPolicy {
+	return runner.CommandPolicy{SafeMode: g.cfg.SafeMode, Allowed: g.cfg.AllowedCommands}
 }
 
 // runRequest is a program to start, and on whose behalf.
@@ -274,7 +272,7 @@ type runRequest struct {
 	argv    []string
 	timeout time.Duration // 0: run_timeout
 	echo    io.Writer     // shows the output as it arrives (nil: nothing shown)
-	streams bool          // keep stdout and stderr apart besides (RunResult.StdoutPart, StderrPart)
+	streams bool          // keep stdout and stderr apart besides (runner.Result.StdoutPart, StderrPart)
 	// hook: a hook's command (hooks_run.go): this on stdin, these
 	// variables besides the filtered environment, stderr kept apart, its
 	// own network when asked, and never the offer to run it again
@@ -294,25 +292,25 @@ type hookRun struct {
 // model passes (git has its own, narrower one): exec permission, safe
 // mode's allowlist, the approval (tools only), the sandboxed runner, the
 // audit record, and in the REPL the offer to rerun what the sandbox blocked.
-func (g *Gate) runGated(ctx context.Context, r runRequest) (RunResult, error) {
+func (g *Gate) runGated(ctx context.Context, r runRequest) (runner.Result, error) {
 	err := g.checkPermission(".", wspath.PermExec)
 	if err == nil {
-		err = g.commandPolicy().allows(r.argv)
+		err = g.commandPolicy().Allows(r.argv)
 	}
 	if err == nil {
-		err = noSandboxRefusal(g.cfg.Sandbox)
+		err = runner.NoSandboxRefusal(g.cfg.Sandbox)
 	}
 	if err == nil && r.tool != "" {
 		err = g.confirm(ctx, r.tool, r.action)
 	}
 	if err != nil {
 		g.audit(r.audit, r.shown, err, 0)
-		return RunResult{}, err
+		return runner.Result{}, err
 	}
 	if r.timeout <= 0 {
 		r.timeout = time.Duration(g.cfg.RunTimeout)
 	}
-	spec := procSpec{Dir: g.ws.Root, Argv: r.argv, Env: baseEnv(), Timeout: r.timeout, Limit: g.maxOut(), Sandbox: g.commandSandbox(), Echo: r.echo, KeepStreams: r.streams}
+	spec := runner.Proc{Dir: g.ws.Root, Argv: r.argv, Env: runner.BaseEnv(), Timeout: r.timeout, Limit: g.maxOut(), Sandbox: g.commandSandbox(), Echo: r.echo, KeepStreams: r.streams}
 	if r.hook != nil {
 		spec.Stdin, spec.SplitStderr, spec.Env = r.hook.stdin, true, append(spec.Env, r.hook.env...)
 		if r.hook.readable != "" {
@@ -328,7 +326,7 @@ func (g *Gate) runGated(ctx context.Context, r runRequest) (RunResult, error) {
 		if sb == nil {
 			// The user's explicit yes to run it with all their rights:
 			// what it does to .git is theirs, as their own git's is.
-			res = runProcess(ctx, spec)
+			res = runner.Run(ctx, spec)
 			g.log.Record(r.audit+" outside the sandbox", r.shown, runOutcome(res), res.Duration)
 			return res, nil
 		}
@@ -341,9 +339,9 @@ func (g *Gate) runGated(ctx context.Context, r runRequest) (RunResult, error) {
 // runGuarded runs a sandboxed program and then the check after every
 // command (internal/guard): what it changed in .git that the user's next git
 // would run is undone, said in the result and in the audit log.
-func (g *Gate) runGuarded(ctx context.Context, r runRequest, spec procSpec) RunResult {
+func (g *Gate) runGuarded(ctx context.Context, r runRequest, spec runner.Proc) runner.Result {
 	check := guard.Command(g.ws.Root, r.shown)
-	res := runProcess(ctx, spec)
+	res := runner.Run(ctx, spec)
 	res.Undone, res.Changed = check.Check()
 	g.log.Record(r.audit, r.shown, runOutcome(res), res.Duration)
 	for _, u := range res.Undone {
@@ -352,7 +350,7 @@ func (g *Gate) runGuarded(ctx context.Context, r runRequest, spec procSpec) RunR
 	return res
 }
 
-func runOutcome(res RunResult) AuditOutcome {
+func runOutcome(res runner.Result) AuditOutcome {
 	if res.Err != nil || res.ExitCode != 0 || res.TimedOut {
 		return AuditError
 	}
@@ -364,13 +362,13 @@ func runOutcome(res RunResult) AuditOutcome {
 // connection, otherwise no sandbox at all. It is a second, explicit
 // question (only "yes" counts; --yes and "always" do not answer it), and
 // headless it is never asked.
-func (g *Gate) escalate(ctx context.Context, line string, res RunResult) (*sandbox.Spec, bool) {
-	if res.Blocked == ruleNone || ctx.Err() != nil {
+func (g *Gate) escalate(ctx context.Context, line string, res runner.Result) (*sandbox.Spec, bool) {
+	if res.Blocked == runner.RuleNone || ctx.Err() != nil {
 		return nil, false
 	}
 	var sb *sandbox.Spec
 	q := "Run it again OUTSIDE the sandbox, with all your rights? Type yes to allow: "
-	if res.Blocked == ruleNetwork {
+	if res.Blocked == runner.RuleNetwork {
 		sb = g.commandSandbox()
 		sb.Network = true
 		q = "Run it again with network connections allowed (still sandboxed otherwise)? Type yes to allow: "
@@ -412,90 +410,9 @@ func (g *Gate) commandSandbox() *sandbox.Spec {
 
 // commandSandboxFor is commandSandbox with the caches' private layers kept
 // under purpose ("run" for commands, "mcp-NAME" for a server, which runs
-// beside them and must not share a layer).
+// beside them and must not share a layer): internal/runner's CommandSpec.
 func (g *Gate) commandSandboxFor(purpose string) *sandbox.Spec {
-	rw, caches, ro := sandboxPaths(g.cfg.Sandbox)
-	if g.bare {
-		caches = nil
-	}
-	landlockOnly := sandbox.Available().Mode() == sandbox.ModeLandlock
-	if landlockOnly {
-		ro = append(ro, caches...) // read, never written: a private cache of each tool's instead (privateCaches)
-	} else {
-		rw = append(rw, caches...)
-	}
-	gitRO, gitRW := guard.Protected(g.ws.Root)
-	home, _ := os.UserHomeDir()
-	ro = append(ro, toolchainRoots(os.Environ(), home)...)
-	if g.cfg.Sandbox.Network {
-		ro = append(ro, resolvConfDir()...)
-	}
-	spec := &sandbox.Spec{
-		Workspace: g.ws.Root,
-		RW:        append(append([]string{g.ws.Root}, rw...), gitRW...),
-		RO:        ro,
-		ReadOnly:  gitRO,
-		Hidden:    []string{filepath.Join(g.ws.Root, AgentsDir)},
-		Network:   g.cfg.Sandbox.Network && !g.bare,
-	}
-	for _, p := range gitRO {
-		if filepath.Base(p) == "hooks" { // made when missing, so none can appear (submodules' too)
-			spec.Ensure = append(spec.Ensure, p)
-		}
-	}
-	spec.Pinned = guard.Pinned(g.ws.Root)
-	if data := datadir.Path(); data != "" && sandbox.Under(filepath.Join(data, "caches"), append(append([]string{}, spec.RW...), spec.RO...)) {
-		// Every workspace's cache layers: never visible to a command
-		// (its own is mounted over its caches already).
-		spec.Hidden = append(spec.Hidden, filepath.Join(data, "caches"))
-	}
-	if home != "" {
-		spec.Masked = maskedCredentials(home, append(append([]string{}, spec.RW...), spec.RO...))
-	}
-	g.privateCachesOf(spec, purpose, caches, landlockOnly)
-	if !spec.Network && !g.bare {
-		if p := sessionProxy(g.cfg.Sandbox.Hosts); p != nil {
-			spec.Proxy = p.sock
-			spec.RO = append(spec.RO, filepath.Dir(p.sock))
-		}
-	}
-	if g.cfg.SafeMode {
-		spec.Exec = safeModePrograms(g.cfg.AllowedCommands)
-	}
-	return spec
-}
-
-// privateCachesOf gives the spec's caches their private side: a layer over
-// each (cacheOverlays), or where there is no mount namespace (Landlock
-// only), each tool's own setting pointed at a private cache of the
-// workspace's (privateCaches).
-func (g *Gate) privateCachesOf(spec *sandbox.Spec, purpose string, caches []string, landlockOnly bool) {
-	switch {
-	case landlockOnly && !g.bare:
-		env, dirs := privateCaches(g.ws.Root, purpose, g.cfg.Sandbox.Network)
-		spec.CacheEnv, spec.RW = env, append(spec.RW, dirs...)
-	case !landlockOnly:
-		spec.Overlays = cacheOverlays(g.ws.Root, purpose, caches)
-	}
-}
-
-// safeModePrograms are the programs safe mode lets execute: each allowed
-// command found on PATH, and what its link leads to (none found: a path
-// that names nothing, so nothing executes).
-func safeModePrograms(allowed []string) []string {
-	var out []string
-	for _, c := range allowed {
-		if p, err := lookPath(c); err == nil {
-			out = append(out, p)
-			if r, err := filepath.EvalSymlinks(p); err == nil && r != p {
-				out = append(out, r)
-			}
-		}
-	}
-	if len(out) == 0 {
-		out = []string{"/nonexistent"}
-	}
-	return out
+	return runner.CommandSpec(runner.SpecFor{Root: g.ws.Root, Policy: g.cfg.Sandbox, SafeMode: g.cfg.SafeMode, Allowed: g.cfg.AllowedCommands, Purpose: purpose, Bare: g.bare})
 }
 
 // resultCap is the cap on one tool result or command output this gate

@@ -12,6 +12,8 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/gitargs"
 	"github.com/harvey-agent/harvey/internal/gitrepo"
+	"github.com/harvey-agent/harvey/internal/outputcap"
+	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wspath"
@@ -155,10 +157,10 @@ func gitArgv(ws *Workspace, sub string, ga *gitargs.Args, revs, paths []string) 
 
 // gitAnswer is what git printed as the model sees it: files the policy
 // hides left out (and counted), redacted, within the cap.
-func gitAnswer(res RunResult, sub string, ga *gitargs.Args, policy gitPolicy, limit int) string {
+func gitAnswer(res runner.Result, sub string, ga *gitargs.Args, policy gitPolicy, limit int) string {
 	text, dropped := filterGitOutput(string(res.Output), func(p string) bool { return policy(p) != nil })
 	text = secrets.RedactWindow(text) // hunks and blame ranges are windows of files
-	text = capOutput([]byte(text), limit, res.Dropped > 0 || len(text) > limit)
+	text = outputcap.Cap([]byte(text), limit, res.Dropped > 0 || len(text) > limit)
 	if strings.TrimSpace(text) == "" {
 		text = "(no output)"
 	}
@@ -449,17 +451,17 @@ func (g *gitRunner) argv(args []string) []string {
 	return append([]string{"git", "--no-pager", "--no-optional-locks", "--git-dir=" + g.dir, "--work-tree=" + g.ws.Root}, args...)
 }
 
-func (g *gitRunner) run(args []string, limit int) RunResult {
-	return runProcess(g.ctx, procSpec{Dir: g.ws.Root, Argv: g.argv(args), Env: gitrepo.Env(g.dir), Timeout: 60 * time.Second, Limit: limit, SplitStderr: true, StopAtCap: true, Sandbox: gitSandbox(g.ws, g.dir)})
+func (g *gitRunner) run(args []string, limit int) runner.Result {
+	return runner.Run(g.ctx, runner.Proc{Dir: g.ws.Root, Argv: g.argv(args), Env: gitrepo.Env(g.dir), Timeout: 60 * time.Second, Limit: limit, SplitStderr: true, StopAtCap: true, Sandbox: runner.GitSpec(g.ws.Root, g.dir)})
 }
 
-func (g *gitRunner) runIn(args []string, stdin string, limit int) RunResult {
-	return runProcess(g.ctx, procSpec{Dir: g.ws.Root, Argv: g.argv(args), Env: gitrepo.Env(g.dir), Timeout: 60 * time.Second, Limit: limit, SplitStderr: true, Stdin: stdin, Sandbox: gitSandbox(g.ws, g.dir)})
+func (g *gitRunner) runIn(args []string, stdin string, limit int) runner.Result {
+	return runner.Run(g.ctx, runner.Proc{Dir: g.ws.Root, Argv: g.argv(args), Env: gitrepo.Env(g.dir), Timeout: 60 * time.Second, Limit: limit, SplitStderr: true, Stdin: stdin, Sandbox: runner.GitSpec(g.ws.Root, g.dir)})
 }
 
 // runGitConfig runs git for the private directory's config reading, with
 // the environment and the sandbox every git gets.
 func (ws *Workspace) runGitConfig(ctx context.Context, home string, argv []string) []byte {
-	res := runProcess(ctx, procSpec{Dir: home, Argv: argv, Env: gitrepo.Env(home), Timeout: 10 * time.Second, Limit: 1 << 20, SplitStderr: true, Sandbox: gitSandbox(ws, home)})
+	res := runner.Run(ctx, runner.Proc{Dir: home, Argv: argv, Env: gitrepo.Env(home), Timeout: 10 * time.Second, Limit: 1 << 20, SplitStderr: true, Sandbox: runner.GitSpec(ws.Root, home)})
 	return res.Output
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
@@ -229,13 +230,13 @@ func (r *hookRunner) exec(ctx context.Context, h HookConfig, in []byte) ([]byte,
 	r.ran.Add(1)
 	root := r.gate.ws.Root
 	vars := []string{"CLAUDE_PROJECT_DIR=" + root, "HARVEY_WORKSPACE=" + root, "HARVEY_HOOK_EVENT=" + h.Event}
-	var res RunResult
+	var res runner.Result
 	var err error
 	if h.FromWorkspace {
 		res, err = r.gate.runGated(ctx, runRequest{audit: "hook", shown: h.Shown(), argv: h.Command, timeout: h.TimeLimit(),
 			hook: &hookRun{stdin: string(in), env: vars, readable: r.transcript.path}})
 	} else {
-		res = runProcess(ctx, procSpec{Dir: root, Argv: h.Command, Env: append(os.Environ(), vars...), Timeout: h.TimeLimit(),
+		res = runner.Run(ctx, runner.Proc{Dir: root, Argv: h.Command, Env: append(os.Environ(), vars...), Timeout: h.TimeLimit(),
 			Limit: r.gate.maxOut(), Stdin: string(in), SplitStderr: true})
 		r.gate.log.Record("hook", h.Shown(), runOutcome(res), res.Duration)
 	}
@@ -246,7 +247,7 @@ func (r *hookRunner) exec(ctx context.Context, h HookConfig, in []byte) ([]byte,
 		return nil, nil, fmt.Errorf("no answer within its timeout (%s)", h.TimeLimit())
 	case res.Err != nil:
 		return nil, nil, res.Err
-	case res.Blocked != ruleNone:
+	case res.Blocked != runner.RuleNone:
 		// The sandbox refused what the hook tried (sh's own exit 2 for a
 		// redirect it could not open is no decision of the hook's).
 		return nil, nil, r.sandboxRefused(h, res)
@@ -260,7 +261,7 @@ func (r *hookRunner) exec(ctx context.Context, h HookConfig, in []byte) ([]byte,
 
 // sandboxRefused is the error of a workspace's hook the sandbox stopped:
 // its rule in full the first time, shorter after.
-func (r *hookRunner) sandboxRefused(h HookConfig, res RunResult) error {
+func (r *hookRunner) sandboxRefused(h HookConfig, res runner.Result) error {
 	key := h.Shown()
 	if _, said := r.sandboxSaid.LoadOrStore(key, true); said {
 		return fmt.Errorf("the sandbox refused what it tried, as said before")

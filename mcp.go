@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/mcpauth"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +20,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/guard"
+	"github.com/harvey-agent/harvey/internal/mcpauth"
+	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -179,7 +180,7 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 		s.life = guard.Life(m.ws.Root) // what it does at start is checked like a call
 	}
 	defer m.checkLife(s, "at start")
-	refusedBefore := theProxy.refusals()
+	refusedBefore := runner.ProxyRefusals()
 	t, spec, err := m.transport(s.name, s.cfg)
 	s.spec = spec
 	if err != nil {
@@ -252,18 +253,18 @@ func (m *mcpManager) whyNoStart(name string, err error, timedOut bool, t mcp.Tra
 	if !ok {
 		return err
 	}
-	w, ok := ct.Command.Stderr.(*capWriter)
+	w, ok := ct.Command.Stderr.(*runner.CapWriter)
 	if !ok {
 		return err
 	}
-	b, _ := w.result()
+	b, _ := w.Bytes()
 	if len(b) > 0 {
 		err = fmt.Errorf("%v: %s", err, gitErrLine(b))
 	}
-	if hosts := theProxy.refusalsSince(refusedBefore); len(hosts) > 0 && spec != nil && spec.Proxy != "" {
-		return fmt.Errorf("%v %s", err, proxyRefusal(strings.Join(hosts, ", ")))
+	if hosts := runner.ProxyRefusalsSince(refusedBefore); len(hosts) > 0 && spec != nil && spec.Proxy != "" {
+		return fmt.Errorf("%v %s", err, runner.ProxyRefusal(strings.Join(hosts, ", ")))
 	}
-	if rule, note := sandboxBlocked(string(b), 1, spec); rule != ruleNone {
+	if rule, note := runner.Blocked(string(b), 1, spec); rule != runner.RuleNone {
 		return fmt.Errorf("%v %s", err, note)
 	}
 	return err
@@ -284,15 +285,15 @@ func (m *mcpManager) transport(name string, cfg MCPServer) (mcp.Transport, *sand
 	if len(cfg.Command) == 0 {
 		return nil, nil, errors.New("no command or url")
 	}
-	env := baseEnv()
+	env := runner.BaseEnv()
 	for k, v := range cfg.Expanded(cfg.Env) {
 		env = append(env, k+"="+v)
 	}
 	argv := cfg.Command
-	if _, err := lookPath(argv[0]); err != nil {
+	if _, err := runner.LookPath(argv[0]); err != nil {
 		return nil, nil, err
 	}
-	if err := noSandboxRefusal(m.gate.cfg.Sandbox); err != nil {
+	if err := runner.NoSandboxRefusal(m.gate.cfg.Sandbox); err != nil {
 		return nil, nil, err
 	}
 	var cmd *exec.Cmd
@@ -300,20 +301,20 @@ func (m *mcpManager) transport(name string, cfg MCPServer) (mcp.Transport, *sand
 	if sb := sandbox.Available(); sb.Enforced() {
 		spec := *m.gate.commandSandboxFor("mcp-" + datadir.Key(strings.Join(cfg.Command, "\x00")))
 		spec.Network = spec.Network || cfg.Network
-		spec.RO = append(spec.RO, installTree(argv[0])...) // a server installed in a node_modules or a bin of its own
-		spec.Argv, spec.Dir, spec.Env = argv, m.ws.Root, sandboxEnv(env, &spec)
+		spec.RO = append(spec.RO, runner.InstallTree(argv[0])...) // a server installed in a node_modules or a bin of its own
+		spec.Argv, spec.Dir, spec.Env = argv, m.ws.Root, runner.Env(env, &spec)
 		w := sb.Wrap(&spec)
 		cmd = exec.Command(w[0], w[1:]...)
 		cmd.SysProcAttr = sandbox.ProcAttr(spec)
 		used = &spec
 	} else {
-		prog, _ := lookPath(argv[0])
+		prog, _ := runner.LookPath(argv[0])
 		cmd = exec.Command(prog, argv[1:]...)
 		cmd.Env = env
-		setProcessGroup(cmd)
+		runner.SetProcessGroup(cmd)
 	}
 	cmd.Dir = m.ws.Root
-	cmd.Stderr = &capWriter{limit: 4096} // its last words, if it fails
+	cmd.Stderr = runner.NewCapWriter(4096) // its last words, if it fails
 	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 300 * time.Millisecond}, used, nil
 }
 

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/ragstore"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -213,7 +214,7 @@ func slowOnly(show func(done, total int)) func(done, total int) {
 // config directory).
 func ragPath(p string) string {
 	home, _ := os.UserHomeDir()
-	p = expandHome(p, home)
+	p = datadir.ExpandHome(p, home)
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(userConfigDir(), p)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/outputcap"
 	"github.com/harvey-agent/harvey/internal/wspath"
 	"golang.org/x/sys/unix"
 )
@@ -89,7 +90,7 @@ func (r *Recorder) ToolCall(name, args, result string, failed bool) {
 	if failed {
 		status = "error"
 	}
-	result = capOutput([]byte(result), r.limit, false)
+	result = outputcap.Cap([]byte(result), r.limit, false)
 	fmt.Fprintf(&r.cur, "**Tool** `%s` %s — %s\n\n```\n%s\n```\n\n", name, args, status, strings.ReplaceAll(result, "```", "ʼʼʼ"))
 }
 
@@ -116,7 +117,7 @@ func (r *Recorder) Note(cmd, output string) {
 	defer r.mu.Unlock()
 	r.turn++
 	r.cur.Reset()
-	fmt.Fprintf(&r.cur, "### Turn %d\n\n**Command:** `%s`\n\n```\n%s\n```\n\n", r.turn, cmd, capOutput([]byte(output), r.limit, false))
+	fmt.Fprintf(&r.cur, "### Turn %d\n\n**Command:** `%s`\n\n```\n%s\n```\n\n", r.turn, cmd, outputcap.Cap([]byte(output), r.limit, false))
 	r.flushLocked()
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
@@ -37,7 +38,7 @@ func BenchmarkRunTrue(b *testing.B) {
 				sb.NoLandlock, sb.NoNS = mode == "namespaces-only", mode == "landlock-only"
 			}
 			for b.Loop() {
-				runProcess(context.Background(), procSpec{Dir: ws.Root, Argv: []string{"true"}, Env: baseEnv(), Sandbox: sb})
+				runner.Run(context.Background(), runner.Proc{Dir: ws.Root, Argv: []string{"true"}, Env: runner.BaseEnv(), Sandbox: sb})
 			}
 		})
 	}
@@ -76,12 +77,12 @@ func BenchmarkEverydayWork(b *testing.B) {
 		for _, mode := range []string{"unconfined", "sandboxed"} {
 			b.Run(work.name+"/"+mode, func(b *testing.B) {
 				var sb *sandbox.Spec
-				env := append(baseEnv(), "npm_config_update_notifier=false")
+				env := append(runner.BaseEnv(), "npm_config_update_notifier=false")
 				if mode == "sandboxed" {
 					sb = a.gate.commandSandbox()
 				}
 				for b.Loop() {
-					res := runProcess(context.Background(), procSpec{Dir: dir, Argv: []string{"sh", "-c", work.cmd}, Env: env, Sandbox: sb, Timeout: time.Minute})
+					res := runner.Run(context.Background(), runner.Proc{Dir: dir, Argv: []string{"sh", "-c", work.cmd}, Env: env, Sandbox: sb, Timeout: time.Minute})
 					if res.ExitCode != 0 {
 						b.Fatalf("%s: %s", work.cmd, res.Output)
 					}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/harvey-agent/harvey/internal/guard"
+	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
@@ -43,7 +44,7 @@ func sandboxCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, l)
 		}
 	}
-	fmt.Fprintln(stdout, sandboxStatus(policy))
+	fmt.Fprintln(stdout, runner.StatusText(policy))
 	sandbox.RemoveTmp()
 	return 0
 }

@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
@@ -174,26 +175,26 @@ func TestSandboxBlockedNamesTheRule(t *testing.T) {
 	for _, c := range []struct {
 		out  string
 		spec *sandbox.Spec
-		want sandboxRule
+		want runner.Rule
 		text string
 	}{
-		{"sh: 1: cannot create ../outside/x: Permission denied\n", spec, rulePath, "../outside/x is outside"},
-		{"cat: /home/u/.ssh/id_rsa: Permission denied\n", spec, rulePath, "/home/u/.ssh/id_rsa"},
-		{"touch: cannot touch '/etc/x': Permission denied\n", spec, rulePath, "may be read but not written"},
-		{"bash: line 1: agents/x: Read-only file system\n", spec, ruleReadOnly, "read-only"},
-		{"bash: connect: Permission denied\n", spec, ruleNetwork, "network"},
-		{"npm error code EACCES\nnpm error syscall connect\nnpm error connect EACCES 104.16.1.35:443\n", &landlockOnly, ruleNetwork, "no registry proxy"},
-		{"dial tcp 142.250.1.1:443: connect: permission denied\n", &landlockOnly, ruleNetwork, "harvey sandbox"},
-		{"find: 'sh': Permission denied\n", &safe, ruleExec, "not allowed to execute: sh"},
-		{"harvey sandbox: sh: not allowed to execute here\n", &safe, ruleExec, "safe mode"},
-		{"open x: Permission denied\n", spec, ruleNone, ""}, // inside the workspace: not the sandbox
+		{"sh: 1: cannot create ../outside/x: Permission denied\n", spec, runner.RulePath, "../outside/x is outside"},
+		{"cat: /home/u/.ssh/id_rsa: Permission denied\n", spec, runner.RulePath, "/home/u/.ssh/id_rsa"},
+		{"touch: cannot touch '/etc/x': Permission denied\n", spec, runner.RulePath, "may be read but not written"},
+		{"bash: line 1: agents/x: Read-only file system\n", spec, runner.RuleReadOnly, "read-only"},
+		{"bash: connect: Permission denied\n", spec, runner.RuleNetwork, "network"},
+		{"npm error code EACCES\nnpm error syscall connect\nnpm error connect EACCES 104.16.1.35:443\n", &landlockOnly, runner.RuleNetwork, "no registry proxy"},
+		{"dial tcp 142.250.1.1:443: connect: permission denied\n", &landlockOnly, runner.RuleNetwork, "harvey sandbox"},
+		{"find: 'sh': Permission denied\n", &safe, runner.RuleExec, "not allowed to execute: sh"},
+		{"harvey sandbox: sh: not allowed to execute here\n", &safe, runner.RuleExec, "safe mode"},
+		{"open x: Permission denied\n", spec, runner.RuleNone, ""}, // inside the workspace: not the sandbox
 	} {
-		rule, text := sandboxBlocked(c.out, 1, c.spec)
+		rule, text := runner.Blocked(c.out, 1, c.spec)
 		if rule != c.want || !strings.Contains(text, c.text) {
 			t.Errorf("%q: got %d %q, want %d %q", c.out, rule, text, c.want, c.text)
 		}
 	}
-	if r, _ := sandboxBlocked("cat: /home/u/x: Permission denied", 0, spec); r != ruleNone {
+	if r, _ := runner.Blocked("cat: /home/u/x: Permission denied", 0, spec); r != runner.RuleNone {
 		t.Error("a successful command was called blocked")
 	}
 }

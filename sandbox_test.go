@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
@@ -328,8 +329,8 @@ func TestSandboxWithoutNamespaces(t *testing.T) {
 	env, outside := sandboxEnvT(t)
 	sb := env.a.gate.commandSandbox()
 	sb.NoNS = true
-	runSh := func(line string) RunResult {
-		return runProcess(context.Background(), procSpec{Dir: env.dir, Argv: []string{"sh", "-c", line}, Env: baseEnv(), Timeout: 10 * time.Second, Limit: 1 << 16, Sandbox: sb})
+	runSh := func(line string) runner.Result {
+		return runner.Run(context.Background(), runner.Proc{Dir: env.dir, Argv: []string{"sh", "-c", line}, Env: runner.BaseEnv(), Timeout: 10 * time.Second, Limit: 1 << 16, Sandbox: sb})
 	}
 	if res := runSh("echo x > " + filepath.Join(outside, "x")); res.ExitCode == 0 {
 		t.Fatalf("a write outside succeeded: %s", res.Text(1000))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/match"
+	"github.com/harvey-agent/harvey/internal/outputcap"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/wspath"
 	"golang.org/x/sys/unix"
@@ -179,7 +180,7 @@ func searchAnswer(results [][][]byte, maxBytes int, stopped bool) (string, int, 
 		}
 		return "no matches", 0, false
 	}
-	text := capOutput(out.Bytes(), maxBytes, false) // hits come from redacted text
+	text := outputcap.Cap(out.Bytes(), maxBytes, false) // hits come from redacted text
 	if full {
 		text += fmt.Sprintf("\n[results capped: %d matches shown, and there are more; narrow the pattern, or give a path (a directory or one file)]", matches)
 	} else if stopped {
@@ -513,7 +514,7 @@ func (g *grepPool) finish() [][][]byte {
 // files that hold no secret.
 // It reports whether redaction changed anything.
 func (g *grepPool) redacted(data []byte, key fsinfo.Stamp) ([]byte, bool) {
-	if isBinary(data) {
+	if outputcap.IsBinary(data) {
 		return data, false
 	}
 	if g.clean != nil {
@@ -538,7 +539,7 @@ func (g *grepPool) redacted(data []byte, key fsinfo.Stamp) ([]byte, bool) {
 // pattern never sees a secret. matched says the whole text is already
 // known to match (the per-line pass still decides what is shown).
 func grepData(ctx context.Context, data []byte, m match.Matcher, rel string, matched bool) [][]byte {
-	if isBinary(data) || (!matched && !match.MatchChunks(ctx, m, data)) {
+	if outputcap.IsBinary(data) || (!matched && !match.MatchChunks(ctx, m, data)) {
 		return nil
 	}
 	var hits [][]byte

@@ -16,6 +16,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/editmatch"
 	"github.com/harvey-agent/harvey/internal/match"
+	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
@@ -50,7 +51,7 @@ func TestRedactionBeforeWindowing(t *testing.T) {
 		t.Fatalf("offset 8: %v %q", err, rr.Text)
 	}
 	// Command output and a diff hunk are windows too.
-	res := RunResult{Output: []byte(strings.Join(lines, "\n"))}
+	res := runner.Result{Output: []byte(strings.Join(lines, "\n"))}
 	if out := res.Text(40); strings.Contains(out, "bodyline") {
 		t.Fatalf("command output window leaked: %q", out)
 	}

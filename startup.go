@@ -18,6 +18,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/ollama"
+	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -233,7 +234,7 @@ func (a *Agent) settleWorkspace(configErr error) {
 	}
 	a.warnAgentsNotIgnored(a.Workspace)
 	if m := sandbox.Available().Mode(); m != sandbox.ModeFull && m != sandbox.ModeSeatbelt {
-		a.logf("%s", a.colorize("33", sandboxLine(a.Config.Sandbox)))
+		a.logf("%s", a.colorize("33", runner.Line(a.Config.Sandbox)))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/llm"
+	"github.com/harvey-agent/harvey/internal/outputcap"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/textcalls"
@@ -393,7 +394,7 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin
 	// Handlers cap their own output (and add a paging hint after the
 	// marker); this is the safety net for those that do not, with room for
 	// those few lines.
-	capped := capOutput([]byte(content), e.maxOutputBytes+resultSlack, false)
+	capped := outputcap.Cap([]byte(content), e.maxOutputBytes+resultSlack, false)
 	// The marker ends a cut result (before at most a paging hint); the same
 	// words inside a file's text do not count.
 	truncated := strings.Contains(capped[max(0, len(capped)-resultSlack):], "[output truncated at ")

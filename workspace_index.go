@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
+	"github.com/harvey-agent/harvey/internal/outputcap"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/wsindex"
 	"github.com/harvey-agent/harvey/internal/wspath"
@@ -115,7 +116,7 @@ func (s *indexSink) submit(f searchFile) {
 		case !ok:
 			s.skip("over 1 MB or not a plain file")
 			return nil, false
-		case isBinary(data):
+		case outputcap.IsBinary(data):
 			s.skip("binary")
 			return nil, false
 		}

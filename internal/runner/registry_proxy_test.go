@@ -1,8 +1,9 @@
-package harvey
+package runner
 
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 	"testing"
@@ -28,7 +29,7 @@ func TestRegistryProxyAllows(t *testing.T) {
 			t.Errorf("%s: wildcard %v", hostport, wild)
 		}
 	}
-	for _, h := range defaultRegistryHosts {
+	for _, h := range DefaultRegistryHosts {
 		if strings.Contains(h, "storage") || strings.Contains(h, "googleapis") {
 			t.Errorf("a general storage host is reachable by default: %s", h)
 		}
@@ -69,4 +70,30 @@ func mustAddr(t *testing.T, s string) netip.Addr {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// countingListener listens on a loopback port, closes each connection and
+// counts it on accepted (a listener no command may reach).
+func countingListener(t *testing.T) (port int, accepted chan bool) {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	accepted = make(chan bool, 64)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+			select {
+			case accepted <- true:
+			default:
+			}
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port, accepted
 }

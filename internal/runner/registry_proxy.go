@@ -1,4 +1,4 @@
-package harvey
+package runner
 
 import (
 	"context"
@@ -28,8 +28,8 @@ import (
 // and the setting. The refusals of a command are named in one line after
 // it. The proxy listens on a unix socket in a directory of Harvey's.
 
-// defaultRegistryHosts are reachable without any setting.
-var defaultRegistryHosts = []string{
+// DefaultRegistryHosts are reachable without any setting.
+var DefaultRegistryHosts = []string{
 	"proxy.golang.org", "sum.golang.org", // Go modules (not a general cloud storage host: it serves far more than packages)
 	"registry.npmjs.org", "registry.yarnpkg.com", // npm, yarn
 	"pypi.org", "files.pythonhosted.org", // pip, uv
@@ -49,11 +49,11 @@ var (
 	theProxy  *registryProxy
 )
 
-// sessionProxy starts the session's proxy on first use (nil if it cannot)
+// SessionProxy starts the session's proxy on first use (nil if it cannot)
 // and sets its allowlist: the public registries and userHosts (the user's
 // config of the moment: a /reload or a second agent in one process sees
 // its own).
-func sessionProxy(userHosts []string) *registryProxy {
+func SessionProxy(userHosts []string) *registryProxy {
 	proxyOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "harvey-net-")
 		if err != nil {
@@ -70,7 +70,7 @@ func sessionProxy(userHosts []string) *registryProxy {
 	})
 	if p := theProxy; p != nil {
 		p.mu.Lock()
-		p.allowed = append(append([]string{}, defaultRegistryHosts...), userHosts...)
+		p.allowed = append(append([]string{}, DefaultRegistryHosts...), userHosts...)
 		p.mu.Unlock()
 	}
 	return theProxy
@@ -174,11 +174,11 @@ func (p *registryProxy) refuse(w http.ResponseWriter, host string) {
 	p.mu.Lock()
 	p.refused = append(p.refused, host)
 	p.mu.Unlock()
-	http.Error(w, proxyRefusal(host), http.StatusForbidden)
+	http.Error(w, ProxyRefusal(host), http.StatusForbidden)
 }
 
-// proxyRefusal is the one line that names a refused host and the setting.
-func proxyRefusal(host string) string {
+// ProxyRefusal is the one line that names a refused host and the setting.
+func ProxyRefusal(host string) string {
 	return fmt.Sprintf("[sandbox: network: %s is not a package registry Harvey lets commands reach; add it to sandbox.hosts in your config (sandbox.network: true allows every connection)]", host)
 }
 
@@ -260,3 +260,10 @@ func (p *registryProxy) tunnel(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(conn, "HTTP/1.1 200 Connection established\r\n\r\n")
 	sandbox.Relay(conn, buf, up) // buf holds what the client sent after its request
 }
+
+// ProxyRefusals is how many requests the session's registry proxy has
+// refused (0 when there is none).
+func ProxyRefusals() int { return theProxy.refusals() }
+
+// ProxyRefusalsSince names the hosts the proxy refused after the first n.
+func ProxyRefusalsSince(n int) []string { return theProxy.refusalsSince(n) }

@@ -1,4 +1,4 @@
-package harvey
+package runner
 
 import (
 	"fmt"
@@ -9,7 +9,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/datadir"
+	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
@@ -18,19 +20,19 @@ import (
 // status line, and which rule a failed command ran into and the setting
 // that allows it. The launcher itself is internal/sandbox.
 
-// removeSandboxTmp removes the session's private TMPDIR and the proxy's
+// RemoveTmp removes the session's private TMPDIR and the proxy's
 // directory (at exit).
-func removeSandboxTmp() {
+func RemoveTmp() {
 	sandbox.RemoveTmp()
 	removeProxyDir()
 }
 
-// sandboxStatus says what holds on this machine: the mode's line, then
+// StatusText says what holds on this machine: the mode's line, then
 // each promise of the table (internal/sandbox/modes.go) as this mode
 // keeps it.
-func sandboxStatus(policy SandboxPolicy) string {
+func StatusText(policy config.SandboxPolicy) string {
 	s := sandbox.Available()
-	lines := []string{sandboxLine(policy)}
+	lines := []string{Line(policy)}
 	m := s.Mode()
 	for _, p := range sandbox.Promises {
 		lines = append(lines, "  "+strings.ReplaceAll(p.What, "`", "")+": "+p.How[m])
@@ -44,9 +46,9 @@ func sandboxStatus(policy SandboxPolicy) string {
 	return strings.Join(lines, "\n")
 }
 
-// sandboxLine is the one line that names the sandbox mode (the start line
+// Line is the one line that names the sandbox mode (the start line
 // where it is less than full, /status, /security, --output's turn_start).
-func sandboxLine(policy SandboxPolicy) string {
+func Line(policy config.SandboxPolicy) string {
 	s := sandbox.Available()
 	if s.Mode() != sandbox.ModeNone {
 		return s.Summary()
@@ -57,9 +59,9 @@ func sandboxLine(policy SandboxPolicy) string {
 	return "sandbox: none (" + s.Why + "): commands, user tools, hooks and stdio MCP servers refuse; sandbox: {unsandboxed: true} in your own config runs them unsandboxed"
 }
 
-// sandboxMode is the mode's name, and "none, unsandboxed" where the user
+// ModeName is the mode's name, and "none, unsandboxed" where the user
 // runs commands with no sandbox on purpose.
-func sandboxMode(policy SandboxPolicy) string {
+func ModeName(policy config.SandboxPolicy) string {
 	m := string(sandbox.Available().Mode())
 	if m == string(sandbox.ModeNone) && policy.Unsandboxed {
 		m += ", unsandboxed"
@@ -67,29 +69,29 @@ func sandboxMode(policy SandboxPolicy) string {
 	return m
 }
 
-// noSandboxRefusal refuses to start a program where there is no sandbox
+// NoSandboxRefusal refuses to start a program where there is no sandbox
 // and the user's own config does not allow it unsandboxed (nil
 // otherwise). Every program Harvey starts for the user or the model —
 // run_command, ! and /run, user tools, stdio MCP servers — passes it.
-func noSandboxRefusal(policy SandboxPolicy) error {
+func NoSandboxRefusal(policy config.SandboxPolicy) error {
 	s := sandbox.Available()
 	if s.Enforced() || policy.Unsandboxed {
 		return nil
 	}
-	return refusedf("refused: no sandbox on this system (%s); commands run only sandboxed unless your own config sets sandbox: {unsandboxed: true}", s.Why)
+	return refusal.Errorf("refused: no sandbox on this system (%s); commands run only sandboxed unless your own config sets sandbox: {unsandboxed: true}", s.Why)
 }
 
-// gitSandbox is the sandbox for git: it reads the workspace and the private
+// GitSpec is the sandbox for git: it reads the workspace and the private
 // git directory and writes nothing.
-func gitSandbox(ws *Workspace, gitDir string) *sandbox.Spec {
-	return &sandbox.Spec{Workspace: ws.Root, RO: append([]string{ws.Root, gitDir}, systemTrees()...)}
+func GitSpec(root, gitDir string) *sandbox.Spec {
+	return &sandbox.Spec{Workspace: root, RO: append([]string{root, gitDir}, SystemTrees()...)}
 }
 
-// sandboxPaths lists what a command may write and read besides the
+// Paths lists what a command may write and read besides the
 // workspace: the private TMPDIR and the user's declared paths (rw), the
 // toolchain caches found in the environment (caches: writable, through an
 // overlay where namespaces allow), and the system's trees (ro).
-func sandboxPaths(user SandboxPolicy) (rw, caches, ro []string) {
+func Paths(user config.SandboxPolicy) (rw, caches, ro []string) {
 	home, _ := os.UserHomeDir()
 	add := func(list *[]string, p string) {
 		if p != "" && filepath.IsAbs(p) && !slices.Contains(*list, p) {
@@ -103,20 +105,20 @@ func sandboxPaths(user SandboxPolicy) (rw, caches, ro []string) {
 		add(&caches, p)
 	}
 	for _, p := range user.Writable {
-		add(&rw, expandHome(p, home))
+		add(&rw, datadir.ExpandHome(p, home))
 	}
-	for _, p := range systemTrees() {
+	for _, p := range SystemTrees() {
 		add(&ro, p)
 	}
 	for _, p := range user.Readable {
-		add(&ro, expandHome(p, home))
+		add(&ro, datadir.ExpandHome(p, home))
 	}
 	return rw, caches, ro
 }
 
-// systemTrees are the system's directories every program may read (not
+// SystemTrees are the system's directories every program may read (not
 // /run or /var/lib: sockets, and containers' and services' secrets).
-func systemTrees() []string {
+func SystemTrees() []string {
 	out := []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys", "/nix", "/snap"}
 	if g := os.Getenv("GOROOT"); g != "" && filepath.IsAbs(g) {
 		out = append(out, filepath.Clean(g))
@@ -130,7 +132,7 @@ func systemTrees() []string {
 // made in the user's home: with namespaces the command sees it as an empty
 // private layer (CacheLayer.Empty), so the first build in a new home works
 // and the home gains nothing; without them (Landlock only) each tool gets
-// a private cache of its own (privateCaches) and these are read-only. One
+// a private cache of its own (PrivateCaches) and these are read-only. One
 // inside another (GOCACHE in ~/.cache) is left to the outer one.
 func userCaches(home string) []string {
 	cache := os.Getenv("XDG_CACHE_HOME")
@@ -305,11 +307,9 @@ func outermost(list []string) []string {
 	return out
 }
 
-func expandHome(p, home string) string { return datadir.ExpandHome(p, home) }
-
-// sandboxEnv points TMPDIR at the private directory, and the tools at
+// Env points TMPDIR at the private directory, and the tools at
 // the spec's private caches (Landlock only).
-func sandboxEnv(env []string, spec *sandbox.Spec) []string {
+func Env(env []string, spec *sandbox.Spec) []string {
 	env = sandboxTmpEnv(env)
 	if spec == nil || len(spec.CacheEnv) == 0 {
 		return env
@@ -338,14 +338,14 @@ var privateCacheVars = [][2]string{{"XDG_CACHE_HOME", "xdg"}, {"GOCACHE", "go-bu
 	{"YARN_CACHE_FOLDER", "yarn"}, {"UV_CACHE_DIR", "uv"}, {"PIP_CACHE_DIR", "pip"}, {"npm_config_store_dir", "pnpm-store"},
 	{"CONDA_PKGS_DIRS", "conda-pkgs"}}
 
-// privateCaches are the variables and directories of the workspace's
+// PrivateCaches are the variables and directories of the workspace's
 // private caches where commands have no mount namespace (Landlock only):
 // DATA/caches/HASH(workspace)/PURPOSE-landlock/NAME, writable by its
 // commands alone; the user's own caches stay read-only. Go reads the
 // user's module cache as a file:// proxy and fills its private one, so a
 // build that needs a module the user has works offline; GOPROXY goes on to
 // the user's proxy only where commands may reach the network.
-func privateCaches(workspace, purpose string, network bool) (env, dirs []string) {
+func PrivateCaches(workspace, purpose string, network bool) (env, dirs []string) {
 	data := datadir.Path()
 	if data == "" {
 		return nil, nil
@@ -407,144 +407,144 @@ func containsAny(s string, words ...string) bool {
 	return slices.ContainsFunc(words, func(w string) bool { return strings.Contains(s, w) })
 }
 
-// resolvConfDir is where /etc/resolv.conf really lives when it links out
+// ResolvConfDir is where /etc/resolv.conf really lives when it links out
 // of /etc (systemd-resolved's /run/systemd/resolve): commands allowed the
 // network need it.
-func resolvConfDir() []string {
+func ResolvConfDir() []string {
 	if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && !sandbox.Under(r, []string{"/etc"}) {
 		return []string{filepath.Dir(r)}
 	}
 	return nil
 }
 
-// sandboxRule names the rule that stopped a command.
-type sandboxRule int
+// Rule names the rule that stopped a command.
+type Rule int
 
 const (
-	ruleNone     sandboxRule = iota
-	rulePath                 // a path outside what commands may read or write
-	ruleReadOnly             // agents/ or .git/
-	ruleNetwork              // a TCP connection
-	ruleExec                 // safe mode: a program not allowed to execute
+	RuleNone     Rule = iota
+	RulePath          // a path outside what commands may read or write
+	RuleReadOnly      // agents/ or .git/
+	RuleNetwork       // a TCP connection
+	RuleExec          // safe mode: a program not allowed to execute
 )
 
-// sandboxBlocked finds, in a failed command's output, the refusal the
+// Blocked finds, in a failed command's output, the refusal the
 // sandbox caused and says which rule in one line. The kernel's answer is
 // EACCES/EPERM/EROFS; the path or socket in the message says which rule.
-func sandboxBlocked(out string, exit int, spec *sandbox.Spec) (sandboxRule, string) {
+func Blocked(out string, exit int, spec *sandbox.Spec) (Rule, string) {
 	if exit == 0 || spec == nil {
-		return ruleNone, ""
+		return RuleNone, ""
 	}
 	for _, line := range strings.Split(out, "\n") {
 		low := strings.ToLower(line)
-		for _, rule := range []func(line, low string, spec *sandbox.Spec) (sandboxRule, string){blockedLaunch, blockedMissing, blockedOffline, blockedNoProxy, blockedDenied} {
-			if r, why := rule(line, low, spec); r != ruleNone {
+		for _, rule := range []func(line, low string, spec *sandbox.Spec) (Rule, string){blockedLaunch, blockedMissing, blockedOffline, blockedNoProxy, blockedDenied} {
+			if r, why := rule(line, low, spec); r != RuleNone {
 				return r, why
 			}
 		}
 	}
-	return ruleNone, ""
+	return RuleNone, ""
 }
 
 // blockedLaunch: a read-only file system, or the launcher's own refusal
 // to execute a program.
-func blockedLaunch(line, low string, spec *sandbox.Spec) (sandboxRule, string) {
+func blockedLaunch(line, low string, spec *sandbox.Spec) (Rule, string) {
 	if strings.Contains(low, "read-only file system") {
 		p := objectBefore(line, ": read-only file system")
 		if abs := absIn(spec.Dir, p); p != "" && !sandbox.Under(abs, spec.ReadOnly) && !sandbox.Under(abs, spec.Hidden) && !sandbox.Under(abs, spec.Pinned) {
-			return rulePath, "[sandbox: path outside: " + p + " may be read but not written by commands (sandbox.writable in your config adds a path)]"
+			return RulePath, "[sandbox: path outside: " + p + " may be read but not written by commands (sandbox.writable in your config adds a path)]"
 		}
-		return ruleReadOnly, "[sandbox: agents/ and .git/'s config and hooks are read-only to commands]"
+		return RuleReadOnly, "[sandbox: agents/ and .git/'s config and hooks are read-only to commands]"
 	}
 	if strings.Contains(low, "device or resource busy") && strings.Contains(line, ".git") {
-		return ruleReadOnly, "[sandbox: .git itself and its config cannot be moved, replaced or rewritten by commands (commits, branches and stashes work); change git's configuration yourself, outside Harvey]"
+		return RuleReadOnly, "[sandbox: .git itself and its config cannot be moved, replaced or rewritten by commands (commits, branches and stashes work); change git's configuration yourself, outside Harvey]"
 	}
 	if !strings.Contains(line, "harvey sandbox:") || !strings.Contains(line, "not allowed to execute") {
-		return ruleNone, ""
+		return RuleNone, ""
 	}
 	if len(spec.Exec) == 0 {
 		// Not safe mode: the program lies outside what commands may run.
-		return rulePath, "[sandbox: path outside: " + spec.Argv[0] + " is outside what commands may read and run (the system, the workspace, and the toolchains your PATH leads to); sandbox.readable in your config adds its directory]"
+		return RulePath, "[sandbox: path outside: " + spec.Argv[0] + " is outside what commands may read and run (the system, the workspace, and the toolchains your PATH leads to); sandbox.readable in your config adds its directory]"
 	}
-	return ruleExec, "[sandbox: not allowed to execute: in safe mode only allowed_commands run]"
+	return RuleExec, "[sandbox: not allowed to execute: in safe mode only allowed_commands run]"
 }
 
 // blockedMissing: a path that does not exist for commands (agents/, or
 // anything outside the root the sandbox builds).
-func blockedMissing(line, _ string, spec *sandbox.Spec) (sandboxRule, string) {
+func blockedMissing(line, _ string, spec *sandbox.Spec) (Rule, string) {
 	p := missingPath(line)
 	if p == "" {
-		return ruleNone, ""
+		return RuleNone, ""
 	}
 	abs := absIn(spec.Dir, p)
 	switch {
 	case sandbox.Under(abs, spec.Hidden):
-		return ruleReadOnly, "[sandbox: agents/ is Harvey's own: commands see it empty and read-only]"
+		return RuleReadOnly, "[sandbox: agents/ is Harvey's own: commands see it empty and read-only]"
 	case !spec.NoNS && !sandbox.Under(abs, spec.RW) && !sandbox.Under(abs, spec.RO):
-		return rulePath, "[sandbox: path outside: " + p + " does not exist for commands (they see the workspace, TMPDIR, toolchains, caches and the system's directories; sandbox.readable or sandbox.writable in your config adds a path)]"
+		return RulePath, "[sandbox: path outside: " + p + " does not exist for commands (they see the workspace, TMPDIR, toolchains, caches and the system's directories; sandbox.readable or sandbox.writable in your config adds a path)]"
 	}
-	return ruleNone, ""
+	return RuleNone, ""
 }
 
 // blockedOffline: a network of its own (loopback, and the registry proxy)
 // answers name lookups and outside connections as a machine offline does.
-func blockedOffline(_, low string, spec *sandbox.Spec) (sandboxRule, string) {
+func blockedOffline(_, low string, spec *sandbox.Spec) (Rule, string) {
 	if spec.Network || spec.NoNS {
-		return ruleNone, ""
+		return RuleNone, ""
 	}
 	if containsAny(low, "network is unreachable", "temporary failure in name resolution", "could not resolve", "no such host", "eai_again", "enotfound", "getaddrinfo", "name or service not known") {
-		return ruleNetwork, "[sandbox: network: commands reach package registries only, through Harvey's proxy (HTTPS_PROXY is set for them); sandbox.hosts in your config adds a host, sandbox.network: true allows every connection]"
+		return RuleNetwork, "[sandbox: network: commands reach package registries only, through Harvey's proxy (HTTPS_PROXY is set for them); sandbox.hosts in your config adds a host, sandbox.network: true allows every connection]"
 	}
 	if strings.Contains(low, "connection refused") {
-		return ruleNetwork, "[sandbox: network: a command's 127.0.0.1 is its own (servers it starts are reachable, yours are not); sandbox.network: true in your config shares your machine's network]"
+		return RuleNetwork, "[sandbox: network: a command's 127.0.0.1 is its own (servers it starts are reachable, yours are not); sandbox.network: true in your config shares your machine's network]"
 	}
-	return ruleNone, ""
+	return RuleNone, ""
 }
 
 // blockedNoProxy: without namespaces (Landlock only) there is no registry
 // proxy and Landlock refuses TCP, which tools word as EACCES: say so, and
 // what gives the whole sandbox back.
-func blockedNoProxy(_, low string, spec *sandbox.Spec) (sandboxRule, string) {
+func blockedNoProxy(_, low string, spec *sandbox.Spec) (Rule, string) {
 	if !spec.NoNS || spec.Network {
-		return ruleNone, ""
+		return RuleNone, ""
 	}
 	if strings.Contains(low, "disabled by goproxy=off") {
-		return ruleNetwork, "[sandbox: network: Landlock only here (no user namespaces), so Go's modules come from your own module cache alone and this one is not there; `harvey sandbox` says how to get the whole sandbox; sandbox.network: true in your config allows every connection]"
+		return RuleNetwork, "[sandbox: network: Landlock only here (no user namespaces), so Go's modules come from your own module cache alone and this one is not there; `harvey sandbox` says how to get the whole sandbox; sandbox.network: true in your config allows every connection]"
 	}
 	if containsAny(low, "connect", "connection") && containsAny(low, "permission denied", "eacces", "os error 13", "errno 13") {
-		return ruleNetwork, "[sandbox: network: Landlock only here (no user namespaces), so commands get no registry proxy and no TCP; `harvey sandbox` says why and how to get the whole sandbox; sandbox.network: true in your config allows every connection]"
+		return RuleNetwork, "[sandbox: network: Landlock only here (no user namespaces), so commands get no registry proxy and no TCP; `harvey sandbox` says why and how to get the whole sandbox; sandbox.network: true in your config allows every connection]"
 	}
-	return ruleNone, ""
+	return RuleNone, ""
 }
 
 // blockedDenied: the kernel's EACCES/EPERM, named by the socket or the
 // path in the message.
-func blockedDenied(line, low string, spec *sandbox.Spec) (sandboxRule, string) {
+func blockedDenied(line, low string, spec *sandbox.Spec) (Rule, string) {
 	if !strings.Contains(low, "permission denied") && !strings.Contains(low, "operation not permitted") {
-		return ruleNone, ""
+		return RuleNone, ""
 	}
 	if !spec.Network && (strings.Contains(low, "connect") || strings.Contains(low, "/dev/tcp/") || strings.Contains(low, "socket") || strings.Contains(low, "bind")) {
-		return ruleNetwork, "[sandbox: network: commands may not open TCP connections unless you allow it (sandbox: network: true in your config)]"
+		return RuleNetwork, "[sandbox: network: commands may not open TCP connections unless you allow it (sandbox: network: true in your config)]"
 	}
 	p := deniedPath(line)
 	if p == "" {
-		return ruleNone, ""
+		return RuleNone, ""
 	}
 	if !strings.ContainsRune(p, '/') && len(spec.Exec) > 0 {
-		return ruleExec, "[sandbox: not allowed to execute: " + p + " (in safe mode only allowed_commands run)]"
+		return RuleExec, "[sandbox: not allowed to execute: " + p + " (in safe mode only allowed_commands run)]"
 	}
 	abs := absIn(spec.Dir, p)
 	switch {
 	case sandbox.Under(abs, spec.ReadOnly):
-		return ruleReadOnly, "[sandbox: agents/ and .git/'s config and hooks are read-only to commands]"
+		return RuleReadOnly, "[sandbox: agents/ and .git/'s config and hooks are read-only to commands]"
 	case !sandbox.Under(abs, spec.RW) && sandbox.Under(abs, spec.RO):
-		return rulePath, "[sandbox: path outside: " + p + " may be read but not written by commands]"
+		return RulePath, "[sandbox: path outside: " + p + " may be read but not written by commands]"
 	case !sandbox.Under(abs, spec.RW):
-		return rulePath, "[sandbox: path outside: " + p + " is outside what commands may use (the workspace, TMPDIR, toolchain caches, the system)]"
+		return RulePath, "[sandbox: path outside: " + p + " is outside what commands may use (the workspace, TMPDIR, toolchain caches, the system)]"
 	case len(spec.Exec) > 0:
-		return ruleExec, "[sandbox: not allowed to execute: in safe mode only allowed_commands run]"
+		return RuleExec, "[sandbox: not allowed to execute: in safe mode only allowed_commands run]"
 	}
-	return ruleNone, ""
+	return RuleNone, ""
 }
 
 // absIn is p made absolute against dir.

@@ -1,31 +1,33 @@
-package harvey
+// Package outputcap is the output cap, a security invariant: no tool
+// result, command output or search reaches the model past
+// config.DefaultMaxOutputBytes (or a smaller cap a model's window asks
+// for), cut at a rune boundary with a marker that says so (Cap); and
+// git's rule for what is binary (IsBinary).
+package outputcap
 
 import (
 	"bytes"
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/harvey-agent/harvey/internal/config"
 )
 
-// The output cap, a security invariant: no tool result, command output or
-// search reaches the model past DefaultMaxOutputBytes (or a smaller cap a
-// model's window asks for), cut at a rune boundary with a marker that says
-// so.
-
-// truncationMarker is appended when output is cut at limit bytes.
-func truncationMarker(limit int) string {
+// TruncationMarker is appended when output is cut at limit bytes.
+func TruncationMarker(limit int) string {
 	return fmt.Sprintf("[output truncated at %d bytes]", limit)
 }
 
-// capOutput cuts b to at most limit bytes at a UTF-8 rune boundary, makes the
+// Cap cuts b to at most limit bytes at a UTF-8 rune boundary, makes the
 // text valid UTF-8, and appends the truncation marker when it was cut (or
 // when truncated says the source had more).
-func capOutput(b []byte, limit int, truncated bool) string {
+func Cap(b []byte, limit int, truncated bool) string {
 	// The limit is the caller's (maxOut and the executor's cap already hold
 	// the 64 KB ceiling); lowering it here cut the paging hint that the
 	// executor's slack exists for.
 	if limit <= 0 {
-		limit = DefaultMaxOutputBytes
+		limit = config.DefaultMaxOutputBytes
 	}
 	if len(b) > limit {
 		b = b[:limit]
@@ -46,13 +48,13 @@ func capOutput(b []byte, limit int, truncated bool) string {
 		if !strings.HasSuffix(s, "\n") && s != "" {
 			s += "\n"
 		}
-		s += truncationMarker(limit)
+		s += TruncationMarker(limit)
 	}
 	return s
 }
 
-// isBinary applies git's rule: a NUL byte in the first 8000 bytes.
-func isBinary(b []byte) bool {
+// IsBinary applies git's rule: a NUL byte in the first 8000 bytes.
+func IsBinary(b []byte) bool {
 	if len(b) > 8000 {
 		b = b[:8000]
 	}

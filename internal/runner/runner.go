@@ -1,4 +1,4 @@
-package harvey
+package runner
 
 import (
 	"bytes"
@@ -15,6 +15,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/outputcap"
+	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
@@ -27,10 +30,10 @@ import (
 // floodLimit stops a child whose output keeps pouring after the cap.
 const floodLimit = 16 << 20
 
-// capWriter keeps the first limit bytes, counts the rest and keeps draining so
+// CapWriter keeps the first limit bytes, counts the rest and keeps draining so
 // the child never blocks on a full pipe. Safe for stdout and stderr together.
-type capWriter struct {
-	tee     *streamRedactor // what the user watches (procSpec.Echo)
+type CapWriter struct {
+	tee     *streamRedactor // what the user watches (Proc.Echo)
 	mu      sync.Mutex
 	buf     []byte
 	limit   int
@@ -44,13 +47,13 @@ type capWriter struct {
 
 // stopped reports whether the child should be killed: a flood, or a full
 // cap when the caller wants no more.
-func (w *capWriter) stopped() bool {
+func (w *CapWriter) stopped() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.flooded || w.cut
 }
 
-func (w *capWriter) Write(p []byte) (int, error) {
+func (w *CapWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.tee != nil {
@@ -78,14 +81,14 @@ func (w *capWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (w *capWriter) result() ([]byte, int64) {
+func (w *CapWriter) Bytes() ([]byte, int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return append([]byte(nil), w.buf...), w.dropped
 }
 
-// RunResult is what a child process produced.
-type RunResult struct {
+// Result is what a child process produced.
+type Result struct {
 	Output []byte // stdout and stderr interleaved, at most the cap
 	Stderr []byte // stderr alone, when the spec split it
 	// StdoutPart and StderrPart are each stream alone, besides Output,
@@ -94,7 +97,7 @@ type RunResult struct {
 	Note                   string   // one line added after the status (a sandbox refusal)
 	Undone                 []string // what the check after the command undid in .git, a line each
 	Changed                string   // the files it changed in the workspace, one line ("" when none)
-	Blocked                sandboxRule
+	Blocked                Rule
 	Dropped                int64 // bytes past the cap
 	ExitCode               int
 	TimedOut               bool
@@ -105,9 +108,9 @@ type RunResult struct {
 
 // Text renders the result for the model or the terminal: capped output,
 // secrets redacted, and a status line.
-func (r RunResult) Text(limit int) string {
-	out := capOutput([]byte(secrets.RedactWindow(string(r.Output))), limit, r.Dropped > 0)
-	status := r.status()
+func (r Result) Text(limit int) string {
+	out := outputcap.Cap([]byte(secrets.RedactWindow(string(r.Output))), limit, r.Dropped > 0)
+	status := r.Status()
 	if out != "" && !strings.HasSuffix(out, "\n") {
 		out += "\n"
 	}
@@ -125,7 +128,7 @@ func (r RunResult) Text(limit int) string {
 
 // notes are the lines after the status for the user: the sandbox rule
 // that stopped it, what the check after it undid, the files it changed.
-func (r RunResult) notes() []string {
+func (r Result) Notes() []string {
 	var out []string
 	if r.Note != "" {
 		out = append(out, r.Note)
@@ -139,12 +142,12 @@ func (r RunResult) notes() []string {
 
 // failed reports whether the command did not succeed: a non-zero exit, a
 // timeout, a flood, a start that failed or a cancel.
-func (r RunResult) failed() bool {
+func (r Result) Failed() bool {
 	return r.ExitCode != 0 || r.TimedOut || r.Flooded || r.Err != nil
 }
 
 // status is how the command ended, in one bracketed line.
-func (r RunResult) status() string {
+func (r Result) Status() string {
 	switch {
 	case r.Err != nil && errors.Is(r.Err, context.Canceled):
 		return "[cancelled]"
@@ -158,27 +161,27 @@ func (r RunResult) status() string {
 	return fmt.Sprintf("[exit %d]", r.ExitCode)
 }
 
-// runArgv runs argv in dir with the given environment and timeout, stdout
+// RunArgv runs argv in dir with the given environment and timeout, stdout
 // and stderr interleaved and capped at limit.
-func runArgv(ctx context.Context, dir string, argv []string, env []string, timeout time.Duration, limit int) RunResult {
-	return runProcess(ctx, procSpec{Dir: dir, Argv: argv, Env: env, Timeout: timeout, Limit: limit})
+func RunArgv(ctx context.Context, dir string, argv []string, env []string, timeout time.Duration, limit int) Result {
+	return Run(ctx, Proc{Dir: dir, Argv: argv, Env: env, Timeout: timeout, Limit: limit})
 }
 
-// procSpec describes one child process.
-type procSpec struct {
+// Proc describes one child process.
+type Proc struct {
 	Dir     string
 	Argv    []string
 	Env     []string
 	Timeout time.Duration
 	Limit   int // cap on the output kept (stdout and stderr together unless SplitStderr)
-	// SplitStderr keeps stderr apart (at most 4 KB, in RunResult.Stderr).
+	// SplitStderr keeps stderr apart (at most 4 KB, in Result.Stderr).
 	SplitStderr bool
 	// StopAtCap kills the child once the cap is full: for programs whose
 	// later output is worthless (git log of a long history), not for
 	// commands whose exit status matters.
 	StopAtCap bool
 	// KeepStreams keeps stdout and stderr apart besides the combined
-	// output (RunResult.StdoutPart, StderrPart): read through two pipes,
+	// output (Result.StdoutPart, StderrPart): read through two pipes,
 	// so their lines may interleave a little differently in Output.
 	KeepStreams bool
 	// Stdin is written to the child's standard input ("" is /dev/null).
@@ -239,23 +242,23 @@ func (s *streamRedactor) flush() {
 	}
 }
 
-// runProcess starts a child as runArgv describes and waits for it.
-func runProcess(ctx context.Context, s procSpec) RunResult {
+// Run starts a child as RunArgv describes and waits for it.
+func Run(ctx context.Context, s Proc) Result {
 	start := time.Now()
 	if len(s.Argv) == 0 {
-		return RunResult{Err: errors.New("empty command")}
+		return Result{Err: errors.New("empty command")}
 	}
 	timeout := s.Timeout
 	if timeout <= 0 {
-		timeout = DefaultRunTimeout
+		timeout = config.DefaultRunTimeout
 	}
 	argv, env, sp, err := sandboxed(s)
 	if err != nil {
-		return RunResult{Err: err, ExitCode: 127}
+		return Result{Err: err, ExitCode: 127}
 	}
-	prog, err := lookPath(argv[0])
+	prog, err := LookPath(argv[0])
 	if err != nil {
-		return RunResult{Err: err, ExitCode: 127}
+		return Result{Err: err, ExitCode: 127}
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -271,7 +274,7 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 	defer flood()
 	w := outputWriter(s, flood)
 	errw, outPart, errPart := streamWriters(cmd, s, w)
-	setProcessGroup(cmd)
+	SetProcessGroup(cmd)
 	if sp != nil {
 		cmd.SysProcAttr = sandbox.ProcAttr(*sp)
 	}
@@ -280,7 +283,7 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 	cmd.WaitDelay = 2 * time.Second
 	refusedBefore := theProxy.refusals()
 	if err := cmd.Start(); err != nil {
-		return RunResult{Err: err, ExitCode: 127, Duration: time.Since(start)}
+		return Result{Err: err, ExitCode: 127, Duration: time.Since(start)}
 	}
 	done := make(chan struct{})
 	go func() {
@@ -302,27 +305,27 @@ func runProcess(ctx context.Context, s procSpec) RunResult {
 	// Kill anything left in the group (a backgrounded grandchild), and
 	// where commands have no PID namespace, what a launcher that died
 	// anyway left to Harvey.
-	killProcessGroup(cmd)
+	KillProcessGroup(cmd)
 	if sp != nil && sp.NoNS {
 		sandbox.EndOrphans()
 	}
-	out, dropped := w.result()
-	res := RunResult{Output: out, Dropped: dropped, Duration: time.Since(start), ExitCode: cmd.ProcessState.ExitCode()}
+	out, dropped := w.Bytes()
+	res := Result{Output: out, Dropped: dropped, Duration: time.Since(start), ExitCode: cmd.ProcessState.ExitCode()}
 	if errw != nil {
-		res.Stderr, _ = errw.result()
+		res.Stderr, _ = errw.Bytes()
 	}
 	if sp != nil {
 		// What the sandbox refused shows in either stream (a hook's stderr
 		// is kept apart).
-		res.Blocked, res.Note = sandboxBlocked(string(out)+"\n"+string(res.Stderr), res.ExitCode, sp)
+		res.Blocked, res.Note = Blocked(string(out)+"\n"+string(res.Stderr), res.ExitCode, sp)
 		if hosts := theProxy.refusalsSince(refusedBefore); len(hosts) > 0 && sp.Proxy != "" {
 			// The proxy said no: name the host, whatever the tool printed.
-			res.Blocked, res.Note = ruleNetwork, proxyRefusal(strings.Join(hosts, ", "))
+			res.Blocked, res.Note = RuleNetwork, ProxyRefusal(strings.Join(hosts, ", "))
 		}
 	}
 	if outPart != nil {
-		res.StdoutPart, _ = outPart.result()
-		res.StderrPart, _ = errPart.result()
+		res.StdoutPart, _ = outPart.Bytes()
+		res.StderrPart, _ = errPart.Bytes()
 	}
 	settle(ctx, tctx, &res, w, err)
 	return res
@@ -336,20 +339,20 @@ func stopFor(cmd *exec.Cmd, sp *sandbox.Spec) func() error {
 	if sp != nil && sp.NoNS {
 		return func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	}
-	return func() error { return killProcessGroup(cmd) }
+	return func() error { return KillProcessGroup(cmd) }
 }
 
 // streamWriters wires the child's stdout and stderr: both into w, or
 // stderr apart (SplitStderr: errw), or each kept besides (KeepStreams:
 // outPart and errPart).
-func streamWriters(cmd *exec.Cmd, s procSpec, w *capWriter) (errw, outPart, errPart *capWriter) {
+func streamWriters(cmd *exec.Cmd, s Proc, w *CapWriter) (errw, outPart, errPart *CapWriter) {
 	cmd.Stdout, cmd.Stderr = w, w
 	switch {
 	case s.SplitStderr:
-		errw = &capWriter{limit: 4096}
+		errw = &CapWriter{limit: 4096}
 		cmd.Stderr = errw
 	case s.KeepStreams:
-		outPart, errPart = &capWriter{limit: w.limit}, &capWriter{limit: w.limit}
+		outPart, errPart = &CapWriter{limit: w.limit}, &CapWriter{limit: w.limit}
 		cmd.Stdout, cmd.Stderr = io.MultiWriter(w, outPart), io.MultiWriter(w, errPart)
 	}
 	return errw, outPart, errPart
@@ -358,7 +361,7 @@ func streamWriters(cmd *exec.Cmd, s procSpec, w *capWriter) (errw, outPart, errP
 // sandboxed is the argv and environment that start s: through the
 // sandbox launcher when s asks for the sandbox and it is enforced here
 // (the spec it runs under is returned), else s's own.
-func sandboxed(s procSpec) (argv, env []string, sp *sandbox.Spec, err error) {
+func sandboxed(s Proc) (argv, env []string, sp *sandbox.Spec, err error) {
 	argv, env = s.Argv, s.Env
 	if s.Sandbox == nil {
 		return argv, env, nil, nil
@@ -367,11 +370,11 @@ func sandboxed(s procSpec) (argv, env []string, sp *sandbox.Spec, err error) {
 	if !sb.Enforced() {
 		return argv, env, nil, nil
 	}
-	if _, err := lookPath(argv[0]); err != nil {
+	if _, err := LookPath(argv[0]); err != nil {
 		return nil, nil, nil, err
 	}
 	spec := *s.Sandbox
-	spec.Argv, spec.Dir, spec.Env = argv, s.Dir, sandboxEnv(env, &spec)
+	spec.Argv, spec.Dir, spec.Env = argv, s.Dir, Env(env, &spec)
 	spec.Timeout = s.Timeout.Milliseconds()
 	return sb.Wrap(&spec), nil, &spec, nil
 }
@@ -379,12 +382,12 @@ func sandboxed(s procSpec) (argv, env []string, sp *sandbox.Spec, err error) {
 // outputWriter keeps a child's output within s's cap (flood is called
 // when the output floods past it) and, with s.Echo, shows it redacted as
 // it arrives.
-func outputWriter(s procSpec, flood func()) *capWriter {
+func outputWriter(s Proc, flood func()) *CapWriter {
 	limit := s.Limit
 	if limit <= 0 {
-		limit = DefaultMaxOutputBytes
+		limit = config.DefaultMaxOutputBytes
 	}
-	w := &capWriter{limit: limit, flood: flood, stopAtCap: s.StopAtCap}
+	w := &CapWriter{limit: limit, flood: flood, stopAtCap: s.StopAtCap}
 	if s.Echo != nil {
 		w.tee = &streamRedactor{w: s.Echo, left: echoLimit}
 	}
@@ -393,7 +396,7 @@ func outputWriter(s procSpec, flood func()) *capWriter {
 
 // settle says how the child ended: cancelled, timed out, stopped on
 // purpose at the cap, or failed to run (an exit status is not an error).
-func settle(ctx, tctx context.Context, res *RunResult, w *capWriter, err error) {
+func settle(ctx, tctx context.Context, res *Result, w *CapWriter, err error) {
 	w.mu.Lock()
 	res.Flooded = w.flooded
 	cut := w.cut
@@ -416,9 +419,9 @@ func settle(ctx, tctx context.Context, res *RunResult, w *capWriter, err error) 
 	}
 }
 
-// lookPath finds a program on PATH, never in the workspace through a relative
+// LookPath finds a program on PATH, never in the workspace through a relative
 // PATH entry (exec.ErrDot is an error here).
-func lookPath(name string) (string, error) {
+func LookPath(name string) (string, error) {
 	if strings.ContainsRune(name, '/') {
 		if !filepath.IsAbs(name) {
 			// ./script inside the workspace: allowed, it is the user's code.
@@ -439,10 +442,10 @@ func lookPath(name string) (string, error) {
 // shellMeta are characters that need a shell to mean anything.
 const shellMeta = "|&;<>()$`*?[]{}~!#\n"
 
-// parseCommandLine splits a command line into argv with single quotes,
+// ParseCommandLine splits a command line into argv with single quotes,
 // double quotes and backslash escapes, without a shell. needsShell reports
 // unquoted shell syntax (pipes, redirection, globbing, substitution).
-func parseCommandLine(s string) (argv []string, needsShell bool, err error) {
+func ParseCommandLine(s string) (argv []string, needsShell bool, err error) {
 	var cur strings.Builder
 	inWord := false
 	for i := 0; i < len(s); i++ {
@@ -523,8 +526,8 @@ type CommandPolicy struct {
 // plan returns the argv to run for line. In safe mode only allowlisted
 // programs run, without a shell, so the allowlist means something; otherwise
 // a line with shell syntax runs under sh -c.
-func (p CommandPolicy) plan(line string) ([]string, error) {
-	argv, needsShell, err := parseCommandLine(line)
+func (p CommandPolicy) Plan(line string) ([]string, error) {
+	argv, needsShell, err := ParseCommandLine(line)
 	if err != nil {
 		return nil, err
 	}
@@ -532,7 +535,7 @@ func (p CommandPolicy) plan(line string) ([]string, error) {
 		if needsShell {
 			return nil, fmt.Errorf("safe mode: shell syntax (pipes, redirection, $, ;, &&, globs) is not allowed; run one program with its arguments")
 		}
-		if err := p.allows(argv); err != nil {
+		if err := p.Allows(argv); err != nil {
 			return nil, err
 		}
 		return argv, nil
@@ -545,16 +548,20 @@ func (p CommandPolicy) plan(line string) ([]string, error) {
 
 // allows applies safe mode's allowlist to a planned argv: the program by
 // its plain name (a path could name any program), in the list.
-func (p CommandPolicy) allows(argv []string) error {
+func (p CommandPolicy) Allows(argv []string) error {
 	if !p.SafeMode || len(argv) == 0 {
 		return nil
 	}
 	prog := filepath.Base(argv[0])
 	if strings.ContainsRune(argv[0], '/') || !slices.Contains(p.Allowed, prog) {
-		return refusedf("safe mode: %q is not in the allowlist (allowed: %s); use /safemode allow %s", prog, strings.Join(p.Allowed, " "), prog)
+		return refusal.Errorf("safe mode: %q is not in the allowlist (allowed: %s); use /safemode allow %s", prog, strings.Join(p.Allowed, " "), prog)
 	}
 	return nil
 }
 
-// baseEnv is the environment children start from.
-func baseEnv() []string { return secrets.Environ(os.Environ()) }
+// BaseEnv is the environment children start from.
+func BaseEnv() []string { return secrets.Environ(os.Environ()) }
+
+// NewCapWriter keeps the first limit bytes written to it (a program's last
+// words), counts the rest and never blocks the writer.
+func NewCapWriter(limit int) *CapWriter { return &CapWriter{limit: limit} }

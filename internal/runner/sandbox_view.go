@@ -1,4 +1,4 @@
-package harvey
+package runner
 
 import (
 	"bytes"
@@ -37,13 +37,13 @@ import (
 //     variables rather than from a list of install places; credential files
 //     inside them (cargo's) read as empty.
 
-// toolchainRoots finds what the user's toolchains need to be read and
+// ToolchainRoots finds what the user's toolchains need to be read and
 // executed: each PATH entry outside the system's trees (in the home, or
 // /home/linuxbrew), resolved through links, with its
 // parent (~/.cargo/bin → ~/.cargo; ~/.pyenv/shims → ~/.pyenv; an nvm
 // version's bin → the version), and the roots the toolchains' own
 // variables name (with their defaults when their bin is on PATH).
-func toolchainRoots(env []string, home string) []string {
+func ToolchainRoots(env []string, home string) []string {
 	get := func(k string) string { return envValue(env, k) }
 	r := &rootSet{home: home}
 	local := filepath.Join(home, ".local")
@@ -154,11 +154,11 @@ func resolveLinks(p string) string {
 	return p
 }
 
-// maskedCredentials lists the files a command could read in the home's
+// MaskedCredentials lists the files a command could read in the home's
 // readable trees that the denylist (the one definition of secret files)
 // names: cargo's credentials in ~/.cargo, say. Each tree's own entries are
 // checked (credentials sit at a toolchain's root, not in its caches).
-func maskedCredentials(home string, trees []string) []string {
+func MaskedCredentials(home string, trees []string) []string {
 	var out []string
 	for _, tree := range trees {
 		if tree == home || !sandbox.Under(tree, []string{home}) {
@@ -237,10 +237,10 @@ func writeGitKeys(b *strings.Builder, out []byte) {
 	}
 }
 
-// cacheOverlays gives each cache its private layer for this workspace:
+// CacheOverlays gives each cache its private layer for this workspace:
 // DATA/caches/HASH(workspace)/PURPOSE/N/{upper,work}. A layer that cannot
 // be made (or lies inside a cache) leaves that cache without one.
-func cacheOverlays(workspace, purpose string, caches []string) []sandbox.CacheLayer {
+func CacheOverlays(workspace, purpose string, caches []string) []sandbox.CacheLayer {
 	data := datadir.Path()
 	if data == "" {
 		return nil
@@ -261,12 +261,12 @@ func cacheOverlays(workspace, purpose string, caches []string) []sandbox.CacheLa
 	return out
 }
 
-// installTree is what a program named by path needs to be read and run:
+// InstallTree is what a program named by path needs to be read and run:
 // the project a node_modules/.bin link leads into (the directory holding
 // node_modules), a bin directory's parent, or the program's own directory.
 // System trees need nothing ("" results are dropped by the caller).
-func installTree(prog string) []string {
-	p, err := lookPath(prog)
+func InstallTree(prog string) []string {
+	p, err := LookPath(prog)
 	if err != nil || !filepath.IsAbs(p) {
 		return nil
 	}

@@ -1,0 +1,118 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/datadir"
+	"github.com/harvey-agent/harvey/internal/guard"
+	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/wspath"
+)
+
+// SpecFor is what a command's sandbox is built from: the workspace, the
+// user's sandbox: block, safe mode's allowlist, the purpose its caches'
+// private layers are kept under ("run" for commands, "mcp-NAME" for a
+// server, which runs beside them and must not share a layer), and a bare
+// run (no caches, no network: Harvey's own helpers).
+type SpecFor struct {
+	Root     string
+	Policy   config.SandboxPolicy
+	SafeMode bool
+	Allowed  []string
+	Purpose  string
+	Bare     bool
+}
+
+// CommandSpec is the sandbox of a command the user or the model runs in
+// the workspace: writes in the workspace (agents/ hidden, .git/'s parts
+// that run programs read-only), TMPDIR, the caches (or their private
+// layers) and the user's paths; the toolchains on PATH readable; the
+// registry proxy the only way out unless the policy gives the network; in
+// safe mode only the allowlisted programs execute. The one place a
+// command's Spec is built.
+func CommandSpec(w SpecFor) *sandbox.Spec {
+	rw, caches, ro := Paths(w.Policy)
+	if w.Bare {
+		caches = nil
+	}
+	landlockOnly := sandbox.Available().Mode() == sandbox.ModeLandlock
+	if landlockOnly {
+		ro = append(ro, caches...) // read, never written: a private cache of each tool's instead (PrivateCaches)
+	} else {
+		rw = append(rw, caches...)
+	}
+	gitRO, gitRW := guard.Protected(w.Root)
+	home, _ := os.UserHomeDir()
+	ro = append(ro, ToolchainRoots(os.Environ(), home)...)
+	if w.Policy.Network {
+		ro = append(ro, ResolvConfDir()...)
+	}
+	spec := &sandbox.Spec{
+		Workspace: w.Root,
+		RW:        append(append([]string{w.Root}, rw...), gitRW...),
+		RO:        ro,
+		ReadOnly:  gitRO,
+		Hidden:    []string{filepath.Join(w.Root, wspath.AgentsDir)},
+		Network:   w.Policy.Network && !w.Bare,
+	}
+	for _, p := range gitRO {
+		if filepath.Base(p) == "hooks" { // made when missing, so none can appear (submodules' too)
+			spec.Ensure = append(spec.Ensure, p)
+		}
+	}
+	spec.Pinned = guard.Pinned(w.Root)
+	if data := datadir.Path(); data != "" && sandbox.Under(filepath.Join(data, "caches"), append(append([]string{}, spec.RW...), spec.RO...)) {
+		// Every workspace's cache layers: never visible to a command
+		// (its own is mounted over its caches already).
+		spec.Hidden = append(spec.Hidden, filepath.Join(data, "caches"))
+	}
+	if home != "" {
+		spec.Masked = MaskedCredentials(home, append(append([]string{}, spec.RW...), spec.RO...))
+	}
+	privateCachesOf(w, spec, caches, landlockOnly)
+	if !spec.Network && !w.Bare {
+		if p := SessionProxy(w.Policy.Hosts); p != nil {
+			spec.Proxy = p.sock
+			spec.RO = append(spec.RO, filepath.Dir(p.sock))
+		}
+	}
+	if w.SafeMode {
+		spec.Exec = safeModePrograms(w.Allowed)
+	}
+	return spec
+}
+
+// privateCachesOf gives the spec's caches their private side: a layer over
+// each (CacheOverlays), or where there is no mount namespace (Landlock
+// only), each tool's own setting pointed at a private cache of the
+// workspace's (PrivateCaches).
+func privateCachesOf(w SpecFor, spec *sandbox.Spec, caches []string, landlockOnly bool) {
+	switch {
+	case landlockOnly && !w.Bare:
+		env, dirs := PrivateCaches(w.Root, w.Purpose, w.Policy.Network)
+		spec.CacheEnv, spec.RW = env, append(spec.RW, dirs...)
+	case !landlockOnly:
+		spec.Overlays = CacheOverlays(w.Root, w.Purpose, caches)
+	}
+}
+
+// safeModePrograms are the programs safe mode lets execute: each allowed
+// command found on PATH, and what its link leads to (none found: a path
+// that names nothing, so nothing executes).
+func safeModePrograms(allowed []string) []string {
+	var out []string
+	for _, c := range allowed {
+		if p, err := LookPath(c); err == nil {
+			out = append(out, p)
+			if r, err := filepath.EvalSymlinks(p); err == nil && r != p {
+				out = append(out, r)
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = []string{"/nonexistent"}
+	}
+	return out
+}
