@@ -27,12 +27,12 @@ var fileLayers = [][]string{
 	// knowing nothing of a model or a session.
 	{"sys_linux.go", "sys_other.go", "stdin_linux.go", "stdin_other.go", "spinner.go",
 		"version.go", "text.go", "audit.go", "recorder.go",
-		"config.go", "config_merge.go", "config_trust.go", "mcp_config.go", "mcp_cli.go", "hooks.go", "hooks_cli.go",
+		"config.go", "config_merge.go", "config_trust.go", "mcp_config.go", "mcp_cli.go", "hooks_cli.go",
 		"workspace.go", "fileread.go", "fileops.go", "search.go",
 		"git.go", "git_filter.go", "git_grep.go",
 		"workspace_index.go", "index_bounds.go"},
 	// 1: the one gate, approvals and the tools built on them.
-	{"console.go", "approval.go", "gate.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "mcp.go", "mcp_elicit.go", "mcp_elicit_order.go", "mcp_oauth.go", "hooks_run.go", "hooks_events.go", "hooks_transcript.go"},
+	{"console.go", "approval.go", "gate.go", "hooks_host.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "mcp.go", "mcp_elicit.go", "mcp_elicit_order.go", "mcp_oauth.go"},
 	// 2: the model side: clients, layouts, the tool loop.
 	{"llm.go", "ollama.go", "anyllm_client.go", "routing.go", "backend.go", "layout.go", "holdback.go", "trace.go",
 		"tool_executor.go", "warm.go"},

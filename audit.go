@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -136,4 +137,4 @@ func outcomeOf(err error) AuditOutcome {
 // ErrDenied is returned when an action is not approved: the user declined
 // it, or headless mode without --yes cannot ask. The message, which says
 // which, goes back to the model.
-var ErrDenied = errors.New("not approved")
+var ErrDenied = refusal.ErrDenied

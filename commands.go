@@ -66,7 +66,7 @@ func (a *Agent) registerCommands() {
 		Help: "Finds fences like ```go path/to/file.go or ```path/to/file in the last reply, shows the diffs, and writes them after one confirmation (y, n, or a: always for /apply this session; headless only with --yes)."})
 	add(&Command{Name: "hooks", Usage: "/hooks", Summary: "your hooks around tool calls and the conversation, in the order they run, and how often they fired",
 		Handler: func(_ context.Context, a *Agent, _ []string, out io.Writer) error {
-			fmt.Fprintln(out, a.gate.hooks.describe())
+			fmt.Fprintln(out, a.gate.hooks.Describe())
 			return nil
 		},
 		Help: "Hooks come from hooks: in your own config, where they run as your own programs with your environment, and from a workspace's agents/harvey.yaml once you confirm them, where they run in the sandbox as a command does: each runs a command before (pre_tool) or after (post_tool) the tool calls it matches, which may block the call, change its arguments or amend its result; or at the session's start (session_start), on each prompt (user_prompt: add context or hold the prompt back) or when a reply ends (stop: send the model on). Claude Code's scripts for the same events work unchanged; harvey hooks import brings them (a project's hooks into that project's config). docs/hooks.md has the contract."})
@@ -303,8 +303,8 @@ func cmdStatus(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	fmt.Fprintf(out, "recording:   %s\n", rec)
 	fmt.Fprintf(out, "safe mode:   %v\n", a.Config.SafeMode)
 	fmt.Fprintf(out, "sandbox:     %s\n", runner.ModeName(a.Config.Sandbox))
-	if h := a.gate.hooks; h != nil {
-		fmt.Fprintf(out, "hooks:       %d (%d run, %d blocked, changed or added something; /hooks)\n", len(h.hooks), h.ran.Load(), h.fired.Load())
+	if n, ran, fired := a.gate.hooks.Counts(); n > 0 {
+		fmt.Fprintf(out, "hooks:       %d (%d run, %d blocked, changed or added something; /hooks)\n", n, ran, fired)
 	}
 	fmt.Fprintf(out, "retries:     %s\n", llm.PolicyOf(a.Config.Retry).Describe())
 	return nil
@@ -313,7 +313,7 @@ func cmdStatus(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 func cmdClear(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	a.ClearHistory()
 	fmt.Fprintln(out, "conversation cleared")
-	a.gate.hooks.sessionStart(ctx, "clear")
+	a.gate.hooks.SessionStart(ctx, "clear")
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/diff"
 	"github.com/harvey-agent/harvey/internal/editmatch"
 	"github.com/harvey-agent/harvey/internal/guard"
+	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -42,8 +43,8 @@ type Gate struct {
 	embedFor func(bound string) Embedder
 	// note shows the user a line about a wait (nil: nothing shown).
 	note func(string)
-	// hooks run before and after every tool call (hooks_run.go; nil: none).
-	hooks *hookRunner
+	// hooks run before and after every tool call (internal/hooks; nil: none).
+	hooks *hooks.Runner
 }
 
 // audit records an effect with the outcome its error means.
@@ -273,7 +274,7 @@ type runRequest struct {
 	timeout time.Duration // 0: run_timeout
 	echo    io.Writer     // shows the output as it arrives (nil: nothing shown)
 	streams bool          // keep stdout and stderr apart besides (runner.Result.StdoutPart, StderrPart)
-	// hook: a hook's command (hooks_run.go): this on stdin, these
+	// hook: a hook's command (internal/hooks): this on stdin, these
 	// variables besides the filtered environment, stderr kept apart, its
 	// own network when asked, and never the offer to run it again
 	// outside the sandbox.
@@ -285,7 +286,7 @@ type runRequest struct {
 type hookRun struct {
 	stdin    string
 	env      []string
-	readable string // the session's transcript (hooks_transcript.go), read-only
+	readable string // the session's transcript (internal/hooks), read-only
 }
 
 // runGated is the one gate every program Harvey starts for the user or the

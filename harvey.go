@@ -176,7 +176,7 @@ func (a *Agent) Close() {
 		a.kb.db = nil
 	}
 	a.mcp.close()
-	a.gate.hooks.removeTranscript()
+	a.gate.hooks.RemoveTranscript()
 }
 
 // matchModel finds name among installed models ("llama3.2" matches

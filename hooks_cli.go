@@ -1,7 +1,6 @@
 package harvey
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -10,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"gopkg.in/yaml.v3"
 )
@@ -35,7 +34,7 @@ func hooksCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, "no hooks in your config (harvey hooks import brings Claude Code's; docs/hooks.md)")
 			return 0
 		}
-		for i, h := range sortHooks(cfg.Hooks) {
+		for i, h := range hooks.Sort(cfg.Hooks) {
 			fmt.Fprintf(stdout, "%d. %s\n", i+1, termtext.Sanitize(h.Shown()))
 		}
 		return 0
@@ -55,21 +54,6 @@ type claudeHook struct {
 	project bool
 }
 
-// projectHook reports whether a hook belongs to the project it was found
-// for: it comes from the workspace's own .claude/ settings, or its
-// command names $CLAUDE_PROJECT_DIR (Claude Code's form for a project's
-// scripts). Imported into your own config, it would run in every
-// repository that ships that path.
-func projectHook(from, command string) bool {
-	return !filepath.IsAbs(from) || strings.Contains(command, "CLAUDE_PROJECT_DIR")
-}
-
-// hookKey is what makes two hooks the same for import: event, match and
-// command.
-func hookKey(h HookConfig) string {
-	return h.Event + "\x00" + h.Match + "\x00" + strings.Join(h.Command, "\x00")
-}
-
 func hooksImport(args []string, stdout, stderr io.Writer) int {
 	files, picks, all := hooksImportArgs(args)
 	found, code := findClaudeHooks(files, stdout, stderr)
@@ -84,7 +68,7 @@ func hooksImport(args []string, stdout, stderr io.Writer) int {
 	if !all && len(picks) == 0 {
 		for i, h := range found {
 			fmt.Fprintf(stdout, "%d. %s (from %s → %s)%s\n", i+1, termtext.Sanitize(h.hook.Shown()), h.from, hookDestination(h.project),
-				map[bool]string{true: ": already imported", false: ""}[have[hookKey(h.hook)]])
+				map[bool]string{true: ": already imported", false: ""}[have[hooks.Key(h.hook)]])
 		}
 		fmt.Fprintln(stdout, "add them with: harvey hooks import N [N...] (or --all)")
 		return 0
@@ -96,14 +80,14 @@ func hooksImport(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		switch {
-		case have[hookKey(h.hook)]:
+		case have[hooks.Key(h.hook)]:
 			already++
 		case h.project:
 			project = append(project, h.hook)
 		default:
 			mine = append(mine, h.hook)
 		}
-		have[hookKey(h.hook)] = true
+		have[hooks.Key(h.hook)] = true
 	}
 	if len(mine)+len(project)+already == 0 {
 		fmt.Fprintln(stderr, "harvey: no hook with that number (harvey hooks import lists them)")
@@ -142,13 +126,13 @@ func findClaudeHooks(files []string, stdout, stderr io.Writer) ([]claudeHook, in
 		if err != nil {
 			continue
 		}
-		hs, left, err := claudeHooks(b)
+		hs, left, err := hooks.Import(b)
 		if err != nil {
 			fmt.Fprintf(stderr, "harvey: %s: %v\n", f, err)
 			return nil, 1
 		}
 		for _, h := range hs {
-			found = append(found, claudeHook{from: f, hook: h, project: projectHook(f, strings.Join(h.Command, " "))})
+			found = append(found, claudeHook{from: f, hook: h, project: hooks.ProjectHook(f, strings.Join(h.Command, " "))})
 		}
 		for _, l := range left {
 			fmt.Fprintf(stdout, "%s: not imported: %s\n", f, l)
@@ -171,14 +155,14 @@ func importedHooks() map[string]bool {
 	have := map[string]bool{}
 	if cfg, _, err := loadUserConfig(); err == nil && cfg != nil {
 		for _, h := range cfg.Hooks {
-			have[hookKey(h)] = true
+			have[hooks.Key(h)] = true
 		}
 	}
 	if b, err := os.ReadFile(ConfigPath); err == nil {
 		var c Config
 		if yaml.Unmarshal(b, &c) == nil {
 			for _, h := range c.Hooks {
-				have[hookKey(h)] = true
+				have[hooks.Key(h)] = true
 			}
 		}
 	}
@@ -240,54 +224,6 @@ func addWorkspaceHooks(hs []HookConfig) error {
 		return err
 	}
 	return ws.WriteInternalAtomic(ConfigPath, out, 0o600)
-}
-
-// claudeHooks reads the hooks of a Claude Code settings file: each
-// command hook of an event Harvey has becomes a Harvey hook with
-// its matcher, its command run by sh -c and its timeout (seconds). It
-// blocks only on exit 2 or a block answer, as in Claude Code: another
-// failure lets the call go on (on_error: allow).
-func claudeHooks(b []byte) (hooks []HookConfig, left []string, err error) {
-	var s struct {
-		Hooks map[string][]struct {
-			Matcher string `json:"matcher"`
-			Hooks   []struct {
-				Type    string  `json:"type"`
-				Command string  `json:"command"`
-				Timeout float64 `json:"timeout"`
-			} `json:"hooks"`
-		} `json:"hooks"`
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, nil, fmt.Errorf("not JSON Harvey can read: %v", err)
-	}
-	events := map[string]string{}
-	for h, c := range config.HookEvents {
-		events[c] = h
-	}
-	for _, ev := range sortedKeys(s.Hooks) {
-		event, ok := events[ev]
-		for _, m := range s.Hooks[ev] {
-			for _, h := range m.Hooks {
-				switch {
-				case !ok:
-					left = append(left, fmt.Sprintf("a %s hook (%s): Harvey has no such event", ev, termtext.Clip(h.Command, 60)))
-				case h.Type != "" && h.Type != "command":
-					left = append(left, fmt.Sprintf("a %s hook of type %q: only commands run", ev, h.Type))
-				default:
-					hc := HookConfig{Event: event, Match: strings.TrimSpace(m.Matcher), Command: HookArgv{"sh", "-c", h.Command}, OnError: "allow"}
-					if event == config.HookPrompt || event == config.HookStop {
-						hc.Match = "" // Claude Code ignores a matcher there too
-					}
-					if h.Timeout > 0 {
-						hc.Timeout = Duration(h.Timeout * float64(1e9))
-					}
-					hooks = append(hooks, hc)
-				}
-			}
-		}
-	}
-	return hooks, left, nil
 }
 
 // addHooks appends hooks to hooks: in your own config (keeping its

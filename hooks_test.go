@@ -10,95 +10,10 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
-	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/kernelsim"
 )
-
-// What a hook answers, read as Harvey's answers and Claude Code's.
-func TestParseHookAnswer(t *testing.T) {
-	args := map[string]any{"path": "a.go", "old_text": "x", "new_text": "y"}
-	for _, c := range []struct {
-		out   string
-		block bool
-		want  map[string]any
-		bad   bool
-	}{
-		{out: ""},
-		{out: `{"decision": "allow"}`},
-		{out: `{"decision": "block", "reason": "no"}`, block: true},
-		{out: `{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no"}}`, block: true},
-		{out: `{"continue": false, "stopReason": "stop"}`, block: true},
-		{out: `{"hookSpecificOutput": {"permissionDecision": "allow", "updatedInput": {"file_path": "/ws/b.go", "old_string": "x", "new_string": "z"}}}`,
-			want: map[string]any{"path": "b.go", "old_text": "x", "new_text": "z"}},
-		{out: `{"modify": {"path": "c.go", "old_text": "x", "new_text": "y"}}`, want: map[string]any{"path": "c.go", "old_text": "x", "new_text": "y"}},
-		{out: `not json`, bad: true},
-		{out: `{"decision": "perhaps"}`, bad: true},
-	} {
-		a, err := parseHookAnswer([]byte(c.out), "edit_file", args, "/ws")
-		if (err != nil) != c.bad || a.block != c.block {
-			t.Errorf("%s: %+v %v", c.out, a, err)
-		}
-		if c.want != nil && mustJSON(a.modify) != mustJSON(c.want) {
-			t.Errorf("%s: modify %v, want %v", c.out, a.modify, c.want)
-		}
-	}
-}
-
-// Which hooks fire: Harvey's names and Claude Code's, MCP tools, when:.
-func TestHookApplies(t *testing.T) {
-	cmd := map[string]any{"command": "git push origin main"}
-	in := claudeInput("run_command", cmd, "/ws")
-	for _, c := range []struct {
-		h    HookConfig
-		tool string
-		want bool
-	}{
-		{HookConfig{Event: config.HookPre}, "run_command", true},
-		{HookConfig{Event: config.HookPost}, "run_command", false},
-		{HookConfig{Event: config.HookPre, Match: "Bash"}, "run_command", true},
-		{HookConfig{Event: config.HookPre, Match: "Edit|Write"}, "run_command", false},
-		{HookConfig{Event: config.HookPre, Match: "run"}, "run_command", false}, // matched whole
-		{HookConfig{Event: config.HookPre, Match: "mcp__.*"}, "fs__read", true},
-		{HookConfig{Event: config.HookPre, When: []HookWhen{{Field: "command", Contains: "git push"}}}, "run_command", true},
-		{HookConfig{Event: config.HookPre, When: []HookWhen{{Field: "command", Matches: `^git\s+push`}}}, "run_command", true},
-		{HookConfig{Event: config.HookPre, When: []HookWhen{{Field: "command", Equals: "git push"}}}, "run_command", false},
-		{HookConfig{Event: config.HookPre, When: []HookWhen{{Field: "file_path", Contains: "x"}}}, "run_command", false},
-	} {
-		args := cmd
-		if c.tool == "fs__read" {
-			args = map[string]any{}
-		}
-		if got := hookApplies(c.h, config.HookPre, c.tool, args, in); got != c.want {
-			t.Errorf("%+v on %s: %v", c.h, c.tool, got)
-		}
-	}
-	hs := sortHooks([]HookConfig{{Priority: 2, Match: "b"}, {Priority: 1, Match: "a"}, {Priority: 2, Match: "c"}})
-	if hs[0].Match != "a" || hs[1].Match != "b" || hs[2].Match != "c" {
-		t.Errorf("order: %v", hs)
-	}
-}
-
-// A Claude Code settings file's hooks become Harvey's.
-func TestClaudeHooksImport(t *testing.T) {
-	settings := `{"hooks": {
-	  "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "~/.claude/block-rm.sh", "timeout": 5}]}],
-	  "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "jq -r .tool_input.file_path | xargs gofmt -w"}]}],
-	  "Stop": [{"matcher": "*", "hooks": [{"type": "command", "command": "say done"}]}],
-	  "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "date"}]}],
-	  "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]}}`
-	hs, left, err := claudeHooks([]byte(settings))
-	if err != nil || len(hs) != 4 || len(left) != 1 || !strings.Contains(left[0], "Notification") {
-		t.Fatalf("%+v %v %v", hs, left, err)
-	}
-	if hs[1].Event != config.HookPre || hs[1].Match != "Bash" || hs[1].TimeLimit().Seconds() != 5 || hs[1].OnError != "allow" || hs[0].Event != config.HookPost {
-		t.Fatalf("%+v", hs)
-	}
-	if hs[2].Event != config.HookStop || hs[2].Match != "" || hs[3].Event != config.HookPrompt || hs[2].Check() != nil {
-		t.Fatalf("%+v", hs[2:])
-	}
-}
 
 // hookFixture is a workspace with a Go file, the user's config holding
 // hooks, and a run of the built binary with a scripted model.
@@ -456,7 +371,7 @@ func TestWorkspaceHookGetsNoPowers(t *testing.T) {
 // session_start hooks of its source; session_start's output and
 // user_prompt's context reach the first message (never the system prompt); a user_prompt hook blocks a prompt before any request;
 // a stop hook sends the model on once, and one that never lets go is
-// stopped after maxStopRounds.
+// stopped after hooks.MaxStopRounds.
 func TestEndToEndConversationHooks(t *testing.T) {
 	t.Parallel()
 	for _, kernel := range simulatedKernels() {
@@ -546,46 +461,7 @@ func conversationHooks(t *testing.T, kernel string) {
 	}
 
 	reqs, _, errOut, code = turn("loop", "LOOP", "LOOP", "LOOP", "LOOP", "LOOP")
-	if code != 0 || len(reqs) != 1+maxStopRounds || !strings.Contains(errOut, "go on 3 times") {
+	if code != 0 || len(reqs) != 1+hooks.MaxStopRounds || !strings.Contains(errOut, "go on 3 times") {
 		t.Errorf("a stop hook that never lets go: exit %d, %d requests: %s", code, len(reqs), errOut)
-	}
-}
-
-// What a conversation hook answers: plain text is context, JSON may
-// block or add context; a stop hook's plain text is ignored.
-func TestParseEventAnswer(t *testing.T) {
-	for _, c := range []struct {
-		out, event, context string
-		block, bad          bool
-	}{
-		{out: "", event: config.HookPrompt},
-		{out: "branch: main\n", event: config.HookSessionStart, context: "branch: main"},
-		{out: "done", event: config.HookStop},
-		{out: `{"decision": "block", "reason": "no"}`, event: config.HookPrompt, block: true},
-		{out: `{"decision": "block", "reason": "go on"}`, event: config.HookStop, block: true},
-		{out: `{"continue": false, "stopReason": "x"}`, event: config.HookPrompt, block: true},
-		{out: `{"continue": false}`, event: config.HookStop},
-		{out: `{"hookSpecificOutput": {"additionalContext": "ctx"}}`, event: config.HookPrompt, context: "ctx"},
-		{out: `{"context": "mine"}`, event: config.HookSessionStart, context: "mine"},
-		{out: `{"decision": "maybe"}`, event: config.HookPrompt, bad: true},
-		{out: `{not json`, event: config.HookPrompt, bad: true},
-	} {
-		a, err := parseEventAnswer([]byte(c.out), c.event)
-		got := ""
-		if a.amend != nil {
-			got = *a.amend
-		}
-		if (err != nil) != c.bad || a.block != c.block || got != c.context {
-			t.Errorf("%s %q: %+v %q %v", c.event, c.out, a, got, err)
-		}
-	}
-	for _, h := range []HookConfig{{Event: config.HookPrompt, Match: "Bash", Command: HookArgv{"x"}}, {Event: config.HookStop, OnError: "block", Command: HookArgv{"x"}},
-		{Event: config.HookSessionStart, OnError: "block", Command: HookArgv{"x"}}, {Event: "PreToolUse", Command: HookArgv{"x"}}} {
-		if h.Check() == nil {
-			t.Errorf("%+v accepted", h)
-		}
-	}
-	if s := clipContext(strings.Repeat("é", hookContextMax)); len(s) > hookContextMax+100 || !strings.Contains(s, "past their budget") || !utf8.ValidString(s) {
-		t.Errorf("clip: %d bytes", len(s))
 	}
 }

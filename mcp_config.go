@@ -248,7 +248,7 @@ func removeServer(name string) (string, error) {
 const defaultMaxTools = 24
 
 // mcpNameSep joins a server's name and a tool's name.
-const mcpNameSep = "__"
+const mcpNameSep = config.MCPNameSep
 
 // mcpToolNameRE is what providers accept as a tool name (OpenAI's and
 // Anthropic's rule; Ollama passes names to templates as they are).

@@ -16,6 +16,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/guard"
+	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/ollama"
 	"github.com/harvey-agent/harvey/internal/runner"
@@ -77,7 +78,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	tidyRecordings(ws, cf.KeepRecordings)
 	a.OllamaURL = resolveOllamaURL(o.OllamaURL, cf.OllamaURL)
 	a.gate.embedFor = workspaceEmbedder(cf.RAG, a.OllamaURL)
-	a.gate.hooks = newHookRunner(cf.Hooks, a.gate, &a.Terminal) // after the workspace's were confirmed (or left out)
+	a.gate.hooks = hooks.New(cf.Hooks, hookHost{a.gate, &a.Terminal}) // after the workspace's were confirmed (or left out)
 	model := o.Model
 	if model == "" {
 		model = cf.Model
@@ -110,7 +111,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 			a.logf("%s", a.dim("· "+l))
 		}
 	}
-	a.gate.hooks.sessionStart(ctx, map[bool]string{true: "resume", false: "startup"}[o.Continue])
+	a.gate.hooks.SessionStart(ctx, map[bool]string{true: "resume", false: "startup"}[o.Continue])
 	a.warmStart()                                                    // REPL and Ollama only: the prompt's head is evaluated while you type
 	a.indexing = startIndexing(&a.Terminal, a.Workspace, a.indexing) // REPL only: the index is brought up to date while you type
 	if cf.AutoRecord {

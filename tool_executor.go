@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/coerce"
+	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/outputcap"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -54,7 +55,7 @@ type ToolExecutor struct {
 	// askedModel: this turn already asked the model to send a call alone.
 	askedModel bool
 	retry      llm.RetryPolicy
-	hooks      *hookRunner // your hooks around each call (nil: none)
+	hooks      *hooks.Runner // your hooks around each call (nil: none)
 }
 
 // execHost is what the tool loop needs from the session around it: to say
@@ -137,11 +138,11 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 		rr.EndLine() // the reply's last line, ended, before the tools' lines
 		if e.prose || r.recovered {
 			conv := append(slices.Clone(messages), Message{Role: RoleAssistant, Content: text})
-			e.hooks.setConversation(len(conv), transcriptOf(conv))
+			e.hooks.SetConversation(len(conv), hooks.TranscriptOf(conv))
 			messages, err = e.runPrinted(ctx, messages, text, calls)
 		} else {
 			messages = append(messages, Message{Role: RoleAssistant, Content: text, ToolCalls: calls})
-			e.hooks.setConversation(len(messages), transcriptOf(messages))
+			e.hooks.SetConversation(len(messages), hooks.TranscriptOf(messages))
 			var results []Message
 			results, err = e.ExecuteToolCalls(ctx, calls)
 			messages = append(messages, results...)
@@ -430,13 +431,14 @@ func (e *ToolExecutor) runHooked(ctx context.Context, id, name string, entry too
 	if e.hooks == nil {
 		return safeCall(ctx, entry.run, e.scope(), args)
 	}
-	args, added, err := e.hooks.pre(ctx, name, id, entry.schema.Function.Parameters, args)
+	args, added, err := e.hooks.Pre(ctx, name, id, entry.schema.Function.Parameters, args)
 	if err != nil {
 		return toolResult{}, err
 	}
 	res, err := safeCall(ctx, entry.run, e.scopeFor(name, args), args)
-	res, err = e.hooks.post(ctx, name, id, args, res, err)
-	return withHookContext(res, err, added)
+	out, err := e.hooks.Post(ctx, name, id, args, hooks.Outcome(res), err)
+	out, err = hooks.WithContext(out, err, added)
+	return toolResult(out), err
 }
 
 // coerceNative fits a native call's arguments to the schema; a call
@@ -515,7 +517,7 @@ func (e *ToolExecutor) scope() callScope {
 // where a post_tool hook will read them.
 func (e *ToolExecutor) scopeFor(name string, args map[string]any) callScope {
 	s := e.scope()
-	s.streams = e.hooks.readsStreams(name, args)
+	s.streams = e.hooks.ReadsStreams(name, args)
 	return s
 }
 
@@ -634,22 +636,4 @@ func elideToolResults(msgs []Message, protect, target int, extra int) int {
 		n++
 	}
 	return n
-}
-
-// transcriptOf converts a conversation's messages, from one on, for the
-// transcript hooks read (hooks_transcript.go): only when a hook runs.
-func transcriptOf(msgs []Message) func(from int) []transcriptMsg {
-	return func(from int) []transcriptMsg {
-		var out []transcriptMsg
-		for _, m := range msgs[min(from, len(msgs)):] {
-			tm := transcriptMsg{role: string(m.Role), text: m.Content, callID: m.ToolCallID}
-			for _, c := range m.ToolCalls {
-				var args map[string]any
-				json.Unmarshal([]byte(c.Function.Arguments), &args)
-				tm.calls = append(tm.calls, transcriptCall{id: c.ID, name: c.Function.Name, args: args})
-			}
-			out = append(out, tm)
-		}
-		return out
-	}
 }

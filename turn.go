@@ -11,6 +11,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/events"
+	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -142,8 +143,8 @@ func (a *Agent) chatTurn(ctx context.Context, prompt string) error {
 
 // runTurn sends prompt in the turn t and keeps what happened.
 func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
-	a.gate.hooks.setConversation(len(a.History), transcriptOf(a.History))
-	added, err := a.gate.hooks.prompt(ctx, prompt)
+	a.gate.hooks.SetConversation(len(a.History), hooks.TranscriptOf(a.History))
+	added, err := a.gate.hooks.Prompt(ctx, prompt)
 	if err != nil {
 		return err
 	}
@@ -378,17 +379,17 @@ func (be *backend) proseToolPrompt(ts *toolSet) string {
 
 // goOnForStopHooks runs your stop hooks after a reply that ended well: while
 // one blocks, its reason goes to the model as your message and the model
-// goes on (at most maxStopRounds times).
+// goes on (at most hooks.MaxStopRounds times).
 func goOnForStopHooks(ctx context.Context, a *Agent, t *turn, err error) error {
 	r := a.gate.hooks
-	for round := 0; err == nil && r.has(config.HookStop); round++ {
-		r.setConversation(len(a.History), transcriptOf(a.History))
-		reason, goOn := r.stop(ctx, lastReply(a.History), round > 0)
+	for round := 0; err == nil && r.Has(config.HookStop); round++ {
+		r.SetConversation(len(a.History), hooks.TranscriptOf(a.History))
+		reason, goOn := r.Stop(ctx, lastReply(a.History), round > 0)
 		if !goOn {
 			return nil
 		}
-		if round == maxStopRounds {
-			a.logf("%s", a.colorize("33", fmt.Sprintf("⚑ your stop hooks asked the model to go on %d times: the turn ends here", maxStopRounds)))
+		if round == hooks.MaxStopRounds {
+			a.logf("%s", a.colorize("33", fmt.Sprintf("⚑ your stop hooks asked the model to go on %d times: the turn ends here", hooks.MaxStopRounds)))
 			return nil
 		}
 		err = a.answer(ctx, t, append(a.History, Message{Role: RoleUser, Content: "[your stop hook: " + reason + "]"}))

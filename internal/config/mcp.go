@@ -172,3 +172,6 @@ func (o MCPOAuth) NamesYourCredentials() bool {
 	return o.PrivateKey != "" || o.WorkloadToken != "" || len(o.WorkloadTokenCommand) > 0 ||
 		(o.Enterprise != nil && len(o.Enterprise.IDTokenCommand) > 0)
 }
+
+// MCPNameSep joins a server's name and a tool's name (SERVER__tool).
+const MCPNameSep = "__"

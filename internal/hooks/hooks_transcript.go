@@ -1,4 +1,4 @@
-package harvey
+package hooks
 
 import (
 	"crypto/rand"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/datadir"
+	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
@@ -24,6 +25,7 @@ import (
 type hookTranscript struct {
 	mu      sync.Mutex
 	root    string
+	version string // Harvey's, in each line
 	path    string
 	n       int                            // messages in the conversation as the last caller gave it
 	conv    func(from int) []transcriptMsg // its messages from one on, converted when a hook runs
@@ -46,7 +48,7 @@ type transcriptCall struct {
 // setConversation gives the transcript the conversation as it is now (the
 // executor before a round's calls, the agent between turns): its length,
 // and what converts its messages from one on.
-func (r *hookRunner) setConversation(n int, conv func(from int) []transcriptMsg) {
+func (r *Runner) SetConversation(n int, conv func(from int) []transcriptMsg) {
 	if r == nil {
 		return
 	}
@@ -57,7 +59,7 @@ func (r *hookRunner) setConversation(n int, conv func(from int) []transcriptMsg)
 
 // transcriptPath writes what the transcript lacks and returns its path
 // ("" when it cannot be written).
-func (r *hookRunner) transcriptPath() string {
+func (r *Runner) transcriptPath() string {
 	t := &r.transcript
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -71,7 +73,7 @@ func (r *hookRunner) transcriptPath() string {
 			return ""
 		}
 		t.path = filepath.Join(dir, hookSession+".jsonl")
-		t.root = r.gate.ws.Root
+		t.root, t.version = r.host.Root(), r.host.Version()
 	}
 	flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND
 	if t.n < t.written { // cleared or summarised: written anew
@@ -120,7 +122,7 @@ func (t *hookTranscript) line(m transcriptMsg) map[string]any {
 	}
 	id := rand.Text()
 	line := map[string]any{"type": typ, "uuid": id, "parentUuid": nil, "sessionId": hookSession, "cwd": t.root,
-		"timestamp": time.Now().UTC().Format(time.RFC3339Nano), "isSidechain": false, "userType": "external", "version": "harvey-" + Version,
+		"timestamp": time.Now().UTC().Format(time.RFC3339Nano), "isSidechain": false, "userType": "external", "version": "harvey-" + t.version,
 		"message": map[string]any{"role": map[string]string{"user": "user", "assistant": "assistant"}[typ], "content": content}}
 	if t.parent != "" {
 		line["parentUuid"] = t.parent
@@ -130,7 +132,7 @@ func (t *hookTranscript) line(m transcriptMsg) map[string]any {
 }
 
 // removeTranscript removes the session's transcript (at exit).
-func (r *hookRunner) removeTranscript() {
+func (r *Runner) RemoveTranscript() {
 	if r == nil {
 		return
 	}
@@ -138,5 +140,23 @@ func (r *hookRunner) removeTranscript() {
 	defer r.transcript.mu.Unlock()
 	if r.transcript.path != "" {
 		os.Remove(r.transcript.path)
+	}
+}
+
+// TranscriptOf is the conversation msgs as SetConversation takes it:
+// converted from one message on, when a hook runs.
+func TranscriptOf(msgs []llm.Message) func(from int) []transcriptMsg {
+	return func(from int) []transcriptMsg {
+		var out []transcriptMsg
+		for _, m := range msgs[min(from, len(msgs)):] {
+			tm := transcriptMsg{role: string(m.Role), text: m.Content, callID: m.ToolCallID}
+			for _, c := range m.ToolCalls {
+				var args map[string]any
+				json.Unmarshal([]byte(c.Function.Arguments), &args)
+				tm.calls = append(tm.calls, transcriptCall{id: c.ID, name: c.Function.Name, args: args})
+			}
+			out = append(out, tm)
+		}
+		return out
 	}
 }

@@ -1,4 +1,4 @@
-package harvey
+package hooks
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 //   - stop runs when the model has finished a reply (its text in
 //     "last_assistant_message"). One that blocks sends its reason to the
 //     model, which goes on ("stop_hook_active" is then true); at most
-//     maxStopRounds times a prompt.
+//     MaxStopRounds times a prompt.
 //
 // Context a hook adds is redacted and goes into the user's message, never
 // the system prompt (the prompt the server evaluated stays reusable),
@@ -34,14 +34,14 @@ import (
 
 const (
 	hookContextMax = 4 << 10
-	maxStopRounds  = 3
+	MaxStopRounds  = 3
 )
 
 // eventSubjects are what each event is about, in the user's lines.
 var eventSubjects = map[string]string{config.HookSessionStart: "the session", config.HookPrompt: "your prompt", config.HookStop: "the reply"}
 
 // has reports whether any hook is for event.
-func (r *hookRunner) has(event string) bool {
+func (r *Runner) Has(event string) bool {
 	if r == nil {
 		return false
 	}
@@ -57,8 +57,8 @@ func (r *hookRunner) has(event string) bool {
 // subject is what match: reads (session_start's source); fields go to the
 // hook and are what when: reads. It returns the context they add and,
 // when one blocks, why (the hooks after it do not run).
-func (r *hookRunner) event(ctx context.Context, event, subject string, fields map[string]any) (added string, block *hookBlocked) {
-	if !r.has(event) {
+func (r *Runner) event(ctx context.Context, event, subject string, fields map[string]any) (added string, block *Blocked) {
+	if !r.Has(event) {
 		return "", nil
 	}
 	about := eventSubjects[event]
@@ -67,7 +67,7 @@ func (r *hookRunner) event(ctx context.Context, event, subject string, fields ma
 		if !hookApplies(h, event, subject, fields, nil) {
 			continue
 		}
-		out, blocked, err := r.exec(ctx, h, eventInput(event, fields, r.gate.ws.Root, r.transcriptPath()))
+		out, blocked, err := r.exec(ctx, h, eventInput(event, fields, r.host.Root(), r.transcriptPath()))
 		var ans hookAnswer
 		if err == nil && blocked == nil {
 			ans, err = parseEventAnswer(out, event)
@@ -75,7 +75,7 @@ func (r *hookRunner) event(ctx context.Context, event, subject string, fields ma
 		switch {
 		case err != nil:
 			if r.failed(h, about, err) {
-				return "", &hookBlocked{hook: h.Shown(), reason: "the hook failed (" + termtext.OneLine(err.Error()) + ")"}
+				return "", &Blocked{hook: h.Shown(), reason: "the hook failed (" + termtext.OneLine(err.Error()) + ")"}
 			}
 			continue
 		case blocked != nil:
@@ -85,7 +85,7 @@ func (r *hookRunner) event(ctx context.Context, event, subject string, fields ma
 			r.tell(h, about, "said", ans.reason) // a session's start is not blocked: the line is all
 		} else if ans.block {
 			r.tell(h, about, map[string]string{config.HookPrompt: "blocked", config.HookStop: "continued"}[event], ans.reason)
-			return "", &hookBlocked{hook: h.Shown(), reason: ans.reason}
+			return "", &Blocked{hook: h.Shown(), reason: ans.reason}
 		}
 		if ans.amend != nil && strings.TrimSpace(*ans.amend) != "" {
 			text := secrets.Redact(strings.TrimSpace(*ans.amend))
@@ -143,8 +143,8 @@ func parseEventAnswer(out []byte, event string) (hookAnswer, error) {
 
 // sessionStart runs the session_start hooks (source: startup, resume,
 // clear) and keeps what they add for the next prompt.
-func (r *hookRunner) sessionStart(ctx context.Context, source string) {
-	if !r.has(config.HookSessionStart) {
+func (r *Runner) SessionStart(ctx context.Context, source string) {
+	if !r.Has(config.HookSessionStart) {
 		return
 	}
 	added, _ := r.event(ctx, config.HookSessionStart, source, map[string]any{"source": source})
@@ -154,7 +154,7 @@ func (r *hookRunner) sessionStart(ctx context.Context, source string) {
 // prompt runs the user_prompt hooks on a prompt: the context to put
 // before it in the message (with what session_start left), or the error
 // that stops it.
-func (r *hookRunner) prompt(ctx context.Context, prompt string) (string, error) {
+func (r *Runner) Prompt(ctx context.Context, prompt string) (string, error) {
 	if r == nil {
 		return "", nil
 	}
@@ -171,7 +171,7 @@ func (r *hookRunner) prompt(ctx context.Context, prompt string) (string, error) 
 
 // stop runs the stop hooks after a reply; one that blocks returns the
 // reason the model is sent to go on.
-func (r *hookRunner) stop(ctx context.Context, reply string, active bool) (string, bool) {
+func (r *Runner) Stop(ctx context.Context, reply string, active bool) (string, bool) {
 	_, block := r.event(ctx, config.HookStop, "", map[string]any{"last_assistant_message": reply, "stop_hook_active": active})
 	if block == nil {
 		return "", false

@@ -1,4 +1,4 @@
-package harvey
+package hooks
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -28,11 +29,34 @@ import (
 // counts them. With no hooks there is nothing to do: a call costs what it
 // did before hooks.
 
-// hookRunner runs the session's hooks.
-type hookRunner struct {
-	hooks   []HookConfig // in the order they run
-	gate    *Gate
-	tm      *Terminal
+// Host is what the hooks need of the session: the workspace, a
+// workspace's hook run through the gate every command passes (sandboxed,
+// checked after, audited), the audit log, and the user's lines.
+type Host interface {
+	Root() string
+	RunWorkspaceHook(ctx context.Context, h config.HookConfig, stdin string, env []string, readable string) (runner.Result, error)
+	Record(shown string, res runner.Result) // a hook of the user's own that ran, in the audit log
+	Audit(action, detail string, err error)
+	MaxOut() int
+	Summary(tool string, args map[string]any) string // a call in a few words
+	Say(line string)                                 // a hook's firing, on the terminal
+	Emit(fields map[string]any)                      // the same, as a "hook" event of --output
+	Warn(line string)                                // a hook that cannot be used
+	Version() string                                 // Harvey's, in the transcript
+}
+
+// Outcome is a call's result as the hooks read and may amend it.
+type Outcome struct {
+	Text, Summary string
+	Failed        bool
+	Notes         []string
+	Response      map[string]any // Claude Code's tool_response (nil: Harvey's own shape)
+}
+
+// Runner runs the session's hooks.
+type Runner struct {
+	hooks   []config.HookConfig // in the order they run
+	host    Host
 	fired   atomic.Int64 // firings that blocked, changed or amended something
 	ran     atomic.Int64 // hooks run
 	pending string       // context from session_start hooks, for the next prompt
@@ -41,13 +65,13 @@ type hookRunner struct {
 	transcript  hookTranscript // hooks_transcript.go
 }
 
-// newHookRunner is the runner for the hooks of cfg (nil when there are
+// New is the runner for the hooks of cfg (nil when there are
 // none, so that a call without hooks does nothing more).
-func newHookRunner(hooks []HookConfig, g *Gate, tm *Terminal) *hookRunner {
-	var ok []HookConfig
+func New(hooks []config.HookConfig, host Host) *Runner {
+	var ok []config.HookConfig
 	for _, h := range hooks {
 		if err := h.Check(); err != nil {
-			tm.logf("%s", tm.colorize("33", fmt.Sprintf("warning: hook %s not used: %v", h.Shown(), err)))
+			host.Warn(fmt.Sprintf("warning: hook %s not used: %v", h.Shown(), err))
 			continue
 		}
 		ok = append(ok, h)
@@ -55,27 +79,27 @@ func newHookRunner(hooks []HookConfig, g *Gate, tm *Terminal) *hookRunner {
 	if len(ok) == 0 {
 		return nil
 	}
-	return &hookRunner{hooks: sortHooks(ok), gate: g, tm: tm}
+	return &Runner{hooks: Sort(ok), host: host}
 }
 
-// hookBlocked is a call a hook did not let run: the model reads why.
-type hookBlocked struct{ hook, reason string }
+// Blocked is a call a hook did not let run: the model reads why.
+type Blocked struct{ hook, reason string }
 
-func (e *hookBlocked) Error() string {
+func (e *Blocked) Error() string {
 	return fmt.Sprintf("blocked by your hook (%s): %s", e.hook, e.reason)
 }
 
-func (e *hookBlocked) Unwrap() error { return ErrDenied }
+func (e *Blocked) Unwrap() error { return refusal.ErrDenied }
 
 // pre runs the pre_tool hooks that apply, in order: each may block the
 // call or give it new arguments (which must fit the tool's schema, and
 // are what later hooks and the tool see), and add context the model reads
 // with the call's result (added: Claude Code's additionalContext).
-func (r *hookRunner) pre(ctx context.Context, tool, id string, schema, args map[string]any) (_ map[string]any, added string, _ error) {
+func (r *Runner) Pre(ctx context.Context, tool, id string, schema, args map[string]any) (_ map[string]any, added string, _ error) {
 	if r == nil {
 		return args, "", nil
 	}
-	root := r.gate.ws.Root
+	root := r.host.Root()
 	var contexts []string
 	for _, h := range r.hooks {
 		if !hookApplies(h, config.HookPre, tool, args, claudeInput(tool, args, root)) {
@@ -84,21 +108,21 @@ func (r *hookRunner) pre(ctx context.Context, tool, id string, schema, args map[
 		ans, err := r.run(ctx, h, config.HookPre, tool, id, args, nil)
 		if err != nil {
 			if r.failed(h, tool, err) {
-				return nil, "", &hookBlocked{hook: h.Shown(), reason: "the hook failed (" + termtext.OneLine(err.Error()) + "), and a failing pre_tool hook blocks the call"}
+				return nil, "", &Blocked{hook: h.Shown(), reason: "the hook failed (" + termtext.OneLine(err.Error()) + "), and a failing pre_tool hook blocks the call"}
 			}
 			continue
 		}
 		if ans.block {
 			r.tell(h, tool, "blocked", ans.reason)
-			return nil, "", &hookBlocked{hook: h.Shown(), reason: ans.reason}
+			return nil, "", &Blocked{hook: h.Shown(), reason: ans.reason}
 		}
 		if ans.modify != nil {
 			next := ans.modify
 			if err := fitsSchema(schema, next); err != nil {
 				r.tell(h, tool, "blocked", "its new arguments do not fit the tool: "+err.Error())
-				return nil, "", &hookBlocked{hook: h.Shown(), reason: "the hook's new arguments do not fit " + tool + ": " + err.Error()}
+				return nil, "", &Blocked{hook: h.Shown(), reason: "the hook's new arguments do not fit " + tool + ": " + err.Error()}
 			}
-			r.tell(h, tool, "modified", callSummary(tool, next))
+			r.tell(h, tool, "modified", r.host.Summary(tool, next))
 			args = next
 		}
 		if ans.context != "" {
@@ -109,28 +133,14 @@ func (r *hookRunner) pre(ctx context.Context, tool, id string, schema, args map[
 	return args, clipContext(strings.Join(contexts, "\n")), nil
 }
 
-// withHookContext adds the context the pre_tool hooks gave to the call's
-// result (or its error), where the model reads it.
-func withHookContext(res toolResult, err error, added string) (toolResult, error) {
-	if added == "" {
-		return res, err
-	}
-	note := "\n[context from your hooks: " + secrets.Redact(added) + "]"
-	if err != nil {
-		return res, fmt.Errorf("%w%s", err, note)
-	}
-	res.Text += note
-	return res, nil
-}
-
 // readsStreams reports whether a post_tool hook applies to this call:
 // then a command's stdout and stderr are kept apart for it.
-func (r *hookRunner) readsStreams(tool string, args map[string]any) bool {
+func (r *Runner) ReadsStreams(tool string, args map[string]any) bool {
 	if r == nil || tool != "run_command" {
 		return false
 	}
-	in := claudeInput(tool, args, r.gate.ws.Root)
-	return slices.ContainsFunc(r.hooks, func(h HookConfig) bool { return hookApplies(h, config.HookPost, tool, args, in) })
+	in := claudeInput(tool, args, r.host.Root())
+	return slices.ContainsFunc(r.hooks, func(h config.HookConfig) bool { return hookApplies(h, config.HookPost, tool, args, in) })
 }
 
 // fitsSchema coerces args to the tool's schema and checks its required
@@ -161,11 +171,11 @@ func fitsSchema(schema, args map[string]any) error {
 // post runs the post_tool hooks that apply, in order, on the call's
 // result: each may amend it (still redacted; the executor caps it) or
 // add a note the model reads (exit 2, or a block answer: the call ran).
-func (r *hookRunner) post(ctx context.Context, tool, id string, args map[string]any, res toolResult, callErr error) (toolResult, error) {
+func (r *Runner) Post(ctx context.Context, tool, id string, args map[string]any, res Outcome, callErr error) (Outcome, error) {
 	if r == nil {
 		return res, callErr
 	}
-	root := r.gate.ws.Root
+	root := r.host.Root()
 	for _, h := range r.hooks {
 		if !hookApplies(h, config.HookPost, tool, args, claudeInput(tool, args, root)) {
 			continue
@@ -181,11 +191,11 @@ func (r *hookRunner) post(ctx context.Context, tool, id string, args map[string]
 		switch {
 		case err != nil:
 			if r.failed(h, tool, err) {
-				return toolResult{}, &hookBlocked{hook: h.Shown(), reason: "the result is withheld: the hook failed (" + termtext.OneLine(err.Error()) + ") and says on_error: block"}
+				return Outcome{}, &Blocked{hook: h.Shown(), reason: "the result is withheld: the hook failed (" + termtext.OneLine(err.Error()) + ") and says on_error: block"}
 			}
 		case ans.amend != nil:
 			r.tell(h, tool, "amended", fmt.Sprintf("the result, now %d bytes", len(*ans.amend)))
-			res = toolResult{Text: secrets.Redact(*ans.amend), Summary: "amended by a hook", Notes: res.Notes}
+			res = Outcome{Text: secrets.Redact(*ans.amend), Summary: "amended by a hook", Notes: res.Notes}
 			callErr = nil
 		case ans.block:
 			r.tell(h, tool, "noted", ans.reason)
@@ -198,7 +208,7 @@ func (r *hookRunner) post(ctx context.Context, tool, id string, args map[string]
 		}
 		if err == nil && ans.context != "" {
 			r.tell(h, tool, "added context", fmt.Sprintf("%d bytes", len(ans.context)))
-			res, callErr = withHookContext(res, callErr, clipContext(ans.context))
+			res, callErr = WithContext(res, callErr, clipContext(ans.context))
 		}
 	}
 	return res, callErr
@@ -207,8 +217,8 @@ func (r *hookRunner) post(ctx context.Context, tool, id string, args map[string]
 // run runs one hook and reads its answer: exit 2 blocks with its stderr
 // as the reason; another failure, a timeout or an answer that is not one
 // is an error (failed decides what it means).
-func (r *hookRunner) run(ctx context.Context, h HookConfig, event, tool, id string, args map[string]any, result *hookResult) (hookAnswer, error) {
-	root := r.gate.ws.Root
+func (r *Runner) run(ctx context.Context, h config.HookConfig, event, tool, id string, args map[string]any, result *hookResult) (hookAnswer, error) {
+	root := r.host.Root()
 	out, blocked, err := r.exec(ctx, h, hookInput(event, tool, id, args, root, result, r.transcriptPath()))
 	if err != nil {
 		return hookAnswer{}, err
@@ -226,19 +236,18 @@ func (r *hookRunner) run(ctx context.Context, h HookConfig, event, tool, id stri
 // theirs: they read their scripts and the files beside them, and log
 // where you keep logs); a workspace's run through the gate every command
 // passes, in the sandbox, with what a command gets.
-func (r *hookRunner) exec(ctx context.Context, h HookConfig, in []byte) ([]byte, *hookAnswer, error) {
+func (r *Runner) exec(ctx context.Context, h config.HookConfig, in []byte) ([]byte, *hookAnswer, error) {
 	r.ran.Add(1)
-	root := r.gate.ws.Root
+	root := r.host.Root()
 	vars := []string{"CLAUDE_PROJECT_DIR=" + root, "HARVEY_WORKSPACE=" + root, "HARVEY_HOOK_EVENT=" + h.Event}
 	var res runner.Result
 	var err error
 	if h.FromWorkspace {
-		res, err = r.gate.runGated(ctx, runRequest{audit: "hook", shown: h.Shown(), argv: h.Command, timeout: h.TimeLimit(),
-			hook: &hookRun{stdin: string(in), env: vars, readable: r.transcript.path}})
+		res, err = r.host.RunWorkspaceHook(ctx, h, string(in), vars, r.transcript.path)
 	} else {
 		res = runner.Run(ctx, runner.Proc{Dir: root, Argv: h.Command, Env: append(os.Environ(), vars...), Timeout: h.TimeLimit(),
-			Limit: r.gate.maxOut(), Stdin: string(in), SplitStderr: true})
-		r.gate.log.Record("hook", h.Shown(), runOutcome(res), res.Duration)
+			Limit: r.host.MaxOut(), Stdin: string(in), SplitStderr: true})
+		r.host.Record(h.Shown(), res)
 	}
 	switch {
 	case err != nil:
@@ -261,7 +270,7 @@ func (r *hookRunner) exec(ctx context.Context, h HookConfig, in []byte) ([]byte,
 
 // sandboxRefused is the error of a workspace's hook the sandbox stopped:
 // its rule in full the first time, shorter after.
-func (r *hookRunner) sandboxRefused(h HookConfig, res runner.Result) error {
+func (r *Runner) sandboxRefused(h config.HookConfig, res runner.Result) error {
 	key := h.Shown()
 	if _, said := r.sandboxSaid.LoadOrStore(key, true); said {
 		return fmt.Errorf("the sandbox refused what it tried, as said before")
@@ -271,7 +280,7 @@ func (r *hookRunner) sandboxRefused(h HookConfig, res runner.Result) error {
 
 // failed tells the user a hook failed and which way it decides; it
 // reports whether the hook's failure blocks.
-func (r *hookRunner) failed(h HookConfig, tool string, err error) bool {
+func (r *Runner) failed(h config.HookConfig, tool string, err error) bool {
 	blocks := h.BlocksOnError()
 	way := map[string]string{config.HookPre: "the call goes on (on_error: allow)", config.HookPost: "the result stands (on_error: block withholds it)",
 		config.HookPrompt: "the prompt goes on (on_error: allow)"}[h.Event]
@@ -290,19 +299,19 @@ func (r *hookRunner) failed(h HookConfig, tool string, err error) bool {
 }
 
 // tell is one line for the user, a stream-json event and an audit entry.
-func (r *hookRunner) tell(h HookConfig, tool, what, detail string) {
+func (r *Runner) tell(h config.HookConfig, tool, what, detail string) {
 	r.fired.Add(1)
-	r.tm.logf("%s", r.tm.colorize("35", fmt.Sprintf("⚑ hook %s %s: %s", what, tool, termtext.Sanitize(secrets.Redact(detail)))))
-	r.tm.events.Emit("hook", map[string]any{"hook": h.Shown(), "event": h.Event, "tool": tool, "action": what, "detail": secrets.Redact(detail)})
+	r.host.Say(fmt.Sprintf("⚑ hook %s %s: %s", what, tool, termtext.Sanitize(secrets.Redact(detail))))
+	r.host.Emit(map[string]any{"hook": h.Shown(), "event": h.Event, "tool": tool, "action": what, "detail": secrets.Redact(detail)})
 	var err error
 	if what == "blocked" || what == "failed" {
-		err = ErrDenied
+		err = refusal.ErrDenied
 	}
-	r.gate.audit("hook "+what, tool+": "+h.Shown()+": "+detail, err, 0)
+	r.host.Audit("hook "+what, tool+": "+h.Shown()+": "+detail, err)
 }
 
 // describe lists the hooks in the order they run, for /hooks.
-func (r *hookRunner) describe() string {
+func (r *Runner) Describe() string {
 	if r == nil {
 		return "no hooks (hooks: in your config; docs/hooks.md)"
 	}
@@ -320,4 +329,27 @@ func (r *hookRunner) describe() string {
 	}
 	fmt.Fprintf(&b, "%d run this session, %d blocked, changed or added something", r.ran.Load(), r.fired.Load())
 	return b.String()
+}
+
+// WithContext adds the context the pre_tool hooks gave to the call's
+// result (or its error), where the model reads it.
+func WithContext(res Outcome, err error, added string) (Outcome, error) {
+	if added == "" {
+		return res, err
+	}
+	note := "\n[context from your hooks: " + secrets.Redact(added) + "]"
+	if err != nil {
+		return res, fmt.Errorf("%w%s", err, note)
+	}
+	res.Text += note
+	return res, nil
+}
+
+// Counts are the session's hooks, how many ran and how many blocked,
+// changed or added something (/status).
+func (r *Runner) Counts() (hooks, ran, fired int64) {
+	if r == nil {
+		return 0, 0, 0
+	}
+	return int64(len(r.hooks)), r.ran.Load(), r.fired.Load()
 }

@@ -1,4 +1,26 @@
-package harvey
+// Package hooks is your own policy before and after every tool call, in the shape
+// people already write for other agents. A hook (hooks: in your config)
+// names an event (pre_tool, post_tool; the conversation's session_start,
+// user_prompt and stop are hooks_events.go), which tools it applies to, an
+// optional condition on the arguments, a priority, a timeout and a
+// command. The command gets one JSON object on stdin and answers by its
+// exit status (0 go on, 2 block with its stderr as the reason) or a JSON
+// object on stdout (allow, block, modify the arguments, amend the result).
+// Claude Code's PreToolUse and PostToolUse scripts work unchanged: the
+// object carries its field names (tool_name "Bash", tool_input with
+// file_path, old_string, ...) beside Harvey's, and its answers
+// (decision, hookSpecificOutput.permissionDecision and updatedInput) are
+// read too.
+//
+// Runner (hooks_run.go, hooks_events.go) runs the session's hooks around
+// each call (Pre, Post) and the conversation (SessionStart, Prompt, Stop),
+// through a Host: the session's gate runs a workspace's hook sandboxed,
+// your own run as your programs. The transcript a hook reads
+// (transcript_path) is hooks_transcript.go; Import reads Claude Code's
+// settings files. A new event is added here and in internal/config's
+// HookEvents; the schema of a hook (config.HookConfig) and its checks are
+// internal/config's.
+package hooks
 
 import (
 	"cmp"
@@ -14,21 +36,6 @@ import (
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
-// Hooks: your own policy before and after every tool call, in the shape
-// people already write for other agents. A hook (hooks: in your config)
-// names an event (pre_tool, post_tool; the conversation's session_start,
-// user_prompt and stop are hooks_events.go), which tools it applies to, an
-// optional condition on the arguments, a priority, a timeout and a
-// command. The command gets one JSON object on stdin and answers by its
-// exit status (0 go on, 2 block with its stderr as the reason) or a JSON
-// object on stdout (allow, block, modify the arguments, amend the result).
-// Claude Code's PreToolUse and PostToolUse scripts work unchanged: the
-// object carries its field names (tool_name "Bash", tool_input with
-// file_path, old_string, ...) beside Harvey's, and its answers
-// (decision, hookSpecificOutput.permissionDecision and updatedInput) are
-// read too. The running of hooks is hooks_run.go; harvey hooks import is
-// hooks_cli.go.
-
 // claudeTools maps Harvey's tools to Claude Code's names.
 var claudeTools = map[string]string{"run_command": "Bash", "read_file": "Read", "write_file": "Write", "edit_file": "Edit",
 	"search_files": "Grep", "list_files": "Glob"}
@@ -39,7 +46,7 @@ func claudeName(tool string) string {
 	if n, ok := claudeTools[tool]; ok {
 		return n
 	}
-	if server, t, ok := strings.Cut(tool, mcpNameSep); ok {
+	if server, t, ok := strings.Cut(tool, config.MCPNameSep); ok {
 		return "mcp__" + server + "__" + t
 	}
 	return tool
@@ -47,7 +54,7 @@ func claudeName(tool string) string {
 
 // hookApplies reports whether h fires for tool with args (in Harvey's
 // names) and input (in Claude Code's).
-func hookApplies(h HookConfig, event, tool string, args, input map[string]any) bool {
+func hookApplies(h config.HookConfig, event, tool string, args, input map[string]any) bool {
 	if h.Event != event {
 		return false
 	}
@@ -68,9 +75,9 @@ func hookApplies(h HookConfig, event, tool string, args, input map[string]any) b
 
 // sortHooks orders hooks by priority, keeping the written order of equal
 // ones.
-func sortHooks(hs []HookConfig) []HookConfig {
+func Sort(hs []config.HookConfig) []config.HookConfig {
 	out := slices.Clone(hs)
-	slices.SortStableFunc(out, func(a, b HookConfig) int { return cmp.Compare(a.Priority, b.Priority) })
+	slices.SortStableFunc(out, func(a, b config.HookConfig) int { return cmp.Compare(a.Priority, b.Priority) })
 	return out
 }
 
@@ -261,4 +268,67 @@ func readHookReply(text string, continueBlocks bool) (hookReply, hookAnswer, err
 		return v, a, fmt.Errorf("decision %q: use allow or block", v.Decision)
 	}
 	return v, a, nil
+}
+
+// projectHook reports whether a hook belongs to the project it was found
+// for: it comes from the workspace's own .claude/ settings, or its
+// command names $CLAUDE_PROJECT_DIR (Claude Code's form for a project's
+// scripts). Imported into your own config, it would run in every
+// repository that ships that path.
+func ProjectHook(from, command string) bool {
+	return !filepath.IsAbs(from) || strings.Contains(command, "CLAUDE_PROJECT_DIR")
+}
+
+// hookKey is what makes two hooks the same for import: event, match and
+// command.
+func Key(h config.HookConfig) string {
+	return h.Event + "\x00" + h.Match + "\x00" + strings.Join(h.Command, "\x00")
+}
+
+// claudeHooks reads the hooks of a Claude Code settings file: each
+// command hook of an event Harvey has becomes a Harvey hook with
+// its matcher, its command run by sh -c and its timeout (seconds). It
+// blocks only on exit 2 or a block answer, as in Claude Code: another
+// failure lets the call go on (on_error: allow).
+func Import(b []byte) (hooks []config.HookConfig, left []string, err error) {
+	var s struct {
+		Hooks map[string][]struct {
+			Matcher string `json:"matcher"`
+			Hooks   []struct {
+				Type    string  `json:"type"`
+				Command string  `json:"command"`
+				Timeout float64 `json:"timeout"`
+			} `json:"hooks"`
+		} `json:"hooks"`
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, nil, fmt.Errorf("not JSON Harvey can read: %v", err)
+	}
+	events := map[string]string{}
+	for h, c := range config.HookEvents {
+		events[c] = h
+	}
+	for _, ev := range slices.Sorted(maps.Keys(s.Hooks)) {
+		event, ok := events[ev]
+		for _, m := range s.Hooks[ev] {
+			for _, h := range m.Hooks {
+				switch {
+				case !ok:
+					left = append(left, fmt.Sprintf("a %s hook (%s): Harvey has no such event", ev, termtext.Clip(h.Command, 60)))
+				case h.Type != "" && h.Type != "command":
+					left = append(left, fmt.Sprintf("a %s hook of type %q: only commands run", ev, h.Type))
+				default:
+					hc := config.HookConfig{Event: event, Match: strings.TrimSpace(m.Matcher), Command: config.HookArgv{"sh", "-c", h.Command}, OnError: "allow"}
+					if event == config.HookPrompt || event == config.HookStop {
+						hc.Match = "" // Claude Code ignores a matcher there too
+					}
+					if h.Timeout > 0 {
+						hc.Timeout = config.Duration(h.Timeout * float64(1e9))
+					}
+					hooks = append(hooks, hc)
+				}
+			}
+		}
+	}
+	return hooks, left, nil
 }
