@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/mcpform"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -163,9 +164,9 @@ type mcpManager struct {
 	cfg     *ConfigFile   // run_timeout
 	gate    *Gate         // the sandbox a stdio server runs in
 	servers map[string]*mcpServer
-	timeout time.Duration // for initialize and tools/list
-	login   bool          // harvey mcp login: log in without asking
-	orders  fieldOrders   // the field order of the forms servers send (mcp_elicit_order.go)
+	timeout time.Duration  // for initialize and tools/list
+	login   bool           // harvey mcp login: log in without asking
+	orders  mcpform.Orders // the field order of the forms servers send (internal/mcpform)
 }
 
 // connect starts (or restarts) a server and lists its tools.
@@ -202,7 +203,7 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 	client.AddRoots(&mcp.Root{URI: "file://" + m.ws.Root, Name: filepath.Base(m.ws.Root)})
 	ct := t
 	if _, ok := t.(*mcp.CommandTransport); ok {
-		ct = orderedTransport{Transport: t, orders: &m.orders}
+		ct = mcpform.OrderedTransport{Transport: t, Orders: &m.orders}
 	}
 	session, err := client.Connect(cctx, ct, nil)
 	if sa := mcpauth.Of(t); err != nil && sa != nil && sa.TakeLogin() {
@@ -274,7 +275,7 @@ func (m *mcpManager) whyNoStart(name string, err error, timedOut bool, t mcp.Tra
 // streamable HTTP one.
 func (m *mcpManager) transport(name string, cfg MCPServer) (mcp.Transport, *sandbox.Spec, error) {
 	if cfg.URL != "" {
-		hc := &http.Client{Transport: orderedBodies{next: headerTransport{headers: cfg.Expanded(cfg.Headers)}, orders: &m.orders}}
+		hc := &http.Client{Transport: mcpform.OrderedBodies{Next: headerTransport{headers: cfg.Expanded(cfg.Headers)}, Orders: &m.orders}}
 		// The standalone stream stays on: it is how a server's requests
 		// (elicitation) reach Harvey between its answers. A 401 is
 		// answered with the server's OAuth (internal/mcpauth).
@@ -340,7 +341,7 @@ func (m *mcpManager) register(s *mcpServer) {
 			continue
 		}
 		schema := map[string]any{"type": "object", "properties": map[string]any{}}
-		if sm, ok := toMap(t.InputSchema); ok && sm != nil {
+		if sm, ok := mcpform.ToMap(t.InputSchema); ok && sm != nil {
 			schema = sm
 		}
 		effect := EffectExec
@@ -644,5 +645,13 @@ func (m *mcpManager) askLogin(name string) func() bool {
 			}
 		})
 		return ok
+	}
+}
+
+// elicit is the client's ElicitationHandler for server s (internal/mcpform
+// asks).
+func (m *mcpManager) elicit(s *mcpServer) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return mcpform.Answer(termUI{m.term}, m.term.isInteractive(), s.name, req, m.orders.Of(req.Params.Message, req.Params.RequestedSchema))
 	}
 }

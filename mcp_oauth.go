@@ -14,19 +14,19 @@ import (
 // OAuth for HTTP MCP servers is internal/mcpauth's; what stays here is
 // harvey mcp login and logout, and how a login speaks at the terminal.
 
-// termUI is a login's voice at the terminal: its lines on stderr, in the
+// termUI is a login's (and a form's) voice at the terminal: its lines on stderr, in the
 // session's colours, and its questions through the one line reader.
 type termUI struct{ tm *Terminal }
 
-func (u termUI) Say(tone mcpauth.Tone, line string) {
+func (u termUI) Say(tone termtext.Tone, line string) {
 	switch tone {
-	case mcpauth.Done:
+	case termtext.Done:
 		u.tm.logf("%s", u.tm.colorize("32", line))
-	case mcpauth.Warn:
+	case termtext.Warn:
 		u.tm.logf("%s", u.tm.colorize("33", line))
-	case mcpauth.Prompt:
+	case termtext.Prompt:
 		u.tm.logf("%s", u.tm.colorize("36", line))
-	case mcpauth.Note:
+	case termtext.Note:
 		u.tm.logf("%s", u.tm.dim(line))
 	default:
 		u.tm.logf("%s", line)

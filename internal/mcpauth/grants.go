@@ -322,7 +322,7 @@ func (a *Handler) grant(ctx context.Context, req *http.Request, resp *http.Respo
 		if rec.save(a.name) == nil {
 			where = fmt.Sprintf("; the token is kept in %s while it lasts (harvey mcp logout %s forgets it)", filepath.Dir(oauthPath(a.name, a.url)), a.name)
 		}
-		a.ui.Say(Done, fmt.Sprintf("logged in to MCP server %s through %s%s", a.name, a.oauth.Enterprise.IdPIssuer, where))
+		a.ui.Say(termtext.Done, fmt.Sprintf("logged in to MCP server %s through %s%s", a.name, a.oauth.Enterprise.IdPIssuer, where))
 	}
 	return nil
 }

@@ -256,7 +256,7 @@ func (a *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		return fmt.Errorf("MCP server %s: the login failed: %v", a.name, err)
 	}
 	a.loggedIn.Store(true)
-	a.ui.Say(Done, fmt.Sprintf("logged in to MCP server %s; the token is kept in %s (harvey mcp logout %s forgets it)", a.name, filepath.Dir(oauthPath(a.name, a.url)), a.name))
+	a.ui.Say(termtext.Done, fmt.Sprintf("logged in to MCP server %s; the token is kept in %s (harvey mcp logout %s forgets it)", a.name, filepath.Dir(oauthPath(a.name, a.url)), a.name))
 	return nil
 }
 
@@ -295,7 +295,7 @@ func (a *Handler) loginHandler() (*auth.AuthorizationCodeHandler, error) {
 				AuthStyle: int(c.Endpoint.AuthStyle), Scopes: c.Scopes, RedirectURL: c.RedirectURL, Token: t}
 			secrets.Known(t.AccessToken, t.RefreshToken)
 			if err := rec.save(a.name); err != nil {
-				a.ui.Say(Warn, "warning: the token could not be kept, so the next session logs in again: "+err.Error())
+				a.ui.Say(termtext.Warn, "warning: the token could not be kept, so the next session logs in again: "+err.Error())
 			}
 			return &savingSource{src: c.TokenSource(ctx, t), rec: rec, name: a.name}, nil
 		},
@@ -345,8 +345,8 @@ func (a *Handler) fetcher(port int) auth.AuthorizationCodeFetcher {
 		if err != nil {
 			return nil, fmt.Errorf("no loopback port for the login's redirect: %v", err)
 		}
-		a.ui.Say(Prompt, fmt.Sprintf("MCP server %s: log in at this address:", a.name))
-		a.ui.Say(Plain, "  "+termtext.Sanitize(args.URL))
+		a.ui.Say(termtext.Prompt, fmt.Sprintf("MCP server %s: log in at this address:", a.name))
+		a.ui.Say(termtext.Plain, "  "+termtext.Sanitize(args.URL))
 		got := make(chan *auth.AuthorizationResult, 1)
 		srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != "/callback" {
@@ -363,7 +363,7 @@ func (a *Handler) fetcher(port int) auth.AuthorizationCodeFetcher {
 		go srv.Serve(ln)
 		defer srv.Close()
 		if openBrowser(args.URL) {
-			a.ui.Say(Note, "· waiting for the browser's redirect to 127.0.0.1 (up to 10 minutes; Ctrl-C stops)")
+			a.ui.Say(termtext.Note, "· waiting for the browser's redirect to 127.0.0.1 (up to 10 minutes; Ctrl-C stops)")
 			return waitRedirect(ctx, got)
 		}
 		return a.pasteOrRedirect(ctx, got, port)
@@ -395,7 +395,7 @@ func (a *Handler) pasteOrRedirect(ctx context.Context, got <-chan *auth.Authoriz
 		go func() {
 			select {
 			case r := <-got:
-				a.ui.Say(Note, "\n· the browser's login arrived: press Enter to go on")
+				a.ui.Say(termtext.Note, "\n· the browser's login arrived: press Enter to go on")
 				arrived <- r
 			case <-stop:
 			}
@@ -425,7 +425,7 @@ func (a *Handler) pasteOrRedirect(ctx context.Context, got <-chan *auth.Authoriz
 	}()
 	select {
 	case r := <-got:
-		a.ui.Say(Note, "\n· the browser's login arrived")
+		a.ui.Say(termtext.Note, "\n· the browser's login arrived")
 		return r, nil
 	case t := <-typed:
 		if t.err != nil {
@@ -503,20 +503,8 @@ func (a *Handler) LoggedIn() bool { return a.loggedIn.Load() }
 // TakeLogin is LoggedIn, and forgets the login (one more try per login).
 func (a *Handler) TakeLogin() bool { return a.loggedIn.Swap(false) }
 
-// Tone is what kind of line a login says.
-type Tone int
-
-// The tones of a login's lines.
-const (
-	Plain  Tone = iota // as it is (an address to copy)
-	Note               // a step: waiting, what arrived
-	Done               // a login that worked
-	Warn               // something that did not, and what it means
-	Prompt             // what the person is asked to do next
-)
-
 // UI is how a login speaks to the person at the terminal.
 type UI interface {
-	Say(tone Tone, line string)
+	Say(tone termtext.Tone, line string)
 	Ask(question string) (string, error)
 }

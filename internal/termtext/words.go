@@ -169,3 +169,19 @@ func IsYes(ans string) bool {
 	a := strings.ToLower(strings.TrimSpace(ans))
 	return a == "y" || a == "yes"
 }
+
+// Tone is how a line for the person is shown: as it is (an address to
+// copy), a step (dim), something that worked (green), a warning (yellow),
+// or what they are asked to do next (cyan). Packages that speak to the
+// person through the session's terminal say it in a Tone; the terminal
+// chooses the colour.
+type Tone int
+
+// The tones of a line.
+const (
+	Plain Tone = iota
+	Note
+	Done
+	Warn
+	Prompt
+)

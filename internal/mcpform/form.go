@@ -1,7 +1,19 @@
-package harvey
+// Package mcpform is elicitation: an MCP server asks the user for input in the middle of a
+// call (a form of flat fields, or a URL to visit). In the REPL you are
+// asked the server's question, field by field, with each field's type,
+// description and default; the answer is checked against the field's type
+// (and the SDK checks it against the schema again), "decline" declines
+// (said before the first field), Ctrl-C cancels. Headless runs answer no
+// questions: a request is declined at once, with a line that says so. A
+// declined request is an answer, not a failure: the call goes on, and the
+// server is never restarted for it.
+//
+// Answer asks; Orders keeps the order each form's fields were written in
+// (JSON objects have none once decoded), read from the raw messages by
+// OrderedTransport (stdio) and OrderedBodies (HTTP).
+package mcpform
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -15,39 +27,36 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Elicitation: an MCP server asks the user for input in the middle of a
-// call (a form of flat fields, or a URL to visit). In the REPL you are
-// asked the server's question, field by field, with each field's type,
-// description and default; the answer is checked against the field's type
-// (and the SDK checks it against the schema again), "decline" declines
-// (said before the first field), Ctrl-C cancels. Headless runs answer no
-// questions: a request is declined at once, with a line that says so. A
-// declined request is an answer, not a failure: the call goes on, and the
-// server is never restarted for it.
+// UI is how a form speaks to the person at the terminal.
+type UI interface {
+	Say(tone termtext.Tone, line string)
+	Ask(question string) (string, error)
+}
 
-// elicit is the client's ElicitationHandler for server s.
-func (m *mcpManager) elicit(s *mcpServer) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-	return func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-		p := req.Params
-		name := termtext.Sanitize(s.name)
-		if !m.term.isInteractive() {
-			m.term.logf("%s", m.term.colorize("33", fmt.Sprintf("MCP server %s asked for input (%s); declined: a headless run answers no questions", name, termtext.Sanitize(termtext.OneLine(termtext.Clip(p.Message, 120))))))
-			return &mcp.ElicitResult{Action: "decline"}, nil
-		}
-		m.term.logf("%s", m.term.colorize("36", fmt.Sprintf("? MCP server %s asks: %s", name, termtext.Sanitize(p.Message))))
-		if p.Mode == "url" || p.URL != "" {
-			m.term.logf("  %s", termtext.Sanitize(p.URL))
-			ans, err := m.term.In.Ask("Open it, then answer: done (accept), no (decline): ")
-			switch {
-			case err != nil:
-				return &mcp.ElicitResult{Action: "cancel"}, nil
-			case strings.EqualFold(strings.TrimSpace(ans), "done"), termtext.IsYes(ans):
-				return &mcp.ElicitResult{Action: "accept"}, nil
-			}
-			return &mcp.ElicitResult{Action: "decline"}, nil
-		}
-		return m.askForm(p.RequestedSchema, m.orders.of(p.Message, p.RequestedSchema))
+// Answer is the person's answer to server's request: declined at once
+// where nobody is asked (headless, said in a line), a URL to visit and
+// come back from, or a form asked field by field in the order the server
+// wrote them (order: Orders.Of).
+func Answer(ui UI, interactive bool, server string, req *mcp.ElicitRequest, order []string) (*mcp.ElicitResult, error) {
+	p := req.Params
+	name := termtext.Sanitize(server)
+	if !interactive {
+		ui.Say(termtext.Warn, fmt.Sprintf("MCP server %s asked for input (%s); declined: a headless run answers no questions", name, termtext.Sanitize(termtext.OneLine(termtext.Clip(p.Message, 120)))))
+		return &mcp.ElicitResult{Action: "decline"}, nil
 	}
+	ui.Say(termtext.Prompt, fmt.Sprintf("? MCP server %s asks: %s", name, termtext.Sanitize(p.Message)))
+	if p.Mode == "url" || p.URL != "" {
+		ui.Say(termtext.Plain, "  "+termtext.Sanitize(p.URL))
+		ans, err := ui.Ask("Open it, then answer: done (accept), no (decline): ")
+		switch {
+		case err != nil:
+			return &mcp.ElicitResult{Action: "cancel"}, nil
+		case strings.EqualFold(strings.TrimSpace(ans), "done"), termtext.IsYes(ans):
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		}
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	return askForm(ui, p.RequestedSchema, order)
 }
 
 // elicitField is one field of a form's schema, as the specification's
@@ -72,7 +81,7 @@ type elicitChoice struct {
 // formFields reads a form's flat schema, in the server's order where it
 // was seen on the wire (order), else required fields first.
 func formFields(schema any, order []string) []elicitField {
-	sm, _ := toMap(schema)
+	sm, _ := ToMap(schema)
 	props, _ := sm["properties"].(map[string]any)
 	req := map[string]bool{}
 	if r, ok := sm["required"].([]any); ok {
@@ -161,15 +170,15 @@ func choicesOf(p map[string]any) []elicitChoice {
 // declines (said before the first field), Ctrl-C cancels, a value that
 // does not fit the field is said and asked again, and Enter takes the
 // default (or leaves out a field that is not required).
-func (m *mcpManager) askForm(schema any, order []string) (*mcp.ElicitResult, error) {
+func askForm(ui UI, schema any, order []string) (*mcp.ElicitResult, error) {
 	content := map[string]any{}
-	m.term.logf("%s", m.term.dim("  (type decline to refuse the form, Ctrl-C to cancel it)"))
+	ui.Say(termtext.Note, "  (type decline to refuse the form, Ctrl-C to cancel it)")
 	for _, f := range formFields(schema, order) {
 		for _, l := range f.choiceLines() {
-			m.term.logf("%s", l)
+			ui.Say(termtext.Plain, l)
 		}
 		for {
-			ans, err := m.term.In.Ask(f.prompt())
+			ans, err := ui.Ask(f.prompt())
 			if err != nil {
 				return &mcp.ElicitResult{Action: "cancel"}, nil
 			}
@@ -181,12 +190,12 @@ func (m *mcpManager) askForm(schema any, order []string) (*mcp.ElicitResult, err
 				if f.def != nil || !f.required {
 					break
 				}
-				m.term.logf("  %s is required (type decline to refuse the form)", f.name)
+				ui.Say(termtext.Plain, fmt.Sprintf("  %s is required (type decline to refuse the form)", f.name))
 				continue
 			}
 			v, err := f.value(ans)
 			if err != nil {
-				m.term.logf("  %v", err)
+				ui.Say(termtext.Plain, fmt.Sprintf("  %v", err))
 				continue
 			}
 			content[f.name] = v
@@ -374,8 +383,8 @@ func checkFormat(format, s string) error {
 	return nil
 }
 
-// toMap is a schema (a map, or JSON of one) as a map.
-func toMap(v any) (map[string]any, bool) {
+// ToMap is a schema (a map, or JSON of one) as a map.
+func ToMap(v any) (map[string]any, bool) {
 	if m, ok := v.(map[string]any); ok {
 		return m, true
 	}

@@ -1,4 +1,4 @@
-package harvey
+package mcpform
 
 import (
 	"bytes"
@@ -20,14 +20,14 @@ import (
 // connection that reads them, an HTTP server's response bodies through the
 // client's transport) and kept by the request's message and fields.
 
-// fieldOrders is the order of the fields of the elicitation requests seen.
-type fieldOrders struct {
+// Orders is the order of the fields of the elicitation requests seen.
+type Orders struct {
 	mu sync.Mutex
 	m  map[string][]string
 }
 
 // note records the field order of one elicitation/create request's params.
-func (o *fieldOrders) note(params json.RawMessage) {
+func (o *Orders) note(params json.RawMessage) {
 	var p struct {
 		Message string          `json:"message"`
 		Schema  json.RawMessage `json:"requestedSchema"`
@@ -53,10 +53,10 @@ func (o *fieldOrders) note(params json.RawMessage) {
 	o.m[orderKey(p.Message, order)] = order
 }
 
-// of is the order of the fields of the request with this message and
+// Of is the order of the fields of the request with this message and
 // schema (nil: not seen).
-func (o *fieldOrders) of(message string, schema any) []string {
-	sm, _ := toMap(schema)
+func (o *Orders) Of(message string, schema any) []string {
+	sm, _ := ToMap(schema)
 	props, _ := sm["properties"].(map[string]any)
 	var names []string
 	for n := range props {
@@ -95,45 +95,45 @@ func objectKeys(obj json.RawMessage) []string {
 	return keys
 }
 
-// orderedTransport is a stdio server's transport whose connection notes
+// OrderedTransport is a stdio server's transport whose connection notes
 // the field order of each elicitation request it reads.
-type orderedTransport struct {
+type OrderedTransport struct {
 	mcp.Transport
-	orders *fieldOrders
+	Orders *Orders
 }
 
-func (t orderedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+func (t OrderedTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := t.Transport.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return orderedConn{Connection: c, orders: t.orders}, nil
+	return orderedConn{Connection: c, Orders: t.Orders}, nil
 }
 
 type orderedConn struct {
 	mcp.Connection
-	orders *fieldOrders
+	Orders *Orders
 }
 
 func (c orderedConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	msg, err := c.Connection.Read(ctx)
 	if r, ok := msg.(*jsonrpc.Request); ok && r.Method == "elicitation/create" {
-		c.orders.note(r.Params)
+		c.Orders.note(r.Params)
 	}
 	return msg, err
 }
 
-// orderedBodies is an HTTP server's round trip whose response bodies (JSON
+// OrderedBodies is an HTTP server's round trip whose response bodies (JSON
 // or an event stream) are read for elicitation requests as they pass.
-type orderedBodies struct {
-	next   http.RoundTripper
-	orders *fieldOrders
+type OrderedBodies struct {
+	Next   http.RoundTripper
+	Orders *Orders
 }
 
-func (t orderedBodies) RoundTrip(r *http.Request) (*http.Response, error) {
-	resp, err := t.next.RoundTrip(r)
+func (t OrderedBodies) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := t.Next.RoundTrip(r)
 	if err == nil && resp.Body != nil {
-		resp.Body = &orderScanner{ReadCloser: resp.Body, orders: t.orders}
+		resp.Body = &orderScanner{ReadCloser: resp.Body, Orders: t.Orders}
 	}
 	return resp, err
 }
@@ -142,7 +142,7 @@ func (t orderedBodies) RoundTrip(r *http.Request) (*http.Response, error) {
 // request in it (a line of JSON, or an event's data: line).
 type orderScanner struct {
 	io.ReadCloser
-	orders *fieldOrders
+	Orders *Orders
 	line   []byte
 }
 
@@ -174,6 +174,6 @@ func (s *orderScanner) scan() {
 		Params json.RawMessage `json:"params"`
 	}
 	if json.Unmarshal(l, &m) == nil && m.Method == "elicitation/create" {
-		s.orders.note(m.Params)
+		s.Orders.note(m.Params)
 	}
 }
