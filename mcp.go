@@ -195,7 +195,7 @@ func (m *mcpManager) connect(ctx context.Context, s *mcpServer) error {
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			m.term.mcpProgress(s.name, req.Params)
 		},
-		ElicitationHandler: m.elicit(s), // mcp_elicit.go
+		ElicitationHandler: m.elicit(s), // internal/mcpform
 	})
 	// The workspace is the client's root: a server that asks where to work
 	// (a filesystem or git server) is told.
