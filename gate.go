@@ -11,6 +11,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/diff"
 	"github.com/harvey-agent/harvey/internal/editmatch"
+	"github.com/harvey-agent/harvey/internal/gittool"
 	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/runner"
@@ -435,3 +436,8 @@ func (g *Gate) withCap(n int) *Gate {
 
 // capped is withCap for the built-in tools (gateOps).
 func (g *Gate) capped(n int) gateOps { return g.withCap(n) }
+
+// runGit runs a read-only git subcommand in the workspace (internal/gittool).
+func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit int) (string, error) {
+	return gittool.Run(ctx, ws.Tree, ws.git, sub, args, limit)
+}

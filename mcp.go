@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/mcpform"
 	"net/http"
 	"os/exec"
 	"path/filepath"
@@ -20,8 +19,10 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/datadir"
+	"github.com/harvey-agent/harvey/internal/gittool"
 	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/mcpauth"
+	"github.com/harvey-agent/harvey/internal/mcpform"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -260,7 +261,7 @@ func (m *mcpManager) whyNoStart(name string, err error, timedOut bool, t mcp.Tra
 	}
 	b, _ := w.Bytes()
 	if len(b) > 0 {
-		err = fmt.Errorf("%v: %s", err, gitErrLine(b))
+		err = fmt.Errorf("%v: %s", err, gittool.ErrLine(b))
 	}
 	if hosts := runner.ProxyRefusalsSince(refusedBefore); len(hosts) > 0 && spec != nil && spec.Proxy != "" {
 		return fmt.Errorf("%v %s", err, runner.ProxyRefusal(strings.Join(hosts, ", ")))

@@ -1,12 +1,15 @@
 package harvey
 
 import (
+	"context"
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/harvey-agent/harvey/internal/gitrepo"
 	"github.com/harvey-agent/harvey/internal/refusal"
+	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
@@ -95,3 +98,10 @@ func readAtMost(r io.Reader, limit int) ([]byte, bool, error) {
 
 // UserToolsDir is where tool files live, relative to the workspace.
 const UserToolsDir = "agents/tools"
+
+// runGitConfig runs git for the private directory's config reading, with
+// the environment and the sandbox every git gets.
+func (ws *Workspace) runGitConfig(ctx context.Context, home string, argv []string) []byte {
+	res := runner.Run(ctx, runner.Proc{Dir: home, Argv: argv, Env: gitrepo.Env(home), Timeout: 10 * time.Second, Limit: 1 << 20, SplitStderr: true, Sandbox: runner.GitSpec(ws.Root, home)})
+	return res.Output
+}

@@ -56,6 +56,15 @@ func Open(dir string) (*Tree, error) {
 // perms at every check.
 func (w *Tree) SetPermissions(perms func() map[string][]string) { w.perms = perms }
 
+// Permissions is the permissions: block as it is now (nil: everything
+// is allowed).
+func (w *Tree) Permissions() map[string][]string {
+	if w.perms == nil {
+		return nil
+	}
+	return w.perms()
+}
+
 // OSRoot is the workspace's os.Root (every open goes through it).
 func (w *Tree) OSRoot() *os.Root { return w.root }
 

@@ -1,4 +1,4 @@
-package harvey
+package gittool
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/gitrepo"
 	"github.com/harvey-agent/harvey/internal/match"
+	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
@@ -77,7 +78,7 @@ func splitLogGrep(opts []string) (*logGrep, error) {
 		return nil, nil
 	}
 	if lg.graph {
-		return nil, refusedf("git log: --graph cannot be combined with --grep (Harvey matches messages itself and shows the chosen commits)")
+		return nil, refusal.Errorf("git log: --graph cannot be combined with --grep (Harvey matches messages itself and shows the chosen commits)")
 	}
 	for _, p := range lg.patterns {
 		re, err := compileGitGrep(p, lg.fixed, lg.extended, lg.ignoreCase)
@@ -228,7 +229,7 @@ func (g *gitRunner) grepArgv(lg *logGrep, revs, pathArgs []string) ([]string, st
 		return nil, "", fmt.Errorf("git log: %v", res.Err)
 	}
 	if res.ExitCode != 0 {
-		return nil, "", fmt.Errorf("git log failed (exit %d): %s", res.ExitCode, gitErrLine(res.Stderr))
+		return nil, "", fmt.Errorf("git log failed (exit %d): %s", res.ExitCode, ErrLine(res.Stderr))
 	}
 	picked := lg.choose(string(res.Output), gitDefaultCount)
 	note := ""

@@ -1,4 +1,13 @@
-package harvey
+// Package gittool is git's tool: read-only git subcommands the model and
+// the user run in the workspace, as git parses them (internal/gitargs vets
+// the arguments), against the private git directory (internal/gitrepo)
+// and in a sandbox of their own. Every path git is asked about or prints
+// passes the same rules as read_file — the name rules, the denylist and
+// the permissions: block (internal/wspath) — before the question, as
+// pathspecs git applies, and after, filtered from its output; a log's
+// --grep patterns are translated from git's syntax and bounded like
+// search_files'. Run is the tool; ErrLine is git's error in one line.
+package gittool
 
 import (
 	"cmp"
@@ -10,9 +19,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/gitargs"
 	"github.com/harvey-agent/harvey/internal/gitrepo"
 	"github.com/harvey-agent/harvey/internal/outputcap"
+	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -71,14 +82,14 @@ func logShowsNoFiles(opts []string) bool {
 // shown, else the refusal (agents/, the denylist, permissions).
 type gitPolicy func(rel string) error
 
-// runGit runs one read-only git subcommand in the workspace. args is what
+// Run runs one read-only git subcommand in the workspace. args is what
 // the user or model typed after the subcommand. Every path git is asked
 // about or prints passes the same rules as read_file: the name rules
 // (agents/, the denylist) and the permissions: block.
-func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit int) (string, error) {
+func Run(ctx context.Context, ws *wspath.Tree, repo *gitrepo.Repo, sub string, args []string, limit int) (string, error) {
 	sub = strings.ToLower(strings.TrimSpace(sub))
-	if limit <= 0 || limit > DefaultMaxOutputBytes {
-		limit = DefaultMaxOutputBytes
+	if limit <= 0 || limit > config.DefaultMaxOutputBytes {
+		limit = config.DefaultMaxOutputBytes
 	}
 	policy := func(rel string) error {
 		if err := wspath.LexicalPolicy(rel, rel, wspath.OpRead); err != nil {
@@ -90,7 +101,7 @@ func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit
 	if err != nil {
 		return "", err
 	}
-	dir, err := ws.git.Dir(ctx) // the private git directory (internal/gitrepo)
+	dir, err := repo.Dir(ctx) // the private git directory (internal/gitrepo)
 	if err != nil {
 		return "", err
 	}
@@ -120,7 +131,7 @@ func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit
 		return "", fmt.Errorf("git %s: %v", sub, res.Err)
 	}
 	if res.ExitCode != 0 {
-		return "", fmt.Errorf("git %s failed (exit %d): %s", sub, res.ExitCode, gitErrLine(res.Stderr))
+		return "", fmt.Errorf("git %s failed (exit %d): %s", sub, res.ExitCode, ErrLine(res.Stderr))
 	}
 	return gitAnswer(res, sub, ga, policy, limit) + note, nil
 }
@@ -128,7 +139,7 @@ func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit
 // gitArgv is the git command line for a checked request, and the path
 // arguments it ends with ("--" and the pathspecs: the paths asked, and the
 // excludes of every file Harvey hides).
-func gitArgv(ws *Workspace, sub string, ga *gitargs.Args, revs, paths []string) (argv, pathArgs []string) {
+func gitArgv(ws *wspath.Tree, sub string, ga *gitargs.Args, revs, paths []string) (argv, pathArgs []string) {
 	argv = []string{sub}
 	switch sub {
 	case "diff", "log", "show":
@@ -150,7 +161,7 @@ func gitArgv(ws *Workspace, sub string, ga *gitargs.Args, revs, paths []string) 
 		// there is nothing to exclude (and a hundred exclude pathspecs
 		// would make git diff every commit it walks against its parent).
 	default:
-		pathArgs = append([]string{"--"}, ws.gitPathspecs(paths)...)
+		pathArgs = append([]string{"--"}, gitPathspecs(ws, paths)...)
 	}
 	return append(append(argv, revs...), pathArgs...), pathArgs
 }
@@ -173,9 +184,9 @@ func gitAnswer(res runner.Result, sub string, ga *gitargs.Args, policy gitPolicy
 	return text
 }
 
-// gitErrLine is git's stderr as one short line: what went wrong, never a
+// ErrLine is git's stderr as one short line: what went wrong, never a
 // page of text (an error message can quote file content).
-func gitErrLine(stderr []byte) string {
+func ErrLine(stderr []byte) string {
 	s := termtext.FirstLine(string(stderr))
 	s = strings.TrimPrefix(s, "fatal: ")
 	s = strings.TrimPrefix(s, "error: ")
@@ -260,7 +271,7 @@ func (pl *operandPlan) ask(name string, kinds ...string) int {
 // checkPath puts one path through the policy (pathspec magic refused).
 func (pl *operandPlan) checkPath(p string) (string, error) {
 	if strings.HasPrefix(p, ":") {
-		return "", refusedf("git: refused: pathspec magic %q is not allowed", p)
+		return "", refusal.Errorf("git: refused: pathspec magic %q is not allowed", p)
 	}
 	if p == "." || p == "./" {
 		return ".", nil
@@ -281,7 +292,7 @@ func (pl *operandPlan) add(sub, op string) error {
 	if strings.HasPrefix(op, ":/") || strings.Contains(op, "{/") {
 		// :/text and REV^{/text} name the newest commit whose message
 		// matches, as stored: an answer about text Harvey redacts.
-		return refusedf("git: refused: %q searches commit messages as stored; list commits with git log --grep=TEXT instead (it matches what you are shown)", op)
+		return refusal.Errorf("git: refused: %q searches commit messages as stored; list commits with git log --grep=TEXT instead (it matches what you are shown)", op)
 	}
 	if a, sep, b, ok := gitargs.SplitRange(op); ok && sub != "blame" {
 		ra, rb := pl.ask(cmp.Or(a, "HEAD"), gitCommitish...), pl.ask(cmp.Or(b, "HEAD"), gitCommitish...)
@@ -365,7 +376,7 @@ func (pl *operandPlan) verify(answers []gitObject) error {
 		case a.missing:
 			return fmt.Errorf("git: %q is not a revision or object in this repository", n.name)
 		case !slices.Contains(n.kinds, a.typ):
-			return refusedf("git: refused: %q is a %s; name blobs and trees as REV:PATH so the path can be checked", n.name, a.typ)
+			return refusal.Errorf("git: refused: %q is a %s; name blobs and trees as REV:PATH so the path can be checked", n.name, a.typ)
 		}
 	}
 	return nil
@@ -398,7 +409,7 @@ func (g *gitRunner) lookup(names []gitLookup) ([]gitObject, error) {
 		peeled := all[k]
 		k++
 		if out[i].typ == "tag" && peeled.typ != "commit" {
-			return nil, refusedf("git: refused: %q is a tag of a %s; name blobs and trees as REV:PATH so the path can be checked", n.name, cmp.Or(peeled.typ, "missing object"))
+			return nil, refusal.Errorf("git: refused: %q is a tag of a %s; name blobs and trees as REV:PATH so the path can be checked", n.name, cmp.Or(peeled.typ, "missing object"))
 		}
 	}
 	return out, nil
@@ -422,7 +433,7 @@ type gitObject struct {
 func (g *gitRunner) batchCheck(names []string) ([]gitObject, error) {
 	res := g.runIn([]string{"cat-file", "--batch-check=%(objectname) %(objecttype)"}, strings.Join(names, "\n")+"\n", 1<<20)
 	if res.Err != nil || res.ExitCode != 0 {
-		return nil, fmt.Errorf("git: cannot resolve revisions: %s", gitErrLine(res.Stderr))
+		return nil, fmt.Errorf("git: cannot resolve revisions: %s", ErrLine(res.Stderr))
 	}
 	lines := strings.Split(strings.TrimRight(string(res.Output), "\n"), "\n")
 	if len(lines) != len(names) {
@@ -443,7 +454,7 @@ func (g *gitRunner) batchCheck(names []string) ([]gitObject, error) {
 // gitRunner runs git against the private git directory.
 type gitRunner struct {
 	ctx context.Context
-	ws  *Workspace
+	ws  *wspath.Tree
 	dir string
 }
 
@@ -457,11 +468,4 @@ func (g *gitRunner) run(args []string, limit int) runner.Result {
 
 func (g *gitRunner) runIn(args []string, stdin string, limit int) runner.Result {
 	return runner.Run(g.ctx, runner.Proc{Dir: g.ws.Root, Argv: g.argv(args), Env: gitrepo.Env(g.dir), Timeout: 60 * time.Second, Limit: limit, SplitStderr: true, Stdin: stdin, Sandbox: runner.GitSpec(g.ws.Root, g.dir)})
-}
-
-// runGitConfig runs git for the private directory's config reading, with
-// the environment and the sandbox every git gets.
-func (ws *Workspace) runGitConfig(ctx context.Context, home string, argv []string) []byte {
-	res := runner.Run(ctx, runner.Proc{Dir: home, Argv: argv, Env: gitrepo.Env(home), Timeout: 10 * time.Second, Limit: 1 << 20, SplitStderr: true, Sandbox: runner.GitSpec(ws.Root, home)})
-	return res.Output
 }

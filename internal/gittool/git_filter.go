@@ -1,6 +1,7 @@
-package harvey
+package gittool
 
 import (
+	"maps"
 	"path"
 	"slices"
 	"strconv"
@@ -22,18 +23,18 @@ import (
 // cannot include again below an exclude: a directory granted read inside
 // one that is not stays out of git output (hidden too much, never too
 // little).
-func (ws *Workspace) gitPathspecs(paths []string) []string {
+func gitPathspecs(ws *wspath.Tree, paths []string) []string {
 	out := append([]string{}, paths...)
 	var perms map[string][]string
-	if ws != nil && ws.config != nil {
-		perms = ws.config.Permissions
+	if ws != nil {
+		perms = ws.Permissions()
 	}
 	if len(out) == 0 {
 		switch {
 		case wspath.Permits(perms, ".", wspath.PermRead) || len(perms) == 0:
 			out = append(out, ".")
 		default:
-			for _, prefix := range sortedKeys(perms) {
+			for _, prefix := range slices.Sorted(maps.Keys(perms)) {
 				if p := path.Clean(strings.TrimSuffix(prefix, "/")); p != "." && slices.Contains(perms[prefix], wspath.PermRead) && !strings.HasPrefix(p, "..") {
 					out = append(out, p)
 				}
@@ -44,7 +45,7 @@ func (ws *Workspace) gitPathspecs(paths []string) []string {
 		}
 	}
 	out = append(out, gitDenylistPathspecs()...)
-	for _, prefix := range sortedKeys(perms) {
+	for _, prefix := range slices.Sorted(maps.Keys(perms)) {
 		if p := path.Clean(strings.TrimSuffix(prefix, "/")); p != "." && !slices.Contains(perms[prefix], wspath.PermRead) && !strings.HasPrefix(p, "..") {
 			out = append(out, ":(exclude,literal)"+p)
 		}
@@ -241,5 +242,5 @@ func gitPathDenied(p string, denied func(string) bool) bool {
 // gitDenylistPathspecs are the pathspec excludes every git command Harvey
 // runs carries: agents/, then the denylist's (secrets.GitExcludes).
 func gitDenylistPathspecs() []string {
-	return append([]string{":(exclude,icase)" + AgentsDir}, secrets.GitExcludes()...)
+	return append([]string{":(exclude,icase)" + wspath.AgentsDir}, secrets.GitExcludes()...)
 }
