@@ -28,8 +28,8 @@ var fileLayers = [][]string{
 	{"sys_linux.go", "sys_other.go", "stdin_linux.go", "stdin_other.go", "spinner.go",
 		"version.go", "text.go", "audit.go", "recorder.go",
 		"config.go", "config_merge.go", "config_trust.go", "mcp_config.go", "mcp_cli.go", "hooks_cli.go",
-		"workspace.go", "fileread.go", "fileops.go", "search.go",
-		"workspace_index.go", "index_bounds.go"},
+		"workspace.go", "fileread.go", "fileops.go",
+		"workspace_index.go"},
 	// 1: the one gate, approvals and the tools built on them.
 	{"console.go", "approval.go", "gate.go", "hooks_host.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "mcp.go", "mcp_oauth.go"},
 	// 2: the model side: clients, layouts, the tool loop.

@@ -15,6 +15,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/walk"
 )
 
 // The built-in tools. Descriptions are short on purpose: every token of
@@ -29,7 +30,7 @@ type gateOps interface {
 	writeChecked(ctx context.Context, tool, p, content string) (string, error)
 	editChecked(ctx context.Context, tool, p, oldText, newText string, all bool) (string, error)
 	listChecked(ctx context.Context, p string) (string, int, error)
-	searchChecked(ctx context.Context, pattern, p string) (searchHits, error)
+	searchChecked(ctx context.Context, pattern, p string) (walk.Hits, error)
 	findChecked(ctx context.Context, question string) (string, int, error)
 	runCheckedEcho(ctx context.Context, tool, line string, timeout time.Duration, echo io.Writer, streams bool) (runner.Result, error)
 	gitChecked(ctx context.Context, sub string, args []string) (string, error)
@@ -216,7 +217,7 @@ func (t *builtinTools) listFiles(ctx context.Context, g gateOps, call callScope,
 
 func (t *builtinTools) searchFiles(ctx context.Context, g gateOps, call callScope, in searchArgs) (toolResult, error) {
 	h, err := g.capped(call.maxOut).searchChecked(ctx, in.Pattern, in.Path)
-	return toolResult{Text: h.text, Summary: h.summary()}, err
+	return toolResult{Text: h.Text, Summary: h.Summary()}, err
 }
 
 // findArgs is find_code's argument.

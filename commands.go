@@ -412,7 +412,7 @@ func cmdSearch(ctx context.Context, a *Agent, args []string, out io.Writer) erro
 		p = args[1]
 	}
 	h, err := a.gate.searchChecked(ctx, args[0], p)
-	text := h.text
+	text := h.Text
 	if err != nil {
 		if len(args) == 2 && strings.Contains(err.Error(), "no such file") {
 			return fmt.Errorf("%v (to search for a phrase with spaces, quote it: /search \"%s %s\")", err, args[0], args[1])

@@ -12,6 +12,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/walk"
 	"github.com/harvey-agent/harvey/internal/wsindex"
 	"github.com/harvey-agent/harvey/internal/wspath"
 )
@@ -52,7 +53,7 @@ func loadDir(ctx context.Context, a *Agent, args []string, out io.Writer) error 
 	var b strings.Builder
 	var names, over []string
 	skipped := map[string]int{}
-	sink := &indexSink{skipped: skipped, yield: func(d wsindex.Doc) bool {
+	sink := walk.DocSink(func(d wsindex.Doc) bool {
 		if !globMatches(glob, d.Path) {
 			return ctx.Err() == nil
 		}
@@ -68,8 +69,8 @@ func loadDir(ctx context.Context, a *Agent, args []string, out io.Writer) error 
 		b.WriteString(piece)
 		names = append(names, d.Path)
 		return ctx.Err() == nil
-	}}
-	walkWorkspace(ws, rp, sink)
+	}, skipped)
+	walk.Walk(ws.Tree, rp, sink)
 	if len(names) == 0 {
 		return fmt.Errorf("/context load-dir: no file under %s%s that the model may read", rp.Rel, map[bool]string{true: " matches " + glob, false: ""}[glob != ""])
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/walk"
 	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
@@ -199,11 +200,11 @@ func (g *Gate) listChecked(ctx context.Context, p string) (string, int, error) {
 	return text, n, err
 }
 
-func (g *Gate) searchChecked(ctx context.Context, pattern, p string) (searchHits, error) {
+func (g *Gate) searchChecked(ctx context.Context, pattern, p string) (walk.Hits, error) {
 	if p == "" {
 		p = "."
 	}
-	h, err := searchHitsIn(ctx, g.ws, pattern, p, g.maxOut())
+	h, err := walk.Search(ctx, g.ws.Tree, &g.ws.secretFree, pattern, p, g.maxOut())
 	g.audit("search", pattern+" in "+p, err, 0)
 	return h, err
 }
@@ -440,4 +441,12 @@ func (g *Gate) capped(n int) gateOps { return g.withCap(n) }
 // runGit runs a read-only git subcommand in the workspace (internal/gittool).
 func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit int) (string, error) {
 	return gittool.Run(ctx, ws.Tree, ws.git, sub, args, limit)
+}
+
+// searchWorkspace runs pattern over the files under p (internal/walk's
+// Search, with the workspace's redaction cache): the text, and how many
+// matches it shows.
+func searchWorkspace(ctx context.Context, ws *Workspace, pattern, p string, maxBytes int) (string, int, error) {
+	h, err := walk.Search(ctx, ws.Tree, &ws.secretFree, pattern, p, maxBytes)
+	return h.Text, h.Shown, err
 }

@@ -69,7 +69,7 @@ func TestKBCommands(t *testing.T) {
 	if _, err := invokeTool(env.a, "edit_file", t.Context(), editArgs("agents/knowledge.db", "x", "y")); err == nil {
 		t.Fatal("edit_file reached the database")
 	}
-	if hits, _ := env.a.gate.searchChecked(t.Context(), "harvey", "."); strings.Contains(hits.text, "knowledge") {
-		t.Fatalf("search_files reached the database: %s", hits.text)
+	if hits, _ := env.a.gate.searchChecked(t.Context(), "harvey", "."); strings.Contains(hits.Text, "knowledge") {
+		t.Fatalf("search_files reached the database: %s", hits.Text)
 	}
 }

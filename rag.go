@@ -20,6 +20,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/ragstore"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/walk"
 	"github.com/harvey-agent/harvey/internal/wsindex"
 	"github.com/harvey-agent/harvey/internal/wspath"
 	anyllm "github.com/mozilla-ai/any-llm-go"
@@ -300,7 +301,7 @@ func ragIngest(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb Embe
 	var docs []ragstore.Doc
 	skipped := map[string]int{}
 	seen := map[string]bool{}
-	sink := &indexSink{skipped: skipped, yield: func(d wsindex.Doc) bool {
+	sink := walk.DocSink(func(d wsindex.Doc) bool {
 		if !seen[d.Path] {
 			seen[d.Path] = true
 			if content, ok := d.Read(); ok {
@@ -308,7 +309,7 @@ func ragIngest(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb Embe
 			}
 		}
 		return ctx.Err() == nil
-	}}
+	}, skipped)
 	for _, arg := range args {
 		matches, err := fs.Glob(ws.FS(), path.Clean(filepath.ToSlash(arg)))
 		if err != nil || len(matches) == 0 {
@@ -321,7 +322,7 @@ func ragIngest(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb Embe
 				skipped["denied or hidden"]++
 				continue
 			}
-			walkWorkspace(ws, rp, sink)
+			walk.Walk(ws.Tree, rp, sink)
 			rp.Close()
 		}
 	}

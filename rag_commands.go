@@ -16,6 +16,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/ragstore"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/walk"
 	"github.com/harvey-agent/harvey/internal/wsindex"
 )
 
@@ -309,7 +310,7 @@ func ingestWorkspace(ctx context.Context, env ragEnv, rc *RagConfig, opts map[st
 	if _, err := ix.Sync(ctx, docs); err != nil {
 		return err
 	}
-	if n := bounds.note(); n != "" && env.progress != nil {
+	if n := bounds.Note(); n != "" && env.progress != nil {
 		fmt.Fprintln(env.progress, n)
 	}
 	if err := ix.Bind(ctx, model); err != nil {
@@ -415,7 +416,7 @@ func askIndexHome(tm *Terminal, ws *Workspace) bool {
 	if ws.config != nil {
 		cfg = ws.config.Config.RAG.Workspace
 	}
-	if indexRefusal(ws, cfg) == nil {
+	if walk.Refusal(ws.Root, cfg, ws.homeOK.Load()) == nil {
 		return true
 	}
 	ans, err := tm.In.Ask(fmt.Sprintf("%s is your home directory (or /). Index it for find_code? Projects first; caches, toolchains and build output are left out; up to the index's caps. No: Harvey leaves nothing here. [y/N] ", ws.Root))

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/walk"
 )
 
 // The parallel search gives the same output as a sequential one, every
@@ -21,7 +23,7 @@ func TestSearchDeterministicAndCapped(t *testing.T) {
 		}
 	}
 	first, n, err := searchWorkspace(context.Background(), env.ws, "needle", ".", 0)
-	if err != nil || n != searchMaxMatches || !strings.Contains(first, "[results capped: 200 matches shown, and there are more") {
+	if err != nil || n != walk.MaxMatches || !strings.Contains(first, "[results capped: 200 matches shown, and there are more") {
 		t.Fatalf("n = %d, err = %v", n, err)
 	}
 	lines := strings.Split(first, "\n")
@@ -77,8 +79,8 @@ func TestSearchStopsOnTime(t *testing.T) {
 	if _, _, err := searchWorkspace(ctx, env.ws, slow, ".", 0); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled search: %v", err)
 	}
-	defer func(d time.Duration) { searchTimeout = d }(searchTimeout)
-	searchTimeout = 100 * time.Millisecond
+	defer func(d time.Duration) { walk.Timeout = d }(walk.Timeout)
+	walk.Timeout = 100 * time.Millisecond
 	out, n, err := searchWorkspace(t.Context(), env.ws, slow, ".", 0)
 	if err != nil || n != 1 || !strings.Contains(out, "a.txt:1: match c here") || !strings.Contains(out, "[search stopped after 100ms") {
 		t.Fatalf("timed-out search: %d %q %v", n, out, err)
@@ -91,16 +93,16 @@ func TestSearchStopsOnTime(t *testing.T) {
 func TestSearchCappedInOneFile(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	writeFile(t, env.dir, "big.txt", strings.Repeat("needle\n", 500))
-	writeFile(t, env.dir, "exact/e.txt", strings.Repeat("pin\n", searchMaxMatches))
+	writeFile(t, env.dir, "exact/e.txt", strings.Repeat("pin\n", walk.MaxMatches))
 	h, err := env.a.gate.searchChecked(context.Background(), "needle", ".")
-	if err != nil || h.shown != searchMaxMatches || !h.more || !strings.Contains(h.text, "200 matches shown, and there are more; narrow the pattern, or give a path") {
-		t.Fatalf("capped in one file: %v %d %v\n%s", err, h.shown, h.more, h.text[max(0, len(h.text)-200):])
+	if err != nil || h.Shown != walk.MaxMatches || !h.More || !strings.Contains(h.Text, "200 matches shown, and there are more; narrow the pattern, or give a path") {
+		t.Fatalf("capped in one file: %v %d %v\n%s", err, h.Shown, h.More, h.Text[max(0, len(h.Text)-200):])
 	}
-	if s := h.summary(); !strings.Contains(s, "more exist") {
+	if s := h.Summary(); !strings.Contains(s, "more exist") {
 		t.Errorf("the user's line: %q", s)
 	}
 	h, _ = env.a.gate.searchChecked(context.Background(), "pin", "exact")
-	if h.shown != searchMaxMatches || h.more || strings.Contains(h.text, "capped") {
-		t.Errorf("exactly the cap: %d %v", h.shown, h.more)
+	if h.Shown != walk.MaxMatches || h.More || strings.Contains(h.Text, "capped") {
+		t.Errorf("exactly the cap: %d %v", h.Shown, h.More)
 	}
 }

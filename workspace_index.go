@@ -6,19 +6,16 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/harvey-agent/harvey/internal/fsinfo"
-	"github.com/harvey-agent/harvey/internal/outputcap"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/walk"
 	"github.com/harvey-agent/harvey/internal/wsindex"
 	"github.com/harvey-agent/harvey/internal/wspath"
-	"golang.org/x/sys/unix"
 )
 
 // The workspace as a store (issue 36, the lexical part): internal/wsindex
@@ -31,9 +28,6 @@ import (
 // (Harvey's own), is brought up to date from content hashes before each
 // query, and needs no embedding model.
 
-// indexMaxFile is the largest file indexed.
-const indexMaxFile = 1 << 20
-
 // workspaceIndexPath is where the index is kept.
 const workspaceIndexPath = AgentsDir + "/index.db"
 
@@ -45,98 +39,18 @@ func openWorkspaceIndex(ws *Workspace) (*wsindex.Index, error) {
 	return wsindex.Open(filepath.Join(ws.Root, AgentsDir, "index.db"), workspaceIndexPath)
 }
 
-// indexableDocs walks the workspace as search_files does (walkWorkspace:
-// the same policy, the same reads without following a link) and yields
-// what may be indexed, redacted.
-func indexableDocs(ws *Workspace, bounds *indexBounds) iter.Seq[wsindex.Doc] {
-	return func(yield func(wsindex.Doc) bool) {
-		rp, err := ws.Resolve(".", wspath.OpRead)
-		if err != nil {
-			return
-		}
-		defer rp.Close()
-		walkWorkspace(ws, rp, &indexSink{yield: yield, bounds: bounds})
-	}
-}
-
 // workspaceDocs is the workspace index's walk with its bounds (from your
 // config), refused where the workspace is the home directory or /.
-func workspaceDocs(ws *Workspace) (iter.Seq[wsindex.Doc], *indexBounds, error) {
+func workspaceDocs(ws *Workspace) (iter.Seq[wsindex.Doc], *walk.Bounds, error) {
 	var cfg RagWorkspace
 	if ws.config != nil {
 		cfg = ws.config.Config.RAG.Workspace
 	}
-	if err := indexRefusal(ws, cfg); err != nil {
+	if err := walk.Refusal(ws.Root, cfg, ws.homeOK.Load()); err != nil {
 		return nil, nil, err
 	}
-	b := newIndexBounds(ws, cfg)
-	return indexableDocs(ws, b), b, nil
-}
-
-// indexSink reads each file the walk hands it and yields it as a
-// document: text files of at most indexMaxFile bytes, redacted (skipped,
-// when set, counts what was left out and why).
-type indexSink struct {
-	yield   func(wsindex.Doc) bool
-	stopped bool
-	skipped map[string]int
-	bounds  *indexBounds // nil: no bounds (files a user names to a RAG store)
-}
-
-func (s *indexSink) done() bool { return s.stopped }
-
-func (s *indexSink) walkBounds() *indexBounds { return s.bounds }
-
-func (s *indexSink) skip(why string) {
-	if s.skipped != nil {
-		s.skipped[why]++
-	}
-}
-
-// submit offers the file with its stamp; it is read (and redacted) only
-// when the index asks, while the walk still holds its directory.
-func (s *indexSink) submit(f searchFile) {
-	defer f.dir.release()
-	if s.stopped {
-		return
-	}
-	st, ok := statOf(f)
-	if s.bounds != nil && !s.bounds.take(st.Size) {
-		s.bounds.cutAt = path.Dir(f.rel)
-		s.stopped = true
-		return
-	}
-	stamp := ""
-	if ok {
-		stamp = fmt.Sprint(fsinfo.StampOf(&st))
-	}
-	d := wsindex.Doc{Path: f.rel, Stamp: stamp, Read: func() ([]byte, bool) {
-		data, ok := readRegular(f.dir.fd, f.name, f.self, indexMaxFile, nil)
-		switch {
-		case !ok:
-			s.skip("over 1 MB or not a plain file")
-			return nil, false
-		case outputcap.IsBinary(data):
-			s.skip("binary")
-			return nil, false
-		}
-		return []byte(secrets.Redact(string(data))), true
-	}}
-	s.stopped = !s.yield(d)
-}
-
-// statOf is a walked file's stat, without following a link (ok false
-// when it cannot be read): its stamp (keyOf: what changes when it is
-// written) and its size, from one call.
-func statOf(f searchFile) (unix.Stat_t, bool) {
-	var st unix.Stat_t
-	var err error
-	if f.self {
-		err = unix.Fstat(f.dir.fd, &st)
-	} else {
-		err = unix.Fstatat(f.dir.fd, f.name, &st, unix.AT_SYMLINK_NOFOLLOW)
-	}
-	return st, err == nil
+	b := walk.NewBounds(ws.Root, cfg)
+	return walk.Docs(ws.Tree, b), b, nil
 }
 
 // indexState is the workspace index's build as the rest of Harvey sees
@@ -174,7 +88,7 @@ func lockIndex(ws *Workspace, rep indexReport) {
 // after its last sync (a query on an index up to date walks the workspace
 // once), or, for a first build, a count by a walk of its own that reads no
 // file. ws.indexMu is held.
-func syncIndex(ctx context.Context, ws *Workspace, ix *wsindex.Index, rep indexReport) (wsindex.Stats, *indexBounds, error) {
+func syncIndex(ctx context.Context, ws *Workspace, ix *wsindex.Index, rep indexReport) (wsindex.Stats, *walk.Bounds, error) {
 	ws.index.done.Store(0)
 	ws.index.total.Store(0) // counting
 	ws.index.building.Store(true)
@@ -238,7 +152,7 @@ func queryWorkspace(ctx context.Context, ws *Workspace, q string, k int, rep ind
 	if err != nil {
 		return nil, st, err
 	}
-	st.LeftOut = bounds.note()
+	st.LeftOut = bounds.Note()
 	hits, err := ix.Query(ctx, q, k*wsindex.QueryDepth)
 	if err != nil {
 		return nil, st, err
@@ -296,7 +210,7 @@ func fileLinesNow(ws *Workspace, rel string) []string {
 		return nil
 	}
 	defer rp.Close()
-	if rp.Info == nil || !rp.Info.Mode().IsRegular() || rp.Info.Size() > indexMaxFile {
+	if rp.Info == nil || !rp.Info.Mode().IsRegular() || rp.Info.Size() > walk.MaxFile {
 		return nil
 	}
 	f, _, err := rp.OpenVerified()
@@ -304,7 +218,7 @@ func fileLinesNow(ws *Workspace, rel string) []string {
 		return nil
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, indexMaxFile))
+	data, err := io.ReadAll(io.LimitReader(f, walk.MaxFile))
 	if err != nil {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/internal/walk"
 	"github.com/harvey-agent/harvey/internal/wsindex"
 )
 
@@ -290,7 +291,7 @@ func TestIndexConvergesWhileTheWorkspaceChanges(t *testing.T) {
 	defer ix.Close()
 	n := 0
 	changing := func(yield func(wsindex.Doc) bool) {
-		for d := range indexableDocs(env.ws, nil) {
+		for d := range walk.Docs(env.ws.Tree, nil) {
 			if n++; n == 25 {
 				writeFile(t, env.dir, "notes/f00.md", "# Note 0\n\nrewritten early after the walk passed it\n")
 				writeFile(t, env.dir, "notes/f49.md", "# Note 49\n\nrewritten late before the walk reached it\n")
@@ -305,7 +306,7 @@ func TestIndexConvergesWhileTheWorkspaceChanges(t *testing.T) {
 	if _, err := ix.Sync(t.Context(), changing); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ix.Sync(t.Context(), indexableDocs(env.ws, nil)); err != nil {
+	if _, err := ix.Sync(t.Context(), walk.Docs(env.ws.Tree, nil)); err != nil {
 		t.Fatal(err)
 	}
 	fresh, err := wsindex.Open(filepath.Join(t.TempDir(), "fresh.db"), "fresh.db")
@@ -313,7 +314,7 @@ func TestIndexConvergesWhileTheWorkspaceChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fresh.Close()
-	if _, err := fresh.Sync(t.Context(), indexableDocs(env.ws, nil)); err != nil {
+	if _, err := fresh.Sync(t.Context(), walk.Docs(env.ws.Tree, nil)); err != nil {
 		t.Fatal(err)
 	}
 	got, _ := ix.Paths()

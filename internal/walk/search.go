@@ -1,4 +1,24 @@
-package harvey
+// Package walk is the one walk of the workspace and what is built on it.
+// search_files and /search (Search): a Go regexp over the text files under a path,
+// skipping agents/, .git/, denylisted, binary, hard-linked and .gitignored
+// files and never following a symlink. Results are "file:line: text".
+//
+// It is built for speed on trees like Go's own source (11k files): the
+// directory walk opens each directory relative to its parent's descriptor
+// with O_NOFOLLOW (one system call, no path re-walk), and files are read
+// by a pool of workers, each with its own buffer. Work is taken in walk
+// order and results are merged in that order, so the output is the same as
+// a sequential search and stops at the same place when capped.
+//
+// Walk hands a Sink every file under a directory that the path policy
+// lets the model read (internal/wspath): not agents/ (by name or
+// identity), not .git, no denied, permissions-hidden or .gitignore'd file,
+// no link, FIFO, socket or device. The workspace index and /context
+// load-dir read the same walk as documents (Docs, DocSink), the index
+// within its Bounds (files, bytes, caches and build output left out by
+// what they are, and said); Refusal keeps the index out of a home
+// directory or / unless the user said yes.
+package walk
 
 import (
 	"bytes"
@@ -17,6 +37,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/match"
 	"github.com/harvey-agent/harvey/internal/outputcap"
@@ -25,94 +46,75 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// search_files and /search: a Go regexp over the text files under a path,
-// skipping agents/, .git/, denylisted, binary, hard-linked and .gitignored
-// files and never following a symlink. Results are "file:line: text".
-//
-// It is built for speed on trees like Go's own source (11k files): the
-// directory walk opens each directory relative to its parent's descriptor
-// with O_NOFOLLOW (one system call, no path re-walk), and files are read
-// by a pool of workers, each with its own buffer. Work is taken in walk
-// order and results are merged in that order, so the output is the same as
-// a sequential search and stops at the same place when capped.
-
 // Search limits.
 const (
-	searchMaxMatches  = 200
+	MaxMatches        = 200
 	searchMaxLineLen  = 300
 	searchMaxFileSize = 8 << 20
 )
 
-// searchTimeout bounds one search; what was found by then is kept.
-var searchTimeout = 30 * time.Second
+// Timeout bounds one search; what was found by then is kept.
+var Timeout = 30 * time.Second
 
-// searchWorkspace runs pattern over the files under p (a file or directory).
-// It stops when ctx ends (Ctrl-C: an error) or after searchTimeout (the
-// matches found so far, and a note).
-func searchWorkspace(ctx context.Context, ws *Workspace, pattern, p string, maxBytes int) (string, int, error) {
-	h, err := searchHitsIn(ctx, ws, pattern, p, maxBytes)
-	return h.text, h.shown, err
-}
-
-// searchHits is a search's answer: the text, how many matches it shows,
+// Hits is a search's answer: the text, how many matches it shows,
 // and whether there are more than it shows.
-type searchHits struct {
-	text  string
-	shown int
-	more  bool
+type Hits struct {
+	Text  string
+	Shown int  // matches shown
+	More  bool // there are more than it shows
 }
 
 // summary is the user's line for the hits ("200 matches shown, more
 // exist").
-func (h searchHits) summary() string {
+func (h Hits) Summary() string {
 	switch {
-	case h.shown == 0:
+	case h.Shown == 0:
 		return "no matches"
-	case h.more:
-		return fmt.Sprintf("%d matches shown, more exist (narrow the pattern or the path)", h.shown)
+	case h.More:
+		return fmt.Sprintf("%d matches shown, more exist (narrow the pattern or the path)", h.Shown)
 	}
-	return fmt.Sprintf("%d matches", h.shown)
+	return fmt.Sprintf("%d matches", h.Shown)
 }
 
 // searchHitsIn is searchWorkspace's answer with whether it was capped.
-func searchHitsIn(ctx context.Context, ws *Workspace, pattern, p string, maxBytes int) (searchHits, error) {
+func Search(ctx context.Context, ws *wspath.Tree, cache *sync.Map, pattern, p string, maxBytes int) (Hits, error) {
 	if pattern == "" {
-		return searchHits{}, errors.New("search: pattern is empty")
+		return Hits{}, errors.New("search: pattern is empty")
 	}
 	re, err := match.CompileBounded(pattern)
 	if err != nil {
-		return searchHits{}, fmt.Errorf("search: %v", err)
+		return Hits{}, fmt.Errorf("search: %v", err)
 	}
 	parent := ctx
-	ctx, cancel := context.WithTimeout(ctx, searchTimeout)
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	if p == "" {
 		p = "."
 	}
-	if maxBytes <= 0 || maxBytes > DefaultMaxOutputBytes {
-		maxBytes = DefaultMaxOutputBytes
+	if maxBytes <= 0 || maxBytes > config.DefaultMaxOutputBytes {
+		maxBytes = config.DefaultMaxOutputBytes
 	}
 	rp, err := ws.Resolve(p, wspath.OpRead)
 	if err != nil {
-		return searchHits{}, err
+		return Hits{}, err
 	}
 	defer rp.Close()
 	g := newGrepPool(ctx, re)
-	g.clean = &ws.secretFree
+	g.clean = cache
 	if err := submitSearch(ws, rp, g); err != nil {
-		return searchHits{}, err
+		return Hits{}, err
 	}
 	results := g.finish()
 	if err := parent.Err(); err != nil {
-		return searchHits{}, err // cancelled: nothing half-done is reported
+		return Hits{}, err // cancelled: nothing half-done is reported
 	}
 	text, matches, more := searchAnswer(results, maxBytes, ctx.Err() != nil)
-	return searchHits{text: text, shown: matches, more: more}, nil
+	return Hits{Text: text, Shown: matches, More: more}, nil
 }
 
 // submitSearch gives the pool the file rp names, or walks the directory.
-func submitSearch(ws *Workspace, rp *wspath.Resolved, g *grepPool) error {
-	return walkWorkspace(ws, rp, g)
+func submitSearch(ws *wspath.Tree, rp *wspath.Resolved, g *grepPool) error {
+	return Walk(ws, rp, g)
 }
 
 // walkWorkspace hands sink the file rp names, or every file under the
@@ -121,7 +123,7 @@ func submitSearch(ws *Workspace, rp *wspath.Resolved, g *grepPool) error {
 // identity; not .git; no denied, permissions-hidden or .gitignore'd file;
 // no link, FIFO, socket or device; directories opened without following a
 // link).
-func walkWorkspace(ws *Workspace, rp *wspath.Resolved, sink walkSink) error {
+func Walk(ws *wspath.Tree, rp *wspath.Resolved, sink Sink) error {
 	if !rp.Info.IsDir() {
 		f, _, err := rp.OpenVerified()
 		if err != nil {
@@ -137,7 +139,7 @@ func walkWorkspace(ws *Workspace, rp *wspath.Resolved, sink walkSink) error {
 		sink.submit(searchFile{dir: d, name: ".", rel: rp.Rel, self: true})
 		return nil
 	}
-	d, err := rp.OpenDirVerified(ws.Tree)
+	d, err := rp.OpenDirVerified(ws)
 	if err != nil {
 		return err
 	}
@@ -149,7 +151,7 @@ func walkWorkspace(ws *Workspace, rp *wspath.Resolved, sink walkSink) error {
 	root := &searchDir{fd: fd}
 	root.refs.Store(1)
 	w := &searchWalker{ws: ws, ign: ancestorIgnores(ws, rp.Rel), sink: sink}
-	if b, ok := sink.(interface{ walkBounds() *indexBounds }); ok {
+	if b, ok := sink.(interface{ walkBounds() *Bounds }); ok {
 		w.bounds = b.walkBounds()
 	}
 	w.walk(root, rp.Rel)
@@ -165,7 +167,7 @@ func searchAnswer(results [][][]byte, maxBytes int, stopped bool) (string, int, 
 	matches, full := 0, false
 	for _, r := range results {
 		for _, h := range r {
-			if matches >= searchMaxMatches || out.Len() > maxBytes {
+			if matches >= MaxMatches || out.Len() > maxBytes {
 				full = true
 				break
 			}
@@ -173,7 +175,7 @@ func searchAnswer(results [][][]byte, maxBytes int, stopped bool) (string, int, 
 			out.Write(h)
 		}
 	}
-	stopNote := fmt.Sprintf("[search stopped after %s: the pattern is slow on these files; narrow the pattern or the path]", searchTimeout)
+	stopNote := fmt.Sprintf("[search stopped after %s: the pattern is slow on these files; narrow the pattern or the path]", Timeout)
 	if matches == 0 {
 		if stopped {
 			return "no matches so far " + stopNote, 0, false
@@ -210,15 +212,15 @@ type searchFile struct {
 }
 
 type searchWalker struct {
-	ws     *Workspace
+	ws     *wspath.Tree
 	ign    *wspath.IgnoreSet
-	sink   walkSink
-	bounds *indexBounds // the workspace index's walk only (index_bounds.go)
+	sink   Sink
+	bounds *Bounds // the workspace index's walk only (index_bounds.go)
 }
 
 // ancestorIgnores loads the .gitignore files above dir, the directory a
 // search starts in (the walk reads dir's own and those below it).
-func ancestorIgnores(ws *Workspace, dir string) *wspath.IgnoreSet {
+func ancestorIgnores(ws *wspath.Tree, dir string) *wspath.IgnoreSet {
 	s := &wspath.IgnoreSet{}
 	cur := "."
 	for {
@@ -249,13 +251,13 @@ func cutPath(p string) (first, rest string, ok bool) {
 // readIgnoreFile reads dir/.gitignore the way the walk reads the ones
 // below it: the directory through the workspace checks, the file by name
 // from its descriptor.
-func readIgnoreFile(ws *Workspace, dir string) ([]byte, error) {
+func readIgnoreFile(ws *wspath.Tree, dir string) ([]byte, error) {
 	rp, err := ws.Resolve(dir, wspath.OpRead)
 	if err != nil {
 		return nil, err
 	}
 	defer rp.Close()
-	d, err := rp.OpenDirVerified(ws.Tree)
+	d, err := rp.OpenDirVerified(ws)
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +329,7 @@ func (w *searchWalker) walk(dir *searchDir, rel string) {
 // agents/, ignored, or past the index's bounds).
 func (w *searchWalker) enter(dir *searchDir, rel, name, wsRel string) *searchDir {
 	norm := secrets.NormName(name)
-	if norm == ".git" || (rel == "." && norm == AgentsDir) || w.ign.Ignored(wsRel, true) {
+	if norm == ".git" || (rel == "." && norm == wspath.AgentsDir) || w.ign.Ignored(wsRel, true) {
 		return nil
 	}
 	fd, err := unix.Openat(dir.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -358,17 +360,17 @@ func (w *searchWalker) isAgents(fd int) bool {
 // readDirFile reads a small regular file by name from a directory fd.
 func readDirFile(dirfd int, name string, limit int) ([]byte, error) {
 	buf := make([]byte, 0, 4096)
-	data, ok := readRegular(dirfd, name, false, limit, buf)
+	data, ok := ReadRegular(dirfd, name, false, limit, buf)
 	if !ok {
 		return nil, errors.New("unreadable")
 	}
 	return data, nil
 }
 
-// readRegular opens name in dirfd without following a symlink and without
+// ReadRegular opens name in dirfd without following a symlink and without
 // blocking on a FIFO, checks it is a regular file with one link and at most
 // limit bytes, and reads it into buf.
-func readRegular(dirfd int, name string, self bool, limit int, buf []byte) ([]byte, bool) {
+func ReadRegular(dirfd int, name string, self bool, limit int, buf []byte) ([]byte, bool) {
 	data, _, ok := readRegularKey(dirfd, name, self, limit, buf)
 	return data, ok
 }
@@ -410,7 +412,7 @@ func readRegularKey(dirfd int, name string, self bool, limit int, buf []byte) ([
 // grepPool searches files with a few workers while the walk goes on. Files
 // are queued in walk order; once enough matches are in, the walk stops
 // queueing. Every queued file is searched, so the merged results equal a
-// sequential search's first searchMaxMatches.
+// sequential search's first MaxMatches.
 type grepPool struct {
 	ctx     context.Context // when it ends, files not yet read are skipped
 	m       match.Matcher
@@ -438,12 +440,12 @@ func newGrepPool(ctx context.Context, re *regexp.Regexp) *grepPool {
 	return g
 }
 
-func (g *grepPool) full() bool { return g.found.Load() > searchMaxMatches }
+func (g *grepPool) full() bool { return g.found.Load() > MaxMatches }
 
-// walkSink is what a workspace walk hands the files it may read to (the
+// Sink is what a workspace walk hands the files it may read to (the
 // grep pool, the workspace index), each with a reference on its directory
 // that the sink releases; done stops the walk.
-type walkSink interface {
+type Sink interface {
 	submit(searchFile)
 	done() bool
 }
@@ -544,7 +546,7 @@ func grepData(ctx context.Context, data []byte, m match.Matcher, rel string, mat
 	}
 	var hits [][]byte
 	lineNo := 0
-	for len(data) > 0 && len(hits) <= searchMaxMatches { // one past the cap: the evidence that there are more
+	for len(data) > 0 && len(hits) <= MaxMatches { // one past the cap: the evidence that there are more
 		lineNo++
 		if lineNo%1024 == 0 && ctx.Err() != nil {
 			break

@@ -1,4 +1,4 @@
-package harvey
+package walk
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"golang.org/x/sys/unix"
 )
@@ -28,8 +30,8 @@ const (
 	defaultIndexMaxBytes = 256 << 20
 )
 
-// indexBounds is what one index walk may take, and what it left out.
-type indexBounds struct {
+// Bounds is what one index walk may take, and what it left out.
+type Bounds struct {
 	maxFiles int
 	maxBytes int64
 	dev      uint64 // the workspace's filesystem
@@ -41,10 +43,10 @@ type indexBounds struct {
 	cutAt    string                    // the directory the walk was in when the cap stopped it
 }
 
-func newIndexBounds(ws *Workspace, cfg RagWorkspace) *indexBounds {
-	b := &indexBounds{maxFiles: cmpPositive(cfg.MaxFiles, defaultIndexMaxFiles), maxBytes: int64(cmpPositive(cfg.MaxBytes, defaultIndexMaxBytes)), left: map[string]int{}, names: map[string]map[string]int{}}
+func NewBounds(root string, cfg config.RagWorkspace) *Bounds {
+	b := &Bounds{maxFiles: cmpPositive(cfg.MaxFiles, defaultIndexMaxFiles), maxBytes: int64(cmpPositive(cfg.MaxBytes, defaultIndexMaxBytes)), left: map[string]int{}, names: map[string]map[string]int{}}
 	var st unix.Stat_t
-	if unix.Stat(ws.Root, &st) == nil {
+	if unix.Stat(root, &st) == nil {
 		b.dev = uint64(st.Dev)
 	}
 	return b
@@ -63,7 +65,7 @@ var alwaysDeps = []string{"node_modules", "bower_components", "__pycache__", ".t
 
 // skipDir reports whether the walk leaves out directory name (open as fd)
 // in the directory parentFd, and counts why.
-func (b *indexBounds) skipDir(parentFd int, name string, fd int) bool {
+func (b *Bounds) skipDir(parentFd int, name string, fd int) bool {
 	why := b.dirWhy(parentFd, name, fd)
 	if why != "" {
 		b.left[why]++
@@ -75,7 +77,7 @@ func (b *indexBounds) skipDir(parentFd int, name string, fd int) bool {
 	return why != ""
 }
 
-func (b *indexBounds) dirWhy(parentFd int, name string, fd int) string {
+func (b *Bounds) dirWhy(parentFd int, name string, fd int) string {
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) == nil && b.dev != 0 && uint64(st.Dev) != b.dev {
 		return "another filesystem (a mount: proc, sys, a disk)"
@@ -118,7 +120,7 @@ func cacheWhy(parentFd int, name string, fd int, has func(int, string) bool) str
 
 // take counts a file of size bytes; false once the cap is reached (the
 // walk stops there).
-func (b *indexBounds) take(size int64) bool {
+func (b *Bounds) take(size int64) bool {
 	if b.files >= b.maxFiles || b.bytes+size > b.maxBytes {
 		b.capped = true
 		return false
@@ -130,7 +132,7 @@ func (b *indexBounds) take(size int64) bool {
 
 // note says in one sentence what the walk left out ("" when nothing):
 // how many directories, of what, by name, and where a cap stopped it.
-func (b *indexBounds) note() string {
+func (b *Bounds) Note() string {
 	var parts []string
 	whys := make([]string, 0, len(b.left))
 	for why := range b.left {
@@ -185,14 +187,14 @@ func namesCounted(names map[string]int, max int) string {
 // or / (the index would walk everything in it), unless the user's own
 // config sets rag: {workspace: {index_home: true}} or the user said yes
 // when the REPL asked (askIndexHome).
-func indexRefusal(ws *Workspace, cfg RagWorkspace) error {
-	if cfg.IndexHome || ws.homeOK.Load() {
+func Refusal(root string, cfg config.RagWorkspace, homeOK bool) error {
+	if cfg.IndexHome || homeOK {
 		return nil
 	}
 	home, _ := os.UserHomeDir()
-	root := filepath.Clean(ws.Root)
+	root = filepath.Clean(root)
 	if root == "/" || (home != "" && root == filepath.Clean(home)) {
-		return refusedf("refused: %s is your home directory or /, and the workspace index would walk all of it; start Harvey in a project, or set rag: {workspace: {index_home: true}} in your own config", root)
+		return refusal.Errorf("refused: %s is your home directory or /, and the workspace index would walk all of it; start Harvey in a project, or set rag: {workspace: {index_home: true}} in your own config", root)
 	}
 	return nil
 }
