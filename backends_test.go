@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/configfile"
 )
 
 // Capability detection from /api/show, as wire.md §5 describes it, and the
@@ -103,7 +105,7 @@ func TestHarveyMDMarkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	cf, _ := loadConfig(ws)
+	cf, _ := configfile.Load(ws.Tree)
 	var out, errOut strings.Builder
 	a := newAgent(ws, cf, newLineReader(strings.NewReader("")), &out, &errOut)
 	a.OllamaURL = f.URL()
@@ -185,7 +187,7 @@ func TestRoutesPersist(t *testing.T) {
 	if !strings.Contains(string(b), "name: box") || !strings.Contains(string(b), "provider: vllm") {
 		t.Fatalf("harvey.yaml = %s", b)
 	}
-	cf, _ := loadConfig(env.ws)
+	cf, _ := configfile.Load(env.ws.Tree)
 	if len(cf.Routes) != 1 || cf.Routes[0].Model != "qwen2.5-coder-7b" || !cf.Routes[0].Enabled {
 		t.Fatalf("reloaded routes = %+v", cf.Routes)
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/internal/configfile"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
@@ -49,7 +50,7 @@ func benchAgent(b *testing.B) *Agent {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { ws.Close() })
-	cf, _ := loadConfig(ws)
+	cf, _ := configfile.Load(ws.Tree)
 	return newAgent(ws, cf, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
 }
 

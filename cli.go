@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/events"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
@@ -421,7 +422,7 @@ func mcpCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	defer ws.Close()
-	cf, cerr := loadConfig(ws)
+	cf, cerr := configfile.Load(ws.Tree)
 	if cerr != nil {
 		fmt.Fprintf(stderr, "harvey: %v\n", cerr)
 	}

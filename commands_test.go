@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/configfile"
 )
 
 func dispatch(t *testing.T, a *Agent, line string) (string, error) {
@@ -178,7 +180,7 @@ func TestWorkspaceWithSpacesAndUnicode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	cf, _ := loadConfig(ws)
+	cf, _ := configfile.Load(ws.Tree)
 	var out, errOut bytes.Buffer
 	a := newAgent(ws, cf, newLineReader(strings.NewReader("")), &out, &errOut)
 	a.approvals.auto = true

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/configfile"
 )
 
 func TestConfigDefaultsAndDurations(t *testing.T) {
@@ -37,7 +38,7 @@ func TestConfigBadYAMLIsNeverOverwritten(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	bad := "model: llama3.2\nsafe_mode: [oops\n"
 	writeConfig(t, env.dir, bad)
-	cf, err := loadConfig(env.ws)
+	cf, err := configfile.Load(env.ws.Tree)
 	if err == nil || !strings.Contains(err.Error(), "agents/harvey.yaml: line") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("err = %v", err)
 	}
@@ -45,7 +46,7 @@ func TestConfigBadYAMLIsNeverOverwritten(t *testing.T) {
 		t.Fatal("defaults not used")
 	}
 	cf.SafeMode = true
-	if err := cf.Save(env.ws, "safe_mode"); err == nil {
+	if err := cf.Save(env.ws.Tree, "safe_mode"); err == nil {
 		t.Fatal("saved over a broken file")
 	}
 	if b, _ := os.ReadFile(filepath.Join(env.dir, "agents", "harvey.yaml")); string(b) != bad {
@@ -56,7 +57,7 @@ func TestConfigBadYAMLIsNeverOverwritten(t *testing.T) {
 func TestConfigUnknownKeysAndCeilings(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	writeConfig(t, env.dir, "modle: llama3.2\nrun_timeout: 90s\ntools:\n  max_output_bytes: 1000000\n  max_tool_calls_per_turn: 3\n  enabeld: true\nmodels:\n  mistral:latest:\n    tools_enabled: false\n    colour: red\n")
-	cf, err := loadConfig(env.ws)
+	cf, err := configfile.Load(env.ws.Tree)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,12 +78,12 @@ func TestConfigUnknownKeysAndCeilings(t *testing.T) {
 func TestConfigSaveKeepsCommentsAndIsAtomic(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	writeConfig(t, env.dir, "# my settings\nmodel: mistral # favourite\nsafe_mode: false\n")
-	cf, err := loadConfig(env.ws)
+	cf, err := configfile.Load(env.ws.Tree)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cf.SafeMode = true
-	if err := cf.Save(env.ws, "safe_mode"); err != nil {
+	if err := cf.Save(env.ws.Tree, "safe_mode"); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(filepath.Join(env.dir, "agents", "harvey.yaml"))

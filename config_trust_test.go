@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -174,50 +173,5 @@ func TestMenuAnsweredLateConnectsAndIsSaved(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(cfgDir, "harvey.yaml"))
 	if !strings.Contains(string(b), "model: mistral:latest") || !strings.Contains(string(b), "# my settings") || !strings.Contains(string(b), "keep_alive: 5m") {
 		t.Fatalf("user config = %q", b)
-	}
-}
-
-// Every setting is either merged from a workspace's agents/harvey.yaml or
-// named in userOnlyKeys (and then warned about there): the two lists of
-// what a workspace may set cannot drift apart silently.
-func TestWorkspaceKeysMergedOrUserOnly(t *testing.T) {
-	var nonZero func(reflect.Type) reflect.Value
-	nonZero = func(ty reflect.Type) reflect.Value {
-		v := reflect.New(ty).Elem()
-		switch ty.Kind() {
-		case reflect.String:
-			v.SetString("x")
-		case reflect.Bool:
-			v.SetBool(true)
-		case reflect.Int, reflect.Int64:
-			v.SetInt(7)
-		case reflect.Slice:
-			v = reflect.Append(reflect.MakeSlice(ty, 0, 1), nonZero(ty.Elem()))
-		case reflect.Map:
-			v = reflect.MakeMap(ty)
-			v.SetMapIndex(nonZero(ty.Key()), nonZero(ty.Elem()))
-		case reflect.Pointer:
-			v = reflect.New(ty.Elem())
-			v.Elem().Set(nonZero(ty.Elem()))
-		case reflect.Struct:
-			for i := 0; i < ty.NumField(); i++ {
-				if ty.Field(i).IsExported() {
-					v.Field(i).Set(nonZero(ty.Field(i).Type))
-				}
-			}
-		}
-		return v
-	}
-	ct := reflect.TypeOf(Config{})
-	for i := 0; i < ct.NumField(); i++ {
-		f := ct.Field(i)
-		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-		over := &Config{}
-		reflect.ValueOf(over).Elem().Field(i).Set(nonZero(f.Type))
-		out := mergeConfig(&Config{}, over, []string{key})
-		merged := !reflect.ValueOf(out).Elem().Field(i).IsZero()
-		if merged == slices.Contains(userOnlyKeys, key) {
-			t.Errorf("%s: merged from a workspace %v, listed as user-only %v", key, merged, slices.Contains(userOnlyKeys, key))
-		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/walk"
@@ -119,7 +120,7 @@ func cmdTemplate(ctx context.Context, a *Agent, args []string, out io.Writer) er
 		}
 		return nil
 	}
-	if args[0] != "use" || len(args) < 2 || !validServerName(args[1]) {
+	if args[0] != "use" || len(args) < 2 || !configfile.ValidServerName(args[1]) {
 		return errors.New("usage: /template list | use NAME [TEXT] (agents/templates/NAME.md)")
 	}
 	b, err := a.Workspace.ReadInternal(filepath.Join(AgentsDir, "templates", args[1]+".md"))
@@ -146,7 +147,7 @@ func firstUse(content []byte) bool {
 	if data == "" {
 		return true
 	}
-	mark := filepath.Join(data, "templates-shown", sha256Hex(content)[:32])
+	mark := filepath.Join(data, "templates-shown", datadir.SHA256Hex(content)[:32])
 	if _, err := os.Stat(mark); err == nil {
 		return false
 	}

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/configfile"
 )
 
 // Crash safety: a Harvey process killed with SIGKILL in the middle of
@@ -46,20 +48,20 @@ func crashHelper(arg string) int {
 			ready(i)
 		}
 	case "config":
-		cf, _ := loadConfig(ws)
+		cf, _ := configfile.Load(ws.Tree)
 		for i := 0; ; i++ {
 			cf.Model = fmt.Sprintf("model-%d-%s", i, strings.Repeat("x", i%50))
 			cf.AllowedCommands = make([]string, 200+i%100)
 			for j := range cf.AllowedCommands {
 				cf.AllowedCommands[j] = fmt.Sprintf("cmd%d", i)
 			}
-			if err := cf.Save(ws, "model", "allowed_commands"); err != nil {
+			if err := cf.Save(ws.Tree, "model", "allowed_commands"); err != nil {
 				os.Exit(4)
 			}
 			ready(i)
 		}
 	case "journal":
-		cf, _ := loadConfig(ws)
+		cf, _ := configfile.Load(ws.Tree)
 		a := newAgent(ws, cf, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
 		for i := 0; ; i++ {
 			a.AddMessage("user", fmt.Sprintf("question %d %s", i, strings.Repeat("q", i%500)))
@@ -137,14 +139,14 @@ func TestCrashDuringConfigSave(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cf, err := loadConfig(ws)
+		cf, err := configfile.Load(ws.Tree)
 		ws.Close()
 		if err != nil {
 			t.Fatalf("round %d: config does not load after a crash: %v", round, err)
 		}
 		// The file as saved (a kill may come before Harvey records that it
 		// wrote it, so the trust rule may hold allowed_commands back).
-		cf.Config = cf.ws
+		cf.Config = cf.Workspace()
 		var i int
 		var rest string
 		if n, _ := fmt.Sscanf(cf.Model, "model-%d-%s", &i, &rest); n < 1 {
@@ -262,7 +264,7 @@ func TestKeepRecordingsUserOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	cf, _ := loadConfig(ws)
+	cf, _ := configfile.Load(ws.Tree)
 	if cf.KeepRecordings != 7 {
 		t.Fatalf("keep_recordings = %d (the workspace's must not count)", cf.KeepRecordings)
 	}
@@ -298,7 +300,7 @@ func TestSessionJournal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cf, _ := loadConfig(ws)
+		cf, _ := configfile.Load(ws.Tree)
 		a := newAgent(ws, cf, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
 		n, _, err := a.resumeSession()
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -340,7 +341,7 @@ func TestEndToEndToolsValidate(t *testing.T) {
 	if !strings.Contains(errOut, "agents/tools/ (go_test, todo_list) is not yet confirmed; not loaded headless") || !strings.Contains(toolResults(f.chatRequests())["t0"], `unknown tool "todo_list"`) {
 		t.Fatalf("unconfirmed tools headless: %q", errOut)
 	}
-	trust(dir, trustTools, userToolsSum(mustOpenWorkspace(t, dir))) // what a yes in the REPL stores (TestUserToolsConfirmedThroughPTY)
+	configfile.Trust(dir, configfile.TrustTools, configfile.UserToolsSum(mustOpenWorkspace(t, dir).Tree)) // what a yes in the REPL stores (TestUserToolsConfirmedThroughPTY)
 	f.script(
 		toolReply("llama3.2", fakeCall{id: "t1", name: "todo_list", args: map[string]any{"path": "."}}),
 		textReply("llama3.2", "One TODO in main.go."),

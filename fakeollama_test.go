@@ -17,6 +17,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/configfile"
 )
 
 // fakeOllama speaks Ollama's wire protocol (wire.md): NDJSON streaming on
@@ -385,7 +387,7 @@ func newTestEnv(t *testing.T, f *fakeOllama, model string) *testEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	cf, err := loadConfig(ws)
+	cf, err := configfile.Load(ws.Tree)
 	if err != nil {
 		t.Fatal(err)
 	}

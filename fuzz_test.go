@@ -14,6 +14,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/configfile"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
@@ -160,7 +161,7 @@ func FuzzParseConfig(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		cf := &ConfigFile{Config: config.Default()}
-		_, err := parseConfig(data, cf)
+		_, err := configfile.Parse(data, cf)
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("multi-line error: %q", err)

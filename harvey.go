@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -239,8 +240,8 @@ func (ts *toolSet) confirmUserTools(tm *Terminal, ws *Workspace) {
 	if len(ts.userTools) == 0 {
 		return
 	}
-	sum := userToolsSum(ws)
-	if sum == "" || trusted(ws.Root, trustTools, sum) {
+	sum := configfile.UserToolsSum(ws.Tree)
+	if sum == "" || configfile.Trusted(ws.Root, configfile.TrustTools, sum) {
 		return
 	}
 	names := strings.Join(ts.userTools, ", ")
@@ -255,7 +256,7 @@ func (ts *toolSet) confirmUserTools(tm *Terminal, ws *Workspace) {
 	}
 	ans, err := tm.In.Ask("Use these tools in this workspace? [y/N] ")
 	if err == nil && termtext.IsYes(ans) {
-		if err := trust(ws.Root, trustTools, sum); err != nil {
+		if err := configfile.Trust(ws.Root, configfile.TrustTools, sum); err != nil {
 			tm.logf("%s", tm.colorize("33", "warning: tools used, but the confirmation was not saved: "+err.Error()))
 		}
 		return

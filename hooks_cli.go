@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"gopkg.in/yaml.v3"
@@ -25,7 +26,7 @@ const hooksUsage = `usage: harvey hooks [list]
 
 func hooksCommand(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "list" {
-		cfg, _, err := loadUserConfig()
+		cfg, _, err := configfile.LoadUser()
 		if err != nil {
 			fmt.Fprintf(stderr, "harvey: %v\n", err)
 			return 1
@@ -153,7 +154,7 @@ func hookDestination(project bool) string {
 // have, by hookKey.
 func importedHooks() map[string]bool {
 	have := map[string]bool{}
-	if cfg, _, err := loadUserConfig(); err == nil && cfg != nil {
+	if cfg, _, err := configfile.LoadUser(); err == nil && cfg != nil {
 		for _, h := range cfg.Hooks {
 			have[hooks.Key(h)] = true
 		}
@@ -229,15 +230,15 @@ func addWorkspaceHooks(hs []HookConfig) error {
 // addHooks appends hooks to hooks: in your own config (keeping its
 // comments).
 func addHooks(hs []HookConfig) (string, error) {
-	return editUserConfig(func(top *yaml.Node) error { return appendHooks(top, hs) })
+	return configfile.EditUser(func(top *yaml.Node) error { return appendHooks(top, hs) })
 }
 
 // appendHooks appends hooks to the hooks: list of a config's mapping.
 func appendHooks(top *yaml.Node, hs []HookConfig) error {
-	list := mapEntry(top, "hooks", false)
+	list := configfile.MapEntry(top, "hooks", false)
 	if list == nil || list.Kind != yaml.SequenceNode {
 		list = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-		setMapKey(top, "hooks", list)
+		configfile.SetMapKey(top, "hooks", list)
 	}
 	for _, h := range hs {
 		var v yaml.Node

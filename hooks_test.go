@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/kernelsim"
 )
@@ -313,7 +314,7 @@ func TestEndToEndHooksWithoutASandbox(t *testing.T) {
 func (f *hookFixture) workspaceHooks(t *testing.T, yaml string) {
 	t.Helper()
 	writeFile(t, f.dir, "agents/harvey.yaml", yaml)
-	store := map[string]any{"workspaces": map[string]any{f.dir: map[string]any{"config_sha256": sha256Hex([]byte(yaml)), "at": time.Now()}}}
+	store := map[string]any{"workspaces": map[string]any{f.dir: map[string]any{"config_sha256": datadir.SHA256Hex([]byte(yaml)), "at": time.Now()}}}
 	b, _ := json.Marshal(store)
 	writeFile(t, f.cfg, "harvey/trusted.json", string(b))
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -67,7 +68,7 @@ func liveScript(t *testing.T, url, model string) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	cf, _ := loadConfig(ws)
+	cf, _ := configfile.Load(ws.Tree)
 	cf.NumCtx = 4096
 	var out, errOut bytes.Buffer
 	a := newAgent(ws, cf, newLineReader(strings.NewReader("")), &out, &errOut)

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/coerce"
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/gittool"
 	"github.com/harvey-agent/harvey/internal/guard"
@@ -656,3 +657,14 @@ func (m *mcpManager) elicit(s *mcpServer) func(context.Context, *mcp.ElicitReque
 		return mcpform.Answer(termUI{m.term}, m.term.isInteractive(), s.name, req, m.orders.Of(req.Params.Message, req.Params.RequestedSchema))
 	}
 }
+
+// defaultMaxTools is how many tools a model gets at most (built-in and
+// user tools first; MCP tools fill the rest).
+const defaultMaxTools = config.DefaultMaxTools
+
+// mcpNameSep joins a server's name and a tool's name.
+const mcpNameSep = config.MCPNameSep
+
+// mcpToolNameRE is what providers accept as a tool name (OpenAI's and
+// Anthropic's rule; Ollama passes names to templates as they are).
+var mcpToolNameRE = config.ToolNameRE

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -35,7 +36,7 @@ func mcpAdd(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	name := args[0]
-	if !validServerName(name) {
+	if !configfile.ValidServerName(name) {
 		fmt.Fprintf(stderr, "harvey: server name %q: use 1 to 32 letters, digits, _ or - (no __)\n", name)
 		return 2
 	}
@@ -44,7 +45,7 @@ func mcpAdd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "harvey: %v\n", err)
 		return 2
 	}
-	p, err := setServer(name, s)
+	p, err := configfile.SetServer(name, s)
 	if err != nil {
 		fmt.Fprintf(stderr, "harvey: %v\n", err)
 		return 1
@@ -165,7 +166,7 @@ func mcpRemove(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, mcpUsage)
 		return 2
 	}
-	p, err := removeServer(args[0])
+	p, err := configfile.RemoveServer(args[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "harvey: %v\n", err)
 		return 1
@@ -191,7 +192,7 @@ func importSources(home string) []importSource {
 		if err != nil {
 			return
 		}
-		if s, err := parseMCPJSON(data, key); err == nil && len(s) > 0 {
+		if s, err := configfile.ParseMCPJSON(data, key); err == nil && len(s) > 0 {
 			out = append(out, importSource{client: client, path: p, servers: s})
 		}
 	}
@@ -206,7 +207,7 @@ func importSources(home string) []importSource {
 		}
 		if json.Unmarshal(data, &doc) == nil {
 			for _, dir := range sortedKeys(doc.Projects) {
-				if s, err := parseMCPJSON(doc.Projects[dir], "mcpServers"); err == nil && len(s) > 0 {
+				if s, err := configfile.ParseMCPJSON(doc.Projects[dir], "mcpServers"); err == nil && len(s) > 0 {
 					out = append(out, importSource{client: "Claude Code (" + dir + ")", path: claude, servers: s})
 				}
 			}
@@ -258,7 +259,7 @@ func mcpImport(args []string, stdout, stderr io.Writer) int {
 			code = 1
 			continue
 		}
-		p, err := setServer(name, *found)
+		p, err := configfile.SetServer(name, *found)
 		if err != nil {
 			fmt.Fprintf(stderr, "harvey: %v\n", err)
 			return 1
@@ -325,7 +326,7 @@ func codexTable(line string) (name string, env bool) {
 	}
 	name, sub, _ := strings.Cut(rest, ".")
 	name = strings.Trim(name, `"`)
-	if !validServerName(name) || sub != "" && sub != "env" {
+	if !configfile.ValidServerName(name) || sub != "" && sub != "env" {
 		return "", false
 	}
 	return name, sub == "env"

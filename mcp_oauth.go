@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/mcpauth"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -43,7 +44,7 @@ func mcpLogin(ctx context.Context, verb string, args []string, stdin io.Reader, 
 		return 2
 	}
 	name := args[0]
-	cfg, _, err := loadUserConfig()
+	cfg, _, err := configfile.LoadUser()
 	if err != nil {
 		fmt.Fprintf(stderr, "harvey: %v\n", err)
 		return 1

@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
@@ -302,7 +303,7 @@ func modelCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ucf, _, _ := loadUserConfig()
+	ucf, _, _ := configfile.LoadUser()
 	url = resolveOllamaURL(url, ucf.OllamaURL)
 	names, err := checkTargets(ctx, url, names, all, ucf.Model)
 	if err != nil {

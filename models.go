@@ -272,7 +272,7 @@ func cmdRoute(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		return a.commands.usageError("route")
 	}
 	if changed {
-		if err := rr.cf.Save(a.Workspace, "routes"); err != nil {
+		if err := rr.cf.Save(a.Workspace.Tree, "routes"); err != nil {
 			return fmt.Errorf("changed for this session, but not saved: %v", err)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/ragstore"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -217,7 +218,7 @@ func ragPath(p string) string {
 	home, _ := os.UserHomeDir()
 	p = datadir.ExpandHome(p, home)
 	if !filepath.IsAbs(p) {
-		p = filepath.Join(userConfigDir(), p)
+		p = filepath.Join(configfile.UserDir(), p)
 	}
 	return p
 }
@@ -364,7 +365,7 @@ func ragIngest(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb Embe
 // other keys and comments).
 func saveRag(rc RagConfig) (string, error) {
 	rc = rc.Normalized()
-	return editUserConfig(func(top *yaml.Node) error {
+	return configfile.EditUser(func(top *yaml.Node) error {
 		var v yaml.Node
 		if err := v.Encode(rc); err != nil {
 			return err

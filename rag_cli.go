@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/configfile"
 )
 
 // ragCommand is harvey rag ARGS: the workspace index and the RAG stores
@@ -25,7 +26,7 @@ func ragCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	// permissions: as the session reads them (yours, and the workspace's
 	// the stricter way until you confirm it).
-	cf, _ := loadConfig(ws)
+	cf, _ := configfile.Load(ws.Tree)
 	if cf == nil {
 		cf = &ConfigFile{Config: config.Default()}
 	}

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/configfile"
+	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/ragstore"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -272,7 +274,7 @@ func ragStatus(ctx context.Context, env ragEnv, rc RagConfig, name string, out i
 	var stale []string
 	for p, h := range srcs {
 		data, err := fs.ReadFile(env.ws.FS(), p)
-		sum := sha256Hex([]byte(secrets.Redact(string(data))))
+		sum := datadir.SHA256Hex([]byte(secrets.Redact(string(data))))
 		if err != nil || sum != h {
 			stale = append(stale, p)
 		}
@@ -470,7 +472,7 @@ func queryJSON(out io.Writer, hits []wsindex.Hit, embedded *wsindex.Stats) error
 // with the command that installs it (not found only at the first ingest);
 // a server that does not answer is said, and the store is made.
 func ragCreate(ctx context.Context, env ragEnv, rc *RagConfig, opts map[string]string, words []string, save func(string) error) error {
-	if len(words) != 1 || !validServerName(words[0]) {
+	if len(words) != 1 || !configfile.ValidServerName(words[0]) {
 		return errors.New("usage: harvey rag create NAME [--model EMBEDDING_MODEL] [--db PATH] (NAME: letters, digits, - and _)")
 	}
 	if _, taken := rc.Store(words[0]); taken || words[0] == "workspace" {

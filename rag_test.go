@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/configfile"
 )
 
 // The old single-store form is read as a store named default, active.
 func TestRagConfigMigration(t *testing.T) {
 	var cf ConfigFile
 	cf.Config = config.Default()
-	if _, err := parseConfig([]byte("rag:\n  enabled: true\n  db_path: ~/harvey/rag.db\n  embedding_model: nomic-embed-text\n"), &cf); err != nil {
+	if _, err := configfile.Parse([]byte("rag:\n  enabled: true\n  db_path: ~/harvey/rag.db\n  embedding_model: nomic-embed-text\n"), &cf); err != nil {
 		t.Fatal(err)
 	}
 	rc := cf.Config.RAG.Normalized()

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
@@ -33,7 +34,7 @@ func sandboxCommand(args []string, stdout, stderr io.Writer) int {
 	if sub == "apparmor" {
 		return printAppArmorProfile(stdout, stderr)
 	}
-	cfg, _, err := loadUserConfig()
+	cfg, _, err := configfile.LoadUser()
 	var policy SandboxPolicy
 	if err == nil && cfg != nil {
 		policy = cfg.Sandbox

@@ -20,7 +20,7 @@ import (
 func cmdSafeMode(_ context.Context, a *Agent, args []string, out io.Writer) error {
 	c := a.Config
 	save := func() error {
-		if err := c.Save(a.Workspace, "safe_mode", "allowed_commands"); err != nil {
+		if err := c.Save(a.Workspace.Tree, "safe_mode", "allowed_commands"); err != nil {
 			return fmt.Errorf("changed for this session, but not saved: %v", err)
 		}
 		return nil
@@ -107,7 +107,7 @@ func cmdPermissions(_ context.Context, a *Agent, args []string, out io.Writer) e
 		return a.commands.usageError("permissions")
 	}
 	a.Audit.Record("permissions", strings.Join(args, " "), AuditSuccess, 0)
-	if err := c.Save(a.Workspace, "permissions"); err != nil {
+	if err := c.Save(a.Workspace.Tree, "permissions"); err != nil {
 		return fmt.Errorf("changed for this session, but not saved: %v", err)
 	}
 	return nil

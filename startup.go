@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/hooks"
@@ -55,7 +56,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	cf, cerr := loadConfig(ws)
+	cf, cerr := configfile.Load(ws.Tree)
 	in := newLineReader(o.Stdin)
 	in.show = o.Stderr // a question asked with no line editor is shown
 	a := newAgent(ws, cf, in, &termtext.Writer{W: o.Stdout}, &termtext.Writer{W: o.Stderr})
@@ -266,19 +267,19 @@ func (tm *Terminal) confirmWorkspaceConfig(cf *ConfigFile, ws *Workspace) {
 	}
 	var files []string
 	for _, g := range cf.Gated {
-		if !slices.Contains(files, g.file()) {
-			files = append(files, g.file())
+		if !slices.Contains(files, g.Source()) {
+			files = append(files, g.Source())
 		}
 	}
 	if !tm.Interactive {
-		tm.logf("%s", tm.colorize("33", fmt.Sprintf("warning: %s (not written by Harvey, not yet confirmed) %s; ignored headless — start harvey in this directory once to confirm", strings.Join(files, ", "), termtext.Sanitize(gatedSummary(cf.Gated)))))
+		tm.logf("%s", tm.colorize("33", fmt.Sprintf("warning: %s (not written by Harvey, not yet confirmed) %s; ignored headless — start harvey in this directory once to confirm", strings.Join(files, ", "), termtext.Sanitize(configfile.GatedSummary(cf.Gated)))))
 		cf.DeclineWorkspace()
 		return
 	}
 	for _, f := range files {
 		fmt.Fprintf(tm.Err, "%s %s was not written by Harvey (it may come from the repository). It:\n", tm.colorize("33", "?"), f)
 		for _, g := range cf.Gated {
-			if g.file() == f {
+			if g.Source() == f {
 				fmt.Fprintf(tm.Err, "  - %s: %s\n", g.Key, termtext.Sanitize(g.Shown))
 			}
 		}
@@ -400,7 +401,7 @@ func pickModel(ctx context.Context, a *Agent, oc *OllamaClient, models []string)
 		if model == "" {
 			return "", errors.New("no model chosen; pick one with /model NAME")
 		}
-		if p, err := saveUserModel(model); err == nil {
+		if p, err := configfile.SaveUserModel(model); err == nil {
 			a.logf("%s", a.dim("· "+model+" saved as your model in "+p))
 		}
 		return model, nil

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/configfile"
 )
 
 // mistral and qwen print their calls as text; streamed through the real
@@ -92,7 +94,7 @@ func TestToolModeFromConfig(t *testing.T) {
 	} {
 		env := newTestEnv(t, nil, "")
 		writeFile(t, env.dir, "agents/harvey.yaml", c.yaml)
-		cf, err := loadConfig(env.ws)
+		cf, err := configfile.Load(env.ws.Tree)
 		if err != nil {
 			t.Fatal(err)
 		}

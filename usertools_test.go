@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/configfile"
 )
 
 var builtinName = builtinToolName
@@ -249,7 +251,7 @@ func TestUserToolsLoadAndReload(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "broken.md"), []byte("---\ncommand: [echo\n---\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("ignored"), 0o644)
 	os.Symlink("good.md", filepath.Join(dir, "alias.md"))
-	trust(env.ws.Root, trustTools, userToolsSum(env.ws)) // as the REPL does on a yes
+	configfile.Trust(env.ws.Root, configfile.TrustTools, configfile.UserToolsSum(env.ws.Tree)) // as the REPL does on a yes
 	var out strings.Builder
 	err := env.a.Dispatch(t.Context(), "/tools reload", &out)
 	if err == nil || !strings.Contains(err.Error(), "3 problems in tool files") {

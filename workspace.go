@@ -97,7 +97,7 @@ func readAtMost(r io.Reader, limit int) ([]byte, bool, error) {
 }
 
 // UserToolsDir is where tool files live, relative to the workspace.
-const UserToolsDir = "agents/tools"
+const UserToolsDir = wspath.UserToolsDir
 
 // runGitConfig runs git for the private directory's config reading, with
 // the environment and the sandbox every git gets.

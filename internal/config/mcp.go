@@ -3,6 +3,7 @@ package config
 import (
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -175,3 +176,11 @@ func (o MCPOAuth) NamesYourCredentials() bool {
 
 // MCPNameSep joins a server's name and a tool's name (SERVER__tool).
 const MCPNameSep = "__"
+
+// DefaultMaxTools is how many tools a model gets at most (built-in and
+// user tools first; MCP tools fill the rest), unless models: says fewer.
+const DefaultMaxTools = 24
+
+// ToolNameRE is what providers accept as a tool name (OpenAI's and
+// Anthropic's rule; Ollama passes names to templates as they are).
+var ToolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)

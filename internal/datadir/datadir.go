@@ -45,3 +45,10 @@ func ExpandHome(p, home string) string {
 	}
 	return p
 }
+
+// SHA256Hex is data's SHA-256 in hex (the trust store's and the
+// knowledge base's content hashes).
+func SHA256Hex(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}

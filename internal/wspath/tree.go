@@ -16,6 +16,9 @@ import (
 // read, list, search or write it.
 const AgentsDir = "agents"
 
+// UserToolsDir is where user tools live, relative to the workspace.
+const UserToolsDir = AgentsDir + "/tools"
+
 // Tree is the workspace as the path policy sees it: the directory opened
 // once as an os.Root, through which every file operation of Harvey's own
 // process goes, so no path (.., absolute, symlink, swapped symlink) can

@@ -1,4 +1,4 @@
-package harvey
+package configfile
 
 import (
 	"crypto/sha256"
@@ -10,7 +10,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -27,8 +26,8 @@ import (
 // headless with one line. `harvey mcp add`, `remove` and `import` write
 // the user's own config, keeping its comments.
 
-// mcpFilesKey names the .mcp.json servers among the gated settings.
-const mcpFilesKey = "MCP servers"
+// MCPFilesKey names the .mcp.json servers among the gated settings.
+const MCPFilesKey = "MCP servers"
 
 // workspaceMCPFiles are the files read, and the key their servers sit under.
 var workspaceMCPFiles = []struct{ path, key string }{
@@ -48,18 +47,18 @@ type mcpJSONServer struct {
 
 // toMCPServer converts a JSON entry; ok is false for what Harvey cannot run
 // (no command and no URL, or an SSE-only server).
-func (j mcpJSONServer) toMCPServer() (MCPServer, bool) {
+func (j mcpJSONServer) toMCPServer() (config.MCPServer, bool) {
 	switch {
 	case j.Command != "":
-		return MCPServer{Command: append([]string{j.Command}, j.Args...), Env: j.Env}, true
+		return config.MCPServer{Command: append([]string{j.Command}, j.Args...), Env: j.Env}, true
 	case j.URL != "" && j.Type != "sse":
-		return MCPServer{URL: j.URL, Headers: j.Headers}, true
+		return config.MCPServer{URL: j.URL, Headers: j.Headers}, true
 	}
-	return MCPServer{}, false
+	return config.MCPServer{}, false
 }
 
 // parseMCPJSON reads the servers under key in a JSON config.
-func parseMCPJSON(data []byte, key string) (map[string]MCPServer, error) {
+func ParseMCPJSON(data []byte, key string) (map[string]config.MCPServer, error) {
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(data, &doc); err != nil {
 		return nil, err
@@ -70,9 +69,9 @@ func parseMCPJSON(data []byte, key string) (map[string]MCPServer, error) {
 			return nil, fmt.Errorf("%s: %v", key, err)
 		}
 	}
-	out := map[string]MCPServer{}
+	out := map[string]config.MCPServer{}
 	for name, j := range raw {
-		if s, ok := j.toMCPServer(); ok && validServerName(name) {
+		if s, ok := j.toMCPServer(); ok && ValidServerName(name) {
 			out[name] = s
 		}
 	}
@@ -80,16 +79,16 @@ func parseMCPJSON(data []byte, key string) (map[string]MCPServer, error) {
 }
 
 // validServerName: a server's name prefixes its tools' names.
-func validServerName(n string) bool {
-	return n != "" && len(n) <= 32 && !strings.Contains(n, mcpNameSep) && mcpToolNameRE.MatchString(n)
+func ValidServerName(n string) bool {
+	return n != "" && len(n) <= 32 && !strings.Contains(n, config.MCPNameSep) && config.ToolNameRE.MatchString(n)
 }
 
 // addWorkspaceMCPFiles reads the workspace's MCP files: confirmed ones add
 // their servers (never replacing one of yours, or agents/harvey.yaml's);
 // unconfirmed ones wait as a gated setting.
-func (cf *ConfigFile) addWorkspaceMCPFiles(ws *Workspace) {
+func (cf *File) addWorkspaceMCPFiles(ws *wspath.Tree) {
 	h := sha256.New()
-	servers := map[string]MCPServer{}
+	servers := map[string]config.MCPServer{}
 	var files []string
 	for _, f := range workspaceMCPFiles {
 		data, err := ws.OSRoot().ReadFile(f.path)
@@ -99,7 +98,7 @@ func (cf *ConfigFile) addWorkspaceMCPFiles(ws *Workspace) {
 			}
 			continue
 		}
-		got, err := parseMCPJSON(data, f.key)
+		got, err := ParseMCPJSON(data, f.key)
 		if err != nil {
 			cf.Warnings = append(cf.Warnings, fmt.Sprintf("%s: %v (its servers are not used)", f.path, err))
 			continue
@@ -125,15 +124,15 @@ func (cf *ConfigFile) addWorkspaceMCPFiles(ws *Workspace) {
 		return
 	}
 	cf.extMCP, cf.extSum = servers, hex.EncodeToString(h.Sum(nil))
-	if trusted(ws.Root, trustMCPFiles, cf.extSum) {
-		cf.Config.MCP.Servers = withServers(cf.Config.MCP.Servers, servers)
+	if Trusted(ws.Root, trustMCPFiles, cf.extSum) {
+		cf.Config.MCP.Servers = WithServers(cf.Config.MCP.Servers, servers)
 		return
 	}
-	cf.Gated = append(cf.Gated, gatedSetting{Key: mcpFilesKey, Shown: describeServers(servers), File: strings.Join(files, ", ")})
+	cf.Gated = append(cf.Gated, Gated{Key: MCPFilesKey, Shown: DescribeServers(servers), File: strings.Join(files, ", ")})
 }
 
 // describeServers says what starting servers does, a server a line.
-func describeServers(servers map[string]MCPServer) string {
+func DescribeServers(servers map[string]config.MCPServer) string {
 	var lines []string
 	for _, n := range slices.Sorted(maps.Keys(servers)) {
 		lines = append(lines, "MCP server "+n+": "+servers[n].Describe())
@@ -142,8 +141,8 @@ func describeServers(servers map[string]MCPServer) string {
 }
 
 // withServers is a copy of base with add's servers (base's names win).
-func withServers(base, add map[string]MCPServer) map[string]MCPServer {
-	out := map[string]MCPServer{}
+func WithServers(base, add map[string]config.MCPServer) map[string]config.MCPServer {
+	out := map[string]config.MCPServer{}
 	for n, s := range add {
 		out[n] = s
 	}
@@ -156,8 +155,8 @@ func withServers(base, add map[string]MCPServer) map[string]MCPServer {
 // editUserConfig changes the user's own config as a YAML document, keeping
 // every other key and comment, and writes it atomically; it returns the
 // file's path.
-func editUserConfig(change func(top *yaml.Node) error) (string, error) {
-	dir := userConfigDir()
+func EditUser(change func(top *yaml.Node) error) (string, error) {
+	dir := UserDir()
 	if dir == "" {
 		return "", errors.New("no config directory (HOME is not set)")
 	}
@@ -196,7 +195,7 @@ func editUserConfig(change func(top *yaml.Node) error) (string, error) {
 
 // mapEntry finds key in a mapping node, adding an empty mapping when
 // create is set.
-func mapEntry(m *yaml.Node, key string, create bool) *yaml.Node {
+func MapEntry(m *yaml.Node, key string, create bool) *yaml.Node {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
 			return m.Content[i+1]
@@ -211,9 +210,9 @@ func mapEntry(m *yaml.Node, key string, create bool) *yaml.Node {
 }
 
 // setServer writes (or replaces) mcp.servers.NAME in the user's config.
-func setServer(name string, s MCPServer) (string, error) {
-	return editUserConfig(func(top *yaml.Node) error {
-		servers := mapEntry(mapEntry(top, "mcp", true), "servers", true)
+func SetServer(name string, s config.MCPServer) (string, error) {
+	return EditUser(func(top *yaml.Node) error {
+		servers := MapEntry(MapEntry(top, "mcp", true), "servers", true)
 		var v yaml.Node
 		if err := v.Encode(s); err != nil {
 			return err
@@ -230,9 +229,9 @@ func setServer(name string, s MCPServer) (string, error) {
 }
 
 // removeServer deletes mcp.servers.NAME from the user's config.
-func removeServer(name string) (string, error) {
-	return editUserConfig(func(top *yaml.Node) error {
-		servers := mapEntry(mapEntry(top, "mcp", true), "servers", true)
+func RemoveServer(name string) (string, error) {
+	return EditUser(func(top *yaml.Node) error {
+		servers := MapEntry(MapEntry(top, "mcp", true), "servers", true)
 		for i := 0; i+1 < len(servers.Content); i += 2 {
 			if servers.Content[i].Value == name {
 				servers.Content = slices.Delete(servers.Content, i, i+2)
@@ -242,14 +241,3 @@ func removeServer(name string) (string, error) {
 		return fmt.Errorf("no MCP server %q in your config", name)
 	})
 }
-
-// defaultMaxTools is how many tools a model gets at most (built-in and
-// user tools first; MCP tools fill the rest).
-const defaultMaxTools = 24
-
-// mcpNameSep joins a server's name and a tool's name.
-const mcpNameSep = config.MCPNameSep
-
-// mcpToolNameRE is what providers accept as a tool name (OpenAI's and
-// Anthropic's rule; Ollama passes names to templates as they are).
-var mcpToolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)

@@ -1,4 +1,4 @@
-package harvey
+package configfile
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
@@ -28,13 +29,13 @@ type configRule struct {
 	kind ruleKind
 	// take sets out's field to ws's (after confirmation: the workspace's
 	// value as written).
-	take func(out, ws *Config)
+	take func(out, ws *config.Config)
 	// strict sets out's field to the stricter of base and ws, field by
 	// field (limits only).
-	strict func(out, base, ws *Config)
+	strict func(out, base, ws *config.Config)
 	// adds says what ws adds or loosens over base, one phrase each; none:
 	// nothing to confirm (limits and senders only).
-	adds func(base, ws *Config) []string
+	adds func(base, ws *config.Config) []string
 }
 
 type ruleKind int
@@ -47,60 +48,60 @@ const (
 )
 
 var configRules = []configRule{
-	{key: "model", take: func(o, w *Config) { o.Model = w.Model }},
-	{key: "num_ctx", take: func(o, w *Config) { o.NumCtx = w.NumCtx }},
-	{key: "keep_alive", take: func(o, w *Config) { o.KeepAlive = w.KeepAlive }},
-	{key: "ollama_timeout", take: func(o, w *Config) { o.OllamaTimeout = w.OllamaTimeout }},
-	{key: "auto_record", take: func(o, w *Config) { o.AutoRecord = w.AutoRecord }},
-	{key: "retry", take: func(o, w *Config) { o.Retry = w.Retry }},
-	{key: "ollama_url", kind: ruleSends, take: func(o, w *Config) { o.OllamaURL = w.OllamaURL },
-		adds: func(b, w *Config) []string {
+	{key: "model", take: func(o, w *config.Config) { o.Model = w.Model }},
+	{key: "num_ctx", take: func(o, w *config.Config) { o.NumCtx = w.NumCtx }},
+	{key: "keep_alive", take: func(o, w *config.Config) { o.KeepAlive = w.KeepAlive }},
+	{key: "ollama_timeout", take: func(o, w *config.Config) { o.OllamaTimeout = w.OllamaTimeout }},
+	{key: "auto_record", take: func(o, w *config.Config) { o.AutoRecord = w.AutoRecord }},
+	{key: "retry", take: func(o, w *config.Config) { o.Retry = w.Retry }},
+	{key: "ollama_url", kind: ruleSends, take: func(o, w *config.Config) { o.OllamaURL = w.OllamaURL },
+		adds: func(b, w *config.Config) []string {
 			if w.OllamaURL != "" && w.OllamaURL != b.OllamaURL {
 				return []string{"sends your prompts and code to " + w.OllamaURL}
 			}
 			return nil
 		}},
-	{key: "routes", kind: ruleSends, take: func(o, w *Config) { o.Routes = w.Routes }, adds: routesAdded},
+	{key: "routes", kind: ruleSends, take: func(o, w *config.Config) { o.Routes = w.Routes }, adds: routesAdded},
 	{key: "mcp", kind: ruleSends, take: takeMCP, adds: mcpAdded},
 	{key: "hooks", kind: ruleSends, take: takeHooks,
-		adds: func(b, w *Config) []string {
+		adds: func(b, w *config.Config) []string {
 			var out []string
 			for _, h := range w.Hooks {
 				out = append(out, "runs a hook: "+h.Shown()+" ("+h.Powers()+")")
 			}
 			return out
 		}},
-	{key: "safe_mode", kind: ruleLimit, take: func(o, w *Config) { o.SafeMode = w.SafeMode },
-		strict: func(o, b, w *Config) { o.SafeMode = b.SafeMode || w.SafeMode },
-		adds: func(b, w *Config) []string {
+	{key: "safe_mode", kind: ruleLimit, take: func(o, w *config.Config) { o.SafeMode = w.SafeMode },
+		strict: func(o, b, w *config.Config) { o.SafeMode = b.SafeMode || w.SafeMode },
+		adds: func(b, w *config.Config) []string {
 			if b.SafeMode && !w.SafeMode {
 				return []string{"turns safe mode off"}
 			}
 			return nil
 		}},
-	{key: "allowed_commands", kind: ruleLimit, take: func(o, w *Config) { o.AllowedCommands = w.AllowedCommands },
-		strict: func(o, b, w *Config) { o.AllowedCommands = intersect(b.AllowedCommands, w.AllowedCommands) },
-		adds: func(b, w *Config) []string {
+	{key: "allowed_commands", kind: ruleLimit, take: func(o, w *config.Config) { o.AllowedCommands = w.AllowedCommands },
+		strict: func(o, b, w *config.Config) { o.AllowedCommands = intersect(b.AllowedCommands, w.AllowedCommands) },
+		adds: func(b, w *config.Config) []string {
 			if extra := missingFrom(b.AllowedCommands, w.AllowedCommands); len(extra) > 0 {
 				return []string{"allows the commands " + strings.Join(extra, ", ")}
 			}
 			return nil
 		}},
-	{key: "permissions", kind: ruleLimit, take: func(o, w *Config) { o.Permissions = w.Permissions },
-		strict: func(o, b, w *Config) { o.Permissions = intersectPermissions(b.Permissions, w.Permissions) },
+	{key: "permissions", kind: ruleLimit, take: func(o, w *config.Config) { o.Permissions = w.Permissions },
+		strict: func(o, b, w *config.Config) { o.Permissions = intersectPermissions(b.Permissions, w.Permissions) },
 		adds:   permissionsAdded},
-	{key: "run_timeout", kind: ruleLimit, take: func(o, w *Config) { o.RunTimeout = w.RunTimeout },
-		strict: func(o, b, w *Config) {
-			o.RunTimeout = Duration(minLimit(int64(b.RunTimeout), int64(w.RunTimeout), int64(DefaultRunTimeout)))
+	{key: "run_timeout", kind: ruleLimit, take: func(o, w *config.Config) { o.RunTimeout = w.RunTimeout },
+		strict: func(o, b, w *config.Config) {
+			o.RunTimeout = config.Duration(minLimit(int64(b.RunTimeout), int64(w.RunTimeout), int64(config.DefaultRunTimeout)))
 		},
-		adds: func(b, w *Config) []string {
-			if effective(int64(w.RunTimeout), int64(DefaultRunTimeout)) > effective(int64(b.RunTimeout), int64(DefaultRunTimeout)) {
+		adds: func(b, w *config.Config) []string {
+			if effective(int64(w.RunTimeout), int64(config.DefaultRunTimeout)) > effective(int64(b.RunTimeout), int64(config.DefaultRunTimeout)) {
 				return []string{"raises run_timeout to " + time.Duration(w.RunTimeout).String()}
 			}
 			return nil
 		}},
-	{key: "tools", kind: ruleLimit, take: func(o, w *Config) { o.Tools = w.Tools }, strict: strictTools, adds: toolsAdded},
-	{key: "models", kind: ruleLimit, take: func(o, w *Config) { o.Models = w.Models }, strict: strictModels, adds: modelsAdded},
+	{key: "tools", kind: ruleLimit, take: func(o, w *config.Config) { o.Tools = w.Tools }, strict: strictTools, adds: toolsAdded},
+	{key: "models", kind: ruleLimit, take: func(o, w *config.Config) { o.Models = w.Models }, strict: strictModels, adds: modelsAdded},
 	{key: "sandbox", kind: ruleUserOnly},
 	{key: "keep_recordings", kind: ruleUserOnly},
 	{key: "rag", kind: ruleUserOnly},
@@ -128,7 +129,7 @@ var userOnlyKeys = func() []string {
 
 // mergeConfig returns base with the given top-level keys taken from over
 // as written (user-only keys never are).
-func mergeConfig(base, over *Config, keys []string) *Config {
+func mergeConfig(base, over *config.Config, keys []string) *config.Config {
 	out := *base
 	for _, k := range keys {
 		if r := findRule(k); r != nil && r.take != nil {
@@ -140,7 +141,7 @@ func mergeConfig(base, over *Config, keys []string) *Config {
 
 // mergeWorkspace merges a workspace config the user has not confirmed:
 // plain settings as written, limits the stricter way, senders not at all.
-func mergeWorkspace(base, ws *Config, keys []string) *Config {
+func mergeWorkspace(base, ws *config.Config, keys []string) *config.Config {
 	out := *base
 	for _, k := range keys {
 		r := findRule(k)
@@ -159,12 +160,12 @@ func mergeWorkspace(base, ws *Config, keys []string) *Config {
 
 // gatedKeys lists the settings of a workspace config that add a sender or
 // loosen a limit of base, with what they would do.
-func gatedKeys(base, ws *Config, keys []string) []gatedSetting {
-	var out []gatedSetting
+func gatedKeys(base, ws *config.Config, keys []string) []Gated {
+	var out []Gated
 	for _, k := range keys {
 		if r := findRule(k); r != nil && r.adds != nil {
 			if what := r.adds(base, ws); len(what) > 0 {
-				out = append(out, gatedSetting{Key: k, Shown: strings.Join(what, "; ")})
+				out = append(out, Gated{Key: k, Shown: strings.Join(what, "; ")})
 			}
 		}
 	}
@@ -173,7 +174,7 @@ func gatedKeys(base, ws *Config, keys []string) []gatedSetting {
 
 // gatedSummary says in one line what the gated settings would do:
 // "sets tools (allows the tools write_file), ollama_url (sends ...)".
-func gatedSummary(g []gatedSetting) string {
+func GatedSummary(g []Gated) string {
 	parts := make([]string, len(g))
 	for i, s := range g {
 		parts[i] = s.Key + " (" + s.Shown + ")"
@@ -251,7 +252,7 @@ func intersectPermissions(a, b map[string][]string) map[string][]string {
 
 // permissionsAdded lists what ws grants that base does not, at every prefix
 // of either (so a narrower rule of base is not lost under a wider one of ws).
-func permissionsAdded(base, ws *Config) []string {
+func permissionsAdded(base, ws *config.Config) []string {
 	if len(ws.Permissions) == 0 {
 		if len(base.Permissions) == 0 {
 			return nil
@@ -275,10 +276,10 @@ func permissionsAdded(base, ws *Config) []string {
 	return []string{"grants " + strings.Join(wider, ", ")}
 }
 
-func routesAdded(base, ws *Config) []string {
+func routesAdded(base, ws *config.Config) []string {
 	var names []string
 	for _, r := range ws.Routes {
-		if !slices.ContainsFunc(base.Routes, func(b Route) bool { return b == r }) {
+		if !slices.ContainsFunc(base.Routes, func(b config.Route) bool { return b == r }) {
 			names = append(names, fmt.Sprintf("@%s → %s %s", r.Name, r.Provider, r.URL))
 		}
 	}
@@ -289,8 +290,8 @@ func routesAdded(base, ws *Config) []string {
 }
 
 // takeMCP adds the workspace's servers; it cannot replace yours.
-func takeMCP(out, ws *Config) {
-	servers := map[string]MCPServer{}
+func takeMCP(out, ws *config.Config) {
+	servers := map[string]config.MCPServer{}
 	for n, s := range out.MCP.Servers {
 		servers[n] = s
 	}
@@ -302,8 +303,8 @@ func takeMCP(out, ws *Config) {
 	out.MCP.Servers = servers
 }
 
-func mcpAdded(base, ws *Config) []string {
-	added := map[string]MCPServer{}
+func mcpAdded(base, ws *config.Config) []string {
+	added := map[string]config.MCPServer{}
 	for n, s := range ws.MCP.Servers {
 		if _, mine := base.MCP.Servers[n]; !mine && s.IsEnabled() {
 			added[n] = s
@@ -312,13 +313,13 @@ func mcpAdded(base, ws *Config) []string {
 	if len(added) == 0 {
 		return nil
 	}
-	return []string{describeServers(added)}
+	return []string{DescribeServers(added)}
 }
 
 // boolOn reads an optional switch whose absence means on.
 func boolOn(b *bool) bool { return b == nil || *b }
 
-func strictTools(out, base, ws *Config) {
+func strictTools(out, base, ws *config.Config) {
 	b, w := base.Tools, ws.Tools
 	t := b
 	if !boolOn(w.Enabled) {
@@ -327,8 +328,8 @@ func strictTools(out, base, ws *Config) {
 	if w.FallbackToNaturalLanguage != nil {
 		t.FallbackToNaturalLanguage = w.FallbackToNaturalLanguage
 	}
-	t.MaxToolCallsPerTurn = minLimit(b.MaxToolCallsPerTurn, w.MaxToolCallsPerTurn, DefaultMaxToolCalls)
-	t.MaxOutputBytes = minLimit(b.MaxOutputBytes, w.MaxOutputBytes, DefaultMaxOutputBytes)
+	t.MaxToolCallsPerTurn = minLimit(b.MaxToolCallsPerTurn, w.MaxToolCallsPerTurn, config.DefaultMaxToolCalls)
+	t.MaxOutputBytes = minLimit(b.MaxOutputBytes, w.MaxOutputBytes, config.DefaultMaxOutputBytes)
 	switch {
 	case len(b.AllowedTools) == 0: // every tool
 		t.AllowedTools = w.AllowedTools
@@ -340,17 +341,17 @@ func strictTools(out, base, ws *Config) {
 	out.Tools = t
 }
 
-func toolsAdded(base, ws *Config) []string {
+func toolsAdded(base, ws *config.Config) []string {
 	b, w := base.Tools, ws.Tools
 	var out []string
 	if !boolOn(b.Enabled) && boolOn(w.Enabled) {
 		out = append(out, "turns tools on")
 	}
-	if effective(w.MaxToolCallsPerTurn, DefaultMaxToolCalls) > effective(b.MaxToolCallsPerTurn, DefaultMaxToolCalls) {
-		out = append(out, fmt.Sprintf("raises tools.max_tool_calls_per_turn to %d", effective(w.MaxToolCallsPerTurn, DefaultMaxToolCalls)))
+	if effective(w.MaxToolCallsPerTurn, config.DefaultMaxToolCalls) > effective(b.MaxToolCallsPerTurn, config.DefaultMaxToolCalls) {
+		out = append(out, fmt.Sprintf("raises tools.max_tool_calls_per_turn to %d", effective(w.MaxToolCallsPerTurn, config.DefaultMaxToolCalls)))
 	}
-	if effective(w.MaxOutputBytes, DefaultMaxOutputBytes) > effective(b.MaxOutputBytes, DefaultMaxOutputBytes) {
-		out = append(out, fmt.Sprintf("raises tools.max_output_bytes to %d", effective(w.MaxOutputBytes, DefaultMaxOutputBytes)))
+	if effective(w.MaxOutputBytes, config.DefaultMaxOutputBytes) > effective(b.MaxOutputBytes, config.DefaultMaxOutputBytes) {
+		out = append(out, fmt.Sprintf("raises tools.max_output_bytes to %d", effective(w.MaxOutputBytes, config.DefaultMaxOutputBytes)))
 	}
 	if len(b.AllowedTools) > 0 {
 		if len(w.AllowedTools) == 0 {
@@ -363,9 +364,9 @@ func toolsAdded(base, ws *Config) []string {
 }
 
 // modelNames is every model either block names, sorted.
-func modelNames(base, ws *Config) []string {
+func modelNames(base, ws *config.Config) []string {
 	var names []string
-	for _, m := range []map[string]ModelConfig{base.Models, ws.Models} {
+	for _, m := range []map[string]config.ModelConfig{base.Models, ws.Models} {
 		for n := range m {
 			if !slices.Contains(names, n) {
 				names = append(names, n)
@@ -376,8 +377,8 @@ func modelNames(base, ws *Config) []string {
 	return names
 }
 
-func strictModels(out, base, ws *Config) {
-	models := map[string]ModelConfig{}
+func strictModels(out, base, ws *config.Config) {
+	models := map[string]config.ModelConfig{}
 	for _, n := range modelNames(base, ws) {
 		b, w := base.ModelFor(n), ws.ModelFor(n)
 		m := b
@@ -387,8 +388,8 @@ func strictModels(out, base, ws *Config) {
 		if w.NumCtx > 0 {
 			m.NumCtx = w.NumCtx // a window size, not a limit
 		}
-		m.MaxToolCallsPerTurn = minLimit(b.MaxToolCallsPerTurn, w.MaxToolCallsPerTurn, DefaultMaxToolCalls)
-		m.MaxTools = minLimit(b.MaxTools, w.MaxTools, defaultMaxTools)
+		m.MaxToolCallsPerTurn = minLimit(b.MaxToolCallsPerTurn, w.MaxToolCallsPerTurn, config.DefaultMaxToolCalls)
+		m.MaxTools = minLimit(b.MaxTools, w.MaxTools, config.DefaultMaxTools)
 		models[n] = m
 	}
 	out.Models = models
@@ -396,7 +397,7 @@ func strictModels(out, base, ws *Config) {
 
 // modelsAdded compares each named model's effective limits with base and
 // with ws's block taken as written.
-func modelsAdded(base, ws *Config) []string {
+func modelsAdded(base, ws *config.Config) []string {
 	taken := *base
 	taken.Models = ws.Models
 	var out []string
@@ -407,7 +408,7 @@ func modelsAdded(base, ws *Config) []string {
 		if t := taken.MaxToolCalls(n); t > base.MaxToolCalls(n) {
 			out = append(out, fmt.Sprintf("raises %s's max_tool_calls_per_turn to %d", n, t))
 		}
-		if t := effective(taken.ModelFor(n).MaxTools, defaultMaxTools); t > effective(base.ModelFor(n).MaxTools, defaultMaxTools) {
+		if t := effective(taken.ModelFor(n).MaxTools, config.DefaultMaxTools); t > effective(base.ModelFor(n).MaxTools, config.DefaultMaxTools) {
 			out = append(out, fmt.Sprintf("raises %s's max_tools to %d", n, t))
 		}
 	}
@@ -416,7 +417,7 @@ func modelsAdded(base, ws *Config) []string {
 
 // takeHooks adds a workspace's hooks after yours, each marked as the
 // workspace's: it runs in the sandbox with what a command gets.
-func takeHooks(o, w *Config) {
+func takeHooks(o, w *config.Config) {
 	o.Hooks = slices.Clone(o.Hooks)
 	for _, h := range w.Hooks {
 		h.FromWorkspace = true

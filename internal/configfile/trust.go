@@ -1,4 +1,4 @@
-package harvey
+package configfile
 
 import (
 	"crypto/sha256"
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/datadir"
+	"github.com/harvey-agent/harvey/internal/wspath"
 	"gopkg.in/yaml.v3"
 )
 
@@ -29,7 +31,7 @@ import (
 // made by someone else asks again.
 
 // userConfigDir is where the user's own config and the trust store live.
-func userConfigDir() string {
+func UserDir() string {
 	if d := os.Getenv("XDG_CONFIG_HOME"); d != "" && filepath.IsAbs(d) {
 		return filepath.Join(d, "harvey")
 	}
@@ -39,17 +41,17 @@ func userConfigDir() string {
 	return ""
 }
 
-// gatedSetting is a workspace setting waiting for the user's confirmation.
-type gatedSetting struct {
+// Gated is a workspace setting waiting for the user's confirmation.
+type Gated struct {
 	Key   string // top-level key
 	Shown string // what it would do, for the question
 	File  string // the file that asks for it ("": agents/harvey.yaml)
 }
 
 // file is the workspace file that asks for the setting.
-func (g gatedSetting) file() string {
+func (g Gated) Source() string {
 	if g.File == "" {
-		return ConfigPath
+		return config.Path
 	}
 	return g.File
 }
@@ -69,7 +71,7 @@ type trustEntry struct {
 }
 
 func trustPath() string {
-	if d := userConfigDir(); d != "" {
+	if d := UserDir(); d != "" {
 		return filepath.Join(d, "trusted.json")
 	}
 	return ""
@@ -93,18 +95,18 @@ func loadTrust() trustStore {
 // What the trust store remembers per workspace, each as the SHA-256 of
 // what the user confirmed: agents/harvey.yaml, agents/tools/, and the
 // .mcp.json files.
-type trustKind int
+type TrustKind int
 
 const (
-	trustConfig trustKind = iota
-	trustTools
+	trustConfig TrustKind = iota
+	TrustTools
 	trustMCPFiles
 )
 
 // sum is the entry's field for kind.
-func (e *trustEntry) sum(kind trustKind) *string {
+func (e *trustEntry) sum(kind TrustKind) *string {
 	switch kind {
-	case trustTools:
+	case TrustTools:
 		return &e.ToolsSHA256
 	case trustMCPFiles:
 		return &e.MCPFilesSHA256
@@ -113,25 +115,19 @@ func (e *trustEntry) sum(kind trustKind) *string {
 }
 
 // trust remembers sum as what the user confirmed of kind in root.
-func trust(root string, kind trustKind, sum string) error {
+func Trust(root string, kind TrustKind, sum string) error {
 	return updateTrust(root, func(e *trustEntry) { *e.sum(kind) = sum })
 }
 
 // trusted reports whether the user confirmed exactly sum of kind in root.
-func trusted(root string, kind trustKind, sum string) bool {
+func Trusted(root string, kind TrustKind, sum string) bool {
 	e, ok := loadTrust().Workspaces[root]
 	return ok && *e.sum(kind) == sum
 }
 
-// sha256Hex is the SHA-256 of data, in hex.
-func sha256Hex(data []byte) string {
-	sum := sha256.Sum256(data)
-	return hex.EncodeToString(sum[:])
-}
-
 // trustWorkspaceConfig remembers data as the confirmed config of root.
 func trustWorkspaceConfig(root string, data []byte) error {
-	return trust(root, trustConfig, sha256Hex(data))
+	return Trust(root, trustConfig, datadir.SHA256Hex(data))
 }
 
 // updateTrust changes root's entry in trusted.json (written atomically).
@@ -160,14 +156,14 @@ func updateTrust(root string, change func(*trustEntry)) error {
 }
 
 func workspaceConfigTrusted(root string, data []byte) bool {
-	return trusted(root, trustConfig, sha256Hex(data))
+	return Trusted(root, trustConfig, datadir.SHA256Hex(data))
 }
 
 // loadUserConfig reads the user's own config (trusted). A missing file is
 // the defaults.
-func loadUserConfig() (*Config, []string, error) {
+func LoadUser() (*config.Config, []string, error) {
 	base := config.Default()
-	d := userConfigDir()
+	d := UserDir()
 	if d == "" {
 		return base, nil, nil
 	}
@@ -179,8 +175,8 @@ func loadUserConfig() (*Config, []string, error) {
 	if err != nil {
 		return base, nil, fmt.Errorf("%s: %v (using defaults)", p, err)
 	}
-	cf := &ConfigFile{Config: config.Default()}
-	warnings, err := parseConfigAs(data, cf, p)
+	cf := &File{Config: config.Default()}
+	warnings, err := ParseAs(data, cf, p)
 	if err != nil {
 		return base, warnings, fmt.Errorf("%s: %v (using defaults)", p, err)
 	}
@@ -201,7 +197,7 @@ func topKeys(doc *yaml.Node) []string {
 }
 
 // gatedNames lists the keys of gated settings.
-func gatedNames(g []gatedSetting) []string {
+func GatedNames(g []Gated) []string {
 	var out []string
 	for _, s := range g {
 		out = append(out, s.Key)
@@ -211,8 +207,8 @@ func gatedNames(g []gatedSetting) []string {
 
 // saveUserModel sets model: in the user's own config (creating it), keeping
 // every other key and comment as it was. It returns the file's path.
-func saveUserModel(model string) (string, error) {
-	return editUserConfig(func(top *yaml.Node) error {
+func SaveUserModel(model string) (string, error) {
+	return EditUser(func(top *yaml.Node) error {
 		for i := 0; i+1 < len(top.Content); i += 2 {
 			if top.Content[i].Value == "model" {
 				top.Content[i+1] = &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: model}
@@ -227,8 +223,8 @@ func saveUserModel(model string) (string, error) {
 
 // userToolsSum is the SHA-256 of agents/tools/: each tool file's name and
 // content, in name order ("" when there is none).
-func userToolsSum(ws *Workspace) string {
-	entries, err := ws.ListInternal(UserToolsDir)
+func UserToolsSum(ws *wspath.Tree) string {
+	entries, err := ws.ListInternal(wspath.UserToolsDir)
 	if err != nil || len(entries) == 0 {
 		return ""
 	}
@@ -239,7 +235,7 @@ func userToolsSum(ws *Workspace) string {
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		data, _ := ws.ReadInternal(UserToolsDir + "/" + n)
+		data, _ := ws.ReadInternal(wspath.UserToolsDir + "/" + n)
 		fmt.Fprintf(h, "%d:%s\n%d:", len(n), n, len(data))
 		h.Write(data)
 	}
