@@ -434,7 +434,7 @@ func mcpCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "harvey: %v\n", err)
 		return 1
 	}
-	if len(a.mcp.serversFailed()) > 0 {
+	if len(a.mcp.Failed()) > 0 {
 		return 1
 	}
 	return 0

@@ -9,7 +9,6 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/events"
 	"github.com/harvey-agent/harvey/internal/termtext"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/term"
 )
 
@@ -115,18 +114,15 @@ type lineInput interface {
 // mcpProgress shows a long call's progress notification: on a terminal one
 // line redrawn in place (cleared when the call ends); headless a line at
 // most every five seconds.
-func (tm *Terminal) mcpProgress(server string, p *mcp.ProgressNotificationParams) {
-	if p == nil {
-		return
-	}
+func (tm *Terminal) mcpProgress(server, message string, progress, total float64) {
 	line := server + ":"
-	if p.Message != "" {
-		line += " " + termtext.OneLine(p.Message)
+	if message != "" {
+		line += " " + termtext.OneLine(message)
 	}
-	if p.Total > 0 {
-		line += fmt.Sprintf(" (%g/%g)", p.Progress, p.Total)
+	if total > 0 {
+		line += fmt.Sprintf(" (%g/%g)", progress, total)
 	} else {
-		line += fmt.Sprintf(" (%g)", p.Progress)
+		line += fmt.Sprintf(" (%g)", progress)
 	}
 	tm.progressMu.Lock()
 	defer tm.progressMu.Unlock()

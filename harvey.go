@@ -176,7 +176,7 @@ func (a *Agent) Close() {
 		a.kb.db.Close()
 		a.kb.db = nil
 	}
-	a.mcp.close()
+	a.mcp.Close()
 	a.gate.hooks.RemoveTranscript()
 }
 

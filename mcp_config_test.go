@@ -26,8 +26,8 @@ func TestWorkspaceMCPJSONNeedsConfirmation(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("an unconfirmed .mcp.json server ran")
 	}
-	if a.mcp != nil && len(a.mcp.servers) > 0 {
-		t.Fatalf("servers: %v", a.mcp.servers)
+	if a.mcp.Len() > 0 {
+		t.Fatalf("servers: %v", a.mcp.Names())
 	}
 	w := errOut.String()
 	if !strings.Contains(w, "warning: .mcp.json, .vscode/mcp.json (not written by Harvey") || !strings.Contains(w, "MCP server docs: connects to https://docs.example.com/mcp") ||

@@ -7,9 +7,9 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/mcpauth"
+	"github.com/harvey-agent/harvey/internal/mcpclient"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // OAuth for HTTP MCP servers is internal/mcpauth's; what stays here is
@@ -69,23 +69,12 @@ func mcpLogin(ctx context.Context, verb string, args []string, stdin io.Reader, 
 	}
 	tm := &Terminal{In: newLineReader(stdin), Out: &termtext.Writer{W: stdout}, Err: &termtext.Writer{W: stderr}, Interactive: true}
 	tm.In.show = tm.Err // its questions on the screen
-	m := &mcpManager{term: tm, login: true}
-	t, _, err := m.transport(name, s)
-	if err != nil {
-		fmt.Fprintf(stderr, "harvey: %v\n", err)
-		return 1
-	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "harvey", Version: Version}, nil)
-	session, err := client.Connect(ctx, t, nil)
-	if sa := mcpauth.Of(t); err != nil && sa != nil && sa.LoggedIn() {
-		session, err = client.Connect(ctx, t, nil)
-	}
+	loggedIn, err := mcpclient.Login(ctx, mcpHost{termUI: termUI{tm}}, name, s)
 	if err != nil {
 		fmt.Fprintf(stderr, "harvey: MCP server %s: %s\n", name, secrets.Redact(termtext.OneLine(err.Error())))
 		return 1
 	}
-	session.Close()
-	if sa := mcpauth.Of(t); sa != nil && !sa.LoggedIn() {
+	if !loggedIn {
 		fmt.Fprintf(stdout, "MCP server %s answers without a new login (a kept token, or none needed)\n", name)
 	}
 	return 0

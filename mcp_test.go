@@ -144,7 +144,7 @@ func mcpEnv(t *testing.T, f *fakeOllama, token string, models ...string) *testEn
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
 	env.a.Config.MCP.Servers = map[string]MCPServer{"t": {Command: []string{os.Args[0], "-mcp-token=" + token}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-server"}, Models: models}}
 	env.a.startMCP(t.Context())
-	t.Cleanup(env.a.mcp.close)
+	t.Cleanup(env.a.mcp.Close)
 	return env
 }
 
@@ -222,7 +222,7 @@ func TestMCPHTTPServer(t *testing.T) {
 	env.a.Config.MCP.Servers = map[string]MCPServer{"h": {URL: srv.URL, Headers: map[string]string{"Authorization": "Bearer ${TEST_MCP_TOKEN}"}, ReadOnly: []string{"echo"}}}
 	env.a.approvals.auto = false // echo is marked read-only: no approval
 	env.a.startMCP(t.Context())
-	defer env.a.mcp.close()
+	defer env.a.mcp.Close()
 	out, err := callTool(t, env, "h__echo", map[string]any{"text": "over http"})
 	if err != nil || out != "echo: over http" {
 		t.Fatalf("%q %v", out, err)
@@ -240,8 +240,8 @@ func TestMCPServerFromWorkspaceNeedsConfirmation(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
 	writeFile(t, dir, "agents/harvey.yaml", "mcp:\n  servers:\n    evil:\n      command: [sh, -c, 'touch "+marker+"']\n")
 	a, errOut := startIn(t, dir, false, "")
-	if a.mcp != nil && len(a.mcp.servers) > 0 {
-		t.Fatalf("servers started: %v", a.mcp.servers)
+	if a.mcp.Len() > 0 {
+		t.Fatalf("servers started: %v", a.mcp.Names())
 	}
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the workspace's MCP command ran")
@@ -279,14 +279,14 @@ func TestMCPToolListChanged(t *testing.T) {
 	if _, err := callTool(t, env, "t__grow", map[string]any{}); err != nil {
 		t.Fatal(err)
 	}
-	s := env.a.mcp.servers["t"]
-	for i := 0; i < 200 && !s.changed.Load(); i++ {
+	s, _ := env.a.mcp.Server("t")
+	for i := 0; i < 200 && !s.ListChanged(); i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if _, _, ok := env.a.Tools.GetTool("t__late"); ok {
 		t.Fatal("the tool list changed in the middle of a turn")
 	}
-	env.a.mcp.refresh(t.Context())
+	env.a.mcp.Refresh(t.Context())
 	if out, err := callTool(t, env, "t__late", map[string]any{}); err != nil || out != "late tool" {
 		t.Fatalf("%q %v", out, err)
 	}
@@ -340,7 +340,7 @@ func TestMCPServerEverything(t *testing.T) {
 	env.a.Config.Sandbox.Readable = []string{dir}
 	env.a.Config.MCP.Servers = map[string]MCPServer{"ev": {Command: []string{node, entry, "stdio"}, Models: []string{"*"}}}
 	env.a.startMCP(t.Context())
-	defer env.a.mcp.close()
+	defer env.a.mcp.Close()
 	var out strings.Builder
 	cmdMCP(t.Context(), env.a, nil, &out)
 	if !strings.Contains(out.String(), "ev: running") || !strings.Contains(out.String(), "ev__echo") || !strings.Contains(out.String(), "ev__get-sum") {
@@ -368,9 +368,9 @@ func TestMCPHangingServer(t *testing.T) {
 	// Reads its input, never answers; ends when its stdin closes.
 	env.a.Config.MCP.Servers = map[string]MCPServer{"slow": {Command: []string{"sh", "-c", "cat > /dev/null"}, Models: []string{"*"}, Lazy: true}}
 	env.a.startMCP(t.Context())
-	env.a.mcp.timeout = 300 * time.Millisecond
-	defer env.a.mcp.close()
-	env.a.mcp.startLazy(t.Context())
+	env.a.mcp.SetTimeout(300 * time.Millisecond)
+	defer env.a.mcp.Close()
+	env.a.mcp.StartLazy(t.Context())
 	if !strings.Contains(env.errOut.String(), "warning: MCP server slow: did not answer initialize within 300ms") {
 		t.Fatalf("stderr = %q", env.errOut.String())
 	}
@@ -390,7 +390,7 @@ func TestMCPLazyStartAndPromptCost(t *testing.T) {
 	token := fmt.Sprintf("tok%d", time.Now().UnixNano())
 	env.a.Config.MCP.Servers = map[string]MCPServer{"t": {Command: []string{os.Args[0], "-mcp-token=" + token}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-server"}, Models: []string{"*"}, Lazy: true}}
 	env.a.startMCP(t.Context())
-	defer env.a.mcp.close()
+	defer env.a.mcp.Close()
 	if len(processesWith(token)) != 0 {
 		t.Fatal("a lazy server started with Harvey")
 	}
@@ -422,7 +422,7 @@ func TestMCPToolNamesRefused(t *testing.T) {
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
 	env.a.Config.MCP.Servers = map[string]MCPServer{"b": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-badnames"}, Models: []string{"llama3.2"}}}
 	env.a.startMCP(t.Context())
-	t.Cleanup(env.a.mcp.close)
+	t.Cleanup(env.a.mcp.Close)
 	warn := env.errOut.String()
 	if strings.Count(warn, "MCP server b: 3 tools not added") != 1 || strings.Contains(warn, "\x1b") || !strings.Contains(warn, `with space`) {
 		t.Fatalf("warning = %q", warn)
@@ -541,7 +541,7 @@ func TestMCPRootsAreTheWorkspace(t *testing.T) {
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(script)}
 	env.a.Config.MCP.Servers = map[string]MCPServer{"r": {Command: []string{node, script}}}
 	env.a.startMCP(t.Context())
-	t.Cleanup(env.a.mcp.close)
+	t.Cleanup(env.a.mcp.Close)
 	// The server asks once initialized: wait until it has its answer.
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if out, _ := invokeTool(env.a, "r__roots", t.Context(), map[string]any{}); !strings.Contains(out, "none yet") {
@@ -613,7 +613,7 @@ func extraServerEnv(t *testing.T, f *fakeOllama) *testEnv {
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
 	env.a.Config.MCP.Servers = map[string]MCPServer{"x": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-extra"}}}
 	env.a.startMCP(t.Context())
-	t.Cleanup(env.a.mcp.close)
+	t.Cleanup(env.a.mcp.Close)
 	return env
 }
 
@@ -649,7 +649,7 @@ func TestMCPCallChecked(t *testing.T) {
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
 	env.a.Config.MCP.Servers = map[string]MCPServer{"p": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-plant"}, Models: []string{"*"}}}
 	env.a.startMCP(t.Context())
-	t.Cleanup(env.a.mcp.close)
+	t.Cleanup(env.a.mcp.Close)
 	f.script(toolReply("llama3.2", fakeCall{id: "c", name: "p__plant", args: map[string]any{}}), textReply("llama3.2", "Done."))
 	if err := env.a.RunPrompt(t.Context(), "plant"); err != nil {
 		t.Fatal(err)

@@ -107,7 +107,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	if !o.NoMCP {
 		a.startMCP(ctx)
 	}
-	if a.mcp != nil && len(a.mcp.servers) > 0 && a.ModelName != "" {
+	if a.mcp.Len() > 0 && a.ModelName != "" {
 		for _, l := range a.offerLines(a.ModelName, a.window(a.Client)) {
 			a.logf("%s", a.dim("· "+l))
 		}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/mcpclient"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
@@ -19,7 +20,7 @@ type toolSet struct {
 	userTools    []string    // names registered from agents/tools
 	userDefs     []*UserTool // what those files say, in the same order
 	toolProblems []ToolFileProblem
-	mcp          *mcpManager // MCP servers (mcp.go); nil until started
+	mcp          *mcpclient.Manager // MCP servers (internal/mcpclient); nil until started
 }
 
 // ToolHandler executes a named tool and returns its result as a string.

@@ -1,0 +1,658 @@
+// Package mcpclient is Harvey's client of Model Context Protocol servers,
+// on the official Go SDK: each server a stdio program started through the
+// sandbox launcher like every program Harvey starts (the network only when
+// its config allows it), checked over its whole life by internal/guard, or
+// a streamable HTTP endpoint with its headers and OAuth (internal/mcpauth);
+// the workspace as the client's root; tools/list, tool calls within
+// run_timeout with one restart after a crash, progress, prompts and
+// elicitation (internal/mcpform). Its tools reach the model through the
+// session's registry and gate (Host.Register), named SERVER__tool, so every
+// call is approved, audited, capped and redacted like any tool's.
+package mcpclient
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/datadir"
+	"github.com/harvey-agent/harvey/internal/gittool"
+	"github.com/harvey-agent/harvey/internal/guard"
+	"github.com/harvey-agent/harvey/internal/mcpauth"
+	"github.com/harvey-agent/harvey/internal/mcpform"
+	"github.com/harvey-agent/harvey/internal/runner"
+	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Timeout bounds initialize and tools/list.
+const Timeout = 20 * time.Second
+
+// Server is one running (or failed) server.
+type Server struct {
+	name     string
+	cfg      config.MCPServer
+	mu       sync.Mutex
+	session  *mcp.ClientSession
+	tools    []*mcp.Tool
+	state    string // "running", "failed: ...", "stopped"
+	restarts int
+	changed  atomic.Bool   // the server said its tool list changed
+	spec     *sandbox.Spec // the sandbox it runs in (stdio), to explain a failure
+	prompts  []*mcp.Prompt // the server's prompts: /SERVER:PROMPT in the REPL
+	life     *guard.Guard  // a stdio server's check, from before it starts to after it stops
+}
+
+// Manager holds the session's servers.
+type Manager struct {
+	calls   atomic.Int64 // numbers the calls' progress tokens
+	host    Host         // the session: its terminal, gate and registry
+	root    string       // the workspace: the servers' root and working directory
+	servers map[string]*Server
+	timeout time.Duration  // for initialize and tools/list
+	login   bool           // harvey mcp login: log in without asking
+	orders  mcpform.Orders // the field order of the forms servers send (internal/mcpform)
+}
+
+// Connect starts (or restarts) a server and lists its tools.
+func (m *Manager) Connect(ctx context.Context, s *Server) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.session != nil {
+		s.session.Close()
+		s.session = nil
+	}
+	if s.cfg.URL == "" && s.life == nil {
+		s.life = guard.Life(m.root) // what it does at start is checked like a call
+	}
+	defer m.checkLife(s, "at start")
+	refusedBefore := runner.ProxyRefusals()
+	t, spec, err := m.transport(s.name, s.cfg)
+	s.spec = spec
+	if err != nil {
+		s.state = "failed: " + err.Error()
+		return err
+	}
+	cctx, cancel := context.WithTimeout(ctx, m.timeout)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "harvey", Version: m.host.Version()}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.changed.Store(true) },
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			m.progress(s.name, req.Params)
+		},
+		ElicitationHandler: m.elicit(s), // internal/mcpform
+	})
+	// The workspace is the client's root: a server that asks where to work
+	// (a filesystem or git server) is told.
+	//lint:ignore SA1019 roots stay in the 2026-07-28 protocol for twelve months, and the servers people configure today ask for them (issue 26)
+	client.AddRoots(&mcp.Root{URI: "file://" + m.root, Name: filepath.Base(m.root)})
+	ct := t
+	if _, ok := t.(*mcp.CommandTransport); ok {
+		ct = mcpform.OrderedTransport{Transport: t, Orders: &m.orders}
+	}
+	session, err := client.Connect(cctx, ct, nil)
+	if sa := mcpauth.Of(t); err != nil && sa != nil && sa.TakeLogin() {
+		// A login took the time initialize had: once more, with the token.
+		cctx2, cancel2 := context.WithTimeout(ctx, m.timeout)
+		defer cancel2()
+		cctx = cctx2
+		session, err = client.Connect(cctx, t, nil)
+	}
+	if err != nil {
+		err = m.whyNoStart(s.name, err, cctx.Err() != nil, t, spec, refusedBefore)
+		s.state = "failed: " + err.Error()
+		return err
+	}
+	tools, err := listTools(cctx, session, s.cfg)
+	if err != nil {
+		session.Close()
+		s.state = "failed: " + err.Error()
+		return fmt.Errorf("tools/list: %w", err)
+	}
+	s.session, s.tools, s.state = session, tools, "running"
+	s.prompts = nil
+	if res := session.InitializeResult(); res != nil && res.Capabilities != nil && res.Capabilities.Prompts != nil {
+		for p, err := range session.Prompts(cctx, nil) {
+			if err != nil {
+				break
+			}
+			s.prompts = append(s.prompts, p)
+		}
+	}
+	return nil
+}
+
+// whyNoStart says why a server did not start, in one line: a login it
+// needs, initialize's time, what a stdio server wrote to stderr, and the
+// sandbox rule or the registry that refused it.
+func (m *Manager) whyNoStart(name string, err error, timedOut bool, t mcp.Transport, spec *sandbox.Spec, refusedBefore int) error {
+	var nl mcpauth.NeedsLogin
+	switch {
+	case errors.As(err, &nl):
+		return nl
+	case strings.Contains(err.Error(), "needs you to log in (OAuth)"):
+		return mcpauth.NeedsLogin{Name: name} // said in its own words, not the transport's
+	case timedOut:
+		err = fmt.Errorf("did not answer initialize within %s", m.timeout)
+	}
+	ct, ok := t.(*mcp.CommandTransport)
+	if !ok {
+		return err
+	}
+	w, ok := ct.Command.Stderr.(*runner.CapWriter)
+	if !ok {
+		return err
+	}
+	b, _ := w.Bytes()
+	if len(b) > 0 {
+		err = fmt.Errorf("%v: %s", err, gittool.ErrLine(b))
+	}
+	if hosts := runner.ProxyRefusalsSince(refusedBefore); len(hosts) > 0 && spec != nil && spec.Proxy != "" {
+		return fmt.Errorf("%v %s", err, runner.ProxyRefusal(strings.Join(hosts, ", ")))
+	}
+	if rule, note := runner.Blocked(string(b), 1, spec); rule != runner.RuleNone {
+		return fmt.Errorf("%v %s", err, note)
+	}
+	return err
+}
+
+// transport builds a stdio transport through the sandbox launcher, or a
+// streamable HTTP one.
+func (m *Manager) transport(name string, cfg config.MCPServer) (mcp.Transport, *sandbox.Spec, error) {
+	if cfg.URL != "" {
+		hc := &http.Client{Transport: mcpform.OrderedBodies{Next: headerTransport{headers: cfg.Expanded(cfg.Headers)}, Orders: &m.orders}}
+		// The standalone stream stays on: it is how a server's requests
+		// (elicitation) reach Harvey between its answers. A 401 is
+		// answered with the server's OAuth (internal/mcpauth).
+		sa := mcpauth.New(name, cfg, m.host, m.askLogin(name), &http.Client{})
+		sa.Standalone = m.login
+		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, OAuthHandler: sa}, nil, nil
+	}
+	if len(cfg.Command) == 0 {
+		return nil, nil, errors.New("no command or url")
+	}
+	env := runner.BaseEnv()
+	for k, v := range cfg.Expanded(cfg.Env) {
+		env = append(env, k+"="+v)
+	}
+	argv := cfg.Command
+	if _, err := runner.LookPath(argv[0]); err != nil {
+		return nil, nil, err
+	}
+	if err := runner.NoSandboxRefusal(m.host.Policy()); err != nil {
+		return nil, nil, err
+	}
+	var cmd *exec.Cmd
+	var used *sandbox.Spec
+	if sb := sandbox.Available(); sb.Enforced() {
+		spec := *m.host.Sandbox("mcp-" + datadir.Key(strings.Join(cfg.Command, "\x00")))
+		spec.Network = spec.Network || cfg.Network
+		spec.RO = append(spec.RO, runner.InstallTree(argv[0])...) // a server installed in a node_modules or a bin of its own
+		spec.Argv, spec.Dir, spec.Env = argv, m.root, runner.Env(env, &spec)
+		w := sb.Wrap(&spec)
+		cmd = exec.Command(w[0], w[1:]...)
+		cmd.SysProcAttr = sandbox.ProcAttr(spec)
+		used = &spec
+	} else {
+		prog, _ := runner.LookPath(argv[0])
+		cmd = exec.Command(prog, argv[1:]...)
+		cmd.Env = env
+		runner.SetProcessGroup(cmd)
+	}
+	cmd.Dir = m.root
+	cmd.Stderr = runner.NewCapWriter(4096) // its last words, if it fails
+	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 300 * time.Millisecond}, used, nil
+}
+
+// headerTransport adds the configured headers to every request.
+type headerTransport struct{ headers map[string]string }
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// validToolNames keeps the tools whose SERVER__tool name providers accept;
+// the others are refused in one line naming the server (a name with an
+// escape sequence or a space would make every request fail, or reach the
+// model as written).
+func (m *Manager) validToolNames(s *Server) []*mcp.Tool {
+	var ok []*mcp.Tool
+	var bad []string
+	for _, t := range s.tools {
+		if config.ToolNameRE.MatchString(s.name + config.MCPNameSep + t.Name) {
+			ok = append(ok, t)
+		} else {
+			bad = append(bad, strconv.Quote(t.Name))
+		}
+	}
+	if len(bad) > 0 {
+		m.host.Say(termtext.Warn, fmt.Sprintf("warning: MCP server %s: %s not added: a tool name (with the server's, %s__NAME) must be 1 to 64 letters, digits, _ or -: %s",
+			termtext.Sanitize(s.name), termtext.Plural(len(bad), "tool"), termtext.Sanitize(s.name), termtext.Sanitize(strings.Join(bad, ", "))))
+	}
+	return ok
+}
+
+// invokeGuarded is invoke within the check a stdio server gets (it acts
+// in the workspace): what it did since its last call, and what the call
+// changed; the lines say what was undone and which files changed.
+func (m *Manager) invokeGuarded(ctx context.Context, s *Server, tool, name string, args map[string]any) (*mcp.CallToolResult, []string, error) {
+	if s.cfg.URL != "" {
+		res, err := m.invoke(ctx, s, tool, args)
+		return res, nil, err
+	}
+	s.mu.Lock()
+	m.checkLife(s, "between calls")
+	var check *guard.Guard
+	if s.life != nil {
+		// The call's check starts from the snapshot the check between
+		// calls just took: .git's files and the index are read once.
+		check = s.life.Call(m.root, "MCP tool "+name)
+	} else {
+		check = guard.Command(m.root, "MCP tool "+name)
+	}
+	s.mu.Unlock()
+	res, err := m.invoke(ctx, s, tool, args)
+	undone, changed := check.Check()
+	s.mu.Lock()
+	s.life = guard.Life(m.root)
+	s.mu.Unlock()
+	if len(undone) > 0 {
+		m.host.Record("undone", "MCP tool "+name+": "+strings.Join(undone, " "))
+	}
+	if changed != "" {
+		undone = append(undone, changed)
+	}
+	return res, undone, err
+}
+
+func (m *Manager) invoke(ctx context.Context, s *Server, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	s.mu.Lock()
+	session := s.session
+	s.mu.Unlock()
+	if session == nil {
+		return nil, fmt.Errorf("not running (%s)", s.state)
+	}
+	cctx, cancel := context.WithTimeout(ctx, m.host.RunTimeout())
+	defer cancel()
+	params := &mcp.CallToolParams{Name: tool, Arguments: args}
+	params.SetProgressToken(fmt.Sprintf("harvey-%d", m.calls.Add(1))) // the server may report progress
+	defer m.host.ProgressDone()
+	res, err := session.CallTool(cctx, params)
+	if err != nil && cctx.Err() != nil && ctx.Err() == nil {
+		return nil, fmt.Errorf("no answer within run_timeout (%s): %w", m.host.RunTimeout(), context.DeadlineExceeded)
+	}
+	var answered *jsonrpc.Error
+	if err != nil && !errors.As(err, &answered) { // an error the server answered leaves it running
+		s.mu.Lock()
+		s.state = "failed: " + termtext.OneLine(err.Error())
+		s.mu.Unlock()
+	}
+	return res, err
+}
+
+// mcpText is a result as the model reads it: text passed on, images and
+// resources in one line each.
+func mcpText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		switch x := c.(type) {
+		case *mcp.TextContent:
+			parts = append(parts, x.Text)
+		case *mcp.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image: %s, %d bytes]", x.MIMEType, len(x.Data)))
+		case *mcp.AudioContent:
+			parts = append(parts, fmt.Sprintf("[audio: %s, %d bytes]", x.MIMEType, len(x.Data)))
+		case *mcp.ResourceLink:
+			parts = append(parts, fmt.Sprintf("[resource: %s %s]", x.Name, x.URI))
+		case *mcp.EmbeddedResource:
+			if x.Resource != nil && x.Resource.Text != "" {
+				parts = append(parts, x.Resource.Text)
+			} else if x.Resource != nil {
+				parts = append(parts, fmt.Sprintf("[resource: %s, %d bytes]", x.Resource.URI, len(base64.StdEncoding.EncodeToString(x.Resource.Blob))))
+			}
+		}
+	}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		parts = append(parts, string(b))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Refresh re-lists the tools of servers that announced a change. It runs
+// between turns only, so the tools of a request never change mid-turn
+// (and the prompt prefix stays stable within it).
+func (m *Manager) Refresh(ctx context.Context) {
+	if m == nil {
+		return
+	}
+	m.StartLazy(ctx)
+	for _, s := range m.servers {
+		if !s.changed.Swap(false) {
+			continue
+		}
+		s.mu.Lock()
+		session := s.session
+		s.mu.Unlock()
+		if session == nil {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, m.timeout)
+		tools, err := listTools(cctx, session, s.cfg)
+		cancel()
+		if err != nil {
+			continue
+		}
+		s.mu.Lock()
+		old := s.tools
+		s.tools = tools
+		s.mu.Unlock()
+		for _, t := range old {
+			m.host.Unregister(s.name + config.MCPNameSep + t.Name)
+		}
+		m.host.Register(s)
+	}
+}
+
+// StartLazy starts the lazy servers that have not started yet.
+func (m *Manager) StartLazy(ctx context.Context) {
+	if m == nil {
+		return
+	}
+	for _, s := range m.servers {
+		s.mu.Lock()
+		waiting := s.cfg.Lazy && s.session == nil && s.restarts == 0 && strings.HasPrefix(s.state, "not started")
+		s.mu.Unlock()
+		if !waiting {
+			continue
+		}
+		if err := m.Connect(ctx, s); err != nil {
+			m.host.Say(termtext.Warn, fmt.Sprintf("warning: MCP server %s: %s", s.name, termtext.OneLine(err.Error())))
+			continue
+		}
+		m.host.Register(s)
+	}
+}
+
+// Close stops every server (stdio servers die with their launcher).
+func (m *Manager) Close() {
+	if m == nil {
+		return
+	}
+	for _, s := range m.servers {
+		s.mu.Lock()
+		if s.session != nil {
+			s.session.Close()
+			s.session = nil
+		}
+		s.state = "stopped"
+		m.checkLife(s, "while it stopped")
+		s.mu.Unlock()
+	}
+}
+
+// Failed names the servers that are not running.
+func (m *Manager) Failed() []string {
+	if m == nil {
+		return nil
+	}
+	var out []string
+	for n, s := range m.servers {
+		s.mu.Lock()
+		if s.state != "running" {
+			out = append(out, n)
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// listTools reads a server's tools (tools/list, every page), keeping those
+// the config's allowlist names.
+func listTools(ctx context.Context, session *mcp.ClientSession, cfg config.MCPServer) ([]*mcp.Tool, error) {
+	var tools []*mcp.Tool
+	for tool, err := range session.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		if len(cfg.Tools) == 0 || slices.Contains(cfg.Tools, tool.Name) {
+			tools = append(tools, tool)
+		}
+	}
+	return tools, nil
+}
+
+// checkLife undoes what a stdio server changed outside any call (at
+// start, between calls, as it stopped) and says so to the user and in the
+// audit log; the check starts again from there. s.mu is held, or the
+// server is not shared yet.
+func (m *Manager) checkLife(s *Server, when string) {
+	if s.life == nil {
+		return
+	}
+	undone, _ := s.life.Check()
+	for _, u := range undone {
+		m.host.Say(termtext.Warn, fmt.Sprintf("MCP server %s, %s: %s", termtext.Sanitize(s.name), when, u))
+		m.host.Record("undone", "MCP server "+s.name+" "+when+": "+u)
+	}
+	s.life = guard.Life(m.root)
+}
+
+// askLogin is whether a login may happen for server name now: in the REPL,
+// when you say yes (asked once a session; headless, never: a stored token
+// or a line saying how to log in).
+func (m *Manager) askLogin(name string) func() bool {
+	var once sync.Once
+	ok := false
+	return func() bool {
+		once.Do(func() {
+			if m.login {
+				ok = true
+				return
+			}
+			if !m.host.Interactive() {
+				return
+			}
+			ans, err := m.host.Ask(fmt.Sprintf("MCP server %s asks you to log in (OAuth). Log in now? [y/N] ", termtext.Sanitize(name)))
+			ok = err == nil && termtext.IsYes(ans)
+			if !ok {
+				m.host.Say(termtext.Note, fmt.Sprintf("· not logged in: /mcp restart %s asks again, and harvey mcp login %s logs in outside a session", termtext.Sanitize(name), termtext.Sanitize(name)))
+			}
+		})
+		return ok
+	}
+}
+
+// elicit is the client's ElicitationHandler for server s (internal/mcpform
+// asks).
+func (m *Manager) elicit(s *Server) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		return mcpform.Answer(m.host, m.host.Interactive(), s.name, req, m.orders.Of(req.Params.Message, req.Params.RequestedSchema))
+	}
+}
+
+// Host is what the servers need of the session.
+type Host interface {
+	Say(tone termtext.Tone, line string) // a line for the person (warnings, logins, forms)
+	Ask(question string) (string, error)
+	Interactive() bool
+	Sandbox(purpose string) *sandbox.Spec // a command's sandbox, its caches' layers kept under purpose
+	Policy() config.SandboxPolicy
+	RunTimeout() time.Duration
+	Record(action, detail string) // an audit entry of what was undone (denied)
+	Progress(server, message string, progress, total float64)
+	ProgressDone()
+	Register(s *Server)     // add a server's tools to the session's registry
+	Unregister(tool string) // remove one (its list changed)
+	Version() string
+}
+
+// New is the manager of a session's servers in the workspace root.
+func New(host Host, root string) *Manager {
+	return &Manager{host: host, root: root, servers: map[string]*Server{}, timeout: Timeout}
+}
+
+// Add makes the server name known (a lazy one waits for its first use).
+func (m *Manager) Add(name string, cfg config.MCPServer) *Server {
+	s := &Server{name: name, cfg: cfg}
+	if cfg.Lazy {
+		s.state = "not started yet (lazy)"
+	}
+	m.servers[name] = s
+	return s
+}
+
+// Server is the server named name.
+func (m *Manager) Server(name string) (*Server, bool) {
+	if m == nil {
+		return nil, false
+	}
+	s, ok := m.servers[name]
+	return s, ok
+}
+
+// Names are the servers' names, sorted.
+func (m *Manager) Names() []string {
+	if m == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(m.servers))
+}
+
+// Len is how many servers the session has.
+func (m *Manager) Len() int {
+	if m == nil {
+		return 0
+	}
+	return len(m.servers)
+}
+
+// Tool is one of a server's tools as the session registers it.
+type Tool struct {
+	Name, Description string
+	Schema            map[string]any // its input schema ({"type": "object"} when it has none)
+}
+
+// Name is the server's name.
+func (s *Server) Name() string { return s.name }
+
+// Config is the server's configuration.
+func (s *Server) Config() config.MCPServer { return s.cfg }
+
+// State is "running", "failed: ...", "stopped" or "not started yet".
+func (s *Server) State() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+// Tools are the server's tools whose SERVER__tool name providers accept
+// (the rest said once, when the list is read).
+func (s *Server) Tools() []Tool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Tool, 0, len(s.tools))
+	for _, t := range s.tools {
+		schema := map[string]any{"type": "object", "properties": map[string]any{}}
+		if sm, ok := mcpform.ToMap(t.InputSchema); ok && sm != nil {
+			schema = sm
+		}
+		out = append(out, Tool{Name: t.Name, Description: t.Description, Schema: schema})
+	}
+	return out
+}
+
+// Prompt is one of a server's prompts, in a line.
+type Prompt struct{ Name, Description string }
+
+// Prompts are the server's prompts (/SERVER:PROMPT in the REPL).
+func (s *Server) Prompts() []Prompt {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Prompt
+	for _, p := range s.prompts {
+		out = append(out, Prompt{p.Name, p.Description})
+	}
+	return out
+}
+
+// Restarted lets a server that was restarted by hand be restarted once
+// more after a crash.
+func (s *Server) Restarted() { s.restarts = 0 }
+
+// Keep sets the server's tools to those whose names providers accept,
+// saying the others once (before they are registered).
+func (m *Manager) Keep(s *Server) {
+	s.mu.Lock()
+	tools := s.tools
+	s.mu.Unlock()
+	ok := m.validToolNames(&Server{name: s.name, tools: tools})
+	s.mu.Lock()
+	s.tools = ok
+	s.mu.Unlock()
+}
+
+// progress shows a call's progress notification.
+func (m *Manager) progress(server string, p *mcp.ProgressNotificationParams) {
+	if p != nil {
+		m.host.Progress(server, p.Message, p.Progress, p.Total)
+	}
+}
+
+// Call calls a server's tool (the session coerced the arguments and asked
+// for approval): within the check a stdio server gets, with one restart
+// after a crash, the result as the model reads it, redacted, with what the
+// check undid and the files the call changed.
+func (m *Manager) Call(ctx context.Context, s *Server, tool, name string, args map[string]any) (string, error) {
+	res, undone, err := m.invokeGuarded(ctx, s, tool, name, args)
+	if len(undone) > 0 && err == nil && res != nil && !res.IsError {
+		return secrets.Redact(mcpText(res)) + "\n" + strings.Join(undone, "\n"), nil
+	}
+	var answered *jsonrpc.Error // the server answered with an error: it did not crash
+	if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &answered) {
+		// The server died: restart it once, and tell the model.
+		if s.restarts < 1 {
+			s.restarts++
+			if cerr := m.Connect(context.WithoutCancel(ctx), s); cerr == nil {
+				return "", fmt.Errorf("MCP server %s failed during the call (%v); it was restarted — call again if the call is safe to repeat", s.name, termtext.OneLine(err.Error()))
+			}
+		}
+		return "", fmt.Errorf("MCP server %s failed: %v", s.name, termtext.OneLine(err.Error()))
+	}
+	if err != nil {
+		return "", fmt.Errorf("MCP tool %s: %v", name, termtext.OneLine(err.Error()))
+	}
+	text := secrets.Redact(mcpText(res))
+	if res.IsError {
+		return "", fmt.Errorf("%s", text)
+	}
+	return text, nil
+}
+
+// ListChanged reports whether the server announced a new tool list that
+// Refresh has not read yet.
+func (s *Server) ListChanged() bool { return s.changed.Load() }
+
+// SetTimeout changes how long initialize and tools/list may take
+// (Timeout by default).
+func (m *Manager) SetTimeout(d time.Duration) { m.timeout = d }
