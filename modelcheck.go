@@ -26,6 +26,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/datadir"
+	"github.com/harvey-agent/harvey/internal/modelcheck"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -41,19 +42,19 @@ type checkOptions struct {
 }
 
 // runModelCheck checks each model in its own throw-away workspace.
-func runModelCheck(ctx context.Context, o checkOptions) ([]modelReport, error) {
-	var reports []modelReport
+func runModelCheck(ctx context.Context, o checkOptions) ([]modelcheck.Report, error) {
+	var reports []modelcheck.Report
 	for _, m := range o.models {
 		if ctx.Err() != nil {
 			return reports, ctx.Err()
 		}
 		r := checkModel(ctx, m, o)
-		r.judge()
+		r.Judge()
 		if ctx.Err() != nil {
 			return reports, ctx.Err()
 		}
 		if r.Error == "" {
-			saveCheck(r)
+			modelcheck.Save(r)
 		}
 		reports = append(reports, r)
 	}
@@ -61,8 +62,8 @@ func runModelCheck(ctx context.Context, o checkOptions) ([]modelReport, error) {
 }
 
 // checkModel runs the battery against one model.
-func checkModel(ctx context.Context, name string, o checkOptions) modelReport {
-	r := modelReport{Model: name, Server: "ollama", CheckedAt: time.Now().UTC()}
+func checkModel(ctx context.Context, name string, o checkOptions) modelcheck.Report {
+	r := modelcheck.Report{Model: name, Server: "ollama", CheckedAt: time.Now().UTC()}
 	dir, err := os.MkdirTemp("", "harvey-check-*")
 	if err != nil {
 		r.Error = err.Error()
@@ -93,17 +94,17 @@ func checkModel(ctx context.Context, name string, o checkOptions) modelReport {
 		return r
 	}
 	token := randomToken()
-	var rt checkRates
-	for _, task := range checkBattery(token) {
+	var rt modelcheck.Rates
+	for _, task := range modelcheck.Battery(token) {
 		if ctx.Err() != nil {
 			break
 		}
 		a.approvals.offTask = nil
-		a.approvals.expect = func(req approvalRequest) bool { return task.expects != nil && task.expects(dir, req) }
+		a.approvals.expect = func(req approvalRequest) bool { return task.Expects != nil && task.Expects(dir, effectOf(req)) }
 		tr, elapsed, terr := runCheckTask(ctx, a, dir, task, route)
 		if tr == nil {
 			r.Error = termtext.FirstLine(terr.Error())
-			r.Counters = !rt.missing
+			r.Counters = rt.Counters()
 			return r
 		}
 		if r.Layout == "" {
@@ -112,28 +113,28 @@ func checkModel(ctx context.Context, name string, o checkOptions) modelReport {
 				r.Layout = "tools described in the system prompt"
 			}
 		}
-		pass, note := task.check(dir, tr.turnTrace)
+		pass, note := task.Check(dir, tr.Trace)
 		if terr != nil && ctx.Err() == nil {
 			pass, note = false, termtext.FirstLine(terr.Error())
 		}
-		row := taskReport{ID: task.id, Title: task.title, Passed: pass, How: howCalled(tr), Rounds: len(tr.rounds), Seconds: elapsed.Seconds(), Note: note, Refused: len(a.approvals.offTask)}
+		row := modelcheck.TaskReport{ID: task.ID, Title: task.Title, Passed: pass, How: howCalled(tr), Rounds: len(tr.Rounds), Seconds: elapsed.Seconds(), Note: note, Refused: len(a.approvals.offTask)}
 		if row.Refused > 0 {
-			row.Note = strings.TrimPrefix(row.Note+"; ", "; ") + fmt.Sprintf("refused %s the task did not ask for (%s)", termtext.Plural(row.Refused, "call"), truncateRunes(strings.Join(a.approvals.offTask, "; "), 120))
+			row.Note = strings.TrimPrefix(row.Note+"; ", "; ") + fmt.Sprintf("refused %s the task did not ask for (%s)", termtext.Plural(row.Refused, "call"), modelcheck.TruncateRunes(strings.Join(a.approvals.offTask, "; "), 120))
 		}
 		r.Tasks = append(r.Tasks, row)
-		rt.add(tr.turnTrace)
+		rt.Add(tr.Trace)
 		if o.progress != nil {
-			fmt.Fprintf(o.progress, "  %-34s %s\n", r.Model+" · "+task.title, passWord(pass))
+			fmt.Fprintf(o.progress, "  %-34s %s\n", r.Model+" · "+task.Title, modelcheck.PassWord(pass))
 		}
 	}
-	rt.report(&r)
+	rt.Fill(&r)
 	return r
 }
 
 // identify names what answers the check in r: the route's server and
 // model, or the model connected and its Ollama version. False: nothing
 // answers (r.Error says why).
-func identify(ctx context.Context, a *Agent, r *modelReport, route string, isRoute bool) bool {
+func identify(ctx context.Context, a *Agent, r *modelcheck.Report, route string, isRoute bool) bool {
 	if isRoute {
 		_, rt := a.Routes.find(route)
 		if rt == nil {
@@ -156,46 +157,6 @@ func identify(ctx context.Context, a *Agent, r *modelReport, route string, isRou
 	return true
 }
 
-// checkRates adds up the server's own counters over the battery.
-type checkRates struct {
-	firsts            []time.Duration // each task's time to its first token
-	promptTok, genTok int
-	promptDur, genDur time.Duration
-	missing           bool // a round without the counters
-}
-
-func (c *checkRates) add(tr *turnTrace) {
-	for i, rd := range tr.rounds {
-		if i == 0 && rd.stats.FirstToken > 0 {
-			c.firsts = append(c.firsts, rd.stats.FirstToken)
-		}
-		if rd.stats.Generation == 0 {
-			c.missing = true
-			continue
-		}
-		c.promptTok += rd.stats.PromptTokens
-		c.promptDur += rd.stats.PromptEval
-		c.genTok += rd.stats.ReplyTokens
-		c.genDur += rd.stats.Generation
-	}
-}
-
-// report puts the rates in r: tokens per second where every round had
-// the counters, and the median time to the first token.
-func (c *checkRates) report(r *modelReport) {
-	r.Counters = !c.missing && c.genDur > 0
-	if r.Counters {
-		r.GenTokensPerSec = float64(c.genTok) / c.genDur.Seconds()
-		if c.promptDur > 0 {
-			r.PromptTokensPerSec = float64(c.promptTok) / c.promptDur.Seconds()
-		}
-	}
-	if len(c.firsts) > 0 {
-		slices.Sort(c.firsts)
-		r.FirstTokenSeconds = c.firsts[len(c.firsts)/2].Seconds()
-	}
-}
-
 func cmpErr(errs ...error) error {
 	for _, e := range errs {
 		if e != nil {
@@ -207,15 +168,15 @@ func cmpErr(errs ...error) error {
 
 // checkTrace is a task's trace with what the turn chose.
 type checkTrace struct {
-	*turnTrace
+	*modelcheck.Trace
 	layout, mode string
 	window       int
 }
 
 // runCheckTask writes the task's files and runs its prompt as a fresh
 // conversation. A nil trace means the turn could not start at all.
-func runCheckTask(ctx context.Context, a *Agent, dir string, task checkTask, route string) (*checkTrace, time.Duration, error) {
-	for p, content := range task.files {
+func runCheckTask(ctx context.Context, a *Agent, dir string, task modelcheck.Task, route string) (*checkTrace, time.Duration, error) {
+	for p, content := range task.Files {
 		full := filepath.Join(dir, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			return nil, 0, err
@@ -225,7 +186,7 @@ func runCheckTask(ctx context.Context, a *Agent, dir string, task checkTask, rou
 		}
 	}
 	a.ClearHistory()
-	prompt := task.prompt
+	prompt := task.Prompt
 	if route != "" {
 		prompt = "@" + route + " " + prompt
 	}
@@ -238,22 +199,22 @@ func runCheckTask(ctx context.Context, a *Agent, dir string, task checkTask, rou
 	if t.route != "" {
 		defer t.client.Close()
 	}
-	t.trace = &turnTrace{}
+	t.trace = &modelcheck.Trace{}
 	start := time.Now()
 	err = a.runTurn(tctx, t, p)
 	if errors.Is(tctx.Err(), context.DeadlineExceeded) {
 		err = fmt.Errorf("no answer within %s", checkTaskTimeout)
 	}
-	return &checkTrace{turnTrace: t.trace, layout: t.layout.String(), mode: string(t.mode), window: t.window}, time.Since(start), err
+	return &checkTrace{Trace: t.trace, layout: t.layout.String(), mode: string(t.mode), window: t.window}, time.Since(start), err
 }
 
 // howCalled is how the task's calls came: the protocol's field, printed
 // (and in which format), or none.
 func howCalled(tr *checkTrace) string {
 	var hows []string
-	for _, r := range tr.rounds {
-		if r.how != "" && !slices.Contains(hows, r.how) {
-			hows = append(hows, r.how)
+	for _, r := range tr.Rounds {
+		if r.How != "" && !slices.Contains(hows, r.How) {
+			hows = append(hows, r.How)
 		}
 	}
 	if len(hows) == 0 {
@@ -262,15 +223,20 @@ func howCalled(tr *checkTrace) string {
 	return strings.Join(hows, ", ")
 }
 
+// effectOf is an approval request as a task's expectation reads it.
+func effectOf(r approvalRequest) modelcheck.Effect {
+	e := modelcheck.Effect{Tool: r.tool, Action: r.action, ByUser: r.who == byUser}
+	if r.change != nil {
+		e.Change, e.Target = true, r.change.target
+	}
+	return e
+}
+
 func randomToken() string {
 	b := make([]byte, 4)
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
-
-// ---- saved results ----
-
-// ---- the report ----
 
 // ---- harvey model check / /model check ----
 
@@ -310,7 +276,7 @@ func modelCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "harvey: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "checking %s: %d short tasks each, in a throw-away workspace (Ctrl-C stops)\n", strings.Join(names, ", "), len(checkBattery("")))
+	fmt.Fprintf(stderr, "checking %s: %d short tasks each, in a throw-away workspace (Ctrl-C stops)\n", strings.Join(names, ", "), len(modelcheck.Battery("")))
 	reports, err := runModelCheck(ctx, checkOptions{models: names, ollamaURL: url, progress: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "harvey: model check stopped: %v (the throw-away workspace was removed)\n", err)
@@ -321,7 +287,7 @@ func modelCommand(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		enc.SetIndent("", "  ")
 		enc.Encode(reports)
 	} else {
-		writeCheckReport(stdout, reports)
+		modelcheck.WriteReport(stdout, reports)
 	}
 	for _, r := range reports {
 		if r.Error != "" {
@@ -377,12 +343,12 @@ func cmdModelCheck(ctx context.Context, a *Agent, args []string, out io.Writer) 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.Err, "checking %s: %d short tasks each, in a throw-away workspace (Ctrl-C stops)\n", strings.Join(names, ", "), len(checkBattery("")))
+	fmt.Fprintf(a.Err, "checking %s: %d short tasks each, in a throw-away workspace (Ctrl-C stops)\n", strings.Join(names, ", "), len(modelcheck.Battery("")))
 	reports, err := runModelCheck(ctx, checkOptions{models: names, ollamaURL: a.OllamaURL, progress: a.Err})
 	if err != nil {
 		return fmt.Errorf("model check stopped: %v", err)
 	}
-	writeCheckReport(out, reports)
+	modelcheck.WriteReport(out, reports)
 	return nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/modelcheck"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
@@ -149,11 +150,11 @@ func TestModelCheckVerdicts(t *testing.T) {
 		verdict string
 		how     string
 	}{
-		{styleNative, "llama3.2:latest", gradeGood, "good for everyday use", "native"},
-		{styleText, "llama3.2:1b", gradeGood, "good for everyday use", "prose: JSON"},
-		{styleNever, "tinyllama:latest", gradeProse, "does not call tools", "none"},
-		{styleWrongType, "smollm2:latest", gradeUnreliable, "unreliable: 3 of 9 tasks passed", "native"},
-		{styleSlow, "mistral:latest", gradeGood, "slow on this machine (2.0 tokens/s", "native"},
+		{styleNative, "llama3.2:latest", modelcheck.GradeGood, "good for everyday use", "native"},
+		{styleText, "llama3.2:1b", modelcheck.GradeGood, "good for everyday use", "prose: JSON"},
+		{styleNever, "tinyllama:latest", modelcheck.GradeProse, "does not call tools", "none"},
+		{styleWrongType, "smollm2:latest", modelcheck.GradeUnreliable, "unreliable: 3 of 9 tasks passed", "native"},
+		{styleSlow, "mistral:latest", modelcheck.GradeGood, "slow on this machine (2.0 tokens/s", "native"},
 	} {
 		t.Run(c.model, func(t *testing.T) {
 			f := checkFake(t, c.style, c.model)
@@ -163,7 +164,7 @@ func TestModelCheckVerdicts(t *testing.T) {
 			}
 			r := reports[0]
 			var sb strings.Builder
-			writeCheckReport(&sb, reports)
+			modelcheck.WriteReport(&sb, reports)
 			t.Log("\n" + sb.String())
 			if r.Grade != c.grade || !strings.Contains(r.Verdict, c.verdict) {
 				t.Fatalf("grade %s, verdict %q", r.Grade, r.Verdict)
@@ -189,7 +190,7 @@ func TestModelCheckVerdicts(t *testing.T) {
 				t.Fatalf("window %d, layout %q", r.ContextWindow, r.Layout)
 			}
 			// The saved result is what /model and the menu show.
-			saved, ok := lastCheck(r.Model)
+			saved, ok := modelcheck.Last(r.Model)
 			if !ok || saved.Verdict != r.Verdict {
 				t.Fatalf("saved %v %q", ok, saved.Verdict)
 			}
@@ -264,7 +265,7 @@ func TestModelCheckRecommendsAndMenuSkipsFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pick := recommend(reports)
+	pick := modelcheck.Recommend(reports)
 	if !strings.Contains(pick, "pick llama3.2:latest for everyday work (9 of 9 tasks)") || !strings.Contains(pick, "avoid for tool work: tinyllama:latest (prose)") {
 		t.Fatalf("recommendation %q", pick)
 	}
@@ -294,7 +295,7 @@ func TestModelCheckRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sb strings.Builder
-	writeCheckReport(&sb, reports)
+	modelcheck.WriteReport(&sb, reports)
 	if len(reports[0].Tasks) != 9 || reports[0].Tasks[0].Rounds != 1 || reports[0].Counters || !strings.Contains(sb.String(), "the server does not report its prompt and generation timings") || !strings.Contains(sb.String(), "@box (qwen)") {
 		t.Fatalf("report:\n%s", sb.String())
 	}
@@ -312,8 +313,8 @@ func TestModelCheckCommandEndToEnd(t *testing.T) {
 		t.Fatalf("code %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	out, _, code = runHarveyEnv(t, bin, t.TempDir(), "", env, "model", "check", "--json", "--ollama", f.URL(), "llama3.2")
-	var reports []modelReport
-	if code != 0 || json.Unmarshal([]byte(out), &reports) != nil || len(reports) != 1 || reports[0].Grade != gradeGood {
+	var reports []modelcheck.Report
+	if code != 0 || json.Unmarshal([]byte(out), &reports) != nil || len(reports) != 1 || reports[0].Grade != modelcheck.GradeGood {
 		t.Fatalf("--json: %d %s", code, out)
 	}
 	assertNoCheckWorkspace(t, tmp)
@@ -403,7 +404,7 @@ func TestModelCheckRunsOnlyWhatEachTaskAsks(t *testing.T) {
 	tmp, data := t.TempDir(), t.TempDir()
 	env := []string{"TMPDIR=" + tmp, "XDG_DATA_HOME=" + data, "XDG_CONFIG_HOME=" + t.TempDir()}
 	out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", env, "model", "check", "--json", "--ollama", f.URL(), "llama3.2")
-	var reports []modelReport
+	var reports []modelcheck.Report
 	if code != 0 || json.Unmarshal([]byte(out), &reports) != nil || len(reports) != 1 {
 		t.Fatalf("code %d\n%s\n%s", code, out, errOut)
 	}

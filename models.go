@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/modelcheck"
 	"github.com/harvey-agent/harvey/internal/ollama"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
@@ -73,7 +74,7 @@ func cmdModel(ctx context.Context, a *Agent, args []string, out io.Writer) error
 	if args[0] == "check" {
 		return cmdModelCheck(ctx, a, args[1:], out)
 	}
-	if r, failed := failedCheck(args[0]); failed {
+	if r, failed := modelcheck.Failed(args[0]); failed {
 		fmt.Fprintf(out, "note: %s's last check (%s): %s\n", args[0], r.CheckedAt.Format("2006-01-02"), r.Verdict)
 	}
 	if err := a.UseModel(ctx, args[0]); err != nil {
@@ -128,7 +129,7 @@ func modelDetails(ctx context.Context, c any) map[string]string {
 	infos, _ := mi.ModelInfos(ctx)
 	for _, m := range infos {
 		d[m.Name] = m.Describe()
-		if r, ok := lastCheck(m.Name); ok {
+		if r, ok := modelcheck.Last(m.Name); ok {
 			d[m.Name] += " · checked: " + r.Verdict
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/llm"
+	"github.com/harvey-agent/harvey/internal/modelcheck"
 	"github.com/harvey-agent/harvey/internal/ollama"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
@@ -385,7 +386,7 @@ func notInstalled(err error, url string) error {
 func pickModel(ctx context.Context, a *Agent, oc *OllamaClient, models []string) (string, error) {
 	switch {
 	case len(models) == 1:
-		if r, failed := failedCheck(models[0]); failed {
+		if r, failed := modelcheck.Failed(models[0]); failed {
 			// The only model, but not silently: say what its check found.
 			a.logf("%s", a.colorize("33", fmt.Sprintf("warning: %s is the only model installed; its last check (harvey model check, %s): %s", models[0], r.CheckedAt.Format("2006-01-02"), r.Verdict)))
 		}
@@ -441,7 +442,7 @@ func (tm *Terminal) chooseModel(models []string, details map[string]string) stri
 	// that failed is chosen only by name or number).
 	def := 0
 	for i, m := range models {
-		if _, failed := failedCheck(m); !failed {
+		if _, failed := modelcheck.Failed(m); !failed {
 			def = i
 			break
 		}
@@ -453,7 +454,7 @@ func (tm *Terminal) chooseModel(models []string, details map[string]string) stri
 		}
 		ans = strings.TrimSpace(ans)
 		if ans == "" {
-			if _, failed := failedCheck(models[def]); failed {
+			if _, failed := modelcheck.Failed(models[def]); failed {
 				fmt.Fprintln(tm.Err, "every model here failed its last check; type a number to choose one anyway")
 				continue
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/llm"
+	"github.com/harvey-agent/harvey/internal/modelcheck"
 	"github.com/harvey-agent/harvey/internal/outputcap"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -103,7 +104,7 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 		}, &rt)
 		total.Add(stats)
 		tr := e.trace()
-		tr.round(stats, calls, rt.Retries)
+		tr.Round(stats, calls, rt.Retries)
 		if err != nil {
 			if retry, ferr := e.fallBackToProse(err, messages); retry {
 				round--
@@ -208,12 +209,12 @@ type replyCalls struct {
 // what the holdback writer kept back (the reply's prose, or all of it).
 // mayRetry: a call that cannot be read is explained to the model, which
 // gets another round.
-func (e *ToolExecutor) recoverPrinted(text, held string, hb *holdbackWriter, out io.Writer, lookup textcalls.Lookup, tr *turnTrace, mayRetry bool) replyCalls {
+func (e *ToolExecutor) recoverPrinted(text, held string, hb *holdbackWriter, out io.Writer, lookup textcalls.Lookup, tr *modelcheck.Trace, mayRetry bool) replyCalls {
 	// Schema mode is strict (the model could have called natively),
 	// unless the layout took the tools out of the request.
 	strict := !e.prose && (e.turn == nil || e.turn.layout == layoutNative)
 	r := textcalls.Recover(text, lookup, strict)
-	tr.recovered(r, e.prose)
+	tr.Recovered(r, e.prose)
 	if note := r.Note(); note != "" && mayRetry {
 		if held != "" {
 			io.WriteString(out, held)
@@ -237,7 +238,7 @@ func (e *ToolExecutor) recoverPrinted(text, held string, hb *holdbackWriter, out
 			return replyCalls{text: text}
 		}
 		e.askedModel = true
-		tr.askedModel()
+		tr.AskedModel()
 		fmt.Fprintf(out, "\n[not run: a tool call with prose around it; Harvey asked the model to send it alone if it meant to run it]\n")
 		return replyCalls{text: text, note: textcalls.AskNote}
 	}
@@ -273,7 +274,7 @@ func (e *ToolExecutor) runPrinted(ctx context.Context, messages []Message, text 
 }
 
 // trace is the turn's trace, or nil (its methods do nothing then).
-func (e *ToolExecutor) trace() *turnTrace {
+func (e *ToolExecutor) trace() *modelcheck.Trace {
 	if e.turn == nil {
 		return nil
 	}
@@ -421,7 +422,7 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin
 		h.audit("tool:"+name, summary, err, dur)
 		h.recordToolCall(name, raw, capped, failed)
 	}
-	e.trace().call(traceCall{name: name, args: raw, result: capped, failed: failed})
+	e.trace().Add(modelcheck.CallRecord{Name: name, Args: raw, Result: capped, Failed: failed})
 	return Message{Role: RoleTool, Content: wrapped, ToolCallID: c.ID, ToolName: name}
 }
 
@@ -548,18 +549,18 @@ func (be *backend) toolMode() ToolMode {
 type turn struct {
 	client    LLMClient
 	model     string
-	route     string        // the route's name; "" for the main model
-	mode      ToolMode      // schema, prose or off
-	window    int           // tokens every request must fit (0: the server reports overflow itself)
-	maxRounds int           // max_tool_calls_per_turn of this model
-	maxOut    int           // the cap on one tool result
-	schema    int           // estimated tokens the tool schemas add to a request
-	layout    promptLayout  // where the tools go in the prompt (layout.go)
-	tools     []anyllm.Tool // the tools offered this turn (toolsFor)
-	block     []anyllm.Tool // the tools in the prompt's fixed part (non-native layouts)
-	announce  string        // new tools, announced at the head of this turn's prompt
-	announced []string      // their names (marked told once the prompt is sent)
-	trace     *turnTrace    // what each round did; nil unless asked for (harvey model check)
+	route     string            // the route's name; "" for the main model
+	mode      ToolMode          // schema, prose or off
+	window    int               // tokens every request must fit (0: the server reports overflow itself)
+	maxRounds int               // max_tool_calls_per_turn of this model
+	maxOut    int               // the cap on one tool result
+	schema    int               // estimated tokens the tool schemas add to a request
+	layout    promptLayout      // where the tools go in the prompt (layout.go)
+	tools     []anyllm.Tool     // the tools offered this turn (toolsFor)
+	block     []anyllm.Tool     // the tools in the prompt's fixed part (non-native layouts)
+	announce  string            // new tools, announced at the head of this turn's prompt
+	announced []string          // their names (marked told once the prompt is sent)
+	trace     *modelcheck.Trace // what each round did; nil unless asked for (harvey model check)
 }
 
 // prepare is what one request of the turn sends: the messages with the

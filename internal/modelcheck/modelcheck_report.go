@@ -1,4 +1,4 @@
-package harvey
+package modelcheck
 
 import (
 	"encoding/json"
@@ -18,8 +18,8 @@ import (
 // verdict, the table and the recommendation, and the saved results /model
 // and the menu show.
 
-// taskReport is one row of the table.
-type taskReport struct {
+// TaskReport is one row of the table.
+type TaskReport struct {
 	ID      string  `json:"id"`
 	Title   string  `json:"title"`
 	Passed  bool    `json:"passed"`
@@ -30,13 +30,13 @@ type taskReport struct {
 	Refused int     `json:"refused,omitempty"` // calls refused: not the one the task asks for
 }
 
-// modelReport is one model's check.
-type modelReport struct {
+// Report is one model's check.
+type Report struct {
 	Model         string       `json:"model"`
 	Server        string       `json:"server"` // "ollama" or the route's provider
 	OllamaVersion string       `json:"ollama_version,omitempty"`
 	CheckedAt     time.Time    `json:"checked_at"`
-	Tasks         []taskReport `json:"tasks"`
+	Tasks         []TaskReport `json:"tasks"`
 	// The server's counters; zero when it does not report them.
 	PromptTokensPerSec float64 `json:"prompt_tokens_per_sec"`
 	GenTokensPerSec    float64 `json:"generation_tokens_per_sec"`
@@ -50,10 +50,10 @@ type modelReport struct {
 	Error              string  `json:"error,omitempty"`
 }
 
-func (r *modelReport) passed(kinds ...taskKind) (int, int) {
+func (r *Report) Passed(kinds ...Kind) (int, int) {
 	n, of := 0, 0
 	for _, t := range r.Tasks {
-		k := taskKindOf(t.ID)
+		k := KindOf(t.ID)
 		if len(kinds) > 0 && !slices.Contains(kinds, k) {
 			continue
 		}
@@ -65,22 +65,22 @@ func (r *modelReport) passed(kinds ...taskKind) (int, int) {
 	return n, of
 }
 
-func taskKindOf(id string) taskKind {
-	for _, t := range checkBattery("") {
-		if t.id == id {
-			return t.kind
+func KindOf(id string) Kind {
+	for _, t := range Battery("") {
+		if t.ID == id {
+			return t.Kind
 		}
 	}
-	return kindAnswer
+	return KindAnswer
 }
 
 // Grades, from best to worst: what the menu shows and what a model that
 // failed means (never chosen silently).
 const (
-	gradeGood       = "good"
-	gradeReading    = "reading"
-	gradeUnreliable = "unreliable"
-	gradeProse      = "prose"
+	GradeGood       = "good"
+	GradeReading    = "reading"
+	GradeUnreliable = "unreliable"
+	GradeProse      = "prose"
 )
 
 // slowGeneration is the generation rate under which a turn feels slow
@@ -88,38 +88,38 @@ const (
 const slowGeneration = 5.0
 
 // judge sets the grade and the one-line verdict.
-func (r *modelReport) judge() {
+func (r *Report) Judge() {
 	if r.Error != "" {
-		r.Grade, r.Verdict = gradeUnreliable, "not checked: "+r.Error
+		r.Grade, r.Verdict = GradeUnreliable, "not checked: "+r.Error
 		return
 	}
 	called := false
 	for _, t := range r.Tasks {
 		called = called || t.How != "none"
 	}
-	all, of := r.passed()
-	reads, readsOf := r.passed(kindRead)
-	acts, actsOf := r.passed(kindAct)
-	quiet, quietOf := r.passed(kindAnswer)
+	all, of := r.Passed()
+	reads, readsOf := r.Passed(KindRead)
+	acts, actsOf := r.Passed(KindAct)
+	quiet, quietOf := r.Passed(KindAnswer)
 	switch {
 	case !called:
-		r.Grade, r.Verdict = gradeProse, "does not call tools: prose mode (questions and answers; you run the commands)"
+		r.Grade, r.Verdict = GradeProse, "does not call tools: prose mode (questions and answers; you run the commands)"
 	case all == of:
-		r.Grade, r.Verdict = gradeGood, "good for everyday use"
+		r.Grade, r.Verdict = GradeGood, "good for everyday use"
 	case reads == readsOf && acts < actsOf:
-		r.Grade, r.Verdict = gradeReading, "works for reading, unreliable for edits and commands"
+		r.Grade, r.Verdict = GradeReading, "works for reading, unreliable for edits and commands"
 	default:
-		r.Grade, r.Verdict = gradeUnreliable, fmt.Sprintf("unreliable: %d of %d tasks passed", all, of)
+		r.Grade, r.Verdict = GradeUnreliable, fmt.Sprintf("unreliable: %d of %d tasks passed", all, of)
 	}
 	if called && quiet < quietOf {
 		r.Verdict += "; calls tools when it should only answer"
 	}
-	if r.Counters && r.GenTokensPerSec > 0 && r.GenTokensPerSec < slowGeneration && r.Grade != gradeProse {
+	if r.Counters && r.GenTokensPerSec > 0 && r.GenTokensPerSec < slowGeneration && r.Grade != GradeProse {
 		r.Verdict += fmt.Sprintf("; slow on this machine (%.1f tokens/s: a short answer takes %.0f s)", r.GenTokensPerSec, 150/r.GenTokensPerSec)
 	}
 }
 
-func passWord(ok bool) string {
+func PassWord(ok bool) string {
 	if ok {
 		return "pass"
 	}
@@ -127,7 +127,7 @@ func passWord(ok bool) string {
 }
 
 // checksDir is where results are kept: DATA/model-checks.
-func checksDir() string {
+func Dir() string {
 	if d := datadir.Path(); d != "" {
 		return filepath.Join(d, "model-checks")
 	}
@@ -150,8 +150,8 @@ func checkFileName(model, version string) string {
 	return safe(model) + "@ollama-" + safe(version) + ".json"
 }
 
-func saveCheck(r modelReport) {
-	d := checksDir()
+func Save(r Report) {
+	d := Dir()
 	if d == "" || strings.HasPrefix(r.Model, "@") {
 		return
 	}
@@ -163,21 +163,21 @@ func saveCheck(r modelReport) {
 }
 
 // lastCheck is the newest saved check of model (any Ollama version).
-func lastCheck(model string) (modelReport, bool) {
-	d := checksDir()
+func Last(model string) (Report, bool) {
+	d := Dir()
 	if d == "" {
-		return modelReport{}, false
+		return Report{}, false
 	}
 	prefix := strings.TrimSuffix(checkFileName(model, "x"), "x.json")
 	entries, _ := os.ReadDir(d)
-	var best modelReport
+	var best Report
 	found := false
 	for _, e := range entries {
 		if !strings.HasPrefix(e.Name(), prefix) {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(d, e.Name()))
-		var r modelReport
+		var r Report
 		if err != nil || json.Unmarshal(b, &r) != nil || r.Model != model {
 			continue
 		}
@@ -190,14 +190,14 @@ func lastCheck(model string) (modelReport, bool) {
 
 // failedCheck reports whether model's last check says it cannot drive
 // Harvey (prose only or unreliable): such a model is never chosen silently.
-func failedCheck(model string) (modelReport, bool) {
-	r, ok := lastCheck(model)
-	return r, ok && (r.Grade == gradeProse || r.Grade == gradeUnreliable)
+func Failed(model string) (Report, bool) {
+	r, ok := Last(model)
+	return r, ok && (r.Grade == GradeProse || r.Grade == GradeUnreliable)
 }
 
 // writeCheckReport prints each model's table and verdict, then which to
 // pick for what.
-func writeCheckReport(out io.Writer, reports []modelReport) {
+func WriteReport(out io.Writer, reports []Report) {
 	for i, r := range reports {
 		if i > 0 {
 			fmt.Fprintln(out)
@@ -215,7 +215,7 @@ func writeCheckReport(out io.Writer, reports []modelReport) {
 		}
 		fmt.Fprintf(out, "  %-34s %-6s %-24s %6s %8s  %s\n", "task", "result", "how the call came", "rounds", "seconds", "note")
 		for _, t := range r.Tasks {
-			fmt.Fprintf(out, "  %-34s %-6s %-24s %6d %8.1f  %s\n", t.Title, passWord(t.Passed), truncateRunes(t.How, 24), t.Rounds, t.Seconds, t.Note)
+			fmt.Fprintf(out, "  %-34s %-6s %-24s %6d %8.1f  %s\n", t.Title, PassWord(t.Passed), TruncateRunes(t.How, 24), t.Rounds, t.Seconds, t.Note)
 		}
 		if r.Counters {
 			fmt.Fprintf(out, "  prompt evaluation %.0f tokens/s · generation %.1f tokens/s · first token %.1f s (median of a turn)\n", r.PromptTokensPerSec, r.GenTokensPerSec, r.FirstTokenSeconds)
@@ -229,19 +229,19 @@ func writeCheckReport(out io.Writer, reports []modelReport) {
 		fmt.Fprintf(out, "  context window %s · prompt layout %s · tool mode %s\n", window, r.Layout, r.ToolMode)
 		fmt.Fprintf(out, "  verdict: %s\n", r.Verdict)
 	}
-	if pick := recommend(reports); pick != "" {
+	if pick := Recommend(reports); pick != "" {
 		fmt.Fprintf(out, "\n%s\n", pick)
 	}
 }
 
 // recommend says, for several models, which to pick for what.
-func recommend(reports []modelReport) string {
-	var ok []modelReport
+func Recommend(reports []Report) string {
+	var ok []Report
 	var avoid []string
 	for _, r := range reports {
 		switch {
 		case r.Error != "":
-		case r.Grade == gradeGood || r.Grade == gradeReading:
+		case r.Grade == GradeGood || r.Grade == GradeReading:
 			ok = append(ok, r)
 		default:
 			avoid = append(avoid, r.Model+" ("+r.Grade+")")
@@ -250,7 +250,7 @@ func recommend(reports []modelReport) string {
 	if len(reports) < 2 {
 		return ""
 	}
-	score := func(r modelReport) int { n, _ := r.passed(); return n }
+	score := func(r Report) int { n, _ := r.Passed(); return n }
 	sort.SliceStable(ok, func(i, j int) bool {
 		if score(ok[i]) != score(ok[j]) {
 			return score(ok[i]) > score(ok[j])
@@ -263,7 +263,7 @@ func recommend(reports []modelReport) string {
 		parts = append(parts, fmt.Sprintf("pick %s for everyday work (%d of %d tasks)", best.Model, score(best), len(best.Tasks)))
 		fastest := best
 		for _, r := range ok[1:] {
-			if r.GenTokensPerSec > fastest.GenTokensPerSec && r.Grade == gradeReading || r.GenTokensPerSec > fastest.GenTokensPerSec*1.5 {
+			if r.GenTokensPerSec > fastest.GenTokensPerSec && r.Grade == GradeReading || r.GenTokensPerSec > fastest.GenTokensPerSec*1.5 {
 				fastest = r
 			}
 		}
@@ -277,4 +277,48 @@ func recommend(reports []modelReport) string {
 		parts = append(parts, "avoid for tool work: "+strings.Join(avoid, ", "))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// Rates adds up the server's own counters over the battery.
+type Rates struct {
+	firsts            []time.Duration // each task's time to its first token
+	promptTok, genTok int
+	promptDur, genDur time.Duration
+	missing           bool // a round without the counters
+}
+
+// Counters reports whether every round so far had the server's counters.
+func (c *Rates) Counters() bool { return !c.missing }
+
+// Add counts a task's rounds.
+func (c *Rates) Add(tr *Trace) {
+	for i, rd := range tr.Rounds {
+		if i == 0 && rd.Stats.FirstToken > 0 {
+			c.firsts = append(c.firsts, rd.Stats.FirstToken)
+		}
+		if rd.Stats.Generation == 0 {
+			c.missing = true
+			continue
+		}
+		c.promptTok += rd.Stats.PromptTokens
+		c.promptDur += rd.Stats.PromptEval
+		c.genTok += rd.Stats.ReplyTokens
+		c.genDur += rd.Stats.Generation
+	}
+}
+
+// report puts the rates in r: tokens per second where every round had
+// the counters, and the median time to the first token.
+func (c *Rates) Fill(r *Report) {
+	r.Counters = !c.missing && c.genDur > 0
+	if r.Counters {
+		r.GenTokensPerSec = float64(c.genTok) / c.genDur.Seconds()
+		if c.promptDur > 0 {
+			r.PromptTokensPerSec = float64(c.promptTok) / c.promptDur.Seconds()
+		}
+	}
+	if len(c.firsts) > 0 {
+		slices.Sort(c.firsts)
+		r.FirstTokenSeconds = c.firsts[len(c.firsts)/2].Seconds()
+	}
 }
