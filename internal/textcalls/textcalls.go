@@ -19,7 +19,7 @@
 //     tool output or a fenced example in the middle of prose is a quotation.
 //     In schema mode (the model has native tool calls) the lead-in must be
 //     short.
-
+//
 // Contract: Recover(text, lookup, strict) returns calls only for the act
 // of the reply, each naming a tool lookup knows with arguments that decode
 // as written and fit its schema (coerce.Args); a call inside a quotation
