@@ -1,7 +1,7 @@
 // Feature: the fuzz targets that need Harvey's own tools or config — the
 // streamed tool-call accumulator (ollama.go, anyllm_client.go), coercion
 // against the built-in schemas (internal/coerce, builtin_tools.go) and the
-// config parser (config.go).
+// config parser (internal/configfile).
 package harvey
 
 import (

@@ -92,7 +92,7 @@ func TestRetriesByClass(t *testing.T) {
 				t.Errorf("answer %q not shown once: %q", c.answer, out)
 			}
 			if c.code != 0 && strings.Contains(errOut, "retry 1 of") {
-				t.Errorf("%s was llm.Retried: %s", c.name, errOut)
+				t.Errorf("%s was retried: %s", c.name, errOut)
 			}
 			if n := len(f.chatRequests()); n < c.requests || (c.code != 0 || !c.down) && n != c.requests {
 				t.Errorf("%d requests, want %d", n, c.requests)
@@ -159,7 +159,7 @@ func TestToolResultSurvivesAFailedCall(t *testing.T) {
 	reqs := f.chatRequests()
 	msgs := messagesOf(reqs[len(reqs)-1])
 	if last := msgs[len(msgs)-1]; last["role"] != "tool" || !strings.Contains(last["content"].(string), "counted") {
-		t.Fatalf("the llm.Retried request does not end with the tool result: %v", last)
+		t.Fatalf("the retried request does not end with the tool result: %v", last)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "count.txt")); string(b) != "ran\n" {
 		t.Fatalf("the command ran again: %q", b)

@@ -1,6 +1,6 @@
 // Feature: what the sandbox costs everyday work (a bare command, a build, an
 // install), each beside the same work unsandboxed in the same run; spans
-// runner.go and sandbox*.go.
+// internal/runner.
 package harvey
 
 import (

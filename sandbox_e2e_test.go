@@ -1,7 +1,7 @@
 // Feature: the sandbox through the built binary with a scripted model —
 // everyday work (builds, tests, installs, commits) on a fixture home and on
 // this machine's own, caches, the registry proxy, MCP servers; spans
-// sandbox*.go, registry_proxy.go, runner.go and mcp.go.
+// internal/runner (the sandbox's policy, the registry proxy) and internal/mcpclient.
 package harvey
 
 import (

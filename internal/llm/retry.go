@@ -62,7 +62,7 @@ func (p RetryPolicy) Describe() string {
 		idle = fmt.Sprintf("; a reply that sends nothing new for %s ends (retry.idle)", p.Idle)
 	}
 	if p.Attempts == 0 {
-		return "off (retry.Attempts: -1)" + idle
+		return "off (retry.attempts: -1)" + idle
 	}
 	return fmt.Sprintf("up to %d retries of a failed model call, waiting %s, %s, ... at most %s each (retry: {attempts, max_wait})%s",
 		p.Attempts, FirstRetryWait, 2*FirstRetryWait, p.MaxWait, idle)
@@ -216,7 +216,7 @@ func (r *replayWriter) Write(p []byte) (int, error) {
 		}
 		if r.pos < len(r.shown) {
 			r.parted = true
-			if _, err := io.WriteString(r.out, "\n[the Retried reply differs from here]\n"); err != nil {
+			if _, err := io.WriteString(r.out, "\n[the retried reply differs from here]\n"); err != nil {
 				return 0, err
 			}
 		}

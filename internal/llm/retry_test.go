@@ -73,10 +73,10 @@ func TestConnectionTroubleClasses(t *testing.T) {
 		io.ErrUnexpectedEOF,
 	} {
 		if _, ok := ConnectionTrouble(err); !ok {
-			t.Errorf("%v: not Retried", err)
+			t.Errorf("%v: not retried", err)
 		}
 	}
 	if _, ok := ConnectionTrouble(errors.New("invalid character 'x'")); ok {
-		t.Error("a plain error is Retried")
+		t.Error("a plain error is retried")
 	}
 }

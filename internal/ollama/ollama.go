@@ -279,7 +279,7 @@ func (m ModelInfo) Describe() string {
 	return strings.Join(parts, ", ")
 }
 
-// llm.Capability detects tool support from /api/show: capabilities contains
+// Capability detects tool support from /api/show: capabilities contains
 // "tools" → yes; capabilities present without it → no; no capabilities field
 // (server < 0.6.4) → yes if the template mentions .Tools, else unknown.
 // ContextWindow is the num_ctx this client sends (WindowedClient).
@@ -325,7 +325,7 @@ func (c *Client) Capability(ctx context.Context, model string) (llm.Capability, 
 }
 
 // PromptTemplate is the chat template /api/show gave for model (after
-// llm.Capability asked), for choosing a prompt layout (TemplateProvider).
+// Capability asked), for choosing a prompt layout (TemplateProvider).
 func (c *Client) PromptTemplate(model string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
