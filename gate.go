@@ -313,12 +313,13 @@ func (g *Gate) runGated(ctx context.Context, r runRequest) (runner.Result, error
 	if r.timeout <= 0 {
 		r.timeout = time.Duration(g.cfg.RunTimeout)
 	}
-	spec := runner.Proc{Dir: g.ws.Root, Argv: r.argv, Env: runner.BaseEnv(), Timeout: r.timeout, Limit: g.maxOut(), Sandbox: g.commandSandbox(), Echo: r.echo, KeepStreams: r.streams}
+	want := runner.SpecFor{Purpose: "run"}
+	if r.hook != nil && r.hook.readable != "" {
+		want.Readable = []string{r.hook.readable} // the session's transcript, read-only
+	}
+	spec := runner.Proc{Dir: g.ws.Root, Argv: r.argv, Env: runner.BaseEnv(), Timeout: r.timeout, Limit: g.maxOut(), Sandbox: g.sandboxSpec(want), Echo: r.echo, KeepStreams: r.streams}
 	if r.hook != nil {
 		spec.Stdin, spec.SplitStderr, spec.Env = r.hook.stdin, true, append(spec.Env, r.hook.env...)
-		if r.hook.readable != "" {
-			spec.Sandbox.RO = append(spec.Sandbox.RO, r.hook.readable)
-		}
 	}
 	res := g.runGuarded(ctx, r, spec)
 	if r.hook != nil {
@@ -372,8 +373,7 @@ func (g *Gate) escalate(ctx context.Context, line string, res runner.Result) (*s
 	var sb *sandbox.Spec
 	q := "Run it again OUTSIDE the sandbox, with all your rights? Type yes to allow: "
 	if res.Blocked == runner.RuleNetwork {
-		sb = g.commandSandbox()
-		sb.Network = true
+		sb = g.sandboxSpec(runner.SpecFor{Purpose: "run", Network: true})
 		q = "Run it again with network connections allowed (still sandboxed otherwise)? Type yes to allow: "
 	}
 	err := g.approvals.approve(ctx, approvalRequest{tool: "sandbox", who: bySandbox, action: line, note: res.Note, question: q})
@@ -415,7 +415,14 @@ func (g *Gate) commandSandbox() *sandbox.Spec {
 // under purpose ("run" for commands, "mcp-NAME" for a server, which runs
 // beside them and must not share a layer): internal/runner's CommandSpec.
 func (g *Gate) commandSandboxFor(purpose string) *sandbox.Spec {
-	return runner.CommandSpec(runner.SpecFor{Root: g.ws.Root, Policy: g.cfg.Sandbox, SafeMode: g.cfg.SafeMode, Allowed: g.cfg.AllowedCommands, Purpose: purpose, Bare: g.bare})
+	return g.sandboxSpec(runner.SpecFor{Purpose: purpose})
+}
+
+// sandboxSpec is the command sandbox with w's purpose, readable paths and
+// network, and the session's workspace, policy and safe mode.
+func (g *Gate) sandboxSpec(w runner.SpecFor) *sandbox.Spec {
+	w.Root, w.Policy, w.SafeMode, w.Allowed, w.Bare = g.ws.Root, g.cfg.Sandbox, g.cfg.SafeMode, g.cfg.AllowedCommands, g.bare
+	return runner.CommandSpec(w)
 }
 
 // resultCap is the cap on one tool result or command output this gate

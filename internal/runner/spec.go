@@ -23,6 +23,11 @@ type SpecFor struct {
 	Allowed  []string
 	Purpose  string
 	Bare     bool
+	// Readable are more paths the command may read (a workspace hook's
+	// transcript); Network lets this one command connect, the registry
+	// proxy kept (the user's yes to a refused connection).
+	Readable []string
+	Network  bool
 }
 
 // CommandSpec is the sandbox of a command the user or the model runs in
@@ -81,6 +86,8 @@ func CommandSpec(w SpecFor) *sandbox.Spec {
 	if w.SafeMode {
 		spec.Exec = safeModePrograms(w.Allowed)
 	}
+	spec.RO = append(spec.RO, w.Readable...)
+	spec.Network = spec.Network || w.Network
 	return spec
 }
 
