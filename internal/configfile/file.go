@@ -35,7 +35,7 @@ type File struct {
 	extSum string
 }
 
-// loadConfig reads the user's own config and then agents/harvey.yaml over
+// Load reads the user's own config and then agents/harvey.yaml over
 // it. A missing file gives the defaults. A file that does not parse gives
 // the defaults, a one-line error naming the file and line, and a File
 // that refuses to save over it. Settings of the workspace file that need
@@ -105,7 +105,7 @@ func (cf *File) AcceptWorkspace(root string) error {
 // DeclineWorkspace keeps the gated settings out for this session.
 func (cf *File) DeclineWorkspace() { cf.declined = true }
 
-// parseConfigAs is parseConfig for a file with another name (the user's).
+// ParseAs is parseConfig for a file with another name (the user's).
 func ParseAs(data []byte, cf *File, name string) ([]string, error) {
 	w, err := Parse(data, cf)
 	for i := range w {
@@ -114,7 +114,7 @@ func ParseAs(data []byte, cf *File, name string) ([]string, error) {
 	return w, err
 }
 
-// parseConfig decodes data into cf.Config, collecting warnings for unknown
+// Parse decodes data into cf.Config, collecting warnings for unknown
 // keys and values past a ceiling.
 func Parse(data []byte, cf *File) ([]string, error) {
 	var doc yaml.Node
@@ -192,7 +192,7 @@ func (cf *File) Save(ws *wspath.Tree, keys ...string) error {
 	return nil
 }
 
-// setMapKey sets (or, with a nil value, removes) key in a YAML mapping node.
+// SetMapKey sets (or, with a nil value, removes) key in a YAML mapping node.
 func SetMapKey(m *yaml.Node, key string, val *yaml.Node) {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {

@@ -57,7 +57,7 @@ func (j mcpJSONServer) toMCPServer() (config.MCPServer, bool) {
 	return config.MCPServer{}, false
 }
 
-// parseMCPJSON reads the servers under key in a JSON config.
+// ParseMCPJSON reads the servers under key in a JSON config.
 func ParseMCPJSON(data []byte, key string) (map[string]config.MCPServer, error) {
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(data, &doc); err != nil {
@@ -78,7 +78,7 @@ func ParseMCPJSON(data []byte, key string) (map[string]config.MCPServer, error) 
 	return out, nil
 }
 
-// validServerName: a server's name prefixes its tools' names.
+// ValidServerName: a server's name prefixes its tools' names.
 func ValidServerName(n string) bool {
 	return n != "" && len(n) <= 32 && !strings.Contains(n, config.MCPNameSep) && config.ToolNameRE.MatchString(n)
 }
@@ -131,7 +131,7 @@ func (cf *File) addWorkspaceMCPFiles(ws *wspath.Tree) {
 	cf.Gated = append(cf.Gated, Gated{Key: MCPFilesKey, Shown: DescribeServers(servers), File: strings.Join(files, ", ")})
 }
 
-// describeServers says what starting servers does, a server a line.
+// DescribeServers says what starting servers does, a server a line.
 func DescribeServers(servers map[string]config.MCPServer) string {
 	var lines []string
 	for _, n := range slices.Sorted(maps.Keys(servers)) {
@@ -140,7 +140,7 @@ func DescribeServers(servers map[string]config.MCPServer) string {
 	return strings.Join(lines, "\n      ")
 }
 
-// withServers is a copy of base with add's servers (base's names win).
+// WithServers is a copy of base with add's servers (base's names win).
 func WithServers(base, add map[string]config.MCPServer) map[string]config.MCPServer {
 	out := map[string]config.MCPServer{}
 	for n, s := range add {
@@ -152,7 +152,7 @@ func WithServers(base, add map[string]config.MCPServer) map[string]config.MCPSer
 	return out
 }
 
-// editUserConfig changes the user's own config as a YAML document, keeping
+// EditUser changes the user's own config as a YAML document, keeping
 // every other key and comment, and writes it atomically; it returns the
 // file's path.
 func EditUser(change func(top *yaml.Node) error) (string, error) {
@@ -193,7 +193,7 @@ func EditUser(change func(top *yaml.Node) error) (string, error) {
 	return p, os.Rename(tmp, p)
 }
 
-// mapEntry finds key in a mapping node, adding an empty mapping when
+// MapEntry finds key in a mapping node, adding an empty mapping when
 // create is set.
 func MapEntry(m *yaml.Node, key string, create bool) *yaml.Node {
 	for i := 0; i+1 < len(m.Content); i += 2 {
@@ -209,7 +209,7 @@ func MapEntry(m *yaml.Node, key string, create bool) *yaml.Node {
 	return v
 }
 
-// setServer writes (or replaces) mcp.servers.NAME in the user's config.
+// SetServer writes (or replaces) mcp.servers.NAME in the user's config.
 func SetServer(name string, s config.MCPServer) (string, error) {
 	return EditUser(func(top *yaml.Node) error {
 		servers := MapEntry(MapEntry(top, "mcp", true), "servers", true)
@@ -228,7 +228,7 @@ func SetServer(name string, s config.MCPServer) (string, error) {
 	})
 }
 
-// removeServer deletes mcp.servers.NAME from the user's config.
+// RemoveServer deletes mcp.servers.NAME from the user's config.
 func RemoveServer(name string) (string, error) {
 	return EditUser(func(top *yaml.Node) error {
 		servers := MapEntry(MapEntry(top, "mcp", true), "servers", true)

@@ -172,7 +172,7 @@ func gatedKeys(base, ws *config.Config, keys []string) []Gated {
 	return out
 }
 
-// gatedSummary says in one line what the gated settings would do:
+// GatedSummary says in one line what the gated settings would do:
 // "sets tools (allows the tools write_file), ollama_url (sends ...)".
 func GatedSummary(g []Gated) string {
 	parts := make([]string, len(g))

@@ -30,7 +30,7 @@ import (
 // trusted.json beside the user's config, as the file's SHA-256: any change
 // made by someone else asks again.
 
-// userConfigDir is where the user's own config and the trust store live.
+// UserDir is where the user's own config and the trust store live.
 func UserDir() string {
 	if d := os.Getenv("XDG_CONFIG_HOME"); d != "" && filepath.IsAbs(d) {
 		return filepath.Join(d, "harvey")
@@ -114,12 +114,12 @@ func (e *trustEntry) sum(kind TrustKind) *string {
 	return &e.ConfigSHA256
 }
 
-// trust remembers sum as what the user confirmed of kind in root.
+// Trust remembers sum as what the user confirmed of kind in root.
 func Trust(root string, kind TrustKind, sum string) error {
 	return updateTrust(root, func(e *trustEntry) { *e.sum(kind) = sum })
 }
 
-// trusted reports whether the user confirmed exactly sum of kind in root.
+// Trusted reports whether the user confirmed exactly sum of kind in root.
 func Trusted(root string, kind TrustKind, sum string) bool {
 	e, ok := loadTrust().Workspaces[root]
 	return ok && *e.sum(kind) == sum
@@ -159,7 +159,7 @@ func workspaceConfigTrusted(root string, data []byte) bool {
 	return Trusted(root, trustConfig, datadir.SHA256Hex(data))
 }
 
-// loadUserConfig reads the user's own config (trusted). A missing file is
+// LoadUser reads the user's own config (trusted). A missing file is
 // the defaults.
 func LoadUser() (*config.Config, []string, error) {
 	base := config.Default()
@@ -196,7 +196,7 @@ func topKeys(doc *yaml.Node) []string {
 	return keys
 }
 
-// gatedNames lists the keys of gated settings.
+// GatedNames lists the keys of gated settings.
 func GatedNames(g []Gated) []string {
 	var out []string
 	for _, s := range g {
@@ -205,7 +205,7 @@ func GatedNames(g []Gated) []string {
 	return out
 }
 
-// saveUserModel sets model: in the user's own config (creating it), keeping
+// SaveUserModel sets model: in the user's own config (creating it), keeping
 // every other key and comment as it was. It returns the file's path.
 func SaveUserModel(model string) (string, error) {
 	return EditUser(func(top *yaml.Node) error {
@@ -221,7 +221,7 @@ func SaveUserModel(model string) (string, error) {
 	})
 }
 
-// userToolsSum is the SHA-256 of agents/tools/: each tool file's name and
+// UserToolsSum is the SHA-256 of agents/tools/: each tool file's name and
 // content, in name order ("" when there is none).
 func UserToolsSum(ws *wspath.Tree) string {
 	entries, err := ws.ListInternal(wspath.UserToolsDir)

@@ -128,7 +128,7 @@ func (c *Guard) keep(root, what string) {
 	c.journal = writeJournal(root, what, c)
 }
 
-// check undoes what must not stay and says, a line each, what it undid;
+// Check undoes what must not stay and says, a line each, what it undid;
 // changed names the files the process changed ("" when none).
 func (c *Guard) Check() (undone []string, changed string) {
 	if c == nil {

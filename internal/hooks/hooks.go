@@ -73,7 +73,7 @@ func hookApplies(h config.HookConfig, event, tool string, args, input map[string
 	return true
 }
 
-// sortHooks orders hooks by priority, keeping the written order of equal
+// Sort orders hooks by priority, keeping the written order of equal
 // ones.
 func Sort(hs []config.HookConfig) []config.HookConfig {
 	out := slices.Clone(hs)
@@ -270,7 +270,7 @@ func readHookReply(text string, continueBlocks bool) (hookReply, hookAnswer, err
 	return v, a, nil
 }
 
-// projectHook reports whether a hook belongs to the project it was found
+// ProjectHook reports whether a hook belongs to the project it was found
 // for: it comes from the workspace's own .claude/ settings, or its
 // command names $CLAUDE_PROJECT_DIR (Claude Code's form for a project's
 // scripts). Imported into your own config, it would run in every
@@ -279,13 +279,13 @@ func ProjectHook(from, command string) bool {
 	return !filepath.IsAbs(from) || strings.Contains(command, "CLAUDE_PROJECT_DIR")
 }
 
-// hookKey is what makes two hooks the same for import: event, match and
+// Key is what makes two hooks the same for import: event, match and
 // command.
 func Key(h config.HookConfig) string {
 	return h.Event + "\x00" + h.Match + "\x00" + strings.Join(h.Command, "\x00")
 }
 
-// claudeHooks reads the hooks of a Claude Code settings file: each
+// Import reads the hooks of a Claude Code settings file: each
 // command hook of an event Harvey has becomes a Harvey hook with
 // its matcher, its command run by sh -c and its timeout (seconds). It
 // blocks only on exit 2 or a block answer, as in Claude Code: another

@@ -40,7 +40,7 @@ const (
 // eventSubjects are what each event is about, in the user's lines.
 var eventSubjects = map[string]string{config.HookSessionStart: "the session", config.HookPrompt: "your prompt", config.HookStop: "the reply"}
 
-// has reports whether any hook is for event.
+// Has reports whether any hook is for event.
 func (r *Runner) Has(event string) bool {
 	if r == nil {
 		return false
@@ -141,7 +141,7 @@ func parseEventAnswer(out []byte, event string) (hookAnswer, error) {
 	return a, nil
 }
 
-// sessionStart runs the session_start hooks (source: startup, resume,
+// SessionStart runs the session_start hooks (source: startup, resume,
 // clear) and keeps what they add for the next prompt.
 func (r *Runner) SessionStart(ctx context.Context, source string) {
 	if !r.Has(config.HookSessionStart) {
@@ -151,7 +151,7 @@ func (r *Runner) SessionStart(ctx context.Context, source string) {
 	r.pending = added
 }
 
-// prompt runs the user_prompt hooks on a prompt: the context to put
+// Prompt runs the user_prompt hooks on a prompt: the context to put
 // before it in the message (with what session_start left), or the error
 // that stops it.
 func (r *Runner) Prompt(ctx context.Context, prompt string) (string, error) {
@@ -169,7 +169,7 @@ func (r *Runner) Prompt(ctx context.Context, prompt string) (string, error) {
 	return added, nil
 }
 
-// stop runs the stop hooks after a reply; one that blocks returns the
+// Stop runs the stop hooks after a reply; one that blocks returns the
 // reason the model is sent to go on.
 func (r *Runner) Stop(ctx context.Context, reply string, active bool) (string, bool) {
 	_, block := r.event(ctx, config.HookStop, "", map[string]any{"last_assistant_message": reply, "stop_hook_active": active})

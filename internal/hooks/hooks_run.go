@@ -91,7 +91,7 @@ func (e *Blocked) Error() string {
 
 func (e *Blocked) Unwrap() error { return refusal.ErrDenied }
 
-// pre runs the pre_tool hooks that apply, in order: each may block the
+// Pre runs the pre_tool hooks that apply, in order: each may block the
 // call or give it new arguments (which must fit the tool's schema, and
 // are what later hooks and the tool see), and add context the model reads
 // with the call's result (added: Claude Code's additionalContext).
@@ -133,7 +133,7 @@ func (r *Runner) Pre(ctx context.Context, tool, id string, schema, args map[stri
 	return args, clipContext(strings.Join(contexts, "\n")), nil
 }
 
-// readsStreams reports whether a post_tool hook applies to this call:
+// ReadsStreams reports whether a post_tool hook applies to this call:
 // then a command's stdout and stderr are kept apart for it.
 func (r *Runner) ReadsStreams(tool string, args map[string]any) bool {
 	if r == nil || tool != "run_command" {
@@ -168,7 +168,7 @@ func fitsSchema(schema, args map[string]any) error {
 	return nil
 }
 
-// post runs the post_tool hooks that apply, in order, on the call's
+// Post runs the post_tool hooks that apply, in order, on the call's
 // result: each may amend it (still redacted; the executor caps it) or
 // add a note the model reads (exit 2, or a block answer: the call ran).
 func (r *Runner) Post(ctx context.Context, tool, id string, args map[string]any, res Outcome, callErr error) (Outcome, error) {
@@ -310,7 +310,7 @@ func (r *Runner) tell(h config.HookConfig, tool, what, detail string) {
 	r.host.Audit("hook "+what, tool+": "+h.Shown()+": "+detail, err)
 }
 
-// describe lists the hooks in the order they run, for /hooks.
+// Describe lists the hooks in the order they run, for /hooks.
 func (r *Runner) Describe() string {
 	if r == nil {
 		return "no hooks (hooks: in your config; docs/hooks.md)"

@@ -45,7 +45,7 @@ type transcriptCall struct {
 	args     map[string]any
 }
 
-// setConversation gives the transcript the conversation as it is now (the
+// SetConversation gives the transcript the conversation as it is now (the
 // executor before a round's calls, the agent between turns): its length,
 // and what converts its messages from one on.
 func (r *Runner) SetConversation(n int, conv func(from int) []transcriptMsg) {
@@ -131,7 +131,7 @@ func (t *hookTranscript) line(m transcriptMsg) map[string]any {
 	return line
 }
 
-// removeTranscript removes the session's transcript (at exit).
+// RemoveTranscript removes the session's transcript (at exit).
 func (r *Runner) RemoveTranscript() {
 	if r == nil {
 		return

@@ -27,7 +27,7 @@ type replyWatch struct {
 	idle  time.Duration
 }
 
-// watchReply is ctx ended with ErrReplyIdle (context.Cause) when the call
+// WatchReply is ctx ended with ErrReplyIdle (context.Cause) when the call
 // makes no progress for idle (never when idle <= 0); stop releases it.
 func WatchReply(ctx context.Context, idle time.Duration) (context.Context, func()) {
 	if idle <= 0 {
@@ -42,7 +42,7 @@ func WatchReply(ctx context.Context, idle time.Duration) (context.Context, func(
 	}
 }
 
-// progressed tells ctx's watch (if any) that the reply moved on.
+// Progressed tells ctx's watch (if any) that the reply moved on.
 func Progressed(ctx context.Context) {
 	if w, ok := ctx.Value(replyWatchKey{}).(*replyWatch); ok {
 		w.mu.Lock()
@@ -51,7 +51,7 @@ func Progressed(ctx context.Context) {
 	}
 }
 
-// idleError is what a call ended by its watch says.
+// IdleError is what a call ended by its watch says.
 func IdleError(idle time.Duration) error {
 	return fmt.Errorf("the model's server sent nothing new for %s, so the call was ended (retry.idle in your config: a longer time, or off)", idle)
 }

@@ -72,7 +72,7 @@ func (s ChatStats) Format() string {
 	return strings.Join(parts, " · ")
 }
 
-// add accumulates the stats of several model calls in one turn.
+// Add accumulates the stats of several model calls in one turn.
 func (s *ChatStats) Add(o ChatStats) {
 	s.PromptTokens = o.PromptTokens // the last prompt is the whole context
 	s.ReplyTokens += o.ReplyTokens
@@ -129,7 +129,7 @@ func (c Capability) String() string {
 	return "unknown"
 }
 
-// estimateTokens guesses the token count of messages (about 4 bytes per
+// EstimateTokens guesses the token count of messages (about 4 bytes per
 // token for English and code).
 func EstimateTokens(msgs []Message) int {
 	n := 0

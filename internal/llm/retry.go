@@ -39,7 +39,7 @@ const (
 	FirstRetryWait       = 2 * time.Second
 )
 
-// retryPolicyOf is the retry policy the config says.
+// PolicyOf is the retry policy the config says.
 func PolicyOf(r config.RetryConfig) RetryPolicy {
 	p := RetryPolicy{Attempts: DefaultRetryAttempts, MaxWait: DefaultRetryMaxWait}
 	switch {
@@ -55,7 +55,7 @@ func PolicyOf(r config.RetryConfig) RetryPolicy {
 	return p
 }
 
-// describe is the policy in one line, for /status.
+// Describe is the policy in one line, for /status.
 func (p RetryPolicy) Describe() string {
 	idle := "; a reply that sends nothing new is never cut (retry.idle: off)"
 	if p.Idle > 0 {
@@ -80,7 +80,7 @@ type TransientError struct {
 func (e *TransientError) Error() string { return e.err.Error() }
 func (e *TransientError) Unwrap() error { return e.err }
 
-// transient marks err as worth another try.
+// Transient marks err as worth another try.
 func Transient(err error, why string, after time.Duration) error {
 	return &TransientError{err: err, why: why, after: after}
 }
@@ -96,7 +96,7 @@ type RetryPolicy struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-// wait is the pause before retry n (1-based): exponential from
+// Wait is the pause before retry n (1-based): exponential from
 // FirstRetryWait, at most maxWait; a server's Retry-After is honoured.
 func (p RetryPolicy) Wait(n int, after time.Duration) time.Duration {
 	d := FirstRetryWait << (n - 1)
@@ -112,7 +112,7 @@ type ChatCall func(ctx context.Context, out io.Writer) (ChatStats, []anyllm.Tool
 // Retried is how many tries a call needed, for the trace.
 type Retried struct{ Retries int }
 
-// chat runs call, trying again as the policy says. Every try writes
+// Chat runs call, trying again as the policy says. Every try writes
 // through one replay writer, so what a cut stream showed is not shown
 // again when the next try streams the same text.
 func (p RetryPolicy) Chat(ctx context.Context, out io.Writer, call ChatCall, rt *Retried) (ChatStats, []anyllm.ToolCall, error) {
@@ -150,7 +150,7 @@ func (p RetryPolicy) Chat(ctx context.Context, out io.Writer, call ChatCall, rt 
 	}
 }
 
-// try is one call, ended when its reply makes no progress for p.Idle.
+// Try is one call, ended when its reply makes no progress for p.Idle.
 func (p RetryPolicy) Try(ctx context.Context, out io.Writer, call ChatCall) (ChatStats, []anyllm.ToolCall, error) {
 	cctx, stop := WatchReply(ctx, p.Idle)
 	defer stop()
@@ -168,7 +168,7 @@ func RoundWait(d time.Duration) string {
 	return fmt.Sprintf("%d s", int(d.Round(time.Second)/time.Second))
 }
 
-// sleepCtx waits d, or returns ctx's error as soon as it is done (Ctrl-C
+// SleepCtx waits d, or returns ctx's error as soon as it is done (Ctrl-C
 // stops the wait at once).
 func SleepCtx(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
@@ -229,7 +229,7 @@ func (r *replayWriter) Write(p []byte) (int, error) {
 
 // ---- what each backend's failures mean ----
 
-// retryAfter reads a Retry-After header: seconds, or an HTTP date.
+// RetryAfter reads a Retry-After header: seconds, or an HTTP date.
 func RetryAfter(h string) time.Duration {
 	h = strings.TrimSpace(h)
 	if h == "" {
@@ -254,7 +254,7 @@ type StatusWithRetryAfter struct {
 func (e *StatusWithRetryAfter) Error() string { return e.Err.Error() }
 func (e *StatusWithRetryAfter) Unwrap() error { return e.Err }
 
-// connectionTrouble says what a transport failure means, when a second
+// ConnectionTrouble says what a transport failure means, when a second
 // try can fix it: refused (the server is restarting) or dropped.
 func ConnectionTrouble(err error) (string, bool) {
 	switch {
@@ -274,7 +274,7 @@ func ConnectionTrouble(err error) (string, bool) {
 // its runner restarts.
 var LoadingWords = []string{"llama runner process has terminated", "model failed to load", "loading model", "llama runner", "runner process", "server busy", "unexpected server status", "no slots"}
 
-// transientStatus says whether an HTTP error status is worth another try,
+// TransientStatus says whether an HTTP error status is worth another try,
 // and in which words: 429 and the 5xx a restart or a load answers.
 func TransientStatus(code int, msg string) (string, bool) {
 	low := strings.ToLower(msg)

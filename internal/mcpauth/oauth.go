@@ -474,7 +474,7 @@ func openBrowser(u string) bool {
 	return cmd.Start() == nil
 }
 
-// forgetOAuth removes a server's stored tokens.
+// Forget removes a server's stored tokens.
 func Forget(name, serverURL string) (bool, error) {
 	p := oauthPath(name, serverURL)
 	if p == "" {
@@ -487,7 +487,7 @@ func Forget(name, serverURL string) (bool, error) {
 	return err == nil, err
 }
 
-// oauthOf is an HTTP transport's OAuth handler (nil: none).
+// Of is an HTTP transport's OAuth handler (nil: none).
 func Of(t mcp.Transport) *Handler {
 	if st, ok := t.(*mcp.StreamableClientTransport); ok {
 		sa, _ := st.OAuthHandler.(*Handler)

@@ -87,7 +87,7 @@ const (
 // (a 150-token answer takes 30 s).
 const slowGeneration = 5.0
 
-// judge sets the grade and the one-line verdict.
+// Judge sets the grade and the one-line verdict.
 func (r *Report) Judge() {
 	if r.Error != "" {
 		r.Grade, r.Verdict = GradeUnreliable, "not checked: "+r.Error
@@ -126,7 +126,7 @@ func PassWord(ok bool) string {
 	return "FAIL"
 }
 
-// checksDir is where results are kept: DATA/model-checks.
+// Dir is where results are kept: DATA/model-checks.
 func Dir() string {
 	if d := datadir.Path(); d != "" {
 		return filepath.Join(d, "model-checks")
@@ -162,7 +162,7 @@ func Save(r Report) {
 	os.WriteFile(filepath.Join(d, checkFileName(r.Model, r.OllamaVersion)), b, 0o600)
 }
 
-// lastCheck is the newest saved check of model (any Ollama version).
+// Last is the newest saved check of model (any Ollama version).
 func Last(model string) (Report, bool) {
 	d := Dir()
 	if d == "" {
@@ -188,14 +188,14 @@ func Last(model string) (Report, bool) {
 	return best, found
 }
 
-// failedCheck reports whether model's last check says it cannot drive
+// Failed reports whether model's last check says it cannot drive
 // Harvey (prose only or unreliable): such a model is never chosen silently.
 func Failed(model string) (Report, bool) {
 	r, ok := Last(model)
 	return r, ok && (r.Grade == GradeProse || r.Grade == GradeUnreliable)
 }
 
-// writeCheckReport prints each model's table and verdict, then which to
+// WriteReport prints each model's table and verdict, then which to
 // pick for what.
 func WriteReport(out io.Writer, reports []Report) {
 	for i, r := range reports {
@@ -234,7 +234,7 @@ func WriteReport(out io.Writer, reports []Report) {
 	}
 }
 
-// recommend says, for several models, which to pick for what.
+// Recommend says, for several models, which to pick for what.
 func Recommend(reports []Report) string {
 	var ok []Report
 	var avoid []string

@@ -78,7 +78,7 @@ const (
 	KindAct                // changes and commands: edit, run, several calls
 )
 
-// checkBattery is the tasks, with a fresh token so no answer can be
+// Battery is the tasks, with a fresh token so no answer can be
 // remembered from an earlier run.
 func Battery(token string) []Task {
 	return []Task{

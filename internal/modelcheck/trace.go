@@ -55,7 +55,7 @@ func (t *Trace) Recovered(r textcalls.Result, prose bool) {
 	}
 }
 
-// askedModel counts a round that asked the model to send a call alone.
+// AskedModel counts a round that asked the model to send a call alone.
 func (t *Trace) AskedModel() {
 	if t == nil || len(t.Rounds) == 0 {
 		return
@@ -71,7 +71,7 @@ func (t *Trace) Add(c CallRecord) {
 	last.Calls = append(last.Calls, c)
 }
 
-// calls is every call of the turn, in order.
+// Calls is every call of the turn, in order.
 func (t *Trace) Calls() []CallRecord {
 	var out []CallRecord
 	for _, r := range t.Rounds {

@@ -261,7 +261,7 @@ func (c *Client) ModelInfos(ctx context.Context) ([]ModelInfo, error) {
 	return out, nil
 }
 
-// describe is one menu line's details: "3.2B Q4_K_M, 2.0 GB, calls tools".
+// Describe is one menu line's details: "3.2B Q4_K_M, 2.0 GB, calls tools".
 func (m ModelInfo) Describe() string {
 	var parts []string
 	if p := strings.TrimSpace(m.Params + " " + m.Quant); p != "" {

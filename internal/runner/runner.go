@@ -126,7 +126,7 @@ func (r Result) Text(limit int) string {
 	return out + status
 }
 
-// notes are the lines after the status for the user: the sandbox rule
+// Notes are the lines after the status for the user: the sandbox rule
 // that stopped it, what the check after it undid, the files it changed.
 func (r Result) Notes() []string {
 	var out []string
@@ -140,13 +140,13 @@ func (r Result) Notes() []string {
 	return out
 }
 
-// failed reports whether the command did not succeed: a non-zero exit, a
+// Failed reports whether the command did not succeed: a non-zero exit, a
 // timeout, a flood, a start that failed or a cancel.
 func (r Result) Failed() bool {
 	return r.ExitCode != 0 || r.TimedOut || r.Flooded || r.Err != nil
 }
 
-// status is how the command ended, in one bracketed line.
+// Status is how the command ended, in one bracketed line.
 func (r Result) Status() string {
 	switch {
 	case r.Err != nil && errors.Is(r.Err, context.Canceled):
@@ -523,7 +523,7 @@ type CommandPolicy struct {
 	Allowed  []string
 }
 
-// plan returns the argv to run for line. In safe mode only allowlisted
+// Plan returns the argv to run for line. In safe mode only allowlisted
 // programs run, without a shell, so the allowlist means something; otherwise
 // a line with shell syntax runs under sh -c.
 func (p CommandPolicy) Plan(line string) ([]string, error) {
@@ -546,7 +546,7 @@ func (p CommandPolicy) Plan(line string) ([]string, error) {
 	return argv, nil
 }
 
-// allows applies safe mode's allowlist to a planned argv: the program by
+// Allows applies safe mode's allowlist to a planned argv: the program by
 // its plain name (a path could name any program), in the list.
 func (p CommandPolicy) Allows(argv []string) error {
 	if !p.SafeMode || len(argv) == 0 {

@@ -182,7 +182,7 @@ var (
 	keyEndRE   = regexp.MustCompile(`-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`)
 )
 
-// observe updates the key-block state for a line that is not shown (the
+// Observe updates the key-block state for a line that is not shown (the
 // lines before a read_file offset).
 func (r *LineRedactor) Observe(line string) {
 	if r.inKey {
@@ -198,7 +198,7 @@ func (r *LineRedactor) Observe(line string) {
 	}
 }
 
-// text redacts a run of lines that follows what the redactor has seen.
+// Text redacts a run of lines that follows what the redactor has seen.
 func (r *LineRedactor) Text(s string) string {
 	if r.inKey || strings.Contains(s, "PRIVATE KEY") {
 		s = r.keyBlocks(s)
@@ -442,7 +442,7 @@ func (r *ReplyRedactor) pass(red string) error {
 	return err
 }
 
-// endLine passes on what is held and ends the line it leaves open: what
+// EndLine passes on what is held and ends the line it leaves open: what
 // the tools show next starts on a line of its own.
 func (r *ReplyRedactor) EndLine() {
 	r.Flush()
@@ -452,7 +452,7 @@ func (r *ReplyRedactor) EndLine() {
 	}
 }
 
-// flush passes on the held end of the reply.
+// Flush passes on the held end of the reply.
 func (r *ReplyRedactor) Flush() {
 	if len(r.line) > 0 {
 		r.pass(r.red.Text(string(r.line)))

@@ -16,7 +16,7 @@ import (
 
 // Where the workspace index stops (issue 49): started by mistake above a
 // project, it walked module caches, a mounted /proc and /sys, and left a
-// 2.6 GB index. The walk the index makes (walkWorkspace, with these
+// 2.6 GB index. The walk the index makes (Walk, with these
 // bounds; search_files has none) stays on the workspace's filesystem — a
 // mounted proc, sys, dev, tmpfs or another disk is not entered — leaves
 // out the well-known dependency and build directories even where
@@ -130,7 +130,7 @@ func (b *Bounds) take(size int64) bool {
 	return true
 }
 
-// note says in one sentence what the walk left out ("" when nothing):
+// Note says in one sentence what the walk left out ("" when nothing):
 // how many directories, of what, by name, and where a cap stopped it.
 func (b *Bounds) Note() string {
 	var parts []string
@@ -183,7 +183,7 @@ func namesCounted(names map[string]int, max int) string {
 	return strings.Join(out, ", ")
 }
 
-// indexRefusal refuses to index a workspace that is the home directory
+// Refusal refuses to index a workspace that is the home directory
 // or / (the index would walk everything in it), unless the user's own
 // config sets rag: {workspace: {index_home: true}} or the user said yes
 // when the REPL asked (askIndexHome).

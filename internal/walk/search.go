@@ -64,7 +64,7 @@ type Hits struct {
 	More  bool // there are more than it shows
 }
 
-// summary is the user's line for the hits ("200 matches shown, more
+// Summary is the user's line for the hits ("200 matches shown, more
 // exist").
 func (h Hits) Summary() string {
 	switch {
@@ -76,7 +76,9 @@ func (h Hits) Summary() string {
 	return fmt.Sprintf("%d matches", h.Shown)
 }
 
-// searchHitsIn is searchWorkspace's answer with whether it was capped.
+// Search runs pattern over the files under p (a file or directory), the
+// matches with whether there were more than it shows; cache remembers,
+// per file content, whether redaction leaves it unchanged.
 func Search(ctx context.Context, ws *wspath.Tree, cache *sync.Map, pattern, p string, maxBytes int) (Hits, error) {
 	if pattern == "" {
 		return Hits{}, errors.New("search: pattern is empty")
@@ -117,7 +119,7 @@ func submitSearch(ws *wspath.Tree, rp *wspath.Resolved, g *grepPool) error {
 	return Walk(ws, rp, g)
 }
 
-// walkWorkspace hands sink the file rp names, or every file under the
+// Walk hands sink the file rp names, or every file under the
 // directory rp names that the path policy lets the model read: the one
 // walk of search_files and the workspace index (not agents/, by name or
 // identity; not .git; no denied, permissions-hidden or .gitignore'd file;

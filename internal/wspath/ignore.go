@@ -20,7 +20,7 @@ type ignoreRule struct {
 
 type IgnoreSet struct{ rules []ignoreRule }
 
-// add parses the .gitignore found in the workspace directory dir.
+// Add parses the .gitignore found in the workspace directory dir.
 func (s *IgnoreSet) Add(dir string, data []byte) {
 	for _, line := range strings.Split(string(data), "\n") {
 		line = strings.TrimRight(line, "\r")
@@ -50,7 +50,7 @@ func (s *IgnoreSet) Add(dir string, data []byte) {
 	}
 }
 
-// ignored reports whether the workspace-relative path rel is ignored.
+// Ignored reports whether the workspace-relative path rel is ignored.
 func (s *IgnoreSet) Ignored(rel string, isDir bool) bool {
 	ign := false
 	for _, r := range s.rules {

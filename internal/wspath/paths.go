@@ -68,13 +68,13 @@ func Refuse(p, reason string) error {
 	return &PathError{Path: p, Reason: reason, Err: refusal.ErrRefused}
 }
 
-// pathFailed is a path that could not be used for a reason that is not a
+// Failed is a path that could not be used for a reason that is not a
 // rule: cause is the error behind it (nil for a misuse).
 func Failed(p, reason string, cause error) error {
 	return &PathError{Path: p, Reason: reason, Err: cause}
 }
 
-// osFailure is what the file system said about p: a refusal when os.Root
+// OSFailure is what the file system said about p: a refusal when os.Root
 // stopped an escape, a failure otherwise.
 func OSFailure(p string, err error) error {
 	if t := ErrText(err); t != ErrOutside {
@@ -367,7 +367,7 @@ func (ws *Tree) followLink(orig string, prefix []string, target string, rest []s
 	return ws.descend(orig, next, op, hops+1)
 }
 
-// errText turns an fs error into a short reason without repeating the path.
+// ErrText turns an fs error into a short reason without repeating the path.
 func ErrText(err error) string {
 	s := fsinfo.ErrText(err)
 	if strings.Contains(s, "escapes from parent") {
@@ -401,7 +401,7 @@ const (
 
 var ValidPerms = []string{PermRead, PermWrite, PermExec, PermDelete}
 
-// permits is the one definition of the permissions: rule. The most specific
+// Permits is the one definition of the permissions: rule. The most specific
 // matching prefix wins, matched by whole path components ("src" covers
 // "src/a.go", not "srcx"); "." covers everything. An empty map grants
 // everything; a map without a matching prefix denies.
@@ -428,7 +428,7 @@ func Permits(perms map[string][]string, rel, perm string) bool {
 	return slices.Contains(perms[best], perm)
 }
 
-// allow applies the permissions: block to a resolved workspace path; orig
+// Allow applies the permissions: block to a resolved workspace path; orig
 // is the path as asked (a link's name), named in the refusal.
 func (ws *Tree) Allow(orig, rel, perm string) error {
 	if ws == nil || ws.perms == nil || Permits(ws.perms(), rel, perm) {
@@ -440,11 +440,11 @@ func (ws *Tree) Allow(orig, rel, perm string) error {
 	return Refuse(rel, fmt.Sprintf("refused: no %s permission (see /permissions)", perm))
 }
 
-// readable reports whether rel (already resolved) may be read: the rule
+// Readable reports whether rel (already resolved) may be read: the rule
 // that searches, listings and git output apply to each file they show.
 func (ws *Tree) Readable(rel string) bool { return ws.Allow(rel, rel, PermRead) == nil }
 
-// isAgentsDir reports whether fi is the workspace's agents/ directory, by file
+// IsAgentsDir reports whether fi is the workspace's agents/ directory, by file
 // identity: a symlink to it, a differently-cased name on a case-insensitive
 // file system or a path through ".." all resolve to the same identity.
 func (w *Tree) IsAgentsDir(fi fs.FileInfo) bool {

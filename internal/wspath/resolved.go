@@ -10,7 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// stillInPlace reports whether the directory the plan holds is still the
+// StillInPlace reports whether the directory the plan holds is still the
 // one its path leads to from the workspace root (not moved out of the
 // workspace, not replaced).
 func (rp *Resolved) StillInPlace(ws *Tree) bool {
@@ -25,7 +25,7 @@ func (rp *Resolved) StillInPlace(ws *Tree) bool {
 	return err == nil && os.SameFile(held, now)
 }
 
-// holds reports whether the resolved file is still the one that was
+// Holds reports whether the resolved file is still the one that was
 // checked (openVerified compares identities) and holds exactly want,
 // comparing as it reads: the check costs no copy of the file.
 func (rp *Resolved) Holds(want string) bool {
@@ -53,7 +53,7 @@ func (rp *Resolved) Holds(want string) bool {
 	}
 }
 
-// openVerified opens the resolved regular file for reading without blocking on
+// OpenVerified opens the resolved regular file for reading without blocking on
 // FIFOs, and checks that what was opened is the file that was checked.
 func (rp *Resolved) OpenVerified() (*os.File, fs.FileInfo, error) {
 	if rp.Info == nil {
@@ -74,7 +74,7 @@ func (rp *Resolved) OpenVerified() (*os.File, fs.FileInfo, error) {
 	return f, st, nil
 }
 
-// openDirVerified opens the resolved directory as an os.Root, checking its
+// OpenDirVerified opens the resolved directory as an os.Root, checking its
 // identity against what was checked.
 func (rp *Resolved) OpenDirVerified(ws *Tree) (*os.Root, error) {
 	if rp.Info == nil {
@@ -98,7 +98,7 @@ func (rp *Resolved) OpenDirVerified(ws *Tree) (*os.Root, error) {
 	return d, nil
 }
 
-// rootFD duplicates the descriptor of an os.Root's directory.
+// RootFD duplicates the descriptor of an os.Root's directory.
 func RootFD(d *os.Root) (int, error) {
 	f, err := d.Open(".")
 	if err != nil {
