@@ -403,14 +403,6 @@ func (g *Gate) checkPermission(rel, perm string) error {
 	return wspath.Refuse(rel, fmt.Sprintf("refused: no %s permission (see /permissions)", perm))
 }
 
-// commandSandbox is the sandbox for a command the user or the model runs
-// in the workspace: writes in the workspace (agents/ and .git/ read-only),
-// TMPDIR, the caches and the user's paths; in safe mode only the
-// allowlisted programs execute.
-func (g *Gate) commandSandbox() *sandbox.Spec {
-	return g.commandSandboxFor("run")
-}
-
 // commandSandboxFor is commandSandbox with the caches' private layers kept
 // under purpose ("run" for commands, "mcp-NAME" for a server, which runs
 // beside them and must not share a layer): internal/runner's CommandSpec.
@@ -448,12 +440,4 @@ func (g *Gate) capped(n int) gateOps { return g.withCap(n) }
 // runGit runs a read-only git subcommand in the workspace (internal/gittool).
 func runGit(ctx context.Context, ws *Workspace, sub string, args []string, limit int) (string, error) {
 	return gittool.Run(ctx, ws.Tree, ws.git, sub, args, limit)
-}
-
-// searchWorkspace runs pattern over the files under p (internal/walk's
-// Search, with the workspace's redaction cache): the text, and how many
-// matches it shows.
-func searchWorkspace(ctx context.Context, ws *Workspace, pattern, p string, maxBytes int) (string, int, error) {
-	h, err := walk.Search(ctx, ws.Tree, &ws.secretFree, pattern, p, maxBytes)
-	return h.Text, h.Shown, err
 }

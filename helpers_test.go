@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/walk"
 	"github.com/harvey-agent/harvey/internal/wspath"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
@@ -165,4 +167,20 @@ func worktreeFixture(t *testing.T) (base string, env []string) {
 	gitSh(t, filepath.Join(base, "main"), env, "git init -q -b main && printf 'all:\\n\\t@echo built\\n' > Makefile && echo a > a.txt && git add -A && git commit -qm first"+
 		" && git worktree add -q ../wt -b wt && git worktree add -q ../sib -b sib")
 	return base, env
+}
+
+// commandSandbox is the sandbox for a command the user or the model runs
+// in the workspace: writes in the workspace (agents/ and .git/ read-only),
+// TMPDIR, the caches and the user's paths; in safe mode only the
+// allowlisted programs execute.
+func (g *Gate) commandSandbox() *sandbox.Spec {
+	return g.commandSandboxFor("run")
+}
+
+// searchWorkspace runs pattern over the files under p (internal/walk's
+// Search, with the workspace's redaction cache): the text, and how many
+// matches it shows.
+func searchWorkspace(ctx context.Context, ws *Workspace, pattern, p string, maxBytes int) (string, int, error) {
+	h, err := walk.Search(ctx, ws.Tree, &ws.secretFree, pattern, p, maxBytes)
+	return h.Text, h.Shown, err
 }

@@ -130,10 +130,6 @@ const defaultMaxTools = config.DefaultMaxTools
 // mcpNameSep joins a server's name and a tool's name.
 const mcpNameSep = config.MCPNameSep
 
-// mcpToolNameRE is what providers accept as a tool name (OpenAI's and
-// Anthropic's rule; Ollama passes names to templates as they are).
-var mcpToolNameRE = config.ToolNameRE
-
 // mcpHost is what the MCP servers need of the session
 // (internal/mcpclient's Host): the terminal, the gate's sandbox and audit
 // log, the registry their tools go into.

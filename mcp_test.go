@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -436,7 +437,7 @@ func TestMCPToolNamesRefused(t *testing.T) {
 		t.Fatalf("the good tool is missing: %v", names)
 	}
 	for _, n := range names {
-		if !mcpToolNameRE.MatchString(n) {
+		if !config.ToolNameRE.MatchString(n) {
 			t.Fatalf("a name providers refuse reached the request: %q", n)
 		}
 	}

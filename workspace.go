@@ -23,10 +23,6 @@ const AgentsDir = wspath.AgentsDir
 // kind every rule refuses with.
 var ErrRefused = refusal.ErrRefused
 
-// refusedf builds a refusal outside the path rules (git, Harvey's state);
-// its text should say "refused" and why.
-func refusedf(format string, args ...any) error { return refusal.Errorf(format, args...) }
-
 // Workspace is the directory Harvey was started in: the path policy's Tree
 // (internal/wspath: every file operation of Harvey's own process goes
 // through its os.Root, so no path can leave it, and Resolve is the one

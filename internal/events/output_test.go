@@ -47,20 +47,14 @@ func TestStreamEvents(t *testing.T) {
 }
 
 // json: nothing until the end, then one object with the answer, the calls
-// and the exit reason; a nil Sink records nothing and does not fail; an
-// Emit from another goroutine (a hook) is safe.
+// and the exit reason; a nil Sink records nothing and does not fail.
 func TestResultObject(t *testing.T) {
 	var out strings.Builder
 	s := New(&out, ModeJSON)
 	s.TurnStart("hi")
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() { s.Emit("hook", map[string]any{"hook": "h"}) })
-	}
 	fmt.Fprint(Writer{S: s}, "the answer")
 	s.ToolCall("c1", "read_file", "not json", false)
 	s.ToolResult("c1", "read_file", "ok", "1 line", "x", nil, 0)
-	wg.Wait()
 	if out.Len() != 0 {
 		t.Fatalf("json wrote before the end: %q", out.String())
 	}
@@ -84,3 +78,53 @@ func TestResultObject(t *testing.T) {
 		t.Fatal("ValidMode")
 	}
 }
+
+// A hook's Emit comes from outside the tool loop, while the model's text
+// streams: every event still gets its own sequence number (.ci/run runs
+// this under -race).
+func TestEmitBesideTheStream(t *testing.T) {
+	var out safeBuilder
+	s := New(&out, ModeStreamJSON)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 50 {
+				s.Emit("hook", map[string]any{"hook": "h"})
+			}
+		})
+	}
+	for range 200 {
+		fmt.Fprint(Writer{S: s}, "x")
+	}
+	wg.Wait()
+	seen := map[float64]bool{}
+	sc := bufio.NewScanner(strings.NewReader(out.String()))
+	for sc.Scan() {
+		var ev map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("not JSON: %q", sc.Text())
+		}
+		n := ev["seq"].(float64)
+		if seen[n] {
+			t.Fatalf("sequence number %v twice", n)
+		}
+		seen[n] = true
+	}
+	if len(seen) != 400 {
+		t.Fatalf("%d events, want 400", len(seen))
+	}
+}
+
+// safeBuilder is a strings.Builder the test reads after the writers end.
+type safeBuilder struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *safeBuilder) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *safeBuilder) String() string { return w.b.String() }

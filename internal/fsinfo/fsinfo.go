@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 )
 
 // Kind names a file mode for messages.
@@ -45,4 +46,13 @@ func ErrText(err error) string {
 		err = le.Err
 	}
 	return err.Error()
+}
+
+// AbsIn is p made absolute against dir (p as it is when absolute): the
+// way git and a shell read a relative path named from dir.
+func AbsIn(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
 }

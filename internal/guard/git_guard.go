@@ -16,7 +16,6 @@ import (
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/termtext"
-	"golang.org/x/sys/unix"
 )
 
 // The check after every command: what the user's next git runs outside the
@@ -103,11 +102,7 @@ func identOf(p string) (fileIdent, bool) {
 
 // indexKey is the stamp of the directory's index (ok false when it has none).
 func (d *gitDirGuard) indexKey() (fsinfo.Stamp, bool) {
-	var st unix.Stat_t
-	if unix.Lstat(filepath.Join(d.dir, "index"), &st) != nil {
-		return fsinfo.Stamp{}, false
-	}
-	return fsinfo.StampOf(&st), true
+	return fsinfo.LstatStamp(filepath.Join(d.dir, "index"))
 }
 
 // guardGit records the workspace's git (nil when its .git is something git
@@ -574,7 +569,7 @@ func (d *gitDirGuard) checkNewWorktrees(r *os.Root, say func(string, ...any)) {
 		}
 		p := "worktrees/" + w
 		c, err := r.ReadFile(p + "/commondir")
-		if err != nil || filepath.Clean(absIn(filepath.Join(d.dir, p), strings.TrimSpace(string(c)))) != filepath.Clean(d.dir) {
+		if err != nil || filepath.Clean(fsinfo.AbsIn(filepath.Join(d.dir, p), strings.TrimSpace(string(c)))) != filepath.Clean(d.dir) {
 			r.RemoveAll(p)
 			say("[harvey: undone: the command made %s, a worktree whose git would read another repository's config; removed]", d.name(p))
 			continue

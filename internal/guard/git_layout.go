@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
@@ -55,13 +56,13 @@ func readGitLayout(root string) (gitLayout, bool) {
 		if err != nil || !ok || p == "" {
 			return l, false
 		}
-		l.isFile, l.gitDir = true, absIn(root, p)
+		l.isFile, l.gitDir = true, fsinfo.AbsIn(root, p)
 	default:
 		return l, false
 	}
 	l.common = l.gitDir
 	if c, err := os.ReadFile(filepath.Join(l.gitDir, "commondir")); err == nil && strings.TrimSpace(string(c)) != "" {
-		l.common = absIn(l.gitDir, strings.TrimSpace(string(c)))
+		l.common = fsinfo.AbsIn(l.gitDir, strings.TrimSpace(string(c)))
 	}
 	return l, true
 }

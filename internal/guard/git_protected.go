@@ -127,11 +127,11 @@ func readConfigRefs(root, config string) []string {
 		origin, _ := strings.CutPrefix(string(fields[i]), "file:")
 		key, val, _ := strings.Cut(string(fields[i+1]), "\n")
 		if origin != "" && filepath.Clean(origin) != filepath.Clean(config) && !slices.Contains(refs, origin) {
-			refs = append(refs, absIn(root, origin))
+			refs = append(refs, fsinfo.AbsIn(root, origin))
 		}
 		if strings.EqualFold(key, "core.hookspath") && val != "" {
 			home, _ := os.UserHomeDir()
-			refs = append(refs, absIn(root, datadir.ExpandHome(val, home)))
+			refs = append(refs, fsinfo.AbsIn(root, datadir.ExpandHome(val, home)))
 		}
 	}
 	return refs
@@ -141,12 +141,4 @@ func readConfigRefs(root, config string) []string {
 // agents/ (the files it changes are named per call).
 func Life(root string) *Guard {
 	return &Guard{git: guardGit(root), agents: guardAgents(root)}
-}
-
-// absIn is p made absolute against dir.
-func absIn(dir, p string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(dir, p)
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/termtext"
-	"golang.org/x/sys/unix"
 )
 
 // What a command changed in the workspace, named in its result: every file
@@ -54,9 +53,8 @@ func snapshotFiles(root string) *workspaceFiles {
 			w.complete = false
 			return fs.SkipAll
 		}
-		var st unix.Stat_t
-		if unix.Lstat(p, &st) == nil {
-			w.stamps[filepath.ToSlash(rel)] = fsinfo.StampOf(&st)
+		if st, ok := fsinfo.LstatStamp(p); ok {
+			w.stamps[filepath.ToSlash(rel)] = st
 		}
 		return nil
 	})

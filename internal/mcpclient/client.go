@@ -235,11 +235,11 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // the others are refused in one line naming the server (a name with an
 // escape sequence or a space would make every request fail, or reach the
 // model as written).
-func (m *Manager) validToolNames(s *Server) []*mcp.Tool {
+func (m *Manager) validToolNames(server string, tools []*mcp.Tool) []*mcp.Tool {
 	var ok []*mcp.Tool
 	var bad []string
-	for _, t := range s.tools {
-		if config.ToolNameRE.MatchString(s.name + config.MCPNameSep + t.Name) {
+	for _, t := range tools {
+		if config.ToolNameRE.MatchString(server + config.MCPNameSep + t.Name) {
 			ok = append(ok, t)
 		} else {
 			bad = append(bad, strconv.Quote(t.Name))
@@ -247,7 +247,7 @@ func (m *Manager) validToolNames(s *Server) []*mcp.Tool {
 	}
 	if len(bad) > 0 {
 		m.host.Say(termtext.Warn, fmt.Sprintf("warning: MCP server %s: %s not added: a tool name (with the server's, %s__NAME) must be 1 to 64 letters, digits, _ or -: %s",
-			termtext.Sanitize(s.name), termtext.Plural(len(bad), "tool"), termtext.Sanitize(s.name), termtext.Sanitize(strings.Join(bad, ", "))))
+			termtext.Sanitize(server), termtext.Plural(len(bad), "tool"), termtext.Sanitize(server), termtext.Sanitize(strings.Join(bad, ", "))))
 	}
 	return ok
 }
@@ -606,7 +606,7 @@ func (m *Manager) Keep(s *Server) {
 	s.mu.Lock()
 	tools := s.tools
 	s.mu.Unlock()
-	ok := m.validToolNames(&Server{name: s.name, tools: tools})
+	ok := m.validToolNames(s.name, tools)
 	s.mu.Lock()
 	s.tools = ok
 	s.mu.Unlock()

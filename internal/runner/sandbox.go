@@ -11,6 +11,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/datadir"
+	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
@@ -451,7 +452,7 @@ func Blocked(out string, exit int, spec *sandbox.Spec) (Rule, string) {
 func blockedLaunch(line, low string, spec *sandbox.Spec) (Rule, string) {
 	if strings.Contains(low, "read-only file system") {
 		p := objectBefore(line, ": read-only file system")
-		if abs := absIn(spec.Dir, p); p != "" && !sandbox.Under(abs, spec.ReadOnly) && !sandbox.Under(abs, spec.Hidden) && !sandbox.Under(abs, spec.Pinned) {
+		if abs := fsinfo.AbsIn(spec.Dir, p); p != "" && !sandbox.Under(abs, spec.ReadOnly) && !sandbox.Under(abs, spec.Hidden) && !sandbox.Under(abs, spec.Pinned) {
 			return RulePath, "[sandbox: path outside: " + p + " may be read but not written by commands (sandbox.writable in your config adds a path)]"
 		}
 		return RuleReadOnly, "[sandbox: agents/ and .git/'s config and hooks are read-only to commands]"
@@ -476,7 +477,7 @@ func blockedMissing(line, _ string, spec *sandbox.Spec) (Rule, string) {
 	if p == "" {
 		return RuleNone, ""
 	}
-	abs := absIn(spec.Dir, p)
+	abs := fsinfo.AbsIn(spec.Dir, p)
 	switch {
 	case sandbox.Under(abs, spec.Hidden):
 		return RuleReadOnly, "[sandbox: agents/ is Harvey's own: commands see it empty and read-only]"
@@ -533,7 +534,7 @@ func blockedDenied(line, low string, spec *sandbox.Spec) (Rule, string) {
 	if !strings.ContainsRune(p, '/') && len(spec.Exec) > 0 {
 		return RuleExec, "[sandbox: not allowed to execute: " + p + " (in safe mode only allowed_commands run)]"
 	}
-	abs := absIn(spec.Dir, p)
+	abs := fsinfo.AbsIn(spec.Dir, p)
 	switch {
 	case sandbox.Under(abs, spec.ReadOnly):
 		return RuleReadOnly, "[sandbox: agents/ and .git/'s config and hooks are read-only to commands]"
@@ -545,14 +546,6 @@ func blockedDenied(line, low string, spec *sandbox.Spec) (Rule, string) {
 		return RuleExec, "[sandbox: not allowed to execute: in safe mode only allowed_commands run]"
 	}
 	return RuleNone, ""
-}
-
-// absIn is p made absolute against dir.
-func absIn(dir, p string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(dir, p)
 }
 
 // deniedPath is the object of "prog: OBJECT: Permission denied" (quotes
