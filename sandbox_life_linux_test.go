@@ -34,9 +34,9 @@ func TestEndToEndLandlockOnlyNoSurvivors(t *testing.T) {
 	bin := buildHarvey(t)
 	kernel := string(kernelsim.NoUserNS)
 	// Linux 6.12's Landlock (ABI 6) scopes signals to the command's own
-	// domain; Ubuntu 24.04's 6.8 (ABI 4) does not, and there the launcher's
-	// seccomp filter alone refuses them.
-	for _, abi := range []string{"", "4"} {
+	// domain; Ubuntu 24.04's 6.8 (ABI 4) and 6.10 (ABI 5) do not, and
+	// there the launcher's seccomp filter alone refuses them.
+	for _, abi := range []string{"", "4", "5"} {
 		t.Run("signals-abi"+abi, func(t *testing.T) {
 			t.Parallel()
 			f := newModeFixture(t)
@@ -164,6 +164,8 @@ func testSignalsRefused(t *testing.T, bin, kernel string, f *modeFixture) {
 	fo.script(toolReply("llama3.2",
 		fakeCall{id: "launcher", name: "run_command", args: map[string]any{"command": lateWriter(marker, 2) + " kill -9 $PPID; echo kill-launcher=$?; kill -STOP $PPID; echo stop-launcher=$?; kill -9 -$PPID; echo kill-group=$?; kill -9 0; echo survived"}},
 		fakeCall{id: "harvey", name: "run_command", args: map[string]any{"command": "kill -9 " + harveyPid + "; echo kill-harvey=$?; kill -9 -$(awk '{print $5}' /proc/" + harveyPid + "/stat); echo kill-harvey-group=$?"}},
+		// kill(2) of any thread's id signals its whole process.
+		fakeCall{id: "threads", name: "run_command", args: map[string]any{"command": threadKills("launcher", "$PPID") + threadKills("harvey", harveyPid)}},
 		fakeCall{id: "python", name: "run_command", args: map[string]any{"command": "command -v python3 >/dev/null || { echo no-python; exit 0; }; python3 -c 'import os,signal; p=os.getppid()\ntry:\n  os.kill(p, 9); print(\"killed\")\nexcept PermissionError: print(\"refused\")\ntry:\n  fd=os.pidfd_open(p); signal.pidfd_send_signal(fd, 9); print(\"pidfd-killed\")\nexcept OSError as e: print(\"pidfd-refused\", e.errno)'"}},
 	), textReply("llama3.2", "Done."))
 	out, errOut, code := runHarveyKernel(t, kernel, bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
@@ -181,10 +183,22 @@ func testSignalsRefused(t *testing.T, bin, kernel string, f *modeFixture) {
 			t.Errorf("want %s: %q", want, res["harvey"])
 		}
 	}
+	for _, who := range []string{"launcher", "harvey"} {
+		if !strings.Contains(res["threads"], who+"-thread-kills=0 of ") || strings.Contains(res["threads"], who+"-thread-kills=0 of 0\n") {
+			t.Errorf("%s's threads: %q", who, res["threads"])
+		}
+	}
 	if r := res["python"]; !strings.Contains(r, "no-python") && (!strings.Contains(r, "refused") || strings.Contains(r, "killed")) {
 		t.Errorf("python's kill and pidfd_send_signal: %q", r)
 	}
 	f.noSurvivor(t, marker, config, 3)
+}
+
+// threadKills is a shell line that sends SIGKILL to every thread of
+// process pid but its leader, and says how many kills went through of how
+// many threads it tried.
+func threadKills(who, pid string) string {
+	return `p=` + pid + `; n=0; m=0; for tid in $(ls /proc/$p/task); do [ "$tid" = "$p" ] && continue; m=$((m+1)); kill -9 $tid 2>/dev/null && n=$((n+1)); done; echo ` + who + `-thread-kills=$n of $m; `
 }
 
 // Landlock only: a command that replaces agents/ with a link into the

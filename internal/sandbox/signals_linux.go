@@ -5,6 +5,7 @@ package sandbox
 import (
 	"errors"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -18,12 +19,25 @@ import (
 // outlives its check. So the thread that starts the command gets a seccomp
 // filter, inherited by everything the command starts and never removed,
 // that refuses every signal to the launcher, to Harvey and to either's
-// process group, and to every process the caller may signal (kill -1);
-// tkill (a thread of the launcher's by its id) and pidfd_send_signal (a
-// descriptor of /proc/PID names no pid the filter can compare) are refused
-// whole, and programs fall back to kill. Landlock's signal scoping (ABI 6)
-// holds the same where the kernel has it; the filter holds on every kernel
-// with seccomp, as root too.
+// process group, by any of their ids:
+//   - kill -1 and the two process groups are refused by the filter itself;
+//   - a positive pid (kill, rt_sigqueueinfo, tgkill, rt_tgsigqueueinfo) may
+//     be any thread of either (kill(2) of a thread's id signals its whole
+//     process, and a Go program starts threads whenever it likes), so the
+//     filter hands the call to the launcher (a seccomp user notification),
+//     which reads the target's thread group and process group from /proc
+//     while the caller waits, and refuses or lets the kernel go on;
+//   - tkill and pidfd_send_signal (a descriptor of /proc/PID names no pid
+//     a filter can compare) are refused whole, and programs fall back to
+//     kill;
+//   - fcntl(F_SETSIG) may choose only no signal or a real-time one: a file
+//     owned (F_SETOWN) by Harvey would otherwise deliver SIGKILL to it on
+//     the next read. SIGIO and the real-time signals are caught and ignored
+//     by Go programs, as the launcher and Harvey are.
+//
+// Landlock's signal scoping (ABI 6) holds the same where the kernel has
+// it; the filter holds on every kernel with seccomp, as root too. Where the
+// launcher is gone, a notified call fails (ENOSYS): closed, not open.
 //
 // The filter is also the command's mark: a process with no_new_privs and
 // more seccomp filters than Harvey's own can only be a command's (Marked).
@@ -33,7 +47,8 @@ type sigCalls struct {
 	arch                                      uint32
 	kill, tkill, tgkill, sigqueue, tgsigqueue uint32
 	pidfdSend                                 uint32
-	x32                                       bool // x86-64: refuse the x32 ABI's numbers whole
+	fcntl                                     []uint32 // fcntl, and fcntl64 where there is one
+	x32                                       bool     // x86-64: refuse the x32 ABI's numbers whole
 }
 
 const (
@@ -46,10 +61,18 @@ const (
 	offNr     = 0
 	offArch   = 4
 	offArg0Lo = 16 // the low 32 bits of the first argument (pid_t), little-endian
+	offArg1Lo = 24
+	offArg2Lo = 32
+	fSetSig   = 10 // F_SETSIG
+	sigRTMin  = 32
+	toPids    = 0xff // a jump to the pid check, resolved by signalFilter
+	toFcntl   = 0xfe // a jump to the fcntl check
 )
 
 // signalFilter is the seccomp program that protects the processes whose
-// pids are given (and the process groups in groups) from the command.
+// pids are given (and the process groups in groups) from the command; a
+// call naming any other positive pid goes to the launcher's supervisor
+// (superviseSignals).
 func signalFilter(pids, groups []int) ([]unix.SockFilter, error) {
 	if len(sigArches) == 0 {
 		return nil, errors.New("no seccomp numbers for this architecture")
@@ -68,15 +91,6 @@ func signalFilter(pids, groups []int) ([]unix.SockFilter, error) {
 	var prog []unix.SockFilter
 	add := func(f ...unix.SockFilter) { prog = append(prog, f...) }
 	ret := func(k uint32) unix.SockFilter { return unix.SockFilter{Code: bpfRetK, K: k} }
-	// The pid check, shared by every call that names a process by its
-	// first argument: jumped to from each architecture's block.
-	var pidCheck []unix.SockFilter
-	pidCheck = append(pidCheck, unix.SockFilter{Code: bpfLdAbsW, K: offArg0Lo})
-	for i, d := range deny {
-		left := uint8(len(deny) - i) // the allow, after the remaining checks
-		pidCheck = append(pidCheck, unix.SockFilter{Code: bpfJeqK, Jt: left, Jf: 0, K: d})
-	}
-	pidCheck = append(pidCheck, ret(secAllow), ret(secErrno|uint32(unix.EPERM)))
 	// Each architecture's block: 1 arch test + its body.
 	for _, a := range sigArches {
 		body := sigBody(a)
@@ -85,24 +99,56 @@ func signalFilter(pids, groups []int) ([]unix.SockFilter, error) {
 	}
 	// An architecture of no table: refused.
 	add(ret(secErrno | uint32(unix.EPERM)))
-	// Resolve the jumps to the pid check (marked with Jt 0xff, K kept).
-	check := len(prog)
-	for i := range prog {
-		if prog[i].Code == bpfJeqK && prog[i].Jt == 0xff {
-			off := check - i - 1
-			if off > 0xfe {
-				return nil, errors.New("seccomp program too long")
-			}
-			prog[i].Jt = uint8(off)
-		}
+	// The pid check, shared by every call that names a process by its
+	// first argument: a protected pid or group is refused, 0 (the caller's
+	// own group) and another group are allowed, a positive pid is asked.
+	pidCheck := []unix.SockFilter{{Code: bpfLdAbsW, K: offArg0Lo}}
+	for i, d := range deny {
+		left := uint8(len(deny) - i + 3) // the refusal, past the remaining checks and the four below
+		pidCheck = append(pidCheck, unix.SockFilter{Code: bpfJeqK, Jt: left, Jf: 0, K: d})
 	}
-	return append(prog, pidCheck...), nil
+	pidCheck = append(pidCheck,
+		unix.SockFilter{Code: bpfJeqK, Jt: 1, Jf: 0, K: 0},
+		unix.SockFilter{Code: bpfJgeK, Jt: 0, Jf: 1, K: 0x80000000},
+		ret(secAllow),
+		ret(unix.SECCOMP_RET_USER_NOTIF),
+		ret(secErrno|uint32(unix.EPERM)))
+	// The fcntl check: F_SETSIG with a signal below the real-time ones
+	// (but 0, the default SIGIO) is refused.
+	fcntlCheck := []unix.SockFilter{
+		{Code: bpfLdAbsW, K: offArg1Lo},
+		{Code: bpfJeqK, Jt: 0, Jf: 3, K: fSetSig},
+		{Code: bpfLdAbsW, K: offArg2Lo},
+		{Code: bpfJeqK, Jt: 1, Jf: 0, K: 0},
+		{Code: bpfJgeK, Jt: 0, Jf: 1, K: sigRTMin},
+		ret(secAllow),
+		ret(secErrno | uint32(unix.EPERM)),
+	}
+	// Resolve the jumps to the two checks (marked by their Jt).
+	pids0, fcntl0 := len(prog), len(prog)+len(pidCheck)
+	for i := range prog {
+		if prog[i].Code != bpfJeqK || (prog[i].Jt != toPids && prog[i].Jt != toFcntl) {
+			continue
+		}
+		to := pids0
+		if prog[i].Jt == toFcntl {
+			to = fcntl0
+		}
+		off := to - i - 1
+		if off > 0xfd {
+			return nil, errors.New("seccomp program too long")
+		}
+		prog[i].Jt = uint8(off)
+	}
+	prog = append(prog, pidCheck...)
+	return append(prog, fcntlCheck...), nil
 }
 
 // sigBody is one architecture's test of the system call number: a call
-// that names a process jumps to the pid check (Jt 0xff, resolved by
-// signalFilter), tkill and the x32 ABI are refused, pidfd_send_signal is
-// refused as a kernel without it answers, everything else is allowed.
+// that names a process jumps to the pid check, fcntl to the fcntl check
+// (both resolved by signalFilter), tkill and the x32 ABI are refused,
+// pidfd_send_signal is refused as a kernel without it answers, everything
+// else is allowed.
 func sigBody(a sigCalls) []unix.SockFilter {
 	ret := func(k uint32) unix.SockFilter { return unix.SockFilter{Code: bpfRetK, K: k} }
 	b := []unix.SockFilter{{Code: bpfLdAbsW, K: offNr}}
@@ -110,7 +156,10 @@ func sigBody(a sigCalls) []unix.SockFilter {
 		b = append(b, unix.SockFilter{Code: bpfJgeK, Jt: 0, Jf: 1, K: 0x40000000}, ret(secErrno|uint32(unix.ENOSYS)))
 	}
 	for _, nr := range []uint32{a.kill, a.tgkill, a.sigqueue, a.tgsigqueue} {
-		b = append(b, unix.SockFilter{Code: bpfJeqK, Jt: 0xff, Jf: 0, K: nr})
+		b = append(b, unix.SockFilter{Code: bpfJeqK, Jt: toPids, Jf: 0, K: nr})
+	}
+	for _, nr := range a.fcntl {
+		b = append(b, unix.SockFilter{Code: bpfJeqK, Jt: toFcntl, Jf: 0, K: nr})
 	}
 	b = append(b,
 		unix.SockFilter{Code: bpfJeqK, Jt: 0, Jf: 1, K: a.tkill}, ret(secErrno|uint32(unix.EPERM)),
@@ -120,22 +169,108 @@ func sigBody(a sigCalls) []unix.SockFilter {
 }
 
 // protectFromCommand installs the signal filter on the calling thread
-// (no_new_privs is set already), protecting the launcher and Harvey.
+// (no_new_privs is set already), protecting the launcher and Harvey, and
+// starts the launcher's supervisor of the calls the filter hands it.
 func protectFromCommand(harvey int) error {
-	pids := []int{os.Getpid(), harvey}
+	launcher := os.Getpid()
 	groups := []int{unix.Getpgrp()}
 	if g, err := unix.Getpgid(harvey); err == nil {
 		groups = append(groups, g)
 	}
-	prog, err := signalFilter(pids, groups)
+	prog, err := signalFilter([]int{launcher, harvey}, groups)
 	if err != nil {
 		return err
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
-	if _, _, e := unix.RawSyscall(unix.SYS_SECCOMP, 1 /* SECCOMP_SET_MODE_FILTER */, 0, uintptr(unsafe.Pointer(&fprog))); e != 0 {
+	fd, _, e := unix.RawSyscall(unix.SYS_SECCOMP, 1 /* SECCOMP_SET_MODE_FILTER */, unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fprog)))
+	if e == unix.EBUSY {
+		return errors.New("another supervisor (a container's) holds this process's seccomp notifications, so the signal filter cannot ask about a pid")
+	}
+	if e != 0 {
 		return e
 	}
+	protected := protectedSet{tgids: []int{launcher, harvey}, groups: groups}
+	go superviseSignals(int(fd), protected)
 	return nil
+}
+
+// seccompNotif and seccompNotifResp are the kernel's struct seccomp_notif
+// and struct seccomp_notif_resp (the same layout on every architecture).
+type seccompNotif struct {
+	id    uint64
+	pid   uint32
+	flags uint32
+	nr    int32
+	arch  uint32
+	ip    uint64
+	args  [6]uint64
+}
+
+type seccompNotifResp struct {
+	id    uint64
+	val   int64
+	error int32
+	flags uint32
+}
+
+// protectedSet is what no command may signal: these thread groups, and
+// every process in these process groups.
+type protectedSet struct {
+	tgids, groups []int
+}
+
+// protects says whether a signal to pid (a thread's id or a process's)
+// would reach the set. A pid that names nothing now is not protected (the
+// kernel answers ESRCH).
+func (p protectedSet) protects(pid int) bool {
+	tgid, ok := procTgid(pid)
+	if !ok {
+		return false
+	}
+	if slices.Contains(p.tgids, tgid) {
+		return true
+	}
+	pgid, err := unix.Getpgid(tgid)
+	return err == nil && slices.Contains(p.groups, pgid)
+}
+
+// procTgid is the thread group (process) of thread pid, from /proc.
+func procTgid(pid int) (int, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// superviseSignals answers the signal calls the filter hands the
+// launcher on listener fd: refused (EPERM) when the target is protected,
+// else the kernel goes on with the call as made. Only integers are read
+// (the pid), never the caller's memory, so going on is safe. It returns
+// when the descriptor fails (the launcher is ending).
+func superviseSignals(fd int, protected protectedSet) {
+	defer unix.Close(fd)
+	for {
+		var req seccompNotif
+		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&req))); e != 0 {
+			if e == unix.EINTR || e == unix.ENOENT {
+				continue // a signal, or the caller went away before we read it
+			}
+			return
+		}
+		resp := seccompNotifResp{id: req.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+		if protected.protects(int(int32(uint32(req.args[0])))) {
+			resp = seccompNotifResp{id: req.id, error: -int32(unix.EPERM)}
+		}
+		// ENOENT: the caller is gone (killed while it waited); nothing to say.
+		_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+	}
 }
 
 // seccompFilters is the number of seccomp filters of process pid (its

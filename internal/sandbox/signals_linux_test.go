@@ -1,0 +1,97 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The signal filter as a command meets it: from a thread confined with it
+// (this test process plays both the launcher and Harvey), a shell cannot
+// signal the test process by its pid, by any of its threads' ids, or by a
+// file it owns with a lethal F_SETSIG; it can still signal a process of
+// its own and an unrelated one, and choose a real-time signal for a file.
+// Without the supervisor, every thread-id kill below would end the test.
+func TestSignalFilterRefusesEveryId(t *testing.T) {
+	if len(sigArches) == 0 {
+		t.Skip("no seccomp numbers for this architecture")
+	}
+	other := exec.Command("sleep", "30")
+	other.SysProcAttr = &unix.SysProcAttr{Setpgid: true} // outside the protected groups
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer other.Process.Kill()
+	var threads []string
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", os.Getpid()))
+	for _, task := range tasks {
+		if task.Name() != strconv.Itoa(os.Getpid()) {
+			threads = append(threads, task.Name())
+		}
+	}
+	if len(threads) == 0 {
+		t.Fatal("a Go test process with one thread")
+	}
+	// Signal 0 asks the kernel whether the signal would be delivered:
+	// refused is EPERM, allowed is 0. The thread-id kills use SIGKILL
+	// (were one let through, the test would die, which fails it too).
+	script := fmt.Sprintf(`
+n=0; for tid in %s; do kill -9 $tid 2>/dev/null && n=$((n+1)); done; echo thread-kills=$n
+kill -0 %d 2>/dev/null; echo pid=$?
+kill -0 %d 2>/dev/null; echo other=$?
+sleep 5 & kill -0 $! 2>/dev/null; echo own=$?; kill $!
+command -v python3 >/dev/null || { echo fcntl-lethal=1 fcntl-rt=0; exit 0; }
+python3 -c '
+import fcntl, os
+r, w = os.pipe()
+fcntl.fcntl(r, fcntl.F_SETOWN, %d)
+for name, sig in (("lethal", 9), ("rt", 40)):
+    try:
+        fcntl.fcntl(r, 10, sig); print("fcntl-%%s=0" %% name)
+    except PermissionError:
+        print("fcntl-%%s=1" %% name)
+'
+`, strings.Join(threads, " "), os.Getpid(), other.Process.Pid, os.Getpid())
+	var buf strings.Builder
+	c := exec.Command("/bin/sh", "-c", script)
+	c.Stdout, c.Stderr = &buf, &buf
+	c.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
+	var err error
+	onThreadOfItsOwn(func() { // the command is forked from the confined thread
+		if err = unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return
+		}
+		if err = protectFromCommand(os.Getpid()); err != nil {
+			return
+		}
+		err = c.Start()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(20 * time.Second):
+		c.Process.Kill()
+		err = fmt.Errorf("the script hung")
+	}
+	out := buf.String()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	for _, want := range []string{"thread-kills=0", "pid=1", "other=0", "own=0", "fcntl-lethal=1", "fcntl-rt=0"} {
+		if !strings.Contains(out, want+"\n") {
+			t.Errorf("want %s:\n%s", want, out)
+		}
+	}
+}
