@@ -14,6 +14,7 @@ package harvey
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -140,3 +141,70 @@ func TestEndToEndMCPServerWholeLife(t *testing.T) {
 		})
 	}
 }
+
+// The index cannot lie (issue 60): an approved command changes a tracked
+// Makefile, stages it, then writes the committed blob's id back into that
+// index entry, keeping the stat data git add recorded (and the outer uid
+// and gid), so git would trust the entry and never read the file. After
+// the check, the user's git status, git diff and git commit -a see the
+// change, in each kernel mode.
+func TestEndToEndIndexCannotLie(t *testing.T) {
+	requireSandbox(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3 to write the index with")
+	}
+	bin := buildHarvey(t)
+	for _, kernel := range simulatedKernels() {
+		t.Run(kernel, func(t *testing.T) {
+			t.Parallel()
+			dir, gitEnv := gitFixture(t)
+			gitSh(t, dir, gitEnv, "printf 'all:\\n\\t@echo built\\n' > Makefile && git add Makefile && git commit -qm make")
+			tmp := t.TempDir()
+			swap := filepath.Join(tmp, "swap.py")
+			os.WriteFile(swap, []byte(indexSwapPy), 0o644)
+			hostile := "printf 'all:\\n\\t@echo planted\\n' > Makefile && touch -d '5 seconds ago' Makefile && git add Makefile && python3 " + swap +
+				fmt.Sprintf(" \"$(git rev-parse --git-path index)\" Makefile \"$(git rev-parse HEAD:Makefile)\" %d %d; echo swapped", os.Getuid(), os.Getgid())
+			f := newFakeOllama(t, "llama3.2:latest")
+			f.script(toolReply("llama3.2", fakeCall{id: "swap", name: "run_command", args: map[string]any{"command": hostile}}), textReply("llama3.2", "Done."))
+			env := []string{"HOME=" + tmp, "XDG_CONFIG_HOME=" + filepath.Join(tmp, "config"), "XDG_DATA_HOME=" + filepath.Join(tmp, "data"), "PYTHONDONTWRITEBYTECODE=1"}
+			writeFile(t, tmp, "config/harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  readable: [%q]\n", tmp))
+			out, errOut, code := runHarveyKernel(t, kernel, bin, dir, "", env, "-p", "do it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+			if code != 0 || !strings.Contains(out, "Done.") {
+				t.Fatalf("exit %d: %s %s", code, out, errOut)
+			}
+			if r := toolResults(f.chatRequests())["swap"]; !strings.Contains(r, "swapped") {
+				t.Fatalf("the hostile command did not run: %q", r)
+			}
+			if b, _ := os.ReadFile(filepath.Join(dir, "Makefile")); !strings.Contains(string(b), "planted") {
+				t.Fatalf("the Makefile was not changed: %q", b)
+			}
+			st := gitSh(t, dir, gitEnv, "git status --porcelain")
+			diff := gitSh(t, dir, gitEnv, "git diff")
+			if !strings.Contains(st, "Makefile") || !strings.Contains(diff, "planted") {
+				t.Errorf("git does not show the change: status %q, diff %q", st, diff)
+			}
+			gitSh(t, dir, gitEnv, "git commit -qam review")
+			if show := gitSh(t, dir, gitEnv, "git show HEAD:Makefile"); !strings.Contains(show, "planted") {
+				t.Errorf("git commit -a did not pick the change up: %q", show)
+			}
+		})
+	}
+}
+
+// indexSwapPy rewrites one entry of a version-2 git index: its object id
+// (argv 3) and its uid and gid (argv 4, 5), and the trailing checksum.
+const indexSwapPy = `import hashlib, struct, sys
+path, name, oid, uid, gid = sys.argv[1], sys.argv[2].encode(), bytes.fromhex(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+b = bytearray(open(path, "rb").read())
+assert b[:4] == b"DIRC" and struct.unpack(">I", b[4:8])[0] == 2
+n, off = struct.unpack(">I", b[8:12])[0], 12
+for _ in range(n):
+    start = off
+    end = b.index(b"\0", off + 62)
+    if bytes(b[off + 62:end]) == name:
+        struct.pack_into(">II", b, start + 28, uid, gid)
+        b[start + 40:start + 60] = oid
+    off = start + ((62 + end - (off + 62) + 8) // 8) * 8
+b[-20:] = hashlib.sha1(bytes(b[:-20])).digest()
+open(path, "wb").write(bytes(b))
+`

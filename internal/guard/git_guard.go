@@ -56,6 +56,7 @@ type gitDirGuard struct {
 	dir        string // absolute
 	shown      string // as the user is told: .git, .git/worktrees/NAME, or the path
 	common     bool   // the common directory: config, hooks, modules/, info/, worktrees/
+	own        bool   // the workspace's own git directory: its index's paths are the workspace's
 	hashLen    int    // 20 for SHA-1 object names, 32 for SHA-256
 	ident      fileIdent
 	files      map[string]*savedFile  // protected files by path in the directory (nil: missing)
@@ -125,6 +126,9 @@ func guardGit(root string) *gitGuard {
 		if !slices.ContainsFunc(g.dirs, func(x *gitDirGuard) bool { return x.dir == d }) {
 			g.dirs = append(g.dirs, guardDir(root, d, false, hashLen))
 		}
+	}
+	for _, d := range g.dirs {
+		d.own = d.dir == l.gitDir
 	}
 	g.paths = map[string]*savedHooks{}
 	for _, p := range gitRunPaths(root, l) {
@@ -333,9 +337,17 @@ func prefixed(p string, names []string) []string {
 	return out
 }
 
+// changedFiles are the workspace's files a process made or changed (slash
+// paths from its root); known is false where the walk gave up, or there
+// was none (a check finished from the journal).
+type changedFiles struct {
+	paths []string
+	known bool
+}
+
 // check compares the workspace's git with what it was, undoes each change
 // and says in one line each what it undid.
-func (g *gitGuard) check() []string {
+func (g *gitGuard) check(changed changedFiles) []string {
 	if g == nil {
 		return nil
 	}
@@ -357,14 +369,14 @@ func (g *gitGuard) check() []string {
 		}
 	}
 	for _, d := range g.dirs {
-		d.check(say)
+		d.check(say, changed)
 	}
 	g.restorePaths(say)
 	return said
 }
 
 // check undoes what changed in one git directory.
-func (d *gitDirGuard) check(say func(string, ...any)) {
+func (d *gitDirGuard) check(say func(string, ...any), changed changedFiles) {
 	if id, ok := identOf(d.dir); !ok || id != d.ident {
 		if d.ident == (fileIdent{}) || !d.restoreIdentity(say) {
 			return
@@ -391,7 +403,7 @@ func (d *gitDirGuard) check(say func(string, ...any)) {
 		d.checkReplaceRefs(r, say)
 	}
 	d.removeNewLocks(r, say)
-	d.restoreIndex(r, say)
+	d.restoreIndex(r, say, changed)
 }
 
 // restoreIdentity puts the original directory back where the command
@@ -592,9 +604,12 @@ func (d *gitDirGuard) removeNewLocks(r *os.Root, say func(string, ...any)) {
 
 // restoreIndex puts the index back when the command added a gitlink (git
 // status enters a gitlink's repository and runs what its config names),
-// and clears the skip-worktree and assume-unchanged bits it set (git
-// status and git diff would not show what it changed in those files).
-func (d *gitDirGuard) restoreIndex(r *os.Root, say func(string, ...any)) {
+// clears the skip-worktree and assume-unchanged bits it set (git status
+// and git diff would not show what it changed in those files), and in the
+// workspace's own index clears the stat data of what it changed
+// (clearStale), so no entry it wrote can vouch for content the file does
+// not hold.
+func (d *gitDirGuard) restoreIndex(r *os.Root, say func(string, ...any), changed changedFiles) {
 	if key, ok := d.indexKey(); ok && d.index != nil && key == d.indexAt {
 		return // not written since (its change time cannot be set back)
 	}
@@ -629,13 +644,63 @@ func (d *gitDirGuard) restoreIndex(r *os.Root, say func(string, ...any)) {
 			hidden = append(hidden, e.name)
 		}
 	}
-	if len(hidden) == 0 {
+	stale := d.own && d.clearStale(b, changed)
+	if len(hidden) == 0 && !stale {
 		return
+	}
+	if stale {
+		b = withoutExtension(b, "FSMN", d.hashLen)
 	}
 	rehash(b, d.hashLen)
 	if err := putSaved(r, "index", &savedFile{data: b, mode: 0o644}); err != nil {
-		say("[harvey: the command hid %s from git status and git diff (skip-worktree or assume-unchanged) and it could not be undone: %v]", strings.Join(hidden, ", "), fsinfo.ErrText(err))
+		if len(hidden) > 0 {
+			say("[harvey: the command hid %s from git status and git diff (skip-worktree or assume-unchanged) and it could not be undone: %v]", strings.Join(hidden, ", "), fsinfo.ErrText(err))
+		} else {
+			say("[harvey: the command wrote git's index, and its entries for the files it changed could not be marked for git to read again: %v; review them with git diff HEAD after touching them]", fsinfo.ErrText(err))
+		}
 		return
 	}
-	say("[harvey: undone: the command marked %s skip-worktree or assume-unchanged, so git status and git diff would not show its changes; cleared — review them]", strings.Join(hidden, ", "))
+	if len(hidden) > 0 {
+		say("[harvey: undone: the command marked %s skip-worktree or assume-unchanged, so git status and git diff would not show its changes; cleared — review them]", strings.Join(hidden, ", "))
+	}
+}
+
+// clearStale clears, in the index b the command wrote, the stat data of
+// the entries of the files it made or changed (or, where those are not
+// known, of every entry whose stat data it changed; every entry where
+// there is no copy from before). An entry whose object id and stat data
+// were written to match the file while its content differs would
+// otherwise hide the change from git status, git diff and git commit -a;
+// git hashes each cleared file once and records its stat data again. The
+// fsmonitor's record is dropped with it (withoutExtension). It reports
+// whether it cleared any.
+func (d *gitDirGuard) clearStale(b []byte, changed changedFiles) bool {
+	var set map[string]bool
+	var was map[string]indexEntry
+	switch {
+	case changed.known:
+		set = map[string]bool{}
+		for _, p := range changed.paths {
+			set[p] = true
+		}
+	case d.index != nil:
+		was = map[string]indexEntry{}
+		for _, e := range indexEntries(d.index, d.hashLen) {
+			was[e.name] = e
+		}
+	}
+	cleared := false
+	for _, e := range indexEntries(b, d.hashLen) {
+		hit := true // no list and no copy: every entry
+		if set != nil {
+			hit = set[e.name]
+		} else if was != nil {
+			old, ok := was[e.name]
+			hit = !ok || !sameStat(d.index, old, b, e)
+		}
+		if hit && e.stale(b) {
+			cleared = true
+		}
+	}
+	return cleared
 }

@@ -59,7 +59,7 @@ func TestGitGuardUndoes(t *testing.T) {
 	for _, c := range cases {
 		g := guardGit(root)
 		gitSh(t, root, env, c.line)
-		said := strings.Join(g.check(), "\n")
+		said := strings.Join(g.check(changedFiles{}), "\n")
 		if !strings.Contains(said, c.said) {
 			t.Errorf("%s: not undone or not said: %q", c.name, said)
 		}
@@ -77,7 +77,7 @@ func TestGitGuardUndoes(t *testing.T) {
 	os.Symlink("../shared-hooks", filepath.Join(root, ".git", "hooks"))
 	g := guardGit(root)
 	gitSh(t, root, env, "rm .git/hooks && mkdir .git/hooks && printf '#!/bin/sh\\ntouch "+marker+"\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit")
-	if said := g.check(); len(said) == 0 {
+	if said := g.check(changedFiles{}); len(said) == 0 {
 		t.Error("a replaced hooks link: nothing said")
 	}
 	if l, err := os.Readlink(filepath.Join(root, ".git", "hooks")); err != nil || l != "../shared-hooks" {
@@ -90,7 +90,7 @@ func TestGitGuardUndoes(t *testing.T) {
 	// Ordinary work: nothing to undo, nothing said.
 	g = guardGit(root)
 	gitSh(t, root, env, "git checkout -q -b feature && echo d > d.txt && git add d.txt && git commit -qm d && git stash list")
-	if said := g.check(); len(said) != 0 {
+	if said := g.check(changedFiles{}); len(said) != 0 {
 		t.Errorf("ordinary work was undone: %q", said)
 	}
 }
@@ -119,7 +119,7 @@ func TestGitGuardIndexWrittenInPlace(t *testing.T) {
 	if fi, _ := os.Stat(idx); fi.Size() != int64(len(orig)) {
 		t.Fatalf("the forged index is %d bytes", fi.Size())
 	}
-	if said := strings.Join(g.check(), "\n"); !strings.Contains(said, "gitlink (a.txt)") {
+	if said := strings.Join(g.check(changedFiles{}), "\n"); !strings.Contains(said, "gitlink (a.txt)") {
 		t.Fatalf("a gitlink written in place with its time set back: %q", said)
 	}
 	if now, _ := os.ReadFile(idx); string(now) != string(orig) {
@@ -127,7 +127,7 @@ func TestGitGuardIndexWrittenInPlace(t *testing.T) {
 	}
 	// Untouched, it is not read again (and nothing is said).
 	g = guardGit(root)
-	if said := g.check(); len(said) != 0 {
+	if said := g.check(changedFiles{}); len(said) != 0 {
 		t.Fatalf("an untouched index: %q", said)
 	}
 }
@@ -141,7 +141,7 @@ func TestGitGuardWritesNothingThroughLinks(t *testing.T) {
 	gitSh(t, root, env, "mkdir -p .git/modules/m && cp .git/config .git/modules/m/config")
 	g := guardGit(root)
 	gitSh(t, root, env, "rm -rf .git/modules/m && ln -s "+outside+" .git/modules/m")
-	g.check()
+	g.check(changedFiles{})
 	if b, _ := os.ReadFile(filepath.Join(outside, "config")); string(b) != "outside\n" {
 		t.Fatalf("the check wrote through a link: %q", b)
 	}
@@ -177,7 +177,7 @@ func TestGitGuardNewRepository(t *testing.T) {
 	g := guardGit(root)
 	gitSh(t, root, env, "git init -q -b main && git config core.fsmonitor "+filepath.Join(tmp, "plant.sh")+" && git config core.pager "+filepath.Join(tmp, "plant.sh")+
 		" && git config user.name Model && git remote add origin https://example.com/r.git && cp "+filepath.Join(tmp, "plant.sh")+" .git/hooks/pre-commit && echo a > a.txt")
-	said := strings.Join(g.check(), "\n")
+	said := strings.Join(g.check(changedFiles{}), "\n")
 	if !strings.Contains(said, "core.fsmonitor") || !strings.Contains(said, "hooks") {
 		t.Fatalf("not undone or not said: %q", said)
 	}
@@ -192,7 +192,7 @@ func TestGitGuardNewRepository(t *testing.T) {
 	other := t.TempDir()
 	g = guardGit(other)
 	gitSh(t, other, env, "git init -q -b main")
-	if said := g.check(); len(said) != 0 {
+	if said := g.check(changedFiles{}); len(said) != 0 {
 		t.Fatalf("a plain git init was undone: %q", said)
 	}
 }
@@ -254,7 +254,7 @@ func TestGitGuardWorktrees(t *testing.T) {
 		ws := filepath.Join(base, c.ws)
 		g := guardGit(ws)
 		gitSh(t, ws, env, c.line)
-		said := strings.Join(g.check(), "\n")
+		said := strings.Join(g.check(changedFiles{}), "\n")
 		if !strings.Contains(said, c.said) {
 			t.Errorf("%s: not undone or not said (want %q): %q", c.name, c.said, said)
 		}
@@ -280,7 +280,7 @@ func TestGitGuardWorktrees(t *testing.T) {
 	ws := filepath.Join(base, "wt")
 	g := guardGit(ws)
 	gitSh(t, ws, env, "git checkout -q -b feature && echo d > d.txt && git add d.txt && git commit -qm d && git stash list && git worktree add -q inner -b inner && git worktree list")
-	if said := g.check(); len(said) != 0 {
+	if said := g.check(changedFiles{}); len(said) != 0 {
 		t.Errorf("ordinary work was undone: %q", said)
 	}
 }

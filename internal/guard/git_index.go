@@ -13,12 +13,16 @@ import (
 // user's review — assume-unchanged (CE_VALID in the flags) and
 // skip-worktree (in the extended flags) — with where those bits lie, so
 // that the check can clear them in place and write the index's checksum
-// again. An unreadable index gives no entries.
+// again; and where each entry's stat data lies, so that the check can
+// clear it for a file a command changed (stale), which makes git read the
+// file again instead of trusting the entry. An unreadable index gives no
+// entries.
 
 // indexEntry is one entry of an index.
 type indexEntry struct {
 	name    string
 	mode    uint32
+	at      int // offset of the entry (its stat data: 40 bytes, the mode at 24)
 	flagsAt int // offset of the entry's 16-bit flags
 	extAt   int // offset of its 16-bit extended flags (0: it has none)
 }
@@ -41,6 +45,59 @@ func (e indexEntry) unhide(b []byte) {
 	if e.extAt > 0 {
 		b[e.extAt] &^= ceSkipWorktree >> 8
 	}
+}
+
+// stale clears e's stat data in b (the times, device, inode, uid, gid and
+// size; not the mode): git's next look at the file finds it differs and
+// hashes its content (an entry of size 0 is never trusted for a non-empty
+// blob), so a change the entry's stat data would hide shows. False: it was
+// clear already, or e is a gitlink, whose stat data git never reads.
+func (e indexEntry) stale(b []byte) bool {
+	if e.mode&0o170000 == 0o160000 {
+		return false
+	}
+	stat := append(append([]byte{}, b[e.at:e.at+24]...), b[e.at+28:e.at+40]...)
+	if bytes.Equal(stat, make([]byte, 36)) {
+		return false
+	}
+	clear(b[e.at : e.at+24])
+	clear(b[e.at+28 : e.at+40])
+	return true
+}
+
+// sameStat reports whether entries a (of index x) and b (of index y) have
+// the same stat data.
+func sameStat(x []byte, a indexEntry, y []byte, b indexEntry) bool {
+	return bytes.Equal(x[a.at:a.at+24], y[b.at:b.at+24]) && bytes.Equal(x[a.at+28:a.at+40], y[b.at+28:b.at+40])
+}
+
+// withoutExtension is index b without its extension sig ("FSMN": the
+// fsmonitor's record of which entries it vouches for); b when it has none
+// or cannot be read. The checksum is left for rehash.
+func withoutExtension(b []byte, sig string, hashLen int) []byte {
+	if len(b) < 12 || string(b[:4]) != "DIRC" {
+		return b
+	}
+	version := binary.BigEndian.Uint32(b[4:8])
+	if version < 2 || version > 4 {
+		return b
+	}
+	_, off, err := readEntries(b, version, int(binary.BigEndian.Uint32(b[8:12])), hashLen)
+	if err != nil {
+		return b
+	}
+	for off+8 <= len(b)-hashLen {
+		size := int(binary.BigEndian.Uint32(b[off+4 : off+8]))
+		end := off + 8 + size
+		if size < 0 || end > len(b)-hashLen {
+			return b
+		}
+		if string(b[off:off+4]) == sig {
+			return append(append([]byte{}, b[:off]...), b[end:]...)
+		}
+		off = end
+	}
+	return b
 }
 
 // rehash writes the index's trailing checksum for its content again (an
@@ -95,28 +152,30 @@ func indexEntries(b []byte, hashLen int) []indexEntry {
 	if version < 2 || version > 4 {
 		return nil
 	}
-	out, _ := readEntries(b, version, n, hashLen)
+	out, _, _ := readEntries(b, version, n, hashLen)
 	return out
 }
 
 var errIndex = errors.New("unreadable index")
 
-func readEntries(b []byte, version uint32, n, hashLen int) ([]indexEntry, error) {
+// readEntries reads n entries and returns them with the offset past the
+// last (where the extensions start).
+func readEntries(b []byte, version uint32, n, hashLen int) ([]indexEntry, int, error) {
 	var out []indexEntry
 	off, prev := 12, ""
 	for i := 0; i < n; i++ {
 		start := off
 		if off+40+hashLen+2 > len(b) {
-			return nil, errIndex
+			return nil, 0, errIndex
 		}
-		e := indexEntry{mode: binary.BigEndian.Uint32(b[off+24 : off+28])}
+		e := indexEntry{mode: binary.BigEndian.Uint32(b[off+24 : off+28]), at: start}
 		off += 40 + hashLen
 		e.flagsAt = off
 		flags := binary.BigEndian.Uint16(b[off : off+2])
 		off += 2
 		if flags&ceExtended != 0 {
 			if version < 3 || off+2 > len(b) {
-				return nil, errIndex
+				return nil, 0, errIndex
 			}
 			e.extAt = off
 			off += 2
@@ -124,19 +183,19 @@ func readEntries(b []byte, version uint32, n, hashLen int) ([]indexEntry, error)
 		if version == 4 {
 			strip, k := binary.Uvarint(b[off:])
 			if k <= 0 || int(strip) > len(prev) {
-				return nil, errIndex
+				return nil, 0, errIndex
 			}
 			off += k
 			end := bytes.IndexByte(b[off:], 0)
 			if end < 0 {
-				return nil, errIndex
+				return nil, 0, errIndex
 			}
 			e.name = prev[:len(prev)-int(strip)] + string(b[off:off+end])
 			off += end + 1
 		} else {
 			end := bytes.IndexByte(b[off:], 0)
 			if end < 0 {
-				return nil, errIndex
+				return nil, 0, errIndex
 			}
 			e.name = string(b[off : off+end])
 			off = start + (off-start+end+8)/8*8
@@ -145,7 +204,7 @@ func readEntries(b []byte, version uint32, n, hashLen int) ([]indexEntry, error)
 		prev = e.name
 	}
 	if off > len(b) {
-		return nil, errIndex
+		return nil, 0, errIndex
 	}
-	return out, nil
+	return out, off, nil
 }

@@ -64,7 +64,7 @@ type jGit struct {
 
 type jDir struct {
 	Dir, Shown                               string
-	Common, IndexLarge                       bool
+	Common, Own, IndexLarge                  bool
 	HashLen                                  int
 	IdentDev, IdentIno                       uint64
 	Files                                    map[string]*jFile
@@ -253,7 +253,7 @@ func (g *gitGuard) toJournal() *jGit {
 		j.DotGit = nil
 	}
 	for _, d := range g.dirs {
-		jd := &jDir{Dir: d.dir, Shown: d.shown, Common: d.common, HashLen: d.hashLen, IdentDev: d.ident.dev, IdentIno: d.ident.ino,
+		jd := &jDir{Dir: d.dir, Shown: d.shown, Common: d.common, Own: d.own, HashLen: d.hashLen, IdentDev: d.ident.dev, IdentIno: d.ident.ino,
 			Files: filesToJournal(d.files), Hooks: hooksToJournal(d.hooks), Modules: d.modules, Worktrees: d.worktrees,
 			Locks: d.locks, Links: d.links, Hidden: d.hidden, IndexLarge: d.indexLarge,
 			Replaces: d.replaces, ReplacesLoose: d.replacesLoose,
@@ -274,7 +274,7 @@ func (j *jGit) fromJournal() *gitGuard {
 	}
 	g := &gitGuard{root: j.Root, common: j.Common, fresh: j.Fresh, dotGit: j.DotGit.fromJournal(), paths: hooksFromJournal(j.Paths)}
 	for _, jd := range j.Dirs {
-		g.dirs = append(g.dirs, &gitDirGuard{dir: jd.Dir, shown: jd.Shown, common: jd.Common, hashLen: jd.HashLen, ident: fileIdent{jd.IdentDev, jd.IdentIno},
+		g.dirs = append(g.dirs, &gitDirGuard{dir: jd.Dir, shown: jd.Shown, common: jd.Common, own: jd.Own, hashLen: jd.HashLen, ident: fileIdent{jd.IdentDev, jd.IdentIno},
 			files: filesFromJournal(jd.Files), hooks: hooksFromJournal(jd.Hooks), modules: jd.Modules, worktrees: jd.Worktrees,
 			locks: jd.Locks, links: jd.Links, hidden: jd.Hidden, index: jd.Index, indexLarge: jd.IndexLarge,
 			replaces: jd.Replaces, replacesLoose: jd.ReplacesLoose,

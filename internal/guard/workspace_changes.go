@@ -61,22 +61,23 @@ func snapshotFiles(root string) *workspaceFiles {
 	return w
 }
 
-// changes is one line naming what changed since the snapshot ("" when
-// nothing did).
-func (w *workspaceFiles) changes() string {
+// changed lists what changed since the snapshot, sorted, each path with
+// " (new)" or " (removed)" where it is one; paths are the files made or
+// changed (slash paths from the root). complete is false when either walk
+// gave up (or there was no snapshot).
+func (w *workspaceFiles) changed() (list, paths []string, complete bool) {
 	if w == nil {
-		return ""
+		return nil, nil, false
 	}
 	now := snapshotFiles(w.root)
 	if !w.complete || !now.complete {
-		return fmt.Sprintf("[harvey: the workspace has more than %d files: the files the command changed are not listed; review them with git status]", changesMaxFiles)
+		return nil, nil, false
 	}
-	var list []string
 	for p, k := range now.stamps {
 		if old, ok := w.stamps[p]; !ok {
-			list = append(list, p+" (new)")
+			list, paths = append(list, p+" (new)"), append(paths, p)
 		} else if old != k {
-			list = append(list, p)
+			list, paths = append(list, p), append(paths, p)
 		}
 	}
 	for p := range w.stamps {
@@ -84,10 +85,22 @@ func (w *workspaceFiles) changes() string {
 			list = append(list, p+" (removed)")
 		}
 	}
+	slices.Sort(list)
+	return list, paths, true
+}
+
+// changesLine is one line naming what changed ("" when nothing did, or
+// there was no snapshot).
+func (w *workspaceFiles) changesLine(list []string, complete bool) string {
+	if w == nil {
+		return ""
+	}
+	if !complete {
+		return fmt.Sprintf("[harvey: the workspace has more than %d files: the files the command changed are not listed; review them with git status]", changesMaxFiles)
+	}
 	if len(list) == 0 {
 		return ""
 	}
-	slices.Sort(list)
 	return fmt.Sprintf("[harvey: %s changed in the workspace: %s]", termtext.Plural(len(list), "file"), termtext.Sanitize(strings.Join(termtext.ClipList(list, changesShown), ", ")))
 }
 
@@ -132,7 +145,8 @@ func (c *Guard) Check() (undone []string, changed string) {
 	if c == nil {
 		return nil, ""
 	}
-	undone = append(c.git.check(), c.agents.check()...)
+	list, paths, complete := c.files.changed()
+	undone = append(c.git.check(changedFiles{paths, complete}), c.agents.check()...)
 	removeJournal(c.journal)
-	return undone, c.files.changes()
+	return undone, c.files.changesLine(list, complete)
 }
