@@ -425,6 +425,9 @@ func mcpCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	cf, cerr := configfile.Load(ws.Tree)
 	if cerr != nil {
 		fmt.Fprintf(stderr, "harvey: %v\n", cerr)
+		if errors.Is(cerr, configfile.ErrUserConfig) {
+			return 1
+		}
 	}
 	a := newAgent(ws, cf, newLineReader(strings.NewReader("")), &termtext.Writer{W: stdout}, &termtext.Writer{W: stderr})
 	defer a.Close()

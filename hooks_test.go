@@ -466,3 +466,48 @@ func conversationHooks(t *testing.T, kernel string) {
 		t.Errorf("a stop hook that never lets go: exit %d, %d requests: %s", code, len(reqs), errOut)
 	}
 }
+
+// One typo never turns the user's hooks off (issue 60): a config whose
+// hook blocks rm -rf, with a YAML error further down, makes Harvey refuse
+// to start, headless with --yes and in the REPL, in one line naming the
+// file and the line; the model is never asked and nothing is removed.
+// The same file fixed runs the hook and blocks the call.
+func TestBrokenUserConfigFailsClosed(t *testing.T) {
+	t.Parallel()
+	hook := `hooks:
+  - event: pre_tool
+    match: run_command
+    when: [{field: command, contains: "rm -rf"}]
+    command: echo "no rm -rf here" >&2; exit 2
+`
+	f := newHookFixture(t, hook+"sandbox:\n  network: [oops\n")
+	writeFile(t, f.dir, "keep/me.txt", "precious\n")
+	for _, args := range [][]string{{"-p", "go", "--yes"}, {}} {
+		fo := newFakeOllama(t, "llama3.2:latest")
+		fo.script(toolReply("llama3.2", cmdCall("rm", "rm -rf keep")), textReply("llama3.2", "Done."))
+		args = append(args, "--model", "llama3.2", "--ollama", fo.URL())
+		_, errOut, code := runHarveyKernel(t, f.kernel, f.bin, f.dir, "/exit\n", f.env, args...)
+		if code == 0 {
+			t.Errorf("%v: started on a broken config", args)
+		}
+		line := strings.TrimSpace(errOut)
+		if strings.Count(line, "\n") != 0 || !strings.Contains(line, filepath.Join(f.cfg, "harvey", "harvey.yaml")) ||
+			!regexp.MustCompile(`: line \d+: `).MatchString(line) || !strings.Contains(line, "does not start") {
+			t.Errorf("%v: not one line naming the file and the line: %q", args, errOut)
+		}
+		if n := len(fo.chatRequests()); n != 0 {
+			t.Errorf("%v: the model was asked %d times", args, n)
+		}
+		if _, err := os.Stat(filepath.Join(f.dir, "keep", "me.txt")); err != nil {
+			t.Fatalf("%v: the file the hook protects is gone: %v", args, err)
+		}
+	}
+	writeFile(t, f.cfg, "harvey/harvey.yaml", hook)
+	res, _ := f.run(cmdCall("rm", "rm -rf keep"))
+	if !strings.Contains(res["rm"], "no rm -rf here") {
+		t.Errorf("the fixed config's hook did not block: %q", res["rm"])
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "keep", "me.txt")); err != nil {
+		t.Errorf("removed under the fixed config: %v", err)
+	}
+}

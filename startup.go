@@ -58,6 +58,10 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		return nil, err
 	}
 	cf, cerr := configfile.Load(ws.Tree)
+	if errors.Is(cerr, configfile.ErrUserConfig) {
+		ws.Close()
+		return nil, cerr
+	}
 	in := newLineReader(o.Stdin)
 	in.show = o.Stderr // a question asked with no line editor is shown
 	a := newAgent(ws, cf, in, &termtext.Writer{W: o.Stdout}, &termtext.Writer{W: o.Stderr})

@@ -41,9 +41,16 @@ type File struct {
 // that refuses to save over it. Settings of the workspace file that need
 // the user's confirmation (config_trust.go) are left out and listed in
 // Gated until AcceptWorkspace.
+//
+// A user config that does not load comes first, whatever the workspace's
+// (its error wraps ErrUserConfig): the session must not start on it.
 func Load(ws *wspath.Tree) (*File, error) {
 	user, uwarn, uerr := LoadUser()
 	cf := &File{Config: user, base: user, Warnings: uwarn}
+	if uerr != nil {
+		cf.broken = true // nothing is saved over what the user cannot see loaded
+		return cf, uerr
+	}
 	defer cf.addWorkspaceMCPFiles(ws)
 	data, err := ws.ReadInternal(config.Path)
 	if errors.Is(err, fs.ErrNotExist) {

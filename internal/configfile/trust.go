@@ -159,8 +159,16 @@ func workspaceConfigTrusted(root string, data []byte) bool {
 	return Trusted(root, trustConfig, datadir.SHA256Hex(data))
 }
 
+// ErrUserConfig marks the user's own config as present but unreadable or
+// unparsable. A session does not start on it: the defaults would drop the
+// user's hooks, permissions, safe mode and sandbox settings without a word
+// (a typo would turn a hook that blocks rm -rf off). Start refuses; a
+// command that only reads or edits the file may go on.
+var ErrUserConfig = errors.New("Harvey does not start on a config it cannot read, since your hooks, permissions and sandbox settings in it would be lost; fix it, or move it away to start on the defaults")
+
 // LoadUser reads the user's own config (trusted). A missing file is
-// the defaults.
+// the defaults; one that cannot be read or parsed is the defaults and an
+// error that wraps ErrUserConfig.
 func LoadUser() (*config.Config, []string, error) {
 	base := config.Default()
 	d := UserDir()
@@ -173,12 +181,12 @@ func LoadUser() (*config.Config, []string, error) {
 		return base, nil, nil
 	}
 	if err != nil {
-		return base, nil, fmt.Errorf("%s: %v (using defaults)", p, err)
+		return base, nil, fmt.Errorf("%s: %v: %w", p, err, ErrUserConfig)
 	}
 	cf := &File{Config: config.Default()}
 	warnings, err := ParseAs(data, cf, p)
 	if err != nil {
-		return base, warnings, fmt.Errorf("%s: %v (using defaults)", p, err)
+		return base, warnings, fmt.Errorf("%s: %v: %w", p, err, ErrUserConfig)
 	}
 	return cf.Config, warnings, nil
 }
