@@ -617,6 +617,10 @@ func (d *gitDirGuard) restoreIndex(r *os.Root, say func(string, ...any), changed
 	if err != nil {
 		return
 	}
+	if unread := unreadEntries(b, d.hashLen); len(unread) > 0 && (d.index == nil || len(unreadEntries(d.index, d.hashLen)) == 0) {
+		d.putIndexBack(r, say, "the command split git's index or made it sparse (its "+strings.Join(unread, ", ")+" extension keeps entries in a place Harvey does not read, where a gitlink or a hidden file could stand)")
+		return
+	}
 	var added []string
 	for _, l := range gitlinks(b, d.hashLen) {
 		if !slices.Contains(d.links, l) {
@@ -624,17 +628,7 @@ func (d *gitDirGuard) restoreIndex(r *os.Root, say func(string, ...any), changed
 		}
 	}
 	if len(added) > 0 {
-		if d.index == nil && d.indexLarge {
-			say("[harvey: the command added a gitlink (%s) to git's index, which is too large to keep a copy of: remove it with git rm --cached before your next git status]", strings.Join(added, ", "))
-			return
-		}
-		if d.index == nil {
-			r.Remove("index")
-		} else if err := putSaved(r, "index", &savedFile{data: d.index, mode: 0o644}); err != nil {
-			say("[harvey: the command added a gitlink (%s) to git's index and it could not be restored: %v]", strings.Join(added, ", "), fsinfo.ErrText(err))
-			return
-		}
-		say("[harvey: undone: the command added a gitlink (%s) to git's index — your next git status would enter that repository and run its config; the index is as it was before the command]", strings.Join(added, ", "))
+		d.putIndexBack(r, say, fmt.Sprintf("the command added a gitlink (%s) to git's index — your next git status would enter that repository and run its config", strings.Join(added, ", ")))
 		return
 	}
 	var hidden []string
@@ -663,6 +657,23 @@ func (d *gitDirGuard) restoreIndex(r *os.Root, say func(string, ...any), changed
 	if len(hidden) > 0 {
 		say("[harvey: undone: the command marked %s skip-worktree or assume-unchanged, so git status and git diff would not show its changes; cleared — review them]", strings.Join(hidden, ", "))
 	}
+}
+
+// putIndexBack puts the index as it was before the command (none, if
+// there was none), saying why; an index too large to have been copied is
+// left, with what to do.
+func (d *gitDirGuard) putIndexBack(r *os.Root, say func(string, ...any), why string) {
+	if d.index == nil && d.indexLarge {
+		say("[harvey: %s; the index is too large to keep a copy of: run git read-tree HEAD (your staged changes are lost) before your next git status]", why)
+		return
+	}
+	if d.index == nil {
+		r.Remove("index")
+	} else if err := putSaved(r, "index", &savedFile{data: d.index, mode: 0o644}); err != nil {
+		say("[harvey: %s, and the index could not be restored: %v]", why, fsinfo.ErrText(err))
+		return
+	}
+	say("[harvey: undone: %s; the index is as it was before the command]", why)
 }
 
 // clearStale clears, in the index b the command wrote, the stat data of

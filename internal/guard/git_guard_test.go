@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,6 +54,7 @@ func TestGitGuardUndoes(t *testing.T) {
 		{"hook", "printf '#!/bin/sh\\ntouch " + marker + "\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit", ".git/hooks"},
 		{"gitlink", "mkdir -p sub && git -C sub init -q && printf '" + plant + "' >> sub/.git/config && git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),sub", "gitlink (sub)"},
 		{"gitlink-v4", "git update-index --index-version 4 && mkdir -p sub4 && git -C sub4 init -q && printf '" + plant + "' >> sub4/.git/config && git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),sub4", "gitlink (sub4)"},
+		{"gitlink-split", "mkdir -p subs && git -C subs init -q && printf '" + plant + "' >> subs/.git/config && git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),subs && git update-index --split-index", "split git's index"},
 		{"modules", "mkdir -p .git/modules/evil && printf '" + plant + "' > .git/modules/evil/config", "modules/evil"},
 		{"lock", "touch .git/config.lock", "config.lock"},
 	}
@@ -291,5 +293,51 @@ func writeFile(t testing.TB, dir, name, content string) {
 	os.MkdirAll(filepath.Dir(p), 0o755)
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A staged change hidden in the index: the command changes a tracked file,
+// stages it, then writes the committed blob's id back into the entry,
+// keeping the stat data git add recorded. After the check, git status sees
+// the change again, whether the changed files are known (the walk) or only
+// the index from before is (the journal); the entry of a file left alone
+// keeps its stat data.
+func TestGitGuardStaleEntries(t *testing.T) {
+	for _, known := range []bool{true, false} {
+		root, env := gitFixture(t)
+		gitSh(t, root, env, "echo b > b.txt && git add b.txt && git commit -qm second && touch -d '10 seconds ago' a.txt b.txt && git update-index --refresh")
+		g := guardGit(root)
+		old := strings.TrimSpace(gitSh(t, root, env, "git rev-parse HEAD:a.txt"))
+		gitSh(t, root, env, "echo changed > a.txt && touch -d '5 seconds ago' a.txt && git add a.txt")
+		idx := filepath.Join(root, ".git", "index")
+		b, _ := os.ReadFile(idx)
+		for _, e := range indexEntries(b, 20) {
+			if e.name == "a.txt" {
+				hex := make([]byte, 20)
+				for i := range hex {
+					fmt.Sscanf(old[2*i:2*i+2], "%02x", &hex[i])
+				}
+				copy(b[e.at+40:e.at+60], hex)
+			}
+		}
+		rehash(b, 20)
+		os.WriteFile(idx, b, 0o644)
+		if st := gitSh(t, root, env, "git status --porcelain"); strings.Contains(st, "a.txt") {
+			t.Fatalf("the forged entry does not hide the change here: %q", st)
+		}
+		changed := changedFiles{known: known}
+		if known {
+			changed.paths = []string{"a.txt"}
+		}
+		g.check(changed)
+		if st := gitSh(t, root, env, "git status --porcelain"); !strings.Contains(st, "a.txt") {
+			t.Errorf("known %v: git status still hides the change: %q", known, st)
+		}
+		b, _ = os.ReadFile(idx)
+		for _, e := range indexEntries(b, 20) {
+			if e.name == "b.txt" && !e.stale(append([]byte{}, b...)) {
+				t.Errorf("known %v: the entry of a file left alone lost its stat data", known)
+			}
+		}
 	}
 }

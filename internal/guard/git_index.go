@@ -71,31 +71,63 @@ func sameStat(x []byte, a indexEntry, y []byte, b indexEntry) bool {
 	return bytes.Equal(x[a.at:a.at+24], y[b.at:b.at+24]) && bytes.Equal(x[a.at+28:a.at+40], y[b.at+28:b.at+40])
 }
 
-// withoutExtension is index b without its extension sig ("FSMN": the
-// fsmonitor's record of which entries it vouches for); b when it has none
-// or cannot be read. The checksum is left for rehash.
-func withoutExtension(b []byte, sig string, hashLen int) []byte {
+// extensions lists index b's extensions: each one's signature and where
+// it starts and ends (nil when b cannot be read).
+func extensions(b []byte, hashLen int) []indexExt {
 	if len(b) < 12 || string(b[:4]) != "DIRC" {
-		return b
+		return nil
 	}
 	version := binary.BigEndian.Uint32(b[4:8])
 	if version < 2 || version > 4 {
-		return b
+		return nil
 	}
 	_, off, err := readEntries(b, version, int(binary.BigEndian.Uint32(b[8:12])), hashLen)
 	if err != nil {
-		return b
+		return nil
 	}
+	var out []indexExt
 	for off+8 <= len(b)-hashLen {
 		size := int(binary.BigEndian.Uint32(b[off+4 : off+8]))
 		end := off + 8 + size
 		if size < 0 || end > len(b)-hashLen {
-			return b
+			return out
 		}
-		if string(b[off:off+4]) == sig {
-			return append(append([]byte{}, b[:off]...), b[end:]...)
-		}
+		out = append(out, indexExt{sig: string(b[off : off+4]), start: off, end: end})
 		off = end
+	}
+	return out
+}
+
+// indexExt is one extension of an index.
+type indexExt struct {
+	sig        string
+	start, end int
+}
+
+// unreadEntries names the extensions of index b that keep entries where
+// this reader does not look — those whose signature starts with a lower
+// case letter, which git itself must understand to read the index: a
+// split index ("link": the entries live in a shared file beside it) or a
+// sparse one ("sdir"). A gitlink or a hidden entry could stand there
+// unseen.
+func unreadEntries(b []byte, hashLen int) []string {
+	var out []string
+	for _, e := range extensions(b, hashLen) {
+		if e.sig[0] >= 'a' && e.sig[0] <= 'z' {
+			out = append(out, e.sig)
+		}
+	}
+	return out
+}
+
+// withoutExtension is index b without its extension sig ("FSMN": the
+// fsmonitor's record of which entries it vouches for); b when it has none
+// or cannot be read. The checksum is left for rehash.
+func withoutExtension(b []byte, sig string, hashLen int) []byte {
+	for _, e := range extensions(b, hashLen) {
+		if e.sig == sig {
+			return append(append([]byte{}, b[:e.start]...), b[e.end:]...)
+		}
 	}
 	return b
 }
