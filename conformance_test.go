@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	neturl "net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,6 +132,12 @@ func conformanceClient(string) int {
 			add = append(add, "--client-credentials")
 		}
 	}
+	if issuer := conformanceIssuer(url); issuer != "" {
+		// The user pins the authorization server the server's docs name
+		// (internal/netfence: a credential goes only there, and a local
+		// address is dialled only when the user's config names it).
+		add = append(add, "--issuer", issuer)
+	}
 	if run(nil, nil, add...) != 0 {
 		return 1
 	}
@@ -139,6 +146,43 @@ func conformanceClient(string) int {
 	srv := httptest.NewServer(http.HandlerFunc(f.handle))
 	defer srv.Close()
 	return conformanceREPL(bin, work, env, logf, "--yes", "--model", "llama3.2", "--ollama", srv.URL)
+}
+
+// conformanceIssuer is the authorization server a protected MCP server
+// names, found as a user reading its docs would: its 401's
+// resource_metadata, else the well-known places (a server may protect only
+// some methods); "" for an open server.
+func conformanceIssuer(server string) string {
+	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"docs","version":"0"}}}`
+	req, _ := http.NewRequest(http.MethodPost, server, strings.NewReader(init))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return ""
+	}
+	resp.Body.Close()
+	var tries []string
+	if m := regexp.MustCompile(`resource_metadata="([^"]+)"`).FindStringSubmatch(resp.Header.Get("WWW-Authenticate")); m != nil {
+		tries = append(tries, m[1])
+	}
+	u, _ := neturl.Parse(server)
+	tries = append(tries, u.Scheme+"://"+u.Host+"/.well-known/oauth-protected-resource"+u.Path, u.Scheme+"://"+u.Host+"/.well-known/oauth-protected-resource")
+	for _, t := range tries {
+		resp, err := http.Get(t)
+		if err != nil {
+			continue
+		}
+		var prm struct {
+			AuthorizationServers []string `json:"authorization_servers"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&prm)
+		resp.Body.Close()
+		if err == nil && resp.StatusCode == http.StatusOK && len(prm.AuthorizationServers) > 0 {
+			return prm.AuthorizationServers[0]
+		}
+	}
+	return ""
 }
 
 // conformanceREPL drives Harvey's REPL on a pseudo-terminal as a person

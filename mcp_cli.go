@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 
@@ -22,6 +23,7 @@ import (
 const mcpUsage = `usage: harvey mcp list
        harvey mcp add NAME [--env K=V]... [--read-only TOOL]... -- COMMAND [ARGS...]
        harvey mcp add NAME --url URL [--header K=V]... [--client-id ID [--client-secret S | --private-key FILE] [--client-credentials]]
+                 [--issuer URL | --auth-server-metadata-url URL]   the authorization server your credentials go to
                  [--workload-token FILE | --workload-token-command CMD]
                  [--idp-issuer URL --idp-client-id ID [--idp-client-secret S] [--id-token-command CMD]]
        harvey mcp remove NAME
@@ -87,7 +89,7 @@ func addFlags(args []string) (MCPServer, error) {
 			s.URL = val
 		case "--read-only":
 			s.ReadOnly = append(s.ReadOnly, val)
-		case "--client-id", "--client-secret", "--client-credentials", "--private-key",
+		case "--client-id", "--client-secret", "--client-credentials", "--private-key", "--issuer", "--auth-server-metadata-url",
 			"--workload-token", "--workload-token-command", "--idp-issuer", "--idp-client-id", "--idp-client-secret", "--id-token-command":
 			if oauthFlag(&s, a, val) {
 				continue // takes no value
@@ -111,8 +113,10 @@ func checkOAuthFlags(s MCPServer) error {
 	switch o := s.OAuth; {
 	case o == nil:
 		return nil
-	case s.URL == "" || o.ClientID == "":
-		return errors.New("--client-id (with --url) names the client a server's OAuth knows you by; the other OAuth flags go with it")
+	case s.URL == "":
+		return errors.New("the OAuth flags go with --url")
+	case o.ClientID == "" && !reflect.DeepEqual(*o, MCPOAuth{Issuer: o.Issuer, AuthServerMetadataURL: o.AuthServerMetadataURL}):
+		return errors.New("--client-id names the client a server's OAuth knows you by; the other OAuth flags but --issuer go with it")
 	case o.Enterprise != nil && (o.Enterprise.IdPIssuer == "" || o.Enterprise.IdPClientID == ""):
 		return errors.New("enterprise-managed authorization needs both --idp-issuer and --idp-client-id")
 	}
@@ -131,6 +135,10 @@ func oauthFlag(s *MCPServer, flag, val string) bool {
 		s.OAuth.ClientSecret = val
 	case "--private-key":
 		s.OAuth.PrivateKey = val
+	case "--issuer":
+		s.OAuth.Issuer = val
+	case "--auth-server-metadata-url":
+		s.OAuth.AuthServerMetadataURL = val
 	case "--workload-token":
 		s.OAuth.WorkloadToken = val
 	case "--workload-token-command":

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/mcpauth"
+	"github.com/harvey-agent/harvey/internal/netfence"
 	"gopkg.in/yaml.v3"
 )
 
@@ -110,7 +111,7 @@ func TestMCPWorkloadIdentity(t *testing.T) {
 	cfg, data, plat := t.TempDir(), t.TempDir(), t.TempDir()
 	tok := filepath.Join(plat, "token")
 	os.WriteFile(tok, []byte(jwt+"\n"), 0o600)
-	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    m:\n      url: %s/mcp\n      oauth: {client_id: workload, workload_token: %q}\n", o.URL, tok))
+	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    m:\n      url: %s/mcp\n      oauth: {client_id: workload, workload_token: %q, issuer: %s}\n", o.URL, tok, o.URL))
 	env := []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data}
 	out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", env, "mcp", "list")
 	if code != 0 || !strings.Contains(out, "m: running, 1 tool") || strings.Contains(out+errOut, jwt) {
@@ -124,13 +125,15 @@ func TestMCPWorkloadIdentity(t *testing.T) {
 	if out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", env, "mcp", "list"); code != 0 || !strings.Contains(out, "m: running, 1 tool") {
 		t.Fatalf("after the rotation: exit %d: %s %s", code, out, errOut)
 	}
-	// Refused: said once, in the server's words, and not tried again.
+	// Refused: said once, by its OAuth error code, and not tried again. The
+	// server's own prose (error_description) is not passed on: the same
+	// error reaches the model when a call meets the 401 (internal/netfence).
 	before := o.grants.Load()
 	o.mu.Lock()
 	o.jwtBearer = func(*http.Request) error { return fmt.Errorf("the workload is not trusted") }
 	o.mu.Unlock()
 	out, errOut, _ = runHarveyEnv(t, bin, t.TempDir(), "", env, "mcp", "list")
-	if !strings.Contains(out+errOut, "invalid_grant: the workload is not trusted") || o.grants.Load()-before != 1 {
+	if !strings.Contains(out+errOut, "invalid_grant") || strings.Contains(out+errOut, "not trusted") || o.grants.Load()-before != 1 {
 		t.Errorf("%d grants asked after a refusal; said: %s %s", o.grants.Load()-before, out, errOut)
 	}
 }
@@ -162,8 +165,9 @@ func TestMCPEnterpriseManagedAuthorization(t *testing.T) {
       oauth:
         client_id: mcp-client
         client_secret: "${MCP_SECRET}"
+        issuer: %s
         enterprise: {idp_issuer: %q, idp_client_id: harvey-at-idp, id_token_command: "printf %%s %s"}
-`, o.URL, idp.URL, idp.idToken)
+`, o.URL, o.URL, idp.URL, idp.idToken)
 	writeFile(t, cfg, "harvey/harvey.yaml", yaml)
 	env := []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data, "MCP_SECRET=mcp-secret-value"}
 	out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", env, "mcp", "list")
@@ -202,7 +206,7 @@ func TestMCPEnterpriseLogin(t *testing.T) {
 		return nil
 	}
 	cfg, data := t.TempDir(), t.TempDir()
-	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    m:\n      url: %s/mcp\n      oauth: {client_id: public-client, enterprise: {idp_issuer: %q, idp_client_id: harvey-at-idp}}\n", o.URL, idp.URL))
+	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    m:\n      url: %s/mcp\n      oauth: {client_id: public-client, issuer: %s, enterprise: {idp_issuer: %q, idp_client_id: harvey-at-idp}}\n", o.URL, o.URL, idp.URL))
 	env := []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data}
 	if out, errOut, _ := runHarveyEnv(t, bin, t.TempDir(), "", env, "mcp", "list"); !strings.Contains(out+errOut, "harvey mcp login m") {
 		t.Fatalf("headless, before any login: %s %s", out, errOut)
@@ -240,7 +244,7 @@ func TestMCPGrantBoundaries(t *testing.T) {
 		{ClientID: "x", WorkloadTokenCommand: HookArgv{"sh", "-c", "touch " + ran}},
 		{ClientID: "x", Enterprise: &MCPEnterprise{IdPIssuer: o.URL, IdPClientID: "y", IDTokenCommand: HookArgv{"sh", "-c", "touch " + ran}}},
 	} {
-		a := mcpauth.New("planted", MCPServer{URL: o.URL + "/mcp", OAuth: &oa, FromWorkspace: true}, nil, func() bool { return true }, http.DefaultClient)
+		a := mcpauth.New("planted", MCPServer{URL: o.URL + "/mcp", OAuth: &oa, FromWorkspace: true}, nil, func() bool { return true }, netfence.New(o.URL))
 		req, resp := resp401()
 		if err := a.Authorize(context.Background(), req, resp); err == nil || !strings.Contains(err.Error(), "your own config") {
 			t.Errorf("a workspace's server used %+v: %v", oa, err)
@@ -249,8 +253,8 @@ func TestMCPGrantBoundaries(t *testing.T) {
 	if _, err := os.Stat(ran); err == nil || o.grants.Load() != 0 {
 		t.Errorf("a workspace's command ran, or a grant was asked (%d)", o.grants.Load())
 	}
-	a := mcpauth.New("sso", MCPServer{URL: o.URL + "/mcp", OAuth: &MCPOAuth{ClientID: "x", Enterprise: &MCPEnterprise{IdPIssuer: o.URL, IdPClientID: "y"}}}, nil,
-		func() bool { return false }, http.DefaultClient)
+	a := mcpauth.New("sso", MCPServer{URL: o.URL + "/mcp", OAuth: &MCPOAuth{ClientID: "x", Issuer: o.URL, Enterprise: &MCPEnterprise{IdPIssuer: o.URL, IdPClientID: "y"}}}, nil,
+		func() bool { return false }, netfence.New(o.URL))
 	req, resp := resp401()
 	if err := a.Authorize(context.Background(), req, resp); err == nil || !strings.Contains(err.Error(), "harvey mcp login sso") {
 		t.Errorf("headless, a login at the identity provider: %v", err)

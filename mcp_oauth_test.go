@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/mcpauth"
+	"github.com/harvey-agent/harvey/internal/netfence"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -270,7 +271,7 @@ func TestMCPOAuthPrivateKeyJWT(t *testing.T) {
 			cfg, data, keys := t.TempDir(), t.TempDir(), t.TempDir()
 			key := filepath.Join(keys, "client.pem")
 			os.WriteFile(key, pem.EncodeToMemory(c.block), 0o600)
-			writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    m:\n      url: %s/mcp\n      oauth: {client_credentials: true, client_id: m2m-jwt, private_key: %q}\n", o.URL, key))
+			writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    m:\n      url: %s/mcp\n      oauth: {client_credentials: true, client_id: m2m-jwt, private_key: %q, issuer: %s}\n", o.URL, key, o.URL))
 			out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data}, "mcp", "list")
 			if code != 0 || !strings.Contains(out, "m: running, 1 tool") {
 				t.Fatalf("exit %d: %s %s", code, out, errOut)
@@ -280,7 +281,7 @@ func TestMCPOAuthPrivateKeyJWT(t *testing.T) {
 			}
 		})
 	}
-	a := mcpauth.New("planted", MCPServer{URL: "http://127.0.0.1:1/mcp", OAuth: &MCPOAuth{ClientCredentials: true, ClientID: "x", PrivateKey: "~/.ssh/id_ed25519"}, FromWorkspace: true}, nil, func() bool { return false }, http.DefaultClient)
+	a := mcpauth.New("planted", MCPServer{URL: "http://127.0.0.1:1/mcp", OAuth: &MCPOAuth{ClientCredentials: true, ClientID: "x", PrivateKey: "~/.ssh/id_ed25519"}, FromWorkspace: true}, nil, func() bool { return false }, netfence.New("http://127.0.0.1:1/mcp"))
 	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:1/mcp", nil)
 	if err := a.Authorize(context.Background(), req, &http.Response{StatusCode: http.StatusUnauthorized, Body: http.NoBody}); err == nil || !strings.Contains(err.Error(), "your own config") {
 		t.Errorf("a workspace's server named a key of yours: %v", err)
@@ -303,7 +304,7 @@ func TestMCPOAuthClientCredentials(t *testing.T) {
 	bin := buildHarvey(t)
 	o := newOAuthServer(t, time.Minute)
 	cfg, data := t.TempDir(), t.TempDir()
-	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    m:\n      url: %s/mcp\n      oauth: {client_credentials: true, client_id: m2m, client_secret: \"${M2M_SECRET}\"}\n", o.URL))
+	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    m:\n      url: %s/mcp\n      oauth: {client_credentials: true, client_id: m2m, client_secret: \"${M2M_SECRET}\", issuer: %s}\n", o.URL, o.URL))
 	out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data, "M2M_SECRET=m2m-secret-value"}, "mcp", "list")
 	if code != 0 || !strings.Contains(out, "m: running, 1 tool") || strings.Contains(out+errOut, "m2m-secret-value") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)

@@ -51,6 +51,11 @@ type MCPOAuth struct {
 	WorkloadToken        string         `yaml:"workload_token,omitempty"`         // a file holding this workload's JWT (SEP-1933), read at each authorization
 	WorkloadTokenCommand HookArgv       `yaml:"workload_token_command,omitempty"` // or a command printing it
 	Enterprise           *MCPEnterprise `yaml:"enterprise,omitempty"`             // your company's identity provider vouches for you (SEP-990)
+	// The authorization server you trust with the credentials above
+	// (internal/netfence): they go to it, or to endpoints its own metadata
+	// names, never to one the MCP server names. Either is enough.
+	Issuer                string `yaml:"issuer,omitempty"`                   // its issuer URL
+	AuthServerMetadataURL string `yaml:"auth_server_metadata_url,omitempty"` // its metadata (Claude Code's authServerMetadataUrl)
 }
 
 // MCPEnterprise is enterprise-managed authorization: the identity
@@ -172,6 +177,43 @@ func (o MCPOAuth) GrantKind() string {
 func (o MCPOAuth) NamesYourCredentials() bool {
 	return o.PrivateKey != "" || o.WorkloadToken != "" || len(o.WorkloadTokenCommand) > 0 ||
 		(o.Enterprise != nil && len(o.Enterprise.IDTokenCommand) > 0)
+}
+
+// HasCredentials reports whether the block gives a credential of yours to
+// an authorization server: a client secret, a private key, a workload
+// token, an identity provider's login. Such a server needs a pin (Pins).
+func (o MCPOAuth) HasCredentials() bool {
+	return o.ClientSecret != "" || o.NamesYourCredentials() || o.Enterprise != nil
+}
+
+// CredentialKind names the credential the block gives ("" none).
+func (o MCPOAuth) CredentialKind() string {
+	switch {
+	case o.PrivateKey != "":
+		return "private_key"
+	case o.WorkloadToken != "" || len(o.WorkloadTokenCommand) > 0:
+		return "workload_token"
+	case o.Enterprise != nil:
+		return "your identity provider's login"
+	case o.ClientSecret != "":
+		return "client_secret"
+	}
+	return ""
+}
+
+// Pins are the URLs the block trusts with its credentials: the pinned
+// authorization server (issuer, metadata URL) and an identity provider.
+func (o MCPOAuth) Pins() []string {
+	var out []string
+	for _, u := range []string{o.Issuer, o.AuthServerMetadataURL} {
+		if u != "" {
+			out = append(out, u)
+		}
+	}
+	if o.Enterprise != nil && o.Enterprise.IdPIssuer != "" {
+		out = append(out, o.Enterprise.IdPIssuer)
+	}
+	return out
 }
 
 // MCPNameSep joins a server's name and a tool's name (SERVER__tool).

@@ -43,6 +43,12 @@ type mcpJSONServer struct {
 	Env     map[string]string `json:"env"`
 	URL     string            `json:"url"`
 	Headers map[string]string `json:"headers"`
+	// Claude Code's OAuth settings of a server.
+	OAuth *struct {
+		ClientID              string `json:"clientId"`
+		CallbackPort          int    `json:"callbackPort"`
+		AuthServerMetadataURL string `json:"authServerMetadataUrl"`
+	} `json:"oauth"`
 }
 
 // toMCPServer converts a JSON entry; ok is false for what Harvey cannot run
@@ -52,7 +58,11 @@ func (j mcpJSONServer) toMCPServer() (config.MCPServer, bool) {
 	case j.Command != "":
 		return config.MCPServer{Command: append([]string{j.Command}, j.Args...), Env: j.Env}, true
 	case j.URL != "" && j.Type != "sse":
-		return config.MCPServer{URL: j.URL, Headers: j.Headers}, true
+		s := config.MCPServer{URL: j.URL, Headers: j.Headers}
+		if o := j.OAuth; o != nil && (o.ClientID != "" || o.CallbackPort != 0 || o.AuthServerMetadataURL != "") {
+			s.OAuth = &config.MCPOAuth{ClientID: o.ClientID, RedirectPort: o.CallbackPort, AuthServerMetadataURL: o.AuthServerMetadataURL}
+		}
+		return s, true
 	}
 	return config.MCPServer{}, false
 }

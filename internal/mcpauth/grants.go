@@ -66,7 +66,7 @@ func (g *grantAuth) Authorize(ctx context.Context, req *http.Request, resp *http
 	if err != nil {
 		return fmt.Errorf("MCP server %s: %v", a.name, err)
 	}
-	asm, err := authServerOf(ctx, prm, a.hc)
+	asm, err := a.authServerOf(ctx, prm)
 	if err != nil {
 		return fmt.Errorf("MCP server %s: its authorization server: %v", a.name, err)
 	}
@@ -88,6 +88,7 @@ func (g *grantAuth) Authorize(ctx context.Context, req *http.Request, resp *http
 	if err != nil {
 		return fmt.Errorf("MCP server %s: %v", a.name, err)
 	}
+	a.fence.Credential(assertion) // it proves who you are: to the pinned server only
 	t, err := jwtBearerToken(ctx, a.hc, asm, a.oauth.ClientID, a.oauth.ClientSecret, assertion, scopes, prm.Resource)
 	if err != nil {
 		return fmt.Errorf("MCP server %s: the JWT-bearer grant (%s): %v", a.name, a.oauth.GrantKind(), err)
@@ -96,11 +97,19 @@ func (g *grantAuth) Authorize(ctx context.Context, req *http.Request, resp *http
 	return nil
 }
 
-// authServerOf is the authorization server's metadata the protected
-// resource names, or its default endpoints where it publishes none.
-func authServerOf(ctx context.Context, prm *oauthex.ProtectedResourceMetadata, hc *http.Client) (*oauthex.AuthServerMeta, error) {
-	issuer := prm.AuthorizationServers[0]
-	asm, err := grantServerMeta(ctx, issuer, hc)
+// authServerOf is the metadata of the authorization server the user
+// pinned for this server (checkPin chose it among those the protected
+// resource names): from the pinned metadata URL, else discovered from the
+// issuer, else its default endpoints where it publishes none.
+func (a *Handler) authServerOf(ctx context.Context, prm *oauthex.ProtectedResourceMetadata) (*oauthex.AuthServerMeta, error) {
+	issuer := a.pinnedAS
+	if issuer == "" {
+		issuer = prm.AuthorizationServers[0]
+	}
+	if a.oauth.AuthServerMetadataURL != "" {
+		return metadataAt(ctx, a.oauth.AuthServerMetadataURL, a.hc)
+	}
+	asm, err := grantServerMeta(ctx, issuer, a.hc)
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +117,29 @@ func authServerOf(ctx context.Context, prm *oauthex.ProtectedResourceMetadata, h
 		asm = &oauthex.AuthServerMeta{Issuer: issuer, TokenEndpoint: strings.TrimRight(issuer, "/") + "/token"}
 	}
 	return asm, nil
+}
+
+// metadataAt reads an authorization server's metadata from the URL the
+// user's config pins (Claude Code's authServerMetadataUrl).
+func metadataAt(ctx context.Context, u string, hc *http.Client) (*oauthex.AuthServerMeta, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var asm oauthex.AuthServerMeta
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&asm) != nil {
+		return nil, fmt.Errorf("%s answered %s, not its metadata", u, resp.Status)
+	}
+	if !secrets.CredentialURL(asm.TokenEndpoint) {
+		return nil, fmt.Errorf("its token endpoint %q is neither https nor a loopback address", asm.TokenEndpoint)
+	}
+	return &asm, nil
 }
 
 // grantServerMeta is an authorization server's metadata (RFC 8414, or
@@ -217,6 +249,7 @@ func (g *grantAuth) identityGrant(ctx context.Context, audience, resource string
 	if err != nil {
 		return "", err
 	}
+	g.a.fence.Credential(idToken) // to your identity provider only
 	idp, err := grantServerMeta(ctx, e.IdPIssuer, g.a.hc)
 	if err != nil || idp == nil {
 		return "", fmt.Errorf("your identity provider %s publishes no usable metadata: %v", e.IdPIssuer, err)

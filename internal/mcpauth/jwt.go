@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/datadir"
+	"github.com/harvey-agent/harvey/internal/netfence"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
@@ -50,10 +51,12 @@ type jwtClientAuth struct {
 	key            crypto.Signer
 	alg            string
 	hc             *http.Client
+	fence          *netfence.Fence // each assertion is registered: it goes to the pinned server only
+	issuer         string          // the pinned authorization server (Handler.checkPin)
 	ts             oauth2.TokenSource
 }
 
-func newJWTClientAuth(name, clientID, keyFile string, hc *http.Client) (*jwtClientAuth, error) {
+func newJWTClientAuth(name, clientID, keyFile string, hc *http.Client, fence *netfence.Fence) (*jwtClientAuth, error) {
 	if clientID == "" {
 		return nil, fmt.Errorf("MCP server %s: private_key needs a client_id", name)
 	}
@@ -61,7 +64,7 @@ func newJWTClientAuth(name, clientID, keyFile string, hc *http.Client) (*jwtClie
 	if err != nil {
 		return nil, fmt.Errorf("MCP server %s: the private key %s: %v", name, keyFile, err)
 	}
-	return &jwtClientAuth{name: name, clientID: clientID, key: key, alg: alg, hc: hc}, nil
+	return &jwtClientAuth{name: name, clientID: clientID, key: key, alg: alg, hc: hc, fence: fence}, nil
 }
 
 func (h *jwtClientAuth) TokenSource(context.Context) (oauth2.TokenSource, error) { return h.ts, nil }
@@ -71,12 +74,16 @@ func (h *jwtClientAuth) Authorize(ctx context.Context, req *http.Request, resp *
 	if err != nil {
 		return fmt.Errorf("MCP server %s: %v", h.name, err)
 	}
-	asm, err := auth.GetAuthServerMetadata(ctx, prm.AuthorizationServers[0], h.hc)
+	issuer := h.issuer
+	if issuer == "" {
+		issuer = prm.AuthorizationServers[0]
+	}
+	asm, err := auth.GetAuthServerMetadata(ctx, issuer, h.hc)
 	if err != nil {
 		return fmt.Errorf("MCP server %s: its authorization server: %v", h.name, err)
 	}
 	if asm == nil {
-		asm = &oauthex.AuthServerMeta{Issuer: prm.AuthorizationServers[0], TokenEndpoint: strings.TrimRight(prm.AuthorizationServers[0], "/") + "/token"}
+		asm = &oauthex.AuthServerMeta{Issuer: issuer, TokenEndpoint: strings.TrimRight(issuer, "/") + "/token"}
 	}
 	if m := asm.TokenEndpointAuthMethodsSupported; len(m) > 0 && !slices.Contains(m, "private_key_jwt") {
 		return fmt.Errorf("MCP server %s: its authorization server does not take private_key_jwt (it takes %s)", h.name, strings.Join(m, ", "))
@@ -170,6 +177,7 @@ func (s *assertionSource) Token() (*oauth2.Token, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.h.fence.Credential(jwt)
 	cfg := s.cfg
 	cfg.EndpointParams = url.Values{"client_assertion_type": {"urn:ietf:params:oauth:client-assertion-type:jwt-bearer"}, "client_assertion": {jwt}}
 	if s.resource != "" {

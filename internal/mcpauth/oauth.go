@@ -47,6 +47,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/datadir"
+	"github.com/harvey-agent/harvey/internal/netfence"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -148,8 +149,10 @@ type Handler struct {
 	oauth     config.MCPOAuth
 	ui        UI
 	loginOK   func() bool // whether a login may happen now
-	hc        *http.Client
-	workspace bool // the server is a workspace's: it may not name a key of yours
+	fence     *netfence.Fence
+	hc        *http.Client // fence.AuthClient()
+	pinnedAS  string       // the authorization server checkPin chose (one the user pinned)
+	workspace bool         // the server is a workspace's: it may not name a key of yours
 	// Standalone: harvey mcp login, a process of its own: a login the
 	// browser finished ends it, with no Enter (a question left waiting
 	// dies with the process).
@@ -162,17 +165,26 @@ type Handler struct {
 	grantErr error       // a JWT-bearer grant refused: said again, not asked again, in this connection
 }
 
-func New(name string, cfg config.MCPServer, ui UI, loginOK func() bool, hc *http.Client) *Handler {
-	a := &Handler{name: name, url: cfg.URL, ui: ui, loginOK: loginOK, hc: hc, workspace: cfg.FromWorkspace}
+// New is server name's OAuth handler. Every request it makes goes
+// through fence's AuthClient (internal/netfence), and the credentials of
+// the server's oauth: block are registered with the fence, which lets them
+// leave only for the authorization server the block pins.
+func New(name string, cfg config.MCPServer, ui UI, loginOK func() bool, fence *netfence.Fence) *Handler {
+	a := &Handler{name: name, url: cfg.URL, ui: ui, loginOK: loginOK, fence: fence, hc: fence.AuthClient(), workspace: cfg.FromWorkspace}
 	if cfg.OAuth != nil {
 		a.oauth = *cfg.OAuth
 		a.oauth.ClientSecret = cfg.Expanded(map[string]string{"s": cfg.OAuth.ClientSecret})["s"]
 		secrets.Known(a.oauth.ClientSecret)
+		fence.Credential(a.oauth.ClientSecret)
 		if e := cfg.OAuth.Enterprise; e != nil {
 			e2 := *e
 			e2.IdPClientSecret = cfg.Expanded(map[string]string{"s": e.IdPClientSecret})["s"]
 			secrets.Known(e2.IdPClientSecret)
+			fence.Credential(e2.IdPClientSecret)
 			a.oauth.Enterprise = &e2
+		}
+		for _, p := range a.oauth.Pins() {
+			fence.Pin(p)
 		}
 	}
 	if rec := loadOAuth(name, cfg.URL); rec != nil && rec.Token.RefreshToken == "" && rec.TokenURL == "" {
@@ -182,7 +194,7 @@ func New(name string, cfg config.MCPServer, ui UI, loginOK func() bool, hc *http
 			a.stored = oauth2.StaticTokenSource(rec.Token)
 		}
 	} else if rec != nil {
-		ctx := context.WithValue(context.Background(), oauth2.HTTPClient, hc)
+		ctx := context.WithValue(context.Background(), oauth2.HTTPClient, a.hc)
 		a.stored = &savingSource{src: rec.config().TokenSource(ctx, rec.Token), rec: rec, name: name}
 	}
 	return a
@@ -221,6 +233,10 @@ func (a *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 		resp.Body.Close()
 		return fmt.Errorf("MCP server %s: a workspace's MCP file cannot name a key, token or command of yours (oauth.private_key, workload_token, id_token_command): add the server to your own config", a.name)
 	}
+	if err := a.checkPin(ctx, req, resp); err != nil {
+		resp.Body.Close()
+		return err
+	}
 	if a.oauth.GrantKind() != "" {
 		return a.grant(ctx, req, resp)
 	}
@@ -232,6 +248,9 @@ func (a *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 				return err
 			}
 			a.inner = h
+		}
+		if j, ok := a.inner.(*jwtClientAuth); ok {
+			j.issuer = a.pinnedAS
 		}
 		return a.inner.Authorize(ctx, req, resp)
 	}
@@ -260,11 +279,45 @@ func (a *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.R
 	return nil
 }
 
+// checkPin holds a server whose oauth: block gives a credential of yours
+// (a client secret, a key, a workload or ID token) to an authorization
+// server you pinned (oauth.issuer or auth_server_metadata_url): one of
+// those the protected resource names must be it, or nothing is sent and
+// the line says what to pin. The fence (internal/netfence) holds the same
+// for every request, whatever the flow. A server with no credential of
+// yours (a browser login, dynamic registration) needs no pin.
+func (a *Handler) checkPin(ctx context.Context, req *http.Request, resp *http.Response) error {
+	a.pinnedAS = ""
+	if !a.oauth.HasCredentials() {
+		return nil
+	}
+	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	prm, err := resourceMetadata(ctx, challenges, req.URL.String(), a.hc)
+	if err != nil {
+		return fmt.Errorf("MCP server %s: %v", a.name, err)
+	}
+	pins := []string{a.oauth.Issuer, a.oauth.AuthServerMetadataURL}
+	for _, as := range prm.AuthorizationServers {
+		for _, p := range pins {
+			if p != "" && netfence.SameOrigin(as, p) {
+				a.pinnedAS = as
+				return nil
+			}
+		}
+	}
+	named := termtext.Sanitize(strings.Join(prm.AuthorizationServers, ", "))
+	if a.oauth.Issuer == "" && a.oauth.AuthServerMetadataURL == "" {
+		return fmt.Errorf("MCP server %s: your config gives it a credential (%s), which goes only to an authorization server you pin; the server names %s — if you trust it, add issuer: %s under the server's oauth: in your config",
+			a.name, a.oauth.CredentialKind(), named, termtext.Sanitize(prm.AuthorizationServers[0]))
+	}
+	return fmt.Errorf("MCP server %s names the authorization server %s, not the one your config pins (oauth.issuer or auth_server_metadata_url): refused", a.name, named)
+}
+
 // machineHandler authenticates a machine-to-machine client: by a key it
 // signs with (private_key_jwt), else by its secret (the SDK's handler).
 func (a *Handler) machineHandler() (auth.OAuthHandler, error) {
 	if a.oauth.PrivateKey != "" {
-		return newJWTClientAuth(a.name, a.oauth.ClientID, a.oauth.PrivateKey, a.hc)
+		return newJWTClientAuth(a.name, a.oauth.ClientID, a.oauth.PrivateKey, a.hc, a.fence)
 	}
 	h, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{HTTPClient: a.hc,
 		Credentials: &oauthex.ClientCredentials{ClientID: a.oauth.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: a.oauth.ClientSecret}}})
@@ -347,6 +400,8 @@ func (a *Handler) fetcher(port int) auth.AuthorizationCodeFetcher {
 		}
 		a.ui.Say(termtext.Prompt, fmt.Sprintf("MCP server %s: log in at this address:", a.name))
 		a.ui.Say(termtext.Plain, "  "+termtext.Sanitize(args.URL))
+		state := loginState(args.URL)
+		var knocked sync.Once
 		got := make(chan *auth.AuthorizationResult, 1)
 		srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path != "/callback" {
@@ -354,6 +409,15 @@ func (a *Handler) fetcher(port int) auth.AuthorizationCodeFetcher {
 				return
 			}
 			q := r.URL.Query()
+			if q.Get("state") != state {
+				// Any local process can reach the port first: only the
+				// answer to this login (its state) is taken.
+				http.Error(w, "not this login", http.StatusBadRequest)
+				knocked.Do(func() {
+					a.ui.Say(termtext.Warn, "warning: something other than this login's redirect reached its callback (no matching state): ignored; still waiting")
+				})
+				return
+			}
 			fmt.Fprintln(w, "Harvey has the login; you can close this tab.")
 			select {
 			case got <- &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}:
@@ -368,6 +432,16 @@ func (a *Handler) fetcher(port int) auth.AuthorizationCodeFetcher {
 		}
 		return a.pasteOrRedirect(ctx, got, port)
 	}
+}
+
+// loginState is the state parameter of an authorization URL: the one a
+// redirect must carry back.
+func loginState(authURL string) string {
+	u, err := url.Parse(authURL)
+	if err != nil {
+		return ""
+	}
+	return u.Query().Get("state")
 }
 
 // waitRedirect waits for the browser's redirect.

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -33,6 +34,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/mcpauth"
 	"github.com/harvey-agent/harvey/internal/mcpform"
+	"github.com/harvey-agent/harvey/internal/netfence"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -176,11 +178,16 @@ func (m *Manager) whyNoStart(name string, err error, timedOut bool, t mcp.Transp
 // streamable HTTP one.
 func (m *Manager) transport(name string, cfg config.MCPServer) (mcp.Transport, *sandbox.Spec, error) {
 	if cfg.URL != "" {
-		hc := &http.Client{Transport: mcpform.OrderedBodies{Next: headerTransport{headers: cfg.Expanded(cfg.Headers)}, Orders: &m.orders}}
+		// One careful client (internal/netfence): the server's URL is the
+		// user's, so it may be local; what the server names is not.
+		fence := netfence.New(cfg.URL)
+		hc := fence.Client(func(next http.RoundTripper) http.RoundTripper {
+			return mcpform.OrderedBodies{Next: headerTransport{headers: cfg.Expanded(cfg.Headers), origin: cfg.URL, next: next}, Orders: &m.orders}
+		})
 		// The standalone stream stays on: it is how a server's requests
 		// (elicitation) reach Harvey between its answers. A 401 is
 		// answered with the server's OAuth (internal/mcpauth).
-		sa := mcpauth.New(name, cfg, m.host, m.askLogin(name), &http.Client{})
+		sa := mcpauth.New(name, cfg, m.host, m.askLogin(name), fence)
 		sa.Standalone = m.login
 		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, OAuthHandler: sa}, nil, nil
 	}
@@ -220,15 +227,33 @@ func (m *Manager) transport(name string, cfg config.MCPServer) (mcp.Transport, *
 	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 300 * time.Millisecond}, used, nil
 }
 
-// headerTransport adds the configured headers to every request.
-type headerTransport struct{ headers map[string]string }
+// headerTransport adds the configured headers to every request to the
+// origin of the server's URL, and to no other.
+type headerTransport struct {
+	headers map[string]string
+	origin  string // the server's URL
+	next    http.RoundTripper
+}
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range h.headers {
-		r.Header.Set(k, v)
+	if u, err := url.Parse(h.origin); err == nil && sameOrigin(u, r.URL) {
+		r = r.Clone(r.Context())
+		for k, v := range h.headers {
+			r.Header.Set(k, v)
+		}
 	}
-	return http.DefaultTransport.RoundTrip(r)
+	return h.next.RoundTrip(r)
+}
+
+// sameOrigin reports whether a and b have one scheme, host and port.
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		return map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
+	}
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
 }
 
 // validToolNames keeps the tools whose SERVER__tool name providers accept;
