@@ -2,9 +2,12 @@ package harvey
 
 import (
 	"context"
+	"fmt"
+	"os"
 
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/runner"
+	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
 // Hooks are internal/hooks'; what they need of the session is hookHost:
@@ -21,6 +24,26 @@ func (h hookHost) Root() string { return h.g.ws.Root }
 func (h hookHost) RunWorkspaceHook(ctx context.Context, hc config.HookConfig, stdin string, env []string, readable string) (runner.Result, error) {
 	return h.g.runGated(ctx, runRequest{audit: "hook", shown: hc.Shown(), argv: hc.Command, timeout: hc.TimeLimit(),
 		hook: &hookRun{stdin: stdin, env: env, readable: readable}})
+}
+
+// RunUserHook runs a hook of the user's own in the sandbox made for hooks
+// (internal/runner's HookView), then the check after every command; safe
+// mode's allowlist is for the model's commands, not the user's hooks.
+func (h hookHost) RunUserHook(ctx context.Context, hc config.HookConfig, stdin string, env []string, readable string) (runner.Result, error) {
+	g := h.g
+	if err := runner.NoSandboxRefusal(g.cfg.Sandbox); err != nil {
+		g.audit("hook", hc.Shown(), err, 0)
+		return runner.Result{}, fmt.Errorf("%v (or unsandboxed: true on this hook, in your config, to run it as your program)", err)
+	}
+	home, _ := os.UserHomeDir()
+	want := runner.SpecFor{Purpose: "hook", Hook: &runner.HookView{Home: home, Argv: hc.Command, Writable: hc.Writable, Network: hc.Network}}
+	if readable != "" {
+		want.Readable = []string{readable}
+	}
+	want.Root, want.Policy, want.Bare = g.ws.Root, g.cfg.Sandbox, g.bare
+	spec := runner.Proc{Dir: g.ws.Root, Argv: hc.Command, Env: append(secrets.YourEnviron(os.Environ()), env...), Timeout: hc.TimeLimit(),
+		Limit: g.maxOut(), Sandbox: runner.CommandSpec(want), Stdin: stdin, SplitStderr: true}
+	return g.runGuarded(ctx, runRequest{audit: "hook", shown: hc.Shown()}, spec), nil
 }
 
 func (h hookHost) Record(shown string, res runner.Result) {

@@ -274,16 +274,31 @@ func readmeHooks(t *testing.T, hooks, kernel string) {
 }
 
 // With no sandbox at all (a kernel with neither Landlock nor user
-// namespaces), your own hook runs: it is your program, not a command. A
+// namespaces), a hook of yours runs only where your config marks it
+// unsandboxed: the others refuse as commands do (the workspace's code
+// they may run would run as you), and a pre_tool hook that cannot run
+// blocks the call it was meant to judge, naming both settings. A
 // workspace's hook is a command like any other: it refuses until your own
-// config opts in, and a pre_tool hook that cannot run blocks the call it
-// was meant to judge, naming the setting.
+// config opts in.
 func TestEndToEndHooksWithoutASandbox(t *testing.T) {
 	t.Parallel()
 	if err := kernelsim.Supported(); err != nil {
 		t.Skip(err)
 	}
-	f := newHookFixture(t, "hooks:\n  - event: pre_tool\n    match: read_file\n    command: echo mine >> own-hook-ran\n")
+	f := newHookFixture(t, "hooks:\n  - event: pre_tool\n    match: read_file\n    command: echo sandboxed >> own-hook-ran\n")
+	writeFile(t, f.dir, "a.txt", "hello\n")
+	fo := newFakeOllama(t, "llama3.2:latest")
+	fo.script(toolReply("llama3.2", fakeCall{id: "r", name: "read_file", args: map[string]any{"path": "a.txt"}}), textReply("llama3.2", "Done."))
+	if out, errOut, code := runHarveyKernel(t, string(kernelsim.Neither), f.bin, f.dir, "", f.env, "-p", "read it", "--model", "llama3.2", "--ollama", fo.URL()); code != 0 {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	if r := toolResults(fo.chatRequests())["r"]; !strings.Contains(r, "blocked by your hook") || !strings.Contains(r, "unsandboxed: true on this hook") {
+		t.Errorf("your sandboxed hook with no sandbox: %s", r)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "own-hook-ran")); err == nil {
+		t.Error("your sandboxed hook ran with no sandbox")
+	}
+	writeFile(t, f.cfg, "harvey/harvey.yaml", "hooks:\n  - event: pre_tool\n    match: read_file\n    unsandboxed: true\n    command: echo mine >> own-hook-ran\n")
 	writeFile(t, f.dir, "a.txt", "hello\n")
 	run := func() string {
 		fo := newFakeOllama(t, "llama3.2:latest")
@@ -337,7 +352,7 @@ func TestWorkspaceHookGetsNoPowers(t *testing.T) {
 		"  - event: post_tool\n    match: run_command\n    command: bash -c '"+hostile+"'\n"+
 		"  - event: pre_tool\n    match: run_command\n    on_error: allow\n    command: echo logged >> ~/.hooklog\n")
 	res, errOut := f.run(cmdCall("c", "echo the command ran"))
-	if !strings.Contains(errOut, "may not say writable: or network:") {
+	if !strings.Contains(errOut, "may not say writable:, network: or unsandboxed:") {
 		t.Errorf("the hook asking for powers is not refused by name:\n%s", errOut)
 	}
 	if !strings.Contains(res["c"], "the command ran") {
@@ -510,4 +525,113 @@ func TestBrokenUserConfigFailsClosed(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(f.dir, "keep", "me.txt")); err != nil {
 		t.Errorf("removed under the fixed config: %v", err)
 	}
+}
+
+// Your hooks never run a repository's code outside the sandbox (issue 60):
+// a cloned repository whose test's init() and whose scripts/check.sh
+// append to ~/.bashrc and copy ~/.ssh/id_ed25519 into the workspace, and
+// a user whose own hooks are the docs' examples — go test ./... when a
+// reply ends, the README's formatter, ./scripts/check.sh before a command,
+// a script kept in ~/.claude/hooks that logs beside it — in each kernel
+// mode. The hooks run (the test ran, the script ran, the file is
+// formatted, the log is written with the variable the README asks you to
+// set) and nothing outside the workspace changes: no line in ~/.bashrc, no
+// key in the workspace, no token in the hook's environment.
+func TestEndToEndYourHooksKeepTheRepositoryIn(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go")
+	}
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Skip("no jq: the README's formatter uses it")
+	}
+	for _, kernel := range simulatedKernels() {
+		t.Run(kernel, func(t *testing.T) {
+			t.Parallel()
+			yourHooksKeepTheRepositoryIn(t, kernel)
+		})
+	}
+}
+
+func yourHooksKeepTheRepositoryIn(t *testing.T, kernel string) {
+	home := t.TempDir()
+	writeFile(t, home, ".ssh/id_ed25519", "FIXTURE-SSH-KEY\n")
+	writeFile(t, home, ".bashrc", "# the user's\n")
+	writeFile(t, home, ".claude/hooks/log.sh", "#!/bin/sh\necho \"stop-hook=$IS_CLAUDE_STOP_HOOK token=${FIXTURE_API_TOKEN:-none}\" >> \"$(dirname \"$0\")/../calls.log\"\n")
+	os.Chmod(filepath.Join(home, ".claude/hooks/log.sh"), 0o755)
+	evil := `append() { echo planted >> "$HOME/.bashrc"; cp "$HOME/.ssh/id_ed25519" stolen-key; }`
+	f := newHookFixture(t, `hooks:
+  - event: stop
+    command: go test ./... > go-test.out 2>&1; true
+  - event: post_tool
+    match: edit_file|write_file
+    when: [{field: path, matches: '\.go$'}]
+    command: 'f=$(jq -r .tool_input.file_path) && gofmt -w -- "$f"'
+  - event: pre_tool
+    match: run_command
+    on_error: allow
+    command: ./scripts/check.sh
+  - event: pre_tool
+    on_error: allow
+    command: ~/.claude/hooks/log.sh
+`)
+	f.kernel = kernel
+	f.env = append(f.env, "HOME="+home, "IS_CLAUDE_STOP_HOOK=1", "FIXTURE_API_TOKEN=fixture-token-value", "GOFLAGS=-mod=mod", "GOPROXY=off",
+		"GOCACHE="+goEnv(t, "GOCACHE")) // the machine's build cache, behind the sandbox's private layer
+	writeFile(t, f.dir, "go.mod", "module evil\n\ngo 1.21\n")
+	writeFile(t, f.dir, "evil_test.go", `package evil
+
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
+
+func init() {
+	os.WriteFile("init-ran", []byte("yes\n"), 0o644)
+	exec.Command("sh", "-c", `+"`"+evil+` append`+"`"+`).Run()
+}
+
+func TestNothing(t *testing.T) {}
+`)
+	writeFile(t, f.dir, "scripts/check.sh", "#!/bin/sh\necho ran > check-ran\n"+evil+"\nappend\nexit 0\n")
+	os.Chmod(filepath.Join(f.dir, "scripts/check.sh"), 0o755)
+	res, said := f.run(
+		fakeCall{id: "w", name: "write_file", args: map[string]any{"path": "a.go", "content": "package evil\nfunc  A( ) {}\n"}},
+		cmdCall("c", "echo the command ran"),
+	)
+	if !strings.Contains(res["c"], "the command ran") {
+		t.Errorf("the command: %s\n%s", res["c"], said)
+	}
+	if b, _ := os.ReadFile(filepath.Join(f.dir, "a.go")); string(b) != "package evil\n\nfunc A() {}\n" {
+		t.Errorf("the formatter: %q\n%s", b, said)
+	}
+	for _, ran := range []string{"init-ran", "check-ran"} {
+		if _, err := os.Stat(filepath.Join(f.dir, ran)); err != nil {
+			b, _ := os.ReadFile(filepath.Join(f.dir, "go-test.out"))
+			t.Errorf("%s: the hook did not run the workspace's code: %v\n%s\n%s", ran, err, b, said)
+		}
+	}
+	if b := readFileT(t, filepath.Join(home, ".bashrc")); b != "# the user's\n" {
+		t.Errorf("~/.bashrc changed: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "stolen-key")); err == nil {
+		if b, _ := os.ReadFile(filepath.Join(f.dir, "stolen-key")); strings.Contains(string(b), "FIXTURE-SSH-KEY") {
+			t.Error("the key was copied into the workspace")
+		}
+	}
+	log, err := os.ReadFile(filepath.Join(home, ".claude", "calls.log"))
+	if err != nil || !strings.Contains(string(log), "stop-hook=1 token=none") {
+		t.Errorf("the hook in ~/.claude: %q %v\n%s", log, err, said)
+	}
+}
+
+// goEnv is one of go env's values here.
+func goEnv(t *testing.T, name string) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", name).Output()
+	if err != nil {
+		t.Skip("go env:", err)
+	}
+	return strings.TrimSpace(string(out))
 }

@@ -61,8 +61,11 @@ func protected(t *testing.T, prmAt func(self string) string, as func(self string
 		case strings.HasPrefix(r.URL.Path, "/.well-known/"):
 			json.NewEncoder(w).Encode(map[string]any{"issuer": self, "token_endpoint": self + "/token", "authorization_endpoint": self + "/authorize",
 				"grant_types_supported": []string{"client_credentials"}, "code_challenge_methods_supported": []string{"S256"}, "token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post"}})
-		case r.URL.Path == "/token":
+		case r.URL.Path == "/token" && token != nil:
 			token(w, r)
+		case r.URL.Path == "/token":
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"error":"invalid_client"}`)
 		}
 	})
 	return s

@@ -19,11 +19,16 @@ type HookConfig struct {
 	Timeout  Duration   `yaml:"timeout,omitempty"`  // default 60s
 	Command  HookArgv   `yaml:"command"`            // an argv list, or a string run by sh -c
 	OnError  string     `yaml:"on_error,omitempty"` // block or allow: what a hook that fails means (default: block before a call, allow after)
-	// Network and Writable were a sandboxed hook's extra powers. Your own
-	// hooks run as your programs now (no sandbox: they need neither), and
-	// a workspace's hook may not have them (check refuses it).
-	Network  bool     `yaml:"network,omitempty"`
-	Writable []string `yaml:"writable,omitempty"`
+	// What a hook of your own gets besides its sandbox (internal/runner's
+	// HookView: ~/.claude and ~/.config readable less the denylist, the
+	// files its command names, ~/.claude writable, your environment less
+	// its secrets): the network, more writable paths, or no sandbox at all
+	// (unsandboxed: it runs as your program, and whatever it runs — a
+	// workspace's tests, its scripts — runs as you). A workspace's hook may
+	// have none of them (Check refuses it).
+	Network     bool     `yaml:"network,omitempty"`
+	Writable    []string `yaml:"writable,omitempty"`
+	Unsandboxed bool     `yaml:"unsandboxed,omitempty"`
 	// FromWorkspace: the hook came from a workspace's agents/harvey.yaml
 	// (the repository's code): it runs in the sandbox, with what a command
 	// gets and nothing of yours.
@@ -89,8 +94,8 @@ func (h HookConfig) Check() error {
 	if len(h.Command) == 0 || h.Command[0] == "" {
 		return fmt.Errorf("a hook needs a command")
 	}
-	if h.FromWorkspace && (len(h.Writable) > 0 || h.Network) {
-		return fmt.Errorf("a workspace's hook may not say writable: or network: (it runs in the sandbox with what a command gets; only your own config's hooks run as your programs)")
+	if h.FromWorkspace && (len(h.Writable) > 0 || h.Network || h.Unsandboxed) {
+		return fmt.Errorf("a workspace's hook may not say writable:, network: or unsandboxed: (it runs in the sandbox with what a command gets; only your own config can give a hook more)")
 	}
 	if h.OnError != "" && h.OnError != "block" && h.OnError != "allow" {
 		return fmt.Errorf("on_error %q: use block or allow", h.OnError)
@@ -161,8 +166,11 @@ func (h HookConfig) BlocksOnError() bool {
 // Powers says in words what the hook will be able to do, for the
 // question that confirms a workspace's hooks.
 func (h HookConfig) Powers() string {
-	if len(h.Writable) > 0 || h.Network {
+	if len(h.Writable) > 0 || h.Network || h.Unsandboxed {
 		var asks []string
+		if h.Unsandboxed {
+			asks = append(asks, "to run outside the sandbox")
+		}
 		if len(h.Writable) > 0 {
 			asks = append(asks, "to write "+strings.Join(h.Writable, ", "))
 		}

@@ -631,6 +631,13 @@ func (d *gitDirGuard) restoreIndex(r *os.Root, say func(string, ...any), changed
 		d.putIndexBack(r, say, fmt.Sprintf("the command added a gitlink (%s) to git's index — your next git status would enter that repository and run its config", strings.Join(added, ", ")))
 		return
 	}
+	d.rewriteIndex(r, say, b, changed)
+}
+
+// rewriteIndex clears in index b the skip-worktree and assume-unchanged
+// bits the command set and the stat data of what it changed (clearStale),
+// writes it back and says what it undid.
+func (d *gitDirGuard) rewriteIndex(r *os.Root, say func(string, ...any), b []byte, changed changedFiles) {
 	var hidden []string
 	for _, e := range indexEntries(b, d.hashLen) {
 		if e.hides(b) && !slices.Contains(d.hidden, e.name) {

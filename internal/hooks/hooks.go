@@ -272,11 +272,80 @@ func readHookReply(text string, continueBlocks bool) (hookReply, hookAnswer, err
 
 // ProjectHook reports whether a hook belongs to the project it was found
 // for: it comes from the workspace's own .claude/ settings, or its
-// command names $CLAUDE_PROJECT_DIR (Claude Code's form for a project's
-// scripts). Imported into your own config, it would run in every
+// command runs a project's script — one named by $CLAUDE_PROJECT_DIR
+// (Claude Code's form), $PWD or $(pwd), ./ or ../, or a relative path run
+// as the command or by an interpreter (.claude/hooks/x.sh, python3
+// tools/lint.py). Imported into your own config, it would run in every
 // repository that ships that path.
 func ProjectHook(from, command string) bool {
-	return !filepath.IsAbs(from) || strings.Contains(command, "CLAUDE_PROJECT_DIR")
+	if !filepath.IsAbs(from) {
+		return true
+	}
+	for _, v := range []string{"CLAUDE_PROJECT_DIR", "$PWD", "${PWD}", "$(pwd)", "`pwd`"} {
+		if strings.Contains(command, v) {
+			return true
+		}
+	}
+	words := shellWords(command)
+	for i, w := range words {
+		if strings.HasPrefix(w, "./") || strings.HasPrefix(w, "../") {
+			return true
+		}
+		commandWord := i == 0 || slices.Contains([]string{";", "&&", "||", "|", "(", "&"}, words[i-1]) || slices.Contains(interpreters, filepath.Base(words[i-1]))
+		if commandWord && strings.Contains(w, "/") && !strings.HasPrefix(w, "/") && !strings.HasPrefix(w, "~") && !strings.HasPrefix(w, "$") && !strings.HasPrefix(w, "-") {
+			return true
+		}
+	}
+	return false
+}
+
+// interpreters run the script named after them.
+var interpreters = []string{"sh", "bash", "zsh", "dash", "python", "python3", "node", "ruby", "perl", "bun", "deno", "tsx", "ts-node", "source", "."}
+
+// shellWords splits a command line as a shell does for this purpose:
+// words (quotes removed, quoted text kept whole) and the operators ; && ||
+// | ( & as words of their own.
+func shellWords(s string) []string {
+	var out []string
+	var cur strings.Builder
+	in := false // a word has begun
+	var quote rune
+	flush := func() {
+		if in {
+			out = append(out, cur.String())
+			cur.Reset()
+			in = false
+		}
+	}
+	rs := []rune(s)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			} else {
+				cur.WriteRune(r)
+			}
+		case r == '\'' || r == '"':
+			quote, in = r, true
+		case r == ' ' || r == '\t' || r == '\n':
+			flush()
+		case strings.ContainsRune(";&|()", r):
+			flush()
+			op := string(r)
+			if i+1 < len(rs) && (r == '&' || r == '|') && rs[i+1] == r {
+				op += string(r)
+				i++
+			}
+			out = append(out, op)
+		default:
+			cur.WriteRune(r)
+			in = true
+		}
+	}
+	flush()
+	return out
 }
 
 // Key is what makes two hooks the same for import: event, match and

@@ -19,7 +19,7 @@ import (
 )
 
 // Running hooks around a tool call (hooks.go has the contract). Your own
-// hooks run as your programs (exec below says why); a workspace's run
+// hooks run in a sandbox made for hooks (exec below says why); a workspace's run
 // through the gate every command passes (runGated: exec permission, safe
 // mode, the sandbox with the workspace writable, the check after it, the
 // audit log). None is asked about: hooks come from your own config, or
@@ -35,6 +35,10 @@ import (
 type Host interface {
 	Root() string
 	RunWorkspaceHook(ctx context.Context, h config.HookConfig, stdin string, env []string, readable string) (runner.Result, error)
+	// RunUserHook runs a hook of the user's own in the sandbox made for
+	// hooks (your config trees readable, ~/.claude writable, your
+	// environment less its secrets), checked after like a command.
+	RunUserHook(ctx context.Context, h config.HookConfig, stdin string, env []string, readable string) (runner.Result, error)
 	Record(shown string, res runner.Result) // a hook of the user's own that ran, in the audit log
 	Audit(action, detail string, err error)
 	MaxOut() int
@@ -231,23 +235,29 @@ func (r *Runner) run(ctx context.Context, h config.HookConfig, event, tool, id s
 
 // exec runs one hook with in on its stdin and returns its stdout; exit 2
 // is a block, its stderr the reason; another failure, or no answer within
-// its timeout, is an error. Your own hooks run as your programs (outside
-// the command sandbox, with your environment, as Claude Code and git run
-// theirs: they read their scripts and the files beside them, and log
-// where you keep logs); a workspace's run through the gate every command
-// passes, in the sandbox, with what a command gets.
+// its timeout, is an error. Your own hooks run in the sandbox made for
+// hooks (RunUserHook: a command's view plus your config trees, the files
+// the hook names, ~/.claude writable, your environment less its secrets),
+// so a hook that runs the workspace's code (go test, make, npx) cannot
+// reach past the workspace; one your config marks unsandboxed runs as
+// your program. A workspace's run through the gate every command passes,
+// in the sandbox, with what a command gets.
 func (r *Runner) exec(ctx context.Context, h config.HookConfig, in []byte) ([]byte, *hookAnswer, error) {
 	r.ran.Add(1)
 	root := r.host.Root()
 	vars := []string{"CLAUDE_PROJECT_DIR=" + root, "HARVEY_WORKSPACE=" + root, "HARVEY_HOOK_EVENT=" + h.Event}
 	var res runner.Result
 	var err error
-	if h.FromWorkspace {
+	switch {
+	case h.FromWorkspace:
 		res, err = r.host.RunWorkspaceHook(ctx, h, string(in), vars, r.transcript.path)
-	} else {
+	case h.Unsandboxed:
+		// Your config said so for this hook: your program, as you.
 		res = runner.Run(ctx, runner.Proc{Dir: root, Argv: h.Command, Env: append(os.Environ(), vars...), Timeout: h.TimeLimit(),
 			Limit: r.host.MaxOut(), Stdin: string(in), SplitStderr: true})
-		r.host.Record(h.Shown(), res)
+		r.host.Record(h.Shown()+" (unsandboxed)", res)
+	default:
+		res, err = r.host.RunUserHook(ctx, h, string(in), vars, r.transcript.path)
 	}
 	switch {
 	case err != nil:

@@ -131,3 +131,32 @@ func TestParseEventAnswer(t *testing.T) {
 		t.Errorf("clip: %d bytes", len(s))
 	}
 }
+
+// A hook found in your own Claude settings still belongs to the project
+// when its command runs a project's script, however it is spelled; one
+// that runs your own programs on the call's fields does not.
+func TestProjectHookBySpelling(t *testing.T) {
+	home := "/home/u/.claude/settings.json"
+	for cmd, want := range map[string]bool{
+		"./scripts/check.sh":                           true,
+		"bash .claude/hooks/guard.sh":                  true,
+		`"$PWD"/hooks/fmt.sh --all`:                    true,
+		"$(pwd)/tools/x":                               true,
+		"cd web && npm test; ../bin/notify":            true,
+		"python3 tools/lint.py":                        true,
+		".claude/hooks/log.sh":                         true,
+		`"$CLAUDE_PROJECT_DIR"/.claude/hooks/x.sh`:     true,
+		"jq -r .tool_input.file_path | xargs gofmt -w": false,
+		`sed -n 's/.*"file_path":"\([^"]*\)".*/\1/p'`:  false,
+		"~/.claude/hooks/log.sh":                       false,
+		"/usr/local/bin/guard --strict":                false,
+		`echo "blocked: a/b" >&2; exit 2`:              false,
+	} {
+		if got := ProjectHook(home, cmd); got != want {
+			t.Errorf("%q: project %v, want %v", cmd, got, want)
+		}
+	}
+	if !ProjectHook(".claude/settings.json", "echo hi") {
+		t.Error("a hook from the workspace's own settings is the project's")
+	}
+}

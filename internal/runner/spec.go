@@ -28,6 +28,9 @@ type SpecFor struct {
 	// proxy kept (the user's yes to a refused connection).
 	Readable []string
 	Network  bool
+	// Hook: the view a hook of the user's own gets besides a command's
+	// (hookview.go); nil for every other program.
+	Hook *HookView
 }
 
 // CommandSpec is the sandbox of a command the user or the model runs in
@@ -72,6 +75,11 @@ func CommandSpec(w SpecFor) *sandbox.Spec {
 		// Every workspace's cache layers: never visible to a command
 		// (its own is mounted over its caches already).
 		spec.Hidden = append(spec.Hidden, filepath.Join(data, "caches"))
+	}
+	if w.Hook != nil {
+		spec.RO = append(spec.RO, w.Hook.readable()...)
+		spec.RW = append(spec.RW, w.Hook.writable()...)
+		spec.Network = spec.Network || w.Hook.Network
 	}
 	if home != "" {
 		spec.Masked = MaskedCredentials(home, append(append([]string{}, spec.RW...), spec.RO...))

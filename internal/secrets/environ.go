@@ -56,16 +56,42 @@ func stripURLCredentials(kv string) string {
 	return urlUserinfoRE.ReplaceAllString(kv, "$1")
 }
 
-func envAllowed(name string) bool {
+// YourEnviron is your environment less what looks secret (the same
+// rule as Environ's, without its allowlist), credentials cut out of URLs:
+// what a hook of your own gets, so a variable that switches it on or
+// configures it arrives, and a token does not.
+func YourEnviron(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" || envSecret(name) {
+			continue
+		}
+		out = append(out, stripURLCredentials(kv))
+	}
+	return out
+}
+
+// envSecret reports whether a variable's name looks secret or names a
+// capability: it never passes.
+func envSecret(name string) bool {
 	up := strings.ToUpper(name)
 	if envDenyExact[up] || strings.HasPrefix(up, "AWS_") || strings.HasPrefix(up, "AZURE_") || strings.HasPrefix(up, "VAULT_") {
-		return false
+		return true
 	}
 	for _, w := range envDenyWords {
 		if strings.Contains(up, w) {
-			return false
+			return true
 		}
 	}
+	return false
+}
+
+func envAllowed(name string) bool {
+	if envSecret(name) {
+		return false
+	}
+	up := strings.ToUpper(name)
 	for _, a := range envAllow {
 		if up == a || (strings.HasSuffix(a, "_") && strings.HasPrefix(up, a)) {
 			return true
