@@ -48,6 +48,10 @@ func stub(out string) string {
 
 const xdgCache = "${XDG_CACHE_HOME:-$HOME/.cache}"
 
+// goSumdb is where go get keeps the checksum database's state (issue 62:
+// go get failed in a home where it did not exist yet).
+const goSumdb = "$(go env GOPATH 2>/dev/null || echo \"${GOPATH:-$HOME/go}\")/pkg/sumdb"
+
 var homeLayouts = []homeLayout{
 	{name: "empty", checks: []homeCheck{{"ls --version | head -1", xdgCache + "/probe-tool", true}}},
 	{name: "rustup-fresh", files: map[string]string{
@@ -68,13 +72,13 @@ var homeLayouts = []homeLayout{
 		".cargo/.package-cache": "",
 	}, path: []string{"HOME/.cargo/bin"}, checks: []homeCheck{{"cargo --version", "${CARGO_HOME:-$HOME/.cargo}/registry", false}, {"true", "${CARGO_HOME:-$HOME/.cargo}/git", false}}},
 	{name: "go-bin-only", files: map[string]string{"go/bin/gopls": stub("golang.org/x/tools/gopls v0.20.0 (stub)")},
-		path: []string{"HOME/go/bin"}, checks: []homeCheck{{"gopls version", "${GOMODCACHE:-$HOME/go/pkg/mod}", true}, {"true", "${GOCACHE:-$HOME/.cache/go-build}", true}}},
+		path: []string{"HOME/go/bin"}, checks: []homeCheck{{"gopls version", "${GOMODCACHE:-$HOME/go/pkg/mod}", true}, {"true", "${GOCACHE:-$HOME/.cache/go-build}", true}, {"true", goSumdb, true}}},
 	{name: "go-used", files: map[string]string{
 		"go/bin/gopls": stub("gopls v0.20.0 (stub)"),
 		"go/pkg/mod/cache/download/example.com/m/@v/v1.0.0.zip":                                 "zip\n",
 		"go/pkg/mod/example.com/m@v1.0.0/m.go":                                                  "package m\n",
 		".cache/go-build/00/0000000000000000000000000000000000000000000000000000000000000000-a": "object\n",
-	}, path: []string{"HOME/go/bin"}, checks: []homeCheck{{"gopls version", "${GOMODCACHE:-$HOME/go/pkg/mod}", true}, {"true", "${GOCACHE:-$HOME/.cache/go-build}", true}}},
+	}, path: []string{"HOME/go/bin"}, checks: []homeCheck{{"gopls version", "${GOMODCACHE:-$HOME/go/pkg/mod}", true}, {"true", "${GOCACHE:-$HOME/.cache/go-build}", true}, {"true", goSumdb, true}}},
 	{name: "nvm-without-npm-cache", files: map[string]string{
 		".nvm/nvm.sh":                                                   "# nvm\n",
 		".nvm/versions/node/v20.11.0/bin/node":                          stub("v20.11.0"),

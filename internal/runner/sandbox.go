@@ -141,8 +141,22 @@ func userCaches(home string) []string {
 		cache = filepath.Join(home, ".cache")
 	}
 	gomod := goModCache(home)
-	list := append([]string{cache, os.Getenv("GOCACHE"), gomod}, toolCaches(home)...)
+	list := append([]string{cache, os.Getenv("GOCACHE"), gomod, goSumdb(home)}, toolCaches(home)...)
 	return outermost(list)
+}
+
+// goSumdb is where go get, go mod tidy and go install pkg@version keep
+// what they learned of the checksum database: GOPATH's pkg/sumdb, beside
+// the module cache (no variable moves it alone; GOMODCACHE does not).
+// Without it a first go get fails, "open .../pkg/sumdb/sum.golang.org/latest".
+func goSumdb(home string) string {
+	if gp := os.Getenv("GOPATH"); gp != "" {
+		return filepath.Join(strings.Split(gp, ":")[0], "pkg", "sumdb")
+	}
+	if home != "" {
+		return filepath.Join(home, "go", "pkg", "sumdb")
+	}
+	return ""
 }
 
 // goModCache is Go's module cache: GOMODCACHE, else GOPATH's, else ~/go's.
@@ -334,13 +348,14 @@ func Env(env []string, spec *sandbox.Spec) []string {
 // pnpm's store, conda's packages.
 // Cargo's and Maven's stay the user's, read-only (cargo's home holds its
 // config and programs too; a build with what is cached works).
-var privateCacheVars = [][2]string{{"XDG_CACHE_HOME", "xdg"}, {"GOCACHE", "go-build"}, {"GOMODCACHE", "go-mod"},
+var privateCacheVars = [][2]string{{"XDG_CACHE_HOME", "xdg"}, {"GOCACHE", "go-build"}, {"GOMODCACHE", "go-mod"}, {"GOPATH", "gopath"},
 	{"npm_config_cache", "npm"}, {"BUN_INSTALL_CACHE_DIR", "bun"}, {"DENO_DIR", "deno"}, {"GRADLE_USER_HOME", "gradle"},
 	{"YARN_CACHE_FOLDER", "yarn"}, {"UV_CACHE_DIR", "uv"}, {"PIP_CACHE_DIR", "pip"}, {"npm_config_store_dir", "pnpm-store"},
 	{"CONDA_PKGS_DIRS", "conda-pkgs"}}
 
 // PrivateCaches are the variables and directories of the workspace's
-// private caches where commands have no mount namespace (Landlock only):
+// private caches where commands have no mount namespace (Landlock only;
+// GOPATH too, for the checksum database's state, which only it moves):
 // DATA/caches/HASH(workspace)/PURPOSE-landlock/NAME, writable by its
 // commands alone; the user's own caches stay read-only. Go reads the
 // user's module cache as a file:// proxy and fills its private one, so a

@@ -430,6 +430,7 @@ type keptPath struct {
 	dir   bool
 	ro    bool // mounted read-only
 	layer *CacheLayer
+	order string // where it is mounted in turn: its path, or for a cache not made yet the directory its mount point splices
 }
 
 // overlayEscape escapes what overlayfs's option parser treats specially.
@@ -462,6 +463,7 @@ func openKept(paths []string, layers []CacheLayer, ro func(string) bool) ([]kept
 		if layer == nil && len(out) > 0 && carried(p, ro(p), out) {
 			continue
 		}
+		order := p
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
 		if err != nil && layer != nil && layer.Empty != "" && errors.Is(err, unix.ENOENT) {
 			// A cache not made yet: an overlay of nothing under the
@@ -469,6 +471,12 @@ func openKept(paths []string, layers []CacheLayer, ro func(string) bool) ([]kept
 			// rather than an overlay: every command pays for each cache).
 			fd, err = unix.Open(layer.Upper, unix.O_PATH|unix.O_CLOEXEC, 0)
 			layer = nil
+			// Its mount point splices its nearest existing directory
+			// (mountpoint_linux.go), which binds that directory's entries
+			// from the user's tree: so it goes before every other kept
+			// path there, or the splice would hide them (~/go/pkg/sumdb
+			// missing beside ~/go/pkg/mod's overlay).
+			order = existingAncestor(p) + "\x00"
 		}
 		if err != nil {
 			continue // missing: nothing to show
@@ -478,13 +486,23 @@ func openKept(paths []string, layers []CacheLayer, ro func(string) bool) ([]kept
 			unix.Close(fd)
 			continue
 		}
-		kp := keptPath{path: p, fd: fd, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR, ro: ro(p)}
+		kp := keptPath{path: p, fd: fd, dir: st.Mode&unix.S_IFMT == unix.S_IFDIR, ro: ro(p), order: order}
 		if kp.dir {
 			kp.layer = layer
 		}
 		out = append(out, kp)
 	}
+	slices.SortStableFunc(out, func(a, b keptPath) int { return strings.Compare(a.order, b.order) })
 	return out, nil
+}
+
+// existingAncestor is the nearest directory above p that exists.
+func existingAncestor(p string) string {
+	for d := filepath.Dir(p); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || d == "/" {
+			return d
+		}
+	}
 }
 
 // layerOf is the private layer asked for the cache at p, or nil.
