@@ -473,6 +473,22 @@ func TestMCPToolsOnByDefaultWithinBudget(t *testing.T) {
 	if l := env.a.offerLines("llama3.2:latest", 8192)[0]; !strings.Contains(l, "2 of 6 tools offered") || !strings.Contains(l, "4 tools left out: max_tools 10 reached") {
 		t.Fatalf("line %q", l)
 	}
+	// A call to one left out is told why, never "unknown" with the tool
+	// itself among the names it may use (issue 62).
+	var left string
+	for _, tn := range env.a.Tools.Names() {
+		if strings.HasPrefix(tn, "t__") && !slices.Contains(names(), tn) {
+			left = tn
+			break
+		}
+	}
+	f.script(toolReply("llama3.2", fakeCall{id: "l", name: left, args: map[string]any{}}), textReply("llama3.2", "ok"))
+	env.a.RunPrompt(t.Context(), "call it")
+	reqs := f.chatRequests()
+	m := messagesOf(reqs[len(reqs)-1])
+	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, `tool "`+left+`" is not offered to this model`) || strings.Contains(c, "unknown") || strings.Contains(c, left+",") {
+		t.Fatalf("the result for %s, left out: %q", left, c)
+	}
 	// A small window: the built-in tools alone fill a quarter of 2k tokens.
 	env.a.Config.Models = nil
 	if l := env.a.offerLines("llama3.2:latest", 2048)[0]; !strings.Contains(l, "0 of 6 tools offered") || !strings.Contains(l, "the tool budget (a quarter of the 2k-token window) is full") {

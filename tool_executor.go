@@ -154,6 +154,19 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 	}
 }
 
+// offeredNames are the tools this turn offers the model (every registered
+// one where the turn does not say).
+func (e *ToolExecutor) offeredNames() []string {
+	if e.turn == nil || e.turn.tools == nil {
+		return e.registry.Names()
+	}
+	var out []string
+	for _, t := range e.turn.tools {
+		out = append(out, t.Function.Name)
+	}
+	return out
+}
+
 // lookup finds the schema of a tool the model may call: only what this
 // turn offered, when the turn says.
 func (e *ToolExecutor) lookup() textcalls.Lookup {
@@ -367,12 +380,13 @@ func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin
 	var res toolResult
 	var err error
 	entry, ok := e.registry.entry(name)
-	if ok && e.turn != nil && e.turn.tools != nil && !e.turn.offers(name) {
-		ok = false // registered, but not offered to this model
-	}
+	offered := !ok || e.turn == nil || e.turn.tools == nil || e.turn.offers(name)
 	switch {
+	case ok && !offered:
+		// Registered, but left out of this model's tools (the budget).
+		err = fmt.Errorf("tool %q is not offered to this model (left out by the tool budget or your models: settings; see /mcp); use one of: %s", name, strings.Join(e.offeredNames(), ", "))
 	case !ok:
-		err = fmt.Errorf("unknown tool %q; available tools: %s", name, strings.Join(e.registry.Names(), ", "))
+		err = fmt.Errorf("unknown tool %q; available tools: %s", name, strings.Join(e.offeredNames(), ", "))
 	case argErr != nil:
 		err = argErr
 	default:

@@ -480,3 +480,23 @@ func TestCallSummarySaysWhatACallDoes(t *testing.T) {
 		}
 	}
 }
+
+// The output the model reads keeps what matters (issue 62): a failing test
+// suite that prints 50 KB, on a small model's 8 KB cap, reaches the model
+// with its first lines, the size of what was cut, and its verdict last.
+func TestLongOutputKeepsTheVerdict(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	f.script(
+		toolReply("llama3.2", fakeCall{id: "t", name: "run_command", args: map[string]any{"command": "echo '--- FAIL: TestFirst'; seq 1 9000; echo 'FAIL	example.com/m	0.01s'; exit 1"}}),
+		textReply("llama3.2", "ok"),
+	)
+	if err := env.a.RunPrompt(t.Context(), "go"); err != nil {
+		t.Fatal(err)
+	}
+	c := toolResults(f.chatRequests())["t"]
+	if len(c) > 8192+600 || !strings.Contains(c, "--- FAIL: TestFirst") || !strings.Contains(c, "bytes of the middle") ||
+		!strings.Contains(c, "9000\nFAIL\texample.com/m\t0.01s\n[exit 1]") || strings.Contains(c, "[output truncated") {
+		t.Fatalf("%d bytes: %q … %q", len(c), c[:min(len(c), 120)], c[max(0, len(c)-200):])
+	}
+}

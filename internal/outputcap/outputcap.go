@@ -14,6 +14,18 @@ import (
 	"github.com/harvey-agent/harvey/internal/config"
 )
 
+// MiddleMarkerPrefix begins the line that stands where output was cut
+// from the middle (its head and tail kept: the verdict of a test suite is
+// at its end).
+const MiddleMarkerPrefix = "[… output cut here: "
+
+// (MiddleMarker's line is at most 60 bytes: the cap keeps room for it.)
+
+// MiddleMarker is that line for n bytes cut.
+func MiddleMarker(n int64) string {
+	return fmt.Sprintf("%s%d bytes of the middle …]\n", MiddleMarkerPrefix, n)
+}
+
 // TruncationMarker is appended when output is cut at limit bytes.
 func TruncationMarker(limit int) string {
 	return fmt.Sprintf("[output truncated at %d bytes]", limit)

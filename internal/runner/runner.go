@@ -30,19 +30,42 @@ import (
 // floodLimit stops a child whose output keeps pouring after the cap.
 const floodLimit = 16 << 20
 
-// CapWriter keeps the first limit bytes, counts the rest and keeps draining so
-// the child never blocks on a full pipe. Safe for stdout and stderr together.
+// CapWriter keeps the head and the tail of what is written to it within
+// limit bytes (the first two fifths, the last three: a test suite's first
+// failure and its verdict), counts what it cut from the middle and keeps
+// draining so the child never blocks on a full pipe. One that stops at its
+// cap keeps the head only. Safe for stdout and stderr together.
 type CapWriter struct {
 	tee     *streamRedactor // what the user watches (Proc.Echo)
 	mu      sync.Mutex
-	buf     []byte
+	buf     []byte // the head
+	tail    []byte // the latest bytes past the head (up to twice tailRoom held)
 	limit   int
-	dropped int64
-	flood   func() // called once when dropped passes floodLimit
+	total   int64
+	flood   func() // called once when the cut passes floodLimit
 	flooded bool
 	// stopAtCap calls flood as soon as the cap is full (cut records it).
 	stopAtCap bool
 	cut       bool
+}
+
+// markerRoom is kept free within the limit for the line that says what
+// was cut from the middle.
+const markerRoom = 80
+
+// rooms are the head's and the tail's shares of the limit.
+func (w *CapWriter) rooms() (head, tail int) {
+	if w.stopAtCap || w.limit <= 2*markerRoom {
+		return w.limit, 0
+	}
+	room := w.limit - markerRoom
+	return room * 2 / 5, room - room*2/5
+}
+
+// dropped is what is in neither the head nor the tail.
+func (w *CapWriter) dropped() int64 {
+	_, t := w.rooms()
+	return w.total - int64(len(w.buf)) - int64(min(len(w.tail), t))
 }
 
 // stopped reports whether the child should be killed: a flood, or a full
@@ -59,32 +82,58 @@ func (w *CapWriter) Write(p []byte) (int, error) {
 	if w.tee != nil {
 		w.tee.Write(p)
 	}
-	room := w.limit - len(w.buf)
-	if room > 0 {
-		if len(p) <= room {
-			w.buf = append(w.buf, p...)
-			return len(p), nil
+	n := len(p)
+	w.total += int64(n)
+	h, t := w.rooms()
+	if room := h - len(w.buf); room > 0 {
+		k := min(room, len(p))
+		w.buf, p = append(w.buf, p[:k]...), p[k:]
+	}
+	if len(p) == 0 {
+		return n, nil
+	}
+	if t > 0 {
+		w.tail = append(w.tail, p...)
+		if len(w.tail) > 2*t {
+			w.tail = append(make([]byte, 0, 2*t), w.tail[len(w.tail)-t:]...)
 		}
-		w.buf = append(w.buf, p[:room]...)
-		w.dropped += int64(len(p) - room)
-	} else {
-		w.dropped += int64(len(p))
 	}
 	if w.stopAtCap && !w.cut && w.flood != nil {
 		w.cut = true
 		go w.flood()
 	}
-	if w.dropped > floodLimit && !w.flooded && !w.cut && w.flood != nil {
+	if w.dropped() > floodLimit && !w.flooded && !w.cut && w.flood != nil {
 		w.flooded = true
 		go w.flood()
 	}
-	return len(p), nil
+	return n, nil
 }
 
+// Bytes is what was kept — the head, and past a cut the line saying how
+// much was cut and the tail (from its first whole line) — and how many
+// bytes were cut.
 func (w *CapWriter) Bytes() ([]byte, int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return append([]byte(nil), w.buf...), w.dropped
+	_, t := w.rooms()
+	tail := w.tail[max(0, len(w.tail)-t):]
+	dropped := w.dropped()
+	if dropped == 0 {
+		return append(append([]byte(nil), w.buf...), tail...), 0
+	}
+	if len(tail) == 0 {
+		return append([]byte(nil), w.buf...), dropped
+	}
+	if i := bytes.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 && i < 512 {
+		dropped += int64(i + 1)
+		tail = tail[i+1:]
+	}
+	out := append([]byte(nil), w.buf...)
+	if len(out) > 0 && out[len(out)-1] != '\n' {
+		out = append(out, '\n')
+	}
+	out = append(out, outputcap.MiddleMarker(dropped)...)
+	return append(out, tail...), dropped
 }
 
 // Result is what a child process produced.
@@ -98,7 +147,7 @@ type Result struct {
 	Undone                 []string // what the check after the command undid in .git, a line each
 	Changed                string   // the files it changed in the workspace, one line ("" when none)
 	Blocked                Rule
-	Dropped                int64 // bytes past the cap
+	Dropped                int64 // bytes past the cap (cut from the middle, said in Output, or past the end)
 	ExitCode               int
 	TimedOut               bool
 	Flooded                bool
@@ -109,7 +158,10 @@ type Result struct {
 // Text renders the result for the model or the terminal: capped output,
 // secrets redacted, and a status line.
 func (r Result) Text(limit int) string {
-	out := outputcap.Cap([]byte(secrets.RedactWindow(string(r.Output))), limit, r.Dropped > 0)
+	// A cut in the middle is said where it is (CapWriter.Bytes); one at
+	// the end, by the marker after.
+	atEnd := r.Dropped > 0 && !bytes.Contains(r.Output, []byte(outputcap.MiddleMarkerPrefix))
+	out := outputcap.Cap([]byte(secrets.RedactWindow(string(r.Output))), limit, atEnd)
 	status := r.Status()
 	if out != "" && !strings.HasSuffix(out, "\n") {
 		out += "\n"
@@ -562,6 +614,6 @@ func (p CommandPolicy) Allows(argv []string) error {
 // BaseEnv is the environment children start from.
 func BaseEnv() []string { return secrets.Environ(os.Environ()) }
 
-// NewCapWriter keeps the first limit bytes written to it (a program's last
+// NewCapWriter keeps the head and the tail of what is written to it (a program's last
 // words), counts the rest and never blocks the writer.
 func NewCapWriter(limit int) *CapWriter { return &CapWriter{limit: limit} }

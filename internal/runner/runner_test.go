@@ -33,8 +33,8 @@ func TestRunnerKillsProcessGroup(t *testing.T) {
 		t.Fatalf("cat: %+v", res)
 	}
 	res = RunArgv(context.Background(), dir, []string{"yes"}, BaseEnv(), 20*time.Second, 1000)
-	if len(res.Output) != 1000 || !res.Flooded {
-		t.Fatalf("yes: %d bytes, flooded %v", len(res.Output), res.Flooded)
+	if len(res.Output) > 1000 || len(res.Output) < 900 || !res.Flooded || !strings.Contains(string(res.Output), "bytes of the middle") {
+		t.Fatalf("yes: %d bytes, flooded %v: %q", len(res.Output), res.Flooded, res.Output)
 	}
 }
 
@@ -51,5 +51,29 @@ func TestSafeModePlan(t *testing.T) {
 	p.SafeMode = false
 	if argv, _ := p.Plan("echo hi | tr a-z A-Z"); argv[0] != "sh" {
 		t.Fatalf("shell line: %v", argv)
+	}
+}
+
+// The output the model reads keeps what matters (issue 62): past the cap,
+// the head (the first failure) and the tail (the verdict), with the size
+// of what was cut from the middle said where it was cut.
+func TestCapKeepsHeadAndTail(t *testing.T) {
+	dir := t.TempDir()
+	res := RunArgv(context.Background(), dir, []string{"sh", "-c", "echo FIRST; seq 1 20000; echo VERDICT: 3 failed"}, BaseEnv(), 20*time.Second, 8192)
+	out := string(res.Output)
+	text := res.Text(8192)
+	if len(out) > 8192 || !strings.HasPrefix(out, "FIRST\n1\n") || !strings.HasSuffix(out, "20000\nVERDICT: 3 failed\n") {
+		t.Fatalf("%d bytes: head %q … tail %q", len(out), out[:min(40, len(out))], out[max(0, len(out)-40):])
+	}
+	if !strings.Contains(out, "bytes of the middle") || strings.Contains(text, "[output truncated") || !strings.Contains(text, "VERDICT: 3 failed") {
+		t.Errorf("the cut is not said where it is, or the verdict is lost:\n%s", text)
+	}
+	// What the tail keeps starts on a whole line.
+	i := strings.Index(out, "bytes of the middle …]\n")
+	if next := out[i+len("bytes of the middle …]\n"):]; strings.IndexByte(next, '\n') < 1 || next[0] < '1' || next[0] > '9' {
+		t.Errorf("the tail starts mid-line: %q", next[:20])
+	}
+	if res.Dropped <= 0 {
+		t.Errorf("nothing counted as cut: %d", res.Dropped)
 	}
 }
