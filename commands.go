@@ -5,13 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/runner"
+	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -303,11 +307,32 @@ func cmdStatus(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	fmt.Fprintf(out, "recording:   %s\n", rec)
 	fmt.Fprintf(out, "safe mode:   %v\n", a.Config.SafeMode)
 	fmt.Fprintf(out, "sandbox:     %s\n", runner.ModeName(a.Config.Sandbox))
+	fmt.Fprintf(out, "command env: %s\n", commandEnvNames(a.Config.Sandbox))
 	if n, ran, fired := a.gate.hooks.Counts(); n > 0 {
 		fmt.Fprintf(out, "hooks:       %d (%d run, %d blocked, changed or added something; /hooks)\n", n, ran, fired)
 	}
 	fmt.Fprintf(out, "retries:     %s\n", llm.PolicyOf(a.Config.Retry).Describe())
 	return nil
+}
+
+// commandEnvNames lists the variables commands get (names only, never
+// values), those sandbox.env adds marked.
+func commandEnvNames(p config.SandboxPolicy) string {
+	named := map[string]bool{}
+	for _, kv := range secrets.Named(os.Environ(), p.Env) {
+		n, _, _ := strings.Cut(kv, "=")
+		named[n] = true
+	}
+	var names []string
+	for _, kv := range runner.EnvFor(p) {
+		n, _, _ := strings.Cut(kv, "=")
+		if named[n] {
+			n += " (sandbox.env)"
+		}
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
 }
 
 func cmdClear(ctx context.Context, a *Agent, _ []string, out io.Writer) error {

@@ -317,7 +317,7 @@ func (g *Gate) runGated(ctx context.Context, r runRequest) (runner.Result, error
 	if r.hook != nil && r.hook.readable != "" {
 		want.Readable = []string{r.hook.readable} // the session's transcript, read-only
 	}
-	spec := runner.Proc{Dir: g.ws.Root, Argv: r.argv, Env: runner.BaseEnv(), Timeout: r.timeout, Limit: g.maxOut(), Sandbox: g.sandboxSpec(want), Echo: r.echo, KeepStreams: r.streams}
+	spec := runner.Proc{Dir: g.ws.Root, Argv: r.argv, Env: runner.EnvFor(g.cfg.Sandbox), Timeout: r.timeout, Limit: g.maxOut(), Sandbox: g.sandboxSpec(want), Echo: r.echo, KeepStreams: r.streams}
 	if r.hook != nil {
 		spec.Stdin, spec.SplitStderr, spec.Env = r.hook.stdin, true, append(spec.Env, r.hook.env...)
 	}

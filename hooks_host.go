@@ -41,7 +41,7 @@ func (h hookHost) RunUserHook(ctx context.Context, hc config.HookConfig, stdin s
 		want.Readable = []string{readable}
 	}
 	want.Root, want.Policy, want.Bare = g.ws.Root, g.cfg.Sandbox, g.bare
-	spec := runner.Proc{Dir: g.ws.Root, Argv: hc.Command, Env: append(secrets.YourEnviron(os.Environ()), env...), Timeout: hc.TimeLimit(),
+	spec := runner.Proc{Dir: g.ws.Root, Argv: hc.Command, Env: append(secrets.WithNamed(secrets.YourEnviron(os.Environ()), os.Environ(), g.cfg.Sandbox.Env), env...), Timeout: hc.TimeLimit(),
 		Limit: g.maxOut(), Sandbox: runner.CommandSpec(want), Stdin: stdin, SplitStderr: true}
 	return g.runGuarded(ctx, runRequest{audit: "hook", shown: hc.Shown()}, spec), nil
 }

@@ -635,3 +635,32 @@ func goEnv(t *testing.T, name string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// Your variables, your choice (issue 62): sandbox.env in your own config
+// passes the variables it names to commands and to a workspace's hooks;
+// a secret-looking one only by its exact name, so a pattern never lets a
+// token through; nothing else of yours arrives. /status lists the names.
+func TestSandboxEnvReachesCommandsAndHooks(t *testing.T) {
+	t.Parallel()
+	f := newHookFixture(t, "sandbox:\n  env: [DATABASE_URL, MYTEAM_*]\n")
+	f.env = append(f.env, "DATABASE_URL=postgres://fixture@127.0.0.1/app", "MYTEAM_FLAGS=--fixture-flag", "MYTEAM_TOKEN=fixture-team-token", "OTHER_TOKEN=fixture-other-token", "UNNAMED_SETTING=fixture-unnamed")
+	f.workspaceHooks(t, "hooks:\n  - event: pre_tool\n    match: run_command\n    on_error: allow\n    command: env > hook-env.txt\n")
+	res, _ := f.run(cmdCall("c", "env"))
+	hookEnv, _ := os.ReadFile(filepath.Join(f.dir, "hook-env.txt"))
+	for where, got := range map[string]string{"command": res["c"], "workspace hook": string(hookEnv)} {
+		for _, want := range []string{"DATABASE_URL=postgres://fixture@127.0.0.1/app", "MYTEAM_FLAGS=--fixture-flag"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s: %s did not arrive:\n%s", where, want, got)
+			}
+		}
+		for _, never := range []string{"fixture-team-token", "fixture-other-token", "fixture-unnamed"} {
+			if strings.Contains(got, never) {
+				t.Errorf("%s: %s arrived", where, never)
+			}
+		}
+	}
+	out, _, _ := runHarveyKernel(t, f.kernel, f.bin, f.dir, "/status\n/exit\n", f.env, "--ollama", "http://127.0.0.1:1")
+	if !strings.Contains(out, "DATABASE_URL (sandbox.env)") || strings.Contains(out, "fixture-team-token") || strings.Contains(out, "postgres://") {
+		t.Errorf("/status: %s", out)
+	}
+}

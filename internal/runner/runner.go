@@ -614,6 +614,12 @@ func (p CommandPolicy) Allows(argv []string) error {
 // BaseEnv is the environment children start from.
 func BaseEnv() []string { return secrets.Environ(os.Environ()) }
 
+// EnvFor is a command's environment under the user's sandbox: block:
+// BaseEnv and the variables its env: names (secrets.Named).
+func EnvFor(p config.SandboxPolicy) []string {
+	return secrets.WithNamed(BaseEnv(), os.Environ(), p.Env)
+}
+
 // NewCapWriter keeps the head and the tail of what is written to it (a program's last
 // words), counts the rest and never blocks the writer.
 func NewCapWriter(limit int) *CapWriter { return &CapWriter{limit: limit} }

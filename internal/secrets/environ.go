@@ -1,6 +1,7 @@
 package secrets
 
 import (
+	"path"
 	"regexp"
 	"strings"
 )
@@ -70,6 +71,61 @@ func YourEnviron(env []string) []string {
 		out = append(out, stripURLCredentials(kv))
 	}
 	return out
+}
+
+// Named is what env holds of the variables the user's own config names
+// for commands (sandbox.env): a name, or a pattern (NODE_*, *_URL), matched
+// as written. A variable that looks secret (DATABASE_URL, NPM_TOKEN)
+// passes only when a pattern is its exact name: no glob lets a secret
+// through by accident. URLs keep their credentials only when named
+// exactly too.
+func Named(env, patterns []string) []string {
+	if len(patterns) == 0 {
+		return nil
+	}
+	var out []string
+	for _, kv := range env {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			continue
+		}
+		exact, glob := false, false
+		for _, p := range patterns {
+			if p == name {
+				exact = true
+			} else if m, err := path.Match(p, name); err == nil && m {
+				glob = true
+			}
+		}
+		switch {
+		case exact:
+			out = append(out, kv)
+		case glob && !envSecret(name):
+			out = append(out, stripURLCredentials(kv))
+		}
+	}
+	return out
+}
+
+// WithNamed is base with the variables Named finds in env added, each
+// replacing base's of the same name.
+func WithNamed(base, env, patterns []string) []string {
+	named := Named(env, patterns)
+	if len(named) == 0 {
+		return base
+	}
+	have := map[string]bool{}
+	for _, kv := range named {
+		n, _, _ := strings.Cut(kv, "=")
+		have[n] = true
+	}
+	out := make([]string, 0, len(base)+len(named))
+	for _, kv := range base {
+		if n, _, _ := strings.Cut(kv, "="); !have[n] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, named...)
 }
 
 // envSecret reports whether a variable's name looks secret or names a
