@@ -425,8 +425,18 @@ func cmdRunLine(ctx context.Context, a *Agent, line string, out io.Writer) error
 		return res.Err // said once, as the error
 	}
 	fmt.Fprintln(out, termtext.Sanitize(strings.Join(append([]string{res.Status()}, res.Notes()...), "\n")))
+	if res.ExitCode != 0 || res.TimedOut {
+		return stepFailed{line: line, status: res.Status()}
+	}
 	return nil
 }
+
+// stepFailed is a command the user typed that failed: already said by
+// its status line in the REPL; a failed step of a headless run (--run
+// exits 1).
+type stepFailed struct{ line, status string }
+
+func (e stepFailed) Error() string { return fmt.Sprintf("%s: %s", e.line, e.status) }
 
 func cmdSearch(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) == 0 || len(args) > 2 {

@@ -622,3 +622,26 @@ func TestStatusWithoutAPIPS(t *testing.T) {
 		t.Errorf("exit %d:\n%s\n%s", code, out, errOut)
 	}
 }
+
+// --run exits non-zero when a step fails (issue 62): a !command that exits
+// 1 fails the run, which still runs the steps after it and names the step;
+// the REPL says a failed command's status once, not again as an error.
+func TestRunScriptStepFails(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	dir := t.TempDir()
+	writeFile(t, dir, "steps.txt", "!echo first\n!false\n!echo after\n")
+	env := []string{"XDG_CONFIG_HOME=" + t.TempDir(), "XDG_DATA_HOME=" + t.TempDir()}
+	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "--run", "steps.txt", "--ollama", "http://127.0.0.1:1")
+	if code != 1 || !strings.Contains(out+errOut, "after") || !strings.Contains(errOut, "harvey: false: [exit 1]") {
+		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
+	}
+	writeFile(t, dir, "ok.txt", "!echo fine\n")
+	if _, errOut, code := runHarveyEnv(t, bin, dir, "", env, "--run", "ok.txt", "--ollama", "http://127.0.0.1:1"); code != 0 {
+		t.Fatalf("a run whose steps pass: exit %d: %s", code, errOut)
+	}
+	out, errOut, _ = runHarveyEnv(t, bin, dir, "!false\n/exit\n", env, "--ollama", "http://127.0.0.1:1")
+	if strings.Count(out+errOut, "[exit 1]") != 1 {
+		t.Errorf("the REPL said the failure %d times:\n%s\n%s", strings.Count(out+errOut, "[exit 1]"), out, errOut)
+	}
+}

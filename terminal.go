@@ -75,7 +75,8 @@ func (a *Agent) Run(ctx context.Context, o Options) error {
 		if errors.Is(err, ErrExit) {
 			return nil
 		}
-		if err != nil {
+		var failed stepFailed
+		if err != nil && !errors.As(err, &failed) { // a failed command said its status already
 			a.logf("%s", a.colorize("31", termtext.OneLine(err.Error())))
 		}
 		if ctx.Err() != nil {

@@ -373,8 +373,8 @@ func checkCommand(t *UserTool, n *yaml.Node, offset int, bad func(int, string, .
 				bad(line, "array parameter %q must be a whole command element (\"{{%s}}\"), not part of %q", m[1], m[1], el)
 			}
 		}
-		if i > 0 && inlineCodeBefore(t.Command, i) && placeholderRE.MatchString(el) {
-			bad(line, "a parameter after an inline-code flag (sh -c, bash -lc, python -c, node -e, ...) could inject code; pass it as its own argument (\"$1\" in the script)")
+		if i > 0 && placeholderRE.MatchString(el) && inlineCode(t.Command, i) {
+			bad(line, "a parameter in the inline code of sh -c, bash -lc, python -c, node -e, ... could inject code; pass it as a whole argument after the code (and $0 for a shell), read as \"$1\"")
 		}
 	}
 }
@@ -386,11 +386,14 @@ var interpreters = map[string]string{
 	"lua": "e", "awk": "", "osascript": "e", "pwsh": "c", "powershell": "c", "tclsh": "", "Rscript": "e",
 }
 
-// inlineCodeBefore reports whether an element before argv[i] is an
-// inline-code flag of the program (in any spelling: -c, -lc, -ec, --command,
-// --eval), the program being the first element after env and its
-// VAR=value arguments.
-func inlineCodeBefore(argv []string, i int) bool {
+// inlineCode reports whether a parameter in argv[i] could become code: i
+// is the inline code after an interpreter's flag (sh -c SCRIPT, bash -lc,
+// python -c, node -e, perl -e, --command/--eval in any spelling, the code
+// inside --eval=...), a flag before it, or a shell's $0 right after its
+// script. Past those, a whole argument is data — the docs' pattern, [sh,
+// -c, 'go test "$1"', sh, "{{package}}"] — and one not whole is refused
+// with the code.
+func inlineCode(argv []string, i int) bool {
 	j := 0
 	if path.Base(argv[0]) == "env" {
 		j = 1
@@ -409,19 +412,32 @@ func inlineCodeBefore(argv []string, i int) bool {
 	if !ok {
 		return false
 	}
-	for _, a := range argv[j+1 : i] {
+	code := -1 // the element holding inline code
+	for k := j + 1; k < len(argv); k++ {
+		a := argv[k]
 		switch {
 		case a == "--":
-			return false
-		case a == "--command" || a == "--eval" || a == "--exec" || strings.HasPrefix(a, "--eval=") || strings.HasPrefix(a, "--command="):
-			return true
-		case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--"):
-			if strings.ContainsAny(a[1:], flags) {
-				return true
-			}
+			k = len(argv)
+		case a == "--command" || a == "--eval" || a == "--exec":
+			code, k = k+1, k+1
+		case strings.HasPrefix(a, "--eval=") || strings.HasPrefix(a, "--command="):
+			code = k
+		case strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "--") && strings.ContainsAny(a[1:], flags):
+			code, k = k+1, k+1
+		case strings.HasPrefix(a, "-"):
+			// another option of the program
+		default:
+			k = len(argv) // the first operand: a script file, or data after the code
 		}
 	}
-	return false
+	if code < 0 {
+		return false
+	}
+	dataFrom := code + 1
+	if _, shell := map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true, "ash": true, "busybox": true}[prog]; shell {
+		dataFrom++ // $0: the script's name in its messages
+	}
+	return i < dataFrom || !placeholderRE.MatchString(argv[i]) || placeholderRE.FindString(argv[i]) != argv[i]
 }
 
 // schema renders the tool's JSON schema for the model.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -35,7 +36,7 @@ func TestParseToolFileProblems(t *testing.T) {
 		{"undeclared", "t.md", "---\ncommand:\n  - ls\n  - \"{{path}}\"\n---\nx\n", []string{"4: command uses {{path}}, which is not a declared parameter"}},
 		{"program param", "t.md", "---\nparameters:\n  p: {type: string}\ncommand: [\"{{p}}\", x]\n---\nx\n", []string{"4: the program (first command element) cannot be a parameter"}},
 		{"array in element", "t.md", "---\nparameters:\n  f: {type: array}\ncommand: [ls, \"--files={{f}}\"]\n---\nx\n", []string{`4: array parameter "f" must be a whole command element`}},
-		{"shell -c", "t.md", "---\nparameters:\n  p: {type: string}\ncommand: [bash, -c, \"go test {{p}}\"]\n---\nx\n", []string{"4: a parameter after an inline-code flag"}},
+		{"shell -c", "t.md", "---\nparameters:\n  p: {type: string}\ncommand: [bash, -c, \"go test {{p}}\"]\n---\nx\n", []string{"4: a parameter in the inline code"}},
 		{"read tool running a workspace script", "t.md", "---\ncommand: [./scripts/lint.sh]\neffect: read\n---\nx\n", []string{"2: a read tool cannot run a program from the workspace (./scripts/lint.sh)"}},
 		{"bad effect", "t.md", "---\ncommand: [ls]\neffect: delete\n---\nx\n", []string{`3: effect "delete"`}},
 		{"bad timeout", "t.md", "---\ncommand: [ls]\ntimeout: soon\n---\nx\n", []string{"3: timeout: use a number of seconds"}},
@@ -45,7 +46,7 @@ func TestParseToolFileProblems(t *testing.T) {
 		{"clash in another case", "agents/tools/Read_File.md", "---\ncommand: [cat]\n---\nx\n", []string{`0: tool name "Read_File" clashes with a built-in tool`}},
 		{"bad name", "agents/tools/my tool.md", "---\ncommand: [ls]\n---\nx\n", []string{`0: tool name "my tool"`}},
 		{"several at once", "t.md", "---\nparameters:\n  x:\n    type: strng\ncommand: [sh, -c, \"echo {{x}} {{y}}\"]\nefect: read\n---\nBroken.\n",
-			[]string{`4: parameter "x": unknown type`, "5: command uses {{y}}", "5: a parameter after an inline-code flag", `6: unknown key "efect"`}},
+			[]string{`4: parameter "x": unknown type`, "5: command uses {{y}}", "5: a parameter in the inline code", `6: unknown key "efect"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -332,6 +333,25 @@ func TestUserToolHardening(t *testing.T) {
 			t.Errorf("%s accepted", cmd)
 		}
 	}
+	// Past the code (and a shell's $0), a whole argument is data: the
+	// docs' pattern is accepted (issue 62); $0 and a part of an argument
+	// are not.
+	for cmd, ok := range map[string]bool{
+		`[sh, -c, 'go vet "$1" && go test "$1"', sh, "{{x}}"]`:     true,
+		`[bash, -lc, 'echo "$1"', bash, "{{x}}"]`:                  true,
+		`[python3, -c, "import sys; print(sys.argv[1])", "{{x}}"]`: true,
+		`[node, -e, "console.log(process.argv[1])", "{{x}}"]`:      true,
+		`[env, A=1, sh, -c, 'echo "$1"', sh, "{{x}}"]`:             true,
+		`[sh, -c, 'echo "$0"', "{{x}}"]`:                           false,
+		`[sh, -c, 'echo "$1"', sh, "pkg-{{x}}"]`:                   false,
+		`[perl, -e, "print 1", -e, "{{x}}"]`:                       false,
+		`[sh, -c, "{{x}}", sh]`:                                    false,
+	} {
+		_, probs := parseToolFile("agents/tools/t.md", []byte("---\nparameters:\n  x: {type: string}\ncommand: "+cmd+"\n---\nt\n"), nil)
+		if (len(probs) == 0) != ok {
+			t.Errorf("%s: accepted %v, want %v: %v", cmd, len(probs) == 0, ok, probs)
+		}
+	}
 	_, probs = parseToolFile("agents/tools/d.md", []byte("---\ncommand: [ls]\ncommand: [ls, -la]\n---\nd\n"), nil)
 	if len(probs) == 0 || !strings.Contains(probs[0].Error(), "duplicate key") || probs[0].Line == 0 {
 		t.Fatalf("duplicate key: %v", probs)
@@ -390,4 +410,18 @@ func invokeTool(a *Agent, name string, ctx context.Context, args map[string]any)
 		return "", fmt.Errorf("tool %s not registered", name)
 	}
 	return h(ctx, args)
+}
+
+// The docs' own shell pattern (docs/user-tools.md) passes the loader it
+// documents (issue 62: harvey tools validate refused it).
+func TestUserToolDocsShellPattern(t *testing.T) {
+	doc := readFileT(t, "docs/user-tools.md")
+	m := regexp.MustCompile("`(command: \\[sh, -c, [^`]*\\])`").FindStringSubmatch(doc)
+	if m == nil {
+		t.Fatal("docs/user-tools.md shows no shell pattern")
+	}
+	_, probs := parseToolFile("agents/tools/vt.md", []byte("---\nparameters:\n  package: {type: string, required: true}\n"+m[1]+"\neffect: read\n---\nVet and test.\n"), nil)
+	if len(probs) != 0 {
+		t.Errorf("%s: %v", m[1], probs)
+	}
 }
