@@ -34,11 +34,14 @@ type gateOps interface {
 	findChecked(ctx context.Context, question string) (string, int, error)
 	runCheckedEcho(ctx context.Context, tool, line string, timeout time.Duration, echo io.Writer, streams bool) (runner.Result, error)
 	gitChecked(ctx context.Context, sub string, args []string) (string, error)
+	startJob(ctx context.Context, tool, line string) (string, error)
+	readJob(id int) (string, error)
+	killJob(id int) (string, error)
 	resultCap() int
 	capped(n int) gateOps // the same gate with a turn's cap on a result
 }
 
-// builtinTools are the eight built-in tools, built from exactly what they
+// builtinTools are the ten built-in tools, built from exactly what they
 // use: the gate, the command timeout and where an approved command's
 // output is shown. They reach nothing else of the session.
 type builtinTools struct {
@@ -104,11 +107,17 @@ func registerBuiltinTools(r *ToolRegistry, t *builtinTools) {
 		find, typed(find, t.findCode, g), EffectRead, "built-in")
 
 	run := obj(map[string]any{
-		"command": str("The command line"),
-		"timeout": integer("Timeout in seconds"),
+		"command":    str("The command line"),
+		"timeout":    integer("Timeout in seconds"),
+		"background": map[string]any{"type": "boolean", "description": "Keep it running (a server, a watcher): returns a job id at once"},
 	}, "command")
 	r.registerFunc("run_command", "Run a shell command in the workspace and return its output and exit code.",
 		run, typed(run, t.runCommand, g), EffectExec, "built-in")
+	job := obj(map[string]any{"id": integer("The job id run_command returned")}, "id")
+	r.registerFunc("job_output", "Read what a background job printed since the last read, and whether it still runs.",
+		job, typed(job, t.jobOutput, g), EffectRead, sourceJobs)
+	r.registerFunc("job_kill", "Stop a background job and everything it started.",
+		job, typed(job, t.jobKill, g), EffectRead, sourceJobs)
 
 	git := obj(map[string]any{
 		"subcommand": map[string]any{"type": "string", "enum": gitargs.Subcommands},
@@ -145,8 +154,12 @@ type (
 		Path    string `json:"path"`
 	}
 	runArgs struct {
-		Command string `json:"command"`
-		Timeout int    `json:"timeout"`
+		Command    string `json:"command"`
+		Timeout    int    `json:"timeout"`
+		Background bool   `json:"background"`
+	}
+	jobArgs struct {
+		ID int `json:"id"`
 	}
 	gitToolArgs struct {
 		Subcommand string `json:"subcommand"`
@@ -243,11 +256,25 @@ func (t *builtinTools) runCommand(ctx context.Context, g gateOps, call callScope
 		timeout = d
 	}
 	g = g.capped(call.maxOut)
+	if in.Background {
+		text, err := g.startJob(ctx, "run_command", in.Command)
+		return toolResult{Text: text, Summary: "started in the background"}, err
+	}
 	res, err := g.runCheckedEcho(ctx, "run_command", in.Command, timeout, t.echo(), call.streams)
 	if err != nil {
 		return toolResult{}, err
 	}
 	return commandResult(res, g.resultCap()), nil
+}
+
+func (t *builtinTools) jobOutput(ctx context.Context, g gateOps, call callScope, in jobArgs) (toolResult, error) {
+	text, err := g.capped(call.maxOut).readJob(in.ID)
+	return toolResult{Text: text}, err
+}
+
+func (t *builtinTools) jobKill(ctx context.Context, g gateOps, call callScope, in jobArgs) (toolResult, error) {
+	text, err := g.capped(call.maxOut).killJob(in.ID)
+	return toolResult{Text: text, Summary: "stopped"}, err
 }
 
 func (t *builtinTools) gitCommand(ctx context.Context, g gateOps, call callScope, in gitToolArgs) (toolResult, error) {

@@ -255,6 +255,7 @@ func (a *Agent) runHeadless(ctx context.Context, lines []string, echo bool, stde
 		}
 		a.events.TurnStart(line)
 		err := a.RunPrompt(ctx, line)
+		a.flushLater()
 		if errors.Is(err, ErrExit) {
 			break
 		}

@@ -42,6 +42,7 @@ func (a *Agent) registerCommands() {
 		}
 	}
 	add(&Command{Name: "help", Usage: "/help [CMD]", Summary: "list commands, or explain one", Handler: cmdHelp})
+	add(&Command{Name: "jobs", Usage: "/jobs [ID | kill ID]", Summary: "background jobs (!cmd & or the model's): list them, show one's new output, or stop one", Handler: cmdJobs})
 	add(&Command{Name: "status", Usage: "/status", Summary: "backend, model (and whether Ollama has it loaded), tool mode, context in use against the window, instructions loaded, recording", Handler: cmdStatus})
 	add(&Command{Name: "clear", Usage: "/clear", Summary: "forget the conversation (keeps the system prompt and pinned context; your session_start hooks run again)", Handler: cmdClear})
 	add(&Command{Name: "rag", Usage: "/rag query|create|ingest|list|use|on|off|status|remove ...", Summary: "retrieval: the workspace index (no setup) and RAG stores of embedded chunks",
@@ -315,6 +316,43 @@ func cmdStatus(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	return nil
 }
 
+// cmdJobs is /jobs: the session's background jobs (command, state, age,
+// the ports they listen on); /jobs ID shows what one printed since it was
+// last read; /jobs kill ID stops one.
+func cmdJobs(ctx context.Context, a *Agent, args []string, out io.Writer) error {
+	id := 0
+	switch {
+	case len(args) == 0:
+		list := a.gate.jobs.List()
+		if len(list) == 0 {
+			fmt.Fprintln(out, "no background jobs (!cmd & starts one; so does the model's run_command with background: true)")
+		}
+		for _, j := range list {
+			fmt.Fprintln(out, j.Line())
+		}
+		return nil
+	case len(args) == 2 && args[0] == "kill":
+		if _, err := fmt.Sscan(args[1], &id); err != nil {
+			return a.commands.usageError("jobs")
+		}
+		text, err := a.gate.killJob(id)
+		if err == nil {
+			fmt.Fprintln(out, termtext.Sanitize(text))
+		}
+		return err
+	case len(args) == 1:
+		if _, err := fmt.Sscan(args[0], &id); err != nil {
+			return a.commands.usageError("jobs")
+		}
+		text, err := a.gate.readJob(id)
+		if err == nil {
+			fmt.Fprintln(out, termtext.Sanitize(text))
+		}
+		return err
+	}
+	return a.commands.usageError("jobs")
+}
+
 // commandEnvNames lists the variables commands get (names only, never
 // values), those sandbox.env adds marked.
 func commandEnvNames(p config.SandboxPolicy) string {
@@ -413,6 +451,15 @@ func cmdRun(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 func cmdRunLine(ctx context.Context, a *Agent, line string, out io.Writer) error {
 	if line == "" {
 		return a.commands.usageError("run")
+	}
+	if bg, ok := strings.CutSuffix(line, "&"); ok && !strings.HasSuffix(bg, "&") && strings.TrimSpace(bg) != "" {
+		// !cmd &: a background job (/jobs lists it).
+		text, err := a.gate.startJob(ctx, "", bg)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, termtext.Sanitize(text))
+		return nil
 	}
 	// The output is shown as it arrives; then the status line.
 	res, err := a.gate.runCheckedEcho(ctx, "", line, 0, out, false)

@@ -67,6 +67,29 @@ type Terminal struct {
 	// events receives what a headless run does (--output json or
 	// stream-json, internal/events); nil otherwise.
 	events *events.Sink
+	// later are lines from other goroutines (a background job ended),
+	// said between turns (sayLater), never over a turn's output or your
+	// typing.
+	laterMu sync.Mutex
+	later   []string
+}
+
+// sayLater keeps a line to say between turns (flushLater).
+func (tm *Terminal) sayLater(line string) {
+	tm.laterMu.Lock()
+	tm.later = append(tm.later, line)
+	tm.laterMu.Unlock()
+}
+
+// flushLater says the lines kept by sayLater.
+func (tm *Terminal) flushLater() {
+	tm.laterMu.Lock()
+	lines := tm.later
+	tm.later = nil
+	tm.laterMu.Unlock()
+	for _, l := range lines {
+		tm.logf("%s", l)
+	}
 }
 
 // isInteractive reports whether a person is at the terminal to be asked.

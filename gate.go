@@ -14,6 +14,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/gittool"
 	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/hooks"
+	"github.com/harvey-agent/harvey/internal/jobs"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -47,6 +48,8 @@ type Gate struct {
 	note func(string)
 	// hooks run before and after every tool call (internal/hooks; nil: none).
 	hooks *hooks.Runner
+	// jobs are the session's background commands (gate_jobs.go).
+	jobs *jobs.Manager
 }
 
 // audit records an effect with the outcome its error means.

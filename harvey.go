@@ -7,6 +7,8 @@ package harvey
 import (
 	"context"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/jobs"
+	"github.com/harvey-agent/harvey/internal/secrets"
 	"io"
 	"sort"
 	"strings"
@@ -75,7 +77,7 @@ func newAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writ
 			}
 		}})
 	a.gate = &Gate{ws: ws, cfg: cf, log: a.Audit, undo: &undoStack{}, approvals: a.approvals, maxOut: a.maxOut,
-		note: func(s string) { a.logf("%s", a.dim("· "+s)) }}
+		note: func(s string) { a.logf("%s", a.dim("· "+s)) }, jobs: &jobs.Manager{Done: jobEnded(&a.Terminal)}}
 	a.Routes = newRouteRegistry(cf)
 	a.Tools = newToolRegistry()
 	a.Tools.approver = a.gate
@@ -176,8 +178,23 @@ func (a *Agent) Close() {
 		a.kb.db.Close()
 		a.kb.db = nil
 	}
+	a.gate.jobs.Close() // no job outlives its session
+	a.flushLater()
 	a.mcp.Close()
 	a.gate.hooks.RemoveTranscript()
+}
+
+// jobEnded tells the user a background job ended, with what its check
+// undid and the files it changed, and --output a "job" event.
+func jobEnded(tm *Terminal) func(j *jobs.Job) {
+	return func(j *jobs.Job) {
+		notes := j.Notes()
+		tm.sayLater(tm.colorize("35", fmt.Sprintf("⚑ job %d %s: %s", j.ID, j.State(), termtext.Sanitize(termtext.OneLine(j.Command)))))
+		for _, n := range notes {
+			tm.sayLater(tm.colorize("33", termtext.Sanitize(n)))
+		}
+		tm.events.Emit("job", map[string]any{"id": j.ID, "command": secrets.Redact(j.Command), "action": "ended", "state": j.State(), "notes": notes})
+	}
 }
 
 // matchModel finds name among installed models ("llama3.2" matches

@@ -29,6 +29,13 @@ import (
 // window (a small local model); /mcp shows them whole.
 const mcpDescLimit = 300
 
+// sourceJobs is the source of the job tools (job_output, job_kill), and
+// jobToolsWindow the smallest window they are offered to.
+const (
+	sourceJobs     = "built-in:jobs"
+	jobToolsWindow = 4096
+)
+
 // toolsFor is the tool list one turn sends to model (see toolPlan).
 func (ts *toolSet) toolsFor(model string, window int) []anyllm.Tool {
 	tools, _ := ts.toolPlan(model, window)
@@ -54,7 +61,11 @@ func (ts *toolSet) toolPlan(model string, window int) ([]anyllm.Tool, []mcpOffer
 	if limit <= 0 {
 		limit = defaultMaxTools
 	}
-	core := ts.Tools.schemasWhere(func(_, src string) bool { return !strings.HasPrefix(src, "mcp:") })
+	core := ts.Tools.schemasWhere(func(_, src string) bool {
+		// The job tools only where their tokens are small beside the
+		// window: a 2k-token model would not fit its prompt with them.
+		return !strings.HasPrefix(src, "mcp:") && (src != sourceJobs || window <= 0 || window >= jobToolsWindow)
+	})
 	used := schemaTokensOf(ModeSchema, core)
 	budget := window / 4
 	var offers []mcpOffer

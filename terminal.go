@@ -26,8 +26,13 @@ func (a *Agent) Run(ctx context.Context, o Options) error {
 	for {
 		var line string
 		var err error
+		a.flushLater() // a job that ended meanwhile
 		if ed != nil {
-			line, err = ed.ReadLine("harvey> ")
+			prompt := "harvey> "
+			if n := a.gate.jobs.Running(); n > 0 {
+				prompt = fmt.Sprintf("harvey (%s)> ", termtext.Plural(n, "job"))
+			}
+			line, err = ed.ReadLine(prompt)
 		} else {
 			line, err = a.In.ReadLine("")
 		}

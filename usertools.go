@@ -412,7 +412,23 @@ func inlineCode(argv []string, i int) bool {
 	if !ok {
 		return false
 	}
-	code := -1 // the element holding inline code
+	code := codeElement(argv, j, flags)
+	if code < 0 {
+		return false
+	}
+	dataFrom := code + 1
+	if _, shell := map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true, "ash": true, "busybox": true}[prog]; shell {
+		dataFrom++ // $0: the script's name in its messages
+	}
+	return i < dataFrom || placeholderRE.FindString(argv[i]) != argv[i]
+}
+
+// codeElement is the index of the element that holds inline code for the
+// interpreter at argv[j] (whose inline-code short flags are flags), -1
+// for none: the argument after its last code flag before the first
+// operand, or a --eval=CODE element itself.
+func codeElement(argv []string, j int, flags string) int {
+	code := -1
 	for k := j + 1; k < len(argv); k++ {
 		a := argv[k]
 		switch {
@@ -430,14 +446,7 @@ func inlineCode(argv []string, i int) bool {
 			k = len(argv) // the first operand: a script file, or data after the code
 		}
 	}
-	if code < 0 {
-		return false
-	}
-	dataFrom := code + 1
-	if _, shell := map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true, "ash": true, "busybox": true}[prog]; shell {
-		dataFrom++ // $0: the script's name in its messages
-	}
-	return i < dataFrom || !placeholderRE.MatchString(argv[i]) || placeholderRE.FindString(argv[i]) != argv[i]
+	return code
 }
 
 // schema renders the tool's JSON schema for the model.

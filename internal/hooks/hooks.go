@@ -99,6 +99,9 @@ func claudeInput(tool string, args map[string]any, root string) map[string]any {
 		if t, ok := args["timeout"].(float64); ok {
 			in["timeout"] = t * 1000
 		}
+		if bg, ok := args["background"].(bool); ok && bg {
+			in["run_in_background"] = true // Claude Code's name for it
+		}
 	case "read_file":
 		in["file_path"] = abs("path")
 		copyKeys(in, args, "offset", "limit")

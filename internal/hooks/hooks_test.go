@@ -160,3 +160,15 @@ func TestProjectHookBySpelling(t *testing.T) {
 		t.Error("a hook from the workspace's own settings is the project's")
 	}
 }
+
+// A background command reaches hooks as Claude Code's Bash does
+// (run_in_background in tool_input), and a plain one without it.
+func TestClaudeInputBackground(t *testing.T) {
+	in := claudeInput("run_command", map[string]any{"command": "npm run dev", "background": true}, "/ws")
+	if in["run_in_background"] != true || in["command"] != "npm run dev" {
+		t.Errorf("background: %v", in)
+	}
+	if _, ok := claudeInput("run_command", map[string]any{"command": "ls"}, "/ws")["run_in_background"]; ok {
+		t.Error("a plain command says run_in_background")
+	}
+}

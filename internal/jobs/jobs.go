@@ -1,0 +1,328 @@
+// Package jobs is a session's background commands: a dev server, a
+// watcher, a database for the tests, started by the model (run_command
+// with background: true) or by you (!cmd &), running while the
+// conversation goes on.
+//
+// Contract: the session starts a job's program itself (in the sandbox,
+// through the gate every command passes) and hands it to Add with the
+// check that spans the job's whole life (internal/guard, taken before it
+// started). A job's output is kept within a cap — its start and its
+// latest part — and read by Read from where the last read ended, redacted.
+// When a job ends (by itself, by Kill, or with the session: Close) its
+// check runs: what it changed in .git or agents/ is undone and said, and
+// the files it changed are listed; Done reports that to the session
+// (a line for you, an event for --output). No job outlives Close, which
+// every session runs when it ends (and the launcher ends a job with
+// Harvey should Harvey die first).
+package jobs
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
+)
+
+// Process is a started job's program (internal/runner's Started).
+type Process interface {
+	Pid() int
+	Done() <-chan struct{}
+	ExitCode() int
+	Stop()
+}
+
+// Checker is the check that spans a job's life (internal/guard's Guard):
+// what it undid, and the line naming the files it changed.
+type Checker interface {
+	Check() (undone []string, changed string)
+}
+
+// Manager holds a session's jobs.
+type Manager struct {
+	mu   sync.Mutex
+	jobs []*Job
+	next int
+	// Done is called when a job has ended and its check has run (nil:
+	// nothing said).
+	Done func(j *Job)
+}
+
+// Job is one background command.
+type Job struct {
+	ID      int
+	Command string
+	Started time.Time
+	proc    Process
+	out     *Output
+	check   Checker
+
+	mu      sync.Mutex
+	ended   time.Time
+	killed  bool
+	code    int
+	notes   []string // what its check said when it ended
+	checked chan struct{}
+}
+
+// Add registers a started job and watches for its end.
+func (m *Manager) Add(command string, p Process, out *Output, check Checker) *Job {
+	m.mu.Lock()
+	m.next++
+	j := &Job{ID: m.next, Command: command, Started: time.Now(), proc: p, out: out, check: check, checked: make(chan struct{})}
+	m.jobs = append(m.jobs, j)
+	m.mu.Unlock()
+	go m.watch(j)
+	return j
+}
+
+// watch waits for the job's end, then runs its check.
+func (m *Manager) watch(j *Job) {
+	<-j.proc.Done()
+	var notes []string
+	if j.check != nil {
+		undone, changed := j.check.Check()
+		notes = append(notes, undone...)
+		if changed != "" {
+			notes = append(notes, changed)
+		}
+	}
+	j.mu.Lock()
+	j.ended, j.code, j.notes = time.Now(), j.proc.ExitCode(), notes
+	j.mu.Unlock()
+	close(j.checked)
+	if m.Done != nil {
+		m.Done(j)
+	}
+}
+
+// Get finds a job by its id.
+func (m *Manager) Get(id int) (*Job, bool) {
+	if m == nil {
+		return nil, false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, j := range m.jobs {
+		if j.ID == id {
+			return j, true
+		}
+	}
+	return nil, false
+}
+
+// List is the session's jobs, oldest first.
+func (m *Manager) List() []*Job {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.jobs)
+}
+
+// Running counts the jobs still running.
+func (m *Manager) Running() int {
+	n := 0
+	for _, j := range m.List() {
+		if j.Running() {
+			n++
+		}
+	}
+	return n
+}
+
+// Kill stops a job and everything it started, and waits for its check.
+func (j *Job) Kill() {
+	j.mu.Lock()
+	if j.ended.IsZero() {
+		j.killed = true
+	}
+	j.mu.Unlock()
+	j.proc.Stop()
+	<-j.checked
+}
+
+// Close ends every job of the session, each with its check.
+func (m *Manager) Close() {
+	var wg sync.WaitGroup
+	for _, j := range m.List() {
+		if j.Running() {
+			wg.Add(1)
+			go func() { defer wg.Done(); j.Kill() }()
+		}
+	}
+	wg.Wait()
+	for _, j := range m.List() {
+		<-j.checked
+	}
+}
+
+// Running reports whether the job has not ended.
+func (j *Job) Running() bool {
+	select {
+	case <-j.checked:
+		return false
+	default:
+		return true
+	}
+}
+
+// State is the job's state in a few words: running, exited N, stopped.
+func (j *Job) State() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	switch {
+	case j.ended.IsZero():
+		return "running"
+	case j.killed:
+		return "stopped"
+	}
+	return fmt.Sprintf("exited %d", j.code)
+}
+
+// Notes are what the job's check said when it ended.
+func (j *Job) Notes() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return slices.Clone(j.notes)
+}
+
+// Age is how long the job has run (or ran).
+func (j *Job) Age() time.Duration {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if !j.ended.IsZero() {
+		return j.ended.Sub(j.Started)
+	}
+	return time.Since(j.Started)
+}
+
+// Ports are the TCP ports the job's processes listen on.
+func (j *Job) Ports() []int {
+	if !j.Running() {
+		return nil
+	}
+	return listeningPorts(j.proc.Pid())
+}
+
+// Read is what the job printed since the last read (redacted, at most
+// limit bytes: its start and its latest part), with its state and, once
+// it ended, what its check said.
+func (j *Job) Read(limit int) string {
+	// Nothing new yet from a job that runs: wait a little for it, so a
+	// model that reads at once gets what comes (not a busy loop).
+	for deadline := time.Now().Add(time.Second); j.Running() && !j.out.hasNew() && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	text, cut := j.out.Since(limit)
+	var b strings.Builder
+	if text != "" {
+		b.WriteString(secrets.RedactWindow(text))
+		if !strings.HasSuffix(text, "\n") {
+			b.WriteString("\n")
+		}
+	}
+	if cut > 0 {
+		fmt.Fprintf(&b, "[%d bytes of its output were not kept]\n", cut)
+	}
+	if text == "" && cut == 0 {
+		b.WriteString("(nothing new)\n")
+	}
+	fmt.Fprintf(&b, "[job %d %s after %s", j.ID, j.State(), j.Age().Round(time.Second))
+	if p := j.Ports(); len(p) > 0 {
+		fmt.Fprintf(&b, ", listening on %s", joinPorts(p))
+	}
+	b.WriteString("]")
+	for _, n := range j.Notes() {
+		b.WriteString("\n" + n)
+	}
+	return b.String()
+}
+
+// Line is the job in one line, for /jobs.
+func (j *Job) Line() string {
+	s := fmt.Sprintf("%d  %-10s %-8s %s", j.ID, j.State(), j.Age().Round(time.Second), termtext.Sanitize(termtext.OneLine(j.Command)))
+	if p := j.Ports(); len(p) > 0 {
+		s += "  (listening on " + joinPorts(p) + ")"
+	}
+	return s
+}
+
+func joinPorts(ps []int) string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = fmt.Sprint(p)
+	}
+	return strings.Join(out, ", ")
+}
+
+// Output is a job's output: its first part and a ring of its latest, and
+// where the last read ended. Safe for the program's stdout and stderr
+// together.
+type Output struct {
+	mu    sync.Mutex
+	head  []byte
+	tail  []byte // the latest bytes past the head
+	limit int    // head + tail
+	total int64
+	read  int64 // offset where the last read ended
+}
+
+// NewOutput keeps at most limit bytes of a job's output.
+func NewOutput(limit int) *Output { return &Output{limit: max(limit, 1024)} }
+
+func (o *Output) Write(p []byte) (int, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	n := len(p)
+	if room := o.limit/4 - len(o.head); room > 0 {
+		k := min(room, len(p))
+		o.head, p = append(o.head, p[:k]...), p[k:]
+	}
+	o.total += int64(n)
+	if len(p) > 0 {
+		o.tail = append(o.tail, p...)
+		if t := o.limit - o.limit/4; len(o.tail) > 2*t {
+			o.tail = append([]byte(nil), o.tail[len(o.tail)-t:]...)
+		}
+	}
+	return n, nil
+}
+
+// hasNew reports whether anything was written since the last read.
+func (o *Output) hasNew() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.total > o.read
+}
+
+// Since is what was written since the last read, at most limit bytes (the
+// latest, when more; what was not kept is counted in cut), and moves the
+// read position to the end.
+func (o *Output) Since(limit int) (text string, cut int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	from := o.read
+	o.read = o.total
+	headEnd := int64(len(o.head))
+	tailStart := o.total - int64(len(o.tail)) // offset of tail[0]
+	var b []byte
+	if from < headEnd {
+		b = append(b, o.head[from:]...)
+		from = headEnd
+	}
+	if from < tailStart {
+		cut += tailStart - from
+		from = tailStart
+	}
+	b = append(b, o.tail[from-tailStart:]...)
+	if limit > 0 && len(b) > limit {
+		cut += int64(len(b) - limit)
+		b = b[len(b)-limit:]
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD"), cut
+}

@@ -1,0 +1,116 @@
+package runner
+
+import (
+	"errors"
+	"io"
+	"os/exec"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/harvey-agent/harvey/internal/sandbox"
+)
+
+// Started is a long-lived program Start started (a background job): in the
+// sandbox its Proc names, with no deadline, ended by Stop, by its own
+// exit, or with Harvey (its launcher gets SIGKILL when Harvey dies, and
+// takes everything it started along).
+type Started struct {
+	cmd  *exec.Cmd
+	sp   *sandbox.Spec
+	stop func() error
+	once sync.Once
+	done chan struct{}
+	code int
+}
+
+// starter is the one OS thread that starts long-lived programs: a parent
+// death signal follows the thread that started the child, so it is a
+// thread that lives as long as Harvey.
+var starter = struct {
+	once sync.Once
+	reqs chan func()
+}{reqs: make(chan func())}
+
+func onStarterThread(f func()) {
+	starter.once.Do(func() {
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread lives with Harvey
+			for r := range starter.reqs {
+				r()
+			}
+		}()
+	})
+	done := make(chan struct{})
+	starter.reqs <- func() { f(); close(done) }
+	<-done
+}
+
+// Start starts s (its Timeout is ignored: a job runs until it ends or is
+// stopped) with stdout and stderr going to out, and returns at once.
+func Start(s Proc, out io.Writer) (*Started, error) {
+	if len(s.Argv) == 0 {
+		return nil, errors.New("empty command")
+	}
+	s.Timeout = 0
+	argv, env, sp, err := sandboxed(s)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := LookPath(argv[0])
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(prog, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = s.Dir, env, out, out
+	SetProcessGroup(cmd)
+	if sp != nil {
+		cmd.SysProcAttr = sandbox.ProcAttr(*sp)
+	}
+	dieWithHarvey(cmd.SysProcAttr, sp)
+	p := &Started{cmd: cmd, sp: sp, stop: stopFor(cmd, sp), done: make(chan struct{})}
+	onStarterThread(func() { err = cmd.Start() })
+	if err != nil {
+		return nil, err
+	}
+	go p.wait()
+	return p, nil
+}
+
+// wait reaps the program, then what it left in its group (and, where
+// commands have no PID namespace, what a launcher that died left).
+func (p *Started) wait() {
+	p.cmd.Wait()
+	KillProcessGroup(p.cmd)
+	if p.sp != nil && p.sp.NoNS {
+		sandbox.EndOrphans()
+	}
+	p.code = p.cmd.ProcessState.ExitCode()
+	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		p.code = 128 + int(ws.Signal())
+	}
+	close(p.done)
+}
+
+// Pid is the process Start started (the launcher, in the sandbox).
+func (p *Started) Pid() int { return p.cmd.Process.Pid }
+
+// Done is closed when the program and everything it started have ended.
+func (p *Started) Done() <-chan struct{} { return p.done }
+
+// ExitCode is the program's exit status (128+N for signal N), once Done.
+func (p *Started) ExitCode() int { return p.code }
+
+// Stop ends the program and everything it started, and waits for that
+// (SIGKILL to what is left after two seconds).
+func (p *Started) Stop() {
+	p.once.Do(func() { p.stop() })
+	select {
+	case <-p.done:
+	case <-time.After(2 * time.Second):
+		KillProcessGroup(p.cmd)
+		<-p.done
+	}
+}

@@ -1,0 +1,177 @@
+//go:build linux
+
+package harvey
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Background jobs (issue 61), through the built binary in each kernel
+// mode: the model starts one with run_command background: true and gets
+// its id and first lines at once, reads what it printed since with
+// job_output, and stops it with job_kill. A hostile job left running when
+// the session ends (it setsids, plants core.fsmonitor and writes agents/
+// after a second, and means to live on) is ended with the session: no
+// process of it remains, the user's git status runs nothing, and what it
+// changed is undone and said.
+func TestEndToEndBackgroundJobs(t *testing.T) {
+	requireSandbox(t)
+	bin := buildHarvey(t)
+	for _, kernel := range simulatedKernels() {
+		t.Run(kernel, func(t *testing.T) {
+			t.Parallel()
+			backgroundJobs(t, bin, kernel)
+		})
+		t.Run(kernel+"/harvey-killed", func(t *testing.T) {
+			t.Parallel()
+			jobsDieWithHarvey(t, bin, kernel)
+		})
+	}
+}
+
+// Harvey killed (SIGKILL: no Close runs) while a job and its setsid child
+// run: both end with it, in each mode.
+func jobsDieWithHarvey(t *testing.T, bin, kernel string) {
+	dir, _ := gitFixture(t)
+	tmp := t.TempDir()
+	tag := fmt.Sprintf("harvey-job-killed-%d", time.Now().UnixNano())
+	writeFile(t, dir, tag+".sh", "setsid sh -c 'sleep 60' & touch ready; sleep 60\n")
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.script(
+		toolReply("llama3.2", fakeCall{id: "start", name: "run_command", args: map[string]any{"command": "sh " + tag + ".sh", "background": true}}),
+		toolReply("llama3.2", fakeCall{id: "wait", name: "run_command", args: map[string]any{"command": "sleep 30"}}),
+		textReply("llama3.2", "Done."),
+	)
+	cmd := exec.Command(bin, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NO_COLOR=1", "OLLAMA_HOST=", "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"), "XDG_DATA_HOME="+filepath.Join(tmp, "data"))
+	w := underKernel(kernel, cmd)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "ready")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			w.Process.Kill()
+			t.Fatal("the job never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	w.Process.Kill()
+	w.Wait()
+	for i := 0; i < 50; i++ {
+		if ps, _ := exec.Command("pgrep", "-f", tag).Output(); len(ps) == 0 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ps, _ := exec.Command("pgrep", "-af", tag).Output()
+	exec.Command("pkill", "-f", tag).Run()
+	t.Errorf("a job outlived Harvey's death:\n%s", ps)
+}
+
+func backgroundJobs(t *testing.T, bin, kernel string) {
+	dir, gitEnv := gitFixture(t)
+	tmp := t.TempDir()
+	marker := filepath.Join(tmp, "ran")
+	plant := filepath.Join(tmp, "plant.sh")
+	os.WriteFile(plant, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
+	tag := fmt.Sprintf("harvey-job-%d", time.Now().UnixNano())
+	writeFile(t, dir, tag+".sh", "echo serving; i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done\n")
+	writeFile(t, dir, "hostile-"+tag+".sh", "setsid sh -c 'sleep 1; git config core.fsmonitor "+plant+"; mkdir -p agents; echo x > agents/planted; sleep 60' &\nsleep 60\n")
+	config := readFileT(t, filepath.Join(dir, ".git", "config"))
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.script(
+		toolReply("llama3.2", fakeCall{id: "start", name: "run_command", args: map[string]any{"command": "sh " + tag + ".sh", "background": true}}),
+		toolReply("llama3.2", fakeCall{id: "read", name: "job_output", args: map[string]any{"id": 1}}),
+		toolReply("llama3.2", fakeCall{id: "kill", name: "job_kill", args: map[string]any{"id": 1}}),
+		toolReply("llama3.2", fakeCall{id: "hostile", name: "run_command", args: map[string]any{"command": "sh hostile-" + tag + ".sh", "background": true}}),
+		textReply("llama3.2", "Done."),
+	)
+	env := []string{"XDG_CONFIG_HOME=" + filepath.Join(tmp, "config"), "XDG_DATA_HOME=" + filepath.Join(tmp, "data")}
+	writeFile(t, tmp, "config/harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  readable: [%q]\n", tmp))
+	start := time.Now()
+	out, errOut, code := runHarveyKernel(t, kernel, bin, dir, "", env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	if code != 0 || !strings.Contains(out, "Done.") {
+		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the run took %s: a job held it", d)
+	}
+	res := toolResults(f.chatRequests())
+	if r := res["start"]; !strings.Contains(r, "started job 1") || !strings.Contains(r, "serving") || !strings.Contains(r, "running") {
+		t.Errorf("start: %q", r)
+	}
+	if r := res["read"]; !strings.Contains(r, "tick") || strings.Contains(r, "serving") || !strings.Contains(r, "job 1 running") {
+		t.Errorf("job_output (what it printed since the last read): %q", r)
+	}
+	if r := res["kill"]; !strings.Contains(r, "job 1 stopped") {
+		t.Errorf("job_kill: %q", r)
+	}
+	if r := res["hostile"]; !strings.Contains(r, "started job 2") {
+		t.Errorf("the hostile job: %q", r)
+	}
+	time.Sleep(2 * time.Second) // past the planter's second
+	if ps, _ := exec.Command("pgrep", "-f", tag).Output(); len(ps) > 0 {
+		t.Errorf("a job's process outlived the session: %s", ps)
+	}
+	st := gitSh(t, dir, gitEnv, "git status --porcelain; git config --list")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatalf("the user's git status ran what the job planted:\n%s", st)
+	}
+	if b := readFileT(t, filepath.Join(dir, ".git", "config")); b != config {
+		t.Errorf(".git/config changed:\n%s", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "agents", "planted")); err == nil {
+		t.Error("the job's file in agents/ stayed")
+	}
+	if !strings.Contains(errOut, "job 2 stopped") {
+		t.Errorf("the end of the job left running was not said:\n%s", errOut)
+	}
+}
+
+// Your own background jobs in the REPL (issue 61): !cmd & starts one, the
+// prompt counts the jobs that run, /jobs lists them, /jobs ID shows what
+// one printed since, /jobs kill ID stops it; Ctrl-D with one running ends
+// it with the session.
+func TestJobsThroughPTY(t *testing.T) {
+	requireSandbox(t)
+	bin := buildHarvey(t)
+	dir := t.TempDir()
+	tag := fmt.Sprintf("harvey-pty-job-%d", time.Now().UnixNano())
+	writeFile(t, dir, tag+".sh", "i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done\n")
+	s := startPTYWith(t, bin, dir, []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + t.TempDir(), "XDG_DATA_HOME=" + t.TempDir()}, 160, "--ollama", "http://127.0.0.1:1")
+	s.expect("harvey> ")
+	s.send("!sh " + tag + ".sh &\r")
+	s.expect("started job 1")
+	s.expect("harvey (1 job)> ")
+	s.send("/jobs\r")
+	s.expect("1  running")
+	s.expect("harvey (1 job)> ")
+	s.send("/jobs 1\r")
+	s.expect("tick")
+	s.expect("[job 1 running")
+	s.send("/jobs kill 1\r")
+	s.expect("[job 1 stopped")
+	s.expect("harvey> ")
+	s.send("!sh " + tag + ".sh &\r")
+	s.expect("started job 2")
+	s.expect("harvey (1 job)> ")
+	s.send("\x04")
+	s.wait()
+	time.Sleep(300 * time.Millisecond)
+	if ps, _ := exec.Command("pgrep", "-f", tag).Output(); len(ps) > 0 {
+		exec.Command("pkill", "-f", tag).Run()
+		t.Errorf("a job outlived the session: %s", ps)
+	}
+}
