@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/harvey-agent/harvey/internal/configfile"
 	anyllm "github.com/mozilla-ai/any-llm-go"
@@ -185,6 +186,36 @@ func BenchmarkEditLargeFilePeerReadFile(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := os.ReadFile(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkParallelReads1 and 4 are one reply with one, and with four,
+// calls to a read tool that takes 100 ms (issue 63): run ahead together,
+// the four take about as long as the one (bench/run.sh prints the ratio).
+func BenchmarkParallelReads1(b *testing.B) { benchParallelReads(b, 1) }
+func BenchmarkParallelReads4(b *testing.B) { benchParallelReads(b, 4) }
+
+func benchParallelReads(b *testing.B, n int) {
+	a := benchAgent(b)
+	a.Tools.registerFunc("slow_read", "A read that takes 100 ms.", map[string]any{"type": "object", "properties": map[string]any{}},
+		func(ctx context.Context, _ callScope, _ map[string]any) (toolResult, error) {
+			select {
+			case <-time.After(100 * time.Millisecond):
+			case <-ctx.Done():
+			}
+			return toolResult{Text: "read"}, nil
+		}, EffectRead, "bench")
+	ex := a.newToolExecutor(a.mainTurn(&a.toolSet))
+	ex.turn.tools = nil // every registered tool is offered
+	var calls []anyllm.ToolCall
+	for i := range n {
+		calls = append(calls, anyllm.ToolCall{ID: fmt.Sprint("c", i), Type: "function", Function: anyllm.FunctionCall{Name: "slow_read", Arguments: "{}"}})
+	}
+	for b.Loop() {
+		ex.history = nil
+		if _, err := ex.ExecuteToolCalls(b.Context(), calls); err != nil {
 			b.Fatal(err)
 		}
 	}

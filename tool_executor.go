@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -57,6 +58,17 @@ type ToolExecutor struct {
 	askedModel bool
 	retry      llm.RetryPolicy
 	hooks      *hooks.Runner // your hooks around each call (nil: none)
+	parallel   int           // tools.max_parallel: calls run ahead at once (0: from the cores)
+}
+
+// maxParallel is how many calls of one reply run ahead at once:
+// tools.max_parallel, else twice the cores and at least four (the calls
+// that run ahead wait on files and processes more than on a core).
+func (e *ToolExecutor) maxParallel() int {
+	if e.parallel > 0 {
+		return e.parallel
+	}
+	return max(4, 2*runtime.NumCPU())
 }
 
 // execHost is what the tool loop needs from the session around it: to say
@@ -333,6 +345,12 @@ func (e *ToolExecutor) executeCalls(ctx context.Context, calls []anyllm.ToolCall
 	if e.onRound != nil {
 		e.onRound()
 	}
+	n := min(len(calls), maxCallsPerReply)
+	prepared := make([]*preparedCall, n)
+	for i := range n {
+		prepared[i] = e.prepare(calls[i], origin)
+	}
+	e.runAhead(ctx, prepared)
 	out := make([]Message, 0, len(calls))
 	for i, c := range calls {
 		if ctx.Err() != nil {
@@ -343,7 +361,7 @@ func (e *ToolExecutor) executeCalls(ctx context.Context, calls []anyllm.ToolCall
 			out = append(out, Message{Role: RoleTool, Content: fmt.Sprintf("[tool_result id=%s tool=%s bytes=%d truncated=false]\n%s\n[end tool_result id=%s]", c.ID, termtext.Flat(c.Function.Name), len(msg), msg, c.ID), ToolCallID: c.ID, ToolName: c.Function.Name})
 			continue
 		}
-		out = append(out, e.executeOne(ctx, c, origin))
+		out = append(out, e.finish(ctx, prepared[i]))
 	}
 	if len(calls) > maxCallsPerReply && e.host != nil {
 		e.host.warn(fmt.Sprintf("warning: the model asked for %d tool calls in one reply; only the first %d ran", len(calls), maxCallsPerReply))
@@ -352,54 +370,132 @@ func (e *ToolExecutor) executeCalls(ctx context.Context, calls []anyllm.ToolCall
 	return out, ctx.Err()
 }
 
+// executeOne runs one call alone: prepared, run, finished.
 func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin callOrigin) Message {
-	recovered := origin != native
-	h := e.host
-	start := time.Now()
-	name := c.Function.Name
-	var args map[string]any
+	return e.finish(ctx, e.prepare(c, origin))
+}
+
+// preparedCall is one call of a reply, read and checked in call order
+// (arguments, the tool, the repeat guard), then run and finished.
+type preparedCall struct {
+	c                  anyllm.ToolCall
+	recovered          bool
+	name, raw, summary string
+	args               map[string]any
+	entry              toolEntry
+	err                error // refused before running: unknown, bad arguments, repeated
+	// What running it gave; done is closed then (a call run ahead).
+	res   toolResult
+	dur   time.Duration
+	ahead bool
+	done  chan struct{}
+}
+
+// prepare reads and checks one call, saying nothing yet.
+func (e *ToolExecutor) prepare(c anyllm.ToolCall, origin callOrigin) *preparedCall {
+	p := &preparedCall{c: c, recovered: origin != native, name: c.Function.Name, done: make(chan struct{})}
+	p.raw = strings.TrimSpace(c.Function.Arguments)
+	if p.raw == "" {
+		p.raw = "{}"
+	}
 	argErr := error(nil)
-	raw := strings.TrimSpace(c.Function.Arguments)
-	if raw == "" {
-		raw = "{}"
-	}
-	if err := json.Unmarshal([]byte(raw), &args); err != nil {
+	if err := json.Unmarshal([]byte(p.raw), &p.args); err != nil {
 		argErr = fmt.Errorf("arguments are not valid JSON (%v); send a JSON object", err)
-	} else if args == nil {
-		args = map[string]any{}
+	} else if p.args == nil {
+		p.args = map[string]any{}
 	}
-	summary := callSummary(name, args)
+	p.summary = callSummary(p.name, p.args)
+	entry, ok := e.registry.entry(p.name)
+	p.entry = entry
+	offered := !ok || e.turn == nil || e.turn.tools == nil || e.turn.offers(p.name)
+	switch {
+	case ok && !offered:
+		// Registered, but left out of this model's tools (the budget).
+		p.err = fmt.Errorf("tool %q is not offered to this model (left out by the tool budget or your models: settings; see /mcp); use one of: %s", p.name, strings.Join(e.offeredNames(), ", "))
+	case !ok:
+		p.err = fmt.Errorf("unknown tool %q; available tools: %s", p.name, strings.Join(e.offeredNames(), ", "))
+	case argErr != nil:
+		p.err = argErr
+	default:
+		// Coerced once: a recovered call was coerced when it was read.
+		if cerr := coerceNative(origin, entry.schema.Function.Parameters, p.args); cerr != nil {
+			p.err = cerr
+		} else if run := e.repeats(p.name, p.args); run >= repeatLimit {
+			p.err = &repeatedCall{name: p.name, before: run - 1}
+		}
+	}
+	return p
+}
+
+// runsAhead reports whether a call may run before the calls ahead of it
+// are shown: it needs no approval and changes nothing (a read, a search,
+// a read tool of yours or an MCP tool you marked read-only), and does not
+// read a job (whose reads advance in order).
+func (p *preparedCall) runsAhead() bool {
+	return p.err == nil && p.entry.effect == EffectRead && p.entry.source != sourceJobs
+}
+
+// runAhead starts the reply's leading calls that run ahead, at most
+// tools.max_parallel at once. It stops at the first call that writes,
+// runs a command or asks: from there every call runs in order, when it is
+// reached, so no call ever sees the workspace as it was before a call
+// the model put ahead of it (a read after a write of one file reads what
+// was written).
+func (e *ToolExecutor) runAhead(ctx context.Context, calls []*preparedCall) {
+	var lead []*preparedCall
+	for _, p := range calls {
+		if p.err != nil {
+			continue // refused: nothing runs
+		}
+		if !p.runsAhead() {
+			break
+		}
+		lead = append(lead, p)
+	}
+	if len(lead) < 2 {
+		return // one call gains nothing from running ahead
+	}
+	sem := make(chan struct{}, e.maxParallel())
+	for _, p := range lead {
+		p.ahead = true
+		go func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			e.run(ctx, p)
+		}()
+	}
+}
+
+// run runs a prepared call (its hooks around it) and closes done.
+func (e *ToolExecutor) run(ctx context.Context, p *preparedCall) {
+	defer close(p.done)
+	start := time.Now()
+	if p.err == nil && ctx.Err() == nil {
+		p.res, p.err = e.runHooked(ctx, p.c.ID, p.name, p.entry, p.args)
+	} else if p.err == nil {
+		p.err = ctx.Err()
+	}
+	p.dur = time.Since(start)
+}
+
+// finish shows a call and its result in call order (running it now unless
+// it ran ahead), and makes its message for the model.
+func (e *ToolExecutor) finish(ctx context.Context, p *preparedCall) Message {
+	h := e.host
+	c, name, raw, summary := p.c, p.name, p.raw, p.summary
 	if h != nil {
-		h.callEvent(c.ID, name, raw, recovered)
+		h.callEvent(c.ID, name, raw, p.recovered)
 		prefix := "⚙"
-		if recovered {
+		if p.recovered {
 			prefix = "⚙ (recovered from text)"
 		}
 		h.toolLine(prefix, name, summary)
 	}
-	var res toolResult
-	var err error
-	entry, ok := e.registry.entry(name)
-	offered := !ok || e.turn == nil || e.turn.tools == nil || e.turn.offers(name)
-	switch {
-	case ok && !offered:
-		// Registered, but left out of this model's tools (the budget).
-		err = fmt.Errorf("tool %q is not offered to this model (left out by the tool budget or your models: settings; see /mcp); use one of: %s", name, strings.Join(e.offeredNames(), ", "))
-	case !ok:
-		err = fmt.Errorf("unknown tool %q; available tools: %s", name, strings.Join(e.offeredNames(), ", "))
-	case argErr != nil:
-		err = argErr
-	default:
-		// Coerced once: a recovered call was coerced when it was read.
-		if cerr := coerceNative(origin, entry.schema.Function.Parameters, args); cerr != nil {
-			err = cerr
-		} else if run := e.repeats(name, args); run >= repeatLimit {
-			err = &repeatedCall{name: name, before: run - 1}
-		} else {
-			res, err = e.runHooked(ctx, c.ID, name, entry, args)
-		}
+	if !p.ahead {
+		e.run(ctx, p)
 	}
-	dur := time.Since(start)
+	<-p.done
+	res, err, dur := p.res, p.err, p.dur
 	var content string
 	failed := err != nil
 	if failed {

@@ -149,7 +149,7 @@ func TestStringTimeoutCoercedAndUnknownTool(t *testing.T) {
 	}
 	m = messagesOf(reqs[2])
 	c := m[len(m)-1]["content"].(string)
-	if !strings.Contains(c, `error: unknown tool "open_file"; available tools: edit_file, find_code, git_command, list_files, read_file`) {
+	if !strings.Contains(c, `error: unknown tool "open_file"; available tools: edit_file, find_code, git_command, job_kill, job_output, list_files, read_file`) {
 		t.Fatalf("unknown tool result = %q", c)
 	}
 }

@@ -347,6 +347,7 @@ func (a *Agent) newToolExecutor(t *turn) *ToolExecutor {
 		host:           newTurnHost(a),
 		prose:          t.mode == ModeProse,
 		hooks:          a.gate.hooks,
+		parallel:       a.Config.Tools.MaxParallel,
 	}
 }
 

@@ -28,7 +28,7 @@ go build -o "$work/harveybench" ./bench/harveybench
 cp -r "$(go env GOROOT)/src" "$work/gosrc"
 
 echo "go test -bench (tool round, search, list) ..." >&2
-HARVEY_BENCH_TREE="$work/gosrc" go test -run '^$' -bench 'ToolRound|Search|ListFiles|EditLarge' -benchmem -count 5 . > "$work/gobench.txt"
+HARVEY_BENCH_TREE="$work/gosrc" go test -run '^$' -bench 'ToolRound|Search|ListFiles|EditLarge|ParallelReads' -benchmem -count 5 . > "$work/gobench.txt"
 rm -rf "$work/gosrc/agents"
 
 go test -run '^TestPromptLayoutIsAppendOnly$' -v -count 1 . > "$work/layout.txt"

@@ -128,8 +128,12 @@ func goBenchRows() {
 		r, p := median(round.ns), median(peer.ns)
 		add(row{"tool round: parse call, check path, read_file 1 KB, build result (go test -bench)", fmt.Sprintf("%.1f µs, %s", r/1000, round.detail), fmt.Sprintf("os.ReadFile %.1f µs", p/1000), fmt.Sprintf("%.1f×", r/p), "close to free next to a model turn (seconds)", yes(r < 1e6)})
 	}
+	if one, four := stats["ParallelReads1"], stats["ParallelReads4"]; one != nil && four != nil {
+		o, f := median(one.ns), median(four.ns)
+		add(row{"a reply's four calls to a read tool that takes 100 ms (go test -bench)", fmt.Sprintf("%.0f ms", f/1e6), fmt.Sprintf("one such call %.0f ms", o/1e6), fmt.Sprintf("%.2f×", f/o), "about one call's time (run ahead together)", yes(f/o < 1.5)})
+	}
 	for _, n := range order {
-		if strings.HasPrefix(n, "ToolRound") {
+		if strings.HasPrefix(n, "ToolRound") || strings.HasPrefix(n, "ParallelReads") {
 			continue
 		}
 		add(row{n + " in process (go test -bench)", fmt.Sprintf("%.1f ms, %s", median(stats[n].ns)/1e6, stats[n].detail), "", "", "", ""})

@@ -152,6 +152,9 @@ type ToolsConfig struct {
 	MaxToolCallsPerTurn       int      `yaml:"max_tool_calls_per_turn,omitempty"`
 	MaxOutputBytes            int      `yaml:"max_output_bytes,omitempty"`
 	AllowedTools              []string `yaml:"allowed_tools,omitempty"`
+	// MaxParallel is how many calls of one reply that need no approval
+	// run at once (0: twice the cores, at least 4; 1: one at a time).
+	MaxParallel int `yaml:"max_parallel,omitempty"`
 }
 
 // ModelConfig holds per-model overrides (the models: block).
@@ -248,6 +251,10 @@ func UnknownKeys(n *yaml.Node, t reflect.Type, prefix string) []string {
 // each value it refused.
 func (c *Config) Clamp() []string {
 	var w []string
+	if c.Tools.MaxParallel < 0 || c.Tools.MaxParallel > 64 {
+		w = append(w, fmt.Sprintf("%s: tools.max_parallel %d is not 0 to 64; using the default", Path, c.Tools.MaxParallel))
+		c.Tools.MaxParallel = 0
+	}
 	if c.Tools.MaxOutputBytes < 0 || c.Tools.MaxOutputBytes > DefaultMaxOutputBytes {
 		w = append(w, fmt.Sprintf("%s: tools.max_output_bytes %d is past the ceiling %d; using %d", Path, c.Tools.MaxOutputBytes, DefaultMaxOutputBytes, DefaultMaxOutputBytes))
 		c.Tools.MaxOutputBytes = 0
