@@ -109,14 +109,14 @@ func registerBuiltinTools(r *ToolRegistry, t *builtinTools) {
 	run := obj(map[string]any{
 		"command":    str("The command line"),
 		"timeout":    integer("Timeout in seconds"),
-		"background": map[string]any{"type": "boolean", "description": "Keep it running (a server, a watcher): returns a job id at once"},
+		"background": map[string]any{"type": "boolean", "description": "Keep it running (a server): returns a job id"},
 	}, "command")
 	r.registerFunc("run_command", "Run a shell command in the workspace and return its output and exit code.",
 		run, typed(run, t.runCommand, g), EffectExec, "built-in")
-	job := obj(map[string]any{"id": integer("The job id run_command returned")}, "id")
-	r.registerFunc("job_output", "Read what a background job printed since the last read, and whether it still runs.",
+	job := obj(map[string]any{"id": integer("Job id")}, "id")
+	r.registerFunc("job_output", "A background job's new output and state.",
 		job, typed(job, t.jobOutput, g), EffectRead, sourceJobs)
-	r.registerFunc("job_kill", "Stop a background job and everything it started.",
+	r.registerFunc("job_kill", "Stop a background job.",
 		job, typed(job, t.jobKill, g), EffectRead, sourceJobs)
 
 	git := obj(map[string]any{

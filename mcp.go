@@ -33,7 +33,7 @@ const mcpDescLimit = 300
 // jobToolsWindow the smallest window they are offered to.
 const (
 	sourceJobs     = "built-in:jobs"
-	jobToolsWindow = 4096
+	jobToolsWindow = 8192 // Harvey's default window; a Pi's 4k model spares their tokens
 )
 
 // toolsFor is the tool list one turn sends to model (see toolPlan).
@@ -61,11 +61,7 @@ func (ts *toolSet) toolPlan(model string, window int) ([]anyllm.Tool, []mcpOffer
 	if limit <= 0 {
 		limit = defaultMaxTools
 	}
-	core := ts.Tools.schemasWhere(func(_, src string) bool {
-		// The job tools only where their tokens are small beside the
-		// window: a 2k-token model would not fit its prompt with them.
-		return !strings.HasPrefix(src, "mcp:") && (src != sourceJobs || window <= 0 || window >= jobToolsWindow)
-	})
+	core := ts.Tools.schemasWhere(func(_, src string) bool { return !strings.HasPrefix(src, "mcp:") && src != sourceJobs })
 	used := schemaTokensOf(ModeSchema, core)
 	budget := window / 4
 	var offers []mcpOffer
@@ -106,6 +102,13 @@ func (ts *toolSet) toolPlan(model string, window int) ([]anyllm.Tool, []mcpOffer
 			}
 			offers = append(offers, o)
 		}
+	}
+	// The job tools fill what is left (they matter only once a job runs):
+	// within max_tools and the budget, and only where their tokens are
+	// small beside the window (a 2k-token model's prompt would not fit).
+	if jobs := ts.Tools.schemasWhere(func(_, src string) bool { return src == sourceJobs }); len(jobs) > 0 &&
+		len(core)+len(jobs) <= limit && (window <= 0 || window >= jobToolsWindow && used+schemaTokensOf(ModeSchema, jobs) <= budget) {
+		core = append(core, jobs...)
 	}
 	sort.Slice(core, func(i, j int) bool { return core[i].Function.Name < core[j].Function.Name })
 	return core, offers
