@@ -1,6 +1,7 @@
 package mcpauth
 
 import (
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -10,11 +11,18 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"math/big"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // A redirect pasted back (a Pi over SSH) is taken only from the login's
@@ -84,5 +92,64 @@ func TestSigningKeys(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "junk"), []byte("not a key"), 0o600)
 	if _, _, err := readSigningKey(filepath.Join(dir, "junk")); err == nil {
 		t.Error("junk read as a key")
+	}
+}
+
+// quietUI says nothing and is never answered (as a person who has not
+// typed yet).
+type quietUI struct {
+	mu   sync.Mutex
+	said []string
+}
+
+func (u *quietUI) Say(_ termtext.Tone, line string) {
+	u.mu.Lock()
+	u.said = append(u.said, line)
+	u.mu.Unlock()
+}
+func (u *quietUI) Ask(string) (string, error) { select {} }
+
+// The login's callback takes only the redirect that carries its login's
+// state (issue 60): another process that reaches the port first is
+// refused and said, and the login goes on to take the real one.
+func TestLoginCallbackTakesOnlyItsState(t *testing.T) {
+	t.Setenv("HARVEY_NO_BROWSER", "1")
+	ui := &quietUI{}
+	a := &Handler{name: "s", ui: ui, Standalone: true}
+	port, _, err := a.loopback()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan *auth.AuthorizationResult, 1)
+	go func() {
+		r, _ := a.fetcher(port)(context.Background(), &auth.AuthorizationArgs{URL: "https://as.example/authorize?client_id=c&state=the-state&code_challenge=x"})
+		got <- r
+	}()
+	base := fmt.Sprintf("http://127.0.0.1:%d/callback", port)
+	var resp *http.Response
+	for i := 0; i < 100; i++ { // until the listener is up
+		if resp, err = http.Get(base + "?code=planted&state=guessed"); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil || resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("a redirect without the login's state: %v %v", resp, err)
+	}
+	if resp, err := http.Get(base + "?code=real&state=the-state"); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("the login's own redirect: %v %v", resp, err)
+	}
+	select {
+	case r := <-got:
+		if r == nil || r.Code != "real" {
+			t.Fatalf("the login took %+v", r)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the login never took its redirect")
+	}
+	ui.mu.Lock()
+	defer ui.mu.Unlock()
+	if !strings.Contains(strings.Join(ui.said, "\n"), "something other than this login's redirect reached its callback") {
+		t.Errorf("the knock was not said: %q", ui.said)
 	}
 }
