@@ -287,6 +287,11 @@ func (t *terminalAsker) ask(ctx context.Context, r approvalRequest, d decision) 
 		if a, ok := readAnswer(ans, always); ok {
 			return a, nil
 		}
+		if strings.TrimSpace(ans) == "" {
+			// Enter alone: say what each answer means, once more.
+			fmt.Fprintln(t.tm.Err, enterAtAllow(r.tool, always))
+			continue
+		}
 		if always {
 			fmt.Fprintln(t.tm.Err, "please answer y, n or a")
 		} else {
@@ -318,6 +323,16 @@ func (t *terminalAsker) question(tool string, always bool) string {
 		}
 	}
 	return q
+}
+
+// enterAtAllow is what Enter alone at an approval hears: nothing is taken
+// as an answer, and what each one does.
+func enterAtAllow(tool string, always bool) string {
+	s := "Enter alone answers nothing: y runs it once, n refuses it (n REASON tells the model why)"
+	if always {
+		s += ", a allows " + tool + " for the rest of this session"
+	}
+	return s + "; Ctrl-C refuses and stops the turn."
 }
 
 // readAnswer reads y, n [reason] and (when always is offered) a; ok is

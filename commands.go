@@ -41,7 +41,7 @@ func (a *Agent) registerCommands() {
 			a.commands[al] = c
 		}
 	}
-	add(&Command{Name: "help", Usage: "/help [CMD]", Summary: "list commands, or explain one", Handler: cmdHelp})
+	add(&Command{Name: "help", Usage: "/help [all | CMD]", Summary: "the commands to start with (all: every one), or explain one", Handler: cmdHelp})
 	add(&Command{Name: "jobs", Usage: "/jobs [ID | kill ID]", Summary: "background jobs (!cmd & or the model's): list them, show one's new output, or stop one", Handler: cmdJobs})
 	add(&Command{Name: "status", Usage: "/status", Summary: "backend, model (and whether Ollama has it loaded), tool mode, context in use against the window, instructions loaded, recording", Handler: cmdStatus})
 	add(&Command{Name: "clear", Usage: "/clear", Summary: "forget the conversation (keeps the system prompt and pinned context; your session_start hooks run again)", Handler: cmdClear})
@@ -196,7 +196,7 @@ func (cs commandSet) usageError(name string) error {
 }
 
 func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
-	if len(args) > 0 {
+	if len(args) > 0 && args[0] != "all" {
 		name := strings.ToLower(strings.TrimPrefix(args[0], "/"))
 		c, ok := a.commands[name]
 		if !ok {
@@ -220,6 +220,7 @@ func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		return nil
 	}
 	width := a.termWidth()
+	all := len(args) > 0 && args[0] == "all"
 	fmt.Fprint(out, termtext.Wrap("Type a request for the model, or a command:", width, ""))
 	line := func(usage, summary string) {
 		switch {
@@ -235,6 +236,12 @@ func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		}
 	}
 	shown := map[string]bool{}
+	if !all {
+		// A newcomer's screen (24 rows): Start here in full, then each
+		// group's commands by name.
+		helpIndex(a, out, width, line)
+		return nil
+	}
 	for _, g := range helpGroups {
 		fmt.Fprintf(out, "\n%s\n", g.title)
 		for _, n := range g.names {
@@ -265,6 +272,46 @@ func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
 	return nil
 }
 
+// helpIndex is /help without an argument: Start here with what each
+// command does, then one line per group naming its commands, so it fits
+// a 24-row terminal; /help all lists every command with what it does.
+func helpIndex(a *Agent, out io.Writer, width int, line func(usage, summary string)) {
+	start := helpGroups[0]
+	fmt.Fprintf(out, "\n%s\n", start.title)
+	for _, n := range start.names {
+		switch c, ok := a.commands[n]; {
+		case n == "!":
+			line("!COMMAND", "run a command in the workspace; its output goes into the conversation")
+		case ok:
+			line(c.Usage, c.Summary)
+		}
+	}
+	fmt.Fprintln(out, "\nMore, by what it is for (/help CMD explains one):")
+	named := map[string]bool{}
+	for _, g := range helpGroups[1:] {
+		var names []string
+		for _, n := range g.names {
+			named[n] = true
+			if n == "@" {
+				names = append(names, "@ROUTE")
+			} else if _, ok := a.commands[n]; ok {
+				names = append(names, "/"+n)
+			}
+		}
+		fmt.Fprint(out, termtext.WrapHanging(g.title+": "+strings.Join(names, " "), width, "  ", "    "))
+	}
+	var rest []string
+	for _, n := range a.commands.names() {
+		if !named[n] && !slices.Contains(start.names, n) {
+			rest = append(rest, "/"+n)
+		}
+	}
+	if len(rest) > 0 {
+		fmt.Fprint(out, termtext.WrapHanging("Other: "+strings.Join(rest, " "), width, "  ", "    "))
+	}
+	fmt.Fprint(out, termtext.Wrap("\n/help all lists every command with what it does. Ctrl-C stops a reply or a command; Ctrl-D or /exit leaves.", width, ""))
+}
+
 // helpGroups is /help's order: what a newcomer needs first, then the rest
 // by what it is for. A command no group names is listed under More, so
 // none is ever left out.
@@ -274,7 +321,7 @@ var helpGroups = []struct {
 }{
 	{"Start here", []string{"model", "read", "!", "undo", "exit"}},
 	{"The conversation", []string{"clear", "retry", "summarize", "context", "template", "apply", "write", "record"}},
-	{"The workspace and git", []string{"files", "search", "git", "run"}},
+	{"The workspace and git", []string{"files", "search", "git", "run", "jobs"}},
 	{"Models and servers", []string{"status", "ollama", "tools", "mcp", "route", "@"}},
 	{"Safety", []string{"security", "safemode", "permissions", "hooks", "audit"}},
 	{"Retrieval and knowledge", []string{"rag", "kb"}},

@@ -371,8 +371,9 @@ func TestApplyFenceShapes(t *testing.T) {
 	}
 }
 
-// /help starts with what a newcomer needs (issue 55) and groups the rest;
-// every command is listed, once.
+// /help starts with what a newcomer needs (issue 55) and fits a 24-row
+// terminal, naming every command (issue 62); /help all lists every
+// command with what it does, once.
 func TestHelpStartsWithTheNewcomersCommands(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	var out strings.Builder
@@ -384,10 +385,22 @@ func TestHelpStartsWithTheNewcomersCommands(t *testing.T) {
 	if !strings.Contains(text[:first+1], "Start here") {
 		t.Errorf("/help does not start with what a newcomer needs:\n%s", text)
 	}
+	if n := strings.Count(strings.TrimRight(text, "\n"), "\n") + 1; n > 23 {
+		t.Errorf("/help is %d lines: it does not fit 24 rows with the prompt\n%s", n, text)
+	}
+	for _, n := range env.a.commands.names() {
+		if !strings.Contains(text, "/"+n+" ") && !strings.Contains(text, "/"+n+"\n") && !strings.Contains(text, env.a.commands[n].Usage) {
+			t.Errorf("/help does not name /%s", n)
+		}
+	}
+	out.Reset()
+	if err := env.a.Dispatch(t.Context(), "/help all", &out); err != nil {
+		t.Fatal(err)
+	}
 	for _, n := range env.a.commands.names() {
 		usage := env.a.commands[n].Usage
-		if c := strings.Count(text, "  "+usage); c != 1 {
-			t.Errorf("%s listed %d times", usage, c)
+		if c := strings.Count(out.String(), "  "+usage); c != 1 {
+			t.Errorf("/help all lists %s %d times", usage, c)
 		}
 	}
 }

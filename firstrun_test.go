@@ -33,7 +33,7 @@ func TestFirstRunWalkThroughPTY(t *testing.T) {
 	s.expect("Ollama is not installed here")
 	s.expect("ollama pull llama3.2")
 	s.expect("harvey> ")
-	s.send("/help\r")
+	s.send("/help all\r")
 	help := plainScreen(s.expect("harvey> "))
 	for _, l := range strings.Split(help, "\n") {
 		if n := utf8.RuneCountInString(strings.TrimRight(l, "\r ")); n > 40 {

@@ -230,6 +230,9 @@ func TestREPLApprovalsAndCancelThroughPTY(t *testing.T) {
 	s.send("write z\r")
 	s.expect("+zero")
 	s.expect("Allow? [y]es / [n]o [reason] / [a]lways for write_file: ")
+	s.send("\r") // Enter alone says what each answer means (issue 62), and asks again
+	s.expect("Enter alone answers nothing: y runs it once, n refuses it")
+	s.expect("Allow? [y]es / [n]o [reason] / [a]lways for write_file: ")
 	s.send("y\r")
 	s.expect("Wrote z.")
 	s.expect("harvey> ")
