@@ -8,10 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/configfile"
+	"github.com/harvey-agent/harvey/internal/datadir"
+	"github.com/harvey-agent/harvey/internal/runner"
+	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -53,7 +57,45 @@ func mcpAdd(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintf(stdout, "added MCP server %s to %s\n", name, p)
+	warnHiddenPaths(name, s, stderr)
 	return 0
+}
+
+// warnHiddenPaths says, at mcp add and import, which paths of the user's
+// home a stdio server names (a filesystem server's ~/notes, a script in
+// ~) that the sandbox will not show it, with the setting that does: such
+// a server would otherwise fail at every start ("Cannot access
+// directory") with nothing said where it was added.
+func warnHiddenPaths(name string, s MCPServer, stderr io.Writer) {
+	if len(s.Command) == 0 {
+		return
+	}
+	home, _ := os.UserHomeDir()
+	if home == "" {
+		return
+	}
+	cfg, _, _ := configfile.LoadUser()
+	spec := runner.CommandSpec(runner.SpecFor{Root: "/nonexistent-workspace", Policy: cfg.Sandbox, Purpose: "mcp-check"})
+	seen := append(append(append([]string{}, spec.RO...), spec.RW...), runner.InstallTree(s.Command[0])...)
+	var hidden []string
+	for _, a := range s.Command {
+		if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {
+			a = v // --root=~/notes
+		}
+		p := datadir.ExpandHome(a, home)
+		if !filepath.IsAbs(p) || p == home || !sandbox.Under(p, []string{home}) || sandbox.Under(p, seen) {
+			continue
+		}
+		shown := "~" + strings.TrimPrefix(p, home)
+		if !slices.Contains(hidden, shown) {
+			hidden = append(hidden, shown)
+		}
+	}
+	if len(hidden) == 0 {
+		return
+	}
+	fmt.Fprintf(stderr, "warning: MCP server %s names %s, which the sandbox does not show its programs; let it read there with, in your config, sandbox: {readable: [%s]} (writable: to let it write)\n",
+		termtext.Sanitize(name), termtext.Sanitize(strings.Join(hidden, ", ")), termtext.Sanitize(strings.Join(hidden, ", ")))
 }
 
 // addFlags reads harvey mcp add's flags (and the command after --).
@@ -273,6 +315,7 @@ func mcpImport(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		fmt.Fprintf(stdout, "added MCP server %s to %s\n", name, p)
+		warnHiddenPaths(name, *found, stderr)
 	}
 	return code
 }

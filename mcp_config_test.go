@@ -66,6 +66,18 @@ func TestEndToEndMCPAddRemoveImport(t *testing.T) {
 	writeFile(t, cfg, "harvey/harvey.yaml", "# my settings\nmodel: llama3.2 # the small one\n")
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg}
 	run := func(args ...string) (string, string, int) { return runHarveyEnv(t, bin, dir, "", env, args...) }
+	// A server on a path of your home the sandbox does not show is said at
+	// once, with the setting (issue 62); a path it shows is not.
+	os.MkdirAll(filepath.Join(home, "notes"), 0o755)
+	if _, errOut, _ := run("mcp", "add", "notes", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "~/notes"); !strings.Contains(errOut, "names ~/notes, which the sandbox does not show its programs") || !strings.Contains(errOut, "sandbox: {readable: [~/notes]}") {
+		t.Errorf("no word of a hidden path: %s", errOut)
+	}
+	run("mcp", "remove", "notes")
+	writeFile(t, cfg, "harvey/harvey.yaml", readFileT(t, filepath.Join(cfg, "harvey", "harvey.yaml"))+"sandbox:\n  readable: [~/notes]\n")
+	if _, errOut, _ := run("mcp", "add", "notes", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", filepath.Join(home, "notes")); strings.Contains(errOut, "does not show") {
+		t.Errorf("a path the sandbox shows was warned about: %s", errOut)
+	}
+	run("mcp", "remove", "notes")
 	if out, errOut, code := run("mcp", "add", "fs", "--env", "ROOT=/data", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", "/data"); code != 0 || !strings.Contains(out, "added MCP server fs") {
 		t.Fatalf("add: %d %s %s", code, out, errOut)
 	}
