@@ -31,7 +31,7 @@ var fileLayers = [][]string{
 		"workspace.go", "fileread.go", "fileops.go",
 		"workspace_index.go"},
 	// 1: the one gate, approvals and the tools built on them.
-	{"console.go", "approval.go", "gate.go", "gate_jobs.go", "hooks_host.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "mcp.go", "mcp_oauth.go"},
+	{"console.go", "console_alive.go", "approval.go", "gate.go", "gate_jobs.go", "hooks_host.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "mcp.go", "mcp_oauth.go"},
 	// 2: the model side: clients, layouts, the tool loop.
 	{"llm.go", "ollama.go", "anyllm_client.go", "routing.go", "backend.go", "layout.go", "holdback.go",
 		"tool_executor.go", "warm.go"},

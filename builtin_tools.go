@@ -48,6 +48,7 @@ type builtinTools struct {
 	gate       gateOps
 	runTimeout func() time.Duration // run_timeout (read when a command runs: the config may change)
 	echo       func() io.Writer     // the terminal in the REPL; nil headless
+	width      func() int           // its columns (0: unknown)
 }
 
 // registerBuiltinTools registers the tools' schemas with t's handlers (a
@@ -260,7 +261,9 @@ func (t *builtinTools) runCommand(ctx context.Context, g gateOps, call callScope
 		text, err := g.startJob(ctx, "run_command", in.Command)
 		return toolResult{Text: text, Summary: "started in the background"}, err
 	}
-	res, err := g.runCheckedEcho(ctx, "run_command", in.Command, timeout, t.echo(), call.streams)
+	echo, stop := watchAlive(t.echo(), t.width)
+	res, err := g.runCheckedEcho(ctx, "run_command", in.Command, timeout, echo, call.streams)
+	stop()
 	if err != nil {
 		return toolResult{}, err
 	}

@@ -508,8 +508,14 @@ func cmdRunLine(ctx context.Context, a *Agent, line string, out io.Writer) error
 		fmt.Fprintln(out, termtext.Sanitize(text))
 		return nil
 	}
-	// The output is shown as it arrives; then the status line.
-	res, err := a.gate.runCheckedEcho(ctx, "", line, 0, out, false)
+	// The output is shown as it arrives (and, in the REPL, that it is
+	// alive while it is silent); then the status line.
+	echo, stop := out, func() {}
+	if a.Interactive {
+		echo, stop = watchAlive(out, a.termWidth)
+	}
+	res, err := a.gate.runCheckedEcho(ctx, "", line, 0, echo, false)
+	stop()
 	if err != nil {
 		return err
 	}

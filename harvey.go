@@ -244,7 +244,7 @@ func newBuiltinTools(a *Agent) *builtinTools {
 				return a.Err // the user watches an approved command run
 			}
 			return nil
-		}}
+		}, width: a.termWidth}
 }
 
 // confirmUserTools is the trust rule for agents/tools/: a repository may

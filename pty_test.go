@@ -777,3 +777,22 @@ func TestHomeDeclinedLeavesNothing(t *testing.T) {
 		}
 	}
 }
+
+// A command that shows it is alive (issue 62): silent for a few seconds,
+// it gets a line with its elapsed time and the last line it printed; the
+// line is gone once it prints again.
+func TestSilentCommandShowsItIsAliveThroughPTY(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	s := startPTYWith(t, bin, t.TempDir(), []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + t.TempDir(), "XDG_DATA_HOME=" + t.TempDir()}, 120, "--ollama", "http://127.0.0.1:1")
+	s.expect("harvey> ")
+	s.send("!echo compiling; sleep 5; echo finished\r")
+	s.expect("compiling")
+	s.expect("… running ")
+	s.expect("— last: compiling")
+	s.expect("finished")
+	s.expect("[exit 0]")
+	s.expect("harvey> ")
+	s.send("/exit\r")
+	s.wait()
+}

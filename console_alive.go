@@ -1,0 +1,112 @@
+package harvey
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/harvey-agent/harvey/internal/termtext"
+)
+
+// A command that shows it is alive: in the REPL, a command you watch that
+// prints nothing for aliveAfter gets one dim line — how long it has run,
+// and the last line it printed — redrawn each second and erased when it
+// prints again or ends. Headless output never gets it (no echo there).
+
+// aliveAfter is how long a command may be silent before the line shows.
+const aliveAfter = 3 * time.Second
+
+// aliveWriter is the terminal a command echoes to, with that line.
+type aliveWriter struct {
+	mu      sync.Mutex
+	w       io.Writer
+	width   func() int
+	start   time.Time
+	lastOut time.Time
+	last    string // the last whole line printed
+	partial []byte // what follows it
+	shown   bool   // the alive line is on the screen
+	stop    chan struct{}
+	done    sync.WaitGroup
+}
+
+// watchAlive wraps w (nil: nothing to watch) until the returned stop.
+func watchAlive(w io.Writer, width func() int) (io.Writer, func()) {
+	if w == nil {
+		return nil, func() {}
+	}
+	a := &aliveWriter{w: w, width: width, start: time.Now(), lastOut: time.Now(), stop: make(chan struct{})}
+	a.done.Add(1)
+	go a.run()
+	return a, func() {
+		close(a.stop)
+		a.done.Wait()
+	}
+}
+
+func (a *aliveWriter) Write(p []byte) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.clear()
+	a.lastOut = time.Now()
+	a.partial = append(a.partial, p...)
+	if i := bytes.LastIndexByte(a.partial, '\n'); i >= 0 {
+		lines := strings.Split(strings.TrimRight(string(a.partial[:i]), "\n"), "\n")
+		for j := len(lines) - 1; j >= 0; j-- {
+			if l := strings.TrimSpace(lines[j]); l != "" {
+				a.last = l
+				break
+			}
+		}
+		a.partial = append([]byte(nil), a.partial[i+1:]...)
+	}
+	if len(a.partial) > 4096 {
+		a.partial = a.partial[len(a.partial)-4096:]
+	}
+	return a.w.Write(p)
+}
+
+// clear erases the alive line (a.mu held).
+func (a *aliveWriter) clear() {
+	if a.shown {
+		fmt.Fprint(a.w, "\r\x1b[K")
+		a.shown = false
+	}
+}
+
+func (a *aliveWriter) run() {
+	defer a.done.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.stop:
+			a.mu.Lock()
+			a.clear()
+			a.mu.Unlock()
+			return
+		case <-t.C:
+			a.mu.Lock()
+			if time.Since(a.lastOut) >= aliveAfter && len(a.partial) == 0 {
+				fmt.Fprintf(a.w, "\r\x1b[K\x1b[2m%s\x1b[0m", aliveLine(time.Since(a.start), a.last, a.width()))
+				a.shown = true
+			}
+			a.mu.Unlock()
+		}
+	}
+}
+
+// aliveLine is "… running 12 s — last: LINE", cut to the width.
+func aliveLine(el time.Duration, last string, width int) string {
+	s := fmt.Sprintf("… running %s", el.Round(time.Second))
+	if last != "" {
+		s += " — last: " + termtext.Sanitize(last)
+	}
+	if r := []rune(s); width > 1 && len(r) >= width {
+		s = string(r[:width-2]) + "…"
+	}
+	return s
+}
