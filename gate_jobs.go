@@ -42,8 +42,9 @@ func (g *Gate) startJob(ctx context.Context, tool, line string) (string, error) 
 		return "", err
 	}
 	m := g.jobs
-	slot := m.Running() + 1 // a cache layer per job running at once (a layer is one overlay's at a time)
-	spec := runner.Proc{Dir: g.ws.Root, Argv: argv, Env: runner.EnvFor(g.cfg.Sandbox), Sandbox: g.sandboxSpec(runner.SpecFor{Purpose: fmt.Sprintf("job-%d", slot)})}
+	// Its caches' private layer is its own (a layer is one overlay's at a
+	// time), named by its id, which the next session reuses.
+	spec := runner.Proc{Dir: g.ws.Root, Argv: argv, Env: runner.EnvFor(g.cfg.Sandbox), Sandbox: g.sandboxSpec(runner.SpecFor{Purpose: fmt.Sprintf("job-%d", m.NextID())})}
 	out := jobs.NewOutput(4 * g.maxOut())
 	check := guard.Command(g.ws.Root, "background job: "+line)
 	p, err := runner.Start(spec, out)

@@ -68,6 +68,13 @@ type Job struct {
 	checked chan struct{}
 }
 
+// NextID is the id the next job Add registers will have.
+func (m *Manager) NextID() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.next + 1
+}
+
 // Add registers a started job and watches for its end.
 func (m *Manager) Add(command string, p Process, out *Output, check Checker) *Job {
 	m.mu.Lock()
