@@ -301,12 +301,13 @@ func (f *Fence) checkCredentials(req *http.Request, o string) error {
 		}
 	}
 	if req.Body != nil && req.Body != http.NoBody {
-		b, err := io.ReadAll(io.LimitReader(req.Body, 1<<20))
+		b, err := io.ReadAll(req.Body) // whole: what is sent is what was read
 		req.Body.Close()
 		if err != nil {
 			return err
 		}
 		req.Body = io.NopCloser(bytes.NewReader(b))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
 		hay = append(hay, unescaped(string(b))...)
 	}
 	for _, c := range creds {

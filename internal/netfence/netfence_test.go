@@ -210,3 +210,21 @@ func withHeader(r *http.Request, k, v string) *http.Request {
 	r.Header.Set(k, v)
 	return r
 }
+
+// A request with a credential registered keeps its whole body, however
+// large, on its way to a pinned origin.
+func TestLargeBodyPassesWhole(t *testing.T) {
+	s := newServer(t, nil)
+	f := New(s.URL)
+	f.Pin(s.URL)
+	f.Credential("some-secret-value")
+	body := strings.Repeat("x", 3<<20)
+	resp, err := f.Client(nil).Post(s.URL+"/mcp", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got, _ := s.last.Load().(string); len(got) < len(body) {
+		t.Errorf("the server got %d bytes of %d", len(got), len(body))
+	}
+}
