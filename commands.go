@@ -197,27 +197,7 @@ func (cs commandSet) usageError(name string) error {
 
 func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) > 0 && args[0] != "all" {
-		name := strings.ToLower(strings.TrimPrefix(args[0], "/"))
-		c, ok := a.commands[name]
-		if !ok {
-			return fmt.Errorf("no command /%s; try /help", name)
-		}
-		width := a.termWidth()
-		fmt.Fprint(out, termtext.Wrap(c.Usage, width, ""))
-		fmt.Fprint(out, termtext.Wrap(c.Summary, width, "  "))
-		// Help text is laid out in lines; a line too wide for the
-		// terminal is wrapped on its own.
-		for _, l := range strings.Split(strings.TrimPrefix(c.Help, "\n"), "\n") {
-			if width == 0 || len([]rune(l))+2 <= width {
-				fmt.Fprintf(out, "  %s\n", l)
-			} else {
-				fmt.Fprint(out, termtext.Wrap(l, width, "  "))
-			}
-		}
-		if len(c.Aliases) > 0 {
-			fmt.Fprintf(out, "  aliases: /%s\n", strings.Join(c.Aliases, ", /"))
-		}
-		return nil
+		return helpCommand(a, args[0], out)
 	}
 	width := a.termWidth()
 	all := len(args) > 0 && args[0] == "all"
@@ -269,6 +249,32 @@ func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		}
 	}
 	fmt.Fprint(out, termtext.Wrap("\nCtrl-C stops a reply or a command, or drops the line you are typing (at a question: answers no); Ctrl-D or /exit leaves. /help CMD explains a command.", width, ""))
+	return nil
+}
+
+// helpCommand is /help CMD: its usage, what it does, its help text and
+// aliases, wrapped to the terminal.
+func helpCommand(a *Agent, arg string, out io.Writer) error {
+	name := strings.ToLower(strings.TrimPrefix(arg, "/"))
+	c, ok := a.commands[name]
+	if !ok {
+		return fmt.Errorf("no command /%s; try /help", name)
+	}
+	width := a.termWidth()
+	fmt.Fprint(out, termtext.Wrap(c.Usage, width, ""))
+	fmt.Fprint(out, termtext.Wrap(c.Summary, width, "  "))
+	// Help text is laid out in lines; a line too wide for the terminal is
+	// wrapped on its own.
+	for _, l := range strings.Split(strings.TrimPrefix(c.Help, "\n"), "\n") {
+		if width == 0 || len([]rune(l))+2 <= width {
+			fmt.Fprintf(out, "  %s\n", l)
+		} else {
+			fmt.Fprint(out, termtext.Wrap(l, width, "  "))
+		}
+	}
+	if len(c.Aliases) > 0 {
+		fmt.Fprintf(out, "  aliases: /%s\n", strings.Join(c.Aliases, ", /"))
+	}
 	return nil
 }
 
