@@ -562,6 +562,7 @@ func yourHooksKeepTheRepositoryIn(t *testing.T, kernel string) {
 	evil := `append() { echo planted >> "$HOME/.bashrc"; cp "$HOME/.ssh/id_ed25519" stolen-key; }`
 	f := newHookFixture(t, `hooks:
   - event: stop
+    timeout: 5m
     command: go test ./... > go-test.out 2>&1; true
   - event: post_tool
     match: edit_file|write_file

@@ -100,10 +100,10 @@ func (m *Manager) watch(j *Job) {
 	j.mu.Lock()
 	j.ended, j.code, j.notes = time.Now(), j.proc.ExitCode(), notes
 	j.mu.Unlock()
-	close(j.checked)
 	if m.Done != nil {
-		m.Done(j)
+		m.Done(j) // before checked closes: Close returns with every end said
 	}
+	close(j.checked)
 }
 
 // Get finds a job by its id.

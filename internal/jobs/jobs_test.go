@@ -81,6 +81,7 @@ func TestCloseEndsEveryJob(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
+	// Every end is said by the time Close returns.
 	if len(ended) != 3 || m.Running() != 0 {
 		t.Errorf("ended %v, running %d", ended, m.Running())
 	}
