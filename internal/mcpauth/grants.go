@@ -122,24 +122,41 @@ func (a *Handler) authServerOf(ctx context.Context, prm *oauthex.ProtectedResour
 // metadataAt reads an authorization server's metadata from the URL the
 // user's config pins (Claude Code's authServerMetadataUrl).
 func metadataAt(ctx context.Context, u string, hc *http.Client) (*oauthex.AuthServerMeta, error) {
+	asm, status, err := fetchMetadata(ctx, u, hc)
+	switch {
+	case err != nil && status == 0:
+		return nil, err
+	case status != http.StatusOK || err != nil:
+		return nil, fmt.Errorf("%s answered %d, not its metadata", u, status)
+	case !secrets.CredentialURL(asm.TokenEndpoint):
+		return nil, fmt.Errorf("its token endpoint %q is neither https nor a loopback address", asm.TokenEndpoint)
+	}
+	return asm, nil
+}
+
+// fetchMetadata GETs authorization-server metadata at u (JSON, at most
+// 1 MB): the status, and the metadata where it decodes. A failed request
+// is status 0 with its error.
+func fetchMetadata(ctx context.Context, u string, hc *http.Client) (*oauthex.AuthServerMeta, int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return nil, resp.StatusCode, err
+	}
 	var asm oauthex.AuthServerMeta
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&asm) != nil {
-		return nil, fmt.Errorf("%s answered %s, not its metadata", u, resp.Status)
+	if err := json.Unmarshal(b, &asm); err != nil {
+		return nil, resp.StatusCode, fmt.Errorf("%s is not JSON metadata", u)
 	}
-	if !secrets.CredentialURL(asm.TokenEndpoint) {
-		return nil, fmt.Errorf("its token endpoint %q is neither https nor a loopback address", asm.TokenEndpoint)
-	}
-	return &asm, nil
+	return &asm, resp.StatusCode, nil
 }
 
 // grantServerMeta is an authorization server's metadata (RFC 8414, or
@@ -165,31 +182,22 @@ func grantServerMeta(ctx context.Context, issuer string, hc *http.Client) (*oaut
 		if !secrets.CredentialURL(m.String()) {
 			return nil, fmt.Errorf("%s is neither https nor a loopback address", m.String())
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, m.String(), nil)
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Accept", "application/json")
-		resp, err := hc.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		var asm oauthex.AuthServerMeta
-		b, rerr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		resp.Body.Close()
+		asm, status, err := fetchMetadata(ctx, m.String(), hc)
 		switch {
-		case resp.StatusCode >= 400 && resp.StatusCode < 500:
+		case status == 0:
+			return nil, err
+		case status >= 400 && status < 500:
 			continue
-		case resp.StatusCode != http.StatusOK || rerr != nil:
-			return nil, fmt.Errorf("%s answered %s", m.String(), resp.Status)
-		case json.Unmarshal(b, &asm) != nil:
-			return nil, fmt.Errorf("%s is not JSON metadata", m.String())
+		case status != http.StatusOK:
+			return nil, fmt.Errorf("%s answered %d", m.String(), status)
+		case err != nil:
+			return nil, err
 		case strings.TrimRight(asm.Issuer, "/") != strings.TrimRight(issuer, "/"):
 			return nil, fmt.Errorf("the metadata at %s names the issuer %q, not %q (RFC 8414 §3.3)", m.String(), asm.Issuer, issuer)
 		case !secrets.CredentialURL(asm.TokenEndpoint):
 			return nil, fmt.Errorf("its token endpoint %q is neither https nor a loopback address", asm.TokenEndpoint)
 		}
-		return &asm, nil
+		return asm, nil
 	}
 	return nil, nil
 }

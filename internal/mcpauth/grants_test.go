@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -48,5 +49,31 @@ func TestGrantServerMetadata(t *testing.T) {
 	}
 	if _, err := grantServerMeta(context.Background(), "http://idp.example.com", http.DefaultClient); err == nil {
 		t.Error("metadata over plain http to another machine")
+	}
+}
+
+// The metadata URL your config pins (Claude Code's authServerMetadataUrl)
+// is read as it is: its token endpoint must be https or this machine, and
+// anything but metadata is refused.
+func TestMetadataAtPinnedURL(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/meta":
+			fmt.Fprintf(w, `{"issuer":"https://as.example","token_endpoint":"http://%s/token"}`, r.Host)
+		case "/remote":
+			io.WriteString(w, `{"issuer":"x","token_endpoint":"http://as.example/token"}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	if asm, err := metadataAt(t.Context(), srv.URL+"/meta", srv.Client()); err != nil || !strings.HasSuffix(asm.TokenEndpoint, "/token") {
+		t.Fatalf("%v %v", asm, err)
+	}
+	if _, err := metadataAt(t.Context(), srv.URL+"/remote", srv.Client()); err == nil || !strings.Contains(err.Error(), "neither https") {
+		t.Errorf("a plain-http token endpoint elsewhere: %v", err)
+	}
+	if _, err := metadataAt(t.Context(), srv.URL+"/none", srv.Client()); err == nil || !strings.Contains(err.Error(), "answered 404") {
+		t.Errorf("no metadata: %v", err)
 	}
 }
