@@ -299,18 +299,7 @@ type hookRun struct {
 // mode's allowlist, the approval (tools only), the sandboxed runner, the
 // audit record, and in the REPL the offer to rerun what the sandbox blocked.
 func (g *Gate) runGated(ctx context.Context, r runRequest) (runner.Result, error) {
-	err := g.checkPermission(".", wspath.PermExec)
-	if err == nil {
-		err = g.commandPolicy().Allows(r.argv)
-	}
-	if err == nil {
-		err = runner.NoSandboxRefusal(g.cfg.Sandbox)
-	}
-	if err == nil && r.tool != "" {
-		err = g.confirm(ctx, r.tool, r.action)
-	}
-	if err != nil {
-		g.audit(r.audit, r.shown, err, 0)
+	if err := g.admit(ctx, r); err != nil {
 		return runner.Result{}, err
 	}
 	if r.timeout <= 0 {
@@ -341,6 +330,27 @@ func (g *Gate) runGated(ctx context.Context, r runRequest) (runner.Result, error
 		res = g.runGuarded(ctx, r, spec)
 	}
 	return res, nil
+}
+
+// admit is the gate's word before any program starts for the user or the
+// model (a command, a background job): exec permission, safe mode's
+// allowlist, the refusal where there is no sandbox, and the approval
+// (tools only); a refusal is audited.
+func (g *Gate) admit(ctx context.Context, r runRequest) error {
+	err := g.checkPermission(".", wspath.PermExec)
+	if err == nil {
+		err = g.commandPolicy().Allows(r.argv)
+	}
+	if err == nil {
+		err = runner.NoSandboxRefusal(g.cfg.Sandbox)
+	}
+	if err == nil && r.tool != "" {
+		err = g.confirm(ctx, r.tool, r.action)
+	}
+	if err != nil {
+		g.audit(r.audit, r.shown, err, 0)
+	}
+	return err
 }
 
 // runGuarded runs a sandboxed program and then the check after every

@@ -28,17 +28,12 @@ func (g *Gate) startJob(ctx context.Context, tool, line string) (string, error) 
 		return "", fmt.Errorf("no command given")
 	}
 	argv, err := g.commandPolicy().Plan(line)
-	if err == nil {
-		err = g.checkPermission(".", "exec")
-	}
-	if err == nil {
-		err = runner.NoSandboxRefusal(g.cfg.Sandbox)
-	}
-	if err == nil && tool != "" {
-		err = g.confirm(ctx, tool, "run in the background (it keeps running after this reply, until stopped or the session ends): "+line)
-	}
 	if err != nil {
 		g.audit("job", line, err, 0)
+		return "", err
+	}
+	if err := g.admit(ctx, runRequest{audit: "job", shown: line, tool: tool, argv: argv,
+		action: "run in the background (it keeps running after this reply, until stopped or the session ends): " + line}); err != nil {
 		return "", err
 	}
 	m := g.jobs

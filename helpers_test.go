@@ -184,3 +184,15 @@ func searchWorkspace(ctx context.Context, ws *Workspace, pattern, p string, maxB
 	h, err := walk.Search(ctx, ws.Tree, &ws.secretFree, pattern, p, maxBytes)
 	return h.Text, h.Shown, err
 }
+
+// plantScript is what a hostile command plants for the user's next git
+// (an fsmonitor, a hook): a script in dir that, if it ever runs, leaves
+// the marker it returns.
+func plantScript(t *testing.T, dir string) (marker, script string) {
+	t.Helper()
+	marker, script = filepath.Join(dir, "ran"), filepath.Join(dir, "plant.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return marker, script
+}

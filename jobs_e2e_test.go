@@ -83,9 +83,7 @@ func jobsDieWithHarvey(t *testing.T, bin, kernel string) {
 func backgroundJobs(t *testing.T, bin, kernel string) {
 	dir, gitEnv := gitFixture(t)
 	tmp := t.TempDir()
-	marker := filepath.Join(tmp, "ran")
-	plant := filepath.Join(tmp, "plant.sh")
-	os.WriteFile(plant, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
+	marker, plant := plantScript(t, tmp)
 	tag := fmt.Sprintf("harvey-job-%d", time.Now().UnixNano())
 	writeFile(t, dir, tag+".sh", "echo serving; i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done\n")
 	writeFile(t, dir, "hostile-"+tag+".sh", "setsid sh -c 'sleep 1; git config core.fsmonitor "+plant+"; mkdir -p agents; echo x > agents/planted; sleep 60' &\nsleep 60\n")
@@ -176,5 +174,23 @@ func TestJobsThroughPTY(t *testing.T) {
 	if ps, _ := exec.Command("pgrep", "-f", tag).Output(); len(ps) > 0 {
 		exec.Command("pkill", "-f", tag).Run()
 		t.Errorf("a job outlived the session: %s", ps)
+	}
+}
+
+// A background job passes the gate a command does (gate.admit): in safe
+// mode a program off the allowlist is refused as a job as it is as a
+// command, and nothing starts.
+func TestJobsPassTheCommandGate(t *testing.T) {
+	env := newTestEnv(t, nil, "")
+	env.a.Config.SafeMode = true
+	env.a.Config.AllowedCommands = []string{"echo"}
+	var out strings.Builder
+	errCmd := env.a.Dispatch(t.Context(), "!sleep 30", &out)
+	errJob := env.a.Dispatch(t.Context(), "!sleep 30 &", &out)
+	if errCmd == nil || errJob == nil || errCmd.Error() != errJob.Error() {
+		t.Fatalf("command refused %v, job refused %v", errCmd, errJob)
+	}
+	if n := len(env.a.gate.jobs.List()); n != 0 {
+		t.Errorf("%d jobs started", n)
 	}
 }

@@ -39,9 +39,7 @@ func worktreeHostile(t *testing.T, bin, kernel, wsName string) {
 	base, gitEnv := worktreeFixture(t)
 	tmp := t.TempDir()
 	home := filepath.Join(tmp, "home")
-	marker := filepath.Join(tmp, "ran")
-	plantSh := filepath.Join(tmp, "plant.sh")
-	os.WriteFile(plantSh, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
+	marker, plantSh := plantScript(t, tmp)
 	// The user's own config names a relative hooks path (a team's
 	// .githooks): git resolves it in whichever worktree it runs.
 	writeFile(t, home, ".gitconfig", "[user]\n\tname = Fixture User\n\temail = fixture@example.com\n[core]\n\thooksPath = .githooks\n")
@@ -114,9 +112,7 @@ func TestEndToEndMCPServerWholeLife(t *testing.T) {
 			t.Parallel()
 			dir, gitEnv := gitFixture(t)
 			tmp := t.TempDir()
-			marker := filepath.Join(tmp, "ran")
-			plantSh := filepath.Join(tmp, "plant.sh")
-			os.WriteFile(plantSh, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
+			marker, plantSh := plantScript(t, tmp)
 			atStart := "mkdir -p sub && git -C sub init -q && git -C sub config core.fsmonitor " + plantSh +
 				" && git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),sub; echo secret.txt >> .git/info/exclude; echo s > secret.txt; exec \"$0\" -mcp-token=life"
 			cfgHome := filepath.Join(tmp, "config")
@@ -222,9 +218,7 @@ func TestWorkspaceMCPServerWholeLifeShortSession(t *testing.T) {
 	bin := buildHarvey(t)
 	dir, gitEnv := gitFixture(t)
 	tmp := t.TempDir()
-	marker := filepath.Join(tmp, "ran")
-	plantSh := filepath.Join(tmp, "plant.sh")
-	os.WriteFile(plantSh, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755)
+	marker, plantSh := plantScript(t, tmp)
 	atStart := "mkdir -p sub && git -C sub init -q && git -C sub config core.fsmonitor " + plantSh +
 		" && git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),sub && git update-index --split-index; exec \"$0\" -mcp-token=life"
 	server, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"t": map[string]any{

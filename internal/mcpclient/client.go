@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"net/url"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -236,24 +235,13 @@ type headerTransport struct {
 }
 
 func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if u, err := url.Parse(h.origin); err == nil && sameOrigin(u, r.URL) {
+	if netfence.SameOrigin(h.origin, r.URL.String()) {
 		r = r.Clone(r.Context())
 		for k, v := range h.headers {
 			r.Header.Set(k, v)
 		}
 	}
 	return h.next.RoundTrip(r)
-}
-
-// sameOrigin reports whether a and b have one scheme, host and port.
-func sameOrigin(a, b *url.URL) bool {
-	port := func(u *url.URL) string {
-		if p := u.Port(); p != "" {
-			return p
-		}
-		return map[string]string{"http": "80", "https": "443"}[strings.ToLower(u.Scheme)]
-	}
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
 }
 
 // validToolNames keeps the tools whose SERVER__tool name providers accept;
