@@ -36,7 +36,7 @@ var fileLayers = [][]string{
 	{"llm.go", "ollama.go", "anyllm_client.go", "routing.go", "backend.go", "layout.go", "holdback.go",
 		"tool_executor.go", "warm.go"},
 	// 3: the session and what it offers the user.
-	{"harvey.go", "context.go", "turn.go", "exec_host.go", "resume.go", "commands.go", "context_commands.go", "kb_commands.go",
+	{"harvey.go", "context.go", "turn.go", "exec_host.go", "resume.go", "commands.go", "jobs_commands.go", "context_commands.go", "kb_commands.go",
 		"security_commands.go", "undo_commands.go", "mcp_commands.go", "models.go", "rag.go", "rag_commands.go"},
 	// 4: the entry points: the REPL and the terminal, start-up, the command line.
 	{"terminal.go", "lineeditor.go", "startup.go", "modelcheck.go", "cli.go", "completion.go", "rag_cli.go", "sandbox_cli.go"},

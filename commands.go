@@ -42,6 +42,7 @@ func (a *Agent) registerCommands() {
 		}
 	}
 	add(&Command{Name: "help", Usage: "/help [all | CMD]", Summary: "the commands to start with (all: every one), or explain one", Handler: cmdHelp})
+	add(&Command{Name: "ports", Usage: "/ports [PORT | close PORT]", Summary: "publish a port of the session's network (a dev server's) on your machine's 127.0.0.1, or list them", Handler: cmdPorts})
 	add(&Command{Name: "jobs", Usage: "/jobs [ID | kill ID]", Summary: "background jobs (!cmd & or the model's): list them, show one's new output, or stop one", Handler: cmdJobs})
 	add(&Command{Name: "status", Usage: "/status", Summary: "backend, model (and whether Ollama has it loaded), tool mode, context in use against the window, instructions loaded, recording", Handler: cmdStatus})
 	add(&Command{Name: "clear", Usage: "/clear", Summary: "forget the conversation (keeps the system prompt and pinned context; your session_start hooks run again)", Handler: cmdClear})
@@ -327,7 +328,7 @@ var helpGroups = []struct {
 }{
 	{"Start here", []string{"model", "read", "!", "undo", "exit"}},
 	{"The conversation", []string{"clear", "retry", "summarize", "context", "template", "apply", "write", "record"}},
-	{"The workspace and git", []string{"files", "search", "git", "run", "jobs"}},
+	{"The workspace and git", []string{"files", "search", "git", "run", "jobs", "ports"}},
 	{"Models and servers", []string{"status", "ollama", "tools", "mcp", "route", "@"}},
 	{"Safety", []string{"security", "safemode", "permissions", "hooks", "audit"}},
 	{"Retrieval and knowledge", []string{"rag", "kb"}},
@@ -367,43 +368,6 @@ func cmdStatus(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "retries:     %s\n", llm.PolicyOf(a.Config.Retry).Describe())
 	return nil
-}
-
-// cmdJobs is /jobs: the session's background jobs (command, state, age,
-// the ports they listen on); /jobs ID shows what one printed since it was
-// last read; /jobs kill ID stops one.
-func cmdJobs(ctx context.Context, a *Agent, args []string, out io.Writer) error {
-	id := 0
-	switch {
-	case len(args) == 0:
-		list := a.gate.jobs.List()
-		if len(list) == 0 {
-			fmt.Fprintln(out, "no background jobs (!cmd & starts one; so does the model's run_command with background: true)")
-		}
-		for _, j := range list {
-			fmt.Fprintln(out, j.Line())
-		}
-		return nil
-	case len(args) == 2 && args[0] == "kill":
-		if _, err := fmt.Sscan(args[1], &id); err != nil {
-			return a.commands.usageError("jobs")
-		}
-		text, err := a.gate.killJob(id)
-		if err == nil {
-			fmt.Fprintln(out, termtext.Sanitize(text))
-		}
-		return err
-	case len(args) == 1:
-		if _, err := fmt.Sscan(args[0], &id); err != nil {
-			return a.commands.usageError("jobs")
-		}
-		text, err := a.gate.readJob(id)
-		if err == nil {
-			fmt.Fprintln(out, termtext.Sanitize(text))
-		}
-		return err
-	}
-	return a.commands.usageError("jobs")
 }
 
 // commandEnvNames lists the variables commands get (names only, never

@@ -77,7 +77,7 @@ func newAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writ
 			}
 		}})
 	a.gate = &Gate{ws: ws, cfg: cf, log: a.Audit, undo: &undoStack{}, approvals: a.approvals, maxOut: a.maxOut,
-		note: func(s string) { a.logf("%s", a.dim("· "+s)) }, jobs: &jobs.Manager{Done: jobEnded(&a.Terminal)}}
+		note: func(s string) { a.logf("%s", a.dim("· "+s)) }, jobs: jobManager(&a.Terminal)}
 	a.Routes = newRouteRegistry(cf)
 	a.Tools = newToolRegistry()
 	a.Tools.approver = a.gate
@@ -182,6 +182,18 @@ func (a *Agent) Close() {
 	a.flushLater()
 	a.mcp.Close()
 	a.gate.hooks.RemoveTranscript()
+}
+
+// jobManager is the session's jobs, said to the user and, with --output
+// stream-json, as "job" events (started, output, ended).
+func jobManager(tm *Terminal) *jobs.Manager {
+	return &jobs.Manager{Done: jobEnded(tm),
+		Started: func(j *jobs.Job) {
+			tm.events.Emit("job", map[string]any{"id": j.ID, "command": secrets.Redact(j.Command), "action": "started"})
+		},
+		Printed: func(j *jobs.Job, text string) {
+			tm.events.Emit("job", map[string]any{"id": j.ID, "action": "output", "text": text})
+		}}
 }
 
 // jobEnded tells the user a background job ended, with what its check

@@ -3,6 +3,7 @@
 package harvey
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -192,5 +193,41 @@ func TestJobsPassTheCommandGate(t *testing.T) {
 	}
 	if n := len(env.a.gate.jobs.List()); n != 0 {
 		t.Errorf("%d jobs started", n)
+	}
+}
+
+// --output stream-json carries a job's start, what it prints (redacted)
+// and its end, in that order (issue 61).
+func TestJobEventsInTheStream(t *testing.T) {
+	requireSandbox(t)
+	bin := buildHarvey(t)
+	dir, _ := gitFixture(t)
+	tmp := t.TempDir()
+	writeFile(t, tmp, "script", "!echo one; sleep 0.8; echo token=ghp_0123456789abcdefghijABCDEFGHIJ012345; echo two &\n!sleep 2\n")
+	env := []string{"XDG_CONFIG_HOME=" + filepath.Join(tmp, "config"), "XDG_DATA_HOME=" + filepath.Join(tmp, "data")}
+	out, errOut, code := runHarveyKernel(t, "", bin, dir, "", env, "--run", filepath.Join(tmp, "script"), "--output", "stream-json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
+	}
+	var actions []string
+	var printed strings.Builder
+	for _, line := range strings.Split(out, "\n") {
+		var ev map[string]any
+		if json.Unmarshal([]byte(line), &ev) != nil || ev["type"] != "job" {
+			continue
+		}
+		a, _ := ev["action"].(string)
+		if len(actions) == 0 || actions[len(actions)-1] != a {
+			actions = append(actions, a)
+		}
+		if s, ok := ev["text"].(string); ok {
+			printed.WriteString(s)
+		}
+	}
+	if strings.Join(actions, ",") != "started,output,ended" {
+		t.Errorf("job events %v, want started, output, ended:\n%s", actions, out)
+	}
+	if p := printed.String(); !strings.Contains(p, "one") || !strings.Contains(p, "two") || strings.Contains(p, "ghp_0123456789") {
+		t.Errorf("the output events carried %q", p)
 	}
 }

@@ -243,6 +243,13 @@ func (a *Agent) settleWorkspace(configErr error) {
 	if m := sandbox.Available().Mode(); m != sandbox.ModeFull && m != sandbox.ModeSeatbelt {
 		a.logf("%s", a.colorize("33", runner.Line(a.Config.Sandbox)))
 	}
+	for _, p := range a.Config.Sandbox.Ports {
+		if err := runner.PublishPort(p, a.Config.Sandbox.Hosts); err != nil {
+			a.logf("%s", a.colorize("33", fmt.Sprintf("warning: sandbox.ports: %d: %v", p, err)))
+		} else {
+			a.logf("%s", a.dim(fmt.Sprintf("· the session's port %d is published on 127.0.0.1:%d (sandbox.ports)", p, p)))
+		}
+	}
 }
 
 // continueSession picks up the last conversation (--continue) and returns

@@ -11,6 +11,9 @@ type SandboxPolicy struct {
 	// toolchains' (names or patterns: NODE_EXTRA_CA_CERTS, MYTEAM_*); one
 	// that looks secret (DATABASE_URL, *_TOKEN) only by its exact name.
 	Env []string `yaml:"env,omitempty"`
+	// Ports are the ports of the session's network published on your
+	// machine's 127.0.0.1 from the start (as /ports PORT does).
+	Ports []int `yaml:"ports,omitempty"`
 	// Unsandboxed lets commands run where there is no sandbox at all
 	// (mode none), on purpose; without it they refuse there.
 	Unsandboxed bool `yaml:"unsandboxed,omitempty"`

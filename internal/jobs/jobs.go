@@ -49,7 +49,19 @@ type Manager struct {
 	// Done is called when a job has ended and its check has run (nil:
 	// nothing said).
 	Done func(j *Job)
+	// Started is called when a job is added; Printed with what a job
+	// printed (redacted, at most printedChunk bytes a call), about twice a
+	// second while it prints and once more when it ends, before Done: the
+	// --output stream's job events. nil: not called.
+	Started func(j *Job)
+	Printed func(j *Job, text string)
 }
+
+// printedEvery and printedChunk pace Printed.
+const (
+	printedEvery = 500 * time.Millisecond
+	printedChunk = 4096
+)
 
 // Job is one background command.
 type Job struct {
@@ -82,13 +94,32 @@ func (m *Manager) Add(command string, p Process, out *Output, check Checker) *Jo
 	j := &Job{ID: m.next, Command: command, Started: time.Now(), proc: p, out: out, check: check, checked: make(chan struct{})}
 	m.jobs = append(m.jobs, j)
 	m.mu.Unlock()
+	if m.Started != nil {
+		m.Started(j)
+	}
 	go m.watch(j)
 	return j
 }
 
-// watch waits for the job's end, then runs its check.
+// watch waits for the job's end (passing on what it prints, when asked),
+// then runs its check.
 func (m *Manager) watch(j *Job) {
-	<-j.proc.Done()
+	if m.Printed != nil {
+		t := time.NewTicker(printedEvery)
+	printing:
+		for {
+			select {
+			case <-j.proc.Done():
+				break printing
+			case <-t.C:
+				m.printed(j)
+			}
+		}
+		t.Stop()
+		m.printed(j)
+	} else {
+		<-j.proc.Done()
+	}
 	var notes []string
 	if j.check != nil {
 		undone, changed := j.check.Check()
@@ -104,6 +135,17 @@ func (m *Manager) watch(j *Job) {
 		m.Done(j) // before checked closes: Close returns with every end said
 	}
 	close(j.checked)
+}
+
+// printed passes on what j printed since the last call.
+func (m *Manager) printed(j *Job) {
+	text, cut := j.out.stream(printedChunk)
+	if cut > 0 {
+		text = fmt.Sprintf("[%d bytes not kept]\n", cut) + text
+	}
+	if text != "" {
+		m.Printed(j, secrets.RedactWindow(text))
+	}
 }
 
 // Get finds a job by its id.
@@ -277,6 +319,7 @@ type Output struct {
 	limit int    // head + tail
 	total int64
 	read  int64 // offset where the last read ended
+	sent  int64 // offset where the last stream call ended (Printed)
 }
 
 // NewOutput keeps at most limit bytes of a job's output.
@@ -313,8 +356,21 @@ func (o *Output) hasNew() bool {
 func (o *Output) Since(limit int) (text string, cut int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	from := o.read
-	o.read = o.total
+	return o.from(&o.read, limit)
+}
+
+// stream is Since for the stream of events: a cursor of its own.
+func (o *Output) stream(limit int) (text string, cut int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.from(&o.sent, limit)
+}
+
+// from is what was written past *cursor (at most limit bytes), moving
+// *cursor to the end; o.mu is held.
+func (o *Output) from(cursor *int64, limit int) (text string, cut int64) {
+	from := *cursor
+	*cursor = o.total
 	headEnd := int64(len(o.head))
 	tailStart := o.total - int64(len(o.tail)) // offset of tail[0]
 	var b []byte

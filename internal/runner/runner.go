@@ -388,7 +388,9 @@ func Run(ctx context.Context, s Proc) Result {
 // launcher asked to end the command and everything it started (it is
 // their subreaper; killed, it could not).
 func stopFor(cmd *exec.Cmd, sp *sandbox.Spec) func() error {
-	if sp != nil && sp.NoNS {
+	if sp != nil && (sp.NoNS || sp.Session != "") {
+		// A command of the session's network: its launcher's client asks
+		// the holder to end it, and exits once everything has ended.
 		return func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	}
 	return func() error { return KillProcessGroup(cmd) }

@@ -96,6 +96,9 @@ func CommandSpec(w SpecFor) *sandbox.Spec {
 	}
 	spec.RO = append(spec.RO, w.Readable...)
 	spec.Network = spec.Network || w.Network
+	if !w.Bare {
+		joinSession(spec, w.Policy.Hosts)
+	}
 	return spec
 }
 

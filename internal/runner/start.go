@@ -94,8 +94,15 @@ func (p *Started) wait() {
 	close(p.done)
 }
 
-// Pid is the process Start started (the launcher, in the sandbox).
-func (p *Started) Pid() int { return p.cmd.Process.Pid }
+// Pid is the process whose tree is the program: the one Start started
+// (the launcher, in the sandbox), or for a command of the session's
+// network, the inner launcher its holder started.
+func (p *Started) Pid() int {
+	if p.sp != nil && p.sp.Session != "" {
+		return SessionPid(p.cmd.Process.Pid)
+	}
+	return p.cmd.Process.Pid
+}
 
 // Done is closed when the program and everything it started have ended.
 func (p *Started) Done() <-chan struct{} { return p.done }

@@ -61,11 +61,18 @@ var Promises = []Promise{
 		ModeSeatbelt:   "NO: written directly",
 		ModeNone:       "NO",
 	}},
-	{"Network: loopback of its own, package registries through Harvey's proxy", map[Mode]string{
-		ModeFull:       "yes (a network namespace)",
-		ModeNamespaces: "yes (a network namespace)",
+	{"Network: the session's own loopback, package registries through Harvey's proxy", map[Mode]string{
+		ModeFull:       "yes (one network namespace for the session's commands)",
+		ModeNamespaces: "yes (one network namespace for the session's commands)",
 		ModeLandlock:   "no TCP at all (Landlock ABI 4+), UDP not restricted; no registry proxy, so installs fail and say why",
 		ModeSeatbelt:   "no network unless allowed; no registry proxy",
+		ModeNone:       "NO",
+	}},
+	{"Ports: a server of the session's reaches your machine only where you publish it (/ports), on 127.0.0.1", map[Mode]string{
+		ModeFull:       "yes (the session's namespace; /ports relays to it)",
+		ModeNamespaces: "yes (the session's namespace; /ports relays to it)",
+		ModeLandlock:   "no server can listen: commands share your machine's network, where Landlock refuses them TCP",
+		ModeSeatbelt:   "no server can listen unless sandbox.network is true, and then on your machine's network",
 		ModeNone:       "NO",
 	}},
 	{"Every process ends with its command", map[Mode]string{

@@ -151,6 +151,21 @@ func nsAttr(network bool) *syscall.SysProcAttr {
 	return attr
 }
 
+// holderAttr starts the session network's holder in new user and network
+// namespaces only: it stays in the system's mount and PID namespaces (the
+// commands it starts make their own), so the process ids it sees and
+// names are the system's. It dies with the launcher's thread that
+// started it, and its commands with it.
+func holderAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{
+		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
+		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
+		GidMappingsEnableSetgroups: false,
+		Pdeathsig:                  syscall.SIGKILL,
+	}
+}
+
 // ProcAttr is the SysProcAttr for starting the launcher: a plain child in
 // a session of its own (the launcher makes the namespaces itself).
 func ProcAttr(Spec) *syscall.SysProcAttr {
@@ -161,7 +176,7 @@ func ProcAttr(Spec) *syscall.SysProcAttr {
 // namespaces (possible here, where Harvey's non-dumpable process could
 // not map an ordinary user's uid) and passes on the exit status. Standard
 // input, output and error are the command's.
-func outer(spec Spec) int {
+func outer(spec Spec, attr *syscall.SysProcAttr) int {
 	spec.Inner = true
 	b, _ := json.Marshal(spec)
 	self, err := os.Executable()
@@ -171,7 +186,7 @@ func outer(spec Spec) int {
 	}
 	runtime.LockOSThread() // Pdeathsig follows the thread that started the child
 	cmd := &exec.Cmd{Path: self, Args: []string{self, Arg, base64.StdEncoding.EncodeToString(b)}, Env: []string{},
-		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, SysProcAttr: nsAttr(spec.Network)}
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, SysProcAttr: attr}
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "harvey sandbox: new namespaces: %v\n", unwrapExecErr(err))
 		return 126

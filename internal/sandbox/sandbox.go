@@ -94,6 +94,19 @@ type Spec struct {
 	// Inner is set by the launcher for the copy of itself it starts in the
 	// new namespaces; never by a caller.
 	Inner bool `json:"inner"`
+	// Session is the control socket of the session's network (session_linux.go):
+	// a command with it runs in the one network namespace every command of
+	// the session shares, started there by its holder, instead of in one of
+	// its own. Holder marks the spec that starts that holder, which listens
+	// on the socket; Forwards are the host's services (127.0.0.1:5432) it
+	// listens for on the session's loopback and reaches through the registry
+	// proxy. Joined and ProxyURL are the holder's, for the command it
+	// starts: its network is the session's, the proxy at that URL.
+	Session  string   `json:"session,omitempty"`
+	Holder   bool     `json:"holder,omitempty"`
+	Forwards []string `json:"forwards,omitempty"`
+	Joined   bool     `json:"joined,omitempty"`
+	ProxyURL string   `json:"proxy_url,omitempty"`
 }
 
 // State is what this machine offers, found once.
@@ -180,8 +193,22 @@ func (s *State) Wrap(spec *Spec) []string {
 	if n, err := strconv.Atoi(os.Getenv("HARVEY_TEST_LANDLOCK_ABI")); err == nil && n > 0 {
 		spec.LandlockABI = n
 	}
-	spec.Inner = false
-	if !spec.NoNS && s.unshare != "" {
+	spec.Inner, spec.Joined = false, false
+	if spec.NoNS || spec.Network && !spec.Holder {
+		spec.Session = "" // no namespaces, or the host's network: nothing to join
+	}
+	if spec.Session != "" && !spec.Holder {
+		// The launcher's first stage is the session's holder: this argv is
+		// the small client that hands it the command (join).
+		b, _ := json.Marshal(spec)
+		return []string{s.self, Arg, base64.StdEncoding.EncodeToString(b)}
+	}
+	if spec.Holder && s.unshare != "" {
+		spec.Inner = true
+		b, _ := json.Marshal(spec)
+		return append([]string{s.unshare, "--user", "--map-root-user", "--net", "--"}, s.self, Arg, base64.StdEncoding.EncodeToString(b))
+	}
+	if !spec.NoNS && s.unshare != "" && !spec.Holder {
 		spec.Inner = true
 		b, _ := json.Marshal(spec)
 		return append(unshareArgv(s.unshare, spec.Network), s.self, Arg, base64.StdEncoding.EncodeToString(b))

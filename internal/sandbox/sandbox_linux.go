@@ -22,6 +22,56 @@ import (
 // proxy variables. The forwarding goroutines never run on the thread
 // Landlock restricts (it stays locked to the launcher's main goroutine).
 func loopbackNet(spec *Spec) error {
+	if err := loopbackUp(); err != nil {
+		return err
+	}
+	if spec.Proxy == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("proxy port: %v", err)
+	}
+	go forwardEach(ln, func() (net.Conn, error) { return net.Dial("unix", spec.Proxy) })
+	setProxyEnv(spec, "http://"+ln.Addr().String())
+	return nil
+}
+
+// forwardEach relays each connection ln accepts to what dial reaches,
+// until ln closes.
+func forwardEach(ln net.Listener, dial func() (net.Conn, error)) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			up, err := dial()
+			if err != nil {
+				c.Close()
+				return
+			}
+			Relay(c, c, up)
+		}()
+	}
+}
+
+// setProxyEnv points the command's tools at the registry proxy's port
+// (url; "": no proxy, and none of the user's either).
+func setProxyEnv(spec *Spec, url string) {
+	spec.Env = slices.DeleteFunc(spec.Env, func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(proxyVars, strings.ToUpper(name))
+	})
+	if url == "" {
+		return
+	}
+	spec.Env = append(spec.Env, "HTTP_PROXY="+url, "HTTPS_PROXY="+url, "http_proxy="+url, "https_proxy="+url,
+		"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1", "npm_config_proxy="+url, "npm_config_https_proxy="+url)
+}
+
+// loopbackUp brings up lo in the calling process's network namespace.
+func loopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("loopback: %v", err)
@@ -38,36 +88,6 @@ func loopbackNet(spec *Spec) error {
 	if err := unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr); err != nil {
 		return fmt.Errorf("loopback up: %v", err)
 	}
-	if spec.Proxy == "" {
-		return nil
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("proxy port: %v", err)
-	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				up, err := net.Dial("unix", spec.Proxy)
-				if err != nil {
-					c.Close()
-					return
-				}
-				Relay(c, c, up)
-			}()
-		}
-	}()
-	url := "http://" + ln.Addr().String()
-	spec.Env = slices.DeleteFunc(spec.Env, func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		return slices.Contains(proxyVars, strings.ToUpper(name))
-	})
-	spec.Env = append(spec.Env, "HTTP_PROXY="+url, "HTTPS_PROXY="+url, "http_proxy="+url, "https_proxy="+url,
-		"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1", "npm_config_proxy="+url, "npm_config_https_proxy="+url)
 	return nil
 }
 
@@ -82,7 +102,9 @@ func launch(spec Spec) int {
 		return code
 	}
 	watched := newFiles(spec.ReadOnly)
-	if !spec.NoNS && !spec.Network {
+	if spec.Joined {
+		setProxyEnv(&spec, spec.ProxyURL) // the session's loopback is up, its proxy port open
+	} else if !spec.NoNS && !spec.Network {
 		if err := loopbackNet(&spec); err != nil {
 			fmt.Fprintf(os.Stderr, "harvey sandbox: %v\n", err)
 			return 126
@@ -206,8 +228,14 @@ func launchStage(spec Spec) (int, bool) {
 	case spec.NoNS && spec.NoLandlock:
 		fmt.Fprintln(os.Stderr, "harvey sandbox: neither Landlock nor namespaces: nothing to confine the command with")
 		return 126, true
+	case spec.Holder && spec.Inner:
+		return runHolder(spec), true
+	case spec.Holder:
+		return outer(spec, holderAttr()), true
+	case spec.Session != "" && !spec.Inner:
+		return join(spec), true
 	case !spec.NoNS && !spec.Inner:
-		return outer(spec), true
+		return outer(spec, nsAttr(spec.Network)), true
 	case spec.Inner && os.Getpid() != 1:
 		fmt.Fprintln(os.Stderr, "harvey sandbox: the inner launcher is not in namespaces of its own")
 		return 126, true

@@ -1,0 +1,181 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/harvey-agent/harvey/internal/sandbox"
+)
+
+// Only loopback addresses with a port are the user's services on this
+// machine; other entries are hosts for the proxy's HTTP clients.
+func TestLocalServices(t *testing.T) {
+	got := LocalServices([]string{"127.0.0.1:5432", "localhost:6379", "[::1]:5433", "db.internal:5432", "pypi.example.com",
+		"*.example.com", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:99999", "10.0.0.5:5432", "LOCALHOST:5432"})
+	want := []string{"127.0.0.1:5432", "127.0.0.1:6379", "[::1]:5433"}
+	if !slices.Equal(got, want) {
+		t.Errorf("LocalServices = %v, want %v", got, want)
+	}
+}
+
+// A command whose view would hold the holder's control socket (the user
+// made its directory readable) never joins: it gets a network of its own,
+// so no command can reach the socket that starts commands.
+func TestNoJoinWhereTheSocketIsVisible(t *testing.T) {
+	netState.mu.Lock()
+	saved := netState.cur
+	dir := t.TempDir()
+	netState.cur = &sessionNet{ctl: filepath.Join(dir, "ctl"), dir: dir, done: make(chan struct{}), fwd: map[string]bool{}}
+	netState.mu.Unlock()
+	defer func() {
+		netState.mu.Lock()
+		netState.cur = saved
+		netState.mu.Unlock()
+	}()
+	if m := sandbox.Available().Mode(); m != sandbox.ModeFull && m != sandbox.ModeNamespaces {
+		t.Skip("no namespaces here: commands have no session network to join")
+	}
+	spec := &sandbox.Spec{RO: []string{"/usr", filepath.Dir(dir)}}
+	joinSession(spec, nil)
+	if spec.Session != "" {
+		t.Errorf("a command that can read %s joined the session at %s", filepath.Dir(dir), spec.Session)
+	}
+	spec = &sandbox.Spec{RO: []string{"/usr"}}
+	joinSession(spec, nil)
+	if spec.Session != netState.cur.ctl {
+		t.Errorf("a command that cannot see the socket did not join: %q", spec.Session)
+	}
+	spec = &sandbox.Spec{RO: []string{"/usr"}, Network: true}
+	joinSession(spec, nil)
+	if spec.Session != "" {
+		t.Error("a command with the host's network joined the session's")
+	}
+}
+
+// sessionReady skips where commands have no session network.
+func sessionReady(t *testing.T) {
+	t.Helper()
+	if m := sandbox.Available().Mode(); m != sandbox.ModeFull && m != sandbox.ModeNamespaces {
+		t.Skip("no namespaces here: commands have no session network")
+	}
+	if _, err := os.Stat("/usr/bin/python3"); err != nil {
+		t.Skip("no /usr/bin/python3 to serve and fetch with")
+	}
+}
+
+const pyServe = `import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(8); print("listening", flush=True)
+while True:
+    c, _ = s.accept(); c.sendall(b"hi from the job\n"); c.close()
+`
+
+const pyFetch = `import socket, sys, time
+for i in range(50):
+    try:
+        print(socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=2).recv(100).decode().strip()); break
+    except OSError as e:
+        err = e; time.sleep(0.1)
+else:
+    print("refused:", err)
+`
+
+// A server a background job starts is reachable from the next command of
+// the session, from the user's machine only once published and only on
+// 127.0.0.1; no command reaches the holder's socket; a command that times
+// out ends with everything it started.
+func TestSessionNetworkShared(t *testing.T) {
+	sessionReady(t)
+	root := t.TempDir()
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	proc := func(argv ...string) Proc {
+		return Proc{Dir: root, Argv: argv, Env: []string{"PATH=/usr/bin:/bin"}, Timeout: 20 * time.Second,
+			Sandbox: CommandSpec(SpecFor{Root: root, Purpose: "test"})}
+	}
+	var out bytes.Buffer
+	var mu sync.Mutex
+	job, err := Start(proc("/usr/bin/python3", "-c", pyServe, strconv.Itoa(port)), writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return out.Write(p)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Stop()
+	if job.sp.Session == "" {
+		t.Fatalf("the job did not join the session's network (%s)", SessionNetworkWhy())
+	}
+	if res := Run(context.Background(), proc("/usr/bin/python3", "-c", pyFetch, strconv.Itoa(port))); !strings.Contains(string(res.Output), "hi from the job") {
+		t.Fatalf("the next command did not reach the job's server: %s", res.Output)
+	}
+	if c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second); err == nil {
+		c.Close()
+		t.Fatal("the job's server was reachable from the machine before it was published")
+	}
+	if err := PublishPort(port, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer UnpublishPort(port)
+	c, err := net.DialTimeout("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(c)
+	c.Close()
+	if !strings.Contains(string(b), "hi from the job") {
+		t.Errorf("the published port answered %q", b)
+	}
+	if _, err := net.DialTimeout("tcp", net.JoinHostPort(outboundAddr(t), strconv.Itoa(port)), time.Second); err == nil && outboundAddr(t) != "127.0.0.1" {
+		t.Error("the published port answers on an address besides 127.0.0.1")
+	}
+	// The holder's socket starts commands: none may reach it.
+	ctl := job.sp.Session
+	res := Run(context.Background(), proc("/usr/bin/python3", "-c", `import socket, sys
+try:
+    socket.socket(socket.AF_UNIX).connect(sys.argv[1]); print("REACHED")
+except OSError as e:
+    print("no:", e)`, ctl))
+	if !strings.Contains(string(res.Output), "no:") {
+		t.Errorf("a command reached the holder's socket %s: %s", ctl, res.Output)
+	}
+	// A timeout ends the command and what it started.
+	p := proc("/bin/sh", "-c", "setsid sleep 300 & sleep 300")
+	p.Timeout = time.Second
+	start := time.Now()
+	res = Run(context.Background(), p)
+	if d := time.Since(start); d > 8*time.Second || !res.TimedOut {
+		t.Errorf("a timed-out command took %s (err %v)", d, res.Err)
+	}
+	if pids, _ := exec.Command("pgrep", "-x", "-f", "sleep 300").Output(); len(pids) > 0 {
+		t.Errorf("a process of the timed-out command lives on: %s", pids)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// outboundAddr is this machine's address toward the world (127.0.0.1 where
+// it has none).
+func outboundAddr(t *testing.T) string {
+	c, err := net.Dial("udp", "192.0.2.1:9")
+	if err != nil {
+		return "127.0.0.1"
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).IP.String()
+}
