@@ -91,3 +91,65 @@ func BenchmarkEverydayWork(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCommandCost is a command's whole cost as the user meets it:
+// `true` through the gate (the check before and after it included), in an
+// empty workspace and in one with 10,000 files (an ignored node_modules),
+// beside bubblewrap running the same `true` with the same isolation (a
+// root of the system's trees and the workspace, every namespace) in the
+// same run (issue 61: at most 1.5×; BENCHMARKS.md).
+func BenchmarkCommandCost(b *testing.B) {
+	if m := sandbox.Available().Mode(); m != sandbox.ModeFull {
+		b.Skip("measured where the whole sandbox is there")
+	}
+	for _, files := range []int{0, 10000} {
+		dir := b.TempDir()
+		git := func(args ...string) {
+			c := exec.Command("git", append([]string{"-c", "user.email=b@example.com", "-c", "user.name=b"}, args...)...)
+			c.Dir = dir
+			if out, err := c.CombinedOutput(); err != nil {
+				b.Fatalf("git %v: %v %s", args, err, out)
+			}
+		}
+		git("init", "-q")
+		writeFile(b, dir, ".gitignore", "node_modules\n")
+		for i := 0; i < files; i++ {
+			writeFile(b, dir, fmt.Sprintf("node_modules/p%d/f%d.js", i/100, i), "x\n")
+		}
+		git("add", ".gitignore")
+		git("commit", "-qm", "init")
+		b.Run(fmt.Sprintf("harvey/%dfiles", files), func(b *testing.B) {
+			ws, err := openWorkspace(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ws.Close()
+			a := newAgent(ws, &ConfigFile{Config: config.Default()}, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
+			a.approvals.auto = true
+			for b.Loop() {
+				if _, err := a.gate.runChecked(context.Background(), "", "true", 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("bubblewrap/%dfiles", files), func(b *testing.B) {
+			bwrap, err := exec.LookPath("bwrap")
+			if err != nil {
+				b.Skip("no bubblewrap (bench/run.sh installs it)")
+			}
+			args := []string{"--unshare-all", "--die-with-parent", "--new-session", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"}
+			for _, p := range []string{"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib64"} {
+				args = append(args, "--ro-bind-try", p, p)
+			}
+			args = append(args, "--bind", dir, dir, "--chdir", dir, "true")
+			if out, err := exec.Command(bwrap, args...).CombinedOutput(); err != nil {
+				b.Skipf("bubblewrap does not run here: %v %s", err, out)
+			}
+			for b.Loop() {
+				if err := exec.Command(bwrap, args...).Run(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

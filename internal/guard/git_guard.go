@@ -695,13 +695,13 @@ func (d *gitDirGuard) putIndexBack(r *os.Root, say func(string, ...any), why str
 func (d *gitDirGuard) clearStale(b []byte, changed changedFiles) bool {
 	var set map[string]bool
 	var was map[string]indexEntry
-	switch {
-	case changed.known:
+	if changed.known {
 		set = map[string]bool{}
 		for _, p := range changed.paths {
 			set[p] = true
 		}
-	case d.index != nil:
+	}
+	if d.index != nil {
 		was = map[string]indexEntry{}
 		for _, e := range indexEntries(d.index, d.hashLen) {
 			was[e.name] = e
@@ -709,10 +709,15 @@ func (d *gitDirGuard) clearStale(b []byte, changed changedFiles) bool {
 	}
 	cleared := false
 	for _, e := range indexEntries(b, d.hashLen) {
-		hit := true // no list and no copy: every entry
+		// An entry whose stat data the process wrote, or of a file it made
+		// or changed, is cleared: either alone would do for a process
+		// that wrote the file as the kernel reports it; both together
+		// leave no way between them. No list and no copy: every entry.
+		hit := set == nil && was == nil
 		if set != nil {
 			hit = set[e.name]
-		} else if was != nil {
+		}
+		if was != nil && !hit {
 			old, ok := was[e.name]
 			hit = !ok || !sameStat(d.index, old, b, e)
 		}

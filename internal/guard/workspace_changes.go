@@ -33,10 +33,20 @@ type workspaceFiles struct {
 	root     string
 	stamps   map[string]fsinfo.Stamp
 	complete bool
+	tracked  *trackToken // the session's tracker follows the files (tracker_linux.go)
 }
 
-// snapshotFiles records the stamps of the files under root.
+// snapshotFiles records the stamps of the files under root (or begins a
+// check through the workspace's tracker, which keeps them).
 func snapshotFiles(root string) *workspaceFiles {
+	if tok := beginTracked(root); tok != nil {
+		return &workspaceFiles{root: root, complete: true, tracked: tok}
+	}
+	return walkFiles(root)
+}
+
+// walkFiles records the stamps of the files under root by walking it.
+func walkFiles(root string) *workspaceFiles {
 	w := &workspaceFiles{root: root, stamps: map[string]fsinfo.Stamp{}, complete: true}
 	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -69,7 +79,10 @@ func (w *workspaceFiles) changed() (list, paths []string, complete bool) {
 	if w == nil {
 		return nil, nil, false
 	}
-	now := snapshotFiles(w.root)
+	if w.tracked != nil {
+		return endTracked(w.tracked)
+	}
+	now := walkFiles(w.root)
 	if !w.complete || !now.complete {
 		return nil, nil, false
 	}

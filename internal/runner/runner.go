@@ -314,57 +314,33 @@ func Run(ctx context.Context, s Proc) Result {
 	}
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(tctx, prog, argv[1:]...)
-	cmd.Args[0] = argv[0]
-	cmd.Dir = s.Dir
-	cmd.Env = env
-	cmd.Stdin = nil // /dev/null
-	if s.Stdin != "" {
-		cmd.Stdin = strings.NewReader(s.Stdin)
-	}
 	floodCtx, flood := context.WithCancel(tctx)
 	defer flood()
 	w := outputWriter(s, flood)
-	errw, outPart, errPart := streamWriters(cmd, s, w)
-	SetProcessGroup(cmd)
-	if sp != nil {
-		cmd.SysProcAttr = sandbox.ProcAttr(*sp)
+	o := wireStreams(s, w)
+	var stdin io.Reader // nil: /dev/null
+	if s.Stdin != "" {
+		stdin = strings.NewReader(s.Stdin)
 	}
-	stop := stopFor(cmd, sp)
-	cmd.Cancel = stop
-	cmd.WaitDelay = 2 * time.Second
 	refusedBefore := theProxy.refusals()
-	if err := cmd.Start(); err != nil {
-		return Result{Err: err, ExitCode: 127, Duration: time.Since(start)}
+	var code int
+	if sp != nil && sp.Session != "" {
+		code, err = runJoined(floodCtx, w, sp, stdin, o)
+	} else {
+		code, err = runExec(tctx, floodCtx, w, s.Dir, prog, argv, env, sp, stdin, o)
 	}
-	done := make(chan struct{})
-	go func() {
-		select {
-		case <-floodCtx.Done():
-			if w.stopped() {
-				stop()
-			}
-		case <-done:
-		}
-	}()
-	err = cmd.Wait()
-	close(done)
+	if errors.Is(err, errNotStarted) {
+		return Result{Err: errors.Unwrap(err), ExitCode: 127, Duration: time.Since(start)}
+	}
 	if w.tee != nil {
 		w.mu.Lock()
 		w.tee.flush()
 		w.mu.Unlock()
 	}
-	// Kill anything left in the group (a backgrounded grandchild), and
-	// where commands have no PID namespace, what a launcher that died
-	// anyway left to Harvey.
-	KillProcessGroup(cmd)
-	if sp != nil && sp.NoNS {
-		sandbox.EndOrphans()
-	}
 	out, dropped := w.Bytes()
-	res := Result{Output: out, Dropped: dropped, Duration: time.Since(start), ExitCode: cmd.ProcessState.ExitCode()}
-	if errw != nil {
-		res.Stderr, _ = errw.Bytes()
+	res := Result{Output: out, Dropped: dropped, Duration: time.Since(start), ExitCode: code}
+	if o.errw != nil {
+		res.Stderr, _ = o.errw.Bytes()
 	}
 	if sp != nil {
 		// What the sandbox refused shows in either stream (a hook's stderr
@@ -375,12 +351,88 @@ func Run(ctx context.Context, s Proc) Result {
 			res.Blocked, res.Note = RuleNetwork, ProxyRefusal(strings.Join(hosts, ", "))
 		}
 	}
-	if outPart != nil {
-		res.StdoutPart, _ = outPart.Bytes()
-		res.StderrPart, _ = errPart.Bytes()
+	if o.outPart != nil {
+		res.StdoutPart, _ = o.outPart.Bytes()
+		res.StderrPart, _ = o.errPart.Bytes()
 	}
 	settle(ctx, tctx, &res, w, err)
 	return res
+}
+
+// errNotStarted wraps why a child did not start.
+var errNotStarted = errors.New("not started")
+
+type notStarted struct{ err error }
+
+func (e notStarted) Error() string        { return e.err.Error() }
+func (e notStarted) Unwrap() error        { return e.err }
+func (e notStarted) Is(target error) bool { return target == errNotStarted }
+
+// runExec runs the child as a program Harvey starts itself (the launcher,
+// or the command where there is no sandbox), stopped when stopCtx ends
+// (its deadline, or a flood of output), and returns its exit status and
+// the Wait error.
+func runExec(tctx, stopCtx context.Context, w *CapWriter, dir, prog string, argv, env []string, sp *sandbox.Spec, stdin io.Reader, o streams) (int, error) {
+	cmd := exec.CommandContext(tctx, prog, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdin = stdin
+	cmd.Stdout, cmd.Stderr = o.stdout, o.stderr
+	SetProcessGroup(cmd)
+	if sp != nil {
+		cmd.SysProcAttr = sandbox.ProcAttr(*sp)
+	}
+	stop := stopFor(cmd, sp)
+	cmd.Cancel = stop
+	cmd.WaitDelay = 2 * time.Second
+	if err := cmd.Start(); err != nil {
+		return 127, notStarted{err}
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-stopCtx.Done():
+			if w.stopped() {
+				stop()
+			}
+		case <-done:
+		}
+	}()
+	err := cmd.Wait()
+	close(done)
+	// Kill anything left in the group (a backgrounded grandchild), and
+	// where commands have no PID namespace, what a launcher that died
+	// anyway left to Harvey.
+	KillProcessGroup(cmd)
+	if sp != nil && sp.NoNS {
+		sandbox.EndOrphans()
+	}
+	return cmd.ProcessState.ExitCode(), err
+}
+
+// runJoined runs the child in the session's network, handed to its holder
+// from here (no launcher's client to start), stopped when stopCtx ends.
+// Its status comes once every process of it has ended.
+func runJoined(stopCtx context.Context, w *CapWriter, sp *sandbox.Spec, stdin io.Reader, o streams) (int, error) {
+	j, err := sandbox.StartJoined(*sp, stdin, o.stdout, o.stderr)
+	if err != nil {
+		return 127, notStarted{err}
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-stopCtx.Done():
+			j.Stop()
+		case <-done:
+		}
+	}()
+	code, err := j.Wait()
+	close(done)
+	if stopCtx.Err() != nil && !w.stopped() && err == nil {
+		code = -1 // ended by its deadline or the caller, as a killed program reads
+	}
+	return code, err
 }
 
 // stopFor is how a child is stopped early (a timeout, Ctrl-C, a flood):
@@ -396,20 +448,27 @@ func stopFor(cmd *exec.Cmd, sp *sandbox.Spec) func() error {
 	return func() error { return KillProcessGroup(cmd) }
 }
 
-// streamWriters wires the child's stdout and stderr: both into w, or
-// stderr apart (SplitStderr: errw), or each kept besides (KeepStreams:
-// outPart and errPart).
-func streamWriters(cmd *exec.Cmd, s Proc, w *CapWriter) (errw, outPart, errPart *CapWriter) {
-	cmd.Stdout, cmd.Stderr = w, w
+// streams is where the child's stdout and stderr go, and the writers
+// kept besides the combined output.
+type streams struct {
+	stdout, stderr         io.Writer
+	errw, outPart, errPart *CapWriter
+}
+
+// wireStreams wires the child's stdout and stderr: both into w, or stderr
+// apart (SplitStderr: errw), or each kept besides (KeepStreams: outPart
+// and errPart).
+func wireStreams(s Proc, w *CapWriter) streams {
+	o := streams{stdout: w, stderr: w}
 	switch {
 	case s.SplitStderr:
-		errw = &CapWriter{limit: 4096}
-		cmd.Stderr = errw
+		o.errw = &CapWriter{limit: 4096}
+		o.stderr = o.errw
 	case s.KeepStreams:
-		outPart, errPart = &CapWriter{limit: w.limit}, &CapWriter{limit: w.limit}
-		cmd.Stdout, cmd.Stderr = io.MultiWriter(w, outPart), io.MultiWriter(w, errPart)
+		o.outPart, o.errPart = &CapWriter{limit: w.limit}, &CapWriter{limit: w.limit}
+		o.stdout, o.stderr = io.MultiWriter(w, o.outPart), io.MultiWriter(w, o.errPart)
 	}
-	return errw, outPart, errPart
+	return o
 }
 
 // sandboxed is the argv and environment that start s: through the

@@ -190,22 +190,6 @@ func LocalServices(hosts []string) []string {
 	return out
 }
 
-// SessionPid is the process whose tree is the command a job's launcher
-// (pid) started: the inner launcher, when the command joined the
-// session's network, else pid itself.
-func SessionPid(pid int) int {
-	netState.mu.Lock()
-	sn := netState.cur
-	netState.mu.Unlock()
-	if sn == nil {
-		return pid
-	}
-	if p := sandbox.SessionPid(sn.ctl, pid); p > 0 {
-		return p
-	}
-	return pid
-}
-
 // SessionNetworkWhy says why commands get a network each where the mode
 // could share one ("": they share it, or the mode has no namespaces).
 func SessionNetworkWhy() string {

@@ -17,12 +17,13 @@ import (
 // exit, or with Harvey (its launcher gets SIGKILL when Harvey dies, and
 // takes everything it started along).
 type Started struct {
-	cmd  *exec.Cmd
-	sp   *sandbox.Spec
-	stop func() error
-	once sync.Once
-	done chan struct{}
-	code int
+	cmd    *exec.Cmd       // a program started here, or
+	joined *sandbox.Joined // a command of the session's network (its holder started it)
+	sp     *sandbox.Spec
+	stop   func() error
+	once   sync.Once
+	done   chan struct{}
+	code   int
 }
 
 // starter is the one OS thread that starts long-lived programs: a parent
@@ -58,6 +59,9 @@ func Start(s Proc, out io.Writer) (*Started, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sp != nil && sp.Session != "" {
+		return startJoined(sp, out)
+	}
 	prog, err := LookPath(argv[0])
 	if err != nil {
 		return nil, err
@@ -76,6 +80,21 @@ func Start(s Proc, out io.Writer) (*Started, error) {
 		return nil, err
 	}
 	go p.wait()
+	return p, nil
+}
+
+// startJoined hands the program to the session network's holder. It ends
+// with Harvey too: the holder ends it when Harvey's connection closes.
+func startJoined(sp *sandbox.Spec, out io.Writer) (*Started, error) {
+	j, err := sandbox.StartJoined(*sp, nil, out, out)
+	if err != nil {
+		return nil, err
+	}
+	p := &Started{joined: j, sp: sp, done: make(chan struct{}), stop: func() error { j.Stop(); return nil }}
+	go func() {
+		p.code, _ = j.Wait()
+		close(p.done)
+	}()
 	return p, nil
 }
 
@@ -98,8 +117,8 @@ func (p *Started) wait() {
 // (the launcher, in the sandbox), or for a command of the session's
 // network, the inner launcher its holder started.
 func (p *Started) Pid() int {
-	if p.sp != nil && p.sp.Session != "" {
-		return SessionPid(p.cmd.Process.Pid)
+	if p.joined != nil {
+		return p.joined.Pid()
 	}
 	return p.cmd.Process.Pid
 }
@@ -117,7 +136,9 @@ func (p *Started) Stop() {
 	select {
 	case <-p.done:
 	case <-time.After(2 * time.Second):
-		KillProcessGroup(p.cmd)
+		if p.cmd != nil {
+			KillProcessGroup(p.cmd)
+		}
 		<-p.done
 	}
 }

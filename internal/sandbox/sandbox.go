@@ -106,6 +106,7 @@ type Spec struct {
 	Holder   bool     `json:"holder,omitempty"`
 	Forwards []string `json:"forwards,omitempty"`
 	Joined   bool     `json:"joined,omitempty"`
+	Spare    bool     `json:"spare,omitempty"` // the holder's: a launcher started ahead, its spec still to come (on descriptor 3)
 	ProxyURL string   `json:"proxy_url,omitempty"`
 }
 

@@ -97,6 +97,9 @@ var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "
 // launch is the launcher: read-only binds, Landlock, then the command as
 // its child; its exit status is the command's.
 func launch(spec Spec) int {
+	if spec.Spare && spec.Inner {
+		return runSpare()
+	}
 	CloseInheritedFDs() // only 0-2 reach the command
 	if code, done := launchStage(spec); done {
 		return code
@@ -270,6 +273,9 @@ func removeNewFiles(watched []string) {
 	}
 }
 
+// mountsPrivate: a spare launcher made its mount namespace private already.
+var mountsPrivate bool
+
 // viewMounts builds the command's view of the system in its mount
 // namespace, as a new root made of what it may use and nothing else: an
 // empty read-only tmpfs holding the spec's readable and writable trees
@@ -280,8 +286,10 @@ func removeNewFiles(watched []string) {
 // agents/ is an empty read-only directory; git's program-running parts are
 // read-only; credential files read as empty.
 func viewMounts(spec Spec) error {
-	if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("mount namespace: %v", err)
+	if !mountsPrivate {
+		if err := unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+			return fmt.Errorf("mount namespace: %v", err)
+		}
 	}
 	for _, d := range spec.Ensure {
 		os.Mkdir(d, 0o755) // so no hooks directory can appear later

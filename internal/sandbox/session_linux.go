@@ -46,14 +46,12 @@ import (
 // holderMsg is one request on the control socket: run (Spec, with the
 // client's standard input, output and error), stop (the command run on
 // this connection), dial (Port, on the session's loopback), forward (Addr:
-// one more host service), pid (of the inner launcher the client with
-// process id Pid started).
+// one more host service).
 type holderMsg struct {
 	Op   string `json:"op"`
 	Spec *Spec  `json:"spec,omitempty"`
 	Port int    `json:"port,omitempty"`
 	Addr string `json:"addr,omitempty"`
-	Pid  int    `json:"pid,omitempty"`
 }
 
 // holderReply answers a request: a command's exit status, a pid, or why not.
@@ -61,6 +59,9 @@ type holderReply struct {
 	Exit int    `json:"exit"`
 	Pid  int    `json:"pid,omitempty"`
 	Err  string `json:"err,omitempty"`
+	// Started: the command's inner launcher (Pid) has its spec; its exit
+	// status follows in a second reply.
+	Started bool `json:"started,omitempty"`
 }
 
 // maxHolderMsg bounds one message (a spec names a few hundred paths).
@@ -140,6 +141,150 @@ type holder struct {
 	mu       sync.Mutex
 	inners   map[int]*exec.Cmd // by the pid of the client that asked
 	forwards map[string]bool
+	spares   chan *spare // one inner launcher started ahead, waiting for its command
+	making   bool        // one is being started (under mu)
+}
+
+// spare is an inner launcher started before its command is known (in its
+// own mount and PID namespaces, its start-up done), waiting on a socket
+// for the spec and standard input, output and error: the next command
+// does not wait for a program's start.
+type spare struct {
+	cmd  *exec.Cmd
+	conn *net.UnixConn // the holder's end
+	done chan struct{} // closed once cmd has ended (code is its status)
+	code int
+}
+
+// newSpare starts a spare inner launcher.
+func (h *holder) newSpare() (*spare, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "spare"), os.NewFile(uintptr(fds[1]), "holder")
+	fc, err := net.FileConn(ours)
+	ours.Close()
+	if err != nil {
+		theirs.Close()
+		return nil, err
+	}
+	b, _ := json.Marshal(Spec{Argv: []string{"spare"}, Inner: true, Spare: true})
+	sp := &spare{conn: fc.(*net.UnixConn), done: make(chan struct{}),
+		cmd: &exec.Cmd{Path: h.self, Args: []string{h.self, Arg, base64.StdEncoding.EncodeToString(b)}, Env: []string{},
+			ExtraFiles:  []*os.File{theirs},
+			SysProcAttr: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID, Pdeathsig: syscall.SIGKILL}}}
+	started := make(chan error, 1)
+	go func() {
+		// The parent death signal follows the thread that starts the
+		// child: this goroutine keeps it until the child has ended.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := sp.cmd.Start()
+		theirs.Close()
+		started <- err
+		if err != nil {
+			return
+		}
+		sp.code = exitCode(sp.cmd.Wait())
+		close(sp.done)
+	}()
+	if err := <-started; err != nil {
+		sp.conn.Close()
+		return nil, err
+	}
+	return sp, nil
+}
+
+// takeSpare is the spare started ahead (waiting for the one being
+// started, or starting one, when there is none ready), and starts the
+// next. (Starting the next only once the command ended was slower for
+// commands in a row, even on two cores: the start overlaps the command.)
+func (h *holder) takeSpare() (*spare, error) {
+	h.mu.Lock()
+	pending := h.making
+	h.mu.Unlock()
+	var sp *spare
+	if pending {
+		sp = <-h.spares
+	} else {
+		select {
+		case sp = <-h.spares:
+		default:
+		}
+	}
+	if sp != nil {
+		select {
+		case <-sp.done: // it died waiting
+			sp = nil
+		default:
+		}
+	}
+	if sp == nil {
+		var err error
+		if sp, err = h.newSpare(); err != nil {
+			return nil, err
+		}
+	}
+	h.mu.Lock()
+	h.making = true
+	h.mu.Unlock()
+	go h.refill()
+	return sp, nil
+}
+
+// refill starts the next spare (h.making is set), and hands it over.
+func (h *holder) refill() {
+	next, err := h.newSpare()
+	h.mu.Lock()
+	h.making = false
+	h.mu.Unlock()
+	if err != nil {
+		select {
+		case h.spares <- nil:
+		default:
+		}
+		return
+	}
+	select {
+	case h.spares <- next:
+	default:
+		next.cmd.Process.Kill()
+	}
+}
+
+// runSpare is a spare launcher's start: it waits on descriptor 3 for its
+// command's spec and standard input, output and error, and becomes that
+// command's inner launcher (the holder gone first: nothing to do).
+func runSpare() int {
+	// What needs no spec is done while it waits: the mount namespace made
+	// private, and the check os/exec makes once per process (a throw-away
+	// child).
+	if unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, "") == nil {
+		mountsPrivate = true
+	}
+	os.FindProcess(os.Getpid())
+	f := os.NewFile(3, "holder")
+	fc, err := net.FileConn(f)
+	f.Close()
+	if err != nil {
+		return 126
+	}
+	c := fc.(*net.UnixConn)
+	var m holderMsg
+	fds, err := readMsg(c, &m)
+	c.Close()
+	if err != nil || m.Spec == nil || len(fds) != 3 {
+		closeFds(fds)
+		return 0
+	}
+	for i, fd := range fds {
+		if err := unix.Dup3(fd, i, 0); err != nil {
+			return 126
+		}
+		unix.Close(fd)
+	}
+	return launch(*m.Spec)
 }
 
 // runHolder is the holder's main: loopback, the proxy's port, the host
@@ -157,7 +302,7 @@ func runHolder(spec Spec) int {
 	if err := loopbackUp(); err != nil {
 		return fail(err)
 	}
-	h := &holder{self: self, proxy: spec.Proxy, inners: map[int]*exec.Cmd{}, forwards: map[string]bool{}}
+	h := &holder{self: self, proxy: spec.Proxy, inners: map[int]*exec.Cmd{}, forwards: map[string]bool{}, spares: make(chan *spare, 1)}
 	if spec.Proxy != "" {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
@@ -177,6 +322,8 @@ func runHolder(spec Spec) int {
 		return fail(err)
 	}
 	os.Chmod(spec.Session, 0o600)
+	h.making = true
+	go h.refill()
 	fmt.Fprintln(os.Stdout, "ready")
 	go func() {
 		for {
@@ -195,6 +342,11 @@ func runHolder(spec Spec) int {
 		cmd.Process.Kill()
 	}
 	h.mu.Unlock()
+	select {
+	case sp := <-h.spares:
+		sp.cmd.Process.Kill()
+	default:
+	}
 	return 0
 }
 
@@ -223,14 +375,6 @@ func (h *holder) serve(c *net.UnixConn) {
 		if err := h.forward(m.Addr); err != nil {
 			r.Err = err.Error()
 		}
-		writeMsg(c, r, nil)
-	case "pid":
-		h.mu.Lock()
-		r := holderReply{}
-		if cmd := h.inners[m.Pid]; cmd != nil {
-			r.Pid = cmd.Process.Pid
-		}
-		h.mu.Unlock()
 		writeMsg(c, r, nil)
 	}
 	closeFds(fds)
@@ -264,40 +408,41 @@ func (h *holder) run(c *net.UnixConn, spec *Spec, fds []int, client int) {
 		writeMsg(c, holderReply{Exit: 126, Err: "a command needs its spec and three descriptors"}, nil)
 		return
 	}
-	spec.Inner, spec.Joined, spec.Holder, spec.Session, spec.Network = true, true, false, "", false
+	spec.Inner, spec.Joined, spec.Holder, spec.Session, spec.Network, spec.Spare = true, true, false, "", false, false
 	spec.ProxyURL = h.proxyURL
-	b, _ := json.Marshal(spec)
-	files := []*os.File{os.NewFile(uintptr(fds[0]), "stdin"), os.NewFile(uintptr(fds[1]), "stdout"), os.NewFile(uintptr(fds[2]), "stderr")}
-	cmd := &exec.Cmd{Path: h.self, Args: []string{h.self, Arg, base64.StdEncoding.EncodeToString(b)}, Env: []string{},
-		Stdin: files[0], Stdout: files[1], Stderr: files[2],
-		SysProcAttr: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID, Pdeathsig: syscall.SIGKILL}}
-	// The parent death signal follows the thread that starts the child:
-	// this goroutine keeps it until the child has ended.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	err := cmd.Start()
-	for _, f := range files {
-		f.Close()
+	sp, err := h.takeSpare()
+	if err == nil {
+		err = writeMsg(sp.conn, holderMsg{Op: "run", Spec: spec}, fds)
+		sp.conn.Close()
 	}
+	closeFds(fds)
 	if err != nil {
+		if sp != nil {
+			sp.cmd.Process.Kill()
+		}
 		writeMsg(c, holderReply{Exit: 126, Err: "new namespaces: " + unwrapExecErr(err).Error()}, nil)
 		return
 	}
 	h.mu.Lock()
-	h.inners[client] = cmd
+	h.inners[client] = sp.cmd
 	h.mu.Unlock()
+	writeMsg(c, holderReply{Started: true, Pid: sp.cmd.Process.Pid}, nil)
 	go func() {
 		// Any further message (stop) or the client's end ends the command.
 		var m holderMsg
 		fds, _ := readMsg(c, &m)
 		closeFds(fds)
-		cmd.Process.Kill()
+		select {
+		case <-sp.done:
+		default:
+			sp.cmd.Process.Kill()
+		}
 	}()
-	code := exitCode(cmd.Wait())
+	<-sp.done
 	h.mu.Lock()
 	delete(h.inners, client)
 	h.mu.Unlock()
-	writeMsg(c, holderReply{Exit: code}, nil)
+	writeMsg(c, holderReply{Exit: sp.code}, nil)
 }
 
 // dial connects the caller to a port of the session's loopback.
@@ -389,9 +534,15 @@ func join(spec Spec) int {
 		writeMsg(c, holderMsg{Op: "stop"}, nil)
 	}()
 	var r holderReply
-	if _, err := readMsg(c, &r); err != nil {
-		fmt.Fprintln(os.Stderr, "harvey sandbox: the session's network ended")
-		return 126
+	for {
+		r = holderReply{}
+		if _, err := readMsg(c, &r); err != nil {
+			fmt.Fprintln(os.Stderr, "harvey sandbox: the session's network ended")
+			return 126
+		}
+		if !r.Started {
+			break
+		}
 	}
 	if r.Err != "" {
 		fmt.Fprintf(os.Stderr, "harvey sandbox: %s\n", r.Err)
@@ -426,16 +577,6 @@ func SessionForward(ctl, addr string) error {
 	return err
 }
 
-// SessionPid is the inner launcher (PID 1 of the command's namespace) of
-// the command whose client is pid, 0 when it is none of the session's.
-func SessionPid(ctl string, pid int) int {
-	r, err := ask(ctl, holderMsg{Op: "pid", Pid: pid})
-	if err != nil {
-		return 0
-	}
-	return r.Pid
-}
-
 // SessionDial connects to a port of the session's loopback.
 func SessionDial(ctl string, port int) (net.Conn, error) {
 	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: ctl, Net: "unix"})
@@ -456,4 +597,136 @@ func SessionDial(ctl string, port int) (net.Conn, error) {
 		return nil, errors.New(r.Err)
 	}
 	return c, nil
+}
+
+// Joined is a command of the session's network that Harvey handed the
+// holder itself (no launcher's client between them): StartJoined.
+type Joined struct {
+	c      *net.UnixConn
+	pid    int
+	copies sync.WaitGroup
+	once   sync.Once
+}
+
+// StartJoined hands the holder at spec.Session the command spec names,
+// with stdin (nil: /dev/null) as its standard input and stdout and stderr
+// as its output (each a pipe copied here, unless it is a file), and
+// returns once its inner launcher has it.
+func StartJoined(spec Spec, stdin io.Reader, stdout, stderr io.Writer) (*Joined, error) {
+	j := &Joined{}
+	var theirs, made []*os.File // the command's three; those made here
+	closeAll := func() {
+		for _, f := range made {
+			f.Close()
+		}
+	}
+	add := func(f *os.File, mine bool, err error) error {
+		if err != nil {
+			return err
+		}
+		theirs = append(theirs, f)
+		if mine {
+			made = append(made, f)
+		}
+		return nil
+	}
+	err := add(j.input(stdin))
+	if err == nil {
+		err = add(j.output(stdout))
+	}
+	if err == nil {
+		err = add(j.output(stderr))
+	}
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: spec.Session, Net: "unix"})
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("the session's network: %v", err)
+	}
+	j.c = c
+	spec.Session = ""
+	err = writeMsg(c, holderMsg{Op: "run", Spec: &spec}, []int{int(theirs[0].Fd()), int(theirs[1].Fd()), int(theirs[2].Fd())})
+	closeAll() // the command has them now; the copies end when it does
+	var r holderReply
+	if err == nil {
+		_, err = readMsg(c, &r)
+	}
+	if err == nil && !r.Started {
+		err = fmt.Errorf("the session's network: %s", r.Err)
+	}
+	if err != nil {
+		c.Close()
+		j.copies.Wait()
+		return nil, err
+	}
+	j.pid = r.Pid
+	return j, nil
+}
+
+// input is the command's standard input: /dev/null, r itself when it is
+// a file, or a pipe fed from r (mine: made here, closed once handed over).
+func (j *Joined) input(r io.Reader) (f *os.File, mine bool, err error) {
+	if r == nil {
+		f, err = os.Open(os.DevNull)
+		return f, true, err
+	}
+	if f, ok := r.(*os.File); ok {
+		return f, false, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, false, err
+	}
+	go func() {
+		io.Copy(pw, r)
+		pw.Close()
+	}()
+	return pr, true, nil
+}
+
+// output is where the command writes for w: w itself when it is a file,
+// else a pipe copied into w until the command's end.
+func (j *Joined) output(w io.Writer) (f *os.File, mine bool, err error) {
+	if w == nil {
+		f, err = os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		return f, true, err
+	}
+	if f, ok := w.(*os.File); ok {
+		return f, false, nil
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, false, err
+	}
+	j.copies.Add(1)
+	go func() {
+		defer j.copies.Done()
+		io.Copy(w, pr)
+		pr.Close()
+	}()
+	return pw, true, nil
+}
+
+// Pid is the command's inner launcher (PID 1 of its namespace).
+func (j *Joined) Pid() int { return j.pid }
+
+// Stop asks the holder to end the command and everything it started.
+func (j *Joined) Stop() {
+	j.once.Do(func() { writeMsg(j.c, holderMsg{Op: "stop"}, nil) })
+}
+
+// Wait waits for the command's end (every process of it ended) and its
+// output copied, and returns its exit status.
+func (j *Joined) Wait() (int, error) {
+	var r holderReply
+	_, err := readMsg(j.c, &r)
+	j.c.Close()
+	j.copies.Wait()
+	if err != nil {
+		return 126, fmt.Errorf("the session's network ended: %v", err)
+	}
+	return r.Exit, nil
 }

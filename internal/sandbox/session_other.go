@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"errors"
+	"io"
 	"net"
 )
 
@@ -15,8 +16,20 @@ var errNoSessionNet = errors.New("the session's network needs Linux")
 // SessionForward: see session_linux.go.
 func SessionForward(string, string) error { return errNoSessionNet }
 
-// SessionPid: see session_linux.go.
-func SessionPid(string, int) int { return 0 }
+// Joined: see session_linux.go.
+type Joined struct{}
+
+// StartJoined: see session_linux.go.
+func StartJoined(Spec, io.Reader, io.Writer, io.Writer) (*Joined, error) { return nil, errNoSessionNet }
+
+// Pid: see session_linux.go.
+func (*Joined) Pid() int { return 0 }
+
+// Stop: see session_linux.go.
+func (*Joined) Stop() {}
+
+// Wait: see session_linux.go.
+func (*Joined) Wait() (int, error) { return 126, errNoSessionNet }
 
 // SessionDial: see session_linux.go.
 func SessionDial(string, int) (net.Conn, error) { return nil, errNoSessionNet }
