@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks: Harvey against peers measured in the same run (ripgrep, grep,
 # git, os.ReadFile), printed as one Markdown table (see BENCHMARKS.md).
-# Usage: bench/run.sh            (installs ripgrep, hyperfine, jq, sqlite3 and strace with apt if missing)
+# Usage: bench/run.sh            (installs ripgrep, hyperfine, jq, sqlite3, strace and bubblewrap with apt if missing)
 #        bench/run.sh -scale=false   (without the growth rows: about a minute instead of several)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +13,7 @@ command -v hyperfine >/dev/null || need+=(hyperfine)
 command -v jq >/dev/null || need+=(jq)
 command -v sqlite3 >/dev/null || need+=(sqlite3)
 command -v strace >/dev/null || need+=(strace)
+command -v bwrap >/dev/null || need+=(bubblewrap)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing ${need[*]}" >&2
   sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
@@ -28,7 +29,7 @@ go build -o "$work/harveybench" ./bench/harveybench
 cp -r "$(go env GOROOT)/src" "$work/gosrc"
 
 echo "go test -bench (tool round, search, list) ..." >&2
-HARVEY_BENCH_TREE="$work/gosrc" go test -run '^$' -bench 'ToolRound|Search|ListFiles|EditLarge|ParallelReads' -benchmem -count 5 . > "$work/gobench.txt"
+HARVEY_BENCH_TREE="$work/gosrc" go test -run '^$' -bench 'ToolRound|Search|ListFiles|EditLarge|ParallelReads|CommandCost' -benchmem -count 5 . > "$work/gobench.txt"
 rm -rf "$work/gosrc/agents"
 
 go test -run '^TestPromptLayoutIsAppendOnly$' -v -count 1 . > "$work/layout.txt"

@@ -61,6 +61,7 @@ func main() {
 		{"list", false, func() { listRows(work) }},
 		{"startup", false, func() { startupRows(work, fake) }},
 		{"session", false, func() { sessionRow(work, fake) }},
+		{"jobs", false, func() { jobsRow(work, fake) }},
 		{"prompt", false, func() { promptRows(work, fake); layoutRows() }},
 		{"growth-search", true, func() { scaleSearchRows(work) }},
 		{"growth-list", true, func() { scaleListRow(work) }},
@@ -132,8 +133,21 @@ func goBenchRows() {
 		o, f := median(one.ns), median(four.ns)
 		add(row{"a reply's four calls to a read tool that takes 100 ms (go test -bench)", fmt.Sprintf("%.0f ms", f/1e6), fmt.Sprintf("one such call %.0f ms", o/1e6), fmt.Sprintf("%.2f×", f/o), "about one call's time (run ahead together)", yes(f/o < 1.5)})
 	}
+	for _, files := range []string{"0files", "10000files"} {
+		h, bw := stats["CommandCost/harvey/"+files], stats["CommandCost/bubblewrap/"+files]
+		if h == nil || bw == nil {
+			continue
+		}
+		hm, bm := median(h.ns), median(bw.ns)
+		what := "an empty workspace"
+		if files != "0files" {
+			what = "10,000 files (an ignored node_modules)"
+		}
+		add(row{"a sandboxed `true` through the gate, the check before and after included, in " + what + " (go test -bench CommandCost)",
+			fmt.Sprintf("%.1f ms", hm/1e6), fmt.Sprintf("bubblewrap, same isolation %.1f ms", bm/1e6), fmt.Sprintf("%.2f×", hm/bm), "≤ 1.5× bubblewrap", yes(hm/bm <= 1.5)})
+	}
 	for _, n := range order {
-		if strings.HasPrefix(n, "ToolRound") || strings.HasPrefix(n, "ParallelReads") {
+		if strings.HasPrefix(n, "ToolRound") || strings.HasPrefix(n, "ParallelReads") || strings.HasPrefix(n, "CommandCost") {
 			continue
 		}
 		add(row{n + " in process (go test -bench)", fmt.Sprintf("%.1f ms, %s", median(stats[n].ns)/1e6, stats[n].detail), "", "", "", ""})
@@ -349,6 +363,65 @@ func sessionRow(work, fake string) {
 	short := script(work, "short.txt", "hello")
 	base := peakRSS(ws, *harvey, "--run", short, "--model", "llama3.2", "--ollama", fake)
 	add(row{"peak RSS after 200 tool rounds with 64 KB results", fmt.Sprintf("%.1f MB", rss), fmt.Sprintf("one plain turn %.1f MB", base), fmt.Sprintf("%.2f×", rss/base), "bounded", yes(rss < 3*base)})
+}
+
+// jobsRow is a session's whole memory while a background job runs: the
+// peak of the summed RSS of Harvey and every process under it (the
+// session network's holder, its spare launcher, the job's launcher and
+// program), against one plain turn's Harvey.
+func jobsRow(work, fake string) {
+	ws := filepath.Join(work, "jobs")
+	os.MkdirAll(ws, 0o755)
+	s := script(work, "jobs.txt", "!sleep 4 &", "!sleep 1", "!true", "!sleep 1")
+	c := exec.Command(*harvey, "--run", s, "--model", "llama3.2", "--ollama", fake)
+	c.Dir = ws
+	if err := c.Start(); err != nil {
+		fail("%v", err)
+	}
+	done := make(chan struct{})
+	go func() { c.Wait(); close(done) }()
+	peak := 0.0
+	for {
+		select {
+		case <-done:
+			short := script(work, "short-jobs.txt", "hello")
+			base := peakRSS(ws, *harvey, "--run", short, "--model", "llama3.2", "--ollama", fake)
+			add(row{"a session running a background job: peak memory (summed PSS) of Harvey and all it started (holder, spare launcher, the job)", fmt.Sprintf("%.1f MB", peak), fmt.Sprintf("one plain turn, Harvey alone (peak RSS) %.1f MB", base), fmt.Sprintf("%.2f×", peak/base), "< 4× one turn", yes(peak < 4*base)})
+			return
+		case <-time.After(50 * time.Millisecond):
+			peak = max(peak, treeRSS(c.Process.Pid))
+		}
+	}
+}
+
+// treeRSS is the memory (MB) of pid and its descendants: their summed
+// proportional set sizes, so the pages of Harvey's binary they share count
+// once.
+func treeRSS(pid int) float64 {
+	total := 0.0
+	todo := []int{pid}
+	for len(todo) > 0 {
+		p := todo[0]
+		todo = todo[1:]
+		if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", p)); err == nil {
+			for _, l := range strings.Split(string(b), "\n") {
+				if f := strings.Fields(l); len(f) >= 2 && f[0] == "Pss:" {
+					kb, _ := strconv.Atoi(f[1])
+					total += float64(kb) / 1024
+				}
+			}
+		}
+		tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", p))
+		for _, t := range tasks {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/children", p, t.Name()))
+			for _, f := range strings.Fields(string(b)) {
+				if k, err := strconv.Atoi(f); err == nil {
+					todo = append(todo, k)
+				}
+			}
+		}
+	}
+	return total
 }
 
 // ---- prompt size and prefix stability ----
