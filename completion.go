@@ -1,6 +1,7 @@
 package harvey
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -8,7 +9,10 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/events"
 )
 
@@ -95,6 +99,14 @@ func completionCommand(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
+	case "models":
+		// The shells' scripts ask for --model's candidates: the models
+		// the Ollama server of your config has installed, said at once
+		// or not at all.
+		ucf, _, _ := configfile.LoadUser()
+		for _, m := range installedModels(resolveOllamaURL("", ucf.OllamaURL)) {
+			fmt.Fprintln(stdout, m)
+		}
 	case "bash":
 		io.WriteString(stdout, bashCompletion())
 	case "zsh":
@@ -135,7 +147,8 @@ func bashCompletion() string {
 	fmt.Fprintf(&b, "    --output) COMPREPLY=($(compgen -W %q -- \"$cur\")); return ;;\n", strings.Join(outputModes, " "))
 	b.WriteString("    --run) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n")
 	fmt.Fprintf(&b, "    -p|--prompt) COMPREPLY=($(compgen -W %q -- \"$cur\")); return ;;\n", strings.Join(slashCommands(), " "))
-	b.WriteString("    --model|--ollama) return ;;\n  esac\n")
+	b.WriteString("    --model) COMPREPLY=($(compgen -W \"$(harvey completion models 2>/dev/null)\" -- \"$cur\")); return ;;\n")
+	b.WriteString("    --ollama) return ;;\n  esac\n")
 	b.WriteString("  if [ \"$COMP_CWORD\" -eq 1 ]; then\n")
 	fmt.Fprintf(&b, "    COMPREPLY=($(compgen -W %q -- \"$cur\")); return\n  fi\n", strings.Join(append(subcommandNames(), append(flagNames(false), flagNames(true)...)...), " "))
 	flags := subcommandFlags()
@@ -183,6 +196,8 @@ func zshCompletion() string {
 			spec += ":prompt:($slash)"
 		case "--run":
 			spec += ":file:_files"
+		case "--model":
+			spec += ":model:($(harvey completion models 2>/dev/null))"
 		default:
 			if f.value {
 				spec += ":value:"
@@ -210,6 +225,8 @@ func fishCompletion() string {
 			line += " -xa " + fmt.Sprintf("%q", strings.Join(slashCommands(), " "))
 		case "--run":
 			line += " -rF"
+		case "--model":
+			line += " -xa '(harvey completion models 2>/dev/null)'"
 		default:
 			if f.value {
 				line += " -x"
@@ -233,4 +250,40 @@ func fishCompletion() string {
 		fmt.Fprintf(&b, "complete -c harvey -n '__fish_seen_subcommand_from %s' -xa %q\n", s, strings.Join(completionSubcommands[s], " "))
 	}
 	return b.String()
+}
+
+// modelNamesWait bounds the look at the server for completion's sake.
+const modelNamesWait = 700 * time.Millisecond
+
+// installedModels are the models the Ollama server at url has installed
+// (none when it does not answer at once).
+func installedModels(url string) []string {
+	oc, err := newOllamaClient(url, "", 0, "", modelNamesWait)
+	if err != nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), modelNamesWait)
+	defer cancel()
+	models, err := oc.Models(ctx)
+	if err != nil {
+		return nil
+	}
+	return models
+}
+
+// modelNames is what /model's Tab offers: the session's server's installed
+// models, asked once (the first Tab after /model), at once or not at all.
+func sessionModelNames(a *Agent) func() []string {
+	var once sync.Once
+	var names []string
+	return func() []string {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), modelNamesWait)
+			defer cancel()
+			if _, m, err := a.ollamaModels(ctx); err == nil {
+				names = m
+			}
+		})
+		return names
+	}
 }

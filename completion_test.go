@@ -75,3 +75,27 @@ func quoteAll(ws []string) []string {
 	}
 	return out
 }
+
+// /model's Tab offers the installed models of the session's server, and
+// --model's shell completion the models of your config's server (issue 62).
+func TestModelNamesCompleted(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest")
+	comp := completer(nil, commandSet{"model": &Command{Name: "model", Usage: "/model [NAME | check]"}}, func() []string { return installedModels(f.URL()) })
+	cands, _ := comp("/model ", "mis")
+	if strings.Join(cands, ",") != "mistral:latest " {
+		t.Errorf("/model mis<Tab> offered %q", cands)
+	}
+	cands, _ = comp("/model ", "")
+	if len(cands) != 3 {
+		t.Errorf("/model <Tab> offered %q, want check and both models", cands)
+	}
+	if got := installedModels("http://127.0.0.1:1"); len(got) != 0 {
+		t.Errorf("a server that does not answer gave %v", got)
+	}
+	if b := bashCompletion(); !strings.Contains(b, `--model) COMPREPLY=($(compgen -W "$(harvey completion models`) {
+		t.Errorf("bash completion does not complete --model from the installed models:\n%s", b)
+	}
+	if z, fi := zshCompletion(), fishCompletion(); !strings.Contains(z, "harvey completion models") || !strings.Contains(fi, "harvey completion models") {
+		t.Error("zsh or fish completion does not complete --model")
+	}
+}

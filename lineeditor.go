@@ -21,12 +21,12 @@ type lineEditor struct {
 
 const historyPath = AgentsDir + "/history"
 
-func newLineEditor(ws *Workspace, commands commandSet) *lineEditor {
+func newLineEditor(ws *Workspace, commands commandSet, models func() []string) *lineEditor {
 	var hist []string
 	if data, err := ws.ReadInternal(historyPath); err == nil {
 		hist = strings.Split(strings.TrimRight(string(data), "\n"), "\n")
 	}
-	ed := lineedit.New(lineedit.Options{History: hist, Complete: completer(ws, commands),
+	ed := lineedit.New(lineedit.Options{History: hist, Complete: completer(ws, commands, models),
 		Quote: func(s string) string { return termtext.QuoteArgv([]string{s}) }})
 	return &lineEditor{Editor: ed, ws: ws}
 }
@@ -43,9 +43,9 @@ func (ed *lineEditor) remember(line string) {
 }
 
 // completer offers, for Tab: slash commands at the start of the line, a
-// command's subcommands after it (/git st<Tab> → /git status), else
-// workspace paths.
-func completer(ws *Workspace, commands commandSet) func(head, word string) ([]string, bool) {
+// command's subcommands after it (/git st<Tab> → /git status), the
+// installed models after /model (models: nil, none), else workspace paths.
+func completer(ws *Workspace, commands commandSet, models func() []string) func(head, word string) ([]string, bool) {
 	return func(head, word string) ([]string, bool) {
 		var cands []string
 		if head == "" && strings.HasPrefix(word, "/") {
@@ -58,7 +58,11 @@ func completer(ws *Workspace, commands commandSet) func(head, word string) ([]st
 		}
 		if before := strings.Fields(head); len(before) == 1 && strings.HasPrefix(before[0], "/") {
 			if c, ok := commands[strings.ToLower(before[0][1:])]; ok {
-				for _, sub := range subcommands(c.Usage) {
+				words := subcommands(c.Usage)
+				if c.Name == "model" && models != nil {
+					words = append(words, models()...)
+				}
+				for _, sub := range words {
 					if strings.HasPrefix(sub, word) {
 						cands = append(cands, sub+" ")
 					}

@@ -73,7 +73,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	if o.StdinTTY {
 		// The line editor exists before connecting, so start-up questions
 		// (start Ollama? which model?) are asked like every later one.
-		ed := newLineEditor(a.Workspace, a.commands)
+		ed := newLineEditor(a.Workspace, a.commands, sessionModelNames(a))
 		a.editor = ed
 		in.prompt = ed.ReadLine
 		in.answer = ed.ReadAnswer

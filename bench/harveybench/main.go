@@ -133,24 +133,35 @@ func goBenchRows() {
 		o, f := median(one.ns), median(four.ns)
 		add(row{"a reply's four calls to a read tool that takes 100 ms (go test -bench)", fmt.Sprintf("%.0f ms", f/1e6), fmt.Sprintf("one such call %.0f ms", o/1e6), fmt.Sprintf("%.2f×", f/o), "about one call's time (run ahead together)", yes(f/o < 1.5)})
 	}
-	for _, files := range []string{"0files", "10000files"} {
-		h, bw := stats["CommandCost/harvey/"+files], stats["CommandCost/bubblewrap/"+files]
-		if h == nil || bw == nil {
+	commandCostRows(func(n string) (float64, bool) {
+		if st := stats[n]; st != nil {
+			return median(st.ns), true
+		}
+		return 0, false
+	})
+	for _, n := range order {
+		if strings.HasPrefix(n, "ToolRound") || strings.HasPrefix(n, "ParallelReads") || strings.HasPrefix(n, "CommandCost") {
 			continue
 		}
-		hm, bm := median(h.ns), median(bw.ns)
+		add(row{n + " in process (go test -bench)", fmt.Sprintf("%.1f ms, %s", median(stats[n].ns)/1e6, stats[n].detail), "", "", "", ""})
+	}
+}
+
+// commandCostRows are BenchmarkCommandCost's rows: Harvey's gated command
+// against bubblewrap's, as a ratio (med: a benchmark's median ns/op).
+func commandCostRows(med func(string) (float64, bool)) {
+	for _, files := range []string{"0files", "10000files"} {
+		hm, ok1 := med("CommandCost/harvey/" + files)
+		bm, ok2 := med("CommandCost/bubblewrap/" + files)
+		if !ok1 || !ok2 {
+			continue
+		}
 		what := "an empty workspace"
 		if files != "0files" {
 			what = "10,000 files (an ignored node_modules)"
 		}
 		add(row{"a sandboxed `true` through the gate, the check before and after included, in " + what + " (go test -bench CommandCost)",
 			fmt.Sprintf("%.1f ms", hm/1e6), fmt.Sprintf("bubblewrap, same isolation %.1f ms", bm/1e6), fmt.Sprintf("%.2f×", hm/bm), "≤ 1.5× bubblewrap", yes(hm/bm <= 1.5)})
-	}
-	for _, n := range order {
-		if strings.HasPrefix(n, "ToolRound") || strings.HasPrefix(n, "ParallelReads") || strings.HasPrefix(n, "CommandCost") {
-			continue
-		}
-		add(row{n + " in process (go test -bench)", fmt.Sprintf("%.1f ms, %s", median(stats[n].ns)/1e6, stats[n].detail), "", "", "", ""})
 	}
 }
 
