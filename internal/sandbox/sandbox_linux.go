@@ -142,6 +142,7 @@ func launch(spec Spec) int {
 		_ = unix.Kill(-1, unix.SIGKILL) // every process left in the namespace (PID 1 is spared)
 	}
 	removeNewFiles(watched)
+	reportEnd(code) // a spare's: the holder hears now, not after this exit
 	// As PID 1 of the namespace, returning ends every process left in it.
 	return code
 }

@@ -253,6 +253,32 @@ func (h *holder) refill() {
 	}
 }
 
+// spareReport is where a spare launcher reports its command's end to the
+// holder (reportEnd), before its own exit.
+var spareReport *net.UnixConn
+
+// reportEnd tells the holder the command's exit status as soon as every
+// other process of its namespace has ended (reaped here, PID 1) and the
+// launcher holds none of its output: the holder answers Harvey then, not
+// after this process's own exit.
+func reportEnd(code int) {
+	if spareReport == nil {
+		return
+	}
+	for {
+		if _, err := unix.Wait4(-1, nil, 0, nil); err != nil && err != unix.EINTR {
+			break // ECHILD: none left
+		}
+	}
+	if null, err := unix.Open(os.DevNull, unix.O_RDWR, 0); err == nil {
+		for fd := 0; fd <= 2; fd++ {
+			unix.Dup3(null, fd, 0)
+		}
+		unix.Close(null)
+	}
+	writeMsg(spareReport, holderReply{Exit: code}, nil)
+}
+
 // runSpare is a spare launcher's start: it waits on descriptor 3 for its
 // command's spec and standard input, output and error, and becomes that
 // command's inner launcher (the holder gone first: nothing to do).
@@ -273,11 +299,11 @@ func runSpare() int {
 	c := fc.(*net.UnixConn)
 	var m holderMsg
 	fds, err := readMsg(c, &m)
-	c.Close()
 	if err != nil || m.Spec == nil || len(fds) != 3 {
 		closeFds(fds)
 		return 0
 	}
+	spareReport = c
 	for i, fd := range fds {
 		if err := unix.Dup3(fd, i, 0); err != nil {
 			return 126
@@ -413,16 +439,24 @@ func (h *holder) run(c *net.UnixConn, spec *Spec, fds []int, client int) {
 	sp, err := h.takeSpare()
 	if err == nil {
 		err = writeMsg(sp.conn, holderMsg{Op: "run", Spec: spec}, fds)
-		sp.conn.Close()
 	}
 	closeFds(fds)
 	if err != nil {
 		if sp != nil {
+			sp.conn.Close()
 			sp.cmd.Process.Kill()
 		}
 		writeMsg(c, holderReply{Exit: 126, Err: "new namespaces: " + unwrapExecErr(err).Error()}, nil)
 		return
 	}
+	report := make(chan int, 1)
+	go func() {
+		var r holderReply
+		if _, err := readMsg(sp.conn, &r); err == nil {
+			report <- r.Exit
+		}
+		sp.conn.Close()
+	}()
 	h.mu.Lock()
 	h.inners[client] = sp.cmd
 	h.mu.Unlock()
@@ -438,11 +472,16 @@ func (h *holder) run(c *net.UnixConn, spec *Spec, fds []int, client int) {
 			sp.cmd.Process.Kill()
 		}
 	}()
-	<-sp.done
+	code := 0
+	select {
+	case code = <-report: // everything but the launcher has ended; it is exiting
+	case <-sp.done:
+		code = sp.code
+	}
 	h.mu.Lock()
 	delete(h.inners, client)
 	h.mu.Unlock()
-	writeMsg(c, holderReply{Exit: sp.code}, nil)
+	writeMsg(c, holderReply{Exit: code}, nil)
 }
 
 // dial connects the caller to a port of the session's loopback.
