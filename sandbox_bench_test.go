@@ -93,7 +93,8 @@ func BenchmarkEverydayWork(b *testing.B) {
 }
 
 // BenchmarkCommandCost is a command's whole cost as the user meets it:
-// `true` through the gate (the check before and after it included), in an
+// `true` through the gate (the check before and after it included), with
+// the session idle a moment between commands and back to back, in an
 // empty workspace and in one with 10,000 files (an ignored node_modules),
 // beside bubblewrap running the same `true` with the same isolation (a
 // root of the system's trees and the workspace, every namespace) in the
@@ -118,20 +119,35 @@ func BenchmarkCommandCost(b *testing.B) {
 		}
 		git("add", ".gitignore")
 		git("commit", "-qm", "init")
-		b.Run(fmt.Sprintf("harvey/%dfiles", files), func(b *testing.B) {
-			ws, err := openWorkspace(dir)
-			if err != nil {
-				b.Fatal(err)
+		// As a user or a model issues commands: the session idle a moment
+		// between them (not timed); and back to back.
+		for _, pause := range []time.Duration{100 * time.Millisecond, 0} {
+			name := "harvey"
+			if pause == 0 {
+				name = "harvey-back-to-back"
 			}
-			defer ws.Close()
-			a := newAgent(ws, &ConfigFile{Config: config.Default()}, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
-			a.approvals.auto = true
-			for b.Loop() {
-				if _, err := a.gate.runChecked(context.Background(), "", "true", 0); err != nil {
+			b.Run(fmt.Sprintf("%s/%dfiles", name, files), func(b *testing.B) {
+				ws, err := openWorkspace(dir)
+				if err != nil {
 					b.Fatal(err)
 				}
-			}
-		})
+				defer ws.Close()
+				a := newAgent(ws, &ConfigFile{Config: config.Default()}, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
+				a.approvals.auto = true
+				a.gate.runChecked(context.Background(), "", "true", 0) // the session's first command starts its network
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					if pause > 0 {
+						b.StopTimer()
+						time.Sleep(pause)
+						b.StartTimer()
+					}
+					if _, err := a.gate.runChecked(context.Background(), "", "true", 0); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 		b.Run(fmt.Sprintf("bubblewrap/%dfiles", files), func(b *testing.B) {
 			bwrap, err := exec.LookPath("bwrap")
 			if err != nil {

@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/sandbox"
@@ -102,7 +101,7 @@ func startHolder(proxy string) (*sessionNet, error) {
 	cmd.Stderr = &errOut
 	stdout, _ := cmd.StdoutPipe()
 	sn.stdin, _ = cmd.StdinPipe()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = holderProcAttr()
 	onStarterThread(func() { err = cmd.Start() })
 	if err != nil {
 		os.RemoveAll(dir)

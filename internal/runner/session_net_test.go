@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -178,4 +179,37 @@ func outboundAddr(t *testing.T) string {
 	}
 	defer c.Close()
 	return c.LocalAddr().(*net.UDPAddr).IP.String()
+}
+
+// A cache's private layer made ahead by the waiting spare (the session
+// idle after a command) carries what the commands before wrote, takes
+// the next one's writes, and leaves the user's own cache as it was.
+func TestStagedLayersCarryWrites(t *testing.T) {
+	sessionReady(t)
+	home := t.TempDir()
+	cache := filepath.Join(home, ".cache")
+	os.MkdirAll(cache, 0o755)
+	os.WriteFile(filepath.Join(cache, "mine"), []byte("the user's\n"), 0o644)
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
+	root := t.TempDir()
+	run := func(line string) string {
+		res := Run(context.Background(), Proc{Dir: root, Argv: []string{"/bin/sh", "-c", line}, Env: []string{"PATH=/usr/bin:/bin", "XDG_CACHE_HOME=" + cache},
+			Timeout: 20 * time.Second, Sandbox: CommandSpec(SpecFor{Root: root, Purpose: "run"})})
+		return strings.TrimSpace(string(res.Output))
+	}
+	for i := 1; i <= 4; i++ {
+		got := run(fmt.Sprintf(`echo %d >> "$XDG_CACHE_HOME/log"; cat "$XDG_CACHE_HOME/log" | tr '\n' ' '; cat "$XDG_CACHE_HOME/mine"`, i))
+		var want []string
+		for j := 1; j <= i; j++ {
+			want = append(want, strconv.Itoa(j))
+		}
+		if !strings.HasPrefix(got, strings.Join(want, " ")+" the user's") {
+			t.Fatalf("command %d saw %q", i, got)
+		}
+		time.Sleep(150 * time.Millisecond) // idle: the holder has the spare make the layer ahead
+	}
+	if _, err := os.Stat(filepath.Join(cache, "log")); err == nil {
+		t.Error("a command wrote the user's own cache")
+	}
 }

@@ -20,3 +20,9 @@ func dieWithHarvey(a *syscall.SysProcAttr, sp *sandbox.Spec) {
 		a.Pdeathsig = syscall.SIGTERM
 	}
 }
+
+// holderProcAttr starts the session network's holder: a session of its
+// own, and killed when Harvey's starter thread ends (with Harvey).
+func holderProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+}

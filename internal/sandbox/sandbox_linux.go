@@ -372,6 +372,9 @@ func (r *rootBuilder) bindKept(b keptPath) error {
 // user's own tools load. Fail closed: where the kernel refuses (no
 // unprivileged overlayfs), the cache is bound read-only, never writable.
 func (r *rootBuilder) bindLayer(b keptPath, at string) error {
+	if placeStaged(*b.layer, at) {
+		return nil
+	}
 	opts := "lowerdir=" + overlayEscape(b.layer.Lower) + ",upperdir=" + overlayEscape(b.layer.Upper) + ",workdir=" + overlayEscape(b.layer.Work) + ",userxattr"
 	err := unix.Mount("overlay", at, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
 	if err == nil {

@@ -3,7 +3,6 @@
 package sandbox
 
 import (
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -12,11 +11,9 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"os/signal"
-	"runtime"
 	"strconv"
 	"sync"
-	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -52,6 +49,8 @@ type holderMsg struct {
 	Spec *Spec  `json:"spec,omitempty"`
 	Port int    `json:"port,omitempty"`
 	Addr string `json:"addr,omitempty"`
+	// Layers (prepare, to a spare): the cache layers to make ahead.
+	Layers []CacheLayer `json:"layers,omitempty"`
 }
 
 // holderReply answers a request: a command's exit status, a pid, or why not.
@@ -143,175 +142,13 @@ type holder struct {
 	forwards map[string]bool
 	spares   chan *spare // one inner launcher started ahead, waiting for its command
 	making   bool        // one is being started (under mu)
+	handout  sync.Mutex  // held while a spare is taken or prepared
+	runs     int         // commands started (under mu)
 }
 
-// spare is an inner launcher started before its command is known (in its
-// own mount and PID namespaces, its start-up done), waiting on a socket
-// for the spec and standard input, output and error: the next command
-// does not wait for a program's start.
-type spare struct {
-	cmd  *exec.Cmd
-	conn *net.UnixConn // the holder's end
-	done chan struct{} // closed once cmd has ended (code is its status)
-	code int
-}
-
-// newSpare starts a spare inner launcher.
-func (h *holder) newSpare() (*spare, error) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	ours, theirs := os.NewFile(uintptr(fds[0]), "spare"), os.NewFile(uintptr(fds[1]), "holder")
-	fc, err := net.FileConn(ours)
-	ours.Close()
-	if err != nil {
-		theirs.Close()
-		return nil, err
-	}
-	b, _ := json.Marshal(Spec{Argv: []string{"spare"}, Inner: true, Spare: true})
-	sp := &spare{conn: fc.(*net.UnixConn), done: make(chan struct{}),
-		cmd: &exec.Cmd{Path: h.self, Args: []string{h.self, Arg, base64.StdEncoding.EncodeToString(b)}, Env: []string{},
-			ExtraFiles:  []*os.File{theirs},
-			SysProcAttr: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID, Pdeathsig: syscall.SIGKILL}}}
-	started := make(chan error, 1)
-	go func() {
-		// The parent death signal follows the thread that starts the
-		// child: this goroutine keeps it until the child has ended.
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		err := sp.cmd.Start()
-		theirs.Close()
-		started <- err
-		if err != nil {
-			return
-		}
-		sp.code = exitCode(sp.cmd.Wait())
-		close(sp.done)
-	}()
-	if err := <-started; err != nil {
-		sp.conn.Close()
-		return nil, err
-	}
-	return sp, nil
-}
-
-// takeSpare is the spare started ahead (waiting for the one being
-// started, or starting one, when there is none ready), and starts the
-// next. (Starting the next only once the command ended was slower for
-// commands in a row, even on two cores: the start overlaps the command.)
-func (h *holder) takeSpare() (*spare, error) {
-	h.mu.Lock()
-	pending := h.making
-	h.mu.Unlock()
-	var sp *spare
-	if pending {
-		sp = <-h.spares
-	} else {
-		select {
-		case sp = <-h.spares:
-		default:
-		}
-	}
-	if sp != nil {
-		select {
-		case <-sp.done: // it died waiting
-			sp = nil
-		default:
-		}
-	}
-	if sp == nil {
-		var err error
-		if sp, err = h.newSpare(); err != nil {
-			return nil, err
-		}
-	}
-	h.mu.Lock()
-	h.making = true
-	h.mu.Unlock()
-	go h.refill()
-	return sp, nil
-}
-
-// refill starts the next spare (h.making is set), and hands it over.
-func (h *holder) refill() {
-	next, err := h.newSpare()
-	h.mu.Lock()
-	h.making = false
-	h.mu.Unlock()
-	if err != nil {
-		select {
-		case h.spares <- nil:
-		default:
-		}
-		return
-	}
-	select {
-	case h.spares <- next:
-	default:
-		next.cmd.Process.Kill()
-	}
-}
-
-// spareReport is where a spare launcher reports its command's end to the
-// holder (reportEnd), before its own exit.
-var spareReport *net.UnixConn
-
-// reportEnd tells the holder the command's exit status as soon as every
-// other process of its namespace has ended (reaped here, PID 1) and the
-// launcher holds none of its output: the holder answers Harvey then, not
-// after this process's own exit.
-func reportEnd(code int) {
-	if spareReport == nil {
-		return
-	}
-	for {
-		if _, err := unix.Wait4(-1, nil, 0, nil); err != nil && err != unix.EINTR {
-			break // ECHILD: none left
-		}
-	}
-	if null, err := unix.Open(os.DevNull, unix.O_RDWR, 0); err == nil {
-		for fd := 0; fd <= 2; fd++ {
-			unix.Dup3(null, fd, 0)
-		}
-		unix.Close(null)
-	}
-	writeMsg(spareReport, holderReply{Exit: code}, nil)
-}
-
-// runSpare is a spare launcher's start: it waits on descriptor 3 for its
-// command's spec and standard input, output and error, and becomes that
-// command's inner launcher (the holder gone first: nothing to do).
-func runSpare() int {
-	// What needs no spec is done while it waits: the mount namespace made
-	// private, and the check os/exec makes once per process (a throw-away
-	// child).
-	if unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, "") == nil {
-		mountsPrivate = true
-	}
-	os.FindProcess(os.Getpid())
-	f := os.NewFile(3, "holder")
-	fc, err := net.FileConn(f)
-	f.Close()
-	if err != nil {
-		return 126
-	}
-	c := fc.(*net.UnixConn)
-	var m holderMsg
-	fds, err := readMsg(c, &m)
-	if err != nil || m.Spec == nil || len(fds) != 3 {
-		closeFds(fds)
-		return 0
-	}
-	spareReport = c
-	for i, fd := range fds {
-		if err := unix.Dup3(fd, i, 0); err != nil {
-			return 126
-		}
-		unix.Close(fd)
-	}
-	return launch(*m.Spec)
-}
+// prepareAfter is how long the session stays idle after a command before
+// the spare makes that command's cache layers ahead.
+const prepareAfter = 30 * time.Millisecond
 
 // runHolder is the holder's main: loopback, the proxy's port, the host
 // services, then the control socket; it answers until its standard input
@@ -459,6 +296,7 @@ func (h *holder) run(c *net.UnixConn, spec *Spec, fds []int, client int) {
 	}()
 	h.mu.Lock()
 	h.inners[client] = sp.cmd
+	h.runs++
 	h.mu.Unlock()
 	writeMsg(c, holderReply{Started: true, Pid: sp.cmd.Process.Pid}, nil)
 	go func() {
@@ -480,8 +318,24 @@ func (h *holder) run(c *net.UnixConn, spec *Spec, fds []int, client int) {
 	}
 	h.mu.Lock()
 	delete(h.inners, client)
+	idle := len(h.inners) == 0
 	h.mu.Unlock()
 	writeMsg(c, holderReply{Exit: code}, nil)
+	if idle && len(spec.Overlays) > 0 {
+		// Once the session has stayed idle a moment: commands back to back
+		// do better with the spare left as it is.
+		h.mu.Lock()
+		n := h.runs
+		h.mu.Unlock()
+		time.AfterFunc(prepareAfter, func() {
+			h.mu.Lock()
+			still := h.runs == n && len(h.inners) == 0
+			h.mu.Unlock()
+			if still {
+				h.prepare(spec.Overlays)
+			}
+		})
+	}
 }
 
 // dial connects the caller to a port of the session's loopback.
@@ -549,223 +403,4 @@ func connectThrough(sock, addr string) (net.Conn, error) {
 		return nil, fmt.Errorf("the proxy refused %s", addr)
 	}
 	return up, nil
-}
-
-// join is the launcher's first stage for a command of the session's
-// network: it hands the holder the spec and its standard input, output
-// and error, asks it to stop the command on SIGTERM, SIGINT or SIGHUP, and
-// exits with the command's status.
-func join(spec Spec) int {
-	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: spec.Session, Net: "unix"})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "harvey sandbox: the session's network: %v\n", err)
-		return 126
-	}
-	spec.Session = ""
-	if err := writeMsg(c, holderMsg{Op: "run", Spec: &spec}, []int{0, 1, 2}); err != nil {
-		fmt.Fprintf(os.Stderr, "harvey sandbox: the session's network: %v\n", err)
-		return 126
-	}
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
-	go func() {
-		<-sigs
-		writeMsg(c, holderMsg{Op: "stop"}, nil)
-	}()
-	var r holderReply
-	for {
-		r = holderReply{}
-		if _, err := readMsg(c, &r); err != nil {
-			fmt.Fprintln(os.Stderr, "harvey sandbox: the session's network ended")
-			return 126
-		}
-		if !r.Started {
-			break
-		}
-	}
-	if r.Err != "" {
-		fmt.Fprintf(os.Stderr, "harvey sandbox: %s\n", r.Err)
-	}
-	return r.Exit
-}
-
-// ask sends the holder at ctl one request and reads its reply.
-func ask(ctl string, m holderMsg) (holderReply, error) {
-	var r holderReply
-	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: ctl, Net: "unix"})
-	if err != nil {
-		return r, err
-	}
-	defer c.Close()
-	if err := writeMsg(c, m, nil); err != nil {
-		return r, err
-	}
-	if _, err := readMsg(c, &r); err != nil {
-		return r, err
-	}
-	if r.Err != "" {
-		return r, errors.New(r.Err)
-	}
-	return r, nil
-}
-
-// SessionForward asks the session's holder at ctl to listen for one more
-// host service (addr, as the user's config names it).
-func SessionForward(ctl, addr string) error {
-	_, err := ask(ctl, holderMsg{Op: "forward", Addr: addr})
-	return err
-}
-
-// SessionDial connects to a port of the session's loopback.
-func SessionDial(ctl string, port int) (net.Conn, error) {
-	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: ctl, Net: "unix"})
-	if err != nil {
-		return nil, err
-	}
-	if err := writeMsg(c, holderMsg{Op: "dial", Port: port}, nil); err != nil {
-		c.Close()
-		return nil, err
-	}
-	var r holderReply
-	if _, err := readMsg(c, &r); err != nil {
-		c.Close()
-		return nil, err
-	}
-	if r.Err != "" {
-		c.Close()
-		return nil, errors.New(r.Err)
-	}
-	return c, nil
-}
-
-// Joined is a command of the session's network that Harvey handed the
-// holder itself (no launcher's client between them): StartJoined.
-type Joined struct {
-	c      *net.UnixConn
-	pid    int
-	copies sync.WaitGroup
-	once   sync.Once
-}
-
-// StartJoined hands the holder at spec.Session the command spec names,
-// with stdin (nil: /dev/null) as its standard input and stdout and stderr
-// as its output (each a pipe copied here, unless it is a file), and
-// returns once its inner launcher has it.
-func StartJoined(spec Spec, stdin io.Reader, stdout, stderr io.Writer) (*Joined, error) {
-	j := &Joined{}
-	var theirs, made []*os.File // the command's three; those made here
-	closeAll := func() {
-		for _, f := range made {
-			f.Close()
-		}
-	}
-	add := func(f *os.File, mine bool, err error) error {
-		if err != nil {
-			return err
-		}
-		theirs = append(theirs, f)
-		if mine {
-			made = append(made, f)
-		}
-		return nil
-	}
-	err := add(j.input(stdin))
-	if err == nil {
-		err = add(j.output(stdout))
-	}
-	if err == nil {
-		err = add(j.output(stderr))
-	}
-	if err != nil {
-		closeAll()
-		return nil, err
-	}
-	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: spec.Session, Net: "unix"})
-	if err != nil {
-		closeAll()
-		return nil, fmt.Errorf("the session's network: %v", err)
-	}
-	j.c = c
-	spec.Session = ""
-	err = writeMsg(c, holderMsg{Op: "run", Spec: &spec}, []int{int(theirs[0].Fd()), int(theirs[1].Fd()), int(theirs[2].Fd())})
-	closeAll() // the command has them now; the copies end when it does
-	var r holderReply
-	if err == nil {
-		_, err = readMsg(c, &r)
-	}
-	if err == nil && !r.Started {
-		err = fmt.Errorf("the session's network: %s", r.Err)
-	}
-	if err != nil {
-		c.Close()
-		j.copies.Wait()
-		return nil, err
-	}
-	j.pid = r.Pid
-	return j, nil
-}
-
-// input is the command's standard input: /dev/null, r itself when it is
-// a file, or a pipe fed from r (mine: made here, closed once handed over).
-func (j *Joined) input(r io.Reader) (f *os.File, mine bool, err error) {
-	if r == nil {
-		f, err = os.Open(os.DevNull)
-		return f, true, err
-	}
-	if f, ok := r.(*os.File); ok {
-		return f, false, nil
-	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return nil, false, err
-	}
-	go func() {
-		io.Copy(pw, r)
-		pw.Close()
-	}()
-	return pr, true, nil
-}
-
-// output is where the command writes for w: w itself when it is a file,
-// else a pipe copied into w until the command's end.
-func (j *Joined) output(w io.Writer) (f *os.File, mine bool, err error) {
-	if w == nil {
-		f, err = os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-		return f, true, err
-	}
-	if f, ok := w.(*os.File); ok {
-		return f, false, nil
-	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		return nil, false, err
-	}
-	j.copies.Add(1)
-	go func() {
-		defer j.copies.Done()
-		io.Copy(w, pr)
-		pr.Close()
-	}()
-	return pw, true, nil
-}
-
-// Pid is the command's inner launcher (PID 1 of its namespace).
-func (j *Joined) Pid() int { return j.pid }
-
-// Stop asks the holder to end the command and everything it started.
-func (j *Joined) Stop() {
-	j.once.Do(func() { writeMsg(j.c, holderMsg{Op: "stop"}, nil) })
-}
-
-// Wait waits for the command's end (every process of it ended) and its
-// output copied, and returns its exit status.
-func (j *Joined) Wait() (int, error) {
-	var r holderReply
-	_, err := readMsg(j.c, &r)
-	j.c.Close()
-	j.copies.Wait()
-	if err != nil {
-		return 126, fmt.Errorf("the session's network ended: %v", err)
-	}
-	return r.Exit, nil
 }
