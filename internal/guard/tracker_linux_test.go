@@ -101,3 +101,27 @@ func TestTrackerOverlappingChecks(t *testing.T) {
 		t.Errorf("the job's check listed %v", got)
 	}
 }
+
+// An install's thousands of files take one entry of the changes line,
+// saying the directory is ignored where .gitignore names it (issue 62).
+func TestChangesLineSummarisesADirectory(t *testing.T) {
+	root := t.TempDir()
+	os.WriteFile(filepath.Join(root, ".gitignore"), []byte("/node_modules/\n*.log\n"), 0o644)
+	var list []string
+	for i := 0; i < 2104; i++ {
+		list = append(list, fmt.Sprintf("node_modules/p%d/index.js (new)", i))
+	}
+	list = append(list, "package-lock.json (new)", "src/a.go")
+	for i := 0; i < 12; i++ {
+		list = append(list, fmt.Sprintf("build/out%d", i))
+	}
+	line := (&workspaceFiles{root: root}).changesLine(list, true)
+	for _, want := range []string{"2118 files changed", "node_modules/: 2104 files, ignored", "package-lock.json (new)", "src/a.go", "build/: 12 files"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("the changes line lacks %q: %s", want, line)
+		}
+	}
+	if strings.Contains(line, "build/: 12 files, ignored") || strings.Contains(line, "p17") {
+		t.Errorf("the changes line: %s", line)
+	}
+}

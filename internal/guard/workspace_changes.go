@@ -114,7 +114,56 @@ func (w *workspaceFiles) changesLine(list []string, complete bool) string {
 	if len(list) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("[harvey: %s changed in the workspace: %s]", termtext.Plural(len(list), "file"), termtext.Sanitize(strings.Join(termtext.ClipList(list, changesShown), ", ")))
+	return fmt.Sprintf("[harvey: %s changed in the workspace: %s]", termtext.Plural(len(list), "file"), termtext.Sanitize(strings.Join(termtext.ClipList(summarised(w.root, list), changesShown), ", ")))
+}
+
+// summarised lists what changed with each top directory that holds more
+// changed files than a result names as one entry ("node_modules/: 2,104
+// files, ignored"): an install's thousands of files then take one entry,
+// and the rest stay named. "ignored" is said where the workspace's
+// .gitignore names the directory itself by a plain pattern (node_modules,
+// /node_modules/, ...), which git reads exactly so.
+func summarised(root string, list []string) []string {
+	counts := map[string]int{}
+	for _, p := range list {
+		if dir, _, ok := strings.Cut(p, "/"); ok {
+			counts[dir]++
+		}
+	}
+	var out []string
+	said := map[string]bool{}
+	for _, p := range list {
+		dir, _, ok := strings.Cut(p, "/")
+		if !ok || counts[dir] <= changesShown {
+			out = append(out, p)
+			continue
+		}
+		if !said[dir] {
+			said[dir] = true
+			entry := fmt.Sprintf("%s/: %d files", dir, counts[dir])
+			if ignoredDir(root, dir) {
+				entry += ", ignored"
+			}
+			out = append(out, entry)
+		}
+	}
+	return out
+}
+
+// ignoredDir reports whether root's .gitignore names dir by a plain line
+// (no wildcard, no negation): "dir", "dir/", "/dir" or "/dir/".
+func ignoredDir(root, dir string) bool {
+	b, err := os.ReadFile(filepath.Join(root, ".gitignore"))
+	if err != nil {
+		return false
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimSpace(strings.TrimSuffix(l, "\r"))
+		if strings.Trim(l, "/") == dir && !strings.ContainsAny(l, "*?[!\\") {
+			return true
+		}
+	}
+	return false
 }
 
 // Guard is everything checked around one sandboxed process: the
