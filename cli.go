@@ -372,7 +372,10 @@ func toolsCommand(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	defer ws.Close()
-	tools, problems := loadUserTools(ws, builtinToolName)
+	own, problems := loadOwnTools(builtinToolName)
+	tools, wsProblems := loadUserTools(ws, builtinToolName)
+	problems = append(problems, wsProblems...)
+	tools = append(own, tools...)
 	for _, t := range tools {
 		fmt.Fprintf(stdout, "ok      %s (%s, %d parameters): %s\n", t.File, t.Effect, len(t.Params), termtext.QuoteArgv(t.Command))
 	}
@@ -384,7 +387,7 @@ func toolsCommand(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	if len(tools) == 0 {
-		fmt.Fprintf(stdout, "no tool files in %s/\n", UserToolsDir)
+		fmt.Fprintf(stdout, "no tool files in %s/ or %s/\n", UserToolsDir, OwnToolsLabel)
 	}
 	return 0
 }

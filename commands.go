@@ -773,7 +773,7 @@ func cmdTools(_ context.Context, a *Agent, args []string, out io.Writer) error {
 			for _, p := range a.toolProblems {
 				fmt.Fprintln(out, "problem: "+termtext.Sanitize(p.Error()))
 			}
-			fmt.Fprintf(out, "%d user tools loaded from %s/\n", len(a.userTools), UserToolsDir)
+			fmt.Fprintf(out, "%d user tools loaded from %s/, %d of yours from %s/\n", len(a.userTools), UserToolsDir, len(a.ownTools), OwnToolsLabel)
 			if len(a.toolProblems) > 0 {
 				return fmt.Errorf("%s in tool files; those files were skipped", termtext.Plural(len(a.toolProblems), "problem"))
 			}

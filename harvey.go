@@ -231,19 +231,39 @@ func (ts *toolSet) reloadUserTools(ws *Workspace, g *Gate) []ToolFileProblem {
 	for _, n := range ts.userTools {
 		ts.Tools.Unregister(n)
 	}
-	ts.userTools, ts.userDefs = nil, nil
-	tools, problems := loadUserTools(ws, builtinToolName)
+	for _, n := range ts.ownTools {
+		ts.Tools.Unregister(n)
+	}
+	ts.userTools, ts.userDefs, ts.ownTools = nil, nil, nil
+	// Your own tools first: a repository's tool of the same name is skipped.
+	own, problems := loadOwnTools(builtinToolName)
+	mine := map[string]bool{}
+	for _, t := range own {
+		mine[strings.ToLower(t.Name)] = true
+		ts.registerUserTool(t, g)
+		ts.ownTools = append(ts.ownTools, t.Name)
+	}
+	tools, wsProblems := loadUserTools(ws, builtinToolName)
+	problems = append(problems, wsProblems...)
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	for _, t := range tools {
-		t := t
-		ts.Tools.registerFunc(t.Name, t.Description, t.schema(), func(ctx context.Context, call callScope, args map[string]any) (toolResult, error) {
-			text, err := g.withCap(call.maxOut).runUserTool(ctx, t, args)
-			return toolResult{Text: text}, err
-		}, t.Effect, t.File)
+		if mine[strings.ToLower(t.Name)] {
+			problems = append(problems, ToolFileProblem{File: t.File, Msg: fmt.Sprintf("tool name %q is one of your own tools (%s/); yours is used", t.Name, OwnToolsLabel)})
+			continue
+		}
+		ts.registerUserTool(t, g)
 		ts.userTools = append(ts.userTools, t.Name)
 		ts.userDefs = append(ts.userDefs, t)
 	}
 	return problems
+}
+
+// registerUserTool offers t to the model, run through g.
+func (ts *toolSet) registerUserTool(t *UserTool, g *Gate) {
+	ts.Tools.registerFunc(t.Name, t.Description, t.schema(), func(ctx context.Context, call callScope, args map[string]any) (toolResult, error) {
+		text, err := g.withCap(call.maxOut).runUserTool(ctx, t, args)
+		return toolResult{Text: text}, err
+	}, t.Effect, t.File)
 }
 
 // newBuiltinTools builds the tools for a session: its gate, its

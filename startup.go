@@ -236,6 +236,9 @@ func (a *Agent) settleWorkspace(configErr error) {
 	for _, p := range a.toolProblems {
 		a.logf("%s", a.colorize("33", "warning: skipped tool: "+p.Error()))
 	}
+	if len(a.ownTools) > 0 {
+		a.logf("your tools from %s/: %s", OwnToolsLabel, strings.Join(a.ownTools, ", "))
+	}
 	if len(a.userTools) > 0 {
 		a.logf("user tools from %s/: %s", UserToolsDir, strings.Join(a.userTools, ", "))
 	}

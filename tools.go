@@ -19,6 +19,7 @@ type toolSet struct {
 	cfg          *ConfigFile // the session's config: max_tools and each server's models:
 	userTools    []string    // names registered from agents/tools
 	userDefs     []*UserTool // what those files say, in the same order
+	ownTools     []string    // names registered from your own tools directory (usertools.go: ownToolsDir)
 	toolProblems []ToolFileProblem
 	mcp          *mcpclient.Manager // MCP servers (internal/mcpclient); nil until started
 }

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wspath"
@@ -86,6 +89,53 @@ func loadUserTools(ws *Workspace, reserved func(string) bool) ([]*UserTool, []To
 		}
 		return nil, []ToolFileProblem{{File: UserToolsDir, Msg: wspath.ErrText(err)}}
 	}
+	return loadToolFiles(entries, UserToolsDir, func(file string) ([]byte, error) { return readToolFile(ws, file) }, reserved)
+}
+
+// OwnToolsLabel is how your own tools directory is named in messages.
+const OwnToolsLabel = "~/.config/harvey/tools"
+
+// ownToolsDir is your own tools directory: tools of yours, loaded in every
+// workspace without a question (your own config is trusted), beside a
+// repository's confirmed ones.
+func ownToolsDir() string {
+	if d := configfile.UserDir(); d != "" {
+		return filepath.Join(d, "tools")
+	}
+	return ""
+}
+
+// loadOwnTools reads your own tools directory's *.md as loadUserTools
+// reads a workspace's.
+func loadOwnTools(reserved func(string) bool) ([]*UserTool, []ToolFileProblem) {
+	dir := ownToolsDir()
+	if dir == "" {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, []ToolFileProblem{{File: OwnToolsLabel, Msg: err.Error()}}
+	}
+	return loadToolFiles(entries, OwnToolsLabel, func(file string) ([]byte, error) {
+		f, err := os.Open(filepath.Join(dir, path.Base(file)))
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		data, more, err := readAtMost(f, maxToolFileBytes)
+		if err == nil && more {
+			err = fmt.Errorf("file is over %d KB", maxToolFileBytes>>10)
+		}
+		return data, err
+	}, reserved)
+}
+
+// loadToolFiles parses the tool files among entries of the directory
+// label names, read by read (given label/NAME.md).
+func loadToolFiles(entries []fs.DirEntry, label string, read func(string) ([]byte, error), reserved func(string) bool) ([]*UserTool, []ToolFileProblem) {
 	var tools []*UserTool
 	var problems []ToolFileProblem
 	seen := map[string]string{}
@@ -93,12 +143,12 @@ func loadUserTools(ws *Workspace, reserved func(string) bool) ([]*UserTool, []To
 		if !strings.HasSuffix(e.Name(), ".md") || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		file := UserToolsDir + "/" + e.Name()
+		file := label + "/" + e.Name()
 		if !e.Type().IsRegular() {
 			problems = append(problems, ToolFileProblem{File: file, Msg: "not a regular file (" + fsinfo.Kind(e.Type()) + ")"})
 			continue
 		}
-		data, err := readToolFile(ws, file)
+		data, err := read(file)
 		if err != nil {
 			problems = append(problems, ToolFileProblem{File: file, Msg: wspath.ErrText(err)})
 			continue

@@ -425,3 +425,32 @@ func TestUserToolDocsShellPattern(t *testing.T) {
 		t.Errorf("%s: %v", m[1], probs)
 	}
 }
+
+// Your own tools (~/.config/harvey/tools/) load in every workspace without
+// a question, beside a repository's confirmed ones; a repository's tool of
+// the same name is skipped and said; the model calls yours (issue 62).
+func TestOwnToolsEveryWorkspace(t *testing.T) {
+	cfg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfg)
+	own := filepath.Join(cfg, "harvey", "tools")
+	os.MkdirAll(own, 0o755)
+	os.WriteFile(filepath.Join(own, "greet.md"), []byte("---\nparameters:\n  who: {type: string, required: true}\ncommand: [printf, \"hello %s\", \"{{who}}\"]\neffect: read\n---\nGreet someone.\n"), 0o644)
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	os.MkdirAll(filepath.Join(env.dir, "agents", "tools"), 0o755)
+	os.WriteFile(filepath.Join(env.dir, "agents", "tools", "greet.md"), []byte("---\ncommand: [echo, the repository's]\neffect: read\n---\nNot yours.\n"), 0o644)
+	var out strings.Builder
+	err := env.a.Dispatch(t.Context(), "/tools reload", &out)
+	if err == nil || !strings.Contains(out.String(), `agents/tools/greet.md: tool name "greet" is one of your own tools`) || !strings.Contains(out.String(), "1 of yours from ~/.config/harvey/tools/") {
+		t.Fatalf("/tools reload: %v\n%s", err, out.String())
+	}
+	env.a.confirmUserTools(&env.a.Terminal, env.ws) // headless: a repository's unconfirmed tools drop; yours stay
+	f.script(toolReply("llama3.2", fakeCall{id: "g", name: "greet", args: map[string]any{"who": "Ada"}}), textReply("llama3.2", "Greeted."))
+	if err := env.a.RunPrompt(t.Context(), "greet Ada"); err != nil {
+		t.Fatal(err)
+	}
+	m := messagesOf(f.chatRequests()[1])
+	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "hello Ada") {
+		t.Fatalf("your tool's result: %q", c)
+	}
+}
