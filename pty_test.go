@@ -15,6 +15,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -802,4 +804,74 @@ func TestSilentCommandShowsItIsAliveThroughPTY(t *testing.T) {
 	s.expect("harvey> ")
 	s.send("/exit\r")
 	s.wait()
+}
+
+// The model's prose breaks between words at the terminal's width (issue
+// 62), streamed in pieces that cut words; the terminal shows no word in two.
+func TestReplyWrapsAtWordsThroughPTY(t *testing.T) {
+	t.Parallel()
+	bin := buildHarvey(t)
+	dir := t.TempDir()
+	f := newFakeOllama(t, "llama3.2:latest")
+	text := "Set OLLAMA_HOST or point Harvey at the server with --ollama, then run the command again; " +
+		"the session picks the server up without a restart, and the model list follows it at once."
+	var lines []string
+	for i := 0; i < len(text); i += 7 {
+		lines = append(lines, contentLine("llama3.2", text[i:min(i+7, len(text))]))
+	}
+	f.script(fakeReply{lines: append(lines, doneLine("llama3.2"))})
+	s := startPTYWith(t, bin, dir, []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + t.TempDir(), "XDG_DATA_HOME=" + t.TempDir()}, 40, "--ollama", f.URL(), "--model", "llama3.2")
+	s.expect("harvey> ")
+	s.send("explain\r")
+	out := s.expect("at once.")
+	shown := ptyScreen(strings.ReplaceAll(out[strings.Index(out, "Set OLLAMA"):], "\r\n", "\n"))
+	words := strings.Fields(text)
+	var got []string
+	for _, l := range strings.Split(shown, "\n") {
+		if len(l) > 40 {
+			t.Errorf("a line past the width: %q", l)
+		}
+		got = append(got, strings.Fields(l)...)
+	}
+	if strings.Join(got, " ") != strings.Join(words, " ") {
+		t.Errorf("the words on the screen are not the reply's (one broken in two?):\n%s", shown)
+	}
+	s.send("/exit\r")
+	s.wait()
+}
+
+// ptyScreen renders output as a terminal shows it: "ESC[nD" moves back n
+// runes, "ESC[K" erases to the line's end (the word wrap's own moves).
+func ptyScreen(s string) string {
+	var lines []string
+	cur, pos := []rune{}, 0
+	esc := regexp.MustCompile(`^\x1b\[(\d*)([DK])`)
+	for i := 0; i < len(s); {
+		if m := esc.FindStringSubmatch(s[i:]); m != nil {
+			if m[2] == "D" {
+				n, _ := strconv.Atoi(m[1])
+				pos = max(pos-n, 0)
+			} else {
+				cur = cur[:pos]
+			}
+			i += len(m[0])
+			continue
+		}
+		r := []rune(s[i:])[0]
+		i += len(string(r))
+		switch {
+		case r == '\r':
+			pos = 0
+		case r == '\n':
+			lines = append(lines, string(cur))
+			cur, pos = []rune{}, 0
+		case pos < len(cur):
+			cur[pos] = r
+			pos++
+		default:
+			cur = append(cur, r)
+			pos++
+		}
+	}
+	return strings.Join(append(lines, string(cur)), "\n")
 }

@@ -218,7 +218,14 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 	var spin *Spinner
 	var out io.Writer = a.Out
 	var reply strings.Builder
-	out = io.MultiWriter(&terminalSafeWriter{w: a.Out}, &reply)
+	shown := io.Writer(a.Out)
+	wrap := &termtext.WordWrap{W: a.Out, Width: a.termWidth}
+	if a.termWidth() > 0 {
+		// Prose broken between words at the terminal's width, not by the
+		// terminal inside one.
+		shown = wrap
+	}
+	out = io.MultiWriter(&terminalSafeWriter{w: shown}, &reply)
 	if a.Interactive && a.Color {
 		spin = newSpinner(a.Err, a.estimateDuration(), a.termWidth)
 		out = &spinnerWriter{w: out, spin: spin}
@@ -247,6 +254,7 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 			if spin != nil {
 				spin.Stop()
 			}
+			wrap.Reset()
 		}
 		history, stats, err = ex.RunToolLoop(ctx, history, out)
 	}

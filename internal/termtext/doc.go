@@ -10,7 +10,8 @@
 // words every layer uses: FirstLine, OneLine and Flat forms, Plural
 // counts, Clip and ClipList cuts that say they cut, Kilo sizes, QuoteArgv
 // (an argv as a shell would need it), IsYes (the answer to [y/N]), Wrap
-// and WrapHanging.
+// and WrapHanging, and WordWrap (streamed prose broken between words at the
+// terminal's width).
 //
 // It imports nothing of Harvey's.
 package termtext
