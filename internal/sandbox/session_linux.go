@@ -138,7 +138,7 @@ type holder struct {
 	proxyURL string
 	proxy    string // the registry proxy's unix socket
 	mu       sync.Mutex
-	inners   map[int]*exec.Cmd // by the pid of the client that asked
+	inners   map[int]*exec.Cmd // the commands running, by their run number
 	forwards map[string]bool
 	spares   chan *spare // one inner launcher started ahead, waiting for its command
 	making   bool        // one is being started (under mu)
@@ -207,7 +207,9 @@ func runHolder(spec Spec) int {
 	h.mu.Unlock()
 	select {
 	case sp := <-h.spares:
-		sp.cmd.Process.Kill()
+		if sp != nil {
+			sp.cmd.Process.Kill()
+		}
 	default:
 	}
 	return 0
@@ -215,7 +217,7 @@ func runHolder(spec Spec) int {
 
 // serve answers one connection, from a process of the user's only.
 func (h *holder) serve(c *net.UnixConn) {
-	peer, ok := peerOf(c)
+	_, ok := peerOf(c)
 	if !ok {
 		c.Close()
 		return
@@ -228,7 +230,7 @@ func (h *holder) serve(c *net.UnixConn) {
 	}
 	switch m.Op {
 	case "run":
-		h.run(c, m.Spec, fds, int(peer.Pid))
+		h.run(c, m.Spec, fds)
 		return
 	case "dial":
 		h.dial(c, m.Port)
@@ -264,7 +266,7 @@ func peerOf(c *net.UnixConn) (*unix.Ucred, bool) {
 // client's descriptors as its standard input, output and error, ends it
 // when the client asks or goes away, and replies with its exit status
 // once everything in its PID namespace has ended.
-func (h *holder) run(c *net.UnixConn, spec *Spec, fds []int, client int) {
+func (h *holder) run(c *net.UnixConn, spec *Spec, fds []int) {
 	defer c.Close()
 	if spec == nil || len(fds) != 3 {
 		closeFds(fds)
@@ -295,8 +297,9 @@ func (h *holder) run(c *net.UnixConn, spec *Spec, fds []int, client int) {
 		sp.conn.Close()
 	}()
 	h.mu.Lock()
-	h.inners[client] = sp.cmd
 	h.runs++
+	id := h.runs
+	h.inners[id] = sp.cmd
 	h.mu.Unlock()
 	writeMsg(c, holderReply{Started: true, Pid: sp.cmd.Process.Pid}, nil)
 	go func() {
@@ -317,7 +320,7 @@ func (h *holder) run(c *net.UnixConn, spec *Spec, fds []int, client int) {
 		code = sp.code
 	}
 	h.mu.Lock()
-	delete(h.inners, client)
+	delete(h.inners, id)
 	idle := len(h.inners) == 0
 	h.mu.Unlock()
 	writeMsg(c, holderReply{Exit: code}, nil)
