@@ -213,3 +213,19 @@ func TestStagedLayersCarryWrites(t *testing.T) {
 		t.Error("a command wrote the user's own cache")
 	}
 }
+
+// A command's stdout and stderr, combined, keep the order it wrote them in
+// (one pipe for both, as os/exec gives a program started here).
+func TestJoinedStreamsKeepTheirOrder(t *testing.T) {
+	sessionReady(t)
+	root := t.TempDir()
+	res := Run(context.Background(), Proc{Dir: root, Argv: []string{"/bin/sh", "-c", "for i in 1 2 3 4 5 6 7 8; do echo out$i; echo err$i >&2; done"},
+		Env: []string{"PATH=/usr/bin:/bin"}, Timeout: 20 * time.Second, Sandbox: CommandSpec(SpecFor{Root: root, Purpose: "test"})})
+	want := ""
+	for i := 1; i <= 8; i++ {
+		want += fmt.Sprintf("out%d\nerr%d\n", i, i)
+	}
+	if string(res.Output) != want {
+		t.Errorf("combined output %q, want %q", res.Output, want)
+	}
+}

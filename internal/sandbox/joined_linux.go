@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"reflect"
 	"sync"
 	"syscall"
 )
@@ -140,7 +141,11 @@ func StartJoined(spec Spec, stdin io.Reader, stdout, stderr io.Writer) (*Joined,
 	if err == nil {
 		err = add(j.output(stdout))
 	}
-	if err == nil {
+	if err == nil && sameWriter(stdout, stderr) {
+		// One pipe for both, as os/exec does: the two streams keep the
+		// order the command wrote them in.
+		theirs = append(theirs, theirs[1])
+	} else if err == nil {
 		err = add(j.output(stderr))
 	}
 	if err != nil {
@@ -170,6 +175,15 @@ func StartJoined(spec Spec, stdin io.Reader, stdout, stderr io.Writer) (*Joined,
 	}
 	j.pid = r.Pid
 	return j, nil
+}
+
+// sameWriter reports whether a and b are one writer (never panicking on a
+// type that cannot be compared).
+func sameWriter(a, b io.Writer) bool {
+	if a == nil || b == nil || !reflect.TypeOf(a).Comparable() || !reflect.TypeOf(b).Comparable() {
+		return false
+	}
+	return a == b
 }
 
 // input is the command's standard input: /dev/null, r itself when it is
