@@ -217,6 +217,7 @@ func ragQuery(ctx context.Context, env ragEnv, rc RagConfig, opts map[string]str
 			return err
 		}
 	}
+	bestFirst(hits)
 	if opts["json"] != "" {
 		return queryJSON(out, hits, embedded)
 	}
@@ -507,4 +508,11 @@ func ragCreate(ctx context.Context, env ragEnv, rc *RagConfig, opts map[string]s
 		rc.Active = e.Name
 	}
 	return save(fmt.Sprintf("created RAG store %s bound to %s at %s", e.Name, e.EmbeddingModel, ragPath(e.DBPath)))
+}
+
+// bestFirst orders what rag query prints by score, best first: the
+// ranking that chose the hits spreads them over files (wsindex.Spread), so
+// its order is not the scores' (issue 62).
+func bestFirst(hits []wsindex.Hit) {
+	slices.SortStableFunc(hits, func(a, b wsindex.Hit) int { return cmp.Compare(b.Score, a.Score) })
 }

@@ -1,11 +1,14 @@
 package harvey
 
 import (
+	"cmp"
 	"encoding/json"
+	"github.com/harvey-agent/harvey/internal/wsindex"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -182,5 +185,23 @@ func TestProgressIntoALog(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "\r") || strings.Count(b.String(), "\n") > 11 || !strings.HasSuffix(b.String(), "1000/1000 files\n") {
 		t.Fatalf("%q", b.String())
+	}
+}
+
+// rag query prints its hits best first, though the ranking that chose
+// them spread them over files (issue 62).
+func TestRagQueryPrintsBestFirst(t *testing.T) {
+	hits := wsindex.Spread([]wsindex.Hit{{Path: "a.go", Score: 0.9, StartLine: 1}, {Path: "a.go", Score: 0.8, StartLine: 40}, {Path: "b.go", Score: 0.5, StartLine: 1}}, "query", 3, 2)
+	spreadSorted := slices.IsSortedFunc(hits, func(a, b wsindex.Hit) int { return cmp.Compare(b.Score, a.Score) })
+	bestFirst(hits)
+	var got []float64
+	for _, h := range hits {
+		got = append(got, h.Score)
+	}
+	if !slices.Equal(got, []float64{0.9, 0.8, 0.5}) {
+		t.Errorf("printed order %v", got)
+	}
+	if spreadSorted {
+		t.Log("the spread kept the scores' order here: this case no longer needs bestFirst")
 	}
 }
