@@ -59,6 +59,7 @@ type Terminal struct {
 	Color       bool      // ANSI colour allowed on Err/Out
 	editor      lineInput // the REPL's line editor (lineeditor.go); nil unless stdin is a terminal
 	tty         *os.File  // the terminal the user reads (stdout or stderr), for its width; nil headless
+	outTTY      bool      // stdout is that terminal (replies are wrapped there, never into a file)
 	// progressMu guards the MCP progress line (notifications arrive on the
 	// SDK's goroutines while a call runs).
 	progressMu    sync.Mutex

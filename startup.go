@@ -80,6 +80,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	}
 	a.Color = colorAllowed(o.StderrTTY)
 	a.tty = firstTTY(o.Stdout, o.Stderr)
+	a.outTTY = a.tty != nil && firstTTY(o.Stdout) == a.tty
 	a.settleWorkspace(cerr)
 	tidyRecordings(ws, cf.KeepRecordings)
 	a.OllamaURL = resolveOllamaURL(o.OllamaURL, cf.OllamaURL)

@@ -220,9 +220,9 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 	var reply strings.Builder
 	shown := io.Writer(a.Out)
 	wrap := &termtext.WordWrap{W: a.Out, Width: a.termWidth}
-	if a.termWidth() > 0 {
+	if a.outTTY && a.termWidth() > 0 {
 		// Prose broken between words at the terminal's width, not by the
-		// terminal inside one.
+		// terminal inside one (stdout a terminal: never into a file).
 		shown = wrap
 	}
 	out = io.MultiWriter(&terminalSafeWriter{w: shown}, &reply)
