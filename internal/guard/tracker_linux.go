@@ -43,6 +43,7 @@ type tracker struct {
 	stamps map[string]fsinfo.Stamp // every file's (slash path)
 	tokens map[*trackToken]bool    // the checks under way
 	max    int                     // watches it may take
+	buf    []byte                  // events are read into it
 }
 
 // trackToken is one check's view: the stamp each path changed since it
@@ -241,7 +242,10 @@ func (t *tracker) set(rel string, st *fsinfo.Stamp) {
 
 // sync applies what the kernel reported since the last sync.
 func (t *tracker) sync() {
-	buf := make([]byte, 64<<10)
+	if t.buf == nil {
+		t.buf = make([]byte, 64<<10)
+	}
+	buf := t.buf
 	dirty := map[string]bool{}
 	overflow := false
 	for {

@@ -211,6 +211,7 @@ func (m *Manager) transport(name string, cfg config.MCPServer) (mcp.Transport, *
 		spec.Network = spec.Network || cfg.Network
 		spec.RO = append(spec.RO, runner.InstallTree(argv[0])...) // a server installed in a node_modules or a bin of its own
 		spec.Argv, spec.Dir, spec.Env = argv, m.root, runner.Env(env, &spec)
+		runner.JoinSession(&spec)
 		w := sb.Wrap(&spec)
 		cmd = exec.Command(w[0], w[1:]...)
 		cmd.SysProcAttr = sandbox.ProcAttr(spec)

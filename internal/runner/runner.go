@@ -324,13 +324,14 @@ func Run(ctx context.Context, s Proc) Result {
 	}
 	refusedBefore := theProxy.refusals()
 	var code int
+	var started bool
 	if sp != nil && sp.Session != "" {
-		code, err = runJoined(floodCtx, w, sp, stdin, o)
+		code, started, err = runJoined(floodCtx, w, sp, stdin, o)
 	} else {
-		code, err = runExec(tctx, floodCtx, w, s.Dir, prog, argv, env, sp, stdin, o)
+		code, started, err = runExec(tctx, floodCtx, w, s.Dir, prog, argv, env, sp, stdin, o)
 	}
-	if errors.Is(err, errNotStarted) {
-		return Result{Err: errors.Unwrap(err), ExitCode: 127, Duration: time.Since(start)}
+	if !started {
+		return Result{Err: err, ExitCode: 127, Duration: time.Since(start)}
 	}
 	if w.tee != nil {
 		w.mu.Lock()
@@ -359,20 +360,11 @@ func Run(ctx context.Context, s Proc) Result {
 	return res
 }
 
-// errNotStarted wraps why a child did not start.
-var errNotStarted = errors.New("not started")
-
-type notStarted struct{ err error }
-
-func (e notStarted) Error() string        { return e.err.Error() }
-func (e notStarted) Unwrap() error        { return e.err }
-func (e notStarted) Is(target error) bool { return target == errNotStarted }
-
 // runExec runs the child as a program Harvey starts itself (the launcher,
 // or the command where there is no sandbox), stopped when stopCtx ends
 // (its deadline, or a flood of output), and returns its exit status and
-// the Wait error.
-func runExec(tctx, stopCtx context.Context, w *CapWriter, dir, prog string, argv, env []string, sp *sandbox.Spec, stdin io.Reader, o streams) (int, error) {
+// the Wait error (started false: it did not start, err says why).
+func runExec(tctx, stopCtx context.Context, w *CapWriter, dir, prog string, argv, env []string, sp *sandbox.Spec, stdin io.Reader, o streams) (code int, started bool, err error) {
 	cmd := exec.CommandContext(tctx, prog, argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Dir = dir
@@ -387,7 +379,7 @@ func runExec(tctx, stopCtx context.Context, w *CapWriter, dir, prog string, argv
 	cmd.Cancel = stop
 	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
-		return 127, notStarted{err}
+		return 127, false, err
 	}
 	done := make(chan struct{})
 	go func() {
@@ -399,7 +391,7 @@ func runExec(tctx, stopCtx context.Context, w *CapWriter, dir, prog string, argv
 		case <-done:
 		}
 	}()
-	err := cmd.Wait()
+	err = cmd.Wait()
 	close(done)
 	// Kill anything left in the group (a backgrounded grandchild), and
 	// where commands have no PID namespace, what a launcher that died
@@ -408,16 +400,16 @@ func runExec(tctx, stopCtx context.Context, w *CapWriter, dir, prog string, argv
 	if sp != nil && sp.NoNS {
 		sandbox.EndOrphans()
 	}
-	return cmd.ProcessState.ExitCode(), err
+	return cmd.ProcessState.ExitCode(), true, err
 }
 
 // runJoined runs the child in the session's network, handed to its holder
 // from here (no launcher's client to start), stopped when stopCtx ends.
 // Its status comes once every process of it has ended.
-func runJoined(stopCtx context.Context, w *CapWriter, sp *sandbox.Spec, stdin io.Reader, o streams) (int, error) {
+func runJoined(stopCtx context.Context, w *CapWriter, sp *sandbox.Spec, stdin io.Reader, o streams) (code int, started bool, err error) {
 	j, err := sandbox.StartJoined(*sp, stdin, o.stdout, o.stderr)
 	if err != nil {
-		return 127, notStarted{err}
+		return 127, false, err
 	}
 	done := make(chan struct{})
 	go func() {
@@ -427,12 +419,12 @@ func runJoined(stopCtx context.Context, w *CapWriter, sp *sandbox.Spec, stdin io
 		case <-done:
 		}
 	}()
-	code, err := j.Wait()
+	code, err = j.Wait()
 	close(done)
 	if stopCtx.Err() != nil && !w.stopped() && err == nil {
 		code = -1 // ended by its deadline or the caller, as a killed program reads
 	}
-	return code, err
+	return code, true, err
 }
 
 // stopFor is how a child is stopped early (a timeout, Ctrl-C, a flood):
@@ -489,6 +481,7 @@ func sandboxed(s Proc) (argv, env []string, sp *sandbox.Spec, err error) {
 	spec := *s.Sandbox
 	spec.Argv, spec.Dir, spec.Env = argv, s.Dir, Env(env, &spec)
 	spec.Timeout = s.Timeout.Milliseconds()
+	JoinSession(&spec)
 	return sb.Wrap(&spec), nil, &spec, nil
 }
 

@@ -134,11 +134,14 @@ func startHolder(proxy string) (*sessionNet, error) {
 	return nil, errors.New(why)
 }
 
-// joinSession has spec's command join the session's network, where the
-// mode has namespaces and the command neither has the host's network nor
-// is one of Harvey's own bare helpers; hosts are the user's sandbox.hosts.
-func joinSession(spec *sandbox.Spec, hosts []string) {
-	if spec.Network {
+// JoinSession has spec's command join the session's network (starting it
+// on the first command), where the mode has namespaces and the command
+// goes out through the registry proxy: neither the host's network nor one
+// of Harvey's own bare helpers. Called as the command starts, never as its
+// spec is only built; spec.Forwards are the user's services it may reach
+// (CommandSpec: LocalServices of sandbox.hosts).
+func JoinSession(spec *sandbox.Spec) {
+	if spec == nil || spec.Network || spec.Proxy == "" || spec.Session != "" {
 		return
 	}
 	sn := sessionNetwork(spec.Proxy)
@@ -146,7 +149,7 @@ func joinSession(spec *sandbox.Spec, hosts []string) {
 		return // a command that could see the holder's socket gets a network of its own
 	}
 	spec.Session = sn.ctl
-	for _, h := range LocalServices(hosts) {
+	for _, h := range spec.Forwards {
 		netState.mu.Lock()
 		asked := sn.fwd[h]
 		sn.fwd[h] = true

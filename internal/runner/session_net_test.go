@@ -47,18 +47,18 @@ func TestNoJoinWhereTheSocketIsVisible(t *testing.T) {
 	if m := sandbox.Available().Mode(); m != sandbox.ModeFull && m != sandbox.ModeNamespaces {
 		t.Skip("no namespaces here: commands have no session network to join")
 	}
-	spec := &sandbox.Spec{RO: []string{"/usr", filepath.Dir(dir)}}
-	joinSession(spec, nil)
+	spec := &sandbox.Spec{RO: []string{"/usr", filepath.Dir(dir)}, Proxy: "/proxy"}
+	JoinSession(spec)
 	if spec.Session != "" {
 		t.Errorf("a command that can read %s joined the session at %s", filepath.Dir(dir), spec.Session)
 	}
-	spec = &sandbox.Spec{RO: []string{"/usr"}}
-	joinSession(spec, nil)
+	spec = &sandbox.Spec{RO: []string{"/usr"}, Proxy: "/proxy"}
+	JoinSession(spec)
 	if spec.Session != netState.cur.ctl {
 		t.Errorf("a command that cannot see the socket did not join: %q", spec.Session)
 	}
-	spec = &sandbox.Spec{RO: []string{"/usr"}, Network: true}
-	joinSession(spec, nil)
+	spec = &sandbox.Spec{RO: []string{"/usr"}, Network: true, Proxy: "/proxy"}
+	JoinSession(spec)
 	if spec.Session != "" {
 		t.Error("a command with the host's network joined the session's")
 	}
@@ -227,5 +227,19 @@ func TestJoinedStreamsKeepTheirOrder(t *testing.T) {
 	}
 	if string(res.Output) != want {
 		t.Errorf("combined output %q, want %q", res.Output, want)
+	}
+}
+
+// Building a command's spec starts nothing (mcp add builds one to check
+// paths): the session's network starts with the first command that runs.
+func TestSpecAloneStartsNoNetwork(t *testing.T) {
+	sessionReady(t)
+	stopSessionNet()
+	spec := CommandSpec(SpecFor{Root: t.TempDir(), Purpose: "check"})
+	netState.mu.Lock()
+	started := netState.cur != nil
+	netState.mu.Unlock()
+	if started || spec.Session != "" {
+		t.Errorf("building a spec started the session's network (%q)", spec.Session)
 	}
 }

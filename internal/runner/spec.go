@@ -96,8 +96,8 @@ func CommandSpec(w SpecFor) *sandbox.Spec {
 	}
 	spec.RO = append(spec.RO, w.Readable...)
 	spec.Network = spec.Network || w.Network
-	if !w.Bare {
-		joinSession(spec, w.Policy.Hosts)
+	if !spec.Network && !w.Bare {
+		spec.Forwards = LocalServices(w.Policy.Hosts) // reached when it joins the session's network (JoinSession)
 	}
 	return spec
 }
