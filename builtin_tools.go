@@ -37,6 +37,8 @@ type gateOps interface {
 	startJob(ctx context.Context, tool, line string) (string, error)
 	readJob(id int) (string, error)
 	killJob(id int) (string, error)
+	taskStatus(id int) (string, error)
+	taskWait(ctx context.Context, id int, d time.Duration) (string, error)
 	resultCap() int
 	capped(n int) gateOps // the same gate with a turn's cap on a result
 }
@@ -119,6 +121,12 @@ func registerBuiltinTools(r *ToolRegistry, t *builtinTools) {
 		job, typed(job, t.jobOutput, g), EffectRead, sourceJobs)
 	r.registerFunc("job_kill", "Stop a background job.",
 		job, typed(job, t.jobKill, g), EffectRead, sourceJobs)
+	task := obj(map[string]any{"id": integer("Task id")}, "id")
+	r.registerFunc("task_status", "An async tool call's state, and its result once done.",
+		task, typed(task, t.taskStatus, g), EffectRead, sourceTasks)
+	wait := obj(map[string]any{"id": integer("Task id"), "timeout": integer("Seconds to wait at most (default 60)")}, "id")
+	r.registerFunc("task_wait", "Wait for an async tool call to finish; returns its result.",
+		wait, typed(wait, t.taskWait, g), EffectRead, sourceTasks)
 
 	git := obj(map[string]any{
 		"subcommand": map[string]any{"type": "string", "enum": gitargs.Subcommands},
@@ -127,6 +135,24 @@ func registerBuiltinTools(r *ToolRegistry, t *builtinTools) {
 	}, "subcommand")
 	r.registerFunc("git_command", "Run a read-only git command.",
 		git, typed(git, t.gitCommand, g), EffectRead, "built-in")
+}
+
+// registerDelegate registers the delegate tool, run by sub (nil: the
+// schema alone). It changes nothing itself: every call its sub-agent makes
+// passes the gate and asks as that call would.
+func registerDelegate(r *ToolRegistry, sub func(ctx context.Context, task string) (string, error)) {
+	args := map[string]any{"type": "object", "required": []string{"task"}, "properties": map[string]any{
+		"task": map[string]any{"type": "string", "description": "What to find out or do, in words"}}}
+	run := func(ctx context.Context, _ callScope, in map[string]any) (toolResult, error) {
+		task, _ := in["task"].(string)
+		if sub == nil {
+			return toolResult{}, fmt.Errorf("no sub-agent here")
+		}
+		text, err := sub(ctx, task)
+		return toolResult{Text: text, Summary: termtext.Plural(strings.Count(strings.TrimSpace(text), "\n")+1, "line") + " answered"}, err
+	}
+	r.registerFunc("delegate", "Hand a search or a question to a helper with its own context; returns its short answer. Use it to read many files.",
+		args, run, EffectRead, sourceDelegate)
 }
 
 // The built-in tools' arguments, decoded after schema coercion: a handler
@@ -161,6 +187,10 @@ type (
 	}
 	jobArgs struct {
 		ID int `json:"id"`
+	}
+	taskArgs struct {
+		ID      int `json:"id"`
+		Timeout int `json:"timeout"`
 	}
 	gitToolArgs struct {
 		Subcommand string `json:"subcommand"`
@@ -278,6 +308,16 @@ func (t *builtinTools) jobOutput(ctx context.Context, g gateOps, call callScope,
 func (t *builtinTools) jobKill(ctx context.Context, g gateOps, call callScope, in jobArgs) (toolResult, error) {
 	text, err := g.capped(call.maxOut).killJob(in.ID)
 	return toolResult{Text: text, Summary: "stopped"}, err
+}
+
+func (t *builtinTools) taskStatus(ctx context.Context, g gateOps, call callScope, in taskArgs) (toolResult, error) {
+	text, err := g.capped(call.maxOut).taskStatus(in.ID)
+	return toolResult{Text: text, Summary: termtext.FirstLine(text)}, err
+}
+
+func (t *builtinTools) taskWait(ctx context.Context, g gateOps, call callScope, in taskArgs) (toolResult, error) {
+	text, err := g.capped(call.maxOut).taskWait(ctx, in.ID, time.Duration(in.Timeout)*time.Second)
+	return toolResult{Text: text, Summary: termtext.FirstLine(text)}, err
 }
 
 func (t *builtinTools) gitCommand(ctx context.Context, g gateOps, call callScope, in gitToolArgs) (toolResult, error) {

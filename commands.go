@@ -44,6 +44,8 @@ func (a *Agent) registerCommands() {
 	add(&Command{Name: "help", Usage: "/help [all | CMD]", Summary: "the commands to start with (all: every one), or explain one", Handler: cmdHelp})
 	add(&Command{Name: "ports", Usage: "/ports [PORT | close PORT]", Summary: "publish a port of the session's network (a dev server's) on your machine's 127.0.0.1, or list them", Handler: cmdPorts})
 	add(&Command{Name: "jobs", Usage: "/jobs [ID | kill ID]", Summary: "background jobs (!cmd & or the model's): list them, show one's new output, or stop one", Handler: cmdJobs})
+	add(&Command{Name: "delegate", Usage: "/delegate TASK", Summary: "a sub-agent does TASK in its own context (reads by default) and answers in a few lines; your next message starts with its answer", Handler: cmdDelegate})
+	add(&Command{Name: "tasks", Usage: "/tasks [ID | kill ID]", Summary: "async calls of your tools (async: true): list them, show one's result, or stop one", Handler: cmdTasks})
 	add(&Command{Name: "status", Usage: "/status", Summary: "backend, model (and whether Ollama has it loaded), tool mode, context in use against the window, instructions loaded, recording", Handler: cmdStatus})
 	add(&Command{Name: "clear", Usage: "/clear", Summary: "forget the conversation (keeps the system prompt and pinned context; your session_start hooks run again)", Handler: cmdClear})
 	add(&Command{Name: "rag", Usage: "/rag query|create|ingest|list|use|on|off|status|remove ...", Summary: "retrieval: the workspace index (no setup) and RAG stores of embedded chunks",
@@ -327,8 +329,8 @@ var helpGroups = []struct {
 	names []string
 }{
 	{"Start here", []string{"model", "read", "!", "undo", "exit"}},
-	{"The conversation", []string{"clear", "retry", "summarize", "context", "template", "apply", "write", "record"}},
-	{"The workspace and git", []string{"files", "search", "git", "run", "jobs", "ports"}},
+	{"The conversation", []string{"clear", "retry", "summarize", "context", "template", "apply", "write", "record", "delegate"}},
+	{"The workspace and git", []string{"files", "search", "git", "run", "jobs", "tasks", "ports"}},
 	{"Models and servers", []string{"status", "ollama", "tools", "mcp", "route", "@"}},
 	{"Safety", []string{"security", "safemode", "permissions", "hooks", "audit"}},
 	{"Retrieval and knowledge", []string{"rag", "kb"}},

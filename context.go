@@ -20,6 +20,7 @@ type conversation struct {
 	instructions  []string     // the instruction files read at start
 	journal       journalState // what saveSession has journaled (resume.go)
 	ws            *Workspace   // where the journal is kept (agents/); nil only in a few tests
+	carry         []string     // notes the next message starts with (a /delegate answer), once
 }
 
 // Fitting the conversation into the model's context window. Ollama silently

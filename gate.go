@@ -18,6 +18,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/tasks"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/walk"
 	"github.com/harvey-agent/harvey/internal/wspath"
@@ -50,6 +51,8 @@ type Gate struct {
 	hooks *hooks.Runner
 	// jobs are the session's background commands (gate_jobs.go).
 	jobs *jobs.Manager
+	// tasks are the session's async calls of your tools (gate_tasks.go).
+	tasks *tasks.Manager
 }
 
 // audit records an effect with the outcome its error means.
@@ -302,6 +305,13 @@ func (g *Gate) runGated(ctx context.Context, r runRequest) (runner.Result, error
 	if err := g.admit(ctx, r); err != nil {
 		return runner.Result{}, err
 	}
+	return g.runAdmitted(ctx, r, true), nil
+}
+
+// runAdmitted runs what admit allowed: sandboxed, with the check after it;
+// escalate: in the REPL, a command the sandbox blocked may be asked about
+// once more (never for a task in the background).
+func (g *Gate) runAdmitted(ctx context.Context, r runRequest, escalate bool) runner.Result {
 	if r.timeout <= 0 {
 		r.timeout = time.Duration(g.cfg.RunTimeout)
 	}
@@ -314,8 +324,8 @@ func (g *Gate) runGated(ctx context.Context, r runRequest) (runner.Result, error
 		spec.Stdin, spec.SplitStderr, spec.Env = r.hook.stdin, true, append(spec.Env, r.hook.env...)
 	}
 	res := g.runGuarded(ctx, r, spec)
-	if r.hook != nil {
-		return res, nil
+	if r.hook != nil || !escalate {
+		return res
 	}
 	if sb, ok := g.escalate(ctx, r.shown, res); ok {
 		spec.Sandbox = sb
@@ -324,12 +334,12 @@ func (g *Gate) runGated(ctx context.Context, r runRequest) (runner.Result, error
 			// what it does to .git is theirs, as their own git's is.
 			res = runner.Run(ctx, spec)
 			g.log.Record(r.audit+" outside the sandbox", r.shown, runOutcome(res), res.Duration)
-			return res, nil
+			return res
 		}
 		r.audit += " with network"
 		res = g.runGuarded(ctx, r, spec)
 	}
-	return res, nil
+	return res
 }
 
 // admit is the gate's word before any program starts for the user or the

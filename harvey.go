@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"github.com/harvey-agent/harvey/internal/jobs"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/tasks"
 	"io"
 	"sort"
 	"strings"
@@ -77,11 +78,12 @@ func newAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writ
 			}
 		}})
 	a.gate = &Gate{ws: ws, cfg: cf, log: a.Audit, undo: &undoStack{}, approvals: a.approvals, maxOut: a.maxOut,
-		note: func(s string) { a.logf("%s", a.dim("· "+s)) }, jobs: jobManager(&a.Terminal)}
+		note: func(s string) { a.logf("%s", a.dim("· "+s)) }, jobs: jobManager(&a.Terminal), tasks: taskManager(&a.Terminal)}
 	a.Routes = newRouteRegistry(cf)
 	a.Tools = newToolRegistry()
 	a.Tools.approver = a.gate
 	registerBuiltinTools(a.Tools, newBuiltinTools(a))
+	registerDelegate(a.Tools, func(ctx context.Context, task string) (string, error) { return delegate(ctx, a, task) })
 	a.toolProblems = a.reloadUserTools(a.Workspace, a.gate)
 	a.registerCommands()
 	a.SystemPrompt = a.buildSystemPrompt(a.gate)
@@ -178,7 +180,8 @@ func (a *Agent) Close() {
 		a.kb.db.Close()
 		a.kb.db = nil
 	}
-	a.gate.jobs.Close() // no job outlives its session
+	a.gate.jobs.Close()  // no job outlives its session
+	a.gate.tasks.Close() // nor a task
 	a.flushLater()
 	a.mcp.Close()
 	a.gate.hooks.RemoveTranscript()
@@ -209,6 +212,15 @@ func jobEnded(tm *Terminal) func(j *jobs.Job) {
 	}
 }
 
+// taskManager is the session's async calls; an ending is said to the
+// user and, with --output stream-json, as a "task" event.
+func taskManager(tm *Terminal) *tasks.Manager {
+	return &tasks.Manager{Done: func(t *tasks.Task) {
+		tm.sayLater(tm.colorize("35", fmt.Sprintf("⚑ task %d %s: %s", t.ID, t.State(), termtext.Sanitize(termtext.OneLine(t.Tool)))))
+		tm.events.Emit("task", map[string]any{"id": t.ID, "tool": t.Tool, "action": "ended", "state": t.State()})
+	}}
+}
+
 // matchModel finds name among installed models ("llama3.2" matches
 // "llama3.2:latest").
 func matchModel(name string, installed []string) (string, bool) {
@@ -234,7 +246,7 @@ func (ts *toolSet) reloadUserTools(ws *Workspace, g *Gate) []ToolFileProblem {
 	for _, n := range ts.ownTools {
 		ts.Tools.Unregister(n)
 	}
-	ts.userTools, ts.userDefs, ts.ownTools = nil, nil, nil
+	ts.userTools, ts.userDefs, ts.ownTools, ts.async = nil, nil, nil, nil
 	// Your own tools first: a repository's tool of the same name is skipped.
 	own, problems := loadOwnTools(builtinToolName)
 	mine := map[string]bool{}
@@ -260,10 +272,21 @@ func (ts *toolSet) reloadUserTools(ws *Workspace, g *Gate) []ToolFileProblem {
 
 // registerUserTool offers t to the model, run through g.
 func (ts *toolSet) registerUserTool(t *UserTool, g *Gate) {
-	ts.Tools.registerFunc(t.Name, t.Description, t.schema(), func(ctx context.Context, call callScope, args map[string]any) (toolResult, error) {
+	run := func(ctx context.Context, call callScope, args map[string]any) (toolResult, error) {
 		text, err := g.withCap(call.maxOut).runUserTool(ctx, t, args)
 		return toolResult{Text: text}, err
-	}, t.Effect, t.File)
+	}
+	if t.Async {
+		run = func(ctx context.Context, call callScope, args map[string]any) (toolResult, error) {
+			text, err := g.withCap(call.maxOut).startTask(ctx, t, args)
+			return toolResult{Text: text, Summary: termtext.FirstLine(text)}, err
+		}
+		if ts.async == nil {
+			ts.async = map[string]bool{}
+		}
+		ts.async[t.Name] = true
+	}
+	ts.Tools.registerFunc(t.Name, t.Description, t.schema(), run, t.Effect, t.File)
 }
 
 // newBuiltinTools builds the tools for a session: its gate, its
@@ -318,6 +341,7 @@ func (ts *toolSet) confirmUserTools(tm *Terminal, ws *Workspace) {
 func (ts *toolSet) dropUserTools() {
 	for _, n := range ts.userTools {
 		ts.Tools.Unregister(n)
+		delete(ts.async, n)
 	}
 	ts.userTools, ts.userDefs = nil, nil
 }

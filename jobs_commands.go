@@ -49,6 +49,51 @@ func cmdJobs(ctx context.Context, a *Agent, args []string, out io.Writer) error 
 	return a.commands.usageError("jobs")
 }
 
+// cmdTasks is /tasks: the session's async calls of your tools (tool,
+// state, what runs); /tasks ID shows one's result; /tasks kill ID stops one.
+func cmdTasks(_ context.Context, a *Agent, args []string, out io.Writer) error {
+	var id int
+	switch {
+	case len(args) == 0:
+		list := a.gate.tasks.List()
+		if len(list) == 0 {
+			fmt.Fprintln(out, "no tasks (a tool of yours with async: true starts one when the model calls it)")
+		}
+		for _, t := range list {
+			fmt.Fprintln(out, termtext.Sanitize(t.Line()))
+		}
+		return nil
+	case len(args) == 2 && args[0] == "kill":
+		if _, err := fmt.Sscan(args[1], &id); err != nil {
+			return a.commands.usageError("tasks")
+		}
+		text, err := a.gate.killTask(id)
+		if err == nil {
+			fmt.Fprintln(out, termtext.Sanitize(text))
+		}
+		return err
+	case len(args) == 1:
+		if _, err := fmt.Sscan(args[0], &id); err != nil {
+			return a.commands.usageError("tasks")
+		}
+		t, ok := a.gate.tasks.Get(id)
+		if !ok {
+			return fmt.Errorf("no task %d (%s)", id, a.gate.taskList())
+		}
+		// The user's look: what the model has or has not read stays so.
+		res, err := t.Result()
+		fmt.Fprintln(out, termtext.Sanitize(t.Line()))
+		if err != nil {
+			res = "error: " + err.Error()
+		}
+		if res != "" {
+			fmt.Fprintln(out, termtext.Sanitize(res))
+		}
+		return nil
+	}
+	return a.commands.usageError("tasks")
+}
+
 // cmdPorts is /ports: the ports of the session's network published on
 // the user's machine (and those the jobs listen on, not published);
 // /ports PORT publishes one on 127.0.0.1; /ports close PORT stops.

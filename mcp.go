@@ -33,6 +33,8 @@ const mcpDescLimit = 300
 // jobToolsWindow the smallest window they are offered to.
 const (
 	sourceJobs     = "built-in:jobs"
+	sourceTasks    = "built-in:tasks" // task_status, task_wait: offered beside an async tool
+	sourceDelegate = "built-in:delegate"
 	jobToolsWindow = 8192 // Harvey's default window; a Pi's 4k model spares their tokens
 )
 
@@ -61,7 +63,7 @@ func (ts *toolSet) toolPlan(model string, window int) ([]anyllm.Tool, []mcpOffer
 	if limit <= 0 {
 		limit = defaultMaxTools
 	}
-	core := ts.Tools.schemasWhere(func(_, src string) bool { return !strings.HasPrefix(src, "mcp:") && src != sourceJobs })
+	core := ts.coreTools()
 	used := schemaTokensOf(ModeSchema, core)
 	budget := window / 4
 	var offers []mcpOffer
@@ -112,6 +114,19 @@ func (ts *toolSet) toolPlan(model string, window int) ([]anyllm.Tool, []mcpOffer
 	}
 	sort.Slice(core, func(i, j int) bool { return core[i].Function.Name < core[j].Function.Name })
 	return core, offers
+}
+
+// coreTools is every tool that is neither an MCP server's nor a job
+// tool, with task_status and task_wait where an async tool is among them
+// (such a tool is of no use without the tools that read its result).
+func (ts *toolSet) coreTools() []anyllm.Tool {
+	core := ts.Tools.schemasWhere(func(_, src string) bool {
+		return !strings.HasPrefix(src, "mcp:") && src != sourceJobs && src != sourceTasks
+	})
+	if ts.offersAsync(core) {
+		core = append(core, ts.Tools.schemasWhere(func(_, src string) bool { return src == sourceTasks })...)
+	}
+	return core
 }
 
 // offerLines says, one line per server, what model is offered and what was

@@ -465,12 +465,12 @@ func TestMCPToolsOnByDefaultWithinBudget(t *testing.T) {
 	if len(lines) != 2 || !strings.Contains(lines[0], "MCP t: 6 of 6 tools offered") || !strings.Contains(lines[1], "% of the 8.2k-token window") {
 		t.Fatalf("lines %q", lines)
 	}
-	// A small budget: max_tools 10 leaves room for two MCP tools after the eight built-in ones.
-	env.a.Config.Models = map[string]ModelConfig{"llama3.2": {MaxTools: 10}}
-	if n := names(); len(n) != 10 || !slices.Contains(n, "read_file") {
-		t.Fatalf("max_tools 10: %v", n)
+	// A small budget: max_tools 11 leaves room for two MCP tools after the nine built-in ones.
+	env.a.Config.Models = map[string]ModelConfig{"llama3.2": {MaxTools: 11}}
+	if n := names(); len(n) != 11 || !slices.Contains(n, "read_file") {
+		t.Fatalf("max_tools 11: %v", n)
 	}
-	if l := env.a.offerLines("llama3.2:latest", 8192)[0]; !strings.Contains(l, "2 of 6 tools offered") || !strings.Contains(l, "4 tools left out: max_tools 10 reached") {
+	if l := env.a.offerLines("llama3.2:latest", 8192)[0]; !strings.Contains(l, "2 of 6 tools offered") || !strings.Contains(l, "4 tools left out: max_tools 11 reached") {
 		t.Fatalf("line %q", l)
 	}
 	// A call to one left out is told why, never "unknown" with the tool

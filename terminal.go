@@ -16,6 +16,21 @@ import (
 
 // ---- the REPL ----
 
+// promptLine is the REPL's prompt, with the jobs and tasks still running.
+func promptLine(g *Gate) string {
+	var running []string
+	if n := g.jobs.Running(); n > 0 {
+		running = append(running, termtext.Plural(n, "job"))
+	}
+	if n := g.tasks.Running(); n > 0 {
+		running = append(running, termtext.Plural(n, "task"))
+	}
+	if len(running) == 0 {
+		return "harvey> "
+	}
+	return fmt.Sprintf("harvey (%s)> ", strings.Join(running, ", "))
+}
+
 // Run is the interactive loop. It returns when the user leaves.
 func (a *Agent) Run(ctx context.Context, o Options) error {
 	defer a.ollamaStillRunning(&a.Terminal)
@@ -28,11 +43,7 @@ func (a *Agent) Run(ctx context.Context, o Options) error {
 		var err error
 		a.flushLater() // a job that ended meanwhile
 		if ed != nil {
-			prompt := "harvey> "
-			if n := a.gate.jobs.Running(); n > 0 {
-				prompt = fmt.Sprintf("harvey (%s)> ", termtext.Plural(n, "job"))
-			}
-			line, err = ed.ReadLine(prompt)
+			line, err = ed.ReadLine(promptLine(a.gate))
 		} else {
 			line, err = a.In.ReadLine("")
 		}

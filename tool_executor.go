@@ -430,9 +430,14 @@ func (e *ToolExecutor) prepare(c anyllm.ToolCall, origin callOrigin) *preparedCa
 // runsAhead reports whether a call may run before the calls ahead of it
 // are shown: it needs no approval and changes nothing (a read, a search,
 // a read tool of yours or an MCP tool you marked read-only), and does not
-// read a job (whose reads advance in order).
+// read a job or a task (whose reads advance in order, after the call that
+// started it) or delegate.
 func (p *preparedCall) runsAhead() bool {
-	return p.err == nil && p.entry.effect == EffectRead && p.entry.source != sourceJobs
+	switch p.entry.source {
+	case sourceJobs, sourceTasks, sourceDelegate: // a sub-agent's calls are shown as they run
+		return false
+	}
+	return p.err == nil && p.entry.effect == EffectRead
 }
 
 // runAhead starts the reply's leading calls that run ahead, at most

@@ -38,7 +38,7 @@ func TestToolLoopSingleCall(t *testing.T) {
 	if opts["num_ctx"].(float64) != DefaultNumCtx {
 		t.Fatalf("num_ctx = %v", opts["num_ctx"])
 	}
-	if names := toolNamesOf(reqs[0]); strings.Join(names, ",") != "edit_file,find_code,git_command,job_kill,job_output,list_files,read_file,run_command,search_files,write_file" {
+	if names := toolNamesOf(reqs[0]); strings.Join(names, ",") != "delegate,edit_file,find_code,git_command,job_kill,job_output,list_files,read_file,run_command,search_files,write_file" {
 		t.Fatalf("tools = %v", names)
 	}
 	if !strings.Contains(mustJSON(reqs[0]["tools"]), `"enum":["status","diff","log","show","blame"]`) {
@@ -149,7 +149,7 @@ func TestStringTimeoutCoercedAndUnknownTool(t *testing.T) {
 	}
 	m = messagesOf(reqs[2])
 	c := m[len(m)-1]["content"].(string)
-	if !strings.Contains(c, `error: unknown tool "open_file"; available tools: edit_file, find_code, git_command, job_kill, job_output, list_files, read_file`) {
+	if !strings.Contains(c, `error: unknown tool "open_file"; available tools: delegate, edit_file, find_code, git_command, job_kill, job_output, list_files, read_file`) {
 		t.Fatalf("unknown tool result = %q", c)
 	}
 }

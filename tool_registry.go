@@ -83,6 +83,21 @@ func (r *ToolRegistry) Unregister(name string) {
 	delete(r.tools, name)
 }
 
+// subset is a registry of those of r's allowed tools that keep accepts,
+// with the same functions (so the same gate) and approver: a sub-agent's
+// tools.
+func (r *ToolRegistry) subset(keep func(name string, effect ToolEffect, source string) bool) *ToolRegistry {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := &ToolRegistry{tools: map[string]toolEntry{}, approver: r.approver}
+	for n, e := range r.tools {
+		if r.enabled(n) && keep(n, e.effect, e.source) {
+			out.tools[n] = e
+		}
+	}
+	return out
+}
+
 // SetAllowed restricts the tools offered to the model (allowed_tools); an
 // empty list allows all.
 func (r *ToolRegistry) SetAllowed(names []string) {

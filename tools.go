@@ -16,10 +16,11 @@ import (
 // tools from agents/tools, MCP tools) and where each came from.
 type toolSet struct {
 	Tools        *ToolRegistry
-	cfg          *ConfigFile // the session's config: max_tools and each server's models:
-	userTools    []string    // names registered from agents/tools
-	userDefs     []*UserTool // what those files say, in the same order
-	ownTools     []string    // names registered from your own tools directory (usertools.go: ownToolsDir)
+	cfg          *ConfigFile     // the session's config: max_tools and each server's models:
+	userTools    []string        // names registered from agents/tools
+	userDefs     []*UserTool     // what those files say, in the same order
+	ownTools     []string        // names registered from your own tools directory (usertools.go: ownToolsDir)
+	async        map[string]bool // the registered tools of yours with async: true
 	toolProblems []ToolFileProblem
 	mcp          *mcpclient.Manager // MCP servers (internal/mcpclient); nil until started
 }
@@ -138,4 +139,14 @@ func schemaTokensOf(mode ToolMode, tools []anyllm.Tool) int {
 	}
 	b, _ := json.Marshal(tools)
 	return len(b) / 4
+}
+
+// offersAsync reports whether tools include an async tool of yours.
+func (ts *toolSet) offersAsync(tools []anyllm.Tool) bool {
+	for _, t := range tools {
+		if ts.async[t.Function.Name] {
+			return true
+		}
+	}
+	return false
 }

@@ -160,6 +160,13 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 	if added != "" {
 		prompt = added + "\n\n" + prompt // your hooks' context, in the same place
 	}
+	if done := a.gate.untoldTasks(t.maxOut); done != "" {
+		prompt = done + "\n\n" + prompt // what async calls returned since the model last looked
+	}
+	if len(a.carry) > 0 {
+		prompt = strings.Join(a.carry, "\n\n") + "\n\n" + prompt // your /delegate answers
+		a.carry = nil
+	}
 	if t.announce != "" {
 		prompt = t.announce + "\n\n" + prompt
 		a.markAnnounced(t.model, t.announced)

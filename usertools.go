@@ -42,6 +42,7 @@ type UserTool struct {
 	Command     []string
 	Timeout     time.Duration // 0: run_timeout
 	Effect      ToolEffect
+	Async       bool // async: true: a call returns a task id at once (internal/tasks)
 }
 
 // UserParam is one declared parameter.
@@ -266,8 +267,13 @@ func parseToolKeys(t *UserTool, top *yaml.Node, offset int, bad func(int, string
 			t.Timeout = parseToolTimeout(v, line, bad)
 		case "effect":
 			t.Effect = parseEffect(v, line, bad)
+		case "async":
+			if v.Kind != yaml.ScalarNode || (v.Value != "true" && v.Value != "false") {
+				bad(line, "async: use true or false")
+			}
+			t.Async = v.Value == "true"
 		default:
-			bad(line, "unknown key %q (known: parameters, command, timeout, effect; the body is the description)", k.Value)
+			bad(line, "unknown key %q (known: parameters, command, timeout, effect, async; the body is the description)", k.Value)
 		}
 	}
 	return cmdNode
@@ -559,6 +565,9 @@ func (t *UserTool) confirmation() string {
 		}
 	default:
 		fmt.Fprintf(&b, " — effect: %s, asks each time", t.Effect)
+	}
+	if t.Async {
+		b.WriteString(" — async: keeps running in the background while the conversation goes on")
 	}
 	if d := termtext.FirstLine(t.Description); d != "" {
 		b.WriteString(" — says: " + d)

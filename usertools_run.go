@@ -212,23 +212,34 @@ func (g *Gate) checkToolPaths(t *UserTool, args map[string]any) (map[string]any,
 // allowlist, approval by effect (read-only tools run without asking), the
 // sandboxed runner, the audit record.
 func (g *Gate) runUserTool(ctx context.Context, t *UserTool, args map[string]any) (string, error) {
+	r, err := g.userToolRequest(t, args, "")
+	if err != nil {
+		return "", err
+	}
+	res, err := g.runGated(ctx, r)
+	if err != nil {
+		return "", err
+	}
+	return res.Text(g.resultCap()), nil
+}
+
+// userToolRequest is the run of t with args: its path parameters checked
+// and its command line built (a refusal is audited); how says what the
+// approval adds ("" for a call that returns its result).
+func (g *Gate) userToolRequest(t *UserTool, args map[string]any, how string) (runRequest, error) {
 	args, err := g.checkToolPaths(t, args)
 	if err != nil {
 		g.audit("tool", t.Name, err, 0)
-		return "", err
+		return runRequest{}, err
 	}
 	argv, err := t.buildArgv(args)
 	if err != nil {
-		return "", err
+		return runRequest{}, err
 	}
 	shown := t.Name + ": " + termtext.QuoteArgv(argv)
 	ask := ""
 	if t.Effect != EffectRead {
 		ask = t.Name
 	}
-	res, err := g.runGated(ctx, runRequest{audit: "tool", shown: shown, tool: ask, action: "run " + t.Name + " (" + string(t.Effect) + "): " + termtext.QuoteArgv(argv), argv: argv, timeout: t.Timeout})
-	if err != nil {
-		return "", err
-	}
-	return res.Text(g.resultCap()), nil
+	return runRequest{audit: "tool", shown: shown, tool: ask, action: "run " + t.Name + " (" + string(t.Effect) + how + "): " + termtext.QuoteArgv(argv), argv: argv, timeout: t.Timeout}, nil
 }

@@ -46,3 +46,7 @@ echo "### A Raspberry Pi user's session (llama3.2's template, Ollama's cache, Pi
 echo
 go test -run '^TestPiSessionEvaluatesLittleAfterEnter$' -v -count 1 . | sed -n 's/^ *pisession_test.go:[0-9]*: /- /p'
 go test -run '^TestWarmStartEvaluatesTheHeadBeforeEnter$' -v -count 1 . | sed -n 's/^ *warm_test.go:[0-9]*: /- /p'
+echo
+echo "### A delegated search (issue 63): the main conversation's growth, in prompt tokens"
+echo
+go test -run '^TestDelegatedSearchSparesTheMainConversation$' -v -count 1 . | sed -n 's/^ *delegate_test.go:[0-9]*: /- /p'

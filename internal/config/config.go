@@ -98,6 +98,24 @@ type Config struct {
 	// keeps (default 50); from the user's own config only, so a cloned
 	// repository cannot have the user's recordings deleted.
 	KeepRecordings int `yaml:"keep_recordings,omitempty"`
+	// Delegate is the delegate tool's sub-agent; from the user's own
+	// config only: what it may call beyond reading is the user's word.
+	Delegate DelegateConfig `yaml:"delegate,omitempty"`
+}
+
+// DelegateConfig is the delegate: block: the sub-agent the delegate tool
+// and /delegate run.
+type DelegateConfig struct {
+	// Route runs the sub-agent on a route (a bigger model elsewhere); "":
+	// the session's model.
+	Route string `yaml:"route,omitempty"`
+	// Tools it may call (default: every tool that changes nothing); a tool
+	// that writes or runs still asks, as it would for the main model.
+	Tools     []string `yaml:"tools,omitempty"`
+	MaxRounds int      `yaml:"max_rounds,omitempty"` // rounds of calls (default 8)
+	MaxTokens int      `yaml:"max_tokens,omitempty"` // prompt tokens of all its requests (default 32000)
+	// AnswerBytes caps the answer the main conversation gets (default 2000).
+	AnswerBytes int `yaml:"answer_bytes,omitempty"`
 }
 
 // RagConfig is the rag: block. The old single-store form (db_path and

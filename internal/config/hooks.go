@@ -78,13 +78,19 @@ const (
 	HookSessionStart = "session_start" // hooks_events.go
 	HookPrompt       = "user_prompt"
 	HookStop         = "stop"
+	HookSubagentStop = "subagent_stop" // a delegated sub-agent's answer (delegate)
 
 	DefaultHookTimeout = 60 * time.Second
 )
 
 // HookEvents maps Harvey's event names to Claude Code's.
 var HookEvents = map[string]string{HookPre: "PreToolUse", HookPost: "PostToolUse",
-	HookSessionStart: "SessionStart", HookPrompt: "UserPromptSubmit", HookStop: "Stop"}
+	HookSessionStart: "SessionStart", HookPrompt: "UserPromptSubmit", HookStop: "Stop",
+	HookSubagentStop: "SubagentStop"}
+
+// IsStop reports whether event comes after a reply (stop, subagent_stop):
+// no tool to match, and a block sends the model on.
+func IsStop(event string) bool { return event == HookStop || event == HookSubagentStop }
 
 // Check says what is wrong with a hook, or nil.
 func (h HookConfig) Check() error {
@@ -120,12 +126,12 @@ func (h HookConfig) Check() error {
 // it, or nil.
 func (h HookConfig) checkEvent() error {
 	if _, ok := HookEvents[h.Event]; !ok {
-		return fmt.Errorf("event %q: use pre_tool, post_tool, session_start, user_prompt or stop", h.Event)
+		return fmt.Errorf("event %q: use pre_tool, post_tool, session_start, user_prompt, stop or subagent_stop", h.Event)
 	}
-	if (h.Event == HookPrompt || h.Event == HookStop) && h.Match != "" && h.Match != "*" {
+	if (h.Event == HookPrompt || IsStop(h.Event)) && h.Match != "" && h.Match != "*" {
 		return fmt.Errorf("match: a %s hook has no tool to match (when: reads its fields)", h.Event)
 	}
-	if (h.Event == HookSessionStart || h.Event == HookStop) && h.OnError == "block" {
+	if (h.Event == HookSessionStart || IsStop(h.Event)) && h.OnError == "block" {
 		return fmt.Errorf("on_error: block: a %s hook cannot block (only pre_tool, post_tool and user_prompt can)", h.Event)
 	}
 	return nil
@@ -190,7 +196,7 @@ func (h HookConfig) TimeLimit() time.Duration {
 // Shown is the hook in a few words for the user: its event, tools and
 // command.
 func (h HookConfig) Shown() string {
-	if h.Event == HookPrompt || h.Event == HookStop {
+	if h.Event == HookPrompt || IsStop(h.Event) {
 		return fmt.Sprintf("%s: %s", h.Event, termtext.QuoteArgv(h.Command))
 	}
 	return fmt.Sprintf("%s %s: %s", h.Event, cmp.Or(h.Match, "*"), termtext.QuoteArgv(h.Command))

@@ -23,7 +23,8 @@ import (
 //     models) merge field by field with the stricter value winning, so a
 //     workspace can always tighten; whatever it would loosen waits for the
 //     confirmation, and the question names it;
-//   - sandbox and keep_recordings are read from the user's config only.
+//   - sandbox, keep_recordings, rag and delegate are read from the user's
+//     config only.
 type configRule struct {
 	key  string
 	kind ruleKind
@@ -105,6 +106,7 @@ var configRules = []configRule{
 	{key: "sandbox", kind: ruleUserOnly},
 	{key: "keep_recordings", kind: ruleUserOnly},
 	{key: "rag", kind: ruleUserOnly},
+	{key: "delegate", kind: ruleUserOnly},
 }
 
 func findRule(key string) *configRule {

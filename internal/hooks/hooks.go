@@ -391,7 +391,7 @@ func Import(b []byte) (hooks []config.HookConfig, left []string, err error) {
 					left = append(left, fmt.Sprintf("a %s hook of type %q: only commands run", ev, h.Type))
 				default:
 					hc := config.HookConfig{Event: event, Match: strings.TrimSpace(m.Matcher), Command: config.HookArgv{"sh", "-c", h.Command}, OnError: "allow"}
-					if event == config.HookPrompt || event == config.HookStop {
+					if event == config.HookPrompt || config.IsStop(event) {
 						hc.Match = "" // Claude Code ignores a matcher there too
 					}
 					if h.Timeout > 0 {

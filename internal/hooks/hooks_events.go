@@ -38,7 +38,8 @@ const (
 )
 
 // eventSubjects are what each event is about, in the user's lines.
-var eventSubjects = map[string]string{config.HookSessionStart: "the session", config.HookPrompt: "your prompt", config.HookStop: "the reply"}
+var eventSubjects = map[string]string{config.HookSessionStart: "the session", config.HookPrompt: "your prompt", config.HookStop: "the reply",
+	config.HookSubagentStop: "the sub-agent's answer"}
 
 // Has reports whether any hook is for event.
 func (r *Runner) Has(event string) bool {
@@ -84,7 +85,7 @@ func (r *Runner) event(ctx context.Context, event, subject string, fields map[st
 		if ans.block && event == config.HookSessionStart {
 			r.tell(h, about, "said", ans.reason) // a session's start is not blocked: the line is all
 		} else if ans.block {
-			r.tell(h, about, map[string]string{config.HookPrompt: "blocked", config.HookStop: "continued"}[event], ans.reason)
+			r.tell(h, about, map[string]string{config.HookPrompt: "blocked", config.HookStop: "continued", config.HookSubagentStop: "continued"}[event], ans.reason)
 			return "", &Blocked{hook: h.Shown(), reason: ans.reason}
 		}
 		if ans.amend != nil && strings.TrimSpace(*ans.amend) != "" {
@@ -126,16 +127,16 @@ func parseEventAnswer(out []byte, event string) (hookAnswer, error) {
 		return a, nil
 	}
 	if !strings.HasPrefix(text, "{") {
-		if event != config.HookStop {
+		if !config.IsStop(event) {
 			a.amend = &text
 		}
 		return a, nil
 	}
-	v, a, err := readHookReply(text, event != config.HookStop)
+	v, a, err := readHookReply(text, !config.IsStop(event))
 	if err != nil {
 		return a, err
 	}
-	if c := strings.TrimSpace(v.Context + "\n" + v.Specific.Context); c != "" && event != config.HookStop {
+	if c := strings.TrimSpace(v.Context + "\n" + v.Specific.Context); c != "" && !config.IsStop(event) {
 		a.amend = &c
 	}
 	return a, nil
@@ -173,6 +174,17 @@ func (r *Runner) Prompt(ctx context.Context, prompt string) (string, error) {
 // reason the model is sent to go on.
 func (r *Runner) Stop(ctx context.Context, reply string, active bool) (string, bool) {
 	_, block := r.event(ctx, config.HookStop, "", map[string]any{"last_assistant_message": reply, "stop_hook_active": active})
+	if block == nil {
+		return "", false
+	}
+	return secrets.Redact(block.reason), true
+}
+
+// SubagentStop runs the subagent_stop hooks (Claude Code's SubagentStop)
+// after a delegated sub-agent's answer; one that blocks returns the reason
+// the sub-agent is sent to go on.
+func (r *Runner) SubagentStop(ctx context.Context, task, reply string, active bool) (string, bool) {
+	_, block := r.event(ctx, config.HookSubagentStop, "", map[string]any{"last_assistant_message": reply, "stop_hook_active": active, "task": task})
 	if block == nil {
 		return "", false
 	}

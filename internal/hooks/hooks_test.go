@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -80,11 +81,16 @@ func TestClaudeHooksImport(t *testing.T) {
 	  "PostToolUse": [{"matcher": "Edit|Write", "hooks": [{"type": "command", "command": "jq -r .tool_input.file_path | xargs gofmt -w"}]}],
 	  "Stop": [{"matcher": "*", "hooks": [{"type": "command", "command": "say done"}]}],
 	  "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "date"}]}],
+	  "SubagentStop": [{"matcher": "*", "hooks": [{"type": "command", "command": "check-answer"}]}],
 	  "Notification": [{"hooks": [{"type": "command", "command": "notify-send hi"}]}]}}`
 	hs, left, err := Import([]byte(settings))
-	if err != nil || len(hs) != 4 || len(left) != 1 || !strings.Contains(left[0], "Notification") {
+	if err != nil || len(hs) != 5 || len(left) != 1 || !strings.Contains(left[0], "Notification") {
 		t.Fatalf("%+v %v %v", hs, left, err)
 	}
+	if sub := hs[3]; sub.Event != config.HookSubagentStop || sub.Match != "" || sub.Check() != nil {
+		t.Fatalf("SubagentStop: %+v", sub)
+	}
+	hs = slices.Delete(hs, 3, 4)
 	if hs[1].Event != config.HookPre || hs[1].Match != "Bash" || hs[1].TimeLimit().Seconds() != 5 || hs[1].OnError != "allow" || hs[0].Event != config.HookPost {
 		t.Fatalf("%+v", hs)
 	}

@@ -1,0 +1,232 @@
+package harvey
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/harvey-agent/harvey/internal/configfile"
+)
+
+// twoHundredFiles fills dir with a repository of 200 Go files, one of which
+// defines Retry.
+func twoHundredFiles(t *testing.T, dir string) {
+	t.Helper()
+	for i := range 200 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "package pkg\n\n// File %03d of the fixture.\n", i)
+		for j := range 12 {
+			fmt.Fprintf(&b, "func helper%03d_%02d(x int) int { return x*%d + %d } // calls Retry's neighbours\n", i, j, j, i)
+		}
+		if i == 123 {
+			b.WriteString("\nfunc Retry(attempts int) error { return nil }\n")
+		}
+		writeFile(t, dir, fmt.Sprintf("pkg/f%03d.go", i), b.String())
+	}
+}
+
+// searchCalls is the search a model makes for "where is Retry defined and
+// who calls it": a search, then six files read.
+func searchCalls() []fakeReply {
+	var reads []fakeCall
+	for i, n := range []int{123, 7, 42, 99, 150, 188} {
+		reads = append(reads, fakeCall{id: fmt.Sprint("r", i), name: "read_file", args: map[string]any{"path": fmt.Sprintf("pkg/f%03d.go", n)}})
+	}
+	return []fakeReply{
+		toolReply("llama3.2", fakeCall{id: "s", name: "search_files", args: map[string]any{"pattern": "Retry"}}),
+		toolReply("llama3.2", reads...),
+	}
+}
+
+const subAnswer = "Retry is defined in pkg/f123.go:41 (func Retry(attempts int) error).\nNo file calls it; the helpers only mention it in comments."
+
+// promptTokens estimates a request's prompt as the client does (a token
+// per four bytes of what is sent).
+func promptTokens(req map[string]any) int {
+	b, _ := json.Marshal(req["messages"])
+	return len(b) / 4
+}
+
+// Delegation spares the main conversation (issue 63): the same search of a
+// 200-file repository done in the main conversation, then by a sub-agent.
+// Delegated, the main conversation grows by the call and the answer only;
+// the sub-agent is offered only the tools that change nothing, with its
+// own short prompt, and its calls pass the gate and are audited.
+func TestDelegatedSearchSparesTheMainConversation(t *testing.T) {
+	growth := map[string]int{}
+	for _, mode := range []string{"inline", "delegated"} {
+		f := newFakeOllama(t, "llama3.2:latest")
+		env := newTestEnv(t, f, "llama3.2")
+		twoHundredFiles(t, env.dir)
+		var script []fakeReply
+		if mode == "delegated" {
+			script = append(script, toolReply("llama3.2", fakeCall{id: "d", name: "delegate", args: map[string]any{"task": "Where is Retry defined and who calls it?"}}))
+			script = append(script, searchCalls()...)
+			script = append(script, textReply("llama3.2", subAnswer))
+		} else {
+			script = append(script, searchCalls()...)
+		}
+		script = append(script, textReply("llama3.2", "Retry is in pkg/f123.go."))
+		f.script(script...)
+		if err := env.a.RunPrompt(t.Context(), "Where is Retry defined and who calls it?"); err != nil {
+			t.Fatal(err)
+		}
+		reqs := f.chatRequests()
+		growth[mode] = promptTokens(reqs[len(reqs)-1]) - promptTokens(reqs[0])
+		if mode == "inline" {
+			continue
+		}
+		sub := reqs[1]
+		msgs := messagesOf(sub)
+		if msgs[0]["content"] != subAgentPreamble || len(msgs) != 2 {
+			t.Errorf("the sub-agent's conversation starts with its own prompt and the task: %v", msgs)
+		}
+		names := toolNamesOf(sub)
+		for _, w := range []string{"read_file", "search_files", "list_files"} {
+			if !slices.Contains(names, w) {
+				t.Errorf("the sub-agent lacks %s: %v", w, names)
+			}
+		}
+		for _, n := range []string{"write_file", "edit_file", "run_command", "delegate", "job_output", "task_wait"} {
+			if slices.Contains(names, n) {
+				t.Errorf("the sub-agent is offered %s: %v", n, names)
+			}
+		}
+		final := messagesOf(reqs[len(reqs)-1])
+		res := toolResults(reqs)["d"]
+		if !strings.Contains(res, subAnswer) || strings.Contains(fmt.Sprint(final), "helper123_05") {
+			t.Errorf("the main conversation got more than the answer: %q", res)
+		}
+		var log strings.Builder
+		env.a.Audit.Print(&log, 50)
+		if !strings.Contains(log.String(), "delegate") || strings.Count(log.String(), "read_file") < 6 {
+			t.Errorf("the sub-agent's calls are not in the audit log:\n%s", log.String())
+		}
+	}
+	t.Logf("the main conversation grew by %d prompt tokens with the search done in it, by %d with it delegated (%.1f×)",
+		growth["inline"], growth["delegated"], float64(growth["inline"])/float64(max(1, growth["delegated"])))
+	if growth["delegated"] > (len(subAnswer)+400)/4 || growth["inline"] < 8*growth["delegated"] {
+		t.Errorf("delegating did not spare the main conversation: %d tokens inline, %d delegated", growth["inline"], growth["delegated"])
+	}
+}
+
+// The sub-agent cannot write unless your own config says so: a write it
+// asks for is an unknown tool and nothing is written; with delegate.tools
+// naming write_file in your config, it asks as it would for the main
+// model, and writes. A repository's agents/harvey.yaml cannot set it.
+func TestDelegateWritesOnlyWhereYourConfigSays(t *testing.T) {
+	for _, allowed := range []bool{false, true} {
+		f := newFakeOllama(t, "llama3.2:latest")
+		env := newTestEnv(t, f, "llama3.2")
+		if allowed {
+			env.a.Config.Delegate.Tools = []string{"read_file", "write_file"}
+		}
+		var asked []string
+		env.a.approvals.observe = func(r approvalRequest, _ bool, _ string) { asked = append(asked, r.tool) }
+		f.script(
+			toolReply("llama3.2", fakeCall{id: "d", name: "delegate", args: map[string]any{"task": "note it"}}),
+			toolReply("llama3.2", fakeCall{id: "w", name: "write_file", args: map[string]any{"path": "note.txt", "content": "hi\n"}}),
+			textReply("llama3.2", "wrote it"),
+			textReply("llama3.2", "done"))
+		if err := env.a.RunPrompt(t.Context(), "go"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := os.Stat(filepath.Join(env.dir, "note.txt"))
+		res := toolResults(f.chatRequests())["w"]
+		switch {
+		case !allowed && (err == nil || !strings.Contains(res, "unknown tool")):
+			t.Errorf("the sub-agent wrote with no config saying so: %q", res)
+		case allowed && (err != nil || !slices.Contains(asked, "write_file")):
+			t.Errorf("delegate.tools: [write_file]: written %v, asked %v: %q", err == nil, asked, res)
+		}
+	}
+
+	home, dir := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", home)
+	writeFile(t, dir, "agents/harvey.yaml", "delegate:\n  tools: [write_file, run_command]\n")
+	ws, err := openWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	cf, err := configfile.Load(ws.Tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cf.Delegate.Tools) != 0 {
+		t.Errorf("a repository's config gave the sub-agent %v", cf.Delegate.Tools)
+	}
+}
+
+// /delegate is yours: the answer is shown, and the next message to the
+// model starts with it, once.
+func TestDelegateCommandCarriesTheAnswer(t *testing.T) {
+	f := newFakeOllama(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	twoHundredFiles(t, env.dir)
+	script := append(searchCalls(), textReply("llama3.2", subAnswer), textReply("llama3.2", "ok"), textReply("llama3.2", "ok"))
+	f.script(script...)
+	if err := env.a.RunPrompt(t.Context(), "/delegate where is Retry defined?"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(env.out.String(), "pkg/f123.go:41") {
+		t.Errorf("the answer was not shown: %q", env.out.String())
+	}
+	for i, prompt := range []string{"rename it", "and then?"} {
+		if err := env.a.RunPrompt(t.Context(), prompt); err != nil {
+			t.Fatal(err)
+		}
+		reqs := f.chatRequests()
+		m := messagesOf(reqs[len(reqs)-1])
+		last := m[len(m)-1]["content"].(string)
+		if carried := strings.Contains(last, subAnswer); carried != (i == 0) || !strings.HasSuffix(last, prompt) {
+			t.Errorf("message %d (carried: %v): %q", i+1, carried, last)
+		}
+	}
+}
+
+// Through the built binary: the model delegates; your pre_tool hook sees
+// the sub-agent's calls as it sees the main model's, and your
+// subagent_stop hook (Claude Code's SubagentStop) sends a draft answer
+// back once; the main model reads only the final answer.
+func TestEndToEndDelegateWithYourHooks(t *testing.T) {
+	f := newHookFixture(t, `hooks:
+  - event: pre_tool
+    match: search_files
+    command: 'echo "no searching today" >&2; exit 2'
+  - event: subagent_stop
+    when: [{field: last_assistant_message, contains: DRAFT}]
+    command: 'echo "name the file and the line" >&2; exit 2'
+`)
+	twoHundredFiles(t, f.dir)
+	fo := newFakeOllama(t, "llama3.2:latest")
+	fo.script(
+		toolReply("llama3.2", fakeCall{id: "d", name: "delegate", args: map[string]any{"task": "Where is Retry defined?"}}),
+		toolReply("llama3.2", fakeCall{id: "s", name: "search_files", args: map[string]any{"pattern": "func Retry"}}),
+		toolReply("llama3.2", fakeCall{id: "r", name: "read_file", args: map[string]any{"path": "pkg/f123.go"}}),
+		textReply("llama3.2", "DRAFT: somewhere in pkg"),
+		textReply("llama3.2", subAnswer),
+		textReply("llama3.2", "Done."))
+	out, errOut, code := runHarveyKernel(t, "", f.bin, f.dir, "", f.env, "-p", "where is Retry?", "--yes", "--model", "llama3.2", "--ollama", fo.URL(), "--output", "stream-json")
+	if code != 0 || !strings.Contains(out, "Done.") {
+		t.Fatalf("exit %d: %s %s", code, out, errOut)
+	}
+	reqs := fo.chatRequests()
+	res := toolResults(reqs)
+	if !strings.Contains(res["s"], "no searching today") {
+		t.Errorf("your pre_tool hook did not stop the sub-agent's search: %q", res["s"])
+	}
+	if m := messagesOf(reqs[4]); !strings.Contains(fmt.Sprint(m[len(m)-1]["content"]), "[your stop hook: name the file and the line]") {
+		t.Errorf("the subagent_stop hook's reason did not reach the sub-agent: %v", m[len(m)-1])
+	}
+	if !strings.Contains(res["d"], subAnswer) || strings.Contains(res["d"], "DRAFT") {
+		t.Errorf("the main model got %q", res["d"])
+	}
+	if strings.Count(out, `"name":"read_file"`) == 0 || !strings.Contains(errOut+out, "⚑ hook continued the sub-agent's answer") {
+		t.Errorf("the sub-agent's calls or the hook's line are not said:\n%s\n%s", out, errOut)
+	}
+}
