@@ -1,7 +1,9 @@
 package harvey
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -127,5 +129,64 @@ func TestAsyncTaskEndsWithTheSession(t *testing.T) {
 	tk, _ := env.a.gate.tasks.Get(1)
 	if !strings.HasPrefix(tk.State(), "stopped") {
 		t.Errorf("state %q", tk.State())
+	}
+}
+
+// In the REPL (issue 63): an async tool of yours returns at once, the
+// prompt counts the task, /tasks lists it and /tasks 1 shows its result
+// once it has ended, which is also said; Ctrl-D with a task running ends
+// its program with the session.
+func TestAsyncToolThroughPTY(t *testing.T) {
+	requireSandbox(t)
+	bin := buildHarvey(t)
+	cfg := t.TempDir()
+	tag := fmt.Sprintf("harvey-pty-task-%d", time.Now().UnixNano())
+	writeFile(t, cfg, "harvey/tools/slowcheck.md", asyncToolFile)
+	writeFile(t, cfg, "harvey/tools/forever.md", "---\ncommand: [sh, -c, 'sleep 30; echo "+tag+"', "+tag+"]\neffect: read\nasync: true\n---\nNever ends.\n")
+	f := newFakeOllama(t, "llama3.2:latest")
+	f.script(toolReply("llama3.2", fakeCall{id: "c1", name: "slowcheck", args: map[string]any{"n": "5"}}), textReply("llama3.2", "Started."),
+		toolReply("llama3.2", fakeCall{id: "c2", name: "forever", args: map[string]any{}}), textReply("llama3.2", "Again."))
+	s := startPTYWith(t, bin, t.TempDir(), []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + t.TempDir()}, 160, "--ollama", f.URL(), "--model", "llama3.2")
+	s.expect("harvey> ")
+	s.send("check it\r")
+	s.expect("started task 1")
+	s.expect("Started.")
+	s.expect("harvey (1 task)> ")
+	s.send("/tasks\r")
+	s.expect("1  running")
+	time.Sleep(1500 * time.Millisecond)
+	s.send("/tasks 1\r")
+	s.expect("RESULT-5")
+	s.expect("⚑ task 1 done in")
+	s.expect("harvey> ")
+	s.send("once more\r")
+	s.expect("Again.")
+	s.expect("harvey (1 task)> ")
+	s.send("\x04")
+	s.wait()
+	time.Sleep(300 * time.Millisecond)
+	if ps, _ := exec.Command("pgrep", "-f", tag).Output(); len(ps) > 0 {
+		exec.Command("pkill", "-f", tag).Run()
+		t.Errorf("a task outlived the session: %s", ps)
+	}
+}
+
+// A task keeps the tool's timeout: its program is stopped at it, and the
+// result says so.
+func TestAsyncTaskKeepsItsTimeout(t *testing.T) {
+	requireSandbox(t)
+	env := newTestEnv(t, nil, "")
+	t.Cleanup(env.a.Close)
+	writeTool(t, env, "stuck", "---\ncommand: [sleep, '20']\ntimeout: 1s\neffect: read\nasync: true\n---\nHangs.\n")
+	out, err := callTool(t, env, "stuck", map[string]any{})
+	if err != nil || !strings.Contains(out, "started task 1") {
+		t.Fatalf("%q %v", out, err)
+	}
+	tk, _ := env.a.gate.tasks.Get(1)
+	if !tk.Wait(t.Context(), 10*time.Second) {
+		t.Fatal("the task ran past its timeout")
+	}
+	if r := tk.Report(); !strings.Contains(r, "timed out") {
+		t.Errorf("the result does not say it timed out: %q", r)
 	}
 }

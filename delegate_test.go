@@ -230,3 +230,32 @@ func TestEndToEndDelegateWithYourHooks(t *testing.T) {
 		t.Errorf("the sub-agent's calls or the hook's line are not said:\n%s\n%s", out, errOut)
 	}
 }
+
+// delegate.route runs the sub-agent on a route — a bigger model on another
+// machine — while the main conversation stays on the session's model.
+func TestDelegateOnARoute(t *testing.T) {
+	small := newFakeOllama(t, "llama3.2:latest")
+	big := newFakeOllama(t, "qwen2.5:14b")
+	env := newTestEnv(t, small, "llama3.2")
+	env.a.Config.Routes = []Route{{Name: "big", Provider: "ollama", URL: big.URL(), Model: "qwen2.5:14b", Enabled: true}}
+	env.a.Config.Delegate.Route = "big"
+	twoHundredFiles(t, env.dir)
+	small.script(toolReply("llama3.2", fakeCall{id: "d", name: "delegate", args: map[string]any{"task": "Where is Retry?"}}), textReply("llama3.2", "It is in f123."))
+	big.script(toolReply("qwen2.5:14b", fakeCall{id: "s", name: "search_files", args: map[string]any{"pattern": "func Retry"}}), textReply("qwen2.5:14b", subAnswer))
+	if err := env.a.RunPrompt(t.Context(), "where is Retry?"); err != nil {
+		t.Fatal(err)
+	}
+	bigReqs, smallReqs := big.chatRequests(), small.chatRequests()
+	if len(bigReqs) != 2 || len(smallReqs) != 2 || bigReqs[0]["model"] != "qwen2.5:14b" {
+		t.Fatalf("%d requests to the route, %d to the session's model", len(bigReqs), len(smallReqs))
+	}
+	if !strings.Contains(toolResults(bigReqs)["s"], "pkg/f123.go") || !strings.Contains(toolResults(smallReqs)["d"], subAnswer) {
+		t.Errorf("search %q, answer %q", toolResults(bigReqs)["s"], toolResults(smallReqs)["d"])
+	}
+
+	// A route that is not there is said, and nothing else runs.
+	env.a.Config.Delegate.Route = "gone"
+	if _, err := delegate(t.Context(), env.a, "anything"); err == nil || !strings.Contains(err.Error(), "delegate.route") {
+		t.Errorf("a missing route: %v", err)
+	}
+}
