@@ -185,6 +185,9 @@ func TestSandboxBlockedNamesTheRule(t *testing.T) {
 		{"bash: connect: Permission denied\n", spec, runner.RuleNetwork, "network"},
 		{"npm error code EACCES\nnpm error syscall connect\nnpm error connect EACCES 104.16.1.35:443\n", &landlockOnly, runner.RuleNetwork, "no registry proxy"},
 		{"dial tcp 142.250.1.1:443: connect: permission denied\n", &landlockOnly, runner.RuleNetwork, "harvey sandbox"},
+		{"  [7] Could not connect to server (Failed to connect to index.crates.io port 443 after 0 ms: Could not connect to server)\n", &landlockOnly, runner.RuleNetwork, "no registry proxy"},
+		{"ERROR: Could not find a version that satisfies the requirement greetpy (from versions: none)\n", &landlockOnly, runner.RuleNetwork, "no registry proxy"},
+		{"ERROR: Could not find a version that satisfies the requirement greetpy (from versions: none)\n", spec, runner.RuleNone, ""}, // with the proxy: a name that is not there
 		{"find: 'sh': Permission denied\n", &safe, runner.RuleExec, "not allowed to execute: sh"},
 		{"harvey sandbox: sh: not allowed to execute here\n", &safe, runner.RuleExec, "safe mode"},
 		{"open x: Permission denied\n", spec, runner.RuleNone, ""}, // inside the workspace: not the sandbox

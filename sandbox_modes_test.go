@@ -146,12 +146,16 @@ func TestEndToEndSandboxModes(t *testing.T) {
 				fmt.Sprintf("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo connected'", f.port),
 				"setsid sh -c 'sleep 2; echo late > " + marker + "' > /dev/null 2>&1 &",
 				"mytool && echo planted >> ~/.local/bin/mytool", // a toolchain on PATH: readable and runnable, never writable
+				"ln ~/.ssh/id_rsa stolen-key; cat stolen-key",   // a link is no way to read what the command cannot
 			}
 			var calls []fakeCall
 			for i, h := range hostile {
 				calls = append(calls, fakeCall{id: fmt.Sprint("h", i), name: "run_command", args: map[string]any{"command": h}})
 			}
-			calls = append(calls, fakeCall{id: "w0", name: "run_command", args: map[string]any{"command": "go build ./... && go test ./... && echo more >> m.go && git commit -qam work && git log --oneline | head -1"}})
+			calls = append(calls, fakeCall{id: "w0", name: "run_command", args: map[string]any{"command": "go build ./... && go test ./... && echo more >> m.go && git commit -qam work && git log --oneline | head -1"}},
+				// A rename across directories of the workspace, as rustc
+				// moves each crate's metadata (EXDEV without Landlock's refer).
+				fakeCall{id: "w1", name: "run_command", args: map[string]any{"command": `mkdir -p a b && echo renamed > a/f && python3 -c "import os; os.rename('a/f', 'b/f'); os.link('b/f', 'a/g')" && cat a/g`}})
 			fo.script(toolReply("llama3.2", calls...), textReply("llama3.2", "Done."))
 			out, errOut, code := runHarveyKernel(t, c.kernel, bin, f.dir, "", f.env, "-p", "try things", "--yes", "--output", "stream-json", "--model", "llama3.2", "--ollama", fo.URL())
 			if code != 0 {
@@ -174,6 +178,15 @@ func TestEndToEndSandboxModes(t *testing.T) {
 			}
 			if r := results["h6"]; !strings.Contains(r, "mytool\n") {
 				t.Errorf("a toolchain on PATH did not run: %q", r)
+			}
+			if r := results["h7"]; strings.Contains(r, "FIXTURE-HOME-KEY") {
+				t.Errorf("a link read the home's key: %q", r)
+			}
+			if _, err := os.Stat(filepath.Join(f.dir, "stolen-key")); err == nil {
+				t.Error("a link to the home's key was made in the workspace")
+			}
+			if r := results["w1"]; c.work && (!strings.Contains(r, "[exit 0]") || !strings.Contains(r, "renamed")) {
+				t.Errorf("a rename across the workspace's directories failed in mode %s: %q", c.mode, r)
 			}
 			if r := results["h4"]; strings.Contains(r, "\nconnected") {
 				t.Errorf("a command connected: %q", r)

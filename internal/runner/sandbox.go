@@ -531,7 +531,11 @@ func blockedNoProxy(_, low string, spec *sandbox.Spec) (Rule, string) {
 	if strings.Contains(low, "disabled by goproxy=off") {
 		return RuleNetwork, "[sandbox: network: Landlock only here (no user namespaces), so Go's modules come from your own module cache alone and this one is not there; `harvey sandbox` says how to get the whole sandbox; sandbox.network: true in your config allows every connection]"
 	}
-	if containsAny(low, "connect", "connection") && containsAny(low, "permission denied", "eacces", "os error 13", "errno 13") {
+	// Landlock refuses every TCP connection here: EACCES, as curl (cargo),
+	// urllib3 (pip: "from versions: none" when it hears nothing) and others
+	// word it.
+	if containsAny(low, "connect", "connection") && containsAny(low, "permission denied", "eacces", "os error 13", "errno 13") ||
+		containsAny(low, "could not connect to server", "failed to establish a new connection", "(from versions: none)") {
 		return RuleNetwork, "[sandbox: network: Landlock only here (no user namespaces), so commands get no registry proxy and no TCP; `harvey sandbox` says why and how to get the whole sandbox; sandbox.network: true in your config allows every connection]"
 	}
 	return RuleNone, ""

@@ -164,7 +164,7 @@ func JoinSession(spec *sandbox.Spec) {
 
 // LocalServices are the entries of sandbox.hosts that name a service on
 // this machine by a loopback address and a port (127.0.0.1:5432,
-// localhost:6379, [::1]:5432): commands reach each at the same address on
+// localhost:6379, [::1]:5432, 127.0.0.2:3000): commands reach each at the same address on
 // the session's loopback. Other entries are for HTTP clients, through the
 // proxy.
 func LocalServices(hosts []string) []string {
@@ -180,10 +180,14 @@ func LocalServices(hosts []string) []string {
 		switch strings.ToLower(host) {
 		case "localhost", "127.0.0.1":
 			h = net.JoinHostPort("127.0.0.1", port)
-		case "::1":
-			h = net.JoinHostPort("::1", port)
 		default:
-			continue
+			// Any loopback address: a registry of yours may listen on
+			// 127.0.0.2 beside another on 127.0.0.1.
+			ip := net.ParseIP(host)
+			if ip == nil || !ip.IsLoopback() {
+				continue
+			}
+			h = net.JoinHostPort(ip.String(), port)
 		}
 		if !slices.Contains(out, h) {
 			out = append(out, h)

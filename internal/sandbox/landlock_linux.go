@@ -30,10 +30,15 @@ type llGrant struct {
 // landlockPolicy is the sandbox's Landlock policy for a kernel of the given
 // ABI: every file system right that ABI knows is handled (so denied unless
 // granted), TCP bind and connect too unless the spec allows the network,
-// and then signals and abstract sockets are scoped to the sandbox. Grants
-// never include "refer" (links and renames across directories) or device
-// ioctls. These are the rules go-landlock's V7 best-effort configuration
-// applied before (RODirs, RWDirs, RWFiles; PathAccess in safe mode).
+// and then signals and abstract sockets are scoped to the sandbox. What a
+// command may write it may also rename and link across directories
+// ("refer", ABI 2 and later: rustc moves each crate's metadata out of a
+// directory of its own, and without it every library build fails with
+// EXDEV); the kernel still refuses a rename or link that would give a file
+// more rights where it lands than where it was, so no file gains any.
+// Device ioctls are never granted. These are the rules go-landlock's V7
+// best-effort configuration applies (RODirs, RWDirs with WithRefer, RWFiles;
+// PathAccess in safe mode).
 func landlockPolicy(spec Spec, abi int) (llsys.RulesetAttr, []llGrant) {
 	abi = min(abi, llMaxABI)
 	fsBits := []int{0, 13, 14, 15, 15, 16, 16, 16}[abi] // go-landlock's ABI table
@@ -54,9 +59,13 @@ func landlockPolicy(spec Spec, abi int) (llsys.RulesetAttr, []llGrant) {
 		// rather than the user's own cache written directly.
 		spec.RW, spec.RO = withoutLayered(spec.RW, spec.Overlays), append(append([]string{}, spec.RO...), layeredPaths(spec.Overlays)...)
 	}
+	var refer uint64
+	if abi >= 2 {
+		refer = llsys.AccessFSRefer
+	}
 	var grants []llGrant
 	if len(spec.Exec) == 0 {
-		grants = append(grants, llGrant{llRead, spec.RO}, llGrant{llRead | llWrite, spec.RW})
+		grants = append(grants, llGrant{llRead, spec.RO}, llGrant{llRead | llWrite | refer, spec.RW})
 	} else {
 		// Safe mode: read and write as usual, but execute only the
 		// allowlisted programs (and the ELF interpreter they need).
@@ -68,7 +77,7 @@ func landlockPolicy(spec Spec, abi int) (llsys.RulesetAttr, []llGrant) {
 			m, _ := filepath.Glob(g)
 			execFiles = append(execFiles, m...)
 		}
-		grants = append(grants, llGrant{readNoExec, spec.RO}, llGrant{rwNoExec, spec.RW},
+		grants = append(grants, llGrant{readNoExec, spec.RO}, llGrant{rwNoExec | refer, spec.RW},
 			llGrant{llsys.AccessFSExecute | llsys.AccessFSReadFile, execFiles})
 	}
 	grants = append(grants, llGrant{(llRead | llWrite) & llFileOnly, devRW})

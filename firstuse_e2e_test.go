@@ -1,0 +1,240 @@
+// Feature: every package manager's whole first use works in the sandbox
+// (issue 62), as a new user meets it: a fresh home (no module cache, no
+// checksum database, no ~/.cargo/registry, no pip cache), the built binary,
+// each kernel mode, run by CI as root and as an ordinary account. Each
+// tool adds a dependency from a registry, tidies or builds, and runs what
+// it got: go get + go mod tidy + go run (GONOSUMDB honoured), npm install
+// PKG + node, python3 -m venv + pip install PKG + python, cargo add +
+// cargo build + cargo run. The registries are local servers that speak
+// each tool's protocol (the Go module proxy, PEP 503's simple index,
+// npm's registry, cargo's sparse index), named in the user's
+// sandbox.hosts as a registry of theirs would be. Landlock only has no
+// network for commands (docs/sandbox.md): there each install fails, and
+// says so in one line naming the mode.
+package harvey
+
+import (
+	"archive/tar"
+	"archive/zip"
+	"bytes"
+	"cmp"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/harvey-agent/harvey/internal/kernelsim"
+)
+
+// pmFirstUse is one package manager's first use: the project, the lines a
+// user types (!commands, run by --run in one session), and what the last
+// one prints when it all worked.
+type pmFirstUse struct {
+	name  string
+	needs []string // programs it needs (skipped, saying why, without them)
+	files map[string]string
+	steps []string
+	want  string
+	env   []string // variables the user's shell has for it
+}
+
+// registries serves a Go module proxy (/go/), a PEP 503 simple index and
+// its wheel (/simple/, /files/) and a cargo sparse registry (/cargo/), each
+// with one package, on 127.0.0.2.
+func registries(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.2:0")
+	if err != nil {
+		t.Skipf("no 127.0.0.2: %v", err)
+	}
+	base := "http://" + ln.Addr().String()
+	mux := http.NewServeMux()
+	serve := func(path, body string) {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(body)) })
+	}
+
+	// The Go module proxy protocol: example.com/greet v1.0.0.
+	gomod := "module example.com/greet\n\ngo 1.21\n"
+	var gz bytes.Buffer
+	zw := zip.NewWriter(&gz)
+	for name, body := range map[string]string{"go.mod": gomod, "greet.go": "package greet\n\nfunc Hello() string { return \"hello from the Go proxy\" }\n"} {
+		w, _ := zw.Create("example.com/greet@v1.0.0/" + name)
+		w.Write([]byte(body))
+	}
+	zw.Close()
+	info := `{"Version":"v1.0.0","Time":"2026-01-01T00:00:00Z"}`
+	serve("/go/example.com/greet/@v/list", "v1.0.0\n")
+	serve("/go/example.com/greet/@latest", info)
+	serve("/go/example.com/greet/@v/v1.0.0.info", info)
+	serve("/go/example.com/greet/@v/v1.0.0.mod", gomod)
+	serve("/go/example.com/greet/@v/v1.0.0.zip", gz.String())
+
+	// PEP 503 and a wheel: greetpy 1.0.0.
+	wheel := pythonWheel("greetpy", "1.0.0", map[string]string{"greetpy/__init__.py": "def hello():\n    return 'hello from the Python index'\n"})
+	wsum := sha256.Sum256(wheel)
+	serve("/simple/", `<a href="greetpy/">greetpy</a>`)
+	serve("/simple/greetpy/", fmt.Sprintf(`<a href="%s/files/greetpy-1.0.0-py3-none-any.whl#sha256=%x">greetpy-1.0.0-py3-none-any.whl</a>`, base, wsum))
+	serve("/files/greetpy-1.0.0-py3-none-any.whl", string(wheel))
+
+	// Cargo's sparse registry: greetrs 0.1.0.
+	crate := tarGz(map[string]string{
+		"greetrs-0.1.0/Cargo.toml": "[package]\nname = \"greetrs\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+		"greetrs-0.1.0/src/lib.rs": "pub fn hello() -> &'static str { \"hello from the crate registry\" }\n",
+	})
+	csum := sha256.Sum256(crate)
+	serve("/cargo/index/config.json", fmt.Sprintf(`{"dl": "%s/cargo/dl/{crate}/{version}"}`, base))
+	line, _ := json.Marshal(map[string]any{"name": "greetrs", "vers": "0.1.0", "deps": []any{}, "cksum": hex.EncodeToString(csum[:]), "features": map[string]any{}, "yanked": false})
+	serve("/cargo/index/gr/ee/greetrs", string(line)+"\n")
+	serve("/cargo/dl/greetrs/0.1.0", string(crate))
+
+	srv := &http.Server{Handler: mux}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return base
+}
+
+// pythonWheel is a pure-Python wheel of files, with its metadata and a
+// RECORD of their hashes (pip checks them).
+func pythonWheel(name, version string, files map[string]string) []byte {
+	info := name + "-" + version + ".dist-info/"
+	files[info+"METADATA"] = "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n"
+	files[info+"WHEEL"] = "Wheel-Version: 1.0\nGenerator: harvey-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+	var record strings.Builder
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for n, body := range files {
+		w, _ := zw.Create(n)
+		w.Write([]byte(body))
+		sum := sha256.Sum256([]byte(body))
+		fmt.Fprintf(&record, "%s,sha256=%s,%d\n", n, base64.RawURLEncoding.EncodeToString(sum[:]), len(body))
+	}
+	record.WriteString(info + "RECORD,,\n")
+	w, _ := zw.Create(info + "RECORD")
+	w.Write([]byte(record.String()))
+	zw.Close()
+	return b.Bytes()
+}
+
+func tarGz(files map[string]string) []byte {
+	var b bytes.Buffer
+	gz := gzip.NewWriter(&b)
+	tw := tar.NewWriter(gz)
+	for n, body := range files {
+		tw.WriteHeader(&tar.Header{Name: n, Mode: 0o644, Size: int64(len(body))})
+		tw.Write([]byte(body))
+	}
+	tw.Close()
+	gz.Close()
+	return b.Bytes()
+}
+
+func firstUses(base, npmBase string) []pmFirstUse {
+	host := strings.TrimPrefix(base, "http://")
+	return []pmFirstUse{
+		{name: "go", needs: []string{"go"}, files: map[string]string{
+			"go.mod":  "module app\n\ngo 1.21\n",
+			"main.go": "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/greet\"\n)\n\nfunc main() { fmt.Println(greet.Hello()) }\n",
+		}, steps: []string{"!go get example.com/greet@v1.0.0", "!go mod tidy", "!go run ."}, want: "hello from the Go proxy",
+			env: []string{"GOPROXY=" + base + "/go", "GONOSUMDB=example.com", "GOTOOLCHAIN=local", "GOFLAGS=-modcacherw"}},
+		{name: "npm", needs: []string{"npm", "node"}, files: map[string]string{"package.json": `{"name":"app","version":"1.0.0"}`},
+			steps: []string{"!npm install leftpad", `!node -e "console.log('padded ' + require('leftpad')('7', 3))"`}, want: "padded 007",
+			env: []string{"npm_config_registry=" + npmBase + "/", "npm_config_update_notifier=false", "npm_config_audit=false", "npm_config_fund=false", "npm_config_fetch_retries=0"}},
+		{name: "pip", needs: []string{"/usr/bin/python3"}, steps: []string{
+			"!/usr/bin/python3 -m venv .venv",
+			"!.venv/bin/pip install --disable-pip-version-check --retries 0 --index-url " + base + "/simple/ greetpy",
+			`!.venv/bin/python -c "import greetpy; print(greetpy.hello())"`,
+		}, want: "hello from the Python index"},
+		{name: "cargo", needs: []string{"cargo"}, files: map[string]string{
+			"Cargo.toml":         "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n",
+			"src/main.rs":        "fn main() { println!(\"{}\", greetrs::hello()); }\n",
+			".cargo/config.toml": "[source.crates-io]\nreplace-with = \"fixture\"\n\n[source.fixture]\nregistry = \"sparse+" + base + "/cargo/index/\"\n\n[net]\nretry = 0\n",
+		}, steps: []string{"!cargo add greetrs@0.1.0", "!cargo build -q", "!cargo run -q"}, want: "hello from the crate registry",
+			env: []string{"host:" + host}},
+	}
+}
+
+func TestEndToEndFirstUseOfEachPackageManager(t *testing.T) {
+	requireSandbox(t)
+	bin := buildHarvey(t)
+	base := registries(t)
+	npmBase, _ := npmFixture(t, leftpadPackage)
+	for _, kernel := range simulatedKernels() {
+		t.Run(kernel, func(t *testing.T) {
+			t.Parallel()
+			for _, fu := range firstUses(base, npmBase) {
+				t.Run(fu.name, func(t *testing.T) { firstUseIn(t, bin, kernel, base, npmBase, fu) })
+			}
+		})
+	}
+}
+
+func firstUseIn(t *testing.T, bin, kernel, base, npmBase string, fu pmFirstUse) {
+	path := "/usr/local/go/bin:/usr/local/bin:/usr/bin:/bin"
+	var rustup string
+	for _, p := range fu.needs {
+		full, err := exec.LookPath(p)
+		if err != nil {
+			t.Skipf("%s is not installed here", p)
+		}
+		if p == "cargo" {
+			// rustup's toolchains, where its installer left them; a
+			// fresh CARGO_HOME (no registry) in the new home.
+			rs := exec.Command("rustup", "show", "home")
+			rs.Env = append(os.Environ(), "HOME="+cmp.Or(os.Getenv("HARVEY_TEST_REAL_HOME"), os.Getenv("HOME")), "RUSTUP_HOME=")
+			out, err := rs.Output()
+			if err != nil {
+				t.Skipf("rustup does not run as this user: %v", err)
+			}
+			rustup = strings.TrimSpace(string(out))
+		}
+		path = filepath.Dir(full) + ":" + path
+	}
+	root := t.TempDir()
+	dir, home, cfg := filepath.Join(root, "app"), filepath.Join(root, "home"), filepath.Join(root, "config")
+	os.MkdirAll(dir, 0o755)
+	os.MkdirAll(home, 0o755)
+	for n, body := range fu.files {
+		writeFile(t, dir, n, body)
+	}
+	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  hosts: [%q, %q]\n  env: [npm_config_registry, npm_config_update_notifier, npm_config_audit, npm_config_fund, npm_config_fetch_retries]\n",
+		strings.TrimPrefix(base, "http://"), strings.TrimPrefix(npmBase, "http://")))
+	script := filepath.Join(root, "steps.txt")
+	os.WriteFile(script, []byte(strings.Join(fu.steps, "\n")+"\n"), 0o644)
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=", "XDG_DATA_HOME=" + filepath.Join(root, "data"),
+		"PATH=" + path, "HARVEY_SESSION_NET=" + os.Getenv("HARVEY_SESSION_NET")}
+	if rustup != "" {
+		env = append(env, "RUSTUP_HOME="+rustup, "CARGO_HOME="+filepath.Join(home, ".cargo"))
+	}
+	for _, e := range fu.env {
+		if !strings.HasPrefix(e, "host:") {
+			env = append(env, e)
+		}
+	}
+	out, errOut, code := runHarveyKernel(t, kernel, bin, dir, "", env, "--run", script, "--yes")
+	if kernel == string(kernelsim.NoUserNS) {
+		// Landlock only: no network for commands, said in one line.
+		if code == 0 || !strings.Contains(out, "[sandbox: network: Landlock only here") {
+			t.Errorf("Landlock only: exit %d, the failure does not say why:\n%s\n%s", code, out, errOut)
+		}
+		return
+	}
+	if code != 0 || !strings.Contains(out, fu.want) {
+		t.Fatalf("%s's first use in a fresh home: exit %d\n%s\n%s", fu.name, code, out, errOut)
+	}
+	if entries, _ := os.ReadDir(home); fu.name != "cargo" && len(entries) > 0 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("the fresh home was written: %v", names)
+	}
+}
