@@ -436,7 +436,7 @@ func mcpCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	a := newAgent(ws, cf, newLineReader(strings.NewReader("")), &termtext.Writer{W: stdout}, &termtext.Writer{W: stderr})
 	defer a.Close()
 	a.confirmWorkspaceConfig(a.Config, a.Workspace) // headless: a workspace's servers are not started unconfirmed
-	a.startMCP(ctx)
+	a.startMCP(ctx, false)                          // harvey mcp list starts each server: it is the check
 	if err := cmdMCP(ctx, a, nil, a.Out); err != nil {
 		fmt.Fprintf(stderr, "harvey: %v\n", err)
 		return 1

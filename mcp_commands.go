@@ -16,8 +16,11 @@ import (
 // client side of the protocol is mcp.go.
 
 // startMCP starts every enabled server and registers its tools; a server
-// that fails is reported in one line and the session goes on.
-func (a *Agent) startMCP(ctx context.Context) {
+// that fails is reported in one line and the session goes on. With kept,
+// a server whose tools are known from its last start (internal/mcpclient's
+// cache.go) is offered at once and started at its first use, and one that
+// failed a short while ago is left alone.
+func (a *Agent) startMCP(ctx context.Context, kept bool) {
 	if len(a.Config.MCP.Servers) == 0 {
 		return
 	}
@@ -33,6 +36,14 @@ func (a *Agent) startMCP(ctx context.Context) {
 			continue
 		}
 		s := a.mcp.Add(n, cfg)
+		if kept && a.mcp.FromKept(s) {
+			if s.Paused() && a.Interactive {
+				a.logf("%s", a.dim("· MCP server "+n+": "+termtext.OneLine(s.State())))
+			} else if !s.Paused() {
+				registerMCP(a.mcp, a.Tools, &a.Terminal, s)
+			}
+			continue
+		}
 		if cfg.Lazy {
 			continue
 		}

@@ -144,7 +144,7 @@ func mcpEnv(t *testing.T, f *fakeOllama, token string, models ...string) *testEn
 	// The test binary is the server: the sandbox must let it be read.
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
 	env.a.Config.MCP.Servers = map[string]MCPServer{"t": {Command: []string{os.Args[0], "-mcp-token=" + token}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-server"}, Models: models}}
-	env.a.startMCP(t.Context())
+	env.a.startMCP(t.Context(), false)
 	t.Cleanup(env.a.mcp.Close)
 	return env
 }
@@ -222,7 +222,7 @@ func TestMCPHTTPServer(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	env.a.Config.MCP.Servers = map[string]MCPServer{"h": {URL: srv.URL, Headers: map[string]string{"Authorization": "Bearer ${TEST_MCP_TOKEN}"}, ReadOnly: []string{"echo"}}}
 	env.a.approvals.auto = false // echo is marked read-only: no approval
-	env.a.startMCP(t.Context())
+	env.a.startMCP(t.Context(), false)
 	defer env.a.mcp.Close()
 	out, err := callTool(t, env, "h__echo", map[string]any{"text": "over http"})
 	if err != nil || out != "echo: over http" {
@@ -340,7 +340,7 @@ func TestMCPServerEverything(t *testing.T) {
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.Config.Sandbox.Readable = []string{dir}
 	env.a.Config.MCP.Servers = map[string]MCPServer{"ev": {Command: []string{node, entry, "stdio"}, Models: []string{"*"}}}
-	env.a.startMCP(t.Context())
+	env.a.startMCP(t.Context(), false)
 	defer env.a.mcp.Close()
 	var out strings.Builder
 	cmdMCP(t.Context(), env.a, nil, &out)
@@ -368,7 +368,7 @@ func TestMCPHangingServer(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	// Reads its input, never answers; ends when its stdin closes.
 	env.a.Config.MCP.Servers = map[string]MCPServer{"slow": {Command: []string{"sh", "-c", "cat > /dev/null"}, Models: []string{"*"}, Lazy: true}}
-	env.a.startMCP(t.Context())
+	env.a.startMCP(t.Context(), false)
 	env.a.mcp.SetTimeout(300 * time.Millisecond)
 	defer env.a.mcp.Close()
 	env.a.mcp.StartLazy(t.Context())
@@ -390,7 +390,7 @@ func TestMCPLazyStartAndPromptCost(t *testing.T) {
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
 	token := fmt.Sprintf("tok%d", time.Now().UnixNano())
 	env.a.Config.MCP.Servers = map[string]MCPServer{"t": {Command: []string{os.Args[0], "-mcp-token=" + token}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-server"}, Models: []string{"*"}, Lazy: true}}
-	env.a.startMCP(t.Context())
+	env.a.startMCP(t.Context(), false)
 	defer env.a.mcp.Close()
 	if len(processesWith(token)) != 0 {
 		t.Fatal("a lazy server started with Harvey")
@@ -422,7 +422,7 @@ func TestMCPToolNamesRefused(t *testing.T) {
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
 	env.a.Config.MCP.Servers = map[string]MCPServer{"b": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-badnames"}, Models: []string{"llama3.2"}}}
-	env.a.startMCP(t.Context())
+	env.a.startMCP(t.Context(), false)
 	t.Cleanup(env.a.mcp.Close)
 	warn := env.errOut.String()
 	if strings.Count(warn, "MCP server b: 3 tools not added") != 1 || strings.Contains(warn, "\x1b") || !strings.Contains(warn, `with space`) {
@@ -557,7 +557,7 @@ func TestMCPRootsAreTheWorkspace(t *testing.T) {
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(script)}
 	env.a.Config.MCP.Servers = map[string]MCPServer{"r": {Command: []string{node, script}}}
-	env.a.startMCP(t.Context())
+	env.a.startMCP(t.Context(), false)
 	t.Cleanup(env.a.mcp.Close)
 	// The server asks once initialized: wait until it has its answer.
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
@@ -629,7 +629,7 @@ func extraServerEnv(t *testing.T, f *fakeOllama) *testEnv {
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
 	env.a.Config.MCP.Servers = map[string]MCPServer{"x": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-extra"}}}
-	env.a.startMCP(t.Context())
+	env.a.startMCP(t.Context(), false)
 	t.Cleanup(env.a.mcp.Close)
 	return env
 }
@@ -665,7 +665,7 @@ func TestMCPCallChecked(t *testing.T) {
 	gitSh(t, root, gitEnv, "git init -q -b main && echo a > a.txt && git add a.txt && git commit -qm first")
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
 	env.a.Config.MCP.Servers = map[string]MCPServer{"p": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-plant"}, Models: []string{"*"}}}
-	env.a.startMCP(t.Context())
+	env.a.startMCP(t.Context(), false)
 	t.Cleanup(env.a.mcp.Close)
 	f.script(toolReply("llama3.2", fakeCall{id: "c", name: "p__plant", args: map[string]any{}}), textReply("llama3.2", "Done."))
 	if err := env.a.RunPrompt(t.Context(), "plant"); err != nil {

@@ -111,7 +111,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 		}
 	}
 	if !o.NoMCP {
-		a.startMCP(ctx)
+		a.startMCP(ctx, true)
 	}
 	if a.mcp.Len() > 0 && a.ModelName != "" {
 		for _, l := range a.offerLines(a.ModelName, a.window(a.Client)) {

@@ -29,7 +29,7 @@ var (
 	gobench = flag.String("gobench", "", "output of go test -bench -count N, summarised as medians")
 	runs    = flag.Int("runs", 10, "runs per hyperfine measurement")
 	layout  = flag.String("layout", "", "output of go test -v -run TestPromptLayoutIsAppendOnly")
-	only    = flag.String("only", "", "run only these row groups (comma-separated: search, list, startup, session, prompt, growth-search, growth-list, growth-git, growth-session, growth-kb)")
+	only    = flag.String("only", "", "run only these row groups (comma-separated: search, list, startup, session, jobs, mcp, prompt, growth-search, growth-list, growth-git, growth-session, growth-kb)")
 	scale   = flag.Bool("scale", true, "also measure the growth rows (generated trees, history, session, knowledge base)")
 )
 
@@ -62,6 +62,7 @@ func main() {
 		{"startup", false, func() { startupRows(work, fake) }},
 		{"session", false, func() { sessionRow(work, fake) }},
 		{"jobs", false, func() { jobsRow(work, fake) }},
+		{"mcp", false, func() { mcpRow(work, fake) }},
 		{"prompt", false, func() { promptRows(work, fake); layoutRows() }},
 		{"growth-search", true, func() { scaleSearchRows(work) }},
 		{"growth-list", true, func() { scaleListRow(work) }},

@@ -58,6 +58,9 @@ type Server struct {
 	spec     *sandbox.Spec // the sandbox it runs in (stdio), to explain a failure
 	prompts  []*mcp.Prompt // the server's prompts: /SERVER:PROMPT in the REPL
 	life     *guard.Guard  // a stdio server's check, from before it starts to after it stops
+	fromKept bool          // its tools are those kept from its last start; it starts at its first use (cache.go)
+	pause    bool          // it failed to start a short while ago and is left alone (cache.go)
+	offered  []*mcp.Tool   // the kept tools the session offered before it started, when its list differs
 }
 
 // Manager holds the session's servers.
@@ -84,10 +87,12 @@ func (m *Manager) Connect(ctx context.Context, s *Server) error {
 	}
 	defer m.checkLife(s, "at start")
 	refusedBefore := runner.ProxyRefusals()
+	before := s.tools
 	t, spec, err := m.transport(s.name, s.cfg)
 	s.spec = spec
 	if err != nil {
 		s.state = "failed: " + err.Error()
+		m.failedToStart(s, err)
 		return err
 	}
 	cctx, cancel := context.WithTimeout(ctx, m.timeout)
@@ -118,12 +123,14 @@ func (m *Manager) Connect(ctx context.Context, s *Server) error {
 	if err != nil {
 		err = m.whyNoStart(s.name, err, cctx.Err() != nil, t, spec, refusedBefore)
 		s.state = "failed: " + err.Error()
+		m.failedToStart(s, err)
 		return err
 	}
 	tools, err := listTools(cctx, session, s.cfg)
 	if err != nil {
 		session.Close()
 		s.state = "failed: " + err.Error()
+		m.failedToStart(s, err)
 		return fmt.Errorf("tools/list: %w", err)
 	}
 	s.session, s.tools, s.state = session, tools, "running"
@@ -136,6 +143,7 @@ func (m *Manager) Connect(ctx context.Context, s *Server) error {
 			s.prompts = append(s.prompts, p)
 		}
 	}
+	m.started(s, before)
 	return nil
 }
 
@@ -378,8 +386,8 @@ func (m *Manager) Refresh(ctx context.Context) {
 			continue
 		}
 		s.mu.Lock()
-		old := s.tools
-		s.tools = tools
+		old := slices.Concat(s.tools, s.offered)
+		s.tools, s.offered = tools, nil
 		s.mu.Unlock()
 		for _, t := range old {
 			m.host.Unregister(s.name + config.MCPNameSep + t.Name)
@@ -395,7 +403,7 @@ func (m *Manager) StartLazy(ctx context.Context) {
 	}
 	for _, s := range m.servers {
 		s.mu.Lock()
-		waiting := s.cfg.Lazy && s.session == nil && s.restarts == 0 && strings.HasPrefix(s.state, "not started")
+		waiting := s.cfg.Lazy && !s.fromKept && !s.pause && s.session == nil && s.restarts == 0 && strings.HasPrefix(s.state, "not started")
 		s.mu.Unlock()
 		if !waiting {
 			continue
@@ -425,7 +433,8 @@ func (m *Manager) Close() {
 	}
 }
 
-// Failed names the servers that are not running.
+// Failed names the servers that are not running (a server waiting for
+// its first use is not failed).
 func (m *Manager) Failed() []string {
 	if m == nil {
 		return nil
@@ -433,7 +442,7 @@ func (m *Manager) Failed() []string {
 	var out []string
 	for n, s := range m.servers {
 		s.mu.Lock()
-		if s.state != "running" {
+		if s.state != "running" && !s.fromKept {
 			out = append(out, n)
 		}
 		s.mu.Unlock()
@@ -612,7 +621,7 @@ func (s *Server) Prompts() []Prompt {
 
 // Restarted lets a server that was restarted by hand be restarted once
 // more after a crash.
-func (s *Server) Restarted() { s.restarts = 0 }
+func (s *Server) Restarted() { s.restarts, s.pause = 0, false }
 
 // Keep sets the server's tools to those whose names providers accept,
 // saying the others once (before they are registered).
@@ -638,6 +647,9 @@ func (m *Manager) progress(server string, p *mcp.ProgressNotificationParams) {
 // after a crash, the result as the model reads it, redacted, with what the
 // check undid and the files the call changed.
 func (m *Manager) Call(ctx context.Context, s *Server, tool, name string, args map[string]any) (string, error) {
+	if err := m.ensureStarted(ctx, s); err != nil {
+		return "", fmt.Errorf("MCP server %s did not start: %v", s.name, termtext.OneLine(err.Error()))
+	}
 	res, undone, err := m.invokeGuarded(ctx, s, tool, name, args)
 	if len(undone) > 0 && err == nil && res != nil && !res.IsError {
 		return secrets.Redact(mcpText(res)) + "\n" + strings.Join(undone, "\n"), nil

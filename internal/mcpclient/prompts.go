@@ -80,6 +80,11 @@ func promptUsage(p *mcp.Prompt) string {
 // prompt, filled with the arguments (by name, or in the order the prompt
 // declares them), as text for the user's next request.
 func (m *Manager) GetPrompt(ctx context.Context, server, name string, args []string) (string, error) {
+	if m != nil && m.servers[server] != nil {
+		if err := m.ensureStarted(ctx, m.servers[server]); err != nil {
+			return "", fmt.Errorf("MCP server %s did not start: %v", server, err)
+		}
+	}
 	session, prompt, err := m.prompt(server, name)
 	if err != nil {
 		return "", err
