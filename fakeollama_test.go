@@ -44,6 +44,7 @@ type fakeOllama struct {
 	// respond, when set, answers a chat request instead of the script (a
 	// scripted model that decides by what it is asked).
 	respond   func(req map[string]any) fakeReply
+	bodies    [][]byte  // the chat requests as sent (the order of their keys kept)
 	start     sync.Once // the server starts at the first URL()
 	downUntil time.Time // until then, connections are refused or dropped (a restart)
 	embedded  []string  // every text /api/embed was asked to embed (under mu)
@@ -277,6 +278,7 @@ func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
 			f.requests = f.requests[:0]
 		}
 		f.requests = append(f.requests, req)
+		f.bodies = append(f.bodies, body)
 		if msgs := messagesOf(req); f.autoSummary != "" && len(msgs) > 0 && strings.HasPrefix(fmt.Sprint(msgs[len(msgs)-1]["content"]), "Summarize this conversation") {
 			f.summaries++
 			f.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/events"
 	"github.com/harvey-agent/harvey/internal/hooks"
@@ -372,7 +373,7 @@ func (be *backend) proseToolPrompt(ts *toolSet) string {
 	sb.WriteString("To use a tool, reply with only a JSON object: {\"name\": \"TOOL\", \"arguments\": {...}}. The result comes back in the next message. Tools:\n")
 	for _, t := range ts.toolsFor(be.ModelName, be.window(be.Client)) {
 		f := t.Function
-		props, _ := f.Parameters["properties"].(map[string]any)
+		props := coerce.Props(f.Parameters)
 		req := map[string]bool{}
 		if r, ok := f.Parameters["required"].([]string); ok {
 			for _, x := range r {
@@ -380,7 +381,11 @@ func (be *backend) proseToolPrompt(ts *toolSet) string {
 			}
 		}
 		var ps, opt []string
-		for _, k := range sortedKeys(props) {
+		order := coerce.PropOrder(f.Parameters)
+		if order == nil {
+			order = sortedKeys(props)
+		}
+		for _, k := range order {
 			if req[k] {
 				ps = append(ps, k)
 			} else {

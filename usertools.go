@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fsinfo"
@@ -505,9 +506,10 @@ func codeElement(argv []string, j int, flags string) int {
 	return code
 }
 
-// schema renders the tool's JSON schema for the model.
+// schema renders the tool's JSON schema for the model, its parameters in
+// the file's order (coerce.Ordered).
 func (t *UserTool) schema() map[string]any {
-	props := map[string]any{}
+	props := coerce.Ordered{Values: map[string]any{}}
 	var required []string
 	for _, p := range t.Params {
 		s := map[string]any{"type": p.Type}
@@ -524,7 +526,7 @@ func (t *UserTool) schema() map[string]any {
 		if len(p.Enum) > 0 {
 			s["enum"] = p.Enum
 		}
-		props[p.Name] = s
+		props.Keys, props.Values[p.Name] = append(props.Keys, p.Name), s
 		if p.Required {
 			required = append(required, p.Name)
 		}

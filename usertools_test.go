@@ -302,6 +302,14 @@ func TestUserToolThroughLoop(t *testing.T) {
 	if !strings.Contains(mustJSON(reqs[0]["tools"]), `"description":"Shout a word."`) {
 		t.Fatalf("schema not sent: %s", mustJSON(reqs[0]["tools"]))
 	}
+	// The parameters reach the model in the file's order (word, then
+	// times), not alphabetically.
+	f.mu.Lock()
+	body := string(f.bodies[0])
+	f.mu.Unlock()
+	if w, n := strings.Index(body, `"word":{`), strings.Index(body, `"times":{`); w < 0 || n < 0 || w > n {
+		t.Errorf("parameters not in the file's order: word at %d, times at %d", w, n)
+	}
 	m := messagesOf(reqs[1])
 	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "<$(touch pwned)><2>\n[exit 0]") {
 		t.Fatalf("result = %q", c)

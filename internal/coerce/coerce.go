@@ -27,7 +27,7 @@ import (
 // expected. Required fields must be present. What still does not fit is an
 // error naming the field and the expected type.
 func Args(schema map[string]any, args map[string]any) error {
-	props, _ := schema["properties"].(map[string]any)
+	props := Props(schema)
 	if req, ok := schema["required"].([]string); ok {
 		for _, k := range req {
 			if v, present := args[k]; !present || v == nil {

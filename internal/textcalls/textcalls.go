@@ -249,7 +249,7 @@ func validCall(rc rawCall, lookup Lookup) (anyllm.ToolCall, string, bool) {
 		return anyllm.ToolCall{}, "the arguments are not an object of named parameters", false
 	}
 	if rc.flat {
-		props, _ := schema["properties"].(map[string]any)
+		props := coerce.Props(schema)
 		for k := range args {
 			if _, ok := props[k]; !ok {
 				return anyllm.ToolCall{}, "", false // data with a "tool" key, not a call
