@@ -286,51 +286,6 @@ func TestReplyIsBounded(t *testing.T) {
 	if err := env.a.RunPrompt(t.Context(), "list"); err == nil || !strings.Contains(err.Error(), "too large") {
 		t.Fatalf("%d calls: %v", len(calls), err)
 	}
-	h := &holdbackWriter{out: &strings.Builder{}}
-	chunk := strings.Repeat("x", 1<<20)
-	var err error
-	for i := 0; i < 20 && err == nil; i++ {
-		_, err = h.Write([]byte(chunk))
-	}
-	if err != llm.ErrReplyTooLarge || h.all.Len() > llm.MaxReplyBytes {
-		t.Fatalf("text: %v, %d bytes kept", err, h.all.Len())
-	}
-}
-
-// Code answers stream: a fence is held only while it can still be a call.
-func TestFencedCodeStreams(t *testing.T) {
-	lookup := builtinLookup()
-	isTool := func(n string) bool { _, ok := lookup(n); return ok }
-	for _, c := range []struct {
-		name, lead, code string
-		streams          bool
-	}{
-		{"go fence", "Here is the fix:\n```go\n", "func main() {\n\tfmt.Println(1)\n", true},
-		{"bare fence with code", "Try:\n```\n", "go test ./...\n", true},
-		{"python code that is no tool", "Run:\n```python\n", "print(sum([1, 2]))\n", true},
-		{"json fence (may be a call)", "I'll read it:\n```json\n", "{\"name\": \"read_file\", ", false},
-		{"pythonic tool call", "```python\n", "read_file(path=", false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			var out strings.Builder
-			h := &holdbackWriter{out: &out, isTool: isTool}
-			h.Write([]byte(c.lead))
-			for _, ch := range c.code { // token by token, as a model streams
-				h.Write([]byte(string(ch)))
-			}
-			shown := strings.Contains(out.String(), strings.TrimSpace(strings.SplitN(c.code, "\n", 2)[0]))
-			if shown != c.streams {
-				t.Fatalf("streamed %v, want %v: %q", shown, c.streams, out.String())
-			}
-			if c.streams {
-				h.Write([]byte("```\nThat is all. {not a call}\n"))
-				all, held := h.finish()
-				if !strings.HasPrefix(all, out.String()) || !strings.Contains(out.String(), "```\nThat is all.") || strings.TrimSpace(held) != "" {
-					t.Fatalf("after the fence: out %q held %q", out.String(), held)
-				}
-			}
-		})
-	}
 }
 
 // The prose after an acted call (an answer written as if the call had

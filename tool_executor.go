@@ -105,7 +105,7 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 	out = rr
 	for round := 0; ; round++ {
 		e.fitRound(messages, lastAssistant(messages))
-		hb := &holdbackWriter{out: out, isTool: func(n string) bool { _, ok := lookup(n); return ok }}
+		hb := textcalls.NewHoldback(out, func(n string) bool { _, ok := lookup(n); return ok })
 		send, sendTools := messages, e.roundTools()
 		if e.turn != nil {
 			send, sendTools = e.turn.prepare(messages, sendTools)
@@ -124,11 +124,11 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 			} else if ferr != nil {
 				return messages, total, ferr
 			}
-			_, held := hb.finish()
+			_, held := hb.Finish()
 			io.WriteString(out, held)
 			return messages, total, err
 		}
-		text, held := hb.finish()
+		text, held := hb.Finish()
 		var r replyCalls
 		if len(calls) == 0 {
 			r = e.recoverPrinted(text, held, hb, out, lookup, tr, round < e.maxIterations)
@@ -234,7 +234,7 @@ type replyCalls struct {
 // what the holdback writer kept back (the reply's prose, or all of it).
 // mayRetry: a call that cannot be read is explained to the model, which
 // gets another round.
-func (e *ToolExecutor) recoverPrinted(text, held string, hb *holdbackWriter, out io.Writer, lookup textcalls.Lookup, tr *modelcheck.Trace, mayRetry bool) replyCalls {
+func (e *ToolExecutor) recoverPrinted(text, held string, hb *textcalls.Holdback, out io.Writer, lookup textcalls.Lookup, tr *modelcheck.Trace, mayRetry bool) replyCalls {
 	// Schema mode is strict (the model could have called natively),
 	// unless the layout took the tools out of the request.
 	strict := !e.prose && (e.turn == nil || e.turn.layout == layoutNative)
@@ -270,7 +270,7 @@ func (e *ToolExecutor) recoverPrinted(text, held string, hb *holdbackWriter, out
 	// The reply's act (decided by evidence: docs/tool-call-recovery.md):
 	// it runs like a native call; prose after it, an answer written as if
 	// it had returned, is left out.
-	if written := len(hb.all.String()) - len(held); written == 0 && r.Prose != "" {
+	if written := hb.Len() - len(held); written == 0 && r.Prose != "" {
 		io.WriteString(out, r.Prose+"\n")
 	}
 	return replyCalls{calls: r.Calls, text: r.Prose, recovered: true}

@@ -1,21 +1,20 @@
-package harvey
+package textcalls
 
 import (
 	"io"
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/llm"
-	"github.com/harvey-agent/harvey/internal/textcalls"
 )
 
-// holdbackWriter streams model text to the user but holds back text that may
+// Holdback streams model text to the user but holds back text that may
 // be the start of a printed tool call ({ at the start of a line,
 // [TOOL_CALLS], <tool_call> and other markers, a ``` fence) until the reply
 // ends, so the user sees the recovered call instead of raw JSON. A fence is
 // held only while it can still be a call: once its language or its first
 // word says it is code (```go, or a body that starts with "func"), it
 // streams to its closing fence like any text.
-type holdbackWriter struct {
+type Holdback struct {
 	out     io.Writer
 	all     strings.Builder // the whole reply
 	written int             // bytes of all already passed to out
@@ -25,9 +24,21 @@ type holdbackWriter struct {
 	isTool  func(string) bool // a registered tool name (pythonic calls in fences)
 }
 
+// NewHoldback is a Holdback writing to out; isTool says whether a name is
+// a tool the model may call (nil: none, so no pythonic call is held).
+func NewHoldback(out io.Writer, isTool func(string) bool) *Holdback {
+	if isTool == nil {
+		isTool = func(string) bool { return false }
+	}
+	return &Holdback{out: out, isTool: isTool}
+}
+
+// Len is how many bytes of the reply it has been given.
+func (h *Holdback) Len() int { return h.all.Len() }
+
 var holdTriggers = []string{"[TOOL_CALLS]", "<tool_call>", "<tool", "<function", "<response>", "<|python_tag|>", "<|tool_call", "<｜tool", "functools[", "```"}
 
-func (h *holdbackWriter) Write(p []byte) (int, error) {
+func (h *Holdback) Write(p []byte) (int, error) {
 	if h.all.Len()+len(p) > llm.MaxReplyBytes {
 		return 0, llm.ErrReplyTooLarge
 	}
@@ -45,7 +56,7 @@ func (h *holdbackWriter) Write(p []byte) (int, error) {
 
 // step passes on what can be shown now; it reports whether it changed
 // state (so the caller looks again).
-func (h *holdbackWriter) step() (bool, error) {
+func (h *Holdback) step() (bool, error) {
 	s := h.all.String()
 	pending := s[h.written:]
 	switch {
@@ -90,7 +101,7 @@ func (h *holdbackWriter) step() (bool, error) {
 	return h.holding && h.fence, nil
 }
 
-func (h *holdbackWriter) emit(n int) error {
+func (h *Holdback) emit(n int) error {
 	if n <= 0 {
 		return nil
 	}
@@ -124,8 +135,8 @@ func fenceIsCode(held string, isTool func(string) bool) bool {
 	switch c := body[0]; {
 	case c == '{' || c == '[' || c == '<':
 		return false
-	case textcalls.IsIdentStart(c):
-		name, n := textcalls.LeadingIdent(body)
+	case IsIdentStart(c):
+		name, n := LeadingIdent(body)
 		if n == len(body) {
 			return false // the word is not finished yet
 		}
@@ -153,8 +164,8 @@ func triggerIndex(s string, from int) int {
 	return best
 }
 
-// finish returns the whole reply and the held-back text not yet shown.
-func (h *holdbackWriter) finish() (all, held string) {
+// Finish returns the whole reply and the held-back text not yet shown.
+func (h *Holdback) Finish() (all, held string) {
 	s := h.all.String()
 	return s, s[h.written:]
 }
