@@ -15,6 +15,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/spinner"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
@@ -223,7 +224,7 @@ func (a *Agent) retryTurn(ctx context.Context) error {
 // happened, the tool results of a failed call included.
 func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 	client, mode := t.client, t.mode
-	var spin *Spinner
+	var spin *spinner.Spinner
 	var out io.Writer = a.Out
 	var reply strings.Builder
 	shown := io.Writer(a.Out)
@@ -235,8 +236,8 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 	}
 	out = io.MultiWriter(&terminalSafeWriter{w: shown}, &reply)
 	if a.Interactive && a.Color {
-		spin = newSpinner(a.Err, a.estimateDuration(), a.termWidth)
-		out = &spinnerWriter{w: out, spin: spin}
+		spin = spinner.New(a.Err, a.estimateDuration(), a.termWidth)
+		out = &spinner.Writer{W: out, Spin: spin}
 		defer spin.Stop()
 	}
 	var (
@@ -313,7 +314,7 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 
 // sayingWaits is a retry policy that says each wait on the terminal (the
 // spinner stopped first).
-func sayingWaits(p llm.RetryPolicy, tm *Terminal, spin *Spinner) llm.RetryPolicy {
+func sayingWaits(p llm.RetryPolicy, tm *Terminal, spin *spinner.Spinner) llm.RetryPolicy {
 	p.Notify = func(s string) {
 		spin.Stop()
 		tm.logf("%s", tm.colorize("33", "· "+s))

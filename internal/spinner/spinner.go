@@ -1,4 +1,13 @@
-package harvey
+// Package spinner is the line that shows the model is working while a
+// reply is awaited: a frame, a rotating line in the manner of Edward Lear,
+// the time so far and the estimate, redrawn in place every 100 ms within
+// the terminal's width, cleared by Stop or by the first byte of the reply
+// (Writer).
+//
+// Contract: it writes only to the terminal it is given, one line, never
+// wider than the width (a wrapped line cannot be redrawn in place); Stop
+// is safe to call more than once, and on a nil Spinner.
+package spinner
 
 import (
 	"fmt"
@@ -37,10 +46,10 @@ type Spinner struct {
 	once     sync.Once
 }
 
-// newSpinner starts a spinner on out (a TTY) with an optional estimate.
+// New starts a spinner on out (a TTY) with an optional estimate.
 // width gives the terminal's columns: the line is cut to fit, because a
 // line that wraps cannot be redrawn in place (each frame would leave one).
-func newSpinner(out io.Writer, estimate time.Duration, width func() int) *Spinner {
+func New(out io.Writer, estimate time.Duration, width func() int) *Spinner {
 	s := &Spinner{out: out, width: width, estimate: estimate, start: time.Now(), stop: make(chan struct{})}
 	s.done.Add(1)
 	go s.run()
@@ -64,16 +73,16 @@ func (s *Spinner) run() {
 			if s.width != nil {
 				w = s.width()
 			}
-			fmt.Fprintf(s.out, "\r\x1b[K\x1b[2m%s\x1b[0m", spinnerLine(spinnerFrames[frame%len(spinnerFrames)], msg, timerLabel(el, s.estimate), w))
+			fmt.Fprintf(s.out, "\r\x1b[K\x1b[2m%s\x1b[0m", frameLine(spinnerFrames[frame%len(spinnerFrames)], msg, timerLabel(el, s.estimate), w))
 			frame++
 		}
 	}
 }
 
-// spinnerLine is one frame in at most width-1 columns (one rune, one
+// frameLine is one frame in at most width-1 columns (one rune, one
 // column: the frames and messages are narrow characters): the message is
 // shortened first, then left out; the timer stays.
-func spinnerLine(frame, msg, timer string, width int) string {
+func frameLine(frame, msg, timer string, width int) string {
 	line := frame + " " + msg + "… " + timer
 	if width <= 0 || utf8.RuneCountInString(line) < width {
 		return line
@@ -109,15 +118,15 @@ func timerLabel(elapsed, estimate time.Duration) string {
 	return fmt.Sprintf("[%ds]", e)
 }
 
-// spinnerWriter stops the spinner at the first byte written through it.
-type spinnerWriter struct {
-	w    io.Writer
-	spin *Spinner
+// Writer stops the spinner at the first byte written through it to W.
+type Writer struct {
+	W    io.Writer
+	Spin *Spinner
 }
 
-func (s *spinnerWriter) Write(p []byte) (int, error) {
+func (s *Writer) Write(p []byte) (int, error) {
 	if len(p) > 0 {
-		s.spin.Stop()
+		s.Spin.Stop()
 	}
-	return s.w.Write(p)
+	return s.W.Write(p)
 }
