@@ -257,7 +257,7 @@ func readSaved(r *os.Root, p string) *savedFile {
 		}
 		return nil
 	}
-	b, err := r.ReadFile(p)
+	b, err := readKept(r, p, fi)
 	if err != nil {
 		return nil
 	}
@@ -284,14 +284,21 @@ func readHooks(r *os.Root, dir string) *savedHooks {
 		return &savedHooks{link: target}
 	}
 	h := &savedHooks{files: map[string]*savedFile{}}
-	f, err := r.Open(dir)
+	// The directory opened once, as a root of its own: each file is then
+	// one step from it (OpenRoot, like Open, follows no link out of r).
+	sub, err := r.OpenRoot(dir)
 	if err != nil {
 		return h
 	}
-	defer f.Close()
+	defer sub.Close()
+	f, err := sub.Open(".")
+	if err != nil {
+		return h
+	}
 	names, _ := f.Readdirnames(-1)
+	f.Close()
 	for _, n := range names {
-		h.files[n] = readSaved(r, dir+"/"+n)
+		h.files[n] = readSaved(sub, n)
 	}
 	return h
 }

@@ -3,6 +3,10 @@ package runner
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/datadir"
@@ -33,6 +37,31 @@ type SpecFor struct {
 	Hook *HookView
 }
 
+// toolchainRoots remembers ToolchainRoots for a moment: a command's spec
+// walks every PATH entry's links, and back-to-back commands (a reply's
+// calls, a script) need not walk them again. A toolchain installed meanwhile
+// is seen by the command after the moment.
+var toolchainRoots struct {
+	sync.Mutex
+	key   string
+	at    time.Time
+	roots []string
+}
+
+const toolchainRootsFor = 2 * time.Second
+
+func toolchainRootsNow(home string) []string {
+	env := os.Environ()
+	key := home + "\x00" + strings.Join(env, "\x00")
+	c := &toolchainRoots
+	c.Lock()
+	defer c.Unlock()
+	if c.key != key || time.Since(c.at) > toolchainRootsFor {
+		c.key, c.at, c.roots = key, time.Now(), ToolchainRoots(env, home)
+	}
+	return slices.Clone(c.roots)
+}
+
 // CommandSpec is the sandbox of a command the user or the model runs in
 // the workspace: writes in the workspace (agents/ hidden, .git/'s parts
 // that run programs read-only), TMPDIR, the caches (or their private
@@ -53,7 +82,7 @@ func CommandSpec(w SpecFor) *sandbox.Spec {
 	}
 	gitRO, gitRW := guard.Protected(w.Root)
 	home, _ := os.UserHomeDir()
-	ro = append(ro, ToolchainRoots(os.Environ(), home)...)
+	ro = append(ro, toolchainRootsNow(home)...)
 	if w.Policy.Network {
 		ro = append(ro, ResolvConfDir()...)
 	}
