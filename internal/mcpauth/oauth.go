@@ -29,6 +29,7 @@
 package mcpauth
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,6 +69,9 @@ type oauthRecord struct {
 	Scopes       []string      `json:"scopes,omitempty"`
 	RedirectURL  string        `json:"redirect_url,omitempty"`
 	Token        *oauth2.Token `json:"token"`
+	// DPoPKey is the key a DPoP-bound token is bound to (PKCS #8, base64),
+	// kept beside it so that the next session can present it.
+	DPoPKey string `json:"dpop_key,omitempty"`
 }
 
 // oauthPath is where a server's tokens are kept: by its name and URL, so
@@ -150,7 +154,8 @@ type Handler struct {
 	ui        UI
 	loginOK   func() bool // whether a login may happen now
 	fence     *netfence.Fence
-	hc        *http.Client // fence.AuthClient()
+	hc        *http.Client // fence.AuthClient(), with DPoP's proofs where the server takes them (dpop.go)
+	dp        *dpop        // this session's DPoP key and what it learnt; nil: none could be made
 	pinnedAS  string       // the authorization server checkPin chose (one the user pinned)
 	workspace bool         // the server is a workspace's: it may not name a key of yours
 	// Standalone: harvey mcp login, a process of its own: a login the
@@ -170,7 +175,18 @@ type Handler struct {
 // the server's oauth: block are registered with the fence, which lets them
 // leave only for the authorization server the block pins.
 func New(name string, cfg config.MCPServer, ui UI, loginOK func() bool, fence *netfence.Fence) *Handler {
-	a := &Handler{name: name, url: cfg.URL, ui: ui, loginOK: loginOK, fence: fence, hc: fence.AuthClient(), workspace: cfg.FromWorkspace}
+	rec := loadOAuth(name, cfg.URL)
+	a := &Handler{name: name, url: cfg.URL, ui: ui, loginOK: loginOK, fence: fence, hc: fence.AuthClient(), workspace: cfg.FromWorkspace, dp: newDPoP()}
+	if rec != nil && rec.DPoPKey != "" {
+		if d := dpopFromKey(rec.DPoPKey); d != nil {
+			a.dp = d
+		}
+	}
+	if a.dp != nil {
+		hc := *a.hc
+		hc.Transport = authTransport{d: a.dp, base: cmp.Or[http.RoundTripper](hc.Transport, http.DefaultTransport)}
+		a.hc = &hc
+	}
 	if cfg.OAuth != nil {
 		a.oauth = *cfg.OAuth
 		a.oauth.ClientSecret = cfg.Expanded(map[string]string{"s": cfg.OAuth.ClientSecret})["s"]
@@ -187,13 +203,16 @@ func New(name string, cfg config.MCPServer, ui UI, loginOK func() bool, fence *n
 			fence.Pin(p)
 		}
 	}
-	if rec := loadOAuth(name, cfg.URL); rec != nil && rec.Token.RefreshToken == "" && rec.TokenURL == "" {
+	if rec != nil && rec.Token.RefreshToken == "" && rec.TokenURL == "" {
 		// An enterprise login's token: no refresh, used while it lasts
 		// (then the server's 401 asks for a new one).
 		if rec.Token.Expiry.IsZero() || time.Until(rec.Token.Expiry) > time.Minute {
 			a.stored = oauth2.StaticTokenSource(rec.Token)
 		}
 	} else if rec != nil {
+		if a.dp != nil && strings.EqualFold(rec.Token.TokenType, "DPoP") {
+			a.dp.bound[rec.Token.AccessToken] = true // bound to the key kept with it
+		}
 		ctx := context.WithValue(context.Background(), oauth2.HTTPClient, a.hc)
 		a.stored = &savingSource{src: rec.config().TokenSource(ctx, rec.Token), rec: rec, name: name}
 	}
@@ -346,6 +365,9 @@ func (a *Handler) loginHandler() (*auth.AuthorizationCodeHandler, error) {
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
 			rec := &oauthRecord{URL: a.url, ClientID: c.ClientID, ClientSecret: c.ClientSecret, AuthURL: c.Endpoint.AuthURL, TokenURL: c.Endpoint.TokenURL,
 				AuthStyle: int(c.Endpoint.AuthStyle), Scopes: c.Scopes, RedirectURL: c.RedirectURL, Token: t}
+			if a.dp != nil && strings.EqualFold(t.TokenType, "DPoP") {
+				rec.DPoPKey = a.dp.export()
+			}
 			secrets.Known(t.AccessToken, t.RefreshToken)
 			if err := rec.save(a.name); err != nil {
 				a.ui.Say(termtext.Warn, "warning: the token could not be kept, so the next session logs in again: "+err.Error())
@@ -568,6 +590,15 @@ func Of(t mcp.Transport) *Handler {
 		return sa
 	}
 	return nil
+}
+
+// ResourceTransport wraps the MCP server's round tripper: a DPoP-bound
+// token of this server's is presented with the DPoP scheme and a proof.
+func (a *Handler) ResourceTransport(base http.RoundTripper) http.RoundTripper {
+	if a == nil || a.dp == nil {
+		return base
+	}
+	return resourceTransport{d: a.dp, base: base}
 }
 
 // LoggedIn reports whether a login happened through this handler (the

@@ -188,14 +188,15 @@ func (m *Manager) transport(name string, cfg config.MCPServer) (mcp.Transport, *
 		// One careful client (internal/netfence): the server's URL is the
 		// user's, so it may be local; what the server names is not.
 		fence := netfence.New(cfg.URL)
-		hc := fence.Client(func(next http.RoundTripper) http.RoundTripper {
-			return mcpform.OrderedBodies{Next: headerTransport{headers: cfg.Expanded(cfg.Headers), origin: cfg.URL, next: next}, Orders: &m.orders}
-		})
 		// The standalone stream stays on: it is how a server's requests
 		// (elicitation) reach Harvey between its answers. A 401 is
-		// answered with the server's OAuth (internal/mcpauth).
+		// answered with the server's OAuth (internal/mcpauth), whose
+		// DPoP-bound tokens its resource transport presents.
 		sa := mcpauth.New(name, cfg, m.host, m.askLogin(name), fence)
 		sa.Standalone = m.login
+		hc := fence.Client(func(next http.RoundTripper) http.RoundTripper {
+			return mcpform.OrderedBodies{Next: headerTransport{headers: cfg.Expanded(cfg.Headers), origin: cfg.URL, next: sa.ResourceTransport(next)}, Orders: &m.orders}
+		})
 		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: hc, OAuthHandler: sa}, nil, nil
 	}
 	if len(cfg.Command) == 0 {
