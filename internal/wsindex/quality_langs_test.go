@@ -124,6 +124,7 @@ func TestRetrievalQualityOtherLanguages(t *testing.T) {
 		{"npm's modules (JavaScript)", "/usr/lib/node_modules/npm/node_modules", ".js", jsDocComments},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each code base on a core of its own: the package's tests stay within go test ./internal/...'s minute
 			if _, err := os.Stat(c.root); err != nil {
 				t.Skipf("%s is not on this machine", c.root)
 			}
