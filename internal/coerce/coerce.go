@@ -28,11 +28,9 @@ import (
 // error naming the field and the expected type.
 func Args(schema map[string]any, args map[string]any) error {
 	props := Props(schema)
-	if req, ok := schema["required"].([]string); ok {
-		for _, k := range req {
-			if v, present := args[k]; !present || v == nil {
-				return fmt.Errorf("missing required argument %q", k)
-			}
+	for _, k := range required(schema) {
+		if v, present := args[k]; !present || v == nil {
+			return fmt.Errorf("missing required argument %q", k)
 		}
 	}
 	keys := make([]string, 0, len(args))
@@ -282,4 +280,22 @@ func jsonTypeName(v any) string {
 		return "object"
 	}
 	return "null"
+}
+
+// required is a schema's required names, as Go code writes them
+// ([]string) or as JSON decodes them ([]any: an MCP server's schema).
+func required(schema map[string]any) []string {
+	switch r := schema["required"].(type) {
+	case []string:
+		return r
+	case []any:
+		var out []string
+		for _, x := range r {
+			if s, ok := x.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
 }
