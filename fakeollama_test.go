@@ -275,7 +275,7 @@ func (f *fakeOllama) handle(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if f.keepLast {
-			f.requests = f.requests[:0]
+			f.requests, f.bodies = f.requests[:0], f.bodies[:0]
 		}
 		f.requests = append(f.requests, req)
 		f.bodies = append(f.bodies, body)
