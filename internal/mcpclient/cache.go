@@ -25,7 +25,7 @@ import (
 // the new one from the next turn). A server that failed to start is not
 // tried again for FailedPause, unless /mcp restart asks: the failure was
 // said when it happened; meanwhile /mcp shows it. A change to the server's
-// config, and a new Harvey, start afresh.
+// config, and a new version of Harvey, start afresh.
 
 // FailedPause is how long a server that failed to start is left alone.
 const FailedPause = 10 * time.Minute
