@@ -185,6 +185,11 @@ func firstUseIn(t *testing.T, bin, kernel, base, npmBase string, fu pmFirstUse) 
 		if err != nil {
 			t.Skipf("%s is not installed here", p)
 		}
+		// Where the program really is: a PATH entry of links into another
+		// home (CI's fresh home links root's rustup) is not this new home's.
+		if real, err := filepath.EvalSymlinks(full); err == nil {
+			full = filepath.Join(filepath.Dir(real), filepath.Base(full))
+		}
 		if p == "cargo" {
 			// rustup's toolchains, where its installer left them; a
 			// fresh CARGO_HOME (no registry) in the new home.
@@ -195,6 +200,9 @@ func firstUseIn(t *testing.T, bin, kernel, base, npmBase string, fu pmFirstUse) 
 				t.Skipf("rustup does not run as this user: %v", err)
 			}
 			rustup = strings.TrimSpace(string(out))
+			if real, err := filepath.EvalSymlinks(rustup); err == nil {
+				rustup = real
+			}
 		}
 		path = filepath.Dir(full) + ":" + path
 	}
