@@ -12,10 +12,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/netfence"
 )
 
 // DPoP (RFC 9449), the MCP authorization extension SEP-1932: where an
@@ -86,8 +89,10 @@ func dpopWith(key *ecdsa.PrivateKey) *dpop {
 
 // proof is a DPoP proof JWT for a request (RFC 9449 §4.2): htu without its
 // query and fragment, ath when a token is presented.
-func (d *dpop) proof(method, target, token string) (string, error) {
-	u, nonce := strings.SplitN(strings.SplitN(target, "#", 2)[0], "?", 2)[0], d.nonce(target)
+func (d *dpop) proof(method string, target *url.URL, token string) (string, error) {
+	htu := *target
+	htu.RawQuery, htu.Fragment, htu.RawFragment = "", "", ""
+	u, nonce := htu.String(), d.nonce(target)
 	jti := make([]byte, 16)
 	rand.Read(jti)
 	b64 := base64.RawURLEncoding.EncodeToString
@@ -119,19 +124,10 @@ func (d *dpop) proof(method, target, token string) (string, error) {
 	return signing + "." + b64(sig), nil
 }
 
-func origin(target string) string {
-	if i := strings.Index(target, "://"); i >= 0 {
-		if j := strings.IndexByte(target[i+3:], '/'); j >= 0 {
-			return target[:i+3+j]
-		}
-	}
-	return target
-}
-
-func (d *dpop) nonce(target string) string {
+func (d *dpop) nonce(target *url.URL) string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.nonces[origin(target)]
+	return d.nonces[netfence.Origin(target)]
 }
 
 // heard keeps the nonce a response gives, and reports whether it asks for
@@ -142,7 +138,7 @@ func (d *dpop) heard(req *http.Request, resp *http.Response, body []byte) bool {
 		return false
 	}
 	d.mu.Lock()
-	d.nonces[origin(req.URL.String())] = n
+	d.nonces[netfence.Origin(req.URL)] = n
 	d.mu.Unlock()
 	asks := strings.Contains(strings.Join(resp.Header.Values("WWW-Authenticate"), " "), "use_dpop_nonce") ||
 		resp.StatusCode == http.StatusBadRequest && bytes.Contains(body, []byte("use_dpop_nonce"))
@@ -180,7 +176,7 @@ func (t authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	for try := 0; try < 2; try++ {
 		r := req.Clone(req.Context())
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
-		p, err := t.d.proof(req.Method, req.URL.String(), "")
+		p, err := t.d.proof(req.Method, req.URL, "")
 		if err != nil {
 			return nil, err
 		}
@@ -252,7 +248,7 @@ func (t resourceTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		if body != nil {
 			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 		}
-		p, err := t.d.proof(req.Method, req.URL.String(), token)
+		p, err := t.d.proof(req.Method, req.URL, token)
 		if err != nil {
 			return nil, err
 		}

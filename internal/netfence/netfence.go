@@ -400,6 +400,10 @@ func origin(raw string) (string, bool) {
 	return originOf(u), true
 }
 
+// Origin is u's scheme://host:port, the port made explicit: what a
+// browser, and RFC 6454, call its origin.
+func Origin(u *url.URL) string { return originOf(u) }
+
 func originOf(u *url.URL) string {
 	return strings.ToLower(u.Scheme) + "://" + hostPortOf(u)
 }
