@@ -50,7 +50,6 @@ func conformanceVersionRun() (string, bool) {
 // conformanceExpected are the scenarios Harvey does not pass, and why.
 var conformanceExpected = map[string]string{
 	"auth/2025-03-26-oauth-metadata-backcompat": "the SDK refuses authorization-server metadata whose issuer is not the URL it was fetched for (RFC 8414 §3.3), which this older layout needs",
-	"auth/basic-cimd": "every check passes, with the warning that a client SHOULD use a client ID metadata document where the server supports one: that needs an HTTPS URL Harvey publishes (a server's oauth.client_metadata_url uses one); without it Harvey registers dynamically",
 }
 
 func init() { testHelpers["conformance-client"] = conformanceClient }
@@ -131,6 +130,11 @@ func conformanceClient(string) int {
 		if strings.Contains(os.Getenv("MCP_CONFORMANCE_SCENARIO"), "client-credentials") {
 			add = append(add, "--client-credentials")
 		}
+	}
+	if strings.Contains(os.Getenv("MCP_CONFORMANCE_SCENARIO"), "cimd") {
+		// The document a user publishes, at the address the scenario's
+		// authorization server knows the client by.
+		add = append(add, "--client-metadata-url", "https://conformance-test.local/client-metadata.json")
 	}
 	if issuer := conformanceIssuer(url); issuer != "" {
 		// The user pins the authorization server the server's docs name

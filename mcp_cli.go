@@ -14,6 +14,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/datadir"
+	"github.com/harvey-agent/harvey/internal/mcpauth"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -27,6 +28,7 @@ import (
 const mcpUsage = `usage: harvey mcp list
        harvey mcp add NAME [--env K=V]... [--read-only TOOL]... -- COMMAND [ARGS...]
        harvey mcp add NAME --url URL [--header K=V]... [--client-id ID [--client-secret S | --private-key FILE] [--client-credentials]]
+                 [--client-metadata-url HTTPS-URL]   your client ID metadata document, instead of a client ID
                  [--issuer URL | --auth-server-metadata-url URL]   the authorization server your credentials go to
                  [--workload-token FILE | --workload-token-command CMD]
                  [--idp-issuer URL --idp-client-id ID [--idp-client-secret S] [--id-token-command CMD]]
@@ -131,7 +133,7 @@ func addFlags(args []string) (MCPServer, error) {
 			s.URL = val
 		case "--read-only":
 			s.ReadOnly = append(s.ReadOnly, val)
-		case "--client-id", "--client-secret", "--client-credentials", "--private-key", "--issuer", "--auth-server-metadata-url",
+		case "--client-id", "--client-secret", "--client-credentials", "--private-key", "--client-metadata-url", "--issuer", "--auth-server-metadata-url",
 			"--workload-token", "--workload-token-command", "--idp-issuer", "--idp-client-id", "--idp-client-secret", "--id-token-command":
 			if oauthFlag(&s, a, val) {
 				continue // takes no value
@@ -157,6 +159,10 @@ func checkOAuthFlags(s MCPServer) error {
 		return nil
 	case s.URL == "":
 		return errors.New("the OAuth flags go with --url")
+	case o.ClientMetadataURL != "" && !reflect.DeepEqual(*o, MCPOAuth{Issuer: o.Issuer, AuthServerMetadataURL: o.AuthServerMetadataURL, ClientMetadataURL: o.ClientMetadataURL}):
+		return errors.New("--client-metadata-url is a public client's ID: it goes with --issuer alone, not with --client-id or a credential")
+	case o.ClientMetadataURL != "":
+		return mcpauth.CheckClientMetadataURL(o.ClientMetadataURL)
 	case o.ClientID == "" && !reflect.DeepEqual(*o, MCPOAuth{Issuer: o.Issuer, AuthServerMetadataURL: o.AuthServerMetadataURL}):
 		return errors.New("--client-id names the client a server's OAuth knows you by; the other OAuth flags but --issuer go with it")
 	case o.Enterprise != nil && (o.Enterprise.IdPIssuer == "" || o.Enterprise.IdPClientID == ""):
@@ -177,6 +183,8 @@ func oauthFlag(s *MCPServer, flag, val string) bool {
 		s.OAuth.ClientSecret = val
 	case "--private-key":
 		s.OAuth.PrivateKey = val
+	case "--client-metadata-url":
+		s.OAuth.ClientMetadataURL = val
 	case "--issuer":
 		s.OAuth.Issuer = val
 	case "--auth-server-metadata-url":

@@ -278,6 +278,24 @@ func TestMCPAddGrantFlags(t *testing.T) {
 	if s, err := addFlags([]string{"--url", "https://x.example/mcp", "--client-id", "c", "--workload-token", "/var/run/secrets/tokens/mcp"}); err != nil || s.OAuth.GrantKind() != "workload" {
 		t.Errorf("%+v %v", s.OAuth, err)
 	}
+	// A client ID metadata document stands in for a client ID.
+	cimd := "https://harvey.example/oauth/client.json"
+	if s, err := addFlags([]string{"--url", "https://x.example/mcp", "--client-metadata-url", cimd, "--issuer", "https://as.example"}); err != nil || s.OAuth.ClientMetadataURL != cimd || s.OAuth.ClientID != "" {
+		t.Errorf("%+v %v", s.OAuth, err)
+	} else if b, _ := yaml.Marshal(s); !strings.Contains(string(b), "client_metadata_url: "+cimd) {
+		t.Errorf("written as:\n%s", b)
+	}
+	for _, bad := range [][]string{
+		{"--client-metadata-url", "http://harvey.example/client.json"},
+		{"--client-metadata-url", "https://harvey.example"},
+		{"--client-metadata-url", "https://harvey.example/client.json#me"},
+		{"--client-metadata-url", cimd, "--client-id", "c"},
+		{"--client-metadata-url", cimd, "--client-secret", "s"},
+	} {
+		if _, err := addFlags(append([]string{"--url", "https://x.example/mcp"}, bad...)); err == nil {
+			t.Errorf("%q taken", bad)
+		}
+	}
 }
 
 func randomHex(n int) string { return strings.ToLower(rand.Text())[:min(n, 26)] }
