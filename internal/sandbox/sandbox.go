@@ -276,6 +276,20 @@ type CacheLayer struct {
 	// when the cache does not exist yet: the command sees an empty cache
 	// it can fill, and nothing is made in the user's home.
 	Empty string `json:"empty"`
+	// Below is one more read-only layer under Lower ("": none): what
+	// Harvey fetched once for every workspace (internal/npxshare's npx
+	// packages), seen where the user's cache has nothing of its own. Where
+	// the cache does not exist yet it is the only lower layer.
+	Below string `json:"below,omitempty"`
+}
+
+// Lowers is the overlay's lowerdir value: Lower, then Below under it,
+// each escaped as overlayfs's option parser needs.
+func (l CacheLayer) Lowers(escape func(string) string) string {
+	if l.Below == "" {
+		return escape(l.Lower)
+	}
+	return escape(l.Lower) + ":" + escape(l.Below)
 }
 
 // Relay copies between a client and an upstream connection, each way until

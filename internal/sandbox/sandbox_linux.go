@@ -375,7 +375,7 @@ func (r *rootBuilder) bindLayer(b keptPath, at string) error {
 	if placeStaged(*b.layer, at) {
 		return nil
 	}
-	opts := "lowerdir=" + overlayEscape(b.layer.Lower) + ",upperdir=" + overlayEscape(b.layer.Upper) + ",workdir=" + overlayEscape(b.layer.Work) + ",userxattr"
+	opts := "lowerdir=" + b.layer.Lowers(overlayEscape) + ",upperdir=" + overlayEscape(b.layer.Upper) + ",workdir=" + overlayEscape(b.layer.Work) + ",userxattr"
 	err := unix.Mount("overlay", at, "overlay", unix.MS_NOSUID|unix.MS_NODEV, opts)
 	if err == nil {
 		return nil
@@ -505,7 +505,14 @@ func openKept(paths []string, layers []CacheLayer, ro func(string) bool) ([]kept
 		}
 		order := p
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil && layer != nil && layer.Empty != "" && errors.Is(err, unix.ENOENT) {
+		if err != nil && layer != nil && layer.Below != "" && errors.Is(err, unix.ENOENT) {
+			// A cache not made yet over a layer below: that layer is the
+			// only lower one (the workspace's layer on top, as ever).
+			only := *layer
+			only.Lower, only.Below = layer.Below, ""
+			fd, err = unix.Open(only.Lower, unix.O_PATH|unix.O_CLOEXEC, 0)
+			layer, order = &only, existingAncestor(p)+"\x00" // see below
+		} else if err != nil && layer != nil && layer.Empty != "" && errors.Is(err, unix.ENOENT) {
 			// A cache not made yet: an overlay of nothing under the
 			// workspace's layer is that layer, bound as it is (one bind
 			// rather than an overlay: every command pays for each cache).

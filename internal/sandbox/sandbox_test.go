@@ -177,3 +177,42 @@ func TestModeTableInDocs(t *testing.T) {
 		}
 	}
 }
+
+// A layer below the cache (CacheLayer.Below: what Harvey fetched once for
+// every workspace) shows under the user's cache, or alone where the cache
+// does not exist yet; what the command writes goes to the workspace's layer
+// and neither lower one changes.
+func TestLauncherLayerBelowTheCache(t *testing.T) {
+	s := Available()
+	if !s.Enforced() || !s.NS {
+		t.Skip("no namespaces here")
+	}
+	for _, made := range []bool{true, false} {
+		ws, home, layers, below := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+		cache := filepath.Join(home, ".npm")
+		if made {
+			os.MkdirAll(cache, 0o755)
+			os.WriteFile(filepath.Join(cache, "mine"), []byte("the user's\n"), 0o644)
+		}
+		os.WriteFile(filepath.Join(below, "shared"), []byte("fetched once\n"), 0o644)
+		l := CacheLayer{Lower: cache, Upper: filepath.Join(layers, "upper"), Work: filepath.Join(layers, "work"), Empty: filepath.Join(layers, "empty"), Below: below}
+		for _, d := range []string{l.Upper, l.Work, l.Empty} {
+			os.Mkdir(d, 0o700)
+		}
+		spec := Spec{Dir: ws, Workspace: ws, RW: []string{ws, cache}, RO: []string{"/usr", "/bin", "/lib", "/lib64", "/etc"}, Overlays: []CacheLayer{l}}
+		sh := filepath.Join(cache, "shared")
+		out, ok := run(t, spec, "cat "+sh+"; echo changed > "+sh+"; cat "+sh+"; ls "+cache)
+		if !ok || !strings.HasPrefix(out, "fetched once\nchanged\n") || strings.Contains(out, "mine") != made {
+			t.Errorf("cache made %v: %v %q", made, ok, out)
+		}
+		if b, _ := os.ReadFile(filepath.Join(below, "shared")); string(b) != "fetched once\n" {
+			t.Errorf("cache made %v: the layer below was written: %q", made, b)
+		}
+		if b, _ := os.ReadFile(filepath.Join(l.Upper, "shared")); string(b) != "changed\n" {
+			t.Errorf("cache made %v: the write is not in the workspace's layer: %q", made, b)
+		}
+		if _, err := os.Stat(sh); err == nil {
+			t.Errorf("cache made %v: the write reached the user's cache", made)
+		}
+	}
+}

@@ -30,7 +30,7 @@ var staged = map[CacheLayer]int{}
 func stageLayers(layers []CacheLayer) {
 	unstage(layers)
 	for _, l := range layers {
-		if _, ok := staged[l]; ok || strings.ContainsAny(l.Lower+l.Upper+l.Work, `,:\`) {
+		if _, ok := staged[l]; ok || strings.ContainsAny(l.Lower+l.Below+l.Upper+l.Work, `,:\`) {
 			continue
 		}
 		if _, err := os.Stat(l.Lower); err != nil {
@@ -60,7 +60,7 @@ func detachedOverlay(l CacheLayer) (int, error) {
 		return -1, err
 	}
 	defer unix.Close(fs)
-	for _, kv := range [][2]string{{"lowerdir", l.Lower}, {"upperdir", l.Upper}, {"workdir", l.Work}} {
+	for _, kv := range [][2]string{{"lowerdir", l.Lowers(func(p string) string { return p })}, {"upperdir", l.Upper}, {"workdir", l.Work}} {
 		if err := unix.FsconfigSetString(fs, kv[0], kv[1]); err != nil {
 			return -1, err
 		}
