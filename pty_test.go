@@ -323,6 +323,9 @@ func TestStartupOffersToStartOllama(t *testing.T) {
 	ln.Close()
 	t.Setenv("PATH", binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv("HARVEY_TEST_BINARY", os.Args[0])
+	// The menu's choice is saved in the user's config: this test's own,
+	// or every later test would find a model chosen.
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
 
 	// Declined: nothing starts, the hint follows.
 	s := startPTY(t, bin, dir, "--ollama", "http://"+addr)
