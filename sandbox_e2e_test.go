@@ -20,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -437,6 +438,12 @@ func TestEndToEndSandboxCachesCannotBePoisoned(t *testing.T) {
 // its base URL and each tarball's integrity.
 func npmFixture(t testing.TB, pkgs map[string]map[string]string) (string, map[string]string) {
 	t.Helper()
+	return npmFixtureCounted(t, pkgs, new(atomic.Int64))
+}
+
+// npmFixtureCounted is npmFixture counting the tarballs it serves.
+func npmFixtureCounted(t testing.TB, pkgs map[string]map[string]string, tarballs *atomic.Int64) (string, map[string]string) {
+	t.Helper()
 	ln, err := net.Listen("tcp4", "127.0.0.2:0")
 	if err != nil {
 		t.Skipf("no 127.0.0.2: %v", err)
@@ -459,7 +466,7 @@ func npmFixture(t testing.TB, pkgs map[string]map[string]string) (string, map[st
 		integrity[name] = integ
 		tarball := fmt.Sprintf("%s/%s/-/%s-1.0.0.tgz", base, name, name)
 		data := tgz.Bytes()
-		mux.HandleFunc("/"+name+"/-/"+name+"-1.0.0.tgz", func(w http.ResponseWriter, r *http.Request) { w.Write(data) })
+		mux.HandleFunc("/"+name+"/-/"+name+"-1.0.0.tgz", func(w http.ResponseWriter, r *http.Request) { tarballs.Add(1); w.Write(data) })
 		var pj map[string]any
 		json.Unmarshal([]byte(files["package.json"]), &pj)
 		pj["dist"] = map[string]any{"tarball": tarball, "integrity": integ}

@@ -58,6 +58,7 @@ type Server struct {
 	spec     *sandbox.Spec // the sandbox it runs in (stdio), to explain a failure
 	prompts  []*mcp.Prompt // the server's prompts: /SERVER:PROMPT in the REPL
 	life     *guard.Guard  // a stdio server's check, from before it starts to after it stops
+	npx      string        // its npx packages' store, shared by every workspace (npx.go); "-": none this session
 	fromKept bool          // its tools are those kept from its last start; it starts at its first use (cache.go)
 	pause    bool          // it failed to start a short while ago and is left alone (cache.go)
 	offered  []*mcp.Tool   // the kept tools the session offered before it started, when its list differs
@@ -88,7 +89,7 @@ func (m *Manager) Connect(ctx context.Context, s *Server) error {
 	defer m.checkLife(s, "at start")
 	refusedBefore := runner.ProxyRefusals()
 	before := s.tools
-	t, spec, err := m.transport(s.name, s.cfg)
+	t, spec, err := m.transport(s.name, s.cfg, m.shareNpx(ctx, s))
 	s.spec = spec
 	if err != nil {
 		s.state = "failed: " + err.Error()
@@ -183,7 +184,7 @@ func (m *Manager) whyNoStart(name string, err error, timedOut bool, t mcp.Transp
 
 // transport builds a stdio transport through the sandbox launcher, or a
 // streamable HTTP one.
-func (m *Manager) transport(name string, cfg config.MCPServer) (mcp.Transport, *sandbox.Spec, error) {
+func (m *Manager) transport(name string, cfg config.MCPServer, npxStore string) (mcp.Transport, *sandbox.Spec, error) {
 	if cfg.URL != "" {
 		// One careful client (internal/netfence): the server's URL is the
 		// user's, so it may be local; what the server names is not.
@@ -219,6 +220,7 @@ func (m *Manager) transport(name string, cfg config.MCPServer) (mcp.Transport, *
 		spec := *m.host.Sandbox("mcp-" + datadir.Key(strings.Join(cfg.Command, "\x00")))
 		spec.Network = spec.Network || cfg.Network
 		spec.RO = append(spec.RO, runner.InstallTree(argv[0])...) // a server installed in a node_modules or a bin of its own
+		spec.Overlays = below(spec.Overlays, npxStore)
 		spec.Argv, spec.Dir, spec.Env = argv, m.root, runner.Env(env, &spec)
 		runner.JoinSession(&spec)
 		w := sb.Wrap(&spec)

@@ -15,7 +15,7 @@ import (
 // or none needed).
 func Login(ctx context.Context, host Host, name string, cfg config.MCPServer) (loggedIn bool, err error) {
 	m := &Manager{host: host, login: true}
-	t, _, err := m.transport(name, cfg)
+	t, _, err := m.transport(name, cfg, "")
 	if err != nil {
 		return false, err
 	}

@@ -208,6 +208,15 @@ var toolCacheTable = []toolCache{
 	{env: "CONDA_PKGS_DIRS", tools: []string{"conda", "mamba"}}, // else each conda root's pkgs/ (condaCaches)
 }
 
+// NpmCache is npm's cache in home ($npm_config_cache, else ~/.npm): the
+// cache whose layer a shared npx package goes under (internal/npxshare).
+func NpmCache(home string) string {
+	if p := toolCachePaths(toolCacheTable[0], home); len(p) > 0 {
+		return filepath.Clean(p[0])
+	}
+	return ""
+}
+
 // toolCaches are the caches of toolCacheTable in home: those that exist,
 // and those of a tool on PATH.
 func toolCaches(home string) []string {

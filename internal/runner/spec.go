@@ -100,10 +100,13 @@ func CommandSpec(w SpecFor) *sandbox.Spec {
 		}
 	}
 	spec.Pinned = guard.Pinned(w.Root)
-	if data := datadir.Path(); data != "" && sandbox.Under(filepath.Join(data, "caches"), append(append([]string{}, spec.RW...), spec.RO...)) {
-		// Every workspace's cache layers: never visible to a command
-		// (its own is mounted over its caches already).
-		spec.Hidden = append(spec.Hidden, filepath.Join(data, "caches"))
+	for _, d := range []string{"caches", "npx"} {
+		if data := datadir.Path(); data != "" && sandbox.Under(filepath.Join(data, d), append(append([]string{}, spec.RW...), spec.RO...)) {
+			// Every workspace's cache layers, and the npx packages every
+			// workspace's servers share (internal/npxshare): never visible
+			// to a command (its own are mounted over its caches already).
+			spec.Hidden = append(spec.Hidden, filepath.Join(data, d))
+		}
 	}
 	if w.Hook != nil {
 		spec.RO = append(spec.RO, w.Hook.readable()...)

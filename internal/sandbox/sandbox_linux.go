@@ -505,25 +505,8 @@ func openKept(paths []string, layers []CacheLayer, ro func(string) bool) ([]kept
 		}
 		order := p
 		fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
-		if err != nil && layer != nil && layer.Below != "" && errors.Is(err, unix.ENOENT) {
-			// A cache not made yet over a layer below: that layer is the
-			// only lower one (the workspace's layer on top, as ever).
-			only := *layer
-			only.Lower, only.Below = layer.Below, ""
-			fd, err = unix.Open(only.Lower, unix.O_PATH|unix.O_CLOEXEC, 0)
-			layer, order = &only, existingAncestor(p)+"\x00" // see below
-		} else if err != nil && layer != nil && layer.Empty != "" && errors.Is(err, unix.ENOENT) {
-			// A cache not made yet: an overlay of nothing under the
-			// workspace's layer is that layer, bound as it is (one bind
-			// rather than an overlay: every command pays for each cache).
-			fd, err = unix.Open(layer.Upper, unix.O_PATH|unix.O_CLOEXEC, 0)
-			layer = nil
-			// Its mount point splices its nearest existing directory
-			// (mountpoint_linux.go), which binds that directory's entries
-			// from the user's tree: so it goes before every other kept
-			// path there, or the splice would hide them (~/go/pkg/sumdb
-			// missing beside ~/go/pkg/mod's overlay).
-			order = existingAncestor(p) + "\x00"
+		if err != nil && layer != nil && errors.Is(err, unix.ENOENT) {
+			fd, layer, order, err = notMadeYet(p, layer)
 		}
 		if err != nil {
 			continue // missing: nothing to show
@@ -550,6 +533,33 @@ func existingAncestor(p string) string {
 			return d
 		}
 	}
+}
+
+// notMadeYet opens what stands for the cache at p that does not exist yet,
+// with the layer (nil: a plain bind) and the order it is mounted in.
+func notMadeYet(p string, layer *CacheLayer) (int, *CacheLayer, string, error) {
+	// Its mount point splices its nearest existing directory
+	// (mountpoint_linux.go), which binds that directory's entries from
+	// the user's tree: so it goes before every other kept path there, or
+	// the splice would hide them (~/go/pkg/sumdb missing beside
+	// ~/go/pkg/mod's overlay).
+	order := existingAncestor(p) + "\x00"
+	switch {
+	case layer.Below != "":
+		// Over a layer below: that layer is the only lower one (the
+		// workspace's layer on top, as ever).
+		only := *layer
+		only.Lower, only.Below = layer.Below, ""
+		fd, err := unix.Open(only.Lower, unix.O_PATH|unix.O_CLOEXEC, 0)
+		return fd, &only, order, err
+	case layer.Empty != "":
+		// An overlay of nothing under the workspace's layer is that
+		// layer, bound as it is (one bind rather than an overlay: every
+		// command pays for each cache).
+		fd, err := unix.Open(layer.Upper, unix.O_PATH|unix.O_CLOEXEC, 0)
+		return fd, nil, order, err
+	}
+	return -1, layer, p, unix.ENOENT
 }
 
 // layerOf is the private layer asked for the cache at p, or nil.
