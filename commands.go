@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	"io"
 	"os"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -430,7 +430,7 @@ func cmdRead(ctx context.Context, a *Agent, args []string, out io.Writer) error 
 	return nil
 }
 
-var codeBlockRE = regexp.MustCompile("(?s)```[^\n]*\n(.*?)```")
+var codeBlockRE = lazyre.New("(?s)```[^\n]*\n(.*?)```")
 
 func cmdWrite(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) != 1 {
@@ -447,7 +447,7 @@ func cmdWrite(ctx context.Context, a *Agent, args []string, out io.Writer) error
 		return errors.New("no reply to write yet")
 	}
 	content := last
-	if m := codeBlockRE.FindStringSubmatch(last); m != nil {
+	if m := codeBlockRE().FindStringSubmatch(last); m != nil {
 		content = m[1]
 	}
 	msg, err := a.gate.writeChecked(ctx, "/write", args[0], content) // asked as /write, "always" for /write only
@@ -560,7 +560,7 @@ func cmdGit(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 }
 
 // fencedBlockRE matches a fenced block and its info string.
-var fencedBlockRE = regexp.MustCompile("(?s)```([^\n`]*)\n(.*?)```")
+var fencedBlockRE = lazyre.New("(?s)```([^\n`]*)\n(.*?)```")
 
 type taggedBlock struct{ Path, Content string }
 
@@ -570,7 +570,7 @@ type taggedBlock struct{ Path, Content string }
 // names no file.
 func findTaggedBlocks(s string) []taggedBlock {
 	var out []taggedBlock
-	for _, m := range fencedBlockRE.FindAllStringSubmatch(s, -1) {
+	for _, m := range fencedBlockRE().FindAllStringSubmatch(s, -1) {
 		if p := fencePath(m[1]); p != "" {
 			out = append(out, taggedBlock{Path: p, Content: m[2]})
 		}

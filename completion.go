@@ -3,9 +3,9 @@ package harvey
 import (
 	"context"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	"io"
 	"maps"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -54,7 +54,7 @@ var outputModes = []string{events.ModeText, events.ModeJSON, events.ModeStreamJS
 // are read from them, so completion offers what the usage says.
 var subcommandUsages = []string{ragUsage, mcpUsage, modelCheckUsage, hooksUsage}
 
-var usageFlagRE = regexp.MustCompile(`(?:^|[\s\[|])(--?[a-z][a-z-]*)`)
+var usageFlagRE = lazyre.New(`(?:^|[\s\[|])(--?[a-z][a-z-]*)`)
 
 // subcommandFlags are the flags of each subcommand's word ("rag query":
 // --store, -k, --json), read from the usage texts.
@@ -71,7 +71,7 @@ func subcommandFlags() map[string][]string {
 			if i := strings.Index(rest, " -- "); i >= 0 {
 				rest = rest[:i] // what follows -- is the server's own command line
 			}
-			for _, m := range usageFlagRE.FindAllStringSubmatch(rest, -1) {
+			for _, m := range usageFlagRE().FindAllStringSubmatch(rest, -1) {
 				if !slices.Contains(out[key], m[1]) {
 					out[key] = append(out[key], m[1])
 				}

@@ -437,7 +437,7 @@ func TestMCPToolNamesRefused(t *testing.T) {
 		t.Fatalf("the good tool is missing: %v", names)
 	}
 	for _, n := range names {
-		if !config.ToolNameRE.MatchString(n) {
+		if !config.ToolNameRE().MatchString(n) {
 			t.Fatalf("a name providers refuse reached the request: %q", n)
 		}
 	}

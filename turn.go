@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	"io"
-	"regexp"
 	"strings"
 	"time"
 
@@ -335,7 +335,7 @@ func (t *terminalSafeWriter) Write(p []byte) (int, error) {
 // offerRunSuggestions offers backtick-wrapped `/run CMD` suggestions from a
 // prose-mode reply to the user.
 func offerRunSuggestions(ctx context.Context, a *Agent, reply string) {
-	for _, m := range runSuggestionRE.FindAllStringSubmatch(reply, 3) {
+	for _, m := range runSuggestionRE().FindAllStringSubmatch(reply, 3) {
 		line := strings.TrimSpace(m[1])
 		if !a.Interactive {
 			a.logf("%s", a.dim("· suggested: /run "+termtext.Sanitize(line)))
@@ -351,7 +351,7 @@ func offerRunSuggestions(ctx context.Context, a *Agent, reply string) {
 	}
 }
 
-var runSuggestionRE = regexp.MustCompile("`/run ([^`\n]+)`")
+var runSuggestionRE = lazyre.New("`/run ([^`\n]+)`")
 
 // newToolExecutor builds the executor for a turn.
 func (a *Agent) newToolExecutor(t *turn) *ToolExecutor {

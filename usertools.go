@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -70,11 +70,11 @@ func (p ToolFileProblem) Error() string {
 }
 
 var (
-	toolNameRE  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	paramNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
+	toolNameRE  = lazyre.New(`^[A-Za-z0-9_-]{1,64}$`)
+	paramNameRE = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]{0,63}$`)
 	// A placeholder is {{name}}; other {{...}} text, such as the Go
 	// template in go list -f '{{.ImportPath}}', is passed as it is.
-	placeholderRE = regexp.MustCompile(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
+	placeholderRE = lazyre.New(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
 	userParamType = map[string]bool{"string": true, "number": true, "integer": true, "boolean": true, "array": true, "path": true}
 )
 
@@ -201,7 +201,7 @@ func parseToolFile(file string, data []byte, reserved func(string) bool) (*UserT
 		probs = append(probs, ToolFileProblem{File: file, Line: line, Msg: fmt.Sprintf(format, args...)})
 	}
 	name := strings.TrimSuffix(path.Base(file), ".md")
-	if !toolNameRE.MatchString(name) {
+	if !toolNameRE().MatchString(name) {
 		bad(0, "tool name %q (from the file name) may only use letters, digits, _ and -, up to 64", name)
 	} else if reserved != nil && reserved(name) {
 		bad(0, "tool name %q clashes with a built-in tool; rename the file", name)
@@ -347,7 +347,7 @@ func splitFrontMatter(data []byte) (front, body []byte, offset int, ok bool) {
 // yamlErrorLine splits a yaml.v3 error into its line and message.
 func yamlErrorLine(err error) (int, string) {
 	msg := strings.ReplaceAll(err.Error(), "\n ", " ")
-	if m := config.YAMLLineRE.FindStringSubmatch(msg); m != nil {
+	if m := config.YAMLLineRE().FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
 		return n, strings.TrimSpace(msg[len(m[0]):])
 	}
@@ -364,7 +364,7 @@ func parseParams(v *yaml.Node, offset int, bad func(int, string, ...any)) []User
 		k, pv := v.Content[i], v.Content[i+1]
 		line := k.Line + offset
 		p := UserParam{Name: k.Value}
-		if !paramNameRE.MatchString(p.Name) {
+		if !paramNameRE().MatchString(p.Name) {
 			bad(line, "parameter name %q may only use letters, digits and _", p.Name)
 			continue
 		}
@@ -419,7 +419,7 @@ func checkCommand(t *UserTool, n *yaml.Node, offset int, bad func(int, string, .
 	}
 	for i, el := range t.Command {
 		line := n.Content[i].Line + offset
-		for _, m := range placeholderRE.FindAllStringSubmatch(el, -1) {
+		for _, m := range placeholderRE().FindAllStringSubmatch(el, -1) {
 			p, ok := declared[m[1]]
 			switch {
 			case !ok:
@@ -430,7 +430,7 @@ func checkCommand(t *UserTool, n *yaml.Node, offset int, bad func(int, string, .
 				bad(line, "array parameter %q must be a whole command element (\"{{%s}}\"), not part of %q", m[1], m[1], el)
 			}
 		}
-		if i > 0 && placeholderRE.MatchString(el) && inlineCode(t.Command, i) {
+		if i > 0 && placeholderRE().MatchString(el) && inlineCode(t.Command, i) {
 			bad(line, "a parameter in the inline code of sh -c, bash -lc, python -c, node -e, ... could inject code; pass it as a whole argument after the code (and $0 for a shell), read as \"$1\"")
 		}
 	}
@@ -477,7 +477,7 @@ func inlineCode(argv []string, i int) bool {
 	if _, shell := map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true, "ash": true, "busybox": true}[prog]; shell {
 		dataFrom++ // $0: the script's name in its messages
 	}
-	return i < dataFrom || placeholderRE.FindString(argv[i]) != argv[i]
+	return i < dataFrom || placeholderRE().FindString(argv[i]) != argv[i]
 }
 
 // codeElement is the index of the element that holds inline code for the

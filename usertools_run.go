@@ -37,7 +37,7 @@ func (t *UserTool) buildArgv(args map[string]any) ([]string, error) {
 			argv = append(argv, el)
 			continue
 		}
-		refs := placeholderRE.FindAllStringSubmatch(el, -1)
+		refs := placeholderRE().FindAllStringSubmatch(el, -1)
 		switch {
 		case len(refs) == 0:
 			argv = append(argv, el)
@@ -103,8 +103,8 @@ func wholeElement(p UserParam, v any, endOfOptions bool) ([]string, error) {
 // result may not start with "-" unless the element itself does.
 func substituteInElement(el string, refs [][]string, args map[string]any, endOfOptions bool) (string, error) {
 	var ferr error
-	out := placeholderRE.ReplaceAllStringFunc(el, func(m string) string {
-		name := placeholderRE.FindStringSubmatch(m)[1]
+	out := placeholderRE().ReplaceAllStringFunc(el, func(m string) string {
+		name := placeholderRE().FindStringSubmatch(m)[1]
 		vals, err := argText(name, args[name])
 		if err != nil {
 			ferr = err

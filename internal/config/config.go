@@ -3,8 +3,8 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	"reflect"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -206,13 +206,13 @@ func Default() *Config {
 }
 
 // YAMLLineRE finds the line yaml.v3 names in an error.
-var YAMLLineRE = regexp.MustCompile(`^yaml: (?:unmarshal errors:\s*)?line (\d+): `)
+var YAMLLineRE = lazyre.New(`^yaml: (?:unmarshal errors:\s*)?line (\d+): `)
 
 // YAMLError reduces a yaml.v3 error to "line N: message".
 func YAMLError(err error) error {
 	msg := err.Error()
 	msg = strings.ReplaceAll(msg, "\n ", " ")
-	if m := YAMLLineRE.FindStringSubmatch(msg); m != nil {
+	if m := YAMLLineRE().FindStringSubmatch(msg); m != nil {
 		return fmt.Errorf("line %s: %s", m[1], strings.TrimSpace(msg[len(m[0]):]))
 	}
 	msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:")

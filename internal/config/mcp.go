@@ -1,9 +1,9 @@
 package config
 
 import (
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	"maps"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -225,4 +225,4 @@ const DefaultMaxTools = 24
 
 // ToolNameRE is what providers accept as a tool name (OpenAI's and
 // Anthropic's rule; Ollama passes names to templates as they are).
-var ToolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var ToolNameRE = lazyre.New(`^[A-Za-z0-9_-]{1,64}$`)

@@ -90,7 +90,7 @@ func ParseMCPJSON(data []byte, key string) (map[string]config.MCPServer, error) 
 
 // ValidServerName: a server's name prefixes its tools' names.
 func ValidServerName(n string) bool {
-	return n != "" && len(n) <= 32 && !strings.Contains(n, config.MCPNameSep) && config.ToolNameRE.MatchString(n)
+	return n != "" && len(n) <= 32 && !strings.Contains(n, config.MCPNameSep) && config.ToolNameRE().MatchString(n)
 }
 
 // addWorkspaceMCPFiles reads the workspace's MCP files: confirmed ones add

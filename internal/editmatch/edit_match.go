@@ -1,7 +1,7 @@
 package editmatch
 
 import (
-	"regexp"
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -171,7 +171,7 @@ func reindent(fileLines, snip, newLines []string, fileUnit string) string {
 
 // gutterRE is a line-number gutter: "12\t", "  12: ", "12 | ", "12│",
 // "  12→" (Claude Code's reads), "L12: ".
-var gutterRE = regexp.MustCompile(`^[ \t]*L?\d+(?:\t|: |[ ]?[|│→][ ]?)`)
+var gutterRE = lazyre.New(`^[ \t]*L?\d+(?:\t|: |[ ]?[|│→][ ]?)`)
 
 // unwrapSnippet removes what a model copied around the text: a code fence
 // around the whole snippet, or a line-number gutter on every line. new_text
@@ -265,7 +265,7 @@ func ungutter(s string) (string, bool) {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
-		if !gutterRE.MatchString(l) {
+		if !gutterRE().MatchString(l) {
 			return s, false
 		}
 		seen = true
@@ -275,7 +275,7 @@ func ungutter(s string) (string, bool) {
 	}
 	var b strings.Builder
 	for _, l := range lines {
-		b.WriteString(gutterRE.ReplaceAllString(l, ""))
+		b.WriteString(gutterRE().ReplaceAllString(l, ""))
 	}
 	return b.String(), true
 }

@@ -2,7 +2,7 @@ package editmatch
 
 import (
 	"fmt"
-	"regexp"
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	"strings"
 )
 
@@ -16,9 +16,9 @@ import (
 // elisionRE is a line that stands for lines left out: "..." or "…"
 // alone, or a comment that starts with them ("// ... existing code ...",
 // "# ..."); never code that starts with dots (a spread "...props,").
-var elisionRE = regexp.MustCompile(`^(?:\.\.\.|…|(?://|#|--|;|/\*|<!--)[ \t]*(?:\.\.\.|…).*)$`)
+var elisionRE = lazyre.New(`^(?:\.\.\.|…|(?://|#|--|;|/\*|<!--)[ \t]*(?:\.\.\.|…).*)$`)
 
-func isElision(l string) bool { return elisionRE.MatchString(strings.TrimSpace(l)) }
+func isElision(l string) bool { return elisionRE().MatchString(strings.TrimSpace(l)) }
 
 // splitElided splits text at its elision lines; ok is false when it has
 // none.

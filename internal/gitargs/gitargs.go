@@ -18,11 +18,11 @@ package gitargs
 
 import (
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/harvey-agent/harvey/internal/refusal"
 )
@@ -46,18 +46,13 @@ type gitOpt struct {
 // starts (the sandbox's launcher is Harvey) runs this package's
 // initialisers, and few of them ever check a git argument.
 var (
-	reCount      = lazyRegexp(`^[0-9]{1,7}$`)
-	reDate       = lazyRegexp(`^[A-Za-z0-9 :.,+/_-]{1,64}$`)
-	reDiffFilter = lazyRegexp(`^[ACDMRTUXBacdmrtuxb*]{1,16}$`)
-	reSimilarity = lazyRegexp(`^[0-9]{1,3}%?$`)
-	reBlameRange = lazyRegexp(`^[0-9]{1,9}(,[+-]?([0-9]{1,9})?)?$`)
-	reDateMode   = lazyRegexp(`^((relative|local|iso|iso8601|iso-strict|iso8601-strict|rfc|rfc2822|short|raw|human|unix|default)(-local)?|format(-local)?:[^\x00-\x1f]{0,64})$`)
+	reCount      = lazyre.New(`^[0-9]{1,7}$`)
+	reDate       = lazyre.New(`^[A-Za-z0-9 :.,+/_-]{1,64}$`)
+	reDiffFilter = lazyre.New(`^[ACDMRTUXBacdmrtuxb*]{1,16}$`)
+	reSimilarity = lazyre.New(`^[0-9]{1,3}%?$`)
+	reBlameRange = lazyre.New(`^[0-9]{1,9}(,[+-]?([0-9]{1,9})?)?$`)
+	reDateMode   = lazyre.New(`^((relative|local|iso|iso8601|iso-strict|iso8601-strict|rfc|rfc2822|short|raw|human|unix|default)(-local)?|format(-local)?:[^\x00-\x1f]{0,64})$`)
 )
-
-// lazyRegexp is a pattern compiled on its first use.
-func lazyRegexp(pattern string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
-}
 
 func matches(re func() *regexp.Regexp, what string) func(string) error {
 	return func(v string) error {

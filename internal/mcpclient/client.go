@@ -264,7 +264,7 @@ func (m *Manager) validToolNames(server string, tools []*mcp.Tool) []*mcp.Tool {
 	var ok []*mcp.Tool
 	var bad []string
 	for _, t := range tools {
-		if config.ToolNameRE.MatchString(server + config.MCPNameSep + t.Name) {
+		if config.ToolNameRE().MatchString(server + config.MCPNameSep + t.Name) {
 			ok = append(ok, t)
 		} else {
 			bad = append(bad, strconv.Quote(t.Name))

@@ -37,12 +37,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -364,7 +364,7 @@ func (f *Fence) learn(o, path string, resp *http.Response) {
 
 // errorCode is what an OAuth error code may be (RFC 6749 §5.2's
 // characters, short).
-var errorCode = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
+var errorCode = lazyre.New(`^[A-Za-z0-9_.:-]{1,64}$`)
 
 // reduceErrorBody replaces an error response's body with at most its
 // OAuth error code.
@@ -375,7 +375,7 @@ func reduceErrorBody(resp *http.Response) {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	out := []byte("{}")
-	if json.Unmarshal(b, &body) == nil && errorCode.MatchString(body.Error) {
+	if json.Unmarshal(b, &body) == nil && errorCode().MatchString(body.Error) {
 		out, _ = json.Marshal(map[string]string{"error": body.Error})
 	}
 	resp.Body = io.NopCloser(bytes.NewReader(out))

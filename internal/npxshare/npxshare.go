@@ -34,10 +34,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -51,7 +51,7 @@ import (
 // registrySpec is NAME or @SCOPE/NAME, with an optional @VERSION, @RANGE
 // or @TAG: what npm-package-arg reads as a registry package. Paths, URLs
 // (a ':'), aliases (npm:) and ranges with spaces are left out.
-var registrySpec = regexp.MustCompile(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*(@[A-Za-z0-9._~^<>=|*+-]+)?$`)
+var registrySpec = lazyre.New(`^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*(@[A-Za-z0-9._~^<>=|*+-]+)?$`)
 
 // Packages is what npx would install for argv (a server's command), or
 // nil where it is not only registry packages read as npx reads them.
@@ -92,7 +92,7 @@ func Packages(argv []string) []string {
 
 func checked(pkgs []string) []string {
 	for _, p := range pkgs {
-		if !registrySpec.MatchString(p) {
+		if !registrySpec().MatchString(p) {
 			return nil
 		}
 	}

@@ -1,8 +1,8 @@
 package secrets
 
 import (
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	"path"
-	"regexp"
 	"strings"
 )
 
@@ -45,7 +45,7 @@ func Environ(env []string) []string {
 }
 
 // urlUserinfoRE finds the user:password@ (or token@) part of URLs.
-var urlUserinfoRE = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@,|]+@`)
+var urlUserinfoRE = lazyre.New(`(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@,|]+@`)
 
 // stripURLCredentials removes credentials embedded in URLs of an inherited
 // variable (GOPROXY=https://user:token@proxy, OLLAMA_HOST=http://u:p@host):
@@ -54,7 +54,7 @@ func stripURLCredentials(kv string) string {
 	if !strings.Contains(kv, "@") || !strings.Contains(kv, "://") {
 		return kv
 	}
-	return urlUserinfoRE.ReplaceAllString(kv, "$1")
+	return urlUserinfoRE().ReplaceAllString(kv, "$1")
 }
 
 // YourEnviron is your environment less what looks secret (the same

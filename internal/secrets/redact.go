@@ -2,6 +2,7 @@ package secrets
 
 import (
 	"bytes"
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	"io"
 	"regexp"
 	"slices"
@@ -178,21 +179,21 @@ func Redact(s string) string {
 type LineRedactor struct{ inKey bool }
 
 var (
-	keyBeginRE = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`)
-	keyEndRE   = regexp.MustCompile(`-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`)
+	keyBeginRE = lazyre.New(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`)
+	keyEndRE   = lazyre.New(`-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`)
 )
 
 // Observe updates the key-block state for a line that is not shown (the
 // lines before a read_file offset).
 func (r *LineRedactor) Observe(line string) {
 	if r.inKey {
-		if keyEndRE.MatchString(line) {
+		if keyEndRE().MatchString(line) {
 			r.inKey = false
 		}
 		return
 	}
 	if strings.Contains(line, "PRIVATE KEY") {
-		if loc := keyBeginRE.FindStringIndex(line); loc != nil && !keyEndRE.MatchString(line[loc[1]:]) {
+		if loc := keyBeginRE().FindStringIndex(line); loc != nil && !keyEndRE().MatchString(line[loc[1]:]) {
 			r.inKey = true
 		}
 	}
@@ -225,20 +226,20 @@ func (r *LineRedactor) keyBlocks(s string) string {
 		}
 		switch {
 		case r.inKey:
-			if loc := keyEndRE.FindStringIndex(body); loc != nil {
+			if loc := keyEndRE().FindStringIndex(body); loc != nil {
 				r.inKey = false
 				b.WriteString(Mark + body[loc[1]:] + eol)
 			} else {
 				b.WriteString(Mark + eol)
 			}
 		case strings.Contains(body, "PRIVATE KEY"):
-			loc := keyBeginRE.FindStringIndex(body)
+			loc := keyBeginRE().FindStringIndex(body)
 			if loc == nil {
 				b.WriteString(line)
 				continue
 			}
 			rest := body[loc[1]:]
-			if end := keyEndRE.FindStringIndex(rest); end != nil {
+			if end := keyEndRE().FindStringIndex(rest); end != nil {
 				b.WriteString(body[:loc[0]] + Mark + rest[end[1]:] + eol)
 			} else {
 				r.inKey = true

@@ -1,7 +1,7 @@
 package textcalls
 
 import (
-	"regexp"
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	"strings"
 )
 
@@ -68,16 +68,16 @@ const AskNote = "You wrote a tool call inside your reply, with other text around
 	"If you meant to run it, reply with the call alone (or send it as a tool call); if it was only an example, answer without it."
 
 var (
-	declinesRE = regexp.MustCompile(`(?i)\b(i will not|i won't|i wouldn't|i would not|i cannot|i can't|i am not going to|i'm not going to|i do not want to|do not run|don't run|never run|not run (it|this|that)|should not run|shouldn't run|without running|instead of running|not be running|won't be running|refuse to)\b`)
-	explainsRE = regexp.MustCompile(`(?i)(\bfor example\b|\bfor instance\b|\be\.g\.|\bexample\b|\byou (could|can|would|might|should|may) (call|use|send|run|invoke|write)\b|\b(i|we|one) (could|would|might) (call|use|send|run|invoke|write)\b|\bthe syntax\b|\bsyntax is\b|\bwould look like\b|\blooks like this\b|\bthe format\b|\bformat is\b|\bis formatted\b|\bhere is how\b|\bhere's how\b|\bto call (it|a tool|the tool)\b|\bsuch as\b|\b(a line|a call|a reply) like\b|\blike this\b|\bdemonstrat\w*|\billustrat\w*|\bshow (you )?(how|what a call|the (call|syntax|format|shape)))`)
-	asksRE     = regexp.MustCompile(`(?i)\b(would you like|do you want|shall i|should i|want me to)\b`)
+	declinesRE = lazyre.New(`(?i)\b(i will not|i won't|i wouldn't|i would not|i cannot|i can't|i am not going to|i'm not going to|i do not want to|do not run|don't run|never run|not run (it|this|that)|should not run|shouldn't run|without running|instead of running|not be running|won't be running|refuse to)\b`)
+	explainsRE = lazyre.New(`(?i)(\bfor example\b|\bfor instance\b|\be\.g\.|\bexample\b|\byou (could|can|would|might|should|may) (call|use|send|run|invoke|write)\b|\b(i|we|one) (could|would|might) (call|use|send|run|invoke|write)\b|\bthe syntax\b|\bsyntax is\b|\bwould look like\b|\blooks like this\b|\bthe format\b|\bformat is\b|\bis formatted\b|\bhere is how\b|\bhere's how\b|\bto call (it|a tool|the tool)\b|\bsuch as\b|\b(a line|a call|a reply) like\b|\blike this\b|\bdemonstrat\w*|\billustrat\w*|\bshow (you )?(how|what a call|the (call|syntax|format|shape)))`)
+	asksRE     = lazyre.New(`(?i)\b(would you like|do you want|shall i|should i|want me to)\b`)
 	// planRE finds text after a call that only says what the call will
 	// give or what comes once it has ("This will show me the contents.",
 	// "Once I have the list, I can ...", "Please wait."): a plan, not a
 	// result and not an explanation.
-	planRE = regexp.MustCompile(`(?i)^\s*((this|that|it|which) will\b|once (i|we) (have|get|see|know|receive)\b|please wait\b|wait(ing)? for (the|its) (result|output|response)\b|after (that|this|it returns)\b|when (it|the tool|the call) returns\b)`)
+	planRE = lazyre.New(`(?i)^\s*((this|that|it|which) will\b|once (i|we) (have|get|see|know|receive)\b|please wait\b|wait(ing)? for (the|its) (result|output|response)\b|after (that|this|it returns)\b|when (it|the tool|the call) returns\b)`)
 	// intentRE finds a lead-in that announces an action.
-	intentRE = regexp.MustCompile(`(?i)\b(i'll|i will|i'm going to|i am going to|let me|let's|now i|next,? i|i need to|i should|calling|i'll use|using the|use the|using tool|calling tool|running|checking|searching|reading|listing)\b`)
+	intentRE = lazyre.New(`(?i)\b(i'll|i will|i'm going to|i am going to|let me|let's|now i|next,? i|i need to|i should|calling|i'll use|using the|use the|using tool|calling tool|running|checking|searching|reading|listing)\b`)
 )
 
 // decide applies the rules to the act group of text.
@@ -87,17 +87,17 @@ func decide(text string, group []candidate, strict bool) (Decision, string) {
 	switch {
 	case WholeReply(proseAround(text, group)):
 		return Act, RuleWhole
-	case declinesRE.MatchString(before) || declinesRE.MatchString(after):
+	case declinesRE().MatchString(before) || declinesRE().MatchString(after):
 		return Quote, RuleDeclines
-	case explainsRE.MatchString(lastLines(before, 2)) || explainsRE.MatchString(firstLineOf(after)) || continuesSentence(before, after):
+	case explainsRE().MatchString(lastLines(before, 2)) || explainsRE().MatchString(firstLineOf(after)) || continuesSentence(before, after):
 		return Quote, RuleExplains
-	case asksUser(after) || asksRE.MatchString(lastLine(before)):
+	case asksUser(after) || asksRE().MatchString(lastLine(before)):
 		return Quote, RuleAsksUser
 	case markedGroup(group):
 		return Act, RuleMarkers
 	case before == "":
 		return Act, RuleBegins
-	case intentRE.MatchString(lastLine(before)) && (after == "" || !strict && planFollows(after)):
+	case intentRE().MatchString(lastLine(before)) && (after == "" || !strict && planFollows(after)):
 		// Announced, and nothing after but what it will do next. In
 		// schema mode (the model could have called natively) a printed
 		// call with prose after it is asked about instead.
@@ -122,7 +122,7 @@ func continuesSentence(before, after string) bool {
 // (its last sentence is a question).
 func asksUser(after string) bool {
 	s := strings.TrimSpace(after)
-	return strings.HasSuffix(s, "?") || asksRE.MatchString(firstLineOf(s))
+	return strings.HasSuffix(s, "?") || asksRE().MatchString(firstLineOf(s))
 }
 
 // markedGroup reports whether every candidate of the group is framed by a

@@ -302,7 +302,7 @@ func actGroup(text string, cands []candidate, strict bool) []candidate {
 		if inlineRun(run) {
 			// A pseudo-code call after text on its line: only when the
 			// reply is that one line, announcing the call.
-			if stripClosers(text[run[len(run)-1].end:]) == "" && !strings.Contains(before, "\n") && len(before) <= 120 && intentRE.MatchString(before) {
+			if stripClosers(text[run[len(run)-1].end:]) == "" && !strings.Contains(before, "\n") && len(before) <= 120 && intentRE().MatchString(before) {
 				return run
 			}
 			continue
@@ -352,9 +352,9 @@ func isAct(text string, run []candidate, before string, strict, onlyRun bool) bo
 		return !strict || len(after) <= 200
 	case after == "":
 		return leadIn(before, strict)
-	case !strict && onlyRun && len(run) == 1 && run[0].fenced && fenceCount(text) == 1 && intentRE.MatchString(lastLine(before)):
+	case !strict && onlyRun && len(run) == 1 && run[0].fenced && fenceCount(text) == 1 && intentRE().MatchString(lastLine(before)):
 		return true
-	case onlyRun && intentRE.MatchString(lastLine(before)) && (!strict || len(before) <= 400) && planFollows(after):
+	case onlyRun && intentRE().MatchString(lastLine(before)) && (!strict || len(before) <= 400) && planFollows(after):
 		// Announced, and what follows only says what the call will
 		// give or what comes next (decide still refuses an example or
 		// a refusal); in schema mode after a short lead-in only.
@@ -367,7 +367,7 @@ func isAct(text string, run []candidate, before string, strict, onlyRun bool) bo
 // the call will give or what the model will do next.
 func planFollows(after string) bool {
 	first := firstLineOf(after)
-	return intentRE.MatchString(first) || planRE.MatchString(first)
+	return intentRE().MatchString(first) || planRE().MatchString(first)
 }
 
 // inlineRun reports whether a run holds a pseudo-code call written after
@@ -407,9 +407,9 @@ func leadIn(before string, strict bool) bool {
 	}
 	last := lastLine(before)
 	if strict {
-		return len(before) <= 200 && !strings.HasSuffix(strings.TrimSpace(last), ":") || intentRE.MatchString(last) && len(before) <= 400
+		return len(before) <= 200 && !strings.HasSuffix(strings.TrimSpace(last), ":") || intentRE().MatchString(last) && len(before) <= 400
 	}
-	if intentRE.MatchString(last) {
+	if intentRE().MatchString(last) {
 		return true
 	}
 	return len(before) <= 300 && !strings.HasSuffix(strings.TrimSpace(last), ":")

@@ -2,7 +2,7 @@ package textcalls
 
 import (
 	"encoding/json"
-	"regexp"
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	"strings"
 )
 
@@ -106,7 +106,7 @@ var (
 )
 
 // nameRE finds the name of a call in JSON that does not decode.
-var nameRE = regexp.MustCompile(`^\s*[\[{]\s*\{?\s*"(?:name|tool|tool_name)"\s*:\s*"([A-Za-z_][A-Za-z0-9_.-]*)"`)
+var nameRE = lazyre.New(`^\s*[\[{]\s*\{?\s*"(?:name|tool|tool_name)"\s*:\s*"([A-Za-z_][A-Za-z0-9_.-]*)"`)
 
 // unreadableCall: a complete, bracketed call whose JSON does not decode
 // (an invalid escape, a stray quote): named, so the model can be told,
@@ -116,7 +116,7 @@ func unreadableCall(s string) (rawCall, int) {
 	if end < 0 {
 		return rawCall{}, 0
 	}
-	m := nameRE.FindStringSubmatch(s[:end])
+	m := nameRE().FindStringSubmatch(s[:end])
 	if m == nil {
 		return rawCall{}, 0
 	}
