@@ -333,7 +333,7 @@ func (t *builtinTools) gitCommand(ctx context.Context, g gateOps, call callScope
 		}
 	case []any:
 		for i, x := range v {
-			s, err := scalarText(x)
+			s, err := coerce.ScalarText(x)
 			if err != nil {
 				return toolResult{}, fmt.Errorf("args item %d: %v", i, err)
 			}

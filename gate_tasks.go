@@ -3,6 +3,7 @@ package harvey
 import (
 	"context"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/usertools"
 	"strings"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 const maxTaskWait = 10 * time.Minute
 
 // startTask starts t's call in the background and says which task it is.
-func (g *Gate) startTask(ctx context.Context, t *UserTool, args map[string]any) (string, error) {
+func (g *Gate) startTask(ctx context.Context, t *usertools.Tool, args map[string]any) (string, error) {
 	r, err := g.userToolRequest(t, args, ", in the background: the conversation goes on")
 	if err != nil {
 		return "", err

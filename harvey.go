@@ -10,6 +10,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/jobs"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/tasks"
+	"github.com/harvey-agent/harvey/internal/usertools"
 	"io"
 	"sort"
 	"strings"
@@ -239,7 +240,7 @@ func matchModel(name string, installed []string) (string, bool) {
 
 // reloadUserTools replaces the registered user tools with what the files
 // say now, and returns the problems found.
-func (ts *toolSet) reloadUserTools(ws *Workspace, g *Gate) []ToolFileProblem {
+func (ts *toolSet) reloadUserTools(ws *Workspace, g *Gate) []usertools.Problem {
 	for _, n := range ts.userTools {
 		ts.Tools.Unregister(n)
 	}
@@ -260,7 +261,7 @@ func (ts *toolSet) reloadUserTools(ws *Workspace, g *Gate) []ToolFileProblem {
 	sort.Slice(tools, func(i, j int) bool { return tools[i].Name < tools[j].Name })
 	for _, t := range tools {
 		if mine[strings.ToLower(t.Name)] {
-			problems = append(problems, ToolFileProblem{File: t.File, Msg: fmt.Sprintf("tool name %q is one of your own tools (%s/); yours is used", t.Name, OwnToolsLabel)})
+			problems = append(problems, usertools.Problem{File: t.File, Msg: fmt.Sprintf("tool name %q is one of your own tools (%s/); yours is used", t.Name, OwnToolsLabel)})
 			continue
 		}
 		ts.registerUserTool(t, g)
@@ -271,7 +272,7 @@ func (ts *toolSet) reloadUserTools(ws *Workspace, g *Gate) []ToolFileProblem {
 }
 
 // registerUserTool offers t to the model, run through g.
-func (ts *toolSet) registerUserTool(t *UserTool, g *Gate) {
+func (ts *toolSet) registerUserTool(t *usertools.Tool, g *Gate) {
 	run := func(ctx context.Context, call callScope, args map[string]any) (toolResult, error) {
 		text, err := g.withCap(call.maxOut).runUserTool(ctx, t, args)
 		return toolResult{Text: text}, err
@@ -286,7 +287,7 @@ func (ts *toolSet) registerUserTool(t *UserTool, g *Gate) {
 		}
 		ts.async[t.Name] = true
 	}
-	ts.Tools.registerFunc(t.Name, t.Description, t.schema(), run, t.Effect, t.File)
+	ts.Tools.registerFunc(t.Name, t.Description, t.Schema(), run, ToolEffect(t.Effect), t.File)
 }
 
 // newBuiltinTools builds the tools for a session: its gate, its
@@ -324,7 +325,7 @@ func (ts *toolSet) confirmUserTools(tm *Terminal, ws *Workspace) {
 	}
 	fmt.Fprintf(tm.Err, "%s %s/ defines tools the model may run (it may come from the repository):\n", tm.colorize("33", "?"), UserToolsDir)
 	for _, t := range ts.userDefs {
-		fmt.Fprintf(tm.Err, "  - %s\n", termtext.Sanitize(t.confirmation()))
+		fmt.Fprintf(tm.Err, "  - %s\n", termtext.Sanitize(t.Confirmation()))
 	}
 	ans, err := tm.In.Ask("Use these tools in this workspace? [y/N] ")
 	if err == nil && termtext.IsYes(ans) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/usertools"
 	"sort"
 	"strings"
 
@@ -16,12 +17,12 @@ import (
 // tools from agents/tools, MCP tools) and where each came from.
 type toolSet struct {
 	Tools        *ToolRegistry
-	cfg          *ConfigFile     // the session's config: max_tools and each server's models:
-	userTools    []string        // names registered from agents/tools
-	userDefs     []*UserTool     // what those files say, in the same order
-	ownTools     []string        // names registered from your own tools directory (usertools.go: ownToolsDir)
-	async        map[string]bool // the registered tools of yours with async: true
-	toolProblems []ToolFileProblem
+	cfg          *ConfigFile       // the session's config: max_tools and each server's models:
+	userTools    []string          // names registered from agents/tools
+	userDefs     []*usertools.Tool // what those files say, in the same order
+	ownTools     []string          // names registered from your own tools directory (usertools.go: ownToolsDir)
+	async        map[string]bool   // the registered tools of yours with async: true
+	toolProblems []usertools.Problem
 	mcp          *mcpclient.Manager // MCP servers (internal/mcpclient); nil until started
 }
 

@@ -299,3 +299,21 @@ func required(schema map[string]any) []string {
 	}
 	return nil
 }
+
+// ScalarText is a plain JSON value (string, boolean, number) as text, the
+// way a program's argument or a form's field takes it.
+func ScalarText(v any) (string, error) {
+	switch x := v.(type) {
+	case string:
+		return x, nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), nil
+	case int:
+		return strconv.Itoa(x), nil
+	case int64:
+		return strconv.FormatInt(x, 10), nil
+	}
+	return "", fmt.Errorf("expected a plain value, got %s", JSONType(v))
+}
