@@ -7,7 +7,9 @@
 // the file's SHA-256), the MCP servers of a workspace's .mcp.json and its
 // Cursor and VS Code spellings under the same rule (mcp_files.go), and
 // saving a file or editing the user's own (Save, EditUser, SetServer)
-// without losing its comments or order.
+// without losing its comments or order, and the servers the user's other
+// clients name (ImportSources, import.go: Claude Desktop, Claude Code,
+// Cursor, and Codex's TOML read whole or not at all) for harvey mcp import.
 //
 // It reads and writes a workspace only through internal/wspath's Tree
 // (Harvey's own files, by descriptor); the schema is internal/config's.
