@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -131,13 +130,16 @@ func addFlags(args []string) (MCPServer, error) {
 			s.URL = val
 		case "--read-only":
 			s.ReadOnly = append(s.ReadOnly, val)
-		case "--client-id", "--client-secret", "--client-credentials", "--private-key", "--client-metadata-url", "--issuer", "--auth-server-metadata-url",
-			"--workload-token", "--workload-token-command", "--idp-issuer", "--idp-client-id", "--idp-client-secret", "--id-token-command":
-			if oauthFlag(&s, a, val) {
+		default:
+			if !mcpauth.IsFlag(a) {
+				return s, errors.New(mcpUsage)
+			}
+			if s.OAuth == nil {
+				s.OAuth = &MCPOAuth{}
+			}
+			if mcpauth.SetFlag(s.OAuth, a, val) {
 				continue // takes no value
 			}
-		default:
-			return s, errors.New(mcpUsage)
 		}
 		if err != nil {
 			return s, err
@@ -147,73 +149,7 @@ func addFlags(args []string) (MCPServer, error) {
 	if (len(s.Command) == 0) == (s.URL == "") {
 		return s, errors.New("give either -- COMMAND [ARGS...] or --url URL")
 	}
-	return s, checkOAuthFlags(s)
-}
-
-// checkOAuthFlags says what an oauth: block written from flags lacks.
-func checkOAuthFlags(s MCPServer) error {
-	switch o := s.OAuth; {
-	case o == nil:
-		return nil
-	case s.URL == "":
-		return errors.New("the OAuth flags go with --url")
-	case o.ClientMetadataURL != "" && !reflect.DeepEqual(*o, MCPOAuth{Issuer: o.Issuer, AuthServerMetadataURL: o.AuthServerMetadataURL, ClientMetadataURL: o.ClientMetadataURL}):
-		return errors.New("--client-metadata-url is a public client's ID: it goes with --issuer alone, not with --client-id or a credential")
-	case o.ClientMetadataURL != "":
-		return mcpauth.CheckClientMetadataURL(o.ClientMetadataURL)
-	case o.ClientID == "" && !reflect.DeepEqual(*o, MCPOAuth{Issuer: o.Issuer, AuthServerMetadataURL: o.AuthServerMetadataURL}):
-		return errors.New("--client-id names the client a server's OAuth knows you by; the other OAuth flags but --issuer go with it")
-	case o.Enterprise != nil && (o.Enterprise.IdPIssuer == "" || o.Enterprise.IdPClientID == ""):
-		return errors.New("enterprise-managed authorization needs both --idp-issuer and --idp-client-id")
-	}
-	return nil
-}
-
-// oauthFlag sets one of the OAuth flags; true: it takes no value.
-func oauthFlag(s *MCPServer, flag, val string) bool {
-	if s.OAuth == nil {
-		s.OAuth = &MCPOAuth{}
-	}
-	switch flag {
-	case "--client-id":
-		s.OAuth.ClientID = val
-	case "--client-secret":
-		s.OAuth.ClientSecret = val
-	case "--private-key":
-		s.OAuth.PrivateKey = val
-	case "--client-metadata-url":
-		s.OAuth.ClientMetadataURL = val
-	case "--issuer":
-		s.OAuth.Issuer = val
-	case "--auth-server-metadata-url":
-		s.OAuth.AuthServerMetadataURL = val
-	case "--workload-token":
-		s.OAuth.WorkloadToken = val
-	case "--workload-token-command":
-		s.OAuth.WorkloadTokenCommand = HookArgv{"sh", "-c", val}
-	case "--idp-issuer", "--idp-client-id", "--idp-client-secret", "--id-token-command":
-		enterpriseFlag(s.OAuth, flag, val)
-	default:
-		s.OAuth.ClientCredentials = true
-		return true
-	}
-	return false
-}
-
-func enterpriseFlag(o *MCPOAuth, flag, val string) {
-	if o.Enterprise == nil {
-		o.Enterprise = &MCPEnterprise{}
-	}
-	switch flag {
-	case "--idp-issuer":
-		o.Enterprise.IdPIssuer = val
-	case "--idp-client-id":
-		o.Enterprise.IdPClientID = val
-	case "--idp-client-secret":
-		o.Enterprise.IdPClientSecret = val
-	default:
-		o.Enterprise.IDTokenCommand = HookArgv{"sh", "-c", val}
-	}
+	return s, mcpauth.CheckFlags(s.OAuth, s.URL != "")
 }
 
 // mcpRemove is `harvey mcp remove NAME`.
