@@ -1,14 +1,12 @@
 package harvey
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
+	"github.com/harvey-agent/harvey/internal/ollama"
 	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -53,7 +51,7 @@ const (
 // when that provider offers embeddings, at baseURL or its default).
 func newEmbedder(provider, baseURL, ollamaURL, model string) (Embedder, error) {
 	if provider == "" || provider == "ollama" {
-		return newOllamaEmbedder(cmp.Or(baseURL, ollamaURL), model), nil
+		return ollama.NewEmbedder(cmp.Or(baseURL, ollamaURL), model), nil
 	}
 	c, err := newAnyLLMClient(provider, baseURL, model, 5*time.Minute)
 	if err != nil {
@@ -122,52 +120,6 @@ func workspaceEmbedder(rc RagConfig, ollamaURL string) func(bound string) Embedd
 // embedder is the store's embedder for the session's generation model.
 func storeEmbedder(s RagStoreEntry, ollamaURL, genModel string) (Embedder, error) {
 	return newEmbedder(s.Provider, s.BaseURL, ollamaURL, s.EmbeddingModelFor(genModel))
-}
-
-// ollamaEmbedder is Ollama's batch embedding endpoint (POST /api/embed).
-type ollamaEmbedder struct {
-	base, model string
-	hc          *http.Client
-}
-
-func newOllamaEmbedder(base, model string) *ollamaEmbedder {
-	return &ollamaEmbedder{base: strings.TrimRight(base, "/"), model: model, hc: &http.Client{Timeout: 5 * time.Minute}}
-}
-
-func (e *ollamaEmbedder) Name() string { return e.model }
-
-func (e *ollamaEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	body, _ := json.Marshal(map[string]any{"model": e.model, "input": texts})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.base+"/api/embed", bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := e.hc.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("embedding with %s: %v", e.model, err)
-	}
-	defer resp.Body.Close()
-	var out struct {
-		Embeddings [][]float32 `json:"embeddings"`
-		Error      string      `json:"error"`
-	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
-	if err != nil {
-		return nil, fmt.Errorf("embedding with %s: %s: the reply was cut off (%v)", e.model, resp.Status, err)
-	}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		// Not Ollama's JSON: a proxy's or another server's page. Say what
-		// answered, not the decoder's words.
-		return nil, fmt.Errorf("embedding with %s: %s at %s answered %s, not Ollama's JSON: %q — is --ollama / OLLAMA_HOST an Ollama server?", e.model, resp.Status, e.base, cmp.Or(resp.Header.Get("Content-Type"), "no content type"), termtext.Clip(termtext.Flat(string(raw)), 80))
-	}
-	if resp.StatusCode == http.StatusNotFound {
-		return nil, fmt.Errorf("embedding model %s not found; pull it with: ollama pull %s", e.model, e.model)
-	}
-	if resp.StatusCode >= 400 || out.Error != "" {
-		return nil, fmt.Errorf("embedding with %s: %s %s", e.model, resp.Status, out.Error)
-	}
-	return out.Embeddings, nil
 }
 
 // newProgress shows work done of total on w: a bar redrawn in place on a

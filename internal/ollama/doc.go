@@ -1,5 +1,7 @@
 // Package ollama is Harvey's client of Ollama's own API (/api/chat,
-// /api/tags, /api/show, /api/ps), through the official types
+// /api/tags, /api/show, /api/ps, and /api/embed: Embedder, the one
+// embedding client for Ollama, which the knowledge stores and the
+// workspace index use), through the official types
 // (github.com/ollama/ollama/api) and not any-llm-go's Ollama provider,
 // which fixes num_ctx, sends tool results as user messages, drops schema
 // detail, renames calls per chunk and ends cut streams without an error
