@@ -3,7 +3,6 @@ package harvey
 import (
 	"context"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/lazyre"
 	"io"
 	"maps"
 	"slices"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/events"
+	"github.com/harvey-agent/harvey/internal/lazyre"
 )
 
 // harvey completion bash|zsh|fish: shell completion for the flags, the

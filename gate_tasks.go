@@ -3,11 +3,11 @@ package harvey
 import (
 	"context"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/usertools"
 	"strings"
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/usertools"
 )
 
 // Async calls of your tools (internal/tasks): a tool with async: true is

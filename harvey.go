@@ -7,10 +7,6 @@ package harvey
 import (
 	"context"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/jobs"
-	"github.com/harvey-agent/harvey/internal/secrets"
-	"github.com/harvey-agent/harvey/internal/tasks"
-	"github.com/harvey-agent/harvey/internal/usertools"
 	"io"
 	"sort"
 	"strings"
@@ -18,7 +14,11 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
+	"github.com/harvey-agent/harvey/internal/jobs"
+	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/tasks"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/usertools"
 )
 
 // agentPreamble starts every system prompt. It is short (every token costs

@@ -3,7 +3,6 @@ package harvey
 import (
 	"cmp"
 	"encoding/json"
-	"github.com/harvey-agent/harvey/internal/wsindex"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
+	"github.com/harvey-agent/harvey/internal/wsindex"
 )
 
 // The old single-store form is read as a store named default, active.

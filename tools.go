@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/usertools"
 	"sort"
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/mcpclient"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/usertools"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 

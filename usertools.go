@@ -3,7 +3,6 @@ package harvey
 import (
 	"errors"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/usertools"
 	"io/fs"
 	"os"
 	"path"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/configfile"
+	"github.com/harvey-agent/harvey/internal/usertools"
 	"github.com/harvey-agent/harvey/internal/wspath"
 	"golang.org/x/sys/unix"
 )

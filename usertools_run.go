@@ -3,11 +3,11 @@ package harvey
 import (
 	"context"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/usertools"
 	"maps"
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/usertools"
 	"github.com/harvey-agent/harvey/internal/wspath"
 )
 

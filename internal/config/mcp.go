@@ -1,12 +1,12 @@
 package config
 
 import (
-	"github.com/harvey-agent/harvey/internal/lazyre"
 	"maps"
 	"os"
 	"slices"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )

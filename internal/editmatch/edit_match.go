@@ -1,10 +1,11 @@
 package editmatch
 
 import (
-	"github.com/harvey-agent/harvey/internal/lazyre"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/harvey-agent/harvey/internal/lazyre"
 )
 
 // edit_file's matching as models copy text: a snippet with its wrapping

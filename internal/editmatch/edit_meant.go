@@ -2,8 +2,9 @@ package editmatch
 
 import (
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/lazyre"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/lazyre"
 )
 
 // edit_file's last resorts, tried only when no level matched old_text as

@@ -18,12 +18,12 @@ package gitargs
 
 import (
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/lazyre"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	"github.com/harvey-agent/harvey/internal/refusal"
 )
 

@@ -37,7 +37,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/harvey-agent/harvey/internal/lazyre"
 	"io"
 	"net"
 	"net/http"
@@ -46,6 +45,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/lazyre"
 )
 
 // Fence is one server's careful client state: what the user named, what

@@ -1,9 +1,10 @@
 package secrets
 
 import (
-	"github.com/harvey-agent/harvey/internal/lazyre"
 	"path"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/lazyre"
 )
 
 // envAllow lists variables (or prefixes ending in "_") a child may inherit.

@@ -2,13 +2,13 @@ package secrets
 
 import (
 	"bytes"
-	"github.com/harvey-agent/harvey/internal/lazyre"
 	"io"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
 
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	"github.com/harvey-agent/harvey/internal/match"
 )
 

@@ -1,8 +1,9 @@
 package textcalls
 
 import (
-	"github.com/harvey-agent/harvey/internal/lazyre"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/lazyre"
 )
 
 // Act or quote, decided by evidence, in one place. The calls Recover finds

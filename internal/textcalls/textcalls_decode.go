@@ -2,8 +2,9 @@ package textcalls
 
 import (
 	"encoding/json"
-	"github.com/harvey-agent/harvey/internal/lazyre"
 	"strings"
+
+	"github.com/harvey-agent/harvey/internal/lazyre"
 )
 
 // Decoding the arguments of printed calls: lenient where servers are,
