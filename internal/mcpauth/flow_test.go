@@ -118,27 +118,49 @@ func newGuarded(t *testing.T) *guarded {
 }
 
 // browserUI logs in as a person would: shown the address, it follows it
-// (the authorization server redirects to Harvey's loopback listener) and
-// pastes nothing.
+// (the authorization server redirects to Harvey's loopback listener) and,
+// asked for the address, presses Enter once the browser is done, pasting
+// nothing (the redirect may reach Harvey just after the browser's page).
 type browserUI struct {
-	mu    sync.Mutex
-	said  []string
-	asked int
+	mu      sync.Mutex
+	said    []string
+	browsed chan struct{} // closed once the browser followed the address
 }
 
 func (u *browserUI) Say(_ termtext.Tone, line string) {
 	u.mu.Lock()
+	defer u.mu.Unlock()
 	u.said = append(u.said, line)
-	u.mu.Unlock()
 	if addr := strings.TrimSpace(line); strings.HasPrefix(addr, "http") && strings.Contains(addr, "/authorize?") {
-		go http.Get(addr)
+		done := make(chan struct{})
+		u.browsed = done
+		go func() {
+			defer close(done)
+			if resp, err := http.Get(addr); err == nil {
+				resp.Body.Close()
+			}
+		}()
 	}
 }
 func (u *browserUI) Ask(string) (string, error) {
 	u.mu.Lock()
-	u.asked++
+	done := u.browsed
 	u.mu.Unlock()
-	time.Sleep(2 * time.Second) // the browser's redirect comes first
+	if done != nil {
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+		}
+	}
+	// As a person does: Enter once Harvey says the login arrived.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		u.mu.Lock()
+		arrived := strings.Contains(strings.Join(u.said, "\n"), "login arrived")
+		u.mu.Unlock()
+		if arrived {
+			break
+		}
+	}
 	return "", nil
 }
 

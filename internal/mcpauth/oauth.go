@@ -440,11 +440,13 @@ func (a *Handler) fetcher(port int) auth.AuthorizationCodeFetcher {
 				})
 				return
 			}
-			fmt.Fprintln(w, "Harvey has the login; you can close this tab.")
+			// Taken before the page says so: once the browser shows it,
+			// Harvey has the code.
 			select {
 			case got <- &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}:
 			default:
 			}
+			fmt.Fprintln(w, "Harvey has the login; you can close this tab.")
 		})}
 		go srv.Serve(ln)
 		defer srv.Close()
@@ -487,8 +489,9 @@ func (a *Handler) pasteOrRedirect(ctx context.Context, got <-chan *auth.Authoriz
 	if !a.Standalone {
 		// The REPL's question cannot be taken back: when the redirect
 		// arrives meanwhile, say that Enter goes on.
-		arrived, stop := make(chan *auth.AuthorizationResult, 1), make(chan struct{})
+		arrived, stop, done := make(chan *auth.AuthorizationResult, 1), make(chan struct{}), make(chan struct{})
 		go func() {
+			defer close(done)
 			select {
 			case r := <-got:
 				a.ui.Say(termtext.Note, "\n· the browser's login arrived: press Enter to go on")
@@ -498,6 +501,7 @@ func (a *Handler) pasteOrRedirect(ctx context.Context, got <-chan *auth.Authoriz
 		}()
 		ans, err := a.ui.Ask(q)
 		close(stop)
+		<-done // a redirect it had taken is in arrived now
 		select {
 		case r := <-arrived: // the redirect reached the listener meanwhile
 			return r, nil
