@@ -162,10 +162,8 @@ func coerceString(p map[string]any, v any) (any, error) {
 			return nil, err
 		}
 		return x, nil
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64), nil
-	case bool:
-		return strconv.FormatBool(x), nil
+	case float64, bool:
+		return ScalarText(x)
 	}
 	return nil, fmt.Errorf("expected a string, got %s", describeValue(v))
 }

@@ -15,10 +15,12 @@ import (
 // A reply that keeps making progress is never cut; one that stops for the
 // idle time ends with a line that names the setting.
 func TestIdleWatch(t *testing.T) {
-	p := RetryPolicy{Idle: 60 * time.Millisecond}
+	// A reply twice as long as the idle time, progressing every tenth of it
+	// (wide enough margins for a loaded CI machine).
+	p := RetryPolicy{Idle: 400 * time.Millisecond}
 	_, _, err := p.Try(t.Context(), io.Discard, func(ctx context.Context, out io.Writer) (ChatStats, []anyllm.ToolCall, error) {
-		for range 6 {
-			time.Sleep(20 * time.Millisecond)
+		for range 20 {
+			time.Sleep(40 * time.Millisecond)
 			Progressed(ctx)
 		}
 		return ChatStats{}, nil, ctx.Err()

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/npxshare"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
@@ -26,10 +27,7 @@ func (m *Manager) shareNpx(ctx context.Context, s *Server) string {
 	if s.npx != "" && s.npx != "-" {
 		return s.npx
 	}
-	var pkgs []string
-	if s.cfg.URL == "" && !s.cfg.FromWorkspace {
-		pkgs = npxshare.Packages(s.cfg.Command)
-	}
+	pkgs := sharedPackages(s.cfg)
 	if s.npx == "-" || pkgs == nil || !npxshare.Shared() {
 		s.npx = "-"
 		return ""
@@ -44,6 +42,15 @@ func (m *Manager) shareNpx(ctx context.Context, s *Server) string {
 	}
 	s.npx = store
 	return store
+}
+
+// sharedPackages are the npx packages of cfg that may be shared (nil: none):
+// a stdio server of the user's own config only, never a repository's.
+func sharedPackages(cfg config.MCPServer) []string {
+	if cfg.URL != "" || cfg.FromWorkspace {
+		return nil
+	}
+	return npxshare.Packages(cfg.Command)
 }
 
 // below puts store under the npm cache's layer, on a copy of layers.

@@ -15,21 +15,27 @@ import (
 // of the same package would run in every workspace. Nor does an HTTP server
 // or a command that is not npx.
 func TestWorkspaceServerSharesNoNpxStore(t *testing.T) {
+	own := config.MCPServer{Command: []string{"npx", "-y", "tiny-mcp"}, Env: map[string]string{"NODE_OPTIONS": "--require ./evil.js"}}
+	if got := sharedPackages(own); len(got) != 1 || got[0] != "tiny-mcp" {
+		t.Fatalf("your own npx server: %q", got)
+	}
+	repo := own
+	repo.FromWorkspace = true
+	for _, cfg := range []config.MCPServer{repo, {URL: "https://mcp.example/mcp"}, {Command: []string{"node", "server.js"}}} {
+		if got := sharedPackages(cfg); got != nil {
+			t.Errorf("%+v: shares %q", cfg, got)
+		}
+	}
+	if t.Failed() {
+		return // shareNpx would start a real fetch
+	}
+	// Such a server asks nothing of the session and makes no store.
 	data := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", data)
 	m := &Manager{} // no host: asking it anything (the policy, a line) would panic
-	for _, cfg := range []config.MCPServer{
-		{Command: []string{"npx", "-y", "tiny-mcp"}, Env: map[string]string{"NODE_OPTIONS": "--require ./evil.js"}, FromWorkspace: true},
-		{URL: "https://mcp.example/mcp"},
-	} {
-		s := &Server{name: "s", cfg: cfg}
-		if got := m.shareNpx(t.Context(), s); got != "" || s.npx != "-" {
-			t.Errorf("%+v: shares %q (%q)", cfg, got, s.npx)
-		}
-	}
-	s := &Server{name: "s", cfg: config.MCPServer{Command: []string{"node", "server.js"}}}
+	s := &Server{name: "s", cfg: repo}
 	if got := m.shareNpx(t.Context(), s); got != "" || s.npx != "-" {
-		t.Errorf("node server.js: %q %q", got, s.npx)
+		t.Errorf("a repository's server: %q %q", got, s.npx)
 	}
 	if _, err := os.Stat(filepath.Join(data, "harvey", "npx")); err == nil {
 		t.Error("a store was made")
