@@ -97,8 +97,14 @@ func TestEndToEndLandlockOnlyNoSurvivors(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		// What the OOM killer would do: the launcher is gone, its command
-		// and the setsid child are not.
-		launchers := childrenWith(w.Process.Pid, "__harvey_sandbox")
+		// and the setsid child are not. (Harvey's spare launcher, waiting
+		// for the next command, has no child.)
+		var launchers []int
+		for _, l := range childrenWith(w.Process.Pid, "__harvey_sandbox") {
+			if len(childrenWith(l, "")) > 0 {
+				launchers = append(launchers, l)
+			}
+		}
 		if len(launchers) != 1 {
 			w.Process.Kill()
 			t.Fatalf("launchers of Harvey: %v", launchers)
@@ -285,4 +291,93 @@ func TestEndToEndCheckSurvivesHarvey(t *testing.T) {
 		t.Errorf("journals left: %v", left)
 	}
 	f.git(t, "status --short")
+}
+
+// Landlock only: Harvey keeps a launcher started ahead for the next
+// command (sandbox.StartSpared). While a command runs, that spare waits
+// beside its launcher with no child, not dumpable (a command of the same
+// user cannot trace it or read its memory); when Harvey is killed, the
+// spare, the launcher and what the command left all end, and the user's
+// next git finds nothing planted.
+func TestEndToEndLandlockOnlySpareLauncher(t *testing.T) {
+	simulated(t)
+	bin := buildHarvey(t)
+	f := newModeFixture(t)
+	config := f.gitConfig(t)
+	marker := filepath.Join(f.root, "spare-marker")
+	ready := filepath.Join(f.dir, "ready")
+	fo := newFakeOllama(t, "llama3.2:latest")
+	fo.script(toolReply("llama3.2", fakeCall{id: "first", name: "run_command", args: map[string]any{"command": "echo first"}}),
+		toolReply("llama3.2", fakeCall{id: "long", name: "run_command", args: map[string]any{"command": lateWriter(marker, 3) + " touch ready; sleep 60", "timeout": 120}}),
+		textReply("llama3.2", "Done."))
+	cmd := exec.Command(bin, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+	cmd.Dir = f.dir
+	cmd.Env = append(append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), f.env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	w := underKernel(string(kernelsim.NoUserNS), cmd)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Process.Kill()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the command never started: %s\n%s", out.String(), errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r := toolResults(fo.chatRequests())["first"]; !strings.Contains(r, "first") {
+		t.Fatalf("the first command: %q", r)
+	}
+	var running, waiting []int
+	deadline = time.Now().Add(5 * time.Second)
+	for len(waiting) == 0 && time.Now().Before(deadline) {
+		running, waiting = nil, nil
+		for _, l := range childrenWith(w.Process.Pid, "__harvey_sandbox") {
+			if len(childrenWith(l, "")) > 0 {
+				running = append(running, l)
+			} else {
+				waiting = append(waiting, l)
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(running) != 1 || len(waiting) != 1 {
+		t.Fatalf("launchers of Harvey: running a command %v, waiting %v", running, waiting)
+	}
+	spare := waiting[0]
+	if os.Getuid() != 0 {
+		// Not dumpable: its /proc files are root's, not the user's.
+		var st syscall.Stat_t
+		if err := syscall.Stat(fmt.Sprintf("/proc/%d/mem", spare), &st); err != nil || st.Uid != 0 {
+			t.Errorf("the waiting spare's memory is the user's to read (owner %d, %v)", st.Uid, err)
+		}
+	}
+	w.Process.Signal(syscall.SIGKILL)
+	w.Wait()
+	for _, pid := range []int{spare, running[0]} {
+		deadline := time.Now().Add(5 * time.Second)
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("launcher %d outlived Harvey", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	f.noSurvivor(t, marker, config, 4)
+}
+
+// alive reports whether pid is a process that has not ended (a zombie
+// has).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z")
 }

@@ -325,9 +325,13 @@ func Run(ctx context.Context, s Proc) Result {
 	refusedBefore := theProxy.refusals()
 	var code int
 	var started bool
-	if sp != nil && sp.Session != "" {
-		code, started, err = runJoined(floodCtx, w, sp, stdin, o)
-	} else {
+	switch {
+	case sp != nil && sp.Session != "":
+		code, started, err = runJoined(floodCtx, w, sp, stdin, o, sandbox.StartJoined)
+	case sp != nil && sp.NoNS:
+		code, started, err = runJoined(floodCtx, w, sp, stdin, o, sandbox.Available().StartSpared)
+		sandbox.EndOrphans()
+	default:
 		code, started, err = runExec(tctx, floodCtx, w, s.Dir, prog, argv, env, sp, stdin, o)
 	}
 	if !started {
@@ -403,11 +407,13 @@ func runExec(tctx, stopCtx context.Context, w *CapWriter, dir, prog string, argv
 	return cmd.ProcessState.ExitCode(), true, err
 }
 
-// runJoined runs the child in the session's network, handed to its holder
-// from here (no launcher's client to start), stopped when stopCtx ends.
-// Its status comes once every process of it has ended.
-func runJoined(stopCtx context.Context, w *CapWriter, sp *sandbox.Spec, stdin io.Reader, o streams) (code int, started bool, err error) {
-	j, err := sandbox.StartJoined(*sp, stdin, o.stdout, o.stderr)
+// runJoined runs the child on a launcher already running, handed to it
+// from here by start (the session network's holder; where commands have
+// no namespaces, Harvey's spare launcher), stopped when stopCtx ends. Its
+// status comes once every process of it has ended.
+func runJoined(stopCtx context.Context, w *CapWriter, sp *sandbox.Spec, stdin io.Reader, o streams,
+	start func(sandbox.Spec, io.Reader, io.Writer, io.Writer) (*sandbox.Joined, error)) (code int, started bool, err error) {
+	j, err := start(*sp, stdin, o.stdout, o.stderr)
 	if err != nil {
 		return 127, false, err
 	}

@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // The session network's clients: the launcher's small client for a
@@ -106,13 +107,15 @@ func SessionDial(ctl string, port int) (net.Conn, error) {
 	return c, nil
 }
 
-// Joined is a command of the session's network that Harvey handed the
-// holder itself (no launcher's client between them): StartJoined.
+// Joined is a command handed to a launcher that was already running:
+// the session's holder (StartJoined), or where there are no namespaces
+// Harvey's own spare launcher (StartSpared).
 type Joined struct {
 	c      *net.UnixConn
 	pid    int
 	copies sync.WaitGroup
 	once   sync.Once
+	local  *spare // Harvey's own spare running the command (nil: the holder's)
 }
 
 // StartJoined hands the holder at spec.Session the command spec names,
@@ -121,35 +124,8 @@ type Joined struct {
 // returns once its inner launcher has it.
 func StartJoined(spec Spec, stdin io.Reader, stdout, stderr io.Writer) (*Joined, error) {
 	j := &Joined{}
-	var theirs, made []*os.File // the command's three; those made here
-	closeAll := func() {
-		for _, f := range made {
-			f.Close()
-		}
-	}
-	add := func(f *os.File, mine bool, err error) error {
-		if err != nil {
-			return err
-		}
-		theirs = append(theirs, f)
-		if mine {
-			made = append(made, f)
-		}
-		return nil
-	}
-	err := add(j.input(stdin))
-	if err == nil {
-		err = add(j.output(stdout))
-	}
-	if err == nil && sameWriter(stdout, stderr) {
-		// One pipe for both, as os/exec does: the two streams keep the
-		// order the command wrote them in.
-		theirs = append(theirs, theirs[1])
-	} else if err == nil {
-		err = add(j.output(stderr))
-	}
+	theirs, closeAll, err := j.streams(stdin, stdout, stderr)
 	if err != nil {
-		closeAll()
 		return nil, err
 	}
 	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: spec.Session, Net: "unix"})
@@ -159,7 +135,7 @@ func StartJoined(spec Spec, stdin io.Reader, stdout, stderr io.Writer) (*Joined,
 	}
 	j.c = c
 	spec.Session = ""
-	err = writeMsg(c, holderMsg{Op: "run", Spec: &spec}, []int{int(theirs[0].Fd()), int(theirs[1].Fd()), int(theirs[2].Fd())})
+	err = writeMsg(c, holderMsg{Op: "run", Spec: &spec}, theirs)
 	closeAll() // the command has them now; the copies end when it does
 	var r holderReply
 	if err == nil {
@@ -175,6 +151,47 @@ func StartJoined(spec Spec, stdin io.Reader, stdout, stderr io.Writer) (*Joined,
 	}
 	j.pid = r.Pid
 	return j, nil
+}
+
+// streams makes the command's standard input, output and error (their
+// descriptors) from stdin, stdout and stderr; closeAll closes those made
+// here once the launcher has them.
+func (j *Joined) streams(stdin io.Reader, stdout, stderr io.Writer) (fds []int, closeAll func(), err error) {
+	var theirs, made []*os.File // the command's three; those made here
+	closeAll = func() {
+		for _, f := range made {
+			f.Close()
+		}
+	}
+	add := func(f *os.File, mine bool, err error) error {
+		if err != nil {
+			return err
+		}
+		theirs = append(theirs, f)
+		if mine {
+			made = append(made, f)
+		}
+		return nil
+	}
+	err = add(j.input(stdin))
+	if err == nil {
+		err = add(j.output(stdout))
+	}
+	if err == nil && sameWriter(stdout, stderr) {
+		// One pipe for both, as os/exec does: the two streams keep the
+		// order the command wrote them in.
+		theirs = append(theirs, theirs[1])
+	} else if err == nil {
+		err = add(j.output(stderr))
+	}
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	for _, f := range theirs {
+		fds = append(fds, int(f.Fd()))
+	}
+	return fds, closeAll, nil
 }
 
 // sameWriter reports whether a and b are one writer (never panicking on a
@@ -230,12 +247,30 @@ func (j *Joined) output(w io.Writer) (f *os.File, mine bool, err error) {
 	return pw, true, nil
 }
 
-// Pid is the command's inner launcher (PID 1 of its namespace).
+// Pid is the command's launcher (the holder's inner one: PID 1 of its
+// namespace).
 func (j *Joined) Pid() int { return j.pid }
 
-// Stop asks the holder to end the command and everything it started.
+// Stop ends the command and everything it started: the holder is asked
+// to; Harvey's own spare is sent SIGTERM, as a launcher Harvey started
+// for the command would be.
 func (j *Joined) Stop() {
-	j.once.Do(func() { writeMsg(j.c, holderMsg{Op: "stop"}, nil) })
+	j.once.Do(func() {
+		if j.local != nil {
+			// And killed should it not end (stopped, say): what its command
+			// left is then Harvey's to end (EndOrphans).
+			j.local.cmd.Process.Signal(syscall.SIGTERM)
+			go func() {
+				select {
+				case <-j.local.done:
+				case <-time.After(launcherGrace):
+					j.local.cmd.Process.Kill()
+				}
+			}()
+			return
+		}
+		writeMsg(j.c, holderMsg{Op: "stop"}, nil)
+	})
 }
 
 // Wait waits for the command's end (every process of it ended) and its
@@ -245,6 +280,14 @@ func (j *Joined) Wait() (int, error) {
 	_, err := readMsg(j.c, &r)
 	j.c.Close()
 	j.copies.Wait()
+	if j.local != nil {
+		// Harvey's child: waited for (it exits once it has reported; one
+		// killed first reports nothing, and its own status is the answer).
+		<-j.local.done
+		if err != nil {
+			return j.local.code, nil
+		}
+	}
 	if err != nil {
 		return 126, fmt.Errorf("the session's network ended: %v", err)
 	}

@@ -35,7 +35,9 @@
 // than fully, where they are not (State.Why, NSWhy, LandlockWhy); Enforced
 // is true only where the launcher really confines. Wrap turns a Spec into
 // the launcher's argv for this machine's mode, and ProcAttr is how to
-// start it; RunLauncher is the launcher's main. Nothing outside the Spec's trees can be written, and
+// start it; StartSpared hands a Landlock-only command to a launcher
+// Harvey started ahead (StartJoined one of the session's network to its
+// holder); RunLauncher is the launcher's main. Nothing outside the Spec's trees can be written, and
 // nothing outside its trees and the system's can be read, by the command
 // or anything it starts. The package decides nothing about what a command
 // should be allowed: the caller's Spec says it.
@@ -106,7 +108,7 @@ type Spec struct {
 	Holder   bool     `json:"holder,omitempty"`
 	Forwards []string `json:"forwards,omitempty"`
 	Joined   bool     `json:"joined,omitempty"`
-	Spare    bool     `json:"spare,omitempty"` // the holder's: a launcher started ahead, its spec still to come (on descriptor 3)
+	Spare    bool     `json:"spare,omitempty"` // a launcher started ahead (the holder's, or Harvey's with NoNS), its spec still to come (on descriptor 3)
 	ProxyURL string   `json:"proxy_url,omitempty"`
 }
 

@@ -97,8 +97,8 @@ var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "
 // launch is the launcher: read-only binds, Landlock, then the command as
 // its child; its exit status is the command's.
 func launch(spec Spec) int {
-	if spec.Spare && spec.Inner {
-		return runSpare()
+	if spec.Spare && (spec.Inner || spec.NoNS) {
+		return runSpare(spec.NoNS)
 	}
 	CloseInheritedFDs() // only 0-2 reach the command
 	if code, done := launchStage(spec); done {

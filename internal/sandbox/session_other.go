@@ -33,3 +33,8 @@ func (*Joined) Wait() (int, error) { return 126, errNoSessionNet }
 
 // SessionDial: see session_linux.go.
 func SessionDial(string, int) (net.Conn, error) { return nil, errNoSessionNet }
+
+// StartSpared: see spare_local_linux.go (Landlock only is Linux's).
+func (*State) StartSpared(Spec, io.Reader, io.Writer, io.Writer) (*Joined, error) {
+	return nil, errors.New("a spare launcher runs Landlock-only commands")
+}

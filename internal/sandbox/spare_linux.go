@@ -31,6 +31,13 @@ type spare struct {
 
 // newSpare starts a spare inner launcher.
 func (h *holder) newSpare() (*spare, error) {
+	return startSpare(h.self, Spec{Argv: []string{"spare"}, Inner: true, Spare: true},
+		&syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID, Pdeathsig: syscall.SIGKILL})
+}
+
+// startSpare starts self as a launcher for spec (a spare's), with attr,
+// its end of a socket pair on descriptor 3.
+func startSpare(self string, spec Spec, attr *syscall.SysProcAttr) (*spare, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, err
@@ -42,11 +49,10 @@ func (h *holder) newSpare() (*spare, error) {
 		theirs.Close()
 		return nil, err
 	}
-	b, _ := json.Marshal(Spec{Argv: []string{"spare"}, Inner: true, Spare: true})
+	b, _ := json.Marshal(spec)
 	sp := &spare{conn: fc.(*net.UnixConn), done: make(chan struct{}),
-		cmd: &exec.Cmd{Path: h.self, Args: []string{h.self, Arg, base64.StdEncoding.EncodeToString(b)}, Env: []string{},
-			ExtraFiles:  []*os.File{theirs},
-			SysProcAttr: &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID, Pdeathsig: syscall.SIGKILL}}}
+		cmd: &exec.Cmd{Path: self, Args: []string{self, Arg, base64.StdEncoding.EncodeToString(b)}, Env: []string{},
+			ExtraFiles: []*os.File{theirs}, SysProcAttr: attr}}
 	started := make(chan error, 1)
 	go func() {
 		// The parent death signal follows the thread that starts the
@@ -176,12 +182,17 @@ func reportEnd(code int) {
 
 // runSpare is a spare launcher's start: it waits on descriptor 3 for its
 // command's spec and standard input, output and error, and becomes that
-// command's inner launcher (the holder gone first: nothing to do).
-func runSpare() int {
+// command's launcher (the holder, or Harvey, gone first: nothing to do).
+// nons: Harvey's own spare where there are no namespaces (Landlock only),
+// in the host's mount namespace, which it must never touch.
+func runSpare(nons bool) int {
 	// What needs no spec is done while it waits: the mount namespace made
-	// private, and the check os/exec makes once per process (a throw-away
-	// child).
-	if unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, "") == nil {
+	// private (an inner spare's own), and the check os/exec makes once per
+	// process (a throw-away child). Harvey's spare is not dumpable from
+	// its start: a command of the same user cannot read or trace it.
+	if nons {
+		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
+	} else if unix.Mount("none", "/", "", unix.MS_REC|unix.MS_PRIVATE, "") == nil {
 		mountsPrivate = true
 	}
 	os.FindProcess(os.Getpid())
@@ -196,16 +207,18 @@ func runSpare() int {
 	var fds []int
 	for {
 		m = holderMsg{}
-		if fds, err = readMsg(c, &m); err != nil || m.Op != "prepare" {
+		if fds, err = readMsg(c, &m); err != nil || m.Op != "prepare" || nons {
 			break
 		}
 		stageLayers(m.Layers)
 	}
-	if err != nil || m.Spec == nil || len(fds) != 3 {
+	if err != nil || m.Op != "run" || m.Spec == nil || len(fds) != 3 || m.Spec.Spare || m.Spec.NoNS != nons {
 		closeFds(fds)
 		return 0
 	}
-	unstage(m.Spec.Overlays) // before any mount of its own
+	if !nons {
+		unstage(m.Spec.Overlays) // before any mount of its own
+	}
 	spareReport = c
 	for i, fd := range fds {
 		if err := unix.Dup3(fd, i, 0); err != nil {
