@@ -19,6 +19,7 @@ import (
 	"bytes"
 	"cmp"
 	"compress/gzip"
+	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -50,13 +51,13 @@ type pmFirstUse struct {
 // registries serves a Go module proxy (/go/), a PEP 503 simple index and
 // its wheel (/simple/, /files/) and a cargo sparse registry (/cargo/), each
 // with one package, on 127.0.0.2.
-func registries(t *testing.T) string {
+func registries(t *testing.T) (base string, maven bool) {
 	t.Helper()
 	ln, err := net.Listen("tcp4", "127.0.0.2:0")
 	if err != nil {
 		t.Skipf("no 127.0.0.2: %v", err)
 	}
-	base := "http://" + ln.Addr().String()
+	base = "http://" + ln.Addr().String()
 	mux := http.NewServeMux()
 	serve := func(path, body string) {
 		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(body)) })
@@ -96,11 +97,126 @@ func registries(t *testing.T) string {
 	serve("/cargo/index/gr/ee/greetrs", string(line)+"\n")
 	serve("/cargo/dl/greetrs/0.1.0", string(crate))
 
+	// A Maven repository: a plugin (built here) and a dependency.
+	repo := mavenRepository(t)
+	for name, body := range repo {
+		serve("/maven2/"+name, string(body))
+	}
+
 	srv := &http.Server{Handler: mux}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	return base
+	return base, repo != nil
 }
+
+// mavenRepository is a Maven repository's files (path → content): a plugin
+// whose goal resolves the project's dependencies and prints the greeting
+// each carries, compiled here against Maven's own plugin API; a dependency,
+// com.example:greeting:1.0; and the plexus-utils 1.1 Maven adds to a
+// plugin that names none. None where there is no JDK or no Maven here.
+func mavenRepository(t *testing.T) map[string][]byte {
+	mvn, err := exec.LookPath("mvn")
+	javac, err2 := exec.LookPath("javac")
+	if err != nil || err2 != nil {
+		return nil
+	}
+	if real, err := filepath.EvalSymlinks(mvn); err == nil {
+		mvn = real
+	}
+	api, _ := filepath.Glob(filepath.Join(filepath.Dir(filepath.Dir(mvn)), "lib", "maven-plugin-api*.jar"))
+	if len(api) == 0 {
+		return nil
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "GreetMojo.java")
+	os.WriteFile(src, []byte(greetMojo), 0o644)
+	if out, err := exec.Command(javac, "--release", "11", "-cp", api[0], "-d", dir, src).CombinedOutput(); err != nil {
+		t.Logf("no Maven plugin for the fixture: %v %s", err, out)
+		return nil
+	}
+	class, _ := os.ReadFile(filepath.Join(dir, "com", "example", "GreetMojo.class"))
+	pom := func(g, a, packaging string) []byte {
+		return []byte(fmt.Sprintf("<project><modelVersion>4.0.0</modelVersion><groupId>%s</groupId><artifactId>%s</artifactId><version>%s</version><packaging>%s</packaging></project>\n",
+			g, a, "1.0", packaging))
+	}
+	files := map[string][]byte{
+		"com/example/greet-maven-plugin/1.0/greet-maven-plugin-1.0.pom": pom("com.example", "greet-maven-plugin", "maven-plugin"),
+		"com/example/greet-maven-plugin/1.0/greet-maven-plugin-1.0.jar": zipOf(map[string]string{"com/example/GreetMojo.class": string(class), "META-INF/maven/plugin.xml": greetPluginXML}),
+		"com/example/greeting/1.0/greeting-1.0.pom":                     pom("com.example", "greeting", "jar"),
+		"com/example/greeting/1.0/greeting-1.0.jar":                     zipOf(map[string]string{"greeting.txt": "hello from the Maven repository\n"}),
+		"org/codehaus/plexus/plexus-utils/1.1/plexus-utils-1.1.pom":     pom("org.codehaus.plexus", "plexus-utils", "jar"),
+		"org/codehaus/plexus/plexus-utils/1.1/plexus-utils-1.1.jar":     zipOf(map[string]string{"README": "a stand-in\n"}),
+	}
+	for name, body := range files {
+		sum := sha1.Sum(body)
+		files[name+".sha1"] = []byte(hex.EncodeToString(sum[:]))
+	}
+	return files
+}
+
+func zipOf(files map[string]string) []byte {
+	var b bytes.Buffer
+	zw := zip.NewWriter(&b)
+	for n, body := range files {
+		w, _ := zw.Create(n)
+		w.Write([]byte(body))
+	}
+	zw.Close()
+	return b.Bytes()
+}
+
+// greetMojo is the fixture plugin's goal: the greeting in each jar of the
+// project's compile class path (its dependencies, resolved by Maven).
+const greetMojo = `package com.example;
+
+import java.util.List;
+import java.util.jar.JarFile;
+import org.apache.maven.plugin.AbstractMojo;
+
+public class GreetMojo extends AbstractMojo {
+    private List<String> classpath;
+
+    public void execute() {
+        for (String p : classpath) {
+            if (!p.endsWith(".jar")) continue;
+            try (JarFile j = new JarFile(p)) {
+                var e = j.getEntry("greeting.txt");
+                if (e != null) System.out.println(new String(j.getInputStream(e).readAllBytes()).trim());
+            } catch (java.io.IOException x) {
+                throw new RuntimeException(x);
+            }
+        }
+    }
+}
+`
+
+const greetPluginXML = `<plugin>
+  <name>greet</name>
+  <groupId>com.example</groupId>
+  <artifactId>greet-maven-plugin</artifactId>
+  <version>1.0</version>
+  <goalPrefix>greet</goalPrefix>
+  <mojos>
+    <mojo>
+      <goal>greet</goal>
+      <requiresDependencyResolution>compile</requiresDependencyResolution>
+      <requiresProject>true</requiresProject>
+      <implementation>com.example.GreetMojo</implementation>
+      <language>java</language>
+      <instantiationStrategy>per-lookup</instantiationStrategy>
+      <executionStrategy>once-per-session</executionStrategy>
+      <threadSafe>true</threadSafe>
+      <parameters>
+        <parameter><name>classpath</name><type>java.util.List</type><required>true</required><editable>false</editable><description>the compile class path</description></parameter>
+      </parameters>
+      <configuration>
+        <classpath implementation="java.util.List">${project.compileClasspathElements}</classpath>
+      </configuration>
+    </mojo>
+  </mojos>
+  <dependencies/>
+</plugin>
+`
 
 // pythonWheel is a pure-Python wheel of files, with its metadata and a
 // RECORD of their hashes (pip checks them).
@@ -137,8 +253,12 @@ func tarGz(files map[string]string) []byte {
 	return b.Bytes()
 }
 
-func firstUses(base, npmBase string) []pmFirstUse {
+func firstUses(base, npmBase string, maven bool) []pmFirstUse {
 	host := strings.TrimPrefix(base, "http://")
+	mavenNeeds := []string{"mvn", "javac"}
+	if !maven {
+		mavenNeeds = append(mavenNeeds, "Maven's plugin API for the fixture")
+	}
 	return []pmFirstUse{
 		{name: "go", needs: []string{"go"}, files: map[string]string{
 			"go.mod":  "module app\n\ngo 1.21\n",
@@ -159,18 +279,34 @@ func firstUses(base, npmBase string) []pmFirstUse {
 			".cargo/config.toml": "[source.crates-io]\nreplace-with = \"fixture\"\n\n[source.fixture]\nregistry = \"sparse+" + base + "/cargo/index/\"\n\n[net]\nretry = 0\n",
 		}, steps: []string{"!cargo add greetrs@0.1.0", "!cargo build -q", "!cargo run -q"}, want: "hello from the crate registry",
 			env: []string{"host:" + host}},
+		// Maven resolves a plugin and a dependency into a local repository
+		// the new home does not have (Java's user.home is the account's,
+		// not $HOME: the option says which home is the user's here).
+		{name: "maven", needs: mavenNeeds, files: map[string]string{
+			"pom.xml": `<project><modelVersion>4.0.0</modelVersion><groupId>app</groupId><artifactId>app</artifactId><version>1.0</version>
+  <dependencies><dependency><groupId>com.example</groupId><artifactId>greeting</artifactId><version>1.0</version></dependency></dependencies>
+  <repositories><repository><id>central</id><url>` + base + `/maven2/</url></repository></repositories>
+  <pluginRepositories><pluginRepository><id>central</id><url>` + base + `/maven2/</url></pluginRepository></pluginRepositories>
+</project>
+`,
+			// Maven refuses plain-HTTP repositories but on 127.0.0.1 unless
+			// a settings file lifts its blocking mirror, as a project with
+			// a repository of its own over HTTP does.
+			".mvn/maven.config": "-s .mvn/settings.xml\n",
+			".mvn/settings.xml": "<settings><mirrors><mirror><id>maven-default-http-blocker</id><mirrorOf>none</mirrorOf><url>http://0.0.0.0/</url><blocked>false</blocked></mirror></mirrors></settings>\n",
+		}, steps: []string{"!mvn -B -q -Duser.home=$HOME com.example:greet-maven-plugin:1.0:greet"}, want: "hello from the Maven repository"},
 	}
 }
 
 func TestEndToEndFirstUseOfEachPackageManager(t *testing.T) {
 	requireSandbox(t)
 	bin := buildHarvey(t)
-	base := registries(t)
+	base, maven := registries(t)
 	npmBase, _ := npmFixture(t, leftpadPackage)
 	for _, kernel := range simulatedKernels() {
 		t.Run(kernel, func(t *testing.T) {
 			t.Parallel()
-			for _, fu := range firstUses(base, npmBase) {
+			for _, fu := range firstUses(base, npmBase, maven) {
 				t.Run(fu.name, func(t *testing.T) { firstUseIn(t, bin, kernel, base, npmBase, fu) })
 			}
 		})
@@ -229,8 +365,14 @@ func firstUseIn(t *testing.T, bin, kernel, base, npmBase string, fu pmFirstUse) 
 	}
 	out, errOut, code := runHarveyKernel(t, kernel, bin, dir, "", env, "--run", script, "--yes")
 	if kernel == string(kernelsim.NoUserNS) {
-		// Landlock only: no network for commands, said in one line.
-		if code == 0 || !strings.Contains(out, "[sandbox: network: Landlock only here") {
+		// Landlock only: no network for commands, said in one line. (Maven
+		// first meets the home it may not write: its local repository is
+		// the user's, read-only, there; said in one line too.)
+		said := "[sandbox: network: Landlock only here"
+		if fu.name == "maven" {
+			said = "[sandbox: path outside: " + filepath.Join(home, ".m2", "repository") + " may be read but not written by commands (sandbox.writable"
+		}
+		if code == 0 || !strings.Contains(out, said) {
 			t.Errorf("Landlock only: exit %d, the failure does not say why:\n%s\n%s", code, out, errOut)
 		}
 		return
@@ -244,5 +386,36 @@ func firstUseIn(t *testing.T, bin, kernel, base, npmBase string, fu pmFirstUse) 
 			names = append(names, e.Name())
 		}
 		t.Errorf("the fresh home was written: %v", names)
+	}
+}
+
+// Java reads no proxy variable: Maven reaches the registries through
+// Harvey's proxy by the options Harvey adds to MAVEN_OPTS, so a repository
+// the user has not named is refused by the proxy, and said so naming the
+// host and the setting (without them Maven would look the name up itself
+// and say only "unknown host").
+func TestEndToEndMavenThroughTheRegistryProxy(t *testing.T) {
+	requireSandbox(t)
+	for _, p := range []string{"mvn", "java"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("%s is not installed here", p)
+		}
+	}
+	bin := buildHarvey(t)
+	root := t.TempDir()
+	dir, home, cfg := filepath.Join(root, "app"), filepath.Join(root, "home"), filepath.Join(root, "config")
+	os.MkdirAll(home, 0o755)
+	os.MkdirAll(filepath.Join(cfg, "harvey"), 0o755)
+	writeFile(t, dir, "pom.xml", `<project><modelVersion>4.0.0</modelVersion><groupId>app</groupId><artifactId>app</artifactId><version>1.0</version>
+  <pluginRepositories><pluginRepository><id>central</id><url>https://maven.example.test/maven2/</url></pluginRepository></pluginRepositories>
+</project>
+`)
+	script := filepath.Join(root, "steps.txt")
+	os.WriteFile(script, []byte("!mvn -B -q -Duser.home=$HOME com.example:greet-maven-plugin:1.0:greet\n"), 0o644)
+	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=", "XDG_DATA_HOME=" + filepath.Join(root, "data"),
+		"PATH=/usr/local/bin:/usr/bin:/bin", "HARVEY_SESSION_NET=" + os.Getenv("HARVEY_SESSION_NET")}
+	out, errOut, code := runHarveyKernel(t, "", bin, dir, "", env, "--run", script, "--yes")
+	if code == 0 || !strings.Contains(out, "[sandbox: network: maven.example.test") {
+		t.Fatalf("exit %d: the proxy's refusal is not said:\n%s\n%s", code, out, errOut)
 	}
 }

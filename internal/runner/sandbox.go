@@ -553,7 +553,7 @@ func blockedNoProxy(_, low string, spec *sandbox.Spec) (Rule, string) {
 // blockedDenied: the kernel's EACCES/EPERM, named by the socket or the
 // path in the message.
 func blockedDenied(line, low string, spec *sandbox.Spec) (Rule, string) {
-	if !strings.Contains(low, "permission denied") && !strings.Contains(low, "operation not permitted") {
+	if !containsAny(low, "permission denied", "operation not permitted", "could not create local repository at ") {
 		return RuleNone, ""
 	}
 	if !spec.Network && (strings.Contains(low, "connect") || strings.Contains(low, "/dev/tcp/") || strings.Contains(low, "socket") || strings.Contains(low, "bind")) {
@@ -571,7 +571,7 @@ func blockedDenied(line, low string, spec *sandbox.Spec) (Rule, string) {
 	case sandbox.Under(abs, spec.ReadOnly):
 		return RuleReadOnly, "[sandbox: agents/ and .git/'s config and hooks are read-only to commands]"
 	case !sandbox.Under(abs, spec.RW) && sandbox.Under(abs, spec.RO):
-		return RulePath, "[sandbox: path outside: " + p + " may be read but not written by commands]"
+		return RulePath, "[sandbox: path outside: " + p + " may be read but not written by commands (sandbox.writable in your config adds a path)]"
 	case !sandbox.Under(abs, spec.RW):
 		return RulePath, "[sandbox: path outside: " + p + " is outside what commands may use (the workspace, TMPDIR, toolchain caches, the system)]"
 	case len(spec.Exec) > 0:
@@ -581,8 +581,13 @@ func blockedDenied(line, low string, spec *sandbox.Spec) (Rule, string) {
 }
 
 // deniedPath is the object of "prog: OBJECT: Permission denied" (quotes
-// and "cannot create" style verbs removed).
+// and "cannot create" style verbs removed), or of Maven's "Could not
+// create local repository at OBJECT" (it names no error).
 func deniedPath(line string) string {
+	if _, p, ok := strings.Cut(line, "Could not create local repository at "); ok {
+		p, _, _ = strings.Cut(p, " -> ")
+		return strings.TrimSpace(p)
+	}
 	return objectBefore(line, ": permission denied", ": operation not permitted")
 }
 

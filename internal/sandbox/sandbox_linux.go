@@ -68,6 +68,28 @@ func setProxyEnv(spec *Spec, url string) {
 	}
 	spec.Env = append(spec.Env, "HTTP_PROXY="+url, "HTTPS_PROXY="+url, "http_proxy="+url, "https_proxy="+url,
 		"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1", "npm_config_proxy="+url, "npm_config_https_proxy="+url)
+	setJavaProxy(spec, url)
+}
+
+// setJavaProxy points Maven at the proxy too: Java reads none of the
+// proxy variables, and mvn (and mvnw) hand MAVEN_OPTS to Java, whose
+// system properties name the proxy. They follow the user's own options
+// (the last of a property wins), so a project's own proxy setting cannot
+// take Maven past the proxy: there is no other way out.
+func setJavaProxy(spec *Spec, proxy string) {
+	hostPort := strings.TrimPrefix(proxy, "http://")
+	host, port, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return
+	}
+	opts := fmt.Sprintf("-Dhttp.proxyHost=%[1]s -Dhttp.proxyPort=%[2]s -Dhttps.proxyHost=%[1]s -Dhttps.proxyPort=%[2]s -Dhttp.nonProxyHosts=localhost|127.0.0.1", host, port)
+	for i, kv := range spec.Env {
+		if v, ok := strings.CutPrefix(kv, "MAVEN_OPTS="); ok {
+			spec.Env[i] = "MAVEN_OPTS=" + strings.TrimSpace(v+" "+opts)
+			return
+		}
+	}
+	spec.Env = append(spec.Env, "MAVEN_OPTS="+opts)
 }
 
 // loopbackUp brings up lo in the calling process's network namespace.
