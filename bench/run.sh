@@ -31,6 +31,14 @@ cp -r "$(go env GOROOT)/src" "$work/gosrc"
 echo "go test -bench (tool round, search, list) ..." >&2
 HARVEY_BENCH_TREE="$work/gosrc" go test -run '^$' -bench 'ToolRound|Search|ListFiles|EditLarge|ParallelReads|CommandCost' -benchmem -count 5 . > "$work/gobench.txt"
 rm -rf "$work/gosrc/agents"
+# The same command in Landlock-only mode (internal/kernelsim's no-userns
+# filter around the test binary), against the run's bubblewrap above.
+echo "go test -bench CommandCost in Landlock-only mode ..." >&2
+go test -c -o "$work/harvey.test" .
+HARVEY_TEST_HELPER=kernel HARVEY_TEST_HELPER_ARG=no-userns \
+  HARVEY_TEST_EXEC="[\"$work/harvey.test\",\"-test.run=^\$\",\"-test.bench=CommandCost/harvey\",\"-test.count=5\"]" \
+  "$work/harvey.test" | sed 's#^BenchmarkCommandCost/harvey#BenchmarkCommandCost/landlock-only-harvey#' >> "$work/gobench.txt" ||
+  echo "(no Landlock-only run: kernelsim needs the whole sandbox here)" >&2
 
 go test -run '^TestPromptLayoutIsAppendOnly$' -v -count 1 . > "$work/layout.txt"
 

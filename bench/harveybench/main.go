@@ -166,6 +166,11 @@ func commandCostRows(med func(string) (float64, bool)) {
 		if bb, ok := med("CommandCost/harvey-back-to-back/" + files); ok {
 			add(row{"the same, commands back to back, in " + what, fmt.Sprintf("%.1f ms", bb/1e6), fmt.Sprintf("bubblewrap %.1f ms", bm/1e6), fmt.Sprintf("%.2f×", bb/bm), "", ""})
 		}
+		// Landlock only (bench/run.sh's kernelsim run): no bubblewrap of its
+		// own there (it needs namespaces), so the same run's, which isolates more.
+		if lm, ok := med("CommandCost/landlock-only-harvey/" + files); ok {
+			add(row{"the same in Landlock-only mode, idle between, in " + what, fmt.Sprintf("%.1f ms", lm/1e6), fmt.Sprintf("bubblewrap with namespaces %.1f ms", bm/1e6), fmt.Sprintf("%.2f×", lm/bm), "≤ 1.5× bubblewrap", yes(lm/bm <= 1.5)})
+		}
 	}
 }
 
