@@ -13,7 +13,10 @@ import (
 // probe.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == Arg {
-		os.Exit(RunLauncher(os.Args[2:]))
+		done := coverLauncher()
+		code := RunLauncher(os.Args[2:])
+		done()
+		os.Exit(code)
 	}
 	if len(os.Args) > 1 && os.Args[1] == "--version" {
 		os.Exit(0)
