@@ -5,9 +5,11 @@ package sandbox
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -131,5 +133,40 @@ func TestHandoffToASpareWithoutNamespaces(t *testing.T) {
 	}
 	if _, err := s.StartSpared(handoffSpec(ws, "true"), nil, nil, nil); err == nil {
 		t.Error("a spec with namespaces was handed to a spare without them")
+	}
+}
+
+// Commands at once (a reply's parallel calls): each takes a spare of its
+// own, or starts one, and gets its own output and status.
+func TestSparesForCommandsAtOnce(t *testing.T) {
+	s := Available()
+	if !s.Enforced() || s.Landlock == 0 {
+		t.Skip("Landlock-only commands need Landlock: " + s.Why + s.LandlockWhy)
+	}
+	ws := t.TempDir()
+	const n = 6
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			spec := handoffSpec(ws, "echo command-"+strconv.Itoa(i)+"; exit "+strconv.Itoa(i))
+			spec.NoNS = true
+			s.Wrap(&spec)
+			var out bytes.Buffer
+			j, err := s.StartSpared(spec, nil, &out, &out)
+			if err != nil {
+				errs <- err
+				return
+			}
+			code, err := j.Wait()
+			if want := "command-" + strconv.Itoa(i) + "\n"; code != i || err != nil || out.String() != want {
+				err = fmt.Errorf("command %d: exit %d (%v), output %q", i, code, err, out.String())
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
