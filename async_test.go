@@ -11,6 +11,8 @@ import (
 	"time"
 
 	anyllm "github.com/mozilla-ai/any-llm-go"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 const asyncToolFile = "---\nparameters:\n  n: {type: string, required: true}\ncommand: [sh, -c, 'sleep 1; echo RESULT-$1', sh, \"{{n}}\"]\neffect: read\nasync: true\n---\nA slow check.\n"
@@ -21,7 +23,7 @@ const asyncToolFile = "---\nparameters:\n  n: {type: string, required: true}\nco
 // order. task_status and task_wait are offered only beside an async tool.
 func TestAsyncToolGoesOn(t *testing.T) {
 	requireSandbox(t)
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	t.Cleanup(env.a.Close)
 	if slices.ContainsFunc(env.a.toolsFor("llama3.2", 0), func(x anyllm.Tool) bool { return x.Function.Name == "task_wait" }) {
@@ -29,14 +31,14 @@ func TestAsyncToolGoesOn(t *testing.T) {
 	}
 	writeTool(t, env, "slowcheck", asyncToolFile)
 
-	f.script(toolReply("llama3.2", fakeCall{id: "c1", name: "slowcheck", args: map[string]any{"n": "7"}}), textReply("llama3.2", "started it"))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c1", Name: "slowcheck", Args: map[string]any{"n": "7"}}), fakeollama.TextReply("llama3.2", "started it"))
 	start := time.Now()
 	if err := env.a.RunPrompt(t.Context(), "check"); err != nil {
 		t.Fatal(err)
 	}
 	took := time.Since(start)
-	reqs := f.chatRequests()
-	if names := toolNamesOf(reqs[0]); !slices.Contains(names, "task_wait") || !slices.Contains(names, "task_status") {
+	reqs := f.ChatRequests()
+	if names := fakeollama.ToolNamesOf(reqs[0]); !slices.Contains(names, "task_wait") || !slices.Contains(names, "task_status") {
 		t.Errorf("task tools not offered beside an async tool: %v", names)
 	}
 	res := toolResults(reqs)["c1"]
@@ -51,39 +53,39 @@ func TestAsyncToolGoesOn(t *testing.T) {
 		t.Fatal("the task did not end")
 	}
 
-	f.script(textReply("llama3.2", "ok"))
+	f.Script(fakeollama.TextReply("llama3.2", "ok"))
 	if err := env.a.RunPrompt(t.Context(), "next"); err != nil {
 		t.Fatal(err)
 	}
-	m := messagesOf(f.chatRequests()[2])
+	m := fakeollama.MessagesOf(f.ChatRequests()[2])
 	last := m[len(m)-1]["content"].(string)
 	if !strings.Contains(last, "[a background task ended: task 1 (slowcheck) done in") || !strings.Contains(last, "RESULT-7") || !strings.HasSuffix(last, "next") {
 		t.Errorf("the next turn's message lacks the result: %q", last)
 	}
-	f.script(textReply("llama3.2", "ok"))
+	f.Script(fakeollama.TextReply("llama3.2", "ok"))
 	if err := env.a.RunPrompt(t.Context(), "again"); err != nil {
 		t.Fatal(err)
 	}
-	m = messagesOf(f.chatRequests()[3])
+	m = fakeollama.MessagesOf(f.ChatRequests()[3])
 	if last := m[len(m)-1]["content"].(string); last != "again" {
 		t.Errorf("a result told twice: %q", last)
 	}
 
 	// Started and waited for in one reply: task_wait reads it, in order.
-	f.script(toolReply("llama3.2",
-		fakeCall{id: "s", name: "slowcheck", args: map[string]any{"n": "8"}},
-		fakeCall{id: "w", name: "task_wait", args: map[string]any{"id": 2, "timeout": 30}},
-		fakeCall{id: "st", name: "task_status", args: map[string]any{"id": 2}}), textReply("llama3.2", "done"))
+	f.Script(fakeollama.ToolReply("llama3.2",
+		fakeollama.Call{ID: "s", Name: "slowcheck", Args: map[string]any{"n": "8"}},
+		fakeollama.Call{ID: "w", Name: "task_wait", Args: map[string]any{"id": 2, "timeout": 30}},
+		fakeollama.Call{ID: "st", Name: "task_status", Args: map[string]any{"id": 2}}), fakeollama.TextReply("llama3.2", "done"))
 	if err := env.a.RunPrompt(t.Context(), "check and wait"); err != nil {
 		t.Fatal(err)
 	}
-	got := toolResults(f.chatRequests())
+	got := toolResults(f.ChatRequests())
 	if !strings.Contains(got["s"], "started task 2") || !strings.Contains(got["w"], "task 2 (slowcheck) done in") || !strings.Contains(got["w"], "RESULT-8") || !strings.Contains(got["st"], "RESULT-8") {
 		t.Errorf("start %q, wait %q, status %q", got["s"], got["w"], got["st"])
 	}
-	f.script(textReply("llama3.2", "ok"))
+	f.Script(fakeollama.TextReply("llama3.2", "ok"))
 	env.a.RunPrompt(t.Context(), "last")
-	m = messagesOf(f.chatRequests()[len(f.chatRequests())-1])
+	m = fakeollama.MessagesOf(f.ChatRequests()[len(f.ChatRequests())-1])
 	if last := m[len(m)-1]["content"].(string); last != "last" {
 		t.Errorf("a result the model waited for was told again: %q", last)
 	}
@@ -103,12 +105,12 @@ func TestAsyncToolGoesOn(t *testing.T) {
 // async tool that changes things asks first, saying it keeps running.
 func TestAsyncTaskEndsWithTheSession(t *testing.T) {
 	requireSandbox(t)
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	var asked []string
 	env.a.approvals.observe = func(r approvalRequest, _ bool, _ string) { asked = append(asked, r.action) }
 	writeTool(t, env, "later", "---\ncommand: [sh, -c, 'sleep 2; echo late > late.txt']\neffect: write\nasync: true\n---\nWrites later.\n")
-	f.script(toolReply("llama3.2", fakeCall{id: "c1", name: "later", args: map[string]any{}}), textReply("llama3.2", "started"))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c1", Name: "later", Args: map[string]any{}}), fakeollama.TextReply("llama3.2", "started"))
 	if err := env.a.RunPrompt(t.Context(), "go"); err != nil {
 		t.Fatal(err)
 	}
@@ -143,9 +145,9 @@ func TestAsyncToolThroughPTY(t *testing.T) {
 	tag := fmt.Sprintf("harvey-pty-task-%d", time.Now().UnixNano())
 	writeFile(t, cfg, "harvey/tools/slowcheck.md", asyncToolFile)
 	writeFile(t, cfg, "harvey/tools/forever.md", "---\ncommand: [sh, -c, 'sleep 30; echo "+tag+"', "+tag+"]\neffect: read\nasync: true\n---\nNever ends.\n")
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.script(toolReply("llama3.2", fakeCall{id: "c1", name: "slowcheck", args: map[string]any{"n": "5"}}), textReply("llama3.2", "Started."),
-		toolReply("llama3.2", fakeCall{id: "c2", name: "forever", args: map[string]any{}}), textReply("llama3.2", "Again."))
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c1", Name: "slowcheck", Args: map[string]any{"n": "5"}}), fakeollama.TextReply("llama3.2", "Started."),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c2", Name: "forever", Args: map[string]any{}}), fakeollama.TextReply("llama3.2", "Again."))
 	s := startPTYWith(t, bin, t.TempDir(), []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + t.TempDir()}, 160, "--ollama", f.URL(), "--model", "llama3.2")
 	s.expect("harvey> ")
 	s.send("check it\r")

@@ -12,17 +12,18 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/configfile"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // Capability detection from /api/show, as wire.md §5 describes it, and the
 // tool mode it leads to.
 func TestCapabilityDetection(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest", "gemma:latest", "old-tools:latest", "old-plain:latest")
-	f.caps["gemma:latest"] = []string{"completion"}
-	f.caps["old-tools:latest"] = nil // server < 0.6.4: no capabilities field
-	f.template["old-tools:latest"] = "{{ if .Tools }}tools{{ end }}"
-	f.caps["old-plain:latest"] = nil
-	f.template["old-plain:latest"] = "{{ .Prompt }}"
+	f := fakeollama.New(t, "llama3.2:latest", "gemma:latest", "old-tools:latest", "old-plain:latest")
+	f.Caps["gemma:latest"] = []string{"completion"}
+	f.Caps["old-tools:latest"] = nil // server < 0.6.4: no capabilities field
+	f.Template["old-tools:latest"] = "{{ if .Tools }}tools{{ end }}"
+	f.Caps["old-plain:latest"] = nil
+	f.Template["old-plain:latest"] = "{{ .Prompt }}"
 	env := newTestEnv(t, f, "llama3.2")
 	for _, step := range [][2]string{
 		{"llama3.2", "tool mode:   schema (tool support: yes)"},
@@ -40,15 +41,15 @@ func TestCapabilityDetection(t *testing.T) {
 		}
 	}
 	// In prose mode no tools go on the wire; the prompt describes them.
-	f.script(textReply("old-plain", "ok"))
+	f.Script(fakeollama.TextReply("old-plain", "ok"))
 	if err := env.a.RunPrompt(t.Context(), "hi"); err != nil {
 		t.Fatal(err)
 	}
-	req := f.chatRequests()[0]
+	req := f.ChatRequests()[0]
 	if _, has := req["tools"]; has {
 		t.Fatalf("tools sent in prose mode: %v", req["tools"])
 	}
-	if sys := messagesOf(req)[0]["content"].(string); !strings.Contains(sys, `{"name": "TOOL", "arguments": {...}}`) {
+	if sys := fakeollama.MessagesOf(req)[0]["content"].(string); !strings.Contains(sys, `{"name": "TOOL", "arguments": {...}}`) {
 		t.Fatalf("system prompt lacks the prose tool description: %q", sys)
 	}
 }
@@ -56,25 +57,25 @@ func TestCapabilityDetection(t *testing.T) {
 // /summarize condenses the history through the model, keeps the system prompt
 // and pinned context, and refuses when the model returns nothing.
 func TestSummarize(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	if _, err := dispatch(t, env.a, "/summarize"); err == nil || !strings.Contains(err.Error(), "nothing to summarize") {
 		t.Fatalf("empty: %v", err)
 	}
 	dispatch(t, env.a, "/context add the repo uses Go 1.26")
-	f.script(textReply("llama3.2", "First answer."), textReply("llama3.2", "Second answer."))
+	f.Script(fakeollama.TextReply("llama3.2", "First answer."), fakeollama.TextReply("llama3.2", "Second answer."))
 	env.a.RunPrompt(t.Context(), "first question")
 	env.a.RunPrompt(t.Context(), "second question")
 	before := append([]Message(nil), env.a.History...)
 
-	f.script(textReply("llama3.2", ""))
+	f.Script(fakeollama.TextReply("llama3.2", ""))
 	if _, err := dispatch(t, env.a, "/summarize"); err == nil || !strings.Contains(err.Error(), "history kept") {
 		t.Fatalf("empty summary: %v", err)
 	}
 	if len(env.a.History) != len(before) {
 		t.Fatal("history changed by a failed summary")
 	}
-	f.script(textReply("llama3.2", "We answered two questions."))
+	f.Script(fakeollama.TextReply("llama3.2", "We answered two questions."))
 	out, err := dispatch(t, env.a, "/summarize")
 	if err != nil || !strings.Contains(out, "history condensed from 6 messages") {
 		t.Fatalf("summarize: %q %v", out, err)
@@ -86,8 +87,8 @@ func TestSummarize(t *testing.T) {
 		t.Fatalf("history after summary = %+v", h)
 	}
 	// The summary request carried the whole conversation.
-	reqs := f.chatRequests()
-	last := messagesOf(reqs[len(reqs)-1])
+	reqs := f.ChatRequests()
+	last := fakeollama.MessagesOf(reqs[len(reqs)-1])
 	if len(last) != 7 || !strings.Contains(last[6]["content"].(string), "Summarize this conversation") {
 		t.Fatalf("summary request = %d messages", len(last))
 	}
@@ -96,7 +97,7 @@ func TestSummarize(t *testing.T) {
 // HARVEY.md is the system prompt; its markers are expanded once, so the
 // prompt prefix stays byte-identical across turns.
 func TestHarveyMDMarkers(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "HARVEY.md"), []byte("Project rules.\nToday: <!-- @date -->\nFiles:\n<!-- @files -->\nGit: <!-- @git-status -->\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644)
@@ -123,11 +124,11 @@ func TestHarveyMDMarkers(t *testing.T) {
 	}
 	// A new file does not change the prompt mid-session.
 	os.WriteFile(filepath.Join(dir, "later.go"), []byte("package main\n"), 0o644)
-	f.script(textReply("llama3.2", "one"), textReply("llama3.2", "two"))
+	f.Script(fakeollama.TextReply("llama3.2", "one"), fakeollama.TextReply("llama3.2", "two"))
 	a.RunPrompt(t.Context(), "a")
 	a.RunPrompt(t.Context(), "b")
-	reqs := f.chatRequests()
-	s1, s2 := messagesOf(reqs[0])[0]["content"], messagesOf(reqs[1])[0]["content"]
+	reqs := f.ChatRequests()
+	s1, s2 := fakeollama.MessagesOf(reqs[0])[0]["content"], fakeollama.MessagesOf(reqs[1])[0]["content"]
 	if s1 != s2 || strings.Contains(s2.(string), "later.go") {
 		t.Fatal("system prompt changed between turns")
 	}
@@ -152,7 +153,7 @@ func TestStatsWindow(t *testing.T) {
 }
 
 func TestModelAndOllamaCommands(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest")
+	f := fakeollama.New(t, "llama3.2:latest", "mistral:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	steps := [][2]string{
 		{"/model", "mistral:latest"},
@@ -196,7 +197,7 @@ func TestRoutesPersist(t *testing.T) {
 		t.Fatalf("disabled route: %v", err)
 	}
 	dispatch(t, env.a, "/route enable box")
-	f.script(sseText("hello from the box"))
+	f.Script(sseText("hello from the box"))
 	if err := env.a.RunPrompt(t.Context(), "@box hi"); err != nil || !strings.Contains(env.out.String(), "hello from the box") {
 		t.Fatalf("enabled route: %v %q", err, env.out.String())
 	}
@@ -218,15 +219,15 @@ func TestRoutesPersist(t *testing.T) {
 
 // num_ctx is never more than the model's own context length.
 func TestNumCtxClampedToModel(t *testing.T) {
-	f := newFakeOllama(t, "tinyllama:latest")
-	f.ctxLen = map[string]int{"tinyllama:latest": 2048}
+	f := fakeollama.New(t, "tinyllama:latest")
+	f.CtxLen = map[string]int{"tinyllama:latest": 2048}
 	env := newTestEnv(t, f, "tinyllama")
 	if !strings.Contains(env.errOut.String(), "num_ctx 8192 is more than tinyllama:latest's 2048-token context; using 2048") {
 		t.Fatalf("stderr = %q", env.errOut.String())
 	}
-	f.script(textReply("tinyllama", "hi"))
+	f.Script(fakeollama.TextReply("tinyllama", "hi"))
 	env.a.RunPrompt(t.Context(), "hello")
-	opts := f.chatRequests()[0]["options"].(map[string]any)
+	opts := f.ChatRequests()[0]["options"].(map[string]any)
 	if opts["num_ctx"].(float64) != 2048 || env.a.maxOut() != 2048 {
 		t.Fatalf("num_ctx sent %v, result cap %d", opts["num_ctx"], env.a.maxOut())
 	}
@@ -235,8 +236,8 @@ func TestNumCtxClampedToModel(t *testing.T) {
 // The model menu's details come from /api/tags and, for each model at
 // once, /api/show.
 func TestModelInfos(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest", "gemma:2b")
-	f.caps["gemma:2b"] = []string{"completion"}
+	f := fakeollama.New(t, "llama3.2:latest", "mistral:latest", "gemma:2b")
+	f.Caps["gemma:2b"] = []string{"completion"}
 	oc, err := newOllamaClient(f.URL(), "", 0, "", 0)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // harvey completion bash, sourced in a real bash: the subcommands, their
@@ -79,7 +81,7 @@ func quoteAll(ws []string) []string {
 // /model's Tab offers the installed models of the session's server, and
 // --model's shell completion the models of your config's server (issue 62).
 func TestModelNamesCompleted(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest")
+	f := fakeollama.New(t, "llama3.2:latest", "mistral:latest")
 	comp := completer(nil, commandSet{"model": &Command{Name: "model", Usage: "/model [NAME | check]"}}, func() []string { return installedModels(f.URL()) })
 	cands, _ := comp("/model ", "mis")
 	if strings.Join(cands, ",") != "mistral:latest " {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // Through the built binary, headless: a repository's tools: block that
@@ -14,14 +16,14 @@ import (
 func TestEndToEndWorkspaceToolsIgnoredHeadless(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	home := t.TempDir()
 	writeFile(t, home, "harvey/harvey.yaml", "tools:\n  allowed_tools: [read_file, list_files]\n")
 	dir := t.TempDir()
 	writeFile(t, dir, "agents/harvey.yaml", "tools:\n  allowed_tools: [read_file, list_files, write_file, run_command]\n")
-	f.script(
-		toolReply("llama3.2", fakeCall{id: "w", name: "write_file", args: map[string]any{"path": "pwned.txt", "content": "x\n"}}),
-		textReply("llama3.2", "done"),
+	f.Script(
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "w", Name: "write_file", Args: map[string]any{"path": "pwned.txt", "content": "x\n"}}),
+		fakeollama.TextReply("llama3.2", "done"),
 	)
 	_, errOut, _ := runHarveyEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + home}, "-p", "write it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if _, err := os.Stat(filepath.Join(dir, "pwned.txt")); err == nil {
@@ -30,8 +32,8 @@ func TestEndToEndWorkspaceToolsIgnoredHeadless(t *testing.T) {
 	if !strings.Contains(errOut, "tools") || !strings.Contains(errOut, "allows the tools write_file, run_command") {
 		t.Fatalf("no warning naming what was ignored: %s", errOut)
 	}
-	for _, req := range f.chatRequests() {
-		if names := toolNamesOf(req); slices.Contains(names, "write_file") || slices.Contains(names, "run_command") {
+	for _, req := range f.ChatRequests() {
+		if names := fakeollama.ToolNamesOf(req); slices.Contains(names, "write_file") || slices.Contains(names, "run_command") {
 			t.Fatalf("offered %v", names)
 		}
 	}

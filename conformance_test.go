@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
@@ -145,9 +146,9 @@ func conformanceClient(string) int {
 	if run(nil, nil, add...) != 0 {
 		return 1
 	}
-	f := &fakeOllama{models: []string{"llama3.2:latest"}, caps: map[string][]string{"llama3.2:latest": {"completion", "tools"}}, template: map[string]string{}}
-	f.respond = callTools(conformanceToolCalls())
-	srv := httptest.NewServer(http.HandlerFunc(f.handle))
+	f := &fakeollama.Server{Models: []string{"llama3.2:latest"}, Caps: map[string][]string{"llama3.2:latest": {"completion", "tools"}}, Template: map[string]string{}}
+	f.Respond = callTools(conformanceToolCalls())
+	srv := httptest.NewServer(f)
 	defer srv.Close()
 	return conformanceREPL(bin, work, env, logf, "--yes", "--model", "llama3.2", "--ollama", srv.URL)
 }
@@ -283,7 +284,7 @@ func conformanceREPL(bin, dir string, env []string, logf io.Writer, args ...stri
 
 // conformanceToolCalls are the calls a scenario asks the client to make
 // (its context's toolCalls: the values a user would have asked for).
-func conformanceToolCalls() []fakeCall {
+func conformanceToolCalls() []fakeollama.Call {
 	var c struct {
 		ToolCalls []struct {
 			Name      string         `json:"name"`
@@ -291,12 +292,12 @@ func conformanceToolCalls() []fakeCall {
 		} `json:"toolCalls"`
 	}
 	json.Unmarshal([]byte(os.Getenv("MCP_CONFORMANCE_CONTEXT")), &c)
-	var calls []fakeCall
+	var calls []fakeollama.Call
 	for i, tc := range c.ToolCalls {
 		if tc.Arguments == nil {
 			tc.Arguments = map[string]any{}
 		}
-		calls = append(calls, fakeCall{id: fmt.Sprintf("g%d", i), name: "s__" + tc.Name, args: tc.Arguments})
+		calls = append(calls, fakeollama.Call{ID: fmt.Sprintf("g%d", i), Name: "s__" + tc.Name, Args: tc.Arguments})
 	}
 	return calls
 }
@@ -304,17 +305,17 @@ func conformanceToolCalls() []fakeCall {
 // callTools is the scripted model: it makes the calls given, or else
 // calls every tool of server s once, with a value of its type for each
 // required argument; then it ends.
-func callTools(given []fakeCall) func(map[string]any) fakeReply {
-	return func(req map[string]any) fakeReply {
-		msgs := messagesOf(req)
+func callTools(given []fakeollama.Call) func(map[string]any) fakeollama.Reply {
+	return func(req map[string]any) fakeollama.Reply {
+		msgs := fakeollama.MessagesOf(req)
 		if len(msgs) > 0 && msgs[len(msgs)-1]["role"] == "tool" {
-			return textReply("llama3.2", "Done.")
+			return fakeollama.TextReply("llama3.2", "Done.")
 		}
 		if len(given) > 0 {
-			return toolReply("llama3.2", given...)
+			return fakeollama.ToolReply("llama3.2", given...)
 		}
 		raw, _ := req["tools"].([]any)
-		var calls []fakeCall
+		var calls []fakeollama.Call
 		schemas := map[string]any{} // what the model was shown of each tool
 		for _, t := range raw {
 			fn, _ := t.(map[string]any)["function"].(map[string]any)
@@ -334,12 +335,12 @@ func callTools(given []fakeCall) func(map[string]any) fakeReply {
 				// the model was shown it.
 				args["schema"] = schemas["s__json_schema_2020_12_tool"]
 			}
-			calls = append(calls, fakeCall{id: fmt.Sprintf("c%d", i), name: name, args: args})
+			calls = append(calls, fakeollama.Call{ID: fmt.Sprintf("c%d", i), Name: name, Args: args})
 		}
 		if len(calls) == 0 {
-			return textReply("llama3.2", "No tools.")
+			return fakeollama.TextReply("llama3.2", "No tools.")
 		}
-		return toolReply("llama3.2", calls...)
+		return fakeollama.ToolReply("llama3.2", calls...)
 	}
 }
 

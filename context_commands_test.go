@@ -3,6 +3,8 @@ package harvey
 import (
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // /context load-dir and /template use (issue 46), through the built
@@ -21,8 +23,8 @@ func TestEndToEndLoadDirAndTemplates(t *testing.T) {
 	writeFile(t, dir, "src/.env", "TOKEN=hunter2hunter2\n")
 	writeFile(t, dir, "agents/templates/review.md", "Review the code in context for bugs, and list them.\n")
 	writeFile(t, dir, "script.txt", "/context load-dir src *.go\nwhat is in src?\n/template use review\n")
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.script(textReply("llama3.2", "Alpha and Beta."), textReply("llama3.2", "No bugs."), textReply("llama3.2", "Still none."))
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(fakeollama.TextReply("llama3.2", "Alpha and Beta."), fakeollama.TextReply("llama3.2", "No bugs."), fakeollama.TextReply("llama3.2", "Still none."))
 	env := []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data}
 	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "--run", "script.txt", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 {
@@ -35,8 +37,8 @@ func TestEndToEndLoadDirAndTemplates(t *testing.T) {
 	if !strings.Contains(all, "template review (agents/templates/review.md), sent as your prompt") {
 		t.Errorf("the template was not shown before it was sent: %s", all)
 	}
-	reqs := f.chatRequests()
-	first := mustJSON(messagesOf(reqs[0]))
+	reqs := f.ChatRequests()
+	first := mustJSON(fakeollama.MessagesOf(reqs[0]))
 	for _, want := range []string{"### src/a.go", "func Alpha", "### src/sub/b.go"} {
 		if !strings.Contains(first, want) {
 			t.Errorf("the context lacks %q", want)
@@ -47,7 +49,7 @@ func TestEndToEndLoadDirAndTemplates(t *testing.T) {
 			t.Errorf("the context holds %q", not)
 		}
 	}
-	m := messagesOf(reqs[1])
+	m := fakeollama.MessagesOf(reqs[1])
 	if u := m[len(m)-1]["content"].(string); !strings.HasPrefix(u, "Review the code in context for bugs") {
 		t.Errorf("the template's prompt: %q", u)
 	}

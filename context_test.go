@@ -8,39 +8,40 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/llm"
 )
 
 // Inside a turn, old tool results are elided before a request would
 // overflow num_ctx; the newest results stay whole.
 func TestContextWindowElidesOldResults(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	setNumCtx(env, 4096) // a Raspberry Pi setting: results capped at 4 KB
 	for _, n := range []string{"a", "b", "c"} {
 		writeFile(t, env.dir, n+".txt", strings.Repeat(n+" line of text\n", 500)) // 7 KB each
 	}
-	f.script(
-		toolReply("llama3.2", fakeCall{id: "r1", name: "read_file", args: map[string]any{"path": "a.txt"}}),
-		toolReply("llama3.2", fakeCall{id: "r2", name: "read_file", args: map[string]any{"path": "b.txt"}}),
-		toolReply("llama3.2", fakeCall{id: "r3", name: "read_file", args: map[string]any{"path": "c.txt"}}),
-		textReply("llama3.2", "Three files read."),
+	f.Script(
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "r1", Name: "read_file", Args: map[string]any{"path": "a.txt"}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "r2", Name: "read_file", Args: map[string]any{"path": "b.txt"}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "r3", Name: "read_file", Args: map[string]any{"path": "c.txt"}}),
+		fakeollama.TextReply("llama3.2", "Three files read."),
 	)
 	if err := env.a.RunPrompt(t.Context(), "read a, b and c"); err != nil {
 		t.Fatal(err)
 	}
-	reqs := f.chatRequests()
+	reqs := f.ChatRequests()
 	limit := env.a.mainTurn(&env.a.toolSet).contextLimit()
 	for i, req := range reqs {
 		var msgs []Message
-		for _, m := range messagesOf(req) {
+		for _, m := range fakeollama.MessagesOf(req) {
 			msgs = append(msgs, Message{Role: Role(fmt.Sprint(m["role"])), Content: fmt.Sprint(m["content"])})
 		}
 		if used := llm.EstimateTokens(msgs) + env.a.schemaTokens(&env.a.toolSet, ModeSchema); used > limit {
 			t.Fatalf("request %d is ~%d tokens, past the limit %d", i, used, limit)
 		}
 	}
-	last := messagesOf(reqs[3])
+	last := fakeollama.MessagesOf(reqs[3])
 	var sawElided, sawC bool
 	for _, m := range last {
 		c := fmt.Sprint(m["content"])
@@ -58,10 +59,10 @@ func TestContextWindowElidesOldResults(t *testing.T) {
 // A turn that leaves the conversation near the size where the next turn
 // must elide and summarise says so; one well inside the window does not.
 func TestContextWarningBeforeSummary(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	setNumCtx(env, 4096)
-	f.script(textReply("llama3.2", "hi"))
+	f.Script(fakeollama.TextReply("llama3.2", "hi"))
 	if err := env.a.RunPrompt(t.Context(), "hello"); err != nil {
 		t.Fatal(err)
 	}
@@ -71,10 +72,10 @@ func TestContextWarningBeforeSummary(t *testing.T) {
 	for _, n := range []string{"a", "b"} {
 		writeFile(t, env.dir, n+".txt", strings.Repeat(n+" line of text\n", 500))
 	}
-	f.script(
-		toolReply("llama3.2", fakeCall{id: "r1", name: "read_file", args: map[string]any{"path": "a.txt"}}),
-		toolReply("llama3.2", fakeCall{id: "r2", name: "read_file", args: map[string]any{"path": "b.txt"}}),
-		textReply("llama3.2", "Two files read."),
+	f.Script(
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "r1", Name: "read_file", Args: map[string]any{"path": "a.txt"}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "r2", Name: "read_file", Args: map[string]any{"path": "b.txt"}}),
+		fakeollama.TextReply("llama3.2", "Two files read."),
 	)
 	if err := env.a.RunPrompt(t.Context(), "read a and b"); err != nil {
 		t.Fatal(err)
@@ -87,8 +88,8 @@ func TestContextWarningBeforeSummary(t *testing.T) {
 // Between turns, a conversation that no longer fits is summarised: asked
 // first in the REPL, automatically headless — never cut silently by Ollama.
 func TestContextWindowSummarizeWhenFull(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.autoSummary = "We talked about a long file."
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.AutoSummary = "We talked about a long file."
 	env := newTestEnv(t, f, "llama3.2")
 	setNumCtx(env, 2048)
 	fill := func() {
@@ -101,43 +102,43 @@ func TestContextWindowSummarizeWhenFull(t *testing.T) {
 	fill()
 	env.a.Interactive = true
 	env.a.In = newLineReader(strings.NewReader("n\n"))
-	f.script(textReply("llama3.2", "answer one"))
+	f.Script(fakeollama.TextReply("llama3.2", "answer one"))
 	if err := env.a.RunPrompt(t.Context(), "next"); err != nil {
 		t.Fatal(err)
 	}
-	if f.summaries != 0 || !strings.Contains(env.errOut.String(), "not summarised; /summarize or /clear") {
-		t.Fatalf("declined: %d summaries, stderr %q", f.summaries, env.errOut.String())
+	if f.Summaries != 0 || !strings.Contains(env.errOut.String(), "not summarised; /summarize or /clear") {
+		t.Fatalf("declined: %d summaries, stderr %q", f.Summaries, env.errOut.String())
 	}
 	// Declined once: the next turn does not ask again.
 	env.a.In = newLineReader(strings.NewReader("\n"))
-	f.script(textReply("llama3.2", "answer again"))
-	if err := env.a.RunPrompt(t.Context(), "next"); err != nil || f.summaries != 0 {
-		t.Fatalf("asked again after a no: %v, %d summaries", err, f.summaries)
+	f.Script(fakeollama.TextReply("llama3.2", "answer again"))
+	if err := env.a.RunPrompt(t.Context(), "next"); err != nil || f.Summaries != 0 {
+		t.Fatalf("asked again after a no: %v, %d summaries", err, f.Summaries)
 	}
 	// Once it fits again (here after /clear), a full window asks again: yes.
 	dispatch(t, env.a, "/clear")
-	f.script(textReply("llama3.2", "fits"))
+	f.Script(fakeollama.TextReply("llama3.2", "fits"))
 	env.a.RunPrompt(t.Context(), "short")
 	fill()
-	f.script(textReply("llama3.2", "answer two"))
+	f.Script(fakeollama.TextReply("llama3.2", "answer two"))
 	if err := env.a.RunPrompt(t.Context(), "next"); err != nil {
 		t.Fatal(err)
 	}
-	if f.summaries != 1 || !strings.Contains(env.a.History[1].Content, "We talked about a long file.") {
-		t.Fatalf("accepted: %d summaries, history %+v", f.summaries, env.a.History[:2])
+	if f.Summaries != 1 || !strings.Contains(env.a.History[1].Content, "We talked about a long file.") {
+		t.Fatalf("accepted: %d summaries, history %+v", f.Summaries, env.a.History[:2])
 	}
 	// Headless: summarised automatically, with a warning.
 	env.a.Interactive = false
 	fill()
-	f.script(textReply("llama3.2", "answer three"))
+	f.Script(fakeollama.TextReply("llama3.2", "answer three"))
 	if err := env.a.RunPrompt(t.Context(), "next"); err != nil {
 		t.Fatal(err)
 	}
-	if f.summaries != 2 || !strings.Contains(env.errOut.String(), "summarizing it first") {
-		t.Fatalf("headless: %d summaries, stderr %q", f.summaries, env.errOut.String())
+	if f.Summaries != 2 || !strings.Contains(env.errOut.String(), "summarizing it first") {
+		t.Fatalf("headless: %d summaries, stderr %q", f.Summaries, env.errOut.String())
 	}
-	reqs := f.chatRequests()
-	final := messagesOf(reqs[len(reqs)-1])
+	reqs := f.ChatRequests()
+	final := fakeollama.MessagesOf(reqs[len(reqs)-1])
 	if len(final) != 3 || final[2]["content"] != "next" {
 		t.Fatalf("request after the summary = %s", mustJSON(final))
 	}
@@ -167,9 +168,9 @@ func TestLongSession(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long session")
 	}
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.autoSummary = "Summary: the model read big.txt many times."
-	f.keepLast = true
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.AutoSummary = "Summary: the model read big.txt many times."
+	f.KeepLast = true
 	env := newTestEnv(t, f, "llama3.2")
 	setNumCtx(env, 16384)                                                        // results over 64 KB, capped at a quarter of the window (16 KB)
 	writeFile(t, env.dir, "big.txt", strings.Repeat("0123456789abcdef\n", 8192)) // 136 KB
@@ -187,13 +188,13 @@ func TestLongSession(t *testing.T) {
 	const turns = 30 // 300 rounds
 	for turn := 0; turn < turns; turn++ {
 		for r := 0; r < 10; r++ {
-			call := fakeCall{id: fmt.Sprintf("t%dr%d", turn, r), name: "read_file", args: map[string]any{"path": "big.txt"}}
+			call := fakeollama.Call{ID: fmt.Sprintf("t%dr%d", turn, r), Name: "read_file", Args: map[string]any{"path": "big.txt"}}
 			if r%2 == 1 {
-				call = fakeCall{id: call.id, name: "run_command", args: map[string]any{"command": "cat big.txt"}}
+				call = fakeollama.Call{ID: call.ID, Name: "run_command", Args: map[string]any{"command": "cat big.txt"}}
 			}
-			f.script(toolReply("llama3.2", call))
+			f.Script(fakeollama.ToolReply("llama3.2", call))
 		}
-		f.script(textReply("llama3.2", fmt.Sprintf("turn %d done", turn)))
+		f.Script(fakeollama.TextReply("llama3.2", fmt.Sprintf("turn %d done", turn)))
 		if err := env.a.RunPrompt(t.Context(), fmt.Sprintf("read big.txt ten times (turn %d)", turn)); err != nil {
 			t.Fatalf("turn %d: %v", turn, err)
 		}
@@ -204,7 +205,7 @@ func TestLongSession(t *testing.T) {
 			// earlier test has not: count children from here.
 			children = len(childPIDs(t))
 		}
-		last := messagesOf(f.chatRequests()[0])
+		last := fakeollama.MessagesOf(f.ChatRequests()[0])
 		var msgs []Message
 		for _, m := range last {
 			msgs = append(msgs, Message{Role: Role(fmt.Sprint(m["role"])), Content: fmt.Sprint(m["content"])})
@@ -218,15 +219,15 @@ func TestLongSession(t *testing.T) {
 	}
 	heapAtEnd := heap()
 	t.Logf("%d rounds; heap %d KB after 10 turns, %d KB at the end; %d summaries; history %d messages (~%d tokens)",
-		rounds, heapAt10>>10, heapAtEnd>>10, f.summaries, len(env.a.History), llm.EstimateTokens(env.a.History))
+		rounds, heapAt10>>10, heapAtEnd>>10, f.Summaries, len(env.a.History), llm.EstimateTokens(env.a.History))
 	if heapAtEnd > heapAt10+4<<20 {
 		t.Fatalf("memory grew from %d KB to %d KB over %d turns", heapAt10>>10, heapAtEnd>>10, turns-10)
 	}
-	if f.summaries == 0 {
+	if f.Summaries == 0 {
 		t.Fatal("the history was never summarised")
 	}
 	env.a.Close()
-	f.srv.CloseClientConnections()
+	f.Srv.CloseClientConnections()
 	if g := settleGoroutines(); g > goroutines+2 {
 		buf := make([]byte, 1<<20)
 		t.Fatalf("goroutines: %d before, %d after\n%s", goroutines, g, buf[:runtime.Stack(buf, true)])

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/configfile"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // twoHundredFiles fills dir with a repository of 200 Go files, one of which
@@ -31,14 +32,14 @@ func twoHundredFiles(t *testing.T, dir string) {
 
 // searchCalls is the search a model makes for "where is Retry defined and
 // who calls it": a search, then six files read.
-func searchCalls() []fakeReply {
-	var reads []fakeCall
+func searchCalls() []fakeollama.Reply {
+	var reads []fakeollama.Call
 	for i, n := range []int{123, 7, 42, 99, 150, 188} {
-		reads = append(reads, fakeCall{id: fmt.Sprint("r", i), name: "read_file", args: map[string]any{"path": fmt.Sprintf("pkg/f%03d.go", n)}})
+		reads = append(reads, fakeollama.Call{ID: fmt.Sprint("r", i), Name: "read_file", Args: map[string]any{"path": fmt.Sprintf("pkg/f%03d.go", n)}})
 	}
-	return []fakeReply{
-		toolReply("llama3.2", fakeCall{id: "s", name: "search_files", args: map[string]any{"pattern": "Retry"}}),
-		toolReply("llama3.2", reads...),
+	return []fakeollama.Reply{
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "s", Name: "search_files", Args: map[string]any{"pattern": "Retry"}}),
+		fakeollama.ToolReply("llama3.2", reads...),
 	}
 }
 
@@ -59,33 +60,33 @@ func promptTokens(req map[string]any) int {
 func TestDelegatedSearchSparesTheMainConversation(t *testing.T) {
 	growth := map[string]int{}
 	for _, mode := range []string{"inline", "delegated"} {
-		f := newFakeOllama(t, "llama3.2:latest")
+		f := fakeollama.New(t, "llama3.2:latest")
 		env := newTestEnv(t, f, "llama3.2")
 		twoHundredFiles(t, env.dir)
-		var script []fakeReply
+		var script []fakeollama.Reply
 		if mode == "delegated" {
-			script = append(script, toolReply("llama3.2", fakeCall{id: "d", name: "delegate", args: map[string]any{"task": "Where is Retry defined and who calls it?"}}))
+			script = append(script, fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "d", Name: "delegate", Args: map[string]any{"task": "Where is Retry defined and who calls it?"}}))
 			script = append(script, searchCalls()...)
-			script = append(script, textReply("llama3.2", subAnswer))
+			script = append(script, fakeollama.TextReply("llama3.2", subAnswer))
 		} else {
 			script = append(script, searchCalls()...)
 		}
-		script = append(script, textReply("llama3.2", "Retry is in pkg/f123.go."))
-		f.script(script...)
+		script = append(script, fakeollama.TextReply("llama3.2", "Retry is in pkg/f123.go."))
+		f.Script(script...)
 		if err := env.a.RunPrompt(t.Context(), "Where is Retry defined and who calls it?"); err != nil {
 			t.Fatal(err)
 		}
-		reqs := f.chatRequests()
+		reqs := f.ChatRequests()
 		growth[mode] = promptTokens(reqs[len(reqs)-1]) - promptTokens(reqs[0])
 		if mode == "inline" {
 			continue
 		}
 		sub := reqs[1]
-		msgs := messagesOf(sub)
+		msgs := fakeollama.MessagesOf(sub)
 		if msgs[0]["content"] != subAgentPreamble || len(msgs) != 2 {
 			t.Errorf("the sub-agent's conversation starts with its own prompt and the task: %v", msgs)
 		}
-		names := toolNamesOf(sub)
+		names := fakeollama.ToolNamesOf(sub)
 		for _, w := range []string{"read_file", "search_files", "list_files"} {
 			if !slices.Contains(names, w) {
 				t.Errorf("the sub-agent lacks %s: %v", w, names)
@@ -96,7 +97,7 @@ func TestDelegatedSearchSparesTheMainConversation(t *testing.T) {
 				t.Errorf("the sub-agent is offered %s: %v", n, names)
 			}
 		}
-		final := messagesOf(reqs[len(reqs)-1])
+		final := fakeollama.MessagesOf(reqs[len(reqs)-1])
 		res := toolResults(reqs)["d"]
 		if !strings.Contains(res, subAnswer) || strings.Contains(fmt.Sprint(final), "helper123_05") {
 			t.Errorf("the main conversation got more than the answer: %q", res)
@@ -120,23 +121,23 @@ func TestDelegatedSearchSparesTheMainConversation(t *testing.T) {
 // model, and writes. A repository's agents/harvey.yaml cannot set it.
 func TestDelegateWritesOnlyWhereYourConfigSays(t *testing.T) {
 	for _, allowed := range []bool{false, true} {
-		f := newFakeOllama(t, "llama3.2:latest")
+		f := fakeollama.New(t, "llama3.2:latest")
 		env := newTestEnv(t, f, "llama3.2")
 		if allowed {
 			env.a.Config.Delegate.Tools = []string{"read_file", "write_file"}
 		}
 		var asked []string
 		env.a.approvals.observe = func(r approvalRequest, _ bool, _ string) { asked = append(asked, r.tool) }
-		f.script(
-			toolReply("llama3.2", fakeCall{id: "d", name: "delegate", args: map[string]any{"task": "note it"}}),
-			toolReply("llama3.2", fakeCall{id: "w", name: "write_file", args: map[string]any{"path": "note.txt", "content": "hi\n"}}),
-			textReply("llama3.2", "wrote it"),
-			textReply("llama3.2", "done"))
+		f.Script(
+			fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "d", Name: "delegate", Args: map[string]any{"task": "note it"}}),
+			fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "w", Name: "write_file", Args: map[string]any{"path": "note.txt", "content": "hi\n"}}),
+			fakeollama.TextReply("llama3.2", "wrote it"),
+			fakeollama.TextReply("llama3.2", "done"))
 		if err := env.a.RunPrompt(t.Context(), "go"); err != nil {
 			t.Fatal(err)
 		}
 		_, err := os.Stat(filepath.Join(env.dir, "note.txt"))
-		res := toolResults(f.chatRequests())["w"]
+		res := toolResults(f.ChatRequests())["w"]
 		switch {
 		case !allowed && (err == nil || !strings.Contains(res, "unknown tool")):
 			t.Errorf("the sub-agent wrote with no config saying so: %q", res)
@@ -165,11 +166,11 @@ func TestDelegateWritesOnlyWhereYourConfigSays(t *testing.T) {
 // /delegate is yours: the answer is shown, and the next message to the
 // model starts with it, once.
 func TestDelegateCommandCarriesTheAnswer(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	twoHundredFiles(t, env.dir)
-	script := append(searchCalls(), textReply("llama3.2", subAnswer), textReply("llama3.2", "ok"), textReply("llama3.2", "ok"))
-	f.script(script...)
+	script := append(searchCalls(), fakeollama.TextReply("llama3.2", subAnswer), fakeollama.TextReply("llama3.2", "ok"), fakeollama.TextReply("llama3.2", "ok"))
+	f.Script(script...)
 	if err := env.a.RunPrompt(t.Context(), "/delegate where is Retry defined?"); err != nil {
 		t.Fatal(err)
 	}
@@ -180,8 +181,8 @@ func TestDelegateCommandCarriesTheAnswer(t *testing.T) {
 		if err := env.a.RunPrompt(t.Context(), prompt); err != nil {
 			t.Fatal(err)
 		}
-		reqs := f.chatRequests()
-		m := messagesOf(reqs[len(reqs)-1])
+		reqs := f.ChatRequests()
+		m := fakeollama.MessagesOf(reqs[len(reqs)-1])
 		last := m[len(m)-1]["content"].(string)
 		if carried := strings.Contains(last, subAnswer); carried != (i == 0) || !strings.HasSuffix(last, prompt) {
 			t.Errorf("message %d (carried: %v): %q", i+1, carried, last)
@@ -203,24 +204,24 @@ func TestEndToEndDelegateWithYourHooks(t *testing.T) {
     command: 'echo "name the file and the line" >&2; exit 2'
 `)
 	twoHundredFiles(t, f.dir)
-	fo := newFakeOllama(t, "llama3.2:latest")
-	fo.script(
-		toolReply("llama3.2", fakeCall{id: "d", name: "delegate", args: map[string]any{"task": "Where is Retry defined?"}}),
-		toolReply("llama3.2", fakeCall{id: "s", name: "search_files", args: map[string]any{"pattern": "func Retry"}}),
-		toolReply("llama3.2", fakeCall{id: "r", name: "read_file", args: map[string]any{"path": "pkg/f123.go"}}),
-		textReply("llama3.2", "DRAFT: somewhere in pkg"),
-		textReply("llama3.2", subAnswer),
-		textReply("llama3.2", "Done."))
+	fo := fakeollama.New(t, "llama3.2:latest")
+	fo.Script(
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "d", Name: "delegate", Args: map[string]any{"task": "Where is Retry defined?"}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "s", Name: "search_files", Args: map[string]any{"pattern": "func Retry"}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "r", Name: "read_file", Args: map[string]any{"path": "pkg/f123.go"}}),
+		fakeollama.TextReply("llama3.2", "DRAFT: somewhere in pkg"),
+		fakeollama.TextReply("llama3.2", subAnswer),
+		fakeollama.TextReply("llama3.2", "Done."))
 	out, errOut, code := runHarveyKernel(t, "", f.bin, f.dir, "", f.env, "-p", "where is Retry?", "--yes", "--model", "llama3.2", "--ollama", fo.URL(), "--output", "stream-json")
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	reqs := fo.chatRequests()
+	reqs := fo.ChatRequests()
 	res := toolResults(reqs)
 	if !strings.Contains(res["s"], "no searching today") {
 		t.Errorf("your pre_tool hook did not stop the sub-agent's search: %q", res["s"])
 	}
-	if m := messagesOf(reqs[4]); !strings.Contains(fmt.Sprint(m[len(m)-1]["content"]), "[your stop hook: name the file and the line]") {
+	if m := fakeollama.MessagesOf(reqs[4]); !strings.Contains(fmt.Sprint(m[len(m)-1]["content"]), "[your stop hook: name the file and the line]") {
 		t.Errorf("the subagent_stop hook's reason did not reach the sub-agent: %v", m[len(m)-1])
 	}
 	if !strings.Contains(res["d"], subAnswer) || strings.Contains(res["d"], "DRAFT") {
@@ -234,18 +235,18 @@ func TestEndToEndDelegateWithYourHooks(t *testing.T) {
 // delegate.route runs the sub-agent on a route — a bigger model on another
 // machine — while the main conversation stays on the session's model.
 func TestDelegateOnARoute(t *testing.T) {
-	small := newFakeOllama(t, "llama3.2:latest")
-	big := newFakeOllama(t, "qwen2.5:14b")
+	small := fakeollama.New(t, "llama3.2:latest")
+	big := fakeollama.New(t, "qwen2.5:14b")
 	env := newTestEnv(t, small, "llama3.2")
 	env.a.Config.Routes = []Route{{Name: "big", Provider: "ollama", URL: big.URL(), Model: "qwen2.5:14b", Enabled: true}}
 	env.a.Config.Delegate.Route = "big"
 	twoHundredFiles(t, env.dir)
-	small.script(toolReply("llama3.2", fakeCall{id: "d", name: "delegate", args: map[string]any{"task": "Where is Retry?"}}), textReply("llama3.2", "It is in f123."))
-	big.script(toolReply("qwen2.5:14b", fakeCall{id: "s", name: "search_files", args: map[string]any{"pattern": "func Retry"}}), textReply("qwen2.5:14b", subAnswer))
+	small.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "d", Name: "delegate", Args: map[string]any{"task": "Where is Retry?"}}), fakeollama.TextReply("llama3.2", "It is in f123."))
+	big.Script(fakeollama.ToolReply("qwen2.5:14b", fakeollama.Call{ID: "s", Name: "search_files", Args: map[string]any{"pattern": "func Retry"}}), fakeollama.TextReply("qwen2.5:14b", subAnswer))
 	if err := env.a.RunPrompt(t.Context(), "where is Retry?"); err != nil {
 		t.Fatal(err)
 	}
-	bigReqs, smallReqs := big.chatRequests(), small.chatRequests()
+	bigReqs, smallReqs := big.ChatRequests(), small.ChatRequests()
 	if len(bigReqs) != 2 || len(smallReqs) != 2 || bigReqs[0]["model"] != "qwen2.5:14b" {
 		t.Fatalf("%d requests to the route, %d to the session's model", len(bigReqs), len(smallReqs))
 	}

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/configfile"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -224,7 +225,7 @@ func runHarveyKernel(t *testing.T, kernel, bin, dir, stdin string, env []string,
 func TestEndToEndHeadless(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
-	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest")
+	f := fakeollama.New(t, "llama3.2:latest", "mistral:latest")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("the answer is 42\n"), 0o644)
 
@@ -254,11 +255,11 @@ func TestEndToEndHeadless(t *testing.T) {
 		t.Fatalf("model choice: %d %q", code, errOut)
 	}
 	// Read, write and run as scripted, with --yes.
-	f.script(
-		toolReply("llama3.2", fakeCall{id: "r", name: "read_file", args: map[string]any{"path": "notes.txt"}}),
-		toolReply("llama3.2", fakeCall{id: "w", name: "write_file", args: map[string]any{"path": "out/answer.txt", "content": "42\n"}}),
-		toolReply("llama3.2", fakeCall{id: "x", name: "run_command", args: map[string]any{"command": "cat out/answer.txt"}}),
-		textReply("llama3.2", "The answer is 42; saved to out/answer.txt."),
+	f.Script(
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "r", Name: "read_file", Args: map[string]any{"path": "notes.txt"}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "w", Name: "write_file", Args: map[string]any{"path": "out/answer.txt", "content": "42\n"}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "x", Name: "run_command", Args: map[string]any{"command": "cat out/answer.txt"}}),
+		fakeollama.TextReply("llama3.2", "The answer is 42; saved to out/answer.txt."),
 	)
 	out, errOut, code := runHarvey(t, bin, dir, "", "-p", "find the answer and save it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 {
@@ -273,8 +274,8 @@ func TestEndToEndHeadless(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "out", "answer.txt")); string(b) != "42\n" {
 		t.Fatalf("file = %q", b)
 	}
-	reqs := f.chatRequests()
-	m := messagesOf(reqs[len(reqs)-1])
+	reqs := f.ChatRequests()
+	m := fakeollama.MessagesOf(reqs[len(reqs)-1])
 	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "42\n[exit 0]") {
 		t.Fatalf("run result = %q", c)
 	}
@@ -331,27 +332,27 @@ func TestEndToEndToolsValidate(t *testing.T) {
 		t.Fatalf("validate: %d %q %q", code, out, errOut)
 	}
 	// The built binary offers the user tool and runs it for a scripted model.
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n// TODO: handle errors\n"), 0o644)
 	// A repository's agents/tools/ is workspace configuration (issue 29):
 	// headless and unconfirmed, the tools are not loaded, not even a
 	// read-only one; the REPL asks once, and the answer is remembered.
-	f.script(toolReply("llama3.2", fakeCall{id: "t0", name: "todo_list", args: map[string]any{"path": "."}}), textReply("llama3.2", "No tool."))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "t0", Name: "todo_list", Args: map[string]any{"path": "."}}), fakeollama.TextReply("llama3.2", "No tool."))
 	_, errOut, _ = runHarvey(t, bin, dir, "", "-p", "list todos", "--model", "llama3.2", "--ollama", f.URL())
-	if !strings.Contains(errOut, "agents/tools/ (go_test, todo_list) is not yet confirmed; not loaded headless") || !strings.Contains(toolResults(f.chatRequests())["t0"], `unknown tool "todo_list"`) {
+	if !strings.Contains(errOut, "agents/tools/ (go_test, todo_list) is not yet confirmed; not loaded headless") || !strings.Contains(toolResults(f.ChatRequests())["t0"], `unknown tool "todo_list"`) {
 		t.Fatalf("unconfirmed tools headless: %q", errOut)
 	}
 	configfile.Trust(dir, configfile.TrustTools, configfile.UserToolsSum(mustOpenWorkspace(t, dir).Tree)) // what a yes in the REPL stores (TestUserToolsConfirmedThroughPTY)
-	f.script(
-		toolReply("llama3.2", fakeCall{id: "t1", name: "todo_list", args: map[string]any{"path": "."}}),
-		textReply("llama3.2", "One TODO in main.go."),
+	f.Script(
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "t1", Name: "todo_list", Args: map[string]any{"path": "."}}),
+		fakeollama.TextReply("llama3.2", "One TODO in main.go."),
 	)
 	out, errOut, code = runHarvey(t, bin, dir, "", "-p", "list todos", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "One TODO in main.go.") || !strings.Contains(errOut, "⚙ todo_list") {
 		t.Fatalf("-p with user tool: %d %q %q", code, out, errOut)
 	}
-	reqs := f.chatRequests()
-	m := messagesOf(reqs[len(reqs)-1])
+	reqs := f.ChatRequests()
+	m := fakeollama.MessagesOf(reqs[len(reqs)-1])
 	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "./main.go:2:// TODO: handle errors") || strings.Contains(c, "agents/") {
 		t.Fatalf("todo_list result = %q", c)
 	}
@@ -369,14 +370,14 @@ func TestEndToEndToolsValidate(t *testing.T) {
 func TestEndToEndPipedContext(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	dir := t.TempDir()
-	f.script(textReply("llama3.2", "A nil map was written."))
+	f.Script(fakeollama.TextReply("llama3.2", "A nil map was written."))
 	out, errOut, code := runHarvey(t, bin, dir, "panic: assignment to entry in nil map\ntoken=ghp_abcdefghijklmnopqrstuvwxyz0123456789\n", "-p", "why did it crash?", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "A nil map was written.") {
 		t.Fatalf("%d %q %q", code, out, errOut)
 	}
-	msgs := messagesOf(f.chatRequests()[0])
+	msgs := fakeollama.MessagesOf(f.ChatRequests()[0])
 	ctxMsg := msgs[len(msgs)-2]["content"].(string)
 	if !strings.HasPrefix(ctxMsg, "[context: piped input]\npanic: assignment to entry in nil map") || strings.Contains(ctxMsg, "ghp_abc") {
 		t.Fatalf("context = %q", ctxMsg)
@@ -391,10 +392,10 @@ func TestEndToEndPipedContext(t *testing.T) {
 func TestEndToEndContinue(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
-	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest")
+	f := fakeollama.New(t, "llama3.2:latest", "mistral:latest")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "script.txt"), []byte("/context add the user prefers tabs\nmy name is Ada\n"), 0o644)
-	f.script(textReply("mistral", "Hello Ada."), textReply("mistral", "Your name is Ada."))
+	f.Script(fakeollama.TextReply("mistral", "Hello Ada."), fakeollama.TextReply("mistral", "Your name is Ada."))
 	if _, errOut, code := runHarvey(t, bin, dir, "", "--run", "script.txt", "--model", "mistral", "--ollama", f.URL()); code != 0 {
 		t.Fatalf("first run: %d %q", code, errOut)
 	}
@@ -402,12 +403,12 @@ func TestEndToEndContinue(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Your name is Ada.") || !strings.Contains(errOut, "continuing the last conversation (3 messages); it ended with:\n  you: my name is Ada\n  harvey: Hello Ada.") {
 		t.Fatalf("continue: %d %q %q", code, out, errOut)
 	}
-	reqs := f.chatRequests()
+	reqs := f.ChatRequests()
 	last := reqs[len(reqs)-1]
 	if last["model"] != "mistral:latest" {
 		t.Fatalf("model = %v (the saved one should be used)", last["model"])
 	}
-	msgs := messagesOf(last)
+	msgs := fakeollama.MessagesOf(last)
 	var roles []string
 	for _, m := range msgs {
 		roles = append(roles, fmt.Sprint(m["role"]))
@@ -416,7 +417,7 @@ func TestEndToEndContinue(t *testing.T) {
 		t.Fatalf("messages = %s", mustJSON(msgs))
 	}
 	// Nothing to continue in a fresh workspace: a warning, and a fresh start.
-	f.script(textReply("llama3.2", "Hi."))
+	f.Script(fakeollama.TextReply("llama3.2", "Hi."))
 	_, errOut, code = runHarvey(t, bin, t.TempDir(), "", "-c", "-p", "hi", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(errOut, "no earlier conversation to continue") {
 		t.Fatalf("fresh: %d %q", code, errOut)
@@ -469,8 +470,8 @@ func TestPipedStdinProducer(t *testing.T) {
 func TestEndToEndSilentPipe(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.script(textReply("llama3.2", "Done."))
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(fakeollama.TextReply("llama3.2", "Done."))
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -485,7 +486,7 @@ func TestEndToEndSilentPipe(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "Done.") {
 		t.Fatalf("%v %q", err, out)
 	}
-	msgs := messagesOf(f.chatRequests()[0])
+	msgs := fakeollama.MessagesOf(f.ChatRequests()[0])
 	for _, m := range msgs {
 		if strings.Contains(fmt.Sprint(m["content"]), "piped input") {
 			t.Fatal("an empty piped context was added")
@@ -527,11 +528,11 @@ func TestEndToEndSmallExpectations(t *testing.T) {
 	}
 	// A bare y with nothing asking for it is not sent to the model; after
 	// a reply that asks a question, it is.
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.script(textReply("llama3.2", "Shall I add the test?"), textReply("llama3.2", "Added."))
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(fakeollama.TextReply("llama3.2", "Shall I add the test?"), fakeollama.TextReply("llama3.2", "Added."))
 	_, errOut, _ = runHarvey(t, bin, dir, "y\nadd a test for Parse\ny\n/exit\n", "--ollama", f.URL())
-	if !strings.Contains(errOut, "nothing is waiting for a y/n answer") || len(f.chatRequests()) != 2 {
-		t.Fatalf("bare y: %d requests, stderr %q", len(f.chatRequests()), errOut)
+	if !strings.Contains(errOut, "nothing is waiting for a y/n answer") || len(f.ChatRequests()) != 2 {
+		t.Fatalf("bare y: %d requests, stderr %q", len(f.ChatRequests()), errOut)
 	}
 }
 
@@ -582,10 +583,10 @@ func TestEndToEndPapercuts(t *testing.T) {
 	}
 	// A headless write without --yes: refused with the reason (not "by the
 	// user": nobody was asked), said on stderr, and exit status 3.
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.script(
-		toolReply("llama3.2", fakeCall{id: "w", name: "write_file", args: map[string]any{"path": "x.txt", "content": "x\n"}}),
-		textReply("llama3.2", "I could not write it."),
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "w", Name: "write_file", Args: map[string]any{"path": "x.txt", "content": "x\n"}}),
+		fakeollama.TextReply("llama3.2", "I could not write it."),
 	)
 	_, errOut, code := runHarvey(t, bin, dir, "", "-p", "write x", "--ollama", f.URL())
 	if code != 3 || !strings.Contains(errOut, "1 action not approved") || !strings.Contains(errOut, "--yes") {
@@ -594,7 +595,7 @@ func TestEndToEndPapercuts(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "x.txt")); err == nil {
 		t.Fatal("written without approval")
 	}
-	m := messagesOf(f.chatRequests()[1])
+	m := fakeollama.MessagesOf(f.ChatRequests()[1])
 	if c := m[len(m)-1]["content"].(string); strings.Contains(c, "by the user") || !strings.Contains(c, "headless") {
 		t.Fatalf("the model was told %q", c)
 	}
@@ -615,8 +616,8 @@ func mustOpenWorkspace(t *testing.T, dir string) *Workspace {
 func TestStatusWithoutAPIPS(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.noPS = true
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.NoPS = true
 	out, errOut, code := runHarvey(t, bin, t.TempDir(), "", "-p", "/status", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out+errOut, "unknown: this server does not say which models it holds in memory") || strings.Contains(out+errOut, "404 page not found") {
 		t.Errorf("exit %d:\n%s\n%s", code, out, errOut)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 func editArgs(path, old, new string) map[string]any {
@@ -124,29 +126,29 @@ func TestEditFileRefusals(t *testing.T) {
 // A scripted llama3.2 mis-copies a snippet (wrong text), reads the error
 // result with the closest region, and retries with the real text.
 func TestEditFileRetryThroughLoop(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	p := filepath.Join(env.dir, "app.py")
 	os.WriteFile(p, []byte("def greet(name):\n    return 'Hello, ' + name\n"), 0o644)
-	f.script(
-		toolReply("llama3.2", fakeCall{id: "e1", name: "edit_file", args: editArgs("app.py", "return \"Hello, \" + name", "return f'Hi, {name}'")}),
-		toolReply("llama3.2", fakeCall{id: "e2", name: "edit_file", args: editArgs("app.py", "    return 'Hello, ' + name", "    return f'Hi, {name}'")}),
-		textReply("llama3.2", "Done: greet now says Hi."),
+	f.Script(
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "e1", Name: "edit_file", Args: editArgs("app.py", "return \"Hello, \" + name", "return f'Hi, {name}'")}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "e2", Name: "edit_file", Args: editArgs("app.py", "    return 'Hello, ' + name", "    return f'Hi, {name}'")}),
+		fakeollama.TextReply("llama3.2", "Done: greet now says Hi."),
 	)
 	if err := env.a.RunPrompt(t.Context(), "make greet say Hi"); err != nil {
 		t.Fatal(err)
 	}
-	reqs := f.chatRequests()
+	reqs := f.ChatRequests()
 	if len(reqs) != 3 {
 		t.Fatalf("requests = %d", len(reqs))
 	}
-	m := messagesOf(reqs[1])
+	m := fakeollama.MessagesOf(reqs[1])
 	first := m[len(m)-1]
 	if first["role"] != "tool" || !strings.Contains(first["content"].(string), "old_text was not found. The closest region is lines 2-2") ||
 		!strings.Contains(first["content"].(string), "2\t    return 'Hello, ' + name") {
 		t.Fatalf("first result = %v", first)
 	}
-	m = messagesOf(reqs[2])
+	m = fakeollama.MessagesOf(reqs[2])
 	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "edited app.py: lines 2-2 replaced by lines 2-2") {
 		t.Fatalf("second result = %q", c)
 	}

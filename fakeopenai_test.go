@@ -16,13 +16,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // fakeOpenAI speaks the OpenAI-compatible wire protocol of wire.md §4 (SSE
 // "data:" lines ending with "data: [DONE]") as llama.cpp, vLLM and
 // LM Studio do. Each chat request takes the next scripted reply.
 type fakeOpenAI struct {
-	fakeScript[sseReply]
+	fakeollama.Recorder[sseReply]
 	srv *httptest.Server
 }
 
@@ -67,7 +69,7 @@ func (f *fakeOpenAI) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		var data []map[string]any
 		for i := len(texts) - 1; i >= 0; i-- { // out of order, as the index field allows
-			vec := bagOfWords(texts[i])
+			vec := fakeollama.BagOfWords(texts[i])
 			var emb any = vec
 			if req.EncodingFormat == "base64" {
 				var buf bytes.Buffer
@@ -82,17 +84,17 @@ func (f *fakeOpenAI) handle(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		var req map[string]any
 		json.Unmarshal(body, &req)
-		f.mu.Lock()
-		f.requests = append(f.requests, req)
-		if len(f.replies) == 0 {
-			f.mu.Unlock()
+		f.Mu.Lock()
+		f.Requests = append(f.Requests, req)
+		if len(f.Replies) == 0 {
+			f.Mu.Unlock()
 			w.WriteHeader(400) // not a failure a retry could fix
 			io.WriteString(w, `{"error":{"message":"fake: no scripted reply left","type":"invalid_request_error"}}`)
 			return
 		}
-		rep := f.replies[0]
-		f.replies = f.replies[1:]
-		f.mu.Unlock()
+		rep := f.Replies[0]
+		f.Replies = f.Replies[1:]
+		f.Mu.Unlock()
 		if rep.status != 0 {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(rep.status)
@@ -176,7 +178,7 @@ func TestOpenAICompatibleTextAndUsage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.script(sseText("Hello from llama.cpp, in pieces."))
+	f.Script(sseText("Hello from llama.cpp, in pieces."))
 	var out strings.Builder
 	st, err := c.Chat(t.Context(), []Message{{Role: "system", Content: "s"}, {Role: "user", Content: "hi"}}, &out)
 	if err != nil || out.String() != "Hello from llama.cpp, in pieces." {
@@ -188,7 +190,7 @@ func TestOpenAICompatibleTextAndUsage(t *testing.T) {
 	if ms, err := c.Models(t.Context()); err != nil || len(ms) != 1 || ms[0] != "qwen2.5-coder-7b" {
 		t.Fatalf("models = %v %v", ms, err)
 	}
-	req := f.chatRequests()[0]
+	req := f.ChatRequests()[0]
 	if req["stream"] != true || req["model"] != "qwen2.5-coder-7b" {
 		t.Fatalf("request = %v", req)
 	}
@@ -201,7 +203,7 @@ func TestOpenAICompatibleFragmentedToolCallThroughRoute(t *testing.T) {
 	f := newFakeOpenAI(t)
 	env := routeEnv(t, f, "llamacpp")
 	writeFile(t, env.dir, "cfg.ini", "port=8080\n")
-	f.script(
+	f.Script(
 		sseReply{events: []string{
 			callDelta(0, "call_A", "read_file", ""),
 			callDelta(0, "", "", `{"pa`),
@@ -218,14 +220,14 @@ func TestOpenAICompatibleFragmentedToolCallThroughRoute(t *testing.T) {
 	if !strings.Contains(env.out.String(), "The port is 8080.") {
 		t.Fatalf("stdout = %q", env.out.String())
 	}
-	reqs := f.chatRequests()
+	reqs := f.ChatRequests()
 	if len(reqs) != 2 {
 		t.Fatalf("requests = %d", len(reqs))
 	}
 	if !strings.Contains(mustJSON(reqs[0]["tools"]), `"enum":["status","diff","log","show","blame"]`) {
 		t.Fatalf("schemas not sent whole: %s", mustJSON(reqs[0]["tools"]))
 	}
-	msgs := messagesOf(reqs[1])
+	msgs := fakeollama.MessagesOf(reqs[1])
 	asst, tool := msgs[len(msgs)-2], msgs[len(msgs)-1]
 	calls, _ := asst["tool_calls"].([]any)
 	if asst["role"] != "assistant" || len(calls) != 1 || !strings.Contains(mustJSON(calls[0]), `"id":"call_A"`) || !strings.Contains(mustJSON(calls[0]), `{\"path\": \"cfg.ini\"}`) {
@@ -260,7 +262,7 @@ func TestOpenAICompatibleDeltaQuirks(t *testing.T) {
 	c, _ := newAnyLLMClient("openai-compatible", f.srv.URL, "m", 0)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f.script(sseReply{events: tc.events})
+			f.Script(sseReply{events: tc.events})
 			_, calls, err := c.ChatWithTools(t.Context(), []Message{{Role: "user", Content: "x"}}, []anyllmTool{{Type: "function"}}, io.Discard)
 			if err != nil {
 				t.Fatal(err)
@@ -290,14 +292,14 @@ func TestOpenAICompatibleDeltaQuirks(t *testing.T) {
 func TestInterleavedCallsBecomeErrorResults(t *testing.T) {
 	f := newFakeOpenAI(t)
 	env := routeEnv(t, f, "vllm")
-	f.script(
+	f.Script(
 		sseReply{events: []string{callDelta(0, "A", "read_file", ""), callDelta(1, "B", "list_files", ""), callDelta(0, "", "", `{"path":`), callDelta(1, "", "", `{}`), callDelta(0, "", "", `"a"}`), chunk(map[string]any{}, "tool_calls")}},
 		sseText("Sorry, retrying one at a time."),
 	)
 	if err := env.a.RunPrompt(t.Context(), "@box go"); err != nil {
 		t.Fatal(err)
 	}
-	msgs := messagesOf(f.chatRequests()[1])
+	msgs := fakeollama.MessagesOf(f.ChatRequests()[1])
 	if c := msgs[len(msgs)-1]["content"].(string); !strings.Contains(c, "error:") || !strings.Contains(c, "JSON") {
 		t.Fatalf("result = %q", c)
 	}
@@ -321,9 +323,9 @@ func TestOpenAICompatibleFailures(t *testing.T) {
 		{sseReply{events: []string{textDelta("a"), `{"error":{"message":"slot unavailable","type":"server_error"}}`}}, "slot unavailable"},
 	}
 	for _, c := range cases {
-		f.script(c.reply)
+		f.Script(c.reply)
 		if c.reply.status == 429 {
-			f.script(c.reply, c.reply)
+			f.Script(c.reply, c.reply)
 		}
 		err := env.a.RunPrompt(t.Context(), "@box hi")
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
@@ -342,20 +344,20 @@ func TestOpenAICompatibleFailures(t *testing.T) {
 // goroutine of either client outlives it.
 func TestCancelLeavesNoGoroutines(t *testing.T) {
 	fo := newFakeOpenAI(t)
-	fl := newFakeOllama(t, "llama3.2:latest")
+	fl := fakeollama.New(t, "llama3.2:latest")
 	oc, _ := newAnyLLMClient("llamacpp", fo.srv.URL, "m", 0)
 	ol, _ := newOllamaClient(fl.URL(), "llama3.2", 4096, "", 0)
 	// Warm up connections and the HTTP machinery, then count.
-	fo.script(sseText("warm"))
+	fo.Script(sseText("warm"))
 	oc.Chat(t.Context(), []Message{{Role: "user", Content: "x"}}, io.Discard)
-	fl.script(textReply("llama3.2", "warm"))
+	fl.Script(fakeollama.TextReply("llama3.2", "warm"))
 	ol.Chat(t.Context(), []Message{{Role: "user", Content: "x"}}, io.Discard)
 	fo.srv.CloseClientConnections()
-	fl.srv.CloseClientConnections()
+	fl.Srv.CloseClientConnections()
 	before := settleGoroutines()
 	for i := 0; i < 5; i++ {
-		fo.script(sseReply{events: []string{textDelta("slow"), textDelta("never")}, stall: time.Minute})
-		fl.script(fakeReply{lines: []string{contentLine("llama3.2", "slow"), doneLine("llama3.2")}, stall: time.Minute})
+		fo.Script(sseReply{events: []string{textDelta("slow"), textDelta("never")}, stall: time.Minute})
+		fl.Script(fakeollama.Reply{Lines: []string{fakeollama.ContentLine("llama3.2", "slow"), fakeollama.DoneLine("llama3.2")}, Stall: time.Minute})
 		for _, c := range []LLMClient{oc, ol} {
 			ctx, cancel := contextWithCancel(t)
 			go func() { time.Sleep(100 * time.Millisecond); cancel() }()
@@ -366,7 +368,7 @@ func TestCancelLeavesNoGoroutines(t *testing.T) {
 		}
 	}
 	fo.srv.CloseClientConnections()
-	fl.srv.CloseClientConnections()
+	fl.Srv.CloseClientConnections()
 	if after := settleGoroutines(); after > before+2 {
 		buf := make([]byte, 1<<20)
 		n := runtime.Stack(buf, true)
@@ -389,12 +391,12 @@ func TestGeminiThroughOpenAICompatibleEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.script(sseReply{events: []string{callDelta(0, "c1", "read_file", `{"path":"a.go"}`), chunk(map[string]any{}, "tool_calls")}})
+	f.Script(sseReply{events: []string{callDelta(0, "c1", "read_file", `{"path":"a.go"}`), chunk(map[string]any{}, "tool_calls")}})
 	_, calls, err := c.ChatWithTools(t.Context(), []Message{{Role: "user", Content: "x"}}, []anyllmTool{{Type: "function"}}, io.Discard)
 	if err != nil || len(calls) != 1 || calls[0].Function.Name != "read_file" || calls[0].Function.Arguments != `{"path":"a.go"}` {
 		t.Fatalf("%v %+v", err, calls)
 	}
-	if m := f.requests[0]["model"]; m != "gemini-2.5-flash" {
+	if m := f.Requests[0]["model"]; m != "gemini-2.5-flash" {
 		t.Fatalf("model = %v", m)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // approverFunc is an approval that does something while it is asked: the
@@ -149,13 +151,13 @@ func TestChangeCommitsWhatWasApproved(t *testing.T) {
 // gate.go, fileops.go and approval.go, each entered once — no callback
 // runs back into a file the call already passed through.
 func TestWriteFileEntersEachFileOnce(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.approvals.auto = false
 	env.a.Interactive = true
 	ans := &stackReader{answer: "y\n"}
 	env.a.In = newLineReader(ans)
-	f.script(toolReply("llama3.2", fakeCall{id: "w", name: "write_file", args: map[string]any{"path": "a.txt", "content": "hello\n"}}), textReply("llama3.2", "done"))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "w", Name: "write_file", Args: map[string]any{"path": "a.txt", "content": "hello\n"}}), fakeollama.TextReply("llama3.2", "done"))
 	env.a.RunPrompt(t.Context(), "write a.txt")
 	if b, err := os.ReadFile(filepath.Join(env.dir, "a.txt")); err != nil || string(b) != "hello\n" {
 		t.Fatalf("a.txt = %q, %v (err %q)", b, err, env.errOut.String())

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // The first-run path walked as a new user walks it, on a 40-column
@@ -58,10 +60,10 @@ func TestFirstRunWalkThroughPTY(t *testing.T) {
 
 	// 2. A slow Ollama with two models: the menu shows what each is; the
 	// answer, given after 4 s, still connects, and the choice is saved.
-	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest")
-	f.mu.Lock()
-	f.apiDelay = 300 * time.Millisecond
-	f.mu.Unlock()
+	f := fakeollama.New(t, "llama3.2:latest", "mistral:latest")
+	f.Mu.Lock()
+	f.APIDelay = 300 * time.Millisecond
+	f.Mu.Unlock()
 	s = startPTYWith(t, bin, dir, env, 40, "--ollama", f.URL())
 	s.expect("1) llama3.2:latest")
 	s.expect("calls tools")
@@ -78,7 +80,7 @@ func TestFirstRunWalkThroughPTY(t *testing.T) {
 
 	// A slow reply: the spinner redraws one line in place, never wider
 	// than the terminal (a wrapped line would leave a copy per frame).
-	f.script(fakeReply{lines: append([]string{contentLine("llama3.2", "Hello")}, textReply("llama3.2", " from a slow model.").lines...), first: 2500 * time.Millisecond, gap: 100 * time.Millisecond})
+	f.Script(fakeollama.Reply{Lines: append([]string{fakeollama.ContentLine("llama3.2", "Hello")}, fakeollama.TextReply("llama3.2", " from a slow model.").Lines...), First: 2500 * time.Millisecond, Gap: 100 * time.Millisecond})
 	s.send("hi\r")
 	out = s.expect("Hello")
 	if i := strings.IndexAny(out, "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"); i < 0 || strings.Contains(out[i:], "\n") {
@@ -101,10 +103,10 @@ func TestFirstRunWalkThroughPTY(t *testing.T) {
 	s.expect("harvey> ")
 
 	// 3. A write approved with y.
-	write := func(id, name, content string) fakeReply {
-		return toolReply("llama3.2", fakeCall{id: id, name: "write_file", args: map[string]any{"path": name, "content": content}})
+	write := func(id, name, content string) fakeollama.Reply {
+		return fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: id, Name: "write_file", Args: map[string]any{"path": name, "content": content}})
 	}
-	f.script(write("w1", "notes.txt", "first\n"), textReply("llama3.2", "Saved the notes."))
+	f.Script(write("w1", "notes.txt", "first\n"), fakeollama.TextReply("llama3.2", "Saved the notes."))
 	s.send("save notes\r")
 	s.expect("+first")
 	s.expect("Allow write_file? [y/n/a] ")
@@ -116,29 +118,29 @@ func TestFirstRunWalkThroughPTY(t *testing.T) {
 	}
 
 	// 4. One declined with a reason: the model is told the user's words.
-	f.script(write("w2", "style.txt", "spaces\n"), textReply("llama3.2", "Understood, tabs."))
+	f.Script(write("w2", "style.txt", "spaces\n"), fakeollama.TextReply("llama3.2", "Understood, tabs."))
 	s.send("write the style\r")
 	s.expect("Allow write_file? [y/n/a] ")
 	s.send("n use tabs\r")
 	s.expect("Understood, tabs.")
 	s.expect("harvey> ")
-	reqs := f.chatRequests()
-	m := messagesOf(reqs[len(reqs)-1])
+	reqs := f.ChatRequests()
+	m := fakeollama.MessagesOf(reqs[len(reqs)-1])
 	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, `saying: "use tabs"`) {
 		t.Fatalf("the model was told %q", c)
 	}
 
 	// 5. Ctrl-C at an approval: no, and the turn stops (the model is not
 	// asked again); the session goes on.
-	before := len(f.chatRequests())
-	f.script(write("w3", "c.txt", "c\n"), textReply("llama3.2", "should not be asked for"))
+	before := len(f.ChatRequests())
+	f.Script(write("w3", "c.txt", "c\n"), fakeollama.TextReply("llama3.2", "should not be asked for"))
 	s.send("write c\r")
 	s.expect("Allow write_file? [y/n/a] ")
 	s.send("\x03")
 	s.expect("^C")
 	s.expect("cancelled")
 	s.expect("harvey> ")
-	if n := len(f.chatRequests()); n != before+1 {
+	if n := len(f.ChatRequests()); n != before+1 {
 		t.Fatalf("%d requests after Ctrl-C at the approval (want %d)", n, before+1)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "c.txt")); err == nil {
@@ -146,10 +148,10 @@ func TestFirstRunWalkThroughPTY(t *testing.T) {
 	}
 
 	// 6. Ctrl-D at an approval: no answer, so no; the session goes on.
-	f.mu.Lock()
-	f.replies = nil // the reply Ctrl-C kept the model from being asked for
-	f.mu.Unlock()
-	f.script(write("w4", "d.txt", "d\n"), textReply("llama3.2", "Not written."))
+	f.Mu.Lock()
+	f.Replies = nil // the reply Ctrl-C kept the model from being asked for
+	f.Mu.Unlock()
+	f.Script(write("w4", "d.txt", "d\n"), fakeollama.TextReply("llama3.2", "Not written."))
 	s.send("write d\r")
 	s.expect("Allow write_file? [y/n/a] ")
 	s.send("\x04")

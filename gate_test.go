@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/diff"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // read_file's "continue with offset=N" reaches the model at every num_ctx:
@@ -19,7 +20,7 @@ import (
 func TestPagingHintSurvivesEveryNumCtx(t *testing.T) {
 	for _, numCtx := range []int{2048, 8192, 32768, 65536, 131072} {
 		t.Run(fmt.Sprint(numCtx), func(t *testing.T) {
-			f := newFakeOllama(t, "llama3.2:latest")
+			f := fakeollama.New(t, "llama3.2:latest")
 			env := newTestEnv(t, f, "llama3.2")
 			setNumCtx(env, numCtx)
 			var b strings.Builder
@@ -27,11 +28,11 @@ func TestPagingHintSurvivesEveryNumCtx(t *testing.T) {
 				fmt.Fprintf(&b, "line %06d of a long file\n", i)
 			}
 			os.WriteFile(filepath.Join(env.dir, "big.txt"), []byte(b.String()), 0o644)
-			f.script(toolReply("llama3.2", fakeCall{id: "r", name: "read_file", args: map[string]any{"path": "big.txt"}}), textReply("llama3.2", "ok"))
+			f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "r", Name: "read_file", Args: map[string]any{"path": "big.txt"}}), fakeollama.TextReply("llama3.2", "ok"))
 			if err := env.a.RunPrompt(t.Context(), "read big.txt"); err != nil {
 				t.Fatal(err)
 			}
-			res := toolResults(f.chatRequests())["r"]
+			res := toolResults(f.ChatRequests())["r"]
 			if !strings.Contains(res, "continue with offset=") {
 				t.Fatalf("no paging hint in %d bytes: ...%q", len(res), res[max(0, len(res)-200):])
 			}
@@ -182,7 +183,7 @@ func TestOneGateToolsAndCommandsAgree(t *testing.T) {
 // A route's turn runs with the route model's own limits: its tool rounds,
 // its context window and result cap, its tool mode.
 func TestRouteTurnHasItsOwnLimits(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest")
+	f := fakeollama.New(t, "llama3.2:latest", "mistral:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.Config.Models = map[string]ModelConfig{"mistral": {MaxToolCallsPerTurn: 1, NumCtx: 2048}}
 	var out strings.Builder
@@ -194,29 +195,29 @@ func TestRouteTurnHasItsOwnLimits(t *testing.T) {
 		fmt.Fprintf(&b, "line %d\n", i)
 	}
 	writeFile(t, env.dir, "big.txt", b.String())
-	read := fakeCall{name: "read_file", args: map[string]any{"path": "big.txt"}}
-	list := fakeCall{name: "list_files", args: map[string]any{}}
-	f.script(toolReply("mistral", fakeCall{id: "r1", name: read.name, args: read.args}),
-		toolReply("mistral", fakeCall{id: "r2", name: list.name, args: list.args}),
-		toolReply("mistral", fakeCall{id: "r3", name: list.name, args: list.args}))
+	read := fakeollama.Call{Name: "read_file", Args: map[string]any{"path": "big.txt"}}
+	list := fakeollama.Call{Name: "list_files", Args: map[string]any{}}
+	f.Script(fakeollama.ToolReply("mistral", fakeollama.Call{ID: "r1", Name: read.Name, Args: read.Args}),
+		fakeollama.ToolReply("mistral", fakeollama.Call{ID: "r2", Name: list.Name, Args: list.Args}),
+		fakeollama.ToolReply("mistral", fakeollama.Call{ID: "r3", Name: list.Name, Args: list.Args}))
 	err := env.a.RunPrompt(t.Context(), "@small read big.txt")
 	if err == nil || !strings.Contains(err.Error(), "max_tool_calls_per_turn is 1") {
 		t.Fatalf("route turn: %v", err)
 	}
-	res := toolResults(f.chatRequests())["r1"]
+	res := toolResults(f.ChatRequests())["r1"]
 	if !strings.Contains(res, "[output truncated at 2048 bytes]") {
 		t.Fatalf("route result not capped by the route model's window: %d bytes", len(res))
 	}
-	reqs := f.chatRequests()
+	reqs := f.ChatRequests()
 	if opts, _ := reqs[0]["options"].(map[string]any); opts["num_ctx"] != float64(2048) {
 		t.Fatalf("route request options = %v", reqs[0]["options"])
 	}
 	// The main model keeps its own limits.
-	f.script(toolReply("llama3.2", fakeCall{id: "m1", name: read.name, args: read.args}), toolReply("llama3.2", fakeCall{id: "m2", name: list.name, args: list.args}), textReply("llama3.2", "done"))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "m1", Name: read.Name, Args: read.Args}), fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "m2", Name: list.Name, Args: list.Args}), fakeollama.TextReply("llama3.2", "done"))
 	if err := env.a.RunPrompt(t.Context(), "read big.txt"); err != nil {
 		t.Fatal(err)
 	}
-	if res := toolResults(f.chatRequests())["m1"]; !strings.Contains(res, "[output truncated at 8192 bytes]") {
+	if res := toolResults(f.ChatRequests())["m1"]; !strings.Contains(res, "[output truncated at 8192 bytes]") {
 		t.Fatalf("main result cap: %d bytes", len(res))
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // Nothing hidden from review (issue 54): a command that stages a changed
@@ -21,19 +23,19 @@ func TestEndToEndReplaceRefsUndone(t *testing.T) {
 			f.git(t, "add Makefile")
 			f.git(t, "commit -qm makefile")
 			hide := `printf 'all:\n\t@echo planted\n' > Makefile && git add Makefile && c=$(git commit-tree $(git write-tree) -p HEAD^ -m makefile) && git replace HEAD $c`
-			fo := newFakeOllama(t, "llama3.2:latest")
-			fo.script(toolReply("llama3.2",
-				fakeCall{id: "loose", name: "run_command", args: map[string]any{"command": hide + " && git status --short | wc -l"}},
-			), toolReply("llama3.2",
-				fakeCall{id: "packed", name: "run_command", args: map[string]any{"command": hide + " && git pack-refs --all && ls .git/refs/replace | wc -l"}},
-			), toolReply("llama3.2",
-				fakeCall{id: "grafts", name: "run_command", args: map[string]any{"command": "git rev-parse HEAD > .git/info/grafts; echo grafted"}},
-			), textReply("llama3.2", "Done."))
+			fo := fakeollama.New(t, "llama3.2:latest")
+			fo.Script(fakeollama.ToolReply("llama3.2",
+				fakeollama.Call{ID: "loose", Name: "run_command", Args: map[string]any{"command": hide + " && git status --short | wc -l"}},
+			), fakeollama.ToolReply("llama3.2",
+				fakeollama.Call{ID: "packed", Name: "run_command", Args: map[string]any{"command": hide + " && git pack-refs --all && ls .git/refs/replace | wc -l"}},
+			), fakeollama.ToolReply("llama3.2",
+				fakeollama.Call{ID: "grafts", Name: "run_command", Args: map[string]any{"command": "git rev-parse HEAD > .git/info/grafts; echo grafted"}},
+			), fakeollama.TextReply("llama3.2", "Done."))
 			out, errOut, code := runHarveyKernel(t, kernel, bin(t), f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 			if code != 0 || !strings.Contains(out, "Done.") {
 				t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 			}
-			res := toolResults(fo.chatRequests())
+			res := toolResults(fo.ChatRequests())
 			for _, id := range []string{"loose", "packed"} {
 				if r := res[id]; !strings.Contains(r, "replace refs") {
 					t.Errorf("%s: the result does not say the replace ref was undone: %s", id, r)

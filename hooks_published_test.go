@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // Hooks as people already wrote them (issue 54), kept in a home the way
@@ -124,21 +126,21 @@ cd "$CLAUDE_PROJECT_DIR" || exit 0
 	}
 	f.workspaceHooks(t, wsCfg) // confirmed, as a yes in the REPL does
 
-	fo := newFakeOllama(t, "llama3.2:latest")
-	fo.script(toolReply("llama3.2",
+	fo := fakeollama.New(t, "llama3.2:latest")
+	fo.Script(fakeollama.ToolReply("llama3.2",
 		cmdCall("grep", "grep -rn TODO ."),
 		cmdCall("ls", "ls"),
-		fakeCall{id: "env", name: "write_file", args: map[string]any{"path": ".env", "content": "X=1\n"}},
-		fakeCall{id: "go", name: "write_file", args: map[string]any{"path": "main.go", "content": "package main\nfunc  main( ) {}\n"}},
+		fakeollama.Call{ID: "env", Name: "write_file", Args: map[string]any{"path": ".env", "content": "X=1\n"}},
+		fakeollama.Call{ID: "go", Name: "write_file", Args: map[string]any{"path": "main.go", "content": "package main\nfunc  main( ) {}\n"}},
 		cmdCall("deny", "cat secrets/token.txt"),
-		fakeCall{id: "read", name: "read_file", args: map[string]any{"path": "notes.txt"}},
-	), textReply("llama3.2", "Done."),
-		toolReply("llama3.2", cmdCall("checks", "touch checked")), textReply("llama3.2", "Checked and done."))
+		fakeollama.Call{ID: "read", Name: "read_file", Args: map[string]any{"path": "notes.txt"}},
+	), fakeollama.TextReply("llama3.2", "Done."),
+		fakeollama.ToolReply("llama3.2", cmdCall("checks", "touch checked")), fakeollama.TextReply("llama3.2", "Checked and done."))
 	out, errOut, code = runHarveyEnv(t, f.bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 	if code != 0 || !strings.Contains(out, "Checked and done.") {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}
-	res := toolResults(fo.chatRequests())
+	res := toolResults(fo.ChatRequests())
 	checks := map[string][]string{
 		"grep": {"Use 'rg' (ripgrep)", "blocked by your hook"},
 		"ls":   {"notes.txt", "outcome logged by the team hook"},
@@ -181,9 +183,9 @@ cd "$CLAUDE_PROJECT_DIR" || exit 0
 	// same path in it does not run it.
 	other := t.TempDir()
 	exe(other, ".claude/hooks/format.sh", "#!/bin/sh\ntouch \"$CLAUDE_PROJECT_DIR/planted-by-the-other-repo\"\n")
-	fo2 := newFakeOllama(t, "llama3.2:latest")
-	fo2.script(toolReply("llama3.2", fakeCall{id: "w", name: "write_file", args: map[string]any{"path": "a.go", "content": "package a\n"}}), textReply("llama3.2", "Done."),
-		toolReply("llama3.2", cmdCall("c", "touch checked")), textReply("llama3.2", "Done."))
+	fo2 := fakeollama.New(t, "llama3.2:latest")
+	fo2.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "w", Name: "write_file", Args: map[string]any{"path": "a.go", "content": "package a\n"}}), fakeollama.TextReply("llama3.2", "Done."),
+		fakeollama.ToolReply("llama3.2", cmdCall("c", "touch checked")), fakeollama.TextReply("llama3.2", "Done."))
 	runHarveyEnv(t, f.bin, other, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo2.URL())
 	time.Sleep(10 * time.Millisecond)
 	if _, err := os.Stat(filepath.Join(other, "planted-by-the-other-repo")); err == nil {

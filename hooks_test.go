@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/datadir"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/kernelsim"
 )
@@ -37,19 +38,19 @@ func newHookFixture(t *testing.T, hooksYAML string) *hookFixture {
 
 // run runs one turn in which the model makes calls; it returns the tool
 // results by call ID and stderr.
-func (f *hookFixture) run(calls ...fakeCall) (map[string]string, string) {
+func (f *hookFixture) run(calls ...fakeollama.Call) (map[string]string, string) {
 	f.t.Helper()
-	fo := newFakeOllama(f.t, "llama3.2:latest")
-	fo.script(toolReply("llama3.2", calls...), textReply("llama3.2", "Done."))
+	fo := fakeollama.New(f.t, "llama3.2:latest")
+	fo.Script(fakeollama.ToolReply("llama3.2", calls...), fakeollama.TextReply("llama3.2", "Done."))
 	out, errOut, code := runHarveyKernel(f.t, f.kernel, f.bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL(), "--output", "stream-json")
 	if code != 0 || !strings.Contains(out, "Done.") {
 		f.t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	return toolResults(fo.chatRequests()), errOut + out
+	return toolResults(fo.ChatRequests()), errOut + out
 }
 
-func cmdCall(id, command string) fakeCall {
-	return fakeCall{id: id, name: "run_command", args: map[string]any{"command": command}}
+func cmdCall(id, command string) fakeollama.Call {
+	return fakeollama.Call{ID: id, Name: "run_command", Args: map[string]any{"command": command}}
 }
 
 // Hooks through the built binary (issue 46): a pre_tool hook blocks a
@@ -111,9 +112,9 @@ func TestEndToEndHooks(t *testing.T) {
 		cmdCall("break", "echo break me"),
 		cmdCall("order", "echo order"),
 		cmdCall("fine", "echo fine"),
-		fakeCall{id: "write", name: "write_file", args: map[string]any{"path": "main.go", "content": "package main\nfunc  main( ) {  println(1) }\n"}},
-		fakeCall{id: "edit", name: "edit_file", args: map[string]any{"path": "main.go", "old_text": "println(1)", "new_text": "println(  2  )"}},
-		fakeCall{id: "read", name: "read_file", args: map[string]any{"path": "notes.txt"}},
+		fakeollama.Call{ID: "write", Name: "write_file", Args: map[string]any{"path": "main.go", "content": "package main\nfunc  main( ) {  println(1) }\n"}},
+		fakeollama.Call{ID: "edit", Name: "edit_file", Args: map[string]any{"path": "main.go", "old_text": "println(1)", "new_text": "println(  2  )"}},
+		fakeollama.Call{ID: "read", Name: "read_file", Args: map[string]any{"path": "notes.txt"}},
 		cmdCall("strict", "echo slow strict"),
 		cmdCall("lenient", "echo slow lenient"),
 	)
@@ -201,7 +202,7 @@ func TestEndToEndClaudeCodeHooks(t *testing.T) {
 	writeFile(t, f.dir, "keep/x.txt", "keep me\n")
 	res, _ := f.run(
 		cmdCall("rm", "rm -rf keep"),
-		fakeCall{id: "edit", name: "write_file", args: map[string]any{"path": "m.go", "content": "package m\nvar  x=1\n"}},
+		fakeollama.Call{ID: "edit", Name: "write_file", Args: map[string]any{"path": "m.go", "content": "package m\nvar  x=1\n"}},
 	)
 	if r := res["rm"]; !strings.Contains(r, "Blocked: rm -rf is not allowed") {
 		t.Errorf("rm -rf: %s", r)
@@ -251,7 +252,7 @@ func readmeHooks(t *testing.T, hooks, kernel string) {
 	home := t.TempDir()
 	f.env = append(f.env, "HOME="+home)
 	res, _ := f.run(
-		fakeCall{id: "go", name: "write_file", args: map[string]any{"path": "a.go", "content": "package a\nfunc  A( ) {}\n"}},
+		fakeollama.Call{ID: "go", Name: "write_file", Args: map[string]any{"path": "a.go", "content": "package a\nfunc  A( ) {}\n"}},
 		cmdCall("push", "git push origin main"),
 		cmdCall("prod", "kubectl --context prod apply -f x.yaml"),
 		cmdCall("ok", "echo fine"),
@@ -287,12 +288,12 @@ func TestEndToEndHooksWithoutASandbox(t *testing.T) {
 	}
 	f := newHookFixture(t, "hooks:\n  - event: pre_tool\n    match: read_file\n    command: echo sandboxed >> own-hook-ran\n")
 	writeFile(t, f.dir, "a.txt", "hello\n")
-	fo := newFakeOllama(t, "llama3.2:latest")
-	fo.script(toolReply("llama3.2", fakeCall{id: "r", name: "read_file", args: map[string]any{"path": "a.txt"}}), textReply("llama3.2", "Done."))
+	fo := fakeollama.New(t, "llama3.2:latest")
+	fo.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "r", Name: "read_file", Args: map[string]any{"path": "a.txt"}}), fakeollama.TextReply("llama3.2", "Done."))
 	if out, errOut, code := runHarveyKernel(t, string(kernelsim.Neither), f.bin, f.dir, "", f.env, "-p", "read it", "--model", "llama3.2", "--ollama", fo.URL()); code != 0 {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	if r := toolResults(fo.chatRequests())["r"]; !strings.Contains(r, "blocked by your hook") || !strings.Contains(r, "unsandboxed: true on this hook") {
+	if r := toolResults(fo.ChatRequests())["r"]; !strings.Contains(r, "blocked by your hook") || !strings.Contains(r, "unsandboxed: true on this hook") {
 		t.Errorf("your sandboxed hook with no sandbox: %s", r)
 	}
 	if _, err := os.Stat(filepath.Join(f.dir, "own-hook-ran")); err == nil {
@@ -301,13 +302,13 @@ func TestEndToEndHooksWithoutASandbox(t *testing.T) {
 	writeFile(t, f.cfg, "harvey/harvey.yaml", "hooks:\n  - event: pre_tool\n    match: read_file\n    unsandboxed: true\n    command: echo mine >> own-hook-ran\n")
 	writeFile(t, f.dir, "a.txt", "hello\n")
 	run := func() string {
-		fo := newFakeOllama(t, "llama3.2:latest")
-		fo.script(toolReply("llama3.2", fakeCall{id: "r", name: "read_file", args: map[string]any{"path": "a.txt"}}), textReply("llama3.2", "Done."))
+		fo := fakeollama.New(t, "llama3.2:latest")
+		fo.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "r", Name: "read_file", Args: map[string]any{"path": "a.txt"}}), fakeollama.TextReply("llama3.2", "Done."))
 		out, errOut, code := runHarveyKernel(t, string(kernelsim.Neither), f.bin, f.dir, "", f.env, "-p", "read it", "--model", "llama3.2", "--ollama", fo.URL())
 		if code != 0 || !strings.Contains(out, "Done.") {
 			t.Fatalf("exit %d: %s %s", code, out, errOut)
 		}
-		return toolResults(fo.chatRequests())["r"]
+		return toolResults(fo.ChatRequests())["r"]
 	}
 	if r := run(); !strings.Contains(r, "hello") {
 		t.Errorf("your own hook with no sandbox: %s", r)
@@ -423,17 +424,17 @@ func conversationHooks(t *testing.T, kernel string) {
 `)
 	f.kernel = kernel
 	turn := func(prompt string, replies ...string) ([]map[string]any, string, string, int) {
-		fo := newFakeOllama(t, "llama3.2:latest")
-		var rs []fakeReply
+		fo := fakeollama.New(t, "llama3.2:latest")
+		var rs []fakeollama.Reply
 		for _, r := range replies {
-			rs = append(rs, textReply("llama3.2", r))
+			rs = append(rs, fakeollama.TextReply("llama3.2", r))
 		}
-		fo.script(rs...)
+		fo.Script(rs...)
 		out, errOut, code := runHarveyKernel(t, f.kernel, f.bin, f.dir, "", f.env, "-p", prompt, "--model", "llama3.2", "--ollama", fo.URL())
-		return fo.chatRequests(), out, errOut, code
+		return fo.ChatRequests(), out, errOut, code
 	}
 	lastUser := func(req map[string]any) (system, user string) {
-		for _, m := range messagesOf(req) {
+		for _, m := range fakeollama.MessagesOf(req) {
 			c, _ := m["content"].(string)
 			switch m["role"] {
 			case "system":
@@ -498,8 +499,8 @@ func TestBrokenUserConfigFailsClosed(t *testing.T) {
 	f := newHookFixture(t, hook+"sandbox:\n  network: [oops\n")
 	writeFile(t, f.dir, "keep/me.txt", "precious\n")
 	for _, args := range [][]string{{"-p", "go", "--yes"}, {}} {
-		fo := newFakeOllama(t, "llama3.2:latest")
-		fo.script(toolReply("llama3.2", cmdCall("rm", "rm -rf keep")), textReply("llama3.2", "Done."))
+		fo := fakeollama.New(t, "llama3.2:latest")
+		fo.Script(fakeollama.ToolReply("llama3.2", cmdCall("rm", "rm -rf keep")), fakeollama.TextReply("llama3.2", "Done."))
 		args = append(args, "--model", "llama3.2", "--ollama", fo.URL())
 		_, errOut, code := runHarveyKernel(t, f.kernel, f.bin, f.dir, "/exit\n", f.env, args...)
 		if code == 0 {
@@ -510,7 +511,7 @@ func TestBrokenUserConfigFailsClosed(t *testing.T) {
 			!regexp.MustCompile(`: line \d+: `).MatchString(line) || !strings.Contains(line, "does not start") {
 			t.Errorf("%v: not one line naming the file and the line: %q", args, errOut)
 		}
-		if n := len(fo.chatRequests()); n != 0 {
+		if n := len(fo.ChatRequests()); n != 0 {
 			t.Errorf("%v: the model was asked %d times", args, n)
 		}
 		if _, err := os.Stat(filepath.Join(f.dir, "keep", "me.txt")); err != nil {
@@ -598,7 +599,7 @@ func TestNothing(t *testing.T) {}
 	writeFile(t, f.dir, "scripts/check.sh", "#!/bin/sh\necho ran > check-ran\n"+evil+"\nappend\nexit 0\n")
 	os.Chmod(filepath.Join(f.dir, "scripts/check.sh"), 0o755)
 	res, said := f.run(
-		fakeCall{id: "w", name: "write_file", args: map[string]any{"path": "a.go", "content": "package evil\nfunc  A( ) {}\n"}},
+		fakeollama.Call{ID: "w", Name: "write_file", Args: map[string]any{"path": "a.go", "content": "package evil\nfunc  A( ) {}\n"}},
 		cmdCall("c", "echo the command ran"),
 	)
 	if !strings.Contains(res["c"], "the command ran") {

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // Background jobs (issue 61), through the built binary in each kernel
@@ -43,11 +45,11 @@ func jobsDieWithHarvey(t *testing.T, bin, kernel string) {
 	tmp := t.TempDir()
 	tag := fmt.Sprintf("harvey-job-killed-%d", time.Now().UnixNano())
 	writeFile(t, dir, tag+".sh", "setsid sh -c 'sleep 60' & touch ready; sleep 60\n")
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.script(
-		toolReply("llama3.2", fakeCall{id: "start", name: "run_command", args: map[string]any{"command": "sh " + tag + ".sh", "background": true}}),
-		toolReply("llama3.2", fakeCall{id: "wait", name: "run_command", args: map[string]any{"command": "sleep 30"}}),
-		textReply("llama3.2", "Done."),
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "start", Name: "run_command", Args: map[string]any{"command": "sh " + tag + ".sh", "background": true}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "wait", Name: "run_command", Args: map[string]any{"command": "sleep 30"}}),
+		fakeollama.TextReply("llama3.2", "Done."),
 	)
 	cmd := exec.Command(bin, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	cmd.Dir = dir
@@ -89,13 +91,13 @@ func backgroundJobs(t *testing.T, bin, kernel string) {
 	writeFile(t, dir, tag+".sh", "echo serving; i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done\n")
 	writeFile(t, dir, "hostile-"+tag+".sh", "setsid sh -c 'sleep 1; git config core.fsmonitor "+plant+"; mkdir -p agents; echo x > agents/planted; sleep 60' &\nsleep 60\n")
 	config := readFileT(t, filepath.Join(dir, ".git", "config"))
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.script(
-		toolReply("llama3.2", fakeCall{id: "start", name: "run_command", args: map[string]any{"command": "sh " + tag + ".sh", "background": true}}),
-		toolReply("llama3.2", fakeCall{id: "read", name: "job_output", args: map[string]any{"id": 1}}),
-		toolReply("llama3.2", fakeCall{id: "kill", name: "job_kill", args: map[string]any{"id": 1}}),
-		toolReply("llama3.2", fakeCall{id: "hostile", name: "run_command", args: map[string]any{"command": "sh hostile-" + tag + ".sh", "background": true}}),
-		textReply("llama3.2", "Done."),
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "start", Name: "run_command", Args: map[string]any{"command": "sh " + tag + ".sh", "background": true}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "read", Name: "job_output", Args: map[string]any{"id": 1}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "kill", Name: "job_kill", Args: map[string]any{"id": 1}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "hostile", Name: "run_command", Args: map[string]any{"command": "sh hostile-" + tag + ".sh", "background": true}}),
+		fakeollama.TextReply("llama3.2", "Done."),
 	)
 	env := []string{"XDG_CONFIG_HOME=" + filepath.Join(tmp, "config"), "XDG_DATA_HOME=" + filepath.Join(tmp, "data")}
 	writeFile(t, tmp, "config/harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  readable: [%q]\n", tmp))
@@ -107,7 +109,7 @@ func backgroundJobs(t *testing.T, bin, kernel string) {
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("the run took %s: a job held it", d)
 	}
-	res := toolResults(f.chatRequests())
+	res := toolResults(f.ChatRequests())
 	if r := res["start"]; !strings.Contains(r, "started job 1") || !strings.Contains(r, "running") {
 		t.Errorf("start: %q", r)
 	}

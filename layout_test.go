@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/ollama"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/ollama/ollama/template"
@@ -127,16 +128,16 @@ func TestPromptLayoutIsAppendOnly(t *testing.T) {
 // template's own words, no tools field is sent, and the call the model
 // prints is recovered and answered with a tool message.
 func TestLlama3LayoutEndToEnd(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	raw, _ := os.ReadFile(filepath.Join("testdata", "templates", "llama3.2.gotmpl"))
-	f.template["llama3.2:latest"] = string(raw)
+	f.Template["llama3.2:latest"] = string(raw)
 	env := newTestEnv(t, f, "llama3.2")
 	writeFile(t, env.dir, "main.go", "package main // the port is 8080\n")
-	f.script(textReply("llama3.2", `{"name": "read_file", "parameters": {"path": "main.go"}}`), textReply("llama3.2", "Port 8080."))
+	f.Script(fakeollama.TextReply("llama3.2", `{"name": "read_file", "parameters": {"path": "main.go"}}`), fakeollama.TextReply("llama3.2", "Port 8080."))
 	if err := env.a.RunPrompt(t.Context(), "which port?"); err != nil {
 		t.Fatal(err)
 	}
-	reqs := f.chatRequests()
+	reqs := f.ChatRequests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests", len(reqs))
 	}
@@ -144,12 +145,12 @@ func TestLlama3LayoutEndToEnd(t *testing.T) {
 		if _, has := req["tools"]; has {
 			t.Fatal("a tools field was sent with the llama3 layout")
 		}
-		sys := fmt.Sprint(messagesOf(req)[0]["content"])
+		sys := fmt.Sprint(fakeollama.MessagesOf(req)[0]["content"])
 		if !strings.Contains(sys, "Given the following functions, please respond with a JSON") || !strings.Contains(sys, `"name":"read_file"`) {
 			t.Fatalf("system message = %q", sys)
 		}
 	}
-	msgs := messagesOf(reqs[1])
+	msgs := fakeollama.MessagesOf(reqs[1])
 	last := msgs[len(msgs)-1]
 	if last["role"] != "tool" || !strings.Contains(fmt.Sprint(last["content"]), "the port is 8080") {
 		t.Fatalf("last message = %v", last)
@@ -238,9 +239,9 @@ func TestLateToolsKeepThePromptAppendOnly(t *testing.T) {
 // A turn built only to warm the model or to write a summary does not use
 // up the announcement of late tools: the next real prompt carries it, once.
 func TestLateToolsAnnouncedInTheNextRealPrompt(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	raw, _ := os.ReadFile(filepath.Join("testdata", "templates", "llama3.2.gotmpl"))
-	f.template["llama3.2:latest"] = string(raw)
+	f.Template["llama3.2:latest"] = string(raw)
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.mainTurn(&env.a.toolSet) // pins the block (the warm start does this)
 	env.a.Tools.registerFunc("ev__echo", "Echoes back the input.", map[string]any{"type": "object", "properties": map[string]any{}},
@@ -249,14 +250,14 @@ func TestLateToolsAnnouncedInTheNextRealPrompt(t *testing.T) {
 		}, EffectRead, "test")
 	env.a.mainTurn(&env.a.toolSet) // a warm request, or /summarize, builds a turn too
 	env.a.mainTurn(&env.a.toolSet)
-	f.script(textReply("llama3.2", "ok"), textReply("llama3.2", "ok"))
+	f.Script(fakeollama.TextReply("llama3.2", "ok"), fakeollama.TextReply("llama3.2", "ok"))
 	for _, p := range []string{"first", "second"} {
 		if err := env.a.RunPrompt(t.Context(), p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	reqs := f.chatRequests()
-	first, second := messagesOf(reqs[0]), messagesOf(reqs[1])
+	reqs := f.ChatRequests()
+	first, second := fakeollama.MessagesOf(reqs[0]), fakeollama.MessagesOf(reqs[1])
 	if c := fmt.Sprint(first[len(first)-1]["content"]); !strings.Contains(c, `"name":"ev__echo"`) {
 		t.Fatalf("the first real prompt lacks the announcement: %q", c)
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // shapedSchema uses what a small subset of JSON Schema would drop: $schema,
@@ -75,15 +77,15 @@ func TestEndToEndMCPElicitationHeadless(t *testing.T) {
 	url, inits := elicitServer(t)
 	cfg := t.TempDir()
 	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    h:\n      url: %s\n      read_only: [ask, shaped]\n", url))
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.script(toolReply("llama3.2", fakeCall{id: "a", name: "h__ask", args: map[string]any{}}), textReply("llama3.2", "Declined."))
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "a", Name: "h__ask", Args: map[string]any{}}), fakeollama.TextReply("llama3.2", "Declined."))
 	start := time.Now()
 	out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", []string{"XDG_CONFIG_HOME=" + cfg}, "-p", "ask me", "--model", "llama3.2", "--ollama", f.URL())
 	took := time.Since(start)
 	if code != 0 || !strings.Contains(out, "Declined.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	if r := toolResults(f.chatRequests())["a"]; !strings.Contains(r, "decline") {
+	if r := toolResults(f.ChatRequests())["a"]; !strings.Contains(r, "decline") {
 		t.Errorf("the call's result: %s", r)
 	}
 	if !strings.Contains(errOut, "asked for input (Who are you, and how many?); declined") || took > 10*time.Second {
@@ -92,7 +94,7 @@ func TestEndToEndMCPElicitationHeadless(t *testing.T) {
 	if strings.Contains(errOut, "restarted") || inits.Load() != 1 {
 		t.Errorf("the server was restarted (%d sessions): %s", inits.Load(), errOut)
 	}
-	req := mustJSON(f.chatRequests()[0])
+	req := mustJSON(f.ChatRequests()[0])
 	for _, want := range []string{`allOf`, `$ref`, `#/$defs/level`, `additionalProperties`, `"if"`, `"then"`, `"else"`, `$schema`} {
 		if !strings.Contains(req, want) {
 			t.Errorf("the schema reached the model without %s", want)

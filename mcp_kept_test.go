@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // mcpKeptFixture is a workspace and a user config with three MCP servers:
@@ -43,34 +45,34 @@ func TestEndToEndMCPServersStartAtFirstUse(t *testing.T) {
 	bin := buildHarvey(t)
 	dir, env := mcpKeptFixture(t)
 	starts, fails := filepath.Join(dir, "starts.log"), filepath.Join(dir, "fails.log")
-	turn := func(replies ...fakeReply) ([]map[string]any, string) {
-		f := newFakeOllama(t, "llama3.2:latest")
-		f.script(replies...)
+	turn := func(replies ...fakeollama.Reply) ([]map[string]any, string) {
+		f := fakeollama.New(t, "llama3.2:latest")
+		f.Script(replies...)
 		out, errOut, code := runHarveyKernel(t, "", bin, dir, "", env, "-p", "hello", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 		if code != 0 {
 			t.Fatalf("exit %d: %s %s", code, out, errOut)
 		}
-		return f.chatRequests(), out + errOut
+		return f.ChatRequests(), out + errOut
 	}
 
-	reqs, said := turn(textReply("llama3.2", "Hi."))
+	reqs, said := turn(fakeollama.TextReply("llama3.2", "Hi."))
 	if countLines(t, starts) != 2 || countLines(t, fails) != 1 || !strings.Contains(said, "MCP server broken") {
 		t.Fatalf("the first session: %d starts, %d tries of the failing server:\n%s", countLines(t, starts), countLines(t, fails), said)
 	}
-	first := toolNamesOf(reqs[0])
+	first := fakeollama.ToolNamesOf(reqs[0])
 
-	reqs, said = turn(textReply("llama3.2", "Hi again."))
+	reqs, said = turn(fakeollama.TextReply("llama3.2", "Hi again."))
 	if n, m := countLines(t, starts), countLines(t, fails); n != 2 || m != 1 {
 		t.Errorf("a turn that calls no MCP tool started %d servers and tried the failing one %d times", n-2, m-1)
 	}
-	if got := toolNamesOf(reqs[0]); !slices.Equal(got, first) || !slices.Contains(got, "one__echo") {
+	if got := fakeollama.ToolNamesOf(reqs[0]); !slices.Equal(got, first) || !slices.Contains(got, "one__echo") {
 		t.Errorf("the tools offered from what was kept: %v, first %v", got, first)
 	}
 	if strings.Contains(said, "MCP server broken") {
 		t.Errorf("the failing server was said again:\n%s", said)
 	}
 
-	reqs, said = turn(toolReply("llama3.2", fakeCall{id: "e", name: "two__echo", args: map[string]any{"text": "started now"}}), textReply("llama3.2", "Done."))
+	reqs, said = turn(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "e", Name: "two__echo", Args: map[string]any{"text": "started now"}}), fakeollama.TextReply("llama3.2", "Done."))
 	if r := toolResults(reqs)["e"]; !strings.Contains(r, "started now") || countLines(t, starts) != 3 {
 		t.Errorf("a call to a kept server's tool: %q, %d starts\n%s", r, countLines(t, starts), said)
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/kernelsim"
 )
 
@@ -75,13 +76,13 @@ func npxFetchedOnce(t *testing.T, bin, kernel string) {
 		"PATH=/usr/local/bin:/usr/bin:/bin", "npm_config_update_notifier=false", "HARVEY_SESSION_NET=" + os.Getenv("HARVEY_SESSION_NET")}
 	turn := func(ws string) string {
 		os.MkdirAll(ws, 0o755)
-		f := newFakeOllama(t, "llama3.2:latest")
-		f.script(toolReply("llama3.2", fakeCall{id: "n", name: "tiny__note", args: map[string]any{}}), textReply("llama3.2", "Done."))
+		f := fakeollama.New(t, "llama3.2:latest")
+		f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "n", Name: "tiny__note", Args: map[string]any{}}), fakeollama.TextReply("llama3.2", "Done."))
 		out, errOut, code := runHarveyKernel(t, kernel, bin, ws, "", env, "-p", "read the note", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 		if code != 0 {
 			t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 		}
-		return toolResults(f.chatRequests())["n"] + "\n(Harvey said: " + errOut + ")"
+		return toolResults(f.ChatRequests())["n"] + "\n(Harvey said: " + errOut + ")"
 	}
 	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
 	if r := turn(a); !strings.Contains(r, "note: original") {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -138,7 +139,7 @@ func runTestMCPServer() int {
 }
 
 // mcpEnv is a test agent with the stdio test server configured as "t".
-func mcpEnv(t *testing.T, f *fakeOllama, token string, models ...string) *testEnv {
+func mcpEnv(t *testing.T, f *fakeollama.Server, token string, models ...string) *testEnv {
 	t.Helper()
 	env := newTestEnv(t, f, "llama3.2")
 	// The test binary is the server: the sandbox must let it be read.
@@ -154,7 +155,7 @@ func mcpEnv(t *testing.T, f *fakeOllama, token string, models ...string) *testEn
 // (timeout), approvals and audit; no server process outlives Harvey.
 func TestMCPStdioServer(t *testing.T) {
 	t.Parallel()
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	token := fmt.Sprintf("tok%d", time.Now().UnixNano())
 	env := mcpEnv(t, f, token, "llama3.2")
 	env.a.Config.RunTimeout = Duration(2 * time.Second)
@@ -163,18 +164,18 @@ func TestMCPStdioServer(t *testing.T) {
 	if !strings.Contains(out.String(), "t: running, 6 tools") || !strings.Contains(out.String(), "t__add — Add two integers.") {
 		t.Fatalf("/mcp = %q", out.String())
 	}
-	f.script(
-		toolReply("llama3.2", fakeCall{id: "c1", name: "t__add", args: map[string]any{"a": "2", "b": 3}}),
-		toolReply("llama3.2", fakeCall{id: "c2", name: "t__fail", args: map[string]any{}}),
-		toolReply("llama3.2", fakeCall{id: "c3", name: "t__crash", args: map[string]any{}}),
-		toolReply("llama3.2", fakeCall{id: "c4", name: "t__echo", args: map[string]any{"text": "after the restart"}}),
-		toolReply("llama3.2", fakeCall{id: "c5", name: "t__hang", args: map[string]any{}}),
-		textReply("llama3.2", "Done."),
+	f.Script(
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c1", Name: "t__add", Args: map[string]any{"a": "2", "b": 3}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c2", Name: "t__fail", Args: map[string]any{}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c3", Name: "t__crash", Args: map[string]any{}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c4", Name: "t__echo", Args: map[string]any{"text": "after the restart"}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c5", Name: "t__hang", Args: map[string]any{}}),
+		fakeollama.TextReply("llama3.2", "Done."),
 	)
 	if err := env.a.RunPrompt(t.Context(), "use the tools"); err != nil {
 		t.Fatal(err)
 	}
-	reqs := f.chatRequests()
+	reqs := f.ChatRequests()
 	var addSchema string
 	for _, tl := range reqs[0]["tools"].([]any) {
 		fn := tl.(map[string]any)["function"].(map[string]any)
@@ -199,9 +200,9 @@ func TestMCPStdioServer(t *testing.T) {
 	}
 	// Headless without --yes, an MCP tool is refused like run_command.
 	env.a.approvals.auto = false
-	f.script(toolReply("llama3.2", fakeCall{id: "d1", name: "t__echo", args: map[string]any{"text": "x"}}), textReply("llama3.2", "ok"))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "d1", Name: "t__echo", Args: map[string]any{"text": "x"}}), fakeollama.TextReply("llama3.2", "ok"))
 	env.a.RunPrompt(t.Context(), "echo")
-	if r := toolResults(f.chatRequests())["d1"]; !strings.Contains(r, "needs approval") {
+	if r := toolResults(f.ChatRequests())["d1"]; !strings.Contains(r, "needs approval") {
 		t.Errorf("unapproved call: %q", r)
 	}
 	env.a.Close()
@@ -256,13 +257,13 @@ func TestMCPServerFromWorkspaceNeedsConfirmation(t *testing.T) {
 // cannot call what it was not offered.
 func TestMCPToolsOnlyForEnabledModels(t *testing.T) {
 	t.Parallel()
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := mcpEnv(t, f, fmt.Sprintf("tok%d", time.Now().UnixNano()), "mistral") // models: names another
-	f.script(toolReply("llama3.2", fakeCall{id: "e1", name: "t__echo", args: map[string]any{"text": "x"}}), textReply("llama3.2", "ok"))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "e1", Name: "t__echo", Args: map[string]any{"text": "x"}}), fakeollama.TextReply("llama3.2", "ok"))
 	if err := env.a.RunPrompt(t.Context(), "echo"); err != nil {
 		t.Fatal(err)
 	}
-	reqs := f.chatRequests()
+	reqs := f.ChatRequests()
 	for _, tl := range reqs[0]["tools"].([]any) {
 		if n := tl.(map[string]any)["function"].(map[string]any)["name"]; strings.HasPrefix(fmt.Sprint(n), "t__") {
 			t.Fatalf("%v was sent to a model not enabled for the server", n)
@@ -336,7 +337,7 @@ func TestMCPServerEverything(t *testing.T) {
 			t.Skipf("npm install failed (no registry?): %v %s", err, string(out[max(0, len(out)-300):]))
 		}
 	}
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.Config.Sandbox.Readable = []string{dir}
 	env.a.Config.MCP.Servers = map[string]MCPServer{"ev": {Command: []string{node, entry, "stdio"}, Models: []string{"*"}}}
@@ -347,15 +348,15 @@ func TestMCPServerEverything(t *testing.T) {
 	if !strings.Contains(out.String(), "ev: running") || !strings.Contains(out.String(), "ev__echo") || !strings.Contains(out.String(), "ev__get-sum") {
 		t.Fatalf("/mcp = %s", out.String())
 	}
-	f.script(
-		toolReply("llama3.2", fakeCall{id: "e", name: "ev__echo", args: map[string]any{"message": "hello everything"}}),
-		toolReply("llama3.2", fakeCall{id: "s", name: "ev__get-sum", args: map[string]any{"a": "2", "b": 40}}),
-		textReply("llama3.2", "Done."),
+	f.Script(
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "e", Name: "ev__echo", Args: map[string]any{"message": "hello everything"}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "s", Name: "ev__get-sum", Args: map[string]any{"a": "2", "b": 40}}),
+		fakeollama.TextReply("llama3.2", "Done."),
 	)
 	if err := env.a.RunPrompt(t.Context(), "use them"); err != nil {
 		t.Fatal(err)
 	}
-	res := toolResults(f.chatRequests())
+	res := toolResults(f.ChatRequests())
 	if !strings.Contains(res["e"], "hello everything") || !strings.Contains(res["s"], "42") {
 		t.Fatalf("echo %q\nsum %q", res["e"], res["s"])
 	}
@@ -385,7 +386,7 @@ func TestMCPHangingServer(t *testing.T) {
 // server adds to the model's prompt.
 func TestMCPLazyStartAndPromptCost(t *testing.T) {
 	t.Parallel()
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
 	token := fmt.Sprintf("tok%d", time.Now().UnixNano())
@@ -395,12 +396,12 @@ func TestMCPLazyStartAndPromptCost(t *testing.T) {
 	if len(processesWith(token)) != 0 {
 		t.Fatal("a lazy server started with Harvey")
 	}
-	f.script(textReply("llama3.2", "hi"))
+	f.Script(fakeollama.TextReply("llama3.2", "hi"))
 	if err := env.a.RunPrompt(t.Context(), "hello"); err != nil {
 		t.Fatal(err)
 	}
 	var sent bool
-	for _, tl := range f.chatRequests()[0]["tools"].([]any) {
+	for _, tl := range f.ChatRequests()[0]["tools"].([]any) {
 		sent = sent || tl.(map[string]any)["function"].(map[string]any)["name"] == "t__echo"
 	}
 	if !sent {
@@ -418,7 +419,7 @@ func TestMCPLazyStartAndPromptCost(t *testing.T) {
 // the good one is offered and the request carries only valid names.
 func TestMCPToolNamesRefused(t *testing.T) {
 	t.Parallel()
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
 	env.a.Config.MCP.Servers = map[string]MCPServer{"b": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-badnames"}, Models: []string{"llama3.2"}}}
@@ -428,11 +429,11 @@ func TestMCPToolNamesRefused(t *testing.T) {
 	if strings.Count(warn, "MCP server b: 3 tools not added") != 1 || strings.Contains(warn, "\x1b") || !strings.Contains(warn, `with space`) {
 		t.Fatalf("warning = %q", warn)
 	}
-	f.script(textReply("llama3.2", "ok"))
+	f.Script(fakeollama.TextReply("llama3.2", "ok"))
 	if err := env.a.RunPrompt(t.Context(), "hi"); err != nil {
 		t.Fatal(err)
 	}
-	names := toolNamesOf(f.chatRequests()[0])
+	names := fakeollama.ToolNamesOf(f.ChatRequests()[0])
 	if !slices.Contains(names, "b__good_tool") {
 		t.Fatalf("the good tool is missing: %v", names)
 	}
@@ -449,7 +450,7 @@ func TestMCPToolNamesRefused(t *testing.T) {
 // says what was left out and why, and what the tools take of the window.
 func TestMCPToolsOnByDefaultWithinBudget(t *testing.T) {
 	t.Parallel()
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := mcpEnv(t, f, fmt.Sprintf("tok%d", time.Now().UnixNano())) // no models: every model
 	names := func() []string {
 		var out []string
@@ -482,10 +483,10 @@ func TestMCPToolsOnByDefaultWithinBudget(t *testing.T) {
 			break
 		}
 	}
-	f.script(toolReply("llama3.2", fakeCall{id: "l", name: left, args: map[string]any{}}), textReply("llama3.2", "ok"))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "l", Name: left, Args: map[string]any{}}), fakeollama.TextReply("llama3.2", "ok"))
 	env.a.RunPrompt(t.Context(), "call it")
-	reqs := f.chatRequests()
-	m := messagesOf(reqs[len(reqs)-1])
+	reqs := f.ChatRequests()
+	m := fakeollama.MessagesOf(reqs[len(reqs)-1])
 	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, `tool "`+left+`" is not offered to this model`) || strings.Contains(c, "unknown") || strings.Contains(c, left+",") {
 		t.Fatalf("the result for %s, left out: %q", left, c)
 	}
@@ -500,7 +501,7 @@ func TestMCPToolsOnByDefaultWithinBudget(t *testing.T) {
 // name or in order, and becomes the request to the model.
 func TestMCPPromptsAsSlashCommands(t *testing.T) {
 	t.Parallel()
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := extraServerEnv(t, f)
 	var out strings.Builder
 	cmdMCP(t.Context(), env.a, nil, &out)
@@ -508,12 +509,12 @@ func TestMCPPromptsAsSlashCommands(t *testing.T) {
 		t.Fatalf("/mcp = %s", out.String())
 	}
 	for _, line := range []string{"/x:review main.go", "/x:review focus=errors file=main.go", "/x:review main.go errors"} {
-		f.script(textReply("llama3.2", "Reviewed."))
+		f.Script(fakeollama.TextReply("llama3.2", "Reviewed."))
 		if err := env.a.RunPrompt(t.Context(), line); err != nil {
 			t.Fatalf("%s: %v", line, err)
 		}
-		reqs := f.chatRequests()
-		m := messagesOf(reqs[len(reqs)-1])
+		reqs := f.ChatRequests()
+		m := fakeollama.MessagesOf(reqs[len(reqs)-1])
 		last := m[len(m)-1]["content"].(string)
 		if !strings.Contains(last, "Review the file main.go carefully.") || strings.Contains(line, "errors") != strings.Contains(last, "Focus on errors.") {
 			t.Fatalf("%s sent %q", line, last)
@@ -553,7 +554,7 @@ func TestMCPRootsAreTheWorkspace(t *testing.T) {
 	}
 	script := filepath.Join(t.TempDir(), "roots.js")
 	os.WriteFile(script, []byte(rootsServerJS), 0o644)
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(script)}
 	env.a.Config.MCP.Servers = map[string]MCPServer{"r": {Command: []string{node, script}}}
@@ -565,11 +566,11 @@ func TestMCPRootsAreTheWorkspace(t *testing.T) {
 			break
 		}
 	}
-	f.script(toolReply("llama3.2", fakeCall{id: "r", name: "r__roots", args: map[string]any{}}), textReply("llama3.2", "ok"))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "r", Name: "r__roots", Args: map[string]any{}}), fakeollama.TextReply("llama3.2", "ok"))
 	if err := env.a.RunPrompt(t.Context(), "where am I"); err != nil {
 		t.Fatal(err)
 	}
-	if r := toolResults(f.chatRequests())["r"]; !strings.Contains(r, "roots: file://"+env.ws.Root) {
+	if r := toolResults(f.ChatRequests())["r"]; !strings.Contains(r, "roots: file://"+env.ws.Root) {
 		t.Fatalf("roots: %s", r)
 	}
 }
@@ -579,10 +580,10 @@ func TestMCPRootsAreTheWorkspace(t *testing.T) {
 // goes on with the same server (issue 26).
 func TestMCPCallCancelledOnInterrupt(t *testing.T) {
 	t.Parallel()
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := mcpEnv(t, f, fmt.Sprintf("tok%d", time.Now().UnixNano()))
 	env.a.Config.RunTimeout = Duration(time.Minute)
-	f.script(toolReply("llama3.2", fakeCall{id: "h", name: "t__hang", args: map[string]any{}})) // the turn ends with Ctrl-C
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "h", Name: "t__hang", Args: map[string]any{}})) // the turn ends with Ctrl-C
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(500*time.Millisecond, cancel)
 	env.a.RunPrompt(ctx, "wait")
@@ -595,11 +596,11 @@ func TestMCPCallCancelledOnInterrupt(t *testing.T) {
 			t.Fatal("the server never saw the cancellation")
 		}
 	}
-	f.script(toolReply("llama3.2", fakeCall{id: "e", name: "t__echo", args: map[string]any{"text": "still here"}}), textReply("llama3.2", "ok"))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "e", Name: "t__echo", Args: map[string]any{"text": "still here"}}), fakeollama.TextReply("llama3.2", "ok"))
 	if err := env.a.RunPrompt(t.Context(), "echo"); err != nil {
 		t.Fatal(err)
 	}
-	if r := toolResults(f.chatRequests())["e"]; !strings.Contains(r, "echo: still here") {
+	if r := toolResults(f.ChatRequests())["e"]; !strings.Contains(r, "echo: still here") {
 		t.Fatalf("after the cancellation: %s", r)
 	}
 }
@@ -608,23 +609,23 @@ func TestMCPCallCancelledOnInterrupt(t *testing.T) {
 // headless, a line; the result still comes back.
 func TestMCPProgressShown(t *testing.T) {
 	t.Parallel()
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := extraServerEnv(t, f)
-	f.script(toolReply("llama3.2", fakeCall{id: "s", name: "x__slow", args: map[string]any{}}), textReply("llama3.2", "ok"))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "s", Name: "x__slow", Args: map[string]any{}}), fakeollama.TextReply("llama3.2", "ok"))
 	if err := env.a.RunPrompt(t.Context(), "work"); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(env.errOut.String(), "⋯ x: step 1 (1/3)") {
 		t.Fatalf("no progress shown: %s", env.errOut.String())
 	}
-	if r := toolResults(f.chatRequests())["s"]; !strings.Contains(r, "done in three steps") {
+	if r := toolResults(f.ChatRequests())["s"]; !strings.Contains(r, "done in three steps") {
 		t.Fatalf("result: %s", r)
 	}
 }
 
 // extraServerEnv is a test agent with the extra test server (a prompt, a
 // slow tool) configured as "x".
-func extraServerEnv(t *testing.T, f *fakeOllama) *testEnv {
+func extraServerEnv(t *testing.T, f *fakeollama.Server) *testEnv {
 	t.Helper()
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
@@ -658,7 +659,7 @@ func runPlantMCPServer() int {
 func TestMCPCallChecked(t *testing.T) {
 	t.Parallel()
 	requireSandbox(t)
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	root := env.a.Workspace.Root
 	gitEnv := append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
@@ -667,11 +668,11 @@ func TestMCPCallChecked(t *testing.T) {
 	env.a.Config.MCP.Servers = map[string]MCPServer{"p": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-plant"}, Models: []string{"*"}}}
 	env.a.startMCP(t.Context(), false)
 	t.Cleanup(env.a.mcp.Close)
-	f.script(toolReply("llama3.2", fakeCall{id: "c", name: "p__plant", args: map[string]any{}}), textReply("llama3.2", "Done."))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c", Name: "p__plant", Args: map[string]any{}}), fakeollama.TextReply("llama3.2", "Done."))
 	if err := env.a.RunPrompt(t.Context(), "plant"); err != nil {
 		t.Fatal(err)
 	}
-	r := toolResults(f.chatRequests())["c"]
+	r := toolResults(f.ChatRequests())["c"]
 	if !strings.Contains(r, "planted <nil>") || !strings.Contains(r, "made.txt (new)") || !strings.Contains(r, "skip-worktree") {
 		t.Errorf("the call's result: %s", r)
 	}

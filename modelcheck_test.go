@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/modelcheck"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
@@ -37,14 +38,14 @@ const slowEvalCount, slowEvalNS = 20, int64(10e9)
 // scriptedCheckModel answers like a model of that style would: it reads
 // the task from the last user message, the way a model does, and calls
 // what the task asks for.
-func scriptedCheckModel(style checkModelStyle) func(req map[string]any) fakeReply {
-	return func(req map[string]any) fakeReply {
+func scriptedCheckModel(style checkModelStyle) func(req map[string]any) fakeollama.Reply {
+	return func(req map[string]any) fakeollama.Reply {
 		model, _ := req["model"].(string)
-		msgs := messagesOf(req)
+		msgs := fakeollama.MessagesOf(req)
 		last := msgs[len(msgs)-1]
 		content, _ := last["content"].(string)
-		done := func(lines ...string) fakeReply {
-			d := doneLine(model)
+		done := func(lines ...string) fakeollama.Reply {
+			d := fakeollama.DoneLine(model)
 			if style == styleSlow {
 				var m map[string]any
 				json.Unmarshal([]byte(d), &m)
@@ -52,13 +53,13 @@ func scriptedCheckModel(style checkModelStyle) func(req map[string]any) fakeRepl
 				b, _ := json.Marshal(m)
 				d = string(b)
 			}
-			rep := fakeReply{lines: append(lines, d)}
+			rep := fakeollama.Reply{Lines: append(lines, d)}
 			if style == styleSlow {
-				rep.first = 150 * time.Millisecond
+				rep.First = 150 * time.Millisecond
 			}
 			return rep
 		}
-		text := func(s string) fakeReply { return done(contentLine(model, s)) }
+		text := func(s string) fakeollama.Reply { return done(fakeollama.ContentLine(model, s)) }
 		if last["role"] == "tool" || strings.HasPrefix(content, "[tool_result") || strings.HasPrefix(content, "Harvey did not run") {
 			return text("Done.")
 		}
@@ -120,19 +121,19 @@ func scriptedCheckModel(style checkModelStyle) func(req map[string]any) fakeRepl
 		}
 		var lines []string
 		for i, c := range calls {
-			lines = append(lines, callLine(model, fmt.Sprintf("call_%d", i), c.name, c.args))
+			lines = append(lines, fakeollama.CallLine(model, fmt.Sprintf("call_%d", i), c.name, c.args))
 		}
 		return done(lines...)
 	}
 }
 
 // One fake Ollama per model (a scripted model decides by its style).
-func checkFake(t *testing.T, style checkModelStyle, model string) *fakeOllama {
-	f := newFakeOllama(t, model)
+func checkFake(t *testing.T, style checkModelStyle, model string) *fakeollama.Server {
+	f := fakeollama.New(t, model)
 	if style == styleText || style == styleNever {
-		f.caps[model] = []string{"completion"} // no tool support: prose mode
+		f.Caps[model] = []string{"completion"} // no tool support: prose mode
 	}
-	f.respond = scriptedCheckModel(style)
+	f.Respond = scriptedCheckModel(style)
 	return f
 }
 
@@ -252,10 +253,10 @@ func TestModelCheckTableRows(t *testing.T) {
 // that failed is never Enter's default in the menu.
 func TestModelCheckRecommendsAndMenuSkipsFailed(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
-	f := newFakeOllama(t, "tinyllama:latest", "llama3.2:latest")
-	f.caps["tinyllama:latest"] = []string{"completion"}
+	f := fakeollama.New(t, "tinyllama:latest", "llama3.2:latest")
+	f.Caps["tinyllama:latest"] = []string{"completion"}
 	never, native := scriptedCheckModel(styleNever), scriptedCheckModel(styleNative)
-	f.respond = func(req map[string]any) fakeReply {
+	f.Respond = func(req map[string]any) fakeollama.Reply {
 		if req["model"] == "tinyllama:latest" {
 			return never(req)
 		}
@@ -283,7 +284,7 @@ func TestModelCheckRoute(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	srv := newFakeOpenAI(t)
 	for range 9 {
-		srv.script(sseText("Paris."))
+		srv.Script(sseText("Paris."))
 	}
 	cfg := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "harvey")
 	os.MkdirAll(cfg, 0o700)
@@ -320,9 +321,9 @@ func TestModelCheckCommandEndToEnd(t *testing.T) {
 	assertNoCheckWorkspace(t, tmp)
 
 	// Ctrl-C while the model is thinking.
-	slow := newFakeOllama(t, "llama3.2:latest")
-	slow.respond = func(req map[string]any) fakeReply {
-		return fakeReply{lines: []string{contentLine("llama3.2:latest", "thinking")}, stall: time.Minute}
+	slow := fakeollama.New(t, "llama3.2:latest")
+	slow.Respond = func(req map[string]any) fakeollama.Reply {
+		return fakeollama.Reply{Lines: []string{fakeollama.ContentLine("llama3.2:latest", "thinking")}, Stall: time.Minute}
 	}
 	cmd := exec.Command(bin, "model", "check", "--ollama", slow.URL())
 	cmd.Dir = t.TempDir()
@@ -334,7 +335,7 @@ func TestModelCheckCommandEndToEnd(t *testing.T) {
 	}
 	waitFor(t, "the check's first request", func() bool {
 		left, _ := filepath.Glob(filepath.Join(tmp, "harvey-check-*"))
-		return len(left) == 1 && len(slow.chatRequests()) > 0
+		return len(left) == 1 && len(slow.ChatRequests()) > 0
 	})
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
@@ -371,7 +372,7 @@ func TestModelCheckInTheSession(t *testing.T) {
 // What a check covers: names as given, --all every installed model, and
 // with neither the configured model or the only one installed.
 func TestModelCheckTargets(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest")
+	f := fakeollama.New(t, "llama3.2:latest", "mistral:latest")
 	for _, c := range []struct {
 		names   []string
 		all     bool
@@ -421,7 +422,7 @@ func TestModelCheckRunsOnlyWhatEachTaskAsks(t *testing.T) {
 		t.Fatalf("nothing refused: %s", out)
 	}
 	ran, asked := 0, 0
-	for _, req := range f.chatRequests() {
+	for _, req := range f.ChatRequests() {
 		for id, r := range toolResults([]map[string]any{req}) {
 			_ = id
 			if strings.Contains(r, "hostile") || strings.Contains(r, "pwned") {

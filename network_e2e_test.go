@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/kernelsim"
 )
 
@@ -259,12 +260,12 @@ let tries = 0;
 })();
 `, port))
 	writeFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(base, "http://")+"\"]\n  env: [npm_config_registry]\n")
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.script(
-		toolReply("llama3.2", fakeCall{id: "serve", name: "run_command", args: map[string]any{"command": fmt.Sprintf("npx -y tiny-dev-server %d", port), "background": true}}),
-		toolReply("llama3.2", fakeCall{id: "test", name: "run_command", args: map[string]any{"command": "npm test"}}),
-		toolReply("llama3.2", fakeCall{id: "look", name: "job_output", args: map[string]any{"id": 1}}),
-		textReply("llama3.2", "Done."),
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "serve", Name: "run_command", Args: map[string]any{"command": fmt.Sprintf("npx -y tiny-dev-server %d", port), "background": true}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "test", Name: "run_command", Args: map[string]any{"command": "npm test"}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "look", Name: "job_output", Args: map[string]any{"id": 1}}),
+		fakeollama.TextReply("llama3.2", "Done."),
 	)
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=", "XDG_DATA_HOME=" + filepath.Join(root, "data"),
 		"PATH=/usr/local/bin:/usr/bin:/bin", "npm_config_registry=" + base + "/", "npm_config_update_notifier=false", "HARVEY_SESSION_NET=" + os.Getenv("HARVEY_SESSION_NET")}
@@ -272,7 +273,7 @@ let tries = 0;
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}
-	res := toolResults(f.chatRequests())
+	res := toolResults(f.ChatRequests())
 	if r := res["test"]; !strings.Contains(r, "PASS: the page came from the dev server") {
 		t.Errorf("npm test against the dev server: %s\n(the job: %s)", r, res["serve"]+res["look"])
 	}

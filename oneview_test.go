@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 func TestEndToEndNoOracleOnSecrets(t *testing.T) {
@@ -18,36 +20,36 @@ func TestEndToEndNoOracleOnSecrets(t *testing.T) {
 	bin := buildHarvey(t)
 	_, dir := oneViewRepo(t)
 	right, wrong := oneViewToken[:12], oneViewToken[:11]+"X"
-	probes := func(g string) []fakeCall {
-		return []fakeCall{
-			{name: "git_command", args: map[string]any{"subcommand": "log", "args": []any{"-G", g}}},
-			{name: "git_command", args: map[string]any{"subcommand": "log", "args": []any{"-S" + g, "--oneline"}}},
-			{name: "git_command", args: map[string]any{"subcommand": "log", "args": []any{"--grep", g, "--oneline"}}},
-			{name: "git_command", args: map[string]any{"subcommand": "log", "args": []any{"-F", "--invert-grep", "--grep=" + g, "--oneline"}}},
-			{name: "git_command", args: map[string]any{"subcommand": "blame", "args": []any{"-L", "/" + "pgv4lue" + g[len(g)-1:] + "/,+1", "app.yaml"}}},
-			{name: "edit_file", args: map[string]any{"path": "local.env.sh", "old_text": "DB_PASSWORD=hunter2" + g[len(g)-1:], "new_text": "DB_PASSWORD=hunter2" + g[len(g)-1:]}},
-			{name: "edit_file", args: map[string]any{"path": "app.yaml", "old_text": "pgv4luen3w"[:9] + map[bool]string{true: "w", false: "x"}[g == right], "new_text": "x"}},
-			{name: "search_files", args: map[string]any{"pattern": "hunter2hunter" + map[bool]string{true: "2", false: "3"}[g == right] + "|REDACTED"}},
-			{name: "search_files", args: map[string]any{"pattern": regexp.QuoteMeta(g)}},
-			{name: "read_file", args: map[string]any{"path": "app.properties"}},
-			{name: "git_command", args: map[string]any{"subcommand": "show", "args": []any{"annotated-env"}}},
+	probes := func(g string) []fakeollama.Call {
+		return []fakeollama.Call{
+			{Name: "git_command", Args: map[string]any{"subcommand": "log", "args": []any{"-G", g}}},
+			{Name: "git_command", Args: map[string]any{"subcommand": "log", "args": []any{"-S" + g, "--oneline"}}},
+			{Name: "git_command", Args: map[string]any{"subcommand": "log", "args": []any{"--grep", g, "--oneline"}}},
+			{Name: "git_command", Args: map[string]any{"subcommand": "log", "args": []any{"-F", "--invert-grep", "--grep=" + g, "--oneline"}}},
+			{Name: "git_command", Args: map[string]any{"subcommand": "blame", "args": []any{"-L", "/" + "pgv4lue" + g[len(g)-1:] + "/,+1", "app.yaml"}}},
+			{Name: "edit_file", Args: map[string]any{"path": "local.env.sh", "old_text": "DB_PASSWORD=hunter2" + g[len(g)-1:], "new_text": "DB_PASSWORD=hunter2" + g[len(g)-1:]}},
+			{Name: "edit_file", Args: map[string]any{"path": "app.yaml", "old_text": "pgv4luen3w"[:9] + map[bool]string{true: "w", false: "x"}[g == right], "new_text": "x"}},
+			{Name: "search_files", Args: map[string]any{"pattern": "hunter2hunter" + map[bool]string{true: "2", false: "3"}[g == right] + "|REDACTED"}},
+			{Name: "search_files", Args: map[string]any{"pattern": regexp.QuoteMeta(g)}},
+			{Name: "read_file", Args: map[string]any{"path": "app.properties"}},
+			{Name: "git_command", Args: map[string]any{"subcommand": "show", "args": []any{"annotated-env"}}},
 		}
 	}
 	run := func(g string) []string {
-		f := newFakeOllama(t, "llama3.2:latest")
-		var replies []fakeReply
+		f := fakeollama.New(t, "llama3.2:latest")
+		var replies []fakeollama.Reply
 		calls := probes(g)
 		for i := range calls {
-			calls[i].id = fmt.Sprintf("p%d", i)
+			calls[i].ID = fmt.Sprintf("p%d", i)
 		}
 		for i := 0; i < len(calls); i += 3 { // three calls a reply: under the round limit
-			replies = append(replies, toolReply("llama3.2", calls[i:min(i+3, len(calls))]...))
+			replies = append(replies, fakeollama.ToolReply("llama3.2", calls[i:min(i+3, len(calls))]...))
 		}
-		f.script(append(replies, textReply("llama3.2", "done"))...)
+		f.Script(append(replies, fakeollama.TextReply("llama3.2", "done"))...)
 		if _, errOut, code := runHarvey(t, bin, dir, "", "-p", "probe", "--yes", "--model", "llama3.2", "--ollama", f.URL()); code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		res := toolResults(f.chatRequests())
+		res := toolResults(f.ChatRequests())
 		var out []string
 		for i := range calls {
 			r := res[fmt.Sprintf("p%d", i)]

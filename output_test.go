@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/events"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // outputSchema is docs/output.md's table of events: each type and the
@@ -47,20 +48,20 @@ func TestOutputJSONThroughTheBinary(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
 	schema := outputSchema(t)
-	script := func(f *fakeOllama) {
-		f.script(
-			toolReply("llama3.2",
-				fakeCall{id: "r1", name: "read_file", args: map[string]any{"path": "notes.txt"}},
-				fakeCall{id: "w1", name: "write_file", args: map[string]any{"path": "out.txt", "content": "token=ghp_" + strings.Repeat("A", 36)}}),
-			textReply("llama3.2", "The note says hello; I could not write out.txt."),
-			fakeReply{status: 400, errMsg: "invalid request: the second prompt is refused"},
+	script := func(f *fakeollama.Server) {
+		f.Script(
+			fakeollama.ToolReply("llama3.2",
+				fakeollama.Call{ID: "r1", Name: "read_file", Args: map[string]any{"path": "notes.txt"}},
+				fakeollama.Call{ID: "w1", Name: "write_file", Args: map[string]any{"path": "out.txt", "content": "token=ghp_" + strings.Repeat("A", 36)}}),
+			fakeollama.TextReply("llama3.2", "The note says hello; I could not write out.txt."),
+			fakeollama.Reply{Status: 400, ErrMsg: "invalid request: the second prompt is refused"},
 		)
 	}
 	dir := t.TempDir()
 	writeFile(t, dir, "notes.txt", "hello\n")
 	writeFile(t, dir, "script.txt", "what does the note say?\nand again?\n")
 
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	script(f)
 	out, errOut, code := runHarvey(t, bin, dir, "", "--run", "script.txt", "--output", "stream-json", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 1 {
@@ -116,7 +117,7 @@ func TestOutputJSONThroughTheBinary(t *testing.T) {
 		t.Errorf("the human lines left stderr: %s", errOut)
 	}
 
-	f = newFakeOllama(t, "llama3.2:latest")
+	f = fakeollama.New(t, "llama3.2:latest")
 	script(f)
 	out, _, code = runHarvey(t, bin, dir, "", "--run", "script.txt", "--output", "json", "--model", "llama3.2", "--ollama", f.URL())
 	var res struct {
@@ -152,8 +153,8 @@ func TestOutputJSONThroughTheBinary(t *testing.T) {
 	}
 
 	// A refused write alone: exit 3, as in text mode.
-	f = newFakeOllama(t, "llama3.2:latest")
-	f.script(toolReply("llama3.2", fakeCall{id: "w", name: "write_file", args: map[string]any{"path": "x.txt", "content": "x"}}), textReply("llama3.2", "Not written."))
+	f = fakeollama.New(t, "llama3.2:latest")
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "w", Name: "write_file", Args: map[string]any{"path": "x.txt", "content": "x"}}), fakeollama.TextReply("llama3.2", "Not written."))
 	out, _, code = runHarvey(t, bin, dir, "", "-p", "write it", "--output", "json", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 3 || !strings.Contains(out, `"exit_reason": "not_approved"`) || !strings.Contains(out, `"answer": "Not written."`) {
 		t.Fatalf("exit %d\n%s", code, out)
@@ -173,8 +174,8 @@ func TestSplitSecretNeverLeaves(t *testing.T) {
 	token := "sk-proj-" + strings.Repeat("Zq9", 10)
 	reply := "Use " + token + " for the client.\nThen run PASSWORD=\"correct horse battery staple\" make deploy\nDone."
 	for _, format := range []string{"text", "json", "stream-json"} {
-		f := newFakeOllama(t, "llama3.2:latest")
-		f.script(textReply("llama3.2", reply))
+		f := fakeollama.New(t, "llama3.2:latest")
+		f.Script(fakeollama.TextReply("llama3.2", reply))
 		out, errOut, code := runHarvey(t, bin, t.TempDir(), "", "-p", "how?", "--model", "llama3.2", "--ollama", f.URL(), "--output", format)
 		if code != 0 || !strings.Contains(out, "Done.") && !strings.Contains(out, `Done.`) {
 			t.Fatalf("%s: exit %d %s %s", format, code, out, errOut)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // More than one call at a time (issue 63): a reply's four calls to a read
@@ -14,19 +16,19 @@ import (
 func TestParallelReadsKeepCallOrder(t *testing.T) {
 	requireSandbox(t)
 	for _, par := range []int{0, 1} {
-		f := newFakeOllama(t, "llama3.2:latest")
+		f := fakeollama.New(t, "llama3.2:latest")
 		env := newTestEnv(t, f, "llama3.2")
 		env.a.Config.Tools.MaxParallel = par
 		writeTool(t, env, "slow", "---\nparameters:\n  n: {type: string, required: true}\ncommand: [sh, -c, 'echo from $(date +%s%N); sleep 1; echo to $(date +%s%N); echo slow-$1', sh, \"{{n}}\"]\neffect: read\n---\nA slow read.\n")
-		var calls []fakeCall
+		var calls []fakeollama.Call
 		for i := 1; i <= 4; i++ {
-			calls = append(calls, fakeCall{id: fmt.Sprint("c", i), name: "slow", args: map[string]any{"n": fmt.Sprint(i)}})
+			calls = append(calls, fakeollama.Call{ID: fmt.Sprint("c", i), Name: "slow", Args: map[string]any{"n": fmt.Sprint(i)}})
 		}
-		f.script(toolReply("llama3.2", calls...), textReply("llama3.2", "ok"))
+		f.Script(fakeollama.ToolReply("llama3.2", calls...), fakeollama.TextReply("llama3.2", "ok"))
 		if err := env.a.RunPrompt(t.Context(), "go"); err != nil {
 			t.Fatal(err)
 		}
-		m := messagesOf(f.chatRequests()[1])
+		m := fakeollama.MessagesOf(f.ChatRequests()[1])
 		var order []string
 		var spans [][2]int64
 		for _, msg := range m[len(m)-4:] {
@@ -61,21 +63,21 @@ func TestParallelReadsKeepCallOrder(t *testing.T) {
 // after the write reads what was written, and the read before it what was
 // there — whatever runs ahead.
 func TestParallelReadAfterWriteSeesIt(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.approvals.auto = true
 	writeFile(t, env.dir, "a.txt", "old\n")
 	writeFile(t, env.dir, "b.txt", "b\n")
-	f.script(toolReply("llama3.2",
-		fakeCall{id: "r0", name: "read_file", args: map[string]any{"path": "b.txt"}},
-		fakeCall{id: "r1", name: "read_file", args: map[string]any{"path": "a.txt"}},
-		fakeCall{id: "w", name: "write_file", args: map[string]any{"path": "a.txt", "content": "new\n"}},
-		fakeCall{id: "r2", name: "read_file", args: map[string]any{"path": "a.txt"}},
-	), textReply("llama3.2", "ok"))
+	f.Script(fakeollama.ToolReply("llama3.2",
+		fakeollama.Call{ID: "r0", Name: "read_file", Args: map[string]any{"path": "b.txt"}},
+		fakeollama.Call{ID: "r1", Name: "read_file", Args: map[string]any{"path": "a.txt"}},
+		fakeollama.Call{ID: "w", Name: "write_file", Args: map[string]any{"path": "a.txt", "content": "new\n"}},
+		fakeollama.Call{ID: "r2", Name: "read_file", Args: map[string]any{"path": "a.txt"}},
+	), fakeollama.TextReply("llama3.2", "ok"))
 	if err := env.a.RunPrompt(t.Context(), "go"); err != nil {
 		t.Fatal(err)
 	}
-	res := toolResults(f.chatRequests())
+	res := toolResults(f.ChatRequests())
 	if !strings.Contains(res["r1"], "old") || !strings.Contains(res["r2"], "new") || strings.Contains(res["r2"], "old") {
 		t.Errorf("before the write %q, after it %q", res["r1"], res["r2"])
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // Pi-like rates: prompt evaluation and generation of a 3B model on a CPU.
@@ -34,9 +36,9 @@ func shared(a, b string) int {
 
 func TestPiSessionEvaluatesLittleAfterEnter(t *testing.T) {
 	raw, _ := os.ReadFile(filepath.Join("testdata", "templates", "llama3.2.gotmpl"))
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.template["llama3.2:latest"] = string(raw)
-	f.autoSummary = "We read big.go turn after turn; each function returns its number. Nothing is left to do."
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Template["llama3.2:latest"] = string(raw)
+	f.AutoSummary = "We read big.go turn after turn; each function returns its number. Nothing is left to do."
 	env := newTestEnv(t, nil, "")
 	env.a.Config.NumCtx = 4096
 	env.a.OllamaURL = f.URL()
@@ -50,19 +52,19 @@ func TestPiSessionEvaluatesLittleAfterEnter(t *testing.T) {
 	writeFile(t, env.dir, "big.go", "package big\n\n"+body.String())
 	env.a.Interactive = true
 	env.a.warmStart()
-	waitFor(t, "the warm request", func() bool { return f.warmCount() == 1 })
+	waitFor(t, "the warm request", func() bool { return f.WarmCount() == 1 })
 	env.a.Interactive = false // headless from here: a full window is summarised without asking
 	for turn := 1; turn <= 40; turn++ {
-		f.script(toolReply("llama3.2", fakeCall{id: fmt.Sprintf("c%d", turn), name: "read_file", args: map[string]any{"path": "big.go"}}),
-			textReply("llama3.2", fmt.Sprintf("In turn %d: f%02d returns %d.", turn, turn, turn)))
+		f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: fmt.Sprintf("c%d", turn), Name: "read_file", Args: map[string]any{"path": "big.go"}}),
+			fakeollama.TextReply("llama3.2", fmt.Sprintf("In turn %d: f%02d returns %d.", turn, turn, turn)))
 		if err := env.a.RunPrompt(t.Context(), fmt.Sprintf("Turn %d: what does f%02d in big.go return?", turn, turn)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	f.mu.Lock()
-	reqs := append([]map[string]any{f.warms[0]}, f.requests...)
-	summaries := f.summaries
-	f.mu.Unlock()
+	f.Mu.Lock()
+	reqs := append([]map[string]any{f.Warms[0]}, f.Requests...)
+	summaries := f.Summaries
+	f.Mu.Unlock()
 	prompts := make([]string, len(reqs))
 	for i, r := range reqs {
 		prompts[i] = render(t, "llama3.2.gotmpl", r)
@@ -87,7 +89,7 @@ func TestPiSessionEvaluatesLittleAfterEnter(t *testing.T) {
 	// first request evaluates (and, after a summary, the summary request's
 	// evaluation and generation before it).
 	lastUser := func(r map[string]any) string {
-		m := messagesOf(r)
+		m := fakeollama.MessagesOf(r)
 		return fmt.Sprint(m[len(m)-1]["content"])
 	}
 	ttft := map[string]time.Duration{}
@@ -104,7 +106,7 @@ func TestPiSessionEvaluatesLittleAfterEnter(t *testing.T) {
 			label = "turn 5"
 		case strings.HasPrefix(lastUser(reqs[i-1]), "Summarize this conversation") && ttft["the first turn after a summary"] == 0:
 			label = "the first turn after a summary"
-			d += time.Duration(piTokens(len(prompts[i-1])-shared(prompts[i-2], prompts[i-1])))*piPromptToken + time.Duration(piTokens(len(f.autoSummary)))*piGenToken
+			d += time.Duration(piTokens(len(prompts[i-1])-shared(prompts[i-2], prompts[i-1])))*piPromptToken + time.Duration(piTokens(len(f.AutoSummary)))*piGenToken
 		}
 		if label != "" {
 			ttft[label] = d

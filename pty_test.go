@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"golang.org/x/sys/unix"
 )
@@ -222,16 +223,16 @@ func TestREPLApprovalsAndCancelThroughPTY(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
 	dir := t.TempDir()
-	f := newFakeOllama(t, "llama3.2:latest")
-	write := func(id, path, content string) fakeReply {
-		return toolReply("llama3.2", fakeCall{id: id, name: "write_file", args: map[string]any{"path": path, "content": content}})
+	f := fakeollama.New(t, "llama3.2:latest")
+	write := func(id, path, content string) fakeollama.Reply {
+		return fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: id, Name: "write_file", Args: map[string]any{"path": path, "content": content}})
 	}
-	f.script(
-		write("w0", "z.txt", "zero\n"), textReply("llama3.2", "Wrote z."),
-		write("w1", "a.txt", "one\n"), textReply("llama3.2", "You declined."),
-		write("w2", "b.txt", "two\n"), write("w3", "c.txt", "three\n"), textReply("llama3.2", "Wrote both."),
-		fakeReply{lines: []string{contentLine("llama3.2", "Thinking"), doneLine("llama3.2")}, stall: time.Minute},
-		textReply("llama3.2", "Still here."),
+	f.Script(
+		write("w0", "z.txt", "zero\n"), fakeollama.TextReply("llama3.2", "Wrote z."),
+		write("w1", "a.txt", "one\n"), fakeollama.TextReply("llama3.2", "You declined."),
+		write("w2", "b.txt", "two\n"), write("w3", "c.txt", "three\n"), fakeollama.TextReply("llama3.2", "Wrote both."),
+		fakeollama.Reply{Lines: []string{fakeollama.ContentLine("llama3.2", "Thinking"), fakeollama.DoneLine("llama3.2")}, Stall: time.Minute},
+		fakeollama.TextReply("llama3.2", "Still here."),
 	)
 	s := startPTY(t, bin, dir, "--ollama", f.URL(), "--model", "llama3.2")
 	s.expect("harvey> ")
@@ -287,8 +288,8 @@ func TestREPLApprovalsAndCancelThroughPTY(t *testing.T) {
 		t.Fatalf("exit: %v", err)
 	}
 	// The declined call went back to the model as a refusal.
-	reqs := f.chatRequests()
-	m := messagesOf(reqs[3])
+	reqs := f.ChatRequests()
+	m := fakeollama.MessagesOf(reqs[3])
 	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "declined") {
 		t.Fatalf("declined result = %q", c)
 	}
@@ -303,10 +304,10 @@ func fakeOllamaServe(string) int {
 	if err != nil {
 		return 3
 	}
-	f := &fakeOllama{models: []string{"llama3.2:latest", "mistral:latest"}, caps: map[string][]string{
-		"llama3.2:latest": {"completion", "tools"}, "mistral:latest": {"completion", "tools"}}, template: map[string]string{}}
+	f := &fakeollama.Server{Models: []string{"llama3.2:latest", "mistral:latest"}, Caps: map[string][]string{
+		"llama3.2:latest": {"completion", "tools"}, "mistral:latest": {"completion", "tools"}}, Template: map[string]string{}}
 	time.AfterFunc(20*time.Second, func() { os.Exit(0) }) // never outlive the test run
-	http.Serve(ln, http.HandlerFunc(f.handle))
+	http.Serve(ln, f)
 	return 0
 }
 
@@ -377,10 +378,10 @@ func TestQuotedCallNotAskedThroughPTY(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
 	dir := t.TempDir()
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.script(
-		textReply("llama3.2", quotedCallReplies[0]),
-		textReply("llama3.2", `Hello[TOOL_CALLS] [{"name": "write_file", "arguments": {"path": "q3.txt", "content": "x"}}]`), textReply("llama3.2", "Written."),
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(
+		fakeollama.TextReply("llama3.2", quotedCallReplies[0]),
+		fakeollama.TextReply("llama3.2", `Hello[TOOL_CALLS] [{"name": "write_file", "arguments": {"path": "q3.txt", "content": "x"}}]`), fakeollama.TextReply("llama3.2", "Written."),
 	)
 	s := startPTY(t, bin, dir, "--ollama", f.URL(), "--model", "llama3.2")
 	s.expect("harvey> ")
@@ -461,8 +462,8 @@ func TestWorkspaceMCPJSONThroughPTY(t *testing.T) {
 func TestRetryWaitCtrlCThroughPTY(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.script(textReply("llama3.2", "First answer."), fakeReply{status: 503, errMsg: "server busy, please try again"}, textReply("llama3.2", "Back again."))
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(fakeollama.TextReply("llama3.2", "First answer."), fakeollama.Reply{Status: 503, ErrMsg: "server busy, please try again"}, fakeollama.TextReply("llama3.2", "Back again."))
 	cfg := t.TempDir()
 	writeFile(t, cfg, "harvey/harvey.yaml", "retry:\n  max_wait: 5m\n")
 	s := startPTYWith(t, bin, t.TempDir(), []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg}, 160, "--ollama", f.URL(), "--model", "llama3.2")
@@ -484,9 +485,9 @@ func TestRetryWaitCtrlCThroughPTY(t *testing.T) {
 	s.expect("harvey> ")
 	s.send("/exit\r")
 	s.wait()
-	reqs := f.chatRequests()
-	if len(reqs) != 3 || !strings.Contains(mustJSON(messagesOf(reqs[2])), "First answer.") {
-		t.Fatalf("%d requests; the conversation after Ctrl-C: %s", len(reqs), mustJSON(messagesOf(reqs[len(reqs)-1])))
+	reqs := f.ChatRequests()
+	if len(reqs) != 3 || !strings.Contains(mustJSON(fakeollama.MessagesOf(reqs[2])), "First answer.") {
+		t.Fatalf("%d requests; the conversation after Ctrl-C: %s", len(reqs), mustJSON(fakeollama.MessagesOf(reqs[len(reqs)-1])))
 	}
 }
 
@@ -500,7 +501,7 @@ func TestREPLWaitsForAServerThatStartsLate(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
 	dir := t.TempDir()
-	_, url := lateFakeOllama(t, "llama3.2", "Up now.", 4*time.Second)
+	_, url := fakeollama.Late(t, "llama3.2", "Up now.", 4*time.Second)
 	// Ollama is installed (a stand-in on PATH): its service may be starting.
 	stub := t.TempDir()
 	os.WriteFile(filepath.Join(stub, "ollama"), []byte("#!/bin/sh\nexit 1\n"), 0o755)
@@ -519,7 +520,7 @@ func TestREPLWaitsForAServerThatStartsLate(t *testing.T) {
 	s.send("/exit\r")
 	s.wait()
 
-	s = startPTYWith(t, bin, dir, env, 160, "--ollama", refusingURL(t), "--model", "llama3.2")
+	s = startPTYWith(t, bin, dir, env, 160, "--ollama", fakeollama.RefusingURL(t), "--model", "llama3.2")
 	s.expect("Start it now (ollama serve)? [y/N] ")
 	s.send("n\r")
 	s.expect("harvey> ")
@@ -554,8 +555,8 @@ func TestIndexBuildThroughPTY(t *testing.T) {
 		writeFile(t, dir, fmt.Sprintf("p%03d/f%d.go", i/100, i), b.String())
 	}
 	writeFile(t, dir, "zebra/parse.go", "package zebra\n\n// parseZebra reads the zebra file.\nfunc parseZebra() {}\n")
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.script(toolReply("llama3.2", fakeCall{id: "f1", name: "find_code", args: map[string]any{"question": "where is the zebra file parsed"}}), textReply("llama3.2", "In zebra/parse.go."))
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "f1", Name: "find_code", Args: map[string]any{"question": "where is the zebra file parsed"}}), fakeollama.TextReply("llama3.2", "In zebra/parse.go."))
 	s := startPTYWith(t, bin, dir, []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg, "HOME=" + dir}, 160, "--ollama", f.URL(), "--model", "llama3.2")
 	s.expect("is your home directory (or /). Index it for find_code?")
 	s.send("y\r")
@@ -567,7 +568,7 @@ func TestIndexBuildThroughPTY(t *testing.T) {
 	s.expect(`find_code "where is the zebra file parsed"`)
 	s.expectWithin("In zebra/parse.go.", 2*time.Minute) // the index is built meanwhile: the machine's time, not Harvey's contract
 	s.expect("harvey> ")
-	if r := toolResults(f.chatRequests())["f1"]; !strings.Contains(r, "zebra/parse.go") {
+	if r := toolResults(f.ChatRequests())["f1"]; !strings.Contains(r, "zebra/parse.go") {
 		t.Errorf("find_code: %s", r)
 	}
 	s.send("\x04")
@@ -583,8 +584,8 @@ func TestWorkspaceHooksConfirmedThroughPTY(t *testing.T) {
 	bin := buildHarvey(t)
 	dir, cfg := t.TempDir(), t.TempDir()
 	writeFile(t, dir, "agents/harvey.yaml", "hooks:\n  - event: pre_tool\n    match: run_command\n    command: echo the repository says no >&2; exit 2\n")
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.script(toolReply("llama3.2", cmdCall("c", "echo hello")), textReply("llama3.2", "Blocked, as the hook said."))
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(fakeollama.ToolReply("llama3.2", cmdCall("c", "echo hello")), fakeollama.TextReply("llama3.2", "Blocked, as the hook said."))
 	s := startPTYWith(t, bin, dir, []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg}, 160, "--ollama", f.URL(), "--model", "llama3.2")
 	s.expect("runs a hook: pre_tool run_command: sh -c")
 	s.expect("Use these settings in this workspace? [y/N] ")
@@ -609,8 +610,8 @@ func TestMCPElicitationThroughPTY(t *testing.T) {
 	url, _ := elicitServer(t)
 	cfg := t.TempDir()
 	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    h:\n      url: %s\n      read_only: [ask]\n", url))
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.script(toolReply("llama3.2", fakeCall{id: "a", name: "h__ask", args: map[string]any{}}), textReply("llama3.2", "Thanks."))
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "a", Name: "h__ask", Args: map[string]any{}}), fakeollama.TextReply("llama3.2", "Thanks."))
 	s := startPTYWith(t, bin, t.TempDir(), []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg}, 160, "--ollama", f.URL(), "--model", "llama3.2")
 	s.expect("harvey> ")
 	s.send("ask me\r")
@@ -641,7 +642,7 @@ func TestMCPElicitationThroughPTY(t *testing.T) {
 	s.send("3\r")
 	s.expect("Thanks.")
 	s.expect("harvey> ")
-	if r := toolResults(f.chatRequests())["a"]; !strings.Contains(r, "got Ada l [cheese basil] 3") {
+	if r := toolResults(f.ChatRequests())["a"]; !strings.Contains(r, "got Ada l [cheese basil] 3") {
 		t.Errorf("the call's result: %s", r)
 	}
 	s.send("\x04")
@@ -661,8 +662,8 @@ func TestMCPOAuthLoginThroughPTY(t *testing.T) {
 	cfg, data := t.TempDir(), t.TempDir()
 	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    g:\n      url: %s/mcp\n      read_only: [whoami]\n", o.URL))
 	env := []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data, "HARVEY_NO_BROWSER=1"}
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.script(toolReply("llama3.2", fakeCall{id: "w", name: "g__whoami", args: map[string]any{}}), textReply("llama3.2", "Logged in."))
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "w", Name: "g__whoami", Args: map[string]any{}}), fakeollama.TextReply("llama3.2", "Logged in."))
 	ws := t.TempDir()
 	s := startPTYWith(t, bin, ws, env, 200, "--ollama", f.URL(), "--model", "llama3.2")
 	s.expect("MCP server g asks you to log in (OAuth). Log in now? [y/N] ")
@@ -693,7 +694,7 @@ func TestMCPOAuthLoginThroughPTY(t *testing.T) {
 	screen += s.expect("harvey> ") // the audit log, searched for tokens below
 	s.send("\x04")
 	s.wait()
-	if r := toolResults(f.chatRequests())["w"]; !strings.Contains(r, "you are logged in") {
+	if r := toolResults(f.ChatRequests())["w"]; !strings.Contains(r, "you are logged in") {
 		t.Fatalf("the call: %s", r)
 	}
 	files, _ := filepath.Glob(filepath.Join(data, "harvey", "mcp-oauth", "g-*.json"))
@@ -705,14 +706,14 @@ func TestMCPOAuthLoginThroughPTY(t *testing.T) {
 	}
 	// The next session, headless, after the token expired: refreshed.
 	time.Sleep(3500 * time.Millisecond)
-	f.script(toolReply("llama3.2", fakeCall{id: "w2", name: "g__whoami", args: map[string]any{}}), textReply("llama3.2", "Still logged in."))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "w2", Name: "g__whoami", Args: map[string]any{}}), fakeollama.TextReply("llama3.2", "Still logged in."))
 	h := func(args ...string) (string, string, int) { return runHarveyEnv(t, bin, t.TempDir(), "", env, args...) }
 	out, errOut, code := h("-p", "who am I now?", "--model", "llama3.2", "--ollama", f.URL(), "--output", "stream-json")
 	if code != 0 || !strings.Contains(out, "Still logged in.") || o.refreshes.Load() == 0 {
 		t.Fatalf("the kept token, refreshed (%d refreshes): exit %d %s %s", o.refreshes.Load(), code, out, errOut)
 	}
 	journal := ""
-	for _, req := range f.chatRequests() {
+	for _, req := range f.ChatRequests() {
 		journal += mustJSON(req)
 	}
 	o.mu.Lock()
@@ -815,14 +816,14 @@ func TestReplyWrapsAtWordsThroughPTY(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
 	dir := t.TempDir()
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	text := "Set OLLAMA_HOST or point Harvey at the server with --ollama, then run the command again; " +
 		"the session picks the server up without a restart, and the model list follows it at once."
 	var lines []string
 	for i := 0; i < len(text); i += 7 {
-		lines = append(lines, contentLine("llama3.2", text[i:min(i+7, len(text))]))
+		lines = append(lines, fakeollama.ContentLine("llama3.2", text[i:min(i+7, len(text))]))
 	}
-	f.script(fakeReply{lines: append(lines, doneLine("llama3.2"))})
+	f.Script(fakeollama.Reply{Lines: append(lines, fakeollama.DoneLine("llama3.2"))})
 	s := startPTYWith(t, bin, dir, []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + t.TempDir(), "XDG_DATA_HOME=" + t.TempDir()}, 40, "--ollama", f.URL(), "--model", "llama3.2")
 	s.expect("harvey> ")
 	s.send("explain\r")

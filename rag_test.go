@@ -11,6 +11,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/wsindex"
 )
 
@@ -44,7 +45,7 @@ func TestRagConfigMigration(t *testing.T) {
 func TestEndToEndRagStores(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	dir, cfg := t.TempDir(), t.TempDir()
 	writeFile(t, dir, "docs/deploy.md", "# Deploy\n\nThe service is deployed with the blue green strategy every Friday afternoon.\n")
 	writeFile(t, dir, "docs/cats.md", "# Cats\n\nCats sleep most of the day and purr loudly.\n")
@@ -90,15 +91,15 @@ func TestEndToEndRagStores(t *testing.T) {
 	if out, _, code := h("rag", "on"); code != 0 || !strings.Contains(out, "RAG is on") {
 		t.Fatalf("on: %s", out)
 	}
-	f.script(textReply("llama3.2", "Blue green."), textReply("llama3.2", "Purring."), textReply("llama3.2", "No idea."),
-		textReply("llama3.2", "Fridays."), textReply("llama3.2", "Loudly."))
+	f.Script(fakeollama.TextReply("llama3.2", "Blue green."), fakeollama.TextReply("llama3.2", "Purring."), fakeollama.TextReply("llama3.2", "No idea."),
+		fakeollama.TextReply("llama3.2", "Fridays."), fakeollama.TextReply("llama3.2", "Loudly."))
 	writeFile(t, dir, "turns.txt", "how is the service deployed?\nwhat do cats do all day?\nquantum chromodynamics lattice\nwhen is the service deployed?\nhow do cats purr?\n")
 	if out, errOut, code := h("--run", "turns.txt", "--model", "llama3.2"); code != 0 {
 		t.Fatalf("turns: %d %s %s", code, out, errOut)
 	}
-	reqs := f.chatRequests()
+	reqs := f.ChatRequests()
 	last := func(i int) string {
-		m := messagesOf(reqs[i])
+		m := fakeollama.MessagesOf(reqs[i])
 		return m[len(m)-1]["content"].(string)
 	}
 	if u := last(0); !strings.Contains(u, "### Context (from knowledge base)") || !strings.Contains(u, "[docs/deploy.md:") || !strings.HasSuffix(u, "how is the service deployed?") {
@@ -113,7 +114,7 @@ func TestEndToEndRagStores(t *testing.T) {
 		t.Fatalf("%d requests", len(reqs))
 	}
 	for i := 1; i < len(reqs); i++ {
-		prev, cur := messagesOf(reqs[i-1]), messagesOf(reqs[i])
+		prev, cur := fakeollama.MessagesOf(reqs[i-1]), fakeollama.MessagesOf(reqs[i])
 		for j := range prev {
 			if mustJSON(prev[j]) != mustJSON(cur[j]) {
 				t.Fatalf("request %d changed message %d of the one before", i, j)
@@ -127,12 +128,12 @@ func TestEndToEndRagStores(t *testing.T) {
 	cfgFile := filepath.Join(cfg, "harvey", "harvey.yaml")
 	b, _ := os.ReadFile(cfgFile)
 	os.WriteFile(cfgFile, append(b, []byte("permissions:\n  \".\": [read, write, exec, delete]\n  docs/deploy.md: []\n")...), 0o600)
-	f.script(textReply("llama3.2", "Hidden."))
+	f.Script(fakeollama.TextReply("llama3.2", "Hidden."))
 	writeFile(t, dir, "turn2.txt", "how is the service deployed?\n")
 	if out, errOut, code := h("--run", "turn2.txt", "--model", "llama3.2"); code != 0 {
 		t.Fatalf("turn after hiding: %d %s %s", code, out, errOut)
 	}
-	reqs = f.chatRequests()
+	reqs = f.ChatRequests()
 	if u := last(len(reqs) - 1); strings.Contains(u, "blue green") || strings.Contains(u, "docs/deploy.md") {
 		t.Fatalf("a file hidden after ingest reached the model: %q", u)
 	}
@@ -140,9 +141,9 @@ func TestEndToEndRagStores(t *testing.T) {
 	other := t.TempDir()
 	writeFile(t, other, "docs/deploy.md", "# Deploy\n\nSomething else entirely.\n")
 	writeFile(t, other, "turn.txt", "how is the service deployed?\n")
-	f.script(textReply("llama3.2", "Elsewhere."))
+	f.Script(fakeollama.TextReply("llama3.2", "Elsewhere."))
 	_, errOut, code = runHarveyEnv(t, bin, other, "", append(env, "OLLAMA_HOST="+f.URL()), "--run", "turn.txt", "--model", "llama3.2")
-	reqs = f.chatRequests()
+	reqs = f.ChatRequests()
 	if u := last(len(reqs) - 1); code != 0 || strings.Contains(u, "### Context") || !strings.Contains(errOut, "holds the files of "+dir) {
 		t.Fatalf("another workspace: exit %d, message %q, stderr %s", code, u, errOut)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/llm"
 )
 
@@ -45,13 +46,13 @@ func TestTextcallsFixtureIsHarveysTools(t *testing.T) {
 // stream with an error that says so.
 func TestReplyIsBounded(t *testing.T) {
 	t.Parallel()
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
-	var calls []fakeCall
+	var calls []fakeollama.Call
 	for i := 0; i <= llm.MaxStreamedCalls; i++ {
-		calls = append(calls, fakeCall{id: "c" + strings.Repeat("x", i%3) + string(rune('a'+i%26)), name: "list_files", args: map[string]any{}})
+		calls = append(calls, fakeollama.Call{ID: "c" + strings.Repeat("x", i%3) + string(rune('a'+i%26)), Name: "list_files", Args: map[string]any{}})
 	}
-	f.script(toolReply("llama3.2", calls...))
+	f.Script(fakeollama.ToolReply("llama3.2", calls...))
 	if err := env.a.RunPrompt(t.Context(), "list"); err == nil || !strings.Contains(err.Error(), "too large") {
 		t.Fatalf("%d calls: %v", len(calls), err)
 	}
@@ -61,21 +62,21 @@ func TestReplyIsBounded(t *testing.T) {
 // backslashes that are not escapes is not run (nothing is created); the
 // model is told to write \\ and its second try runs.
 func TestUnreadablePrintedCallIsExplainedThroughFake(t *testing.T) {
-	f := newFakeOllama(t, "mistral:latest")
+	f := fakeollama.New(t, "mistral:latest")
 	env := newTestEnv(t, f, "mistral")
 	env.a.approvals.auto = true
-	f.script(
-		textReply("mistral", `[TOOL_CALLS] [{"name": "write_file", "arguments": {"path": "dir\sub.txt", "content": "hi"}}]`),
-		textReply("mistral", `[TOOL_CALLS] [{"name": "write_file", "arguments": {"path": "new.txt", "content": "hi"}}]`),
-		textReply("mistral", "Written."))
+	f.Script(
+		fakeollama.TextReply("mistral", `[TOOL_CALLS] [{"name": "write_file", "arguments": {"path": "dir\sub.txt", "content": "hi"}}]`),
+		fakeollama.TextReply("mistral", `[TOOL_CALLS] [{"name": "write_file", "arguments": {"path": "new.txt", "content": "hi"}}]`),
+		fakeollama.TextReply("mistral", "Written."))
 	if err := env.a.RunPrompt(t.Context(), "write hi to a file"); err != nil {
 		t.Fatal(err)
 	}
-	reqs := f.chatRequests()
+	reqs := f.ChatRequests()
 	if len(reqs) != 3 {
 		t.Fatalf("%d requests", len(reqs))
 	}
-	m := messagesOf(reqs[1])
+	m := fakeollama.MessagesOf(reqs[1])
 	note := m[len(m)-1]
 	if note["role"] != "user" || !strings.Contains(note["content"].(string), `write each backslash as \\`) || !strings.Contains(note["content"].(string), "write_file") {
 		t.Fatalf("the model was told %s", mustJSON(note))

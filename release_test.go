@@ -20,6 +20,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
@@ -257,8 +258,8 @@ func TestReleaseBinariesUnderQemu(t *testing.T) {
 			if os.Getenv("HARVEY_DIST") != "" && !strings.Contains(string(out), "commit ") {
 				t.Errorf("a release binary's --version names no commit: %s", out)
 			}
-			f := newFakeOllama(t, "llama3.2:latest")
-			f.script(textReply("llama3.2", "Hello from a Pi."))
+			f := fakeollama.New(t, "llama3.2:latest")
+			f.Script(fakeollama.TextReply("llama3.2", "Hello from a Pi."))
 			cmd := exec.Command(qemu, bin, "-p", "hi", "--model", "llama3.2", "--ollama", f.URL())
 			cmd.Dir = t.TempDir()
 			cmd.Env = append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "XDG_CONFIG_HOME="+t.TempDir(), "XDG_DATA_HOME="+t.TempDir())

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
@@ -38,44 +39,44 @@ func journalHas(t *testing.T, dir, text string) bool {
 func TestRetriesByClass(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
-	read := fakeCall{id: "r1", name: "read_file", args: map[string]any{"path": "notes.txt"}}
+	read := fakeollama.Call{ID: "r1", Name: "read_file", Args: map[string]any{"path": "notes.txt"}}
 	cases := []struct {
 		name     string
-		replies  []fakeReply
+		replies  []fakeollama.Reply
 		down     bool // the server restarts after the tool round (refused for 3 s)
 		code     int
 		requests int
 		saw      []string
 		answer   string
 	}{
-		{name: "restart", down: true, replies: []fakeReply{toolReply("llama3.2", read), textReply("llama3.2", "The note says hello.")},
+		{name: "restart", down: true, replies: []fakeollama.Reply{fakeollama.ToolReply("llama3.2", read), fakeollama.TextReply("llama3.2", "The note says hello.")},
 			code: 0, requests: 2, saw: []string{"Ollama not answering (restarting?) — retry ", " of 5 in 1 s; Ctrl-C to stop"}, answer: "The note says hello."},
-		{name: "model-load", replies: []fakeReply{toolReply("llama3.2", read),
-			{status: 500, errMsg: "llama runner process has terminated: signal: killed"}, {status: 500, errMsg: "llama runner process has terminated: signal: killed"},
-			textReply("llama3.2", "Loaded and answered.")},
+		{name: "model-load", replies: []fakeollama.Reply{fakeollama.ToolReply("llama3.2", read),
+			{Status: 500, ErrMsg: "llama runner process has terminated: signal: killed"}, {Status: 500, ErrMsg: "llama runner process has terminated: signal: killed"},
+			fakeollama.TextReply("llama3.2", "Loaded and answered.")},
 			code: 0, requests: 4, saw: []string{"Ollama loading the model (500) — retry 1 of 5", "retry 2 of 5"}, answer: "Loaded and answered."},
-		{name: "429", replies: []fakeReply{toolReply("llama3.2", read), {status: 429, errMsg: "too many requests", retryAfter: "1"}, textReply("llama3.2", "After the wait.")},
+		{name: "429", replies: []fakeollama.Reply{fakeollama.ToolReply("llama3.2", read), {Status: 429, ErrMsg: "too many requests", RetryAfter: "1"}, fakeollama.TextReply("llama3.2", "After the wait.")},
 			code: 0, requests: 3, saw: []string{"Ollama rate limited — retry 1 of 5 in 1 s"}, answer: "After the wait."},
-		{name: "cut", replies: []fakeReply{toolReply("llama3.2", read),
-			{lines: []string{contentLine("llama3.2", "The note "), contentLine("llama3.2", "says "), doneLine("llama3.2")}, noDone: true},
-			textReply("llama3.2", "The note says hello.")},
+		{name: "cut", replies: []fakeollama.Reply{fakeollama.ToolReply("llama3.2", read),
+			{Lines: []string{fakeollama.ContentLine("llama3.2", "The note "), fakeollama.ContentLine("llama3.2", "says "), fakeollama.DoneLine("llama3.2")}, NoDone: true},
+			fakeollama.TextReply("llama3.2", "The note says hello.")},
 			code: 0, requests: 3, saw: []string{"Ollama's reply was cut off — retry 1 of 5"}, answer: "The note says hello."},
-		{name: "400", replies: []fakeReply{toolReply("llama3.2", read), {status: 400, errMsg: "invalid request: bad options"}},
+		{name: "400", replies: []fakeollama.Reply{fakeollama.ToolReply("llama3.2", read), {Status: 400, ErrMsg: "invalid request: bad options"}},
 			code: 1, requests: 2, saw: []string{"Ollama error (400): invalid request: bad options"}},
-		{name: "404", replies: []fakeReply{toolReply("llama3.2", read), {status: 404, errMsg: "model 'llama3.2' not found"}},
+		{name: "404", replies: []fakeollama.Reply{fakeollama.ToolReply("llama3.2", read), {Status: 404, ErrMsg: "model 'llama3.2' not found"}},
 			code: 1, requests: 2, saw: []string{"not found", "pull it with: ollama pull llama3.2"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFakeOllama(t, "llama3.2:latest")
+			f := fakeollama.New(t, "llama3.2:latest")
 			if c.down {
 				// The restart comes right after the tool round: the next
 				// requests find the server gone for 3 s.
-				f.ownAddress()
-				c.replies[0].then = func() { f.downFor(3 * time.Second) }
+				f.OwnAddress()
+				c.replies[0].Then = func() { f.DownFor(3 * time.Second) }
 			}
-			f.script(c.replies...)
+			f.Script(c.replies...)
 			dir := t.TempDir()
 			writeFile(t, dir, "notes.txt", "hello\n")
 			env := []string{"XDG_CONFIG_HOME=" + retryHome(t, "")}
@@ -94,7 +95,7 @@ func TestRetriesByClass(t *testing.T) {
 			if c.code != 0 && strings.Contains(errOut, "retry 1 of") {
 				t.Errorf("%s was retried: %s", c.name, errOut)
 			}
-			if n := len(f.chatRequests()); n < c.requests || (c.code != 0 || !c.down) && n != c.requests {
+			if n := len(f.ChatRequests()); n < c.requests || (c.code != 0 || !c.down) && n != c.requests {
 				t.Errorf("%d requests, want %d", n, c.requests)
 			}
 			if !journalHas(t, dir, "hello") {
@@ -108,9 +109,9 @@ func TestRetriesByClass(t *testing.T) {
 // user already saw is not shown twice (in-process: the writer sees every
 // byte).
 func TestRetryCutStreamShowsTextOnce(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.script(fakeReply{lines: []string{contentLine("llama3.2", "Hello, "), contentLine("llama3.2", "wor"), doneLine("llama3.2")}, noDone: true},
-		textReply("llama3.2", "Hello, world."))
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(fakeollama.Reply{Lines: []string{fakeollama.ContentLine("llama3.2", "Hello, "), fakeollama.ContentLine("llama3.2", "wor"), fakeollama.DoneLine("llama3.2")}, NoDone: true},
+		fakeollama.TextReply("llama3.2", "Hello, world."))
 	c, err := newOllamaClient(f.URL(), "llama3.2", 4096, "", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -126,7 +127,7 @@ func TestRetryCutStreamShowsTextOnce(t *testing.T) {
 	if err != nil || out.String() != "Hello, world." || rt.Retries != 1 || len(notes) != 1 {
 		t.Fatalf("err %v, shown %q, retries %d, notes %q", err, out.String(), rt.Retries, notes)
 	}
-	if reqs := f.chatRequests(); len(reqs) != 2 || mustJSON(reqs[0]["messages"]) != mustJSON(reqs[1]["messages"]) {
+	if reqs := f.ChatRequests(); len(reqs) != 2 || mustJSON(reqs[0]["messages"]) != mustJSON(reqs[1]["messages"]) {
 		t.Fatalf("the retry is not the same request: %d", len(reqs))
 	}
 }
@@ -138,26 +139,26 @@ func TestRetryCutStreamShowsTextOnce(t *testing.T) {
 func TestToolResultSurvivesAFailedCall(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
-	f := newFakeOllama(t, "llama3.2:latest")
-	run := fakeCall{id: "c1", name: "run_command", args: map[string]any{"command": "echo ran >> count.txt && echo counted"}}
-	busy := fakeReply{status: 503, errMsg: "server busy, please try again. maximum pending requests exceeded"}
-	f.script(toolReply("llama3.2", run), busy, busy, busy)
+	f := fakeollama.New(t, "llama3.2:latest")
+	run := fakeollama.Call{ID: "c1", Name: "run_command", Args: map[string]any{"command": "echo ran >> count.txt && echo counted"}}
+	busy := fakeollama.Reply{Status: 503, ErrMsg: "server busy, please try again. maximum pending requests exceeded"}
+	f.Script(fakeollama.ToolReply("llama3.2", run), busy, busy, busy)
 	dir := t.TempDir()
 	env := []string{"XDG_CONFIG_HOME=" + retryHome(t, "  attempts: 2\n")}
 	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "count", "--yes", "--model", "llama3.2", "--ollama", f.URL())
-	if code != 1 || !strings.Contains(errOut, "gave up after 2 retries") || len(f.chatRequests()) != 4 {
-		t.Fatalf("exit %d, %d requests\n%s\n%s", code, len(f.chatRequests()), out, errOut)
+	if code != 1 || !strings.Contains(errOut, "gave up after 2 retries") || len(f.ChatRequests()) != 4 {
+		t.Fatalf("exit %d, %d requests\n%s\n%s", code, len(f.ChatRequests()), out, errOut)
 	}
 	if !journalHas(t, dir, "counted") {
 		t.Fatal("the journal lost the tool result")
 	}
-	f.script(textReply("llama3.2", "Counted once."))
+	f.Script(fakeollama.TextReply("llama3.2", "Counted once."))
 	out, errOut, code = runHarveyEnv(t, bin, dir, "", env, "-c", "-p", "/retry", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Counted once.") || !strings.Contains(errOut, "its last turn has no answer yet") {
 		t.Fatalf("harvey -c -p /retry: exit %d\n%s\n%s", code, out, errOut)
 	}
-	reqs := f.chatRequests()
-	msgs := messagesOf(reqs[len(reqs)-1])
+	reqs := f.ChatRequests()
+	msgs := fakeollama.MessagesOf(reqs[len(reqs)-1])
 	if last := msgs[len(msgs)-1]; last["role"] != "tool" || !strings.Contains(last["content"].(string), "counted") {
 		t.Fatalf("the retried request does not end with the tool result: %v", last)
 	}
@@ -177,7 +178,7 @@ func TestRetryOpenAICompatibleRoute(t *testing.T) {
 	env := routeEnv(t, f, "llamacpp")
 	env.a.Config.Retry.MaxWait = Duration(time.Second)
 	busy := sseReply{status: 503, body: `{"error":{"message":"Loading model","type":"unavailable_error"}}`}
-	f.script(busy, busy, busy, busy, sseText("Loaded."))
+	f.Script(busy, busy, busy, busy, sseText("Loaded."))
 	if err := env.a.RunPrompt(t.Context(), "@box hi"); err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +196,7 @@ func TestHeadlessWaitsForAServerThatStartsLate(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
 	dir := t.TempDir()
-	_, url := lateFakeOllama(t, "llama3.2", "Late but here.", 3*time.Second)
+	_, url := fakeollama.Late(t, "llama3.2", "Late but here.", 3*time.Second)
 	start := time.Now()
 	installed := ollamaOnPath(t) // Ollama is installed here: it may be starting
 	out, errOut, code := runHarveyEnv(t, bin, dir, "", installed, "-p", "hello", "--model", "llama3.2", "--ollama", url)
@@ -208,7 +209,7 @@ func TestHeadlessWaitsForAServerThatStartsLate(t *testing.T) {
 	// Nobody there: it gives up after the budget (one retry of 2 s here).
 	cfg := t.TempDir()
 	writeFile(t, cfg, "harvey/harvey.yaml", "retry:\n  attempts: 1\n")
-	_, errOut, code = runHarveyEnv(t, bin, dir, "", append(installed, "XDG_CONFIG_HOME="+cfg), "-p", "hello", "--model", "llama3.2", "--ollama", refusingURL(t))
+	_, errOut, code = runHarveyEnv(t, bin, dir, "", append(installed, "XDG_CONFIG_HOME="+cfg), "-p", "hello", "--model", "llama3.2", "--ollama", fakeollama.RefusingURL(t))
 	if code != 1 || !strings.Contains(errOut, "cannot reach Ollama") || !strings.Contains(errOut, "still refused after 2 s") || strings.Contains(errOut, "/ollama start") {
 		t.Errorf("exit %d: %q", code, errOut)
 	}
@@ -223,21 +224,21 @@ func TestEndToEndReplyIdleTimeout(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
 	empty := `{"model":"llama3.2","message":{"role":"assistant","content":""},"done":false}`
-	slow := textReply("llama3.2", "A slow but live reply, seven bytes at a time.")
-	slow.gap = 150 * time.Millisecond // about 1.4 s in all, each piece well within the idle time
+	slow := fakeollama.TextReply("llama3.2", "A slow but live reply, seven bytes at a time.")
+	slow.Gap = 150 * time.Millisecond // about 1.4 s in all, each piece well within the idle time
 	for _, c := range []struct {
 		name  string
-		reply fakeReply
+		reply fakeollama.Reply
 		ok    bool
 	}{
-		{"silent", fakeReply{lines: []string{empty}, first: time.Minute}, false},
-		{"drips empty chunks", fakeReply{lines: slices.Repeat([]string{empty}, 100), gap: 100 * time.Millisecond}, false},
+		{"silent", fakeollama.Reply{Lines: []string{empty}, First: time.Minute}, false},
+		{"drips empty chunks", fakeollama.Reply{Lines: slices.Repeat([]string{empty}, 100), Gap: 100 * time.Millisecond}, false},
 		{"slow but flowing", slow, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			f := newFakeOllama(t, "llama3.2:latest")
-			f.script(c.reply)
+			f := fakeollama.New(t, "llama3.2:latest")
+			f.Script(c.reply)
 			cfg := t.TempDir()
 			writeFile(t, cfg, "harvey/harvey.yaml", "retry:\n  idle: 1s\n")
 			start := time.Now()
@@ -270,7 +271,7 @@ func ollamaOnPath(t *testing.T) []string {
 func TestNoOllamaFailsAtOnce(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
-	_, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", []string{"PATH=/usr/bin:/bin"}, "-p", "hello", "--model", "llama3.2", "--ollama", refusingURL(t))
+	_, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", []string{"PATH=/usr/bin:/bin"}, "-p", "hello", "--model", "llama3.2", "--ollama", fakeollama.RefusingURL(t))
 	if code != 1 || !strings.Contains(errOut, "Ollama is not installed here") || !strings.Contains(errOut, "https://ollama.com/download") || strings.Contains(errOut, "not answering yet") {
 		t.Errorf("exit %d: %q", code, errOut)
 	}
@@ -283,7 +284,7 @@ func TestLateServerPickedUpByNextPrompt(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
 	down := 2 * time.Second
-	_, url := lateFakeOllama(t, "llama3.2", "Here now.", down)
+	_, url := fakeollama.Late(t, "llama3.2", "Here now.", down)
 	up := time.Now().Add(down)
 	cmd := exec.Command(bin, "--model", "llama3.2", "--ollama", url) // the REPL, reading its lines as they come
 	cmd.Dir = t.TempDir()

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/runner"
 )
 
@@ -39,13 +40,13 @@ func TestRunnerIsolation(t *testing.T) {
 		}
 		bin := buildHarvey(t)
 		w := t.TempDir()
-		f := newFakeOllama(t, "llama3.2:latest")
-		f.script(toolReply("llama3.2", fakeCall{id: "r", name: "run_command", args: map[string]any{"command": "cat /proc/$PPID/environ; env"}}), textReply("llama3.2", "done"))
+		f := fakeollama.New(t, "llama3.2:latest")
+		f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "r", Name: "run_command", Args: map[string]any{"command": "cat /proc/$PPID/environ; env"}}), fakeollama.TextReply("llama3.2", "done"))
 		cmd := exec.Command(bin, "-p", "x", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 		cmd.Dir = w
 		cmd.Env = append(os.Environ(), "ANTHROPIC_API_KEY=sk-ant-leakcheck-0123456789")
 		cmd.CombinedOutput()
-		for _, req := range f.chatRequests() {
+		for _, req := range f.ChatRequests() {
 			if strings.Contains(mustJSON(req), "leakcheck") {
 				t.Fatal("the API key reached the model")
 			}

@@ -24,6 +24,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -36,7 +37,7 @@ func TestEndToEndSandbox(t *testing.T) {
 	t.Parallel()
 	requireSandbox(t)
 	bin := buildHarvey(t)
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	root := t.TempDir()
 	dir := filepath.Join(root, "ws")
 	outside := filepath.Join(root, "outside")
@@ -56,18 +57,18 @@ func TestEndToEndSandbox(t *testing.T) {
 		fmt.Sprintf("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d && echo connected'", port),
 		"setsid sh -c 'sleep 2; echo late > " + marker + "' > /dev/null 2>&1 &",
 	}
-	var calls []fakeCall
+	var calls []fakeollama.Call
 	for i, c := range hostile {
-		calls = append(calls, fakeCall{id: fmt.Sprint("h", i), name: "run_command", args: map[string]any{"command": c}})
+		calls = append(calls, fakeollama.Call{ID: fmt.Sprint("h", i), Name: "run_command", Args: map[string]any{"command": c}})
 	}
 	// A timed-out command whose setsid grandchild would write later.
-	calls = append(calls, fakeCall{id: "to", name: "run_command", args: map[string]any{"command": "setsid sh -c 'sleep 3; echo late >> " + marker + "' & sleep 60", "timeout": 1}})
+	calls = append(calls, fakeollama.Call{ID: "to", Name: "run_command", Args: map[string]any{"command": "setsid sh -c 'sleep 3; echo late >> " + marker + "' & sleep 60", "timeout": 1}})
 	work := []string{"ls", "grep -n hello m.go", "git init -q && git status --short", "go build ./... && go test ./..."}
-	var workCalls []fakeCall
+	var workCalls []fakeollama.Call
 	for i, c := range work {
-		workCalls = append(workCalls, fakeCall{id: fmt.Sprint("w", i), name: "run_command", args: map[string]any{"command": c}})
+		workCalls = append(workCalls, fakeollama.Call{ID: fmt.Sprint("w", i), Name: "run_command", Args: map[string]any{"command": c}})
 	}
-	f.script(toolReply("llama3.2", calls...), toolReply("llama3.2", workCalls...), textReply("llama3.2", "Done."))
+	f.Script(fakeollama.ToolReply("llama3.2", calls...), fakeollama.ToolReply("llama3.2", workCalls...), fakeollama.TextReply("llama3.2", "Done."))
 
 	writeFile(t, dir, "go.mod", "module m\ngo 1.21\n")
 	writeFile(t, dir, "m.go", "package m\n\n// hello\nfunc F() int { return 1 }\n")
@@ -86,7 +87,7 @@ func TestEndToEndSandbox(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %q %q", code, out, errOut)
 	}
-	results := toolResults(f.chatRequests())
+	results := toolResults(f.ChatRequests())
 	for i, c := range hostile[:5] {
 		r := results[fmt.Sprint("h", i)]
 		if strings.Contains(r, "[exit 0]") || strings.Contains(r, "FIXTURE-HOME-KEY") || strings.Contains(r, "\nconnected") || !strings.Contains(r, "[sandbox: ") {
@@ -118,11 +119,11 @@ func TestEndToEndSandbox(t *testing.T) {
 	cfgHome := filepath.Join(root, "config")
 	os.MkdirAll(filepath.Join(cfgHome, "harvey"), 0o700)
 	os.WriteFile(filepath.Join(cfgHome, "harvey", "harvey.yaml"), []byte("safe_mode: true\nallowed_commands: [find, git]\n"), 0o600)
-	f.script(toolReply("llama3.2",
-		fakeCall{id: "s1", name: "run_command", args: map[string]any{"command": `find . -maxdepth 0 -exec sh -c 'touch x' \;`}},
-		fakeCall{id: "s2", name: "run_command", args: map[string]any{"command": `git -c alias.x='!touch y' x`}},
-		fakeCall{id: "s3", name: "run_command", args: map[string]any{"command": `find . -name m.go`}},
-	), textReply("llama3.2", "Safe."))
+	f.Script(fakeollama.ToolReply("llama3.2",
+		fakeollama.Call{ID: "s1", Name: "run_command", Args: map[string]any{"command": `find . -maxdepth 0 -exec sh -c 'touch x' \;`}},
+		fakeollama.Call{ID: "s2", Name: "run_command", Args: map[string]any{"command": `git -c alias.x='!touch y' x`}},
+		fakeollama.Call{ID: "s3", Name: "run_command", Args: map[string]any{"command": `find . -name m.go`}},
+	), fakeollama.TextReply("llama3.2", "Safe."))
 	out, errOut, code = runHarveyEnv(t, bin, dir, "", append(env, "XDG_CONFIG_HOME="+cfgHome), "-p", "safe", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Safe.") {
 		t.Fatalf("safe mode: exit %d: %q %q", code, out, errOut)
@@ -132,7 +133,7 @@ func TestEndToEndSandbox(t *testing.T) {
 			t.Errorf("safe mode: %s was created", p)
 		}
 	}
-	results = toolResults(f.chatRequests())
+	results = toolResults(f.ChatRequests())
 	if r := results["s3"]; !strings.Contains(r, "./m.go") || !strings.Contains(r, "[exit 0]") {
 		t.Errorf("an allowed program failed in safe mode: %q", r)
 	}
@@ -143,7 +144,7 @@ func TestEndToEndSandbox(t *testing.T) {
 func toolResults(reqs []map[string]any) map[string]string {
 	out := map[string]string{}
 	for _, req := range reqs {
-		msgs := messagesOf(req)
+		msgs := fakeollama.MessagesOf(req)
 		var ids []string
 		for _, m := range msgs {
 			switch m["role"] {
@@ -215,7 +216,7 @@ func TestEndToEndSandboxEverydayWork(t *testing.T) {
 	t.Parallel()
 	requireSandbox(t)
 	bin := buildHarvey(t)
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	root := t.TempDir()
 	dir, home, outside := filepath.Join(root, "ws"), filepath.Join(root, "home"), filepath.Join(root, "outside")
 	for _, d := range []string{dir, outside} {
@@ -269,11 +270,11 @@ func TestEndToEndSandboxEverydayWork(t *testing.T) {
 		"fd9":      "echo leaked >&9",
 		"newcache": "ls -d ~/.cache && echo cache-ok",
 	}
-	var calls []fakeCall
+	var calls []fakeollama.Call
 	for id, c := range commands {
-		calls = append(calls, fakeCall{id: id, name: "run_command", args: map[string]any{"command": c}})
+		calls = append(calls, fakeollama.Call{ID: id, Name: "run_command", Args: map[string]any{"command": c}})
 	}
-	f.script(toolReply("llama3.2", calls...), textReply("llama3.2", "Done."))
+	f.Script(fakeollama.ToolReply("llama3.2", calls...), fakeollama.TextReply("llama3.2", "Done."))
 	fd9, err := os.Create(filepath.Join(outside, "fd9.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -287,7 +288,7 @@ func TestEndToEndSandboxEverydayWork(t *testing.T) {
 	if out, err := underKernel(os.Getenv("HARVEY_TEST_KERNEL"), cmd).CombinedOutput(); err != nil {
 		t.Fatalf("harvey: %v\n%s", err, out)
 	}
-	res := toolResults(f.chatRequests())
+	res := toolResults(f.ChatRequests())
 	for id, r := range res {
 		t.Logf("%s: %s", id, r)
 	}
@@ -338,13 +339,13 @@ func TestEndToEndSandboxEverydayWork(t *testing.T) {
 	// A socket the user's config names (docker's, for docker run -i --rm
 	// MCP servers) is reachable: sandbox.readable: [SOCKET].
 	writeFile(t, root, "config/harvey/harvey.yaml", "sandbox:\n  readable: [\""+sock+"\"]\n")
-	f.script(toolReply("llama3.2", fakeCall{id: "named", name: "run_command", args: map[string]any{"command": commands["socket"]}}), textReply("llama3.2", "Done."))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "named", Name: "run_command", Args: map[string]any{"command": commands["socket"]}}), fakeollama.TextReply("llama3.2", "Done."))
 	cmd = exec.Command(bin, "-p", "work", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	cmd.Dir, cmd.Env = dir, append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(root, "config"))
 	if out, err := underKernel(os.Getenv("HARVEY_TEST_KERNEL"), cmd).CombinedOutput(); err != nil {
 		t.Fatalf("harvey: %v\n%s", err, out)
 	}
-	if r := toolResults(f.chatRequests())["named"]; !strings.Contains(r, "connected") {
+	if r := toolResults(f.ChatRequests())["named"]; !strings.Contains(r, "connected") {
 		t.Errorf("a socket named in sandbox.readable: %s", r)
 	}
 	select {
@@ -395,7 +396,7 @@ func TestEndToEndSandboxCachesCannotBePoisoned(t *testing.T) {
 	if err != nil {
 		t.Skip("no go")
 	}
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	root := t.TempDir()
 	removableByOwner(t, root)
 	dir, home := filepath.Join(root, "ws"), filepath.Join(root, "home")
@@ -408,15 +409,15 @@ func TestEndToEndSandboxCachesCannotBePoisoned(t *testing.T) {
 		"GOPROXY=file://" + filepath.Join(modcache, "cache", "download"), "GOTOOLCHAIN=local", "XDG_DATA_HOME=" + filepath.Join(root, "data"),
 		"PATH=" + filepath.Dir(goBin) + ":/usr/bin:/bin", "GOROOT=" + strings.TrimSpace(string(goroot))}
 	poison := `chmod -R u+w "$(go env GOMODCACHE)/example.com" && sed -i 's/hello from the cache/POISONED/' "$(go env GOMODCACHE)/example.com/greet@v1.0.0/greet.go" && go build -o app2 . && ./app2`
-	f.script(toolReply("llama3.2",
-		fakeCall{id: "build", name: "run_command", args: map[string]any{"command": "go build -o app . && ./app && go vet ./..."}},
-		fakeCall{id: "poison", name: "run_command", args: map[string]any{"command": poison}},
-	), textReply("llama3.2", "Built."))
+	f.Script(fakeollama.ToolReply("llama3.2",
+		fakeollama.Call{ID: "build", Name: "run_command", Args: map[string]any{"command": "go build -o app . && ./app && go vet ./..."}},
+		fakeollama.Call{ID: "poison", Name: "run_command", Args: map[string]any{"command": poison}},
+	), fakeollama.TextReply("llama3.2", "Built."))
 	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "build it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Built.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	res := toolResults(f.chatRequests())
+	res := toolResults(f.ChatRequests())
 	if r := res["build"]; !strings.Contains(r, "hello from the cache") || !strings.Contains(r, "[exit 0]") {
 		t.Fatalf("go build in a new home, offline, from the module cache: %s", r)
 	}
@@ -498,7 +499,7 @@ func TestEndToEndSandboxRegistryProxy(t *testing.T) {
 	}
 	base, integrities := npmFixture(t, leftpadPackage)
 	integrity := integrities["leftpad"]
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	root := t.TempDir()
 	dir, home, cfg := filepath.Join(root, "ws"), filepath.Join(root, "home"), filepath.Join(root, "config")
 	os.MkdirAll(home, 0o755)
@@ -508,17 +509,17 @@ func TestEndToEndSandboxRegistryProxy(t *testing.T) {
 	writeFile(t, dir, "test.js", "const pad = require('leftpad'); const http = require('http');\n"+
 		"const s = http.createServer((q, r) => r.end('own server')).listen(0, '127.0.0.1', () => {\n"+
 		"  http.get('http://127.0.0.1:' + s.address().port, r => { let b = ''; r.on('data', d => b += d); r.on('end', () => { console.log(pad(7, 3), b); s.close(); }); });\n});\n")
-	f.script(toolReply("llama3.2",
-		fakeCall{id: "ci", name: "run_command", args: map[string]any{"command": "npm ci --no-audit --no-fund && npm test"}},
-		fakeCall{id: "off", name: "run_command", args: map[string]any{"command": "npm view leftpad --registry http://registry.example.invalid/ --fetch-retries=0"}},
-	), textReply("llama3.2", "Installed."))
+	f.Script(fakeollama.ToolReply("llama3.2",
+		fakeollama.Call{ID: "ci", Name: "run_command", Args: map[string]any{"command": "npm ci --no-audit --no-fund && npm test"}},
+		fakeollama.Call{ID: "off", Name: "run_command", Args: map[string]any{"command": "npm view leftpad --registry http://registry.example.invalid/ --fetch-retries=0"}},
+	), fakeollama.TextReply("llama3.2", "Installed."))
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=", "XDG_DATA_HOME=" + filepath.Join(root, "data"), "PATH=/usr/local/bin:/usr/bin:/bin",
 		"npm_config_update_notifier=false"} // no look at the real registry
 	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "install", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Installed.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	res := toolResults(f.chatRequests())
+	res := toolResults(f.ChatRequests())
 	if r := res["ci"]; !strings.Contains(r, "007 own server") || !strings.Contains(r, "[exit 0]") {
 		t.Fatalf("npm ci && npm test through the proxy: %s", r)
 	}
@@ -574,7 +575,7 @@ func TestEndToEndSandboxThisMachinesToolchains(t *testing.T) {
 	requireSandbox(t)
 	bin := buildHarvey(t)
 	index := pypiFixture(t)
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	root := t.TempDir()
 	dir, cfg := filepath.Join(root, "ws"), filepath.Join(root, "config")
 	writeFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(index, "http://")+"\"]\n")
@@ -594,7 +595,7 @@ func TestEndToEndSandboxThisMachinesToolchains(t *testing.T) {
 		"pip":   {"python3 -m venv .venv && .venv/bin/pip install -q --disable-pip-version-check --index-url " + index + "/simple/ harveydemo && .venv/bin/python -c 'import harveydemo; print(harveydemo.X)'", "pip through the proxy"},
 		"go":    {"go build -o app . && ./app", "go ok"},
 	}
-	var calls []fakeCall
+	var calls []fakeollama.Call
 	for id, c := range cmds {
 		prog := strings.Fields(c[0])[0]
 		if prog == "cd" {
@@ -609,14 +610,14 @@ func TestEndToEndSandboxThisMachinesToolchains(t *testing.T) {
 			delete(cmds, id)
 			continue
 		}
-		calls = append(calls, fakeCall{id: id, name: "run_command", args: map[string]any{"command": c[0], "timeout": 300}})
+		calls = append(calls, fakeollama.Call{ID: id, Name: "run_command", Args: map[string]any{"command": c[0], "timeout": 300}})
 	}
-	f.script(toolReply("llama3.2", calls...), textReply("llama3.2", "Done."))
+	f.Script(fakeollama.ToolReply("llama3.2", calls...), fakeollama.TextReply("llama3.2", "Done."))
 	out, errOut, code := runHarveyEnv(t, bin, dir, "", own, "-p", "build", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	res := toolResults(f.chatRequests())
+	res := toolResults(f.ChatRequests())
 	for id, c := range cmds {
 		if r := res[id]; !strings.Contains(r, c[1]) || !strings.Contains(r, "[exit 0]") {
 			t.Errorf("%s: %s", id, r)
@@ -654,7 +655,7 @@ func TestEndToEndMCPServerWithNpx(t *testing.T) {
 		t.Skip("no npx")
 	}
 	base, _ := npmFixture(t, mcpEchoPackage)
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	root := t.TempDir()
 	dir, home, cfg := filepath.Join(root, "ws"), filepath.Join(root, "home"), filepath.Join(root, "config")
 	os.MkdirAll(dir, 0o755)
@@ -669,18 +670,18 @@ func TestEndToEndMCPServerWithNpx(t *testing.T) {
 		"mcp:\n  servers:\n    echo:\n      command: [npx, -y, mcp-echo-test]\n      env: {npm_config_registry: \""+base+"/\"}\n"+
 		"    local:\n      command: [\""+filepath.Join(installed, ".bin", "mcp-echo-test")+"\"]\n"+
 		"    offlist:\n      command: [npx, -y, mcp-echo-test]\n      env: {npm_config_registry: \"http://registry.example.invalid/\"}\n")
-	f.script(toolReply("llama3.2", fakeCall{id: "e1", name: "echo__echo", args: map[string]any{"text": "from npx"}},
-		fakeCall{id: "e2", name: "local__echo", args: map[string]any{"text": "from node_modules"}}), textReply("llama3.2", "Echoed."))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "e1", Name: "echo__echo", Args: map[string]any{"text": "from npx"}},
+		fakeollama.Call{ID: "e2", Name: "local__echo", Args: map[string]any{"text": "from node_modules"}}), fakeollama.TextReply("llama3.2", "Echoed."))
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=", "XDG_DATA_HOME=" + filepath.Join(root, "data"), "PATH=/usr/local/bin:/usr/bin:/bin",
 		"npm_config_update_notifier=false"} // no look at the real registry
 	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "echo", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Echoed.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	if r := toolResults(f.chatRequests())["e1"]; !strings.Contains(r, "echo: from npx") {
+	if r := toolResults(f.ChatRequests())["e1"]; !strings.Contains(r, "echo: from npx") {
 		t.Fatalf("the npx server's tool: %s\n%s", r, errOut)
 	}
-	if r := toolResults(f.chatRequests())["e2"]; !strings.Contains(r, "echo: from node_modules") {
+	if r := toolResults(f.ChatRequests())["e2"]; !strings.Contains(r, "echo: from node_modules") {
 		t.Fatalf("the server in a node_modules outside: %s\n%s", r, errOut)
 	}
 	// A server whose download the proxy refuses says so, naming the host
@@ -689,12 +690,12 @@ func TestEndToEndMCPServerWithNpx(t *testing.T) {
 		t.Fatalf("the refused server did not say why: %s", errOut)
 	}
 	// No models: in the config, so mistral gets the tools too (issue 26).
-	fm := newFakeOllama(t, "mistral:latest")
-	fm.script(toolReply("mistral", fakeCall{id: "m1", name: "echo__echo", args: map[string]any{"text": "from mistral"}}), textReply("mistral", "Echoed."))
+	fm := fakeollama.New(t, "mistral:latest")
+	fm.Script(fakeollama.ToolReply("mistral", fakeollama.Call{ID: "m1", Name: "echo__echo", Args: map[string]any{"text": "from mistral"}}), fakeollama.TextReply("mistral", "Echoed."))
 	if out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "echo", "--yes", "--model", "mistral", "--ollama", fm.URL()); code != 0 || !strings.Contains(out, "Echoed.") {
 		t.Fatalf("mistral: exit %d: %s %s", code, out, errOut)
 	}
-	if r := toolResults(fm.chatRequests())["m1"]; !strings.Contains(r, "echo: from mistral") {
+	if r := toolResults(fm.ChatRequests())["m1"]; !strings.Contains(r, "echo: from mistral") {
 		t.Fatalf("mistral's call: %s", r)
 	}
 	// harvey mcp list shows the servers running, and the one that failed with its cause.

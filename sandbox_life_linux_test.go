@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/kernelsim"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
@@ -49,16 +50,16 @@ func TestEndToEndLandlockOnlyNoSurvivors(t *testing.T) {
 		f := newModeFixture(t)
 		config := f.gitConfig(t)
 		marker := filepath.Join(f.root, "timeout-marker")
-		fo := newFakeOllama(t, "llama3.2:latest")
-		fo.script(toolReply("llama3.2",
-			fakeCall{id: "slow", name: "run_command", args: map[string]any{"command": lateWriter(marker, 3) + " sleep 60", "timeout": 1}},
-		), textReply("llama3.2", "Done."))
+		fo := fakeollama.New(t, "llama3.2:latest")
+		fo.Script(fakeollama.ToolReply("llama3.2",
+			fakeollama.Call{ID: "slow", Name: "run_command", Args: map[string]any{"command": lateWriter(marker, 3) + " sleep 60", "timeout": 1}},
+		), fakeollama.TextReply("llama3.2", "Done."))
 		start := time.Now()
 		out, errOut, code := runHarveyKernel(t, kernel, bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 		if code != 0 || !strings.Contains(out, "Done.") {
 			t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 		}
-		if r := toolResults(fo.chatRequests())["slow"]; !strings.Contains(r, "timed out") {
+		if r := toolResults(fo.ChatRequests())["slow"]; !strings.Contains(r, "timed out") {
 			t.Errorf("not timed out: %q", r)
 		}
 		if d := time.Since(start); d > 20*time.Second {
@@ -72,10 +73,10 @@ func TestEndToEndLandlockOnlyNoSurvivors(t *testing.T) {
 		config := f.gitConfig(t)
 		marker := filepath.Join(f.root, "dies-marker")
 		ready := filepath.Join(f.dir, "ready")
-		fo := newFakeOllama(t, "llama3.2:latest")
-		fo.script(toolReply("llama3.2",
-			fakeCall{id: "long", name: "run_command", args: map[string]any{"command": lateWriter(marker, 3) + " touch ready; sleep 60", "timeout": 120}},
-		), textReply("llama3.2", "Done."))
+		fo := fakeollama.New(t, "llama3.2:latest")
+		fo.Script(fakeollama.ToolReply("llama3.2",
+			fakeollama.Call{ID: "long", Name: "run_command", Args: map[string]any{"command": lateWriter(marker, 3) + " touch ready; sleep 60", "timeout": 120}},
+		), fakeollama.TextReply("llama3.2", "Done."))
 		cmd := exec.Command(bin, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 		cmd.Dir = f.dir
 		cmd.Env = append(append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), f.env...)
@@ -165,20 +166,20 @@ func childrenWith(pid int, token string) []int {
 func testSignalsRefused(t *testing.T, bin, kernel string, f *modeFixture) {
 	config := f.gitConfig(t)
 	marker := filepath.Join(f.root, "signals-marker")
-	fo := newFakeOllama(t, "llama3.2:latest")
+	fo := fakeollama.New(t, "llama3.2:latest")
 	harveyPid := `$(awk '{print $4}' /proc/$PPID/stat)`
-	fo.script(toolReply("llama3.2",
-		fakeCall{id: "launcher", name: "run_command", args: map[string]any{"command": lateWriter(marker, 2) + " kill -9 $PPID; echo kill-launcher=$?; kill -STOP $PPID; echo stop-launcher=$?; kill -9 -$PPID; echo kill-group=$?; kill -9 0; echo survived"}},
-		fakeCall{id: "harvey", name: "run_command", args: map[string]any{"command": "kill -9 " + harveyPid + "; echo kill-harvey=$?; kill -9 -$(awk '{print $5}' /proc/" + harveyPid + "/stat); echo kill-harvey-group=$?"}},
+	fo.Script(fakeollama.ToolReply("llama3.2",
+		fakeollama.Call{ID: "launcher", Name: "run_command", Args: map[string]any{"command": lateWriter(marker, 2) + " kill -9 $PPID; echo kill-launcher=$?; kill -STOP $PPID; echo stop-launcher=$?; kill -9 -$PPID; echo kill-group=$?; kill -9 0; echo survived"}},
+		fakeollama.Call{ID: "harvey", Name: "run_command", Args: map[string]any{"command": "kill -9 " + harveyPid + "; echo kill-harvey=$?; kill -9 -$(awk '{print $5}' /proc/" + harveyPid + "/stat); echo kill-harvey-group=$?"}},
 		// kill(2) of any thread's id signals its whole process.
-		fakeCall{id: "threads", name: "run_command", args: map[string]any{"command": threadKills("launcher", "$PPID") + threadKills("harvey", harveyPid)}},
-		fakeCall{id: "python", name: "run_command", args: map[string]any{"command": "command -v python3 >/dev/null || { echo no-python; exit 0; }; python3 -c 'import os,signal; p=os.getppid()\ntry:\n  os.kill(p, 9); print(\"killed\")\nexcept PermissionError: print(\"refused\")\ntry:\n  fd=os.pidfd_open(p); signal.pidfd_send_signal(fd, 9); print(\"pidfd-killed\")\nexcept OSError as e: print(\"pidfd-refused\", e.errno)'"}},
-	), textReply("llama3.2", "Done."))
+		fakeollama.Call{ID: "threads", Name: "run_command", Args: map[string]any{"command": threadKills("launcher", "$PPID") + threadKills("harvey", harveyPid)}},
+		fakeollama.Call{ID: "python", Name: "run_command", Args: map[string]any{"command": "command -v python3 >/dev/null || { echo no-python; exit 0; }; python3 -c 'import os,signal; p=os.getppid()\ntry:\n  os.kill(p, 9); print(\"killed\")\nexcept PermissionError: print(\"refused\")\ntry:\n  fd=os.pidfd_open(p); signal.pidfd_send_signal(fd, 9); print(\"pidfd-killed\")\nexcept OSError as e: print(\"pidfd-refused\", e.errno)'"}},
+	), fakeollama.TextReply("llama3.2", "Done."))
 	out, errOut, code := runHarveyKernel(t, kernel, bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}
-	res := toolResults(fo.chatRequests())
+	res := toolResults(fo.ChatRequests())
 	for _, want := range []string{"kill-launcher=1", "stop-launcher=1", "kill-group=1"} {
 		if !strings.Contains(res["launcher"], want) {
 			t.Errorf("want %s: %q", want, res["launcher"])
@@ -216,15 +217,15 @@ func TestEndToEndLandlockOnlyAgentsLink(t *testing.T) {
 	f := newModeFixture(t)
 	os.MkdirAll(filepath.Join(f.dir, "agents"), 0o700)
 	writeFile(t, f.dir, "agents/notes.md", "Harvey's own notes\n")
-	fo := newFakeOllama(t, "llama3.2:latest")
-	fo.script(toolReply("llama3.2",
-		fakeCall{id: "link", name: "run_command", args: map[string]any{"command": "mkdir -p elsewhere && mv agents agents.old && ln -s elsewhere agents && echo 'model: planted' > agents/harvey.yaml && echo linked"}},
-	), textReply("llama3.2", "Done."))
+	fo := fakeollama.New(t, "llama3.2:latest")
+	fo.Script(fakeollama.ToolReply("llama3.2",
+		fakeollama.Call{ID: "link", Name: "run_command", Args: map[string]any{"command": "mkdir -p elsewhere && mv agents agents.old && ln -s elsewhere agents && echo 'model: planted' > agents/harvey.yaml && echo linked"}},
+	), fakeollama.TextReply("llama3.2", "Done."))
 	out, errOut, code := runHarveyKernel(t, string(kernelsim.NoUserNS), bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}
-	r := toolResults(fo.chatRequests())["link"]
+	r := toolResults(fo.ChatRequests())["link"]
 	if !strings.Contains(r, "linked") || !strings.Contains(r, "replaced with a link agents/") {
 		t.Errorf("the result does not say agents/ was put back: %q", r)
 	}
@@ -250,10 +251,10 @@ func TestEndToEndCheckSurvivesHarvey(t *testing.T) {
 	config := f.gitConfig(t)
 	data := filepath.Join(f.root, "data")
 	f.env = append(f.env, "XDG_DATA_HOME="+data)
-	fo := newFakeOllama(t, "llama3.2:latest")
-	fo.script(toolReply("llama3.2",
-		fakeCall{id: "plant", name: "run_command", args: map[string]any{"command": "git config core.fsmonitor /tmp/planted-durable && touch ready && sleep 60", "timeout": 120}},
-	), textReply("llama3.2", "Done."))
+	fo := fakeollama.New(t, "llama3.2:latest")
+	fo.Script(fakeollama.ToolReply("llama3.2",
+		fakeollama.Call{ID: "plant", Name: "run_command", Args: map[string]any{"command": "git config core.fsmonitor /tmp/planted-durable && touch ready && sleep 60", "timeout": 120}},
+	), fakeollama.TextReply("llama3.2", "Done."))
 	cmd := exec.Command(bin, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 	cmd.Dir = f.dir
 	cmd.Env = append(append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), f.env...)
@@ -306,10 +307,10 @@ func TestEndToEndLandlockOnlySpareLauncher(t *testing.T) {
 	config := f.gitConfig(t)
 	marker := filepath.Join(f.root, "spare-marker")
 	ready := filepath.Join(f.dir, "ready")
-	fo := newFakeOllama(t, "llama3.2:latest")
-	fo.script(toolReply("llama3.2", fakeCall{id: "first", name: "run_command", args: map[string]any{"command": "echo first"}}),
-		toolReply("llama3.2", fakeCall{id: "long", name: "run_command", args: map[string]any{"command": lateWriter(marker, 3) + " touch ready; sleep 60", "timeout": 120}}),
-		textReply("llama3.2", "Done."))
+	fo := fakeollama.New(t, "llama3.2:latest")
+	fo.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "first", Name: "run_command", Args: map[string]any{"command": "echo first"}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "long", Name: "run_command", Args: map[string]any{"command": lateWriter(marker, 3) + " touch ready; sleep 60", "timeout": 120}}),
+		fakeollama.TextReply("llama3.2", "Done."))
 	cmd := exec.Command(bin, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 	cmd.Dir = f.dir
 	cmd.Env = append(append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), f.env...)
@@ -330,7 +331,7 @@ func TestEndToEndLandlockOnlySpareLauncher(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if r := toolResults(fo.chatRequests())["first"]; !strings.Contains(r, "first") {
+	if r := toolResults(fo.ChatRequests())["first"]; !strings.Contains(r, "first") {
 		t.Fatalf("the first command: %q", r)
 	}
 	var running, waiting []int

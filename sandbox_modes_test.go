@@ -18,6 +18,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/kernelsim"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -136,7 +137,7 @@ func TestEndToEndSandboxModes(t *testing.T) {
 		t.Run(c.kernel, func(t *testing.T) {
 			t.Parallel()
 			f := newModeFixture(t)
-			fo := newFakeOllama(t, "llama3.2:latest")
+			fo := fakeollama.New(t, "llama3.2:latest")
 			marker := filepath.Join(f.dir, "late-marker")
 			hostile := []string{
 				"echo x > ../outside/x",
@@ -148,15 +149,15 @@ func TestEndToEndSandboxModes(t *testing.T) {
 				"mytool && echo planted >> ~/.local/bin/mytool", // a toolchain on PATH: readable and runnable, never writable
 				"ln ~/.ssh/id_rsa stolen-key; cat stolen-key",   // a link is no way to read what the command cannot
 			}
-			var calls []fakeCall
+			var calls []fakeollama.Call
 			for i, h := range hostile {
-				calls = append(calls, fakeCall{id: fmt.Sprint("h", i), name: "run_command", args: map[string]any{"command": h}})
+				calls = append(calls, fakeollama.Call{ID: fmt.Sprint("h", i), Name: "run_command", Args: map[string]any{"command": h}})
 			}
-			calls = append(calls, fakeCall{id: "w0", name: "run_command", args: map[string]any{"command": "go build ./... && go test ./... && echo more >> m.go && git commit -qam work && git log --oneline | head -1"}},
+			calls = append(calls, fakeollama.Call{ID: "w0", Name: "run_command", Args: map[string]any{"command": "go build ./... && go test ./... && echo more >> m.go && git commit -qam work && git log --oneline | head -1"}},
 				// A rename across directories of the workspace, as rustc
 				// moves each crate's metadata (EXDEV without Landlock's refer).
-				fakeCall{id: "w1", name: "run_command", args: map[string]any{"command": `mkdir -p a b && echo renamed > a/f && python3 -c "import os; os.rename('a/f', 'b/f'); os.link('b/f', 'a/g')" && cat a/g`}})
-			fo.script(toolReply("llama3.2", calls...), textReply("llama3.2", "Done."))
+				fakeollama.Call{ID: "w1", Name: "run_command", Args: map[string]any{"command": `mkdir -p a b && echo renamed > a/f && python3 -c "import os; os.rename('a/f', 'b/f'); os.link('b/f', 'a/g')" && cat a/g`}})
+			fo.Script(fakeollama.ToolReply("llama3.2", calls...), fakeollama.TextReply("llama3.2", "Done."))
 			out, errOut, code := runHarveyKernel(t, c.kernel, bin, f.dir, "", f.env, "-p", "try things", "--yes", "--output", "stream-json", "--model", "llama3.2", "--ollama", fo.URL())
 			if code != 0 {
 				t.Fatalf("exit %d: %s\n%s", code, out, errOut)
@@ -167,7 +168,7 @@ func TestEndToEndSandboxModes(t *testing.T) {
 			if !strings.Contains(out, `"sandbox":"`+c.mode+`"`) {
 				t.Errorf("turn_start does not name the mode %q:\n%s", c.mode, out)
 			}
-			results := toolResults(fo.chatRequests())
+			results := toolResults(fo.ChatRequests())
 			for i, h := range hostile[:2] {
 				if r := results[fmt.Sprint("h", i)]; strings.Contains(r, "[exit 0]") || strings.Contains(r, "FIXTURE-HOME-KEY") {
 					t.Errorf("%s: not stopped: %q", h, r)
@@ -233,12 +234,12 @@ func TestEndToEndSandboxNoneFailsClosed(t *testing.T) {
 	simulated(t)
 	bin := buildHarvey(t)
 	f := newModeFixture(t)
-	fo := newFakeOllama(t, "llama3.2:latest")
+	fo := fakeollama.New(t, "llama3.2:latest")
 	script := func() {
-		fo.script(toolReply("llama3.2",
-			fakeCall{id: "r", name: "run_command", args: map[string]any{"command": "echo ran > ran.txt"}},
-			fakeCall{id: "f", name: "read_file", args: map[string]any{"path": "m.go"}},
-		), textReply("llama3.2", "Done."))
+		fo.Script(fakeollama.ToolReply("llama3.2",
+			fakeollama.Call{ID: "r", Name: "run_command", Args: map[string]any{"command": "echo ran > ran.txt"}},
+			fakeollama.Call{ID: "f", Name: "read_file", Args: map[string]any{"path": "m.go"}},
+		), fakeollama.TextReply("llama3.2", "Done."))
 	}
 	script()
 	out, errOut, code := runHarveyKernel(t, string(kernelsim.Neither), bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
@@ -248,7 +249,7 @@ func TestEndToEndSandboxNoneFailsClosed(t *testing.T) {
 	if !strings.Contains(errOut, "sandbox: none (") || !strings.Contains(errOut, "unsandboxed: true") {
 		t.Errorf("start line:\n%s", errOut)
 	}
-	results := toolResults(fo.chatRequests())
+	results := toolResults(fo.ChatRequests())
 	if r := results["r"]; !strings.Contains(r, "refused: no sandbox") || !strings.Contains(r, "sandbox: {unsandboxed: true}") {
 		t.Errorf("run_command was not refused naming the setting: %q", r)
 	}
@@ -303,18 +304,18 @@ func TestEndToEndSandboxHomeGainsNothing(t *testing.T) {
 	dir, home := filepath.Join(root, "ws"), filepath.Join(root, "home")
 	os.MkdirAll(dir, 0o755)
 	os.MkdirAll(home, 0o755)
-	fo := newFakeOllama(t, "llama3.2:latest")
-	fo.script(toolReply("llama3.2",
-		fakeCall{id: "fill", name: "run_command", args: map[string]any{"command": "mkdir -p ~/.cache/tool && echo cached > ~/.cache/tool/f && ls -d ~/go/pkg/mod"}},
-		fakeCall{id: "again", name: "run_command", args: map[string]any{"command": "cat ~/.cache/tool/f"}},
-	), textReply("llama3.2", "Done."))
+	fo := fakeollama.New(t, "llama3.2:latest")
+	fo.Script(fakeollama.ToolReply("llama3.2",
+		fakeollama.Call{ID: "fill", Name: "run_command", Args: map[string]any{"command": "mkdir -p ~/.cache/tool && echo cached > ~/.cache/tool/f && ls -d ~/go/pkg/mod"}},
+		fakeollama.Call{ID: "again", Name: "run_command", Args: map[string]any{"command": "cat ~/.cache/tool/f"}},
+	), fakeollama.TextReply("llama3.2", "Done."))
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(root, "config"), "XDG_DATA_HOME=" + filepath.Join(root, "data"),
 		"XDG_CACHE_HOME=", "GOCACHE=", "GOMODCACHE=", "GOPATH=", "PATH=/usr/bin:/bin"}
 	out, errOut, code := runHarveyKernel(t, "real", bin, dir, "", env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}
-	res := toolResults(fo.chatRequests())
+	res := toolResults(fo.ChatRequests())
 	if r := res["fill"]; !strings.Contains(r, "[exit 0]") {
 		t.Errorf("a command could not fill a cache a new home does not have: %q", r)
 	}

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 func TestEndToEndNextCommandIsYours(t *testing.T) {
@@ -33,7 +35,7 @@ func TestEndToEndNextCommandIsYours(t *testing.T) {
 		t.Skip("no git")
 	}
 	bin := buildHarvey(t)
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	root := t.TempDir()
 	dir, home, outside := filepath.Join(root, "ws"), filepath.Join(root, "home"), filepath.Join(root, "outside")
 	os.MkdirAll(outside, 0o755)
@@ -105,16 +107,16 @@ func TestEndToEndNextCommandIsYours(t *testing.T) {
 		"modules":     "mkdir -p .git/modules/evil && git config -f .git/modules/evil/config core.fsmonitor " + filepath.Join(dir, "plant.sh"),
 		"local":       "mytool; ls ~/.local/share; cat ~/.local/share/Trash/files/.env; ls ~/.local/share/harvey/caches; echo listed",
 	}
-	var calls []fakeCall
+	var calls []fakeollama.Call
 	for id, c := range hostile {
-		calls = append(calls, fakeCall{id: id, name: "run_command", args: map[string]any{"command": c}})
+		calls = append(calls, fakeollama.Call{ID: id, Name: "run_command", Args: map[string]any{"command": c}})
 	}
-	f.script(toolReply("llama3.2", calls...), textReply("llama3.2", "Done."))
+	f.Script(fakeollama.ToolReply("llama3.2", calls...), fakeollama.TextReply("llama3.2", "Done."))
 	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "do it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	res := toolResults(f.chatRequests())
+	res := toolResults(f.ChatRequests())
 	for id, r := range res {
 		t.Logf("%s: %s", id, r)
 	}

@@ -19,6 +19,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 func TestEndToEndWorktreesAndHiddenChanges(t *testing.T) {
@@ -60,18 +62,18 @@ func worktreeHostile(t *testing.T, bin, kernel, wsName string) {
 		"skip-worktree": "printf 'all:\\n\\t@touch " + marker + "\\n' > Makefile && git update-index --skip-worktree Makefile; echo done",
 		"exclude":       `echo conftest.py >> ` + common + `/info/exclude; echo x > conftest.py; echo done`,
 	}
-	var calls []fakeCall
+	var calls []fakeollama.Call
 	for id, c := range hostile {
-		calls = append(calls, fakeCall{id: id, name: "run_command", args: map[string]any{"command": c}})
+		calls = append(calls, fakeollama.Call{ID: id, Name: "run_command", Args: map[string]any{"command": c}})
 	}
-	f := newFakeOllama(t, "llama3.2:latest")
-	f.script(toolReply("llama3.2", calls...), textReply("llama3.2", "Done."))
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(fakeollama.ToolReply("llama3.2", calls...), fakeollama.TextReply("llama3.2", "Done."))
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(tmp, "config"), "XDG_DATA_HOME=" + filepath.Join(tmp, "data")}
 	out, errOut, code := runHarveyKernel(t, kernel, bin, ws, "", env, "-p", "do it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	res := toolResults(f.chatRequests())
+	res := toolResults(f.ChatRequests())
 	for id, r := range res {
 		t.Logf("%s: %s", id, r)
 	}
@@ -118,8 +120,8 @@ func TestEndToEndMCPServerWholeLife(t *testing.T) {
 			cfgHome := filepath.Join(tmp, "config")
 			writeFile(t, cfgHome, "harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  readable: [%q, %q]\nmcp:\n  servers:\n    t:\n      command: [sh, -c, %q, %q]\n      env: {HARVEY_TEST_HELPER: mcp-server}\n      models: [\"*\"]\n",
 				filepath.Dir(os.Args[0]), tmp, atStart, os.Args[0]))
-			f := newFakeOllama(t, "llama3.2:latest")
-			f.script(toolReply("llama3.2", fakeCall{id: "e", name: "t__echo", args: map[string]any{"text": "hi"}}), textReply("llama3.2", "Done."))
+			f := fakeollama.New(t, "llama3.2:latest")
+			f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "e", Name: "t__echo", Args: map[string]any{"text": "hi"}}), fakeollama.TextReply("llama3.2", "Done."))
 			env := []string{"XDG_CONFIG_HOME=" + cfgHome, "XDG_DATA_HOME=" + filepath.Join(tmp, "data")}
 			out, errOut, code := runHarveyKernel(t, kernel, bin, dir, "", env, "-p", "do it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 			if code != 0 || !strings.Contains(out, "Done.") {
@@ -161,15 +163,15 @@ func TestEndToEndIndexCannotLie(t *testing.T) {
 			os.WriteFile(swap, []byte(indexSwapPy), 0o644)
 			hostile := "printf 'all:\\n\\t@echo planted\\n' > Makefile && touch -d '5 seconds ago' Makefile && git add Makefile && python3 " + swap +
 				fmt.Sprintf(" \"$(git rev-parse --git-path index)\" Makefile \"$(git rev-parse HEAD:Makefile)\" %d %d; echo swapped", os.Getuid(), os.Getgid())
-			f := newFakeOllama(t, "llama3.2:latest")
-			f.script(toolReply("llama3.2", fakeCall{id: "swap", name: "run_command", args: map[string]any{"command": hostile}}), textReply("llama3.2", "Done."))
+			f := fakeollama.New(t, "llama3.2:latest")
+			f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "swap", Name: "run_command", Args: map[string]any{"command": hostile}}), fakeollama.TextReply("llama3.2", "Done."))
 			env := []string{"HOME=" + tmp, "XDG_CONFIG_HOME=" + filepath.Join(tmp, "config"), "XDG_DATA_HOME=" + filepath.Join(tmp, "data"), "PYTHONDONTWRITEBYTECODE=1"}
 			writeFile(t, tmp, "config/harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  readable: [%q]\n", tmp))
 			out, errOut, code := runHarveyKernel(t, kernel, bin, dir, "", env, "-p", "do it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 			if code != 0 || !strings.Contains(out, "Done.") {
 				t.Fatalf("exit %d: %s %s", code, out, errOut)
 			}
-			if r := toolResults(f.chatRequests())["swap"]; !strings.Contains(r, "swapped") {
+			if r := toolResults(f.ChatRequests())["swap"]; !strings.Contains(r, "swapped") {
 				t.Fatalf("the hostile command did not run: %q", r)
 			}
 			if b, _ := os.ReadFile(filepath.Join(dir, "Makefile")); !strings.Contains(string(b), "planted") {
@@ -227,7 +229,7 @@ func TestWorkspaceMCPServerWholeLifeShortSession(t *testing.T) {
 	gitSh(t, dir, gitEnv, "git add .mcp.json && git commit -qm mcp")
 	cfg := filepath.Join(tmp, "config")
 	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  readable: [%q, %q]\n", filepath.Dir(os.Args[0]), tmp))
-	fo := newFakeOllama(t, "llama3.2:latest")
+	fo := fakeollama.New(t, "llama3.2:latest")
 	s := startPTYWith(t, bin, dir, []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + filepath.Join(tmp, "data")}, 160, "--ollama", fo.URL(), "--model", "llama3.2")
 	s.expect("Use these settings in this workspace? [y/N] ")
 	s.send("y\r")

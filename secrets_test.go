@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/editmatch"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
@@ -197,8 +198,8 @@ func TestAgentsFileModes(t *testing.T) {
 func TestTerminalWriterSanitizes(t *testing.T) {
 	osc := "\x1b]52;c;cHduZWQ=\x07"
 	// Through a session: a tool-call name, a route, a model list, /apply.
-	f := newFakeOllama(t, "llama3.2"+osc)
-	f.script(toolReply("llama3.2", fakeCall{name: "read" + osc, args: map[string]any{"path": "x" + osc}}), textReply("llama3.2", "answer "+osc))
+	f := fakeollama.New(t, "llama3.2"+osc)
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{Name: "read" + osc, Args: map[string]any{"path": "x" + osc}}), fakeollama.TextReply("llama3.2", "answer "+osc))
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
 	a, err := Start(t.Context(), Options{Dir: dir, OllamaURL: f.URL(), Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errOut})
@@ -220,13 +221,13 @@ func TestTerminalWriterSanitizes(t *testing.T) {
 
 // A reply that asks for thousands of calls runs only the first ones.
 func TestCallsPerReplyCapped(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2")
+	f := fakeollama.New(t, "llama3.2")
 	env := newTestEnv(t, f, "llama3.2")
-	var calls []fakeCall
+	var calls []fakeollama.Call
 	for i := 0; i < 40; i++ {
-		calls = append(calls, fakeCall{name: "list_files", args: map[string]any{"path": fmt.Sprintf("d%d", i)}})
+		calls = append(calls, fakeollama.Call{Name: "list_files", Args: map[string]any{"path": fmt.Sprintf("d%d", i)}})
 	}
-	f.script(toolReply("llama3.2", calls...), textReply("llama3.2", "done"))
+	f.Script(fakeollama.ToolReply("llama3.2", calls...), fakeollama.TextReply("llama3.2", "done"))
 	if err := env.a.RunPrompt(context.Background(), "go"); err != nil {
 		t.Fatal(err)
 	}

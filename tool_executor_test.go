@@ -7,18 +7,20 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // These run Harvey's real Ollama client over loopback HTTP against the fake
 // server and assert both what reached the model and what the user saw.
 
 func TestToolLoopSingleCall(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	os.WriteFile(filepath.Join(env.dir, "config.yaml"), []byte("port: 8080\n"), 0o644)
-	f.script(
-		toolReply("llama3.2", fakeCall{id: "call_abc12345", name: "read_file", args: map[string]any{"path": "config.yaml"}}),
-		textReply("llama3.2", "The port is 8080."),
+	f.Script(
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "call_abc12345", Name: "read_file", Args: map[string]any{"path": "config.yaml"}}),
+		fakeollama.TextReply("llama3.2", "The port is 8080."),
 	)
 	if err := env.a.RunPrompt(t.Context(), "what port?"); err != nil {
 		t.Fatal(err)
@@ -29,7 +31,7 @@ func TestToolLoopSingleCall(t *testing.T) {
 	if !strings.Contains(env.errOut.String(), "⚙ read_file config.yaml") || !strings.Contains(env.errOut.String(), "✓ 1 line\n") {
 		t.Fatalf("stderr = %q", env.errOut.String())
 	}
-	reqs := f.chatRequests()
+	reqs := f.ChatRequests()
 	if len(reqs) != 2 {
 		t.Fatalf("requests = %d", len(reqs))
 	}
@@ -38,13 +40,13 @@ func TestToolLoopSingleCall(t *testing.T) {
 	if opts["num_ctx"].(float64) != DefaultNumCtx {
 		t.Fatalf("num_ctx = %v", opts["num_ctx"])
 	}
-	if names := toolNamesOf(reqs[0]); strings.Join(names, ",") != "delegate,edit_file,find_code,git_command,job_kill,job_output,list_files,read_file,run_command,search_files,write_file" {
+	if names := fakeollama.ToolNamesOf(reqs[0]); strings.Join(names, ",") != "delegate,edit_file,find_code,git_command,job_kill,job_output,list_files,read_file,run_command,search_files,write_file" {
 		t.Fatalf("tools = %v", names)
 	}
 	if !strings.Contains(mustJSON(reqs[0]["tools"]), `"enum":["status","diff","log","show","blame"]`) {
 		t.Fatalf("enum lost from schema: %s", mustJSON(reqs[0]["tools"]))
 	}
-	msgs := messagesOf(reqs[1])
+	msgs := fakeollama.MessagesOf(reqs[1])
 	asst, tool := msgs[len(msgs)-2], msgs[len(msgs)-1]
 	calls := asst["tool_calls"].([]any)
 	call := calls[0].(map[string]any)
@@ -59,7 +61,7 @@ func TestToolLoopSingleCall(t *testing.T) {
 	}
 	// The request prefix stays byte-identical: request 1's messages are a
 	// prefix of request 2's.
-	m0, m1 := messagesOf(reqs[0]), messagesOf(reqs[1])
+	m0, m1 := fakeollama.MessagesOf(reqs[0]), fakeollama.MessagesOf(reqs[1])
 	for i := range m0 {
 		if mustJSON(m0[i]) != mustJSON(m1[i]) {
 			t.Fatalf("message %d changed between rounds", i)
@@ -68,19 +70,19 @@ func TestToolLoopSingleCall(t *testing.T) {
 }
 
 func TestToolLoopTwoCallsWithRepeatedIDs(t *testing.T) {
-	f := newFakeOllama(t, "qwen2.5:7b")
+	f := fakeollama.New(t, "qwen2.5:7b")
 	env := newTestEnv(t, f, "qwen2.5:7b")
 	os.WriteFile(filepath.Join(env.dir, "a.txt"), []byte("A\n"), 0o644)
 	os.WriteFile(filepath.Join(env.dir, "b.txt"), []byte("B\n"), 0o644)
 	// No IDs from the server (Ollama < 0.12.10): Harvey must make them unique.
-	f.script(
-		toolReply("qwen2.5:7b", fakeCall{name: "read_file", args: map[string]any{"path": "a.txt"}}, fakeCall{name: "read_file", args: map[string]any{"path": "b.txt"}}),
-		textReply("qwen2.5:7b", "done"),
+	f.Script(
+		fakeollama.ToolReply("qwen2.5:7b", fakeollama.Call{Name: "read_file", Args: map[string]any{"path": "a.txt"}}, fakeollama.Call{Name: "read_file", Args: map[string]any{"path": "b.txt"}}),
+		fakeollama.TextReply("qwen2.5:7b", "done"),
 	)
 	if err := env.a.RunPrompt(t.Context(), "read both"); err != nil {
 		t.Fatal(err)
 	}
-	msgs := messagesOf(f.chatRequests()[1])
+	msgs := fakeollama.MessagesOf(f.ChatRequests()[1])
 	n := len(msgs)
 	id1, id2 := msgs[n-2]["tool_call_id"], msgs[n-1]["tool_call_id"]
 	if id1 == "" || id1 == id2 {
@@ -92,12 +94,12 @@ func TestToolLoopTwoCallsWithRepeatedIDs(t *testing.T) {
 }
 
 func TestToolLoopTextThenCallInFinalChunk(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	os.WriteFile(filepath.Join(env.dir, "x.go"), []byte("package x\n"), 0o644)
 	// Calls in the done:true frame (built-in parser models).
-	done := strings.Replace(doneLine("llama3.2"), `"content":""`, `"content":"","tool_calls":[{"function":{"index":0,"name":"read_file","arguments":{"path":"x.go"}}}]`, 1)
-	f.script(fakeReply{lines: []string{contentLine("llama3.2", "Let me look. "), done}}, textReply("llama3.2", "It is package x."))
+	done := strings.Replace(fakeollama.DoneLine("llama3.2"), `"content":""`, `"content":"","tool_calls":[{"function":{"index":0,"name":"read_file","arguments":{"path":"x.go"}}}]`, 1)
+	f.Script(fakeollama.Reply{Lines: []string{fakeollama.ContentLine("llama3.2", "Let me look. "), done}}, fakeollama.TextReply("llama3.2", "It is package x."))
 	if err := env.a.RunPrompt(t.Context(), "what package?"); err != nil {
 		t.Fatal(err)
 	}
@@ -108,12 +110,12 @@ func TestToolLoopTextThenCallInFinalChunk(t *testing.T) {
 }
 
 func TestRecoverLlamaJSONInContent(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	os.WriteFile(filepath.Join(env.dir, "main.go"), []byte("package main\n"), 0o644)
-	f.script(
-		textReply("llama3.2", "```json\n{\"name\": \"read_file\", \"parameters\": {\"path\": \"main.go\"}}\n```"),
-		textReply("llama3.2", "It is package main."),
+	f.Script(
+		fakeollama.TextReply("llama3.2", "```json\n{\"name\": \"read_file\", \"parameters\": {\"path\": \"main.go\"}}\n```"),
+		fakeollama.TextReply("llama3.2", "It is package main."),
 	)
 	if err := env.a.RunPrompt(t.Context(), "what is main.go?"); err != nil {
 		t.Fatal(err)
@@ -124,7 +126,7 @@ func TestRecoverLlamaJSONInContent(t *testing.T) {
 	if !strings.Contains(env.errOut.String(), "recovered from text") {
 		t.Fatalf("stderr = %q", env.errOut.String())
 	}
-	msgs := messagesOf(f.chatRequests()[1])
+	msgs := fakeollama.MessagesOf(f.ChatRequests()[1])
 	last := msgs[len(msgs)-1]
 	if last["role"] != "tool" || !strings.Contains(last["content"].(string), "package main") {
 		t.Fatalf("recovered result not fed back: %v", last)
@@ -132,22 +134,22 @@ func TestRecoverLlamaJSONInContent(t *testing.T) {
 }
 
 func TestStringTimeoutCoercedAndUnknownTool(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
-	f.script(
-		toolReply("llama3.2", fakeCall{id: "c1", name: "run_command", args: map[string]any{"command": "echo hi", "timeout": "30"}}),
-		toolReply("llama3.2", fakeCall{id: "c2", name: "open_file", args: map[string]any{"path": "x"}}),
-		textReply("llama3.2", "ok"),
+	f.Script(
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c1", Name: "run_command", Args: map[string]any{"command": "echo hi", "timeout": "30"}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c2", Name: "open_file", Args: map[string]any{"path": "x"}}),
+		fakeollama.TextReply("llama3.2", "ok"),
 	)
 	if err := env.a.RunPrompt(t.Context(), "go"); err != nil {
 		t.Fatal(err)
 	}
-	reqs := f.chatRequests()
-	m := messagesOf(reqs[1])
+	reqs := f.ChatRequests()
+	m := fakeollama.MessagesOf(reqs[1])
 	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "hi\n[exit 0]") {
 		t.Fatalf("run_command result = %q", c)
 	}
-	m = messagesOf(reqs[2])
+	m = fakeollama.MessagesOf(reqs[2])
 	c := m[len(m)-1]["content"].(string)
 	if !strings.Contains(c, `error: unknown tool "open_file"; available tools: delegate, edit_file, find_code, git_command, job_kill, job_output, list_files, read_file`) {
 		t.Fatalf("unknown tool result = %q", c)
@@ -176,25 +178,25 @@ func TestBadArgumentsBecomeErrorResults(t *testing.T) {
 }
 
 func TestModelWithoutToolsUsesProseMode(t *testing.T) {
-	f := newFakeOllama(t, "gemma2:latest")
-	f.caps["gemma2:latest"] = []string{"completion"}
+	f := fakeollama.New(t, "gemma2:latest")
+	f.Caps["gemma2:latest"] = []string{"completion"}
 	env := newTestEnv(t, f, "gemma2")
 	os.WriteFile(filepath.Join(env.dir, "a.txt"), []byte("hello\n"), 0o644)
-	f.script(
-		textReply("gemma2", `{"name": "read_file", "arguments": {"path": "a.txt"}}`),
-		textReply("gemma2", "It says hello."),
+	f.Script(
+		fakeollama.TextReply("gemma2", `{"name": "read_file", "arguments": {"path": "a.txt"}}`),
+		fakeollama.TextReply("gemma2", "It says hello."),
 	)
 	if err := env.a.RunPrompt(t.Context(), "read a.txt"); err != nil {
 		t.Fatal(err)
 	}
-	reqs := f.chatRequests()
+	reqs := f.ChatRequests()
 	if _, ok := reqs[0]["tools"]; ok {
 		t.Fatal("tools sent to a model without tool support")
 	}
-	if sys := messagesOf(reqs[0])[0]["content"].(string); !strings.Contains(sys, "- read_file(path, limit?, offset?)") {
+	if sys := fakeollama.MessagesOf(reqs[0])[0]["content"].(string); !strings.Contains(sys, "- read_file(path, limit?, offset?)") {
 		t.Fatalf("system prompt lacks prose tools: %q", sys)
 	}
-	m := messagesOf(reqs[1])
+	m := fakeollama.MessagesOf(reqs[1])
 	if last := m[len(m)-1]; last["role"] != "user" || !strings.Contains(last["content"].(string), "hello") {
 		t.Fatalf("prose result = %v", last)
 	}
@@ -204,16 +206,16 @@ func TestModelWithoutToolsUsesProseMode(t *testing.T) {
 }
 
 func TestToolsRejectedMidSessionSwitchesToProse(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
-	f.script(
-		fakeReply{status: 400, errMsg: "registry.ollama.ai/library/llama3.2:latest does not support tools"},
-		textReply("llama3.2", "Hello!"),
+	f.Script(
+		fakeollama.Reply{Status: 400, ErrMsg: "registry.ollama.ai/library/llama3.2:latest does not support tools"},
+		fakeollama.TextReply("llama3.2", "Hello!"),
 	)
 	if err := env.a.RunPrompt(t.Context(), "hi"); err != nil {
 		t.Fatal(err)
 	}
-	reqs := f.chatRequests()
+	reqs := f.ChatRequests()
 	if len(reqs) != 2 || reqs[1]["tools"] != nil {
 		t.Fatalf("retry should carry no tools: %v", reqs[1]["tools"])
 	}
@@ -226,17 +228,17 @@ func TestToolsRejectedMidSessionSwitchesToProse(t *testing.T) {
 }
 
 func TestLoopLimit(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	for i := 0; i < 12; i++ {
-		f.script(toolReply("llama3.2", fakeCall{name: "list_files", args: map[string]any{"path": "."}}))
+		f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{Name: "list_files", Args: map[string]any{"path": "."}}))
 	}
 	err := env.a.RunPrompt(t.Context(), "loop")
 	if !errors.Is(err, ErrToolLoopLimit) || !strings.Contains(err.Error(), "max_tool_calls_per_turn is 10") {
 		t.Fatalf("err = %v", err)
 	}
 	// The third identical call in a row gets an error result, not a run.
-	msgs := messagesOf(f.chatRequests()[3])
+	msgs := fakeollama.MessagesOf(f.ChatRequests()[3])
 	if c := msgs[len(msgs)-1]["content"].(string); !strings.Contains(c, "same arguments 2 times in a row") {
 		t.Fatalf("repeat not flagged: %q", c)
 	}
@@ -245,23 +247,23 @@ func TestLoopLimit(t *testing.T) {
 		t.Fatalf("stderr = %q", e)
 	}
 	// The count goes on with the run of repeats.
-	msgs = messagesOf(f.chatRequests()[6])
+	msgs = fakeollama.MessagesOf(f.ChatRequests()[6])
 	if c := msgs[len(msgs)-1]["content"].(string); !strings.Contains(c, "same arguments 5 times in a row") {
 		t.Fatalf("count stuck: %q", c)
 	}
 }
 
 func TestLargeFileResultCapped(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	big := strings.Repeat("0123456789abcdef\n", 1<<16) // 1 MB
 	os.WriteFile(filepath.Join(env.dir, "big.txt"), []byte(big), 0o644)
-	f.script(toolReply("llama3.2", fakeCall{id: "c", name: "read_file", args: map[string]any{"path": "big.txt"}}), textReply("llama3.2", "big"))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c", Name: "read_file", Args: map[string]any{"path": "big.txt"}}), fakeollama.TextReply("llama3.2", "big"))
 	if err := env.a.RunPrompt(t.Context(), "read big"); err != nil {
 		t.Fatal(err)
 	}
 	// With the default num_ctx (8192) one result may take a quarter of the window.
-	m := messagesOf(f.chatRequests()[1])
+	m := fakeollama.MessagesOf(f.ChatRequests()[1])
 	c := m[len(m)-1]["content"].(string)
 	if len(c) > 8192+600 || !strings.Contains(c, "[output truncated at 8192 bytes]") || !strings.Contains(c, "truncated=true") ||
 		!strings.Contains(c, "[more lines follow; continue with offset=") {
@@ -269,11 +271,11 @@ func TestLargeFileResultCapped(t *testing.T) {
 	}
 	// With a large window, max_output_bytes (64 KB) is the cap.
 	setNumCtx(env, 65536)
-	f.script(toolReply("llama3.2", fakeCall{id: "d", name: "read_file", args: map[string]any{"path": "big.txt"}}), textReply("llama3.2", "big"))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "d", Name: "read_file", Args: map[string]any{"path": "big.txt"}}), fakeollama.TextReply("llama3.2", "big"))
 	if err := env.a.RunPrompt(t.Context(), "read big again"); err != nil {
 		t.Fatal(err)
 	}
-	m = messagesOf(f.chatRequests()[3])
+	m = fakeollama.MessagesOf(f.ChatRequests()[3])
 	c = m[len(m)-1]["content"].(string)
 	if len(c) > DefaultMaxOutputBytes+600 || !strings.Contains(c, "[output truncated at 65536 bytes]") {
 		t.Fatalf("result len %d, tail %q", len(c), c[len(c)-200:])
@@ -281,17 +283,17 @@ func TestLargeFileResultCapped(t *testing.T) {
 }
 
 func TestHeadlessWriteRefusedWithoutYes(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.approvals.auto = false
-	f.script(toolReply("llama3.2", fakeCall{id: "w", name: "write_file", args: map[string]any{"path": "new.txt", "content": "x"}}), textReply("llama3.2", "I could not write it."))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "w", Name: "write_file", Args: map[string]any{"path": "new.txt", "content": "x"}}), fakeollama.TextReply("llama3.2", "I could not write it."))
 	if err := env.a.RunPrompt(t.Context(), "write"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(env.dir, "new.txt")); err == nil {
 		t.Fatal("file written without approval")
 	}
-	m := messagesOf(f.chatRequests()[1])
+	m := fakeollama.MessagesOf(f.ChatRequests()[1])
 	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "headless mode refuses it unless harvey runs with --yes") {
 		t.Fatalf("result = %q", c)
 	}
@@ -301,36 +303,36 @@ func TestHeadlessWriteRefusedWithoutYes(t *testing.T) {
 }
 
 func TestStreamFailures(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.Config.Retry.Attempts = -1 // the explanations, without the retries (retry_test.go)
-	cut := textReply("llama3.2", "partial answer")
-	cut.noDone = true
-	f.script(cut)
+	cut := fakeollama.TextReply("llama3.2", "partial answer")
+	cut.NoDone = true
+	f.Script(cut)
 	if err := env.a.RunPrompt(t.Context(), "x"); err == nil || !strings.Contains(err.Error(), "cut off") {
 		t.Fatalf("cut-off stream: %v", err)
 	}
-	f.script(fakeReply{status: 404, errMsg: "model 'llama3.2' not found"})
+	f.Script(fakeollama.Reply{Status: 404, ErrMsg: "model 'llama3.2' not found"})
 	if err := env.a.RunPrompt(t.Context(), "x"); err == nil || !strings.Contains(err.Error(), "ollama pull llama3.2") || !strings.Contains(err.Error(), "installed: llama3.2:latest") {
 		t.Fatalf("404: %v", err)
 	}
-	f.script(fakeReply{status: 500})
+	f.Script(fakeollama.Reply{Status: 500})
 	if err := env.a.RunPrompt(t.Context(), "x"); err == nil {
 		t.Fatal("empty-body 500 gave no error")
 	}
-	f.script(fakeReply{status: 429, errMsg: "too many requests, try again later"})
+	f.Script(fakeollama.Reply{Status: 429, ErrMsg: "too many requests, try again later"})
 	if err := env.a.RunPrompt(t.Context(), "x"); err == nil || !strings.Contains(err.Error(), "rate limited by the server: too many requests") {
 		t.Fatalf("429: %v", err)
 	}
-	f.script(fakeReply{status: 400, errMsg: "input length exceeds the context length"})
+	f.Script(fakeollama.Reply{Status: 400, ErrMsg: "input length exceeds the context length"})
 	if err := env.a.RunPrompt(t.Context(), "x"); err == nil || !strings.Contains(err.Error(), "context too long") || !strings.Contains(err.Error(), "raise num_ctx") {
 		t.Fatalf("context: %v", err)
 	}
-	f.script(fakeReply{lines: []string{doneLine("llama3.2")}})
+	f.Script(fakeollama.Reply{Lines: []string{fakeollama.DoneLine("llama3.2")}})
 	if err := env.a.RunPrompt(t.Context(), "x"); err == nil || !strings.Contains(err.Error(), "empty") {
 		t.Fatalf("empty reply: %v", err)
 	}
-	f.script(fakeReply{lines: []string{contentLine("llama3.2", "a"), `{"error":"an error was encountered while running the model: unexpected EOF"}`}})
+	f.Script(fakeollama.Reply{Lines: []string{fakeollama.ContentLine("llama3.2", "a"), `{"error":"an error was encountered while running the model: unexpected EOF"}`}})
 	if err := env.a.RunPrompt(t.Context(), "x"); err == nil || !strings.Contains(err.Error(), "running the model") {
 		t.Fatalf("mid-stream error: %v", err)
 	}
@@ -339,7 +341,7 @@ func TestStreamFailures(t *testing.T) {
 // A tool registered from Go code asks for approval: headless without --yes
 // it does not run.
 func TestRegisterToolAsksFirst(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.approvals.auto = false
 	ran := false
@@ -347,14 +349,14 @@ func TestRegisterToolAsksFirst(t *testing.T) {
 		ran = true
 		return "deployed", nil
 	})
-	f.script(toolReply("llama3.2", fakeCall{id: "d", name: "deploy", args: map[string]any{}}), textReply("llama3.2", "ok"))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "d", Name: "deploy", Args: map[string]any{}}), fakeollama.TextReply("llama3.2", "ok"))
 	if err := env.a.RunPrompt(t.Context(), "deploy"); err != nil {
 		t.Fatal(err)
 	}
 	if ran {
 		t.Fatal("an API tool ran without approval")
 	}
-	m := messagesOf(f.chatRequests()[1])
+	m := fakeollama.MessagesOf(f.ChatRequests()[1])
 	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "needs approval") {
 		t.Fatalf("result = %q", c)
 	}
@@ -402,9 +404,9 @@ func TestEndToEndActOrQuote(t *testing.T) {
 	for i, c := range cases {
 		t.Run(c.file, func(t *testing.T) {
 			t.Parallel()
-			f := newFakeOllama(t, "llama3.2:latest")
+			f := fakeollama.New(t, "llama3.2:latest")
 			dir := t.TempDir()
-			f.script(textReply("llama3.2", c.reply), textReply("llama3.2", "Done."))
+			f.Script(fakeollama.TextReply("llama3.2", c.reply), fakeollama.TextReply("llama3.2", "Done."))
 			out, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 			_, err := os.Stat(filepath.Join(dir, c.file))
 			if code != 0 || (err == nil) != c.runs {
@@ -413,21 +415,21 @@ func TestEndToEndActOrQuote(t *testing.T) {
 			if strings.Contains(out, "forty pages") {
 				t.Errorf("the invented answer after an acted call was shown: %s", out)
 			}
-			if reqs := f.chatRequests(); len(reqs) != 2 && c.runs || !c.runs && len(reqs) != 1 {
+			if reqs := f.ChatRequests(); len(reqs) != 2 && c.runs || !c.runs && len(reqs) != 1 {
 				t.Errorf("%d requests", len(reqs))
 			}
 		})
 	}
 	// Undecided: the model is asked once; its call sent alone then runs.
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	dir := t.TempDir()
-	f.script(textReply("llama3.2", quotedCallReplies[2]), textReply("llama3.2", call("q3.txt")), textReply("llama3.2", "Done."))
+	f.Script(fakeollama.TextReply("llama3.2", quotedCallReplies[2]), fakeollama.TextReply("llama3.2", call("q3.txt")), fakeollama.TextReply("llama3.2", "Done."))
 	out, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL())
-	reqs := f.chatRequests()
+	reqs := f.ChatRequests()
 	if code != 0 || len(reqs) != 3 {
 		t.Fatalf("exit %d, %d requests\n%s\n%s", code, len(reqs), out, errOut)
 	}
-	msgs := messagesOf(reqs[1])
+	msgs := fakeollama.MessagesOf(reqs[1])
 	if last := msgs[len(msgs)-1]; last["role"] != "user" || !strings.Contains(last["content"].(string), "reply with the call alone") {
 		t.Fatalf("the model was not asked: %v", last)
 	}
@@ -438,21 +440,21 @@ func TestEndToEndActOrQuote(t *testing.T) {
 	// (prose mode) acts; one that could have called natively (schema
 	// mode) is asked once, and its call sent alone runs.
 	plan := "To save it, I'll use the write_file tool:\n\n" + call("p1.txt") + "\n\nThis will create the file with its content."
-	f = newFakeOllama(t, "llama3.2:latest")
-	f.caps = map[string][]string{"llama3.2:latest": {"completion"}}
+	f = fakeollama.New(t, "llama3.2:latest")
+	f.Caps = map[string][]string{"llama3.2:latest": {"completion"}}
 	dir = t.TempDir()
-	f.script(textReply("llama3.2", plan), textReply("llama3.2", "Done."))
-	if out, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL()); code != 0 || len(f.chatRequests()) != 2 {
-		t.Fatalf("prose mode: exit %d, %d requests\n%s\n%s", code, len(f.chatRequests()), out, errOut)
+	f.Script(fakeollama.TextReply("llama3.2", plan), fakeollama.TextReply("llama3.2", "Done."))
+	if out, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL()); code != 0 || len(f.ChatRequests()) != 2 {
+		t.Fatalf("prose mode: exit %d, %d requests\n%s\n%s", code, len(f.ChatRequests()), out, errOut)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "p1.txt")); string(b) != "x" {
 		t.Fatalf("prose mode: the announced call did not run: %q", b)
 	}
-	f = newFakeOllama(t, "llama3.2:latest")
+	f = fakeollama.New(t, "llama3.2:latest")
 	dir = t.TempDir()
-	f.script(textReply("llama3.2", plan), textReply("llama3.2", call("p1.txt")), textReply("llama3.2", "Done."))
-	if out, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL()); code != 0 || len(f.chatRequests()) != 3 {
-		t.Fatalf("schema mode: exit %d, %d requests\n%s\n%s", code, len(f.chatRequests()), out, errOut)
+	f.Script(fakeollama.TextReply("llama3.2", plan), fakeollama.TextReply("llama3.2", call("p1.txt")), fakeollama.TextReply("llama3.2", "Done."))
+	if out, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL()); code != 0 || len(f.ChatRequests()) != 3 {
+		t.Fatalf("schema mode: exit %d, %d requests\n%s\n%s", code, len(f.ChatRequests()), out, errOut)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "p1.txt")); string(b) != "x" {
 		t.Fatalf("schema mode: the call sent alone did not run: %q", b)
@@ -485,16 +487,16 @@ func TestCallSummarySaysWhatACallDoes(t *testing.T) {
 // suite that prints 50 KB, on a small model's 8 KB cap, reaches the model
 // with its first lines, the size of what was cut, and its verdict last.
 func TestLongOutputKeepsTheVerdict(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
-	f.script(
-		toolReply("llama3.2", fakeCall{id: "t", name: "run_command", args: map[string]any{"command": "echo '--- FAIL: TestFirst'; seq 1 9000; echo 'FAIL	example.com/m	0.01s'; exit 1"}}),
-		textReply("llama3.2", "ok"),
+	f.Script(
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "t", Name: "run_command", Args: map[string]any{"command": "echo '--- FAIL: TestFirst'; seq 1 9000; echo 'FAIL	example.com/m	0.01s'; exit 1"}}),
+		fakeollama.TextReply("llama3.2", "ok"),
 	)
 	if err := env.a.RunPrompt(t.Context(), "go"); err != nil {
 		t.Fatal(err)
 	}
-	c := toolResults(f.chatRequests())["t"]
+	c := toolResults(f.ChatRequests())["t"]
 	if len(c) > 8192+600 || !strings.Contains(c, "--- FAIL: TestFirst") || !strings.Contains(c, "bytes of the middle") ||
 		!strings.Contains(c, "9000\nFAIL\texample.com/m\t0.01s\n[exit 1]") || strings.Contains(c, "[output truncated") {
 		t.Fatalf("%d bytes: %q … %q", len(c), c[:min(len(c), 120)], c[max(0, len(c)-200):])

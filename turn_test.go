@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/configfile"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // mistral and qwen print their calls as text; streamed through the real
@@ -23,10 +24,10 @@ func TestRecoveredTextCallsThroughFake(t *testing.T) {
 		{"llama3.2", `{"name": "read_file", "parameters": {"path": "a.txt"}}`, `"parameters"`},
 	} {
 		t.Run(c.model, func(t *testing.T) {
-			f := newFakeOllama(t, c.model+":latest")
+			f := fakeollama.New(t, c.model+":latest")
 			env := newTestEnv(t, f, c.model)
 			writeFile(t, env.dir, "a.txt", "the secret word is pumpkin\n")
-			f.script(textReply(c.model, c.reply), textReply(c.model, "The word is pumpkin."))
+			f.Script(fakeollama.TextReply(c.model, c.reply), fakeollama.TextReply(c.model, "The word is pumpkin."))
 			if err := env.a.RunPrompt(t.Context(), "what is the word?"); err != nil {
 				t.Fatal(err)
 			}
@@ -36,7 +37,7 @@ func TestRecoveredTextCallsThroughFake(t *testing.T) {
 			if !strings.Contains(env.errOut.String(), "⚙ (recovered from text) read_file a.txt") {
 				t.Fatalf("stderr = %q", env.errOut.String())
 			}
-			m := messagesOf(f.chatRequests()[1])
+			m := fakeollama.MessagesOf(f.ChatRequests()[1])
 			asst, res := m[len(m)-2], m[len(m)-1]
 			if asst["role"] != "assistant" || res["role"] != "tool" || !strings.Contains(res["content"].(string), "pumpkin") {
 				t.Fatalf("messages = %s", mustJSON(m[len(m)-2:]))
@@ -48,28 +49,28 @@ func TestRecoveredTextCallsThroughFake(t *testing.T) {
 // /tools off sends no tools and no prose description; /tools on restores
 // them. allowed_tools narrows what the model is offered.
 func TestToolsOnOffAndAllowed(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	if out, err := dispatch(t, env.a, "/tools off"); err != nil || !strings.Contains(out, "tool mode off") {
 		t.Fatalf("/tools off: %q %v", out, err)
 	}
-	f.script(textReply("llama3.2", "plain"))
+	f.Script(fakeollama.TextReply("llama3.2", "plain"))
 	env.a.RunPrompt(t.Context(), "x")
-	req := f.chatRequests()[0]
-	if _, has := req["tools"]; has || strings.Contains(messagesOf(req)[0]["content"].(string), "To use a tool") {
+	req := f.ChatRequests()[0]
+	if _, has := req["tools"]; has || strings.Contains(fakeollama.MessagesOf(req)[0]["content"].(string), "To use a tool") {
 		t.Fatal("tools offered while off")
 	}
 	dispatch(t, env.a, "/tools on")
 	env.a.Tools.SetAllowed([]string{"read_file", "list_files"})
-	f.script(textReply("llama3.2", "with tools"))
+	f.Script(fakeollama.TextReply("llama3.2", "with tools"))
 	env.a.RunPrompt(t.Context(), "y")
-	if names := toolNamesOf(f.chatRequests()[1]); strings.Join(names, ",") != "list_files,read_file" {
+	if names := fakeollama.ToolNamesOf(f.ChatRequests()[1]); strings.Join(names, ",") != "list_files,read_file" {
 		t.Fatalf("tools = %v", names)
 	}
 	// A call to a tool that is not offered is an unknown tool.
-	f.script(toolReply("llama3.2", fakeCall{id: "w", name: "write_file", args: map[string]any{"path": "x", "content": "y"}}), textReply("llama3.2", "ok"))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "w", Name: "write_file", Args: map[string]any{"path": "x", "content": "y"}}), fakeollama.TextReply("llama3.2", "ok"))
 	env.a.RunPrompt(t.Context(), "z")
-	m := messagesOf(f.chatRequests()[3])
+	m := fakeollama.MessagesOf(f.ChatRequests()[3])
 	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, `unknown tool "write_file"; available tools: list_files, read_file`) {
 		t.Fatalf("result = %q", c)
 	}
@@ -81,8 +82,8 @@ func TestToolsOnOffAndAllowed(t *testing.T) {
 // tools.enabled, models.NAME.tools_enabled and fallback_to_natural_language
 // from harvey.yaml decide the mode.
 func TestToolModeFromConfig(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest", "gemma:latest")
-	f.caps["gemma:latest"] = []string{"completion"}
+	f := fakeollama.New(t, "llama3.2:latest", "gemma:latest")
+	f.Caps["gemma:latest"] = []string{"completion"}
 	for _, c := range []struct {
 		yaml, model, want string
 	}{
@@ -111,13 +112,13 @@ func TestToolModeFromConfig(t *testing.T) {
 
 // Tool calls appear in the session recording (capped) and in the audit log.
 func TestToolCallsRecordedAndAudited(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	writeFile(t, env.dir, "big.txt", strings.Repeat("0123456789abcdef\n", 10000))
 	dispatch(t, env.a, "/record start rec.md")
-	f.script(
-		toolReply("llama3.2", fakeCall{id: "r", name: "read_file", args: map[string]any{"path": "big.txt"}}, fakeCall{id: "x", name: "read_file", args: map[string]any{"path": "../nope"}}),
-		textReply("llama3.2", "Read it."),
+	f.Script(
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "r", Name: "read_file", Args: map[string]any{"path": "big.txt"}}, fakeollama.Call{ID: "x", Name: "read_file", Args: map[string]any{"path": "../nope"}}),
+		fakeollama.TextReply("llama3.2", "Read it."),
 	)
 	if err := env.a.RunPrompt(t.Context(), "read big.txt"); err != nil {
 		t.Fatal(err)
@@ -140,17 +141,17 @@ func TestToolCallsRecordedAndAudited(t *testing.T) {
 // In prose mode a backticked /run suggestion is offered: headless it is
 // only shown, interactive it runs when the user says y.
 func TestRunSuggestions(t *testing.T) {
-	f := newFakeOllama(t, "gemma:latest")
-	f.caps["gemma:latest"] = []string{"completion"}
+	f := fakeollama.New(t, "gemma:latest")
+	f.Caps["gemma:latest"] = []string{"completion"}
 	env := newTestEnv(t, f, "gemma")
-	f.script(textReply("gemma", "Try `/run echo suggested-ran` to check."))
+	f.Script(fakeollama.TextReply("gemma", "Try `/run echo suggested-ran` to check."))
 	env.a.RunPrompt(t.Context(), "how?")
 	if !strings.Contains(env.errOut.String(), "· suggested: /run echo suggested-ran") || strings.Contains(env.out.String(), "suggested-ran\n[exit 0]") {
 		t.Fatalf("headless: out %q err %q", env.out.String(), env.errOut.String())
 	}
 	env.a.Interactive = true
 	env.a.In = newLineReader(strings.NewReader("y\n"))
-	f.script(textReply("gemma", "Try `/run echo suggested-ran` to check."))
+	f.Script(fakeollama.TextReply("gemma", "Try `/run echo suggested-ran` to check."))
 	env.a.RunPrompt(t.Context(), "how?")
 	if !strings.Contains(env.out.String(), "suggested-ran\n[exit 0]") {
 		t.Fatalf("interactive: %q", env.out.String())

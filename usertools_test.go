@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/configfile"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // writeTool puts a tool file into the test workspace and reloads.
@@ -151,29 +152,29 @@ func TestUserToolsLoadAndReload(t *testing.T) {
 // A scripted model calls a user tool through the real loop; the schema
 // reaches the model, and hostile arguments stay one argv element.
 func TestUserToolThroughLoop(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	writeTool(t, env, "shout", "---\nparameters:\n  word:\n    type: string\n    description: The word\n    required: true\n  times: {type: integer}\ncommand: [printf, \"<%s>\", \"{{word}}\", \"{{times}}\"]\neffect: read\n---\nShout a word.\n")
-	f.script(
-		toolReply("llama3.2", fakeCall{id: "s1", name: "shout", args: map[string]any{"word": "$(touch pwned)", "times": "2"}}),
-		textReply("llama3.2", "Shouted."),
+	f.Script(
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "s1", Name: "shout", Args: map[string]any{"word": "$(touch pwned)", "times": "2"}}),
+		fakeollama.TextReply("llama3.2", "Shouted."),
 	)
 	if err := env.a.RunPrompt(t.Context(), "shout"); err != nil {
 		t.Fatal(err)
 	}
-	reqs := f.chatRequests()
+	reqs := f.ChatRequests()
 	if !strings.Contains(mustJSON(reqs[0]["tools"]), `"description":"Shout a word."`) {
 		t.Fatalf("schema not sent: %s", mustJSON(reqs[0]["tools"]))
 	}
 	// The parameters reach the model in the file's order (word, then
 	// times), not alphabetically.
-	f.mu.Lock()
-	body := string(f.bodies[0])
-	f.mu.Unlock()
+	f.Mu.Lock()
+	body := string(f.Bodies[0])
+	f.Mu.Unlock()
 	if w, n := strings.Index(body, `"word":{`), strings.Index(body, `"times":{`); w < 0 || n < 0 || w > n {
 		t.Errorf("parameters not in the file's order: word at %d, times at %d", w, n)
 	}
-	m := messagesOf(reqs[1])
+	m := fakeollama.MessagesOf(reqs[1])
 	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "<$(touch pwned)><2>\n[exit 0]") {
 		t.Fatalf("result = %q", c)
 	}
@@ -248,7 +249,7 @@ func TestOwnToolsEveryWorkspace(t *testing.T) {
 	own := filepath.Join(cfg, "harvey", "tools")
 	os.MkdirAll(own, 0o755)
 	os.WriteFile(filepath.Join(own, "greet.md"), []byte("---\nparameters:\n  who: {type: string, required: true}\ncommand: [printf, \"hello %s\", \"{{who}}\"]\neffect: read\n---\nGreet someone.\n"), 0o644)
-	f := newFakeOllama(t, "llama3.2:latest")
+	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	os.MkdirAll(filepath.Join(env.dir, "agents", "tools"), 0o755)
 	os.WriteFile(filepath.Join(env.dir, "agents", "tools", "greet.md"), []byte("---\ncommand: [echo, the repository's]\neffect: read\n---\nNot yours.\n"), 0o644)
@@ -258,11 +259,11 @@ func TestOwnToolsEveryWorkspace(t *testing.T) {
 		t.Fatalf("/tools reload: %v\n%s", err, out.String())
 	}
 	env.a.confirmUserTools(&env.a.Terminal, env.ws) // headless: a repository's unconfirmed tools drop; yours stay
-	f.script(toolReply("llama3.2", fakeCall{id: "g", name: "greet", args: map[string]any{"who": "Ada"}}), textReply("llama3.2", "Greeted."))
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "g", Name: "greet", Args: map[string]any{"who": "Ada"}}), fakeollama.TextReply("llama3.2", "Greeted."))
 	if err := env.a.RunPrompt(t.Context(), "greet Ada"); err != nil {
 		t.Fatal(err)
 	}
-	m := messagesOf(f.chatRequests()[1])
+	m := fakeollama.MessagesOf(f.ChatRequests()[1])
 	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, "hello Ada") {
 		t.Fatalf("your tool's result: %q", c)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/ollama"
 	"github.com/ollama/ollama/template"
 )
@@ -23,18 +24,12 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func (f *fakeOllama) warmCount() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.warms)
-}
-
 // render is what Ollama renders for a recorded request with a template.
 func render(t *testing.T, tmplFile string, req map[string]any) string {
 	t.Helper()
 	tmpl := loadTemplate(t, tmplFile)
 	var msgs []Message
-	for _, m := range messagesOf(req) {
+	for _, m := range fakeollama.MessagesOf(req) {
 		msgs = append(msgs, Message{Role: Role(fmt.Sprint(m["role"])), Content: fmt.Sprint(m["content"])})
 	}
 	var b bytes.Buffer
@@ -51,25 +46,25 @@ func render(t *testing.T, tmplFile string, req map[string]any) string {
 func TestWarmStartEvaluatesTheHeadBeforeEnter(t *testing.T) {
 	for _, c := range []struct{ model, tmpl string }{{"llama3.2", "llama3.2.gotmpl"}, {"mistral", "mistral.gotmpl"}} {
 		t.Run(c.model, func(t *testing.T) {
-			f := newFakeOllama(t, c.model+":latest")
+			f := fakeollama.New(t, c.model+":latest")
 			raw, _ := os.ReadFile(filepath.Join("testdata", "templates", c.tmpl))
-			f.template[c.model+":latest"] = string(raw)
+			f.Template[c.model+":latest"] = string(raw)
 			env := newTestEnv(t, f, c.model)
 			env.a.Interactive = true
 			env.a.warmStart()
-			waitFor(t, "the warm request", func() bool { return f.warmCount() == 1 })
-			f.mu.Lock()
-			warm := f.warms[0]
-			f.mu.Unlock()
+			waitFor(t, "the warm request", func() bool { return f.WarmCount() == 1 })
+			f.Mu.Lock()
+			warm := f.Warms[0]
+			f.Mu.Unlock()
 			if opts := warm["options"].(map[string]any); opts["num_predict"] != float64(1) || warm["keep_alive"] == nil {
 				t.Fatalf("warm request options %v keep_alive %v", opts, warm["keep_alive"])
 			}
 			user := "What does main.go do?"
-			f.script(textReply(c.model, "It prints."))
+			f.Script(fakeollama.TextReply(c.model, "It prints."))
 			if err := env.a.RunPrompt(t.Context(), user); err != nil {
 				t.Fatal(err)
 			}
-			head, first := render(t, c.tmpl, warm), render(t, c.tmpl, f.chatRequests()[0])
+			head, first := render(t, c.tmpl, warm), render(t, c.tmpl, f.ChatRequests()[0])
 			common := 0
 			for common < len(head) && common < len(first) && head[common] == first[common] {
 				common++
@@ -92,13 +87,13 @@ func TestWarmStartEvaluatesTheHeadBeforeEnter(t *testing.T) {
 // warms the new model; headless and cloud clients never warm; /status says
 // whether the model is loaded.
 func TestWarmStartNeverInTheWay(t *testing.T) {
-	f := newFakeOllama(t, "llama3.2:latest", "mistral:latest")
-	f.warmDelay = time.Minute // a Pi evaluating the head
+	f := fakeollama.New(t, "llama3.2:latest", "mistral:latest")
+	f.WarmDelay = time.Minute // a Pi evaluating the head
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.Interactive = true
 	env.a.warmStart()
-	waitFor(t, "the warm request", func() bool { return f.warmCount() == 1 })
-	f.script(textReply("llama3.2", "Right away."))
+	waitFor(t, "the warm request", func() bool { return f.WarmCount() == 1 })
+	f.Script(fakeollama.TextReply("llama3.2", "Right away."))
 	if err := env.a.RunPrompt(t.Context(), "hi"); err != nil {
 		t.Fatal(err)
 	}
@@ -110,15 +105,15 @@ func TestWarmStartNeverInTheWay(t *testing.T) {
 	if !strings.Contains(env.out.String(), "Right away.") {
 		t.Fatalf("out = %q", env.out.String())
 	}
-	f.warmDelay = 0
+	f.WarmDelay = 0
 	var out strings.Builder
 	if err := env.a.Dispatch(t.Context(), "/model mistral", &out); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the new model's warm request", func() bool {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		return len(f.warms) == 2 && f.warms[1]["model"] == "mistral:latest"
+		f.Mu.Lock()
+		defer f.Mu.Unlock()
+		return len(f.Warms) == 2 && f.Warms[1]["model"] == "mistral:latest"
 	})
 	out.Reset()
 	env.a.Dispatch(t.Context(), "/status", &out)
@@ -141,7 +136,7 @@ func TestWarmStartNeverInTheWay(t *testing.T) {
 	}
 	h.a.Client, h.a.Interactive = c, true
 	h.a.warmStart()
-	if h.a.warm != nil || f.warmCount() != 2 || len(fo.requests) != 0 {
-		t.Fatalf("cloud warmed: %d warm requests, %d to the cloud", f.warmCount(), len(fo.requests))
+	if h.a.warm != nil || f.WarmCount() != 2 || len(fo.Requests) != 0 {
+		t.Fatalf("cloud warmed: %d warm requests, %d to the cloud", f.WarmCount(), len(fo.Requests))
 	}
 }
