@@ -77,26 +77,7 @@ func TestEndToEndLandlockOnlyNoSurvivors(t *testing.T) {
 		fo.Script(fakeollama.ToolReply("llama3.2",
 			fakeollama.Call{ID: "long", Name: "run_command", Args: map[string]any{"command": lateWriter(marker, 3) + " touch ready; sleep 60", "timeout": 120}},
 		), fakeollama.TextReply("llama3.2", "Done."))
-		cmd := exec.Command(bin, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
-		cmd.Dir = f.dir
-		cmd.Env = append(append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), f.env...)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		w := underKernel(kernel, cmd)
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
-		deadline := time.Now().Add(20 * time.Second)
-		for {
-			if _, err := os.Stat(ready); err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				w.Process.Kill()
-				t.Fatalf("the command never started: %s", errb.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		w, out, errb := startUntilReady(t, bin, kernel, f, fo, ready)
 		// What the OOM killer would do: the launcher is gone, its command
 		// and the setsid child are not. (Harvey's spare launcher, waiting
 		// for the next command, has no child.)
@@ -116,6 +97,31 @@ func TestEndToEndLandlockOnlyNoSurvivors(t *testing.T) {
 		}
 		f.noSurvivor(t, marker, config, 4)
 	})
+}
+
+// startUntilReady starts Harvey headless under kernel in f's workspace with
+// fo as its model, and returns once its command has made ready (the
+// command runs on), with its output so far.
+func startUntilReady(t *testing.T, bin, kernel string, f *modeFixture, fo *fakeollama.Server, ready string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(bin, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+	cmd.Dir = f.dir
+	cmd.Env = append(append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), f.env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	w := underKernel(kernel, cmd)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(ready); err == nil {
+			return w, &out, &errb
+		}
+		if time.Now().After(deadline) {
+			w.Process.Kill()
+			t.Fatalf("the command never started: %s\n%s", out.String(), errb.String())
+		}
+	}
 }
 
 // gitConfig is the workspace's .git/config as it is now.
@@ -255,26 +261,7 @@ func TestEndToEndCheckSurvivesHarvey(t *testing.T) {
 	fo.Script(fakeollama.ToolReply("llama3.2",
 		fakeollama.Call{ID: "plant", Name: "run_command", Args: map[string]any{"command": "git config core.fsmonitor /tmp/planted-durable && touch ready && sleep 60", "timeout": 120}},
 	), fakeollama.TextReply("llama3.2", "Done."))
-	cmd := exec.Command(bin, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
-	cmd.Dir = f.dir
-	cmd.Env = append(append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), f.env...)
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	w := underKernel(string(kernelsim.NoUserNS), cmd)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := os.Stat(filepath.Join(f.dir, "ready")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			w.Process.Kill()
-			t.Fatalf("the command never started: %s", errb.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	w, _, _ := startUntilReady(t, bin, string(kernelsim.NoUserNS), f, fo, filepath.Join(f.dir, "ready"))
 	w.Process.Kill()
 	w.Wait()
 	if b, _ := os.ReadFile(filepath.Join(f.dir, ".git", "config")); !strings.Contains(string(b), "fsmonitor") {
@@ -311,31 +298,13 @@ func TestEndToEndLandlockOnlySpareLauncher(t *testing.T) {
 	fo.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "first", Name: "run_command", Args: map[string]any{"command": "echo first"}}),
 		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "long", Name: "run_command", Args: map[string]any{"command": lateWriter(marker, 3) + " touch ready; sleep 60", "timeout": 120}}),
 		fakeollama.TextReply("llama3.2", "Done."))
-	cmd := exec.Command(bin, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
-	cmd.Dir = f.dir
-	cmd.Env = append(append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), f.env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	w := underKernel(string(kernelsim.NoUserNS), cmd)
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
+	w, _, _ := startUntilReady(t, bin, string(kernelsim.NoUserNS), f, fo, ready)
 	defer w.Process.Kill()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if _, err := os.Stat(ready); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the command never started: %s\n%s", out.String(), errb.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 	if r := toolResults(fo.ChatRequests())["first"]; !strings.Contains(r, "first") {
 		t.Fatalf("the first command: %q", r)
 	}
 	var running, waiting []int
-	deadline = time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(5 * time.Second)
 	for len(waiting) == 0 && time.Now().Before(deadline) {
 		running, waiting = nil, nil
 		for _, l := range childrenWith(w.Process.Pid, "__harvey_sandbox") {
