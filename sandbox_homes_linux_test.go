@@ -61,7 +61,7 @@ var homeLayouts = []homeLayout{
 		".cargo/env":            "export PATH=\"$HOME/.cargo/bin:$PATH\"\n",
 		".rustup/settings.toml": "default_toolchain = \"stable-x86_64-unknown-linux-gnu\"\n",
 		".rustup/toolchains/stable-x86_64-unknown-linux-gnu/bin/rustc": stub("rustc 1.95.0 (stub)"),
-	}, path: []string{"HOME/.cargo/bin"}, checks: []homeCheck{{"cargo --version", "${CARGO_HOME:-$HOME/.cargo}/registry", false}}},
+	}, path: []string{"HOME/.cargo/bin"}, checks: []homeCheck{{"cargo --version", "${CARGO_HOME:-$HOME/.cargo}/registry", true}}},
 	{name: "rustup-used", files: map[string]string{
 		".cargo/bin/cargo":      "#!/bin/sh\ncat \"${RUSTUP_HOME:-$HOME/.rustup}/settings.toml\" >/dev/null && echo 'cargo 1.95.0 (stub)'\n",
 		".cargo/env":            "export PATH=\"$HOME/.cargo/bin:$PATH\"\n",
@@ -71,7 +71,7 @@ var homeLayouts = []homeLayout{
 		".cargo/registry/src/index.crates.io-1949cf8c6b5b557f/serde-1.0.0/src/lib.rs": "pub fn f() {}\n",
 		".cargo/git/db/dep-0123456789abcdef/HEAD":                                     "ref: refs/heads/main\n",
 		".cargo/.package-cache": "",
-	}, path: []string{"HOME/.cargo/bin"}, checks: []homeCheck{{"cargo --version", "${CARGO_HOME:-$HOME/.cargo}/registry", false}, {"true", "${CARGO_HOME:-$HOME/.cargo}/git", false}}},
+	}, path: []string{"HOME/.cargo/bin"}, checks: []homeCheck{{"cargo --version", "${CARGO_HOME:-$HOME/.cargo}/registry", true}, {"true", "${CARGO_HOME:-$HOME/.cargo}/git", true}}},
 	{name: "go-bin-only", files: map[string]string{"go/bin/gopls": stub("golang.org/x/tools/gopls v0.20.0 (stub)")},
 		path: []string{"HOME/go/bin"}, checks: []homeCheck{{"gopls version", "${GOMODCACHE:-$HOME/go/pkg/mod}", true}, {"true", "${GOCACHE:-$HOME/.cache/go-build}", true}, {"true", goSumdb, true}}},
 	{name: "go-used", files: map[string]string{

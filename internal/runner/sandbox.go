@@ -355,10 +355,12 @@ func Env(env []string, spec *sandbox.Spec) []string {
 // directory each gets in the workspace's private caches: the XDG cache
 // (pip, uv, yarn 1, deno, Homebrew, pnpm's metadata), Go's build and
 // module caches, npm's, bun's, deno's, Gradle's home, yarn's, uv's, pip's,
-// pnpm's store, conda's packages.
-// Cargo's and Maven's stay the user's, read-only (cargo's home holds its
-// config and programs too; a build with what is cached works).
-var privateCacheVars = [][2]string{{"XDG_CACHE_HOME", "xdg"}, {"GOCACHE", "go-build"}, {"GOMODCACHE", "go-mod"}, {"GOPATH", "gopath"},
+// pnpm's store, conda's packages, and cargo's whole home (its registry
+// and git caches have no setting of their own: a crate the user has is
+// fetched again, through the registry proxy; cargo still reads the user's
+// ~/.cargo/config.toml for a workspace under the home, as it reads every
+// parent directory's .cargo). Maven's stays the user's, read-only.
+var privateCacheVars = [][2]string{{"XDG_CACHE_HOME", "xdg"}, {"GOCACHE", "go-build"}, {"GOMODCACHE", "go-mod"}, {"GOPATH", "gopath"}, {"CARGO_HOME", "cargo"},
 	{"npm_config_cache", "npm"}, {"BUN_INSTALL_CACHE_DIR", "bun"}, {"DENO_DIR", "deno"}, {"GRADLE_USER_HOME", "gradle"},
 	{"YARN_CACHE_FOLDER", "yarn"}, {"UV_CACHE_DIR", "uv"}, {"PIP_CACHE_DIR", "pip"}, {"npm_config_store_dir", "pnpm-store"},
 	{"CONDA_PKGS_DIRS", "conda-pkgs"}}
@@ -515,13 +517,13 @@ func blockedMissing(line, _ string, spec *sandbox.Spec) (Rule, string) {
 // blockedOffline: a network of its own (loopback, and the registry proxy)
 // answers name lookups and outside connections as a machine offline does.
 func blockedOffline(_, low string, spec *sandbox.Spec) (Rule, string) {
-	if spec.Network || spec.NoNS {
+	if spec.Network || spec.NoNS && spec.Loopback == "" {
 		return RuleNone, ""
 	}
 	if containsAny(low, "network is unreachable", "temporary failure in name resolution", "could not resolve", "no such host", "eai_again", "enotfound", "getaddrinfo", "name or service not known") {
 		return RuleNetwork, "[sandbox: network: commands reach package registries only, through Harvey's proxy (HTTPS_PROXY is set for them); sandbox.hosts in your config adds a host, sandbox.network: true allows every connection]"
 	}
-	if strings.Contains(low, "connection refused") && spec.Session == "" {
+	if strings.Contains(low, "connection refused") && spec.Session == "" && spec.Loopback == "" {
 		return RuleNetwork, "[sandbox: network: a command's 127.0.0.1 is its own here (servers it starts are reachable, yours are not); sandbox.network: true in your config shares your machine's network]"
 	}
 	if strings.Contains(low, "connection refused") {
@@ -530,11 +532,12 @@ func blockedOffline(_, low string, spec *sandbox.Spec) (Rule, string) {
 	return RuleNone, ""
 }
 
-// blockedNoProxy: without namespaces (Landlock only) there is no registry
-// proxy and Landlock refuses TCP, which tools word as EACCES: say so, and
+// blockedNoProxy: without namespaces and the launcher's network rules
+// (Landlock before ABI 4... or none asked) there is no registry proxy and
+// Landlock refuses TCP, which tools word as EACCES: say so, and
 // what gives the whole sandbox back.
 func blockedNoProxy(_, low string, spec *sandbox.Spec) (Rule, string) {
-	if !spec.NoNS || spec.Network {
+	if !spec.NoNS || spec.Network || spec.Loopback != "" {
 		return RuleNone, ""
 	}
 	if strings.Contains(low, "disabled by goproxy=off") {

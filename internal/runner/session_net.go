@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -236,12 +237,23 @@ func PublishPort(port int, hosts []string) error {
 	if p := SessionProxy(hosts); p != nil {
 		proxy = p.sock
 	}
+	if s := SessionLoopback(); s != "" {
+		return publish(port, func() (net.Conn, error) {
+			return net.DialTimeout("tcp", net.JoinHostPort(s, strconv.Itoa(port)), time.Second)
+		})
+	}
 	if sessionNetwork(proxy) == nil {
 		if why := SessionNetworkWhy(); why != "" {
 			return fmt.Errorf("commands have no shared network here: %s", why)
 		}
 		return fmt.Errorf("the sandbox here (%s) has no network of the session's to publish from: a server a command starts uses your machine's own network, where Landlock (ABI 4 and later) refuses it TCP", sandbox.Available().Mode())
 	}
+	return publish(port, func() (net.Conn, error) { return dialSession(port) })
+}
+
+// publish listens on the host's 127.0.0.1:port and relays each connection
+// to what dial reaches (closed at once when it reaches nothing).
+func publish(port int, dial func() (net.Conn, error)) error {
 	netState.mu.Lock()
 	defer netState.mu.Unlock()
 	if netState.ports[port] != nil {
@@ -261,28 +273,52 @@ func PublishPort(port int, hosts []string) error {
 			if err != nil {
 				return
 			}
-			go relayToSession(c, port)
+			go func() {
+				up, err := dial()
+				if err != nil {
+					c.Close()
+					return
+				}
+				sandbox.Relay(c, c, up)
+			}()
 		}
 	}()
 	return nil
 }
 
-// relayToSession relays a connection from the user's machine to port of
-// the session's loopback (closed at once when nothing listens there).
-func relayToSession(c net.Conn, port int) {
+// dialSession connects to port of the session's network namespace.
+func dialSession(port int) (net.Conn, error) {
 	netState.mu.Lock()
 	sn := netState.cur
 	netState.mu.Unlock()
 	if sn == nil {
-		c.Close()
-		return
+		return nil, errors.New("no session network")
 	}
-	up, err := sandbox.SessionDial(sn.ctl, port)
-	if err != nil {
-		c.Close()
-		return
+	return sandbox.SessionDial(sn.ctl, port)
+}
+
+// The session's own loopback address where commands have no namespaces
+// (Landlock only, ABI 4 and later): picked once per Harvey, at random in
+// 127.128.0.0-127.254.255.255 (never your 127.0.0.1 nor Debian's
+// 127.0.1.1), so two sessions' servers never meet.
+var loopback struct {
+	once sync.Once
+	addr string
+}
+
+// SessionLoopback is that address ("" where the launcher does not give
+// commands a loopback of the session's: namespaces give them one, or the
+// kernel's Landlock cannot refuse their own TCP).
+func SessionLoopback() string {
+	if !sandbox.Available().LoopbackNet() {
+		return ""
 	}
-	sandbox.Relay(c, c, up)
+	loopback.once.Do(func() {
+		var b [3]byte
+		rand.Read(b[:])
+		loopback.addr = fmt.Sprintf("127.%d.%d.%d", 128+int(b[0])%127, b[1], 1+int(b[2])%254)
+	})
+	return loopback.addr
 }
 
 // UnpublishPort stops publishing port.

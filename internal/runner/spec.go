@@ -118,10 +118,7 @@ func CommandSpec(w SpecFor) *sandbox.Spec {
 	}
 	privateCachesOf(w, spec, caches, landlockOnly)
 	if !spec.Network && !w.Bare {
-		if p := SessionProxy(w.Policy.Hosts); p != nil {
-			spec.Proxy = p.sock
-			spec.RO = append(spec.RO, filepath.Dir(p.sock))
-		}
+		proxyFor(spec, w.Policy.Hosts, landlockOnly)
 	}
 	if w.SafeMode {
 		spec.Exec = safeModePrograms(w.Allowed)
@@ -134,6 +131,19 @@ func CommandSpec(w SpecFor) *sandbox.Spec {
 	return spec
 }
 
+// proxyFor gives spec the registry proxy (with hosts the user's) as its
+// one way out, and where there are no namespaces the session's loopback
+// address the launcher keeps (SessionLoopback; "": none here).
+func proxyFor(spec *sandbox.Spec, hosts []string, landlockOnly bool) {
+	if p := SessionProxy(hosts); p != nil {
+		spec.Proxy = p.sock
+		spec.RO = append(spec.RO, filepath.Dir(p.sock))
+		if landlockOnly {
+			spec.Loopback = SessionLoopback()
+		}
+	}
+}
+
 // privateCachesOf gives the spec's caches their private side: a layer over
 // each (CacheOverlays), or where there is no mount namespace (Landlock
 // only), each tool's own setting pointed at a private cache of the
@@ -141,7 +151,7 @@ func CommandSpec(w SpecFor) *sandbox.Spec {
 func privateCachesOf(w SpecFor, spec *sandbox.Spec, caches []string, landlockOnly bool) {
 	switch {
 	case landlockOnly && !w.Bare:
-		env, dirs := PrivateCaches(w.Root, w.Purpose, w.Policy.Network)
+		env, dirs := PrivateCaches(w.Root, w.Purpose, w.Policy.Network || SessionLoopback() != "")
 		spec.CacheEnv, spec.RW = env, append(spec.RW, dirs...)
 	case !landlockOnly:
 		spec.Overlays = CacheOverlays(w.Root, w.Purpose, caches)

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 )
 
@@ -57,21 +59,21 @@ var Promises = []Promise{
 	{"Caches written through a private layer, never the cache your own tools load", map[Mode]string{
 		ModeFull:       "yes (overlayfs; read-only where the kernel has none)",
 		ModeNamespaces: "yes (overlayfs; read-only where the kernel has none)",
-		ModeLandlock:   "yes, by each tool's own setting (Go, npm, pip, uv, yarn, bun, deno, Gradle, the XDG cache): a private cache per workspace; cargo's and Maven's read-only",
+		ModeLandlock:   "yes, by each tool's own setting (Go, npm, pip, uv, yarn, bun, deno, Gradle, the XDG cache): a private cache per workspace (cargo's whole home); Maven's read-only",
 		ModeSeatbelt:   "NO: written directly",
 		ModeNone:       "NO",
 	}},
 	{"Network: the session's own loopback, package registries through Harvey's proxy", map[Mode]string{
 		ModeFull:       "yes (one network namespace for the session's commands)",
 		ModeNamespaces: "yes (one network namespace for the session's commands)",
-		ModeLandlock:   "no TCP at all (Landlock ABI 4+), UDP not restricted; no registry proxy, so installs fail and say why",
+		ModeLandlock:   "yes on Landlock ABI 4+ (the session's own loopback address; the launcher makes each TCP bind and connect itself, Landlock refusing the command's own), UDP not restricted; before ABI 4, TCP not restricted",
 		ModeSeatbelt:   "no network unless allowed; no registry proxy",
 		ModeNone:       "NO",
 	}},
 	{"Ports: a server of the session's reaches your machine only where you publish it (/ports), on 127.0.0.1", map[Mode]string{
 		ModeFull:       "yes (the session's namespace; /ports relays to it)",
 		ModeNamespaces: "yes (the session's namespace; /ports relays to it)",
-		ModeLandlock:   "no server can listen: commands share your machine's network, where Landlock refuses them TCP",
+		ModeLandlock:   "yes on Landlock ABI 4+ (servers bind the session's own 127.a.b.c, whatever address they ask for; /ports relays to it)",
 		ModeSeatbelt:   "no server can listen unless sandbox.network is true, and then on your machine's network",
 		ModeNone:       "NO",
 	}},
@@ -149,6 +151,22 @@ func (s *State) Mode() Mode {
 	return ModeNone
 }
 
+// LoopbackNet says whether the launcher gives commands the session's
+// loopback without namespaces (Landlock only, ABI 4 and later: Spec's
+// Loopback).
+func (s *State) LoopbackNet() bool {
+	return s.Mode() == ModeLandlock && s.landlockABI() >= 4
+}
+
+// landlockABI is the Landlock ABI the launcher uses here (the tests'
+// HARVEY_TEST_LANDLOCK_ABI lowers it, as Wrap does).
+func (s *State) landlockABI() int {
+	if n, err := strconv.Atoi(os.Getenv("HARVEY_TEST_LANDLOCK_ABI")); err == nil && n > 0 {
+		return min(n, s.Landlock)
+	}
+	return s.Landlock
+}
+
 // Summary is one line naming the mode and, where it is less than the
 // whole sandbox, why and what the user can do (the start line).
 func (s *State) Summary() string {
@@ -158,7 +176,11 @@ func (s *State) Summary() string {
 	case ModeNamespaces:
 		return "sandbox: namespaces only (" + s.LandlockWhy + "): safe mode cannot limit what allowed programs start; everything else holds"
 	case ModeLandlock:
-		return "sandbox: Landlock only (" + s.NSWhy + "): no registry proxy (installs fail), private caches by each tool's setting, agents/ and .git changes undone after each command, your unix sockets reachable. " + s.NSFix
+		net := "the session's loopback and the registry proxy through the launcher"
+		if s.landlockABI() < 4 {
+			net = "TCP not restricted (Landlock before ABI 4)"
+		}
+		return "sandbox: Landlock only (" + s.NSWhy + "): " + net + ", private caches by each tool's setting, agents/ and .git changes undone after each command, your unix sockets reachable. " + s.NSFix
 	}
 	return "sandbox: none (" + s.Why + ")"
 }

@@ -110,6 +110,11 @@ type Spec struct {
 	Joined   bool     `json:"joined,omitempty"`
 	Spare    bool     `json:"spare,omitempty"` // a launcher started ahead (the holder's, or Harvey's with NoNS), its spec still to come (on descriptor 3)
 	ProxyURL string   `json:"proxy_url,omitempty"`
+	// Loopback is the session's own address on the loopback (127.a.b.c)
+	// where there are no namespaces (Landlock only): the launcher binds a
+	// command's servers there and connects its loopback to it
+	// (netsuper_linux.go).
+	Loopback string `json:"loopback,omitempty"`
 }
 
 // State is what this machine offers, found once.

@@ -66,8 +66,12 @@ func setProxyEnv(spec *Spec, url string) {
 	if url == "" {
 		return
 	}
+	local := "localhost,127.0.0.1,::1"
+	if spec.Loopback != "" {
+		local += "," + spec.Loopback // the session's own (Landlock only): its servers print it
+	}
 	spec.Env = append(spec.Env, "HTTP_PROXY="+url, "HTTPS_PROXY="+url, "http_proxy="+url, "https_proxy="+url,
-		"NO_PROXY=localhost,127.0.0.1,::1", "no_proxy=localhost,127.0.0.1,::1", "npm_config_proxy="+url, "npm_config_https_proxy="+url)
+		"NO_PROXY="+local, "no_proxy="+local, "npm_config_proxy="+url, "npm_config_https_proxy="+url)
 	setJavaProxy(spec, url)
 }
 
@@ -82,7 +86,7 @@ func setJavaProxy(spec *Spec, proxy string) {
 	if err != nil {
 		return
 	}
-	opts := fmt.Sprintf("-Dhttp.proxyHost=%[1]s -Dhttp.proxyPort=%[2]s -Dhttps.proxyHost=%[1]s -Dhttps.proxyPort=%[2]s -Dhttp.nonProxyHosts=localhost|127.0.0.1", host, port)
+	opts := fmt.Sprintf("-Dhttp.proxyHost=%[1]s -Dhttp.proxyPort=%[2]s -Dhttps.proxyHost=%[1]s -Dhttps.proxyPort=%[2]s -Dhttp.nonProxyHosts=%[3]s", host, port, strings.ReplaceAll(strings.TrimSuffix("localhost|127.0.0.1|"+spec.Loopback, "|"), ",", "|"))
 	for i, kv := range spec.Env {
 		if v, ok := strings.CutPrefix(kv, "MAVEN_OPTS="); ok {
 			spec.Env[i] = "MAVEN_OPTS=" + strings.TrimSpace(v+" "+opts)
@@ -141,6 +145,13 @@ func launch(spec Spec) int {
 			return 126
 		}
 	}
+	np := sessionNet(spec)
+	if np != nil {
+		if err := sessionProxy(&spec, np); err != nil {
+			fmt.Fprintf(os.Stderr, "harvey sandbox: %v\n", err)
+			return 126
+		}
+	}
 	harvey := os.Getppid()
 	if spec.NoNS {
 		// No PID namespace: become the subreaper of everything the command
@@ -149,7 +160,7 @@ func launch(spec Spec) int {
 		_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 		_ = unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0)
 	}
-	cmd, code := startConfined(spec, harvey)
+	cmd, code := startConfined(spec, harvey, np)
 	if cmd == nil {
 		return code
 	}
@@ -198,7 +209,7 @@ func exitCode(err error) int {
 // never the launcher's leader (whose /proc status is the launcher's: an
 // unconfined launcher is never mistaken for a command's process), and it
 // ends with its goroutine, so nothing else ever runs on it.
-func startConfined(spec Spec, harvey int) (*exec.Cmd, int) {
+func startConfined(spec Spec, harvey int, np *netPolicy) (*exec.Cmd, int) {
 	var cmd *exec.Cmd
 	code := 0
 	onThreadOfItsOwn(func() {
@@ -208,7 +219,7 @@ func startConfined(spec Spec, harvey int) (*exec.Cmd, int) {
 			return
 		}
 		if spec.NoNS {
-			if err := protectFromCommand(harvey); err != nil {
+			if err := protectFromCommand(harvey, np); err != nil {
 				fmt.Fprintf(os.Stderr, "harvey sandbox: the signal filter: %v\n", err)
 				code = 126
 				return

@@ -49,6 +49,10 @@ type sigCalls struct {
 	pidfdSend                                 uint32
 	fcntl                                     []uint32 // fcntl, and fcntl64 where there is one
 	x32                                       bool     // x86-64: refuse the x32 ABI's numbers whole
+	// The network's calls (netsuper_linux.go), and i386's multiplexer of
+	// them (0: none).
+	bind, connect, listen, sendto, sendmsg, sendmmsg uint32
+	socketcall                                       uint32
 }
 
 const (
@@ -72,8 +76,8 @@ const (
 // signalFilter is the seccomp program that protects the processes whose
 // pids are given (and the process groups in groups) from the command; a
 // call naming any other positive pid goes to the launcher's supervisor
-// (superviseSignals).
-func signalFilter(pids, groups []int) ([]unix.SockFilter, error) {
+// (supervise). With net, the network's calls go there too (netBody).
+func signalFilter(pids, groups []int, net bool) ([]unix.SockFilter, error) {
 	if len(sigArches) == 0 {
 		return nil, errors.New("no seccomp numbers for this architecture")
 	}
@@ -93,7 +97,7 @@ func signalFilter(pids, groups []int) ([]unix.SockFilter, error) {
 	ret := func(k uint32) unix.SockFilter { return unix.SockFilter{Code: bpfRetK, K: k} }
 	// Each architecture's block: 1 arch test + its body.
 	for _, a := range sigArches {
-		body := sigBody(a)
+		body := sigBody(a, net)
 		add(unix.SockFilter{Code: bpfLdAbsW, K: offArch}, unix.SockFilter{Code: bpfJeqK, Jt: 0, Jf: uint8(len(body)), K: a.arch})
 		add(body...)
 	}
@@ -147,9 +151,9 @@ func signalFilter(pids, groups []int) ([]unix.SockFilter, error) {
 // sigBody is one architecture's test of the system call number: a call
 // that names a process jumps to the pid check, fcntl to the fcntl check
 // (both resolved by signalFilter), tkill and the x32 ABI are refused,
-// pidfd_send_signal is refused as a kernel without it answers, everything
-// else is allowed.
-func sigBody(a sigCalls) []unix.SockFilter {
+// pidfd_send_signal is refused as a kernel without it answers, with net
+// the network's calls are checked (netBody), everything else is allowed.
+func sigBody(a sigCalls, net bool) []unix.SockFilter {
 	ret := func(k uint32) unix.SockFilter { return unix.SockFilter{Code: bpfRetK, K: k} }
 	b := []unix.SockFilter{{Code: bpfLdAbsW, K: offNr}}
 	if a.x32 {
@@ -161,6 +165,9 @@ func sigBody(a sigCalls) []unix.SockFilter {
 	for _, nr := range a.fcntl {
 		b = append(b, unix.SockFilter{Code: bpfJeqK, Jt: toFcntl, Jf: 0, K: nr})
 	}
+	if net {
+		b = append(b, netBody(a)...)
+	}
 	b = append(b,
 		unix.SockFilter{Code: bpfJeqK, Jt: 0, Jf: 1, K: a.tkill}, ret(secErrno|uint32(unix.EPERM)),
 		unix.SockFilter{Code: bpfJeqK, Jt: 0, Jf: 1, K: a.pidfdSend}, ret(secErrno|uint32(unix.ENOSYS)),
@@ -170,14 +177,15 @@ func sigBody(a sigCalls) []unix.SockFilter {
 
 // protectFromCommand installs the signal filter on the calling thread
 // (no_new_privs is set already), protecting the launcher and Harvey, and
-// starts the launcher's supervisor of the calls the filter hands it.
-func protectFromCommand(harvey int) error {
+// starts the launcher's supervisor of the calls the filter hands it; with
+// np, the network's calls too (the session's loopback, netsuper_linux.go).
+func protectFromCommand(harvey int, np *netPolicy) error {
 	launcher := os.Getpid()
 	groups := []int{unix.Getpgrp()}
 	if g, err := unix.Getpgid(harvey); err == nil {
 		groups = append(groups, g)
 	}
-	prog, err := signalFilter([]int{launcher, harvey}, groups)
+	prog, err := signalFilter([]int{launcher, harvey}, groups, np != nil)
 	if err != nil {
 		return err
 	}
@@ -190,7 +198,7 @@ func protectFromCommand(harvey int) error {
 		return e
 	}
 	protected := protectedSet{tgids: []int{launcher, harvey}, groups: groups}
-	go superviseSignals(int(fd), protected)
+	go supervise(int(fd), protected, np)
 	return nil
 }
 
@@ -249,12 +257,14 @@ func procTgid(pid int) (int, bool) {
 	return 0, false
 }
 
-// superviseSignals answers the signal calls the filter hands the
-// launcher on listener fd: refused (EPERM) when the target is protected,
-// else the kernel goes on with the call as made. Only integers are read
-// (the pid), never the caller's memory, so going on is safe. It returns
-// when the descriptor fails (the launcher is ending).
-func superviseSignals(fd int, protected protectedSet) {
+// supervise answers the calls the filter hands the launcher on listener
+// fd. A signal call: refused (EPERM) when the target is protected, else
+// the kernel goes on with the call as made; only integers are read (the
+// pid), never the caller's memory, so going on is safe. A network call
+// (only with np): answered by netPolicy.handle, each in a goroutine of its
+// own (a connection may take a moment; signals are never kept waiting).
+// It returns when the descriptor fails (the launcher is ending).
+func supervise(fd int, protected protectedSet, np *netPolicy) {
 	defer unix.Close(fd)
 	for {
 		var req seccompNotif
@@ -264,13 +274,22 @@ func superviseSignals(fd int, protected protectedSet) {
 			}
 			return
 		}
+		if op, ok := netCallOf(req); ok && np != nil {
+			go func() { sendResp(fd, np.handle(fd, req, op)) }()
+			continue
+		}
 		resp := seccompNotifResp{id: req.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
 		if protected.protects(int(int32(uint32(req.args[0])))) {
 			resp = seccompNotifResp{id: req.id, error: -int32(unix.EPERM)}
 		}
-		// ENOENT: the caller is gone (killed while it waited); nothing to say.
-		_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+		sendResp(fd, resp)
 	}
+}
+
+// sendResp answers a notification (ENOENT: the caller is gone, killed
+// while it waited; nothing to say).
+func sendResp(fd int, resp seccompNotifResp) {
+	_, _, _ = unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
 }
 
 // seccompFilters is the number of seccomp filters of process pid (its

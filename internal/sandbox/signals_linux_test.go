@@ -69,7 +69,7 @@ for name, sig in (("lethal", 9), ("rt", 40)):
 		if err = unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 			return
 		}
-		if err = protectFromCommand(os.Getpid()); err != nil {
+		if err = protectFromCommand(os.Getpid(), nil); err != nil {
 			return
 		}
 		err = c.Start()
