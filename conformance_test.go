@@ -137,7 +137,10 @@ func conformanceClient(string) int {
 		// authorization server knows the client by.
 		add = append(add, "--client-metadata-url", "https://conformance-test.local/client-metadata.json")
 	}
-	if issuer := conformanceIssuer(url); issuer != "" {
+	// Only a protected server's docs name an authorization server: an open
+	// one is not probed (the probe is the harness's, not Harvey's, and a
+	// server that checks every POST would count it against Harvey).
+	if issuer := protectedIssuer(url); issuer != "" {
 		// The user pins the authorization server the server's docs name
 		// (internal/netfence: a credential goes only there, and a local
 		// address is dialled only when the user's config names it).
@@ -151,6 +154,14 @@ func conformanceClient(string) int {
 	srv := httptest.NewServer(f)
 	defer srv.Close()
 	return conformanceREPL(bin, work, env, logf, "--yes", "--model", "llama3.2", "--ollama", srv.URL)
+}
+
+// protectedIssuer is conformanceIssuer for an auth/ scenario, else "".
+func protectedIssuer(server string) string {
+	if !strings.HasPrefix(os.Getenv("MCP_CONFORMANCE_SCENARIO"), "auth/") {
+		return ""
+	}
+	return conformanceIssuer(server)
 }
 
 // conformanceIssuer is the authorization server a protected MCP server
