@@ -47,8 +47,14 @@ import (
 //     connect without a connect call, where Landlock does not look: refused
 //     (EPERM) by the filter; io_uring, whose operations no filter sees, is
 //     refused whole (ENOSYS: programs fall back); i386's socketcall hands
-//     over bind, connect and listen as the direct calls do, and its sends
-//     are refused (their flags lie in memory a filter cannot read).
+//     over bind, connect and listen as the direct calls do, and its socket
+//     and sends are refused (their arguments lie in memory a filter cannot
+//     read; 32-bit x86 programs use the direct calls on Linux 4.3 and
+//     later where their C library does);
+//   - socket(2) makes only unix, netlink, and IPv4 and IPv6 TCP and
+//     datagram sockets (socketCheck): SCTP and DCCP connect without a
+//     connect call, raw and packet sockets bypass TCP, and vsock reaches
+//     the hypervisor.
 //
 // Reading the command's memory and taking its socket need the ptrace
 // access a parent has (the launcher is every command process's ancestor);
@@ -70,7 +76,8 @@ const (
 	offArg3Lo    = 40
 	msgFastOpen  = unix.MSG_FASTOPEN
 	ioUringSetup = 425 // io_uring_setup, _enter, _register: one number on every architecture
-	sysBind      = 2   // socketcall's numbers
+	sysSocket    = 1   // socketcall's numbers
+	sysBind      = 2
 	sysConnect   = 3
 	sysListen    = 4
 	sysSendto    = 11
@@ -96,6 +103,7 @@ func netBody(a sigCalls) []unix.SockFilter {
 			unix.SockFilter{Code: bpfJsetK, Jt: 0, Jf: 1, K: msgFastOpen},
 			eperm, ret(secAllow))
 	}
+	b = append(b, socketCheck(a.socket)...)
 	b = append(b,
 		unix.SockFilter{Code: bpfJeqK, Jt: 2, Jf: 0, K: ioUringSetup},
 		unix.SockFilter{Code: bpfJeqK, Jt: 1, Jf: 0, K: ioUringSetup + 1},
@@ -103,8 +111,9 @@ func netBody(a sigCalls) []unix.SockFilter {
 		ret(secErrno|uint32(unix.ENOSYS)))
 	if a.socketcall != 0 {
 		b = append(b,
-			unix.SockFilter{Code: bpfJeqK, Jt: 0, Jf: 10, K: a.socketcall},
+			unix.SockFilter{Code: bpfJeqK, Jt: 0, Jf: 11, K: a.socketcall},
 			unix.SockFilter{Code: bpfLdAbsW, K: offArg0Lo},
+			unix.SockFilter{Code: bpfJeqK, Jt: 8, Jf: 0, K: sysSocket},
 			unix.SockFilter{Code: bpfJeqK, Jt: 6, Jf: 0, K: sysBind},
 			unix.SockFilter{Code: bpfJeqK, Jt: 5, Jf: 0, K: sysConnect},
 			unix.SockFilter{Code: bpfJeqK, Jt: 4, Jf: 0, K: sysListen},
@@ -114,6 +123,40 @@ func netBody(a sigCalls) []unix.SockFilter {
 			ret(secAllow), notify, eperm)
 	}
 	return b
+}
+
+// socketCheck is the test of socket(2) (number nr): only the families a
+// command's work needs are made — unix, netlink (the kernel's own), and
+// IPv4 and IPv6 as TCP (and MPTCP, whose connect is TCP's) or datagrams
+// (UDP, ping) — so no protocol whose connections need no connect call
+// (SCTP's associations by setsockopt or by a send, DCCP's), no raw or
+// packet socket, and no family that reaches past the machine (vsock to
+// the hypervisor, RDS, TIPC) exists for a command.
+func socketCheck(nr uint32) []unix.SockFilter {
+	const (
+		afUnix, afInet, afInet6, afNetlink = 1, 2, 10, 16
+		sockStream, sockDgram              = 1, 2
+		ipprotoSCTP                        = 132
+		bpfAluAndK                         = 0x54
+	)
+	ret := func(k uint32) unix.SockFilter { return unix.SockFilter{Code: bpfRetK, K: k} }
+	return []unix.SockFilter{
+		{Code: bpfJeqK, Jt: 0, Jf: 14, K: nr},
+		{Code: bpfLdAbsW, K: offArg0Lo},
+		{Code: bpfJeqK, Jt: 10, Jf: 0, K: afUnix}, // -> allow
+		{Code: bpfJeqK, Jt: 9, Jf: 0, K: afNetlink},
+		{Code: bpfJeqK, Jt: 2, Jf: 0, K: afInet}, // -> the type
+		{Code: bpfJeqK, Jt: 1, Jf: 0, K: afInet6},
+		ret(secErrno | uint32(unix.EAFNOSUPPORT)),
+		{Code: bpfLdAbsW, K: offArg1Lo},
+		{Code: bpfAluAndK, K: 0xf},                    // the type, less SOCK_NONBLOCK and SOCK_CLOEXEC
+		{Code: bpfJeqK, Jt: 3, Jf: 0, K: sockDgram},   // -> allow
+		{Code: bpfJeqK, Jt: 0, Jf: 3, K: sockStream},  // else -> refuse
+		{Code: bpfLdAbsW, K: offArg2Lo},               // the protocol
+		{Code: bpfJeqK, Jt: 1, Jf: 0, K: ipprotoSCTP}, // -> refuse
+		ret(secAllow),
+		ret(secErrno | uint32(unix.EPROTONOSUPPORT)),
+	}
 }
 
 // netCallOf is the network call a notification is (opNone: a signal
@@ -289,7 +332,9 @@ func (p *netPolicy) handle(fd int, req seccompNotif, op netOp) seccompNotifResp 
 	defer unix.Close(sock)
 	domain, _ := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN)
 	typ, _ := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TYPE)
-	stream := (domain == unix.AF_INET || domain == unix.AF_INET6) && (typ == unix.SOCK_STREAM || typ == unix.SOCK_SEQPACKET)
+	// Any Internet socket but a datagram one (socketCheck lets TCP and
+	// MPTCP be made) is the launcher's to connect.
+	stream := (domain == unix.AF_INET || domain == unix.AF_INET6) && typ != unix.SOCK_DGRAM
 	v6only := false
 	if domain == unix.AF_INET6 {
 		n, _ := unix.GetsockoptInt(sock, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY)

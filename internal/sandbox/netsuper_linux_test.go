@@ -87,7 +87,8 @@ func TestSessionLoopbackPolicy(t *testing.T) {
 // boundary): nothing reaches the test's listeners on the machine's own
 // address or its 127.0.0.1 (a service of the user's not named), not by a
 // connect, not by TCP Fast Open, not by an address the command rewrites
-// while the supervisor looks at it; its servers bind the session's
+// while the supervisor looks at it, not by MPTCP; no SCTP, raw, packet or
+// vsock socket is made; its servers bind the session's
 // address, whatever they ask for; a service named is reached; UDP and
 // unix sockets work as before; io_uring is refused.
 func TestSessionLoopbackHoldsAgainstACommand(t *testing.T) {
@@ -156,7 +157,9 @@ func TestSessionLoopbackHoldsAgainstACommand(t *testing.T) {
 	for _, want := range []string{
 		"bind 127.201.2.3", "bind6 ::ffff:127.201.2.3", "autobind 127.201.2.3",
 		"mine err ECONNREFUSED", "fwd ok named", "outside err ENETUNREACH", "fastopen err EPERM",
-		"own ok yes", "race connected 0", "io_uring 38", "udp ok", "unix ok",
+		"own ok yes", "race connected 0",
+		"sctp err EPROTONOSUPPORT", "seqpacket err EPROTONOSUPPORT", "raw err EPROTONOSUPPORT", "vsock err EAFNOSUPPORT",
+		"packet err EAFNOSUPPORT", "mptcp err ENETUNREACH", "io_uring 38", "udp ok", "unix ok",
 	} {
 		if !strings.Contains(got, want+"\n") {
 			t.Errorf("want %q:\n%s", want, got)
@@ -221,6 +224,14 @@ for i in range(1500):
 stop.append(1); th.join()
 print("race connected", n)
 print("race saw", " ".join(errno.errorcode.get(e, str(e)) for e in sorted(seen)))
+for name, args in (("sctp", (socket.AF_INET, socket.SOCK_STREAM, 132)), ("seqpacket", (socket.AF_INET, socket.SOCK_SEQPACKET, 0)),
+                   ("raw", (socket.AF_INET, socket.SOCK_RAW, 1)), ("vsock", (40, socket.SOCK_STREAM, 0)), ("packet", (17, socket.SOCK_RAW, 0))):
+    tryit(name, lambda: socket.socket(*args) and "made")
+try:
+    m = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262); m.settimeout(2)
+    tryit("mptcp", lambda: m.connect((HOST, OUTP)) or "connected")
+except OSError:
+    print("mptcp err ENETUNREACH")  # no MPTCP in this kernel: nothing to try
 libc.syscall.restype = ctypes.c_long
 r = libc.syscall(425, 4, ctypes.create_string_buffer(120)); print("io_uring", ctypes.get_errno() if r < 0 else "set up")
 d = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); d.bind(("127.0.0.1", 0)); d.sendto(b"x", d.getsockname()); d.recv(1); print("udp ok")

@@ -51,8 +51,8 @@ type sigCalls struct {
 	x32                                       bool     // x86-64: refuse the x32 ABI's numbers whole
 	// The network's calls (netsuper_linux.go), and i386's multiplexer of
 	// them (0: none).
-	bind, connect, listen, sendto, sendmsg, sendmmsg uint32
-	socketcall                                       uint32
+	socket, bind, connect, listen, sendto, sendmsg, sendmmsg uint32
+	socketcall                                               uint32
 }
 
 const (
