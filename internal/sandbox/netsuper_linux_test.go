@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"os/exec"
 	"strings"
 	"sync/atomic"
@@ -126,31 +125,7 @@ func TestSessionLoopbackHoldsAgainstACommand(t *testing.T) {
 	out := listen(net.JoinHostPort(outside, "0"), true)
 	np := &netPolicy{session: netip.MustParseAddr("127.201.2.3"), forwards: []netip.AddrPort{netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(fwd))}}
 	script := fmt.Sprintf(hostileNetScript, outside, out, fwd, mine)
-	c := exec.Command("python3", "-c", script)
-	var buf strings.Builder
-	c.Stdout, c.Stderr = &buf, &buf
-	var err error
-	onThreadOfItsOwn(func() {
-		if err = unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			return
-		}
-		if err = protectFromCommand(os.Getpid(), np); err != nil {
-			return
-		}
-		err = c.Start()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(60 * time.Second):
-		c.Process.Kill()
-		err = fmt.Errorf("the script hung")
-	}
-	got := buf.String()
+	got, err := runProtected(exec.Command("python3", "-c", script), np, 60*time.Second)
 	if err != nil {
 		t.Fatalf("%v: %s", err, got)
 	}

@@ -60,32 +60,9 @@ for name, sig in (("lethal", 9), ("rt", 40)):
         print("fcntl-%%s=1" %% name)
 '
 `, strings.Join(threads, " "), os.Getpid(), other.Process.Pid, os.Getpid())
-	var buf strings.Builder
 	c := exec.Command("/bin/sh", "-c", script)
-	c.Stdout, c.Stderr = &buf, &buf
 	c.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
-	var err error
-	onThreadOfItsOwn(func() { // the command is forked from the confined thread
-		if err = unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-			return
-		}
-		if err = protectFromCommand(os.Getpid(), nil); err != nil {
-			return
-		}
-		err = c.Start()
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
-	select {
-	case err = <-done:
-	case <-time.After(20 * time.Second):
-		c.Process.Kill()
-		err = fmt.Errorf("the script hung")
-	}
-	out := buf.String()
+	out, err := runProtected(c, nil, 20*time.Second)
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
@@ -94,4 +71,35 @@ for name, sig in (("lethal", 9), ("rt", 40)):
 			t.Errorf("want %s:\n%s", want, out)
 		}
 	}
+}
+
+// runProtected runs c as a command's launcher would, forked from a thread
+// of its own with no_new_privs and the filter (np: with the network's
+// rules; this test process plays the launcher and Harvey), and returns
+// what it printed.
+func runProtected(c *exec.Cmd, np *netPolicy, within time.Duration) (string, error) {
+	var buf strings.Builder
+	c.Stdout, c.Stderr = &buf, &buf
+	var err error
+	onThreadOfItsOwn(func() {
+		if err = unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return
+		}
+		if err = protectFromCommand(os.Getpid(), np); err != nil {
+			return
+		}
+		err = c.Start()
+	})
+	if err != nil {
+		return "", err
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(within):
+		c.Process.Kill()
+		err = fmt.Errorf("the command hung")
+	}
+	return buf.String(), err
 }
