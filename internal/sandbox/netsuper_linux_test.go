@@ -91,6 +91,16 @@ func TestSessionLoopbackPolicy(t *testing.T) {
 // address, whatever they ask for; a service named is reached; UDP and
 // unix sockets work as before; io_uring is refused.
 func TestSessionLoopbackHoldsAgainstACommand(t *testing.T) {
+	for _, threads := range []bool{true, false} { // false: a kernel before PIDFD_THREAD (6.9)
+		t.Run(map[bool]string{true: "thread-pidfd", false: "process-pidfd"}[threads], func(t *testing.T) {
+			oldPidfds.Store(!threads)
+			defer oldPidfds.Store(false)
+			hostileNetCommand(t)
+		})
+	}
+}
+
+func hostileNetCommand(t *testing.T) {
 	if len(sigArches) == 0 {
 		t.Skip("no seccomp numbers for this architecture")
 	}
