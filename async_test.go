@@ -13,6 +13,7 @@ import (
 	anyllm "github.com/mozilla-ai/any-llm-go"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+	"github.com/harvey-agent/harvey/internal/ptytest"
 )
 
 const asyncToolFile = "---\nparameters:\n  n: {type: string, required: true}\ncommand: [sh, -c, 'sleep 1; echo RESULT-$1', sh, \"{{n}}\"]\neffect: read\nasync: true\n---\nA slow check.\n"
@@ -148,24 +149,24 @@ func TestAsyncToolThroughPTY(t *testing.T) {
 	f := fakeollama.New(t, "llama3.2:latest")
 	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c1", Name: "slowcheck", Args: map[string]any{"n": "5"}}), fakeollama.TextReply("llama3.2", "Started."),
 		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c2", Name: "forever", Args: map[string]any{}}), fakeollama.TextReply("llama3.2", "Again."))
-	s := startPTYWith(t, bin, t.TempDir(), []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + t.TempDir()}, 160, "--ollama", f.URL(), "--model", "llama3.2")
-	s.expect("harvey> ")
-	s.send("check it\r")
-	s.expect("started task 1")
-	s.expect("Started.")
-	s.expect("harvey (1 task)> ")
-	s.send("/tasks\r")
-	s.expect("1  running")
+	s := ptytest.StartWith(t, bin, t.TempDir(), []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + t.TempDir()}, 160, "--ollama", f.URL(), "--model", "llama3.2")
+	s.Expect("harvey> ")
+	s.Send("check it\r")
+	s.Expect("started task 1")
+	s.Expect("Started.")
+	s.Expect("harvey (1 task)> ")
+	s.Send("/tasks\r")
+	s.Expect("1  running")
 	time.Sleep(1500 * time.Millisecond)
-	s.send("/tasks 1\r")
-	s.expect("RESULT-5")
-	s.expect("⚑ task 1 done in")
-	s.expect("harvey> ")
-	s.send("once more\r")
-	s.expect("Again.")
-	s.expect("harvey (1 task)> ")
-	s.send("\x04")
-	s.wait()
+	s.Send("/tasks 1\r")
+	s.Expect("RESULT-5")
+	s.Expect("⚑ task 1 done in")
+	s.Expect("harvey> ")
+	s.Send("once more\r")
+	s.Expect("Again.")
+	s.Expect("harvey (1 task)> ")
+	s.Send("\x04")
+	s.Wait()
 	time.Sleep(300 * time.Millisecond)
 	if ps, _ := exec.Command("pgrep", "-f", tag).Output(); len(ps) > 0 {
 		exec.Command("pkill", "-f", tag).Run()

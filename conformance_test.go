@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+	"github.com/harvey-agent/harvey/internal/ptytest"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
@@ -207,7 +208,7 @@ func conformanceIssuer(server string) string {
 // prompt, Enter at each field a server asks for (its default), and Ctrl-D
 // once the model is done.
 func conformanceREPL(bin, dir string, env []string, logf io.Writer, args ...string) int {
-	master, slave, err := newPTY()
+	master, slave, err := ptytest.New()
 	if err != nil {
 		return 1
 	}

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+	"github.com/harvey-agent/harvey/internal/ptytest"
 )
 
 // The first-run path walked as a new user walks it, on a 40-column
@@ -31,12 +32,12 @@ func TestFirstRunWalkThroughPTY(t *testing.T) {
 
 	// 1. No Ollama installed and none answering: the hint names what to
 	// install and the one command to get a model; commands still work.
-	s := startPTYWith(t, bin, dir, env, 40, "--ollama", "http://127.0.0.1:1")
-	s.expect("Ollama is not installed here")
-	s.expect("ollama pull llama3.2")
-	s.expect("harvey> ")
-	s.send("/help all\r")
-	help := plainScreen(s.expect("harvey> "))
+	s := ptytest.StartWith(t, bin, dir, env, 40, "--ollama", "http://127.0.0.1:1")
+	s.Expect("Ollama is not installed here")
+	s.Expect("ollama pull llama3.2")
+	s.Expect("harvey> ")
+	s.Send("/help all\r")
+	help := plainScreen(s.Expect("harvey> "))
 	for _, l := range strings.Split(help, "\n") {
 		if n := utf8.RuneCountInString(strings.TrimRight(l, "\r ")); n > 40 {
 			t.Fatalf("/help line of %d columns on a 40-column terminal: %q", n, l)
@@ -45,15 +46,15 @@ func TestFirstRunWalkThroughPTY(t *testing.T) {
 	if !strings.Contains(help, "/git status|diff|log|show|blame") {
 		t.Fatalf("/help = %q", help)
 	}
-	s.send("/git st\t")
-	s.expect("status")
-	s.send("\x15") // Ctrl-U: clear the line
+	s.Send("/git st\t")
+	s.Expect("status")
+	s.Send("\x15") // Ctrl-U: clear the line
 	// Home and End as tmux sends them: "ello", Home, "h", End, " there".
-	s.send("ello\x1b[1~h\x1b[4~ there\r")
-	s.expect("Ollama is not installed here") // none installed: the prompt says what to install
-	s.expect("harvey> ")
-	s.send("/exit\r")
-	s.wait()
+	s.Send("ello\x1b[1~h\x1b[4~ there\r")
+	s.Expect("Ollama is not installed here") // none installed: the prompt says what to install
+	s.Expect("harvey> ")
+	s.Send("/exit\r")
+	s.Wait()
 	if h, _ := os.ReadFile(filepath.Join(dir, "agents", "history")); !strings.Contains(string(h), "\nhello there\n") {
 		t.Fatalf("Home/End: the line was not \"hello there\": history %q", h)
 	}
@@ -64,13 +65,13 @@ func TestFirstRunWalkThroughPTY(t *testing.T) {
 	f.Mu.Lock()
 	f.APIDelay = 300 * time.Millisecond
 	f.Mu.Unlock()
-	s = startPTYWith(t, bin, dir, env, 40, "--ollama", f.URL())
-	s.expect("1) llama3.2:latest")
-	s.expect("calls tools")
-	s.expect("Choose a model [1]: ")
+	s = ptytest.StartWith(t, bin, dir, env, 40, "--ollama", f.URL())
+	s.Expect("1) llama3.2:latest")
+	s.Expect("calls tools")
+	s.Expect("Choose a model [1]: ")
 	time.Sleep(4 * time.Second)
-	s.send("1\r")
-	out := s.expect("harvey> ")
+	s.Send("1\r")
+	out := s.Expect("harvey> ")
 	if strings.Contains(out, "did not answer in time") || !strings.Contains(plainScreen(out), "llama3.2:latest (tool mode") {
 		t.Fatalf("after a late answer: %q", plainScreen(out))
 	}
@@ -81,8 +82,8 @@ func TestFirstRunWalkThroughPTY(t *testing.T) {
 	// A slow reply: the spinner redraws one line in place, never wider
 	// than the terminal (a wrapped line would leave a copy per frame).
 	f.Script(fakeollama.Reply{Lines: append([]string{fakeollama.ContentLine("llama3.2", "Hello")}, fakeollama.TextReply("llama3.2", " from a slow model.").Lines...), First: 2500 * time.Millisecond, Gap: 100 * time.Millisecond})
-	s.send("hi\r")
-	out = s.expect("Hello")
+	s.Send("hi\r")
+	out = s.Expect("Hello")
 	if i := strings.IndexAny(out, "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"); i < 0 || strings.Contains(out[i:], "\n") {
 		t.Fatalf("no spinner, or one that printed new lines: %q", out)
 	}
@@ -99,31 +100,31 @@ func TestFirstRunWalkThroughPTY(t *testing.T) {
 	if frames < 5 {
 		t.Fatalf("%d spinner frames in 2.5 s: %q", frames, out)
 	}
-	s.expect("from a slow model.")
-	s.expect("harvey> ")
+	s.Expect("from a slow model.")
+	s.Expect("harvey> ")
 
 	// 3. A write approved with y.
 	write := func(id, name, content string) fakeollama.Reply {
 		return fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: id, Name: "write_file", Args: map[string]any{"path": name, "content": content}})
 	}
 	f.Script(write("w1", "notes.txt", "first\n"), fakeollama.TextReply("llama3.2", "Saved the notes."))
-	s.send("save notes\r")
-	s.expect("+first")
-	s.expect("Allow write_file? [y/n/a] ")
-	s.send("y\r")
-	s.expect("Saved the notes.")
-	s.expect("harvey> ")
+	s.Send("save notes\r")
+	s.Expect("+first")
+	s.Expect("Allow write_file? [y/n/a] ")
+	s.Send("y\r")
+	s.Expect("Saved the notes.")
+	s.Expect("harvey> ")
 	if b, _ := os.ReadFile(filepath.Join(dir, "notes.txt")); string(b) != "first\n" {
 		t.Fatalf("notes.txt = %q", b)
 	}
 
 	// 4. One declined with a reason: the model is told the user's words.
 	f.Script(write("w2", "style.txt", "spaces\n"), fakeollama.TextReply("llama3.2", "Understood, tabs."))
-	s.send("write the style\r")
-	s.expect("Allow write_file? [y/n/a] ")
-	s.send("n use tabs\r")
-	s.expect("Understood, tabs.")
-	s.expect("harvey> ")
+	s.Send("write the style\r")
+	s.Expect("Allow write_file? [y/n/a] ")
+	s.Send("n use tabs\r")
+	s.Expect("Understood, tabs.")
+	s.Expect("harvey> ")
 	reqs := f.ChatRequests()
 	m := fakeollama.MessagesOf(reqs[len(reqs)-1])
 	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, `saying: "use tabs"`) {
@@ -134,12 +135,12 @@ func TestFirstRunWalkThroughPTY(t *testing.T) {
 	// asked again); the session goes on.
 	before := len(f.ChatRequests())
 	f.Script(write("w3", "c.txt", "c\n"), fakeollama.TextReply("llama3.2", "should not be asked for"))
-	s.send("write c\r")
-	s.expect("Allow write_file? [y/n/a] ")
-	s.send("\x03")
-	s.expect("^C")
-	s.expect("cancelled")
-	s.expect("harvey> ")
+	s.Send("write c\r")
+	s.Expect("Allow write_file? [y/n/a] ")
+	s.Send("\x03")
+	s.Expect("^C")
+	s.Expect("cancelled")
+	s.Expect("harvey> ")
 	if n := len(f.ChatRequests()); n != before+1 {
 		t.Fatalf("%d requests after Ctrl-C at the approval (want %d)", n, before+1)
 	}
@@ -152,19 +153,19 @@ func TestFirstRunWalkThroughPTY(t *testing.T) {
 	f.Replies = nil // the reply Ctrl-C kept the model from being asked for
 	f.Mu.Unlock()
 	f.Script(write("w4", "d.txt", "d\n"), fakeollama.TextReply("llama3.2", "Not written."))
-	s.send("write d\r")
-	s.expect("Allow write_file? [y/n/a] ")
-	s.send("\x04")
-	s.expect("Not written.")
-	s.expect("harvey> ")
+	s.Send("write d\r")
+	s.Expect("Allow write_file? [y/n/a] ")
+	s.Send("\x04")
+	s.Expect("Not written.")
+	s.Expect("harvey> ")
 	if _, err := os.Stat(filepath.Join(dir, "d.txt")); err == nil {
 		t.Fatal("written after Ctrl-D")
 	}
-	s.send("/status\r")
-	s.expect("llama3.2:latest")
-	s.expect("harvey> ")
-	s.send("/exit\r")
-	if err := s.wait(); err != nil {
+	s.Send("/status\r")
+	s.Expect("llama3.2:latest")
+	s.Expect("harvey> ")
+	s.Send("/exit\r")
+	if err := s.Wait(); err != nil {
 		t.Fatalf("exit: %v", err)
 	}
 }

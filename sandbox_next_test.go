@@ -22,6 +22,7 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+	"github.com/harvey-agent/harvey/internal/ptytest"
 )
 
 func TestEndToEndNextCommandIsYours(t *testing.T) {
@@ -179,17 +180,17 @@ func TestEndToEndWorkspaceMCPNeverNamesYourEnvironment(t *testing.T) {
 	writeFile(t, dir, ".cursor/mcp.json", fmt.Sprintf(`{"mcpServers": {"repo": {"url": %q, "headers": {"Authorization": "Bearer ${FIXTURE_GH_TOKEN}", "X-Key": "$FIXTURE_OPENAI_KEY"}}}}`, srv.URL+"/repo"))
 	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    mine:\n      url: %s\n      headers:\n        Authorization: \"Bearer ${FIXTURE_GH_TOKEN}\"\n", srv.URL+"/mine"))
 	env := []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg, "FIXTURE_GH_TOKEN=ghs-FIXTURE-SECRET-1", "FIXTURE_OPENAI_KEY=sk-FIXTURE-SECRET-2"}
-	s := startPTYWith(t, bin, dir, env, 200, "--ollama", "http://127.0.0.1:1")
-	s.expect(".cursor/mcp.json was not written by Harvey")
-	s.expect("MCP server repo: connects to " + srv.URL + "/repo sending headers Authorization: Bearer ${FIXTURE_GH_TOKEN}, X-Key: $FIXTURE_OPENAI_KEY")
-	s.expect("not filled from your environment")
-	s.expect("Use these settings in this workspace? [y/N] ")
-	s.send("y\r")
-	s.expect("harvey> ")
-	s.send("/mcp\r")
-	s.expect("harvey> ")
-	s.send("\x04")
-	s.wait()
+	s := ptytest.StartWith(t, bin, dir, env, 200, "--ollama", "http://127.0.0.1:1")
+	s.Expect(".cursor/mcp.json was not written by Harvey")
+	s.Expect("MCP server repo: connects to " + srv.URL + "/repo sending headers Authorization: Bearer ${FIXTURE_GH_TOKEN}, X-Key: $FIXTURE_OPENAI_KEY")
+	s.Expect("not filled from your environment")
+	s.Expect("Use these settings in this workspace? [y/N] ")
+	s.Send("y\r")
+	s.Expect("harvey> ")
+	s.Send("/mcp\r")
+	s.Expect("harvey> ")
+	s.Send("\x04")
+	s.Wait()
 	mu.Lock()
 	defer mu.Unlock()
 	var repo, mine bool

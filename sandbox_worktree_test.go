@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+	"github.com/harvey-agent/harvey/internal/ptytest"
 )
 
 func TestEndToEndWorktreesAndHiddenChanges(t *testing.T) {
@@ -230,13 +231,13 @@ func TestWorkspaceMCPServerWholeLifeShortSession(t *testing.T) {
 	cfg := filepath.Join(tmp, "config")
 	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  readable: [%q, %q]\n", filepath.Dir(os.Args[0]), tmp))
 	fo := fakeollama.New(t, "llama3.2:latest")
-	s := startPTYWith(t, bin, dir, []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + filepath.Join(tmp, "data")}, 160, "--ollama", fo.URL(), "--model", "llama3.2")
-	s.expect("Use these settings in this workspace? [y/N] ")
-	s.send("y\r")
-	s.expect("MCP server t, at start: [harvey: undone: the command split git's index")
-	s.expect("harvey> ")
-	s.send("/exit\r")
-	s.wait()
+	s := ptytest.StartWith(t, bin, dir, []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + filepath.Join(tmp, "data")}, 160, "--ollama", fo.URL(), "--model", "llama3.2")
+	s.Expect("Use these settings in this workspace? [y/N] ")
+	s.Send("y\r")
+	s.Expect("MCP server t, at start: [harvey: undone: the command split git's index")
+	s.Expect("harvey> ")
+	s.Send("/exit\r")
+	s.Wait()
 	st := gitSh(t, dir, gitEnv, "git status --porcelain; git ls-files -s sub; git config --list")
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatalf("the user's next git status ran what the server planted:\n%s", st)
