@@ -13,6 +13,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+	"github.com/harvey-agent/harvey/internal/fakeopenai"
 )
 
 // Capability detection from /api/show, as wire.md §5 describes it, and the
@@ -182,7 +183,7 @@ func TestModelAndOllamaCommands(t *testing.T) {
 
 // Routes persist in harvey.yaml and can be turned off and removed.
 func TestRoutesPersist(t *testing.T) {
-	f := newFakeOpenAI(t)
+	f := fakeopenai.New(t)
 	env := routeEnv(t, f, "vllm")
 	b, _ := os.ReadFile(filepath.Join(env.dir, "agents", "harvey.yaml"))
 	if !strings.Contains(string(b), "name: box") || !strings.Contains(string(b), "provider: vllm") {
@@ -197,7 +198,7 @@ func TestRoutesPersist(t *testing.T) {
 		t.Fatalf("disabled route: %v", err)
 	}
 	dispatch(t, env.a, "/route enable box")
-	f.Script(sseText("hello from the box"))
+	f.Script(fakeopenai.Text("hello from the box"))
 	if err := env.a.RunPrompt(t.Context(), "@box hi"); err != nil || !strings.Contains(env.out.String(), "hello from the box") {
 		t.Fatalf("enabled route: %v %q", err, env.out.String())
 	}

@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+	"github.com/harvey-agent/harvey/internal/fakeopenai"
 	"github.com/harvey-agent/harvey/internal/modelcheck"
+	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
@@ -140,6 +142,10 @@ func checkFake(t *testing.T, style checkModelStyle, model string) *fakeollama.Se
 func TestModelCheckVerdicts(t *testing.T) {
 	data := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", data)
+	// The sandbox's own directories are the process's, made once on first
+	// use: made before TMPDIR moves, so run alone this test does not find
+	// them among what the check would leave.
+	sandbox.Available()
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	// What the fake reports in every done line (doneLine).
@@ -282,15 +288,15 @@ func TestModelCheckRecommendsAndMenuSkipsFailed(t *testing.T) {
 // that the server gives no timings.
 func TestModelCheckRoute(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
-	srv := newFakeOpenAI(t)
+	srv := fakeopenai.New(t)
 	for range 9 {
-		srv.Script(sseText("Paris."))
+		srv.Script(fakeopenai.Text("Paris."))
 	}
 	cfg := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "harvey")
 	os.MkdirAll(cfg, 0o700)
 	old, _ := os.ReadFile(filepath.Join(cfg, "harvey.yaml"))
 	t.Cleanup(func() { os.WriteFile(filepath.Join(cfg, "harvey.yaml"), old, 0o600) })
-	os.WriteFile(filepath.Join(cfg, "harvey.yaml"), []byte("routes:\n  - name: box\n    provider: llamacpp\n    url: "+srv.srv.URL+"\n    model: qwen\n    enabled: true\n"), 0o600)
+	os.WriteFile(filepath.Join(cfg, "harvey.yaml"), []byte("routes:\n  - name: box\n    provider: llamacpp\n    url: "+srv.URL()+"\n    model: qwen\n    enabled: true\n"), 0o600)
 	reports, err := runModelCheck(t.Context(), checkOptions{models: []string{"@box"}, ollamaURL: "http://127.0.0.1:1"})
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+	"github.com/harvey-agent/harvey/internal/fakeopenai"
 	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
@@ -174,11 +175,11 @@ func TestToolResultSurvivesAFailedCall(t *testing.T) {
 // it loads is retried by the same loop (under the OpenAI SDK's own two
 // tries), and the turn gets its answer.
 func TestRetryOpenAICompatibleRoute(t *testing.T) {
-	f := newFakeOpenAI(t)
+	f := fakeopenai.New(t)
 	env := routeEnv(t, f, "llamacpp")
 	env.a.Config.Retry.MaxWait = Duration(time.Second)
-	busy := sseReply{status: 503, body: `{"error":{"message":"Loading model","type":"unavailable_error"}}`}
-	f.Script(busy, busy, busy, busy, sseText("Loaded."))
+	busy := fakeopenai.Reply{Status: 503, Body: `{"error":{"message":"Loading model","type":"unavailable_error"}}`}
+	f.Script(busy, busy, busy, busy, fakeopenai.Text("Loaded."))
 	if err := env.a.RunPrompt(t.Context(), "@box hi"); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+	"github.com/harvey-agent/harvey/internal/fakeopenai"
 	"github.com/harvey-agent/harvey/internal/ollama"
 	"github.com/ollama/ollama/template"
 )
@@ -126,8 +127,8 @@ func TestWarmStartNeverInTheWay(t *testing.T) {
 	h := newTestEnv(t, f, "llama3.2")
 	h.a.warmStart()
 	// A cloud provider (an OpenAI-compatible route client): never.
-	fo := newFakeOpenAI(t)
-	c, err := newAnyLLMClient("openai-compatible", fo.srv.URL, "m", 0)
+	fo := fakeopenai.New(t)
+	c, err := newAnyLLMClient("openai-compatible", fo.URL(), "m", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+	"github.com/harvey-agent/harvey/internal/fakeopenai"
 	"github.com/harvey-agent/harvey/internal/walk"
 	"github.com/harvey-agent/harvey/internal/wsindex"
 )
@@ -203,11 +204,11 @@ func TestEndToEndWorkspaceEmbedded(t *testing.T) {
 func TestRagStoreOtherProvider(t *testing.T) {
 	t.Parallel()
 	bin := buildHarvey(t)
-	o := newFakeOpenAI(t)
+	o := fakeopenai.New(t)
 	dir, cfg := t.TempDir(), t.TempDir()
 	writeFile(t, dir, "docs/deploy.md", "# Deploy\n\nThe service is deployed with the blue green strategy every Friday afternoon.\n")
 	writeFile(t, dir, "docs/cats.md", "# Cats\n\nCats sleep most of the day and purr loudly.\n")
-	writeFile(t, cfg, "harvey/harvey.yaml", "rag:\n  active: notes\n  stores:\n    - name: notes\n      db_path: rag/notes.db\n      embedding_model: text-embedding-3-small\n      provider: openai-compatible\n      base_url: "+o.srv.URL+"\n")
+	writeFile(t, cfg, "harvey/harvey.yaml", "rag:\n  active: notes\n  stores:\n    - name: notes\n      db_path: rag/notes.db\n      embedding_model: text-embedding-3-small\n      provider: openai-compatible\n      base_url: "+o.URL()+"\n")
 	env := []string{"XDG_CONFIG_HOME=" + cfg, "OLLAMA_HOST=http://127.0.0.1:1"}
 	h := func(args ...string) (string, string, int) { return runHarveyEnv(t, bin, dir, "", env, args...) }
 	if out, errOut, code := h("rag", "ingest", "docs"); code != 0 || !strings.Contains(out, "2 files embedded") {
