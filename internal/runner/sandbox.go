@@ -532,9 +532,9 @@ func blockedOffline(_, low string, spec *sandbox.Spec) (Rule, string) {
 	return RuleNone, ""
 }
 
-// blockedNoProxy: without namespaces and the launcher's network rules
-// (Landlock before ABI 4... or none asked) there is no registry proxy and
-// Landlock refuses TCP, which tools word as EACCES: say so, and
+// blockedNoProxy: without namespaces and without the session's loopback
+// the launcher keeps (a loopback that is 127.0.0.1 alone, a helper of
+// Harvey's own) there is no registry proxy and Landlock refuses TCP, which tools word as EACCES: say so, and
 // what gives the whole sandbox back.
 func blockedNoProxy(_, low string, spec *sandbox.Spec) (Rule, string) {
 	if !spec.NoNS || spec.Network || spec.Loopback != "" {

@@ -316,7 +316,13 @@ func SessionLoopback() string {
 	loopback.once.Do(func() {
 		var b [3]byte
 		rand.Read(b[:])
-		loopback.addr = fmt.Sprintf("127.%d.%d.%d", 128+int(b[0])%127, b[1], 1+int(b[2])%254)
+		addr := fmt.Sprintf("127.%d.%d.%d", 128+int(b[0])%127, b[1], 1+int(b[2])%254)
+		// Where the loopback is not all of 127/8 (a minimal container's),
+		// commands keep what Landlock alone gives: no TCP.
+		if ln, err := net.Listen("tcp", addr+":0"); err == nil {
+			ln.Close()
+			loopback.addr = addr
+		}
 	})
 	return loopback.addr
 }
