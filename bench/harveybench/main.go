@@ -95,38 +95,7 @@ func goBenchRows() {
 	if err != nil {
 		fail("%v", err)
 	}
-	type stat struct {
-		ns     []float64
-		detail string
-		bwrap  []float64 // BenchmarkCommandCost's bubblewrap run between Harvey's commands (bwrap-ns/op)
-	}
-	stats := map[string]*stat{}
-	var order []string
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.Fields(l)
-		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") || f[3] != "ns/op" {
-			continue
-		}
-		name := strings.TrimPrefix(f[0], "Benchmark")
-		name = name[:strings.LastIndexByte(name+"-", '-')]
-		if i := strings.LastIndexByte(name, '-'); i > 0 {
-			name = name[:i]
-		}
-		ns, _ := strconv.ParseFloat(f[2], 64)
-		st := stats[name]
-		if st == nil {
-			st = &stat{}
-			stats[name] = st
-			order = append(order, name)
-		}
-		st.ns = append(st.ns, ns)
-		st.detail = strings.Join(f[4:], " ")
-		for i := 4; i+1 < len(f); i += 2 {
-			if v, err := strconv.ParseFloat(f[i], 64); err == nil && f[i+1] == "bwrap-ns/op" {
-				st.bwrap = append(st.bwrap, v)
-			}
-		}
-	}
+	stats, order := parseGoBench(b)
 	median := func(xs []float64) float64 {
 		sort.Float64s(xs)
 		return xs[len(xs)/2]
@@ -157,6 +126,48 @@ func goBenchRows() {
 		}
 		add(row{n + " in process (go test -bench)", fmt.Sprintf("%.1f ms, %s", median(stats[n].ns)/1e6, stats[n].detail), "", "", "", ""})
 	}
+}
+
+// benchStat is one benchmark's runs: ns/op, the rest of its last line, and
+// BenchmarkCommandCost's bubblewrap run between Harvey's commands
+// (bwrap-ns/op).
+type benchStat struct {
+	ns     []float64
+	detail string
+	bwrap  []float64
+}
+
+// parseGoBench reads go test -bench output into each benchmark's runs (its
+// name less the -GOMAXPROCS suffix), in the order first seen.
+func parseGoBench(b []byte) (map[string]*benchStat, []string) {
+	stats := map[string]*benchStat{}
+	var order []string
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 4 || !strings.HasPrefix(f[0], "Benchmark") || f[3] != "ns/op" {
+			continue
+		}
+		name := strings.TrimPrefix(f[0], "Benchmark")
+		name = name[:strings.LastIndexByte(name+"-", '-')]
+		if i := strings.LastIndexByte(name, '-'); i > 0 {
+			name = name[:i]
+		}
+		ns, _ := strconv.ParseFloat(f[2], 64)
+		st := stats[name]
+		if st == nil {
+			st = &benchStat{}
+			stats[name] = st
+			order = append(order, name)
+		}
+		st.ns = append(st.ns, ns)
+		st.detail = strings.Join(f[4:], " ")
+		for i := 4; i+1 < len(f); i += 2 {
+			if v, err := strconv.ParseFloat(f[i], 64); err == nil && f[i+1] == "bwrap-ns/op" {
+				st.bwrap = append(st.bwrap, v)
+			}
+		}
+	}
+	return stats, order
 }
 
 // commandCostRows are BenchmarkCommandCost's rows: Harvey's gated command
