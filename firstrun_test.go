@@ -8,13 +8,13 @@ package harvey
 import (
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	"github.com/harvey-agent/harvey/internal/ptytest"
 )
 
@@ -170,10 +170,10 @@ func TestFirstRunWalkThroughPTY(t *testing.T) {
 	}
 }
 
-var ansiRE = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+var ansiRE = lazyre.New(`\x1b\[[0-9;?]*[A-Za-z]`)
 
 // plainScreen is terminal output without escape sequences and carriage
 // returns, as a person reads it.
 func plainScreen(s string) string {
-	return strings.ReplaceAll(ansiRE.ReplaceAllString(s, ""), "\r", "")
+	return strings.ReplaceAll(ansiRE().ReplaceAllString(s, ""), "\r", "")
 }

@@ -7,7 +7,6 @@ package harvey
 import (
 	"encoding/json"
 	"math"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -15,13 +14,14 @@ import (
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
+	"github.com/harvey-agent/harvey/internal/lazyre"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
 // Fuzz targets for everything that parses model or user output. Seeds are
 // the quirks wire.md records; CI runs each briefly (.ci/run).
 
-var callIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var callIDRE = lazyre.New(`^[A-Za-z0-9_-]{1,64}$`)
 
 // FuzzToolCallAccumulator feeds any sequence of streamed deltas. Each delta
 // is "ID\x1fNAME\x1fARGS", deltas are separated by \x1e. Oracle: no panic,
@@ -55,7 +55,7 @@ func FuzzToolCallAccumulator(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for _, c := range acc.calls() {
-			if !callIDRE.MatchString(c.ID) || seen[c.ID] {
+			if !callIDRE().MatchString(c.ID) || seen[c.ID] {
 				t.Fatalf("bad or repeated id %q", c.ID)
 			}
 			seen[c.ID] = true

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -265,17 +267,21 @@ func procTgid(pid int) (int, bool) {
 // own (a connection may take a moment; signals are never kept waiting).
 // It returns when the descriptor fails (the launcher is ending).
 func supervise(fd int, protected protectedSet, np *netPolicy) {
+	supervisors.Add(1)
+	defer supervisors.Add(-1)
+	var handlers sync.WaitGroup // the descriptor is closed once none uses it
 	defer unix.Close(fd)
+	defer handlers.Wait()
 	for {
 		var req seccompNotif
 		if _, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(fd), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&req))); e != 0 {
-			if e == unix.EINTR || e == unix.ENOENT {
+			if e == unix.EINTR || (e == unix.ENOENT && !filterUnused(fd)) {
 				continue // a signal, or the caller went away before we read it
 			}
 			return
 		}
 		if op, ok := netCallOf(req); ok && np != nil {
-			go func() { sendResp(fd, np.handle(fd, req, op)) }()
+			handlers.Go(func() { sendResp(fd, np.handle(fd, req, op)) })
 			continue
 		}
 		resp := seccompNotifResp{id: req.id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
@@ -284,6 +290,20 @@ func supervise(fd int, protected protectedSet, np *netPolicy) {
 		}
 		sendResp(fd, resp)
 	}
+}
+
+// supervisors is how many supervisors run in this process (a test's
+// count: each ends with its command).
+var supervisors atomic.Int32
+
+// filterUnused says whether no process uses the filter of the listener fd
+// any more (the command and all it started have ended): the kernel then
+// answers every receive at once with ENOENT, which a loop that only
+// retried would spin on until the launcher exits.
+func filterUnused(fd int) bool {
+	p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	n, err := unix.Poll(p, 0)
+	return err == nil && n == 1 && p[0].Revents&unix.POLLHUP != 0
 }
 
 // sendResp answers a notification (ENOENT: the caller is gone, killed

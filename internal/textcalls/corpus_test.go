@@ -7,11 +7,12 @@ package textcalls
 import (
 	"encoding/json"
 	"os"
-	"regexp"
 	"strings"
 	"testing"
 
 	anyllm "github.com/mozilla-ai/any-llm-go"
+
+	"github.com/harvey-agent/harvey/internal/lazyre"
 )
 
 // builtinLookup is the schema lookup of Harvey's built-in tools, as its
@@ -77,7 +78,7 @@ func runRecoveryCases(t *testing.T, cases []recoveryCase) {
 }
 
 // callIDRE is what providers accept as a call's ID.
-var callIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var callIDRE = lazyre.New(`^[A-Za-z0-9_-]{1,64}$`)
 
 const listAll = `list_files {}`
 
@@ -238,7 +239,7 @@ func FuzzRecoverToolCalls(f *testing.F) {
 				if !json.Valid([]byte(c.Function.Arguments)) {
 					t.Fatalf("invalid arguments %q", c.Function.Arguments)
 				}
-				if !callIDRE.MatchString(c.ID) {
+				if !callIDRE().MatchString(c.ID) {
 					t.Fatalf("bad id %q", c.ID)
 				}
 			}
