@@ -53,7 +53,7 @@ func StatusText(policy config.SandboxPolicy) string {
 func Line(policy config.SandboxPolicy) string {
 	s := sandbox.Available()
 	if s.Mode() != sandbox.ModeNone {
-		return s.Summary()
+		return s.Summary(SessionLoopback() != "")
 	}
 	if policy.Unsandboxed {
 		return "sandbox: none (" + s.Why + "): commands run UNSANDBOXED, as your config allows (sandbox: {unsandboxed: true})"

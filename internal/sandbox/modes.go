@@ -168,8 +168,11 @@ func (s *State) landlockABI() int {
 }
 
 // Summary is one line naming the mode and, where it is less than the
-// whole sandbox, why and what the user can do (the start line).
-func (s *State) Summary() string {
+// whole sandbox, why and what the user can do (the start line). loopback:
+// the session has its loopback address (runner.SessionLoopback; none
+// where the loopback is 127.0.0.1 alone), which Landlock only needs for
+// any TCP.
+func (s *State) Summary(loopback bool) string {
 	switch m := s.Mode(); m {
 	case ModeFull, ModeSeatbelt:
 		return "sandbox: " + string(m)
@@ -177,8 +180,11 @@ func (s *State) Summary() string {
 		return "sandbox: namespaces only (" + s.LandlockWhy + "): safe mode cannot limit what allowed programs start; everything else holds"
 	case ModeLandlock:
 		net := "the session's loopback and the registry proxy through the launcher"
-		if s.landlockABI() < 4 {
+		switch {
+		case s.landlockABI() < 4:
 			net = "TCP not restricted (Landlock before ABI 4)"
+		case !loopback:
+			net = "no TCP at all (no loopback address but 127.0.0.1 here for the session's own)"
 		}
 		return "sandbox: Landlock only (" + s.NSWhy + "): " + net + ", private caches by each tool's setting, agents/ and .git changes undone after each command, your unix sockets reachable. " + s.NSFix
 	}

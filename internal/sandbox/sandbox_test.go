@@ -219,3 +219,25 @@ func TestLauncherLayerBelowTheCache(t *testing.T) {
 		}
 	}
 }
+
+// The start line says what TCP commands have in Landlock-only mode: the
+// session's loopback where it has one; none at all where the loopback is
+// 127.0.0.1 alone (a minimal container's), and not restricted before ABI 4.
+func TestLandlockOnlySummarySaysItsTCP(t *testing.T) {
+	t.Setenv("HARVEY_TEST_LANDLOCK_ABI", "")
+	s := &State{Landlock: 5, self: "/harvey", NSWhy: "no user namespaces", NSFix: "(fix)"}
+	for _, c := range []struct {
+		abi      int
+		loopback bool
+		want     string
+	}{
+		{5, true, "the session's loopback and the registry proxy through the launcher"},
+		{5, false, "no TCP at all"},
+		{3, true, "TCP not restricted"},
+	} {
+		s.Landlock = c.abi
+		if got := s.Summary(c.loopback); !strings.Contains(got, "Landlock only") || !strings.Contains(got, c.want) {
+			t.Errorf("ABI %d, loopback %v: %q, want %q in it", c.abi, c.loopback, got, c.want)
+		}
+	}
+}
