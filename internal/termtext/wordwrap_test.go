@@ -1,55 +1,11 @@
 package termtext
 
 import (
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
-)
 
-// screen renders what WordWrap wrote as a terminal shows it: "ESC[nD"
-// moves back n runes, "ESC[K" erases to the line's end.
-func screen(s string) string {
-	var lines [][]rune
-	cur := []rune{}
-	pos := 0
-	esc := regexp.MustCompile(`^\x1b\[(\d*)([DK])`)
-	for i := 0; i < len(s); {
-		if m := esc.FindStringSubmatch(s[i:]); m != nil {
-			if m[2] == "D" {
-				n, _ := strconv.Atoi(m[1])
-				pos -= n
-			} else {
-				cur = cur[:pos]
-			}
-			i += len(m[0])
-			continue
-		}
-		r := []rune(s[i:])[0]
-		i += len(string(r))
-		if r == '\n' {
-			lines = append(lines, cur)
-			cur, pos = []rune{}, 0
-			continue
-		}
-		if r == '\r' {
-			pos = 0
-			continue
-		}
-		if pos < len(cur) {
-			cur[pos] = r
-		} else {
-			cur = append(cur, r)
-		}
-		pos++
-	}
-	lines = append(lines, cur)
-	var out []string
-	for _, l := range lines {
-		out = append(out, string(l))
-	}
-	return strings.Join(out, "\n")
-}
+	"github.com/harvey-agent/harvey/internal/ptytest"
+)
 
 // Prose breaks between words at the width, however the stream is cut
 // (each byte shown as it comes, a word that reaches the edge moved to the
@@ -80,7 +36,7 @@ func TestWordWrap(t *testing.T) {
 		for i := 0; i < len(in); i += chunk {
 			w.Write([]byte(in[i:min(i+chunk, len(in))]))
 		}
-		if got := screen(b.String()); got != want {
+		if got := ptytest.Screen(b.String()); got != want {
 			t.Errorf("chunks of %d:\n%s\nwant:\n%s", chunk, got, want)
 		}
 	}
