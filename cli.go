@@ -15,6 +15,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/events"
+	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -83,7 +84,7 @@ func subcommand(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	case "sandbox":
 		return sandboxCommand(args[1:], stdout, stderr), true
 	case "hooks":
-		return hooksCommand(args[1:], stdout, stderr), true
+		return hooks.Command(args[1:], stdout, stderr), true
 	}
 	return 0, false
 }

@@ -17,7 +17,9 @@
 // through a Host: the session's gate runs a workspace's hook sandboxed,
 // your own run as your programs. The transcript a hook reads
 // (transcript_path) is hooks_transcript.go; Import reads Claude Code's
-// settings files. A new event is added here and in internal/config's
+// settings files, and Command (cli.go) is harvey hooks: your hooks listed,
+// and Claude Code's imported into your config or, a project's, into its
+// workspace's. A new event is added here and in internal/config's
 // HookEvents; the schema of a hook (config.HookConfig) and its checks are
 // internal/config's.
 package hooks

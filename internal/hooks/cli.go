@@ -1,4 +1,4 @@
-package harvey
+package hooks
 
 import (
 	"fmt"
@@ -9,22 +9,26 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
-	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/wspath"
 	"gopkg.in/yaml.v3"
 )
 
-// harvey hooks: the hooks of your own config, in the order they run, and
+// The command line's harvey hooks: the hooks of your own config, in the order they run, and
 // harvey hooks import, which lists (or adds) the hooks of Claude Code's
 // settings files as Harvey hooks (PreToolUse, PostToolUse, SessionStart,
 // UserPromptSubmit, Stop), as harvey mcp import does for servers. Its
 // other events have no counterpart and are named as left out.
 
-const hooksUsage = `usage: harvey hooks [list]
+// Usage is harvey hooks' usage.
+const Usage = `usage: harvey hooks [list]
        harvey hooks import [N... | --all] [--from FILE]   Claude Code's hooks (~/.claude/settings.json, .claude/settings*.json)`
 
-func hooksCommand(args []string, stdout, stderr io.Writer) int {
+// Command runs harvey hooks with args (those after "hooks") in the
+// working directory, the workspace.
+func Command(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "list" {
 		cfg, _, err := configfile.LoadUser()
 		if err != nil {
@@ -35,13 +39,13 @@ func hooksCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, "no hooks in your config (harvey hooks import brings Claude Code's; docs/hooks.md)")
 			return 0
 		}
-		for i, h := range hooks.Sort(cfg.Hooks) {
+		for i, h := range Sort(cfg.Hooks) {
 			fmt.Fprintf(stdout, "%d. %s\n", i+1, termtext.Sanitize(h.Shown()))
 		}
 		return 0
 	}
 	if args[0] != "import" {
-		fmt.Fprintln(stderr, hooksUsage)
+		fmt.Fprintln(stderr, Usage)
 		return 2
 	}
 	return hooksImport(args[1:], stdout, stderr)
@@ -51,7 +55,7 @@ func hooksCommand(args []string, stdout, stderr io.Writer) int {
 // it goes: your own config, or (a project's hook) this workspace's.
 type claudeHook struct {
 	from    string
-	hook    HookConfig
+	hook    config.HookConfig
 	project bool
 }
 
@@ -69,26 +73,26 @@ func hooksImport(args []string, stdout, stderr io.Writer) int {
 	if !all && len(picks) == 0 {
 		for i, h := range found {
 			fmt.Fprintf(stdout, "%d. %s (from %s → %s)%s\n", i+1, termtext.Sanitize(h.hook.Shown()), h.from, hookDestination(h.project),
-				map[bool]string{true: ": already imported", false: ""}[have[hooks.Key(h.hook)]])
+				map[bool]string{true: ": already imported", false: ""}[have[Key(h.hook)]])
 		}
 		fmt.Fprintln(stdout, "add them with: harvey hooks import N [N...] (or --all)")
 		return 0
 	}
-	var mine, project []HookConfig
+	var mine, project []config.HookConfig
 	already := 0
 	for i, h := range found {
 		if !all && !slices.Contains(picks, strconv.Itoa(i+1)) {
 			continue
 		}
 		switch {
-		case have[hooks.Key(h.hook)]:
+		case have[Key(h.hook)]:
 			already++
 		case h.project:
 			project = append(project, h.hook)
 		default:
 			mine = append(mine, h.hook)
 		}
-		have[hooks.Key(h.hook)] = true
+		have[Key(h.hook)] = true
 	}
 	if len(mine)+len(project)+already == 0 {
 		fmt.Fprintln(stderr, "harvey: no hook with that number (harvey hooks import lists them)")
@@ -127,13 +131,13 @@ func findClaudeHooks(files []string, stdout, stderr io.Writer) ([]claudeHook, in
 		if err != nil {
 			continue
 		}
-		hs, left, err := hooks.Import(b)
+		hs, left, err := Import(b)
 		if err != nil {
 			fmt.Fprintf(stderr, "harvey: %s: %v\n", f, err)
 			return nil, 1
 		}
 		for _, h := range hs {
-			found = append(found, claudeHook{from: f, hook: h, project: hooks.ProjectHook(f, strings.Join(h.Command, " "))})
+			found = append(found, claudeHook{from: f, hook: h, project: ProjectHook(f, strings.Join(h.Command, " "))})
 		}
 		for _, l := range left {
 			fmt.Fprintf(stdout, "%s: not imported: %s\n", f, l)
@@ -145,7 +149,7 @@ func findClaudeHooks(files []string, stdout, stderr io.Writer) ([]claudeHook, in
 // hookDestination names where an imported hook goes.
 func hookDestination(project bool) string {
 	if project {
-		return "this workspace's " + ConfigPath
+		return "this workspace's " + config.Path
 	}
 	return "your config"
 }
@@ -156,14 +160,14 @@ func importedHooks() map[string]bool {
 	have := map[string]bool{}
 	if cfg, _, err := configfile.LoadUser(); err == nil && cfg != nil {
 		for _, h := range cfg.Hooks {
-			have[hooks.Key(h)] = true
+			have[Key(h)] = true
 		}
 	}
-	if b, err := os.ReadFile(ConfigPath); err == nil {
-		var c Config
+	if b, err := os.ReadFile(config.Path); err == nil {
+		var c config.Config
 		if yaml.Unmarshal(b, &c) == nil {
 			for _, h := range c.Hooks {
-				have[hooks.Key(h)] = true
+				have[Key(h)] = true
 			}
 		}
 	}
@@ -173,7 +177,7 @@ func importedHooks() map[string]bool {
 // saveImported adds your hooks to your config and a project's to this
 // workspace's config (not confirmed: the next harvey here asks, as for
 // any agents/harvey.yaml Harvey did not write), and says what it did.
-func saveImported(mine, project []HookConfig, already int, stdout, stderr io.Writer) int {
+func saveImported(mine, project []config.HookConfig, already int, stdout, stderr io.Writer) int {
 	if len(mine) > 0 {
 		p, err := addHooks(mine)
 		if err != nil {
@@ -187,7 +191,7 @@ func saveImported(mine, project []HookConfig, already int, stdout, stderr io.Wri
 			fmt.Fprintf(stderr, "harvey: %v\n", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "added %s to this workspace's %s (a project's hooks stay in their project): the next harvey here shows them and asks before they run, in the sandbox\n", termtext.Plural(len(project), "hook"), ConfigPath)
+		fmt.Fprintf(stdout, "added %s to this workspace's %s (a project's hooks stay in their project): the next harvey here shows them and asks before they run, in the sandbox\n", termtext.Plural(len(project), "hook"), config.Path)
 	}
 	if already > 0 {
 		fmt.Fprintf(stdout, "%s already imported, left as %s\n", termtext.Plural(already, "hook"), map[bool]string{true: "it was", false: "they were"}[already == 1])
@@ -198,16 +202,16 @@ func saveImported(mine, project []HookConfig, already int, stdout, stderr io.Wri
 // addWorkspaceHooks appends hooks to this workspace's agents/harvey.yaml,
 // keeping the rest of it, through the workspace (never through a link),
 // and without confirming it.
-func addWorkspaceHooks(hs []HookConfig) error {
-	ws, err := openWorkspace(".")
+func addWorkspaceHooks(hs []config.HookConfig) error {
+	ws, err := wspath.Open(".")
 	if err != nil {
 		return err
 	}
 	defer ws.Close()
 	var doc yaml.Node
-	if b, err := ws.ReadInternal(ConfigPath); err == nil {
+	if b, err := ws.ReadInternal(config.Path); err == nil {
 		if err := yaml.Unmarshal(b, &doc); err != nil {
-			return fmt.Errorf("%s: %v (fix it first; it was left as it is)", ConfigPath, err)
+			return fmt.Errorf("%s: %v (fix it first; it was left as it is)", config.Path, err)
 		}
 	}
 	if len(doc.Content) == 0 {
@@ -215,7 +219,7 @@ func addWorkspaceHooks(hs []HookConfig) error {
 	}
 	top := doc.Content[0]
 	if top.Kind != yaml.MappingNode {
-		return fmt.Errorf("%s is not a mapping", ConfigPath)
+		return fmt.Errorf("%s is not a mapping", config.Path)
 	}
 	if err := appendHooks(top, hs); err != nil {
 		return err
@@ -224,17 +228,17 @@ func addWorkspaceHooks(hs []HookConfig) error {
 	if err != nil {
 		return err
 	}
-	return ws.WriteInternalAtomic(ConfigPath, out, 0o600)
+	return ws.WriteInternalAtomic(config.Path, out, 0o600)
 }
 
 // addHooks appends hooks to hooks: in your own config (keeping its
 // comments).
-func addHooks(hs []HookConfig) (string, error) {
+func addHooks(hs []config.HookConfig) (string, error) {
 	return configfile.EditUser(func(top *yaml.Node) error { return appendHooks(top, hs) })
 }
 
 // appendHooks appends hooks to the hooks: list of a config's mapping.
-func appendHooks(top *yaml.Node, hs []HookConfig) error {
+func appendHooks(top *yaml.Node, hs []config.HookConfig) error {
 	list := configfile.MapEntry(top, "hooks", false)
 	if list == nil || list.Kind != yaml.SequenceNode {
 		list = &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
