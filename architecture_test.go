@@ -27,7 +27,7 @@ var fileLayers = [][]string{
 	// knowing nothing of a model or a session.
 	{"sys_linux.go", "sys_other.go", "stdin_linux.go", "stdin_other.go",
 		"version.go", "text.go", "audit.go", "recorder.go",
-		"config.go", "mcp_cli.go",
+		"config.go",
 		"workspace.go", "fileread.go", "fileops.go",
 		"workspace_index.go"},
 	// 1: the one gate, approvals and the tools built on them.

@@ -16,6 +16,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/events"
 	"github.com/harvey-agent/harvey/internal/hooks"
+	"github.com/harvey-agent/harvey/internal/mcpcli"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -409,17 +410,17 @@ func mcpCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if len(args) > 0 {
 		switch args[0] {
 		case "add":
-			return mcpAdd(args[1:], stdout, stderr)
+			return mcpcli.Add(args[1:], stdout, stderr)
 		case "remove":
-			return mcpRemove(args[1:], stdout, stderr)
+			return mcpcli.Remove(args[1:], stdout, stderr)
 		case "import":
-			return mcpImport(args[1:], stdout, stderr)
+			return mcpcli.Import(args[1:], stdout, stderr)
 		case "login", "logout":
 			return mcpLogin(ctx, args[0], args[1:], os.Stdin, stdout, stderr)
 		}
 	}
 	if len(args) != 1 || args[0] != "list" {
-		fmt.Fprintln(stderr, mcpUsage)
+		fmt.Fprintln(stderr, mcpcli.Usage)
 		return 2
 	}
 	ws, code := openCwdWorkspace(stderr)

@@ -1,5 +1,5 @@
 // Feature: MCP configuration — workspace .mcp.json files and the server
-// config (mcp_config.go), and harvey mcp add, remove and import (mcp_cli.go).
+// config (mcp_config.go), and harvey mcp add, remove and import (internal/mcpcli).
 package harvey
 
 import (

@@ -19,7 +19,6 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/mcpauth"
 	"github.com/harvey-agent/harvey/internal/netfence"
-	"gopkg.in/yaml.v3"
 )
 
 // The JWT-bearer grants (issue 55, the rest of the conformance suite):
@@ -260,42 +259,6 @@ func TestMCPGrantBoundaries(t *testing.T) {
 		t.Errorf("headless, a login at the identity provider: %v", err)
 	}
 
-}
-
-// harvey mcp add writes the grants' settings as a person would write them.
-func TestMCPAddGrantFlags(t *testing.T) {
-	s, err := addFlags([]string{"--url", "https://x.example/mcp", "--client-id", "c", "--idp-issuer", "https://idp.example", "--idp-client-id", "h", "--id-token-command", "gcloud auth print-identity-token"})
-	if err != nil || s.OAuth.Enterprise == nil || s.OAuth.Enterprise.IdPIssuer != "https://idp.example" || s.OAuth.GrantKind() != "enterprise" {
-		t.Fatalf("%+v %v", s.OAuth, err)
-	}
-	b, _ := yaml.Marshal(s)
-	if !strings.Contains(string(b), "id_token_command: gcloud auth print-identity-token") {
-		t.Errorf("written as:\n%s", b)
-	}
-	if _, err := addFlags([]string{"--url", "https://x.example/mcp", "--client-id", "c", "--idp-client-id", "h"}); err == nil {
-		t.Error("an identity provider with no issuer")
-	}
-	if s, err := addFlags([]string{"--url", "https://x.example/mcp", "--client-id", "c", "--workload-token", "/var/run/secrets/tokens/mcp"}); err != nil || s.OAuth.GrantKind() != "workload" {
-		t.Errorf("%+v %v", s.OAuth, err)
-	}
-	// A client ID metadata document stands in for a client ID.
-	cimd := "https://harvey.example/oauth/client.json"
-	if s, err := addFlags([]string{"--url", "https://x.example/mcp", "--client-metadata-url", cimd, "--issuer", "https://as.example"}); err != nil || s.OAuth.ClientMetadataURL != cimd || s.OAuth.ClientID != "" {
-		t.Errorf("%+v %v", s.OAuth, err)
-	} else if b, _ := yaml.Marshal(s); !strings.Contains(string(b), "client_metadata_url: "+cimd) {
-		t.Errorf("written as:\n%s", b)
-	}
-	for _, bad := range [][]string{
-		{"--client-metadata-url", "http://harvey.example/client.json"},
-		{"--client-metadata-url", "https://harvey.example"},
-		{"--client-metadata-url", "https://harvey.example/client.json#me"},
-		{"--client-metadata-url", cimd, "--client-id", "c"},
-		{"--client-metadata-url", cimd, "--client-secret", "s"},
-	} {
-		if _, err := addFlags(append([]string{"--url", "https://x.example/mcp"}, bad...)); err == nil {
-			t.Errorf("%q taken", bad)
-		}
-	}
 }
 
 func randomHex(n int) string { return strings.ToLower(rand.Text())[:min(n, 26)] }

@@ -1,14 +1,28 @@
-package harvey
+// Package mcpcli is harvey mcp add, remove and import: the user's config
+// edited keeping its comments (internal/configfile), a server's flags read
+// (an HTTP server's OAuth flags are internal/mcpauth's), and the servers
+// other agents' configs already name (Claude Desktop, Claude Code, Cursor,
+// Codex's TOML: configfile.ImportSources) brought in by name. A stdio
+// server that names a path of the home the sandbox does not show its
+// programs is said at once, with the setting that shows it.
+//
+// Contract: Add, Remove and Import take the arguments after their word and
+// return the exit status; ParseAdd is Add's reading of its flags. harvey
+// mcp list, login and logout start servers and stay with the session's
+// code (the root's cli.go, mcp_oauth.go).
+package mcpcli
 
 import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/mcpauth"
@@ -17,12 +31,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
-// harvey mcp add, remove and import: the user's config edited keeping its
-// comments, and the servers other agents' configs already name (Claude
-// Desktop, Claude Code, Cursor, Codex's TOML, read as TOML means it or not
-// at all).
-
-const mcpUsage = `usage: harvey mcp list
+// Usage is harvey mcp's usage.
+const Usage = `usage: harvey mcp list
        harvey mcp add NAME [--env K=V]... [--read-only TOOL]... -- COMMAND [ARGS...]
        harvey mcp add NAME --url URL [--header K=V]... [--client-id ID [--client-secret S | --private-key FILE] [--client-credentials]]
                  [--client-metadata-url HTTPS-URL]   your client ID metadata document, instead of a client ID
@@ -34,10 +44,10 @@ const mcpUsage = `usage: harvey mcp list
        harvey mcp login NAME           log in to an HTTP server that uses OAuth (the token is kept for later sessions)
        harvey mcp logout NAME          forget its token`
 
-// mcpAdd is `harvey mcp add`.
-func mcpAdd(args []string, stdout, stderr io.Writer) int {
+// Add is `harvey mcp add`.
+func Add(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		fmt.Fprintln(stderr, mcpUsage)
+		fmt.Fprintln(stderr, Usage)
 		return 2
 	}
 	name := args[0]
@@ -45,7 +55,7 @@ func mcpAdd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "harvey: server name %q: use 1 to 32 letters, digits, _ or - (no __)\n", name)
 		return 2
 	}
-	s, err := addFlags(args[1:])
+	s, err := ParseAdd(args[1:])
 	if err != nil {
 		fmt.Fprintf(stderr, "harvey: %v\n", err)
 		return 2
@@ -65,7 +75,7 @@ func mcpAdd(args []string, stdout, stderr io.Writer) int {
 // ~) that the sandbox will not show it, with the setting that does: such
 // a server would otherwise fail at every start ("Cannot access
 // directory") with nothing said where it was added.
-func warnHiddenPaths(name string, s MCPServer, stderr io.Writer) {
+func warnHiddenPaths(name string, s config.MCPServer, stderr io.Writer) {
 	if len(s.Command) == 0 {
 		return
 	}
@@ -97,9 +107,9 @@ func warnHiddenPaths(name string, s MCPServer, stderr io.Writer) {
 		termtext.Sanitize(name), termtext.Sanitize(strings.Join(hidden, ", ")), termtext.Sanitize(strings.Join(hidden, ", ")))
 }
 
-// addFlags reads harvey mcp add's flags (and the command after --).
-func addFlags(args []string) (MCPServer, error) {
-	var s MCPServer
+// ParseAdd reads harvey mcp add's flags (and the command after --).
+func ParseAdd(args []string) (config.MCPServer, error) {
+	var s config.MCPServer
 	kv := func(flag, v string, m *map[string]string) error {
 		k, val, ok := strings.Cut(v, "=")
 		if !ok || k == "" {
@@ -132,10 +142,10 @@ func addFlags(args []string) (MCPServer, error) {
 			s.ReadOnly = append(s.ReadOnly, val)
 		default:
 			if !mcpauth.IsFlag(a) {
-				return s, errors.New(mcpUsage)
+				return s, errors.New(Usage)
 			}
 			if s.OAuth == nil {
-				s.OAuth = &MCPOAuth{}
+				s.OAuth = &config.MCPOAuth{}
 			}
 			if mcpauth.SetFlag(s.OAuth, a, val) {
 				continue // takes no value
@@ -152,10 +162,10 @@ func addFlags(args []string) (MCPServer, error) {
 	return s, mcpauth.CheckFlags(s.OAuth, s.URL != "")
 }
 
-// mcpRemove is `harvey mcp remove NAME`.
-func mcpRemove(args []string, stdout, stderr io.Writer) int {
+// Remove is `harvey mcp remove NAME`.
+func Remove(args []string, stdout, stderr io.Writer) int {
 	if len(args) != 1 {
-		fmt.Fprintln(stderr, mcpUsage)
+		fmt.Fprintln(stderr, Usage)
 		return 2
 	}
 	p, err := configfile.RemoveServer(args[0])
@@ -167,9 +177,9 @@ func mcpRemove(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// mcpImport is `harvey mcp import [NAME...]`: without names it lists what
+// Import is `harvey mcp import [NAME...]`: without names it lists what
 // it found; with names it adds those servers to the user's config.
-func mcpImport(args []string, stdout, stderr io.Writer) int {
+func Import(args []string, stdout, stderr io.Writer) int {
 	home, _ := os.UserHomeDir()
 	sources := configfile.ImportSources(home)
 	if len(args) == 0 {
@@ -179,7 +189,7 @@ func mcpImport(args []string, stdout, stderr io.Writer) int {
 		}
 		for _, src := range sources {
 			fmt.Fprintf(stdout, "%s (%s):\n", src.Client, src.Path)
-			for _, n := range sortedKeys(src.Servers) {
+			for _, n := range slices.Sorted(maps.Keys(src.Servers)) {
 				fmt.Fprintf(stdout, "  %-20s %s\n", n, termtext.Sanitize(src.Servers[n].Target()))
 			}
 			for _, n := range src.Unread {
@@ -191,7 +201,7 @@ func mcpImport(args []string, stdout, stderr io.Writer) int {
 	}
 	code := 0
 	for _, name := range args {
-		var found *MCPServer
+		var found *config.MCPServer
 		for _, src := range sources {
 			if s, ok := src.Servers[name]; ok {
 				found = &s
