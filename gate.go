@@ -22,6 +22,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/walk"
 	"github.com/harvey-agent/harvey/internal/wspath"
+	"github.com/harvey-agent/harvey/internal/wsquery"
 )
 
 // Gate is the one gate every effect passes — a read, a change, a command,
@@ -44,7 +45,7 @@ type Gate struct {
 	// embedFor chooses the embedder of the workspace index for find_code,
 	// given the model the index is bound to (workspaceEmbedder; nil, or
 	// a nil answer: the lexical ranking alone).
-	embedFor func(bound string) Embedder
+	embedFor func(bound string) wsquery.Embedder
 	// note shows the user a line about a wait (nil: nothing shown).
 	note func(string)
 	// hooks run before and after every tool call (internal/hooks; nil: none).
@@ -215,14 +216,14 @@ func (g *Gate) searchChecked(ctx context.Context, pattern, p string) (walk.Hits,
 	return h, err
 }
 
-// findChecked is find_code: the workspace index (workspace_index.go),
+// findChecked is find_code: the workspace index (internal/wsquery),
 // brought up to date, queried in plain words, each hit re-checked against
 // the path policy, the answer within the result cap.
 func (g *Gate) findChecked(ctx context.Context, question string) (string, int, error) {
 	if strings.TrimSpace(question) == "" {
 		return "", 0, errors.New("find_code: the question is empty")
 	}
-	rep := indexReport{embedFor: g.embedFor, waiting: func(done, total int) {
+	rep := wsquery.Report{EmbedFor: g.embedFor, Waiting: func(done, total int) {
 		switch {
 		case g.note == nil:
 		case total == 0:
@@ -231,12 +232,12 @@ func (g *Gate) findChecked(ctx context.Context, question string) (string, int, e
 			g.note(fmt.Sprintf("find_code waits for the workspace index, being built (%d of %d files)", done, total))
 		}
 	}}
-	hits, st, err := queryWorkspace(ctx, g.ws, question, 5, rep)
+	hits, st, err := g.ws.index.Query(ctx, question, 5, rep)
 	g.audit("find", question, err, 0)
 	if err != nil {
 		return "", 0, err
 	}
-	out := formatHits(hits, g.maxOut())
+	out := wsquery.FormatHits(hits, g.maxOut())
 	if st.LeftOut != "" {
 		out += "\n[" + st.LeftOut + "]"
 	}

@@ -52,7 +52,7 @@ type Agent struct {
 	// by Run for each turn, nil between turns and headless.
 	cancelTurn func()
 	// indexing is the workspace index's build started with the REPL
-	// (workspace_index.go); Close stops it and waits.
+	// (internal/wsquery); Close stops it and waits.
 	indexing *indexBuild
 }
 

@@ -22,6 +22,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/walk"
 	"github.com/harvey-agent/harvey/internal/wsindex"
 	"github.com/harvey-agent/harvey/internal/wspath"
+	"github.com/harvey-agent/harvey/internal/wsquery"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"gopkg.in/yaml.v3"
 )
@@ -49,7 +50,7 @@ const (
 // newEmbedder is the embedder for model run by provider ("" or ollama:
 // Ollama's batch endpoint at ollamaURL; any other: its any-llm-go provider,
 // when that provider offers embeddings, at baseURL or its default).
-func newEmbedder(provider, baseURL, ollamaURL, model string) (Embedder, error) {
+func newEmbedder(provider, baseURL, ollamaURL, model string) (wsquery.Embedder, error) {
 	if provider == "" || provider == "ollama" {
 		return ollama.NewEmbedder(cmp.Or(baseURL, ollamaURL), model), nil
 	}
@@ -102,8 +103,8 @@ func (e *anyllmEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 // else the one this workspace's index was embedded with (harvey rag
 // ingest --store workspace binds it, for this workspace only); nil when
 // neither names one, or its provider cannot embed.
-func workspaceEmbedder(rc RagConfig, ollamaURL string) func(bound string) Embedder {
-	return func(bound string) Embedder {
+func workspaceEmbedder(rc RagConfig, ollamaURL string) func(bound string) wsquery.Embedder {
+	return func(bound string) wsquery.Embedder {
 		w := rc.Workspace
 		model := cmp.Or(w.EmbeddingModel, bound)
 		if model == "" {
@@ -118,7 +119,7 @@ func workspaceEmbedder(rc RagConfig, ollamaURL string) func(bound string) Embedd
 }
 
 // embedder is the store's embedder for the session's generation model.
-func storeEmbedder(s RagStoreEntry, ollamaURL, genModel string) (Embedder, error) {
+func storeEmbedder(s RagStoreEntry, ollamaURL, genModel string) (wsquery.Embedder, error) {
 	return newEmbedder(s.Provider, s.BaseURL, ollamaURL, s.EmbeddingModelFor(genModel))
 }
 
@@ -203,7 +204,7 @@ func retrievedContext(ctx context.Context, tm *Terminal, cfg RagConfig, ws *Work
 // store made in another workspace gives none (its paths mean nothing
 // here, and that workspace's policy is not this one's), and each chunk's
 // file passes this workspace's path policy now, as read_file would.
-func retrieve(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb Embedder, q string) (string, error) {
+func retrieve(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb wsquery.Embedder, q string) (string, error) {
 	hits, w, err := queryStore(ctx, entry, emb, q, ragTopK, ragMinScore)
 	if err != nil || len(hits) == 0 {
 		return "", err
@@ -211,7 +212,7 @@ func retrieve(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb Embed
 	if w != "" && w != ws.Root {
 		return "", fmt.Errorf("the store %s holds the files of %s, not of this workspace: its chunks are not sent (harvey rag use another store, or rag off)", entry.Name, w)
 	}
-	hits = slices.DeleteFunc(hits, func(h wsindex.Hit) bool { return !stillReadable(ws, h.Path) })
+	hits = slices.DeleteFunc(hits, func(h wsindex.Hit) bool { return !wsquery.Readable(ws.Tree, h.Path) })
 	var b strings.Builder
 	b.WriteString("### Context (from knowledge base)\n")
 	for _, h := range hits {
@@ -228,13 +229,13 @@ func retrieve(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb Embed
 // above minScore, their text redacted (as every text the model or you
 // see), and the workspace the store's files came from ("" when it does
 // not say).
-func queryStore(ctx context.Context, entry RagStoreEntry, emb Embedder, q string, k int, minScore float64) ([]wsindex.Hit, string, error) {
+func queryStore(ctx context.Context, entry RagStoreEntry, emb wsquery.Embedder, q string, k int, minScore float64) ([]wsindex.Hit, string, error) {
 	s, err := ragstore.Open(ragPath(entry.DBPath), "RAG store "+entry.Name, emb.Name())
 	if err != nil {
 		return nil, "", err
 	}
 	defer s.Close()
-	v, err := embedOne(ctx, emb, q)
+	v, err := wsquery.EmbedOne(ctx, emb, q)
 	if err != nil {
 		return nil, "", err
 	}
@@ -247,7 +248,7 @@ func queryStore(ctx context.Context, entry RagStoreEntry, emb Embedder, q string
 
 // ragIngest ingests workspace files, directories and globs into a store,
 // with a progress line and a summary.
-func ragIngest(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb Embedder, args []string, progress io.Writer) (string, error) {
+func ragIngest(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb wsquery.Embedder, args []string, progress io.Writer) (string, error) {
 	// Each match goes through the path gate, then the walk search_files
 	// and the workspace index use (a directory's files as the policy
 	// lets the model read them; binaries and files over 1 MB left out).

@@ -20,11 +20,12 @@ import (
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/walk"
 	"github.com/harvey-agent/harvey/internal/wsindex"
+	"github.com/harvey-agent/harvey/internal/wsquery"
 )
 
 // harvey rag and /rag: the commands over the workspace index and the RAG
 // stores (rag.go has the stores, the embedders and retrieval before a
-// turn; workspace_index.go the index).
+// turn; internal/wsquery the index).
 
 // ragEnv is what harvey rag and /rag work with.
 type ragEnv struct {
@@ -121,7 +122,7 @@ func ragList(ctx context.Context, env ragEnv, rc RagConfig, out io.Writer) {
 	kind := "lexical index of this workspace (no setup; find_code)"
 	m := rc.Workspace.EmbeddingModel
 	if _, err := os.Lstat(filepath.Join(env.ws.Root, AgentsDir, "index.db")); m == "" && err == nil {
-		if ix, err := openWorkspaceIndex(env.ws); err == nil {
+		if ix, err := env.ws.index.Open(); err == nil {
 			m, _, _, _ = ix.Embedded(ctx) // the model this workspace's index is bound to
 			ix.Close()
 		}
@@ -301,12 +302,12 @@ func ingestWorkspace(ctx context.Context, env ragEnv, rc *RagConfig, opts map[st
 	if err != nil {
 		return err
 	}
-	ix, err := openWorkspaceIndex(env.ws)
+	ix, err := env.ws.index.Open()
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
-	docs, bounds, err := workspaceDocs(env.ws)
+	docs, bounds, err := env.ws.index.Docs()
 	if err != nil {
 		return err
 	}
@@ -325,7 +326,7 @@ func ingestWorkspace(ctx context.Context, env ragEnv, rc *RagConfig, opts map[st
 	}
 	todo := total - have
 	show := newProgress(env.progress, "chunks")
-	n, err := embedPending(ctx, ix, emb, -1, func(done int) { show(min(done, todo), todo) })
+	n, err := wsquery.EmbedPending(ctx, ix, emb, -1, func(done int) { show(min(done, todo), todo) })
 	if err != nil {
 		return fmt.Errorf("%v (%d chunks embedded before it; ingest again to go on)", err, n)
 	}
@@ -337,10 +338,10 @@ func ingestWorkspace(ctx context.Context, env ragEnv, rc *RagConfig, opts map[st
 // embeddings answer (a status never creates the index).
 func workspaceStatus(ctx context.Context, env ragEnv, rc RagConfig, out io.Writer) {
 	model, done, total := "", 0, 0
-	if env.ws.index.building.Load() {
+	if building, done, total := env.ws.index.Progress(); building {
 		// Not opened meanwhile: the build may be making it.
-		if total := env.ws.index.total.Load(); total > 0 {
-			fmt.Fprintf(out, "workspace: building the index: %d of %d files\n", env.ws.index.done.Load(), total)
+		if total > 0 {
+			fmt.Fprintf(out, "workspace: building the index: %d of %d files\n", done, total)
 		} else {
 			fmt.Fprintln(out, "workspace: building the index: counting the files")
 		}
@@ -349,7 +350,7 @@ func workspaceStatus(ctx context.Context, env ragEnv, rc RagConfig, out io.Write
 	if _, err := os.Lstat(filepath.Join(env.ws.Root, AgentsDir, "index.db")); err != nil {
 		fmt.Fprintln(out, "workspace: not indexed yet (built when the REPL starts, or by the first query)")
 	} else {
-		ix, err := openWorkspaceIndex(env.ws)
+		ix, err := env.ws.index.Open()
 		if err != nil {
 			fmt.Fprintf(out, "workspace: %v\n", err)
 			return
@@ -374,7 +375,7 @@ func workspaceStatus(ctx context.Context, env ragEnv, rc RagConfig, out io.Write
 	fmt.Fprintf(out, "workspace embeddings: %s, %d of %d chunks embedded", want, done, total)
 	emb, err := newEmbedder(rc.Workspace.Provider, rc.Workspace.BaseURL, env.ollamaURL, want)
 	if err == nil {
-		cctx, cancel := context.WithTimeout(ctx, embedWait)
+		cctx, cancel := context.WithTimeout(ctx, wsquery.EmbedWait)
 		_, err = emb.Embed(cctx, []string{"status"})
 		cancel()
 	}
@@ -395,18 +396,10 @@ func startIndexing(tm *Terminal, ws *Workspace, prev *indexBuild) *indexBuild {
 	prev.stop() // one build at a time
 	ctx, cancel := context.WithCancel(context.Background())
 	b := &indexBuild{cancel: cancel, done: make(chan struct{})}
-	ws.index.building.Store(true) // before the file exists: a status does not open it half made
+	ws.index.MarkBuilding()
 	go func() {
 		defer close(b.done)
-		defer ws.index.building.Store(false)
-		ws.indexMu.Lock()
-		defer ws.indexMu.Unlock()
-		ix, err := openWorkspaceIndex(ws)
-		if err != nil {
-			return // said by the first query, in one line
-		}
-		defer ix.Close()
-		syncIndex(ctx, ws, ix, indexReport{})
+		ws.index.Build(ctx)
 	}()
 	return b
 }
@@ -415,16 +408,12 @@ func startIndexing(tm *Terminal, ws *Workspace, prev *indexBuild) *indexBuild {
 // is your home directory or / (headless, the first query refuses). False:
 // no index this session, and the line says which setting allows it.
 func askIndexHome(tm *Terminal, ws *Workspace) bool {
-	var cfg RagWorkspace
-	if ws.config != nil {
-		cfg = ws.config.Config.RAG.Workspace
-	}
-	if walk.Refusal(ws.Root, cfg, ws.homeOK.Load()) == nil {
+	if walk.Refusal(ws.Root, ws.ragBounds(), ws.index.HomeOK.Load()) == nil {
 		return true
 	}
 	ans, err := tm.In.Ask(fmt.Sprintf("%s is your home directory (or /). Index it for find_code? Projects first; caches, toolchains and build output are left out; up to the index's caps. No: Harvey leaves nothing here. [y/N] ", ws.Root))
 	if err == nil && termtext.IsYes(ans) {
-		ws.homeOK.Store(true)
+		ws.index.HomeOK.Store(true)
 		return true
 	}
 	ws.dropAgents.Store(true)
@@ -435,7 +424,7 @@ func askIndexHome(tm *Terminal, ws *Workspace) bool {
 // workspaceHits is rag query of the workspace index: its hits, and the
 // count of chunks embedded when embeddings ranked them too (nil: none).
 func workspaceHits(ctx context.Context, env ragEnv, rc RagConfig, q string, k int) ([]wsindex.Hit, *wsindex.Stats, error) {
-	hits, st, err := queryWorkspace(ctx, env.ws, q, k, indexReport{embedFor: workspaceEmbedder(rc, env.ollamaURL), progress: slowOnly(newProgress(env.progress, "files indexed"))})
+	hits, st, err := env.ws.index.Query(ctx, q, k, wsquery.Report{EmbedFor: workspaceEmbedder(rc, env.ollamaURL), Progress: slowOnly(newProgress(env.progress, "files indexed"))})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -481,7 +470,7 @@ func ragCreate(ctx context.Context, env ragEnv, rc *RagConfig, opts map[string]s
 	}
 	e := RagStoreEntry{Name: words[0], DBPath: cmp.Or(opts["db"], "rag/"+words[0]+".db"), EmbeddingModel: cmp.Or(opts["model"], DefaultEmbeddingModel)}
 	if emb, err := storeEmbedder(e, env.ollamaURL, env.genModel); err == nil {
-		cctx, cancel := context.WithTimeout(ctx, embedWait)
+		cctx, cancel := context.WithTimeout(ctx, wsquery.EmbedWait)
 		_, err = emb.Embed(cctx, []string{"harvey"})
 		cancel()
 		switch {
@@ -515,4 +504,20 @@ func ragCreate(ctx context.Context, env ragEnv, rc *RagConfig, opts map[string]s
 // its order is not the scores' (issue 62).
 func bestFirst(hits []wsindex.Hit) {
 	slices.SortStableFunc(hits, func(a, b wsindex.Hit) int { return cmp.Compare(b.Score, a.Score) })
+}
+
+// indexBuild is the index brought up to date in the background when the
+// REPL starts, so the model's first find_code does not wait for a whole
+// build (a query meanwhile waits for it, then finds it done).
+type indexBuild struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// stop cancels the build (what it indexed is kept) and waits for it.
+func (b *indexBuild) stop() {
+	if b != nil {
+		b.cancel()
+		<-b.done
+	}
 }

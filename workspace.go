@@ -11,6 +11,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/wspath"
+	"github.com/harvey-agent/harvey/internal/wsquery"
 )
 
 // AgentsDir is the workspace subdirectory that holds Harvey's own state
@@ -41,12 +42,10 @@ type Workspace struct {
 	// once (nil: everything is allowed).
 	config *ConfigFile
 
-	// indexMu keeps the index's syncs in this process one at a time (the
-	// build started with the REPL and a query wait for each other rather
-	// than meet SQLite's lock).
-	indexMu sync.Mutex
-	index   indexState  // the index's build, as /rag status and find_code see it
-	homeOK  atomic.Bool // you said yes to indexing a workspace that is your home or /
+	// index is the workspace index in this process (internal/wsquery):
+	// its syncs one at a time, its build as /rag status and find_code see
+	// it, and whether you said yes to indexing your home or /.
+	index *wsquery.Store
 	// dropAgents: remove agents/ at exit when this start made it (you
 	// declined to index your home: Harvey leaves nothing there).
 	dropAgents atomic.Bool
@@ -61,6 +60,7 @@ func openWorkspace(dir string) (*Workspace, error) {
 		return nil, err
 	}
 	w := &Workspace{Tree: t}
+	w.index = wsquery.New(t, w.ragBounds)
 	w.git = gitrepo.New(t.OSRoot(), t.Root, w.runGitConfig)
 	t.SetPermissions(func() map[string][]string {
 		if w.config == nil || w.config.Config == nil {
@@ -69,6 +69,14 @@ func openWorkspace(dir string) (*Workspace, error) {
 		return w.config.Permissions
 	})
 	return w, nil
+}
+
+// ragBounds is the index's walk settings: your config's rag: {workspace:}.
+func (w *Workspace) ragBounds() RagWorkspace {
+	if w.config == nil || w.config.Config == nil {
+		return RagWorkspace{}
+	}
+	return w.config.Config.RAG.Workspace
 }
 
 // Close releases the workspace root and removes the private git directory.

@@ -15,6 +15,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/fakeopenai"
 	"github.com/harvey-agent/harvey/internal/walk"
 	"github.com/harvey-agent/harvey/internal/wsindex"
+	"github.com/harvey-agent/harvey/internal/wsquery"
 )
 
 // harvey rag query on a fresh workspace, through the built binary (issue
@@ -88,7 +89,7 @@ func TestFindCodeTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := toolResults(f.ChatRequests())["f1"]
-	if !strings.Contains(r, "internal/cfg/load.go:3-6") || !strings.Contains(r, "func parseConfigFile") || strings.Contains(r, "hunter2") || len(r) > findBudget+500 {
+	if !strings.Contains(r, "internal/cfg/load.go:3-6") || !strings.Contains(r, "func parseConfigFile") || strings.Contains(r, "hunter2") || len(r) > wsquery.FindBudget+500 {
 		t.Fatalf("find_code: %s", r)
 	}
 }
@@ -243,7 +244,7 @@ func TestIndexBuiltInTheBackground(t *testing.T) {
 	}
 	t.Cleanup(func() { env.a.indexing.stop() })
 	<-env.a.indexing.done
-	ix, err := openWorkspaceIndex(env.ws)
+	ix, err := env.ws.index.Open()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +255,7 @@ func TestIndexBuiltInTheBackground(t *testing.T) {
 	}
 	writeFile(t, env.dir, "pkg/p299/f.go", "package p299\n\n// handleThing299 handles thing number 299, changed.\nfunc handleThing299() {}\n")
 	env.a.indexing = startIndexing(&env.a.Terminal, env.a.Workspace, env.a.indexing)
-	hits, _, err := queryWorkspace(t.Context(), env.ws, "handle thing 299", 1, indexReport{})
+	hits, _, err := env.ws.index.Query(t.Context(), "handle thing 299", 1, wsquery.Report{})
 	if err != nil || len(hits) != 1 || hits[0].Path != "pkg/p299/f.go" {
 		t.Fatalf("a query during the build: %+v %v", hits, err)
 	}
@@ -263,7 +264,7 @@ func TestIndexBuiltInTheBackground(t *testing.T) {
 	writeFile(t, env.dir, "pkg/late/late.go", "package late\n\n// lateArrival came after the first build.\nfunc lateArrival() {}\n")
 	env.a.indexing = startIndexing(&env.a.Terminal, env.a.Workspace, env.a.indexing)
 	env.a.Close()
-	ix, err = openWorkspaceIndex(env.ws)
+	ix, err = env.ws.index.Open()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +273,7 @@ func TestIndexBuiltInTheBackground(t *testing.T) {
 	if len(paths) < 300 {
 		t.Fatalf("%d files indexed", len(paths))
 	}
-	if hits, _, _ := queryWorkspace(t.Context(), env.ws, "late arrival", 1, indexReport{}); len(hits) != 1 || hits[0].Path != "pkg/late/late.go" {
+	if hits, _, _ := env.ws.index.Query(t.Context(), "late arrival", 1, wsquery.Report{}); len(hits) != 1 || hits[0].Path != "pkg/late/late.go" {
 		t.Fatalf("after the stopped build: %+v", hits)
 	}
 }
@@ -286,7 +287,7 @@ func TestIndexConvergesWhileTheWorkspaceChanges(t *testing.T) {
 	for i := range 50 {
 		writeFile(t, env.dir, fmt.Sprintf("notes/f%02d.md", i), fmt.Sprintf("# Note %d\n\nalphabet soup number %d\n", i, i))
 	}
-	ix, err := openWorkspaceIndex(env.ws)
+	ix, err := env.ws.index.Open()
 	if err != nil {
 		t.Fatal(err)
 	}
