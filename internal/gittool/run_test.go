@@ -11,24 +11,13 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/gitrepo"
+	"github.com/harvey-agent/harvey/internal/launchtest"
 	"github.com/harvey-agent/harvey/internal/runner"
-	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
-// TestMain plays the sandbox's launcher when the launcher's argv starts
-// the test binary (git runs in the sandbox), as internal/runner's tests do.
-func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == sandbox.Arg {
-		os.Exit(sandbox.RunLauncher(os.Args[2:]))
-	}
-	if len(os.Args) > 1 && os.Args[1] == "--version" {
-		os.Exit(0)
-	}
-	code := m.Run()
-	runner.RemoveTmp()
-	os.Exit(code)
-}
+// TestMain: git runs in the sandbox, whose launcher is the test binary.
+func TestMain(m *testing.M) { launchtest.Main(m) }
 
 // testWS is a workspace as the session holds it: the path gate's tree and
 // its private git directory (the root's Workspace).
