@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/lazyre"
-	"github.com/harvey-agent/harvey/internal/wspath"
 	"gopkg.in/yaml.v3"
 )
 
@@ -18,8 +17,10 @@ import (
 // is also the hard ceiling: config may only lower it.
 const DefaultMaxOutputBytes = 65536
 
-// Path is the config file, relative to the workspace.
-const Path = wspath.AgentsDir + "/harvey.yaml"
+// Path is the config file, relative to the workspace: in wspath.AgentsDir
+// (named here, not imported: the path gate is no dependency of the
+// settings; wspath's TestConfigPathInAgents keeps the two one).
+const Path = "agents/harvey.yaml"
 
 // Hard ceilings: config may tighten these limits, never loosen them.
 const (

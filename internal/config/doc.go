@@ -12,6 +12,7 @@
 // which wait for the user's confirmation, is the agent's (config_merge.go,
 // config_trust.go). FromWorkspace marks a hook or a server a repository
 // brought: it never fills ${VAR} from the user's environment (Expanded) and
-// never has the user's powers (Check). It imports only internal/wspath
-// (the file's place), internal/secrets and internal/termtext.
+// never has the user's powers (Check). It imports only internal/secrets
+// and internal/termtext (to show a setting) and internal/lazyre: not the
+// path gate, so what reads settings (internal/llm) does not pull it in.
 package config

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/refusal"
 )
 
@@ -120,5 +121,13 @@ func TestResolvedStillTheFileChecked(t *testing.T) {
 	_, err = w.Resolve("nope/x.txt", OpRead)
 	if !errors.As(err, &pe) || !errors.Is(err, fs.ErrNotExist) || !strings.Contains(ErrText(err), "nope/x.txt") {
 		t.Errorf("a missing file: %v (%q)", err, ErrText(err))
+	}
+}
+
+// internal/config names its file's place without importing the path gate:
+// the two stay one.
+func TestConfigPathInAgents(t *testing.T) {
+	if config.Path != AgentsDir+"/harvey.yaml" {
+		t.Fatalf("config.Path %q is not in %s", config.Path, AgentsDir)
 	}
 }
