@@ -131,7 +131,7 @@ func Run(ctx context.Context, ws *wspath.Tree, repo *gitrepo.Repo, sub string, a
 		return "", fmt.Errorf("git %s: %v", sub, res.Err)
 	}
 	if res.ExitCode != 0 {
-		return "", fmt.Errorf("git %s failed (exit %d): %s", sub, res.ExitCode, ErrLine(res.Stderr))
+		return "", fmt.Errorf("git %s failed (exit %d): %s", sub, res.ExitCode, runner.ErrLine(res.Stderr))
 	}
 	return gitAnswer(res, sub, ga, policy, limit) + note, nil
 }
@@ -182,21 +182,6 @@ func gitAnswer(res runner.Result, sub string, ga *gitargs.Args, policy gitPolicy
 		text += fmt.Sprintf("\n[at most %d commits; use -n N for more or fewer]", gitDefaultCount)
 	}
 	return text
-}
-
-// ErrLine is git's stderr as one short line: what went wrong, never a
-// page of text (an error message can quote file content).
-func ErrLine(stderr []byte) string {
-	s := termtext.FirstLine(string(stderr))
-	s = strings.TrimPrefix(s, "fatal: ")
-	s = strings.TrimPrefix(s, "error: ")
-	if len(s) > 160 {
-		s = strings.ToValidUTF8(s[:160], "") + "…"
-	}
-	if s == "" {
-		s = "no message"
-	}
-	return secrets.RedactWindow(termtext.Flat(s))
 }
 
 // resolveOperands has git resolve every operand before "--" and puts every
@@ -433,7 +418,7 @@ type gitObject struct {
 func (g *gitRunner) batchCheck(names []string) ([]gitObject, error) {
 	res := g.runIn([]string{"cat-file", "--batch-check=%(objectname) %(objecttype)"}, strings.Join(names, "\n")+"\n", 1<<20)
 	if res.Err != nil || res.ExitCode != 0 {
-		return nil, fmt.Errorf("git: cannot resolve revisions: %s", ErrLine(res.Stderr))
+		return nil, fmt.Errorf("git: cannot resolve revisions: %s", runner.ErrLine(res.Stderr))
 	}
 	lines := strings.Split(strings.TrimRight(string(res.Output), "\n"), "\n")
 	if len(lines) != len(names) {

@@ -10,6 +10,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/gitrepo"
 	"github.com/harvey-agent/harvey/internal/match"
 	"github.com/harvey-agent/harvey/internal/refusal"
+	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
@@ -229,7 +230,7 @@ func (g *gitRunner) grepArgv(lg *logGrep, revs, pathArgs []string) ([]string, st
 		return nil, "", fmt.Errorf("git log: %v", res.Err)
 	}
 	if res.ExitCode != 0 {
-		return nil, "", fmt.Errorf("git log failed (exit %d): %s", res.ExitCode, ErrLine(res.Stderr))
+		return nil, "", fmt.Errorf("git log failed (exit %d): %s", res.ExitCode, runner.ErrLine(res.Stderr))
 	}
 	picked := lg.choose(string(res.Output), gitDefaultCount)
 	note := ""

@@ -29,7 +29,6 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/datadir"
-	"github.com/harvey-agent/harvey/internal/gittool"
 	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/mcpauth"
 	"github.com/harvey-agent/harvey/internal/mcpform"
@@ -171,7 +170,7 @@ func (m *Manager) whyNoStart(name string, err error, timedOut bool, t mcp.Transp
 	}
 	b, _ := w.Bytes()
 	if len(b) > 0 {
-		err = fmt.Errorf("%v: %s", err, gittool.ErrLine(b))
+		err = fmt.Errorf("%v: %s", err, runner.ErrLine(b))
 	}
 	if hosts := runner.ProxyRefusalsSince(refusedBefore); len(hosts) > 0 && spec != nil && spec.Proxy != "" {
 		return fmt.Errorf("%v %s", err, runner.ProxyRefusal(strings.Join(hosts, ", ")))

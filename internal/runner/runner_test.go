@@ -77,3 +77,18 @@ func TestCapKeepsHeadAndTail(t *testing.T) {
 		t.Errorf("nothing counted as cut: %d", res.Dropped)
 	}
 }
+
+// A program's stderr as one short redacted line: its first line, less
+// git's "fatal: ", cut short on a rune, a token never shown.
+func TestErrLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"fatal: not a git repository\nhint: more\n": "not a git repository",
+		"": "no message",
+		"error: token ghp_abcdefghijklmnopqrstuvwxyz0123456789 refused\n": "token [REDACTED",
+		strings.Repeat("é", 100): "éé",
+	} {
+		if got := ErrLine([]byte(in)); !strings.Contains(got, want) || strings.Contains(got, "\n") || strings.Contains(got, "ghp_abc") || len(got) > 170 {
+			t.Errorf("ErrLine(%.30q) = %q, want %q in it", in, got, want)
+		}
+	}
+}
