@@ -265,7 +265,8 @@ func procTgid(pid int) (int, bool) {
 // pid), never the caller's memory, so going on is safe. A network call
 // (only with np): answered by netPolicy.handle, each in a goroutine of its
 // own (a connection may take a moment; signals are never kept waiting).
-// It returns when the descriptor fails (the launcher is ending).
+// It returns when the descriptor fails (the launcher is ending), or once
+// no process uses the filter (its command and all it started have ended).
 func supervise(fd int, protected protectedSet, np *netPolicy) {
 	supervisors.Add(1)
 	defer supervisors.Add(-1)
