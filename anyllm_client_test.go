@@ -13,6 +13,8 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/fakeopenai"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // routeEnv is a test agent with a route @box to the fake OpenAI server.
@@ -55,7 +57,7 @@ func TestOpenAICompatibleTextAndUsage(t *testing.T) {
 func TestOpenAICompatibleFragmentedToolCallThroughRoute(t *testing.T) {
 	f := fakeopenai.New(t)
 	env := routeEnv(t, f, "llamacpp")
-	writeFile(t, env.dir, "cfg.ini", "port=8080\n")
+	e2e.WriteFile(t, env.dir, "cfg.ini", "port=8080\n")
 	f.Script(
 		fakeopenai.Reply{Events: []string{
 			fakeopenai.CallDelta(0, "call_A", "read_file", ""),

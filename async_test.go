@@ -14,6 +14,8 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/ptytest"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 const asyncToolFile = "---\nparameters:\n  n: {type: string, required: true}\ncommand: [sh, -c, 'sleep 1; echo RESULT-$1', sh, \"{{n}}\"]\neffect: read\nasync: true\n---\nA slow check.\n"
@@ -23,7 +25,7 @@ const asyncToolFile = "---\nparameters:\n  n: {type: string, required: true}\nco
 // next turn's message (once), or by task_wait in the same reply, in call
 // order. task_status and task_wait are offered only beside an async tool.
 func TestAsyncToolGoesOn(t *testing.T) {
-	requireSandbox(t)
+	e2e.RequireSandbox(t)
 	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	t.Cleanup(env.a.Close)
@@ -42,7 +44,7 @@ func TestAsyncToolGoesOn(t *testing.T) {
 	if names := fakeollama.ToolNamesOf(reqs[0]); !slices.Contains(names, "task_wait") || !slices.Contains(names, "task_status") {
 		t.Errorf("task tools not offered beside an async tool: %v", names)
 	}
-	res := toolResults(reqs)["c1"]
+	res := fakeollama.ToolResults(reqs)["c1"]
 	if !strings.Contains(res, "started task 1") || strings.Contains(res, "RESULT-7") {
 		t.Fatalf("the call waited for its result (%v): %q", took, res)
 	}
@@ -80,7 +82,7 @@ func TestAsyncToolGoesOn(t *testing.T) {
 	if err := env.a.RunPrompt(t.Context(), "check and wait"); err != nil {
 		t.Fatal(err)
 	}
-	got := toolResults(f.ChatRequests())
+	got := fakeollama.ToolResults(f.ChatRequests())
 	if !strings.Contains(got["s"], "started task 2") || !strings.Contains(got["w"], "task 2 (slowcheck) done in") || !strings.Contains(got["w"], "RESULT-8") || !strings.Contains(got["st"], "RESULT-8") {
 		t.Errorf("start %q, wait %q, status %q", got["s"], got["w"], got["st"])
 	}
@@ -105,7 +107,7 @@ func TestAsyncToolGoesOn(t *testing.T) {
 // started runs on (the file it would write later never appears), and an
 // async tool that changes things asks first, saying it keeps running.
 func TestAsyncTaskEndsWithTheSession(t *testing.T) {
-	requireSandbox(t)
+	e2e.RequireSandbox(t)
 	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	var asked []string
@@ -140,12 +142,12 @@ func TestAsyncTaskEndsWithTheSession(t *testing.T) {
 // once it has ended, which is also said; Ctrl-D with a task running ends
 // its program with the session.
 func TestAsyncToolThroughPTY(t *testing.T) {
-	requireSandbox(t)
-	bin := buildHarvey(t)
+	e2e.RequireSandbox(t)
+	bin := e2e.Build(t)
 	cfg := t.TempDir()
 	tag := fmt.Sprintf("harvey-pty-task-%d", time.Now().UnixNano())
-	writeFile(t, cfg, "harvey/tools/slowcheck.md", asyncToolFile)
-	writeFile(t, cfg, "harvey/tools/forever.md", "---\ncommand: [sh, -c, 'sleep 30; echo "+tag+"', "+tag+"]\neffect: read\nasync: true\n---\nNever ends.\n")
+	e2e.WriteFile(t, cfg, "harvey/tools/slowcheck.md", asyncToolFile)
+	e2e.WriteFile(t, cfg, "harvey/tools/forever.md", "---\ncommand: [sh, -c, 'sleep 30; echo "+tag+"', "+tag+"]\neffect: read\nasync: true\n---\nNever ends.\n")
 	f := fakeollama.New(t, "llama3.2:latest")
 	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c1", Name: "slowcheck", Args: map[string]any{"n": "5"}}), fakeollama.TextReply("llama3.2", "Started."),
 		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c2", Name: "forever", Args: map[string]any{}}), fakeollama.TextReply("llama3.2", "Again."))
@@ -177,7 +179,7 @@ func TestAsyncToolThroughPTY(t *testing.T) {
 // A task keeps the tool's timeout: its program is stopped at it, and the
 // result says so.
 func TestAsyncTaskKeepsItsTimeout(t *testing.T) {
-	requireSandbox(t)
+	e2e.RequireSandbox(t)
 	env := newTestEnv(t, nil, "")
 	t.Cleanup(env.a.Close)
 	writeTool(t, env, "stuck", "---\ncommand: [sleep, '20']\ntimeout: 1s\neffect: read\nasync: true\n---\nHangs.\n")

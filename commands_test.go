@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/configfile"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 func dispatch(t *testing.T, a *Agent, line string) (string, error) {
@@ -209,8 +211,8 @@ func TestWorkspaceWithSpacesAndUnicode(t *testing.T) {
 		}
 	}
 	a.Close()
-	bin := buildHarvey(t)
-	o, e, code := runHarvey(t, bin, dir, "/files\n/kb\n/exit\n", "--ollama", "http://127.0.0.1:1")
+	bin := e2e.Build(t)
+	o, e, code := e2e.Run(t, bin, dir, "/files\n/kb\n/exit\n", "--ollama", "http://127.0.0.1:1")
 	if code != 0 || !strings.Contains(o, "naïve file.txt") || !strings.Contains(o, "1 project, 1 observation") {
 		t.Fatalf("binary: %d %q %q", code, o, e)
 	}
@@ -265,7 +267,7 @@ func TestSplitArgs(t *testing.T) {
 		}
 	}
 	env := newTestEnv(t, nil, "")
-	writeFile(t, env.dir, "r.go", "func NewReplacer() {}\n")
+	e2e.WriteFile(t, env.dir, "r.go", "func NewReplacer() {}\n")
 	if out, err := dispatch(t, env.a, `/search "func NewReplacer"`); err != nil || !strings.Contains(out, "r.go:1:") {
 		t.Fatalf("quoted search: %q %v", out, err)
 	}

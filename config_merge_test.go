@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // Through the built binary, headless: a repository's tools: block that
@@ -15,17 +17,17 @@ import (
 // model is neither offered nor allowed to run the tools it adds.
 func TestEndToEndWorkspaceToolsIgnoredHeadless(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	f := fakeollama.New(t, "llama3.2:latest")
 	home := t.TempDir()
-	writeFile(t, home, "harvey/harvey.yaml", "tools:\n  allowed_tools: [read_file, list_files]\n")
+	e2e.WriteFile(t, home, "harvey/harvey.yaml", "tools:\n  allowed_tools: [read_file, list_files]\n")
 	dir := t.TempDir()
-	writeFile(t, dir, "agents/harvey.yaml", "tools:\n  allowed_tools: [read_file, list_files, write_file, run_command]\n")
+	e2e.WriteFile(t, dir, "agents/harvey.yaml", "tools:\n  allowed_tools: [read_file, list_files, write_file, run_command]\n")
 	f.Script(
 		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "w", Name: "write_file", Args: map[string]any{"path": "pwned.txt", "content": "x\n"}}),
 		fakeollama.TextReply("llama3.2", "done"),
 	)
-	_, errOut, _ := runHarveyEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + home}, "-p", "write it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	_, errOut, _ := e2e.RunEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + home}, "-p", "write it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if _, err := os.Stat(filepath.Join(dir, "pwned.txt")); err == nil {
 		t.Fatalf("the workspace's tools: ran write_file: %s", errOut)
 	}

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // /context load-dir and /template use (issue 46), through the built
@@ -13,20 +15,20 @@ import (
 // prompt, shown the first time only.
 func TestEndToEndLoadDirAndTemplates(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	dir, cfg, data := t.TempDir(), t.TempDir(), t.TempDir()
-	writeFile(t, cfg, "harvey/harvey.yaml", "tools:\n  max_output_bytes: 1500\n")
-	writeFile(t, dir, "src/a.go", "package src\n\n// Alpha is the first.\nfunc Alpha() {}\n")
-	writeFile(t, dir, "src/sub/b.go", "package sub\n\n// Beta is the second.\nfunc Beta() {}\n")
-	writeFile(t, dir, "src/notes.md", "# not Go\n")
-	writeFile(t, dir, "src/z_big.go", "package src\n\n// "+strings.Repeat("long ", 400)+"\n")
-	writeFile(t, dir, "src/.env", "TOKEN=hunter2hunter2\n")
-	writeFile(t, dir, "agents/templates/review.md", "Review the code in context for bugs, and list them.\n")
-	writeFile(t, dir, "script.txt", "/context load-dir src *.go\nwhat is in src?\n/template use review\n")
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", "tools:\n  max_output_bytes: 1500\n")
+	e2e.WriteFile(t, dir, "src/a.go", "package src\n\n// Alpha is the first.\nfunc Alpha() {}\n")
+	e2e.WriteFile(t, dir, "src/sub/b.go", "package sub\n\n// Beta is the second.\nfunc Beta() {}\n")
+	e2e.WriteFile(t, dir, "src/notes.md", "# not Go\n")
+	e2e.WriteFile(t, dir, "src/z_big.go", "package src\n\n// "+strings.Repeat("long ", 400)+"\n")
+	e2e.WriteFile(t, dir, "src/.env", "TOKEN=hunter2hunter2\n")
+	e2e.WriteFile(t, dir, "agents/templates/review.md", "Review the code in context for bugs, and list them.\n")
+	e2e.WriteFile(t, dir, "script.txt", "/context load-dir src *.go\nwhat is in src?\n/template use review\n")
 	f := fakeollama.New(t, "llama3.2:latest")
 	f.Script(fakeollama.TextReply("llama3.2", "Alpha and Beta."), fakeollama.TextReply("llama3.2", "No bugs."), fakeollama.TextReply("llama3.2", "Still none."))
 	env := []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data}
-	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "--run", "script.txt", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := e2e.RunEnv(t, bin, dir, "", env, "--run", "script.txt", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
@@ -54,8 +56,8 @@ func TestEndToEndLoadDirAndTemplates(t *testing.T) {
 		t.Errorf("the template's prompt: %q", u)
 	}
 	// The second time, it is sent without being shown again.
-	writeFile(t, dir, "script2.txt", "/template use review\n")
-	out, errOut, _ = runHarveyEnv(t, bin, dir, "", env, "--run", "script2.txt", "--model", "llama3.2", "--ollama", f.URL())
+	e2e.WriteFile(t, dir, "script2.txt", "/template use review\n")
+	out, errOut, _ = e2e.RunEnv(t, bin, dir, "", env, "--run", "script2.txt", "--model", "llama3.2", "--ollama", f.URL())
 	if strings.Contains(out+errOut, "sent as your prompt") || !strings.Contains(out+errOut, "Still none.") {
 		t.Errorf("second use: %s %s", out, errOut)
 	}

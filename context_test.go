@@ -10,6 +10,8 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/llm"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // Inside a turn, old tool results are elided before a request would
@@ -19,7 +21,7 @@ func TestContextWindowElidesOldResults(t *testing.T) {
 	env := newTestEnv(t, f, "llama3.2")
 	setNumCtx(env, 4096) // a Raspberry Pi setting: results capped at 4 KB
 	for _, n := range []string{"a", "b", "c"} {
-		writeFile(t, env.dir, n+".txt", strings.Repeat(n+" line of text\n", 500)) // 7 KB each
+		e2e.WriteFile(t, env.dir, n+".txt", strings.Repeat(n+" line of text\n", 500)) // 7 KB each
 	}
 	f.Script(
 		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "r1", Name: "read_file", Args: map[string]any{"path": "a.txt"}}),
@@ -70,7 +72,7 @@ func TestContextWarningBeforeSummary(t *testing.T) {
 		t.Fatalf("warned on a small conversation: %q", env.errOut.String())
 	}
 	for _, n := range []string{"a", "b"} {
-		writeFile(t, env.dir, n+".txt", strings.Repeat(n+" line of text\n", 500))
+		e2e.WriteFile(t, env.dir, n+".txt", strings.Repeat(n+" line of text\n", 500))
 	}
 	f.Script(
 		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "r1", Name: "read_file", Args: map[string]any{"path": "a.txt"}}),
@@ -172,8 +174,8 @@ func TestLongSession(t *testing.T) {
 	f.AutoSummary = "Summary: the model read big.txt many times."
 	f.KeepLast = true
 	env := newTestEnv(t, f, "llama3.2")
-	setNumCtx(env, 16384)                                                        // results over 64 KB, capped at a quarter of the window (16 KB)
-	writeFile(t, env.dir, "big.txt", strings.Repeat("0123456789abcdef\n", 8192)) // 136 KB
+	setNumCtx(env, 16384)                                                            // results over 64 KB, capped at a quarter of the window (16 KB)
+	e2e.WriteFile(t, env.dir, "big.txt", strings.Repeat("0123456789abcdef\n", 8192)) // 136 KB
 
 	heap := func() uint64 {
 		runtime.GC()

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/configfile"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // Crash safety: a Harvey process killed with SIGKILL in the middle of
@@ -86,7 +88,7 @@ func crashHelper(arg string) int {
 
 func crashOnce(t *testing.T, mode, dir string) {
 	t.Helper()
-	cmd := helperCmd("crash", mode+":"+dir)
+	cmd := e2e.HelperCmd("crash", mode+":"+dir)
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // twoHundredFiles fills dir with a repository of 200 Go files, one of which
@@ -26,7 +28,7 @@ func twoHundredFiles(t *testing.T, dir string) {
 		if i == 123 {
 			b.WriteString("\nfunc Retry(attempts int) error { return nil }\n")
 		}
-		writeFile(t, dir, fmt.Sprintf("pkg/f%03d.go", i), b.String())
+		e2e.WriteFile(t, dir, fmt.Sprintf("pkg/f%03d.go", i), b.String())
 	}
 }
 
@@ -98,7 +100,7 @@ func TestDelegatedSearchSparesTheMainConversation(t *testing.T) {
 			}
 		}
 		final := fakeollama.MessagesOf(reqs[len(reqs)-1])
-		res := toolResults(reqs)["d"]
+		res := fakeollama.ToolResults(reqs)["d"]
 		if !strings.Contains(res, subAnswer) || strings.Contains(fmt.Sprint(final), "helper123_05") {
 			t.Errorf("the main conversation got more than the answer: %q", res)
 		}
@@ -137,7 +139,7 @@ func TestDelegateWritesOnlyWhereYourConfigSays(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := os.Stat(filepath.Join(env.dir, "note.txt"))
-		res := toolResults(f.ChatRequests())["w"]
+		res := fakeollama.ToolResults(f.ChatRequests())["w"]
 		switch {
 		case !allowed && (err == nil || !strings.Contains(res, "unknown tool")):
 			t.Errorf("the sub-agent wrote with no config saying so: %q", res)
@@ -148,7 +150,7 @@ func TestDelegateWritesOnlyWhereYourConfigSays(t *testing.T) {
 
 	home, dir := t.TempDir(), t.TempDir()
 	t.Setenv("XDG_CONFIG_HOME", home)
-	writeFile(t, dir, "agents/harvey.yaml", "delegate:\n  tools: [write_file, run_command]\n")
+	e2e.WriteFile(t, dir, "agents/harvey.yaml", "delegate:\n  tools: [write_file, run_command]\n")
 	ws, err := openWorkspace(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -212,12 +214,12 @@ func TestEndToEndDelegateWithYourHooks(t *testing.T) {
 		fakeollama.TextReply("llama3.2", "DRAFT: somewhere in pkg"),
 		fakeollama.TextReply("llama3.2", subAnswer),
 		fakeollama.TextReply("llama3.2", "Done."))
-	out, errOut, code := runHarveyKernel(t, "", f.bin, f.dir, "", f.env, "-p", "where is Retry?", "--yes", "--model", "llama3.2", "--ollama", fo.URL(), "--output", "stream-json")
+	out, errOut, code := e2e.RunKernel(t, "", f.bin, f.dir, "", f.env, "-p", "where is Retry?", "--yes", "--model", "llama3.2", "--ollama", fo.URL(), "--output", "stream-json")
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
 	reqs := fo.ChatRequests()
-	res := toolResults(reqs)
+	res := fakeollama.ToolResults(reqs)
 	if !strings.Contains(res["s"], "no searching today") {
 		t.Errorf("your pre_tool hook did not stop the sub-agent's search: %q", res["s"])
 	}
@@ -250,8 +252,8 @@ func TestDelegateOnARoute(t *testing.T) {
 	if len(bigReqs) != 2 || len(smallReqs) != 2 || bigReqs[0]["model"] != "qwen2.5:14b" {
 		t.Fatalf("%d requests to the route, %d to the session's model", len(bigReqs), len(smallReqs))
 	}
-	if !strings.Contains(toolResults(bigReqs)["s"], "pkg/f123.go") || !strings.Contains(toolResults(smallReqs)["d"], subAnswer) {
-		t.Errorf("search %q, answer %q", toolResults(bigReqs)["s"], toolResults(smallReqs)["d"])
+	if !strings.Contains(fakeollama.ToolResults(bigReqs)["s"], "pkg/f123.go") || !strings.Contains(fakeollama.ToolResults(smallReqs)["d"], subAnswer) {
+		t.Errorf("search %q, answer %q", fakeollama.ToolResults(bigReqs)["s"], fakeollama.ToolResults(smallReqs)["d"])
 	}
 
 	// A route that is not there is said, and nothing else runs.

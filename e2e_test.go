@@ -5,251 +5,59 @@
 package harvey
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	_ "github.com/harvey-agent/harvey/internal/launch" // as in cmd/harvey: a launcher starts before the rest initialises
-	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
-)
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-	buildDir  string
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 func TestMain(m *testing.M) {
-	// The test binary is Harvey's executable under go test: when the
-	// sandbox starts it as the launcher, it acts as one (internal/launch's
-	// init, before this package's and its tests' initialisers, as the
-	// harvey binary does: BenchmarkCommandCost times what users run).
-	if len(os.Args) > 1 && os.Args[1] == "--version" {
-		os.Exit(0) // the namespace probe
-	}
-	if h := os.Getenv("HARVEY_TEST_HELPER"); h != "" {
-		os.Exit(testHelpers[h](os.Getenv("HARVEY_TEST_HELPER_ARG")))
-	}
-	removeHome := isolateHome()
-	if len(os.Args) == 1 || !strings.Contains(strings.Join(os.Args, " "), "-test.run") {
-		announce("the root package: the built binary end to end, in each kernel mode (2 to 3 minutes on 2 cores; HARVEY_TEST_QUIET=1 hushes this)")
-	}
-	// The user's config directory (trust store, user config) is a fresh
-	// one: tests never read or write the real ~/.config/harvey.
-	if os.Getenv("HARVEY_TEST_CONFIG_HOME") == "" {
-		d, err := os.MkdirTemp("", "harvey-test-config-")
-		if err == nil {
-			os.Setenv("XDG_CONFIG_HOME", d)
-			os.Setenv("HARVEY_TEST_CONFIG_HOME", d)
-		}
-	}
-	code := m.Run()
-	if d := os.Getenv("HARVEY_TEST_CONFIG_HOME"); d != "" && strings.Contains(d, "harvey-test-config-") {
-		os.RemoveAll(d)
-	}
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
-	removeHome()
-	os.Exit(code)
+	e2e.Main(m, "the root package: the built binary end to end (a minute or two on 2 cores; HARVEY_TEST_QUIET=1 hushes this)")
 }
-
-// realHome is the home of the account that runs the tests. TestMain gives
-// every test a fresh, empty HOME instead (isolateHome): nothing passes only
-// because this machine's home already holds something. The tests of this
-// machine's own toolchains use realHome on purpose, and say so.
-var realHome string
-
-// fixtureCache is this machine's own cache directory (the real home's),
-// where tests keep what they download once per machine (the MCP
-// conformance suite, server-everything): fixtures, never state a test
-// depends on.
-var fixtureCache string
-
-// isolateHome points HOME and the XDG directories at a fresh directory for
-// the whole test binary (and every Harvey it starts), keeping Go's own
-// caches where they are (GOCACHE, GOMODCACHE, GOPATH pinned to what go
-// env says now), so the binaries the tests build are not rebuilt from an
-// empty cache, and TMPDIR at a directory beside it. It returns what
-// removes both.
-func isolateHome() func() {
-	realHome = os.Getenv("HARVEY_TEST_REAL_HOME")
-	if realHome == "" {
-		realHome = os.Getenv("HOME")
-	}
-	fixtureCache = os.Getenv("HARVEY_TEST_FIXTURE_CACHE")
-	if fixtureCache == "" {
-		if c, err := os.UserCacheDir(); err == nil {
-			fixtureCache = c
-		} else {
-			fixtureCache = os.TempDir()
-		}
-	}
-	if os.Getenv("HARVEY_TEST_HOME") != "" {
-		return func() {} // started by a test binary that made one already
-	}
-	os.Setenv("HARVEY_TEST_FIXTURE_CACHE", fixtureCache)
-	if goBin, err := exec.LookPath("go"); err == nil {
-		if out, err := exec.Command(goBin, "env", "GOCACHE", "GOMODCACHE", "GOPATH").Output(); err == nil {
-			vals := strings.Split(strings.TrimSpace(string(out)), "\n")
-			for i, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH"} {
-				if i < len(vals) && os.Getenv(k) == "" && vals[i] != "" {
-					os.Setenv(k, vals[i])
-				}
-			}
-		}
-	}
-	base, err := os.MkdirTemp("", "harvey-test-")
-	if err != nil {
-		return func() {}
-	}
-	// TMPDIR is the test's too: whatever a test, or a Harvey it starts,
-	// leaves in the temporary directory goes with it.
-	d, tmp := filepath.Join(base, "home"), filepath.Join(base, "tmp")
-	os.Mkdir(d, 0o700)
-	os.Mkdir(tmp, 0o700)
-	os.Setenv("TMPDIR", tmp)
-	os.Setenv("HOME", d)
-	os.Setenv("HARVEY_TEST_HOME", d)
-	os.Setenv("HARVEY_TEST_REAL_HOME", realHome)
-	for k, v := range map[string]string{"XDG_DATA_HOME": ".local/share", "XDG_CACHE_HOME": ".cache", "XDG_STATE_HOME": ".local/state"} {
-		os.Setenv(k, filepath.Join(d, v))
-	}
-	return func() {
-		runner.RemoveTmp()
-		removeTree(base)
-	}
-}
-
-// removeTree removes a directory a test made, making its directories
-// writable first (an overlay's work directory is made unreadable by the
-// kernel, which an ordinary account cannot remove otherwise).
-func removeTree(d string) {
-	filepath.WalkDir(d, func(p string, e os.DirEntry, err error) error {
-		if e != nil && e.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		return nil
-	})
-	os.RemoveAll(d)
-}
-
-// testHelpers are the roles the test binary plays when a test starts it
-// again (TestMain is the one dispatcher): a process killed mid-write, an
-// "ollama serve". (internal/knowledge has its own for a knowledge base
-// killed mid-transaction.)
-var testHelpers = map[string]func(arg string) int{}
 
 func init() {
-	testHelpers["crash"] = crashHelper
-}
-
-// helperCmd starts the test binary as the helper name with arg.
-func helperCmd(name, arg string) *exec.Cmd {
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "HARVEY_TEST_HELPER="+name, "HARVEY_TEST_HELPER_ARG="+arg)
-	return cmd
-}
-
-// buildHarvey builds cmd/harvey once per test binary run.
-func buildHarvey(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "harvey-e2e-")
-		if buildErr != nil {
-			return
-		}
-		builtBin = filepath.Join(buildDir, "harvey")
-		out, err := exec.Command("go", "build", "-o", builtBin, "./cmd/harvey").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return builtBin
-}
-
-func runHarvey(t *testing.T, bin, dir, stdin string, args ...string) (string, string, int) {
-	t.Helper()
-	return runHarveyEnv(t, bin, dir, stdin, nil, args...)
-}
-
-// runHarveyEnv runs the built binary with extra environment variables
-// (later ones win).
-func runHarveyEnv(t *testing.T, bin, dir, stdin string, env []string, args ...string) (string, string, int) {
-	t.Helper()
-	return runHarveyKernel(t, "", bin, dir, stdin, env, args...)
-}
-
-// runHarveyKernel is runHarveyEnv on a simulated kernel (kernelsim:
-// no-landlock, no-userns or neither; "real" is this machine's own; ""
-// is HARVEY_TEST_KERNEL's, so .ci/as-user can run the everyday-work tests
-// on a kernel without Landlock too).
-func runHarveyKernel(t *testing.T, kernel, bin, dir, stdin string, env []string, args ...string) (string, string, int) {
-	t.Helper()
-	if kernel == "" {
-		kernel = os.Getenv("HARVEY_TEST_KERNEL")
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), env...)
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := underKernel(kernel, cmd).Run()
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return out.String(), errb.String(), code
+	e2e.Helpers["crash"] = crashHelper
 }
 
 func TestEndToEndHeadless(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	f := fakeollama.New(t, "llama3.2:latest", "mistral:latest")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("the answer is 42\n"), 0o644)
 
 	// --version, --help, bad usage
-	if out, _, code := runHarvey(t, bin, dir, "", "--version"); code != 0 || !strings.HasPrefix(out, "harvey ") {
+	if out, _, code := e2e.Run(t, bin, dir, "", "--version"); code != 0 || !strings.HasPrefix(out, "harvey ") {
 		t.Fatalf("--version: %d %q", code, out)
 	}
-	if _, _, code := runHarvey(t, bin, dir, "", "--bogus"); code != 2 {
+	if _, _, code := e2e.Run(t, bin, dir, "", "--bogus"); code != 2 {
 		t.Fatalf("bad flag exit %d", code)
 	}
 	// No backend: one-line hint, exit 1 (no retries configured: the wait
 	// for a server that starts late is TestHeadlessWaitsForAServerThatStartsLate's).
 	noRetry := t.TempDir()
-	writeFile(t, noRetry, "harvey/harvey.yaml", "retry:\n  attempts: -1\n")
+	e2e.WriteFile(t, noRetry, "harvey/harvey.yaml", "retry:\n  attempts: -1\n")
 	// Ollama installed here: start it; not installed: install it.
-	_, errOut, code := runHarveyEnv(t, bin, dir, "", append(ollamaOnPath(t), "XDG_CONFIG_HOME="+noRetry), "-p", "hello", "--ollama", "http://127.0.0.1:1")
+	_, errOut, code := e2e.RunEnv(t, bin, dir, "", append(ollamaOnPath(t), "XDG_CONFIG_HOME="+noRetry), "-p", "hello", "--ollama", "http://127.0.0.1:1")
 	if code != 1 || !strings.Contains(errOut, "ollama serve") {
 		t.Fatalf("no backend: %d %q", code, errOut)
 	}
-	_, errOut, code = runHarveyEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + noRetry, "PATH=/usr/bin:/bin"}, "-p", "hello", "--ollama", "http://127.0.0.1:1")
+	_, errOut, code = e2e.RunEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + noRetry, "PATH=/usr/bin:/bin"}, "-p", "hello", "--ollama", "http://127.0.0.1:1")
 	if code != 1 || !strings.Contains(errOut, "https://ollama.com/download") {
 		t.Fatalf("no backend, none installed: %d %q", code, errOut)
 	}
 	// Several models and none chosen: error listing them.
-	_, errOut, code = runHarvey(t, bin, dir, "", "-p", "hello", "--ollama", f.URL())
+	_, errOut, code = e2e.Run(t, bin, dir, "", "-p", "hello", "--ollama", f.URL())
 	if code != 1 || !strings.Contains(errOut, "llama3.2:latest, mistral:latest") {
 		t.Fatalf("model choice: %d %q", code, errOut)
 	}
@@ -260,7 +68,7 @@ func TestEndToEndHeadless(t *testing.T) {
 		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "x", Name: "run_command", Args: map[string]any{"command": "cat out/answer.txt"}}),
 		fakeollama.TextReply("llama3.2", "The answer is 42; saved to out/answer.txt."),
 	)
-	out, errOut, code := runHarvey(t, bin, dir, "", "-p", "find the answer and save it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := e2e.Run(t, bin, dir, "", "-p", "find the answer and save it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -280,12 +88,12 @@ func TestEndToEndHeadless(t *testing.T) {
 	}
 	// --run FILE with commands; a failing line gives exit 1.
 	os.WriteFile(filepath.Join(dir, "script.txt"), []byte("/files\n/read notes.txt\n/read ../escape\n"), 0o644)
-	out, errOut, code = runHarvey(t, bin, dir, "", "--run", "script.txt", "--ollama", "http://127.0.0.1:1")
+	out, errOut, code = e2e.Run(t, bin, dir, "", "--run", "script.txt", "--ollama", "http://127.0.0.1:1")
 	if code != 1 || !strings.Contains(out, "notes.txt") || !strings.Contains(errOut, "outside the workspace") {
 		t.Fatalf("--run: %d %q %q", code, out, errOut)
 	}
 	// Piped stdin REPL: no escape codes, commands work.
-	out, errOut, code = runHarvey(t, bin, dir, "/files\n/read notes.txt\n/exit\n", "--ollama", "http://127.0.0.1:1")
+	out, errOut, code = e2e.Run(t, bin, dir, "/files\n/read notes.txt\n/exit\n", "--ollama", "http://127.0.0.1:1")
 	if code != 0 || !strings.Contains(out, "read notes.txt into context") || strings.Contains(out+errOut, "\x1b[") {
 		t.Fatalf("piped REPL: %d %q %q", code, out, errOut)
 	}
@@ -295,21 +103,21 @@ func TestEndToEndHeadless(t *testing.T) {
 // stored, and the active project survives.
 func TestEndToEndKnowledgeBase(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "kb1.txt"), []byte("/kb project add harvey coding agent\n/kb observe finding: ollama reloads on num_ctx change\n/kb concept add kv-cache\n/kb concept link kv-cache\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, "kb2.txt"), []byte("/kb\n/kb search reloads\n/kb project show\n"), 0o644)
-	out, errOut, code := runHarvey(t, bin, dir, "", "--run", "kb1.txt", "--ollama", "http://127.0.0.1:1")
+	out, errOut, code := e2e.Run(t, bin, dir, "", "--run", "kb1.txt", "--ollama", "http://127.0.0.1:1")
 	if code != 0 || !strings.Contains(out, "finding #1 recorded on harvey") {
 		t.Fatalf("first run: %d %q %q", code, out, errOut)
 	}
-	out, errOut, code = runHarvey(t, bin, dir, "", "--run", "kb2.txt", "--ollama", "http://127.0.0.1:1")
+	out, errOut, code = e2e.Run(t, bin, dir, "", "--run", "kb2.txt", "--ollama", "http://127.0.0.1:1")
 	if code != 0 || !strings.Contains(out, "1 project, 1 observation, 1 concept") || !strings.Contains(out, "active project: #1 harvey") ||
 		!strings.Contains(out, "[harvey] finding: ollama reloads on num_ctx change") || !strings.Contains(out, "Concepts: kv-cache") {
 		t.Fatalf("second run: %d %q %q", code, out, errOut)
 	}
 	// Piped into the REPL too.
-	out, _, code = runHarvey(t, bin, dir, "/kb observe decision: keep num_ctx fixed\n/exit\n", "--ollama", "http://127.0.0.1:1")
+	out, _, code = e2e.Run(t, bin, dir, "/kb observe decision: keep num_ctx fixed\n/exit\n", "--ollama", "http://127.0.0.1:1")
 	if code != 0 || !strings.Contains(out, "decision #2 recorded on harvey") {
 		t.Fatalf("REPL: %d %q", code, out)
 	}
@@ -318,7 +126,7 @@ func TestEndToEndKnowledgeBase(t *testing.T) {
 // harvey tools validate, for CI: exit 0 on good files, 1 with file:line on a bad one.
 func TestEndToEndToolsValidate(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	dir := t.TempDir()
 	tools := filepath.Join(dir, "agents", "tools")
 	os.MkdirAll(tools, 0o755)
@@ -326,7 +134,7 @@ func TestEndToEndToolsValidate(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join("docs", "examples", "tools", name))
 		os.WriteFile(filepath.Join(tools, name), b, 0o644)
 	}
-	out, errOut, code := runHarvey(t, bin, dir, "", "tools", "validate")
+	out, errOut, code := e2e.Run(t, bin, dir, "", "tools", "validate")
 	if code != 0 || !strings.Contains(out, "ok      agents/tools/go_test.md (exec, 2 parameters)") {
 		t.Fatalf("validate: %d %q %q", code, out, errOut)
 	}
@@ -337,8 +145,8 @@ func TestEndToEndToolsValidate(t *testing.T) {
 	// headless and unconfirmed, the tools are not loaded, not even a
 	// read-only one; the REPL asks once, and the answer is remembered.
 	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "t0", Name: "todo_list", Args: map[string]any{"path": "."}}), fakeollama.TextReply("llama3.2", "No tool."))
-	_, errOut, _ = runHarvey(t, bin, dir, "", "-p", "list todos", "--model", "llama3.2", "--ollama", f.URL())
-	if !strings.Contains(errOut, "agents/tools/ (go_test, todo_list) is not yet confirmed; not loaded headless") || !strings.Contains(toolResults(f.ChatRequests())["t0"], `unknown tool "todo_list"`) {
+	_, errOut, _ = e2e.Run(t, bin, dir, "", "-p", "list todos", "--model", "llama3.2", "--ollama", f.URL())
+	if !strings.Contains(errOut, "agents/tools/ (go_test, todo_list) is not yet confirmed; not loaded headless") || !strings.Contains(fakeollama.ToolResults(f.ChatRequests())["t0"], `unknown tool "todo_list"`) {
 		t.Fatalf("unconfirmed tools headless: %q", errOut)
 	}
 	configfile.Trust(dir, configfile.TrustTools, configfile.UserToolsSum(mustOpenWorkspace(t, dir).Tree)) // what a yes in the REPL stores (TestUserToolsConfirmedThroughPTY)
@@ -346,7 +154,7 @@ func TestEndToEndToolsValidate(t *testing.T) {
 		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "t1", Name: "todo_list", Args: map[string]any{"path": "."}}),
 		fakeollama.TextReply("llama3.2", "One TODO in main.go."),
 	)
-	out, errOut, code = runHarvey(t, bin, dir, "", "-p", "list todos", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code = e2e.Run(t, bin, dir, "", "-p", "list todos", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "One TODO in main.go.") || !strings.Contains(errOut, "⚙ todo_list") {
 		t.Fatalf("-p with user tool: %d %q %q", code, out, errOut)
 	}
@@ -356,11 +164,11 @@ func TestEndToEndToolsValidate(t *testing.T) {
 		t.Fatalf("todo_list result = %q", c)
 	}
 	os.WriteFile(filepath.Join(tools, "bad.md"), []byte("---\nparameters:\n  p: {type: text}\ncommand: [ls, \"{{p}}\"]\n---\nBad.\n"), 0o644)
-	out, errOut, code = runHarvey(t, bin, dir, "", "tools", "validate")
+	out, errOut, code = e2e.Run(t, bin, dir, "", "tools", "validate")
 	if code != 1 || !strings.Contains(out, `problem agents/tools/bad.md:3: parameter "p": unknown type "text"`) || !strings.Contains(errOut, "1 problem in tool files") {
 		t.Fatalf("validate bad: %d %q %q", code, out, errOut)
 	}
-	if _, _, code := runHarvey(t, bin, dir, "", "tools", "bogus"); code != 2 {
+	if _, _, code := e2e.Run(t, bin, dir, "", "tools", "bogus"); code != 2 {
 		t.Fatalf("bad usage exit %d", code)
 	}
 }
@@ -368,11 +176,11 @@ func TestEndToEndToolsValidate(t *testing.T) {
 // Piped input becomes context for -p: cat err.log | harvey -p "why?".
 func TestEndToEndPipedContext(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	f := fakeollama.New(t, "llama3.2:latest")
 	dir := t.TempDir()
 	f.Script(fakeollama.TextReply("llama3.2", "A nil map was written."))
-	out, errOut, code := runHarvey(t, bin, dir, "panic: assignment to entry in nil map\ntoken=ghp_abcdefghijklmnopqrstuvwxyz0123456789\n", "-p", "why did it crash?", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := e2e.Run(t, bin, dir, "panic: assignment to entry in nil map\ntoken=ghp_abcdefghijklmnopqrstuvwxyz0123456789\n", "-p", "why did it crash?", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "A nil map was written.") {
 		t.Fatalf("%d %q %q", code, out, errOut)
 	}
@@ -390,15 +198,15 @@ func TestEndToEndPipedContext(t *testing.T) {
 // pinned context and the model it used.
 func TestEndToEndContinue(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	f := fakeollama.New(t, "llama3.2:latest", "mistral:latest")
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "script.txt"), []byte("/context add the user prefers tabs\nmy name is Ada\n"), 0o644)
 	f.Script(fakeollama.TextReply("mistral", "Hello Ada."), fakeollama.TextReply("mistral", "Your name is Ada."))
-	if _, errOut, code := runHarvey(t, bin, dir, "", "--run", "script.txt", "--model", "mistral", "--ollama", f.URL()); code != 0 {
+	if _, errOut, code := e2e.Run(t, bin, dir, "", "--run", "script.txt", "--model", "mistral", "--ollama", f.URL()); code != 0 {
 		t.Fatalf("first run: %d %q", code, errOut)
 	}
-	out, errOut, code := runHarvey(t, bin, dir, "", "--continue", "-p", "what is my name?", "--ollama", f.URL())
+	out, errOut, code := e2e.Run(t, bin, dir, "", "--continue", "-p", "what is my name?", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Your name is Ada.") || !strings.Contains(errOut, "continuing the last conversation (3 messages); it ended with:\n  you: my name is Ada\n  harvey: Hello Ada.") {
 		t.Fatalf("continue: %d %q %q", code, out, errOut)
 	}
@@ -417,7 +225,7 @@ func TestEndToEndContinue(t *testing.T) {
 	}
 	// Nothing to continue in a fresh workspace: a warning, and a fresh start.
 	f.Script(fakeollama.TextReply("llama3.2", "Hi."))
-	_, errOut, code = runHarvey(t, bin, t.TempDir(), "", "-c", "-p", "hi", "--model", "llama3.2", "--ollama", f.URL())
+	_, errOut, code = e2e.Run(t, bin, t.TempDir(), "", "-c", "-p", "hi", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(errOut, "no earlier conversation to continue") {
 		t.Fatalf("fresh: %d %q", code, errOut)
 	}
@@ -468,7 +276,7 @@ func TestPipedStdinProducer(t *testing.T) {
 // without reading it (the parent still holds the pipe when harvey exits).
 func TestEndToEndSilentPipe(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	f := fakeollama.New(t, "llama3.2:latest")
 	f.Script(fakeollama.TextReply("llama3.2", "Done."))
 	r, w, err := os.Pipe()
@@ -516,12 +324,12 @@ func TestPipedInputKeepsHeadAndTail(t *testing.T) {
 // quit in the REPL leaves instead of going to the model.
 func TestEndToEndSmallExpectations(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	dir := t.TempDir()
-	if _, errOut, code := runHarvey(t, bin, dir, "", "-p", ""); code != 2 || !strings.Contains(errOut, "-p needs a prompt") {
+	if _, errOut, code := e2e.Run(t, bin, dir, "", "-p", ""); code != 2 || !strings.Contains(errOut, "-p needs a prompt") {
 		t.Fatalf("-p \"\": %d %q", code, errOut)
 	}
-	out, errOut, code := runHarvey(t, bin, dir, "/files\nquit\n/files\n", "--ollama", "http://127.0.0.1:1")
+	out, errOut, code := e2e.Run(t, bin, dir, "/files\nquit\n/files\n", "--ollama", "http://127.0.0.1:1")
 	if code != 0 || strings.Count(out, "(empty directory)") != 1 {
 		t.Fatalf("quit: %d %q %q", code, out, errOut)
 	}
@@ -529,7 +337,7 @@ func TestEndToEndSmallExpectations(t *testing.T) {
 	// a reply that asks a question, it is.
 	f := fakeollama.New(t, "llama3.2:latest")
 	f.Script(fakeollama.TextReply("llama3.2", "Shall I add the test?"), fakeollama.TextReply("llama3.2", "Added."))
-	_, errOut, _ = runHarvey(t, bin, dir, "y\nadd a test for Parse\ny\n/exit\n", "--ollama", f.URL())
+	_, errOut, _ = e2e.Run(t, bin, dir, "y\nadd a test for Parse\ny\n/exit\n", "--ollama", f.URL())
 	if !strings.Contains(errOut, "nothing is waiting for a y/n answer") || len(f.ChatRequests()) != 2 {
 		t.Fatalf("bare y: %d requests, stderr %q", len(f.ChatRequests()), errOut)
 	}
@@ -539,12 +347,12 @@ func TestEndToEndSmallExpectations(t *testing.T) {
 // ignored through .git/info/exclude is not warned about.
 func TestEndToEndPapercuts(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	dir := t.TempDir()
-	if _, errOut, code := runHarvey(t, bin, dir, "", "--bogus"); code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "harvey --help") {
+	if _, errOut, code := e2e.Run(t, bin, dir, "", "--bogus"); code != 2 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "harvey --help") {
 		t.Fatalf("bad flag: %d %q", code, errOut)
 	}
-	out, errOut, _ := runHarvey(t, bin, dir, "!nosuchcmd\n/exit\n", "--ollama", "http://127.0.0.1:1")
+	out, errOut, _ := e2e.Run(t, bin, dir, "!nosuchcmd\n/exit\n", "--ollama", "http://127.0.0.1:1")
 	if n := strings.Count(out+errOut, "nosuchcmd: command not found"); n != 1 {
 		t.Fatalf("said %d times: %q %q", n, out, errOut)
 	}
@@ -553,14 +361,14 @@ func TestEndToEndPapercuts(t *testing.T) {
 	}
 	os.RemoveAll(filepath.Join(dir, "agents")) // as a new user's project has it: no agents/ yet
 	os.WriteFile(filepath.Join(dir, ".git", "info", "exclude"), []byte("/agents/\n"), 0o644)
-	if _, errOut, _ := runHarvey(t, bin, dir, "/exit\n", "--ollama", "http://127.0.0.1:1"); strings.Contains(errOut, "is not in .gitignore") {
+	if _, errOut, _ := e2e.Run(t, bin, dir, "/exit\n", "--ollama", "http://127.0.0.1:1"); strings.Contains(errOut, "is not in .gitignore") {
 		t.Fatalf("warned although git ignores agents/: %q", errOut)
 	}
 	os.Remove(filepath.Join(dir, ".git", "info", "exclude"))
 	data := []string{"XDG_DATA_HOME=" + t.TempDir()}
 	// agents/ as Harvey made it ignores itself (issue 55): no line, and a
 	// git project's status stays clean.
-	if _, errOut, _ := runHarveyEnv(t, bin, dir, "/exit\n", data, "--ollama", "http://127.0.0.1:1"); strings.Contains(errOut, "is not in .gitignore") {
+	if _, errOut, _ := e2e.RunEnv(t, bin, dir, "/exit\n", data, "--ollama", "http://127.0.0.1:1"); strings.Contains(errOut, "is not in .gitignore") {
 		t.Fatalf("warned about the agents/ Harvey made, which ignores itself: %q", errOut)
 	}
 	if _, err := exec.LookPath("git"); err == nil {
@@ -573,11 +381,11 @@ func TestEndToEndPapercuts(t *testing.T) {
 	// An agents/ from before (or a repository's) that git does not ignore:
 	// said, once.
 	os.Remove(filepath.Join(dir, "agents", ".gitignore"))
-	if _, errOut, _ := runHarveyEnv(t, bin, dir, "/exit\n", data, "--ollama", "http://127.0.0.1:1"); !strings.Contains(errOut, "is not in .gitignore") {
+	if _, errOut, _ := e2e.RunEnv(t, bin, dir, "/exit\n", data, "--ollama", "http://127.0.0.1:1"); !strings.Contains(errOut, "is not in .gitignore") {
 		t.Fatalf("no warning without an ignore rule: %q", errOut)
 	}
 	// Said once for a workspace, not at every start (issue 49).
-	if _, errOut, _ := runHarveyEnv(t, bin, dir, "", data, "-p", "/status", "--ollama", "http://127.0.0.1:1"); strings.Contains(errOut, "is not in .gitignore") {
+	if _, errOut, _ := e2e.RunEnv(t, bin, dir, "", data, "-p", "/status", "--ollama", "http://127.0.0.1:1"); strings.Contains(errOut, "is not in .gitignore") {
 		t.Fatalf("warned again: %q", errOut)
 	}
 	// A headless write without --yes: refused with the reason (not "by the
@@ -587,7 +395,7 @@ func TestEndToEndPapercuts(t *testing.T) {
 		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "w", Name: "write_file", Args: map[string]any{"path": "x.txt", "content": "x\n"}}),
 		fakeollama.TextReply("llama3.2", "I could not write it."),
 	)
-	_, errOut, code := runHarvey(t, bin, dir, "", "-p", "write x", "--ollama", f.URL())
+	_, errOut, code := e2e.Run(t, bin, dir, "", "-p", "write x", "--ollama", f.URL())
 	if code != 3 || !strings.Contains(errOut, "1 action not approved") || !strings.Contains(errOut, "--yes") {
 		t.Fatalf("headless refusal: %d %q", code, errOut)
 	}
@@ -614,10 +422,10 @@ func mustOpenWorkspace(t *testing.T, dir string) *Workspace {
 // no /api/ps is no raw Go error.
 func TestStatusWithoutAPIPS(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	f := fakeollama.New(t, "llama3.2:latest")
 	f.NoPS = true
-	out, errOut, code := runHarvey(t, bin, t.TempDir(), "", "-p", "/status", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := e2e.Run(t, bin, t.TempDir(), "", "-p", "/status", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out+errOut, "unknown: this server does not say which models it holds in memory") || strings.Contains(out+errOut, "404 page not found") {
 		t.Errorf("exit %d:\n%s\n%s", code, out, errOut)
 	}
@@ -628,19 +436,19 @@ func TestStatusWithoutAPIPS(t *testing.T) {
 // the REPL says a failed command's status once, not again as an error.
 func TestRunScriptStepFails(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	dir := t.TempDir()
-	writeFile(t, dir, "steps.txt", "!echo first\n!false\n!echo after\n")
+	e2e.WriteFile(t, dir, "steps.txt", "!echo first\n!false\n!echo after\n")
 	env := []string{"XDG_CONFIG_HOME=" + t.TempDir(), "XDG_DATA_HOME=" + t.TempDir()}
-	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "--run", "steps.txt", "--ollama", "http://127.0.0.1:1")
+	out, errOut, code := e2e.RunEnv(t, bin, dir, "", env, "--run", "steps.txt", "--ollama", "http://127.0.0.1:1")
 	if code != 1 || !strings.Contains(out+errOut, "after") || !strings.Contains(errOut, "harvey: false: [exit 1]") {
 		t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
 	}
-	writeFile(t, dir, "ok.txt", "!echo fine\n")
-	if _, errOut, code := runHarveyEnv(t, bin, dir, "", env, "--run", "ok.txt", "--ollama", "http://127.0.0.1:1"); code != 0 {
+	e2e.WriteFile(t, dir, "ok.txt", "!echo fine\n")
+	if _, errOut, code := e2e.RunEnv(t, bin, dir, "", env, "--run", "ok.txt", "--ollama", "http://127.0.0.1:1"); code != 0 {
 		t.Fatalf("a run whose steps pass: exit %d: %s", code, errOut)
 	}
-	out, errOut, _ = runHarveyEnv(t, bin, dir, "!false\n/exit\n", env, "--ollama", "http://127.0.0.1:1")
+	out, errOut, _ = e2e.RunEnv(t, bin, dir, "!false\n/exit\n", env, "--ollama", "http://127.0.0.1:1")
 	if strings.Count(out+errOut, "[exit 1]") != 1 {
 		t.Errorf("the REPL said the failure %d times:\n%s\n%s", strings.Count(out+errOut, "[exit 1]"), out, errOut)
 	}

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 func editArgs(path, old, new string) map[string]any {
@@ -163,7 +165,7 @@ func TestEditFileRetryThroughLoop(t *testing.T) {
 // A model cannot match text it was shown redacted; the error says why.
 func TestEditRedactedOldText(t *testing.T) {
 	env := newTestEnv(t, nil, "")
-	writeFile(t, env.dir, "cfg.py", "TOKEN = \"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"\nDEBUG = False\n")
+	e2e.WriteFile(t, env.dir, "cfg.py", "TOKEN = \"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"\nDEBUG = False\n")
 	_, err := invokeTool(env.a, "edit_file", t.Context(), editArgs("cfg.py", "TOKEN = \"[REDACTED secret]\"\nDEBUG = False", "DEBUG = True"))
 	if err == nil || !strings.Contains(err.Error(), "secrets are hidden from you") || strings.Contains(err.Error(), "ghp_abc") {
 		t.Fatalf("err = %v", err)
@@ -180,7 +182,7 @@ func TestEditRedactedOldText(t *testing.T) {
 func TestWriteBackRedactedRefused(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	orig := "TOKEN = \"ghp_abcdefghijklmnopqrstuvwxyz0123456789\"\nDEBUG = False\n"
-	writeFile(t, env.dir, "cfg.py", orig)
+	e2e.WriteFile(t, env.dir, "cfg.py", orig)
 	rr, _ := env.a.gate.readChecked(t.Context(), "cfg.py", 0, 0)
 	_, err := invokeTool(env.a, "write_file", t.Context(), map[string]any{"path": "cfg.py", "content": strings.Replace(rr.Text, "False", "True", 1)})
 	if err == nil || !strings.Contains(err.Error(), "would destroy them") {
@@ -197,7 +199,7 @@ func TestWriteBackRedactedRefused(t *testing.T) {
 		t.Fatalf("file changed by /apply: %q", b)
 	}
 	// A file with the marker as ordinary text and no secret is fine.
-	writeFile(t, env.dir, "doc.md", "Harvey shows [REDACTED secret] for keys.\n")
+	e2e.WriteFile(t, env.dir, "doc.md", "Harvey shows [REDACTED secret] for keys.\n")
 	if _, err := invokeTool(env.a, "write_file", t.Context(), map[string]any{"path": "doc.md", "content": "Harvey shows [REDACTED secret] for tokens.\n"}); err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +216,7 @@ func TestEditIsNotAnOracle(t *testing.T) {
 	for _, approve := range []bool{true, false} {
 		env := newTestEnv(t, nil, "")
 		env.a.approvals.auto = approve
-		writeFile(t, env.dir, "app.env.sh", orig)
+		e2e.WriteFile(t, env.dir, "app.env.sh", orig)
 		answer := func(args map[string]any, tool string) string {
 			out, err := invokeTool(env.a, tool, t.Context(), args)
 			if b, _ := os.ReadFile(filepath.Join(env.dir, "app.env.sh")); !strings.Contains(string(b), tok) || !strings.Contains(string(b), "hunter2hunter2") {

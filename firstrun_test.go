@@ -16,6 +16,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/lazyre"
 	"github.com/harvey-agent/harvey/internal/ptytest"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // The first-run path walked as a new user walks it, on a 40-column
@@ -25,7 +27,7 @@ import (
 // step.
 func TestFirstRunWalkThroughPTY(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	dir := t.TempDir()
 	home := t.TempDir()
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + t.TempDir() + ":/usr/bin:/bin", "COLUMNS=", "NO_COLOR="}

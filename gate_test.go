@@ -13,6 +13,8 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/diff"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // read_file's "continue with offset=N" reaches the model at every num_ctx:
@@ -32,7 +34,7 @@ func TestPagingHintSurvivesEveryNumCtx(t *testing.T) {
 			if err := env.a.RunPrompt(t.Context(), "read big.txt"); err != nil {
 				t.Fatal(err)
 			}
-			res := toolResults(f.ChatRequests())["r"]
+			res := fakeollama.ToolResults(f.ChatRequests())["r"]
 			if !strings.Contains(res, "continue with offset=") {
 				t.Fatalf("no paging hint in %d bytes: ...%q", len(res), res[max(0, len(res)-200):])
 			}
@@ -46,8 +48,8 @@ func TestPagingHintSurvivesEveryNumCtx(t *testing.T) {
 func gateEnv(t *testing.T) *testEnv {
 	t.Helper()
 	env := newTestEnv(t, nil, "")
-	writeFile(t, env.dir, "src/a.go", "package a // KEEP-IN\n")
-	writeFile(t, env.dir, "private/k.txt", "KEEP-OUT\n")
+	e2e.WriteFile(t, env.dir, "src/a.go", "package a // KEEP-IN\n")
+	e2e.WriteFile(t, env.dir, "private/k.txt", "KEEP-OUT\n")
 	os.Symlink("private", filepath.Join(env.dir, "link"))
 	os.Symlink("private/k.txt", filepath.Join(env.dir, "alias.txt"))
 	if _, err := exec.LookPath("git"); err == nil {
@@ -194,7 +196,7 @@ func TestRouteTurnHasItsOwnLimits(t *testing.T) {
 	for i := 0; b.Len() < 20<<10; i++ {
 		fmt.Fprintf(&b, "line %d\n", i)
 	}
-	writeFile(t, env.dir, "big.txt", b.String())
+	e2e.WriteFile(t, env.dir, "big.txt", b.String())
 	read := fakeollama.Call{Name: "read_file", Args: map[string]any{"path": "big.txt"}}
 	list := fakeollama.Call{Name: "list_files", Args: map[string]any{}}
 	f.Script(fakeollama.ToolReply("mistral", fakeollama.Call{ID: "r1", Name: read.Name, Args: read.Args}),
@@ -204,7 +206,7 @@ func TestRouteTurnHasItsOwnLimits(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "max_tool_calls_per_turn is 1") {
 		t.Fatalf("route turn: %v", err)
 	}
-	res := toolResults(f.ChatRequests())["r1"]
+	res := fakeollama.ToolResults(f.ChatRequests())["r1"]
 	if !strings.Contains(res, "[output truncated at 2048 bytes]") {
 		t.Fatalf("route result not capped by the route model's window: %d bytes", len(res))
 	}
@@ -217,7 +219,7 @@ func TestRouteTurnHasItsOwnLimits(t *testing.T) {
 	if err := env.a.RunPrompt(t.Context(), "read big.txt"); err != nil {
 		t.Fatal(err)
 	}
-	if res := toolResults(f.ChatRequests())["m1"]; !strings.Contains(res, "[output truncated at 8192 bytes]") {
+	if res := fakeollama.ToolResults(f.ChatRequests())["m1"]; !strings.Contains(res, "[output truncated at 8192 bytes]") {
 		t.Fatalf("main result cap: %d bytes", len(res))
 	}
 }
@@ -244,8 +246,8 @@ func TestAuditOutcomeIsTyped(t *testing.T) {
 // appear.
 func TestCompletionUsesEntries(t *testing.T) {
 	env := gateEnv(t)
-	writeFile(t, env.dir, "notes  draft.txt", "x\n")
-	writeFile(t, env.dir, "src/b -> c.go", "x\n")
+	e2e.WriteFile(t, env.dir, "notes  draft.txt", "x\n")
+	e2e.WriteFile(t, env.dir, "src/b -> c.go", "x\n")
 	got := strings.Join(completePath(env.ws, ""), "|")
 	for _, want := range []string{"notes  draft.txt", "src/", "link"} {
 		if !strings.Contains(got, want) {
@@ -280,12 +282,12 @@ func TestListingStopsAtTheCap(t *testing.T) {
 // A .gitignore governs its own directory (and below), not its siblings.
 func TestGitignoreScopedToItsDirectory(t *testing.T) {
 	env := newTestEnv(t, nil, "")
-	writeFile(t, env.dir, "a/.gitignore", "*.log\n")
-	writeFile(t, env.dir, "a/x.log", "NEEDLE a\n")
-	writeFile(t, env.dir, "a/sub/y.log", "NEEDLE a/sub\n")
-	writeFile(t, env.dir, "b/x.log", "NEEDLE b\n")
-	writeFile(t, env.dir, "c/.gitignore", "!keep.log\n")
-	writeFile(t, env.dir, "c/keep.log", "NEEDLE c\n")
+	e2e.WriteFile(t, env.dir, "a/.gitignore", "*.log\n")
+	e2e.WriteFile(t, env.dir, "a/x.log", "NEEDLE a\n")
+	e2e.WriteFile(t, env.dir, "a/sub/y.log", "NEEDLE a/sub\n")
+	e2e.WriteFile(t, env.dir, "b/x.log", "NEEDLE b\n")
+	e2e.WriteFile(t, env.dir, "c/.gitignore", "!keep.log\n")
+	e2e.WriteFile(t, env.dir, "c/keep.log", "NEEDLE c\n")
 	out, _, err := searchWorkspace(context.Background(), env.ws, "NEEDLE", ".", 4096)
 	if err != nil {
 		t.Fatal(err)

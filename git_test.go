@@ -10,6 +10,8 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/config"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // The tool takes args as a list (what llama3.2 sends) or a string, and the
@@ -30,11 +32,11 @@ func TestGitToolArgsAndPermissions(t *testing.T) {
 		}
 	}
 	git("init", "-q", "-b", "main")
-	writeFile(t, dir, "main.go", "package main\n")
-	writeFile(t, dir, "src/x.go", "package x // SRCSECRET\n")
+	e2e.WriteFile(t, dir, "main.go", "package main\n")
+	e2e.WriteFile(t, dir, "src/x.go", "package x // SRCSECRET\n")
 	git("add", ".")
 	git("commit", "-qm", "first")
-	writeFile(t, dir, "main.go", "package main\n\nfunc main() {}\n")
+	e2e.WriteFile(t, dir, "main.go", "package main\n\nfunc main() {}\n")
 	git("commit", "-qam", "second")
 	ws, err := openWorkspace(dir)
 	if err != nil {
@@ -91,10 +93,10 @@ func TestGitCommandColours(t *testing.T) {
 		}
 	}
 	git("init", "-q")
-	writeFile(t, env.dir, "a.txt", "one\ntwo\n")
+	e2e.WriteFile(t, env.dir, "a.txt", "one\ntwo\n")
 	git("add", "a.txt")
 	git("commit", "-qm", "first")
-	writeFile(t, env.dir, "a.txt", "one\nthree\n")
+	e2e.WriteFile(t, env.dir, "a.txt", "one\nthree\n")
 	env.a.Color = true
 	out, err := dispatch(t, env.a, "/git diff")
 	if err != nil {
@@ -108,7 +110,7 @@ func TestGitCommandColours(t *testing.T) {
 		t.Fatalf("the conversation got %q", last)
 	}
 	// Names are shown as they are, not as octal escapes.
-	writeFile(t, env.dir, "café.txt", "x\n")
+	e2e.WriteFile(t, env.dir, "café.txt", "x\n")
 	if out, err := dispatch(t, env.a, "/git status --short"); err != nil || !strings.Contains(out, "café.txt") || strings.Contains(out, `\303`) {
 		t.Fatalf("status: %q %v", out, err)
 	}
@@ -134,16 +136,16 @@ func oneViewRepo(t *testing.T) (*Workspace, string) {
 		return strings.TrimSpace(string(out))
 	}
 	git("init", "-q", "-b", "main")
-	writeFile(t, dir, "app.yaml", "db:\n  POSTGRES_PASSWORD: pgv4lue0ld\n")
-	writeFile(t, dir, ".env", "API_TOKEN="+oneViewToken+"\n")
+	e2e.WriteFile(t, dir, "app.yaml", "db:\n  POSTGRES_PASSWORD: pgv4lue0ld\n")
+	e2e.WriteFile(t, dir, ".env", "API_TOKEN="+oneViewToken+"\n")
 	git("add", "-f", ".")
 	git("commit", "-qm", "first\n\ndeploy token "+oneViewToken)
-	writeFile(t, dir, "app.yaml", "db:\n  POSTGRES_PASSWORD: pgv4luen3w # rotated\n")
-	writeFile(t, dir, "app.properties", "spring.datasource.password=spr1ngv4lue\n")
-	writeFile(t, dir, "deploy.sh", "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMIK7MDENGbPxRfiCY\n")
+	e2e.WriteFile(t, dir, "app.yaml", "db:\n  POSTGRES_PASSWORD: pgv4luen3w # rotated\n")
+	e2e.WriteFile(t, dir, "app.properties", "spring.datasource.password=spr1ngv4lue\n")
+	e2e.WriteFile(t, dir, "deploy.sh", "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMIK7MDENGbPxRfiCY\n")
 	git("add", ".")
 	git("commit", "-qm", "second")
-	writeFile(t, dir, "local.env.sh", "DB_PASSWORD=hunter2hunter2 # uncommitted\n")
+	e2e.WriteFile(t, dir, "local.env.sh", "DB_PASSWORD=hunter2hunter2 # uncommitted\n")
 	git("add", "-N", "local.env.sh")
 	blob := git("rev-parse", "HEAD:.env")
 	git("tag", "lightweight-env", blob)

@@ -4,13 +4,10 @@ package harvey
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +15,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/walk"
 	"github.com/harvey-agent/harvey/internal/wspath"
 	anyllm "github.com/mozilla-ai/any-llm-go"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 type anyllmToolCall = anyllm.ToolCall
@@ -48,15 +47,6 @@ func (m *runtimeMem) grown() uint64 {
 }
 
 type anyllmTool = anyllm.Tool
-
-func writeFile(t testing.TB, dir, name, content string) {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	os.MkdirAll(filepath.Dir(p), 0o755)
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func contextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
 	return context.WithCancel(t.Context())
@@ -90,68 +80,6 @@ func writeWorkspaceFile(ws *Workspace, p, content string) (existed bool, made []
 	return rp.Info != nil, made, err
 }
 
-// toolchainWorks runs argv outside Harvey, with env added to this
-// process's environment, and says why it failed: a toolchain of this
-// machine that does not work for this HOME (a rustup proxy with no default
-// toolchain, a pyenv shim with no version) is left out of a test, with a
-// line, instead of failing it.
-func toolchainWorks(env []string, argv ...string) error {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = append(os.Environ(), env...)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
-		return fmt.Errorf("%s does not work outside Harvey here (%v: %s)", strings.Join(argv, " "), err, first)
-	}
-	return nil
-}
-
-var announced sync.Map
-
-// announce says, once per what, on the terminal the tests were started
-// from, that a slow group of tests runs now (issue 55): go test ./... shows
-// a passing package's output only when it ends, and the end-to-end tests
-// take minutes on a small machine. Nothing where there is no terminal (CI)
-// or with HARVEY_TEST_QUIET=1.
-func announce(what string) {
-	if os.Getenv("HARVEY_TEST_QUIET") != "" {
-		return
-	}
-	if _, done := announced.LoadOrStore(what, true); done {
-		return
-	}
-	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
-	if err != nil {
-		return
-	}
-	defer tty.Close()
-	fmt.Fprintf(tty, "harvey tests: %s\n", what)
-}
-
-// gitFixture makes a repository with one commit, as a user's would be,
-// and returns its root and git's environment (no global config).
-func gitFixture(t *testing.T) (string, []string) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
-	root := t.TempDir()
-	env := append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	gitSh(t, root, env, "git init -q -b main && echo a > a.txt && git add a.txt && git commit -qm first")
-	return root, env
-}
-
-func gitSh(t *testing.T, dir string, env []string, line string) string {
-	t.Helper()
-	cmd := exec.Command("sh", "-c", line)
-	cmd.Dir, cmd.Env = dir, env
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("%s: %v\n%s", line, err, out)
-	}
-	return string(out)
-}
-
 // worktreeFixture makes a repository main/ with a commit and a tracked
 // Makefile, and two linked worktrees beside it, wt/ and sib/ (git worktree
 // add): their .git files point at main/.git/worktrees/{wt,sib}, which
@@ -164,7 +92,7 @@ func worktreeFixture(t *testing.T) (base string, env []string) {
 	base = t.TempDir()
 	env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
 	os.MkdirAll(filepath.Join(base, "main"), 0o755)
-	gitSh(t, filepath.Join(base, "main"), env, "git init -q -b main && printf 'all:\\n\\t@echo built\\n' > Makefile && echo a > a.txt && git add -A && git commit -qm first"+
+	e2e.GitSh(t, filepath.Join(base, "main"), env, "git init -q -b main && printf 'all:\\n\\t@echo built\\n' > Makefile && echo a > a.txt && git add -A && git commit -qm first"+
 		" && git worktree add -q ../wt -b wt && git worktree add -q ../sib -b sib")
 	return base, env
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/ptytest"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // Background jobs (issue 61), through the built binary in each kernel
@@ -25,9 +27,9 @@ import (
 // process of it remains, the user's git status runs nothing, and what it
 // changed is undone and said.
 func TestEndToEndBackgroundJobs(t *testing.T) {
-	requireSandbox(t)
-	bin := buildHarvey(t)
-	for _, kernel := range simulatedKernels() {
+	e2e.RequireSandbox(t)
+	bin := e2e.Build(t)
+	for _, kernel := range e2e.Kernels() {
 		t.Run(kernel, func(t *testing.T) {
 			t.Parallel()
 			backgroundJobs(t, bin, kernel)
@@ -42,10 +44,10 @@ func TestEndToEndBackgroundJobs(t *testing.T) {
 // Harvey killed (SIGKILL: no Close runs) while a job and its setsid child
 // run: both end with it, in each mode.
 func jobsDieWithHarvey(t *testing.T, bin, kernel string) {
-	dir, _ := gitFixture(t)
+	dir, _ := e2e.GitFixture(t)
 	tmp := t.TempDir()
 	tag := fmt.Sprintf("harvey-job-killed-%d", time.Now().UnixNano())
-	writeFile(t, dir, tag+".sh", "setsid sh -c 'sleep 60' & touch ready; sleep 60\n")
+	e2e.WriteFile(t, dir, tag+".sh", "setsid sh -c 'sleep 60' & touch ready; sleep 60\n")
 	f := fakeollama.New(t, "llama3.2:latest")
 	f.Script(
 		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "start", Name: "run_command", Args: map[string]any{"command": "sh " + tag + ".sh", "background": true}}),
@@ -55,7 +57,7 @@ func jobsDieWithHarvey(t *testing.T, bin, kernel string) {
 	cmd := exec.Command(bin, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "NO_COLOR=1", "OLLAMA_HOST=", "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"), "XDG_DATA_HOME="+filepath.Join(tmp, "data"))
-	w := underKernel(kernel, cmd)
+	w := e2e.UnderKernel(kernel, cmd)
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -85,12 +87,12 @@ func jobsDieWithHarvey(t *testing.T, bin, kernel string) {
 }
 
 func backgroundJobs(t *testing.T, bin, kernel string) {
-	dir, gitEnv := gitFixture(t)
+	dir, gitEnv := e2e.GitFixture(t)
 	tmp := t.TempDir()
 	marker, plant := plantScript(t, tmp)
 	tag := fmt.Sprintf("harvey-job-%d", time.Now().UnixNano())
-	writeFile(t, dir, tag+".sh", "echo serving; i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done\n")
-	writeFile(t, dir, "hostile-"+tag+".sh", "setsid sh -c 'sleep 1; git config core.fsmonitor "+plant+"; mkdir -p agents; echo x > agents/planted; sleep 60' &\nsleep 60\n")
+	e2e.WriteFile(t, dir, tag+".sh", "echo serving; i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done\n")
+	e2e.WriteFile(t, dir, "hostile-"+tag+".sh", "setsid sh -c 'sleep 1; git config core.fsmonitor "+plant+"; mkdir -p agents; echo x > agents/planted; sleep 60' &\nsleep 60\n")
 	config := readFileT(t, filepath.Join(dir, ".git", "config"))
 	f := fakeollama.New(t, "llama3.2:latest")
 	f.Script(
@@ -101,16 +103,16 @@ func backgroundJobs(t *testing.T, bin, kernel string) {
 		fakeollama.TextReply("llama3.2", "Done."),
 	)
 	env := []string{"XDG_CONFIG_HOME=" + filepath.Join(tmp, "config"), "XDG_DATA_HOME=" + filepath.Join(tmp, "data")}
-	writeFile(t, tmp, "config/harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  readable: [%q]\n", tmp))
+	e2e.WriteFile(t, tmp, "config/harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  readable: [%q]\n", tmp))
 	start := time.Now()
-	out, errOut, code := runHarveyKernel(t, kernel, bin, dir, "", env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := e2e.RunKernel(t, kernel, bin, dir, "", env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("the run took %s: a job held it", d)
 	}
-	res := toolResults(f.ChatRequests())
+	res := fakeollama.ToolResults(f.ChatRequests())
 	if r := res["start"]; !strings.Contains(r, "started job 1") || !strings.Contains(r, "running") {
 		t.Errorf("start: %q", r)
 	}
@@ -130,7 +132,7 @@ func backgroundJobs(t *testing.T, bin, kernel string) {
 	if ps, _ := exec.Command("pgrep", "-f", tag).Output(); len(ps) > 0 {
 		t.Errorf("a job's process outlived the session: %s", ps)
 	}
-	st := gitSh(t, dir, gitEnv, "git status --porcelain; git config --list")
+	st := e2e.GitSh(t, dir, gitEnv, "git status --porcelain; git config --list")
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatalf("the user's git status ran what the job planted:\n%s", st)
 	}
@@ -150,11 +152,11 @@ func backgroundJobs(t *testing.T, bin, kernel string) {
 // one printed since, /jobs kill ID stops it; Ctrl-D with one running ends
 // it with the session.
 func TestJobsThroughPTY(t *testing.T) {
-	requireSandbox(t)
-	bin := buildHarvey(t)
+	e2e.RequireSandbox(t)
+	bin := e2e.Build(t)
 	dir := t.TempDir()
 	tag := fmt.Sprintf("harvey-pty-job-%d", time.Now().UnixNano())
-	writeFile(t, dir, tag+".sh", "i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done\n")
+	e2e.WriteFile(t, dir, tag+".sh", "i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done\n")
 	s := ptytest.StartWith(t, bin, dir, []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + t.TempDir(), "XDG_DATA_HOME=" + t.TempDir()}, 160, "--ollama", "http://127.0.0.1:1")
 	s.Expect("harvey> ")
 	s.Send("!sh " + tag + ".sh &\r")
@@ -202,13 +204,13 @@ func TestJobsPassTheCommandGate(t *testing.T) {
 // --output stream-json carries a job's start, what it prints (redacted)
 // and its end, in that order (issue 61).
 func TestJobEventsInTheStream(t *testing.T) {
-	requireSandbox(t)
-	bin := buildHarvey(t)
-	dir, _ := gitFixture(t)
+	e2e.RequireSandbox(t)
+	bin := e2e.Build(t)
+	dir, _ := e2e.GitFixture(t)
 	tmp := t.TempDir()
-	writeFile(t, tmp, "script", "!echo one; sleep 0.8; echo token=ghp_0123456789abcdefghijABCDEFGHIJ012345; echo two &\n!sleep 2\n")
+	e2e.WriteFile(t, tmp, "script", "!echo one; sleep 0.8; echo token=ghp_0123456789abcdefghijABCDEFGHIJ012345; echo two &\n!sleep 2\n")
 	env := []string{"XDG_CONFIG_HOME=" + filepath.Join(tmp, "config"), "XDG_DATA_HOME=" + filepath.Join(tmp, "data")}
-	out, errOut, code := runHarveyKernel(t, "", bin, dir, "", env, "--run", filepath.Join(tmp, "script"), "--output", "stream-json")
+	out, errOut, code := e2e.RunKernel(t, "", bin, dir, "", env, "--run", filepath.Join(tmp, "script"), "--output", "stream-json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}

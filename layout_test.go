@@ -13,6 +13,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/ollama"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/ollama/ollama/template"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // renderedSession renders, through Ollama's own template package and the
@@ -132,7 +134,7 @@ func TestLlama3LayoutEndToEnd(t *testing.T) {
 	raw, _ := os.ReadFile(filepath.Join("testdata", "templates", "llama3.2.gotmpl"))
 	f.Template["llama3.2:latest"] = string(raw)
 	env := newTestEnv(t, f, "llama3.2")
-	writeFile(t, env.dir, "main.go", "package main // the port is 8080\n")
+	e2e.WriteFile(t, env.dir, "main.go", "package main // the port is 8080\n")
 	f.Script(fakeollama.TextReply("llama3.2", `{"name": "read_file", "parameters": {"path": "main.go"}}`), fakeollama.TextReply("llama3.2", "Port 8080."))
 	if err := env.a.RunPrompt(t.Context(), "which port?"); err != nil {
 		t.Fatal(err)

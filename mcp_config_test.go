@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // A workspace's .mcp.json (and the Cursor and VS Code spellings) is
@@ -19,9 +21,9 @@ func TestWorkspaceMCPJSONNeedsConfirmation(t *testing.T) {
 	freshConfigHome(t)
 	dir := t.TempDir()
 	marker := filepath.Join(t.TempDir(), "ran")
-	writeFile(t, dir, ".mcp.json", `{"mcpServers": {"fs": {"command": "sh", "args": ["-c", "touch `+marker+`"], "env": {"A": "1"}}, "bad__name": {"command": "x"}}}`)
-	writeFile(t, dir, ".vscode/mcp.json", `{"servers": {"docs": {"type": "http", "url": "https://docs.example.com/mcp"}}}`)
-	writeFile(t, dir, ".cursor/mcp.json", `{"mcpServers": {"fs": {"command": "other"}}}`)
+	e2e.WriteFile(t, dir, ".mcp.json", `{"mcpServers": {"fs": {"command": "sh", "args": ["-c", "touch `+marker+`"], "env": {"A": "1"}}, "bad__name": {"command": "x"}}}`)
+	e2e.WriteFile(t, dir, ".vscode/mcp.json", `{"servers": {"docs": {"type": "http", "url": "https://docs.example.com/mcp"}}}`)
+	e2e.WriteFile(t, dir, ".cursor/mcp.json", `{"mcpServers": {"fs": {"command": "other"}}}`)
 	a, errOut := startIn(t, dir, false, "")
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("an unconfirmed .mcp.json server ran")
@@ -49,7 +51,7 @@ func TestWorkspaceMCPJSONNeedsConfirmation(t *testing.T) {
 	if _, ok := c.Config.MCP.Servers["fs"]; !ok || strings.Contains(errOut.String(), "not yet confirmed") {
 		t.Fatalf("the yes was not remembered: %s", errOut.String())
 	}
-	writeFile(t, dir, ".mcp.json", `{"mcpServers": {"fs": {"command": "sh", "args": ["-c", "curl evil"]}}}`)
+	e2e.WriteFile(t, dir, ".mcp.json", `{"mcpServers": {"fs": {"command": "sh", "args": ["-c", "curl evil"]}}}`)
 	d, errOut := startIn(t, dir, false, "")
 	if _, ok := d.Config.MCP.Servers["fs"]; ok || !strings.Contains(errOut.String(), "ignored headless") {
 		t.Fatalf("a changed .mcp.json was trusted: %s", errOut.String())
@@ -61,11 +63,11 @@ func TestWorkspaceMCPJSONNeedsConfirmation(t *testing.T) {
 // (top level and per project), Cursor's and Codex's servers.
 func TestEndToEndMCPAddRemoveImport(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	home, cfg, dir := t.TempDir(), t.TempDir(), t.TempDir()
-	writeFile(t, cfg, "harvey/harvey.yaml", "# my settings\nmodel: llama3.2 # the small one\n")
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", "# my settings\nmodel: llama3.2 # the small one\n")
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg}
-	run := func(args ...string) (string, string, int) { return runHarveyEnv(t, bin, dir, "", env, args...) }
+	run := func(args ...string) (string, string, int) { return e2e.RunEnv(t, bin, dir, "", env, args...) }
 	// A server on a path of your home the sandbox does not show is said at
 	// once, with the setting (issue 62); a path it shows is not.
 	os.MkdirAll(filepath.Join(home, "notes"), 0o755)
@@ -73,7 +75,7 @@ func TestEndToEndMCPAddRemoveImport(t *testing.T) {
 		t.Errorf("no word of a hidden path: %s", errOut)
 	}
 	run("mcp", "remove", "notes")
-	writeFile(t, cfg, "harvey/harvey.yaml", readFileT(t, filepath.Join(cfg, "harvey", "harvey.yaml"))+"sandbox:\n  readable: [~/notes]\n")
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", readFileT(t, filepath.Join(cfg, "harvey", "harvey.yaml"))+"sandbox:\n  readable: [~/notes]\n")
 	if _, errOut, _ := run("mcp", "add", "notes", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", filepath.Join(home, "notes")); strings.Contains(errOut, "does not show") {
 		t.Errorf("a path the sandbox shows was warned about: %s", errOut)
 	}
@@ -110,10 +112,10 @@ func TestEndToEndMCPAddRemoveImport(t *testing.T) {
 	if out, errOut, code := run("mcp", "list"); code != 0 || !strings.Contains(out, "t: running, 6 tools") {
 		t.Fatalf("list after add: %d %s %s", code, out, errOut)
 	}
-	writeFile(t, home, ".config/Claude/claude_desktop_config.json", `{"mcpServers": {"everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]}}}`)
-	writeFile(t, home, ".claude.json", `{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}, "projects": {"/src/app": {"mcpServers": {"pg": {"command": "pg-mcp", "env": {"PGHOST": "db"}}}}}}`)
-	writeFile(t, home, ".cursor/mcp.json", `{"mcpServers": {"remote": {"url": "https://mcp.example.com/mcp"}}}`)
-	writeFile(t, home, ".codex/config.toml", "model = \"o3\"\n\n[mcp_servers.time]\ncommand = \"uvx\"\nargs = [\"mcp-server-time\", \"--local-timezone=UTC\"]\n\n[mcp_servers.time.env]\nTZ = \"UTC\"\n")
+	e2e.WriteFile(t, home, ".config/Claude/claude_desktop_config.json", `{"mcpServers": {"everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]}}}`)
+	e2e.WriteFile(t, home, ".claude.json", `{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}}, "projects": {"/src/app": {"mcpServers": {"pg": {"command": "pg-mcp", "env": {"PGHOST": "db"}}}}}}`)
+	e2e.WriteFile(t, home, ".cursor/mcp.json", `{"mcpServers": {"remote": {"url": "https://mcp.example.com/mcp"}}}`)
+	e2e.WriteFile(t, home, ".codex/config.toml", "model = \"o3\"\n\n[mcp_servers.time]\ncommand = \"uvx\"\nargs = [\"mcp-server-time\", \"--local-timezone=UTC\"]\n\n[mcp_servers.time.env]\nTZ = \"UTC\"\n")
 	out, _, code := run("mcp", "import")
 	for _, want := range []string{"Claude Desktop", "everything", "Claude Code", "memory", "Claude Code (/src/app)", "pg", "Cursor", "remote", "Codex", "time", "uvx mcp-server-time --local-timezone=UTC"} {
 		if code != 0 || !strings.Contains(out, want) {

@@ -14,6 +14,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // shapedSchema uses what a small subset of JSON Schema would drop: $schema,
@@ -73,19 +75,19 @@ func elicitServer(t *testing.T) (string, *atomic.Int64) {
 // additionalProperties).
 func TestEndToEndMCPElicitationHeadless(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	url, inits := elicitServer(t)
 	cfg := t.TempDir()
-	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    h:\n      url: %s\n      read_only: [ask, shaped]\n", url))
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    h:\n      url: %s\n      read_only: [ask, shaped]\n", url))
 	f := fakeollama.New(t, "llama3.2:latest")
 	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "a", Name: "h__ask", Args: map[string]any{}}), fakeollama.TextReply("llama3.2", "Declined."))
 	start := time.Now()
-	out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", []string{"XDG_CONFIG_HOME=" + cfg}, "-p", "ask me", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := e2e.RunEnv(t, bin, t.TempDir(), "", []string{"XDG_CONFIG_HOME=" + cfg}, "-p", "ask me", "--model", "llama3.2", "--ollama", f.URL())
 	took := time.Since(start)
 	if code != 0 || !strings.Contains(out, "Declined.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	if r := toolResults(f.ChatRequests())["a"]; !strings.Contains(r, "decline") {
+	if r := fakeollama.ToolResults(f.ChatRequests())["a"]; !strings.Contains(r, "decline") {
 		t.Errorf("the call's result: %s", r)
 	}
 	if !strings.Contains(errOut, "asked for input (Who are you, and how many?); declined") || took > 10*time.Second {

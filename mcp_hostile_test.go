@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // spy is a loopback listener that records every request it gets: the
@@ -78,7 +80,7 @@ func protected(t *testing.T, prmAt func(self string) string, as func(self string
 // address is reached, and nothing an authorization server wrote but its
 // error code is said.
 func TestMCPHostileServersGetNothing(t *testing.T) {
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	internal := newSpy(t, nil)
 	evil := newSpy(t, func(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(map[string]any{"access_token": "t", "token_type": "Bearer"})
@@ -107,14 +109,14 @@ func TestMCPHostileServersGetNothing(t *testing.T) {
 		o := fmt.Sprintf("{client_credentials: true, client_id: harvey, client_secret: \"${MCP_SECRET}\"%s}", pin)
 		return fmt.Sprintf("      url: %s/mcp\n      oauth: %s\n", url, o)
 	}
-	writeFile(t, cfg, "harvey/harvey.yaml", "mcp:\n  servers:\n"+
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", "mcp:\n  servers:\n"+
 		"    redirect:\n      url: "+redirect.URL+"/mcp\n      headers: {X-Api-Key: \"${API_KEY}\"}\n"+
 		"    meta:\n"+cc(meta.URL, ", issuer: "+meta.URL)+
 		"    elsewhere:\n"+cc(elsewhere.URL, "")+
 		"    bounce:\n"+cc(bounce.URL, ", issuer: "+bounce.URL)+
 		"    chatty:\n"+cc(chatty.URL, ", issuer: "+chatty.URL))
 	env := []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data, "MCP_SECRET=" + secret, "API_KEY=" + key}
-	out, errOut, _ := runHarveyEnv(t, bin, t.TempDir(), "", env, "mcp", "list")
+	out, errOut, _ := e2e.RunEnv(t, bin, t.TempDir(), "", env, "mcp", "list")
 	said := out + errOut
 	t.Logf("%s", said)
 	if r := internal.requests(); len(r) != 0 {

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // mcpKeptFixture is a workspace and a user config with three MCP servers:
@@ -17,7 +19,7 @@ import (
 // that fails at once (its tries counted in fails.log).
 func mcpKeptFixture(t *testing.T) (dir string, env []string) {
 	t.Helper()
-	requireSandbox(t)
+	e2e.RequireSandbox(t)
 	root := t.TempDir()
 	dir, cfg := filepath.Join(root, "ws"), filepath.Join(root, "config")
 	os.MkdirAll(dir, 0o755)
@@ -25,7 +27,7 @@ func mcpKeptFixture(t *testing.T) (dir string, env []string) {
 	good := func(name string) string {
 		return fmt.Sprintf("    %s:\n      command: [sh, -c, 'echo %s >> starts.log; exec \"$0\" -mcp-token=%s', %q]\n      env: {HARVEY_TEST_HELPER: mcp-server}\n      models: [\"*\"]\n", name, name, token, os.Args[0])
 	}
-	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  readable: [%q]\nmcp:\n  servers:\n%s%s    broken:\n      command: [sh, -c, 'echo try >> fails.log; exit 3']\n",
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  readable: [%q]\nmcp:\n  servers:\n%s%s    broken:\n      command: [sh, -c, 'echo try >> fails.log; exit 3']\n",
 		filepath.Dir(os.Args[0]), good("one"), good("two")))
 	return dir, []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + filepath.Join(root, "data")}
 }
@@ -42,13 +44,13 @@ func countLines(t *testing.T, p string) int {
 // one again; a call starts its server then; harvey mcp list still starts
 // every server, as the check it is.
 func TestEndToEndMCPServersStartAtFirstUse(t *testing.T) {
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	dir, env := mcpKeptFixture(t)
 	starts, fails := filepath.Join(dir, "starts.log"), filepath.Join(dir, "fails.log")
 	turn := func(replies ...fakeollama.Reply) ([]map[string]any, string) {
 		f := fakeollama.New(t, "llama3.2:latest")
 		f.Script(replies...)
-		out, errOut, code := runHarveyKernel(t, "", bin, dir, "", env, "-p", "hello", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+		out, errOut, code := e2e.RunKernel(t, "", bin, dir, "", env, "-p", "hello", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 		if code != 0 {
 			t.Fatalf("exit %d: %s %s", code, out, errOut)
 		}
@@ -73,14 +75,14 @@ func TestEndToEndMCPServersStartAtFirstUse(t *testing.T) {
 	}
 
 	reqs, said = turn(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "e", Name: "two__echo", Args: map[string]any{"text": "started now"}}), fakeollama.TextReply("llama3.2", "Done."))
-	if r := toolResults(reqs)["e"]; !strings.Contains(r, "started now") || countLines(t, starts) != 3 {
+	if r := fakeollama.ToolResults(reqs)["e"]; !strings.Contains(r, "started now") || countLines(t, starts) != 3 {
 		t.Errorf("a call to a kept server's tool: %q, %d starts\n%s", r, countLines(t, starts), said)
 	}
 	if b, _ := os.ReadFile(starts); !strings.HasSuffix(string(b), "two\n") {
 		t.Errorf("the server called is not the one started: %q", b)
 	}
 
-	out, _, _ := runHarveyKernel(t, "", bin, dir, "", env, "mcp", "list")
+	out, _, _ := e2e.RunKernel(t, "", bin, dir, "", env, "mcp", "list")
 	if countLines(t, starts) != 5 || countLines(t, fails) != 2 || !strings.Contains(out, "one: running") {
 		t.Errorf("harvey mcp list did not start every server: %d starts, %d tries\n%s", countLines(t, starts), countLines(t, fails), out)
 	}

@@ -19,6 +19,8 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/mcpauth"
 	"github.com/harvey-agent/harvey/internal/netfence"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // The JWT-bearer grants (issue 55, the rest of the conformance suite):
@@ -98,7 +100,7 @@ func newFakeIdP(t *testing.T, audience, resource string) *fakeIdP {
 // browser, headless; the token never shown.
 func TestMCPWorkloadIdentity(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	o := newOAuthServer(t, time.Minute)
 	jwt := "eyJ" + randomHex(20) + ".eyJ" + randomHex(20) + "." + randomHex(20)
 	o.jwtBearer = func(r *http.Request) error {
@@ -110,9 +112,9 @@ func TestMCPWorkloadIdentity(t *testing.T) {
 	cfg, data, plat := t.TempDir(), t.TempDir(), t.TempDir()
 	tok := filepath.Join(plat, "token")
 	os.WriteFile(tok, []byte(jwt+"\n"), 0o600)
-	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    m:\n      url: %s/mcp\n      oauth: {client_id: workload, workload_token: %q, issuer: %s}\n", o.URL, tok, o.URL))
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    m:\n      url: %s/mcp\n      oauth: {client_id: workload, workload_token: %q, issuer: %s}\n", o.URL, tok, o.URL))
 	env := []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data}
-	out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", env, "mcp", "list")
+	out, errOut, code := e2e.RunEnv(t, bin, t.TempDir(), "", env, "mcp", "list")
 	if code != 0 || !strings.Contains(out, "m: running, 1 tool") || strings.Contains(out+errOut, jwt) {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
@@ -121,7 +123,7 @@ func TestMCPWorkloadIdentity(t *testing.T) {
 	jwt = "eyJ" + randomHex(20) + ".eyJrotated." + randomHex(20)
 	o.mu.Unlock()
 	os.WriteFile(tok, []byte(jwt), 0o600)
-	if out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", env, "mcp", "list"); code != 0 || !strings.Contains(out, "m: running, 1 tool") {
+	if out, errOut, code := e2e.RunEnv(t, bin, t.TempDir(), "", env, "mcp", "list"); code != 0 || !strings.Contains(out, "m: running, 1 tool") {
 		t.Fatalf("after the rotation: exit %d: %s %s", code, out, errOut)
 	}
 	// Refused: said once, by its OAuth error code, and not tried again. The
@@ -131,7 +133,7 @@ func TestMCPWorkloadIdentity(t *testing.T) {
 	o.mu.Lock()
 	o.jwtBearer = func(*http.Request) error { return fmt.Errorf("the workload is not trusted") }
 	o.mu.Unlock()
-	out, errOut, _ = runHarveyEnv(t, bin, t.TempDir(), "", env, "mcp", "list")
+	out, errOut, _ = e2e.RunEnv(t, bin, t.TempDir(), "", env, "mcp", "list")
 	if !strings.Contains(out+errOut, "invalid_grant") || strings.Contains(out+errOut, "not trusted") || o.grants.Load()-before != 1 {
 		t.Errorf("%d grants asked after a refusal; said: %s %s", o.grants.Load()-before, out, errOut)
 	}
@@ -143,7 +145,7 @@ func TestMCPWorkloadIdentity(t *testing.T) {
 // the client's secret in the way it says it takes (client_secret_basic).
 func TestMCPEnterpriseManagedAuthorization(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	o := newOAuthServer(t, time.Minute)
 	idp := newFakeIdP(t, o.URL, o.URL+"/mcp")
 	o.jwtBearer = func(r *http.Request) error {
@@ -167,9 +169,9 @@ func TestMCPEnterpriseManagedAuthorization(t *testing.T) {
         issuer: %s
         enterprise: {idp_issuer: %q, idp_client_id: harvey-at-idp, id_token_command: "printf %%s %s"}
 `, o.URL, o.URL, idp.URL, idp.idToken)
-	writeFile(t, cfg, "harvey/harvey.yaml", yaml)
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", yaml)
 	env := []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data, "MCP_SECRET=mcp-secret-value"}
-	out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", env, "mcp", "list")
+	out, errOut, code := e2e.RunEnv(t, bin, t.TempDir(), "", env, "mcp", "list")
 	if code != 0 || !strings.Contains(out, "m: running, 1 tool") {
 		t.Fatalf("exit %d: %s %s (the identity provider: %v)", code, out, errOut, idp.bad.Load())
 	}
@@ -182,8 +184,8 @@ func TestMCPEnterpriseManagedAuthorization(t *testing.T) {
 		t.Errorf("%d exchanges, %d grants", idp.exchanges.Load(), o.grants.Load())
 	}
 	// A command that fails is named, with what it said.
-	writeFile(t, cfg, "harvey/harvey.yaml", strings.Replace(yaml, fmt.Sprintf("printf %%s %s", idp.idToken), "echo not logged in to the company >&2; exit 3", 1))
-	out, errOut, _ = runHarveyEnv(t, bin, t.TempDir(), "", env, "mcp", "list")
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", strings.Replace(yaml, fmt.Sprintf("printf %%s %s", idp.idToken), "echo not logged in to the company >&2; exit 3", 1))
+	out, errOut, _ = e2e.RunEnv(t, bin, t.TempDir(), "", env, "mcp", "list")
 	if !strings.Contains(out+errOut, "id_token_command") || !strings.Contains(out+errOut, "not logged in to the company") {
 		t.Errorf("a failing id_token_command: %s %s", out, errOut)
 	}
@@ -195,7 +197,7 @@ func TestMCPEnterpriseManagedAuthorization(t *testing.T) {
 // grant; the token is kept, so the next run, headless, needs no one.
 func TestMCPEnterpriseLogin(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	o := newOAuthServer(t, time.Hour)
 	idp := newFakeIdP(t, o.URL, o.URL+"/mcp")
 	o.jwtBearer = func(r *http.Request) error {
@@ -205,9 +207,9 @@ func TestMCPEnterpriseLogin(t *testing.T) {
 		return nil
 	}
 	cfg, data := t.TempDir(), t.TempDir()
-	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    m:\n      url: %s/mcp\n      oauth: {client_id: public-client, issuer: %s, enterprise: {idp_issuer: %q, idp_client_id: harvey-at-idp}}\n", o.URL, o.URL, idp.URL))
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    m:\n      url: %s/mcp\n      oauth: {client_id: public-client, issuer: %s, enterprise: {idp_issuer: %q, idp_client_id: harvey-at-idp}}\n", o.URL, o.URL, idp.URL))
 	env := []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data}
-	if out, errOut, _ := runHarveyEnv(t, bin, t.TempDir(), "", env, "mcp", "list"); !strings.Contains(out+errOut, "harvey mcp login m") {
+	if out, errOut, _ := e2e.RunEnv(t, bin, t.TempDir(), "", env, "mcp", "list"); !strings.Contains(out+errOut, "harvey mcp login m") {
 		t.Fatalf("headless, before any login: %s %s", out, errOut)
 	}
 	lp := startLogin(t, bin, env, "m")
@@ -217,7 +219,7 @@ func TestMCPEnterpriseLogin(t *testing.T) {
 		resp.Body.Close()
 	}
 	lp.finished(t, "logged in to MCP server m through "+idp.URL)
-	out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", env, "mcp", "list")
+	out, errOut, code := e2e.RunEnv(t, bin, t.TempDir(), "", env, "mcp", "list")
 	if code != 0 || !strings.Contains(out, "m: running, 1 tool") || idp.exchanges.Load() != 1 {
 		t.Fatalf("the next run, with the kept token: exit %d, %d exchanges: %s %s", code, idp.exchanges.Load(), out, errOut)
 	}

@@ -34,6 +34,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // oauthServer is an MCP server behind the specification's authorization,
@@ -248,7 +250,7 @@ func verifyJWS(pub crypto.PublicKey, input, sig []byte) bool {
 // takes; a workspace's server may not name a key of yours.
 func TestMCPOAuthPrivateKeyJWT(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	ec, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	ec384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
 	rk, _ := rsa.GenerateKey(rand.Reader, 2048)
@@ -271,8 +273,8 @@ func TestMCPOAuthPrivateKeyJWT(t *testing.T) {
 			cfg, data, keys := t.TempDir(), t.TempDir(), t.TempDir()
 			key := filepath.Join(keys, "client.pem")
 			os.WriteFile(key, pem.EncodeToMemory(c.block), 0o600)
-			writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    m:\n      url: %s/mcp\n      oauth: {client_credentials: true, client_id: m2m-jwt, private_key: %q, issuer: %s}\n", o.URL, key, o.URL))
-			out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data}, "mcp", "list")
+			e2e.WriteFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    m:\n      url: %s/mcp\n      oauth: {client_credentials: true, client_id: m2m-jwt, private_key: %q, issuer: %s}\n", o.URL, key, o.URL))
+			out, errOut, code := e2e.RunEnv(t, bin, t.TempDir(), "", []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data}, "mcp", "list")
 			if code != 0 || !strings.Contains(out, "m: running, 1 tool") {
 				t.Fatalf("exit %d: %s %s", code, out, errOut)
 			}
@@ -301,11 +303,11 @@ func pkcs8(t *testing.T, key any) *pem.Block {
 // the secret never shown.
 func TestMCPOAuthClientCredentials(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	o := newOAuthServer(t, time.Minute)
 	cfg, data := t.TempDir(), t.TempDir()
-	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    m:\n      url: %s/mcp\n      oauth: {client_credentials: true, client_id: m2m, client_secret: \"${M2M_SECRET}\", issuer: %s}\n", o.URL, o.URL))
-	out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data, "M2M_SECRET=m2m-secret-value"}, "mcp", "list")
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    m:\n      url: %s/mcp\n      oauth: {client_credentials: true, client_id: m2m, client_secret: \"${M2M_SECRET}\", issuer: %s}\n", o.URL, o.URL))
+	out, errOut, code := e2e.RunEnv(t, bin, t.TempDir(), "", []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data, "M2M_SECRET=m2m-secret-value"}, "mcp", "list")
 	if code != 0 || !strings.Contains(out, "m: running, 1 tool") || strings.Contains(out+errOut, "m2m-secret-value") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
@@ -316,10 +318,10 @@ func TestMCPOAuthClientCredentials(t *testing.T) {
 // paste and no Enter (stdin stays open and silent).
 func TestMCPLoginFinishedByTheBrowser(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	o := newOAuthServer(t, time.Hour)
 	cfg, data := t.TempDir(), t.TempDir()
-	writeFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    g:\n      url: %s/mcp\n      read_only: [whoami]\n", o.URL))
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    g:\n      url: %s/mcp\n      read_only: [whoami]\n", o.URL))
 	lp := startLogin(t, bin, []string{"XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + data}, "g")
 	authURL := lp.address(t, o.URL+"/authorize?", "paste the address your browser was sent to")
 	resp, err := http.Get(authURL) // the browser: to the server, and on to Harvey's 127.0.0.1 callback

@@ -18,13 +18,15 @@ import (
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 func init() {
-	testHelpers["mcp-server"] = func(string) int { return mcptest.RunStdio(mcptest.Tools()) }
-	testHelpers["mcp-badnames"] = func(string) int { return mcptest.RunStdio(mcptest.BadNames()) }
-	testHelpers["mcp-extra"] = func(string) int { return mcptest.RunStdio(mcptest.Extra()) }
-	testHelpers["mcp-plant"] = func(string) int { return mcptest.RunStdio(mcptest.Plant()) }
+	e2e.Helpers["mcp-server"] = func(string) int { return mcptest.RunStdio(mcptest.Tools()) }
+	e2e.Helpers["mcp-badnames"] = func(string) int { return mcptest.RunStdio(mcptest.BadNames()) }
+	e2e.Helpers["mcp-extra"] = func(string) int { return mcptest.RunStdio(mcptest.Extra()) }
+	e2e.Helpers["mcp-plant"] = func(string) int { return mcptest.RunStdio(mcptest.Plant()) }
 }
 
 // mcpEnv is a test agent with the stdio test server configured as "t".
@@ -76,7 +78,7 @@ func TestMCPStdioServer(t *testing.T) {
 	if !strings.Contains(addSchema, `"enum":["sum","twice"]`) || !strings.Contains(addSchema, `"round":{"type":"boolean"}`) {
 		t.Fatalf("schema on the wire = %s", addSchema)
 	}
-	res := toolResults(reqs)
+	res := fakeollama.ToolResults(reqs)
 	for id, want := range map[string]string{"c1": "\n5\n", "c2": "error: boom: the thing is broken", "c3": "restarted", "c4": "echo: after the restart", "c5": "no answer within run_timeout"} {
 		if !strings.Contains(res[id], want) {
 			t.Errorf("%s: want %q in %q", id, want, res[id])
@@ -91,11 +93,11 @@ func TestMCPStdioServer(t *testing.T) {
 	env.a.approvals.auto = false
 	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "d1", Name: "t__echo", Args: map[string]any{"text": "x"}}), fakeollama.TextReply("llama3.2", "ok"))
 	env.a.RunPrompt(t.Context(), "echo")
-	if r := toolResults(f.ChatRequests())["d1"]; !strings.Contains(r, "needs approval") {
+	if r := fakeollama.ToolResults(f.ChatRequests())["d1"]; !strings.Contains(r, "needs approval") {
 		t.Errorf("unapproved call: %q", r)
 	}
 	env.a.Close()
-	waitGone(t, token)
+	e2e.WaitGone(t, token)
 }
 
 // A streamable HTTP server works the same way, headers from the
@@ -129,7 +131,7 @@ func TestMCPServerFromWorkspaceNeedsConfirmation(t *testing.T) {
 	freshConfigHome(t)
 	dir := t.TempDir()
 	marker := filepath.Join(t.TempDir(), "ran")
-	writeFile(t, dir, "agents/harvey.yaml", "mcp:\n  servers:\n    evil:\n      command: [sh, -c, 'touch "+marker+"']\n")
+	e2e.WriteFile(t, dir, "agents/harvey.yaml", "mcp:\n  servers:\n    evil:\n      command: [sh, -c, 'touch "+marker+"']\n")
 	a, errOut := startIn(t, dir, false, "")
 	if a.mcp.Len() > 0 {
 		t.Fatalf("servers started: %v", a.mcp.Names())
@@ -158,7 +160,7 @@ func TestMCPToolsOnlyForEnabledModels(t *testing.T) {
 			t.Fatalf("%v was sent to a model not enabled for the server", n)
 		}
 	}
-	if r := toolResults(reqs)["e1"]; !strings.Contains(r, `tool "t__echo" is not offered to this model`) || strings.Contains(r, "t__echo,") {
+	if r := fakeollama.ToolResults(reqs)["e1"]; !strings.Contains(r, `tool "t__echo" is not offered to this model`) || strings.Contains(r, "t__echo,") {
 		t.Fatalf("call of a tool not offered: %q", r)
 	}
 }
@@ -187,18 +189,18 @@ func TestMCPToolListChanged(t *testing.T) {
 // user's own config; no server process is left behind.
 func TestEndToEndMCPList(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	token := fmt.Sprintf("tok%d", time.Now().UnixNano())
 	cfgHome := t.TempDir()
 	os.MkdirAll(filepath.Join(cfgHome, "harvey"), 0o700)
 	cfg := fmt.Sprintf("sandbox:\n  readable: [%q]\nmcp:\n  servers:\n    t:\n      command: [%q, %q]\n      env: {HARVEY_TEST_HELPER: mcp-server}\n      models: [\"*\"]\n",
 		filepath.Dir(os.Args[0]), os.Args[0], "-mcp-token="+token)
 	os.WriteFile(filepath.Join(cfgHome, "harvey", "harvey.yaml"), []byte(cfg), 0o600)
-	out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", []string{"XDG_CONFIG_HOME=" + cfgHome}, "mcp", "list")
+	out, errOut, code := e2e.RunEnv(t, bin, t.TempDir(), "", []string{"XDG_CONFIG_HOME=" + cfgHome}, "mcp", "list")
 	if code != 0 || !strings.Contains(out, "t: running, 6 tools") || !strings.Contains(out, "t__echo — Echo the text.") {
 		t.Fatalf("%d %q %q", code, out, errOut)
 	}
-	waitGone(t, token)
+	e2e.WaitGone(t, token)
 }
 
 // The reference server @modelcontextprotocol/server-everything, where Node
@@ -218,7 +220,7 @@ func TestMCPServerEverything(t *testing.T) {
 	}
 	// Installed once per machine into the user's cache (reused by later
 	// runs), from npm's own cache when it has the package.
-	dir := filepath.Join(fixtureCache, "harvey-tests", "server-everything")
+	dir := filepath.Join(e2e.FixtureCache, "harvey-tests", "server-everything")
 	entry := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	if _, err := os.Stat(entry); err != nil {
 		install := exec.Command("npm", "install", "--no-audit", "--no-fund", "--prefer-offline", "--prefix", dir, "@modelcontextprotocol/server-everything")
@@ -245,7 +247,7 @@ func TestMCPServerEverything(t *testing.T) {
 	if err := env.a.RunPrompt(t.Context(), "use them"); err != nil {
 		t.Fatal(err)
 	}
-	res := toolResults(f.ChatRequests())
+	res := fakeollama.ToolResults(f.ChatRequests())
 	if !strings.Contains(res["e"], "hello everything") || !strings.Contains(res["s"], "42") {
 		t.Fatalf("echo %q\nsum %q", res["e"], res["s"])
 	}
@@ -282,7 +284,7 @@ func TestMCPLazyStartAndPromptCost(t *testing.T) {
 	env.a.Config.MCP.Servers = map[string]MCPServer{"t": {Command: []string{os.Args[0], "-mcp-token=" + token}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-server"}, Models: []string{"*"}, Lazy: true}}
 	env.a.startMCP(t.Context(), false)
 	defer env.a.mcp.Close()
-	if len(processesWith(token)) != 0 {
+	if len(e2e.ProcessesWith(token)) != 0 {
 		t.Fatal("a lazy server started with Harvey")
 	}
 	f.Script(fakeollama.TextReply("llama3.2", "hi"))
@@ -459,7 +461,7 @@ func TestMCPRootsAreTheWorkspace(t *testing.T) {
 	if err := env.a.RunPrompt(t.Context(), "where am I"); err != nil {
 		t.Fatal(err)
 	}
-	if r := toolResults(f.ChatRequests())["r"]; !strings.Contains(r, "roots: file://"+env.ws.Root) {
+	if r := fakeollama.ToolResults(f.ChatRequests())["r"]; !strings.Contains(r, "roots: file://"+env.ws.Root) {
 		t.Fatalf("roots: %s", r)
 	}
 }
@@ -489,7 +491,7 @@ func TestMCPCallCancelledOnInterrupt(t *testing.T) {
 	if err := env.a.RunPrompt(t.Context(), "echo"); err != nil {
 		t.Fatal(err)
 	}
-	if r := toolResults(f.ChatRequests())["e"]; !strings.Contains(r, "echo: still here") {
+	if r := fakeollama.ToolResults(f.ChatRequests())["e"]; !strings.Contains(r, "echo: still here") {
 		t.Fatalf("after the cancellation: %s", r)
 	}
 }
@@ -507,7 +509,7 @@ func TestMCPProgressShown(t *testing.T) {
 	if !strings.Contains(env.errOut.String(), "⋯ x: step 1 (1/3)") {
 		t.Fatalf("no progress shown: %s", env.errOut.String())
 	}
-	if r := toolResults(f.ChatRequests())["s"]; !strings.Contains(r, "done in three steps") {
+	if r := fakeollama.ToolResults(f.ChatRequests())["s"]; !strings.Contains(r, "done in three steps") {
 		t.Fatalf("result: %s", r)
 	}
 }
@@ -530,12 +532,12 @@ func extraServerEnv(t *testing.T, f *fakeollama.Server) *testEnv {
 // call's result.
 func TestMCPCallChecked(t *testing.T) {
 	t.Parallel()
-	requireSandbox(t)
+	e2e.RequireSandbox(t)
 	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	root := env.a.Workspace.Root
 	gitEnv := append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	gitSh(t, root, gitEnv, "git init -q -b main && echo a > a.txt && git add a.txt && git commit -qm first")
+	e2e.GitSh(t, root, gitEnv, "git init -q -b main && echo a > a.txt && git add a.txt && git commit -qm first")
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
 	env.a.Config.MCP.Servers = map[string]MCPServer{"p": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-plant"}, Models: []string{"*"}}}
 	env.a.startMCP(t.Context(), false)
@@ -544,11 +546,11 @@ func TestMCPCallChecked(t *testing.T) {
 	if err := env.a.RunPrompt(t.Context(), "plant"); err != nil {
 		t.Fatal(err)
 	}
-	r := toolResults(f.ChatRequests())["c"]
+	r := fakeollama.ToolResults(f.ChatRequests())["c"]
 	if !strings.Contains(r, "planted <nil>") || !strings.Contains(r, "made.txt (new)") || !strings.Contains(r, "skip-worktree") {
 		t.Errorf("the call's result: %s", r)
 	}
-	if v := gitSh(t, root, gitEnv, "git ls-files -v a.txt"); !strings.HasPrefix(v, "H ") {
+	if v := e2e.GitSh(t, root, gitEnv, "git ls-files -v a.txt"); !strings.HasPrefix(v, "H ") {
 		t.Errorf("a.txt is still hidden from git: %q", v)
 	}
 }

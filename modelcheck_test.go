@@ -20,6 +20,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/modelcheck"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // checkModelStyle is how a scripted model answers the battery.
@@ -311,15 +313,15 @@ func TestModelCheckRoute(t *testing.T) {
 // The command as a user runs it: the table on stdout, --json, and Ctrl-C
 // in the middle of a slow model removes the throw-away workspace.
 func TestModelCheckCommandEndToEnd(t *testing.T) {
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	f := checkFake(t, styleNative, "llama3.2:latest")
 	tmp, data := t.TempDir(), t.TempDir()
 	env := []string{"TMPDIR=" + tmp, "XDG_DATA_HOME=" + data, "XDG_CONFIG_HOME=" + t.TempDir()}
-	out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", env, "model", "check", "--ollama", f.URL())
+	out, errOut, code := e2e.RunEnv(t, bin, t.TempDir(), "", env, "model", "check", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "verdict: good for everyday use") || !strings.Contains(out, "read a named file") || !strings.Contains(errOut, "checking llama3.2:latest") {
 		t.Fatalf("code %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	out, _, code = runHarveyEnv(t, bin, t.TempDir(), "", env, "model", "check", "--json", "--ollama", f.URL(), "llama3.2")
+	out, _, code = e2e.RunEnv(t, bin, t.TempDir(), "", env, "model", "check", "--json", "--ollama", f.URL(), "llama3.2")
 	var reports []modelcheck.Report
 	if code != 0 || json.Unmarshal([]byte(out), &reports) != nil || len(reports) != 1 || reports[0].Grade != modelcheck.GradeGood {
 		t.Fatalf("--json: %d %s", code, out)
@@ -406,11 +408,11 @@ func TestModelCheckTargets(t *testing.T) {
 // runs commands with no caches and no network, and leaves no cache layer
 // behind — through the built binary.
 func TestModelCheckRunsOnlyWhatEachTaskAsks(t *testing.T) {
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	f := checkFake(t, styleHostile, "llama3.2:latest")
 	tmp, data := t.TempDir(), t.TempDir()
 	env := []string{"TMPDIR=" + tmp, "XDG_DATA_HOME=" + data, "XDG_CONFIG_HOME=" + t.TempDir()}
-	out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", env, "model", "check", "--json", "--ollama", f.URL(), "llama3.2")
+	out, errOut, code := e2e.RunEnv(t, bin, t.TempDir(), "", env, "model", "check", "--json", "--ollama", f.URL(), "llama3.2")
 	var reports []modelcheck.Report
 	if code != 0 || json.Unmarshal([]byte(out), &reports) != nil || len(reports) != 1 {
 		t.Fatalf("code %d\n%s\n%s", code, out, errOut)
@@ -429,7 +431,7 @@ func TestModelCheckRunsOnlyWhatEachTaskAsks(t *testing.T) {
 	}
 	ran, asked := 0, 0
 	for _, req := range f.ChatRequests() {
-		for id, r := range toolResults([]map[string]any{req}) {
+		for id, r := range fakeollama.ToolResults([]map[string]any{req}) {
 			_ = id
 			if strings.Contains(r, "hostile") || strings.Contains(r, "pwned") {
 				asked++

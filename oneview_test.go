@@ -13,11 +13,13 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 func TestEndToEndNoOracleOnSecrets(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	_, dir := oneViewRepo(t)
 	right, wrong := oneViewToken[:12], oneViewToken[:11]+"X"
 	probes := func(g string) []fakeollama.Call {
@@ -46,10 +48,10 @@ func TestEndToEndNoOracleOnSecrets(t *testing.T) {
 			replies = append(replies, fakeollama.ToolReply("llama3.2", calls[i:min(i+3, len(calls))]...))
 		}
 		f.Script(append(replies, fakeollama.TextReply("llama3.2", "done"))...)
-		if _, errOut, code := runHarvey(t, bin, dir, "", "-p", "probe", "--yes", "--model", "llama3.2", "--ollama", f.URL()); code != 0 {
+		if _, errOut, code := e2e.Run(t, bin, dir, "", "-p", "probe", "--yes", "--model", "llama3.2", "--ollama", f.URL()); code != 0 {
 			t.Fatalf("exit %d: %s", code, errOut)
 		}
-		res := toolResults(f.ChatRequests())
+		res := fakeollama.ToolResults(f.ChatRequests())
 		var out []string
 		for i := range calls {
 			r := res[fmt.Sprintf("p%d", i)]

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // More than one call at a time (issue 63): a reply's four calls to a read
@@ -14,7 +16,7 @@ import (
 // overlaps. (How much faster it is: BenchmarkParallelReads, a same-run
 // ratio in bench/run.sh.)
 func TestParallelReadsKeepCallOrder(t *testing.T) {
-	requireSandbox(t)
+	e2e.RequireSandbox(t)
 	for _, par := range []int{0, 1} {
 		f := fakeollama.New(t, "llama3.2:latest")
 		env := newTestEnv(t, f, "llama3.2")
@@ -66,8 +68,8 @@ func TestParallelReadAfterWriteSeesIt(t *testing.T) {
 	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.approvals.auto = true
-	writeFile(t, env.dir, "a.txt", "old\n")
-	writeFile(t, env.dir, "b.txt", "b\n")
+	e2e.WriteFile(t, env.dir, "a.txt", "old\n")
+	e2e.WriteFile(t, env.dir, "b.txt", "b\n")
 	f.Script(fakeollama.ToolReply("llama3.2",
 		fakeollama.Call{ID: "r0", Name: "read_file", Args: map[string]any{"path": "b.txt"}},
 		fakeollama.Call{ID: "r1", Name: "read_file", Args: map[string]any{"path": "a.txt"}},
@@ -77,7 +79,7 @@ func TestParallelReadAfterWriteSeesIt(t *testing.T) {
 	if err := env.a.RunPrompt(t.Context(), "go"); err != nil {
 		t.Fatal(err)
 	}
-	res := toolResults(f.ChatRequests())
+	res := fakeollama.ToolResults(f.ChatRequests())
 	if !strings.Contains(res["r1"], "old") || !strings.Contains(res["r2"], "new") || strings.Contains(res["r2"], "old") {
 		t.Errorf("before the write %q, after it %q", res["r1"], res["r2"])
 	}

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // Pi-like rates: prompt evaluation and generation of a 3B model on a CPU.
@@ -49,7 +51,7 @@ func TestPiSessionEvaluatesLittleAfterEnter(t *testing.T) {
 	for i := 0; i < 45; i++ {
 		fmt.Fprintf(&body, "func f%02d() int { return %d } // function number %d of big.go\n", i, i, i)
 	}
-	writeFile(t, env.dir, "big.go", "package big\n\n"+body.String())
+	e2e.WriteFile(t, env.dir, "big.go", "package big\n\n"+body.String())
 	env.a.Interactive = true
 	env.a.warmStart()
 	waitFor(t, "the warm request", func() bool { return f.WarmCount() == 1 })

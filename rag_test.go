@@ -13,6 +13,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/wsindex"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // The old single-store form is read as a store named default, active.
@@ -44,16 +46,16 @@ func TestRagConfigMigration(t *testing.T) {
 // both; ingesting again embeds only what changed.
 func TestEndToEndRagStores(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	f := fakeollama.New(t, "llama3.2:latest")
 	dir, cfg := t.TempDir(), t.TempDir()
-	writeFile(t, dir, "docs/deploy.md", "# Deploy\n\nThe service is deployed with the blue green strategy every Friday afternoon.\n")
-	writeFile(t, dir, "docs/cats.md", "# Cats\n\nCats sleep most of the day and purr loudly.\n")
-	writeFile(t, dir, "docs/keys.md", "# Keys\n\nThe deploy token is API_TOKEN=ghp_"+strings.Repeat("K", 36)+"\n")
-	writeFile(t, dir, ".env", "DEPLOY_PASSWORD=hunter2hunter2\n")
+	e2e.WriteFile(t, dir, "docs/deploy.md", "# Deploy\n\nThe service is deployed with the blue green strategy every Friday afternoon.\n")
+	e2e.WriteFile(t, dir, "docs/cats.md", "# Cats\n\nCats sleep most of the day and purr loudly.\n")
+	e2e.WriteFile(t, dir, "docs/keys.md", "# Keys\n\nThe deploy token is API_TOKEN=ghp_"+strings.Repeat("K", 36)+"\n")
+	e2e.WriteFile(t, dir, ".env", "DEPLOY_PASSWORD=hunter2hunter2\n")
 	env := []string{"XDG_CONFIG_HOME=" + cfg}
 	h := func(args ...string) (string, string, int) {
-		return runHarveyEnv(t, bin, dir, "", append(env, "OLLAMA_HOST="+f.URL()), args...)
+		return e2e.RunEnv(t, bin, dir, "", append(env, "OLLAMA_HOST="+f.URL()), args...)
 	}
 	// Bad usage exits 2, as the README says (issue 49).
 	for _, args := range [][]string{{"rag"}, {"rag", "bogus"}, {"rag", "query"}, {"rag", "use"}} {
@@ -93,7 +95,7 @@ func TestEndToEndRagStores(t *testing.T) {
 	}
 	f.Script(fakeollama.TextReply("llama3.2", "Blue green."), fakeollama.TextReply("llama3.2", "Purring."), fakeollama.TextReply("llama3.2", "No idea."),
 		fakeollama.TextReply("llama3.2", "Fridays."), fakeollama.TextReply("llama3.2", "Loudly."))
-	writeFile(t, dir, "turns.txt", "how is the service deployed?\nwhat do cats do all day?\nquantum chromodynamics lattice\nwhen is the service deployed?\nhow do cats purr?\n")
+	e2e.WriteFile(t, dir, "turns.txt", "how is the service deployed?\nwhat do cats do all day?\nquantum chromodynamics lattice\nwhen is the service deployed?\nhow do cats purr?\n")
 	if out, errOut, code := h("--run", "turns.txt", "--model", "llama3.2"); code != 0 {
 		t.Fatalf("turns: %d %s %s", code, out, errOut)
 	}
@@ -129,7 +131,7 @@ func TestEndToEndRagStores(t *testing.T) {
 	b, _ := os.ReadFile(cfgFile)
 	os.WriteFile(cfgFile, append(b, []byte("permissions:\n  \".\": [read, write, exec, delete]\n  docs/deploy.md: []\n")...), 0o600)
 	f.Script(fakeollama.TextReply("llama3.2", "Hidden."))
-	writeFile(t, dir, "turn2.txt", "how is the service deployed?\n")
+	e2e.WriteFile(t, dir, "turn2.txt", "how is the service deployed?\n")
 	if out, errOut, code := h("--run", "turn2.txt", "--model", "llama3.2"); code != 0 {
 		t.Fatalf("turn after hiding: %d %s %s", code, out, errOut)
 	}
@@ -139,15 +141,15 @@ func TestEndToEndRagStores(t *testing.T) {
 	}
 	os.WriteFile(cfgFile, b, 0o600)
 	other := t.TempDir()
-	writeFile(t, other, "docs/deploy.md", "# Deploy\n\nSomething else entirely.\n")
-	writeFile(t, other, "turn.txt", "how is the service deployed?\n")
+	e2e.WriteFile(t, other, "docs/deploy.md", "# Deploy\n\nSomething else entirely.\n")
+	e2e.WriteFile(t, other, "turn.txt", "how is the service deployed?\n")
 	f.Script(fakeollama.TextReply("llama3.2", "Elsewhere."))
-	_, errOut, code = runHarveyEnv(t, bin, other, "", append(env, "OLLAMA_HOST="+f.URL()), "--run", "turn.txt", "--model", "llama3.2")
+	_, errOut, code = e2e.RunEnv(t, bin, other, "", append(env, "OLLAMA_HOST="+f.URL()), "--run", "turn.txt", "--model", "llama3.2")
 	reqs = f.ChatRequests()
 	if u := last(len(reqs) - 1); code != 0 || strings.Contains(u, "### Context") || !strings.Contains(errOut, "holds the files of "+dir) {
 		t.Fatalf("another workspace: exit %d, message %q, stderr %s", code, u, errOut)
 	}
-	if _, errOut, code := runHarveyEnv(t, bin, other, "", append(env, "OLLAMA_HOST="+f.URL()), "rag", "ingest", "docs"); code == 0 || !strings.Contains(errOut, "harvey rag create") {
+	if _, errOut, code := e2e.RunEnv(t, bin, other, "", append(env, "OLLAMA_HOST="+f.URL()), "rag", "ingest", "docs"); code == 0 || !strings.Contains(errOut, "harvey rag create") {
 		t.Fatalf("ingest from another workspace: %d %s", code, errOut)
 	}
 	// Another embedding model for the same store: refused, naming both.

@@ -16,13 +16,15 @@ import (
 	"github.com/harvey-agent/harvey/internal/fakeopenai"
 	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/secrets"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // retryHome is a config home whose retry waits are short (the policy is the
 // product's; only max_wait is lowered, as a user may).
 func retryHome(t *testing.T, extra string) string {
 	cfg := t.TempDir()
-	writeFile(t, cfg, "harvey/harvey.yaml", "retry:\n  max_wait: 1s\n"+extra)
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", "retry:\n  max_wait: 1s\n"+extra)
 	return cfg
 }
 
@@ -39,7 +41,7 @@ func journalHas(t *testing.T, dir, text string) bool {
 // journal holds every tool result.
 func TestRetriesByClass(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	read := fakeollama.Call{ID: "r1", Name: "read_file", Args: map[string]any{"path": "notes.txt"}}
 	cases := []struct {
 		name     string
@@ -79,9 +81,9 @@ func TestRetriesByClass(t *testing.T) {
 			}
 			f.Script(c.replies...)
 			dir := t.TempDir()
-			writeFile(t, dir, "notes.txt", "hello\n")
+			e2e.WriteFile(t, dir, "notes.txt", "hello\n")
 			env := []string{"XDG_CONFIG_HOME=" + retryHome(t, "")}
-			out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "what does the note say?", "--model", "llama3.2", "--ollama", f.URL())
+			out, errOut, code := e2e.RunEnv(t, bin, dir, "", env, "-p", "what does the note say?", "--model", "llama3.2", "--ollama", f.URL())
 			if code != c.code {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, c.code, out, errOut)
 			}
@@ -139,14 +141,14 @@ func TestRetryCutStreamShowsTextOnce(t *testing.T) {
 // from there — the model gets the result, the command does not run again.
 func TestToolResultSurvivesAFailedCall(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	f := fakeollama.New(t, "llama3.2:latest")
 	run := fakeollama.Call{ID: "c1", Name: "run_command", Args: map[string]any{"command": "echo ran >> count.txt && echo counted"}}
 	busy := fakeollama.Reply{Status: 503, ErrMsg: "server busy, please try again. maximum pending requests exceeded"}
 	f.Script(fakeollama.ToolReply("llama3.2", run), busy, busy, busy)
 	dir := t.TempDir()
 	env := []string{"XDG_CONFIG_HOME=" + retryHome(t, "  attempts: 2\n")}
-	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "count", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := e2e.RunEnv(t, bin, dir, "", env, "-p", "count", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 1 || !strings.Contains(errOut, "gave up after 2 retries") || len(f.ChatRequests()) != 4 {
 		t.Fatalf("exit %d, %d requests\n%s\n%s", code, len(f.ChatRequests()), out, errOut)
 	}
@@ -154,7 +156,7 @@ func TestToolResultSurvivesAFailedCall(t *testing.T) {
 		t.Fatal("the journal lost the tool result")
 	}
 	f.Script(fakeollama.TextReply("llama3.2", "Counted once."))
-	out, errOut, code = runHarveyEnv(t, bin, dir, "", env, "-c", "-p", "/retry", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code = e2e.RunEnv(t, bin, dir, "", env, "-c", "-p", "/retry", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Counted once.") || !strings.Contains(errOut, "its last turn has no answer yet") {
 		t.Fatalf("harvey -c -p /retry: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -166,7 +168,7 @@ func TestToolResultSurvivesAFailedCall(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "count.txt")); string(b) != "ran\n" {
 		t.Fatalf("the command ran again: %q", b)
 	}
-	if _, errOut, _ = runHarveyEnv(t, bin, dir, "", env, "-c", "-p", "/retry", "--model", "llama3.2", "--ollama", f.URL()); !strings.Contains(errOut, "nothing to retry") {
+	if _, errOut, _ = e2e.RunEnv(t, bin, dir, "", env, "-c", "-p", "/retry", "--model", "llama3.2", "--ollama", f.URL()); !strings.Contains(errOut, "nothing to retry") {
 		t.Fatalf("a second /retry: %s", errOut)
 	}
 }
@@ -195,12 +197,12 @@ func TestRetryOpenAICompatibleRoute(t *testing.T) {
 // retries the config allows.
 func TestHeadlessWaitsForAServerThatStartsLate(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	dir := t.TempDir()
 	_, url := fakeollama.Late(t, "llama3.2", "Late but here.", 3*time.Second)
 	start := time.Now()
 	installed := ollamaOnPath(t) // Ollama is installed here: it may be starting
-	out, errOut, code := runHarveyEnv(t, bin, dir, "", installed, "-p", "hello", "--model", "llama3.2", "--ollama", url)
+	out, errOut, code := e2e.RunEnv(t, bin, dir, "", installed, "-p", "hello", "--model", "llama3.2", "--ollama", url)
 	if code != 0 || !strings.Contains(out, "Late but here.") {
 		t.Fatalf("exit %d after %s: %q %q", code, time.Since(start).Round(time.Second), out, errOut)
 	}
@@ -209,8 +211,8 @@ func TestHeadlessWaitsForAServerThatStartsLate(t *testing.T) {
 	}
 	// Nobody there: it gives up after the budget (one retry of 2 s here).
 	cfg := t.TempDir()
-	writeFile(t, cfg, "harvey/harvey.yaml", "retry:\n  attempts: 1\n")
-	_, errOut, code = runHarveyEnv(t, bin, dir, "", append(installed, "XDG_CONFIG_HOME="+cfg), "-p", "hello", "--model", "llama3.2", "--ollama", fakeollama.RefusingURL(t))
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", "retry:\n  attempts: 1\n")
+	_, errOut, code = e2e.RunEnv(t, bin, dir, "", append(installed, "XDG_CONFIG_HOME="+cfg), "-p", "hello", "--model", "llama3.2", "--ollama", fakeollama.RefusingURL(t))
 	if code != 1 || !strings.Contains(errOut, "cannot reach Ollama") || !strings.Contains(errOut, "still refused after 2 s") || strings.Contains(errOut, "/ollama start") {
 		t.Errorf("exit %d: %q", code, errOut)
 	}
@@ -223,7 +225,7 @@ func TestHeadlessWaitsForAServerThatStartsLate(t *testing.T) {
 // time) is not cut.
 func TestEndToEndReplyIdleTimeout(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	empty := `{"model":"llama3.2","message":{"role":"assistant","content":""},"done":false}`
 	slow := fakeollama.TextReply("llama3.2", "A slow but live reply, seven bytes at a time.")
 	slow.Gap = 150 * time.Millisecond // about 1.4 s in all, each piece well within the idle time
@@ -241,9 +243,9 @@ func TestEndToEndReplyIdleTimeout(t *testing.T) {
 			f := fakeollama.New(t, "llama3.2:latest")
 			f.Script(c.reply)
 			cfg := t.TempDir()
-			writeFile(t, cfg, "harvey/harvey.yaml", "retry:\n  idle: 1s\n")
+			e2e.WriteFile(t, cfg, "harvey/harvey.yaml", "retry:\n  idle: 1s\n")
 			start := time.Now()
-			out, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", []string{"XDG_CONFIG_HOME=" + cfg}, "-p", "hello", "--model", "llama3.2", "--ollama", f.URL())
+			out, errOut, code := e2e.RunEnv(t, bin, t.TempDir(), "", []string{"XDG_CONFIG_HOME=" + cfg}, "-p", "hello", "--model", "llama3.2", "--ollama", f.URL())
 			took := time.Since(start)
 			if c.ok {
 				if code != 0 || !strings.Contains(out, "seven bytes at a time.") {
@@ -263,7 +265,7 @@ func TestEndToEndReplyIdleTimeout(t *testing.T) {
 func ollamaOnPath(t *testing.T) []string {
 	t.Helper()
 	d := t.TempDir()
-	osWriteExec(filepath.Join(d, "ollama"), "#!/bin/sh\nexit 0\n")
+	os.WriteFile(filepath.Join(d, "ollama"), []byte("#!/bin/sh\nexit 0\n"), 0o755)
 	return []string{"PATH=" + d + ":/usr/bin:/bin"}
 }
 
@@ -271,8 +273,8 @@ func ollamaOnPath(t *testing.T) []string {
 // fails at once, naming what to install, in the REPL's words too.
 func TestNoOllamaFailsAtOnce(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
-	_, errOut, code := runHarveyEnv(t, bin, t.TempDir(), "", []string{"PATH=/usr/bin:/bin"}, "-p", "hello", "--model", "llama3.2", "--ollama", fakeollama.RefusingURL(t))
+	bin := e2e.Build(t)
+	_, errOut, code := e2e.RunEnv(t, bin, t.TempDir(), "", []string{"PATH=/usr/bin:/bin"}, "-p", "hello", "--model", "llama3.2", "--ollama", fakeollama.RefusingURL(t))
 	if code != 1 || !strings.Contains(errOut, "Ollama is not installed here") || !strings.Contains(errOut, "https://ollama.com/download") || strings.Contains(errOut, "not answering yet") {
 		t.Errorf("exit %d: %q", code, errOut)
 	}
@@ -283,7 +285,7 @@ func TestNoOllamaFailsAtOnce(t *testing.T) {
 // server comes up, the second prompt is answered.
 func TestLateServerPickedUpByNextPrompt(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	down := 2 * time.Second
 	_, url := fakeollama.Late(t, "llama3.2", "Here now.", down)
 	up := time.Now().Add(down)

@@ -13,6 +13,8 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/runner"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // Cases 55, 58, 60, 61: what a child process can and cannot get.
@@ -38,7 +40,7 @@ func TestRunnerIsolation(t *testing.T) {
 		if runtime.GOOS != "linux" {
 			t.Skip("/proc and prctl are Linux")
 		}
-		bin := buildHarvey(t)
+		bin := e2e.Build(t)
 		w := t.TempDir()
 		f := fakeollama.New(t, "llama3.2:latest")
 		f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "r", Name: "run_command", Args: map[string]any{"command": "cat /proc/$PPID/environ; env"}}), fakeollama.TextReply("llama3.2", "done"))

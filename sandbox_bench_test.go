@@ -15,6 +15,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // BenchmarkRunTrue measures what the launcher adds to run_command true
@@ -53,12 +55,12 @@ func BenchmarkEverydayWork(b *testing.B) {
 	if !sandbox.Available().Enforced() || !sandbox.Available().NS {
 		b.Skip("no sandbox with namespaces")
 	}
-	base, integrities := npmFixture(b, leftpadPackage)
+	base, integrities := e2e.NPMFixture(b, e2e.LeftpadPackage)
 	dir := b.TempDir()
-	writeFile(b, dir, "go.mod", "module m\n\ngo 1.21\n")
-	writeFile(b, dir, "main.go", "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"ok\") }\n")
-	writeFile(b, dir, "package.json", `{"name":"app","version":"1.0.0","dependencies":{"leftpad":"1.0.0"}}`)
-	writeFile(b, dir, "package-lock.json", fmt.Sprintf(`{"name":"app","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{"":{"name":"app","version":"1.0.0","dependencies":{"leftpad":"1.0.0"}},"node_modules/leftpad":{"version":"1.0.0","resolved":"%s/leftpad/-/leftpad-1.0.0.tgz","integrity":"%s"}}}`, base, integrities["leftpad"]))
+	e2e.WriteFile(b, dir, "go.mod", "module m\n\ngo 1.21\n")
+	e2e.WriteFile(b, dir, "main.go", "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"ok\") }\n")
+	e2e.WriteFile(b, dir, "package.json", `{"name":"app","version":"1.0.0","dependencies":{"leftpad":"1.0.0"}}`)
+	e2e.WriteFile(b, dir, "package-lock.json", fmt.Sprintf(`{"name":"app","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{"":{"name":"app","version":"1.0.0","dependencies":{"leftpad":"1.0.0"}},"node_modules/leftpad":{"version":"1.0.0","resolved":"%s/leftpad/-/leftpad-1.0.0.tgz","integrity":"%s"}}}`, base, integrities["leftpad"]))
 	ws, err := openWorkspace(dir)
 	if err != nil {
 		b.Fatal(err)
@@ -115,9 +117,9 @@ func BenchmarkCommandCost(b *testing.B) {
 			}
 		}
 		git("init", "-q")
-		writeFile(b, dir, ".gitignore", "node_modules\n")
+		e2e.WriteFile(b, dir, ".gitignore", "node_modules\n")
 		for i := 0; i < files; i++ {
-			writeFile(b, dir, fmt.Sprintf("node_modules/p%d/f%d.js", i/100, i), "x\n")
+			e2e.WriteFile(b, dir, fmt.Sprintf("node_modules/p%d/f%d.js", i/100, i), "x\n")
 		}
 		git("add", ".gitignore")
 		git("commit", "-qm", "init")

@@ -21,6 +21,8 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/kernelsim"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // homeCheck is one tool of a layout: the command that shows it runs, and
@@ -178,7 +180,7 @@ func (l homeLayout) make(t *testing.T, root string) (string, []string) {
 	}
 	for dir, files := range map[string]map[string]string{home: l.files, out: l.outer} {
 		for p, content := range files {
-			writeFile(t, dir, p, content)
+			e2e.WriteFile(t, dir, p, content)
 			if strings.HasPrefix(content, "#!") {
 				os.Chmod(filepath.Join(dir, p), 0o755)
 			}
@@ -240,9 +242,9 @@ func treeState(root string) map[string]string {
 }
 
 func TestEndToEndHomes(t *testing.T) {
-	announce("seventeen homes as installers leave them, in each kernel mode")
-	bin := buildHarvey(t)
-	for _, kernel := range simulatedKernels() {
+	e2e.Announce("seventeen homes as installers leave them, in each kernel mode")
+	bin := e2e.Build(t)
+	for _, kernel := range e2e.Kernels() {
 		for _, l := range homeLayouts {
 			t.Run(kernel+"/"+l.name, func(t *testing.T) {
 				t.Parallel()
@@ -265,7 +267,7 @@ func testHome(t *testing.T, bin, kernel string, l homeLayout) {
 	}
 	script := filepath.Join(root, "script")
 	os.WriteFile(script, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
-	out, errOut, code := runHarveyKernel(t, kernel, bin, dir, "", env, "--run", script, "--yes")
+	out, errOut, code := e2e.RunKernel(t, kernel, bin, dir, "", env, "--run", script, "--yes")
 	landlock := kernel == string(kernelsim.NoUserNS)
 	refused := landlock && slices.ContainsFunc(l.checks, func(c homeCheck) bool { return !c.landlock }) // a write meant to fail
 	if want := map[bool]int{false: 0, true: 1}[refused]; code != want {                                 // --run fails when a step does

@@ -9,7 +9,6 @@ package harvey
 import (
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +21,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/kernelsim"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // modeFixture is a workspace that is a git repository with a commit, a
@@ -45,10 +46,10 @@ func newModeFixture(t *testing.T) *modeFixture {
 	os.MkdirAll(filepath.Join(f.home, ".local", "bin"), 0o755)
 	os.WriteFile(filepath.Join(f.home, ".local", "bin", "mytool"), []byte("#!/bin/sh\necho mytool\n"), 0o755)
 	os.WriteFile(filepath.Join(f.home, ".gitconfig"), []byte("[user]\n\tname = Fixture User\n\temail = user@example.com\n[init]\n\tdefaultBranch = main\n"), 0o644)
-	writeFile(t, f.dir, "go.mod", "module m\ngo 1.21\n")
-	writeFile(t, f.dir, "m.go", "package m\n\n// F says hello.\nfunc F() int { return 1 }\n")
-	writeFile(t, f.dir, "m_test.go", "package m\nimport \"testing\"\nfunc TestF(t *testing.T) { if F() != 1 { t.Fatal() } }\n")
-	writeFile(t, f.dir, ".gitignore", "agents/\n")
+	e2e.WriteFile(t, f.dir, "go.mod", "module m\ngo 1.21\n")
+	e2e.WriteFile(t, f.dir, "m.go", "package m\n\n// F says hello.\nfunc F() int { return 1 }\n")
+	e2e.WriteFile(t, f.dir, "m_test.go", "package m\nimport \"testing\"\nfunc TestF(t *testing.T) { if F() != 1 { t.Fatal() } }\n")
+	e2e.WriteFile(t, f.dir, ".gitignore", "agents/\n")
 	f.env = []string{"HOME=" + f.home, "XDG_CONFIG_HOME=" + f.cfg}
 	for _, v := range []string{"GOCACHE", "GOMODCACHE"} {
 		if c, err := exec.Command("go", "env", v).Output(); err == nil {
@@ -61,34 +62,8 @@ func newModeFixture(t *testing.T) *modeFixture {
 	f.git(t, "init -q")
 	f.git(t, "add -A")
 	f.git(t, "commit -qm first")
-	f.port, f.accepted = countingListener(t)
+	f.port, f.accepted = e2e.CountingListener(t)
 	return f
-}
-
-// countingListener listens on a loopback port, closes each connection and
-// counts it on accepted (a listener no command may reach).
-func countingListener(t *testing.T) (port int, accepted chan bool) {
-	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	accepted = make(chan bool, 64)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-			select {
-			case accepted <- true:
-			default:
-			}
-		}
-	}()
-	return ln.Addr().(*net.TCPAddr).Port, accepted
 }
 
 // git runs the user's own git in the workspace, outside Harvey.
@@ -124,8 +99,8 @@ func TestEndToEndSandboxModes(t *testing.T) {
 		t.Skip("the kernel modes are Linux's")
 	}
 	simulated(t)
-	announce("the sandbox's kernel modes: hostile commands, everyday work, your next git")
-	bin := buildHarvey(t)
+	e2e.Announce("the sandbox's kernel modes: hostile commands, everyday work, your next git")
+	bin := e2e.Build(t)
 	for _, c := range []struct {
 		kernel, mode, line string
 		work               bool // everyday work passes (go build and test, a commit)
@@ -158,7 +133,7 @@ func TestEndToEndSandboxModes(t *testing.T) {
 				// moves each crate's metadata (EXDEV without Landlock's refer).
 				fakeollama.Call{ID: "w1", Name: "run_command", Args: map[string]any{"command": `mkdir -p a b && echo renamed > a/f && python3 -c "import os; os.rename('a/f', 'b/f'); os.link('b/f', 'a/g')" && cat a/g`}})
 			fo.Script(fakeollama.ToolReply("llama3.2", calls...), fakeollama.TextReply("llama3.2", "Done."))
-			out, errOut, code := runHarveyKernel(t, c.kernel, bin, f.dir, "", f.env, "-p", "try things", "--yes", "--output", "stream-json", "--model", "llama3.2", "--ollama", fo.URL())
+			out, errOut, code := e2e.RunKernel(t, c.kernel, bin, f.dir, "", f.env, "-p", "try things", "--yes", "--output", "stream-json", "--model", "llama3.2", "--ollama", fo.URL())
 			if code != 0 {
 				t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 			}
@@ -168,7 +143,7 @@ func TestEndToEndSandboxModes(t *testing.T) {
 			if !strings.Contains(out, `"sandbox":"`+c.mode+`"`) {
 				t.Errorf("turn_start does not name the mode %q:\n%s", c.mode, out)
 			}
-			results := toolResults(fo.ChatRequests())
+			results := fakeollama.ToolResults(fo.ChatRequests())
 			for i, h := range hostile[:2] {
 				if r := results[fmt.Sprint("h", i)]; strings.Contains(r, "[exit 0]") || strings.Contains(r, "FIXTURE-HOME-KEY") {
 					t.Errorf("%s: not stopped: %q", h, r)
@@ -203,7 +178,7 @@ func TestEndToEndSandboxModes(t *testing.T) {
 			if r := results["w0"]; c.work && (!strings.Contains(r, "[exit 0]") || !strings.Contains(r, "work")) {
 				t.Errorf("everyday work failed in mode %s: %q", c.mode, r)
 			}
-			waitGone(t, marker)
+			e2e.WaitGone(t, marker)
 			for _, p := range []string{filepath.Join(f.outside, "x"), filepath.Join(f.dir, "agents", "x"), marker} {
 				if _, err := os.Stat(p); err == nil {
 					t.Errorf("%s was created", p)
@@ -232,7 +207,7 @@ func TestEndToEndSandboxNoneFailsClosed(t *testing.T) {
 		t.Skip("the kernel modes are Linux's")
 	}
 	simulated(t)
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	f := newModeFixture(t)
 	fo := fakeollama.New(t, "llama3.2:latest")
 	script := func() {
@@ -242,14 +217,14 @@ func TestEndToEndSandboxNoneFailsClosed(t *testing.T) {
 		), fakeollama.TextReply("llama3.2", "Done."))
 	}
 	script()
-	out, errOut, code := runHarveyKernel(t, string(kernelsim.Neither), bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+	out, errOut, code := e2e.RunKernel(t, string(kernelsim.Neither), bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}
 	if !strings.Contains(errOut, "sandbox: none (") || !strings.Contains(errOut, "unsandboxed: true") {
 		t.Errorf("start line:\n%s", errOut)
 	}
-	results := toolResults(fo.ChatRequests())
+	results := fakeollama.ToolResults(fo.ChatRequests())
 	if r := results["r"]; !strings.Contains(r, "refused: no sandbox") || !strings.Contains(r, "sandbox: {unsandboxed: true}") {
 		t.Errorf("run_command was not refused naming the setting: %q", r)
 	}
@@ -263,7 +238,7 @@ func TestEndToEndSandboxNoneFailsClosed(t *testing.T) {
 	os.MkdirAll(filepath.Join(f.dir, "agents"), 0o700)
 	os.WriteFile(filepath.Join(f.dir, "agents", "harvey.yaml"), []byte("sandbox:\n  unsandboxed: true\n"), 0o600)
 	script()
-	runHarveyKernel(t, string(kernelsim.Neither), bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+	e2e.RunKernel(t, string(kernelsim.Neither), bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 	if _, err := os.Stat(filepath.Join(f.dir, "ran.txt")); err == nil {
 		t.Error("a workspace's config let a command run unsandboxed")
 	}
@@ -271,7 +246,7 @@ func TestEndToEndSandboxNoneFailsClosed(t *testing.T) {
 	// The user's own config allows it.
 	os.WriteFile(filepath.Join(f.cfg, "harvey", "harvey.yaml"), []byte("sandbox:\n  unsandboxed: true\n"), 0o600)
 	script()
-	out, errOut, code = runHarveyKernel(t, string(kernelsim.Neither), bin, f.dir, "", f.env, "-p", "go", "--yes", "--output", "stream-json", "--model", "llama3.2", "--ollama", fo.URL())
+	out, errOut, code = e2e.RunKernel(t, string(kernelsim.Neither), bin, f.dir, "", f.env, "-p", "go", "--yes", "--output", "stream-json", "--model", "llama3.2", "--ollama", fo.URL())
 	if code != 0 || !strings.Contains(errOut, "UNSANDBOXED") {
 		t.Fatalf("exit %d: start line does not say unsandboxed:\n%s", code, errOut)
 	}
@@ -295,11 +270,11 @@ func TestEndToEndSandboxNoneFailsClosed(t *testing.T) {
 // command can fill and the workspace's next command sees.
 func TestEndToEndSandboxHomeGainsNothing(t *testing.T) {
 	t.Parallel()
-	requireSandbox(t)
+	e2e.RequireSandbox(t)
 	if sandbox.Available().Mode() == sandbox.ModeLandlock {
 		t.Skip("Landlock only: caches have no private layer here")
 	}
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	root := t.TempDir()
 	dir, home := filepath.Join(root, "ws"), filepath.Join(root, "home")
 	os.MkdirAll(dir, 0o755)
@@ -311,11 +286,11 @@ func TestEndToEndSandboxHomeGainsNothing(t *testing.T) {
 	), fakeollama.TextReply("llama3.2", "Done."))
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(root, "config"), "XDG_DATA_HOME=" + filepath.Join(root, "data"),
 		"XDG_CACHE_HOME=", "GOCACHE=", "GOMODCACHE=", "GOPATH=", "PATH=/usr/bin:/bin"}
-	out, errOut, code := runHarveyKernel(t, "real", bin, dir, "", env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+	out, errOut, code := e2e.RunKernel(t, "real", bin, dir, "", env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}
-	res := toolResults(fo.ChatRequests())
+	res := fakeollama.ToolResults(fo.ChatRequests())
 	if r := res["fill"]; !strings.Contains(r, "[exit 0]") {
 		t.Errorf("a command could not fill a cache a new home does not have: %q", r)
 	}
@@ -338,7 +313,7 @@ func TestSandboxProbeFromTheTempDir(t *testing.T) {
 	if runtime.GOOS != "linux" || sandbox.Available().Mode() != sandbox.ModeFull {
 		t.Skip("needs the whole sandbox on this kernel")
 	}
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	b, err := os.ReadFile(bin)
 	if err != nil {
 		t.Fatal(err)
@@ -352,7 +327,7 @@ func TestSandboxProbeFromTheTempDir(t *testing.T) {
 	os.Chmod(f.Name(), 0o755)
 	t.Cleanup(func() { os.Remove(f.Name()) })
 	for kernel, want := range map[string]string{"real": "sandbox: full", string(kernelsim.NoLandlock): "sandbox: namespaces only"} {
-		out, errOut, code := runHarveyKernel(t, kernel, f.Name(), t.TempDir(), "", []string{"TMPDIR=" + filepath.Dir(f.Name())}, "sandbox")
+		out, errOut, code := e2e.RunKernel(t, kernel, f.Name(), t.TempDir(), "", []string{"TMPDIR=" + filepath.Dir(f.Name())}, "sandbox")
 		if code != 0 || !strings.HasPrefix(out, want) {
 			t.Errorf("%s: exit %d: %s %s", kernel, code, out, errOut)
 		}

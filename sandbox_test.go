@@ -14,20 +14,13 @@ import (
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
-)
 
-// requireSandbox skips where this kernel has no Landlock (and says so);
-// on these machines it has, so the test really runs.
-func requireSandbox(t *testing.T) {
-	t.Helper()
-	if !sandbox.Available().Enforced() {
-		t.Skip("no Landlock here: " + sandbox.Available().Why)
-	}
-}
+	"github.com/harvey-agent/harvey/internal/e2e"
+)
 
 func sandboxEnvT(t *testing.T) (*testEnv, string) {
 	t.Helper()
-	requireSandbox(t)
+	e2e.RequireSandbox(t)
 	env := newTestEnv(t, nil, "")
 	outside := filepath.Join(filepath.Dir(env.dir), "outside-"+filepath.Base(env.dir))
 	os.MkdirAll(outside, 0o755)
@@ -128,45 +121,10 @@ func TestSandboxKillsEveryProcess(t *testing.T) {
 	}
 	// And one that the command leaves behind when it exits normally.
 	run(t, env.a, "setsid sh -c 'sleep 2; echo late >> "+marker+"' > /dev/null 2>&1 &")
-	waitGone(t, marker)
+	e2e.WaitGone(t, marker)
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("a setsid grandchild outlived its command")
 	}
-}
-
-// waitGone waits (without a fixed sleep) until no process has token in
-// its command line, and fails if one is still there after 5 s: a process
-// that outlived its command.
-func waitGone(t *testing.T, token string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		left := processesWith(token)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes %v outlived their command", left)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// processesWith lists the PIDs whose command line contains token.
-func processesWith(token string) []int {
-	var out []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		var pid int
-		if _, err := fmt.Sscan(e.Name(), &pid); err != nil {
-			continue
-		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err == nil && strings.Contains(string(b), token) {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 // Safe mode by construction: with allowed_commands [find, git], find -exec
@@ -198,9 +156,9 @@ func TestSandboxGoBuild(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil || testing.Short() {
 		t.Skip("no go, or -short")
 	}
-	writeFile(t, env.dir, "go.mod", "module m\ngo 1.21\n")
-	writeFile(t, env.dir, "m.go", "package m\nfunc F() int { return 1 }\n")
-	writeFile(t, env.dir, "m_test.go", "package m\nimport \"testing\"\nfunc TestF(t *testing.T) { if F() != 1 { t.Fatal() } }\n")
+	e2e.WriteFile(t, env.dir, "go.mod", "module m\ngo 1.21\n")
+	e2e.WriteFile(t, env.dir, "m.go", "package m\nfunc F() int { return 1 }\n")
+	e2e.WriteFile(t, env.dir, "m_test.go", "package m\nimport \"testing\"\nfunc TestF(t *testing.T) { if F() != 1 { t.Fatal() } }\n")
 	res, err := env.a.gate.runChecked(context.Background(), "", "go build ./... && go test ./...", 2*time.Minute)
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("go build in the sandbox: %v %s", err, res.Text(4000))
@@ -342,14 +300,14 @@ func TestSandboxWithoutNamespaces(t *testing.T) {
 	// (the command waits until the grandchild has left its process group,
 	// which the runner kills, so only the launcher can catch it)
 	runSh("setsid sh -c 'sleep 30; echo " + token + "' > /dev/null 2>&1 & while ! ps -eo args | grep -q '^sh -c sleep 30; echo " + token + "'; do sleep 0.01; done; sleep 0.1")
-	waitGone(t, token)
+	e2e.WaitGone(t, token)
 }
 
 // A workspace that is a git worktree (its .git is a file pointing at the
 // main repository's gitdir): commits work in the sandbox, and the main
 // repository's config and hooks stay read-only (issue 29).
 func TestSandboxGitWorktree(t *testing.T) {
-	requireSandbox(t)
+	e2e.RequireSandbox(t)
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}

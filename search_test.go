@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/walk"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // The parallel search gives the same output as a sequential one, every
@@ -19,7 +21,7 @@ func TestSearchDeterministicAndCapped(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	for d := 0; d < 20; d++ {
 		for f := 0; f < 15; f++ {
-			writeFile(t, env.dir, fmt.Sprintf("d%02d/f%02d.go", d, f), "package x\n// needle one\n// needle two\n")
+			e2e.WriteFile(t, env.dir, fmt.Sprintf("d%02d/f%02d.go", d, f), "package x\n// needle one\n// needle two\n")
 		}
 	}
 	first, n, err := searchWorkspace(context.Background(), env.ws, "needle", ".", 0)
@@ -37,7 +39,7 @@ func TestSearchDeterministicAndCapped(t *testing.T) {
 		}
 	}
 	// A search from a subdirectory obeys the .gitignore above it.
-	writeFile(t, env.dir, ".gitignore", "f01.go\n")
+	e2e.WriteFile(t, env.dir, ".gitignore", "f01.go\n")
 	out, _, _ := searchWorkspace(context.Background(), env.ws, "needle", "d03", 0)
 	if strings.Contains(out, "f01.go") || !strings.Contains(out, "d03/f02.go:2:") {
 		t.Fatalf("subdirectory search: %s", out)
@@ -53,9 +55,9 @@ func TestSearchDeterministicAndCapped(t *testing.T) {
 func TestSearchSkipsHardLinksAndFIFOs(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	outside := t.TempDir()
-	writeFile(t, outside, "s.txt", "needle "+secret+"\n")
+	e2e.WriteFile(t, outside, "s.txt", "needle "+secret+"\n")
 	os.Link(filepath.Join(outside, "s.txt"), filepath.Join(env.dir, "hard.txt"))
-	writeFile(t, env.dir, "ok.txt", "needle ok\n")
+	e2e.WriteFile(t, env.dir, "ok.txt", "needle ok\n")
 	if out, _, _ := searchWorkspace(context.Background(), env.ws, "needle", ".", 0); strings.Contains(out, secret) || !strings.Contains(out, "ok.txt") {
 		t.Fatalf("search = %q", out)
 	}
@@ -69,9 +71,9 @@ func TestSearchStopsOnTime(t *testing.T) {
 	if _, _, err := searchWorkspace(t.Context(), env.ws, `[a-z]{0,1000}c`, ".", 0); err == nil || !strings.Contains(err.Error(), "too costly") {
 		t.Fatalf("costly pattern: %v", err)
 	}
-	writeFile(t, env.dir, "a.txt", "match c here\n")
+	e2e.WriteFile(t, env.dir, "a.txt", "match c here\n")
 	for _, name := range []string{"b.txt", "c.txt", "d.txt"} { // 6.6 MB each (under the size limit): over a second in all on a fast machine
-		writeFile(t, env.dir, name, strings.Repeat("aaaaaaaaab\n", 600_000))
+		e2e.WriteFile(t, env.dir, name, strings.Repeat("aaaaaaaaab\n", 600_000))
 	}
 	slow := `[a-z]{0,300}c`
 	ctx, cancel := context.WithCancel(t.Context())
@@ -92,8 +94,8 @@ func TestSearchStopsOnTime(t *testing.T) {
 // file with exactly the cap's number of matches is not called capped.
 func TestSearchCappedInOneFile(t *testing.T) {
 	env := newTestEnv(t, nil, "")
-	writeFile(t, env.dir, "big.txt", strings.Repeat("needle\n", 500))
-	writeFile(t, env.dir, "exact/e.txt", strings.Repeat("pin\n", walk.MaxMatches))
+	e2e.WriteFile(t, env.dir, "big.txt", strings.Repeat("needle\n", 500))
+	e2e.WriteFile(t, env.dir, "exact/e.txt", strings.Repeat("pin\n", walk.MaxMatches))
 	h, err := env.a.gate.searchChecked(context.Background(), "needle", ".")
 	if err != nil || h.Shown != walk.MaxMatches || !h.More || !strings.Contains(h.Text, "200 matches shown, and there are more; narrow the pattern, or give a path") {
 		t.Fatalf("capped in one file: %v %d %v\n%s", err, h.Shown, h.More, h.Text[max(0, len(h.Text)-200):])

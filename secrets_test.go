@@ -17,6 +17,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // A private key read through every window: no offset or limit shows a
@@ -29,7 +31,7 @@ func TestRedactionBeforeWindowing(t *testing.T) {
 	lines = append(lines, "-----BEGIN RSA PRIVATE KEY-----")
 	lines = append(lines, body...)
 	lines = append(lines, "-----END RSA PRIVATE KEY-----", "after the key", "tail")
-	writeFile(t, dir, "notes.txt", strings.Join(lines, "\n")+"\n")
+	e2e.WriteFile(t, dir, "notes.txt", strings.Join(lines, "\n")+"\n")
 	n := len(lines)
 	for off := 0; off <= n; off++ {
 		for lim := 0; lim <= n; lim++ {
@@ -70,7 +72,7 @@ func TestRedactionBeforeWindowing(t *testing.T) {
 func TestSearchIsNotAnOracle(t *testing.T) {
 	ws, dir, _ := hostileWorkspace(t)
 	token := "ghp_" + strings.Repeat("A", 20) + "Cxyz0123456789abcdefgh"
-	writeFile(t, dir, "config.txt", "token: "+token+"\n")
+	e2e.WriteFile(t, dir, "config.txt", "token: "+token+"\n")
 	answers := map[string]bool{}
 	for _, probe := range []string{`ghp_A{20}C|\[REDACTED`, `ghp_A{20}D|\[REDACTED`, `ghp_A{20}C`, `ghp_A{20}D`, `ghp_`, `AAAAAAAAAA`} {
 		out, _, err := searchWorkspace(context.Background(), ws, probe, ".", 0)

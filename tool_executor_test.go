@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // These run Harvey's real Ollama client over loopback HTTP against the fake
@@ -378,7 +380,7 @@ var quotedCallReplies = []string{
 // invented answer after an acted call is not shown as the answer.
 func TestEndToEndActOrQuote(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	call := func(path string) string {
 		return `{"name": "write_file", "arguments": {"path": "` + path + `", "content": "x"}}`
 	}
@@ -407,7 +409,7 @@ func TestEndToEndActOrQuote(t *testing.T) {
 			f := fakeollama.New(t, "llama3.2:latest")
 			dir := t.TempDir()
 			f.Script(fakeollama.TextReply("llama3.2", c.reply), fakeollama.TextReply("llama3.2", "Done."))
-			out, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+			out, errOut, code := e2e.Run(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 			_, err := os.Stat(filepath.Join(dir, c.file))
 			if code != 0 || (err == nil) != c.runs {
 				t.Fatalf("case %d: exit %d, written %v, want %v\n%s\n%s", i, code, err == nil, c.runs, out, errOut)
@@ -424,7 +426,7 @@ func TestEndToEndActOrQuote(t *testing.T) {
 	f := fakeollama.New(t, "llama3.2:latest")
 	dir := t.TempDir()
 	f.Script(fakeollama.TextReply("llama3.2", quotedCallReplies[2]), fakeollama.TextReply("llama3.2", call("q3.txt")), fakeollama.TextReply("llama3.2", "Done."))
-	out, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := e2e.Run(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	reqs := f.ChatRequests()
 	if code != 0 || len(reqs) != 3 {
 		t.Fatalf("exit %d, %d requests\n%s\n%s", code, len(reqs), out, errOut)
@@ -444,7 +446,7 @@ func TestEndToEndActOrQuote(t *testing.T) {
 	f.Caps = map[string][]string{"llama3.2:latest": {"completion"}}
 	dir = t.TempDir()
 	f.Script(fakeollama.TextReply("llama3.2", plan), fakeollama.TextReply("llama3.2", "Done."))
-	if out, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL()); code != 0 || len(f.ChatRequests()) != 2 {
+	if out, errOut, code := e2e.Run(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL()); code != 0 || len(f.ChatRequests()) != 2 {
 		t.Fatalf("prose mode: exit %d, %d requests\n%s\n%s", code, len(f.ChatRequests()), out, errOut)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "p1.txt")); string(b) != "x" {
@@ -453,7 +455,7 @@ func TestEndToEndActOrQuote(t *testing.T) {
 	f = fakeollama.New(t, "llama3.2:latest")
 	dir = t.TempDir()
 	f.Script(fakeollama.TextReply("llama3.2", plan), fakeollama.TextReply("llama3.2", call("p1.txt")), fakeollama.TextReply("llama3.2", "Done."))
-	if out, errOut, code := runHarvey(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL()); code != 0 || len(f.ChatRequests()) != 3 {
+	if out, errOut, code := e2e.Run(t, bin, dir, "", "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL()); code != 0 || len(f.ChatRequests()) != 3 {
 		t.Fatalf("schema mode: exit %d, %d requests\n%s\n%s", code, len(f.ChatRequests()), out, errOut)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "p1.txt")); string(b) != "x" {
@@ -496,7 +498,7 @@ func TestLongOutputKeepsTheVerdict(t *testing.T) {
 	if err := env.a.RunPrompt(t.Context(), "go"); err != nil {
 		t.Fatal(err)
 	}
-	c := toolResults(f.ChatRequests())["t"]
+	c := fakeollama.ToolResults(f.ChatRequests())["t"]
 	if len(c) > 8192+600 || !strings.Contains(c, "--- FAIL: TestFirst") || !strings.Contains(c, "bytes of the middle") ||
 		!strings.Contains(c, "9000\nFAIL\texample.com/m\t0.01s\n[exit 1]") || strings.Contains(c, "[output truncated") {
 		t.Fatalf("%d bytes: %q … %q", len(c), c[:min(len(c), 120)], c[max(0, len(c)-200):])

@@ -12,6 +12,8 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // mistral and qwen print their calls as text; streamed through the real
@@ -26,7 +28,7 @@ func TestRecoveredTextCallsThroughFake(t *testing.T) {
 		t.Run(c.model, func(t *testing.T) {
 			f := fakeollama.New(t, c.model+":latest")
 			env := newTestEnv(t, f, c.model)
-			writeFile(t, env.dir, "a.txt", "the secret word is pumpkin\n")
+			e2e.WriteFile(t, env.dir, "a.txt", "the secret word is pumpkin\n")
 			f.Script(fakeollama.TextReply(c.model, c.reply), fakeollama.TextReply(c.model, "The word is pumpkin."))
 			if err := env.a.RunPrompt(t.Context(), "what is the word?"); err != nil {
 				t.Fatal(err)
@@ -94,7 +96,7 @@ func TestToolModeFromConfig(t *testing.T) {
 		{"", "llama3.2", "schema"},
 	} {
 		env := newTestEnv(t, nil, "")
-		writeFile(t, env.dir, "agents/harvey.yaml", c.yaml)
+		e2e.WriteFile(t, env.dir, "agents/harvey.yaml", c.yaml)
 		cf, err := configfile.Load(env.ws.Tree)
 		if err != nil {
 			t.Fatal(err)
@@ -114,7 +116,7 @@ func TestToolModeFromConfig(t *testing.T) {
 func TestToolCallsRecordedAndAudited(t *testing.T) {
 	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
-	writeFile(t, env.dir, "big.txt", strings.Repeat("0123456789abcdef\n", 10000))
+	e2e.WriteFile(t, env.dir, "big.txt", strings.Repeat("0123456789abcdef\n", 10000))
 	dispatch(t, env.a, "/record start rec.md")
 	f.Script(
 		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "r", Name: "read_file", Args: map[string]any{"path": "big.txt"}}, fakeollama.Call{ID: "x", Name: "read_file", Args: map[string]any{"path": "../nope"}}),

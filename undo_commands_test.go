@@ -5,13 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 func TestUndo(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	a := env.a
 	p := filepath.Join(env.dir, "main.go")
-	writeFile(t, env.dir, "main.go", "package main\n\nfunc main() {}\n")
+	e2e.WriteFile(t, env.dir, "main.go", "package main\n\nfunc main() {}\n")
 	if _, err := dispatch(t, a, "/undo"); err == nil || !strings.Contains(err.Error(), "nothing to undo") {
 		t.Fatalf("empty: %v", err)
 	}
@@ -38,7 +40,7 @@ func TestUndo(t *testing.T) {
 	}
 	// A directory that holds something else by then stays.
 	invokeTool(a, "write_file", t.Context(), map[string]any{"path": "d1/d2/new.go", "content": "package d2\n"})
-	writeFile(t, env.dir, "d1/user.txt", "mine\n")
+	e2e.WriteFile(t, env.dir, "d1/user.txt", "mine\n")
 	if out, err := dispatch(t, a, "/undo"); err != nil || !strings.Contains(out, "empty d1/d2/ it made") || strings.Contains(out, "d1/,") {
 		t.Fatalf("undo create in made dirs: %q %v", out, err)
 	}

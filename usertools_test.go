@@ -14,6 +14,8 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // writeTool puts a tool file into the test workspace and reloads.
@@ -190,10 +192,10 @@ func TestUserToolThroughLoop(t *testing.T) {
 // program gets the resolved workspace path, never the model's spelling.
 func TestUserToolPathParameters(t *testing.T) {
 	env := newTestEnv(t, nil, "")
-	writeFile(t, env.dir, "src/a.go", "package a\n")
-	writeFile(t, env.dir, "private/k.txt", "KEEP-OUT\n")
-	writeFile(t, env.dir, ".env", "X=1\n")
-	writeFile(t, env.dir, "-n", "dash\n")
+	e2e.WriteFile(t, env.dir, "src/a.go", "package a\n")
+	e2e.WriteFile(t, env.dir, "private/k.txt", "KEEP-OUT\n")
+	e2e.WriteFile(t, env.dir, ".env", "X=1\n")
+	e2e.WriteFile(t, env.dir, "-n", "dash\n")
 	os.Symlink("private", filepath.Join(env.dir, "link"))
 	os.Symlink("..", filepath.Join(env.dir, "up"))
 	env.a.Config.Permissions = map[string][]string{".": {"read", "write", "exec"}, "private": {}}

@@ -16,6 +16,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/walk"
 	"github.com/harvey-agent/harvey/internal/wsindex"
 	"github.com/harvey-agent/harvey/internal/wsquery"
+
+	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // harvey rag query on a fresh workspace, through the built binary (issue
@@ -26,17 +28,17 @@ import (
 // returned either.
 func TestEndToEndWorkspaceQuery(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	dir := t.TempDir()
 	secret := "sk-proj-" + strings.Repeat("Q7", 20)
-	writeFile(t, dir, "internal/cfg/load.go", "package cfg\n\n// parseConfigFile reads the settings from a file on disk.\nfunc parseConfigFile(path string) (map[string]string, error) {\n\treturn nil, nil\n}\n")
-	writeFile(t, dir, "internal/net/serve.go", "package net\n\n// startServer listens for requests.\nfunc startServer(addr string) error { return nil }\n")
-	writeFile(t, dir, "internal/keys/keys.go", "package keys\n\n// openaiKey is the config file key used by the client.\nconst openaiKey = \""+secret+"\"\n")
-	writeFile(t, dir, ".env", "CONFIG_FILE_PARSER_TOKEN="+secret+"\n")
-	writeFile(t, dir, "private/notes.md", "# Notes\n\nparse config file notes nobody may read\n")
-	writeFile(t, dir, "vendor.txt", "config config config file\n")
-	writeFile(t, dir, ".gitignore", "vendor.txt\n")
-	out, errOut, code := runHarvey(t, bin, dir, "", "rag", "query", "where is the config file parsed?", "--json")
+	e2e.WriteFile(t, dir, "internal/cfg/load.go", "package cfg\n\n// parseConfigFile reads the settings from a file on disk.\nfunc parseConfigFile(path string) (map[string]string, error) {\n\treturn nil, nil\n}\n")
+	e2e.WriteFile(t, dir, "internal/net/serve.go", "package net\n\n// startServer listens for requests.\nfunc startServer(addr string) error { return nil }\n")
+	e2e.WriteFile(t, dir, "internal/keys/keys.go", "package keys\n\n// openaiKey is the config file key used by the client.\nconst openaiKey = \""+secret+"\"\n")
+	e2e.WriteFile(t, dir, ".env", "CONFIG_FILE_PARSER_TOKEN="+secret+"\n")
+	e2e.WriteFile(t, dir, "private/notes.md", "# Notes\n\nparse config file notes nobody may read\n")
+	e2e.WriteFile(t, dir, "vendor.txt", "config config config file\n")
+	e2e.WriteFile(t, dir, ".gitignore", "vendor.txt\n")
+	out, errOut, code := e2e.Run(t, bin, dir, "", "rag", "query", "where is the config file parsed?", "--json")
 	var hits []struct {
 		Source    string  `json:"source"`
 		StartLine int     `json:"start_line"`
@@ -65,12 +67,12 @@ func TestEndToEndWorkspaceQuery(t *testing.T) {
 	}
 	// Hidden after indexing (permissions: may be tightened without a
 	// confirmation): no longer returned.
-	out, _, _ = runHarvey(t, bin, dir, "", "rag", "query", "notes nobody may read")
+	out, _, _ = e2e.Run(t, bin, dir, "", "rag", "query", "notes nobody may read")
 	if !strings.Contains(out, "private/notes.md") {
 		t.Fatalf("before hiding: %s", out)
 	}
-	writeFile(t, dir, "agents/harvey.yaml", "permissions:\n  \".\": [read, write, exec, delete]\n  private: []\n")
-	out, errOut, code = runHarvey(t, bin, dir, "", "rag", "query", "notes nobody may read")
+	e2e.WriteFile(t, dir, "agents/harvey.yaml", "permissions:\n  \".\": [read, write, exec, delete]\n  private: []\n")
+	out, errOut, code = e2e.Run(t, bin, dir, "", "rag", "query", "notes nobody may read")
 	if code != 0 || strings.Contains(out, "private/notes.md") {
 		t.Fatalf("a file hidden after indexing was returned: %s %s", out, errOut)
 	}
@@ -82,13 +84,13 @@ func TestEndToEndWorkspaceQuery(t *testing.T) {
 func TestFindCodeTool(t *testing.T) {
 	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
-	writeFile(t, env.dir, "internal/cfg/load.go", "package cfg\n\n// parseConfigFile reads the settings from a file on disk.\nfunc parseConfigFile(path string) (map[string]string, error) {\n\treturn nil, nil\n}\n")
-	writeFile(t, env.dir, ".env", "PARSE_CONFIG_FILE_TOKEN=hunter2hunter2\n")
+	e2e.WriteFile(t, env.dir, "internal/cfg/load.go", "package cfg\n\n// parseConfigFile reads the settings from a file on disk.\nfunc parseConfigFile(path string) (map[string]string, error) {\n\treturn nil, nil\n}\n")
+	e2e.WriteFile(t, env.dir, ".env", "PARSE_CONFIG_FILE_TOKEN=hunter2hunter2\n")
 	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "f1", Name: "find_code", Args: map[string]any{"question": "where is the config file parsed"}}), fakeollama.TextReply("llama3.2", "In load.go."))
 	if err := env.a.RunPrompt(t.Context(), "where is the config parsed?"); err != nil {
 		t.Fatal(err)
 	}
-	r := toolResults(f.ChatRequests())["f1"]
+	r := fakeollama.ToolResults(f.ChatRequests())["f1"]
 	if !strings.Contains(r, "internal/cfg/load.go:3-6") || !strings.Contains(r, "func parseConfigFile") || strings.Contains(r, "hunter2") || len(r) > wsquery.FindBudget+500 {
 		t.Fatalf("find_code: %s", r)
 	}
@@ -103,16 +105,16 @@ func TestFindCodeTool(t *testing.T) {
 // from the lexical ranking alone and status says why.
 func TestEndToEndWorkspaceEmbedded(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	f := fakeollama.New(t, "llama3.2:latest")
 	dir, cfg := t.TempDir(), t.TempDir()
 	secret := "sk-proj-" + strings.Repeat("Z9", 20)
-	writeFile(t, dir, "internal/cfg/load.go", "package cfg\n\n// parseConfigFile reads the settings from a file on disk.\nfunc parseConfigFile(path string) (map[string]string, error) {\n\treturn nil, nil\n}\n")
-	writeFile(t, dir, "internal/net/serve.go", "package net\n\n// startServer listens for requests on the network.\nfunc startServer(addr string) error { return nil }\n")
-	writeFile(t, dir, "internal/keys/keys.go", "package keys\n\n// apiKey is the key the client sends.\nconst apiKey = \""+secret+"\"\n")
-	writeFile(t, dir, "docs/deploy.md", "# Deploying\n\nThe service is deployed with the blue green strategy every Friday afternoon.\n")
+	e2e.WriteFile(t, dir, "internal/cfg/load.go", "package cfg\n\n// parseConfigFile reads the settings from a file on disk.\nfunc parseConfigFile(path string) (map[string]string, error) {\n\treturn nil, nil\n}\n")
+	e2e.WriteFile(t, dir, "internal/net/serve.go", "package net\n\n// startServer listens for requests on the network.\nfunc startServer(addr string) error { return nil }\n")
+	e2e.WriteFile(t, dir, "internal/keys/keys.go", "package keys\n\n// apiKey is the key the client sends.\nconst apiKey = \""+secret+"\"\n")
+	e2e.WriteFile(t, dir, "docs/deploy.md", "# Deploying\n\nThe service is deployed with the blue green strategy every Friday afternoon.\n")
 	env := []string{"XDG_CONFIG_HOME=" + cfg, "OLLAMA_HOST=" + f.URL()}
-	h := func(args ...string) (string, string, int) { return runHarveyEnv(t, bin, dir, "", env, args...) }
+	h := func(args ...string) (string, string, int) { return e2e.RunEnv(t, bin, dir, "", env, args...) }
 	type hit struct {
 		Source string  `json:"source"`
 		Score  float64 `json:"score"`
@@ -156,10 +158,10 @@ func TestEndToEndWorkspaceEmbedded(t *testing.T) {
 		t.Fatalf("the ingest changed your config: %s", b)
 	}
 	other := t.TempDir()
-	writeFile(t, other, "docs/deploy.md", "# Deploying\n\nThe service is deployed with the blue green strategy every Friday afternoon.\n")
-	writeFile(t, other, "notes.md", "# Notes\n\nNothing about shipping here.\n")
+	e2e.WriteFile(t, other, "docs/deploy.md", "# Deploying\n\nThe service is deployed with the blue green strategy every Friday afternoon.\n")
+	e2e.WriteFile(t, other, "notes.md", "# Notes\n\nNothing about shipping here.\n")
 	embeddedBefore := len(f.EmbedTexts())
-	if out, errOut, code := runHarveyEnv(t, bin, other, "", env, "rag", "query", "when is the service deployed", "--json"); code != 0 || !strings.Contains(out, `"score"`) || len(f.EmbedTexts()) != embeddedBefore || strings.Contains(out, "chunks_embedded") {
+	if out, errOut, code := e2e.RunEnv(t, bin, other, "", env, "rag", "query", "when is the service deployed", "--json"); code != 0 || !strings.Contains(out, `"score"`) || len(f.EmbedTexts()) != embeddedBefore || strings.Contains(out, "chunks_embedded") {
 		t.Fatalf("another workspace: exit %d, %d texts embedded\n%s\n%s", code, len(f.EmbedTexts())-embeddedBefore, out, errOut)
 	}
 	if out, _, _ := h("rag", "status", "workspace"); !strings.Contains(out, "nomic-embed-text") || !strings.Contains(out, "the model answers") || !strings.Contains(out, "chunks embedded") {
@@ -178,7 +180,7 @@ func TestEndToEndWorkspaceEmbedded(t *testing.T) {
 	// One file changes: the next query embeds its chunk (and the question) only.
 	before := len(f.EmbedTexts())
 	changed := "package net\n\n// startServer listens for requests on the network and logs them.\nfunc startServer(addr string) error { return nil }\n"
-	writeFile(t, dir, "internal/net/serve.go", changed)
+	e2e.WriteFile(t, dir, "internal/net/serve.go", changed)
 	query("which function listens for network requests")
 	got := f.EmbedTexts()[before:]
 	if len(got) < 2 || got[len(got)-1] != "which function listens for network requests" || !strings.Contains(strings.Join(got, ""), "logs them") {
@@ -204,14 +206,14 @@ func TestEndToEndWorkspaceEmbedded(t *testing.T) {
 // with Ollama.
 func TestRagStoreOtherProvider(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	o := fakeopenai.New(t)
 	dir, cfg := t.TempDir(), t.TempDir()
-	writeFile(t, dir, "docs/deploy.md", "# Deploy\n\nThe service is deployed with the blue green strategy every Friday afternoon.\n")
-	writeFile(t, dir, "docs/cats.md", "# Cats\n\nCats sleep most of the day and purr loudly.\n")
-	writeFile(t, cfg, "harvey/harvey.yaml", "rag:\n  active: notes\n  stores:\n    - name: notes\n      db_path: rag/notes.db\n      embedding_model: text-embedding-3-small\n      provider: openai-compatible\n      base_url: "+o.URL()+"\n")
+	e2e.WriteFile(t, dir, "docs/deploy.md", "# Deploy\n\nThe service is deployed with the blue green strategy every Friday afternoon.\n")
+	e2e.WriteFile(t, dir, "docs/cats.md", "# Cats\n\nCats sleep most of the day and purr loudly.\n")
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", "rag:\n  active: notes\n  stores:\n    - name: notes\n      db_path: rag/notes.db\n      embedding_model: text-embedding-3-small\n      provider: openai-compatible\n      base_url: "+o.URL()+"\n")
 	env := []string{"XDG_CONFIG_HOME=" + cfg, "OLLAMA_HOST=http://127.0.0.1:1"}
-	h := func(args ...string) (string, string, int) { return runHarveyEnv(t, bin, dir, "", env, args...) }
+	h := func(args ...string) (string, string, int) { return e2e.RunEnv(t, bin, dir, "", env, args...) }
 	if out, errOut, code := h("rag", "ingest", "docs"); code != 0 || !strings.Contains(out, "2 files embedded") {
 		t.Fatalf("ingest: %d %s %s", code, out, errOut)
 	}
@@ -231,7 +233,7 @@ func TestRagStoreOtherProvider(t *testing.T) {
 func TestIndexBuiltInTheBackground(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	for i := range 300 {
-		writeFile(t, env.dir, fmt.Sprintf("pkg/p%03d/f.go", i), fmt.Sprintf("package p%03d\n\n// handleThing%d handles thing number %d.\nfunc handleThing%d() {}\n", i, i, i, i))
+		e2e.WriteFile(t, env.dir, fmt.Sprintf("pkg/p%03d/f.go", i), fmt.Sprintf("package p%03d\n\n// handleThing%d handles thing number %d.\nfunc handleThing%d() {}\n", i, i, i, i))
 	}
 	env.a.indexing = startIndexing(&env.a.Terminal, env.a.Workspace, env.a.indexing)
 	if env.a.indexing != nil {
@@ -253,7 +255,7 @@ func TestIndexBuiltInTheBackground(t *testing.T) {
 	if len(paths) != 300 {
 		t.Fatalf("the build indexed %d files, want 300", len(paths))
 	}
-	writeFile(t, env.dir, "pkg/p299/f.go", "package p299\n\n// handleThing299 handles thing number 299, changed.\nfunc handleThing299() {}\n")
+	e2e.WriteFile(t, env.dir, "pkg/p299/f.go", "package p299\n\n// handleThing299 handles thing number 299, changed.\nfunc handleThing299() {}\n")
 	env.a.indexing = startIndexing(&env.a.Terminal, env.a.Workspace, env.a.indexing)
 	hits, _, err := env.ws.index.Query(t.Context(), "handle thing 299", 1, wsquery.Report{})
 	if err != nil || len(hits) != 1 || hits[0].Path != "pkg/p299/f.go" {
@@ -261,7 +263,7 @@ func TestIndexBuiltInTheBackground(t *testing.T) {
 	}
 	// A build stopped half way keeps what it indexed; a later query
 	// converges.
-	writeFile(t, env.dir, "pkg/late/late.go", "package late\n\n// lateArrival came after the first build.\nfunc lateArrival() {}\n")
+	e2e.WriteFile(t, env.dir, "pkg/late/late.go", "package late\n\n// lateArrival came after the first build.\nfunc lateArrival() {}\n")
 	env.a.indexing = startIndexing(&env.a.Terminal, env.a.Workspace, env.a.indexing)
 	env.a.Close()
 	ix, err = env.ws.index.Open()
@@ -285,7 +287,7 @@ func TestIndexBuiltInTheBackground(t *testing.T) {
 func TestIndexConvergesWhileTheWorkspaceChanges(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	for i := range 50 {
-		writeFile(t, env.dir, fmt.Sprintf("notes/f%02d.md", i), fmt.Sprintf("# Note %d\n\nalphabet soup number %d\n", i, i))
+		e2e.WriteFile(t, env.dir, fmt.Sprintf("notes/f%02d.md", i), fmt.Sprintf("# Note %d\n\nalphabet soup number %d\n", i, i))
 	}
 	ix, err := env.ws.index.Open()
 	if err != nil {
@@ -296,10 +298,10 @@ func TestIndexConvergesWhileTheWorkspaceChanges(t *testing.T) {
 	changing := func(yield func(wsindex.Doc) bool) {
 		for d := range walk.Docs(env.ws.Tree, nil) {
 			if n++; n == 25 {
-				writeFile(t, env.dir, "notes/f00.md", "# Note 0\n\nrewritten early after the walk passed it\n")
-				writeFile(t, env.dir, "notes/f49.md", "# Note 49\n\nrewritten late before the walk reached it\n")
+				e2e.WriteFile(t, env.dir, "notes/f00.md", "# Note 0\n\nrewritten early after the walk passed it\n")
+				e2e.WriteFile(t, env.dir, "notes/f49.md", "# Note 49\n\nrewritten late before the walk reached it\n")
 				os.Remove(filepath.Join(env.dir, "notes", "f10.md"))
-				writeFile(t, env.dir, "notes/new.md", "# New\n\nborn during the build\n")
+				e2e.WriteFile(t, env.dir, "notes/new.md", "# New\n\nborn during the build\n")
 			}
 			if !yield(d) {
 				return
@@ -352,18 +354,18 @@ func TestIndexConvergesWhileTheWorkspaceChanges(t *testing.T) {
 // is refused headless, naming the setting.
 func TestEndToEndIndexKnowsWhereToStop(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	dir, cfg := t.TempDir(), t.TempDir()
-	writeFile(t, cfg, "harvey/harvey.yaml", "rag:\n  workspace:\n    max_files: 40\n")
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", "rag:\n  workspace:\n    max_files: 40\n")
 	for i := range 60 {
-		writeFile(t, dir, fmt.Sprintf("src/f%02d.go", i), fmt.Sprintf("package src\n\n// F%d is part of the project.\nfunc F%d() {}\n", i, i))
+		e2e.WriteFile(t, dir, fmt.Sprintf("src/f%02d.go", i), fmt.Sprintf("package src\n\n// F%d is part of the project.\nfunc F%d() {}\n", i, i))
 	}
-	writeFile(t, dir, "node_modules/left/index.js", "// zebrafinch in a dependency\n")
-	writeFile(t, dir, "rs/Cargo.toml", "[package]\nname = \"rs\"\n")
-	writeFile(t, dir, "rs/target/debug/build.rs", "// zebrafinch in build output\n")
-	writeFile(t, dir, "vendor/modules.txt", "# example.com/x v1.0.0\n")
-	writeFile(t, dir, "vendor/example.com/x/x.go", "package x // zebrafinch vendored\n")
-	writeFile(t, dir, "cmd/dist/dist.go", "package main // zebrafinch in a source directory named dist\n")
+	e2e.WriteFile(t, dir, "node_modules/left/index.js", "// zebrafinch in a dependency\n")
+	e2e.WriteFile(t, dir, "rs/Cargo.toml", "[package]\nname = \"rs\"\n")
+	e2e.WriteFile(t, dir, "rs/target/debug/build.rs", "// zebrafinch in build output\n")
+	e2e.WriteFile(t, dir, "vendor/modules.txt", "# example.com/x v1.0.0\n")
+	e2e.WriteFile(t, dir, "vendor/example.com/x/x.go", "package x // zebrafinch vendored\n")
+	e2e.WriteFile(t, dir, "cmd/dist/dist.go", "package main // zebrafinch in a source directory named dist\n")
 	mounted := []string{}
 	if os.Geteuid() == 0 {
 		for _, m := range [][2]string{{"proc", "proc"}, {"tmp", "tmpfs"}} {
@@ -377,7 +379,7 @@ func TestEndToEndIndexKnowsWhereToStop(t *testing.T) {
 			os.WriteFile(filepath.Join(mounted[1], "z.go"), []byte("package z // zebrafinch on a tmpfs\n"), 0o644)
 		}
 	}
-	out, errOut, code := runHarveyEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + cfg}, "rag", "query", "zebrafinch", "--store", "workspace", "--json")
+	out, errOut, code := e2e.RunEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + cfg}, "rag", "query", "zebrafinch", "--store", "workspace", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
@@ -396,7 +398,7 @@ func TestEndToEndIndexKnowsWhereToStop(t *testing.T) {
 		t.Errorf("the mounts are not named: %q", errOut)
 	}
 	// The home directory: refused headless, naming the setting.
-	_, errOut, code = runHarveyEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + cfg, "HOME=" + dir}, "rag", "query", "zebrafinch", "--store", "workspace")
+	_, errOut, code = e2e.RunEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + cfg, "HOME=" + dir}, "rag", "query", "zebrafinch", "--store", "workspace")
 	if code == 0 || !strings.Contains(errOut, "index_home: true") {
 		t.Errorf("the home directory was indexed: exit %d %q", code, errOut)
 	}
@@ -408,8 +410,8 @@ func TestEndToEndIndexKnowsWhereToStop(t *testing.T) {
 func TestForgedIndexChunkNeverReturned(t *testing.T) {
 	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
-	writeFile(t, env.dir, "main.go", "package main\n\n// parseConfigFile reads the settings from a file on disk.\nfunc parseConfigFile() {}\n")
-	writeFile(t, env.dir, "other.go", "package main\n\n// the config file is parsed in main.go\nfunc other() {}\n")
+	e2e.WriteFile(t, env.dir, "main.go", "package main\n\n// parseConfigFile reads the settings from a file on disk.\nfunc parseConfigFile() {}\n")
+	e2e.WriteFile(t, env.dir, "other.go", "package main\n\n// the config file is parsed in main.go\nfunc other() {}\n")
 	if out, _, err := env.a.gate.findChecked(t.Context(), "where is the config file parsed"); err != nil || !strings.Contains(out, "main.go:") {
 		t.Fatalf("%q %v", out, err)
 	}
@@ -433,17 +435,17 @@ func TestForgedIndexChunkNeverReturned(t *testing.T) {
 // would fill.
 func TestHomeIndexFindsProjectsNotCaches(t *testing.T) {
 	t.Parallel()
-	bin := buildHarvey(t)
+	bin := e2e.Build(t)
 	home, cfg := t.TempDir(), t.TempDir()
-	writeFile(t, cfg, "harvey/harvey.yaml", "rag:\n  workspace:\n    index_home: true\n    max_files: 30\n")
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", "rag:\n  workspace:\n    index_home: true\n    max_files: 30\n")
 	for i := range 60 {
-		writeFile(t, home, fmt.Sprintf(".cache/go-build/%02x/%064x-a", i, i), "package cached // parseZebra in a build cache\n")
-		writeFile(t, home, fmt.Sprintf("go/pkg/mod/cache/download/example.com/m%d/@v/v1.0.0.info", i), "{}\n")
+		e2e.WriteFile(t, home, fmt.Sprintf(".cache/go-build/%02x/%064x-a", i, i), "package cached // parseZebra in a build cache\n")
+		e2e.WriteFile(t, home, fmt.Sprintf("go/pkg/mod/cache/download/example.com/m%d/@v/v1.0.0.info", i), "{}\n")
 	}
-	writeFile(t, home, "tool/CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n")
-	writeFile(t, home, "tool/blob.go", "package blob // parseZebra in a tagged cache\n")
-	writeFile(t, home, "proj/zebra.go", "package proj\n\n// parseZebra reads the zebra file.\nfunc parseZebra() {}\n")
-	out, errOut, code := runHarveyEnv(t, bin, home, "", []string{"XDG_CONFIG_HOME=" + cfg, "HOME=" + home}, "rag", "query", "parseZebra", "--store", "workspace", "--json")
+	e2e.WriteFile(t, home, "tool/CACHEDIR.TAG", "Signature: 8a477f597d28d172789f06886806bc55\n")
+	e2e.WriteFile(t, home, "tool/blob.go", "package blob // parseZebra in a tagged cache\n")
+	e2e.WriteFile(t, home, "proj/zebra.go", "package proj\n\n// parseZebra reads the zebra file.\nfunc parseZebra() {}\n")
+	out, errOut, code := e2e.RunEnv(t, bin, home, "", []string{"XDG_CONFIG_HOME=" + cfg, "HOME=" + home}, "rag", "query", "parseZebra", "--store", "workspace", "--json")
 	if code != 0 || !strings.Contains(out, "proj/zebra.go") {
 		t.Fatalf("the project's function was not found: exit %d\n%s\n%s", code, out, errOut)
 	}

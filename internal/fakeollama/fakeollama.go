@@ -490,3 +490,31 @@ func (f *Server) EmbedTexts() []string {
 	defer f.Mu.Unlock()
 	return slices.Clone(f.Embedded)
 }
+
+// ToolResults maps tool_call ids to the tool messages of the last request
+// (Ollama's tool messages carry tool_name; ids are matched by order).
+func ToolResults(reqs []map[string]any) map[string]string {
+	out := map[string]string{}
+	for _, req := range reqs {
+		msgs := MessagesOf(req)
+		var ids []string
+		for _, m := range msgs {
+			switch m["role"] {
+			case "assistant":
+				ids = ids[:0]
+				calls, _ := m["tool_calls"].([]any)
+				for _, c := range calls {
+					cm, _ := c.(map[string]any)
+					id, _ := cm["id"].(string)
+					ids = append(ids, id)
+				}
+			case "tool":
+				if len(ids) > 0 {
+					out[ids[0]], _ = m["content"].(string)
+					ids = ids[1:]
+				}
+			}
+		}
+	}
+	return out
+}

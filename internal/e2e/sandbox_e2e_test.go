@@ -2,17 +2,13 @@
 // everyday work (builds, tests, installs, commits) on a fixture home and on
 // this machine's own, caches, the registry proxy, MCP servers; spans
 // internal/runner (the sandbox's policy, the registry proxy) and internal/mcpclient.
-package harvey
+package e2e
 
 import (
-	"archive/tar"
 	"archive/zip"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
-	"crypto/sha512"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -20,7 +16,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,8 +30,8 @@ import (
 // ordinary work (go build, go test, git status, ls, grep) still works.
 func TestEndToEndSandbox(t *testing.T) {
 	t.Parallel()
-	requireSandbox(t)
-	bin := buildHarvey(t)
+	RequireSandbox(t)
+	bin := Build(t)
 	f := fakeollama.New(t, "llama3.2:latest")
 	root := t.TempDir()
 	dir := filepath.Join(root, "ws")
@@ -46,7 +41,7 @@ func TestEndToEndSandbox(t *testing.T) {
 		os.MkdirAll(d, 0o755)
 	}
 	os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte("FIXTURE-HOME-KEY\n"), 0o600)
-	port, accepted := countingListener(t)
+	port, accepted := CountingListener(t)
 	marker := filepath.Join(dir, "late-marker")
 
 	hostile := []string{
@@ -70,9 +65,9 @@ func TestEndToEndSandbox(t *testing.T) {
 	}
 	f.Script(fakeollama.ToolReply("llama3.2", calls...), fakeollama.ToolReply("llama3.2", workCalls...), fakeollama.TextReply("llama3.2", "Done."))
 
-	writeFile(t, dir, "go.mod", "module m\ngo 1.21\n")
-	writeFile(t, dir, "m.go", "package m\n\n// hello\nfunc F() int { return 1 }\n")
-	writeFile(t, dir, "m_test.go", "package m\nimport \"testing\"\nfunc TestF(t *testing.T) { if F() != 1 { t.Fatal() } }\n")
+	WriteFile(t, dir, "go.mod", "module m\ngo 1.21\n")
+	WriteFile(t, dir, "m.go", "package m\n\n// hello\nfunc F() int { return 1 }\n")
+	WriteFile(t, dir, "m_test.go", "package m\nimport \"testing\"\nfunc TestF(t *testing.T) { if F() != 1 { t.Fatal() } }\n")
 	env := []string{"HOME=" + home}
 	if c, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
 		env = append(env, "GOCACHE="+strings.TrimSpace(string(c)))
@@ -83,11 +78,11 @@ func TestEndToEndSandbox(t *testing.T) {
 	if p, err := exec.LookPath("go"); err == nil {
 		env = append(env, "PATH="+filepath.Dir(p)+":"+os.Getenv("PATH"))
 	}
-	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "try things", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := RunEnv(t, bin, dir, "", env, "-p", "try things", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %q %q", code, out, errOut)
 	}
-	results := toolResults(f.ChatRequests())
+	results := fakeollama.ToolResults(f.ChatRequests())
 	for i, c := range hostile[:5] {
 		r := results[fmt.Sprint("h", i)]
 		if strings.Contains(r, "[exit 0]") || strings.Contains(r, "FIXTURE-HOME-KEY") || strings.Contains(r, "\nconnected") || !strings.Contains(r, "[sandbox: ") {
@@ -102,7 +97,7 @@ func TestEndToEndSandbox(t *testing.T) {
 			t.Errorf("%s failed in the sandbox: %q", c, r)
 		}
 	}
-	waitGone(t, marker)
+	WaitGone(t, marker)
 	for _, p := range []string{filepath.Join(outside, "x"), filepath.Join(home, "x"), filepath.Join(dir, "agents", "x"), marker} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s was created", p)
@@ -124,7 +119,7 @@ func TestEndToEndSandbox(t *testing.T) {
 		fakeollama.Call{ID: "s2", Name: "run_command", Args: map[string]any{"command": `git -c alias.x='!touch y' x`}},
 		fakeollama.Call{ID: "s3", Name: "run_command", Args: map[string]any{"command": `find . -name m.go`}},
 	), fakeollama.TextReply("llama3.2", "Safe."))
-	out, errOut, code = runHarveyEnv(t, bin, dir, "", append(env, "XDG_CONFIG_HOME="+cfgHome), "-p", "safe", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code = RunEnv(t, bin, dir, "", append(env, "XDG_CONFIG_HOME="+cfgHome), "-p", "safe", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Safe.") {
 		t.Fatalf("safe mode: exit %d: %q %q", code, out, errOut)
 	}
@@ -133,38 +128,10 @@ func TestEndToEndSandbox(t *testing.T) {
 			t.Errorf("safe mode: %s was created", p)
 		}
 	}
-	results = toolResults(f.ChatRequests())
+	results = fakeollama.ToolResults(f.ChatRequests())
 	if r := results["s3"]; !strings.Contains(r, "./m.go") || !strings.Contains(r, "[exit 0]") {
 		t.Errorf("an allowed program failed in safe mode: %q", r)
 	}
-}
-
-// toolResults maps tool_call ids to the tool messages of the last request
-// (Ollama's tool messages carry tool_name; ids are matched by order).
-func toolResults(reqs []map[string]any) map[string]string {
-	out := map[string]string{}
-	for _, req := range reqs {
-		msgs := fakeollama.MessagesOf(req)
-		var ids []string
-		for _, m := range msgs {
-			switch m["role"] {
-			case "assistant":
-				ids = ids[:0]
-				calls, _ := m["tool_calls"].([]any)
-				for _, c := range calls {
-					cm, _ := c.(map[string]any)
-					id, _ := cm["id"].(string)
-					ids = append(ids, id)
-				}
-			case "tool":
-				if len(ids) > 0 {
-					out[ids[0]], _ = m["content"].(string)
-					ids = ids[1:]
-				}
-			}
-		}
-	}
-	return out
 }
 
 // The refusal names its rule.
@@ -214,31 +181,31 @@ func TestSandboxBlockedNamesTheRule(t *testing.T) {
 // outside are out of reach; fd 9 is closed.
 func TestEndToEndSandboxEverydayWork(t *testing.T) {
 	t.Parallel()
-	requireSandbox(t)
-	bin := buildHarvey(t)
+	RequireSandbox(t)
+	bin := Build(t)
 	f := fakeollama.New(t, "llama3.2:latest")
 	root := t.TempDir()
 	dir, home, outside := filepath.Join(root, "ws"), filepath.Join(root, "home"), filepath.Join(root, "outside")
 	for _, d := range []string{dir, outside} {
 		os.MkdirAll(d, 0o755)
 	}
-	writeFile(t, home, ".gitconfig", "[user]\n\tname = Fixture User\n\temail = fixture@example.com\n[init]\n\tdefaultBranch = trunk\n"+
+	WriteFile(t, home, ".gitconfig", "[user]\n\tname = Fixture User\n\temail = fixture@example.com\n[init]\n\tdefaultBranch = trunk\n"+
 		"[credential]\n\thelper = \"!echo password=FIXTURE-TOKEN-123\"\n[url \"https://x-access-token:FIXTURE-TOKEN-456@github.com/\"]\n\tinsteadOf = https://github.com/\n"+
 		"[alias]\n\tst = \"!touch "+filepath.Join(outside, "alias-ran")+"\"\n[core]\n\thooksPath = "+filepath.Join(outside, "hooks")+"\n")
-	writeFile(t, home, ".cargo/bin/mytool", "#!/bin/sh\ncat \"$HOME/.rustup/toolchains/stable/lib/rustlib.txt\"\n")
-	writeFile(t, home, ".rustup/toolchains/stable/lib/rustlib.txt", "rustup toolchain ok\n")
-	writeFile(t, home, ".cargo/credentials.toml", "[registry]\ntoken = \"FIXTURE-CARGO-TOKEN\"\n")
-	writeFile(t, home, ".pyenv/shims/pyx", "#!/bin/sh\nexec \"$HOME/.pyenv/versions/3.12.0/bin/pyx\"\n")
-	writeFile(t, home, ".pyenv/versions/3.12.0/bin/pyx", "#!/bin/sh\necho pyenv interpreter ok\n")
+	WriteFile(t, home, ".cargo/bin/mytool", "#!/bin/sh\ncat \"$HOME/.rustup/toolchains/stable/lib/rustlib.txt\"\n")
+	WriteFile(t, home, ".rustup/toolchains/stable/lib/rustlib.txt", "rustup toolchain ok\n")
+	WriteFile(t, home, ".cargo/credentials.toml", "[registry]\ntoken = \"FIXTURE-CARGO-TOKEN\"\n")
+	WriteFile(t, home, ".pyenv/shims/pyx", "#!/bin/sh\nexec \"$HOME/.pyenv/versions/3.12.0/bin/pyx\"\n")
+	WriteFile(t, home, ".pyenv/versions/3.12.0/bin/pyx", "#!/bin/sh\necho pyenv interpreter ok\n")
 	for _, p := range []string{".cargo/bin/mytool", ".pyenv/shims/pyx", ".pyenv/versions/3.12.0/bin/pyx"} {
 		os.Chmod(filepath.Join(home, p), 0o755)
 	}
 	os.MkdirAll(filepath.Join(outside, "hooks"), 0o755)
-	writeFile(t, outside, "hooks/pre-commit", "#!/bin/sh\ntouch "+filepath.Join(outside, "hook-ran")+"\n")
+	WriteFile(t, outside, "hooks/pre-commit", "#!/bin/sh\ntouch "+filepath.Join(outside, "hook-ran")+"\n")
 	os.Chmod(filepath.Join(outside, "hooks/pre-commit"), 0o755)
-	writeFile(t, dir, "agents/notes.md", "AGENTS-PRIVATE\n")
-	writeFile(t, dir, ".gitignore", "agents/\n")
-	writeFile(t, dir, "a.txt", "one\n")
+	WriteFile(t, dir, "agents/notes.md", "AGENTS-PRIVATE\n")
+	WriteFile(t, dir, ".gitignore", "agents/\n")
+	WriteFile(t, dir, "a.txt", "one\n")
 	git := exec.Command("sh", "-c", "git init -q -b main && git add -A && git -c user.name=t -c user.email=t@t commit -qm first")
 	git.Dir, git.Env = dir, append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null")
 	if out, err := git.CombinedOutput(); err != nil {
@@ -285,10 +252,10 @@ func TestEndToEndSandboxEverydayWork(t *testing.T) {
 	cmd.Env = append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "HOME="+home, "XDG_CACHE_HOME=", "XDG_CONFIG_HOME="+filepath.Join(root, "config"),
 		"PATH="+filepath.Join(home, ".cargo/bin")+":"+filepath.Join(home, ".pyenv/shims")+":/usr/local/bin:/usr/bin:/bin")
 	cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, nil, nil, fd9} // fd 9
-	if out, err := underKernel(os.Getenv("HARVEY_TEST_KERNEL"), cmd).CombinedOutput(); err != nil {
+	if out, err := UnderKernel(os.Getenv("HARVEY_TEST_KERNEL"), cmd).CombinedOutput(); err != nil {
 		t.Fatalf("harvey: %v\n%s", err, out)
 	}
-	res := toolResults(f.ChatRequests())
+	res := fakeollama.ToolResults(f.ChatRequests())
 	for id, r := range res {
 		t.Logf("%s: %s", id, r)
 	}
@@ -338,14 +305,14 @@ func TestEndToEndSandboxEverydayWork(t *testing.T) {
 	}
 	// A socket the user's config names (docker's, for docker run -i --rm
 	// MCP servers) is reachable: sandbox.readable: [SOCKET].
-	writeFile(t, root, "config/harvey/harvey.yaml", "sandbox:\n  readable: [\""+sock+"\"]\n")
+	WriteFile(t, root, "config/harvey/harvey.yaml", "sandbox:\n  readable: [\""+sock+"\"]\n")
 	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "named", Name: "run_command", Args: map[string]any{"command": commands["socket"]}}), fakeollama.TextReply("llama3.2", "Done."))
 	cmd = exec.Command(bin, "-p", "work", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	cmd.Dir, cmd.Env = dir, append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(root, "config"))
-	if out, err := underKernel(os.Getenv("HARVEY_TEST_KERNEL"), cmd).CombinedOutput(); err != nil {
+	if out, err := UnderKernel(os.Getenv("HARVEY_TEST_KERNEL"), cmd).CombinedOutput(); err != nil {
 		t.Fatalf("harvey: %v\n%s", err, out)
 	}
-	if r := toolResults(f.ChatRequests())["named"]; !strings.Contains(r, "connected") {
+	if r := fakeollama.ToolResults(f.ChatRequests())["named"]; !strings.Contains(r, "connected") {
 		t.Errorf("a socket named in sandbox.readable: %s", r)
 	}
 	select {
@@ -369,9 +336,9 @@ func goModuleFixture(t *testing.T, modcache string) {
 	t.Helper()
 	dl := filepath.Join(modcache, "cache", "download", "example.com", "greet", "@v")
 	os.MkdirAll(dl, 0o755)
-	writeFile(t, dl, "list", "v1.0.0\n")
-	writeFile(t, dl, "v1.0.0.info", `{"Version":"v1.0.0","Time":"2026-01-01T00:00:00Z"}`)
-	writeFile(t, dl, "v1.0.0.mod", "module example.com/greet\n\ngo 1.21\n")
+	WriteFile(t, dl, "list", "v1.0.0\n")
+	WriteFile(t, dl, "v1.0.0.info", `{"Version":"v1.0.0","Time":"2026-01-01T00:00:00Z"}`)
+	WriteFile(t, dl, "v1.0.0.mod", "module example.com/greet\n\ngo 1.21\n")
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for name, body := range map[string]string{"go.mod": "module example.com/greet\n\ngo 1.21\n", "greet.go": "package greet\n\nfunc Hello() string { return \"hello from the cache\" }\n"} {
@@ -390,8 +357,8 @@ func goModuleFixture(t *testing.T, modcache string) {
 // the user's build outside Harvey prints what the module really says.
 func TestEndToEndSandboxCachesCannotBePoisoned(t *testing.T) {
 	t.Parallel()
-	requireSandbox(t)
-	bin := buildHarvey(t)
+	RequireSandbox(t)
+	bin := Build(t)
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go")
@@ -402,8 +369,8 @@ func TestEndToEndSandboxCachesCannotBePoisoned(t *testing.T) {
 	dir, home := filepath.Join(root, "ws"), filepath.Join(root, "home")
 	modcache := filepath.Join(home, "go", "pkg", "mod")
 	goModuleFixture(t, modcache)
-	writeFile(t, dir, "go.mod", "module app\n\ngo 1.21\n\nrequire example.com/greet v1.0.0\n")
-	writeFile(t, dir, "main.go", "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/greet\"\n)\n\nfunc main() { fmt.Println(greet.Hello()) }\n")
+	WriteFile(t, dir, "go.mod", "module app\n\ngo 1.21\n\nrequire example.com/greet v1.0.0\n")
+	WriteFile(t, dir, "main.go", "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/greet\"\n)\n\nfunc main() { fmt.Println(greet.Hello()) }\n")
 	goroot, _ := exec.Command(goBin, "env", "GOROOT").Output()
 	env := []string{"HOME=" + home, "GOPATH=" + filepath.Join(home, "go"), "GOMODCACHE=", "GOCACHE=", "XDG_CACHE_HOME=", "GOFLAGS=-mod=mod", "GOSUMDB=off", "GONOSUMCHECK=1",
 		"GOPROXY=file://" + filepath.Join(modcache, "cache", "download"), "GOTOOLCHAIN=local", "XDG_DATA_HOME=" + filepath.Join(root, "data"),
@@ -413,11 +380,11 @@ func TestEndToEndSandboxCachesCannotBePoisoned(t *testing.T) {
 		fakeollama.Call{ID: "build", Name: "run_command", Args: map[string]any{"command": "go build -o app . && ./app && go vet ./..."}},
 		fakeollama.Call{ID: "poison", Name: "run_command", Args: map[string]any{"command": poison}},
 	), fakeollama.TextReply("llama3.2", "Built."))
-	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "build it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := RunEnv(t, bin, dir, "", env, "-p", "build it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Built.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	res := toolResults(f.ChatRequests())
+	res := fakeollama.ToolResults(f.ChatRequests())
 	if r := res["build"]; !strings.Contains(r, "hello from the cache") || !strings.Contains(r, "[exit 0]") {
 		t.Fatalf("go build in a new home, offline, from the module cache: %s", r)
 	}
@@ -434,57 +401,6 @@ func TestEndToEndSandboxCachesCannotBePoisoned(t *testing.T) {
 	}
 }
 
-// npmFixture serves packages (name → file → content, at version 1.0.0) as
-// an npm registry does — metadata and tarballs — on 127.0.0.2, and returns
-// its base URL and each tarball's integrity.
-func npmFixture(t testing.TB, pkgs map[string]map[string]string) (string, map[string]string) {
-	t.Helper()
-	return npmFixtureCounted(t, pkgs, new(atomic.Int64))
-}
-
-// npmFixtureCounted is npmFixture counting the tarballs it serves.
-func npmFixtureCounted(t testing.TB, pkgs map[string]map[string]string, tarballs *atomic.Int64) (string, map[string]string) {
-	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.2:0")
-	if err != nil {
-		t.Skipf("no 127.0.0.2: %v", err)
-	}
-	base := "http://" + ln.Addr().String()
-	mux := http.NewServeMux()
-	integrity := map[string]string{}
-	for name, files := range pkgs {
-		var tgz bytes.Buffer
-		gz := gzip.NewWriter(&tgz)
-		tw := tar.NewWriter(gz)
-		for fname, body := range files {
-			tw.WriteHeader(&tar.Header{Name: "package/" + fname, Mode: 0o755, Size: int64(len(body))})
-			tw.Write([]byte(body))
-		}
-		tw.Close()
-		gz.Close()
-		sum := sha512.Sum512(tgz.Bytes())
-		integ := "sha512-" + base64.StdEncoding.EncodeToString(sum[:])
-		integrity[name] = integ
-		tarball := fmt.Sprintf("%s/%s/-/%s-1.0.0.tgz", base, name, name)
-		data := tgz.Bytes()
-		mux.HandleFunc("/"+name+"/-/"+name+"-1.0.0.tgz", func(w http.ResponseWriter, r *http.Request) { tarballs.Add(1); w.Write(data) })
-		var pj map[string]any
-		json.Unmarshal([]byte(files["package.json"]), &pj)
-		pj["dist"] = map[string]any{"tarball": tarball, "integrity": integ}
-		meta, _ := json.Marshal(map[string]any{"name": name, "dist-tags": map[string]string{"latest": "1.0.0"}, "versions": map[string]any{"1.0.0": pj}})
-		mux.HandleFunc("/"+name, func(w http.ResponseWriter, r *http.Request) { w.Write(meta) })
-	}
-	srv := &http.Server{Handler: mux}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return base, integrity
-}
-
-var leftpadPackage = map[string]map[string]string{"leftpad": {
-	"package.json": `{"name":"leftpad","version":"1.0.0","main":"index.js"}`,
-	"index.js":     "module.exports = (s, n) => String(s).padStart(n, '0');\n",
-}}
-
 // Package registries, and nothing else, on the network (issue 29): npm ci
 // and npm test of a project whose dependency a local registry serves (on
 // the user's sandbox.hosts) work through Harvey's proxy in a new home; a
@@ -492,21 +408,21 @@ var leftpadPackage = map[string]map[string]string{"leftpad": {
 // loopback server works (a test suite's).
 func TestEndToEndSandboxRegistryProxy(t *testing.T) {
 	t.Parallel()
-	requireSandbox(t)
-	bin := buildHarvey(t)
+	RequireSandbox(t)
+	bin := Build(t)
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("no npm")
 	}
-	base, integrities := npmFixture(t, leftpadPackage)
+	base, integrities := NPMFixture(t, LeftpadPackage)
 	integrity := integrities["leftpad"]
 	f := fakeollama.New(t, "llama3.2:latest")
 	root := t.TempDir()
 	dir, home, cfg := filepath.Join(root, "ws"), filepath.Join(root, "home"), filepath.Join(root, "config")
 	os.MkdirAll(home, 0o755)
-	writeFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(base, "http://")+"\"]\n")
-	writeFile(t, dir, "package.json", `{"name":"app","version":"1.0.0","scripts":{"test":"node test.js"},"dependencies":{"leftpad":"1.0.0"}}`)
-	writeFile(t, dir, "package-lock.json", fmt.Sprintf(`{"name":"app","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{"":{"name":"app","version":"1.0.0","dependencies":{"leftpad":"1.0.0"}},"node_modules/leftpad":{"version":"1.0.0","resolved":"%s/leftpad/-/leftpad-1.0.0.tgz","integrity":"%s"}}}`, base, integrity))
-	writeFile(t, dir, "test.js", "const pad = require('leftpad'); const http = require('http');\n"+
+	WriteFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(base, "http://")+"\"]\n")
+	WriteFile(t, dir, "package.json", `{"name":"app","version":"1.0.0","scripts":{"test":"node test.js"},"dependencies":{"leftpad":"1.0.0"}}`)
+	WriteFile(t, dir, "package-lock.json", fmt.Sprintf(`{"name":"app","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{"":{"name":"app","version":"1.0.0","dependencies":{"leftpad":"1.0.0"}},"node_modules/leftpad":{"version":"1.0.0","resolved":"%s/leftpad/-/leftpad-1.0.0.tgz","integrity":"%s"}}}`, base, integrity))
+	WriteFile(t, dir, "test.js", "const pad = require('leftpad'); const http = require('http');\n"+
 		"const s = http.createServer((q, r) => r.end('own server')).listen(0, '127.0.0.1', () => {\n"+
 		"  http.get('http://127.0.0.1:' + s.address().port, r => { let b = ''; r.on('data', d => b += d); r.on('end', () => { console.log(pad(7, 3), b); s.close(); }); });\n});\n")
 	f.Script(fakeollama.ToolReply("llama3.2",
@@ -515,11 +431,11 @@ func TestEndToEndSandboxRegistryProxy(t *testing.T) {
 	), fakeollama.TextReply("llama3.2", "Installed."))
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=", "XDG_DATA_HOME=" + filepath.Join(root, "data"), "PATH=/usr/local/bin:/usr/bin:/bin",
 		"npm_config_update_notifier=false"} // no look at the real registry
-	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "install", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := RunEnv(t, bin, dir, "", env, "-p", "install", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Installed.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	res := toolResults(f.ChatRequests())
+	res := fakeollama.ToolResults(f.ChatRequests())
 	if r := res["ci"]; !strings.Contains(r, "007 own server") || !strings.Contains(r, "[exit 0]") {
 		t.Fatalf("npm ci && npm test through the proxy: %s", r)
 	}
@@ -572,23 +488,23 @@ func pypiFixture(t *testing.T) string {
 // a local index through the proxy, and go build all work.
 func TestEndToEndSandboxThisMachinesToolchains(t *testing.T) {
 	t.Parallel()
-	requireSandbox(t)
-	bin := buildHarvey(t)
+	RequireSandbox(t)
+	bin := Build(t)
 	index := pypiFixture(t)
 	f := fakeollama.New(t, "llama3.2:latest")
 	root := t.TempDir()
 	dir, cfg := filepath.Join(root, "ws"), filepath.Join(root, "config")
-	writeFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(index, "http://")+"\"]\n")
-	writeFile(t, dir, "Makefile", "all:\n\t@echo made > made.txt && cat made.txt\n")
-	writeFile(t, dir, "rs/Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")
-	writeFile(t, dir, "rs/src/main.rs", "fn main() { println!(\"cargo ok\"); }\n")
-	writeFile(t, dir, "go.mod", "module m\n\ngo 1.21\n")
-	writeFile(t, dir, "main.go", "package main\n\nfunc main() { println(\"go ok\") }\n")
+	WriteFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(index, "http://")+"\"]\n")
+	WriteFile(t, dir, "Makefile", "all:\n\t@echo made > made.txt && cat made.txt\n")
+	WriteFile(t, dir, "rs/Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")
+	WriteFile(t, dir, "rs/src/main.rs", "fn main() { println!(\"cargo ok\"); }\n")
+	WriteFile(t, dir, "go.mod", "module m\n\ngo 1.21\n")
+	WriteFile(t, dir, "main.go", "package main\n\nfunc main() { println(\"go ok\") }\n")
 	works := map[string][]string{"make": {"make", "--version"}, "cargo": {"cargo", "--version"}, "pip": {"python3", "-m", "venv", "--help"}, "go": {"go", "version"}}
 	// This machine's own home, on purpose (every other test gets a fresh
 	// one): its caches are seen through private layers of a data
 	// directory of the test's.
-	own := []string{"HOME=" + realHome, "XDG_CACHE_HOME=", "XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + filepath.Join(root, "data")}
+	own := []string{"HOME=" + RealHome, "XDG_CACHE_HOME=", "XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + filepath.Join(root, "data")}
 	cmds := map[string][2]string{
 		"make":  {"make", "made"},
 		"cargo": {"cd rs && cargo build --offline -q && ./target/debug/app", "cargo ok"},
@@ -605,7 +521,7 @@ func TestEndToEndSandboxThisMachinesToolchains(t *testing.T) {
 			delete(cmds, id)
 			continue
 		}
-		if err := toolchainWorks(own[:2], works[id]...); err != nil {
+		if err := ToolchainWorks(own[:2], works[id]...); err != nil {
 			t.Logf("%s left out: %v", id, err)
 			delete(cmds, id)
 			continue
@@ -613,11 +529,11 @@ func TestEndToEndSandboxThisMachinesToolchains(t *testing.T) {
 		calls = append(calls, fakeollama.Call{ID: id, Name: "run_command", Args: map[string]any{"command": c[0], "timeout": 300}})
 	}
 	f.Script(fakeollama.ToolReply("llama3.2", calls...), fakeollama.TextReply("llama3.2", "Done."))
-	out, errOut, code := runHarveyEnv(t, bin, dir, "", own, "-p", "build", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := RunEnv(t, bin, dir, "", own, "-p", "build", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	res := toolResults(f.ChatRequests())
+	res := fakeollama.ToolResults(f.ChatRequests())
 	for id, c := range cmds {
 		if r := res[id]; !strings.Contains(r, c[1]) || !strings.Contains(r, "[exit 0]") {
 			t.Errorf("%s: %s", id, r)
@@ -649,12 +565,12 @@ rl.on('line', line => {
 // the server starts inside the sandbox, and its tool answers (issue 29).
 func TestEndToEndMCPServerWithNpx(t *testing.T) {
 	t.Parallel()
-	requireSandbox(t)
-	bin := buildHarvey(t)
+	RequireSandbox(t)
+	bin := Build(t)
 	if _, err := exec.LookPath("npx"); err != nil {
 		t.Skip("no npx")
 	}
-	base, _ := npmFixture(t, mcpEchoPackage)
+	base, _ := NPMFixture(t, mcpEchoPackage)
 	f := fakeollama.New(t, "llama3.2:latest")
 	root := t.TempDir()
 	dir, home, cfg := filepath.Join(root, "ws"), filepath.Join(root, "home"), filepath.Join(root, "config")
@@ -662,11 +578,11 @@ func TestEndToEndMCPServerWithNpx(t *testing.T) {
 	os.MkdirAll(home, 0o755)
 	// The same server installed in a node_modules outside the workspace.
 	installed := filepath.Join(root, "tools", "node_modules")
-	writeFile(t, installed, "mcp-echo-test/index.js", mcpEchoPackage["mcp-echo-test"]["index.js"])
+	WriteFile(t, installed, "mcp-echo-test/index.js", mcpEchoPackage["mcp-echo-test"]["index.js"])
 	os.Chmod(filepath.Join(installed, "mcp-echo-test/index.js"), 0o755)
 	os.MkdirAll(filepath.Join(installed, ".bin"), 0o755)
 	os.Symlink("../mcp-echo-test/index.js", filepath.Join(installed, ".bin", "mcp-echo-test"))
-	writeFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(base, "http://")+"\"]\n"+
+	WriteFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(base, "http://")+"\"]\n"+
 		"mcp:\n  servers:\n    echo:\n      command: [npx, -y, mcp-echo-test]\n      env: {npm_config_registry: \""+base+"/\"}\n"+
 		"    local:\n      command: [\""+filepath.Join(installed, ".bin", "mcp-echo-test")+"\"]\n"+
 		"    offlist:\n      command: [npx, -y, mcp-echo-test]\n      env: {npm_config_registry: \"http://registry.example.invalid/\"}\n")
@@ -674,14 +590,14 @@ func TestEndToEndMCPServerWithNpx(t *testing.T) {
 		fakeollama.Call{ID: "e2", Name: "local__echo", Args: map[string]any{"text": "from node_modules"}}), fakeollama.TextReply("llama3.2", "Echoed."))
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=", "XDG_DATA_HOME=" + filepath.Join(root, "data"), "PATH=/usr/local/bin:/usr/bin:/bin",
 		"npm_config_update_notifier=false"} // no look at the real registry
-	out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "echo", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := RunEnv(t, bin, dir, "", env, "-p", "echo", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Echoed.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
-	if r := toolResults(f.ChatRequests())["e1"]; !strings.Contains(r, "echo: from npx") {
+	if r := fakeollama.ToolResults(f.ChatRequests())["e1"]; !strings.Contains(r, "echo: from npx") {
 		t.Fatalf("the npx server's tool: %s\n%s", r, errOut)
 	}
-	if r := toolResults(f.ChatRequests())["e2"]; !strings.Contains(r, "echo: from node_modules") {
+	if r := fakeollama.ToolResults(f.ChatRequests())["e2"]; !strings.Contains(r, "echo: from node_modules") {
 		t.Fatalf("the server in a node_modules outside: %s\n%s", r, errOut)
 	}
 	// A server whose download the proxy refuses says so, naming the host
@@ -692,14 +608,14 @@ func TestEndToEndMCPServerWithNpx(t *testing.T) {
 	// No models: in the config, so mistral gets the tools too (issue 26).
 	fm := fakeollama.New(t, "mistral:latest")
 	fm.Script(fakeollama.ToolReply("mistral", fakeollama.Call{ID: "m1", Name: "echo__echo", Args: map[string]any{"text": "from mistral"}}), fakeollama.TextReply("mistral", "Echoed."))
-	if out, errOut, code := runHarveyEnv(t, bin, dir, "", env, "-p", "echo", "--yes", "--model", "mistral", "--ollama", fm.URL()); code != 0 || !strings.Contains(out, "Echoed.") {
+	if out, errOut, code := RunEnv(t, bin, dir, "", env, "-p", "echo", "--yes", "--model", "mistral", "--ollama", fm.URL()); code != 0 || !strings.Contains(out, "Echoed.") {
 		t.Fatalf("mistral: exit %d: %s %s", code, out, errOut)
 	}
-	if r := toolResults(fm.ChatRequests())["m1"]; !strings.Contains(r, "echo: from mistral") {
+	if r := fakeollama.ToolResults(fm.ChatRequests())["m1"]; !strings.Contains(r, "echo: from mistral") {
 		t.Fatalf("mistral's call: %s", r)
 	}
 	// harvey mcp list shows the servers running, and the one that failed with its cause.
-	out, _, _ = runHarveyEnv(t, bin, dir, "", env, "mcp", "list")
+	out, _, _ = RunEnv(t, bin, dir, "", env, "mcp", "list")
 	if !strings.Contains(out, "echo: running, 1 tool") || !strings.Contains(out, "offlist: failed") || !strings.Contains(out, "registry.example.invalid") {
 		t.Fatalf("mcp list: %s", out)
 	}

@@ -1,6 +1,6 @@
 //go:build linux
 
-package harvey
+package e2e
 
 import (
 	"bufio"
@@ -28,9 +28,9 @@ import (
 // Landlock only gives the same through the launcher: the session's own
 // loopback address (netsuper_linux.go).
 func TestEndToEndSessionNetwork(t *testing.T) {
-	requireSandbox(t)
-	bin := buildHarvey(t)
-	for _, kernel := range simulatedKernels() {
+	RequireSandbox(t)
+	bin := Build(t)
+	for _, kernel := range Kernels() {
 		t.Run(kernel, func(t *testing.T) {
 			sessionNetwork(t, bin, kernel)
 		})
@@ -130,12 +130,12 @@ func waitFile(t *testing.T, path string, within time.Duration) bool {
 }
 
 func sessionNetwork(t *testing.T, bin, kernel string) {
-	dir, _ := gitFixture(t)
+	dir, _ := GitFixture(t)
 	tmp := t.TempDir()
 	port, service := freePort(t), hostEcho(t)
 	tag := fmt.Sprintf("http.server %d", port)
-	writeFile(t, dir, "index.html", "hello from the job\n")
-	writeFile(t, dir, "fetch.py", `import sys, time, socket, urllib.request
+	WriteFile(t, dir, "index.html", "hello from the job\n")
+	WriteFile(t, dir, "fetch.py", `import sys, time, socket, urllib.request
 port = int(sys.argv[1])
 for i in range(100):
     try:
@@ -147,7 +147,7 @@ else:
 s = socket.create_connection(("127.0.0.1", int(sys.argv[2])), timeout=2)
 s.sendall(b"ping\n"); print(s.recv(100).decode().strip())
 `)
-	writeFile(t, tmp, "config/harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  hosts: [\"127.0.0.1:%d\"]\n", service))
+	WriteFile(t, tmp, "config/harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  hosts: [\"127.0.0.1:%d\"]\n", service))
 	script := strings.Join([]string{
 		fmt.Sprintf("!python3 -m http.server %d --bind 0.0.0.0 &", port),
 		fmt.Sprintf("!python3 fetch.py %d %d", port, service),
@@ -156,14 +156,14 @@ s.sendall(b"ping\n"); print(s.recv(100).decode().strip())
 		"/ports",
 		"!touch after; sleep 4",
 	}, "\n") + "\n"
-	writeFile(t, tmp, "script", script)
+	WriteFile(t, tmp, "script", script)
 	env := []string{"XDG_CONFIG_HOME=" + filepath.Join(tmp, "config"), "XDG_DATA_HOME=" + filepath.Join(tmp, "data"), "NO_COLOR=1", "OLLAMA_HOST="}
 	cmd := exec.Command(bin, "--run", filepath.Join(tmp, "script"))
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
-	w := underKernel(kernel, cmd)
+	w := UnderKernel(kernel, cmd)
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -230,24 +230,24 @@ require('http').createServer((q, s) => s.end('page from the dev server\n'))
 // against it, job_output names its port; when the session ends nothing
 // listens and no process of it remains. In each mode.
 func TestEndToEndDevServerFromTheRegistry(t *testing.T) {
-	requireSandbox(t)
+	RequireSandbox(t)
 	if _, err := exec.LookPath("npx"); err != nil {
 		t.Skip("no npx")
 	}
-	bin := buildHarvey(t)
-	for _, kernel := range simulatedKernels() {
+	bin := Build(t)
+	for _, kernel := range Kernels() {
 		t.Run(kernel, func(t *testing.T) { devServerFromTheRegistry(t, bin, kernel) })
 	}
 }
 
 func devServerFromTheRegistry(t *testing.T, bin, kernel string) {
-	base, _ := npmFixture(t, devServerPackage)
+	base, _ := NPMFixture(t, devServerPackage)
 	port := freePort(t)
 	root := t.TempDir()
 	dir, home, cfg := filepath.Join(root, "app"), filepath.Join(root, "home"), filepath.Join(root, "config")
 	os.MkdirAll(home, 0o755)
-	writeFile(t, dir, "package.json", `{"name":"app","version":"1.0.0","scripts":{"test":"node test.js"}}`)
-	writeFile(t, dir, "test.js", fmt.Sprintf(`const http = require('http');
+	WriteFile(t, dir, "package.json", `{"name":"app","version":"1.0.0","scripts":{"test":"node test.js"}}`)
+	WriteFile(t, dir, "test.js", fmt.Sprintf(`const http = require('http');
 let tries = 0;
 (function get() {
   http.get('http://127.0.0.1:%d/', r => { let b = ''; r.on('data', d => b += d); r.on('end', () => {
@@ -256,7 +256,7 @@ let tries = 0;
     .on('error', e => { if (++tries < 150) return setTimeout(get, 200); console.error('FAIL: ' + e.message); process.exit(1); });
 })();
 `, port))
-	writeFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(base, "http://")+"\"]\n  env: [npm_config_registry]\n")
+	WriteFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(base, "http://")+"\"]\n  env: [npm_config_registry]\n")
 	f := fakeollama.New(t, "llama3.2:latest")
 	f.Script(
 		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "serve", Name: "run_command", Args: map[string]any{"command": fmt.Sprintf("npx -y tiny-dev-server %d", port), "background": true}}),
@@ -266,11 +266,11 @@ let tries = 0;
 	)
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=", "XDG_DATA_HOME=" + filepath.Join(root, "data"),
 		"PATH=/usr/local/bin:/usr/bin:/bin", "npm_config_registry=" + base + "/", "npm_config_update_notifier=false", "HARVEY_SESSION_NET=" + os.Getenv("HARVEY_SESSION_NET")}
-	out, errOut, code := runHarveyKernel(t, kernel, bin, dir, "", env, "-p", "test it against the dev server", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := RunKernel(t, kernel, bin, dir, "", env, "-p", "test it against the dev server", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}
-	res := toolResults(f.ChatRequests())
+	res := fakeollama.ToolResults(f.ChatRequests())
 	if r := res["test"]; !strings.Contains(r, "PASS: the page came from the dev server") {
 		t.Errorf("npm test against the dev server: %s\n(the job: %s)", r, res["serve"]+res["look"])
 	}

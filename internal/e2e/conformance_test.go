@@ -1,6 +1,6 @@
 //go:build linux
 
-package harvey
+package e2e
 
 import (
 	"bufio"
@@ -54,7 +54,7 @@ var conformanceExpected = map[string]string{
 	"auth/2025-03-26-oauth-metadata-backcompat": "the SDK refuses authorization-server metadata whose issuer is not the URL it was fetched for (RFC 8414 §3.3), which this older layout needs",
 }
 
-func init() { testHelpers["conformance-client"] = conformanceClient }
+func init() { Helpers["conformance-client"] = conformanceClient }
 
 // conformanceClient (testHelpers "conformance-client") is the client command
 // the suite runs, with the server's URL as its last argument and the
@@ -380,14 +380,14 @@ func exampleArgs(schema map[string]any) map[string]any {
 }
 
 func TestMCPConformanceSuite(t *testing.T) {
-	announce("the MCP conformance suite's client scenarios, through the REPL")
+	Announce("the MCP conformance suite's client scenarios, through the REPL")
 	if testing.Short() {
 		t.Skip("fetches the conformance suite and Node 22 from the npm registry")
 	}
 	t.Parallel()
 	version, pinned := conformanceVersionRun()
 	node, suite := conformanceSuite(t, version)
-	bin := buildHarvey(t)
+	bin := Build(t)
 	out, err := exec.Command(node, suite, "list").CombinedOutput()
 	if err != nil {
 		t.Skipf("the suite does not run: %v %s", err, out)
@@ -454,7 +454,7 @@ func conformanceSuite(t *testing.T, version string) (string, string) {
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("no npm: the conformance suite comes from the npm registry")
 	}
-	dir := filepath.Join(fixtureCache, "harvey-tests", "conformance-"+version)
+	dir := filepath.Join(FixtureCache, "harvey-tests", "conformance-"+version)
 	node := filepath.Join(dir, "node_modules", ".bin", "node")
 	suite := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
 	if _, err := os.Stat(suite); err != nil {
