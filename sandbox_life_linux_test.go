@@ -94,8 +94,14 @@ func TestEndToEndLandlockOnlyNoSurvivors(t *testing.T) {
 			t.Fatalf("launchers of Harvey: %v", launchers)
 		}
 		syscall.Kill(launchers[0], syscall.SIGKILL)
+		killed := time.Now()
 		if err := w.Wait(); err != nil {
 			t.Fatalf("%v: %s\n%s", err, out.String(), errb.String())
+		}
+		// Harvey ends what the launcher left at once: it does not wait for
+		// the command (sleep 60) to end by itself.
+		if d := time.Since(killed); d > 20*time.Second {
+			t.Errorf("Harvey ended %s after its launcher was killed", d)
 		}
 		f.noSurvivor(t, marker, config, 4)
 	})

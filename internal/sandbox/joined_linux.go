@@ -279,15 +279,21 @@ func (j *Joined) Wait() (int, error) {
 	var r holderReply
 	_, err := readMsg(j.c, &r)
 	j.c.Close()
-	j.copies.Wait()
 	if j.local != nil {
 		// Harvey's child: waited for (it exits once it has reported; one
 		// killed first reports nothing, and its own status is the answer).
 		<-j.local.done
 		if err != nil {
+			// Killed from outside (the OOM killer): what its command left
+			// is Harvey's now (their subreaper), and holds the output's
+			// pipes; waiting for them to end by themselves could be
+			// forever (a server, sleep infinity).
+			EndOrphans()
+			j.copies.Wait()
 			return j.local.code, nil
 		}
 	}
+	j.copies.Wait()
 	if err != nil {
 		return 126, fmt.Errorf("the session's network ended: %v", err)
 	}
