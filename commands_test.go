@@ -13,7 +13,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/configfile"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 func dispatch(t *testing.T, a *Agent, line string) (string, error) {

@@ -11,7 +11,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/llm"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // Inside a turn, old tool results are elided before a request would

@@ -18,7 +18,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/configfile"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // Crash safety: a Harvey process killed with SIGKILL in the middle of

@@ -12,25 +12,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
-
-// twoHundredFiles fills dir with a repository of 200 Go files, one of which
-// defines Retry.
-func twoHundredFiles(t *testing.T, dir string) {
-	t.Helper()
-	for i := range 200 {
-		var b strings.Builder
-		fmt.Fprintf(&b, "package pkg\n\n// File %03d of the fixture.\n", i)
-		for j := range 12 {
-			fmt.Fprintf(&b, "func helper%03d_%02d(x int) int { return x*%d + %d } // calls Retry's neighbours\n", i, j, j, i)
-		}
-		if i == 123 {
-			b.WriteString("\nfunc Retry(attempts int) error { return nil }\n")
-		}
-		e2e.WriteFile(t, dir, fmt.Sprintf("pkg/f%03d.go", i), b.String())
-	}
-}
 
 // searchCalls is the search a model makes for "where is Retry defined and
 // who calls it": a search, then six files read.
@@ -44,8 +27,6 @@ func searchCalls() []fakeollama.Reply {
 		fakeollama.ToolReply("llama3.2", reads...),
 	}
 }
-
-const subAnswer = "Retry is defined in pkg/f123.go:41 (func Retry(attempts int) error).\nNo file calls it; the helpers only mention it in comments."
 
 // promptTokens estimates a request's prompt as the client does (a token
 // per four bytes of what is sent).
@@ -64,12 +45,12 @@ func TestDelegatedSearchSparesTheMainConversation(t *testing.T) {
 	for _, mode := range []string{"inline", "delegated"} {
 		f := fakeollama.New(t, "llama3.2:latest")
 		env := newTestEnv(t, f, "llama3.2")
-		twoHundredFiles(t, env.dir)
+		e2e.RetryFixture(t, env.dir)
 		var script []fakeollama.Reply
 		if mode == "delegated" {
 			script = append(script, fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "d", Name: "delegate", Args: map[string]any{"task": "Where is Retry defined and who calls it?"}}))
 			script = append(script, searchCalls()...)
-			script = append(script, fakeollama.TextReply("llama3.2", subAnswer))
+			script = append(script, fakeollama.TextReply("llama3.2", e2e.RetryAnswer))
 		} else {
 			script = append(script, searchCalls()...)
 		}
@@ -101,7 +82,7 @@ func TestDelegatedSearchSparesTheMainConversation(t *testing.T) {
 		}
 		final := fakeollama.MessagesOf(reqs[len(reqs)-1])
 		res := fakeollama.ToolResults(reqs)["d"]
-		if !strings.Contains(res, subAnswer) || strings.Contains(fmt.Sprint(final), "helper123_05") {
+		if !strings.Contains(res, e2e.RetryAnswer) || strings.Contains(fmt.Sprint(final), "helper123_05") {
 			t.Errorf("the main conversation got more than the answer: %q", res)
 		}
 		var log strings.Builder
@@ -112,7 +93,7 @@ func TestDelegatedSearchSparesTheMainConversation(t *testing.T) {
 	}
 	t.Logf("the main conversation grew by %d prompt tokens with the search done in it, by %d with it delegated (%.1f×)",
 		growth["inline"], growth["delegated"], float64(growth["inline"])/float64(max(1, growth["delegated"])))
-	if growth["delegated"] > (len(subAnswer)+400)/4 || growth["inline"] < 8*growth["delegated"] {
+	if growth["delegated"] > (len(e2e.RetryAnswer)+400)/4 || growth["inline"] < 8*growth["delegated"] {
 		t.Errorf("delegating did not spare the main conversation: %d tokens inline, %d delegated", growth["inline"], growth["delegated"])
 	}
 }
@@ -170,8 +151,8 @@ func TestDelegateWritesOnlyWhereYourConfigSays(t *testing.T) {
 func TestDelegateCommandCarriesTheAnswer(t *testing.T) {
 	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
-	twoHundredFiles(t, env.dir)
-	script := append(searchCalls(), fakeollama.TextReply("llama3.2", subAnswer), fakeollama.TextReply("llama3.2", "ok"), fakeollama.TextReply("llama3.2", "ok"))
+	e2e.RetryFixture(t, env.dir)
+	script := append(searchCalls(), fakeollama.TextReply("llama3.2", e2e.RetryAnswer), fakeollama.TextReply("llama3.2", "ok"), fakeollama.TextReply("llama3.2", "ok"))
 	f.Script(script...)
 	if err := env.a.RunPrompt(t.Context(), "/delegate where is Retry defined?"); err != nil {
 		t.Fatal(err)
@@ -186,51 +167,9 @@ func TestDelegateCommandCarriesTheAnswer(t *testing.T) {
 		reqs := f.ChatRequests()
 		m := fakeollama.MessagesOf(reqs[len(reqs)-1])
 		last := m[len(m)-1]["content"].(string)
-		if carried := strings.Contains(last, subAnswer); carried != (i == 0) || !strings.HasSuffix(last, prompt) {
+		if carried := strings.Contains(last, e2e.RetryAnswer); carried != (i == 0) || !strings.HasSuffix(last, prompt) {
 			t.Errorf("message %d (carried: %v): %q", i+1, carried, last)
 		}
-	}
-}
-
-// Through the built binary: the model delegates; your pre_tool hook sees
-// the sub-agent's calls as it sees the main model's, and your
-// subagent_stop hook (Claude Code's SubagentStop) sends a draft answer
-// back once; the main model reads only the final answer.
-func TestEndToEndDelegateWithYourHooks(t *testing.T) {
-	f := newHookFixture(t, `hooks:
-  - event: pre_tool
-    match: search_files
-    command: 'echo "no searching today" >&2; exit 2'
-  - event: subagent_stop
-    when: [{field: last_assistant_message, contains: DRAFT}]
-    command: 'echo "name the file and the line" >&2; exit 2'
-`)
-	twoHundredFiles(t, f.dir)
-	fo := fakeollama.New(t, "llama3.2:latest")
-	fo.Script(
-		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "d", Name: "delegate", Args: map[string]any{"task": "Where is Retry defined?"}}),
-		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "s", Name: "search_files", Args: map[string]any{"pattern": "func Retry"}}),
-		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "r", Name: "read_file", Args: map[string]any{"path": "pkg/f123.go"}}),
-		fakeollama.TextReply("llama3.2", "DRAFT: somewhere in pkg"),
-		fakeollama.TextReply("llama3.2", subAnswer),
-		fakeollama.TextReply("llama3.2", "Done."))
-	out, errOut, code := e2e.RunKernel(t, "", f.bin, f.dir, "", f.env, "-p", "where is Retry?", "--yes", "--model", "llama3.2", "--ollama", fo.URL(), "--output", "stream-json")
-	if code != 0 || !strings.Contains(out, "Done.") {
-		t.Fatalf("exit %d: %s %s", code, out, errOut)
-	}
-	reqs := fo.ChatRequests()
-	res := fakeollama.ToolResults(reqs)
-	if !strings.Contains(res["s"], "no searching today") {
-		t.Errorf("your pre_tool hook did not stop the sub-agent's search: %q", res["s"])
-	}
-	if m := fakeollama.MessagesOf(reqs[4]); !strings.Contains(fmt.Sprint(m[len(m)-1]["content"]), "[your stop hook: name the file and the line]") {
-		t.Errorf("the subagent_stop hook's reason did not reach the sub-agent: %v", m[len(m)-1])
-	}
-	if !strings.Contains(res["d"], subAnswer) || strings.Contains(res["d"], "DRAFT") {
-		t.Errorf("the main model got %q", res["d"])
-	}
-	if strings.Count(out, `"name":"read_file"`) == 0 || !strings.Contains(errOut+out, "⚑ hook continued the sub-agent's answer") {
-		t.Errorf("the sub-agent's calls or the hook's line are not said:\n%s\n%s", out, errOut)
 	}
 }
 
@@ -242,9 +181,9 @@ func TestDelegateOnARoute(t *testing.T) {
 	env := newTestEnv(t, small, "llama3.2")
 	env.a.Config.Routes = []Route{{Name: "big", Provider: "ollama", URL: big.URL(), Model: "qwen2.5:14b", Enabled: true}}
 	env.a.Config.Delegate.Route = "big"
-	twoHundredFiles(t, env.dir)
+	e2e.RetryFixture(t, env.dir)
 	small.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "d", Name: "delegate", Args: map[string]any{"task": "Where is Retry?"}}), fakeollama.TextReply("llama3.2", "It is in f123."))
-	big.Script(fakeollama.ToolReply("qwen2.5:14b", fakeollama.Call{ID: "s", Name: "search_files", Args: map[string]any{"pattern": "func Retry"}}), fakeollama.TextReply("qwen2.5:14b", subAnswer))
+	big.Script(fakeollama.ToolReply("qwen2.5:14b", fakeollama.Call{ID: "s", Name: "search_files", Args: map[string]any{"pattern": "func Retry"}}), fakeollama.TextReply("qwen2.5:14b", e2e.RetryAnswer))
 	if err := env.a.RunPrompt(t.Context(), "where is Retry?"); err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +191,7 @@ func TestDelegateOnARoute(t *testing.T) {
 	if len(bigReqs) != 2 || len(smallReqs) != 2 || bigReqs[0]["model"] != "qwen2.5:14b" {
 		t.Fatalf("%d requests to the route, %d to the session's model", len(bigReqs), len(smallReqs))
 	}
-	if !strings.Contains(fakeollama.ToolResults(bigReqs)["s"], "pkg/f123.go") || !strings.Contains(fakeollama.ToolResults(smallReqs)["d"], subAnswer) {
+	if !strings.Contains(fakeollama.ToolResults(bigReqs)["s"], "pkg/f123.go") || !strings.Contains(fakeollama.ToolResults(smallReqs)["d"], e2e.RetryAnswer) {
 		t.Errorf("search %q, answer %q", fakeollama.ToolResults(bigReqs)["s"], fakeollama.ToolResults(smallReqs)["d"])
 	}
 

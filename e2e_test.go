@@ -18,7 +18,7 @@ import (
 	_ "github.com/harvey-agent/harvey/internal/launch" // as in cmd/harvey: a launcher starts before the rest initialises
 	"github.com/harvey-agent/harvey/internal/secrets"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 func TestMain(m *testing.M) {

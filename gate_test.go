@@ -14,7 +14,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/diff"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // read_file's "continue with offset=N" reaches the model at every num_ctx:

@@ -15,7 +15,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/ptytest"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // Background jobs (issue 61), through the built binary in each kernel
@@ -93,7 +93,7 @@ func backgroundJobs(t *testing.T, bin, kernel string) {
 	tag := fmt.Sprintf("harvey-job-%d", time.Now().UnixNano())
 	e2e.WriteFile(t, dir, tag+".sh", "echo serving; i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done\n")
 	e2e.WriteFile(t, dir, "hostile-"+tag+".sh", "setsid sh -c 'sleep 1; git config core.fsmonitor "+plant+"; mkdir -p agents; echo x > agents/planted; sleep 60' &\nsleep 60\n")
-	config := readFileT(t, filepath.Join(dir, ".git", "config"))
+	config := e2e.ReadText(t, filepath.Join(dir, ".git", "config"))
 	f := fakeollama.New(t, "llama3.2:latest")
 	f.Script(
 		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "start", Name: "run_command", Args: map[string]any{"command": "sh " + tag + ".sh", "background": true}}),
@@ -136,7 +136,7 @@ func backgroundJobs(t *testing.T, bin, kernel string) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatalf("the user's git status ran what the job planted:\n%s", st)
 	}
-	if b := readFileT(t, filepath.Join(dir, ".git", "config")); b != config {
+	if b := e2e.ReadText(t, filepath.Join(dir, ".git", "config")); b != config {
 		t.Errorf(".git/config changed:\n%s", b)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "agents", "planted")); err == nil {

@@ -14,7 +14,7 @@ import (
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/ollama/ollama/template"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // renderedSession renders, through Ollama's own template package and the

@@ -10,7 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // A workspace's .mcp.json (and the Cursor and VS Code spellings) is
@@ -75,7 +75,7 @@ func TestEndToEndMCPAddRemoveImport(t *testing.T) {
 		t.Errorf("no word of a hidden path: %s", errOut)
 	}
 	run("mcp", "remove", "notes")
-	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", readFileT(t, filepath.Join(cfg, "harvey", "harvey.yaml"))+"sandbox:\n  readable: [~/notes]\n")
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", e2e.ReadText(t, filepath.Join(cfg, "harvey", "harvey.yaml"))+"sandbox:\n  readable: [~/notes]\n")
 	if _, errOut, _ := run("mcp", "add", "notes", "--", "npx", "-y", "@modelcontextprotocol/server-filesystem", filepath.Join(home, "notes")); strings.Contains(errOut, "does not show") {
 		t.Errorf("a path the sandbox shows was warned about: %s", errOut)
 	}

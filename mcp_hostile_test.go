@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // spy is a loopback listener that records every request it gets: the

@@ -11,7 +11,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // mcpKeptFixture is a workspace and a user config with three MCP servers:

@@ -20,7 +20,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/mcpauth"
 	"github.com/harvey-agent/harvey/internal/netfence"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // The JWT-bearer grants (issue 55, the rest of the conformance suite):

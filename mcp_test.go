@@ -19,7 +19,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 func init() {

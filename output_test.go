@@ -12,7 +12,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/events"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // outputSchema is docs/output.md's table of events: each type and the

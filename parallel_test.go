@@ -7,7 +7,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // More than one call at a time (issue 63): a reply's four calls to a read

@@ -15,7 +15,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // Pi-like rates: prompt evaluation and generation of a 3B model on a CPU.

@@ -24,7 +24,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/ptytest"
 	"github.com/harvey-agent/harvey/internal/secrets"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 func TestREPLThroughPTY(t *testing.T) {
@@ -455,7 +455,7 @@ func TestWorkspaceHooksConfirmedThroughPTY(t *testing.T) {
 	dir, cfg := t.TempDir(), t.TempDir()
 	e2e.WriteFile(t, dir, "agents/harvey.yaml", "hooks:\n  - event: pre_tool\n    match: run_command\n    command: echo the repository says no >&2; exit 2\n")
 	f := fakeollama.New(t, "llama3.2:latest")
-	f.Script(fakeollama.ToolReply("llama3.2", cmdCall("c", "echo hello")), fakeollama.TextReply("llama3.2", "Blocked, as the hook said."))
+	f.Script(fakeollama.ToolReply("llama3.2", e2e.CmdCall("c", "echo hello")), fakeollama.TextReply("llama3.2", "Blocked, as the hook said."))
 	s := ptytest.StartWith(t, bin, dir, []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg}, 160, "--ollama", f.URL(), "--model", "llama3.2")
 	s.Expect("runs a hook: pre_tool run_command: sh -c")
 	s.Expect("Use these settings in this workspace? [y/N] ")

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // A damaged or foreign last.json is refused in one line; the session starts fresh.

@@ -12,7 +12,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/walk"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // The parallel search gives the same output as a sequential one, every

@@ -18,7 +18,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // The path cases of security.md §9 apply to every path-taking tool: list and

@@ -10,7 +10,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // These run Harvey's real Ollama client over loopback HTTP against the fake

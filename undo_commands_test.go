@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 func TestUndo(t *testing.T) {

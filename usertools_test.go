@@ -15,7 +15,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 
-	"github.com/harvey-agent/harvey/internal/e2e"
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // writeTool puts a tool file into the test workspace and reloads.

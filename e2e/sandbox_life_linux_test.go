@@ -5,7 +5,7 @@
 // killer, say) Harvey ends what it left. Each case leaves a setsid process
 // that would, seconds later, write core.fsmonitor into .git/config (which
 // the user's next git status runs) and touch a marker.
-package harvey
+package e2e
 
 import (
 	"bytes"
@@ -22,8 +22,6 @@ import (
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/kernelsim"
 	"github.com/harvey-agent/harvey/internal/secrets"
-
-	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // lateWriter is a command that leaves a process behind: after delay it
@@ -34,7 +32,7 @@ func lateWriter(marker string, delay int) string {
 
 func TestEndToEndLandlockOnlyNoSurvivors(t *testing.T) {
 	simulated(t)
-	bin := e2e.Build(t)
+	bin := Build(t)
 	kernel := string(kernelsim.NoUserNS)
 	// Linux 6.12's Landlock (ABI 6) scopes signals to the command's own
 	// domain; Ubuntu 24.04's 6.8 (ABI 4) and 6.10 (ABI 5) do not, and
@@ -57,7 +55,7 @@ func TestEndToEndLandlockOnlyNoSurvivors(t *testing.T) {
 			fakeollama.Call{ID: "slow", Name: "run_command", Args: map[string]any{"command": lateWriter(marker, 3) + " sleep 60", "timeout": 1}},
 		), fakeollama.TextReply("llama3.2", "Done."))
 		start := time.Now()
-		out, errOut, code := e2e.RunKernel(t, kernel, bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+		out, errOut, code := RunKernel(t, kernel, bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 		if code != 0 || !strings.Contains(out, "Done.") {
 			t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 		}
@@ -117,7 +115,7 @@ func startUntilReady(t *testing.T, bin, kernel string, f *modeFixture, fo *fakeo
 	cmd.Env = append(append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="), f.env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	w := e2e.UnderKernel(kernel, cmd)
+	w := UnderKernel(kernel, cmd)
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +145,7 @@ func (f *modeFixture) gitConfig(t *testing.T) []byte {
 // git status runs nothing.
 func (f *modeFixture) noSurvivor(t *testing.T, marker string, config []byte, wait int) {
 	t.Helper()
-	e2e.WaitGone(t, filepath.Base(marker))
+	WaitGone(t, filepath.Base(marker))
 	time.Sleep(time.Duration(wait) * time.Second)
 	if _, err := os.Stat(marker); err == nil {
 		t.Error("a process the command left ran after it")
@@ -189,7 +187,7 @@ func testSignalsRefused(t *testing.T, bin, kernel string, f *modeFixture) {
 		fakeollama.Call{ID: "threads", Name: "run_command", Args: map[string]any{"command": threadKills("launcher", "$PPID") + threadKills("harvey", harveyPid)}},
 		fakeollama.Call{ID: "python", Name: "run_command", Args: map[string]any{"command": "command -v python3 >/dev/null || { echo no-python; exit 0; }; python3 -c 'import os,signal; p=os.getppid()\ntry:\n  os.kill(p, 9); print(\"killed\")\nexcept PermissionError: print(\"refused\")\ntry:\n  fd=os.pidfd_open(p); signal.pidfd_send_signal(fd, 9); print(\"pidfd-killed\")\nexcept OSError as e: print(\"pidfd-refused\", e.errno)'"}},
 	), fakeollama.TextReply("llama3.2", "Done."))
-	out, errOut, code := e2e.RunKernel(t, kernel, bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+	out, errOut, code := RunKernel(t, kernel, bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}
@@ -227,15 +225,15 @@ func threadKills(who, pid string) string {
 // directory, its files restored, and the result says so.
 func TestEndToEndLandlockOnlyAgentsLink(t *testing.T) {
 	simulated(t)
-	bin := e2e.Build(t)
+	bin := Build(t)
 	f := newModeFixture(t)
 	os.MkdirAll(filepath.Join(f.dir, "agents"), 0o700)
-	e2e.WriteFile(t, f.dir, "agents/notes.md", "Harvey's own notes\n")
+	WriteFile(t, f.dir, "agents/notes.md", "Harvey's own notes\n")
 	fo := fakeollama.New(t, "llama3.2:latest")
 	fo.Script(fakeollama.ToolReply("llama3.2",
 		fakeollama.Call{ID: "link", Name: "run_command", Args: map[string]any{"command": "mkdir -p elsewhere && mv agents agents.old && ln -s elsewhere agents && echo 'model: planted' > agents/harvey.yaml && echo linked"}},
 	), fakeollama.TextReply("llama3.2", "Done."))
-	out, errOut, code := e2e.RunKernel(t, string(kernelsim.NoUserNS), bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+	out, errOut, code := RunKernel(t, string(kernelsim.NoUserNS), bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}
@@ -260,7 +258,7 @@ func TestEndToEndLandlockOnlyAgentsLink(t *testing.T) {
 // in that workspace undoes the change and says so before anything else.
 func TestEndToEndCheckSurvivesHarvey(t *testing.T) {
 	simulated(t)
-	bin := e2e.Build(t)
+	bin := Build(t)
 	f := newModeFixture(t)
 	config := f.gitConfig(t)
 	data := filepath.Join(f.root, "data")
@@ -275,8 +273,8 @@ func TestEndToEndCheckSurvivesHarvey(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(f.dir, ".git", "config")); !strings.Contains(string(b), "fsmonitor") {
 		t.Fatalf("the command did not plant core.fsmonitor:\n%s", b)
 	}
-	e2e.WaitGone(t, "planted-durable")
-	out, errOut, code := e2e.RunKernel(t, string(kernelsim.NoUserNS), bin, f.dir, "", f.env, "sandbox")
+	WaitGone(t, "planted-durable")
+	out, errOut, code := RunKernel(t, string(kernelsim.NoUserNS), bin, f.dir, "", f.env, "sandbox")
 	if code != 0 || !strings.HasPrefix(out, "[harvey: Harvey stopped while a command ran") || !strings.Contains(out, "config") {
 		t.Errorf("harvey sandbox did not run and report the check first: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -297,7 +295,7 @@ func TestEndToEndCheckSurvivesHarvey(t *testing.T) {
 // next git finds nothing planted.
 func TestEndToEndLandlockOnlySpareLauncher(t *testing.T) {
 	simulated(t)
-	bin := e2e.Build(t)
+	bin := Build(t)
 	f := newModeFixture(t)
 	config := f.gitConfig(t)
 	marker := filepath.Join(f.root, "spare-marker")

@@ -12,7 +12,7 @@
 // launcher keeps the same network (the session's loopback, the proxy, the
 // services named), so each works there too; Maven's local repository is
 // the user's, read-only, there, which its failure says in one line.
-package e2e
+package everyday
 
 import (
 	"archive/tar"
@@ -35,6 +35,8 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/kernelsim"
+
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // pmFirstUse is one package manager's first use: the project, the lines a
@@ -300,11 +302,11 @@ func firstUses(base, npmBase string, maven bool) []pmFirstUse {
 }
 
 func TestEndToEndFirstUseOfEachPackageManager(t *testing.T) {
-	RequireSandbox(t)
-	bin := Build(t)
+	e2e.RequireSandbox(t)
+	bin := e2e.Build(t)
 	base, maven := registries(t)
-	npmBase, _ := NPMFixture(t, LeftpadPackage)
-	for _, kernel := range Kernels() {
+	npmBase, _ := e2e.NPMFixture(t, e2e.LeftpadPackage)
+	for _, kernel := range e2e.Kernels() {
 		t.Run(kernel, func(t *testing.T) {
 			t.Parallel()
 			for _, fu := range firstUses(base, npmBase, maven) {
@@ -348,9 +350,9 @@ func firstUseIn(t *testing.T, bin, kernel, base, npmBase string, fu pmFirstUse) 
 	os.MkdirAll(dir, 0o755)
 	os.MkdirAll(home, 0o755)
 	for n, body := range fu.files {
-		WriteFile(t, dir, n, body)
+		e2e.WriteFile(t, dir, n, body)
 	}
-	WriteFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  hosts: [%q, %q]\n  env: [npm_config_registry, npm_config_update_notifier, npm_config_audit, npm_config_fund, npm_config_fetch_retries]\n",
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  hosts: [%q, %q]\n  env: [npm_config_registry, npm_config_update_notifier, npm_config_audit, npm_config_fund, npm_config_fetch_retries]\n",
 		strings.TrimPrefix(base, "http://"), strings.TrimPrefix(npmBase, "http://")))
 	script := filepath.Join(root, "steps.txt")
 	os.WriteFile(script, []byte(strings.Join(fu.steps, "\n")+"\n"), 0o644)
@@ -364,7 +366,7 @@ func firstUseIn(t *testing.T, bin, kernel, base, npmBase string, fu pmFirstUse) 
 			env = append(env, e)
 		}
 	}
-	out, errOut, code := RunKernel(t, kernel, bin, dir, "", env, "--run", script, "--yes")
+	out, errOut, code := e2e.RunKernel(t, kernel, bin, dir, "", env, "--run", script, "--yes")
 	if kernel == string(kernelsim.NoUserNS) && fu.name == "maven" {
 		// Landlock only: Maven first meets the home it may not write (its
 		// local repository is the user's, read-only, there): said in one
@@ -393,18 +395,18 @@ func firstUseIn(t *testing.T, bin, kernel, base, npmBase string, fu pmFirstUse) 
 // host and the setting (without them Maven would look the name up itself
 // and say only "unknown host").
 func TestEndToEndMavenThroughTheRegistryProxy(t *testing.T) {
-	RequireSandbox(t)
+	e2e.RequireSandbox(t)
 	for _, p := range []string{"mvn", "java"} {
 		if _, err := exec.LookPath(p); err != nil {
 			t.Skipf("%s is not installed here", p)
 		}
 	}
-	bin := Build(t)
+	bin := e2e.Build(t)
 	root := t.TempDir()
 	dir, home, cfg := filepath.Join(root, "app"), filepath.Join(root, "home"), filepath.Join(root, "config")
 	os.MkdirAll(home, 0o755)
 	os.MkdirAll(filepath.Join(cfg, "harvey"), 0o755)
-	WriteFile(t, dir, "pom.xml", `<project><modelVersion>4.0.0</modelVersion><groupId>app</groupId><artifactId>app</artifactId><version>1.0</version>
+	e2e.WriteFile(t, dir, "pom.xml", `<project><modelVersion>4.0.0</modelVersion><groupId>app</groupId><artifactId>app</artifactId><version>1.0</version>
   <pluginRepositories><pluginRepository><id>central</id><url>https://maven.example.test/maven2/</url></pluginRepository></pluginRepositories>
 </project>
 `)
@@ -412,7 +414,7 @@ func TestEndToEndMavenThroughTheRegistryProxy(t *testing.T) {
 	os.WriteFile(script, []byte("!mvn -B -q -Duser.home=$HOME com.example:greet-maven-plugin:1.0:greet\n"), 0o644)
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=", "XDG_DATA_HOME=" + filepath.Join(root, "data"),
 		"PATH=/usr/local/bin:/usr/bin:/bin", "HARVEY_SESSION_NET=" + os.Getenv("HARVEY_SESSION_NET")}
-	out, errOut, code := RunKernel(t, "", bin, dir, "", env, "--run", script, "--yes")
+	out, errOut, code := e2e.RunKernel(t, "", bin, dir, "", env, "--run", script, "--yes")
 	if code == 0 || !strings.Contains(out, "[sandbox: network: maven.example.test") {
 		t.Fatalf("exit %d: the proxy's refusal is not said:\n%s\n%s", code, out, errOut)
 	}

@@ -3,7 +3,7 @@
 // Feature: a new user's first session through a pseudo-terminal (40 columns,
 // a slow fake model); spans startup.go, terminal.go, lineeditor.go and
 // models.go.
-package harvey
+package e2e
 
 import (
 	"os"
@@ -16,8 +16,6 @@ import (
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/lazyre"
 	"github.com/harvey-agent/harvey/internal/ptytest"
-
-	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // The first-run path walked as a new user walks it, on a 40-column
@@ -27,7 +25,7 @@ import (
 // step.
 func TestFirstRunWalkThroughPTY(t *testing.T) {
 	t.Parallel()
-	bin := e2e.Build(t)
+	bin := Build(t)
 	dir := t.TempDir()
 	home := t.TempDir()
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "PATH=" + t.TempDir() + ":/usr/bin:/bin", "COLUMNS=", "NO_COLOR="}

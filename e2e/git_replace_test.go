@@ -1,4 +1,4 @@
-package harvey
+package e2e
 
 import (
 	"fmt"
@@ -6,8 +6,6 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
-
-	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // Nothing hidden from review (issue 54): a command that stages a changed
@@ -17,11 +15,11 @@ import (
 // check the user's git shows it again, and the result says so, in each
 // kernel mode that runs commands.
 func TestEndToEndReplaceRefsUndone(t *testing.T) {
-	for _, kernel := range e2e.Kernels() {
+	for _, kernel := range Kernels() {
 		t.Run(kernel, func(t *testing.T) {
 			t.Parallel()
 			f := newModeFixture(t)
-			e2e.WriteFile(t, f.dir, "Makefile", "all:\n\t@echo ours\n")
+			WriteFile(t, f.dir, "Makefile", "all:\n\t@echo ours\n")
 			f.git(t, "add Makefile")
 			f.git(t, "commit -qm makefile")
 			hide := `printf 'all:\n\t@echo planted\n' > Makefile && git add Makefile && c=$(git commit-tree $(git write-tree) -p HEAD^ -m makefile) && git replace HEAD $c`
@@ -33,7 +31,7 @@ func TestEndToEndReplaceRefsUndone(t *testing.T) {
 			), fakeollama.ToolReply("llama3.2",
 				fakeollama.Call{ID: "grafts", Name: "run_command", Args: map[string]any{"command": "git rev-parse HEAD > .git/info/grafts; echo grafted"}},
 			), fakeollama.TextReply("llama3.2", "Done."))
-			out, errOut, code := e2e.RunKernel(t, kernel, bin(t), f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+			out, errOut, code := RunKernel(t, kernel, bin(t), f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 			if code != 0 || !strings.Contains(out, "Done.") {
 				t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 			}
@@ -66,4 +64,4 @@ func TestEndToEndReplaceRefsUndone(t *testing.T) {
 }
 
 // bin is the built binary (buildHarvey).
-func bin(t *testing.T) string { return e2e.Build(t) }
+func bin(t *testing.T) string { return Build(t) }

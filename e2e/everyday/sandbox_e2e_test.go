@@ -2,7 +2,7 @@
 // everyday work (builds, tests, installs, commits) on a fixture home and on
 // this machine's own, caches, the registry proxy, MCP servers; spans
 // internal/runner (the sandbox's policy, the registry proxy) and internal/mcpclient.
-package e2e
+package everyday
 
 import (
 	"archive/zip"
@@ -23,6 +23,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
+
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // The built binary, a scripted model asking for hostile commands: every
@@ -30,8 +32,8 @@ import (
 // ordinary work (go build, go test, git status, ls, grep) still works.
 func TestEndToEndSandbox(t *testing.T) {
 	t.Parallel()
-	RequireSandbox(t)
-	bin := Build(t)
+	e2e.RequireSandbox(t)
+	bin := e2e.Build(t)
 	f := fakeollama.New(t, "llama3.2:latest")
 	root := t.TempDir()
 	dir := filepath.Join(root, "ws")
@@ -41,7 +43,7 @@ func TestEndToEndSandbox(t *testing.T) {
 		os.MkdirAll(d, 0o755)
 	}
 	os.WriteFile(filepath.Join(home, ".ssh", "id_rsa"), []byte("FIXTURE-HOME-KEY\n"), 0o600)
-	port, accepted := CountingListener(t)
+	port, accepted := e2e.CountingListener(t)
 	marker := filepath.Join(dir, "late-marker")
 
 	hostile := []string{
@@ -65,9 +67,9 @@ func TestEndToEndSandbox(t *testing.T) {
 	}
 	f.Script(fakeollama.ToolReply("llama3.2", calls...), fakeollama.ToolReply("llama3.2", workCalls...), fakeollama.TextReply("llama3.2", "Done."))
 
-	WriteFile(t, dir, "go.mod", "module m\ngo 1.21\n")
-	WriteFile(t, dir, "m.go", "package m\n\n// hello\nfunc F() int { return 1 }\n")
-	WriteFile(t, dir, "m_test.go", "package m\nimport \"testing\"\nfunc TestF(t *testing.T) { if F() != 1 { t.Fatal() } }\n")
+	e2e.WriteFile(t, dir, "go.mod", "module m\ngo 1.21\n")
+	e2e.WriteFile(t, dir, "m.go", "package m\n\n// hello\nfunc F() int { return 1 }\n")
+	e2e.WriteFile(t, dir, "m_test.go", "package m\nimport \"testing\"\nfunc TestF(t *testing.T) { if F() != 1 { t.Fatal() } }\n")
 	env := []string{"HOME=" + home}
 	if c, err := exec.Command("go", "env", "GOCACHE").Output(); err == nil {
 		env = append(env, "GOCACHE="+strings.TrimSpace(string(c)))
@@ -78,7 +80,7 @@ func TestEndToEndSandbox(t *testing.T) {
 	if p, err := exec.LookPath("go"); err == nil {
 		env = append(env, "PATH="+filepath.Dir(p)+":"+os.Getenv("PATH"))
 	}
-	out, errOut, code := RunEnv(t, bin, dir, "", env, "-p", "try things", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := e2e.RunEnv(t, bin, dir, "", env, "-p", "try things", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %q %q", code, out, errOut)
 	}
@@ -97,7 +99,7 @@ func TestEndToEndSandbox(t *testing.T) {
 			t.Errorf("%s failed in the sandbox: %q", c, r)
 		}
 	}
-	WaitGone(t, marker)
+	e2e.WaitGone(t, marker)
 	for _, p := range []string{filepath.Join(outside, "x"), filepath.Join(home, "x"), filepath.Join(dir, "agents", "x"), marker} {
 		if _, err := os.Stat(p); err == nil {
 			t.Errorf("%s was created", p)
@@ -119,7 +121,7 @@ func TestEndToEndSandbox(t *testing.T) {
 		fakeollama.Call{ID: "s2", Name: "run_command", Args: map[string]any{"command": `git -c alias.x='!touch y' x`}},
 		fakeollama.Call{ID: "s3", Name: "run_command", Args: map[string]any{"command": `find . -name m.go`}},
 	), fakeollama.TextReply("llama3.2", "Safe."))
-	out, errOut, code = RunEnv(t, bin, dir, "", append(env, "XDG_CONFIG_HOME="+cfgHome), "-p", "safe", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code = e2e.RunEnv(t, bin, dir, "", append(env, "XDG_CONFIG_HOME="+cfgHome), "-p", "safe", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Safe.") {
 		t.Fatalf("safe mode: exit %d: %q %q", code, out, errOut)
 	}
@@ -181,31 +183,31 @@ func TestSandboxBlockedNamesTheRule(t *testing.T) {
 // outside are out of reach; fd 9 is closed.
 func TestEndToEndSandboxEverydayWork(t *testing.T) {
 	t.Parallel()
-	RequireSandbox(t)
-	bin := Build(t)
+	e2e.RequireSandbox(t)
+	bin := e2e.Build(t)
 	f := fakeollama.New(t, "llama3.2:latest")
 	root := t.TempDir()
 	dir, home, outside := filepath.Join(root, "ws"), filepath.Join(root, "home"), filepath.Join(root, "outside")
 	for _, d := range []string{dir, outside} {
 		os.MkdirAll(d, 0o755)
 	}
-	WriteFile(t, home, ".gitconfig", "[user]\n\tname = Fixture User\n\temail = fixture@example.com\n[init]\n\tdefaultBranch = trunk\n"+
+	e2e.WriteFile(t, home, ".gitconfig", "[user]\n\tname = Fixture User\n\temail = fixture@example.com\n[init]\n\tdefaultBranch = trunk\n"+
 		"[credential]\n\thelper = \"!echo password=FIXTURE-TOKEN-123\"\n[url \"https://x-access-token:FIXTURE-TOKEN-456@github.com/\"]\n\tinsteadOf = https://github.com/\n"+
 		"[alias]\n\tst = \"!touch "+filepath.Join(outside, "alias-ran")+"\"\n[core]\n\thooksPath = "+filepath.Join(outside, "hooks")+"\n")
-	WriteFile(t, home, ".cargo/bin/mytool", "#!/bin/sh\ncat \"$HOME/.rustup/toolchains/stable/lib/rustlib.txt\"\n")
-	WriteFile(t, home, ".rustup/toolchains/stable/lib/rustlib.txt", "rustup toolchain ok\n")
-	WriteFile(t, home, ".cargo/credentials.toml", "[registry]\ntoken = \"FIXTURE-CARGO-TOKEN\"\n")
-	WriteFile(t, home, ".pyenv/shims/pyx", "#!/bin/sh\nexec \"$HOME/.pyenv/versions/3.12.0/bin/pyx\"\n")
-	WriteFile(t, home, ".pyenv/versions/3.12.0/bin/pyx", "#!/bin/sh\necho pyenv interpreter ok\n")
+	e2e.WriteFile(t, home, ".cargo/bin/mytool", "#!/bin/sh\ncat \"$HOME/.rustup/toolchains/stable/lib/rustlib.txt\"\n")
+	e2e.WriteFile(t, home, ".rustup/toolchains/stable/lib/rustlib.txt", "rustup toolchain ok\n")
+	e2e.WriteFile(t, home, ".cargo/credentials.toml", "[registry]\ntoken = \"FIXTURE-CARGO-TOKEN\"\n")
+	e2e.WriteFile(t, home, ".pyenv/shims/pyx", "#!/bin/sh\nexec \"$HOME/.pyenv/versions/3.12.0/bin/pyx\"\n")
+	e2e.WriteFile(t, home, ".pyenv/versions/3.12.0/bin/pyx", "#!/bin/sh\necho pyenv interpreter ok\n")
 	for _, p := range []string{".cargo/bin/mytool", ".pyenv/shims/pyx", ".pyenv/versions/3.12.0/bin/pyx"} {
 		os.Chmod(filepath.Join(home, p), 0o755)
 	}
 	os.MkdirAll(filepath.Join(outside, "hooks"), 0o755)
-	WriteFile(t, outside, "hooks/pre-commit", "#!/bin/sh\ntouch "+filepath.Join(outside, "hook-ran")+"\n")
+	e2e.WriteFile(t, outside, "hooks/pre-commit", "#!/bin/sh\ntouch "+filepath.Join(outside, "hook-ran")+"\n")
 	os.Chmod(filepath.Join(outside, "hooks/pre-commit"), 0o755)
-	WriteFile(t, dir, "agents/notes.md", "AGENTS-PRIVATE\n")
-	WriteFile(t, dir, ".gitignore", "agents/\n")
-	WriteFile(t, dir, "a.txt", "one\n")
+	e2e.WriteFile(t, dir, "agents/notes.md", "AGENTS-PRIVATE\n")
+	e2e.WriteFile(t, dir, ".gitignore", "agents/\n")
+	e2e.WriteFile(t, dir, "a.txt", "one\n")
 	git := exec.Command("sh", "-c", "git init -q -b main && git add -A && git -c user.name=t -c user.email=t@t commit -qm first")
 	git.Dir, git.Env = dir, append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null")
 	if out, err := git.CombinedOutput(); err != nil {
@@ -252,7 +254,7 @@ func TestEndToEndSandboxEverydayWork(t *testing.T) {
 	cmd.Env = append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "HOME="+home, "XDG_CACHE_HOME=", "XDG_CONFIG_HOME="+filepath.Join(root, "config"),
 		"PATH="+filepath.Join(home, ".cargo/bin")+":"+filepath.Join(home, ".pyenv/shims")+":/usr/local/bin:/usr/bin:/bin")
 	cmd.ExtraFiles = []*os.File{nil, nil, nil, nil, nil, nil, fd9} // fd 9
-	if out, err := UnderKernel(os.Getenv("HARVEY_TEST_KERNEL"), cmd).CombinedOutput(); err != nil {
+	if out, err := e2e.UnderKernel(os.Getenv("HARVEY_TEST_KERNEL"), cmd).CombinedOutput(); err != nil {
 		t.Fatalf("harvey: %v\n%s", err, out)
 	}
 	res := fakeollama.ToolResults(f.ChatRequests())
@@ -305,11 +307,11 @@ func TestEndToEndSandboxEverydayWork(t *testing.T) {
 	}
 	// A socket the user's config names (docker's, for docker run -i --rm
 	// MCP servers) is reachable: sandbox.readable: [SOCKET].
-	WriteFile(t, root, "config/harvey/harvey.yaml", "sandbox:\n  readable: [\""+sock+"\"]\n")
+	e2e.WriteFile(t, root, "config/harvey/harvey.yaml", "sandbox:\n  readable: [\""+sock+"\"]\n")
 	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "named", Name: "run_command", Args: map[string]any{"command": commands["socket"]}}), fakeollama.TextReply("llama3.2", "Done."))
 	cmd = exec.Command(bin, "-p", "work", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	cmd.Dir, cmd.Env = dir, append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST=", "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(root, "config"))
-	if out, err := UnderKernel(os.Getenv("HARVEY_TEST_KERNEL"), cmd).CombinedOutput(); err != nil {
+	if out, err := e2e.UnderKernel(os.Getenv("HARVEY_TEST_KERNEL"), cmd).CombinedOutput(); err != nil {
 		t.Fatalf("harvey: %v\n%s", err, out)
 	}
 	if r := fakeollama.ToolResults(f.ChatRequests())["named"]; !strings.Contains(r, "connected") {
@@ -336,9 +338,9 @@ func goModuleFixture(t *testing.T, modcache string) {
 	t.Helper()
 	dl := filepath.Join(modcache, "cache", "download", "example.com", "greet", "@v")
 	os.MkdirAll(dl, 0o755)
-	WriteFile(t, dl, "list", "v1.0.0\n")
-	WriteFile(t, dl, "v1.0.0.info", `{"Version":"v1.0.0","Time":"2026-01-01T00:00:00Z"}`)
-	WriteFile(t, dl, "v1.0.0.mod", "module example.com/greet\n\ngo 1.21\n")
+	e2e.WriteFile(t, dl, "list", "v1.0.0\n")
+	e2e.WriteFile(t, dl, "v1.0.0.info", `{"Version":"v1.0.0","Time":"2026-01-01T00:00:00Z"}`)
+	e2e.WriteFile(t, dl, "v1.0.0.mod", "module example.com/greet\n\ngo 1.21\n")
 	var buf bytes.Buffer
 	zw := zip.NewWriter(&buf)
 	for name, body := range map[string]string{"go.mod": "module example.com/greet\n\ngo 1.21\n", "greet.go": "package greet\n\nfunc Hello() string { return \"hello from the cache\" }\n"} {
@@ -357,8 +359,8 @@ func goModuleFixture(t *testing.T, modcache string) {
 // the user's build outside Harvey prints what the module really says.
 func TestEndToEndSandboxCachesCannotBePoisoned(t *testing.T) {
 	t.Parallel()
-	RequireSandbox(t)
-	bin := Build(t)
+	e2e.RequireSandbox(t)
+	bin := e2e.Build(t)
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go")
@@ -369,8 +371,8 @@ func TestEndToEndSandboxCachesCannotBePoisoned(t *testing.T) {
 	dir, home := filepath.Join(root, "ws"), filepath.Join(root, "home")
 	modcache := filepath.Join(home, "go", "pkg", "mod")
 	goModuleFixture(t, modcache)
-	WriteFile(t, dir, "go.mod", "module app\n\ngo 1.21\n\nrequire example.com/greet v1.0.0\n")
-	WriteFile(t, dir, "main.go", "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/greet\"\n)\n\nfunc main() { fmt.Println(greet.Hello()) }\n")
+	e2e.WriteFile(t, dir, "go.mod", "module app\n\ngo 1.21\n\nrequire example.com/greet v1.0.0\n")
+	e2e.WriteFile(t, dir, "main.go", "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/greet\"\n)\n\nfunc main() { fmt.Println(greet.Hello()) }\n")
 	goroot, _ := exec.Command(goBin, "env", "GOROOT").Output()
 	env := []string{"HOME=" + home, "GOPATH=" + filepath.Join(home, "go"), "GOMODCACHE=", "GOCACHE=", "XDG_CACHE_HOME=", "GOFLAGS=-mod=mod", "GOSUMDB=off", "GONOSUMCHECK=1",
 		"GOPROXY=file://" + filepath.Join(modcache, "cache", "download"), "GOTOOLCHAIN=local", "XDG_DATA_HOME=" + filepath.Join(root, "data"),
@@ -380,7 +382,7 @@ func TestEndToEndSandboxCachesCannotBePoisoned(t *testing.T) {
 		fakeollama.Call{ID: "build", Name: "run_command", Args: map[string]any{"command": "go build -o app . && ./app && go vet ./..."}},
 		fakeollama.Call{ID: "poison", Name: "run_command", Args: map[string]any{"command": poison}},
 	), fakeollama.TextReply("llama3.2", "Built."))
-	out, errOut, code := RunEnv(t, bin, dir, "", env, "-p", "build it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := e2e.RunEnv(t, bin, dir, "", env, "-p", "build it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Built.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
@@ -408,21 +410,21 @@ func TestEndToEndSandboxCachesCannotBePoisoned(t *testing.T) {
 // loopback server works (a test suite's).
 func TestEndToEndSandboxRegistryProxy(t *testing.T) {
 	t.Parallel()
-	RequireSandbox(t)
-	bin := Build(t)
+	e2e.RequireSandbox(t)
+	bin := e2e.Build(t)
 	if _, err := exec.LookPath("npm"); err != nil {
 		t.Skip("no npm")
 	}
-	base, integrities := NPMFixture(t, LeftpadPackage)
+	base, integrities := e2e.NPMFixture(t, e2e.LeftpadPackage)
 	integrity := integrities["leftpad"]
 	f := fakeollama.New(t, "llama3.2:latest")
 	root := t.TempDir()
 	dir, home, cfg := filepath.Join(root, "ws"), filepath.Join(root, "home"), filepath.Join(root, "config")
 	os.MkdirAll(home, 0o755)
-	WriteFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(base, "http://")+"\"]\n")
-	WriteFile(t, dir, "package.json", `{"name":"app","version":"1.0.0","scripts":{"test":"node test.js"},"dependencies":{"leftpad":"1.0.0"}}`)
-	WriteFile(t, dir, "package-lock.json", fmt.Sprintf(`{"name":"app","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{"":{"name":"app","version":"1.0.0","dependencies":{"leftpad":"1.0.0"}},"node_modules/leftpad":{"version":"1.0.0","resolved":"%s/leftpad/-/leftpad-1.0.0.tgz","integrity":"%s"}}}`, base, integrity))
-	WriteFile(t, dir, "test.js", "const pad = require('leftpad'); const http = require('http');\n"+
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(base, "http://")+"\"]\n")
+	e2e.WriteFile(t, dir, "package.json", `{"name":"app","version":"1.0.0","scripts":{"test":"node test.js"},"dependencies":{"leftpad":"1.0.0"}}`)
+	e2e.WriteFile(t, dir, "package-lock.json", fmt.Sprintf(`{"name":"app","version":"1.0.0","lockfileVersion":3,"requires":true,"packages":{"":{"name":"app","version":"1.0.0","dependencies":{"leftpad":"1.0.0"}},"node_modules/leftpad":{"version":"1.0.0","resolved":"%s/leftpad/-/leftpad-1.0.0.tgz","integrity":"%s"}}}`, base, integrity))
+	e2e.WriteFile(t, dir, "test.js", "const pad = require('leftpad'); const http = require('http');\n"+
 		"const s = http.createServer((q, r) => r.end('own server')).listen(0, '127.0.0.1', () => {\n"+
 		"  http.get('http://127.0.0.1:' + s.address().port, r => { let b = ''; r.on('data', d => b += d); r.on('end', () => { console.log(pad(7, 3), b); s.close(); }); });\n});\n")
 	f.Script(fakeollama.ToolReply("llama3.2",
@@ -431,7 +433,7 @@ func TestEndToEndSandboxRegistryProxy(t *testing.T) {
 	), fakeollama.TextReply("llama3.2", "Installed."))
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=", "XDG_DATA_HOME=" + filepath.Join(root, "data"), "PATH=/usr/local/bin:/usr/bin:/bin",
 		"npm_config_update_notifier=false"} // no look at the real registry
-	out, errOut, code := RunEnv(t, bin, dir, "", env, "-p", "install", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := e2e.RunEnv(t, bin, dir, "", env, "-p", "install", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Installed.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
@@ -488,23 +490,23 @@ func pypiFixture(t *testing.T) string {
 // a local index through the proxy, and go build all work.
 func TestEndToEndSandboxThisMachinesToolchains(t *testing.T) {
 	t.Parallel()
-	RequireSandbox(t)
-	bin := Build(t)
+	e2e.RequireSandbox(t)
+	bin := e2e.Build(t)
 	index := pypiFixture(t)
 	f := fakeollama.New(t, "llama3.2:latest")
 	root := t.TempDir()
 	dir, cfg := filepath.Join(root, "ws"), filepath.Join(root, "config")
-	WriteFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(index, "http://")+"\"]\n")
-	WriteFile(t, dir, "Makefile", "all:\n\t@echo made > made.txt && cat made.txt\n")
-	WriteFile(t, dir, "rs/Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")
-	WriteFile(t, dir, "rs/src/main.rs", "fn main() { println!(\"cargo ok\"); }\n")
-	WriteFile(t, dir, "go.mod", "module m\n\ngo 1.21\n")
-	WriteFile(t, dir, "main.go", "package main\n\nfunc main() { println(\"go ok\") }\n")
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(index, "http://")+"\"]\n")
+	e2e.WriteFile(t, dir, "Makefile", "all:\n\t@echo made > made.txt && cat made.txt\n")
+	e2e.WriteFile(t, dir, "rs/Cargo.toml", "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")
+	e2e.WriteFile(t, dir, "rs/src/main.rs", "fn main() { println!(\"cargo ok\"); }\n")
+	e2e.WriteFile(t, dir, "go.mod", "module m\n\ngo 1.21\n")
+	e2e.WriteFile(t, dir, "main.go", "package main\n\nfunc main() { println(\"go ok\") }\n")
 	works := map[string][]string{"make": {"make", "--version"}, "cargo": {"cargo", "--version"}, "pip": {"python3", "-m", "venv", "--help"}, "go": {"go", "version"}}
 	// This machine's own home, on purpose (every other test gets a fresh
 	// one): its caches are seen through private layers of a data
 	// directory of the test's.
-	own := []string{"HOME=" + RealHome, "XDG_CACHE_HOME=", "XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + filepath.Join(root, "data")}
+	own := []string{"HOME=" + e2e.RealHome, "XDG_CACHE_HOME=", "XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + filepath.Join(root, "data")}
 	cmds := map[string][2]string{
 		"make":  {"make", "made"},
 		"cargo": {"cd rs && cargo build --offline -q && ./target/debug/app", "cargo ok"},
@@ -521,7 +523,7 @@ func TestEndToEndSandboxThisMachinesToolchains(t *testing.T) {
 			delete(cmds, id)
 			continue
 		}
-		if err := ToolchainWorks(own[:2], works[id]...); err != nil {
+		if err := e2e.ToolchainWorks(own[:2], works[id]...); err != nil {
 			t.Logf("%s left out: %v", id, err)
 			delete(cmds, id)
 			continue
@@ -529,7 +531,7 @@ func TestEndToEndSandboxThisMachinesToolchains(t *testing.T) {
 		calls = append(calls, fakeollama.Call{ID: id, Name: "run_command", Args: map[string]any{"command": c[0], "timeout": 300}})
 	}
 	f.Script(fakeollama.ToolReply("llama3.2", calls...), fakeollama.TextReply("llama3.2", "Done."))
-	out, errOut, code := RunEnv(t, bin, dir, "", own, "-p", "build", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := e2e.RunEnv(t, bin, dir, "", own, "-p", "build", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
@@ -565,12 +567,12 @@ rl.on('line', line => {
 // the server starts inside the sandbox, and its tool answers (issue 29).
 func TestEndToEndMCPServerWithNpx(t *testing.T) {
 	t.Parallel()
-	RequireSandbox(t)
-	bin := Build(t)
+	e2e.RequireSandbox(t)
+	bin := e2e.Build(t)
 	if _, err := exec.LookPath("npx"); err != nil {
 		t.Skip("no npx")
 	}
-	base, _ := NPMFixture(t, mcpEchoPackage)
+	base, _ := e2e.NPMFixture(t, mcpEchoPackage)
 	f := fakeollama.New(t, "llama3.2:latest")
 	root := t.TempDir()
 	dir, home, cfg := filepath.Join(root, "ws"), filepath.Join(root, "home"), filepath.Join(root, "config")
@@ -578,11 +580,11 @@ func TestEndToEndMCPServerWithNpx(t *testing.T) {
 	os.MkdirAll(home, 0o755)
 	// The same server installed in a node_modules outside the workspace.
 	installed := filepath.Join(root, "tools", "node_modules")
-	WriteFile(t, installed, "mcp-echo-test/index.js", mcpEchoPackage["mcp-echo-test"]["index.js"])
+	e2e.WriteFile(t, installed, "mcp-echo-test/index.js", mcpEchoPackage["mcp-echo-test"]["index.js"])
 	os.Chmod(filepath.Join(installed, "mcp-echo-test/index.js"), 0o755)
 	os.MkdirAll(filepath.Join(installed, ".bin"), 0o755)
 	os.Symlink("../mcp-echo-test/index.js", filepath.Join(installed, ".bin", "mcp-echo-test"))
-	WriteFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(base, "http://")+"\"]\n"+
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  hosts: [\""+strings.TrimPrefix(base, "http://")+"\"]\n"+
 		"mcp:\n  servers:\n    echo:\n      command: [npx, -y, mcp-echo-test]\n      env: {npm_config_registry: \""+base+"/\"}\n"+
 		"    local:\n      command: [\""+filepath.Join(installed, ".bin", "mcp-echo-test")+"\"]\n"+
 		"    offlist:\n      command: [npx, -y, mcp-echo-test]\n      env: {npm_config_registry: \"http://registry.example.invalid/\"}\n")
@@ -590,7 +592,7 @@ func TestEndToEndMCPServerWithNpx(t *testing.T) {
 		fakeollama.Call{ID: "e2", Name: "local__echo", Args: map[string]any{"text": "from node_modules"}}), fakeollama.TextReply("llama3.2", "Echoed."))
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=", "XDG_DATA_HOME=" + filepath.Join(root, "data"), "PATH=/usr/local/bin:/usr/bin:/bin",
 		"npm_config_update_notifier=false"} // no look at the real registry
-	out, errOut, code := RunEnv(t, bin, dir, "", env, "-p", "echo", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := e2e.RunEnv(t, bin, dir, "", env, "-p", "echo", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Echoed.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
@@ -608,14 +610,14 @@ func TestEndToEndMCPServerWithNpx(t *testing.T) {
 	// No models: in the config, so mistral gets the tools too (issue 26).
 	fm := fakeollama.New(t, "mistral:latest")
 	fm.Script(fakeollama.ToolReply("mistral", fakeollama.Call{ID: "m1", Name: "echo__echo", Args: map[string]any{"text": "from mistral"}}), fakeollama.TextReply("mistral", "Echoed."))
-	if out, errOut, code := RunEnv(t, bin, dir, "", env, "-p", "echo", "--yes", "--model", "mistral", "--ollama", fm.URL()); code != 0 || !strings.Contains(out, "Echoed.") {
+	if out, errOut, code := e2e.RunEnv(t, bin, dir, "", env, "-p", "echo", "--yes", "--model", "mistral", "--ollama", fm.URL()); code != 0 || !strings.Contains(out, "Echoed.") {
 		t.Fatalf("mistral: exit %d: %s %s", code, out, errOut)
 	}
 	if r := fakeollama.ToolResults(fm.ChatRequests())["m1"]; !strings.Contains(r, "echo: from mistral") {
 		t.Fatalf("mistral's call: %s", r)
 	}
 	// harvey mcp list shows the servers running, and the one that failed with its cause.
-	out, _, _ = RunEnv(t, bin, dir, "", env, "mcp", "list")
+	out, _, _ = e2e.RunEnv(t, bin, dir, "", env, "mcp", "list")
 	if !strings.Contains(out, "echo: running, 1 tool") || !strings.Contains(out, "offlist: failed") || !strings.Contains(out, "registry.example.invalid") {
 		t.Fatalf("mcp list: %s", out)
 	}

@@ -8,7 +8,7 @@
 // cache write works where the tool has a setting Harvey points at a
 // private cache, as the mode's row of the table says; elsewhere it is
 // refused. CI runs this as root and as an ordinary account.
-package harvey
+package e2e
 
 import (
 	"crypto/sha256"
@@ -21,8 +21,6 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/kernelsim"
-
-	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // homeCheck is one tool of a layout: the command that shows it runs, and
@@ -180,7 +178,7 @@ func (l homeLayout) make(t *testing.T, root string) (string, []string) {
 	}
 	for dir, files := range map[string]map[string]string{home: l.files, out: l.outer} {
 		for p, content := range files {
-			e2e.WriteFile(t, dir, p, content)
+			WriteFile(t, dir, p, content)
 			if strings.HasPrefix(content, "#!") {
 				os.Chmod(filepath.Join(dir, p), 0o755)
 			}
@@ -242,9 +240,9 @@ func treeState(root string) map[string]string {
 }
 
 func TestEndToEndHomes(t *testing.T) {
-	e2e.Announce("seventeen homes as installers leave them, in each kernel mode")
-	bin := e2e.Build(t)
-	for _, kernel := range e2e.Kernels() {
+	Announce("seventeen homes as installers leave them, in each kernel mode")
+	bin := Build(t)
+	for _, kernel := range Kernels() {
 		for _, l := range homeLayouts {
 			t.Run(kernel+"/"+l.name, func(t *testing.T) {
 				t.Parallel()
@@ -267,7 +265,7 @@ func testHome(t *testing.T, bin, kernel string, l homeLayout) {
 	}
 	script := filepath.Join(root, "script")
 	os.WriteFile(script, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
-	out, errOut, code := e2e.RunKernel(t, kernel, bin, dir, "", env, "--run", script, "--yes")
+	out, errOut, code := RunKernel(t, kernel, bin, dir, "", env, "--run", script, "--yes")
 	landlock := kernel == string(kernelsim.NoUserNS)
 	refused := landlock && slices.ContainsFunc(l.checks, func(c homeCheck) bool { return !c.landlock }) // a write meant to fail
 	if want := map[bool]int{false: 0, true: 1}[refused]; code != want {                                 // --run fails when a step does

@@ -4,7 +4,7 @@
 // this kernel with a seccomp filter (internal/kernelsim) inherited by the
 // built binary and everything it starts. CI runs this file as an ordinary
 // account too (.ci/run), where the modes differ from root's.
-package harvey
+package e2e
 
 import (
 	"encoding/json"
@@ -21,8 +21,6 @@ import (
 	"github.com/harvey-agent/harvey/internal/kernelsim"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
-
-	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // modeFixture is a workspace that is a git repository with a commit, a
@@ -46,10 +44,10 @@ func newModeFixture(t *testing.T) *modeFixture {
 	os.MkdirAll(filepath.Join(f.home, ".local", "bin"), 0o755)
 	os.WriteFile(filepath.Join(f.home, ".local", "bin", "mytool"), []byte("#!/bin/sh\necho mytool\n"), 0o755)
 	os.WriteFile(filepath.Join(f.home, ".gitconfig"), []byte("[user]\n\tname = Fixture User\n\temail = user@example.com\n[init]\n\tdefaultBranch = main\n"), 0o644)
-	e2e.WriteFile(t, f.dir, "go.mod", "module m\ngo 1.21\n")
-	e2e.WriteFile(t, f.dir, "m.go", "package m\n\n// F says hello.\nfunc F() int { return 1 }\n")
-	e2e.WriteFile(t, f.dir, "m_test.go", "package m\nimport \"testing\"\nfunc TestF(t *testing.T) { if F() != 1 { t.Fatal() } }\n")
-	e2e.WriteFile(t, f.dir, ".gitignore", "agents/\n")
+	WriteFile(t, f.dir, "go.mod", "module m\ngo 1.21\n")
+	WriteFile(t, f.dir, "m.go", "package m\n\n// F says hello.\nfunc F() int { return 1 }\n")
+	WriteFile(t, f.dir, "m_test.go", "package m\nimport \"testing\"\nfunc TestF(t *testing.T) { if F() != 1 { t.Fatal() } }\n")
+	WriteFile(t, f.dir, ".gitignore", "agents/\n")
 	f.env = []string{"HOME=" + f.home, "XDG_CONFIG_HOME=" + f.cfg}
 	for _, v := range []string{"GOCACHE", "GOMODCACHE"} {
 		if c, err := exec.Command("go", "env", v).Output(); err == nil {
@@ -62,7 +60,7 @@ func newModeFixture(t *testing.T) *modeFixture {
 	f.git(t, "init -q")
 	f.git(t, "add -A")
 	f.git(t, "commit -qm first")
-	f.port, f.accepted = e2e.CountingListener(t)
+	f.port, f.accepted = CountingListener(t)
 	return f
 }
 
@@ -99,8 +97,8 @@ func TestEndToEndSandboxModes(t *testing.T) {
 		t.Skip("the kernel modes are Linux's")
 	}
 	simulated(t)
-	e2e.Announce("the sandbox's kernel modes: hostile commands, everyday work, your next git")
-	bin := e2e.Build(t)
+	Announce("the sandbox's kernel modes: hostile commands, everyday work, your next git")
+	bin := Build(t)
 	for _, c := range []struct {
 		kernel, mode, line string
 		work               bool // everyday work passes (go build and test, a commit)
@@ -133,7 +131,7 @@ func TestEndToEndSandboxModes(t *testing.T) {
 				// moves each crate's metadata (EXDEV without Landlock's refer).
 				fakeollama.Call{ID: "w1", Name: "run_command", Args: map[string]any{"command": `mkdir -p a b && echo renamed > a/f && python3 -c "import os; os.rename('a/f', 'b/f'); os.link('b/f', 'a/g')" && cat a/g`}})
 			fo.Script(fakeollama.ToolReply("llama3.2", calls...), fakeollama.TextReply("llama3.2", "Done."))
-			out, errOut, code := e2e.RunKernel(t, c.kernel, bin, f.dir, "", f.env, "-p", "try things", "--yes", "--output", "stream-json", "--model", "llama3.2", "--ollama", fo.URL())
+			out, errOut, code := RunKernel(t, c.kernel, bin, f.dir, "", f.env, "-p", "try things", "--yes", "--output", "stream-json", "--model", "llama3.2", "--ollama", fo.URL())
 			if code != 0 {
 				t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 			}
@@ -178,7 +176,7 @@ func TestEndToEndSandboxModes(t *testing.T) {
 			if r := results["w0"]; c.work && (!strings.Contains(r, "[exit 0]") || !strings.Contains(r, "work")) {
 				t.Errorf("everyday work failed in mode %s: %q", c.mode, r)
 			}
-			e2e.WaitGone(t, marker)
+			WaitGone(t, marker)
 			for _, p := range []string{filepath.Join(f.outside, "x"), filepath.Join(f.dir, "agents", "x"), marker} {
 				if _, err := os.Stat(p); err == nil {
 					t.Errorf("%s was created", p)
@@ -207,7 +205,7 @@ func TestEndToEndSandboxNoneFailsClosed(t *testing.T) {
 		t.Skip("the kernel modes are Linux's")
 	}
 	simulated(t)
-	bin := e2e.Build(t)
+	bin := Build(t)
 	f := newModeFixture(t)
 	fo := fakeollama.New(t, "llama3.2:latest")
 	script := func() {
@@ -217,7 +215,7 @@ func TestEndToEndSandboxNoneFailsClosed(t *testing.T) {
 		), fakeollama.TextReply("llama3.2", "Done."))
 	}
 	script()
-	out, errOut, code := e2e.RunKernel(t, string(kernelsim.Neither), bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+	out, errOut, code := RunKernel(t, string(kernelsim.Neither), bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}
@@ -238,7 +236,7 @@ func TestEndToEndSandboxNoneFailsClosed(t *testing.T) {
 	os.MkdirAll(filepath.Join(f.dir, "agents"), 0o700)
 	os.WriteFile(filepath.Join(f.dir, "agents", "harvey.yaml"), []byte("sandbox:\n  unsandboxed: true\n"), 0o600)
 	script()
-	e2e.RunKernel(t, string(kernelsim.Neither), bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+	RunKernel(t, string(kernelsim.Neither), bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 	if _, err := os.Stat(filepath.Join(f.dir, "ran.txt")); err == nil {
 		t.Error("a workspace's config let a command run unsandboxed")
 	}
@@ -246,7 +244,7 @@ func TestEndToEndSandboxNoneFailsClosed(t *testing.T) {
 	// The user's own config allows it.
 	os.WriteFile(filepath.Join(f.cfg, "harvey", "harvey.yaml"), []byte("sandbox:\n  unsandboxed: true\n"), 0o600)
 	script()
-	out, errOut, code = e2e.RunKernel(t, string(kernelsim.Neither), bin, f.dir, "", f.env, "-p", "go", "--yes", "--output", "stream-json", "--model", "llama3.2", "--ollama", fo.URL())
+	out, errOut, code = RunKernel(t, string(kernelsim.Neither), bin, f.dir, "", f.env, "-p", "go", "--yes", "--output", "stream-json", "--model", "llama3.2", "--ollama", fo.URL())
 	if code != 0 || !strings.Contains(errOut, "UNSANDBOXED") {
 		t.Fatalf("exit %d: start line does not say unsandboxed:\n%s", code, errOut)
 	}
@@ -270,11 +268,11 @@ func TestEndToEndSandboxNoneFailsClosed(t *testing.T) {
 // command can fill and the workspace's next command sees.
 func TestEndToEndSandboxHomeGainsNothing(t *testing.T) {
 	t.Parallel()
-	e2e.RequireSandbox(t)
+	RequireSandbox(t)
 	if sandbox.Available().Mode() == sandbox.ModeLandlock {
 		t.Skip("Landlock only: caches have no private layer here")
 	}
-	bin := e2e.Build(t)
+	bin := Build(t)
 	root := t.TempDir()
 	dir, home := filepath.Join(root, "ws"), filepath.Join(root, "home")
 	os.MkdirAll(dir, 0o755)
@@ -286,7 +284,7 @@ func TestEndToEndSandboxHomeGainsNothing(t *testing.T) {
 	), fakeollama.TextReply("llama3.2", "Done."))
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(root, "config"), "XDG_DATA_HOME=" + filepath.Join(root, "data"),
 		"XDG_CACHE_HOME=", "GOCACHE=", "GOMODCACHE=", "GOPATH=", "PATH=/usr/bin:/bin"}
-	out, errOut, code := e2e.RunKernel(t, "real", bin, dir, "", env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+	out, errOut, code := RunKernel(t, "real", bin, dir, "", env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}
@@ -313,7 +311,7 @@ func TestSandboxProbeFromTheTempDir(t *testing.T) {
 	if runtime.GOOS != "linux" || sandbox.Available().Mode() != sandbox.ModeFull {
 		t.Skip("needs the whole sandbox on this kernel")
 	}
-	bin := e2e.Build(t)
+	bin := Build(t)
 	b, err := os.ReadFile(bin)
 	if err != nil {
 		t.Fatal(err)
@@ -327,7 +325,7 @@ func TestSandboxProbeFromTheTempDir(t *testing.T) {
 	os.Chmod(f.Name(), 0o755)
 	t.Cleanup(func() { os.Remove(f.Name()) })
 	for kernel, want := range map[string]string{"real": "sandbox: full", string(kernelsim.NoLandlock): "sandbox: namespaces only"} {
-		out, errOut, code := e2e.RunKernel(t, kernel, f.Name(), t.TempDir(), "", []string{"TMPDIR=" + filepath.Dir(f.Name())}, "sandbox")
+		out, errOut, code := RunKernel(t, kernel, f.Name(), t.TempDir(), "", []string{"TMPDIR=" + filepath.Dir(f.Name())}, "sandbox")
 		if code != 0 || !strings.HasPrefix(out, want) {
 			t.Errorf("%s: exit %d: %s %s", kernel, code, out, errOut)
 		}

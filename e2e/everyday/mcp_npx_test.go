@@ -1,4 +1,4 @@
-package e2e
+package everyday
 
 import (
 	"fmt"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/kernelsim"
+
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 // tinyMCPPackage is an MCP server as npm serves one: JSON-RPC over stdio,
@@ -51,12 +53,12 @@ process.stdin.on('data', d => {
 // workspace's server runs the original, the first keeps its own change, and
 // the shared store is byte for byte what the registry served.
 func TestEndToEndNpxServerFetchedOncePerUser(t *testing.T) {
-	RequireSandbox(t)
+	e2e.RequireSandbox(t)
 	if _, err := exec.LookPath("npx"); err != nil {
 		t.Skip("no npx")
 	}
-	bin := Build(t)
-	for _, kernel := range Kernels() {
+	bin := e2e.Build(t)
+	for _, kernel := range e2e.Kernels() {
 		if kernel == string(kernelsim.NoUserNS) {
 			continue // Landlock only: no overlay, so each workspace's server fetches its own (docs/mcp.md)
 		}
@@ -66,11 +68,11 @@ func TestEndToEndNpxServerFetchedOncePerUser(t *testing.T) {
 
 func npxFetchedOnce(t *testing.T, bin, kernel string) {
 	var tarballs atomic.Int64
-	base, _ := NPMFixtureCounted(t, tinyMCPPackage, &tarballs)
+	base, _ := e2e.NPMFixtureCounted(t, tinyMCPPackage, &tarballs)
 	root := t.TempDir()
 	home, cfg, data := filepath.Join(root, "home"), filepath.Join(root, "config"), filepath.Join(root, "data")
 	os.MkdirAll(home, 0o755)
-	WriteFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  hosts: [%q]\nmcp:\n  servers:\n    tiny:\n      command: [npx, -y, tiny-mcp]\n      env: {npm_config_registry: %q}\n      models: [\"*\"]\n",
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  hosts: [%q]\nmcp:\n  servers:\n    tiny:\n      command: [npx, -y, tiny-mcp]\n      env: {npm_config_registry: %q}\n      models: [\"*\"]\n",
 		strings.TrimPrefix(base, "http://"), base+"/"))
 	env := []string{"HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "XDG_CACHE_HOME=", "XDG_DATA_HOME=" + data,
 		"PATH=/usr/local/bin:/usr/bin:/bin", "npm_config_update_notifier=false", "HARVEY_SESSION_NET=" + os.Getenv("HARVEY_SESSION_NET")}
@@ -78,7 +80,7 @@ func npxFetchedOnce(t *testing.T, bin, kernel string) {
 		os.MkdirAll(ws, 0o755)
 		f := fakeollama.New(t, "llama3.2:latest")
 		f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "n", Name: "tiny__note", Args: map[string]any{}}), fakeollama.TextReply("llama3.2", "Done."))
-		out, errOut, code := RunKernel(t, kernel, bin, ws, "", env, "-p", "read the note", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+		out, errOut, code := e2e.RunKernel(t, kernel, bin, ws, "", env, "-p", "read the note", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 		if code != 0 {
 			t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 		}

@@ -8,7 +8,7 @@
 // the user's ordinary next steps run outside Harvey and none of them runs
 // anything a command planted. Spans sandbox*.go, gate.go, internal/guard,
 // internal/sandbox and mcp*.go.
-package e2e
+package everyday
 
 import (
 	"fmt"
@@ -23,11 +23,13 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/ptytest"
+
+	"github.com/harvey-agent/harvey/e2e"
 )
 
 func TestEndToEndNextCommandIsYours(t *testing.T) {
 	t.Parallel()
-	RequireSandbox(t)
+	e2e.RequireSandbox(t)
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go")
@@ -35,7 +37,7 @@ func TestEndToEndNextCommandIsYours(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("no git")
 	}
-	bin := Build(t)
+	bin := e2e.Build(t)
 	f := fakeollama.New(t, "llama3.2:latest")
 	root := t.TempDir()
 	dir, home, outside := filepath.Join(root, "ws"), filepath.Join(root, "home"), filepath.Join(root, "outside")
@@ -47,15 +49,15 @@ func TestEndToEndNextCommandIsYours(t *testing.T) {
 	// cache layers of another workspace.
 	modcache := filepath.Join(home, "go", "pkg", "mod")
 	goModuleFixture(t, modcache)
-	WriteFile(t, modcache, "example.com/greet@v1.0.0/go.mod", "module example.com/greet\n\ngo 1.21\n")
-	WriteFile(t, modcache, "example.com/greet@v1.0.0/greet.go", "package greet\n\nfunc Hello() string { return \"hello from the cache\" }\n")
+	e2e.WriteFile(t, modcache, "example.com/greet@v1.0.0/go.mod", "module example.com/greet\n\ngo 1.21\n")
+	e2e.WriteFile(t, modcache, "example.com/greet@v1.0.0/greet.go", "package greet\n\nfunc Hello() string { return \"hello from the cache\" }\n")
 	os.MkdirAll(filepath.Join(home, "go", "bin"), 0o755)
 	crate := filepath.Join(home, ".cargo", "registry", "src", "index.crates.io-6f17d22bba15001f", "dep-1.0.0", "src", "lib.rs")
-	WriteFile(t, filepath.Dir(crate), "lib.rs", "pub fn dep() {}\n")
+	e2e.WriteFile(t, filepath.Dir(crate), "lib.rs", "pub fn dep() {}\n")
 	os.MkdirAll(filepath.Join(home, ".cargo", "bin"), 0o755)
 	realCargo, cargoErr := exec.LookPath("cargo")
 	if cargoErr == nil {
-		if cargoErr = ToolchainWorks([]string{"RUSTUP_HOME=" + RealHome + "/.rustup"}, realCargo, "--version"); cargoErr != nil {
+		if cargoErr = e2e.ToolchainWorks([]string{"RUSTUP_HOME=" + e2e.RealHome + "/.rustup"}, realCargo, "--version"); cargoErr != nil {
 			t.Logf("cargo left out: %v", cargoErr)
 		}
 	}
@@ -64,26 +66,26 @@ func TestEndToEndNextCommandIsYours(t *testing.T) {
 			os.Symlink(filepath.Join(filepath.Dir(realCargo), p), filepath.Join(home, ".cargo", "bin", p))
 		}
 	}
-	WriteFile(t, home, ".local/bin/mytool", "#!/bin/sh\necho mytool ok\n")
+	e2e.WriteFile(t, home, ".local/bin/mytool", "#!/bin/sh\necho mytool ok\n")
 	os.Chmod(filepath.Join(home, ".local/bin/mytool"), 0o755)
-	WriteFile(t, home, ".local/share/Trash/files/.env", "API_TOKEN=TRASHED-SECRET-VALUE\n")
-	WriteFile(t, home, ".local/share/harvey/caches/0123456789ab/run/x/upper/other-layer.txt", "OTHER-WORKSPACE-LAYER\n")
-	WriteFile(t, home, ".gitconfig", "[user]\n\tname = Fixture User\n\temail = fixture@example.com\n")
+	e2e.WriteFile(t, home, ".local/share/Trash/files/.env", "API_TOKEN=TRASHED-SECRET-VALUE\n")
+	e2e.WriteFile(t, home, ".local/share/harvey/caches/0123456789ab/run/x/upper/other-layer.txt", "OTHER-WORKSPACE-LAYER\n")
+	e2e.WriteFile(t, home, ".gitconfig", "[user]\n\tname = Fixture User\n\temail = fixture@example.com\n")
 
 	// The workspace: a git repository with a commit, a Go program that
 	// uses the cached module, a Rust crate, and a script a command could
 	// point git at (as a repository file would be).
-	WriteFile(t, dir, "go.mod", "module app\n\ngo 1.21\n\nrequire example.com/greet v1.0.0\n")
-	WriteFile(t, dir, "main.go", "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/greet\"\n)\n\nfunc main() { fmt.Println(greet.Hello()) }\n")
-	WriteFile(t, dir, "rs/Cargo.toml", "[package]\nname = \"rs\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")
-	WriteFile(t, dir, "rs/src/main.rs", "fn main() { println!(\"rust ok\"); }\n")
-	WriteFile(t, dir, ".gitignore", "agents/\nrs/target/\n")
-	WriteFile(t, dir, "plant.sh", "#!/bin/sh\ntouch "+marker+"\n")
+	e2e.WriteFile(t, dir, "go.mod", "module app\n\ngo 1.21\n\nrequire example.com/greet v1.0.0\n")
+	e2e.WriteFile(t, dir, "main.go", "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/greet\"\n)\n\nfunc main() { fmt.Println(greet.Hello()) }\n")
+	e2e.WriteFile(t, dir, "rs/Cargo.toml", "[package]\nname = \"rs\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")
+	e2e.WriteFile(t, dir, "rs/src/main.rs", "fn main() { println!(\"rust ok\"); }\n")
+	e2e.WriteFile(t, dir, ".gitignore", "agents/\nrs/target/\n")
+	e2e.WriteFile(t, dir, "plant.sh", "#!/bin/sh\ntouch "+marker+"\n")
 	os.Chmod(filepath.Join(dir, "plant.sh"), 0o755)
 	goroot, _ := exec.Command(goBin, "env", "GOROOT").Output()
 	env := []string{"HOME=" + home, "GOPATH=" + filepath.Join(home, "go"), "GOMODCACHE=", "GOCACHE=", "XDG_CACHE_HOME=", "XDG_DATA_HOME=", "XDG_CONFIG_HOME=" + filepath.Join(root, "config"),
 		"GOFLAGS=-mod=mod", "GOSUMDB=off", "GOPROXY=file://" + filepath.Join(modcache, "cache", "download"), "GOTOOLCHAIN=local", "GOROOT=" + strings.TrimSpace(string(goroot)),
-		"CARGO_HOME=" + filepath.Join(home, ".cargo"), "RUSTUP_HOME=" + RealHome + "/.rustup",
+		"CARGO_HOME=" + filepath.Join(home, ".cargo"), "RUSTUP_HOME=" + e2e.RealHome + "/.rustup",
 		"PATH=" + strings.Join([]string{filepath.Join(home, "go", "bin"), filepath.Join(home, ".cargo", "bin"), filepath.Join(home, ".local", "bin"), filepath.Dir(goBin), "/usr/local/bin", "/usr/bin", "/bin"}, ":")}
 	gitEnv := append(append(os.Environ(), env...), "GIT_AUTHOR_DATE=2026-01-01T00:00:00Z")
 	user := func(line string) string { // the user's own next step, outside Harvey
@@ -113,7 +115,7 @@ func TestEndToEndNextCommandIsYours(t *testing.T) {
 		calls = append(calls, fakeollama.Call{ID: id, Name: "run_command", Args: map[string]any{"command": c}})
 	}
 	f.Script(fakeollama.ToolReply("llama3.2", calls...), fakeollama.TextReply("llama3.2", "Done."))
-	out, errOut, code := RunEnv(t, bin, dir, "", env, "-p", "do it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := e2e.RunEnv(t, bin, dir, "", env, "-p", "do it", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s %s", code, out, errOut)
 	}
@@ -166,7 +168,7 @@ func TestEndToEndNextCommandIsYours(t *testing.T) {
 // variable, and its server gets the value.
 func TestEndToEndWorkspaceMCPNeverNamesYourEnvironment(t *testing.T) {
 	t.Parallel()
-	bin := Build(t)
+	bin := e2e.Build(t)
 	var mu sync.Mutex
 	var got []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -177,8 +179,8 @@ func TestEndToEndWorkspaceMCPNeverNamesYourEnvironment(t *testing.T) {
 	}))
 	defer srv.Close()
 	dir, cfg := t.TempDir(), t.TempDir()
-	WriteFile(t, dir, ".cursor/mcp.json", fmt.Sprintf(`{"mcpServers": {"repo": {"url": %q, "headers": {"Authorization": "Bearer ${FIXTURE_GH_TOKEN}", "X-Key": "$FIXTURE_OPENAI_KEY"}}}}`, srv.URL+"/repo"))
-	WriteFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    mine:\n      url: %s\n      headers:\n        Authorization: \"Bearer ${FIXTURE_GH_TOKEN}\"\n", srv.URL+"/mine"))
+	e2e.WriteFile(t, dir, ".cursor/mcp.json", fmt.Sprintf(`{"mcpServers": {"repo": {"url": %q, "headers": {"Authorization": "Bearer ${FIXTURE_GH_TOKEN}", "X-Key": "$FIXTURE_OPENAI_KEY"}}}}`, srv.URL+"/repo"))
+	e2e.WriteFile(t, cfg, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    mine:\n      url: %s\n      headers:\n        Authorization: \"Bearer ${FIXTURE_GH_TOKEN}\"\n", srv.URL+"/mine"))
 	env := []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg, "FIXTURE_GH_TOKEN=ghs-FIXTURE-SECRET-1", "FIXTURE_OPENAI_KEY=sk-FIXTURE-SECRET-2"}
 	s := ptytest.StartWith(t, bin, dir, env, 200, "--ollama", "http://127.0.0.1:1")
 	s.Expect(".cursor/mcp.json was not written by Harvey")

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // WriteFile writes content to dir/name (its directories made), failing t.
@@ -144,4 +146,39 @@ func CountingListener(t *testing.T) (port int, accepted chan bool) {
 		}
 	}()
 	return ln.Addr().(*net.TCPAddr).Port, accepted
+}
+
+// RetryFixture fills dir with a repository of 200 Go files, one of which
+// defines Retry.
+func RetryFixture(t *testing.T, dir string) {
+	t.Helper()
+	for i := range 200 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "package pkg\n\n// File %03d of the fixture.\n", i)
+		for j := range 12 {
+			fmt.Fprintf(&b, "func helper%03d_%02d(x int) int { return x*%d + %d } // calls Retry's neighbours\n", i, j, j, i)
+		}
+		if i == 123 {
+			b.WriteString("\nfunc Retry(attempts int) error { return nil }\n")
+		}
+		WriteFile(t, dir, fmt.Sprintf("pkg/f%03d.go", i), b.String())
+	}
+}
+
+// RetryAnswer is what a sub-agent answers about RetryFixture.
+const RetryAnswer = "Retry is defined in pkg/f123.go:41 (func Retry(attempts int) error).\nNo file calls it; the helpers only mention it in comments."
+
+// ReadText is the file at p, failing t.
+func ReadText(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// CmdCall is a model's call of run_command with command.
+func CmdCall(id, command string) fakeollama.Call {
+	return fakeollama.Call{ID: id, Name: "run_command", Args: map[string]any{"command": command}}
 }

@@ -1,4 +1,4 @@
-package harvey
+package e2e
 
 import (
 	"os"
@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/fakeollama"
-
-	"github.com/harvey-agent/harvey/internal/e2e"
 )
 
 // Hooks as people already wrote them (issue 54), kept in a home the way
@@ -37,7 +35,7 @@ func TestEndToEndPublishedHooks(t *testing.T) {
 	home := t.TempDir()
 	claude := filepath.Join(home, ".claude")
 	exe := func(dir, name, body string) {
-		e2e.WriteFile(t, dir, name, body)
+		WriteFile(t, dir, name, body)
 		os.Chmod(filepath.Join(dir, name), 0o755)
 	}
 	// A validator in the shape of bash_command_validator_example.py.
@@ -78,7 +76,7 @@ cd "$CLAUDE_PROJECT_DIR" || exit 0
 [ "$(printf '%s' "$input" | jq -r .stop_hook_active)" = "true" ] && exit 0
 [ -f checked ] || { echo "run the checks first: touch checked" >&2; exit 2; }
 `)
-	e2e.WriteFile(t, claude, "settings.json", `{
+	WriteFile(t, claude, "settings.json", `{
   "hooks": {
     "PreToolUse": [
       {"matcher": "Bash", "hooks": [{"type": "command", "command": "/usr/bin/python3 ~/.claude/hooks/bash_validator.py"}]},
@@ -100,45 +98,45 @@ cd "$CLAUDE_PROJECT_DIR" || exit 0
 }`)
 	// The project's own hook, as Claude Code's docs recommend writing it.
 	exe(f.dir, ".claude/hooks/format.sh", "#!/bin/sh\nf=$(jq -r .tool_input.file_path)\ncase \"$f\" in *.go) gofmt -w \"$f\" ;; esac\n")
-	e2e.WriteFile(t, f.dir, ".claude/settings.json", `{"hooks": {"PostToolUse": [{"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/format.sh"}]}]}}`)
-	e2e.WriteFile(t, f.dir, "secrets/token.txt", "FIXTURE-TOKEN\n")
-	e2e.WriteFile(t, f.dir, "notes.txt", "hello\n")
+	WriteFile(t, f.dir, ".claude/settings.json", `{"hooks": {"PostToolUse": [{"matcher": "Write|Edit", "hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/format.sh"}]}]}}`)
+	WriteFile(t, f.dir, "secrets/token.txt", "FIXTURE-TOKEN\n")
+	WriteFile(t, f.dir, "notes.txt", "hello\n")
 	f.env = append(f.env, "HOME="+home, "PATH=/usr/local/go/bin:/usr/local/bin:/usr/bin:/bin:"+filepath.Dir(goTool(t)),
 		"CLAUDE_DENY_PATHS=secrets", "IS_CLAUDE_STOP_HOOK=1")
 
-	out, errOut, code := e2e.RunEnv(t, f.bin, f.dir, "", f.env, "hooks", "import")
+	out, errOut, code := RunEnv(t, f.bin, f.dir, "", f.env, "hooks", "import")
 	if code != 0 || !strings.Contains(out, "→ your config") || !strings.Contains(out, "→ this workspace's agents/harvey.yaml") || !strings.Contains(out, "not imported: a Notification hook") {
 		t.Fatalf("list: %d\n%s\n%s", code, out, errOut)
 	}
-	out, errOut, code = e2e.RunEnv(t, f.bin, f.dir, "", f.env, "hooks", "import", "--all")
+	out, errOut, code = RunEnv(t, f.bin, f.dir, "", f.env, "hooks", "import", "--all")
 	if code != 0 || !strings.Contains(out, "added 7 hooks to") || !strings.Contains(out, "added 1 hook to this workspace's agents/harvey.yaml") {
 		t.Fatalf("import: %d\n%s\n%s", code, out, errOut)
 	}
-	userCfg := readFileT(t, filepath.Join(f.cfg, "harvey", "harvey.yaml"))
+	userCfg := ReadText(t, filepath.Join(f.cfg, "harvey", "harvey.yaml"))
 	if strings.Contains(userCfg, "CLAUDE_PROJECT_DIR") {
 		t.Errorf("the project's hook went into your own config:\n%s", userCfg)
 	}
-	wsCfg := readFileT(t, filepath.Join(f.dir, "agents", "harvey.yaml"))
-	out, _, _ = e2e.RunEnv(t, f.bin, f.dir, "", f.env, "hooks", "import", "--all")
+	wsCfg := ReadText(t, filepath.Join(f.dir, "agents", "harvey.yaml"))
+	out, _, _ = RunEnv(t, f.bin, f.dir, "", f.env, "hooks", "import", "--all")
 	if !strings.Contains(out, "8 hooks already imported") || strings.Contains(out, "added") {
 		t.Errorf("a second import: %s", out)
 	}
-	if readFileT(t, filepath.Join(f.cfg, "harvey", "harvey.yaml")) != userCfg || readFileT(t, filepath.Join(f.dir, "agents", "harvey.yaml")) != wsCfg {
+	if ReadText(t, filepath.Join(f.cfg, "harvey", "harvey.yaml")) != userCfg || ReadText(t, filepath.Join(f.dir, "agents", "harvey.yaml")) != wsCfg {
 		t.Error("a second import changed the configs")
 	}
 	f.workspaceHooks(t, wsCfg) // confirmed, as a yes in the REPL does
 
 	fo := fakeollama.New(t, "llama3.2:latest")
 	fo.Script(fakeollama.ToolReply("llama3.2",
-		cmdCall("grep", "grep -rn TODO ."),
-		cmdCall("ls", "ls"),
+		CmdCall("grep", "grep -rn TODO ."),
+		CmdCall("ls", "ls"),
 		fakeollama.Call{ID: "env", Name: "write_file", Args: map[string]any{"path": ".env", "content": "X=1\n"}},
 		fakeollama.Call{ID: "go", Name: "write_file", Args: map[string]any{"path": "main.go", "content": "package main\nfunc  main( ) {}\n"}},
-		cmdCall("deny", "cat secrets/token.txt"),
+		CmdCall("deny", "cat secrets/token.txt"),
 		fakeollama.Call{ID: "read", Name: "read_file", Args: map[string]any{"path": "notes.txt"}},
 	), fakeollama.TextReply("llama3.2", "Done."),
-		fakeollama.ToolReply("llama3.2", cmdCall("checks", "touch checked")), fakeollama.TextReply("llama3.2", "Checked and done."))
-	out, errOut, code = e2e.RunEnv(t, f.bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
+		fakeollama.ToolReply("llama3.2", CmdCall("checks", "touch checked")), fakeollama.TextReply("llama3.2", "Checked and done."))
+	out, errOut, code = RunEnv(t, f.bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 	if code != 0 || !strings.Contains(out, "Checked and done.") {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}
@@ -187,8 +185,8 @@ cd "$CLAUDE_PROJECT_DIR" || exit 0
 	exe(other, ".claude/hooks/format.sh", "#!/bin/sh\ntouch \"$CLAUDE_PROJECT_DIR/planted-by-the-other-repo\"\n")
 	fo2 := fakeollama.New(t, "llama3.2:latest")
 	fo2.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "w", Name: "write_file", Args: map[string]any{"path": "a.go", "content": "package a\n"}}), fakeollama.TextReply("llama3.2", "Done."),
-		fakeollama.ToolReply("llama3.2", cmdCall("c", "touch checked")), fakeollama.TextReply("llama3.2", "Done."))
-	e2e.RunEnv(t, f.bin, other, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo2.URL())
+		fakeollama.ToolReply("llama3.2", CmdCall("c", "touch checked")), fakeollama.TextReply("llama3.2", "Done."))
+	RunEnv(t, f.bin, other, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo2.URL())
 	time.Sleep(10 * time.Millisecond)
 	if _, err := os.Stat(filepath.Join(other, "planted-by-the-other-repo")); err == nil {
 		t.Error("a project's hook imported in one repository ran in another")
