@@ -103,10 +103,10 @@ func moduleRoot() (string, error) {
 
 // isolateHome points HOME and the XDG directories at a fresh directory for
 // the whole test binary (and every Harvey it starts), keeping Go's own
-// caches and settings where they are (GOCACHE, GOMODCACHE, GOPATH, GOENV
-// pinned to what go env says now), so the binaries the tests build are not
-// rebuilt from an empty cache, and TMPDIR at a directory beside it. It
-// returns what removes both.
+// caches where they are (GOCACHE, GOMODCACHE, GOPATH pinned to what go
+// env says now), so the binaries the tests build are not rebuilt from an
+// empty cache, and TMPDIR at a directory beside it. It returns what
+// removes both.
 func isolateHome() func() {
 	RealHome = os.Getenv("HARVEY_TEST_REAL_HOME")
 	if RealHome == "" {
@@ -125,7 +125,7 @@ func isolateHome() func() {
 	}
 	os.Setenv("HARVEY_TEST_FIXTURE_CACHE", FixtureCache)
 	if goBin, err := exec.LookPath("go"); err == nil {
-		keys := []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOENV"}
+		keys := []string{"GOCACHE", "GOMODCACHE", "GOPATH"}
 		if out, err := exec.Command(goBin, append([]string{"env"}, keys...)...).Output(); err == nil {
 			vals := strings.Split(strings.TrimSpace(string(out)), "\n")
 			for i, k := range keys {
