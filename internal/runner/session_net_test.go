@@ -154,7 +154,9 @@ except OSError as e:
 		t.Errorf("a command reached the holder's socket %s: %s", ctl, res.Output)
 	}
 	// A timeout ends the command and what it started.
-	p := proc("/bin/sh", "-c", "setsid sleep 300 & sleep 300")
+	// (Its sleeps are this test's own: a number no other process has.)
+	sleeps := fmt.Sprintf("sleep 300.%d", os.Getpid())
+	p := proc("/bin/sh", "-c", "setsid "+sleeps+" & "+sleeps)
 	p.Timeout = time.Second
 	start := time.Now()
 	res = Run(context.Background(), p)
@@ -163,10 +165,11 @@ except OSError as e:
 	}
 	// Killed with its PID namespace before Run returns, a process may
 	// still be reaped a moment later on a loaded machine (it runs no more
-	// code of its own): one that is still there after that lives on.
+	// code of its own; CI's fresh-home run saw one still there after 3 s):
+	// one that is still there after 15 s lives on (it would for 300).
 	var pids []byte
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if pids, _ = exec.Command("pgrep", "-x", "-f", "sleep 300").Output(); len(pids) == 0 {
+	for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if pids, _ = exec.Command("pgrep", "-x", "-f", sleeps).Output(); len(pids) == 0 {
 			break
 		}
 	}
