@@ -27,7 +27,7 @@ import (
 // (write_file's atomic write, a config save, a session recording); the
 // parent kills it at a random moment and inspects what is on disk.
 
-// crashHelper is the child (testHelpers "crash", argument MODE:DIR): it
+// crashHelper is the child (e2e.Helpers "crash", argument MODE:DIR): it
 // writes in a loop until it is killed.
 func crashHelper(arg string) int {
 	mode, dir, _ := strings.Cut(arg, ":")

@@ -1,7 +1,7 @@
 // Feature: the built cmd/harvey driven headless as a user would (prompts,
 // piped context, --continue, tools validate, the knowledge base); spans
-// cli.go, startup.go and turn.go. TestMain, the one re-exec dispatcher for
-// the sandbox launcher, is here.
+// cli.go, startup.go and turn.go. TestMain is here: e2e.Main (the probe,
+// the helper roles the test binary plays, a fresh home; e2e/harness.go).
 package harvey
 
 import (

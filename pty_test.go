@@ -167,7 +167,7 @@ func TestREPLApprovalsAndCancelThroughPTY(t *testing.T) {
 
 func init() { e2e.Helpers["ollama-serve"] = fakeOllamaServe }
 
-// fakeOllamaServe (testHelpers "ollama-serve") is the "ollama serve" that a
+// fakeOllamaServe (e2e.Helpers "ollama-serve") is the "ollama serve" that a
 // fake ollama binary runs for TestStartupOffersToStartOllama.
 func fakeOllamaServe(string) int {
 	ln, err := net.Listen("tcp", os.Getenv("OLLAMA_HOST"))

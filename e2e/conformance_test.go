@@ -56,7 +56,7 @@ var conformanceExpected = map[string]string{
 
 func init() { Helpers["conformance-client"] = conformanceClient }
 
-// conformanceClient (testHelpers "conformance-client") is the client command
+// conformanceClient (Helpers "conformance-client") is the client command
 // the suite runs, with the server's URL as its last argument and the
 // scenario in MCP_CONFORMANCE_SCENARIO: Harvey's own commands, a fake
 // model that calls every tool, and a person's answers in the REPL.

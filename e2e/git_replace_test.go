@@ -63,5 +63,5 @@ func TestEndToEndReplaceRefsUndone(t *testing.T) {
 	}
 }
 
-// bin is the built binary (buildHarvey).
+// bin is the built binary (Build).
 func bin(t *testing.T) string { return Build(t) }

@@ -24,7 +24,7 @@ type hookFixture struct {
 	bin, dir string
 	cfg      string
 	env      []string
-	kernel   string // a simulated kernel (simulatedKernels); "": this one
+	kernel   string // a simulated kernel (Kernels); "": this one
 }
 
 func newHookFixture(t *testing.T, hooksYAML string) *hookFixture {
