@@ -3,7 +3,6 @@ package harvey
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -169,9 +168,7 @@ func TestAsyncToolThroughPTY(t *testing.T) {
 	s.Expect("harvey (1 task)> ")
 	s.Send("\x04")
 	s.Wait()
-	time.Sleep(300 * time.Millisecond)
-	if ps, _ := exec.Command("pgrep", "-f", tag).Output(); len(ps) > 0 {
-		exec.Command("pkill", "-f", tag).Run()
+	if ps := e2e.Survivors(tag, 5*time.Second); ps != "" {
 		t.Errorf("a task outlived the session: %s", ps)
 	}
 }

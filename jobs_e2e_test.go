@@ -75,15 +75,9 @@ func jobsDieWithHarvey(t *testing.T, bin, kernel string) {
 	time.Sleep(300 * time.Millisecond)
 	w.Process.Kill()
 	w.Wait()
-	for i := 0; i < 50; i++ {
-		if ps, _ := exec.Command("pgrep", "-f", tag).Output(); len(ps) == 0 {
-			return
-		}
-		time.Sleep(100 * time.Millisecond)
+	if ps := e2e.Survivors(tag, 5*time.Second); ps != "" {
+		t.Errorf("a job outlived Harvey's death:\n%s", ps)
 	}
-	ps, _ := exec.Command("pgrep", "-af", tag).Output()
-	exec.Command("pkill", "-f", tag).Run()
-	t.Errorf("a job outlived Harvey's death:\n%s", ps)
 }
 
 func backgroundJobs(t *testing.T, bin, kernel string) {
@@ -129,7 +123,7 @@ func backgroundJobs(t *testing.T, bin, kernel string) {
 		t.Errorf("the hostile job: %q", r)
 	}
 	time.Sleep(2 * time.Second) // past the planter's second
-	if ps, _ := exec.Command("pgrep", "-f", tag).Output(); len(ps) > 0 {
+	if ps := e2e.Survivors(tag, 5*time.Second); ps != "" {
 		t.Errorf("a job's process outlived the session: %s", ps)
 	}
 	st := e2e.GitSh(t, dir, gitEnv, "git status --porcelain; git config --list")
@@ -176,9 +170,7 @@ func TestJobsThroughPTY(t *testing.T) {
 	s.Expect("harvey (1 job)> ")
 	s.Send("\x04")
 	s.Wait()
-	time.Sleep(300 * time.Millisecond)
-	if ps, _ := exec.Command("pgrep", "-f", tag).Output(); len(ps) > 0 {
-		exec.Command("pkill", "-f", tag).Run()
+	if ps := e2e.Survivors(tag, 5*time.Second); ps != "" {
 		t.Errorf("a job outlived the session: %s", ps)
 	}
 }

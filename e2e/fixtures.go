@@ -182,3 +182,23 @@ func ReadText(t *testing.T, p string) string {
 func CmdCall(id, command string) fakeollama.Call {
 	return fakeollama.Call{ID: id, Name: "run_command", Args: map[string]any{"command": command}}
 }
+
+// Survivors is what pgrep -af lists for pattern once the processes that
+// match it have had within to end (killed with their namespace or their
+// launcher, a process may still be reaped a moment later on a loaded
+// machine): "" when none is left. What it lists is then killed, so it
+// does not outlive the test either. A leaked process (a job's server, a
+// sleep) is still there after a few seconds; a slow reap is not.
+func Survivors(pattern string, within time.Duration) string {
+	for deadline := time.Now().Add(within); ; time.Sleep(50 * time.Millisecond) {
+		if ps, _ := exec.Command("pgrep", "-f", pattern).Output(); len(ps) == 0 {
+			return ""
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+	}
+	ps, _ := exec.Command("pgrep", "-af", pattern).Output()
+	exec.Command("pkill", "-f", pattern).Run()
+	return strings.TrimSpace(string(ps))
+}

@@ -209,9 +209,7 @@ s.sendall(b"ping\n"); print(s.recv(100).decode().strip())
 	if _, err := fetchHost(port, "/"); err == nil {
 		t.Errorf("something still listens on %d after the session", port)
 	}
-	time.Sleep(200 * time.Millisecond)
-	if ps, _ := exec.Command("pgrep", "-f", tag).Output(); len(ps) > 0 {
-		exec.Command("pkill", "-f", tag).Run()
+	if ps := Survivors(tag, 5*time.Second); ps != "" {
 		t.Errorf("a process of the session outlived it: %s", ps)
 	}
 }
@@ -280,9 +278,7 @@ let tries = 0;
 	if _, err := fetchHost(port, "/"); err == nil {
 		t.Errorf("something listens on %d after the session", port)
 	}
-	time.Sleep(200 * time.Millisecond)
-	if ps, _ := exec.Command("pgrep", "-f", fmt.Sprintf("tiny-dev-server %d", port)).Output(); len(ps) > 0 {
-		exec.Command("pkill", "-f", fmt.Sprintf("tiny-dev-server %d", port)).Run()
+	if ps := Survivors(fmt.Sprintf("tiny-dev-server %d", port), 5*time.Second); ps != "" {
 		t.Errorf("the dev server outlived the session: %s", ps)
 	}
 }
