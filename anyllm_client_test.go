@@ -11,10 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/fakeopenai"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 // routeEnv is a test agent with a route @box to the fake OpenAI server.

@@ -11,10 +11,9 @@ import (
 
 	anyllm "github.com/mozilla-ai/any-llm-go"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/ptytest"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 const asyncToolFile = "---\nparameters:\n  n: {type: string, required: true}\ncommand: [sh, -c, 'sleep 1; echo RESULT-$1', sh, \"{{n}}\"]\neffect: read\nasync: true\n---\nA slow check.\n"

@@ -11,9 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harvey-agent/harvey/internal/configfile"
-
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/configfile"
 )
 
 func dispatch(t *testing.T, a *Agent, line string) (string, error) {

@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvey-agent/harvey/internal/fakeollama"
-
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // Through the built binary, headless: a repository's tools: block that

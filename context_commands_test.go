@@ -4,9 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvey-agent/harvey/internal/fakeollama"
-
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // /context load-dir and /template use (issue 46), through the built

@@ -8,10 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/llm"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 // Inside a turn, old tool results are elided before a request would

@@ -16,9 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harvey-agent/harvey/internal/configfile"
-
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/configfile"
 )
 
 // Crash safety: a Harvey process killed with SIGKILL in the middle of

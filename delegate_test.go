@@ -9,10 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 // searchCalls is the search a model makes for "where is Retry defined and

@@ -10,9 +10,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/harvey-agent/harvey/internal/fakeollama"
-
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 func editArgs(path, old, new string) map[string]any {

@@ -8,10 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/config"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 // The tool takes args as a list (what llama3.2 sends) or a string, and the

@@ -11,12 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/walk"
 	"github.com/harvey-agent/harvey/internal/wspath"
 	anyllm "github.com/mozilla-ai/any-llm-go"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 type anyllmToolCall = anyllm.ToolCall

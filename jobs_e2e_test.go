@@ -12,10 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/ptytest"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 // Background jobs (issue 61), through the built binary in each kernel

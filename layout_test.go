@@ -9,12 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/ollama"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/ollama/ollama/template"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 // renderedSession renders, through Ollama's own template package and the

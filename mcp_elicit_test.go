@@ -13,9 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/harvey-agent/harvey/internal/fakeollama"
-
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // shapedSchema uses what a small subset of JSON Schema would drop: $schema,

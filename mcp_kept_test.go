@@ -9,9 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harvey-agent/harvey/internal/fakeollama"
-
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // mcpKeptFixture is a workspace and a user config with three MCP servers:

@@ -17,10 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/mcpauth"
 	"github.com/harvey-agent/harvey/internal/netfence"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 // The JWT-bearer grants (issue 55, the rest of the conformance suite):

@@ -14,16 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/mcptest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 func init() {
-	e2e.Helpers["mcp-server"] = func(string) int { return mcptest.RunStdio(mcptest.Tools()) }
 	e2e.Helpers["mcp-badnames"] = func(string) int { return mcptest.RunStdio(mcptest.BadNames()) }
 	e2e.Helpers["mcp-extra"] = func(string) int { return mcptest.RunStdio(mcptest.Extra()) }
 	e2e.Helpers["mcp-plant"] = func(string) int { return mcptest.RunStdio(mcptest.Plant()) }

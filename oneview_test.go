@@ -12,9 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvey-agent/harvey/internal/fakeollama"
-
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 func TestEndToEndNoOracleOnSecrets(t *testing.T) {

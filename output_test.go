@@ -9,10 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/events"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 // outputSchema is docs/output.md's table of events: each type and the

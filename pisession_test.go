@@ -13,9 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harvey-agent/harvey/internal/fakeollama"
-
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // Pi-like rates: prompt evaluation and generation of a 3B model on a CPU.

@@ -9,12 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/wsindex"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 // The old single-store form is read as a store named default, active.

@@ -12,12 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/fakeopenai"
 	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/secrets"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 // retryHome is a config home whose retry waits are short (the policy is the

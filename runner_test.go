@@ -11,10 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/runner"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 // Cases 55, 58, 60, 61: what a child process can and cannot get.

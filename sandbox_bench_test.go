@@ -12,11 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 // BenchmarkRunTrue measures what the launcher adds to run_command true

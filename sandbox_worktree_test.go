@@ -20,10 +20,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/ptytest"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 func TestEndToEndWorktreesAndHiddenChanges(t *testing.T) {

@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harvey-agent/harvey/internal/walk"
-
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/walk"
 )
 
 // The parallel search gives the same output as a sequential one, every

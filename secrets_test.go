@@ -13,12 +13,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/editmatch"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 // A private key read through every window: no offset or limit shows a

@@ -16,9 +16,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harvey-agent/harvey/internal/fakeollama"
-
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // The path cases of security.md §9 apply to every path-taking tool: list and

@@ -8,9 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvey-agent/harvey/internal/fakeollama"
-
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
 // These run Harvey's real Ollama client over loopback HTTP against the fake

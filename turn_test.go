@@ -10,10 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 // mistral and qwen print their calls as text; streamed through the real

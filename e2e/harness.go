@@ -14,6 +14,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/kernelsim"
 	_ "github.com/harvey-agent/harvey/internal/launch" // as in cmd/harvey: a launcher starts before the rest initialises
+	"github.com/harvey-agent/harvey/internal/mcptest"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -21,8 +22,12 @@ import (
 
 // Helpers are the roles a test binary plays when a test starts it again
 // (Main is the one dispatcher): a process killed mid-write, an "ollama
-// serve", a simulated kernel ("kernel", here). Register in an init.
-var Helpers = map[string]func(arg string) int{"kernel": kernelHelper}
+// serve", a simulated kernel ("kernel", here), internal/mcptest's stdio
+// server with its tools ("mcp-server", here). Register in an init.
+var Helpers = map[string]func(arg string) int{
+	"kernel":     kernelHelper,
+	"mcp-server": func(string) int { return mcptest.RunStdio(mcptest.Tools()) },
+}
 
 // RealHome is the home of the account that runs the tests. Main gives
 // every test a fresh, empty HOME instead: nothing passes only because

@@ -34,9 +34,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvey-agent/harvey/internal/kernelsim"
-
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/kernelsim"
 )
 
 // pmFirstUse is one package manager's first use: the project, the lines a

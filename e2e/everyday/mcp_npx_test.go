@@ -9,10 +9,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/kernelsim"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 // tinyMCPPackage is an MCP server as npm serves one: JSON-RPC over stdio,

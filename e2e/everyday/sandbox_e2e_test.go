@@ -19,12 +19,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 // The built binary, a scripted model asking for hostile commands: every

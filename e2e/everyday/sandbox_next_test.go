@@ -21,10 +21,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/ptytest"
-
-	"github.com/harvey-agent/harvey/e2e"
 )
 
 func TestEndToEndNextCommandIsYours(t *testing.T) {
