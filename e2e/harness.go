@@ -158,14 +158,14 @@ func isolateHome() func() {
 	}
 	return func() {
 		runner.RemoveTmp()
-		RemoveTree(base)
+		removeTree(base)
 	}
 }
 
-// RemoveTree removes a directory a test made, making its directories
+// removeTree removes a directory a test made, making its directories
 // writable first (an overlay's work directory is made unreadable by the
 // kernel, which an ordinary account cannot remove otherwise).
-func RemoveTree(d string) {
+func removeTree(d string) {
 	filepath.WalkDir(d, func(p string, e os.DirEntry, err error) error {
 		if e != nil && e.IsDir() {
 			os.Chmod(p, 0o700)
