@@ -70,8 +70,9 @@ var homeLayouts = []homeLayout{
 		".cargo/registry/cache/index.crates.io-1949cf8c6b5b557f/serde-1.0.0.crate":    "crate\n",
 		".cargo/registry/src/index.crates.io-1949cf8c6b5b557f/serde-1.0.0/src/lib.rs": "pub fn f() {}\n",
 		".cargo/git/db/dep-0123456789abcdef/HEAD":                                     "ref: refs/heads/main\n",
-		".cargo/.package-cache": "",
-	}, path: []string{"HOME/.cargo/bin"}, checks: []homeCheck{{"cargo --version", "${CARGO_HOME:-$HOME/.cargo}/registry", true}, {"true", "${CARGO_HOME:-$HOME/.cargo}/git", true}}},
+		".cargo/.package-cache":   "",
+		".cargo/credentials.toml": "[registry]\ntoken = \"home-secret-cargo\"\n",
+	}, path: []string{"HOME/.cargo/bin"}, checks: []homeCheck{{"cargo --version && ! grep -qs home-secret-cargo $HOME/.cargo/credentials.toml", "${CARGO_HOME:-$HOME/.cargo}/registry", true}, {"true", "${CARGO_HOME:-$HOME/.cargo}/git", true}}},
 	{name: "go-bin-only", files: map[string]string{"go/bin/gopls": stub("golang.org/x/tools/gopls v0.20.0 (stub)")},
 		path: []string{"HOME/go/bin"}, checks: []homeCheck{{"gopls version", "${GOMODCACHE:-$HOME/go/pkg/mod}", true}, {"true", "${GOCACHE:-$HOME/.cache/go-build}", true}, {"true", goSumdb, true}}},
 	{name: "go-used", files: map[string]string{

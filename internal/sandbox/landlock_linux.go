@@ -5,7 +5,9 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -58,6 +60,9 @@ func landlockPolicy(spec Spec, abi int) (llsys.RulesetAttr, []llGrant) {
 		// No mount namespace, so no private layer: a cache is read-only
 		// rather than the user's own cache written directly.
 		spec.RW, spec.RO = withoutLayered(spec.RW, spec.Overlays), append(append([]string{}, spec.RO...), layeredPaths(spec.Overlays)...)
+		// Nor can a credential be put over with an empty file: a tree that
+		// holds one is granted as its other entries.
+		spec.RO = withoutMasked(spec.RO, spec.Masked)
 	}
 	var refer uint64
 	if abi >= 2 {
@@ -82,6 +87,29 @@ func landlockPolicy(spec Spec, abi int) (llsys.RulesetAttr, []llGrant) {
 	}
 	grants = append(grants, llGrant{(llRead | llWrite) & llFileOnly, devRW})
 	return attr, grants
+}
+
+// withoutMasked replaces each tree of trees that holds a masked file (a
+// credential, read as empty where there is a mount namespace) by that
+// tree's entries less the masked ones: Landlock grants whole hierarchies
+// and cannot take one file out of a granted one. The tree's own listing is
+// then not granted; an entry made in it later is not either.
+func withoutMasked(trees, masked []string) []string {
+	var out []string
+	for _, t := range trees {
+		t = filepath.Clean(t)
+		if !slices.ContainsFunc(masked, func(m string) bool { return filepath.Dir(filepath.Clean(m)) == t }) {
+			out = append(out, t)
+			continue
+		}
+		entries, _ := os.ReadDir(t)
+		for _, e := range entries {
+			if p := filepath.Join(t, e.Name()); !slices.Contains(masked, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // confineThread confines the calling OS thread, from which the command is
