@@ -132,13 +132,14 @@ var homeLayouts = []homeLayout{
 		".sdkman/candidates/java/21.0.2-tem/bin/java": stub("openjdk 21.0.2 (stub)"),
 		".sdkman/candidates/maven/3.9.6/bin/mvn":      stub("Apache Maven 3.9.6 (stub)"),
 		".sdkman/candidates/gradle/8.6/bin/gradle":    stub("Gradle 8.6 (stub)"),
+		".gradle/gradle.properties":                   "systemProp.gradle.publish.key=home-secret-gradle\n",
 	}, links: map[string]string{
 		".sdkman/candidates/java/current":   "21.0.2-tem",
 		".sdkman/candidates/maven/current":  "3.9.6",
 		".sdkman/candidates/gradle/current": "8.6",
 	}, path: []string{"HOME/.sdkman/candidates/java/current/bin", "HOME/.sdkman/candidates/maven/current/bin", "HOME/.sdkman/candidates/gradle/current/bin"},
 		env:    []string{"SDKMAN_DIR=HOME/.sdkman", "JAVA_HOME=HOME/.sdkman/candidates/java/current"},
-		checks: []homeCheck{{"mvn --version && java --version", "$HOME/.m2/repository", false}, {"gradle --version", "${GRADLE_USER_HOME:-$HOME/.gradle}/caches", true}}},
+		checks: []homeCheck{{"mvn --version && java --version", "$HOME/.m2/repository", false}, {"gradle --version && ! grep -qs home-secret-gradle $HOME/.gradle/gradle.properties", "${GRADLE_USER_HOME:-$HOME/.gradle}/daemon", true}}},
 	{name: "asdf", files: map[string]string{
 		".asdf/bin/asdf":                         stub("v0.14.0 (stub)"),
 		".asdf/shims/node":                       "#!/bin/sh\nexec \"${ASDF_DATA_DIR:-$HOME/.asdf}/installs/nodejs/20.11.0/bin/node\" \"$@\"\n",

@@ -5,7 +5,8 @@
 // tool adds a dependency from a registry, tidies or builds, and runs what
 // it got: go get + go mod tidy + go run (GONOSUMDB honoured), npm install
 // PKG + node, python3 -m venv + pip install PKG + python, cargo add +
-// cargo build + cargo run. The registries are local servers that speak
+// cargo build + cargo run, Maven's plugin and dependency, gradle (twice,
+// with its daemon, as a user runs it). The registries are local servers that speak
 // each tool's protocol (the Go module proxy, PEP 503's simple index,
 // npm's registry, cargo's sparse index), named in the user's
 // sandbox.hosts as a registry of theirs would be. In Landlock only the
@@ -99,8 +100,9 @@ func registries(t *testing.T) (base string, maven bool) {
 	serve("/cargo/index/gr/ee/greetrs", string(line)+"\n")
 	serve("/cargo/dl/greetrs/0.1.0", string(crate))
 
-	// A Maven repository: a plugin (built here) and a dependency.
-	repo := mavenRepository(t)
+	// A Maven repository: a dependency, and a plugin (built here) where
+	// Maven and a JDK are.
+	repo, plugin := mavenRepository(t)
 	for name, body := range repo {
 		serve("/maven2/"+name, string(body))
 	}
@@ -108,15 +110,41 @@ func registries(t *testing.T) (base string, maven bool) {
 	srv := &http.Server{Handler: mux}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
-	return base, repo != nil
+	return base, plugin
 }
 
-// mavenRepository is a Maven repository's files (path → content): a plugin
-// whose goal resolves the project's dependencies and prints the greeting
-// each carries, compiled here against Maven's own plugin API; a dependency,
-// com.example:greeting:1.0; and the plexus-utils 1.1 Maven adds to a
-// plugin that names none. None where there is no JDK or no Maven here.
-func mavenRepository(t *testing.T) map[string][]byte {
+// mavenRepository is a Maven repository's files (path → content): a
+// dependency, com.example:greeting:1.0, whose jar carries a greeting; and,
+// where Maven and a JDK are here (plugin), a plugin whose goal resolves
+// the project's dependencies and prints the greeting each carries,
+// compiled here against Maven's own plugin API, with the plexus-utils 1.1
+// Maven adds to a plugin that names none.
+func mavenRepository(t *testing.T) (files map[string][]byte, plugin bool) {
+	pom := func(g, a, packaging string) []byte {
+		return []byte(fmt.Sprintf("<project><modelVersion>4.0.0</modelVersion><groupId>%s</groupId><artifactId>%s</artifactId><version>%s</version><packaging>%s</packaging></project>\n",
+			g, a, "1.0", packaging))
+	}
+	files = map[string][]byte{
+		"com/example/greeting/1.0/greeting-1.0.pom": pom("com.example", "greeting", "jar"),
+		"com/example/greeting/1.0/greeting-1.0.jar": zipOf(map[string]string{"greeting.txt": "hello from the Maven repository\n"}),
+	}
+	if class := greetMojoClass(t); class != nil {
+		plugin = true
+		files["com/example/greet-maven-plugin/1.0/greet-maven-plugin-1.0.pom"] = pom("com.example", "greet-maven-plugin", "maven-plugin")
+		files["com/example/greet-maven-plugin/1.0/greet-maven-plugin-1.0.jar"] = zipOf(map[string]string{"com/example/GreetMojo.class": string(class), "META-INF/maven/plugin.xml": greetPluginXML})
+		files["org/codehaus/plexus/plexus-utils/1.1/plexus-utils-1.1.pom"] = pom("org.codehaus.plexus", "plexus-utils", "jar")
+		files["org/codehaus/plexus/plexus-utils/1.1/plexus-utils-1.1.jar"] = zipOf(map[string]string{"README": "a stand-in\n"})
+	}
+	for name, body := range files {
+		sum := sha1.Sum(body)
+		files[name+".sha1"] = []byte(hex.EncodeToString(sum[:]))
+	}
+	return files, plugin
+}
+
+// greetMojoClass is the fixture plugin's class, compiled here against
+// Maven's own plugin API; nil where there is no JDK or no Maven here.
+func greetMojoClass(t *testing.T) []byte {
 	mvn, err := exec.LookPath("mvn")
 	javac, err2 := exec.LookPath("javac")
 	if err != nil || err2 != nil {
@@ -137,23 +165,7 @@ func mavenRepository(t *testing.T) map[string][]byte {
 		return nil
 	}
 	class, _ := os.ReadFile(filepath.Join(dir, "com", "example", "GreetMojo.class"))
-	pom := func(g, a, packaging string) []byte {
-		return []byte(fmt.Sprintf("<project><modelVersion>4.0.0</modelVersion><groupId>%s</groupId><artifactId>%s</artifactId><version>%s</version><packaging>%s</packaging></project>\n",
-			g, a, "1.0", packaging))
-	}
-	files := map[string][]byte{
-		"com/example/greet-maven-plugin/1.0/greet-maven-plugin-1.0.pom": pom("com.example", "greet-maven-plugin", "maven-plugin"),
-		"com/example/greet-maven-plugin/1.0/greet-maven-plugin-1.0.jar": zipOf(map[string]string{"com/example/GreetMojo.class": string(class), "META-INF/maven/plugin.xml": greetPluginXML}),
-		"com/example/greeting/1.0/greeting-1.0.pom":                     pom("com.example", "greeting", "jar"),
-		"com/example/greeting/1.0/greeting-1.0.jar":                     zipOf(map[string]string{"greeting.txt": "hello from the Maven repository\n"}),
-		"org/codehaus/plexus/plexus-utils/1.1/plexus-utils-1.1.pom":     pom("org.codehaus.plexus", "plexus-utils", "jar"),
-		"org/codehaus/plexus/plexus-utils/1.1/plexus-utils-1.1.jar":     zipOf(map[string]string{"README": "a stand-in\n"}),
-	}
-	for name, body := range files {
-		sum := sha1.Sum(body)
-		files[name+".sha1"] = []byte(hex.EncodeToString(sum[:]))
-	}
-	return files
+	return class
 }
 
 func zipOf(files map[string]string) []byte {
@@ -297,6 +309,14 @@ func firstUses(base, npmBase string, maven bool) []pmFirstUse {
 			".mvn/maven.config": "-s .mvn/settings.xml\n",
 			".mvn/settings.xml": "<settings><mirrors><mirror><id>maven-default-http-blocker</id><mirrorOf>none</mirrorOf><url>http://0.0.0.0/</url><blocked>false</blocked></mirror></mirrors></settings>\n",
 		}, steps: []string{"!mvn -B -q -Duser.home=$HOME com.example:greet-maven-plugin:1.0:greet"}, want: "hello from the Maven repository"},
+		// Gradle resolves the same dependency into a Gradle home the new
+		// home does not have, with its daemon as a user runs it (the
+		// account's user.home is not $HOME: GRADLE_USER_HOME says which).
+		{name: "gradle", needs: []string{"gradle", "java"}, files: map[string]string{
+			"build.gradle": "apply plugin: 'java'\nrepositories { maven { url '" + base + "/maven2/' } }\ndependencies { compile 'com.example:greeting:1.0' }\n" +
+				"task greet { doLast { configurations.compile.each { f -> def z = new java.util.zip.ZipFile(f); def e = z.getEntry('greeting.txt'); if (e != null) println z.getInputStream(e).text.trim() } } }\n",
+			"settings.gradle": "rootProject.name = 'app'\n",
+		}, steps: []string{"!gradle -q greet", "!gradle -q greet"}, want: "hello from the Maven repository", env: []string{"GRADLE_USER_HOME=$HOME/.gradle"}},
 	}
 }
 
@@ -362,7 +382,7 @@ func firstUseIn(t *testing.T, bin, kernel, base, npmBase string, fu pmFirstUse) 
 	}
 	for _, e := range fu.env {
 		if !strings.HasPrefix(e, "host:") {
-			env = append(env, e)
+			env = append(env, strings.ReplaceAll(e, "$HOME", home))
 		}
 	}
 	out, errOut, code := e2e.RunKernel(t, kernel, bin, dir, "", env, "--run", script, "--yes")

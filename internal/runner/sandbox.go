@@ -196,7 +196,7 @@ var toolCacheTable = []toolCache{
 	{env: "CARGO_HOME", home: ".cargo", tools: []string{"cargo"}}, // registry/ and git/ below it (toolCachePaths)
 	{home: ".m2/repository", tools: []string{"mvn", "java"}},
 	{home: ".m2/wrapper", tools: []string{"mvn", "java"}},
-	{env: "GRADLE_USER_HOME", home: ".gradle", tools: []string{"gradle", "java"}}, // caches/ and wrapper/ below it
+	{env: "GRADLE_USER_HOME", home: ".gradle", tools: []string{"gradle", "java"}}, // the whole Gradle home: its daemon's registry and native libraries too
 	{env: "BUN_INSTALL_CACHE_DIR", home: ".bun/install/cache", tools: []string{"bun"}},
 	{env: "DENO_DIR", tools: []string{"deno"}},
 	{env: "PIP_CACHE_DIR", tools: []string{"pip", "pip3"}},
@@ -235,7 +235,10 @@ func toolCaches(home string) []string {
 }
 
 // toolCachePaths is where c lies in home (a variable's list of
-// directories, or cargo's and Gradle's caches under their homes).
+// directories, or cargo's caches under its home). Gradle's is its whole
+// home: a build writes its daemon's registry, native libraries and
+// temporary files there beside caches/ and wrapper/, and its
+// gradle.properties (credentials) is masked as everywhere.
 func toolCachePaths(c toolCache, home string) []string {
 	var base []string
 	switch v := os.Getenv(c.env); {
@@ -257,8 +260,6 @@ func toolCachePaths(c toolCache, home string) []string {
 		switch c.env {
 		case "CARGO_HOME":
 			out = append(out, filepath.Join(b, "registry"), filepath.Join(b, "git"))
-		case "GRADLE_USER_HOME":
-			out = append(out, filepath.Join(b, "caches"), filepath.Join(b, "wrapper"))
 		default:
 			out = append(out, b)
 		}
@@ -409,7 +410,9 @@ func dirExists(p string) bool {
 	return err == nil && fi.IsDir()
 }
 
-// sandboxTmpEnv points TMPDIR at the private directory.
+// sandboxTmpEnv points TMPDIR at the private directory, and Java's
+// build tools too (Java reads no TMPDIR: its java.io.tmpdir is /tmp,
+// which commands may not write), after what the user's own options say.
 func sandboxTmpEnv(env []string) []string {
 	t := sandbox.Available().Tmp
 	if t == "" {
@@ -424,10 +427,23 @@ func sandboxTmpEnv(env []string) []string {
 		out = append(out, kv)
 	}
 	out = append(out, "TMPDIR="+t, "TMP="+t, "TEMP="+t)
+	out = appendOpts(out, "MAVEN_OPTS", "-Djava.io.tmpdir="+t)
+	out = appendOpts(out, "GRADLE_OPTS", "-Djava.io.tmpdir="+t)
 	if g := commandGitConfig(); g != "" {
 		out = append(slices.DeleteFunc(out, func(kv string) bool { return strings.HasPrefix(kv, "GIT_CONFIG_GLOBAL=") }), "GIT_CONFIG_GLOBAL="+g)
 	}
 	return out
+}
+
+// appendOpts adds opts after the options the variable name already holds
+// in env (the last of a Java property wins).
+func appendOpts(env []string, name, opts string) []string {
+	i := slices.IndexFunc(env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
+	if i < 0 {
+		return append(env, name+"="+opts)
+	}
+	env[i] = name + "=" + strings.TrimSpace(strings.TrimPrefix(env[i], name+"=")+" "+opts)
+	return env
 }
 
 // containsAny reports whether s holds one of the words.

@@ -75,25 +75,32 @@ func setProxyEnv(spec *Spec, url string) {
 	setJavaProxy(spec, url)
 }
 
-// setJavaProxy points Maven at the proxy too: Java reads none of the
-// proxy variables, and mvn (and mvnw) hand MAVEN_OPTS to Java, whose
-// system properties name the proxy. They follow the user's own options
-// (the last of a property wins), so a project's own proxy setting cannot
-// take Maven past the proxy: there is no other way out.
+// setJavaProxy points Maven and Gradle at the proxy too: Java reads none
+// of the proxy variables, and mvn (and mvnw) hand MAVEN_OPTS to Java, gradle
+// (and gradlew) GRADLE_OPTS, whose system properties name the proxy (Gradle's
+// client hands its system properties to the daemon that runs the build).
+// They follow the user's own options (the last of a property wins). Only
+// a convenience: the proxy is the sole way out whatever a project sets.
+// Gradle's scripts parse GRADLE_OPTS as the shell does (4.x-6.x by eval,
+// 7.x+ by xargs), so the hosts' "|" is quoted there; mvn splits MAVEN_OPTS
+// on spaces alone, so it is not quoted there.
 func setJavaProxy(spec *Spec, proxy string) {
 	hostPort := strings.TrimPrefix(proxy, "http://")
 	host, port, err := net.SplitHostPort(hostPort)
 	if err != nil {
 		return
 	}
-	opts := fmt.Sprintf("-Dhttp.proxyHost=%[1]s -Dhttp.proxyPort=%[2]s -Dhttps.proxyHost=%[1]s -Dhttps.proxyPort=%[2]s -Dhttp.nonProxyHosts=%[3]s", host, port, strings.ReplaceAll(strings.TrimSuffix("localhost|127.0.0.1|"+spec.Loopback, "|"), ",", "|"))
-	for i, kv := range spec.Env {
-		if v, ok := strings.CutPrefix(kv, "MAVEN_OPTS="); ok {
-			spec.Env[i] = "MAVEN_OPTS=" + strings.TrimSpace(v+" "+opts)
-			return
+	hosts := strings.ReplaceAll(strings.TrimSuffix("localhost|127.0.0.1|"+spec.Loopback, "|"), ",", "|")
+	opts := fmt.Sprintf("-Dhttp.proxyHost=%[1]s -Dhttp.proxyPort=%[2]s -Dhttps.proxyHost=%[1]s -Dhttps.proxyPort=%[2]s -Dhttp.nonProxyHosts=", host, port)
+	for _, o := range [][2]string{{"MAVEN_OPTS", opts + hosts}, {"GRADLE_OPTS", opts + "'" + hosts + "'"}} {
+		name, opts := o[0], o[1]
+		i := slices.IndexFunc(spec.Env, func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
+		if i < 0 {
+			spec.Env = append(spec.Env, name+"="+opts)
+			continue
 		}
+		spec.Env[i] = name + "=" + strings.TrimSpace(strings.TrimPrefix(spec.Env[i], name+"=")+" "+opts)
 	}
-	spec.Env = append(spec.Env, "MAVEN_OPTS="+opts)
 }
 
 // loopbackUp brings up lo in the calling process's network namespace.
