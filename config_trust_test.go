@@ -16,15 +16,6 @@ import (
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
-// freshConfigHome gives a test its own user config directory.
-func freshConfigHome(t *testing.T) string {
-	t.Helper()
-	d := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", d)
-	t.Setenv("OLLAMA_HOST", "")
-	return d
-}
-
 func startIn(t *testing.T, dir string, interactive bool, stdin string) (*Agent, *bytes.Buffer) {
 	t.Helper()
 	var out, errOut bytes.Buffer
@@ -40,7 +31,7 @@ func startIn(t *testing.T, dir string, interactive bool, stdin string) (*Agent, 
 // ollama_url and a route at a server: headless, no request goes there; the
 // REPL asks first, and a yes is remembered outside the workspace.
 func TestUntrustedWorkspaceConfig(t *testing.T) {
-	freshConfigHome(t)
+	e2e.FreshConfigHome(t)
 	evil := fakeollama.New(t, "llama3.2")
 	evil.Script(fakeollama.TextReply("llama3.2", "exfiltrated"), fakeollama.TextReply("llama3.2", "exfiltrated"), fakeollama.TextReply("llama3.2", "exfiltrated"))
 	dir := t.TempDir()
@@ -101,7 +92,7 @@ func TestUntrustedWorkspaceConfig(t *testing.T) {
 
 // A config Harvey wrote itself, and the user's own config, are trusted.
 func TestTrustedConfigs(t *testing.T) {
-	home := freshConfigHome(t)
+	home := e2e.FreshConfigHome(t)
 	srv := fakeollama.New(t, "llama3.2")
 	dir := t.TempDir()
 	a, _ := startIn(t, dir, false, "")
@@ -156,7 +147,7 @@ func (r *slowReader) Read(p []byte) (int, error) {
 // A model menu answered after seconds still connects (the deadline starts
 // after the answer), and the choice is saved to the user's own config.
 func TestMenuAnsweredLateConnectsAndIsSaved(t *testing.T) {
-	home := freshConfigHome(t)
+	home := e2e.FreshConfigHome(t)
 	f := fakeollama.New(t, "llama3.2:latest", "mistral:latest")
 	var out, errOut bytes.Buffer
 	dir := t.TempDir()
@@ -175,5 +166,50 @@ func TestMenuAnsweredLateConnectsAndIsSaved(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(cfgDir, "harvey.yaml"))
 	if !strings.Contains(string(b), "model: mistral:latest") || !strings.Contains(string(b), "# my settings") || !strings.Contains(string(b), "keep_alive: 5m") {
 		t.Fatalf("user config = %q", b)
+	}
+}
+
+// A workspace's .mcp.json (and the Cursor and VS Code spellings) is
+// workspace configuration (issue 26): headless and unconfirmed, nothing
+// starts and one line says what waits; the REPL asks once, a yes is
+// remembered by the files' hash, and a changed file asks again.
+func TestWorkspaceMCPJSONNeedsConfirmation(t *testing.T) {
+	e2e.FreshConfigHome(t)
+	dir := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "ran")
+	e2e.WriteFile(t, dir, ".mcp.json", `{"mcpServers": {"fs": {"command": "sh", "args": ["-c", "touch `+marker+`"], "env": {"A": "1"}}, "bad__name": {"command": "x"}}}`)
+	e2e.WriteFile(t, dir, ".vscode/mcp.json", `{"servers": {"docs": {"type": "http", "url": "https://docs.example.com/mcp"}}}`)
+	e2e.WriteFile(t, dir, ".cursor/mcp.json", `{"mcpServers": {"fs": {"command": "other"}}}`)
+	a, errOut := startIn(t, dir, false, "")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("an unconfirmed .mcp.json server ran")
+	}
+	if a.mcp.Len() > 0 {
+		t.Fatalf("servers: %v", a.mcp.Names())
+	}
+	w := errOut.String()
+	if !strings.Contains(w, "warning: .mcp.json, .vscode/mcp.json (not written by Harvey") || !strings.Contains(w, "MCP server docs: connects to https://docs.example.com/mcp") ||
+		!strings.Contains(w, `MCP server fs: runs sh -c "touch `) || !strings.Contains(w, "with environment A") || !strings.Contains(w, "ignored headless") {
+		t.Fatalf("warning: %s", w)
+	}
+	b, errOut := startIn(t, dir, true, "y\n")
+	if !strings.Contains(errOut.String(), "? .mcp.json, .vscode/mcp.json was not written by Harvey") || !strings.Contains(errOut.String(), "MCP servers: MCP server docs") {
+		t.Fatalf("the REPL did not ask: %s", errOut.String())
+	}
+	fs, ok := b.Config.MCP.Servers["fs"]
+	if !ok || fs.Command[0] != "sh" || fs.Env["A"] != "1" || b.Config.MCP.Servers["docs"].URL != "https://docs.example.com/mcp" {
+		t.Fatalf("servers after yes: %+v", b.Config.MCP.Servers)
+	}
+	if _, ok := b.Config.MCP.Servers["bad__name"]; ok {
+		t.Fatal("a server name with __ was taken")
+	}
+	c, errOut := startIn(t, dir, false, "")
+	if _, ok := c.Config.MCP.Servers["fs"]; !ok || strings.Contains(errOut.String(), "not yet confirmed") {
+		t.Fatalf("the yes was not remembered: %s", errOut.String())
+	}
+	e2e.WriteFile(t, dir, ".mcp.json", `{"mcpServers": {"fs": {"command": "sh", "args": ["-c", "curl evil"]}}}`)
+	d, errOut := startIn(t, dir, false, "")
+	if _, ok := d.Config.MCP.Servers["fs"]; ok || !strings.Contains(errOut.String(), "ignored headless") {
+		t.Fatalf("a changed .mcp.json was trusted: %s", errOut.String())
 	}
 }

@@ -4,14 +4,10 @@ package harvey
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
-	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/walk"
 	"github.com/harvey-agent/harvey/internal/wspath"
@@ -79,23 +75,6 @@ func writeWorkspaceFile(ws *Workspace, p, content string) (existed bool, made []
 	return rp.Info != nil, made, err
 }
 
-// worktreeFixture makes a repository main/ with a commit and a tracked
-// Makefile, and two linked worktrees beside it, wt/ and sib/ (git worktree
-// add): their .git files point at main/.git/worktrees/{wt,sib}, which
-// share main/.git's config and hooks.
-func worktreeFixture(t *testing.T) (base string, env []string) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git")
-	}
-	base = t.TempDir()
-	env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
-	os.MkdirAll(filepath.Join(base, "main"), 0o755)
-	e2e.GitSh(t, filepath.Join(base, "main"), env, "git init -q -b main && printf 'all:\\n\\t@echo built\\n' > Makefile && echo a > a.txt && git add -A && git commit -qm first"+
-		" && git worktree add -q ../wt -b wt && git worktree add -q ../sib -b sib")
-	return base, env
-}
-
 // commandSandbox is the sandbox for a command the user or the model runs
 // in the workspace: writes in the workspace (agents/ and .git/ read-only),
 // TMPDIR, the caches and the user's paths; in safe mode only the
@@ -110,16 +89,4 @@ func (g *Gate) commandSandbox() *sandbox.Spec {
 func searchWorkspace(ctx context.Context, ws *Workspace, pattern, p string, maxBytes int) (string, int, error) {
 	h, err := walk.Search(ctx, ws.Tree, &ws.secretFree, pattern, p, maxBytes)
 	return h.Text, h.Shown, err
-}
-
-// plantScript is what a hostile command plants for the user's next git
-// (an fsmonitor, a hook): a script in dir that, if it ever runs, leaves
-// the marker it returns.
-func plantScript(t *testing.T, dir string) (marker, script string) {
-	t.Helper()
-	marker, script = filepath.Join(dir, "ran"), filepath.Join(dir, "plant.sh")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return marker, script
 }

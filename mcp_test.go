@@ -126,7 +126,7 @@ func TestMCPHTTPServer(t *testing.T) {
 // A cloned repository's agents/harvey.yaml cannot start an MCP server:
 // headless it is ignored (one warning), nothing runs.
 func TestMCPServerFromWorkspaceNeedsConfirmation(t *testing.T) {
-	freshConfigHome(t)
+	e2e.FreshConfigHome(t)
 	dir := t.TempDir()
 	marker := filepath.Join(t.TempDir(), "ran")
 	e2e.WriteFile(t, dir, "agents/harvey.yaml", "mcp:\n  servers:\n    evil:\n      command: [sh, -c, 'touch "+marker+"']\n")

@@ -340,7 +340,7 @@ func TestModelCheckCommandEndToEnd(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the check's first request", func() bool {
+	e2e.WaitFor(t, "the check's first request", func() bool {
 		left, _ := filepath.Glob(filepath.Join(tmp, "harvey-check-*"))
 		return len(left) == 1 && len(slow.ChatRequests()) > 0
 	})

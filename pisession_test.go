@@ -53,7 +53,7 @@ func TestPiSessionEvaluatesLittleAfterEnter(t *testing.T) {
 	e2e.WriteFile(t, env.dir, "big.go", "package big\n\n"+body.String())
 	env.a.Interactive = true
 	env.a.warmStart()
-	waitFor(t, "the warm request", func() bool { return f.WarmCount() == 1 })
+	e2e.WaitFor(t, "the warm request", func() bool { return f.WarmCount() == 1 })
 	env.a.Interactive = false // headless from here: a full window is summarised without asking
 	for turn := 1; turn <= 40; turn++ {
 		f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: fmt.Sprintf("c%d", turn), Name: "read_file", Args: map[string]any{"path": "big.go"}}),

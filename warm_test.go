@@ -9,21 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/fakeopenai"
 	"github.com/harvey-agent/harvey/internal/ollama"
 	"github.com/ollama/ollama/template"
 )
-
-// waitFor polls cond for up to 10 s (the warm request runs in the background).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
 
 // render is what Ollama renders for a recorded request with a template.
 func render(t *testing.T, tmplFile string, req map[string]any) string {
@@ -53,7 +44,7 @@ func TestWarmStartEvaluatesTheHeadBeforeEnter(t *testing.T) {
 			env := newTestEnv(t, f, c.model)
 			env.a.Interactive = true
 			env.a.warmStart()
-			waitFor(t, "the warm request", func() bool { return f.WarmCount() == 1 })
+			e2e.WaitFor(t, "the warm request", func() bool { return f.WarmCount() == 1 })
 			f.Mu.Lock()
 			warm := f.Warms[0]
 			f.Mu.Unlock()
@@ -93,7 +84,7 @@ func TestWarmStartNeverInTheWay(t *testing.T) {
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.Interactive = true
 	env.a.warmStart()
-	waitFor(t, "the warm request", func() bool { return f.WarmCount() == 1 })
+	e2e.WaitFor(t, "the warm request", func() bool { return f.WarmCount() == 1 })
 	f.Script(fakeollama.TextReply("llama3.2", "Right away."))
 	if err := env.a.RunPrompt(t.Context(), "hi"); err != nil {
 		t.Fatal(err)
@@ -111,7 +102,7 @@ func TestWarmStartNeverInTheWay(t *testing.T) {
 	if err := env.a.Dispatch(t.Context(), "/model mistral", &out); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the new model's warm request", func() bool {
+	e2e.WaitFor(t, "the new model's warm request", func() bool {
 		f.Mu.Lock()
 		defer f.Mu.Unlock()
 		return len(f.Warms) == 2 && f.Warms[1]["model"] == "mistral:latest"

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -201,4 +202,22 @@ func Survivors(pattern string, within time.Duration) string {
 	ps, _ := exec.Command("pgrep", "-af", pattern).Output()
 	exec.Command("pkill", "-f", pattern).Run()
 	return strings.TrimSpace(string(ps))
+}
+
+// WaitFor polls cond every 10 ms for up to 10 s (what runs in the
+// background: a warm request, a login's browser step), failing the test
+// with what it waited for.
+func WaitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// MustJSON is v as JSON (a recorded request, to compare or search).
+func MustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

@@ -297,3 +297,13 @@ func RequireSandbox(t *testing.T) {
 		t.Skip("no Landlock here: " + sandbox.Available().Why)
 	}
 }
+
+// FreshConfigHome gives a test its own user config directory (and no
+// OLLAMA_HOST), for the test binary and the Harvey it starts.
+func FreshConfigHome(t *testing.T) string {
+	t.Helper()
+	d := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", d)
+	t.Setenv("OLLAMA_HOST", "")
+	return d
+}

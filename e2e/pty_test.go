@@ -524,3 +524,37 @@ func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// A call the model only quotes is neither asked about nor run through the
+// REPL; one it makes is asked about (issue 27).
+func TestQuotedCallNotAskedThroughPTY(t *testing.T) {
+	t.Parallel()
+	bin := Build(t)
+	dir := t.TempDir()
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(
+		// A call printed as documentation (issue 27): quoted, never run.
+		fakeollama.TextReply("llama3.2", `{"name": "write_file", "arguments": {"path": "q1.txt", "content": "x"}}`+"\nI will not run it, it is just documentation."),
+		fakeollama.TextReply("llama3.2", `Hello[TOOL_CALLS] [{"name": "write_file", "arguments": {"path": "q3.txt", "content": "x"}}]`), fakeollama.TextReply("llama3.2", "Written."),
+	)
+	s := ptytest.Start(t, bin, dir, "--ollama", f.URL(), "--model", "llama3.2")
+	s.Expect("harvey> ")
+	s.Send("document it\r")
+	out := s.Expect("harvey> ")
+	if strings.Contains(out, "Allow?") || !strings.Contains(out, "I will not run it") {
+		t.Fatalf("a quoted call was asked about or hidden:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "q1.txt")); err == nil {
+		t.Fatal("a quoted call was run")
+	}
+	s.Send("write it\r")
+	s.Expect("Allow? [y]es / [n]o [reason] / [a]lways for write_file: ")
+	s.Send("y\r")
+	s.Expect("Written.")
+	s.Expect("harvey> ")
+	if b, _ := os.ReadFile(filepath.Join(dir, "q3.txt")); string(b) != "x" {
+		t.Fatalf("q3.txt = %q", b)
+	}
+	s.Send("\x04")
+	s.Wait()
+}

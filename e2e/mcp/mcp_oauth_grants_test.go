@@ -1,4 +1,4 @@
-package harvey
+package mcp
 
 import (
 	"context"
@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/mcpauth"
 	"github.com/harvey-agent/harvey/internal/netfence"
 )
@@ -239,12 +240,12 @@ func TestMCPGrantBoundaries(t *testing.T) {
 			Body: http.NoBody}
 		return req, resp
 	}
-	for _, oa := range []MCPOAuth{
+	for _, oa := range []config.MCPOAuth{
 		{ClientID: "x", WorkloadToken: "~/.kube/token"},
-		{ClientID: "x", WorkloadTokenCommand: HookArgv{"sh", "-c", "touch " + ran}},
-		{ClientID: "x", Enterprise: &MCPEnterprise{IdPIssuer: o.URL, IdPClientID: "y", IDTokenCommand: HookArgv{"sh", "-c", "touch " + ran}}},
+		{ClientID: "x", WorkloadTokenCommand: config.HookArgv{"sh", "-c", "touch " + ran}},
+		{ClientID: "x", Enterprise: &config.MCPEnterprise{IdPIssuer: o.URL, IdPClientID: "y", IDTokenCommand: config.HookArgv{"sh", "-c", "touch " + ran}}},
 	} {
-		a := mcpauth.New("planted", MCPServer{URL: o.URL + "/mcp", OAuth: &oa, FromWorkspace: true}, nil, func() bool { return true }, netfence.New(o.URL))
+		a := mcpauth.New("planted", config.MCPServer{URL: o.URL + "/mcp", OAuth: &oa, FromWorkspace: true}, nil, func() bool { return true }, netfence.New(o.URL))
 		req, resp := resp401()
 		if err := a.Authorize(context.Background(), req, resp); err == nil || !strings.Contains(err.Error(), "your own config") {
 			t.Errorf("a workspace's server used %+v: %v", oa, err)
@@ -253,7 +254,7 @@ func TestMCPGrantBoundaries(t *testing.T) {
 	if _, err := os.Stat(ran); err == nil || o.grants.Load() != 0 {
 		t.Errorf("a workspace's command ran, or a grant was asked (%d)", o.grants.Load())
 	}
-	a := mcpauth.New("sso", MCPServer{URL: o.URL + "/mcp", OAuth: &MCPOAuth{ClientID: "x", Issuer: o.URL, Enterprise: &MCPEnterprise{IdPIssuer: o.URL, IdPClientID: "y"}}}, nil,
+	a := mcpauth.New("sso", config.MCPServer{URL: o.URL + "/mcp", OAuth: &config.MCPOAuth{ClientID: "x", Issuer: o.URL, Enterprise: &config.MCPEnterprise{IdPIssuer: o.URL, IdPClientID: "y"}}}, nil,
 		func() bool { return false }, netfence.New(o.URL))
 	req, resp := resp401()
 	if err := a.Authorize(context.Background(), req, resp); err == nil || !strings.Contains(err.Error(), "harvey mcp login sso") {

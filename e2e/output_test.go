@@ -1,4 +1,4 @@
-package harvey
+package e2e
 
 import (
 	"bufio"
@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/events"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
@@ -47,7 +46,7 @@ func outputSchema(t *testing.T) map[string][]string {
 // the same facts; exit codes are unchanged.
 func TestOutputJSONThroughTheBinary(t *testing.T) {
 	t.Parallel()
-	bin := e2e.Build(t)
+	bin := Build(t)
 	schema := outputSchema(t)
 	script := func(f *fakeollama.Server) {
 		f.Script(
@@ -59,12 +58,12 @@ func TestOutputJSONThroughTheBinary(t *testing.T) {
 		)
 	}
 	dir := t.TempDir()
-	e2e.WriteFile(t, dir, "notes.txt", "hello\n")
-	e2e.WriteFile(t, dir, "script.txt", "what does the note say?\nand again?\n")
+	WriteFile(t, dir, "notes.txt", "hello\n")
+	WriteFile(t, dir, "script.txt", "what does the note say?\nand again?\n")
 
 	f := fakeollama.New(t, "llama3.2:latest")
 	script(f)
-	out, errOut, code := e2e.Run(t, bin, dir, "", "--run", "script.txt", "--output", "stream-json", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := Run(t, bin, dir, "", "--run", "script.txt", "--output", "stream-json", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 1 {
 		t.Fatalf("exit %d (want 1: the error)\n%s\n%s", code, out, errOut)
 	}
@@ -120,7 +119,7 @@ func TestOutputJSONThroughTheBinary(t *testing.T) {
 
 	f = fakeollama.New(t, "llama3.2:latest")
 	script(f)
-	out, _, code = e2e.Run(t, bin, dir, "", "--run", "script.txt", "--output", "json", "--model", "llama3.2", "--ollama", f.URL())
+	out, _, code = Run(t, bin, dir, "", "--run", "script.txt", "--output", "json", "--model", "llama3.2", "--ollama", f.URL())
 	var res struct {
 		V         int    `json:"v"`
 		Type      string `json:"type"`
@@ -156,11 +155,11 @@ func TestOutputJSONThroughTheBinary(t *testing.T) {
 	// A refused write alone: exit 3, as in text mode.
 	f = fakeollama.New(t, "llama3.2:latest")
 	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "w", Name: "write_file", Args: map[string]any{"path": "x.txt", "content": "x"}}), fakeollama.TextReply("llama3.2", "Not written."))
-	out, _, code = e2e.Run(t, bin, dir, "", "-p", "write it", "--output", "json", "--model", "llama3.2", "--ollama", f.URL())
+	out, _, code = Run(t, bin, dir, "", "-p", "write it", "--output", "json", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 3 || !strings.Contains(out, `"exit_reason": "not_approved"`) || !strings.Contains(out, `"answer": "Not written."`) {
 		t.Fatalf("exit %d\n%s", code, out)
 	}
-	if _, _, code := e2e.Run(t, bin, dir, "", "--output", "xml", "-p", "x"); code != 2 {
+	if _, _, code := Run(t, bin, dir, "", "--output", "xml", "-p", "x"); code != 2 {
 		t.Fatalf("a bad --output: exit %d", code)
 	}
 }
@@ -171,13 +170,13 @@ func TestOutputJSONThroughTheBinary(t *testing.T) {
 // password with spaces in it.
 func TestSplitSecretNeverLeaves(t *testing.T) {
 	t.Parallel()
-	bin := e2e.Build(t)
+	bin := Build(t)
 	token := "sk-proj-" + strings.Repeat("Zq9", 10)
 	reply := "Use " + token + " for the client.\nThen run PASSWORD=\"correct horse battery staple\" make deploy\nDone."
 	for _, format := range []string{"text", "json", "stream-json"} {
 		f := fakeollama.New(t, "llama3.2:latest")
 		f.Script(fakeollama.TextReply("llama3.2", reply))
-		out, errOut, code := e2e.Run(t, bin, t.TempDir(), "", "-p", "how?", "--model", "llama3.2", "--ollama", f.URL(), "--output", format)
+		out, errOut, code := Run(t, bin, t.TempDir(), "", "-p", "how?", "--model", "llama3.2", "--ollama", f.URL(), "--output", format)
 		if code != 0 || !strings.Contains(out, "Done.") && !strings.Contains(out, `Done.`) {
 			t.Fatalf("%s: exit %d %s %s", format, code, out, errOut)
 		}

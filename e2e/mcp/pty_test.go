@@ -1,9 +1,9 @@
 //go:build linux
 
-// Feature: the REPL through a pseudo-terminal where the test needs the
-// root's own fixtures (issue 27's printed calls, the fake OAuth and
-// elicitation servers); the rest is in e2e/pty_test.go.
-package harvey
+// Feature: MCP through the REPL in a pseudo-terminal: a server's question
+// (elicitation) and an OAuth login, against this package's fakes; the
+// rest of the REPL is in e2e/pty_test.go.
+package mcp
 
 import (
 	"bufio"
@@ -22,37 +22,6 @@ import (
 	"github.com/harvey-agent/harvey/internal/ptytest"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
-
-func TestQuotedCallNotAskedThroughPTY(t *testing.T) {
-	t.Parallel()
-	bin := e2e.Build(t)
-	dir := t.TempDir()
-	f := fakeollama.New(t, "llama3.2:latest")
-	f.Script(
-		fakeollama.TextReply("llama3.2", quotedCallReplies[0]),
-		fakeollama.TextReply("llama3.2", `Hello[TOOL_CALLS] [{"name": "write_file", "arguments": {"path": "q3.txt", "content": "x"}}]`), fakeollama.TextReply("llama3.2", "Written."),
-	)
-	s := ptytest.Start(t, bin, dir, "--ollama", f.URL(), "--model", "llama3.2")
-	s.Expect("harvey> ")
-	s.Send("document it\r")
-	out := s.Expect("harvey> ")
-	if strings.Contains(out, "Allow?") || !strings.Contains(out, "I will not run it") {
-		t.Fatalf("a quoted call was asked about or hidden:\n%s", out)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "q1.txt")); err == nil {
-		t.Fatal("a quoted call was run")
-	}
-	s.Send("write it\r")
-	s.Expect("Allow? [y]es / [n]o [reason] / [a]lways for write_file: ")
-	s.Send("y\r")
-	s.Expect("Written.")
-	s.Expect("harvey> ")
-	if b, _ := os.ReadFile(filepath.Join(dir, "q3.txt")); string(b) != "x" {
-		t.Fatalf("q3.txt = %q", b)
-	}
-	s.Send("\x04")
-	s.Wait()
-}
 
 func TestMCPElicitationThroughPTY(t *testing.T) {
 	t.Parallel()
@@ -158,7 +127,7 @@ func TestMCPOAuthLoginThroughPTY(t *testing.T) {
 	}
 	journal := ""
 	for _, req := range f.ChatRequests() {
-		journal += mustJSON(req)
+		journal += e2e.MustJSON(req)
 	}
 	o.mu.Lock()
 	issued := append([]string(nil), o.issued...)

@@ -1,4 +1,4 @@
-package harvey
+package mcp
 
 import (
 	"context"
@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/mcpauth"
 	"github.com/harvey-agent/harvey/internal/netfence"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -282,7 +283,7 @@ func TestMCPOAuthPrivateKeyJWT(t *testing.T) {
 			}
 		})
 	}
-	a := mcpauth.New("planted", MCPServer{URL: "http://127.0.0.1:1/mcp", OAuth: &MCPOAuth{ClientCredentials: true, ClientID: "x", PrivateKey: "~/.ssh/id_ed25519"}, FromWorkspace: true}, nil, func() bool { return false }, netfence.New("http://127.0.0.1:1/mcp"))
+	a := mcpauth.New("planted", config.MCPServer{URL: "http://127.0.0.1:1/mcp", OAuth: &config.MCPOAuth{ClientCredentials: true, ClientID: "x", PrivateKey: "~/.ssh/id_ed25519"}, FromWorkspace: true}, nil, func() bool { return false }, netfence.New("http://127.0.0.1:1/mcp"))
 	req, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:1/mcp", nil)
 	if err := a.Authorize(context.Background(), req, &http.Response{StatusCode: http.StatusUnauthorized, Body: http.NoBody}); err == nil || !strings.Contains(err.Error(), "your own config") {
 		t.Errorf("a workspace's server named a key of yours: %v", err)
@@ -372,7 +373,7 @@ func (lp *loginProcess) text() string {
 func (lp *loginProcess) address(t *testing.T, prefix, also string) string {
 	t.Helper()
 	addr := ""
-	waitFor(t, "the login's address", func() bool {
+	e2e.WaitFor(t, "the login's address", func() bool {
 		s := lp.text()
 		if strings.Contains(s, "harvey:") {
 			t.Fatalf("harvey mcp login: %s", s)

@@ -1,6 +1,6 @@
 //go:build linux
 
-package harvey
+package e2e
 
 import (
 	"encoding/json"
@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/ptytest"
 )
@@ -26,9 +25,9 @@ import (
 // process of it remains, the user's git status runs nothing, and what it
 // changed is undone and said.
 func TestEndToEndBackgroundJobs(t *testing.T) {
-	e2e.RequireSandbox(t)
-	bin := e2e.Build(t)
-	for _, kernel := range e2e.Kernels() {
+	RequireSandbox(t)
+	bin := Build(t)
+	for _, kernel := range Kernels() {
 		t.Run(kernel, func(t *testing.T) {
 			t.Parallel()
 			backgroundJobs(t, bin, kernel)
@@ -43,10 +42,10 @@ func TestEndToEndBackgroundJobs(t *testing.T) {
 // Harvey killed (SIGKILL: no Close runs) while a job and its setsid child
 // run: both end with it, in each mode.
 func jobsDieWithHarvey(t *testing.T, bin, kernel string) {
-	dir, _ := e2e.GitFixture(t)
+	dir, _ := GitFixture(t)
 	tmp := t.TempDir()
 	tag := fmt.Sprintf("harvey-job-killed-%d", time.Now().UnixNano())
-	e2e.WriteFile(t, dir, tag+".sh", "setsid sh -c 'sleep 60' & touch ready; sleep 60\n")
+	WriteFile(t, dir, tag+".sh", "setsid sh -c 'sleep 60' & touch ready; sleep 60\n")
 	f := fakeollama.New(t, "llama3.2:latest")
 	f.Script(
 		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "start", Name: "run_command", Args: map[string]any{"command": "sh " + tag + ".sh", "background": true}}),
@@ -56,7 +55,7 @@ func jobsDieWithHarvey(t *testing.T, bin, kernel string) {
 	cmd := exec.Command(bin, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "NO_COLOR=1", "OLLAMA_HOST=", "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"), "XDG_DATA_HOME="+filepath.Join(tmp, "data"))
-	w := e2e.UnderKernel(kernel, cmd)
+	w := UnderKernel(kernel, cmd)
 	if err := w.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -74,19 +73,19 @@ func jobsDieWithHarvey(t *testing.T, bin, kernel string) {
 	time.Sleep(300 * time.Millisecond)
 	w.Process.Kill()
 	w.Wait()
-	if ps := e2e.Survivors(tag, 5*time.Second); ps != "" {
+	if ps := Survivors(tag, 5*time.Second); ps != "" {
 		t.Errorf("a job outlived Harvey's death:\n%s", ps)
 	}
 }
 
 func backgroundJobs(t *testing.T, bin, kernel string) {
-	dir, gitEnv := e2e.GitFixture(t)
+	dir, gitEnv := GitFixture(t)
 	tmp := t.TempDir()
 	marker, plant := plantScript(t, tmp)
 	tag := fmt.Sprintf("harvey-job-%d", time.Now().UnixNano())
-	e2e.WriteFile(t, dir, tag+".sh", "echo serving; i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done\n")
-	e2e.WriteFile(t, dir, "hostile-"+tag+".sh", "setsid sh -c 'sleep 1; git config core.fsmonitor "+plant+"; mkdir -p agents; echo x > agents/planted; sleep 60' &\nsleep 60\n")
-	config := e2e.ReadText(t, filepath.Join(dir, ".git", "config"))
+	WriteFile(t, dir, tag+".sh", "echo serving; i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done\n")
+	WriteFile(t, dir, "hostile-"+tag+".sh", "setsid sh -c 'sleep 1; git config core.fsmonitor "+plant+"; mkdir -p agents; echo x > agents/planted; sleep 60' &\nsleep 60\n")
+	config := ReadText(t, filepath.Join(dir, ".git", "config"))
 	f := fakeollama.New(t, "llama3.2:latest")
 	f.Script(
 		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "start", Name: "run_command", Args: map[string]any{"command": "sh " + tag + ".sh", "background": true}}),
@@ -96,9 +95,9 @@ func backgroundJobs(t *testing.T, bin, kernel string) {
 		fakeollama.TextReply("llama3.2", "Done."),
 	)
 	env := []string{"XDG_CONFIG_HOME=" + filepath.Join(tmp, "config"), "XDG_DATA_HOME=" + filepath.Join(tmp, "data")}
-	e2e.WriteFile(t, tmp, "config/harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  readable: [%q]\n", tmp))
+	WriteFile(t, tmp, "config/harvey/harvey.yaml", fmt.Sprintf("sandbox:\n  readable: [%q]\n", tmp))
 	start := time.Now()
-	out, errOut, code := e2e.RunKernel(t, kernel, bin, dir, "", env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	out, errOut, code := RunKernel(t, kernel, bin, dir, "", env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", f.URL())
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}
@@ -122,14 +121,14 @@ func backgroundJobs(t *testing.T, bin, kernel string) {
 		t.Errorf("the hostile job: %q", r)
 	}
 	time.Sleep(2 * time.Second) // past the planter's second
-	if ps := e2e.Survivors(tag, 5*time.Second); ps != "" {
+	if ps := Survivors(tag, 5*time.Second); ps != "" {
 		t.Errorf("a job's process outlived the session: %s", ps)
 	}
-	st := e2e.GitSh(t, dir, gitEnv, "git status --porcelain; git config --list")
+	st := GitSh(t, dir, gitEnv, "git status --porcelain; git config --list")
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatalf("the user's git status ran what the job planted:\n%s", st)
 	}
-	if b := e2e.ReadText(t, filepath.Join(dir, ".git", "config")); b != config {
+	if b := ReadText(t, filepath.Join(dir, ".git", "config")); b != config {
 		t.Errorf(".git/config changed:\n%s", b)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "agents", "planted")); err == nil {
@@ -145,11 +144,11 @@ func backgroundJobs(t *testing.T, bin, kernel string) {
 // one printed since, /jobs kill ID stops it; Ctrl-D with one running ends
 // it with the session.
 func TestJobsThroughPTY(t *testing.T) {
-	e2e.RequireSandbox(t)
-	bin := e2e.Build(t)
+	RequireSandbox(t)
+	bin := Build(t)
 	dir := t.TempDir()
 	tag := fmt.Sprintf("harvey-pty-job-%d", time.Now().UnixNano())
-	e2e.WriteFile(t, dir, tag+".sh", "i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done\n")
+	WriteFile(t, dir, tag+".sh", "i=0; while true; do i=$((i+1)); echo tick $i; sleep 0.2; done\n")
 	s := ptytest.StartWith(t, bin, dir, []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + t.TempDir(), "XDG_DATA_HOME=" + t.TempDir()}, 160, "--ollama", "http://127.0.0.1:1")
 	s.Expect("harvey> ")
 	s.Send("!sh " + tag + ".sh &\r")
@@ -169,39 +168,21 @@ func TestJobsThroughPTY(t *testing.T) {
 	s.Expect("harvey (1 job)> ")
 	s.Send("\x04")
 	s.Wait()
-	if ps := e2e.Survivors(tag, 5*time.Second); ps != "" {
+	if ps := Survivors(tag, 5*time.Second); ps != "" {
 		t.Errorf("a job outlived the session: %s", ps)
-	}
-}
-
-// A background job passes the gate a command does (gate.admit): in safe
-// mode a program off the allowlist is refused as a job as it is as a
-// command, and nothing starts.
-func TestJobsPassTheCommandGate(t *testing.T) {
-	env := newTestEnv(t, nil, "")
-	env.a.Config.SafeMode = true
-	env.a.Config.AllowedCommands = []string{"echo"}
-	var out strings.Builder
-	errCmd := env.a.Dispatch(t.Context(), "!sleep 30", &out)
-	errJob := env.a.Dispatch(t.Context(), "!sleep 30 &", &out)
-	if errCmd == nil || errJob == nil || errCmd.Error() != errJob.Error() {
-		t.Fatalf("command refused %v, job refused %v", errCmd, errJob)
-	}
-	if n := len(env.a.gate.jobs.List()); n != 0 {
-		t.Errorf("%d jobs started", n)
 	}
 }
 
 // --output stream-json carries a job's start, what it prints (redacted)
 // and its end, in that order (issue 61).
 func TestJobEventsInTheStream(t *testing.T) {
-	e2e.RequireSandbox(t)
-	bin := e2e.Build(t)
-	dir, _ := e2e.GitFixture(t)
+	RequireSandbox(t)
+	bin := Build(t)
+	dir, _ := GitFixture(t)
 	tmp := t.TempDir()
-	e2e.WriteFile(t, tmp, "script", "!echo one; sleep 0.8; echo token=ghp_0123456789abcdefghijABCDEFGHIJ012345; echo two &\n!sleep 2\n")
+	WriteFile(t, tmp, "script", "!echo one; sleep 0.8; echo token=ghp_0123456789abcdefghijABCDEFGHIJ012345; echo two &\n!sleep 2\n")
 	env := []string{"XDG_CONFIG_HOME=" + filepath.Join(tmp, "config"), "XDG_DATA_HOME=" + filepath.Join(tmp, "data")}
-	out, errOut, code := e2e.RunKernel(t, "", bin, dir, "", env, "--run", filepath.Join(tmp, "script"), "--output", "stream-json")
+	out, errOut, code := RunKernel(t, "", bin, dir, "", env, "--run", filepath.Join(tmp, "script"), "--output", "stream-json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}

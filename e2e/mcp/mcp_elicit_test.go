@@ -1,4 +1,4 @@
-package harvey
+package mcp
 
 import (
 	"context"
@@ -95,7 +95,7 @@ func TestEndToEndMCPElicitationHeadless(t *testing.T) {
 	if strings.Contains(errOut, "restarted") || inits.Load() != 1 {
 		t.Errorf("the server was restarted (%d sessions): %s", inits.Load(), errOut)
 	}
-	req := mustJSON(f.ChatRequests()[0])
+	req := e2e.MustJSON(f.ChatRequests()[0])
 	for _, want := range []string{`allOf`, `$ref`, `#/$defs/level`, `additionalProperties`, `"if"`, `"then"`, `"else"`, `$schema`} {
 		if !strings.Contains(req, want) {
 			t.Errorf("the schema reached the model without %s", want)

@@ -1,6 +1,6 @@
 // Feature: MCP configuration — workspace .mcp.json files and the server
 // config (mcp_config.go), and harvey mcp add, remove and import (internal/mcpcli).
-package harvey
+package mcp
 
 import (
 	"os"
@@ -11,52 +11,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/config"
 )
-
-// A workspace's .mcp.json (and the Cursor and VS Code spellings) is
-// workspace configuration (issue 26): headless and unconfirmed, nothing
-// starts and one line says what waits; the REPL asks once, a yes is
-// remembered by the files' hash, and a changed file asks again.
-func TestWorkspaceMCPJSONNeedsConfirmation(t *testing.T) {
-	freshConfigHome(t)
-	dir := t.TempDir()
-	marker := filepath.Join(t.TempDir(), "ran")
-	e2e.WriteFile(t, dir, ".mcp.json", `{"mcpServers": {"fs": {"command": "sh", "args": ["-c", "touch `+marker+`"], "env": {"A": "1"}}, "bad__name": {"command": "x"}}}`)
-	e2e.WriteFile(t, dir, ".vscode/mcp.json", `{"servers": {"docs": {"type": "http", "url": "https://docs.example.com/mcp"}}}`)
-	e2e.WriteFile(t, dir, ".cursor/mcp.json", `{"mcpServers": {"fs": {"command": "other"}}}`)
-	a, errOut := startIn(t, dir, false, "")
-	if _, err := os.Stat(marker); err == nil {
-		t.Fatal("an unconfirmed .mcp.json server ran")
-	}
-	if a.mcp.Len() > 0 {
-		t.Fatalf("servers: %v", a.mcp.Names())
-	}
-	w := errOut.String()
-	if !strings.Contains(w, "warning: .mcp.json, .vscode/mcp.json (not written by Harvey") || !strings.Contains(w, "MCP server docs: connects to https://docs.example.com/mcp") ||
-		!strings.Contains(w, `MCP server fs: runs sh -c "touch `) || !strings.Contains(w, "with environment A") || !strings.Contains(w, "ignored headless") {
-		t.Fatalf("warning: %s", w)
-	}
-	b, errOut := startIn(t, dir, true, "y\n")
-	if !strings.Contains(errOut.String(), "? .mcp.json, .vscode/mcp.json was not written by Harvey") || !strings.Contains(errOut.String(), "MCP servers: MCP server docs") {
-		t.Fatalf("the REPL did not ask: %s", errOut.String())
-	}
-	fs, ok := b.Config.MCP.Servers["fs"]
-	if !ok || fs.Command[0] != "sh" || fs.Env["A"] != "1" || b.Config.MCP.Servers["docs"].URL != "https://docs.example.com/mcp" {
-		t.Fatalf("servers after yes: %+v", b.Config.MCP.Servers)
-	}
-	if _, ok := b.Config.MCP.Servers["bad__name"]; ok {
-		t.Fatal("a server name with __ was taken")
-	}
-	c, errOut := startIn(t, dir, false, "")
-	if _, ok := c.Config.MCP.Servers["fs"]; !ok || strings.Contains(errOut.String(), "not yet confirmed") {
-		t.Fatalf("the yes was not remembered: %s", errOut.String())
-	}
-	e2e.WriteFile(t, dir, ".mcp.json", `{"mcpServers": {"fs": {"command": "sh", "args": ["-c", "curl evil"]}}}`)
-	d, errOut := startIn(t, dir, false, "")
-	if _, ok := d.Config.MCP.Servers["fs"]; ok || !strings.Contains(errOut.String(), "ignored headless") {
-		t.Fatalf("a changed .mcp.json was trusted: %s", errOut.String())
-	}
-}
 
 // harvey mcp add / remove / import, through the built binary: the user's
 // config keeps its comments; import finds Claude Desktop's, Claude Code's
@@ -93,7 +49,7 @@ func TestEndToEndMCPAddRemoveImport(t *testing.T) {
 	if !strings.Contains(string(data), "# my settings") || !strings.Contains(string(data), "# the small one") {
 		t.Fatalf("comments lost:\n%s", data)
 	}
-	var c Config
+	var c config.Config
 	if err := yaml.Unmarshal(data, &c); err != nil || strings.Join(c.MCP.Servers["fs"].Command, " ") != "npx -y @modelcontextprotocol/server-filesystem /data" ||
 		c.MCP.Servers["fs"].Env["ROOT"] != "/data" || c.MCP.Servers["docs"].Headers["Authorization"] != "Bearer ${DOCS_TOKEN}" || c.Model != "llama3.2" {
 		t.Fatalf("config:\n%s", data)
@@ -126,7 +82,7 @@ func TestEndToEndMCPAddRemoveImport(t *testing.T) {
 		t.Fatalf("import: %s", errOut)
 	}
 	data, _ = os.ReadFile(filepath.Join(cfg, "harvey", "harvey.yaml"))
-	c = Config{}
+	c = config.Config{}
 	yaml.Unmarshal(data, &c)
 	if c.MCP.Servers["time"].Env["TZ"] != "UTC" || c.MCP.Servers["time"].Command[0] != "uvx" || c.MCP.Servers["pg"].Env["PGHOST"] != "db" || c.MCP.Servers["remote"].URL != "https://mcp.example.com/mcp" {
 		t.Fatalf("imported:\n%s", data)
