@@ -558,3 +558,41 @@ func TestQuotedCallNotAskedThroughPTY(t *testing.T) {
 	s.Send("\x04")
 	s.Wait()
 }
+
+// In the REPL (issue 63): an async tool of yours returns at once, the
+// prompt counts the task, /tasks lists it and /tasks 1 shows its result
+// once it has ended, which is also said; Ctrl-D with a task running ends
+// its program with the session.
+func TestAsyncToolThroughPTY(t *testing.T) {
+	RequireSandbox(t)
+	bin := Build(t)
+	cfg := t.TempDir()
+	tag := fmt.Sprintf("harvey-pty-task-%d", time.Now().UnixNano())
+	// An async user tool of the user's own (the root's async_test.go has the same).
+	WriteFile(t, cfg, "harvey/tools/slowcheck.md", "---\nparameters:\n  n: {type: string, required: true}\ncommand: [sh, -c, 'sleep 1; echo RESULT-$1', sh, \"{{n}}\"]\neffect: read\nasync: true\n---\nA slow check.\n")
+	WriteFile(t, cfg, "harvey/tools/forever.md", "---\ncommand: [sh, -c, 'sleep 30; echo "+tag+"', "+tag+"]\neffect: read\nasync: true\n---\nNever ends.\n")
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c1", Name: "slowcheck", Args: map[string]any{"n": "5"}}), fakeollama.TextReply("llama3.2", "Started."),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c2", Name: "forever", Args: map[string]any{}}), fakeollama.TextReply("llama3.2", "Again."))
+	s := ptytest.StartWith(t, bin, t.TempDir(), []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + t.TempDir()}, 160, "--ollama", f.URL(), "--model", "llama3.2")
+	s.Expect("harvey> ")
+	s.Send("check it\r")
+	s.Expect("started task 1")
+	s.Expect("Started.")
+	s.Expect("harvey (1 task)> ")
+	s.Send("/tasks\r")
+	s.Expect("1  running")
+	time.Sleep(1500 * time.Millisecond)
+	s.Send("/tasks 1\r")
+	s.Expect("RESULT-5")
+	s.Expect("⚑ task 1 done in")
+	s.Expect("harvey> ")
+	s.Send("once more\r")
+	s.Expect("Again.")
+	s.Expect("harvey (1 task)> ")
+	s.Send("\x04")
+	s.Wait()
+	if ps := Survivors(tag, 5*time.Second); ps != "" {
+		t.Errorf("a task outlived the session: %s", ps)
+	}
+}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package harvey
+package e2e
 
 import "testing"
 

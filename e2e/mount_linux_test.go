@@ -1,4 +1,4 @@
-package harvey
+package e2e
 
 import (
 	"testing"
