@@ -1,7 +1,7 @@
-// Feature: the fuzz targets that need Harvey's own tools or config — the
-// streamed tool-call accumulator (ollama.go, anyllm_client.go), coercion
-// against the built-in schemas (internal/coerce, builtin_tools.go) and the
-// config parser (internal/configfile).
+// Feature: the fuzz targets that need Harvey's own tools — the streamed
+// tool-call accumulator (ollama.go, anyllm_client.go) and coercion against
+// the built-in schemas (internal/coerce, builtin_tools.go). The config
+// parser's is internal/configfile's.
 package harvey
 
 import (
@@ -12,8 +12,6 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/coerce"
-	"github.com/harvey-agent/harvey/internal/config"
-	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/lazyre"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
@@ -138,50 +136,6 @@ func FuzzCoerceArgs(f *testing.F) {
 					}
 				}
 			}
-		}
-	})
-}
-
-// FuzzParseConfig: any harvey.yaml either fails with a one-line error or
-// gives a config within its ceilings.
-func FuzzParseConfig(f *testing.F) {
-	for _, s := range []string{
-		"model: llama3.2\nnum_ctx: 4096\nrun_timeout: 90s\n",
-		"tools:\n  max_output_bytes: 999999999\n  max_tool_calls_per_turn: -5\n",
-		"models:\n  mistral:\n    tools_enabled: false\n    num_ctx: 2048\n",
-		"routes:\n  - name: box\n    provider: vllm\n    url: http://x\n",
-		"run_timeout: 300\nollama_timeout: \"5m\"\n",
-		"permissions:\n  src/: [read, write]\n",
-		"model: [unclosed\n",
-		"- a list\n",
-		"num_ctx: 1e9\n",
-		"&a [*a]",
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) {
-		cf := &ConfigFile{Config: config.Default()}
-		_, err := configfile.Parse(data, cf)
-		if err != nil {
-			if strings.Contains(err.Error(), "\n") {
-				t.Fatalf("multi-line error: %q", err)
-			}
-			return
-		}
-		c := cf.Config
-		if c.MaxOutputBytes() <= 0 || c.MaxOutputBytes() > DefaultMaxOutputBytes {
-			t.Fatalf("max_output_bytes = %d", c.MaxOutputBytes())
-		}
-		for _, m := range []string{"", c.Model, "llama3.2", "mistral"} {
-			if n := c.MaxToolCalls(m); n <= 0 || n > DefaultMaxToolCalls {
-				t.Fatalf("max_tool_calls(%q) = %d", m, n)
-			}
-			if n := c.EffectiveNumCtx(m); n <= 0 {
-				t.Fatalf("num_ctx(%q) = %d", m, n)
-			}
-		}
-		if c.RunTimeout < 0 || c.OllamaTimeout < 0 {
-			t.Fatalf("negative timeout: %v %v", c.RunTimeout, c.OllamaTimeout)
 		}
 	})
 }
