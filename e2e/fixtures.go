@@ -221,3 +221,14 @@ func MustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// NothingLeftIn fails the test where tmp (a TMPDIR Harvey ran with) holds
+// anything of Harvey's: a throw-away workspace, or one of the sandbox's
+// temporary directories (issue 55).
+func NothingLeftIn(t *testing.T, tmp string) {
+	t.Helper()
+	left, _ := filepath.Glob(filepath.Join(tmp, "harvey-*"))
+	if len(left) > 0 {
+		t.Fatalf("left in the temporary directory: %v", left)
+	}
+}
