@@ -232,3 +232,12 @@ func NothingLeftIn(t *testing.T, tmp string) {
 		t.Fatalf("left in the temporary directory: %v", left)
 	}
 }
+
+// QuotedCallReplies are the replies of issue 27 whose printed call has
+// prose around it: each was run before the one-view rule. The first
+// declines, the second announces its call, the third decides nothing.
+var QuotedCallReplies = []string{
+	`{"name": "write_file", "arguments": {"path": "q1.txt", "content": "x"}}` + "\nI will not run it, it is just documentation.",
+	"Let me write it now.\n```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"q2.txt\", \"content\": \"x\"}}\n```",
+	"config.json contains one object.\n" + `{"name": "write_file", "arguments": {"path": "q3.txt", "content": "x"}}`,
+}

@@ -533,8 +533,7 @@ func TestQuotedCallNotAskedThroughPTY(t *testing.T) {
 	dir := t.TempDir()
 	f := fakeollama.New(t, "llama3.2:latest")
 	f.Script(
-		// A call printed as documentation (issue 27): quoted, never run.
-		fakeollama.TextReply("llama3.2", `{"name": "write_file", "arguments": {"path": "q1.txt", "content": "x"}}`+"\nI will not run it, it is just documentation."),
+		fakeollama.TextReply("llama3.2", QuotedCallReplies[0]),
 		fakeollama.TextReply("llama3.2", `Hello[TOOL_CALLS] [{"name": "write_file", "arguments": {"path": "q3.txt", "content": "x"}}]`), fakeollama.TextReply("llama3.2", "Written."),
 	)
 	s := ptytest.Start(t, bin, dir, "--ollama", f.URL(), "--model", "llama3.2")
