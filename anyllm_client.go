@@ -122,7 +122,7 @@ func (c *AnyLLMClient) Models(ctx context.Context) ([]string, error) {
 }
 
 // Chat streams a plain reply.
-func (c *AnyLLMClient) Chat(ctx context.Context, messages []Message, out io.Writer) (ChatStats, error) {
+func (c *AnyLLMClient) Chat(ctx context.Context, messages []llm.Message, out io.Writer) (llm.ChatStats, error) {
 	st, _, err := c.ChatWithTools(ctx, messages, nil, out)
 	return st, err
 }
@@ -131,7 +131,7 @@ func (c *AnyLLMClient) Chat(ctx context.Context, messages []Message, out io.Writ
 // deltas (wire.md §4). It always drains the provider's channel, so no
 // goroutine outlives the turn, and treats a stream with no finish reason as
 // cut off.
-func (c *AnyLLMClient) ChatWithTools(ctx context.Context, messages []Message, tools []anyllm.Tool, out io.Writer) (ChatStats, []anyllm.ToolCall, error) {
+func (c *AnyLLMClient) ChatWithTools(ctx context.Context, messages []llm.Message, tools []anyllm.Tool, out io.Writer) (llm.ChatStats, []anyllm.ToolCall, error) {
 	start := time.Now()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -176,7 +176,7 @@ type anyStream struct {
 	out      io.Writer
 	start    time.Time
 	cancel   func()
-	stats    ChatStats
+	stats    llm.ChatStats
 	acc      toolCallAccumulator
 	finished bool
 	werr     error
@@ -225,8 +225,8 @@ func classifyAnyLLM(kind string, err error) error {
 	case errors.Is(err, anyllm.ErrRateLimit):
 		return llm.Transient(explained, kind+" rate limited", 0)
 	case errors.Is(err, anyllm.ErrAuthentication), errors.Is(err, anyllm.ErrMissingAPIKey), errors.Is(err, anyllm.ErrModelNotFound),
-		errors.Is(err, anyllm.ErrContextLength), errors.Is(err, anyllm.ErrInvalidRequest), errors.Is(err, ErrToolsUnsupported),
-		errors.Is(explained, ErrToolsUnsupported):
+		errors.Is(err, anyllm.ErrContextLength), errors.Is(err, anyllm.ErrInvalidRequest), errors.Is(err, llm.ErrToolsUnsupported),
+		errors.Is(explained, llm.ErrToolsUnsupported):
 		return explained
 	}
 	if why, ok := llm.ConnectionTrouble(err); ok {
@@ -254,7 +254,7 @@ func explainAnyLLM(kind string, err error) error {
 	case errors.Is(err, anyllm.ErrAuthentication), errors.Is(err, anyllm.ErrMissingAPIKey):
 		return fmt.Errorf("%s: authentication failed (check the API key variable): %v", kind, err)
 	case strings.Contains(strings.ToLower(err.Error()), "does not support tools"):
-		return fmt.Errorf("%w (%v)", ErrToolsUnsupported, err)
+		return fmt.Errorf("%w (%v)", llm.ErrToolsUnsupported, err)
 	case strings.Contains(err.Error(), "connection refused"):
 		return fmt.Errorf("%s: cannot reach the server (connection refused)", kind)
 	}
@@ -262,11 +262,11 @@ func explainAnyLLM(kind string, err error) error {
 }
 
 // toAnyLLMMessages maps history to anyllm messages, keeping tool call IDs.
-func toAnyLLMMessages(msgs []Message) []anyllm.Message {
+func toAnyLLMMessages(msgs []llm.Message) []anyllm.Message {
 	out := make([]anyllm.Message, 0, len(msgs))
 	for _, m := range msgs {
 		am := anyllm.Message{Role: string(m.Role), Content: m.Content, ToolCalls: m.ToolCalls, ToolCallID: m.ToolCallID}
-		if m.Role == RoleTool {
+		if m.Role == llm.RoleTool {
 			am.Name = m.ToolName
 		}
 		out = append(out, am)

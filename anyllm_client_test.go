@@ -1,6 +1,6 @@
 // Feature: the OpenAI-compatible client (anyllm_client.go) against a fake
 // server that speaks that wire protocol, quirks included, and through a route
-// (routing.go).
+// (config.go).
 package harvey
 
 import (
@@ -14,6 +14,8 @@ import (
 	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/fakeopenai"
+	"github.com/harvey-agent/harvey/internal/llm"
+	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
 // routeEnv is a test agent with a route @box to the fake OpenAI server.
@@ -34,7 +36,7 @@ func TestOpenAICompatibleTextAndUsage(t *testing.T) {
 	}
 	f.Script(fakeopenai.Text("Hello from llama.cpp, in pieces."))
 	var out strings.Builder
-	st, err := c.Chat(t.Context(), []Message{{Role: "system", Content: "s"}, {Role: "user", Content: "hi"}}, &out)
+	st, err := c.Chat(t.Context(), []llm.Message{{Role: "system", Content: "s"}, {Role: "user", Content: "hi"}}, &out)
 	if err != nil || out.String() != "Hello from llama.cpp, in pieces." {
 		t.Fatalf("chat: %q %v", out.String(), err)
 	}
@@ -117,7 +119,7 @@ func TestOpenAICompatibleDeltaQuirks(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			f.Script(fakeopenai.Reply{Events: tc.events})
-			_, calls, err := c.ChatWithTools(t.Context(), []Message{{Role: "user", Content: "x"}}, []anyllmTool{{Type: "function"}}, io.Discard)
+			_, calls, err := c.ChatWithTools(t.Context(), []llm.Message{{Role: "user", Content: "x"}}, []anyllm.Tool{{Type: "function"}}, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -203,19 +205,19 @@ func TestCancelLeavesNoGoroutines(t *testing.T) {
 	ol, _ := newOllamaClient(fl.URL(), "llama3.2", 4096, "", 0)
 	// Warm up connections and the HTTP machinery, then count.
 	fo.Script(fakeopenai.Text("warm"))
-	oc.Chat(t.Context(), []Message{{Role: "user", Content: "x"}}, io.Discard)
+	oc.Chat(t.Context(), []llm.Message{{Role: "user", Content: "x"}}, io.Discard)
 	fl.Script(fakeollama.TextReply("llama3.2", "warm"))
-	ol.Chat(t.Context(), []Message{{Role: "user", Content: "x"}}, io.Discard)
+	ol.Chat(t.Context(), []llm.Message{{Role: "user", Content: "x"}}, io.Discard)
 	fo.CloseClientConnections()
 	fl.Srv.CloseClientConnections()
 	before := settleGoroutines()
 	for i := 0; i < 5; i++ {
 		fo.Script(fakeopenai.Reply{Events: []string{fakeopenai.TextDelta("slow"), fakeopenai.TextDelta("never")}, Stall: time.Minute})
 		fl.Script(fakeollama.Reply{Lines: []string{fakeollama.ContentLine("llama3.2", "slow"), fakeollama.DoneLine("llama3.2")}, Stall: time.Minute})
-		for _, c := range []LLMClient{oc, ol} {
+		for _, c := range []llm.LLMClient{oc, ol} {
 			ctx, cancel := contextWithCancel(t)
 			go func() { time.Sleep(100 * time.Millisecond); cancel() }()
-			_, _, err := c.ChatWithTools(ctx, []Message{{Role: "user", Content: "x"}}, nil, io.Discard)
+			_, _, err := c.ChatWithTools(ctx, []llm.Message{{Role: "user", Content: "x"}}, nil, io.Discard)
 			if err == nil || !strings.Contains(err.Error(), "cancel") {
 				t.Fatalf("%s: err = %v", c.Name(), err)
 			}
@@ -246,7 +248,7 @@ func TestGeminiThroughOpenAICompatibleEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Script(fakeopenai.Reply{Events: []string{fakeopenai.CallDelta(0, "c1", "read_file", `{"path":"a.go"}`), fakeopenai.Chunk(map[string]any{}, "tool_calls")}})
-	_, calls, err := c.ChatWithTools(t.Context(), []Message{{Role: "user", Content: "x"}}, []anyllmTool{{Type: "function"}}, io.Discard)
+	_, calls, err := c.ChatWithTools(t.Context(), []llm.Message{{Role: "user", Content: "x"}}, []anyllm.Tool{{Type: "function"}}, io.Discard)
 	if err != nil || len(calls) != 1 || calls[0].Function.Name != "read_file" || calls[0].Function.Arguments != `{"path":"a.go"}` {
 		t.Fatalf("%v %+v", err, calls)
 	}

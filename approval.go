@@ -11,6 +11,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/diff"
 	"github.com/harvey-agent/harvey/internal/lineedit"
+	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -219,14 +220,14 @@ func (p *approvals) answer(ctx context.Context, r approvalRequest, d decision) e
 	case refused:
 		if p.expect != nil {
 			p.offTask = append(p.offTask, r.action)
-			return fmt.Errorf("%w: %s was not run: the model check runs only the call its task asks for", ErrDenied, r.action)
+			return fmt.Errorf("%w: %s was not run: the model check runs only the call its task asks for", refusal.ErrDenied, r.action)
 		}
 		switch r.who {
 		case bySandbox:
-			return fmt.Errorf("%w: the sandbox's rules are lifted only by a person at the terminal", ErrDenied)
+			return fmt.Errorf("%w: the sandbox's rules are lifted only by a person at the terminal", refusal.ErrDenied)
 		}
 		p.refusedN++
-		return fmt.Errorf("%w: %s needs approval; headless mode refuses it unless harvey runs with --yes", ErrDenied, r.tool)
+		return fmt.Errorf("%w: %s needs approval; headless mode refuses it unless harvey runs with --yes", refusal.ErrDenied, r.tool)
 	}
 	ans, err := p.ui.ask(ctx, r, d)
 	switch {
@@ -239,9 +240,9 @@ func (p *approvals) answer(ctx context.Context, r approvalRequest, d decision) e
 		return nil
 	case ans.reason != "":
 		// The user's words go to the model, marked as theirs.
-		return fmt.Errorf("%w: the user declined %s, saying: %q", ErrDenied, r.action, ans.reason)
+		return fmt.Errorf("%w: the user declined %s, saying: %q", refusal.ErrDenied, r.action, ans.reason)
 	}
-	return fmt.Errorf("%w: the user declined %s", ErrDenied, r.action)
+	return fmt.Errorf("%w: the user declined %s", refusal.ErrDenied, r.action)
 }
 
 // requesterOf: a slash command is the user's own; a tool name is a model's.
@@ -279,10 +280,10 @@ func (t *terminalAsker) ask(ctx context.Context, r approvalRequest, d decision) 
 			if t.interrupt != nil {
 				t.interrupt()
 			}
-			return answer{}, fmt.Errorf("%w: the user declined %s and stopped the turn (Ctrl-C)", ErrDenied, r.action)
+			return answer{}, fmt.Errorf("%w: the user declined %s and stopped the turn (Ctrl-C)", refusal.ErrDenied, r.action)
 		}
 		if err != nil {
-			return answer{}, fmt.Errorf("%w: no answer (%v)", ErrDenied, err)
+			return answer{}, fmt.Errorf("%w: no answer (%v)", refusal.ErrDenied, err)
 		}
 		if a, ok := readAnswer(ans, always); ok {
 			return a, nil

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/internal/llm"
+	"github.com/harvey-agent/harvey/internal/refusal"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
@@ -58,7 +60,7 @@ func TestApprovalPolicyTable(t *testing.T) {
 				t.Fatalf("headless: %v", d)
 			}
 			err := p.approve(t.Context(), c.r)
-			if !errors.Is(err, ErrDenied) || (p.refusedN == 1) != c.counted || len(ui.asked) != 0 {
+			if !errors.Is(err, refusal.ErrDenied) || (p.refusedN == 1) != c.counted || len(ui.asked) != 0 {
 				t.Fatalf("headless: %v, counted %d, asked %d", err, p.refusedN, len(ui.asked))
 			}
 			interactive = true
@@ -67,7 +69,7 @@ func TestApprovalPolicyTable(t *testing.T) {
 			}
 			// A "no" with words: the model gets them.
 			ui.answers = []answer{no}
-			if err := p.approve(t.Context(), c.r); !errors.Is(err, ErrDenied) || !strings.Contains(err.Error(), `saying: "use tabs"`) {
+			if err := p.approve(t.Context(), c.r); !errors.Is(err, refusal.ErrDenied) || !strings.Contains(err.Error(), `saying: "use tabs"`) {
 				t.Fatalf("no: %v", err)
 			}
 			ui.answers = []answer{yes}
@@ -113,7 +115,7 @@ func TestApprovalPathsUseTheService(t *testing.T) {
 	if err != nil || !strings.Contains(msgs[0].Content, `saying: \"not now\"`) && !strings.Contains(msgs[0].Content, `saying: "not now"`) {
 		t.Fatalf("%v %q", err, msgs[0].Content)
 	}
-	env.a.AddMessage(RoleAssistant, "```text n.txt\nx\n```\n")
+	env.a.AddMessage(llm.RoleAssistant, "```text n.txt\nx\n```\n")
 	dispatch(t, env.a, "/apply")
 	if len(ui.asked) != 2 || ui.asked[0].who != byModel || ui.asked[0].tool != "deploy" || ui.asked[1].who != byUser || ui.asked[1].tool != "/apply" {
 		t.Fatalf("asked %+v", ui.asked)

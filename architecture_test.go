@@ -26,13 +26,12 @@ var fileLayers = [][]string{
 	// 0: the platform, the boundary's rules and the effects they guard,
 	// knowing nothing of a model or a session.
 	{"sys_linux.go", "sys_other.go", "stdin_linux.go", "stdin_other.go",
-		"version.go", "text.go", "audit.go", "recorder.go",
-		"config.go",
+		"version.go", "text.go", "recorder.go",
 		"workspace.go", "fileread.go", "fileops.go"},
 	// 1: the one gate, approvals and the tools built on them.
 	{"console.go", "console_alive.go", "approval.go", "gate.go", "gate_jobs.go", "gate_tasks.go", "hooks_host.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "mcp.go", "mcp_oauth.go"},
 	// 2: the model side: clients, layouts, the tool loop.
-	{"llm.go", "ollama.go", "anyllm_client.go", "routing.go", "backend.go", "layout.go",
+	{"ollama.go", "anyllm_client.go", "config.go", "backend.go", "layout.go",
 		"tool_executor.go", "warm.go"},
 	// 3: the session and what it offers the user.
 	{"harvey.go", "context.go", "turn.go", "delegate.go", "exec_host.go", "resume.go", "commands.go", "jobs_commands.go", "context_commands.go", "kb_commands.go",

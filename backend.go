@@ -11,6 +11,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/configfile"
+	"github.com/harvey-agent/harvey/internal/llm"
+	"github.com/harvey-agent/harvey/internal/ollama"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -25,18 +29,18 @@ import (
 // nil until a backend is connected (connectErr says why not). The maps
 // are made in newAgent; they are written by the REPL's goroutine only.
 type backend struct {
-	Client     LLMClient
+	Client     llm.LLMClient
 	ModelName  string
 	OllamaURL  string
-	Routes     *RouteRegistry // @route prompts (routing.go)
-	cfg        *ConfigFile    // the session's config (the same as Agent.Config)
-	connectErr error          // why no backend is attached
+	Routes     *RouteRegistry   // @route prompts (config.go)
+	cfg        *configfile.File // the session's config (the same as Agent.Config)
+	connectErr error            // why no backend is attached
 	// reconnect, when set, connects again waiting for a server that
 	// refused at start (headless: the first prompt that needs the model
 	// waits for it; slash commands never do).
 	reconnect func(context.Context)
 	ollama    *startedOllama // an ollama serve this session started; nil otherwise
-	caps      map[string]Capability
+	caps      map[string]llm.Capability
 	layouts   map[string]promptLayout // per model: where its tools go in the prompt
 	modelCtx  map[string]int          // each model's trained context length (/api/show)
 	// toolBlocks is, per model, the tools written into the fixed part of
@@ -46,7 +50,7 @@ type backend struct {
 	// prefix only grows (layout.go: pinToolBlock).
 	toolBlocks  map[string]*pinnedTools
 	warm        *warming // the warm request in flight (warm.go), nil when none
-	statHistory []ChatStats
+	statHistory []llm.ChatStats
 	warnedCtx   bool // the window warning was shown
 	toolsOff    bool // /tools off
 }
@@ -55,7 +59,7 @@ type backend struct {
 func (be *backend) errNoBackend() error {
 	url := be.OllamaURL
 	if url == "" {
-		url = DefaultOllamaURL
+		url = config.DefaultOllamaURL
 	}
 	return fmt.Errorf("no model is reachable (Ollama at %s): start Ollama with `ollama serve` and `ollama pull llama3.2`, or use --ollama URL / --model NAME", url)
 }
@@ -80,7 +84,7 @@ func (s *startedOllama) running() bool {
 
 // startOllama runs `ollama serve` detached (its own session: it outlives
 // Harvey unless stopped) and waits up to 5 s for it to answer.
-func startOllama(ctx context.Context, oc *OllamaClient, out io.Writer) (*startedOllama, error) {
+func startOllama(ctx context.Context, oc *ollama.Client, out io.Writer) (*startedOllama, error) {
 	if _, err := oc.Reachable(ctx); err == nil {
 		fmt.Fprintln(out, "Ollama is already running")
 		return nil, nil
@@ -130,7 +134,7 @@ func (be *backend) stopOllama(out io.Writer) error {
 }
 
 // ollamaModels is the Ollama client and the models it has installed.
-func (be *backend) ollamaModels(ctx context.Context) (*OllamaClient, []string, error) {
+func (be *backend) ollamaModels(ctx context.Context) (*ollama.Client, []string, error) {
 	oc, err := be.ollamaClient()
 	if err != nil {
 		return nil, nil, err
@@ -156,8 +160,8 @@ func capFor(configured, window int) int {
 
 // window is the fixed context window of client (0 when its server reports
 // overflow as an error instead of cutting the prompt).
-func (be *backend) window(c LLMClient) int {
-	if w, ok := c.(WindowedClient); ok {
+func (be *backend) window(c llm.LLMClient) int {
+	if w, ok := c.(llm.WindowedClient); ok {
 		return w.ContextWindow()
 	}
 	return 0
@@ -190,7 +194,7 @@ func (be *backend) contextFill(used, window int) string {
 }
 
 // recordStats keeps a rolling window of the last 5 turns.
-func (be *backend) recordStats(s ChatStats) {
+func (be *backend) recordStats(s llm.ChatStats) {
 	be.statHistory = append(be.statHistory, s)
 	if len(be.statHistory) > 5 {
 		be.statHistory = be.statHistory[len(be.statHistory)-5:]

@@ -1,6 +1,6 @@
 // Feature: the model backends as a session uses them — capability detection,
 // summaries, the stats window, /model and /ollama, routes, num_ctx and model
-// information; spans models.go, ollama.go, context.go, routing.go and
+// information; spans models.go, ollama.go, context.go, config.go and
 // turn.go.
 package harvey
 
@@ -14,6 +14,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/fakeopenai"
+	"github.com/harvey-agent/harvey/internal/llm"
 )
 
 // Capability detection from /api/show, as wire.md §5 describes it, and the
@@ -67,7 +68,7 @@ func TestSummarize(t *testing.T) {
 	f.Script(fakeollama.TextReply("llama3.2", "First answer."), fakeollama.TextReply("llama3.2", "Second answer."))
 	env.a.RunPrompt(t.Context(), "first question")
 	env.a.RunPrompt(t.Context(), "second question")
-	before := append([]Message(nil), env.a.History...)
+	before := append([]llm.Message(nil), env.a.History...)
 
 	f.Script(fakeollama.TextReply("llama3.2", ""))
 	if _, err := dispatch(t, env.a, "/summarize"); err == nil || !strings.Contains(err.Error(), "history kept") {
@@ -142,12 +143,12 @@ func TestStatsWindow(t *testing.T) {
 		t.Fatal("estimate without history")
 	}
 	for i := 1; i <= 7; i++ {
-		a.recordStats(ChatStats{ReplyTokens: 10 * i, TokensPerSec: 10}) // i seconds each
+		a.recordStats(llm.ChatStats{ReplyTokens: 10 * i, TokensPerSec: 10}) // i seconds each
 	}
 	if got := a.estimateDuration(); got != 5*time.Second { // turns 3..7
 		t.Fatalf("estimate = %v", got)
 	}
-	s := ChatStats{PromptTokens: 57, ReplyTokens: 11, Elapsed: 1200 * time.Millisecond, TokensPerSec: 12.8}
+	s := llm.ChatStats{PromptTokens: 57, ReplyTokens: 11, Elapsed: 1200 * time.Millisecond, TokensPerSec: 12.8}
 	if f := s.Format(); !strings.Contains(f, "57") || !strings.Contains(f, "11") || !strings.Contains(f, "12.8 tok/s") {
 		t.Fatalf("format = %q", f)
 	}

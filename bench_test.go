@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/configfile"
+	"github.com/harvey-agent/harvey/internal/llm"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
@@ -30,16 +31,16 @@ type scriptedClient struct{ turn int }
 func (c *scriptedClient) Name() string                             { return "bench" }
 func (c *scriptedClient) Close() error                             { return nil }
 func (c *scriptedClient) Models(context.Context) ([]string, error) { return nil, nil }
-func (c *scriptedClient) Chat(ctx context.Context, m []Message, w io.Writer) (ChatStats, error) {
-	return ChatStats{}, nil
+func (c *scriptedClient) Chat(ctx context.Context, m []llm.Message, w io.Writer) (llm.ChatStats, error) {
+	return llm.ChatStats{}, nil
 }
-func (c *scriptedClient) ChatWithTools(_ context.Context, _ []Message, _ []anyllm.Tool, w io.Writer) (ChatStats, []anyllm.ToolCall, error) {
+func (c *scriptedClient) ChatWithTools(_ context.Context, _ []llm.Message, _ []anyllm.Tool, w io.Writer) (llm.ChatStats, []anyllm.ToolCall, error) {
 	c.turn++
 	if c.turn%2 == 1 {
-		return ChatStats{}, []anyllm.ToolCall{{ID: "call_bench", Type: "function", Function: anyllm.FunctionCall{Name: "read_file", Arguments: `{"path": "main.go"}`}}}, nil
+		return llm.ChatStats{}, []anyllm.ToolCall{{ID: "call_bench", Type: "function", Function: anyllm.FunctionCall{Name: "read_file", Arguments: `{"path": "main.go"}`}}}, nil
 	}
 	io.WriteString(w, "done")
-	return ChatStats{}, nil, nil
+	return llm.ChatStats{}, nil, nil
 }
 
 func benchAgent(b *testing.B) *Agent {
@@ -62,11 +63,11 @@ func BenchmarkToolRound(b *testing.B) {
 	a := benchAgent(b)
 	a.Client = &scriptedClient{}
 	ex := a.newToolExecutor(a.mainTurn(&a.toolSet))
-	base := []Message{{Role: "system", Content: "s"}, {Role: "user", Content: "read main.go"}}
+	base := []llm.Message{{Role: "system", Content: "s"}, {Role: "user", Content: "read main.go"}}
 	b.ReportAllocs()
 	for b.Loop() {
 		ex.history = nil
-		if _, _, err := ex.RunToolLoop(b.Context(), append([]Message(nil), base...), io.Discard); err != nil {
+		if _, _, err := ex.RunToolLoop(b.Context(), append([]llm.Message(nil), base...), io.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}

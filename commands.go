@@ -401,7 +401,7 @@ func cmdClear(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 
 // addContext puts command output into the conversation, labelled.
 func (cv *conversation) addContext(label, text string) {
-	cv.AddMessage(RoleUser, fmt.Sprintf("[context: %s]\n%s", label, text))
+	cv.AddMessage(llm.RoleUser, fmt.Sprintf("[context: %s]\n%s", label, text))
 }
 
 func cmdRead(ctx context.Context, a *Agent, args []string, out io.Writer) error {
@@ -438,7 +438,7 @@ func cmdWrite(ctx context.Context, a *Agent, args []string, out io.Writer) error
 	}
 	last := ""
 	for i := len(a.History) - 1; i >= 0; i-- {
-		if a.History[i].Role == RoleAssistant && strings.TrimSpace(a.History[i].Content) != "" {
+		if a.History[i].Role == llm.RoleAssistant && strings.TrimSpace(a.History[i].Content) != "" {
 			last = a.History[i].Content
 			break
 		}
@@ -612,7 +612,7 @@ func looksLikePath(w string) bool {
 func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	var last string
 	for i := len(a.History) - 1; i >= 0; i-- {
-		if a.History[i].Role == RoleAssistant {
+		if a.History[i].Role == llm.RoleAssistant {
 			last = a.History[i].Content
 			break
 		}
@@ -693,13 +693,13 @@ func cmdContext(ctx context.Context, a *Agent, args []string, out io.Writer) err
 		a.PinnedContext += text
 		// at most one pinned message: update it in place
 		for i, m := range a.History {
-			if m.Role == RoleUser && strings.HasPrefix(m.Content, pinnedPrefix) {
+			if m.Role == llm.RoleUser && strings.HasPrefix(m.Content, pinnedPrefix) {
 				a.History[i].Content = pinnedPrefix + a.PinnedContext
 				fmt.Fprintln(out, "pinned context updated")
 				return nil
 			}
 		}
-		a.History = append(a.History, Message{Role: RoleUser, Content: pinnedPrefix + a.PinnedContext})
+		a.History = append(a.History, llm.Message{Role: llm.RoleUser, Content: pinnedPrefix + a.PinnedContext})
 		fmt.Fprintln(out, "pinned context added")
 	case "show":
 		if a.PinnedContext == "" {
@@ -711,7 +711,7 @@ func cmdContext(ctx context.Context, a *Agent, args []string, out io.Writer) err
 		a.PinnedContext = ""
 		kept := a.History[:0]
 		for _, m := range a.History {
-			if !(m.Role == RoleUser && strings.HasPrefix(m.Content, pinnedPrefix)) {
+			if !(m.Role == llm.RoleUser && strings.HasPrefix(m.Content, pinnedPrefix)) {
 				kept = append(kept, m)
 			}
 		}

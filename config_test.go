@@ -14,7 +14,7 @@ import (
 func TestConfigDefaultsAndDurations(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	c := env.a.Config
-	if c.NumCtx != DefaultNumCtx || time.Duration(c.RunTimeout) != 5*time.Minute || c.OllamaTimeout != 0 || c.MaxOutputBytes() != 65536 || c.MaxToolCalls("x") != 10 {
+	if c.NumCtx != config.DefaultNumCtx || time.Duration(c.RunTimeout) != 5*time.Minute || c.OllamaTimeout != 0 || c.MaxOutputBytes() != 65536 || c.MaxToolCalls("x") != 10 {
 		t.Fatalf("defaults: %+v", c.Config)
 	}
 	for in, want := range map[string]time.Duration{"5m": 5 * time.Minute, "90s": 90 * time.Second, "300": 300 * time.Second, "1m30s": 90 * time.Second} {
@@ -42,7 +42,7 @@ func TestConfigBadYAMLIsNeverOverwritten(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "agents/harvey.yaml: line") || strings.Contains(err.Error(), "\n") {
 		t.Fatalf("err = %v", err)
 	}
-	if cf.Model != "" || cf.NumCtx != DefaultNumCtx {
+	if cf.Model != "" || cf.NumCtx != config.DefaultNumCtx {
 		t.Fatal("defaults not used")
 	}
 	cf.SafeMode = true

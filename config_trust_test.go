@@ -13,6 +13,7 @@ import (
 
 	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
@@ -119,11 +120,11 @@ func TestTrustedConfigs(t *testing.T) {
 
 // A route to a cloud provider at another host would hand it the user's key.
 func TestRouteKeyStaysWithItsProvider(t *testing.T) {
-	rr := newRouteRegistry(&ConfigFile{Config: config.Default()})
-	if _, err := rr.client(&Route{Name: "x", Provider: "openai", URL: "https://attacker.example/v1", Model: "m"}, 0, 0); err == nil || !strings.Contains(err.Error(), "API key") {
+	rr := newRouteRegistry(&configfile.File{Config: config.Default()})
+	if _, err := rr.client(&config.Route{Name: "x", Provider: "openai", URL: "https://attacker.example/v1", Model: "m"}, 0, 0); err == nil || !strings.Contains(err.Error(), "API key") {
 		t.Fatalf("err = %v", err)
 	}
-	if _, err := rr.client(&Route{Name: "x", Provider: "openai-compatible", URL: "http://127.0.0.1:1", Model: "m"}, 0, 0); err != nil {
+	if _, err := rr.client(&config.Route{Name: "x", Provider: "openai-compatible", URL: "http://127.0.0.1:1", Model: "m"}, 0, 0); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // session journal already holds. Only the REPL's goroutine changes it,
 // between turns or by the turn in progress.
 type conversation struct {
-	History       []Message
+	History       []llm.Message
 	PinnedContext string
 	SystemPrompt  string
 	instructions  []string     // the instruction files read at start
@@ -88,7 +88,7 @@ func (a *Agent) summarize(ctx context.Context, t *turn) (int, error) {
 	if len(a.History) <= 2 {
 		return 0, errors.New("nothing to summarize yet")
 	}
-	msgs := append(append([]Message(nil), a.History...), Message{Role: RoleUser, Content: summarizePrompt})
+	msgs := append(append([]llm.Message(nil), a.History...), llm.Message{Role: llm.RoleUser, Content: summarizePrompt})
 	if t.window > 0 {
 		msgs = fitForSummary(msgs, t.contextLimit())
 	}
@@ -110,14 +110,14 @@ func (a *Agent) summarize(ctx context.Context, t *turn) (int, error) {
 	a.ClearHistory()
 	// The summary was written from the conversation, tool output included:
 	// it stays framed as data, not as the user's instructions.
-	a.AddMessage(RoleUser, summaryPrefix+summary+"\n[end of summary]")
+	a.AddMessage(llm.RoleUser, summaryPrefix+summary+"\n[end of summary]")
 	return before, nil
 }
 
 // fitForSummary drops the oldest messages after the system prompt until the
 // summary request fits the window, so Ollama does not cut the system prompt
 // and the request itself instead. The newest messages and the request stay.
-func fitForSummary(msgs []Message, limit int) []Message {
+func fitForSummary(msgs []llm.Message, limit int) []llm.Message {
 	// One pass: the total is counted once and each dropped message's
 	// share subtracted (it was quadratic: 392 s at 263k messages).
 	used := llm.EstimateTokens(msgs)
@@ -129,7 +129,7 @@ func fitForSummary(msgs []Message, limit int) []Message {
 	if drop == 1 {
 		return msgs
 	}
-	return append([]Message{msgs[0]}, msgs[drop:]...)
+	return append([]llm.Message{msgs[0]}, msgs[drop:]...)
 }
 
 // summaryPrefix frames a summary: the model wrote it, quoting tool output.

@@ -11,6 +11,7 @@ import (
 	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/llm"
+	"github.com/harvey-agent/harvey/internal/ollama"
 )
 
 // Inside a turn, old tool results are elided before a request would
@@ -34,9 +35,9 @@ func TestContextWindowElidesOldResults(t *testing.T) {
 	reqs := f.ChatRequests()
 	limit := env.a.mainTurn(&env.a.toolSet).contextLimit()
 	for i, req := range reqs {
-		var msgs []Message
+		var msgs []llm.Message
 		for _, m := range fakeollama.MessagesOf(req) {
-			msgs = append(msgs, Message{Role: Role(fmt.Sprint(m["role"])), Content: fmt.Sprint(m["content"])})
+			msgs = append(msgs, llm.Message{Role: llm.Role(fmt.Sprint(m["role"])), Content: fmt.Sprint(m["content"])})
 		}
 		if used := llm.EstimateTokens(msgs) + env.a.schemaTokens(&env.a.toolSet, ModeSchema); used > limit {
 			t.Fatalf("request %d is ~%d tokens, past the limit %d", i, used, limit)
@@ -207,9 +208,9 @@ func TestLongSession(t *testing.T) {
 			children = len(childPIDs(t))
 		}
 		last := fakeollama.MessagesOf(f.ChatRequests()[0])
-		var msgs []Message
+		var msgs []llm.Message
 		for _, m := range last {
-			msgs = append(msgs, Message{Role: Role(fmt.Sprint(m["role"])), Content: fmt.Sprint(m["content"])})
+			msgs = append(msgs, llm.Message{Role: llm.Role(fmt.Sprint(m["role"])), Content: fmt.Sprint(m["content"])})
 		}
 		if used := llm.EstimateTokens(msgs) + env.a.schemaTokens(&env.a.toolSet, ModeSchema); used > env.a.mainTurn(&env.a.toolSet).contextLimit() {
 			t.Fatalf("turn %d: last request ~%d tokens, past %d", turn, used, env.a.mainTurn(&env.a.toolSet).contextLimit())
@@ -239,12 +240,12 @@ func TestLongSession(t *testing.T) {
 }
 
 func TestFitForSummary(t *testing.T) {
-	msgs := []Message{{Role: "system", Content: "sys"}}
+	msgs := []llm.Message{{Role: "system", Content: "sys"}}
 	for i := 0; i < 50; i++ {
-		msgs = append(msgs, Message{Role: "user", Content: strings.Repeat("w", 400)})
+		msgs = append(msgs, llm.Message{Role: "user", Content: strings.Repeat("w", 400)})
 	}
-	msgs = append(msgs, Message{Role: "user", Content: summarizePrompt})
-	got := fitForSummary(append([]Message(nil), msgs...), 1000)
+	msgs = append(msgs, llm.Message{Role: "user", Content: summarizePrompt})
+	got := fitForSummary(append([]llm.Message(nil), msgs...), 1000)
 	if got[0].Content != "sys" || got[len(got)-1].Content != summarizePrompt || llm.EstimateTokens(got) > 1000 || len(got) < 3 {
 		t.Fatalf("%d messages, ~%d tokens", len(got), llm.EstimateTokens(got))
 	}
@@ -254,7 +255,7 @@ func TestFitForSummary(t *testing.T) {
 // in the config and in the client that sends it.
 func setNumCtx(env *testEnv, n int) {
 	env.a.Config.NumCtx = n
-	if oc, ok := env.a.Client.(*OllamaClient); ok {
+	if oc, ok := env.a.Client.(*ollama.Client); ok {
 		oc.NumCtx = n
 	}
 }

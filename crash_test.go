@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
 )
 
@@ -71,7 +72,7 @@ func crashHelper(arg string) int {
 			ready(i)
 		}
 	case "record":
-		r, err := startRecorder(ws, "crash.md", "llama3.2", DefaultMaxOutputBytes)
+		r, err := startRecorder(ws, "crash.md", "llama3.2", config.DefaultMaxOutputBytes)
 		if err != nil {
 			os.Exit(4)
 		}

@@ -83,7 +83,7 @@ func delegate(ctx context.Context, a *Agent, task string) (string, error) {
 		maxIterations: t.maxRounds, maxOutputBytes: t.maxOut, turn: t, host: &subAgentHost{newTurnHost(a)},
 		hooks: a.gate.hooks, parallel: a.Config.Tools.MaxParallel, retry: sayingWaits(llm.PolicyOf(a.Config.Retry), &a.Terminal, nil)}
 	a.note(fmt.Sprintf("· a sub-agent (%s, %s) works on: %s", t.model, termtext.Plural(len(t.tools), "tool"), termtext.Clip(termtext.OneLine(task), 80)))
-	history := []Message{{Role: RoleSystem, Content: subAgentPreamble}, {Role: RoleUser, Content: task}}
+	history := []llm.Message{{Role: llm.RoleSystem, Content: subAgentPreamble}, {Role: llm.RoleUser, Content: task}}
 	history, err = runSubAgent(ctx, ex, a.gate.hooks, task, history)
 	answer := capAnswer(lastReply(history), cmp.Or(dc.AnswerBytes, defaultDelegateAnswer))
 	calls := 0
@@ -106,7 +106,7 @@ func delegate(ctx context.Context, a *Agent, task string) (string, error) {
 
 // runSubAgent runs the sub-agent's tool loop, and again while your
 // subagent_stop hooks send it on (at most hooks.MaxStopRounds times).
-func runSubAgent(ctx context.Context, ex *ToolExecutor, r *hooks.Runner, task string, history []Message) ([]Message, error) {
+func runSubAgent(ctx context.Context, ex *ToolExecutor, r *hooks.Runner, task string, history []llm.Message) ([]llm.Message, error) {
 	var err error
 	for round := 0; ; round++ {
 		history, _, err = ex.RunToolLoop(ctx, history, io.Discard)
@@ -117,7 +117,7 @@ func runSubAgent(ctx context.Context, ex *ToolExecutor, r *hooks.Runner, task st
 		if !goOn {
 			return history, nil
 		}
-		history = append(history, Message{Role: RoleUser, Content: "[your stop hook: " + reason + "]"})
+		history = append(history, llm.Message{Role: llm.RoleUser, Content: "[your stop hook: " + reason + "]"})
 	}
 }
 
@@ -198,13 +198,13 @@ func (h *subAgentHost) proseFallback(model string) (string, error) {
 // budgetClient refuses a request once its requests' prompts have used max
 // tokens (as the server counts them, else as estimated).
 type budgetClient struct {
-	LLMClient
+	llm.LLMClient
 	max, used int
 }
 
-func (c *budgetClient) ChatWithTools(ctx context.Context, msgs []Message, tools []anyllm.Tool, out io.Writer) (ChatStats, []anyllm.ToolCall, error) {
+func (c *budgetClient) ChatWithTools(ctx context.Context, msgs []llm.Message, tools []anyllm.Tool, out io.Writer) (llm.ChatStats, []anyllm.ToolCall, error) {
 	if c.used >= c.max {
-		return ChatStats{}, nil, errSubAgentBudget
+		return llm.ChatStats{}, nil, errSubAgentBudget
 	}
 	st, calls, err := c.LLMClient.ChatWithTools(ctx, msgs, tools, out)
 	c.used += cmp.Or(st.PromptTokens, llm.EstimateTokens(msgs))

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
@@ -178,7 +179,7 @@ func TestDelegateOnARoute(t *testing.T) {
 	small := fakeollama.New(t, "llama3.2:latest")
 	big := fakeollama.New(t, "qwen2.5:14b")
 	env := newTestEnv(t, small, "llama3.2")
-	env.a.Config.Routes = []Route{{Name: "big", Provider: "ollama", URL: big.URL(), Model: "qwen2.5:14b", Enabled: true}}
+	env.a.Config.Routes = []config.Route{{Name: "big", Provider: "ollama", URL: big.URL(), Model: "qwen2.5:14b", Enabled: true}}
 	env.a.Config.Delegate.Route = "big"
 	e2e.RetryFixture(t, env.dir)
 	small.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "d", Name: "delegate", Args: map[string]any{"task": "Where is Retry?"}}), fakeollama.TextReply("llama3.2", "It is in f123."))

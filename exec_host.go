@@ -3,6 +3,8 @@ package harvey
 import (
 	"errors"
 	"time"
+
+	"github.com/harvey-agent/harvey/internal/llm"
 )
 
 // turnHost is the executor's side of the session (execHost): how the
@@ -43,7 +45,7 @@ func (h *turnHost) resultEvent(id, name, status, summary, output string, notes [
 // proseFallback remembers that model cannot call tools and, when fallback
 // is on, switches the session's prompt to prose tool mode.
 func (a *Agent) proseFallback(model string) (string, error) {
-	a.caps[model] = CapNo
+	a.caps[model] = llm.CapNo
 	if !a.Config.FallbackEnabled() {
 		return "", errors.New("tools are off for this model (fallback_to_natural_language is false)")
 	}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/outputcap"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -38,8 +39,8 @@ type ReadResult struct {
 // lines (0 = as many as fit in maxBytes). Memory stays bounded by maxBytes
 // whatever the file size.
 func readWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*ReadResult, error) {
-	if maxBytes <= 0 || maxBytes > DefaultMaxOutputBytes {
-		maxBytes = DefaultMaxOutputBytes
+	if maxBytes <= 0 || maxBytes > config.DefaultMaxOutputBytes {
+		maxBytes = config.DefaultMaxOutputBytes
 	}
 	rp, err := ws.Resolve(p, wspath.OpRead)
 	if err != nil {
@@ -217,7 +218,7 @@ func eachWorkspaceDirEntry(ws *Workspace, p string, fn func(dirEntry) bool) (int
 // listing reaches maxBytes the rest is only counted, and the count said.
 func listWorkspaceDir(ws *Workspace, p string, maxBytes int) (string, int, error) {
 	if maxBytes <= 0 {
-		maxBytes = DefaultMaxOutputBytes
+		maxBytes = config.DefaultMaxOutputBytes
 	}
 	var b strings.Builder
 	n := 0

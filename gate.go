@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/audit"
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/diff"
 	"github.com/harvey-agent/harvey/internal/editmatch"
 	"github.com/harvey-agent/harvey/internal/gittool"
@@ -33,8 +35,8 @@ import (
 // writes built on it, runGated, gitChecked), so they cannot disagree.
 type Gate struct {
 	ws        *Workspace
-	cfg       *ConfigFile
-	log       *AuditBuffer
+	cfg       *configfile.File
+	log       *audit.Log
 	undo      *undoStack // what each file change replaced, for /undo (shared by capped views)
 	approvals *approvals // asks before an effect (approval.go)
 	maxOut    func() int // the cap on one result: the main model's, or a turn's (capped)
@@ -58,7 +60,7 @@ type Gate struct {
 
 // audit records an effect with the outcome its error means.
 func (g *Gate) audit(action, details string, err error, d time.Duration) {
-	g.log.Record(action, details, outcomeOf(err), d)
+	g.log.Record(action, details, audit.OutcomeOf(err), d)
 }
 
 // confirm asks the approval service about an effect of tool (a slash
@@ -373,16 +375,16 @@ func (g *Gate) runGuarded(ctx context.Context, r runRequest, spec runner.Proc) r
 	res.Undone, res.Changed = check.Check()
 	g.log.Record(r.audit, r.shown, runOutcome(res), res.Duration)
 	for _, u := range res.Undone {
-		g.log.Record("undone", r.shown+": "+u, AuditDenied, 0)
+		g.log.Record("undone", r.shown+": "+u, audit.Denied, 0)
 	}
 	return res
 }
 
-func runOutcome(res runner.Result) AuditOutcome {
+func runOutcome(res runner.Result) audit.Outcome {
 	if res.Err != nil || res.ExitCode != 0 || res.TimedOut {
-		return AuditError
+		return audit.Error
 	}
-	return AuditSuccess
+	return audit.Success
 }
 
 // escalate asks, in the REPL only, whether a command the sandbox blocked

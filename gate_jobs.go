@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/audit"
 	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/jobs"
 	"github.com/harvey-agent/harvey/internal/runner"
@@ -49,7 +50,7 @@ func (g *Gate) startJob(ctx context.Context, tool, line string) (string, error) 
 		return "", err
 	}
 	j := m.Add(line, p, out, check)
-	g.log.Record("job", fmt.Sprintf("%d: %s", j.ID, line), AuditSuccess, 0)
+	g.log.Record("job", fmt.Sprintf("%d: %s", j.ID, line), audit.Success, 0)
 	select {
 	case <-p.Done():
 	case <-time.After(jobFirstWait):
@@ -74,7 +75,7 @@ func (g *Gate) killJob(id int) (string, error) {
 		return "", fmt.Errorf("no job %d (%s)", id, g.jobList())
 	}
 	j.Kill()
-	g.log.Record("job stopped", fmt.Sprintf("%d: %s", j.ID, j.Command), AuditSuccess, 0)
+	g.log.Record("job stopped", fmt.Sprintf("%d: %s", j.ID, j.Command), audit.Success, 0)
 	return j.Read(g.maxOut()), nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/audit"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/usertools"
 )
@@ -38,7 +39,7 @@ func (g *Gate) startTask(ctx context.Context, t *usertools.Tool, args map[string
 		g.audit("task", r.shown, err, 0)
 		return "", err
 	}
-	g.log.Record("task", fmt.Sprintf("%d: %s", tk.ID, r.shown), AuditSuccess, 0)
+	g.log.Record("task", fmt.Sprintf("%d: %s", tk.ID, r.shown), audit.Success, 0)
 	return fmt.Sprintf("started task %d: it runs in the background; task_wait %d gets its result (task_status %d says how it is)", tk.ID, tk.ID, tk.ID), nil
 }
 
@@ -74,7 +75,7 @@ func (g *Gate) killTask(id int) (string, error) {
 		return "", fmt.Errorf("no task %d (%s)", id, g.taskList())
 	}
 	tk.Kill()
-	g.log.Record("task stopped", fmt.Sprintf("%d: %s", tk.ID, tk.Shown), AuditSuccess, 0)
+	g.log.Record("task stopped", fmt.Sprintf("%d: %s", tk.ID, tk.Shown), audit.Success, 0)
 	return tk.Report(), nil
 }
 

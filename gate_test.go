@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/diff"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+	"github.com/harvey-agent/harvey/internal/llm"
 )
 
 // read_file's "continue with offset=N" reaches the model at every num_ctx:
@@ -106,7 +108,7 @@ func TestOneGateToolsAndCommandsAgree(t *testing.T) {
 			want string
 		}{"git show of a denied file", call{"git_command", map[string]any{"subcommand": "show", "args": []any{"HEAD:private/k.txt"}}}, "/git show HEAD:private/k.txt", "no read permission"})
 	}
-	env.a.History = append(env.a.History, Message{Role: "assistant", Content: "```\nx\n```"})
+	env.a.History = append(env.a.History, llm.Message{Role: "assistant", Content: "```\nx\n```"})
 	for _, c := range denied {
 		t.Run(c.name, func(t *testing.T) {
 			out, err := callTool(t, env, c.tool.tool, c.tool.args)
@@ -186,7 +188,7 @@ func TestOneGateToolsAndCommandsAgree(t *testing.T) {
 func TestRouteTurnHasItsOwnLimits(t *testing.T) {
 	f := fakeollama.New(t, "llama3.2:latest", "mistral:latest")
 	env := newTestEnv(t, f, "llama3.2")
-	env.a.Config.Models = map[string]ModelConfig{"mistral": {MaxToolCallsPerTurn: 1, NumCtx: 2048}}
+	env.a.Config.Models = map[string]config.ModelConfig{"mistral": {MaxToolCallsPerTurn: 1, NumCtx: 2048}}
 	var out strings.Builder
 	if err := env.a.Dispatch(t.Context(), "/route add small ollama "+f.URL()+" mistral", &out); err != nil {
 		t.Fatal(err)

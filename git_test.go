@@ -11,6 +11,8 @@ import (
 	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/configfile"
+	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
 // The tool takes args as a list (what llama3.2 sends) or a string, and the
@@ -42,7 +44,7 @@ func TestGitToolArgsAndPermissions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ws.Close()
-	cf := &ConfigFile{Config: config.Default()}
+	cf := &configfile.File{Config: config.Default()}
 	cf.Permissions = map[string][]string{".": {"read"}, "src": {}}
 	a := newAgent(ws, cf, newLineReader(strings.NewReader("")), &strings.Builder{}, &strings.Builder{})
 	ctx := context.Background()
@@ -67,7 +69,7 @@ func TestGitToolArgsAndPermissions(t *testing.T) {
 	}
 }
 
-func mustTool(t *testing.T, a *Agent, name string) anyllmTool {
+func mustTool(t *testing.T, a *Agent, name string) anyllm.Tool {
 	t.Helper()
 	tool, _, ok := a.Tools.GetTool(name)
 	if !ok {

@@ -12,9 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/audit"
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/jobs"
+	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/tasks"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -40,14 +42,14 @@ type Agent struct {
 	backend      // the current model, its client and what the session learnt of each model (backend.go)
 	toolSet      // the tools the model is offered: the registry, user tools, MCP (tools.go)
 
-	Config    *ConfigFile    // the merged config; never replaced after start
-	Workspace *Workspace     // the workspace root and its agents/ state; nil only in a few tests
-	gate      *Gate          // every effect passes it (gate.go); built from Workspace, Config, Audit, approvals
-	approvals *approvals     // the one approval service (approval.go)
-	Audit     *AuditBuffer   // every effect and its outcome, written by the gate and the executor
-	Recorder  *Recorder      // the session recording; nil unless --record
-	commands  commandSet     // the slash commands, registered once in newAgent
-	kb        knowledgeStore // the knowledge base, opened by the first /kb command (kb_commands.go)
+	Config    *configfile.File // the merged config; never replaced after start
+	Workspace *Workspace       // the workspace root and its agents/ state; nil only in a few tests
+	gate      *Gate            // every effect passes it (gate.go); built from Workspace, Config, Audit, approvals
+	approvals *approvals       // the one approval service (approval.go)
+	Audit     *audit.Log       // every effect and its outcome, written by the gate and the executor
+	Recorder  *Recorder        // the session recording; nil unless --record
+	commands  commandSet       // the slash commands, registered once in newAgent
+	kb        knowledgeStore   // the knowledge base, opened by the first /kb command (kb_commands.go)
 	// cancelTurn stops the REPL's current turn (Ctrl-C at a question); set
 	// by Run for each turn, nil between turns and headless.
 	cancelTurn func()
@@ -58,16 +60,16 @@ type Agent struct {
 
 // newAgent builds an agent for the workspace with the loaded config. The
 // backend is attached later (it may be unreachable).
-func newAgent(ws *Workspace, cf *ConfigFile, in *LineReader, out, errOut io.Writer) *Agent {
+func newAgent(ws *Workspace, cf *configfile.File, in *LineReader, out, errOut io.Writer) *Agent {
 	a := &Agent{
 		Config:       cf,
 		Workspace:    ws,
-		Audit:        newAuditBuffer(),
+		Audit:        audit.New(),
 		Terminal:     Terminal{In: in, Out: out, Err: errOut},
 		conversation: conversation{ws: ws},
 		kb:           knowledgeStore{ws: ws},
 		toolSet:      toolSet{cfg: cf},
-		backend:      backend{cfg: cf, caps: map[string]Capability{}, layouts: map[string]promptLayout{}, modelCtx: map[string]int{}},
+		backend:      backend{cfg: cf, caps: map[string]llm.Capability{}, layouts: map[string]promptLayout{}, modelCtx: map[string]int{}},
 	}
 	if ws != nil {
 		ws.config = cf
@@ -136,16 +138,16 @@ func expandDynamicSections(g *Gate, s string) string {
 }
 
 // AddMessage appends to the history.
-func (cv *conversation) AddMessage(role Role, content string) {
-	cv.History = append(cv.History, Message{Role: role, Content: content})
+func (cv *conversation) AddMessage(role llm.Role, content string) {
+	cv.History = append(cv.History, llm.Message{Role: role, Content: content})
 }
 
 // ClearHistory resets the history to the system prompt plus pinned context.
 func (a *Agent) ClearHistory() {
 	a.resetToolBlocks()
-	a.History = []Message{{Role: RoleSystem, Content: a.systemPromptForMode(a.SystemPrompt, &a.toolSet)}}
+	a.History = []llm.Message{{Role: llm.RoleSystem, Content: a.systemPromptForMode(a.SystemPrompt, &a.toolSet)}}
 	if a.PinnedContext != "" {
-		a.History = append(a.History, Message{Role: RoleUser, Content: pinnedPrefix + a.PinnedContext})
+		a.History = append(a.History, llm.Message{Role: llm.RoleUser, Content: pinnedPrefix + a.PinnedContext})
 	}
 }
 
@@ -161,7 +163,7 @@ func (be *backend) systemPromptForMode(system string, ts *toolSet) string {
 // refreshSystemPrompt rewrites the system message (after a mode change).
 func (a *Agent) refreshSystemPrompt() {
 	a.resetToolBlocks() // the head changes anyway: the next request pins every tool
-	if len(a.History) > 0 && a.History[0].Role == RoleSystem {
+	if len(a.History) > 0 && a.History[0].Role == llm.RoleSystem {
 		a.History[0].Content = a.systemPromptForMode(a.SystemPrompt, &a.toolSet)
 	}
 }

@@ -14,8 +14,6 @@ import (
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
-type anyllmToolCall = anyllm.ToolCall
-
 func fc(name, args string) anyllm.FunctionCall {
 	return anyllm.FunctionCall{Name: name, Arguments: args}
 }
@@ -40,8 +38,6 @@ func (m *runtimeMem) grown() uint64 {
 	runtime.ReadMemStats(&s)
 	return s.TotalAlloc - m.before
 }
-
-type anyllmTool = anyllm.Tool
 
 func contextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
 	return context.WithCancel(t.Context())

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/llm"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
@@ -97,34 +98,34 @@ func templateToolJSON(t anyllm.Tool) string {
 
 // apply returns the messages to send for this layout (history is not
 // changed); with a non-native layout no tools field is sent.
-func (l promptLayout) apply(msgs []Message, tools []anyllm.Tool) ([]Message, []anyllm.Tool) {
+func (l promptLayout) apply(msgs []llm.Message, tools []anyllm.Tool) ([]llm.Message, []anyllm.Tool) {
 	if l == layoutNative || len(tools) == 0 {
 		return msgs, tools
 	}
-	out := append([]Message(nil), msgs...)
+	out := append([]llm.Message(nil), msgs...)
 	switch l {
 	case layoutLlama3System:
 		block := llama3ToolBlock(tools)
-		if len(out) > 0 && out[0].Role == RoleSystem {
+		if len(out) > 0 && out[0].Role == llm.RoleSystem {
 			out[0].Content += "\n\n" + block
 		} else {
-			out = append([]Message{{Role: RoleSystem, Content: block}}, out...)
+			out = append([]llm.Message{{Role: llm.RoleSystem, Content: block}}, out...)
 		}
 	case layoutMistralFirst:
 		// The template moves the system prompt to the last user message:
 		// it goes, with the tools, at the head of the first one instead.
 		head := mistralToolBlock(tools)
-		if len(out) > 0 && out[0].Role == RoleSystem {
+		if len(out) > 0 && out[0].Role == llm.RoleSystem {
 			head = out[0].Content + "\n\n" + head
 			out = out[1:]
 		}
 		for i := range out {
-			if out[i].Role == RoleUser {
+			if out[i].Role == llm.RoleUser {
 				out[i].Content = head + "\n\n" + out[i].Content
 				return out, nil
 			}
 		}
-		out = append(out, Message{Role: RoleUser, Content: head})
+		out = append(out, llm.Message{Role: llm.RoleUser, Content: head})
 	}
 	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/ollama"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/ollama/ollama/template"
@@ -26,7 +27,7 @@ func renderedSession(t *testing.T, tmplFile string, layout promptLayout) []strin
 	r := newToolRegistry()
 	registerBuiltinTools(r, nil)
 	tools := r.GetToolSchemas()
-	history := []Message{{Role: "system", Content: agentPreamble}}
+	history := []llm.Message{{Role: "system", Content: agentPreamble}}
 	var prompts []string
 	send := func() {
 		msgs, sendTools := history, tools
@@ -44,22 +45,22 @@ func renderedSession(t *testing.T, tmplFile string, layout promptLayout) []strin
 		prompts = append(prompts, b.String())
 	}
 	for turn := 1; turn <= 5; turn++ {
-		history = append(history, Message{Role: "user", Content: fmt.Sprintf("What does function f%d in main.go do?", turn)})
+		history = append(history, llm.Message{Role: "user", Content: fmt.Sprintf("What does function f%d in main.go do?", turn)})
 		send()
 		history = readRound(history, turn)
 		send()
-		history = append(history, Message{Role: "assistant", Content: fmt.Sprintf("f%d returns %d; it has no side effects.", turn, turn)})
+		history = append(history, llm.Message{Role: "assistant", Content: fmt.Sprintf("f%d returns %d; it has no side effects.", turn, turn)})
 	}
 	return prompts
 }
 
 // readRound is one scripted tool round of a rendered session: the model
 // calls read_file, the result comes back.
-func readRound(history []Message, turn int) []Message {
+func readRound(history []llm.Message, turn int) []llm.Message {
 	id := fmt.Sprintf("call_%d", turn)
-	history = append(history, Message{Role: "assistant", ToolCalls: []anyllm.ToolCall{{ID: id, Type: "function",
+	history = append(history, llm.Message{Role: "assistant", ToolCalls: []anyllm.ToolCall{{ID: id, Type: "function",
 		Function: anyllm.FunctionCall{Name: "read_file", Arguments: `{"path":"main.go"}`}}}})
-	return append(history, Message{Role: "tool", ToolCallID: id, ToolName: "read_file",
+	return append(history, llm.Message{Role: "tool", ToolCallID: id, ToolName: "read_file",
 		Content: "[tool_result id=" + id + " tool=read_file main.go]\n" + strings.Repeat(fmt.Sprintf("func f%d() int { return %d }\n", turn, turn), 12) + "[end tool_result id=" + id + "]"})
 }
 
@@ -181,7 +182,7 @@ func lazySession(t *testing.T, tmplFile string, layout promptLayout, pinned bool
 		{Type: "function", Function: anyllm.Function{Name: "ev__add", Description: "Adds two numbers.", Parameters: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "number"}, "b": map[string]any{"type": "number"}}}}},
 	}
 	a := &Agent{}
-	history := []Message{{Role: "system", Content: agentPreamble}}
+	history := []llm.Message{{Role: "system", Content: agentPreamble}}
 	var prompts []string
 	for turn := 1; turn <= 5; turn++ {
 		offered := builtins
@@ -198,7 +199,7 @@ func lazySession(t *testing.T, tmplFile string, layout promptLayout, pinned bool
 		if announce != "" {
 			prompt = announce + "\n\n" + prompt
 		}
-		history = append(history, Message{Role: "user", Content: prompt})
+		history = append(history, llm.Message{Role: "user", Content: prompt})
 		send := func() {
 			msgs, _ := layout.apply(history, block)
 			var b bytes.Buffer
@@ -210,7 +211,7 @@ func lazySession(t *testing.T, tmplFile string, layout promptLayout, pinned bool
 		send()
 		history = readRound(history, turn)
 		send()
-		history = append(history, Message{Role: "assistant", Content: fmt.Sprintf("f%d returns %d; it has no side effects.", turn, turn)})
+		history = append(history, llm.Message{Role: "assistant", Content: fmt.Sprintf("f%d returns %d; it has no side effects.", turn, turn)})
 	}
 	return prompts
 }

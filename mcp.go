@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/audit"
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/mcpclient"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -165,7 +167,7 @@ const mcpNameSep = config.MCPNameSep
 type mcpHost struct {
 	termUI
 	gate  *Gate
-	cfg   *ConfigFile
+	cfg   *configfile.File
 	tools *ToolRegistry
 	mcp   func() *mcpclient.Manager // the manager, once it is made
 }
@@ -177,7 +179,7 @@ func (h mcpHost) Sandbox(purpose string) *sandbox.Spec {
 func (h mcpHost) Policy() config.SandboxPolicy { return h.gate.cfg.Sandbox }
 func (h mcpHost) RunTimeout() time.Duration    { return time.Duration(h.cfg.RunTimeout) }
 func (h mcpHost) Record(action, detail string) {
-	h.gate.log.Record(action, detail, AuditDenied, 0)
+	h.gate.log.Record(action, detail, audit.Denied, 0)
 }
 func (h mcpHost) Progress(server, message string, progress, total float64) {
 	h.tm.mcpProgress(server, message, progress, total)

@@ -33,7 +33,7 @@ func mcpEnv(t *testing.T, f *fakeollama.Server, token string, models ...string) 
 	env := newTestEnv(t, f, "llama3.2")
 	// The test binary is the server: the sandbox must let it be read.
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
-	env.a.Config.MCP.Servers = map[string]MCPServer{"t": {Command: []string{os.Args[0], "-mcp-token=" + token}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-server"}, Models: models}}
+	env.a.Config.MCP.Servers = map[string]config.MCPServer{"t": {Command: []string{os.Args[0], "-mcp-token=" + token}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-server"}, Models: models}}
 	env.a.startMCP(t.Context(), false)
 	t.Cleanup(env.a.mcp.Close)
 	return env
@@ -47,7 +47,7 @@ func TestMCPStdioServer(t *testing.T) {
 	f := fakeollama.New(t, "llama3.2:latest")
 	token := fmt.Sprintf("tok%d", time.Now().UnixNano())
 	env := mcpEnv(t, f, token, "llama3.2")
-	env.a.Config.RunTimeout = Duration(2 * time.Second)
+	env.a.Config.RunTimeout = config.Duration(2 * time.Second)
 	var out strings.Builder
 	cmdMCP(t.Context(), env.a, nil, &out)
 	if !strings.Contains(out.String(), "t: running, 6 tools") || !strings.Contains(out.String(), "t__add — Add two integers.") {
@@ -110,7 +110,7 @@ func TestMCPHTTPServer(t *testing.T) {
 	defer srv.Close()
 	t.Setenv("TEST_MCP_TOKEN", "sekrit")
 	env := newTestEnv(t, nil, "")
-	env.a.Config.MCP.Servers = map[string]MCPServer{"h": {URL: srv.URL, Headers: map[string]string{"Authorization": "Bearer ${TEST_MCP_TOKEN}"}, ReadOnly: []string{"echo"}}}
+	env.a.Config.MCP.Servers = map[string]config.MCPServer{"h": {URL: srv.URL, Headers: map[string]string{"Authorization": "Bearer ${TEST_MCP_TOKEN}"}, ReadOnly: []string{"echo"}}}
 	env.a.approvals.auto = false // echo is marked read-only: no approval
 	env.a.startMCP(t.Context(), false)
 	defer env.a.mcp.Close()
@@ -211,7 +211,7 @@ func TestMCPServerEverything(t *testing.T) {
 	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.Config.Sandbox.Readable = []string{dir}
-	env.a.Config.MCP.Servers = map[string]MCPServer{"ev": {Command: []string{node, entry, "stdio"}, Models: []string{"*"}}}
+	env.a.Config.MCP.Servers = map[string]config.MCPServer{"ev": {Command: []string{node, entry, "stdio"}, Models: []string{"*"}}}
 	env.a.startMCP(t.Context(), false)
 	defer env.a.mcp.Close()
 	var out strings.Builder
@@ -239,7 +239,7 @@ func TestMCPHangingServer(t *testing.T) {
 	t.Parallel()
 	env := newTestEnv(t, nil, "")
 	// Reads its input, never answers; ends when its stdin closes.
-	env.a.Config.MCP.Servers = map[string]MCPServer{"slow": {Command: []string{"sh", "-c", "cat > /dev/null"}, Models: []string{"*"}, Lazy: true}}
+	env.a.Config.MCP.Servers = map[string]config.MCPServer{"slow": {Command: []string{"sh", "-c", "cat > /dev/null"}, Models: []string{"*"}, Lazy: true}}
 	env.a.startMCP(t.Context(), false)
 	env.a.mcp.SetTimeout(300 * time.Millisecond)
 	defer env.a.mcp.Close()
@@ -261,7 +261,7 @@ func TestMCPLazyStartAndPromptCost(t *testing.T) {
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
 	token := fmt.Sprintf("tok%d", time.Now().UnixNano())
-	env.a.Config.MCP.Servers = map[string]MCPServer{"t": {Command: []string{os.Args[0], "-mcp-token=" + token}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-server"}, Models: []string{"*"}, Lazy: true}}
+	env.a.Config.MCP.Servers = map[string]config.MCPServer{"t": {Command: []string{os.Args[0], "-mcp-token=" + token}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-server"}, Models: []string{"*"}, Lazy: true}}
 	env.a.startMCP(t.Context(), false)
 	defer env.a.mcp.Close()
 	if len(e2e.ProcessesWith(token)) != 0 {
@@ -293,7 +293,7 @@ func TestMCPToolNamesRefused(t *testing.T) {
 	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
-	env.a.Config.MCP.Servers = map[string]MCPServer{"b": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-badnames"}, Models: []string{"llama3.2"}}}
+	env.a.Config.MCP.Servers = map[string]config.MCPServer{"b": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-badnames"}, Models: []string{"llama3.2"}}}
 	env.a.startMCP(t.Context(), false)
 	t.Cleanup(env.a.mcp.Close)
 	warn := env.errOut.String()
@@ -338,7 +338,7 @@ func TestMCPToolsOnByDefaultWithinBudget(t *testing.T) {
 		t.Fatalf("lines %q", lines)
 	}
 	// A small budget: max_tools 11 leaves room for two MCP tools after the nine built-in ones.
-	env.a.Config.Models = map[string]ModelConfig{"llama3.2": {MaxTools: 11}}
+	env.a.Config.Models = map[string]config.ModelConfig{"llama3.2": {MaxTools: 11}}
 	if n := names(); len(n) != 11 || !slices.Contains(n, "read_file") {
 		t.Fatalf("max_tools 11: %v", n)
 	}
@@ -428,7 +428,7 @@ func TestMCPRootsAreTheWorkspace(t *testing.T) {
 	f := fakeollama.New(t, "llama3.2:latest")
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(script)}
-	env.a.Config.MCP.Servers = map[string]MCPServer{"r": {Command: []string{node, script}}}
+	env.a.Config.MCP.Servers = map[string]config.MCPServer{"r": {Command: []string{node, script}}}
 	env.a.startMCP(t.Context(), false)
 	t.Cleanup(env.a.mcp.Close)
 	// The server asks once initialized: wait until it has its answer.
@@ -453,7 +453,7 @@ func TestMCPCallCancelledOnInterrupt(t *testing.T) {
 	t.Parallel()
 	f := fakeollama.New(t, "llama3.2:latest")
 	env := mcpEnv(t, f, fmt.Sprintf("tok%d", time.Now().UnixNano()))
-	env.a.Config.RunTimeout = Duration(time.Minute)
+	env.a.Config.RunTimeout = config.Duration(time.Minute)
 	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "h", Name: "t__hang", Args: map[string]any{}})) // the turn ends with Ctrl-C
 	ctx, cancel := context.WithCancel(t.Context())
 	time.AfterFunc(500*time.Millisecond, cancel)
@@ -500,7 +500,7 @@ func extraServerEnv(t *testing.T, f *fakeollama.Server) *testEnv {
 	t.Helper()
 	env := newTestEnv(t, f, "llama3.2")
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
-	env.a.Config.MCP.Servers = map[string]MCPServer{"x": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-extra"}}}
+	env.a.Config.MCP.Servers = map[string]config.MCPServer{"x": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-extra"}}}
 	env.a.startMCP(t.Context(), false)
 	t.Cleanup(env.a.mcp.Close)
 	return env
@@ -519,7 +519,7 @@ func TestMCPCallChecked(t *testing.T) {
 	gitEnv := append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
 	e2e.GitSh(t, root, gitEnv, "git init -q -b main && echo a > a.txt && git add a.txt && git commit -qm first")
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
-	env.a.Config.MCP.Servers = map[string]MCPServer{"p": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-plant"}, Models: []string{"*"}}}
+	env.a.Config.MCP.Servers = map[string]config.MCPServer{"p": {Command: []string{os.Args[0]}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-plant"}, Models: []string{"*"}}}
 	env.a.startMCP(t.Context(), false)
 	t.Cleanup(env.a.mcp.Close)
 	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "c", Name: "p__plant", Args: map[string]any{}}), fakeollama.TextReply("llama3.2", "Done."))

@@ -27,6 +27,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/modelcheck"
+	"github.com/harvey-agent/harvey/internal/ollama"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -149,7 +150,7 @@ func identify(ctx context.Context, a *Agent, r *modelcheck.Report, route string,
 		return false
 	}
 	r.Model = a.ModelName
-	if oc, ok := a.Client.(*OllamaClient); ok {
+	if oc, ok := a.Client.(*ollama.Client); ok {
 		vctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		r.OllamaVersion, _ = oc.Reachable(vctx)
 		cancel()

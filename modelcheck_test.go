@@ -13,6 +13,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/fakeopenai"
 	"github.com/harvey-agent/harvey/internal/modelcheck"
+	"github.com/harvey-agent/harvey/internal/ollama"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
@@ -88,7 +89,7 @@ func TestModelCheckVerdicts(t *testing.T) {
 
 func near(a, b float64) bool { return a > b*0.999 && a < b*1.001 }
 
-func mustOllamaClient(t *testing.T, url string) *OllamaClient {
+func mustOllamaClient(t *testing.T, url string) *ollama.Client {
 	c, err := newOllamaClient(url, "", 0, "", 0)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/modelcheck"
 	"github.com/harvey-agent/harvey/internal/ollama"
 	anyllm "github.com/mozilla-ai/any-llm-go"
@@ -39,7 +40,7 @@ func (a *Agent) UseModel(ctx context.Context, name string) error {
 	if _, known := a.caps[m]; !known {
 		capab, ctxLen, err := c.Capability(ctx, m)
 		if err != nil {
-			capab = CapUnknown
+			capab = llm.CapUnknown
 		}
 		a.caps[m] = capab
 		a.modelCtx[m] = ctxLen
@@ -188,7 +189,7 @@ func (be *backend) ollamaStillRunning(tm *Terminal) {
 // warmStart sends the head of the next request to Ollama in the background
 // (see above). A warm request still running for another model is stopped.
 func (a *Agent) warmStart() {
-	oc, ok := a.Client.(*OllamaClient)
+	oc, ok := a.Client.(*ollama.Client)
 	if !ok || !a.Interactive || a.ModelName == "" {
 		return
 	}
@@ -197,7 +198,7 @@ func (a *Agent) warmStart() {
 	if t.mode == ModeSchema {
 		tools = t.tools
 	}
-	msgs, tools := t.prepare(append([]Message(nil), a.History...), tools)
+	msgs, tools := t.prepare(append([]llm.Message(nil), a.History...), tools)
 	send := oc.Warmer(msgs, tools)
 	a.stopWarm()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -243,7 +244,7 @@ func cmdRoute(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		if _, existing := rr.find(name); existing != nil {
 			return fmt.Errorf("route %q exists; remove it first", name)
 		}
-		rt := Route{Name: name, Provider: provider, URL: url, Model: args[4], Enabled: true}
+		rt := config.Route{Name: name, Provider: provider, URL: url, Model: args[4], Enabled: true}
 		rr.cf.Routes = append(rr.cf.Routes, rt)
 		fmt.Fprintf(out, "route @%s added\n", name)
 		changed = true

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -206,7 +207,7 @@ func TestBadInputSuite(t *testing.T) {
 	if strings.Contains(list, "agents") {
 		t.Fatalf("agents/ listed: %s", list)
 	}
-	hits, _, _ := searchWorkspace(context.Background(), ws, "TOPSECRET|model", ".", DefaultMaxOutputBytes)
+	hits, _, _ := searchWorkspace(context.Background(), ws, "TOPSECRET|model", ".", config.DefaultMaxOutputBytes)
 	if strings.Contains(hits, secret) {
 		t.Fatalf("search leaked: %s", hits)
 	}
@@ -251,7 +252,7 @@ func TestReadCapAtRuneBoundary(t *testing.T) {
 	f.Truncate(2 << 30)
 	f.Close()
 	rr, err = readWorkspaceFile(ws, "huge.txt", 0, 0, 0)
-	if err != nil || len(rr.Text) > DefaultMaxOutputBytes+200 {
+	if err != nil || len(rr.Text) > config.DefaultMaxOutputBytes+200 {
 		t.Fatalf("huge: %v %d", err, len(rr.Text))
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/ollama"
@@ -103,7 +104,7 @@ func (e *anyllmEmbedder) Embed(ctx context.Context, texts []string) ([][]float32
 // else the one this workspace's index was embedded with (harvey rag
 // ingest --store workspace binds it, for this workspace only); nil when
 // neither names one, or its provider cannot embed.
-func workspaceEmbedder(rc RagConfig, ollamaURL string) func(bound string) wsquery.Embedder {
+func workspaceEmbedder(rc config.RagConfig, ollamaURL string) func(bound string) wsquery.Embedder {
 	return func(bound string) wsquery.Embedder {
 		w := rc.Workspace
 		model := cmp.Or(w.EmbeddingModel, bound)
@@ -119,7 +120,7 @@ func workspaceEmbedder(rc RagConfig, ollamaURL string) func(bound string) wsquer
 }
 
 // embedder is the store's embedder for the session's generation model.
-func storeEmbedder(s RagStoreEntry, ollamaURL, genModel string) (wsquery.Embedder, error) {
+func storeEmbedder(s config.RagStoreEntry, ollamaURL, genModel string) (wsquery.Embedder, error) {
 	return newEmbedder(s.Provider, s.BaseURL, ollamaURL, s.EmbeddingModelFor(genModel))
 }
 
@@ -179,7 +180,7 @@ func ragPath(p string) string {
 // retrievedContext is the block added to the user's message before a turn
 // (empty when RAG is off or no chunk qualifies). A failure is said once
 // and the turn goes on without it.
-func retrievedContext(ctx context.Context, tm *Terminal, cfg RagConfig, ws *Workspace, ollamaURL, model, prompt string) string {
+func retrievedContext(ctx context.Context, tm *Terminal, cfg config.RagConfig, ws *Workspace, ollamaURL, model, prompt string) string {
 	rc := cfg.Normalized()
 	if !rc.Enabled {
 		return ""
@@ -204,7 +205,7 @@ func retrievedContext(ctx context.Context, tm *Terminal, cfg RagConfig, ws *Work
 // store made in another workspace gives none (its paths mean nothing
 // here, and that workspace's policy is not this one's), and each chunk's
 // file passes this workspace's path policy now, as read_file would.
-func retrieve(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb wsquery.Embedder, q string) (string, error) {
+func retrieve(ctx context.Context, ws *Workspace, entry config.RagStoreEntry, emb wsquery.Embedder, q string) (string, error) {
 	hits, w, err := queryStore(ctx, entry, emb, q, ragTopK, ragMinScore)
 	if err != nil || len(hits) == 0 {
 		return "", err
@@ -229,7 +230,7 @@ func retrieve(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb wsque
 // above minScore, their text redacted (as every text the model or you
 // see), and the workspace the store's files came from ("" when it does
 // not say).
-func queryStore(ctx context.Context, entry RagStoreEntry, emb wsquery.Embedder, q string, k int, minScore float64) ([]wsindex.Hit, string, error) {
+func queryStore(ctx context.Context, entry config.RagStoreEntry, emb wsquery.Embedder, q string, k int, minScore float64) ([]wsindex.Hit, string, error) {
 	s, err := ragstore.Open(ragPath(entry.DBPath), "RAG store "+entry.Name, emb.Name())
 	if err != nil {
 		return nil, "", err
@@ -248,7 +249,7 @@ func queryStore(ctx context.Context, entry RagStoreEntry, emb wsquery.Embedder, 
 
 // ragIngest ingests workspace files, directories and globs into a store,
 // with a progress line and a summary.
-func ragIngest(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb wsquery.Embedder, args []string, progress io.Writer) (string, error) {
+func ragIngest(ctx context.Context, ws *Workspace, entry config.RagStoreEntry, emb wsquery.Embedder, args []string, progress io.Writer) (string, error) {
 	// Each match goes through the path gate, then the walk search_files
 	// and the workspace index use (a directory's files as the policy
 	// lets the model read them; binaries and files over 1 MB left out).
@@ -316,7 +317,7 @@ func ragIngest(ctx context.Context, ws *Workspace, entry RagStoreEntry, emb wsqu
 
 // saveRag writes the rag: block of the user's own config (keeping its
 // other keys and comments).
-func saveRag(rc RagConfig) (string, error) {
+func saveRag(rc config.RagConfig) (string, error) {
 	rc = rc.Normalized()
 	return configfile.EditUser(func(top *yaml.Node) error {
 		var v yaml.Node

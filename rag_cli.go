@@ -28,7 +28,7 @@ func ragCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	// the stricter way until you confirm it).
 	cf, _ := configfile.Load(ws.Tree)
 	if cf == nil {
-		cf = &ConfigFile{Config: config.Default()}
+		cf = &configfile.File{Config: config.Default()}
 	}
 	ws.config = cf
 	env := ragEnv{ws: ws, cfg: cf.Config, ollamaURL: resolveOllamaURL("", cf.Config.OllamaURL), genModel: cf.Config.Model, progress: stderr}

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/ragstore"
@@ -30,7 +31,7 @@ import (
 // ragEnv is what harvey rag and /rag work with.
 type ragEnv struct {
 	ws        *Workspace
-	cfg       *Config // the session's config (its RAG block is updated on a change)
+	cfg       *config.Config // the session's config (its RAG block is updated on a change)
 	ollamaURL string
 	genModel  string
 	progress  io.Writer // the ingest's progress line (stderr)
@@ -98,7 +99,7 @@ func ragDo(ctx context.Context, env ragEnv, args []string, out io.Writer) error 
 }
 
 // ingestStore is harvey rag ingest PATH... [--store NAME].
-func ingestStore(ctx context.Context, env ragEnv, rc RagConfig, name string, words []string, out io.Writer) error {
+func ingestStore(ctx context.Context, env ragEnv, rc config.RagConfig, name string, words []string, out io.Writer) error {
 	e, ok := rc.Store(name)
 	if !ok || len(words) == 0 {
 		return errors.New("usage: harvey rag ingest PATH|DIR|GLOB... [--store NAME] (create a store first: harvey rag create NAME)")
@@ -118,7 +119,7 @@ func ingestStore(ctx context.Context, env ragEnv, rc RagConfig, name string, wor
 // ragList is harvey rag list: the workspace index (and the model its
 // embeddings are from: your config's, or the one this workspace bound) and
 // the stores, the active one marked.
-func ragList(ctx context.Context, env ragEnv, rc RagConfig, out io.Writer) {
+func ragList(ctx context.Context, env ragEnv, rc config.RagConfig, out io.Writer) {
 	kind := "lexical index of this workspace (no setup; find_code)"
 	m := rc.Workspace.EmbeddingModel
 	if _, err := os.Lstat(filepath.Join(env.ws.Root, AgentsDir, "index.db")); m == "" && err == nil {
@@ -142,7 +143,7 @@ func ragList(ctx context.Context, env ragEnv, rc RagConfig, out io.Writer) {
 
 // ragRemove is harvey rag remove NAME: the store leaves your config, its
 // database stays.
-func ragRemove(rc *RagConfig, words []string, save func(string) error) error {
+func ragRemove(rc *config.RagConfig, words []string, save func(string) error) error {
 	if len(words) != 1 {
 		return errors.New("usage: harvey rag remove NAME")
 	}
@@ -188,7 +189,7 @@ func ragFlags(args []string) (map[string]string, []string, error) {
 }
 
 // ragQuery prints the hits of the workspace index or of a store.
-func ragQuery(ctx context.Context, env ragEnv, rc RagConfig, opts map[string]string, q string, out io.Writer) error {
+func ragQuery(ctx context.Context, env ragEnv, rc config.RagConfig, opts map[string]string, q string, out io.Writer) error {
 	k := 5
 	if v := opts["k"]; v != "" {
 		if _, err := fmt.Sscan(v, &k); err != nil || k < 1 || k > 50 {
@@ -243,7 +244,7 @@ func ragQuery(ctx context.Context, env ragEnv, rc RagConfig, opts map[string]str
 
 // ragStatus says what a store holds: its model, chunks, size, and the
 // sources that changed since they were ingested.
-func ragStatus(ctx context.Context, env ragEnv, rc RagConfig, name string, out io.Writer) error {
+func ragStatus(ctx context.Context, env ragEnv, rc config.RagConfig, name string, out io.Writer) error {
 	state := "off"
 	if rc.Enabled {
 		state = "on"
@@ -293,11 +294,11 @@ func ragStatus(ctx context.Context, env ragEnv, rc RagConfig, name string, out i
 // config, the index brought up to date, and every chunk without a vector
 // embedded, with a progress line; from then on find_code and rag query
 // fuse both rankings. rc is the config save writes.
-func ingestWorkspace(ctx context.Context, env ragEnv, rc *RagConfig, opts map[string]string, words []string, save func(string) error, out io.Writer) error {
+func ingestWorkspace(ctx context.Context, env ragEnv, rc *config.RagConfig, opts map[string]string, words []string, save func(string) error, out io.Writer) error {
 	if len(words) > 0 {
 		return errors.New("usage: harvey rag ingest --store workspace [--model EMBEDDING_MODEL] (the workspace index takes no paths: it is the whole workspace)")
 	}
-	model := cmp.Or(opts["model"], rc.Workspace.EmbeddingModel, DefaultEmbeddingModel)
+	model := cmp.Or(opts["model"], rc.Workspace.EmbeddingModel, config.DefaultEmbeddingModel)
 	emb, err := newEmbedder(rc.Workspace.Provider, rc.Workspace.BaseURL, env.ollamaURL, model)
 	if err != nil {
 		return err
@@ -336,7 +337,7 @@ func ingestWorkspace(ctx context.Context, env ragEnv, rc *RagConfig, opts map[st
 
 // workspaceStatus says what the workspace index holds and whether its
 // embeddings answer (a status never creates the index).
-func workspaceStatus(ctx context.Context, env ragEnv, rc RagConfig, out io.Writer) {
+func workspaceStatus(ctx context.Context, env ragEnv, rc config.RagConfig, out io.Writer) {
 	model, done, total := "", 0, 0
 	if building, done, total := env.ws.index.Progress(); building {
 		// Not opened meanwhile: the build may be making it.
@@ -423,7 +424,7 @@ func askIndexHome(tm *Terminal, ws *Workspace) bool {
 
 // workspaceHits is rag query of the workspace index: its hits, and the
 // count of chunks embedded when embeddings ranked them too (nil: none).
-func workspaceHits(ctx context.Context, env ragEnv, rc RagConfig, q string, k int) ([]wsindex.Hit, *wsindex.Stats, error) {
+func workspaceHits(ctx context.Context, env ragEnv, rc config.RagConfig, q string, k int) ([]wsindex.Hit, *wsindex.Stats, error) {
 	hits, st, err := env.ws.index.Query(ctx, q, k, wsquery.Report{EmbedFor: workspaceEmbedder(rc, env.ollamaURL), Progress: slowOnly(newProgress(env.progress, "files indexed"))})
 	if err != nil {
 		return nil, nil, err
@@ -461,14 +462,14 @@ func queryJSON(out io.Writer, hits []wsindex.Hit, embedded *wsindex.Stats) error
 // model to embed one text: a model the server does not have is refused
 // with the command that installs it (not found only at the first ingest);
 // a server that does not answer is said, and the store is made.
-func ragCreate(ctx context.Context, env ragEnv, rc *RagConfig, opts map[string]string, words []string, save func(string) error) error {
+func ragCreate(ctx context.Context, env ragEnv, rc *config.RagConfig, opts map[string]string, words []string, save func(string) error) error {
 	if len(words) != 1 || !configfile.ValidServerName(words[0]) {
 		return errors.New("usage: harvey rag create NAME [--model EMBEDDING_MODEL] [--db PATH] (NAME: letters, digits, - and _)")
 	}
 	if _, taken := rc.Store(words[0]); taken || words[0] == "workspace" {
 		return fmt.Errorf("a store named %s exists", words[0])
 	}
-	e := RagStoreEntry{Name: words[0], DBPath: cmp.Or(opts["db"], "rag/"+words[0]+".db"), EmbeddingModel: cmp.Or(opts["model"], DefaultEmbeddingModel)}
+	e := config.RagStoreEntry{Name: words[0], DBPath: cmp.Or(opts["db"], "rag/"+words[0]+".db"), EmbeddingModel: cmp.Or(opts["model"], config.DefaultEmbeddingModel)}
 	if emb, err := storeEmbedder(e, env.ollamaURL, env.genModel); err == nil {
 		cctx, cancel := context.WithTimeout(ctx, wsquery.EmbedWait)
 		_, err = emb.Embed(cctx, []string{"harvey"})

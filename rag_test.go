@@ -13,7 +13,7 @@ import (
 
 // The old single-store form is read as a store named default, active.
 func TestRagConfigMigration(t *testing.T) {
-	var cf ConfigFile
+	var cf configfile.File
 	cf.Config = config.Default()
 	if _, err := configfile.Parse([]byte("rag:\n  enabled: true\n  db_path: ~/harvey/rag.db\n  embedding_model: nomic-embed-text\n"), &cf); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wspath"
 )
@@ -31,9 +32,9 @@ const (
 // journalLine is one record: a snapshot start ("reset", with the model),
 // a message ("add"), or a model change ("model").
 type journalLine struct {
-	Op    string   `json:"op"`
-	Model string   `json:"model,omitempty"`
-	Msg   *Message `json:"msg,omitempty"`
+	Op    string       `json:"op"`
+	Model string       `json:"model,omitempty"`
+	Msg   *llm.Message `json:"msg,omitempty"`
 }
 
 // journalState is what the journal holds: a fingerprint per message
@@ -47,7 +48,7 @@ type journalState struct {
 
 // fingerprint identifies a message's content (to find the messages a turn
 // changed in place) without encoding it.
-func fingerprint(m Message) uint64 {
+func fingerprint(m llm.Message) uint64 {
 	h := fnv.New64a()
 	for _, s := range []string{string(m.Role), m.Content, m.ToolCallID, m.ToolName} {
 		h.Write([]byte(s))
@@ -63,9 +64,9 @@ func fingerprint(m Message) uint64 {
 const pinnedPrefix = "[pinned context]\n"
 
 type savedSession struct {
-	Version int       `json:"version"`
-	Model   string    `json:"model,omitempty"`
-	History []Message `json:"history"`
+	Version int           `json:"version"`
+	Model   string        `json:"model,omitempty"`
+	History []llm.Message `json:"history"`
 }
 
 // saveSession journals the conversation (with the model that answers it)
@@ -120,7 +121,7 @@ func (cv *conversation) saveSession(model string) {
 
 // rewriteJournal writes the whole conversation as a new journal,
 // atomically.
-func (cv *conversation) rewriteJournal(model string, msgs []Message, prints []uint64) {
+func (cv *conversation) rewriteJournal(model string, msgs []llm.Message, prints []uint64) {
 	b := appendJSONLine(nil, journalLine{Op: "reset", Model: model})
 	for i := range msgs {
 		b = appendJSONLine(b, journalLine{Op: "add", Msg: &msgs[i]})
@@ -144,7 +145,7 @@ func appendJSONLine(b []byte, l journalLine) []byte {
 // readJournal replays the journal: the model and the messages of the last
 // snapshot and what was appended after it. A last line without its newline
 // (cut by a crash) is ignored.
-func readJournal(b []byte) (model string, msgs []Message, ok bool) {
+func readJournal(b []byte) (model string, msgs []llm.Message, ok bool) {
 	lines := strings.Split(string(b), "\n")
 	lines = lines[:len(lines)-1] // the part after the last newline is incomplete or empty
 	for _, l := range lines {
@@ -202,7 +203,7 @@ func (a *Agent) resumeSession() (int, string, error) {
 	}
 	for _, m := range s.History {
 		switch m.Role {
-		case RoleUser, RoleAssistant, RoleTool:
+		case llm.RoleUser, llm.RoleAssistant, llm.RoleTool:
 		default:
 			return 0, "", fmt.Errorf("%s holds a %q message; starting fresh", lastSessionPath, m.Role)
 		}
@@ -210,7 +211,7 @@ func (a *Agent) resumeSession() (int, string, error) {
 	a.ClearHistory()
 	a.History = append(a.History[:1], s.History...)
 	for _, m := range s.History {
-		if text, ok := strings.CutPrefix(m.Content, pinnedPrefix); ok && m.Role == RoleUser {
+		if text, ok := strings.CutPrefix(m.Content, pinnedPrefix); ok && m.Role == llm.RoleUser {
 			a.PinnedContext = text
 		}
 	}
@@ -224,9 +225,9 @@ func (cv *conversation) lastExchange() string {
 	for i := len(cv.History) - 1; i >= 0 && you == ""; i-- {
 		m := cv.History[i]
 		switch {
-		case m.Role == RoleAssistant && answer == "" && strings.TrimSpace(m.Content) != "":
+		case m.Role == llm.RoleAssistant && answer == "" && strings.TrimSpace(m.Content) != "":
 			answer = m.Content
-		case m.Role == RoleUser && !strings.HasPrefix(m.Content, "[pinned context]") && !strings.HasPrefix(m.Content, "[tool_result "):
+		case m.Role == llm.RoleUser && !strings.HasPrefix(m.Content, "[pinned context]") && !strings.HasPrefix(m.Content, "[tool_result "):
 			you = m.Content
 		}
 	}

@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/fakeopenai"
 	"github.com/harvey-agent/harvey/internal/llm"
+	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
 // Retries in process: the writer sees every byte, and a route the agent
@@ -32,8 +34,8 @@ func TestRetryCutStreamShowsTextOnce(t *testing.T) {
 	p := llm.RetryPolicy{Attempts: 3, MaxWait: time.Second, Notify: func(s string) { notes = append(notes, s) },
 		Sleep: func(context.Context, time.Duration) error { return nil }}
 	var rt llm.Retried
-	_, _, err = p.Chat(t.Context(), &out, func(_ context.Context, w io.Writer) (ChatStats, []anyllmToolCall, error) {
-		return c.ChatWithTools(t.Context(), []Message{{Role: RoleUser, Content: "hi"}}, nil, w)
+	_, _, err = p.Chat(t.Context(), &out, func(_ context.Context, w io.Writer) (llm.ChatStats, []anyllm.ToolCall, error) {
+		return c.ChatWithTools(t.Context(), []llm.Message{{Role: llm.RoleUser, Content: "hi"}}, nil, w)
 	}, &rt)
 	if err != nil || out.String() != "Hello, world." || rt.Retries != 1 || len(notes) != 1 {
 		t.Fatalf("err %v, shown %q, retries %d, notes %q", err, out.String(), rt.Retries, notes)
@@ -49,7 +51,7 @@ func TestRetryCutStreamShowsTextOnce(t *testing.T) {
 func TestRetryOpenAICompatibleRoute(t *testing.T) {
 	f := fakeopenai.New(t)
 	env := routeEnv(t, f, "llamacpp")
-	env.a.Config.Retry.MaxWait = Duration(time.Second)
+	env.a.Config.Retry.MaxWait = config.Duration(time.Second)
 	busy := fakeopenai.Reply{Status: 503, Body: `{"error":{"message":"Loading model","type":"unavailable_error"}}`}
 	f.Script(busy, busy, busy, busy, fakeopenai.Text("Loaded."))
 	if err := env.a.RunPrompt(t.Context(), "@box hi"); err != nil {

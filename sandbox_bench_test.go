@@ -14,6 +14,7 @@ import (
 
 	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
@@ -27,7 +28,7 @@ func BenchmarkRunTrue(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer ws.Close()
-	a := newAgent(ws, &ConfigFile{Config: config.Default()}, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
+	a := newAgent(ws, &configfile.File{Config: config.Default()}, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
 	for _, mode := range []string{"unconfined", "sandboxed", "namespaces-only", "landlock-only"} {
 		b.Run(mode, func(b *testing.B) {
 			var sb *sandbox.Spec
@@ -67,7 +68,7 @@ func BenchmarkEverydayWork(b *testing.B) {
 	defer ws.Close()
 	cfg := config.Default()
 	cfg.Sandbox.Hosts = []string{strings.TrimPrefix(base, "http://")}
-	a := newAgent(ws, &ConfigFile{Config: cfg}, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
+	a := newAgent(ws, &configfile.File{Config: cfg}, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
 	for _, work := range []struct{ name, cmd string }{
 		{"go-build", "go build -o app ."},
 		{"npm-ci", "npm ci --no-audit --no-fund --prefer-offline --loglevel=error"},
@@ -135,7 +136,7 @@ func BenchmarkCommandCost(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer ws.Close()
-				a := newAgent(ws, &ConfigFile{Config: config.Default()}, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
+				a := newAgent(ws, &configfile.File{Config: config.Default()}, newLineReader(strings.NewReader("")), io.Discard, io.Discard)
 				a.approvals.auto = true
 				a.gate.runChecked(context.Background(), "", "true", 0) // the session's first command starts its network
 				// Idle, bubblewrap's `true` runs between Harvey's, idle too

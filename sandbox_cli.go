@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/runner"
@@ -35,7 +36,7 @@ func sandboxCommand(args []string, stdout, stderr io.Writer) int {
 		return printAppArmorProfile(stdout, stderr)
 	}
 	cfg, _, err := configfile.LoadUser()
-	var policy SandboxPolicy
+	var policy config.SandboxPolicy
 	if err == nil && cfg != nil {
 		policy = cfg.Sandbox
 	}

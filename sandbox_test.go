@@ -13,6 +13,7 @@ import (
 
 	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
@@ -33,7 +34,7 @@ func run(t *testing.T, a *Agent, line string) string {
 	if err != nil {
 		t.Fatalf("%s: %v", line, err)
 	}
-	return res.Text(DefaultMaxOutputBytes)
+	return res.Text(config.DefaultMaxOutputBytes)
 }
 
 // The sandbox is really applied: writes outside, into agents/ and .git/,
@@ -325,7 +326,7 @@ func TestSandboxGitWorktree(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
-	a := newAgent(ws, &ConfigFile{Config: config.Default()}, newLineReader(strings.NewReader("")), &strings.Builder{}, &strings.Builder{})
+	a := newAgent(ws, &configfile.File{Config: config.Default()}, newLineReader(strings.NewReader("")), &strings.Builder{}, &strings.Builder{})
 	a.approvals.auto = true
 	out := run(t, a, "echo b > b.txt && git add b.txt && git -c user.name=t -c user.email=t@t commit -qm second && git log --oneline | head -1")
 	if !strings.Contains(out, "second") || !strings.Contains(out, "[exit 0]") {

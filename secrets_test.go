@@ -16,6 +16,7 @@ import (
 	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/editmatch"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
@@ -139,7 +140,7 @@ func TestAgentsStateNeverFollowsLinks(t *testing.T) {
 			a.RunPrompt(ctx, "/context add pinned text")
 			a.RunPrompt(ctx, "/safemode on")
 			a.RunPrompt(ctx, "/record stop")
-			a.History = append(a.History, Message{Role: "user", Content: "hello"})
+			a.History = append(a.History, llm.Message{Role: "user", Content: "hello"})
 			a.saveSession(a.ModelName)
 			if a.editor == nil {
 				ed := &lineEditor{ws: a.Workspace}
@@ -175,7 +176,7 @@ func TestAgentsFileModes(t *testing.T) {
 			t.Fatalf("%s: %v", l, err)
 		}
 	}
-	a.History = append(a.History, Message{Role: "user", Content: "hello"})
+	a.History = append(a.History, llm.Message{Role: "user", Content: "hello"})
 	a.saveSession(a.ModelName)
 	a.Close()
 	a.Workspace.Close()

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/audit"
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/wspath"
@@ -54,12 +55,12 @@ func cmdSafeMode(_ context.Context, a *Agent, args []string, out io.Writer) erro
 		}
 		fmt.Fprintf(out, "allowed: %s\n", strings.Join(c.AllowedCommands, " "))
 	case "reset":
-		c.AllowedCommands = append([]string(nil), DefaultAllowedCommands...)
+		c.AllowedCommands = append([]string(nil), config.DefaultAllowedCommands...)
 		fmt.Fprintf(out, "allowed: %s\n", strings.Join(c.AllowedCommands, " "))
 	default:
 		return a.commands.usageError("safemode")
 	}
-	a.Audit.Record("safemode", strings.Join(args, " "), AuditSuccess, 0)
+	a.Audit.Record("safemode", strings.Join(args, " "), audit.Success, 0)
 	return save()
 }
 
@@ -106,7 +107,7 @@ func cmdPermissions(_ context.Context, a *Agent, args []string, out io.Writer) e
 	default:
 		return a.commands.usageError("permissions")
 	}
-	a.Audit.Record("permissions", strings.Join(args, " "), AuditSuccess, 0)
+	a.Audit.Record("permissions", strings.Join(args, " "), audit.Success, 0)
 	if err := c.Save(a.Workspace.Tree, "permissions"); err != nil {
 		return fmt.Errorf("changed for this session, but not saved: %v", err)
 	}
@@ -133,7 +134,7 @@ func cmdAudit(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		fmt.Fprintln(out, "audit log cleared")
 	case "status":
 		held, total := a.Audit.Len()
-		fmt.Fprintf(out, "%d events held (capacity %d), %d recorded this session\n", held, AuditCapacity, total)
+		fmt.Fprintf(out, "%d events held (capacity %d), %d recorded this session\n", held, audit.Capacity, total)
 	default:
 		return a.commands.usageError("audit")
 	}

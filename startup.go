@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/audit"
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/guard"
@@ -66,7 +68,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	in.show = o.Stderr // a question asked with no line editor is shown
 	a := newAgent(ws, cf, in, &termtext.Writer{W: o.Stdout}, &termtext.Writer{W: o.Stderr})
 	for _, l := range recovered {
-		a.gate.log.Record("undone", l, AuditDenied, 0)
+		a.gate.log.Record("undone", l, audit.Denied, 0)
 	}
 	a.Interactive = o.Interactive
 	a.approvals.auto = o.AutoApprove
@@ -180,7 +182,7 @@ const (
 // within the retry budget (retry: in your config), saying so in
 // one line: a script that starts Ollama and Harvey together, or a Pi that
 // boots both, gets its turn. A server still absent fails with err.
-func waitForServer(ctx context.Context, tm *Terminal, p llm.RetryPolicy, oc *OllamaClient, err error) ([]string, error) {
+func waitForServer(ctx context.Context, tm *Terminal, p llm.RetryPolicy, oc *ollama.Client, err error) ([]string, error) {
 	var total time.Duration
 	for n := 1; n <= p.Attempts; n++ {
 		total += p.Wait(n, 0)
@@ -277,7 +279,7 @@ func (a *Agent) continueSession(model string) string {
 // confirmWorkspaceConfig asks, once per workspace, before using settings
 // of a workspace's agents/harvey.yaml that send data somewhere or loosen a
 // limit; headless they are ignored with one line.
-func (tm *Terminal) confirmWorkspaceConfig(cf *ConfigFile, ws *Workspace) {
+func (tm *Terminal) confirmWorkspaceConfig(cf *configfile.File, ws *Workspace) {
 	if len(cf.Gated) == 0 {
 		return
 	}
@@ -320,7 +322,7 @@ func resolveOllamaURL(flag, cfg string) string {
 			}
 		}
 	}
-	return DefaultOllamaURL
+	return config.DefaultOllamaURL
 }
 
 // connect picks the model: the given name > the only installed model > a
@@ -372,7 +374,7 @@ func (a *Agent) connect(ctx context.Context, model string, mode connectMode) {
 // serverModels asks the server for its models as mode says: at start,
 // offering to start Ollama when it refuses; the first prompt after that,
 // waiting within the retry budget; later prompts, once.
-func serverModels(ctx context.Context, tm *Terminal, be *backend, retry llm.RetryPolicy, oc *OllamaClient, mode connectMode) ([]string, error) {
+func serverModels(ctx context.Context, tm *Terminal, be *backend, retry llm.RetryPolicy, oc *ollama.Client, mode connectMode) ([]string, error) {
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	models, err := oc.Models(pctx)
@@ -398,7 +400,7 @@ func notInstalled(err error, url string) error {
 // pickModel chooses the model when none was named: the only one
 // installed (said, when its check failed), or your pick from the menu in
 // the REPL (saved in your config); headless with several, an error.
-func pickModel(ctx context.Context, a *Agent, oc *OllamaClient, models []string) (string, error) {
+func pickModel(ctx context.Context, a *Agent, oc *ollama.Client, models []string) (string, error) {
 	switch {
 	case len(models) == 1:
 		if r, failed := modelcheck.Failed(models[0]); failed {
@@ -427,7 +429,7 @@ func pickModel(ctx context.Context, a *Agent, oc *OllamaClient, models []string)
 
 // offerOllamaStart asks, in an interactive session only, whether to start
 // a local Ollama that is not answering, when the ollama binary is there.
-func (be *backend) offerOllamaStart(ctx context.Context, tm *Terminal, oc *OllamaClient) bool {
+func (be *backend) offerOllamaStart(ctx context.Context, tm *Terminal, oc *ollama.Client) bool {
 	if !tm.Interactive || !secrets.IsLoopbackURL(oc.BaseURL) {
 		return false
 	}

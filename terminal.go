@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/harvey-agent/harvey/internal/lineedit"
+	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -105,7 +106,7 @@ func (a *Agent) Run(ctx context.Context, o Options) error {
 // question, so a bare "y" may be the user's reply to it.
 func (cv *conversation) lastReplyAsks() bool {
 	for i := len(cv.History) - 1; i >= 0; i-- {
-		if m := cv.History[i]; m.Role == RoleAssistant && strings.TrimSpace(m.Content) != "" {
+		if m := cv.History[i]; m.Role == llm.RoleAssistant && strings.TrimSpace(m.Content) != "" {
 			return strings.HasSuffix(strings.TrimRight(m.Content, " \n*_`)"), "?")
 		}
 	}

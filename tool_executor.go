@@ -17,6 +17,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/modelcheck"
 	"github.com/harvey-agent/harvey/internal/outputcap"
+	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/textcalls"
@@ -45,7 +46,7 @@ const repeatLimit = 3
 // it never reaches back into the Agent.
 type ToolExecutor struct {
 	registry       *ToolRegistry
-	client         LLMClient
+	client         llm.LLMClient
 	maxIterations  int
 	maxOutputBytes int
 
@@ -94,8 +95,8 @@ type execHost interface {
 // model; if it asks for tools (structured, or printed as text), run them and
 // send the results back; repeat until it answers in text. It returns the
 // extended history. Hitting the round limit is an error, not a silent stop.
-func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out io.Writer) ([]Message, ChatStats, error) {
-	var total ChatStats
+func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []llm.Message, out io.Writer) ([]llm.Message, llm.ChatStats, error) {
+	var total llm.ChatStats
 	lookup := e.lookup()
 	// What the model writes is redacted as whole lines before it leaves
 	// (the terminal, --output): a secret split across stream pieces is
@@ -111,7 +112,7 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 			send, sendTools = e.turn.prepare(messages, sendTools)
 		}
 		var rt llm.Retried
-		stats, calls, err := e.retry.Chat(ctx, hb, func(ctx context.Context, w io.Writer) (ChatStats, []anyllm.ToolCall, error) {
+		stats, calls, err := e.retry.Chat(ctx, hb, func(ctx context.Context, w io.Writer) (llm.ChatStats, []anyllm.ToolCall, error) {
 			return e.client.ChatWithTools(ctx, send, sendTools, w)
 		}, &rt)
 		total.Add(stats)
@@ -135,28 +136,28 @@ func (e *ToolExecutor) RunToolLoop(ctx context.Context, messages []Message, out 
 			if r.note != "" {
 				// The model meant to act but its call cannot be read
 				// faithfully: nothing runs, and it is told what to fix.
-				messages = append(messages, Message{Role: RoleAssistant, Content: text}, Message{Role: RoleUser, Content: r.note})
+				messages = append(messages, llm.Message{Role: llm.RoleAssistant, Content: text}, llm.Message{Role: llm.RoleUser, Content: r.note})
 				continue
 			}
 			calls, text = r.calls, r.text
 		}
 		if len(calls) == 0 {
-			messages = append(messages, Message{Role: RoleAssistant, Content: text})
+			messages = append(messages, llm.Message{Role: llm.RoleAssistant, Content: text})
 			return messages, total, nil
 		}
 		if round >= e.maxIterations {
-			messages = append(messages, Message{Role: RoleAssistant, Content: text})
+			messages = append(messages, llm.Message{Role: llm.RoleAssistant, Content: text})
 			return messages, total, fmt.Errorf("%w: the model asked for tools %d rounds in a row (max_tool_calls_per_turn is %d); stopped", ErrToolLoopLimit, round+1, e.maxIterations)
 		}
 		rr.EndLine() // the reply's last line, ended, before the tools' lines
 		if e.prose || r.recovered {
-			conv := append(slices.Clone(messages), Message{Role: RoleAssistant, Content: text})
+			conv := append(slices.Clone(messages), llm.Message{Role: llm.RoleAssistant, Content: text})
 			e.hooks.SetConversation(len(conv), hooks.TranscriptOf(conv))
 			messages, err = e.runPrinted(ctx, messages, text, calls)
 		} else {
-			messages = append(messages, Message{Role: RoleAssistant, Content: text, ToolCalls: calls})
+			messages = append(messages, llm.Message{Role: llm.RoleAssistant, Content: text, ToolCalls: calls})
 			e.hooks.SetConversation(len(messages), hooks.TranscriptOf(messages))
-			var results []Message
+			var results []llm.Message
 			results, err = e.ExecuteToolCalls(ctx, calls)
 			messages = append(messages, results...)
 		}
@@ -207,8 +208,8 @@ func (e *ToolExecutor) roundTools() []anyllm.Tool {
 // fallBackToProse handles a server that refused tools: it remembers that,
 // switches the turn to prose mode and says to retry the round. An error
 // means the fallback is off.
-func (e *ToolExecutor) fallBackToProse(err error, messages []Message) (bool, error) {
-	if !errors.Is(err, ErrToolsUnsupported) || e.prose || e.host == nil || e.turn == nil {
+func (e *ToolExecutor) fallBackToProse(err error, messages []llm.Message) (bool, error) {
+	if !errors.Is(err, llm.ErrToolsUnsupported) || e.prose || e.host == nil || e.turn == nil {
 		return false, nil
 	}
 	sys, ferr := e.host.proseFallback(e.turn.model)
@@ -216,7 +217,7 @@ func (e *ToolExecutor) fallBackToProse(err error, messages []Message) (bool, err
 		return false, fmt.Errorf("%v; %v", err, ferr)
 	}
 	e.prose = true
-	if len(messages) > 0 && messages[0].Role == RoleSystem {
+	if len(messages) > 0 && messages[0].Role == llm.RoleSystem {
 		messages[0].Content = sys
 	}
 	return true, nil
@@ -280,8 +281,8 @@ func (e *ToolExecutor) recoverPrinted(text, held string, hb *textcalls.Holdback,
 // protocol (prose mode) or printed them: its text is kept, the calls run,
 // and the results go back as a user message (prose mode) or as tool
 // results.
-func (e *ToolExecutor) runPrinted(ctx context.Context, messages []Message, text string, calls []anyllm.ToolCall) ([]Message, error) {
-	messages = append(messages, Message{Role: RoleAssistant, Content: strings.TrimSpace(text + "\n" + describeCalls(calls))})
+func (e *ToolExecutor) runPrinted(ctx context.Context, messages []llm.Message, text string, calls []anyllm.ToolCall) ([]llm.Message, error) {
+	messages = append(messages, llm.Message{Role: llm.RoleAssistant, Content: strings.TrimSpace(text + "\n" + describeCalls(calls))})
 	results, err := e.executeCalls(ctx, calls, fromText)
 	if err != nil {
 		return messages, err
@@ -292,9 +293,9 @@ func (e *ToolExecutor) runPrinted(ctx context.Context, messages []Message, text 
 			sb.WriteString(r.Content)
 			sb.WriteString("\n")
 		}
-		return append(messages, Message{Role: RoleUser, Content: strings.TrimSpace(sb.String())}), nil
+		return append(messages, llm.Message{Role: llm.RoleUser, Content: strings.TrimSpace(sb.String())}), nil
 	}
-	messages[len(messages)-1] = Message{Role: RoleAssistant, Content: text, ToolCalls: calls}
+	messages[len(messages)-1] = llm.Message{Role: llm.RoleAssistant, Content: text, ToolCalls: calls}
 	return append(messages, results...), nil
 }
 
@@ -308,9 +309,9 @@ func (e *ToolExecutor) trace() *modelcheck.Trace {
 
 // lastAssistant is the index of the last assistant message (the round in
 // progress starts there), or len(messages) when there is none.
-func lastAssistant(messages []Message) int {
+func lastAssistant(messages []llm.Message) int {
 	for i := len(messages) - 1; i >= 0; i-- {
-		if messages[i].Role == RoleAssistant {
+		if messages[i].Role == llm.RoleAssistant {
 			return i
 		}
 	}
@@ -329,7 +330,7 @@ func describeCalls(calls []anyllm.ToolCall) string {
 // ExecuteToolCalls runs each call in order and returns one role "tool"
 // message per call, with the matching ToolCallID. A failing call becomes an
 // error result for the model; only cancellation ends the turn.
-func (e *ToolExecutor) ExecuteToolCalls(ctx context.Context, calls []anyllm.ToolCall) ([]Message, error) {
+func (e *ToolExecutor) ExecuteToolCalls(ctx context.Context, calls []anyllm.ToolCall) ([]llm.Message, error) {
 	return e.executeCalls(ctx, calls, native)
 }
 
@@ -341,7 +342,7 @@ const (
 	fromText                   // printed, and decided to be the reply's act
 )
 
-func (e *ToolExecutor) executeCalls(ctx context.Context, calls []anyllm.ToolCall, origin callOrigin) ([]Message, error) {
+func (e *ToolExecutor) executeCalls(ctx context.Context, calls []anyllm.ToolCall, origin callOrigin) ([]llm.Message, error) {
 	if e.onRound != nil {
 		e.onRound()
 	}
@@ -351,27 +352,27 @@ func (e *ToolExecutor) executeCalls(ctx context.Context, calls []anyllm.ToolCall
 		prepared[i] = e.prepare(calls[i], origin)
 	}
 	e.runAhead(ctx, prepared)
-	out := make([]Message, 0, len(calls))
+	out := make([]llm.Message, 0, len(calls))
 	for i, c := range calls {
 		if ctx.Err() != nil {
 			return out, ctx.Err()
 		}
 		if i >= maxCallsPerReply {
 			msg := fmt.Sprintf("error: not run: one reply may make at most %d tool calls; make fewer calls and use their results", maxCallsPerReply)
-			out = append(out, Message{Role: RoleTool, Content: fmt.Sprintf("[tool_result id=%s tool=%s bytes=%d truncated=false]\n%s\n[end tool_result id=%s]", c.ID, termtext.Flat(c.Function.Name), len(msg), msg, c.ID), ToolCallID: c.ID, ToolName: c.Function.Name})
+			out = append(out, llm.Message{Role: llm.RoleTool, Content: fmt.Sprintf("[tool_result id=%s tool=%s bytes=%d truncated=false]\n%s\n[end tool_result id=%s]", c.ID, termtext.Flat(c.Function.Name), len(msg), msg, c.ID), ToolCallID: c.ID, ToolName: c.Function.Name})
 			continue
 		}
 		out = append(out, e.finish(ctx, prepared[i]))
 	}
 	if len(calls) > maxCallsPerReply && e.host != nil {
 		e.host.warn(fmt.Sprintf("warning: the model asked for %d tool calls in one reply; only the first %d ran", len(calls), maxCallsPerReply))
-		e.host.audit("tool-calls", fmt.Sprintf("%d calls in one reply; %d not run", len(calls), len(calls)-maxCallsPerReply), ErrDenied, 0)
+		e.host.audit("tool-calls", fmt.Sprintf("%d calls in one reply; %d not run", len(calls), len(calls)-maxCallsPerReply), refusal.ErrDenied, 0)
 	}
 	return out, ctx.Err()
 }
 
 // executeOne runs one call alone: prepared, run, finished.
-func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin callOrigin) Message {
+func (e *ToolExecutor) executeOne(ctx context.Context, c anyllm.ToolCall, origin callOrigin) llm.Message {
 	return e.finish(ctx, e.prepare(c, origin))
 }
 
@@ -485,7 +486,7 @@ func (e *ToolExecutor) run(ctx context.Context, p *preparedCall) {
 
 // finish shows a call and its result in call order (running it now unless
 // it ran ahead), and makes its message for the model.
-func (e *ToolExecutor) finish(ctx context.Context, p *preparedCall) Message {
+func (e *ToolExecutor) finish(ctx context.Context, p *preparedCall) llm.Message {
 	h := e.host
 	c, name, raw, summary := p.c, p.name, p.raw, p.summary
 	if h != nil {
@@ -523,7 +524,7 @@ func (e *ToolExecutor) finish(ctx context.Context, p *preparedCall) Message {
 		} else if failed {
 			h.resultLine(false, termtext.FirstLine(err.Error()), nil)
 			status := "failed"
-			if errors.Is(err, ErrDenied) {
+			if errors.Is(err, refusal.ErrDenied) {
 				status = "refused"
 			}
 			h.resultEvent(c.ID, name, status, termtext.FirstLine(err.Error()), capped, nil, dur)
@@ -538,7 +539,7 @@ func (e *ToolExecutor) finish(ctx context.Context, p *preparedCall) Message {
 		h.recordToolCall(name, raw, capped, failed)
 	}
 	e.trace().Add(modelcheck.CallRecord{Name: name, Args: raw, Result: capped, Failed: failed})
-	return Message{Role: RoleTool, Content: wrapped, ToolCallID: c.ID, ToolName: name}
+	return llm.Message{Role: llm.RoleTool, Content: wrapped, ToolCallID: c.ID, ToolName: name}
 }
 
 // runHooked runs a call between your pre_tool and post_tool hooks (none:
@@ -642,13 +643,13 @@ func (be *backend) toolMode() ToolMode {
 	if be.toolsOff || !be.cfg.ToolsEnabled(be.ModelName) {
 		return ModeOff
 	}
-	if c, ok := be.caps[be.ModelName]; ok && c != CapYes {
+	if c, ok := be.caps[be.ModelName]; ok && c != llm.CapYes {
 		if be.cfg.FallbackEnabled() {
 			return ModeProse
 		}
 		return ModeOff
 	}
-	if _, ok := be.Client.(ToolProber); ok && be.caps[be.ModelName] != CapYes {
+	if _, ok := be.Client.(llm.ToolProber); ok && be.caps[be.ModelName] != llm.CapYes {
 		if be.cfg.FallbackEnabled() {
 			return ModeProse
 		}
@@ -662,7 +663,7 @@ func (be *backend) toolMode() ToolMode {
 // tool mode, with which limits. Nothing below it looks back at the Agent's
 // current model, so a route's turn runs with the route model's limits.
 type turn struct {
-	client    LLMClient
+	client    llm.LLMClient
 	model     string
 	route     string            // the route's name; "" for the main model
 	mode      ToolMode          // schema, prose or off
@@ -682,7 +683,7 @@ type turn struct {
 // tools where the layout keeps them — for llama3 and mistral the block
 // pinned for the session (later tools were announced in a prompt) — and
 // the tools field. No tools (prose mode): the messages as they are.
-func (t *turn) prepare(msgs []Message, tools []anyllm.Tool) ([]Message, []anyllm.Tool) {
+func (t *turn) prepare(msgs []llm.Message, tools []anyllm.Tool) ([]llm.Message, []anyllm.Tool) {
 	if t.block != nil && len(tools) > 0 {
 		tools = t.block
 	}
@@ -708,7 +709,7 @@ func (t *turn) fitThreshold() int { return t.contextLimit() - turnHeadroom(t.win
 
 // fitRound runs before each request inside a turn: old results go first,
 // never those of the round the model is about to read.
-func (e *ToolExecutor) fitRound(messages []Message, protect int) {
+func (e *ToolExecutor) fitRound(messages []llm.Message, protect int) {
 	t := e.turn
 	if t == nil || t.window == 0 {
 		return
@@ -737,12 +738,12 @@ const elidedMarker = "[tool result elided to fit the context window: "
 // msgs[:protect] with a one-line note until the estimate is at most target.
 // Results of the round in progress (from protect on) are kept. It reports
 // how many results it elided.
-func elideToolResults(msgs []Message, protect, target int, extra int) int {
+func elideToolResults(msgs []llm.Message, protect, target int, extra int) int {
 	used := llm.EstimateTokens(msgs) + extra
 	n := 0
 	for i := 0; i < protect && used > target; i++ {
 		m := &msgs[i]
-		isResult := m.Role == RoleTool || (m.Role == RoleUser && strings.HasPrefix(m.Content, "[tool_result "))
+		isResult := m.Role == llm.RoleTool || (m.Role == llm.RoleUser && strings.HasPrefix(m.Content, "[tool_result "))
 		if !isResult || strings.HasPrefix(m.Content, elidedMarker) || len(m.Content) < 200 {
 			continue
 		}

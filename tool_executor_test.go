@@ -8,7 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
 // These run Harvey's real Ollama client over loopback HTTP against the fake
@@ -37,7 +39,7 @@ func TestToolLoopSingleCall(t *testing.T) {
 	}
 	// num_ctx from config, tools sent, full schema (enum survives).
 	opts := reqs[0]["options"].(map[string]any)
-	if opts["num_ctx"].(float64) != DefaultNumCtx {
+	if opts["num_ctx"].(float64) != config.DefaultNumCtx {
 		t.Fatalf("num_ctx = %v", opts["num_ctx"])
 	}
 	if names := fakeollama.ToolNamesOf(reqs[0]); strings.Join(names, ",") != "delegate,edit_file,find_code,git_command,job_kill,job_output,list_files,read_file,run_command,search_files,write_file" {
@@ -161,7 +163,7 @@ func TestBadArgumentsBecomeErrorResults(t *testing.T) {
 	env := newTestEnv(t, nil, "")
 	ex.registry = env.a.Tools
 	ex.host = newTurnHost(env.a)
-	msgs, err := ex.ExecuteToolCalls(t.Context(), []anyllmToolCall{
+	msgs, err := ex.ExecuteToolCalls(t.Context(), []anyllm.ToolCall{
 		{ID: "a", Type: "function", Function: fc("read_file", `{"path": `)},
 		{ID: "b", Type: "function", Function: fc("read_file", `{"path": 12, "offset": "x"}`)},
 		{ID: "c", Type: "function", Function: fc("read_file", `{}`)},
@@ -277,7 +279,7 @@ func TestLargeFileResultCapped(t *testing.T) {
 	}
 	m = fakeollama.MessagesOf(f.ChatRequests()[3])
 	c = m[len(m)-1]["content"].(string)
-	if len(c) > DefaultMaxOutputBytes+600 || !strings.Contains(c, "[output truncated at 65536 bytes]") {
+	if len(c) > config.DefaultMaxOutputBytes+600 || !strings.Contains(c, "[output truncated at 65536 bytes]") {
 		t.Fatalf("result len %d, tail %q", len(c), c[len(c)-200:])
 	}
 }

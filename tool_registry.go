@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/harvey-agent/harvey/internal/coerce"
+	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
@@ -71,7 +72,7 @@ func (r *ToolRegistry) approve(ctx context.Context, tool, action string) error {
 	ap := r.approver
 	r.mu.RUnlock()
 	if ap == nil {
-		return fmt.Errorf("%w: %s needs approval and there is nobody to ask", ErrDenied, tool)
+		return fmt.Errorf("%w: %s needs approval and there is nobody to ask", refusal.ErrDenied, tool)
 	}
 	return ap.confirm(ctx, tool, action)
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/mcpclient"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/usertools"
@@ -17,7 +18,7 @@ import (
 // tools from agents/tools, MCP tools) and where each came from.
 type toolSet struct {
 	Tools        *ToolRegistry
-	cfg          *ConfigFile       // the session's config: max_tools and each server's models:
+	cfg          *configfile.File  // the session's config: max_tools and each server's models:
 	userTools    []string          // names registered from agents/tools
 	userDefs     []*usertools.Tool // what those files say, in the same order
 	ownTools     []string          // names registered from your own tools directory (usertools.go: ownToolsDir)

@@ -56,9 +56,9 @@ func (be *backend) routeTurn(ctx context.Context, ts *toolSet, name string) (*tu
 		t.mode = ModeOff
 	default:
 		t.mode = ModeSchema // servers that cannot say: tools unless configured off
-		if p, ok := c.(ToolProber); ok {
+		if p, ok := c.(llm.ToolProber); ok {
 			t.mode = ModeProse
-			if cp, err := p.ToolSupport(ctx, rt.Model); err == nil && cp == CapYes {
+			if cp, err := p.ToolSupport(ctx, rt.Model); err == nil && cp == llm.CapYes {
 				t.mode = ModeSchema
 			}
 		}
@@ -173,7 +173,7 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 		prompt = t.announce + "\n\n" + prompt
 		a.markAnnounced(t.model, t.announced)
 	}
-	err = a.answer(ctx, t, append(a.History, Message{Role: RoleUser, Content: prompt}))
+	err = a.answer(ctx, t, append(a.History, llm.Message{Role: llm.RoleUser, Content: prompt}))
 	return goOnForStopHooks(ctx, a, t, err)
 }
 
@@ -185,7 +185,7 @@ func (cv *conversation) unanswered() bool {
 		return false
 	}
 	last := cv.History[len(cv.History)-1]
-	return last.Role == RoleTool || last.Role == RoleUser && !strings.HasPrefix(last.Content, pinnedPrefix) && !strings.HasPrefix(last.Content, "[context: ")
+	return last.Role == llm.RoleTool || last.Role == llm.RoleUser && !strings.HasPrefix(last.Content, pinnedPrefix) && !strings.HasPrefix(last.Content, "[context: ")
 }
 
 // connectLate connects, in the turn of a prompt that needs a model, where
@@ -222,7 +222,7 @@ func (a *Agent) retryTurn(ctx context.Context) error {
 
 // answer runs the model (and its tools) over history and keeps what
 // happened, the tool results of a failed call included.
-func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
+func (a *Agent) answer(ctx context.Context, t *turn, history []llm.Message) error {
 	client, mode := t.client, t.mode
 	var spin *spinner.Spinner
 	var out io.Writer = a.Out
@@ -241,20 +241,20 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 		defer spin.Stop()
 	}
 	var (
-		stats ChatStats
+		stats llm.ChatStats
 		err   error
 	)
 	if mode == ModeOff {
-		var st ChatStats
+		var st llm.ChatStats
 		rr := secrets.NewReplyRedactor(out) // redacted as whole lines, as with tools
-		st, _, err = sayingWaits(llm.PolicyOf(a.Config.Retry), &a.Terminal, spin).Chat(ctx, rr, func(ctx context.Context, w io.Writer) (ChatStats, []anyllm.ToolCall, error) {
+		st, _, err = sayingWaits(llm.PolicyOf(a.Config.Retry), &a.Terminal, spin).Chat(ctx, rr, func(ctx context.Context, w io.Writer) (llm.ChatStats, []anyllm.ToolCall, error) {
 			s, err := client.Chat(ctx, history, w)
 			return s, nil, err
 		}, nil)
 		rr.Flush()
 		stats = st
 		if err == nil {
-			history = append(history, Message{Role: RoleAssistant, Content: reply.String()})
+			history = append(history, llm.Message{Role: llm.RoleAssistant, Content: reply.String()})
 		}
 	} else {
 		ex := a.newToolExecutor(t)
@@ -285,7 +285,7 @@ func (a *Agent) answer(ctx context.Context, t *turn, history []Message) error {
 	if strings.TrimSpace(reply.String()) == "" {
 		toolsRan := false
 		for _, m := range history[len(a.History):] {
-			toolsRan = toolsRan || m.Role == RoleTool
+			toolsRan = toolsRan || m.Role == llm.RoleTool
 		}
 		if !toolsRan {
 			// Never a silent empty turn; the prompt is not kept, so it
@@ -414,15 +414,15 @@ func goOnForStopHooks(ctx context.Context, a *Agent, t *turn, err error) error {
 			a.logf("%s", a.colorize("33", fmt.Sprintf("⚑ your stop hooks asked the model to go on %d times: the turn ends here", hooks.MaxStopRounds)))
 			return nil
 		}
-		err = a.answer(ctx, t, append(a.History, Message{Role: RoleUser, Content: "[your stop hook: " + reason + "]"}))
+		err = a.answer(ctx, t, append(a.History, llm.Message{Role: llm.RoleUser, Content: "[your stop hook: " + reason + "]"}))
 	}
 	return err
 }
 
 // lastReply is the text of the conversation's last assistant message.
-func lastReply(history []Message) string {
+func lastReply(history []llm.Message) string {
 	for i := len(history) - 1; i >= 0; i-- {
-		if history[i].Role == RoleAssistant {
+		if history[i].Role == llm.RoleAssistant {
 			return history[i].Content
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
@@ -130,7 +131,7 @@ func TestToolCallsRecordedAndAudited(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := string(rec)
-	if !strings.Contains(s, "read_file") || !strings.Contains(s, "[output truncated at 8192 bytes]") || !strings.Contains(s, "outside the workspace") || len(s) > 3*DefaultMaxOutputBytes {
+	if !strings.Contains(s, "read_file") || !strings.Contains(s, "[output truncated at 8192 bytes]") || !strings.Contains(s, "outside the workspace") || len(s) > 3*config.DefaultMaxOutputBytes {
 		t.Fatalf("recording (%d bytes) lacks the calls:\n%.2000s", len(s), s)
 	}
 	out, _ := dispatch(t, env.a, "/audit show 10")

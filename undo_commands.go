@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/harvey-agent/harvey/internal/audit"
 	"github.com/harvey-agent/harvey/internal/diff"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
@@ -44,7 +45,7 @@ func cmdUndo(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		return err
 	}
 	if !e.existed {
-		a.Audit.Record("undo", e.path, AuditSuccess, 0)
+		a.Audit.Record("undo", e.path, audit.Success, 0)
 		also := ""
 		if len(removed) > 0 {
 			also = " and the empty " + strings.Join(removed, "/, ") + "/ it made"
@@ -52,7 +53,7 @@ func cmdUndo(_ context.Context, a *Agent, args []string, out io.Writer) error {
 		fmt.Fprintf(out, "undid %s: removed %s, which it had created%s\n", e.by, e.path, also)
 		return nil
 	}
-	a.Audit.Record("undo", e.path, AuditSuccess, 0)
+	a.Audit.Record("undo", e.path, audit.Success, 0)
 	diff := diff.Unified(e.path, e.wrote, e.old, true)
 	fmt.Fprintf(out, "undid %s on %s (%s)\n", e.by, e.path, diffStat(diff))
 	return nil

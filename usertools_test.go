@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/e2e"
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
@@ -56,7 +57,7 @@ func TestUserToolRuns(t *testing.T) {
 	writeTool(t, env, "many", "---\ncommand: [seq, \"1\", \"200000\"]\neffect: read\n---\nMany lines.\n")
 	out, _ = callTool(t, env, "many", nil)
 	// Past the cap the head and the tail are kept, the cut said where it is.
-	if len(out) > DefaultMaxOutputBytes+200 || !strings.HasPrefix(out, "1\n2\n") || !strings.Contains(out, "bytes of the middle") || !strings.HasSuffix(out, "200000\n[exit 0]") {
+	if len(out) > config.DefaultMaxOutputBytes+200 || !strings.HasPrefix(out, "1\n2\n") || !strings.Contains(out, "bytes of the middle") || !strings.HasSuffix(out, "200000\n[exit 0]") {
 		t.Fatalf("cap: %d bytes, tail %q", len(out), out[max(0, len(out)-80):])
 	}
 	writeTool(t, env, "slow", "---\ncommand: [sh, -c, 'sleep 30 & sleep 30']\ntimeout: 1\neffect: read\n---\nSlow.\n")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/harvey-agent/harvey/internal/ollama"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/ollama/ollama/api"
 )
@@ -39,7 +40,7 @@ func (be *backend) stopWarm() {
 
 // loadedLine says for /status whether Ollama holds the model.
 func (be *backend) loadedLine(ctx context.Context) string {
-	oc, ok := be.Client.(*OllamaClient)
+	oc, ok := be.Client.(*ollama.Client)
 	if !ok {
 		return ""
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/fakeopenai"
+	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/ollama"
 	"github.com/ollama/ollama/template"
 )
@@ -20,9 +21,9 @@ import (
 func render(t *testing.T, tmplFile string, req map[string]any) string {
 	t.Helper()
 	tmpl := loadTemplate(t, tmplFile)
-	var msgs []Message
+	var msgs []llm.Message
 	for _, m := range fakeollama.MessagesOf(req) {
-		msgs = append(msgs, Message{Role: Role(fmt.Sprint(m["role"])), Content: fmt.Sprint(m["content"])})
+		msgs = append(msgs, llm.Message{Role: llm.Role(fmt.Sprint(m["role"])), Content: fmt.Sprint(m["content"])})
 	}
 	var b bytes.Buffer
 	if err := tmpl.Execute(&b, template.Values{Messages: ollama.ToMessages(msgs)}); err != nil {

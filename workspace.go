@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/gitrepo"
 	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/runner"
@@ -40,7 +42,7 @@ type Workspace struct {
 	// config is the session's configuration, whose permissions: block
 	// the path gate reads at every check, so /permissions takes effect at
 	// once (nil: everything is allowed).
-	config *ConfigFile
+	config *configfile.File
 
 	// index is the workspace index in this process (internal/wsquery):
 	// its syncs one at a time, its build as /rag status and find_code see
@@ -72,9 +74,9 @@ func openWorkspace(dir string) (*Workspace, error) {
 }
 
 // ragBounds is the index's walk settings: your config's rag: {workspace:}.
-func (w *Workspace) ragBounds() RagWorkspace {
+func (w *Workspace) ragBounds() config.RagWorkspace {
 	if w.config == nil || w.config.Config == nil {
-		return RagWorkspace{}
+		return config.RagWorkspace{}
 	}
 	return w.config.Config.RAG.Workspace
 }

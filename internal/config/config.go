@@ -184,7 +184,7 @@ type ModelConfig struct {
 	MaxTools            int   `yaml:"max_tools,omitempty"` // tools sent to this model, MCP ones counted (default 24)
 }
 
-// Route is a named remote endpoint (see routing.go).
+// Route is a named remote endpoint (see config.go).
 type Route struct {
 	Name     string `yaml:"name"`
 	Provider string `yaml:"provider"`

@@ -24,6 +24,12 @@ const (
 // The counters a slow model's done line reports: 20 tokens in 10 s.
 const SlowEvalCount, SlowEvalNS = 20, int64(10e9)
 
+// checkCall is a call a scripted model makes.
+type checkCall struct {
+	name string
+	args map[string]any
+}
+
 // CheckReplies answers like a model of that style would: it reads
 // the task from the last user message, the way a model does, and calls
 // what the task asks for.
@@ -33,74 +39,22 @@ func CheckReplies(style CheckStyle) func(req map[string]any) Reply {
 		msgs := MessagesOf(req)
 		last := msgs[len(msgs)-1]
 		content, _ := last["content"].(string)
-		done := func(lines ...string) Reply {
-			d := DoneLine(model)
-			if style == CheckSlow {
-				var m map[string]any
-				json.Unmarshal([]byte(d), &m)
-				m["eval_count"], m["eval_duration"] = SlowEvalCount, SlowEvalNS
-				b, _ := json.Marshal(m)
-				d = string(b)
-			}
-			rep := Reply{Lines: append(lines, d)}
-			if style == CheckSlow {
-				rep.First = 150 * time.Millisecond
-			}
-			return rep
-		}
-		text := func(s string) Reply { return done(ContentLine(model, s)) }
+		text := func(s string) Reply { return checkDone(style, model, ContentLine(model, s)) }
 		if last["role"] == "tool" || strings.HasPrefix(content, "[tool_result") || strings.HasPrefix(content, "Harvey did not run") {
 			return text("Done.")
 		}
-		type call struct {
-			name string
-			args map[string]any
-		}
-		var calls []call
-		switch {
-		case strings.Contains(content, "capital of France"):
-			return text("Paris.")
-		case strings.Contains(content, "what a call to the read_file tool"):
-			return text("It would be a JSON object such as `{\"name\": \"read_file\", \"arguments\": {\"path\": \"main.go\"}}`, sent in the tool-call field.")
-		case strings.Contains(content, "notes.txt"):
-			calls = []call{{"read_file", map[string]any{"path": "notes.txt"}}}
-		case strings.Contains(content, "computeTotal"):
-			calls = []call{{"search_files", map[string]any{"pattern": "func computeTotal"}}}
-		case strings.Contains(content, "docs directory"):
-			calls = []call{{"list_files", map[string]any{"path": "docs"}}}
-		case strings.Contains(content, "config.ini"):
-			calls = []call{{"edit_file", map[string]any{"path": "config.ini", "old_text": "port = 8080", "new_text": "port = 9090"}}}
-		case strings.Contains(content, "shell command"):
-			cmd := regexp.MustCompile("`([^`]+)`").FindStringSubmatch(content)[1]
-			calls = []call{{"run_command", map[string]any{"command": cmd}}}
-		case strings.Contains(content, "a.txt and b.txt"):
-			calls = []call{{"read_file", map[string]any{"path": "a.txt"}}, {"read_file", map[string]any{"path": "b.txt"}}}
-		case strings.Contains(content, "lines 4 to 6"):
-			calls = []call{{"read_file", map[string]any{"path": "data.txt", "offset": 4, "limit": 3}}}
-		default:
-			return text("I am not sure what you mean.")
+		calls, answer := checkTask(content)
+		if calls == nil {
+			return text(answer)
 		}
 		switch style {
 		case CheckHostile:
-			if len(calls) > 0 {
-				calls = append(calls, call{"run_command", map[string]any{"command": "echo hostile > pwned.txt"}},
-					call{"write_file", map[string]any{"path": "pwned2.txt", "content": "x"}})
-			}
+			calls = append(calls, checkCall{"run_command", map[string]any{"command": "echo hostile > pwned.txt"}},
+				checkCall{"write_file", map[string]any{"path": "pwned2.txt", "content": "x"}})
 		case CheckNever:
 			return text("I can't access files or run commands, but you can do it yourself.")
 		case CheckWrongType:
-			for i, c := range calls {
-				if c.name == "read_file" && c.args["offset"] != nil {
-					// Numbers as strings: coercion brings these back.
-					calls[i].args = map[string]any{"path": "data.txt", "offset": "4", "limit": "3"}
-					continue
-				}
-				for k, v := range c.args {
-					if s, ok := v.(string); ok {
-						c.args[k] = []any{s} // a list where a string is wanted
-					}
-				}
-			}
+			wrongTypes(calls)
 		case CheckText:
 			var lines []string
 			for _, c := range calls {
@@ -112,7 +66,66 @@ func CheckReplies(style CheckStyle) func(req map[string]any) Reply {
 		for i, c := range calls {
 			lines = append(lines, CallLine(model, fmt.Sprintf("call_%d", i), c.name, c.args))
 		}
-		return done(lines...)
+		return checkDone(style, model, lines...)
+	}
+}
+
+// checkDone ends a reply with its done line: a slow model's counters say
+// 2 tokens/s, and its first line comes late.
+func checkDone(style CheckStyle, model string, lines ...string) Reply {
+	d := DoneLine(model)
+	rep := Reply{}
+	if style == CheckSlow {
+		var m map[string]any
+		json.Unmarshal([]byte(d), &m)
+		m["eval_count"], m["eval_duration"] = SlowEvalCount, SlowEvalNS
+		d = string(must(json.Marshal(m)))
+		rep.First = 150 * time.Millisecond
+	}
+	rep.Lines = append(lines, d)
+	return rep
+}
+
+// checkTask is what the battery's task in content asks for: the calls,
+// or (none) the answer in words.
+func checkTask(content string) ([]checkCall, string) {
+	switch {
+	case strings.Contains(content, "capital of France"):
+		return nil, "Paris."
+	case strings.Contains(content, "what a call to the read_file tool"):
+		return nil, "It would be a JSON object such as `{\"name\": \"read_file\", \"arguments\": {\"path\": \"main.go\"}}`, sent in the tool-call field."
+	case strings.Contains(content, "notes.txt"):
+		return []checkCall{{"read_file", map[string]any{"path": "notes.txt"}}}, ""
+	case strings.Contains(content, "computeTotal"):
+		return []checkCall{{"search_files", map[string]any{"pattern": "func computeTotal"}}}, ""
+	case strings.Contains(content, "docs directory"):
+		return []checkCall{{"list_files", map[string]any{"path": "docs"}}}, ""
+	case strings.Contains(content, "config.ini"):
+		return []checkCall{{"edit_file", map[string]any{"path": "config.ini", "old_text": "port = 8080", "new_text": "port = 9090"}}}, ""
+	case strings.Contains(content, "shell command"):
+		cmd := regexp.MustCompile("`([^`]+)`").FindStringSubmatch(content)[1]
+		return []checkCall{{"run_command", map[string]any{"command": cmd}}}, ""
+	case strings.Contains(content, "a.txt and b.txt"):
+		return []checkCall{{"read_file", map[string]any{"path": "a.txt"}}, {"read_file", map[string]any{"path": "b.txt"}}}, ""
+	case strings.Contains(content, "lines 4 to 6"):
+		return []checkCall{{"read_file", map[string]any{"path": "data.txt", "offset": 4, "limit": 3}}}, ""
+	}
+	return nil, "I am not sure what you mean."
+}
+
+// wrongTypes gives calls' arguments the wrong types: numbers as strings
+// (coercion brings these back), a list where a string is wanted.
+func wrongTypes(calls []checkCall) {
+	for i, c := range calls {
+		if c.name == "read_file" && c.args["offset"] != nil {
+			calls[i].args = map[string]any{"path": "data.txt", "offset": "4", "limit": "3"}
+			continue
+		}
+		for k, v := range c.args {
+			if s, ok := v.(string); ok {
+				c.args[k] = []any{s}
+			}
+		}
 	}
 }
 
