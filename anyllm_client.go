@@ -1,6 +1,7 @@
 package harvey
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,7 +13,10 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/llm"
+	"github.com/harvey-agent/harvey/internal/ollama"
+	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/textcalls"
+	"github.com/harvey-agent/harvey/internal/wsquery"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 	"github.com/mozilla-ai/any-llm-go/providers/anthropic"
 	"github.com/mozilla-ai/any-llm-go/providers/deepseek"
@@ -330,4 +334,55 @@ func (a *toolCallAccumulator) calls() []anyllm.ToolCall {
 		out = append(out, tc)
 	}
 	return out
+}
+
+// newEmbedder is the embedder for model run by provider ("" or ollama:
+// Ollama's batch endpoint at ollamaURL; any other: its any-llm-go provider,
+// when that provider offers embeddings, at baseURL or its default).
+func newEmbedder(provider, baseURL, ollamaURL, model string) (wsquery.Embedder, error) {
+	if provider == "" || provider == "ollama" {
+		return ollama.NewEmbedder(cmp.Or(baseURL, ollamaURL), model), nil
+	}
+	c, err := newAnyLLMClient(provider, baseURL, model, 5*time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	ep, ok := c.provider.(anyllm.EmbeddingProvider)
+	if !ok {
+		return nil, fmt.Errorf("%s offers no embeddings through any-llm-go; embed with Ollama (leave provider: out) or another provider", provider)
+	}
+	return &anyllmEmbedder{p: ep, model: model, provider: provider}, nil
+}
+
+// anyllmEmbedder embeds through an any-llm-go provider (OpenAI's
+// /v1/embeddings and the servers that speak it, Mistral, Gemini...).
+type anyllmEmbedder struct {
+	p               anyllm.EmbeddingProvider
+	model, provider string
+}
+
+func (e *anyllmEmbedder) Name() string { return e.model }
+
+func (e *anyllmEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	resp, err := e.p.Embedding(ctx, anyllm.EmbeddingParams{Model: e.model, Input: texts})
+	if err != nil {
+		return nil, fmt.Errorf("embedding with %s (%s): %s", e.model, e.provider, termtext.OneLine(explainAnyLLM(e.provider, err).Error()))
+	}
+	out := make([][]float32, len(texts))
+	for _, d := range resp.Data {
+		if d.Index < 0 || d.Index >= len(out) || out[d.Index] != nil {
+			return nil, fmt.Errorf("embedding with %s (%s): the answer's vectors do not match the %d texts", e.model, e.provider, len(texts))
+		}
+		v := make([]float32, len(d.Embedding))
+		for i, x := range d.Embedding {
+			v[i] = float32(x)
+		}
+		out[d.Index] = v
+	}
+	for _, v := range out {
+		if v == nil {
+			return nil, fmt.Errorf("embedding with %s (%s): the answer has %d vectors for %d texts", e.model, e.provider, len(resp.Data), len(texts))
+		}
+	}
+	return out, nil
 }

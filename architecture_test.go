@@ -26,7 +26,7 @@ var fileLayers = [][]string{
 	// 0: the platform, the boundary's rules and the effects they guard,
 	// knowing nothing of a model or a session.
 	{"sys_linux.go", "sys_other.go", "stdin_linux.go", "stdin_other.go",
-		"version.go", "text.go", "recorder.go",
+		"version.go", "recorder.go",
 		"workspace.go", "fileread.go", "fileops.go"},
 	// 1: the one gate, approvals and the tools built on them.
 	{"console.go", "console_alive.go", "approval.go", "gate.go", "gate_jobs.go", "gate_tasks.go", "hooks_host.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "mcp.go", "mcp_oauth.go"},
@@ -35,7 +35,7 @@ var fileLayers = [][]string{
 		"tool_executor.go", "warm.go"},
 	// 3: the session and what it offers the user.
 	{"harvey.go", "context.go", "turn.go", "delegate.go", "exec_host.go", "resume.go", "commands.go", "jobs_commands.go", "context_commands.go", "kb_commands.go",
-		"security_commands.go", "undo_commands.go", "mcp_commands.go", "models.go", "rag.go", "rag_commands.go"},
+		"security_commands.go", "undo_commands.go", "mcp_commands.go", "models.go", "rag_commands.go"},
 	// 4: the entry points: the REPL and the terminal, start-up, the command line.
 	{"terminal.go", "lineeditor.go", "startup.go", "modelcheck.go", "cli.go", "completion.go", "rag_cli.go", "sandbox_cli.go"},
 }

@@ -112,12 +112,12 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		sink = events.New(stdout, f.output)
 		stdout = events.Writer{S: sink}
 	}
-	stdinTTY := isTTY(stdin)
+	stdinTTY := termtext.IsTTY(stdin)
 	o := Options{
 		Dir: ".", Model: f.model, OllamaURL: f.ollama, AutoApprove: f.yes, Continue: f.cont,
 		Interactive: !headless && stdinTTY,
 		Stdin:       stdin, Stdout: stdout, Stderr: stderr,
-		StdinTTY: stdinTTY && !headless, StderrTTY: isTTY(stderr),
+		StdinTTY: stdinTTY && !headless, StderrTTY: termtext.IsTTY(stderr),
 		WaitForServer: true,
 	}
 	a, err := Start(ctx, o)
@@ -287,7 +287,7 @@ func (a *Agent) runHeadless(ctx context.Context, lines []string, echo bool, stde
 // its output (a pipeline's producer), never when a parent merely left it
 // open (subprocess, editors, CI), so such a run starts at once.
 func readPipedStdin(in io.Reader, limit int) (text string, cut int64) {
-	if in == nil || isTTY(in) {
+	if in == nil || termtext.IsTTY(in) {
 		return "", 0
 	}
 	if f, ok := in.(*os.File); ok {

@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/knowledge"
 	"github.com/harvey-agent/harvey/internal/lazyre"
 	"github.com/harvey-agent/harvey/internal/llm"
+	"github.com/harvey-agent/harvey/internal/rag"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -50,11 +52,11 @@ func (a *Agent) registerCommands() {
 	add(&Command{Name: "clear", Usage: "/clear", Summary: "forget the conversation (keeps the system prompt and pinned context; your session_start hooks run again)", Handler: cmdClear})
 	add(&Command{Name: "rag", Usage: "/rag query|create|ingest|list|use|on|off|status|remove ...", Summary: "retrieval: the workspace index (no setup) and RAG stores of embedded chunks",
 		Handler: func(ctx context.Context, a *Agent, args []string, out io.Writer) error {
-			err := ragDo(ctx, ragEnv{ws: a.Workspace, cfg: a.Config.Config, ollamaURL: a.OllamaURL, genModel: a.ModelName, progress: a.Err}, args, out)
-			a.gate.embedFor = workspaceEmbedder(a.Config.RAG, a.OllamaURL) // rag workspace may have named a model
+			err := rag.Do(ctx, ragEnv(a), args, out)
+			a.gate.embedFor = rag.WorkspaceEmbedder(a.Config.RAG, a.OllamaURL, newEmbedder) // rag workspace may have named a model
 			return err
 		},
-		Help: ragUsage + "\nWith RAG on, the top 5 chunks above 0.3 of the active store go into your message before each turn. The workspace index is lexical; harvey rag ingest --store workspace embeds this workspace's index too, and find_code then fuses both rankings (docs/retrieval.md)."})
+		Help: rag.Usage + "\nWith RAG on, the top 5 chunks above 0.3 of the active store go into your message before each turn. The workspace index is lexical; harvey rag ingest --store workspace embeds this workspace's index too, and find_code then fuses both rankings (docs/retrieval.md)."})
 	add(&Command{Name: "retry", Usage: "/retry", Summary: "send the conversation again when the model's answer failed (the tools that ran are not run again)",
 		Handler: func(ctx context.Context, a *Agent, _ []string, _ io.Writer) error { return a.retryTurn(ctx) },
 		Help:    "After a model call failed for good (the server was down past the retries), the tool results of the turn are kept; /retry asks the model again from there. harvey -c restores such a conversation, and /retry (or harvey -c -p /retry) goes on."})
@@ -94,8 +96,8 @@ func (a *Agent) registerCommands() {
 	add(&Command{Name: "model", Usage: "/model [NAME | check [NAME...|--all]]", Summary: "list models (with their last check), switch to NAME, or check whether a model can drive Harvey", Handler: cmdModel})
 	add(&Command{Name: "ollama", Usage: "/ollama status|list|use NAME|start|stop", Summary: "the local Ollama service", Handler: cmdOllama})
 	add(&Command{Name: "route", Usage: "/route add NAME PROVIDER URL MODEL|remove NAME|list|enable NAME|disable NAME", Summary: "named remote endpoints; @NAME PROMPT sends one turn there", Handler: cmdRoute})
-	add(&Command{Name: "kb", Usage: kbUsage, Summary: "knowledge base: projects, observations, concepts (agents/knowledge.db)", Handler: cmdKB, Raw: true,
-		Help: "\n" + kbHelp})
+	add(&Command{Name: "kb", Usage: knowledge.Usage, Summary: "knowledge base: projects, observations, concepts (agents/knowledge.db)", Handler: cmdKB, Raw: true,
+		Help: "\n" + knowledge.Help})
 	add(&Command{Name: "summarize", Usage: "/summarize", Summary: "condense the conversation with the model", Handler: cmdSummarize, Aliases: []string{"compact"}})
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/lazyre"
 	"github.com/harvey-agent/harvey/internal/mcpcli"
+	"github.com/harvey-agent/harvey/internal/rag"
 )
 
 // harvey completion bash|zsh|fish: shell completion for the flags, the
@@ -54,7 +55,7 @@ var outputModes = []string{events.ModeText, events.ModeJSON, events.ModeStreamJS
 
 // subcommandUsages are the usage texts the subcommands print: their flags
 // are read from them, so completion offers what the usage says.
-var subcommandUsages = []string{ragUsage, mcpcli.Usage, modelCheckUsage, hooks.Usage}
+var subcommandUsages = []string{rag.Usage, mcpcli.Usage, modelCheckUsage, hooks.Usage}
 
 var usageFlagRE = lazyre.New(`(?:^|[\s\[|])(--?[a-z][a-z-]*)`)
 

@@ -15,6 +15,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/outputcap"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
@@ -230,7 +231,7 @@ func listWorkspaceDir(ws *Workspace, p string, maxBytes int) (string, int, error
 		case t.IsDir():
 			line = e.Name + "/\n"
 		case t.IsRegular():
-			line = e.Name + "  " + humanSize(e.Size) + "\n"
+			line = e.Name + "  " + termtext.Size(e.Size) + "\n"
 		default:
 			line = e.Name + "  (" + fsinfo.Kind(t) + ")\n"
 		}
@@ -251,18 +252,6 @@ func listWorkspaceDir(ws *Workspace, p string, maxBytes int) (string, int, error
 		fmt.Fprintf(&b, "[%d more entries not shown; list a subdirectory or search instead]\n", left)
 	}
 	return b.String(), n, nil
-}
-
-func humanSize(n int64) string {
-	switch {
-	case n < 1024:
-		return fmt.Sprintf("%d B", n)
-	case n < 1<<20:
-		return fmt.Sprintf("%.1f KB", float64(n)/1024)
-	case n < 1<<30:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
-	}
-	return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
 }
 
 // sortedKeys returns a map's keys in order.

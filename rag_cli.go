@@ -8,10 +8,11 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
+	"github.com/harvey-agent/harvey/internal/rag"
 )
 
 // ragCommand is harvey rag ARGS: the workspace index and the RAG stores
-// from the command line (rag.go does the work; /rag is the same in the
+// from the command line (internal/rag does the work; /rag is the same in the
 // REPL).
 func ragCommand(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ws, err := openWorkspace(".")
@@ -31,8 +32,9 @@ func ragCommand(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		cf = &configfile.File{Config: config.Default()}
 	}
 	ws.config = cf
-	env := ragEnv{ws: ws, cfg: cf.Config, ollamaURL: resolveOllamaURL("", cf.Config.OllamaURL), genModel: cf.Config.Model, progress: stderr}
-	if err := ragDo(ctx, env, args, stdout); err != nil {
+	env := rag.Env{Tree: ws.Tree, Index: ws.index, Cfg: cf.Config, OllamaURL: resolveOllamaURL("", cf.Config.OllamaURL), GenModel: cf.Config.Model,
+		Progress: stderr, Embedder: newEmbedder}
+	if err := rag.Do(ctx, env, args, stdout); err != nil {
 		fmt.Fprintf(stderr, "harvey rag: %s\n", err)
 		if len(args) == 0 || strings.HasPrefix(err.Error(), "usage: ") {
 			return 2 // bad usage, as the README's exit statuses say

@@ -23,6 +23,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/modelcheck"
 	"github.com/harvey-agent/harvey/internal/ollama"
+	"github.com/harvey-agent/harvey/internal/rag"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -86,7 +87,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	a.settleWorkspace(cerr)
 	tidyRecordings(ws, cf.KeepRecordings)
 	a.OllamaURL = resolveOllamaURL(o.OllamaURL, cf.OllamaURL)
-	a.gate.embedFor = workspaceEmbedder(cf.RAG, a.OllamaURL)
+	a.gate.embedFor = rag.WorkspaceEmbedder(cf.RAG, a.OllamaURL, newEmbedder)
 	a.gate.hooks = hooks.New(cf.Hooks, hookHost{a.gate, &a.Terminal}) // after the workspace's were confirmed (or left out)
 	model := o.Model
 	if model == "" {
@@ -215,7 +216,7 @@ func waitForServer(ctx context.Context, tm *Terminal, p llm.RetryPolicy, oc *oll
 // firstTTY is the first of ws that is a terminal (for its width), or nil.
 func firstTTY(ws ...io.Writer) *os.File {
 	for _, w := range ws {
-		if f, ok := w.(*os.File); ok && isTTY(f) {
+		if f, ok := w.(*os.File); ok && termtext.IsTTY(f) {
 			return f
 		}
 	}

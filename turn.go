@@ -14,6 +14,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/lazyre"
 	"github.com/harvey-agent/harvey/internal/llm"
+	"github.com/harvey-agent/harvey/internal/rag"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/spinner"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -154,7 +155,7 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 	if err := a.fitContext(ctx, t); err != nil {
 		return err
 	}
-	if block := retrievedContext(ctx, &a.Terminal, a.Config.RAG, a.Workspace, a.OllamaURL, a.ModelName, prompt); block != "" {
+	if block := rag.Retrieved(ctx, ragEnv(a), func(s string) { a.logf("%s", a.colorize("33", s)) }, prompt); block != "" {
 		// Into the user's message, never the system prompt: the prefix the
 		// server evaluated stays reusable.
 		prompt = block + "\n\n" + prompt

@@ -13,6 +13,10 @@
 // anyway, and a second connection could deadlock against a held cursor),
 // WAL, foreign keys and a busy timeout after which a locked database is an
 // error that says so.
+//
+// Do is /kb: one subcommand on a Base, its output printable (names and
+// notes sanitised for the terminal); what /kb inject gives the session is
+// redacted.
 package knowledge
 
 import (

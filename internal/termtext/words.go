@@ -2,10 +2,13 @@ package termtext
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"golang.org/x/term"
 )
 
 // Text helpers every layer uses: the first line of a
@@ -185,3 +188,22 @@ const (
 	Warn
 	Prompt
 )
+
+// Size is a byte count as people read it: B, KB, MB or GB, one decimal.
+func Size(n int64) string {
+	switch {
+	case n < 1024:
+		return fmt.Sprintf("%d B", n)
+	case n < 1<<20:
+		return fmt.Sprintf("%.1f KB", float64(n)/1024)
+	case n < 1<<30:
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f GB", float64(n)/(1<<30))
+}
+
+// IsTTY reports whether x is a terminal (an *os.File on one).
+func IsTTY(x any) bool {
+	f, ok := x.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -42,7 +42,7 @@ import (
 const Path = wspath.AgentsDir + "/index.db"
 
 // Embedder turns texts into vectors with one model (Ollama's batch
-// endpoint, or an any-llm-go provider: the root's rag.go).
+// endpoint, or an any-llm-go provider: the root's anyllm_client.go, through internal/rag).
 type Embedder interface {
 	Embed(ctx context.Context, texts []string) ([][]float32, error)
 	Name() string

@@ -1,4 +1,4 @@
-package harvey
+package rag
 
 import (
 	"cmp"

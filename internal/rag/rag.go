@@ -1,4 +1,4 @@
-package harvey
+package rag
 
 import (
 	"cmp"
@@ -16,7 +16,6 @@ import (
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/datadir"
-	"github.com/harvey-agent/harvey/internal/ollama"
 	"github.com/harvey-agent/harvey/internal/ragstore"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -24,20 +23,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/wsindex"
 	"github.com/harvey-agent/harvey/internal/wspath"
 	"github.com/harvey-agent/harvey/internal/wsquery"
-	anyllm "github.com/mozilla-ai/any-llm-go"
 	"gopkg.in/yaml.v3"
 )
-
-// The original Harvey's RAG, as it was specified (issue 36): named SQLite
-// stores of embedded chunks (internal/ragstore), each bound to one
-// embedding model, in the user's own config under rag: (a workspace's
-// agents/harvey.yaml cannot set it); only the active store is opened.
-// Before each turn, when RAG is on, the prompt is embedded and the top 5
-// chunks above a cosine similarity of 0.3 go into the user's message (never
-// the system prompt, so the warm prefix stays reusable) in a
-// "### Context (from knowledge base)" block with each chunk's source,
-// within a budget; nothing is added when none qualifies. What is ingested
-// passes the workspace's path policy and is redacted first.
 
 // ragTopK, ragMinScore and ragContextBudget are the retrieval before a
 // turn: at most 5 chunks, each above 0.3, within about 1,000 tokens (a
@@ -48,63 +35,18 @@ const (
 	ragContextBudget = 4 << 10
 )
 
-// newEmbedder is the embedder for model run by provider ("" or ollama:
+// NewEmbedder makes the embedder for model run by provider ("" or ollama:
 // Ollama's batch endpoint at ollamaURL; any other: its any-llm-go provider,
-// when that provider offers embeddings, at baseURL or its default).
-func newEmbedder(provider, baseURL, ollamaURL, model string) (wsquery.Embedder, error) {
-	if provider == "" || provider == "ollama" {
-		return ollama.NewEmbedder(cmp.Or(baseURL, ollamaURL), model), nil
-	}
-	c, err := newAnyLLMClient(provider, baseURL, model, 5*time.Minute)
-	if err != nil {
-		return nil, err
-	}
-	ep, ok := c.provider.(anyllm.EmbeddingProvider)
-	if !ok {
-		return nil, fmt.Errorf("%s offers no embeddings through any-llm-go; embed with Ollama (leave provider: out) or another provider", provider)
-	}
-	return &anyllmEmbedder{p: ep, model: model, provider: provider}, nil
-}
+// when that provider offers embeddings, at baseURL or its default). The
+// agent's (the one embeddings client, beside its chat clients).
+type NewEmbedder func(provider, baseURL, ollamaURL, model string) (wsquery.Embedder, error)
 
-// anyllmEmbedder embeds through an any-llm-go provider (OpenAI's
-// /v1/embeddings and the servers that speak it, Mistral, Gemini...).
-type anyllmEmbedder struct {
-	p               anyllm.EmbeddingProvider
-	model, provider string
-}
-
-func (e *anyllmEmbedder) Name() string { return e.model }
-
-func (e *anyllmEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
-	resp, err := e.p.Embedding(ctx, anyllm.EmbeddingParams{Model: e.model, Input: texts})
-	if err != nil {
-		return nil, fmt.Errorf("embedding with %s (%s): %s", e.model, e.provider, termtext.OneLine(explainAnyLLM(e.provider, err).Error()))
-	}
-	out := make([][]float32, len(texts))
-	for _, d := range resp.Data {
-		if d.Index < 0 || d.Index >= len(out) || out[d.Index] != nil {
-			return nil, fmt.Errorf("embedding with %s (%s): the answer's vectors do not match the %d texts", e.model, e.provider, len(texts))
-		}
-		v := make([]float32, len(d.Embedding))
-		for i, x := range d.Embedding {
-			v[i] = float32(x)
-		}
-		out[d.Index] = v
-	}
-	for _, v := range out {
-		if v == nil {
-			return nil, fmt.Errorf("embedding with %s (%s): the answer has %d vectors for %d texts", e.model, e.provider, len(resp.Data), len(texts))
-		}
-	}
-	return out, nil
-}
-
-// workspaceEmbedder chooses the workspace index's embedder: the model your
+// WorkspaceEmbedder chooses the workspace index's embedder: the model your
 // config names for every workspace (rag.workspace.embedding_model), or
 // else the one this workspace's index was embedded with (harvey rag
 // ingest --store workspace binds it, for this workspace only); nil when
 // neither names one, or its provider cannot embed.
-func workspaceEmbedder(rc config.RagConfig, ollamaURL string) func(bound string) wsquery.Embedder {
+func WorkspaceEmbedder(rc config.RagConfig, ollamaURL string, newEmbedder NewEmbedder) func(bound string) wsquery.Embedder {
 	return func(bound string) wsquery.Embedder {
 		w := rc.Workspace
 		model := cmp.Or(w.EmbeddingModel, bound)
@@ -120,7 +62,7 @@ func workspaceEmbedder(rc config.RagConfig, ollamaURL string) func(bound string)
 }
 
 // embedder is the store's embedder for the session's generation model.
-func storeEmbedder(s config.RagStoreEntry, ollamaURL, genModel string) (wsquery.Embedder, error) {
+func storeEmbedder(s config.RagStoreEntry, ollamaURL, genModel string, newEmbedder NewEmbedder) (wsquery.Embedder, error) {
 	return newEmbedder(s.Provider, s.BaseURL, ollamaURL, s.EmbeddingModelFor(genModel))
 }
 
@@ -128,7 +70,7 @@ func storeEmbedder(s config.RagStoreEntry, ollamaURL, genModel string) (wsquery.
 // terminal, plain lines at each tenth elsewhere (a log keeps no \r), and
 // the end on a line of its own either way.
 func newProgress(w io.Writer, what string) func(done, total int) {
-	tty := isTTY(w)
+	tty := termtext.IsTTY(w)
 	last := -1
 	return func(done, total int) {
 		if w == nil || total <= 0 {
@@ -177,26 +119,26 @@ func ragPath(p string) string {
 	return p
 }
 
-// retrievedContext is the block added to the user's message before a turn
+// Retrieved is the block added to the user's message before a turn
 // (empty when RAG is off or no chunk qualifies). A failure is said once
 // and the turn goes on without it.
-func retrievedContext(ctx context.Context, tm *Terminal, cfg config.RagConfig, ws *Workspace, ollamaURL, model, prompt string) string {
-	rc := cfg.Normalized()
+func Retrieved(ctx context.Context, env Env, warn func(string), prompt string) string {
+	rc := env.Cfg.RAG.Normalized()
 	if !rc.Enabled {
 		return ""
 	}
 	entry, ok := rc.Store("")
 	if !ok {
-		tm.logf("%s", tm.colorize("33", "· RAG is on but no store is active (harvey rag use NAME)"))
+		warn("· RAG is on but no store is active (harvey rag use NAME)")
 		return ""
 	}
-	emb, err := storeEmbedder(entry, ollamaURL, model)
+	emb, err := storeEmbedder(entry, env.OllamaURL, env.GenModel, env.Embedder)
 	block := ""
 	if err == nil {
-		block, err = retrieve(ctx, ws, entry, emb, prompt)
+		block, err = retrieve(ctx, env.Tree, entry, emb, prompt)
 	}
 	if err != nil {
-		tm.logf("%s", tm.colorize("33", "· RAG: "+termtext.OneLine(err.Error())+" (the turn goes on without it)"))
+		warn("· RAG: " + termtext.OneLine(err.Error()) + " (the turn goes on without it)")
 	}
 	return block
 }
@@ -205,7 +147,7 @@ func retrievedContext(ctx context.Context, tm *Terminal, cfg config.RagConfig, w
 // store made in another workspace gives none (its paths mean nothing
 // here, and that workspace's policy is not this one's), and each chunk's
 // file passes this workspace's path policy now, as read_file would.
-func retrieve(ctx context.Context, ws *Workspace, entry config.RagStoreEntry, emb wsquery.Embedder, q string) (string, error) {
+func retrieve(ctx context.Context, ws *wspath.Tree, entry config.RagStoreEntry, emb wsquery.Embedder, q string) (string, error) {
 	hits, w, err := queryStore(ctx, entry, emb, q, ragTopK, ragMinScore)
 	if err != nil || len(hits) == 0 {
 		return "", err
@@ -213,7 +155,7 @@ func retrieve(ctx context.Context, ws *Workspace, entry config.RagStoreEntry, em
 	if w != "" && w != ws.Root {
 		return "", fmt.Errorf("the store %s holds the files of %s, not of this workspace: its chunks are not sent (harvey rag use another store, or rag off)", entry.Name, w)
 	}
-	hits = slices.DeleteFunc(hits, func(h wsindex.Hit) bool { return !wsquery.Readable(ws.Tree, h.Path) })
+	hits = slices.DeleteFunc(hits, func(h wsindex.Hit) bool { return !wsquery.Readable(ws, h.Path) })
 	var b strings.Builder
 	b.WriteString("### Context (from knowledge base)\n")
 	for _, h := range hits {
@@ -249,7 +191,7 @@ func queryStore(ctx context.Context, entry config.RagStoreEntry, emb wsquery.Emb
 
 // ragIngest ingests workspace files, directories and globs into a store,
 // with a progress line and a summary.
-func ragIngest(ctx context.Context, ws *Workspace, entry config.RagStoreEntry, emb wsquery.Embedder, args []string, progress io.Writer) (string, error) {
+func ragIngest(ctx context.Context, ws *wspath.Tree, entry config.RagStoreEntry, emb wsquery.Embedder, args []string, progress io.Writer) (string, error) {
 	// Each match goes through the path gate, then the walk search_files
 	// and the workspace index use (a directory's files as the policy
 	// lets the model read them; binaries and files over 1 MB left out).
@@ -277,7 +219,7 @@ func ragIngest(ctx context.Context, ws *Workspace, entry config.RagStoreEntry, e
 				skipped["denied or hidden"]++
 				continue
 			}
-			walk.Walk(ws.Tree, rp, sink)
+			walk.Walk(ws, rp, sink)
 			rp.Close()
 		}
 	}
