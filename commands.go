@@ -16,6 +16,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/lazyre"
 	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/rag"
+	"github.com/harvey-agent/harvey/internal/recorder"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -738,7 +739,7 @@ func cmdRecord(_ context.Context, a *Agent, args []string, out io.Writer) error 
 		if len(args) > 1 {
 			name = args[1]
 		}
-		r, err := startRecorder(a.Workspace, name, a.ModelName, a.maxOut())
+		r, err := recorder.Start(a.Workspace.Tree, name, a.ModelName, a.maxOut())
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,6 @@
 // Feature: crashes and interrupted writes (a killed process during
 // write_file, config saves, recordings, the session journal); spans
-// fileops.go, config.go, recorder.go and resume.go.
+// fileops.go, config.go, internal/recorder and resume.go.
 package harvey
 
 import (
@@ -19,6 +19,7 @@ import (
 	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
+	"github.com/harvey-agent/harvey/internal/recorder"
 )
 
 // Crash safety: a Harvey process killed with SIGKILL in the middle of
@@ -72,7 +73,7 @@ func crashHelper(arg string) int {
 			ready(i)
 		}
 	case "record":
-		r, err := startRecorder(ws, "crash.md", "llama3.2", config.DefaultMaxOutputBytes)
+		r, err := recorder.Start(ws.Tree, "crash.md", "llama3.2", config.DefaultMaxOutputBytes)
 		if err != nil {
 			os.Exit(4)
 		}
@@ -191,87 +192,12 @@ func TestCrashDuringRecording(t *testing.T) {
 	for i, blk := range blocks {
 		want := fmt.Sprintf("%d\n\n**User:** question %d\n\n", i+1, i)
 		last := i == len(blocks)-1
-		if !strings.HasPrefix(blk, want) || !strings.HasSuffix(blk, "_stats_\n\n"+recordEndMark) {
+		if !strings.HasPrefix(blk, want) || !strings.HasSuffix(blk, "_stats_\n\n"+recorder.EndMark) {
 			if last {
 				t.Fatalf("the last turn was cut in half: %.200q … %.100q", blk, blk[max(0, len(blk)-100):])
 			}
 			t.Fatalf("turn %d is damaged", i+1)
 		}
-	}
-}
-
-// repairRecording cuts exactly the partial turn a kill can leave.
-func TestRepairRecording(t *testing.T) {
-	env := newTestEnv(t, nil, "")
-	r, err := startRecorder(env.ws, "rep.md", "m", 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.User("q")
-	r.Assistant("a", "")
-	r.Close()
-	p := filepath.Join(env.dir, "agents", "sessions", "rep.md")
-	good, _ := os.ReadFile(p)
-	os.WriteFile(p, append(append([]byte(nil), good...), "### Turn 2\n\n**User:** half a tu"...), 0o644)
-	repairRecording(env.ws, "agents/sessions/rep.md")
-	if got, _ := os.ReadFile(p); !bytes.Equal(got, good) {
-		t.Fatalf("after repair:\n%s", got)
-	}
-	repairRecording(env.ws, "agents/sessions/rep.md") // a complete file is left alone
-	if got, _ := os.ReadFile(p); !bytes.Equal(got, good) {
-		t.Fatal("a complete recording changed")
-	}
-}
-
-// At start, automatic recordings past the newest 50 are removed; named
-// ones are kept.
-func TestOldRecordingsPruned(t *testing.T) {
-	env := newTestEnv(t, nil, "")
-	dir := filepath.Join(env.dir, "agents", "sessions")
-	os.MkdirAll(dir, 0o700)
-	base := time.Now().Add(-time.Hour)
-	for i := 0; i < keptRecordings+7; i++ {
-		p := filepath.Join(dir, fmt.Sprintf("harvey-session-%03d.md", i))
-		os.WriteFile(p, []byte("# Harvey session\n"), 0o600)
-		os.Chtimes(p, base.Add(time.Duration(i)*time.Second), base.Add(time.Duration(i)*time.Second))
-	}
-	os.WriteFile(filepath.Join(dir, "my-notes.md"), []byte("keep me\n"), 0o600)
-	tidyRecordings(env.ws, 0)
-	ents, _ := os.ReadDir(dir)
-	names := map[string]bool{}
-	for _, e := range ents {
-		names[e.Name()] = true
-	}
-	if len(ents) != keptRecordings+1 || !names["my-notes.md"] || names["harvey-session-006.md"] || !names["harvey-session-007.md"] {
-		t.Fatalf("%d left: %v", len(ents), names)
-	}
-	tidyRecordings(env.ws, 10) // keep_recordings: 10
-	if ents, _ := os.ReadDir(dir); len(ents) != 10+1 {
-		t.Fatalf("keep_recordings 10: %d left", len(ents))
-	}
-}
-
-// keep_recordings comes from the user's config only: a workspace's cannot
-// have the user's recordings deleted.
-func TestKeepRecordingsUserOnly(t *testing.T) {
-	xdg := t.TempDir()
-	t.Setenv("XDG_CONFIG_HOME", xdg)
-	os.MkdirAll(filepath.Join(xdg, "harvey"), 0o700)
-	os.WriteFile(filepath.Join(xdg, "harvey", "harvey.yaml"), []byte("keep_recordings: 7\n"), 0o600)
-	dir := t.TempDir()
-	os.MkdirAll(filepath.Join(dir, "agents"), 0o700)
-	os.WriteFile(filepath.Join(dir, "agents", "harvey.yaml"), []byte("keep_recordings: 1\n"), 0o600)
-	ws, err := openWorkspace(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	cf, _ := configfile.Load(ws.Tree)
-	if cf.KeepRecordings != 7 {
-		t.Fatalf("keep_recordings = %d (the workspace's must not count)", cf.KeepRecordings)
-	}
-	if w := strings.Join(cf.Warnings, "\n"); !strings.Contains(w, "keep_recordings: is read from your own config") {
-		t.Fatalf("warnings = %q", w)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/llm"
+	"github.com/harvey-agent/harvey/internal/recorder"
 )
 
 // turnHost is the executor's side of the session (execHost): how the
@@ -14,7 +15,7 @@ import (
 type turnHost struct {
 	*Terminal
 	gate     *Gate
-	recorder *Recorder // nil unless --record
+	recorder *recorder.Recorder // nil unless --record
 	fallback func(model string) (string, error)
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/jobs"
 	"github.com/harvey-agent/harvey/internal/llm"
+	"github.com/harvey-agent/harvey/internal/recorder"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/tasks"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -42,14 +43,14 @@ type Agent struct {
 	backend      // the current model, its client and what the session learnt of each model (backend.go)
 	toolSet      // the tools the model is offered: the registry, user tools, MCP (tools.go)
 
-	Config    *configfile.File // the merged config; never replaced after start
-	Workspace *Workspace       // the workspace root and its agents/ state; nil only in a few tests
-	gate      *Gate            // every effect passes it (gate.go); built from Workspace, Config, Audit, approvals
-	approvals *approvals       // the one approval service (approval.go)
-	Audit     *audit.Log       // every effect and its outcome, written by the gate and the executor
-	Recorder  *Recorder        // the session recording; nil unless --record
-	commands  commandSet       // the slash commands, registered once in newAgent
-	kb        knowledgeStore   // the knowledge base, opened by the first /kb command (kb_commands.go)
+	Config    *configfile.File   // the merged config; never replaced after start
+	Workspace *Workspace         // the workspace root and its agents/ state; nil only in a few tests
+	gate      *Gate              // every effect passes it (gate.go); built from Workspace, Config, Audit, approvals
+	approvals *approvals         // the one approval service (approval.go)
+	Audit     *audit.Log         // every effect and its outcome, written by the gate and the executor
+	Recorder  *recorder.Recorder // the session recording; nil unless --record
+	commands  commandSet         // the slash commands, registered once in newAgent
+	kb        knowledgeStore     // the knowledge base, opened by the first /kb command (kb_commands.go)
 	// cancelTurn stops the REPL's current turn (Ctrl-C at a question); set
 	// by Run for each turn, nil between turns and headless.
 	cancelTurn func()

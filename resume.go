@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/llm"
+	"github.com/harvey-agent/harvey/internal/recorder"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wspath"
 )
@@ -25,8 +26,8 @@ import (
 // An older last.json is still read when there is no journal.
 
 const (
-	lastSessionPath = SessionsDir + "/last.json"
-	journalPath     = SessionsDir + "/last.jsonl"
+	lastSessionPath = recorder.SessionsDir + "/last.json"
+	journalPath     = recorder.SessionsDir + "/last.jsonl"
 )
 
 // journalLine is one record: a snapshot start ("reset", with the model),

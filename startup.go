@@ -24,6 +24,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/modelcheck"
 	"github.com/harvey-agent/harvey/internal/ollama"
 	"github.com/harvey-agent/harvey/internal/rag"
+	"github.com/harvey-agent/harvey/internal/recorder"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -85,7 +86,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	a.tty = firstTTY(o.Stdout, o.Stderr)
 	a.outTTY = a.tty != nil && firstTTY(o.Stdout) == a.tty
 	a.settleWorkspace(cerr)
-	tidyRecordings(ws, cf.KeepRecordings)
+	recorder.Tidy(ws.Tree, cf.KeepRecordings)
 	a.OllamaURL = resolveOllamaURL(o.OllamaURL, cf.OllamaURL)
 	a.gate.embedFor = rag.WorkspaceEmbedder(cf.RAG, a.OllamaURL, newEmbedder)
 	a.gate.hooks = hooks.New(cf.Hooks, hookHost{a.gate, &a.Terminal}) // after the workspace's were confirmed (or left out)
@@ -125,7 +126,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	a.warmStart()                                                    // REPL and Ollama only: the prompt's head is evaluated while you type
 	a.indexing = startIndexing(&a.Terminal, a.Workspace, a.indexing) // REPL only: the index is brought up to date while you type
 	if cf.AutoRecord {
-		if r, err := startRecorder(ws, "", a.ModelName, a.maxOut()); err == nil {
+		if r, err := recorder.Start(ws.Tree, "", a.ModelName, a.maxOut()); err == nil {
 			a.Recorder = r
 		}
 	}

@@ -1,4 +1,16 @@
-package harvey
+// Package recorder is --record and /record: a session written to
+// agents/sessions/ as Markdown, turn by turn.
+//
+// The contract: a recording lives under agents/sessions/ (Start refuses
+// any other place) and is written only through the workspace tree's
+// internal-file calls (internal/wspath), so no model-driven tool reaches
+// it. Each turn is appended and synced when it ends, followed by an end
+// mark (EndMark); Repair cuts a file back to its last complete turn, so a
+// process killed mid-append loses at most the turn in flight. A tool's
+// output is recorded within the output cap. Tidy keeps the newest
+// automatic recordings (Kept, or keep_recordings from the user's own
+// config) and never removes one the user named.
+package recorder
 
 import (
 	"fmt"
@@ -15,12 +27,12 @@ import (
 )
 
 // SessionsDir holds session recordings.
-const SessionsDir = AgentsDir + "/sessions"
+const SessionsDir = wspath.AgentsDir + "/sessions"
 
 // Recorder writes a session as Markdown, turn by turn: each turn is appended
 // and synced when it ends, followed by an invisible end mark. A process
 // killed in the middle of an append (a large write can be cut) leaves a
-// partial turn after the last mark; repairRecording removes it, and Harvey
+// partial turn after the last mark; Repair removes it, and Harvey
 // runs it on the file before appending to it and on the newest recording at
 // start, so a crash loses at most the turn in flight and never leaves half.
 type Recorder struct {
@@ -37,9 +49,9 @@ func defaultSessionPath(now time.Time) string {
 	return path.Join(SessionsDir, "harvey-session-"+now.Format("20060102-150405")+".md")
 }
 
-// startRecorder opens (creates or appends to) a recording at rel, which must
+// Start opens (creates or appends to) a recording at rel, which must
 // be under agents/sessions/.
-func startRecorder(ws *Workspace, rel, model string, limit int) (*Recorder, error) {
+func Start(ws *wspath.Tree, rel, model string, limit int) (*Recorder, error) {
 	if rel == "" {
 		rel = defaultSessionPath(time.Now())
 	}
@@ -53,7 +65,7 @@ func startRecorder(ws *Workspace, rel, model string, limit int) (*Recorder, erro
 	if !strings.HasSuffix(clean, ".md") {
 		clean += ".md"
 	}
-	repairRecording(ws, clean)
+	Repair(ws, clean)
 	f, err := ws.OpenInternalAppend(clean)
 	if err != nil {
 		return nil, fmt.Errorf("record: %s: %s", clean, wspath.ErrText(err))
@@ -62,7 +74,7 @@ func startRecorder(ws *Workspace, rel, model string, limit int) (*Recorder, erro
 	if model == "" {
 		model = "(none)"
 	}
-	fmt.Fprintf(f, "# Harvey session\n\n- Started: %s\n- Model: %s\n- Workspace: %s\n\n%s", time.Now().Format(time.RFC3339), model, ws.Root, recordEndMark)
+	fmt.Fprintf(f, "# Harvey session\n\n- Started: %s\n- Model: %s\n- Workspace: %s\n\n%s", time.Now().Format(time.RFC3339), model, ws.Root, EndMark)
 	f.Sync()
 	return r, nil
 }
@@ -125,25 +137,25 @@ func (r *Recorder) flushLocked() {
 	if r.f == nil {
 		return
 	}
-	r.cur.WriteString(recordEndMark)
+	r.cur.WriteString(EndMark)
 	r.f.WriteString(r.cur.String())
 	r.f.Sync()
 	r.cur.Reset()
 }
 
-// recordEndMark ends every complete block of a recording (an HTML comment:
+// EndMark ends every complete block of a recording (an HTML comment:
 // Markdown viewers do not show it).
-const recordEndMark = "<!-- harvey:end -->\n\n"
+const EndMark = "<!-- harvey:end -->\n\n"
 
-// repairRecording cuts a recording back to its last complete block.
-func repairRecording(ws *Workspace, rel string) {
+// Repair cuts a recording back to its last complete block.
+func Repair(ws *wspath.Tree, rel string) {
 	// The usual case, a complete file, is decided from its last bytes.
 	if f, err := ws.OpenInternal(rel, unix.O_RDONLY, false); err == nil {
 		complete := false
 		if st, err := f.Stat(); err == nil {
-			tail := make([]byte, len(recordEndMark))
+			tail := make([]byte, len(EndMark))
 			n, _ := f.ReadAt(tail, max(0, st.Size()-int64(len(tail))))
-			complete = st.Size() == 0 || (n == len(tail) && string(tail) == recordEndMark)
+			complete = st.Size() == 0 || (n == len(tail) && string(tail) == EndMark)
 		}
 		f.Close()
 		if complete {
@@ -155,25 +167,25 @@ func repairRecording(ws *Workspace, rel string) {
 		return
 	}
 	keep := 0
-	if i := strings.LastIndex(string(data), recordEndMark); i >= 0 {
-		keep = i + len(recordEndMark)
+	if i := strings.LastIndex(string(data), EndMark); i >= 0 {
+		keep = i + len(EndMark)
 	}
 	if keep < len(data) {
 		ws.WriteInternalAtomic(rel, data[:keep], 0o600)
 	}
 }
 
-// keptRecordings is how many automatic recordings (harvey-session-*.md)
+// Kept is how many automatic recordings (harvey-session-*.md)
 // are kept unless the user's config says keep_recordings; older ones are
 // removed at start. Named recordings are never removed.
-const keptRecordings = 50
+const Kept = 50
 
-// tidyRecordings runs once per process, at start: it repairs the most
+// Tidy runs once per process, at start: it repairs the most
 // recently written recording (the only one a crash can have cut) and
-// removes automatic recordings past the newest keep (0: keptRecordings).
-func tidyRecordings(ws *Workspace, keep int) {
+// removes automatic recordings past the newest keep (0: Kept).
+func Tidy(ws *wspath.Tree, keep int) {
 	if keep <= 0 {
-		keep = keptRecordings
+		keep = Kept
 	}
 	entries, err := ws.ListInternal(SessionsDir)
 	if err != nil {
@@ -201,7 +213,7 @@ func tidyRecordings(ws *Workspace, keep int) {
 	newest := func(rs []rec) { sort.Slice(rs, func(i, j int) bool { return rs[i].mod.After(rs[j].mod) }) }
 	newest(all)
 	if len(all) > 0 {
-		repairRecording(ws, path.Join(SessionsDir, all[0].name))
+		Repair(ws, path.Join(SessionsDir, all[0].name))
 	}
 	newest(auto)
 	for _, r := range auto[min(len(auto), keep):] {
@@ -229,7 +241,7 @@ func (r *Recorder) Close() error {
 	if r.cur.Len() > 0 {
 		r.flushLocked()
 	}
-	fmt.Fprintf(r.f, "_Session ended %s._\n\n%s", time.Now().Format(time.RFC3339), recordEndMark)
+	fmt.Fprintf(r.f, "_Session ended %s._\n\n%s", time.Now().Format(time.RFC3339), EndMark)
 	err := r.f.Close()
 	r.f = nil
 	return err
