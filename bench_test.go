@@ -17,6 +17,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/llm"
+	"github.com/harvey-agent/harvey/internal/wsfile"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
@@ -120,7 +121,7 @@ func BenchmarkListFiles(b *testing.B) {
 	ws := goSrc(b)
 	var n int
 	for b.Loop() {
-		out, _, _ := listWorkspaceDir(ws, "net/http", 0)
+		out, _, _ := wsfile.List(ws.Tree, "net/http", 0)
 		n = len(out)
 	}
 	b.ReportMetric(float64(n), "bytes")

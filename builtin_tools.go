@@ -16,6 +16,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/walk"
+	"github.com/harvey-agent/harvey/internal/wsfile"
 )
 
 // The built-in tools. Descriptions are short on purpose: every token of
@@ -26,7 +27,7 @@ import (
 // gateOps is what the built-in tools need from the gate (gate.go): the
 // checked operations every effect passes through, and the cap on a result.
 type gateOps interface {
-	readChecked(ctx context.Context, p string, offset, limit int) (*ReadResult, error)
+	readChecked(ctx context.Context, p string, offset, limit int) (*wsfile.Result, error)
 	writeChecked(ctx context.Context, tool, p, content string) (string, error)
 	editChecked(ctx context.Context, tool, p, oldText, newText string, all bool) (string, error)
 	listChecked(ctx context.Context, p string) (string, int, error)

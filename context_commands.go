@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/configfile"
@@ -81,7 +83,7 @@ func loadDir(ctx context.Context, a *Agent, args []string, out io.Writer) error 
 	if len(over) > 0 {
 		left = append(left, fmt.Sprintf("%s past the limit of %d bytes (the model's result cap): %s", termtext.Plural(len(over), "file"), budget, strings.Join(termtext.ClipList(over, 5), ", ")))
 	}
-	for _, why := range sortedKeys(skipped) {
+	for _, why := range slices.Sorted(maps.Keys(skipped)) {
 		left = append(left, fmt.Sprintf("%d %s", skipped[why], why))
 	}
 	if len(left) > 0 {

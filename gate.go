@@ -23,6 +23,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/tasks"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/walk"
+	"github.com/harvey-agent/harvey/internal/wsfile"
 	"github.com/harvey-agent/harvey/internal/wspath"
 	"github.com/harvey-agent/harvey/internal/wsquery"
 )
@@ -71,8 +72,8 @@ func (g *Gate) confirm(ctx context.Context, tool, action string) error {
 
 // readChecked is the read path shared by /read and read_file: the path gate
 // (Tree.Resolve, permissions included) inside readWorkspaceFile.
-func (g *Gate) readChecked(ctx context.Context, p string, offset, limit int) (*ReadResult, error) {
-	rr, err := readWorkspaceFile(g.ws, p, offset, limit, g.maxOut())
+func (g *Gate) readChecked(ctx context.Context, p string, offset, limit int) (*wsfile.Result, error) {
+	rr, err := wsfile.Read(g.ws.Tree, p, offset, limit, g.maxOut())
 	if err != nil {
 		g.audit("read", p, err, 0)
 		return nil, err
@@ -204,7 +205,7 @@ func changedBy(tool string) string {
 }
 
 func (g *Gate) listChecked(ctx context.Context, p string) (string, int, error) {
-	text, n, err := listWorkspaceDir(g.ws, p, g.maxOut())
+	text, n, err := wsfile.List(g.ws.Tree, p, g.maxOut())
 	g.audit("list", p, err, 0)
 	return text, n, err
 }

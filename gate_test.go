@@ -16,6 +16,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/diff"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/llm"
+	"github.com/harvey-agent/harvey/internal/wsfile"
 )
 
 // read_file's "continue with offset=N" reaches the model at every num_ctx:
@@ -270,7 +271,7 @@ func TestListingStopsAtTheCap(t *testing.T) {
 	for i := 0; i < 3000; i++ {
 		os.WriteFile(filepath.Join(env.dir, fmt.Sprintf("f%04d.txt", i)), nil, 0o644)
 	}
-	text, n, err := listWorkspaceDir(env.ws, ".", 4096)
+	text, n, err := wsfile.List(env.ws.Tree, ".", 4096)
 	if err != nil || len(text) > 4096 {
 		t.Fatalf("%d bytes, %v", len(text), err)
 	}

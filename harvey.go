@@ -22,6 +22,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/tasks"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/usertools"
+	"github.com/harvey-agent/harvey/internal/wsfile"
 )
 
 // agentPreamble starts every system prompt. It is short (every token costs
@@ -105,7 +106,7 @@ func (cv *conversation) buildSystemPrompt(g *Gate) string {
 	p := agentPreamble
 	cv.instructions = nil
 	for _, name := range instructionFiles {
-		if rr, err := readWorkspaceFile(cv.ws, name, 0, 0, 16<<10); err == nil && !rr.Binary {
+		if rr, err := wsfile.Read(cv.ws.Tree, name, 0, 0, 16<<10); err == nil && !rr.Binary {
 			p += "\n\n" + expandDynamicSections(g, rr.Text)
 			cv.instructions = append(cv.instructions, name)
 		}
@@ -122,7 +123,7 @@ func expandDynamicSections(g *Gate, s string) string {
 		s = strings.ReplaceAll(s, "<!-- @date -->", time.Now().Format("2006-01-02"))
 	}
 	if strings.Contains(s, "<!-- @files -->") {
-		list, _, err := listWorkspaceDir(ws, ".", 4096)
+		list, _, err := wsfile.List(ws.Tree, ".", 4096)
 		if err != nil {
 			list = "(unavailable)"
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/lineedit"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/wsfile"
 )
 
 // The REPL's line editor (internal/lineedit) as the session uses it: the
@@ -103,7 +104,7 @@ func completePath(ws *Workspace, word string) []string {
 	if d == "" {
 		d = "."
 	}
-	entries, err := readWorkspaceDir(ws, d)
+	entries, err := wsfile.ReadDir(ws.Tree, d)
 	if err != nil {
 		return nil
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/wsfile"
 )
 
 const secret = "TOPSECRET-7f3a9c"
@@ -168,8 +169,8 @@ func TestBadInputSuite(t *testing.T) {
 				if c.write {
 					_, _, err = writeWorkspaceFile(ws, c.path, "pwned")
 				} else {
-					var rr *ReadResult
-					rr, err = readWorkspaceFile(ws, c.path, 0, 0, 0)
+					var rr *wsfile.Result
+					rr, err = wsfile.Read(ws.Tree, c.path, 0, 0, 0)
 					if rr != nil {
 						text = rr.Text
 					}
@@ -193,17 +194,17 @@ func TestBadInputSuite(t *testing.T) {
 		})
 	}
 	// Content sniffing redacts keys in ordinary files.
-	rr, err := readWorkspaceFile(ws, "notes.txt", 0, 0, 0)
+	rr, err := wsfile.Read(ws.Tree, "notes.txt", 0, 0, 0)
 	if err != nil || strings.Contains(rr.Text, secret) || !strings.Contains(rr.Text, "[REDACTED secret]") {
 		t.Fatalf("private key not redacted: %v %+v", err, rr)
 	}
 	// Terminal escapes are made harmless for display.
-	rr, _ = readWorkspaceFile(ws, "ansi.txt", 0, 0, 0)
+	rr, _ = wsfile.Read(ws.Tree, "ansi.txt", 0, 0, 0)
 	if shown := termtext.Sanitize(rr.Text); strings.ContainsRune(shown, 0x1b) || strings.ContainsRune(shown, 0x07) {
 		t.Fatalf("escape survived: %q", shown)
 	}
 	// Listing and searching never show agents/ or denied files.
-	list, _, _ := listWorkspaceDir(ws, ".", 0)
+	list, _, _ := wsfile.List(ws.Tree, ".", 0)
 	if strings.Contains(list, "agents") {
 		t.Fatalf("agents/ listed: %s", list)
 	}
@@ -222,38 +223,6 @@ func TestBadInputSuite(t *testing.T) {
 	}
 	if len(after) != len(before) {
 		t.Fatalf("files appeared outside or in agents/: %v", after)
-	}
-}
-
-// A large file is read with bounded memory and cut at a rune boundary.
-func TestReadCapAtRuneBoundary(t *testing.T) {
-	ws, dir, _ := hostileWorkspace(t)
-	data := strings.Repeat("a", 65535-1) + "😀" + strings.Repeat("b", 100) // emoji straddles the cap
-	os.WriteFile(filepath.Join(dir, "emoji.txt"), []byte(data), 0o644)
-	rr, err := readWorkspaceFile(ws, "emoji.txt", 0, 0, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasSuffix(rr.Text, "[output truncated at 65536 bytes]\n[more lines follow; continue with offset=1]") && !strings.Contains(rr.Text, "[output truncated at 65536 bytes]") {
-		t.Fatalf("no marker: %q", rr.Text[len(rr.Text)-80:])
-	}
-	if strings.ContainsRune(rr.Text, '\uFFFD') {
-		t.Fatal("cut inside a rune")
-	}
-	// binary
-	os.WriteFile(filepath.Join(dir, "bin"), []byte("ab\x00cd"), 0o644)
-	rr, _ = readWorkspaceFile(ws, "bin", 0, 0, 0)
-	if rr.Text != "binary file, 5 bytes" {
-		t.Fatalf("binary: %q", rr.Text)
-	}
-	// a sparse 2 GB file: capped, fast
-	f, _ := os.Create(filepath.Join(dir, "huge.txt"))
-	f.WriteString("line\n")
-	f.Truncate(2 << 30)
-	f.Close()
-	rr, err = readWorkspaceFile(ws, "huge.txt", 0, 0, 0)
-	if err != nil || len(rr.Text) > config.DefaultMaxOutputBytes+200 {
-		t.Fatalf("huge: %v %d", err, len(rr.Text))
 	}
 }
 
@@ -302,7 +271,7 @@ func TestSymlinkSwapRace(t *testing.T) {
 	var leaks, reads atomic.Int64
 	deadline := time.Now().Add(1500 * time.Millisecond)
 	for time.Now().Before(deadline) {
-		rr, err := readWorkspaceFile(ws, "d/f", 0, 0, 0)
+		rr, err := wsfile.Read(ws.Tree, "d/f", 0, 0, 0)
 		if err == nil {
 			reads.Add(1)
 			if strings.Contains(rr.Text, secret) {

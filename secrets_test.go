@@ -19,53 +19,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/wsfile"
 )
-
-// A private key read through every window: no offset or limit shows a
-// line of its body or its END line.
-func TestRedactionBeforeWindowing(t *testing.T) {
-	ws, dir, _ := hostileWorkspace(t)
-	body := []string{"MIIEowIBAAKCAQEA7yQ1bodyline1", "bodyline2XyZ0123456789abcdefABCDEF", "bodyline3qqqqqqqqqqqqqqqqqqqqqqq"}
-	var lines []string
-	lines = append(lines, "intro line", "key = here:")
-	lines = append(lines, "-----BEGIN RSA PRIVATE KEY-----")
-	lines = append(lines, body...)
-	lines = append(lines, "-----END RSA PRIVATE KEY-----", "after the key", "tail")
-	e2e.WriteFile(t, dir, "notes.txt", strings.Join(lines, "\n")+"\n")
-	n := len(lines)
-	for off := 0; off <= n; off++ {
-		for lim := 0; lim <= n; lim++ {
-			rr, err := readWorkspaceFile(ws, "notes.txt", off, lim, 0)
-			if err != nil {
-				continue
-			}
-			for _, b := range append(body, "END RSA PRIVATE KEY") {
-				if strings.Contains(rr.Text, b) {
-					t.Fatalf("offset=%d limit=%d leaked %q:\n%s", off, lim, b, rr.Text)
-				}
-			}
-		}
-	}
-	// Redaction keeps lines, so paging by line still lines up.
-	rr, err := readWorkspaceFile(ws, "notes.txt", 8, 1, 0)
-	if err != nil || !strings.HasPrefix(rr.Text, "after the key") {
-		t.Fatalf("offset 8: %v %q", err, rr.Text)
-	}
-	// Command output and a diff hunk are windows too.
-	res := runner.Result{Output: []byte(strings.Join(lines, "\n"))}
-	if out := res.Text(40); strings.Contains(out, "bodyline") {
-		t.Fatalf("command output window leaked: %q", out)
-	}
-	s := editSummary("notes.txt", strings.Join(lines, "\n")+"\n", &editmatch.Result{Text: strings.Replace(strings.Join(lines, "\n")+"\n", body[1], "changed", 1), OldLines: [2]int{5, 5}, NewLines: [2]int{5, 5}})
-	if strings.Contains(s, "bodyline") {
-		t.Fatalf("edit diff leaked: %s", s)
-	}
-	// The edit miss hint shows a window of the file.
-	_, err = editmatch.Apply(strings.Join(lines, "\n")+"\n", "bodyline2XyZ0123456789abcdefABCDEX", "x", false)
-	if err == nil || strings.Contains(err.Error(), "bodyline") {
-		t.Fatalf("edit miss hint leaked: %v", err)
-	}
-}
 
 // search_files matches the redacted text: a pattern that probes a secret
 // character by character learns nothing.
@@ -257,5 +212,51 @@ func TestURLCredentialsStripped(t *testing.T) {
 	}
 	if !strings.Contains(joined, "GOPROXY=https://proxy.example/,direct") || !strings.Contains(joined, "OLLAMA_HOST=http://10.0.0.2:11434") {
 		t.Fatalf("the URLs were lost: %s", joined)
+	}
+}
+
+// A private key read through every window: no offset or limit shows a
+// line of its body or its END line.
+func TestRedactionBeforeWindowing(t *testing.T) {
+	ws, dir, _ := hostileWorkspace(t)
+	body := []string{"MIIEowIBAAKCAQEA7yQ1bodyline1", "bodyline2XyZ0123456789abcdefABCDEF", "bodyline3qqqqqqqqqqqqqqqqqqqqqqq"}
+	var lines []string
+	lines = append(lines, "intro line", "key = here:")
+	lines = append(lines, "-----BEGIN RSA PRIVATE KEY-----")
+	lines = append(lines, body...)
+	lines = append(lines, "-----END RSA PRIVATE KEY-----", "after the key", "tail")
+	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	n := len(lines)
+	for off := 0; off <= n; off++ {
+		for lim := 0; lim <= n; lim++ {
+			rr, err := wsfile.Read(ws.Tree, "notes.txt", off, lim, 0)
+			if err != nil {
+				continue
+			}
+			for _, b := range append(body, "END RSA PRIVATE KEY") {
+				if strings.Contains(rr.Text, b) {
+					t.Fatalf("offset=%d limit=%d leaked %q:\n%s", off, lim, b, rr.Text)
+				}
+			}
+		}
+	}
+	// Redaction keeps lines, so paging by line still lines up.
+	rr, err := wsfile.Read(ws.Tree, "notes.txt", 8, 1, 0)
+	if err != nil || !strings.HasPrefix(rr.Text, "after the key") {
+		t.Fatalf("offset 8: %v %q", err, rr.Text)
+	}
+	// Command output and a diff hunk are windows too.
+	res := runner.Result{Output: []byte(strings.Join(lines, "\n"))}
+	if out := res.Text(40); strings.Contains(out, "bodyline") {
+		t.Fatalf("command output window leaked: %q", out)
+	}
+	s := editSummary("notes.txt", strings.Join(lines, "\n")+"\n", &editmatch.Result{Text: strings.Replace(strings.Join(lines, "\n")+"\n", body[1], "changed", 1), OldLines: [2]int{5, 5}, NewLines: [2]int{5, 5}})
+	if strings.Contains(s, "bodyline") {
+		t.Fatalf("edit diff leaked: %s", s)
+	}
+	// The edit miss hint shows a window of the file.
+	_, err = editmatch.Apply(strings.Join(lines, "\n")+"\n", "bodyline2XyZ0123456789abcdefABCDEX", "x", false)
+	if err == nil || strings.Contains(err.Error(), "bodyline") {
+		t.Fatalf("edit miss hint leaked: %v", err)
 	}
 }

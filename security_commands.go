@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,7 +75,7 @@ func cmdPermissions(_ context.Context, a *Agent, args []string, out io.Writer) e
 		if len(c.Permissions) == 0 {
 			fmt.Fprintln(out, "no permissions set: everything is allowed")
 		}
-		for _, k := range sortedKeys(c.Permissions) {
+		for _, k := range slices.Sorted(maps.Keys(c.Permissions)) {
 			fmt.Fprintf(out, "%-20s %s\n", k, strings.Join(c.Permissions[k], ","))
 		}
 		return nil

@@ -18,6 +18,7 @@ import (
 
 	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+	"github.com/harvey-agent/harvey/internal/wsfile"
 )
 
 // The path cases of security.md §9 apply to every path-taking tool: list and
@@ -46,7 +47,7 @@ func TestBadPathsForListAndSearch(t *testing.T) {
 		{"a/../agents", "agents/"},
 		{".ssh", "secret"},
 	} {
-		if _, _, err := listWorkspaceDir(ws, c.path, 0); err == nil || !strings.Contains(err.Error(), c.reason) {
+		if _, _, err := wsfile.List(ws.Tree, c.path, 0); err == nil || !strings.Contains(err.Error(), c.reason) {
 			t.Errorf("list %q: err = %v, want %q", c.path, err, c.reason)
 		}
 		if _, _, err := searchWorkspace(context.Background(), ws, "x", c.path, 0); err == nil || !strings.Contains(err.Error(), c.reason) {
@@ -54,7 +55,7 @@ func TestBadPathsForListAndSearch(t *testing.T) {
 		}
 	}
 	// "." lists fine (case 6).
-	if out, _, err := listWorkspaceDir(ws, ".", 0); err != nil || !strings.Contains(out, "ok.txt") {
+	if out, _, err := wsfile.List(ws.Tree, ".", 0); err != nil || !strings.Contains(out, "ok.txt") {
 		t.Fatalf("list .: %q %v", out, err)
 	}
 	after := snapshot(t, outside, filepath.Join(dir, "agents"))
@@ -80,7 +81,7 @@ func TestListAndSearchDoNotFollowLinksOut(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "agents", "notes.txt"), []byte("needle in agents\n"), 0o644)
 	os.WriteFile(filepath.Join(dir, ".env"), []byte("needle="+secret+"\n"), 0o644)
 
-	list, _, err := listWorkspaceDir(ws, ".", 0)
+	list, _, err := wsfile.List(ws.Tree, ".", 0)
 	if err != nil || !strings.Contains(list, "out-dir") || strings.Contains(list, "more.txt") || strings.Contains(list, "agents") {
 		t.Fatalf("list = %q %v", list, err)
 	}
@@ -95,39 +96,6 @@ func TestListAndSearchDoNotFollowLinksOut(t *testing.T) {
 		if strings.Contains(hits, leak) {
 			t.Fatalf("search reached %q:\n%s", leak, hits)
 		}
-	}
-}
-
-// Case 31: sockets and device nodes are refused.
-func TestSocketsAndDevicesRefused(t *testing.T) {
-	ws, dir, _ := hostileWorkspace(t)
-	// A short socket path: sun_path is limited to about 100 bytes.
-	sockDir, err := os.MkdirTemp("", "hs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(sockDir)
-	l, err := net.Listen("unix", filepath.Join(sockDir, "s"))
-	if err != nil {
-		t.Skipf("unix socket: %v", err)
-	}
-	defer l.Close()
-	// Move the socket into the workspace (a rename keeps it a socket).
-	if err := os.Rename(filepath.Join(sockDir, "s"), filepath.Join(dir, "sock")); err != nil {
-		t.Skipf("rename socket: %v", err)
-	}
-	if _, err := readWorkspaceFile(ws, "sock", 0, 0, 0); err == nil || !strings.Contains(err.Error(), "not a regular file") {
-		t.Fatalf("socket: %v", err)
-	}
-	if _, _, err := writeWorkspaceFile(ws, "sock", "x"); err == nil {
-		t.Fatal("wrote over a socket")
-	}
-	if err := syscall.Mknod(filepath.Join(dir, "null"), syscall.S_IFCHR|0o666, 0x0103); err != nil {
-		t.Logf("device node case skipped: mknod needs privileges (%v)", err)
-		return
-	}
-	if _, err := readWorkspaceFile(ws, "null", 0, 0, 0); err == nil || !strings.Contains(err.Error(), "not a regular file") {
-		t.Fatalf("device: %v", err)
 	}
 }
 
@@ -154,7 +122,7 @@ func TestOtherOSPathCases(t *testing.T) {
 	// Windows spellings of .env resolve to .env there; Harvey refuses them
 	// by name on every OS.
 	for _, p := range []string{".env::$DATA", ".env.", ".env ", ".ENV. .", "agents.", "agents ", "AGENTS::$INDEX_ALLOCATION"} {
-		if _, err := readWorkspaceFile(ws, p, 0, 0, 0); err == nil {
+		if _, err := wsfile.Read(ws.Tree, p, 0, 0, 0); err == nil {
 			t.Errorf("%q allowed", p)
 		}
 	}
@@ -173,7 +141,7 @@ func TestOtherOSPathCases(t *testing.T) {
 			t.Skip("APFS/HFS+ normalise NFD/NFC and fold case; on " + runtime.GOOS + " these spellings name different files")
 		}
 		for _, p := range []string{".e\u0301nv", "agent\u017f/harvey.yaml"} {
-			if rr, err := readWorkspaceFile(ws, p, 0, 0, 0); err == nil && strings.Contains(rr.Text, secret) {
+			if rr, err := wsfile.Read(ws.Tree, p, 0, 0, 0); err == nil && strings.Contains(rr.Text, secret) {
 				t.Fatalf("%q reached a denied file", p)
 			}
 		}
@@ -297,7 +265,7 @@ func TestWorkspaceRenamedWhileRunning(t *testing.T) {
 	os.Rename(dir, filepath.Join(base, "moved"))
 	os.MkdirAll(dir, 0o755)
 	os.WriteFile(filepath.Join(dir, "a.txt"), []byte("impostor\n"), 0o644)
-	rr, err := readWorkspaceFile(ws, "a.txt", 0, 0, 0)
+	rr, err := wsfile.Read(ws.Tree, "a.txt", 0, 0, 0)
 	if err != nil || rr.Text != "original\n" {
 		t.Fatalf("read after rename: %+v %v", rr, err)
 	}
@@ -341,5 +309,38 @@ func TestPromptInjectionInToolOutput(t *testing.T) {
 	// The fake closing delimiter inside the file does not close the real one.
 	if strings.Count(c, "[end tool_result id=r1]") != 1 {
 		t.Fatalf("file text forged the delimiter: %q", c)
+	}
+}
+
+// Case 31: sockets and device nodes are refused.
+func TestSocketsAndDevicesRefused(t *testing.T) {
+	ws, dir, _ := hostileWorkspace(t)
+	// A short socket path: sun_path is limited to about 100 bytes.
+	sockDir, err := os.MkdirTemp("", "hs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sockDir)
+	l, err := net.Listen("unix", filepath.Join(sockDir, "s"))
+	if err != nil {
+		t.Skipf("unix socket: %v", err)
+	}
+	defer l.Close()
+	// Move the socket into the workspace (a rename keeps it a socket).
+	if err := os.Rename(filepath.Join(sockDir, "s"), filepath.Join(dir, "sock")); err != nil {
+		t.Skipf("rename socket: %v", err)
+	}
+	if _, err := wsfile.Read(ws.Tree, "sock", 0, 0, 0); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("socket: %v", err)
+	}
+	if _, _, err := writeWorkspaceFile(ws, "sock", "x"); err == nil {
+		t.Fatal("wrote over a socket")
+	}
+	if err := syscall.Mknod(filepath.Join(dir, "null"), syscall.S_IFCHR|0o666, 0x0103); err != nil {
+		t.Logf("device node case skipped: mknod needs privileges (%v)", err)
+		return
+	}
+	if _, err := wsfile.Read(ws.Tree, "null", 0, 0, 0); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Fatalf("device: %v", err)
 	}
 }

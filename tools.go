@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -112,7 +114,7 @@ func callSummary(name string, args map[string]any) string {
 	if n == 1 {
 		return termtext.Clip(termtext.Flat(only), 120)
 	}
-	keys := sortedKeys(args)
+	keys := slices.Sorted(maps.Keys(args))
 	sort.Strings(keys)
 	return strings.Join(keys, ",")
 }

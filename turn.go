@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -385,7 +387,7 @@ func (be *backend) proseToolPrompt(ts *toolSet) string {
 		var ps, opt []string
 		order := coerce.PropOrder(f.Parameters)
 		if order == nil {
-			order = sortedKeys(props)
+			order = slices.Sorted(maps.Keys(props))
 		}
 		for _, k := range order {
 			if req[k] {

@@ -1,4 +1,16 @@
-package harvey
+// Package wsfile reads the workspace for the tools and the slash commands
+// (read_file and /read, list_files and /files, Tab completion): a file's
+// window, a directory's listing, each through the path gate
+// (internal/wspath), redacted and capped.
+//
+// The contract: every path is resolved by the tree's one gate before
+// anything is opened (permissions, agents/ and the denylist included), and
+// what is opened is the file the gate checked (OpenVerified). A read keeps
+// its memory within maxBytes whatever the file's size, never cuts a rune,
+// redacts each line (secrets' LineRedactor, whose state spans the lines
+// skipped), and says a binary file is one. A listing leaves out what the
+// model may not read and says how many entries it did not show.
+package wsfile
 
 import (
 	"bufio"
@@ -8,7 +20,6 @@ import (
 	"io"
 	"io/fs"
 	"path"
-	"sort"
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/config"
@@ -19,13 +30,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
-// Reading the workspace, shared by the tools and the slash commands
-// (read_file and /read, list_files and /files, Tab completion): a file's
-// window, a directory's listing, each through the path gate, redacted and
-// capped. What changes a file is in fileops.go.
-
-// ReadResult is the outcome of reading a workspace file.
-type ReadResult struct {
+// Result is the outcome of reading a workspace file.
+type Result struct {
 	Path      string
 	Text      string // capped, redacted, valid UTF-8
 	Lines     int    // lines returned
@@ -35,11 +41,11 @@ type ReadResult struct {
 	NextLine  int // when Truncated, the line to continue from (1-based), or 0
 }
 
-// readWorkspaceFile reads p (relative to the workspace) after every path
+// Read reads p (relative to the workspace) after every path
 // check. offset is the first line (1-based, 0 = start) and limit the number of
 // lines (0 = as many as fit in maxBytes). Memory stays bounded by maxBytes
 // whatever the file size.
-func readWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*ReadResult, error) {
+func Read(ws *wspath.Tree, p string, offset, limit, maxBytes int) (*Result, error) {
 	if maxBytes <= 0 || maxBytes > config.DefaultMaxOutputBytes {
 		maxBytes = config.DefaultMaxOutputBytes
 	}
@@ -56,7 +62,7 @@ func readWorkspaceFile(ws *Workspace, p string, offset, limit, maxBytes int) (*R
 		return nil, err
 	}
 	defer f.Close()
-	res := &ReadResult{Path: rp.Rel, Size: st.Size()}
+	res := &Result{Path: rp.Rel, Size: st.Size()}
 	// A buffer the size of a small file (Peek still sees all of it), at
 	// most 64 KB: a tool round on a 1 KB file should not allocate 64 KB.
 	bufSize := 64 << 10
@@ -146,27 +152,27 @@ func readWindow(br *bufio.Reader, limit, maxBytes int) (text string, lines int, 
 	return buf.String(), lines, false, nil
 }
 
-// dirEntry is one listed entry, as data (the listing's text is made from
+// Entry is one listed entry, as data (the listing's text is made from
 // these; Tab completion uses them directly).
-type dirEntry struct {
+type Entry struct {
 	Name string
 	Mode fs.FileMode // type bits only
 	Size int64
 }
 
-// readWorkspaceDir reads one directory through the path gate: agents/ and
+// ReadDir reads one directory through the path gate: agents/ and
 // .git/ are left out, and so is what permissions: hides; symlinks are
 // entries, never followed.
-func readWorkspaceDir(ws *Workspace, p string) ([]dirEntry, error) {
-	var out []dirEntry
-	_, err := eachWorkspaceDirEntry(ws, p, func(e dirEntry) bool { out = append(out, e); return true })
+func ReadDir(ws *wspath.Tree, p string) ([]Entry, error) {
+	var out []Entry
+	_, err := EachEntry(ws, p, func(e Entry) bool { out = append(out, e); return true })
 	return out, err
 }
 
-// eachWorkspaceDirEntry calls fn for each entry (in name order) until fn
+// EachEntry calls fn for each entry (in name order) until fn
 // returns false; the entries after that are only counted (no stat), and
 // their number is returned.
-func eachWorkspaceDirEntry(ws *Workspace, p string, fn func(dirEntry) bool) (int, error) {
+func EachEntry(ws *wspath.Tree, p string, fn func(Entry) bool) (int, error) {
 	if p == "" {
 		p = "."
 	}
@@ -175,7 +181,7 @@ func eachWorkspaceDirEntry(ws *Workspace, p string, fn func(dirEntry) bool) (int
 		return 0, err
 	}
 	defer rp.Close()
-	d, err := rp.OpenDirVerified(ws.Tree)
+	d, err := rp.OpenDirVerified(ws)
 	if err != nil {
 		return 0, err
 	}
@@ -187,7 +193,7 @@ func eachWorkspaceDirEntry(ws *Workspace, p string, fn func(dirEntry) bool) (int
 	left, more := 0, true
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() && (secrets.NormName(name) == ".git" || (rp.Rel == "." && secrets.NormName(name) == AgentsDir)) {
+		if e.IsDir() && (secrets.NormName(name) == ".git" || (rp.Rel == "." && secrets.NormName(name) == wspath.AgentsDir)) {
 			continue
 		}
 		if !ws.Readable(path.Join(rp.Rel, name)) {
@@ -197,7 +203,7 @@ func eachWorkspaceDirEntry(ws *Workspace, p string, fn func(dirEntry) bool) (int
 			left++
 			continue
 		}
-		de := dirEntry{Name: name, Mode: e.Type()}
+		de := Entry{Name: name, Mode: e.Type()}
 		if e.IsDir() || e.Type().IsRegular() {
 			info, err := e.Info()
 			if err == nil && info.IsDir() && ws.IsAgentsDir(info) {
@@ -214,16 +220,16 @@ func eachWorkspaceDirEntry(ws *Workspace, p string, fn func(dirEntry) bool) (int
 	return left, nil
 }
 
-// listWorkspaceDir lists one directory as text: directories end in "/",
+// List lists one directory as text: directories end in "/",
 // files show their size, symlinks are shown but not followed. Once the
 // listing reaches maxBytes the rest is only counted, and the count said.
-func listWorkspaceDir(ws *Workspace, p string, maxBytes int) (string, int, error) {
+func List(ws *wspath.Tree, p string, maxBytes int) (string, int, error) {
 	if maxBytes <= 0 {
 		maxBytes = config.DefaultMaxOutputBytes
 	}
 	var b strings.Builder
 	n := 0
-	left, err := eachWorkspaceDirEntry(ws, p, func(e dirEntry) bool {
+	left, err := EachEntry(ws, p, func(e Entry) bool {
 		var line string
 		switch t := e.Mode; {
 		case t&fs.ModeSymlink != 0:
@@ -252,14 +258,4 @@ func listWorkspaceDir(ws *Workspace, p string, maxBytes int) (string, int, error
 		fmt.Fprintf(&b, "[%d more entries not shown; list a subdirectory or search instead]\n", left)
 	}
 	return b.String(), n, nil
-}
-
-// sortedKeys returns a map's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
