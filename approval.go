@@ -13,6 +13,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/lineedit"
 	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/wsfile"
 )
 
 // LineReader reads lines from the input (REPL prompts, approvals, menus).
@@ -92,28 +93,28 @@ const (
 type approvalRequest struct {
 	tool     string
 	who      requester
-	action   string      // "write a.go (through link.go)", "run: make test"
-	change   *fileChange // a planned file change, or nil
-	note     string      // bySandbox: what the sandbox blocked
-	question string      // bySandbox: what is asked ("Type yes to allow")
+	action   string         // "write a.go (through link.go)", "run: make test"
+	change   *wsfile.Change // a planned file change, or nil
+	note     string         // bySandbox: what the sandbox blocked
+	question string         // bySandbox: what is asked ("Type yes to allow")
 }
 
 // changeApproval asks the approval service about a planned file change of
-// tool (a slash command is the user's own): what fileops.go's transaction
+// tool (a slash command is the user's own): what internal/wsfile's transaction
 // asks between plan and commit.
 type changeApproval struct {
 	p    *approvals
 	tool string
 }
 
-func (c changeApproval) approveChange(ctx context.Context, fc *fileChange) error {
-	return c.p.approve(ctx, approvalRequest{tool: c.tool, who: requesterOf(c.tool), action: fc.action, change: fc})
+func (c changeApproval) ApproveChange(ctx context.Context, fc *wsfile.Change) error {
+	return c.p.approve(ctx, approvalRequest{tool: c.tool, who: requesterOf(c.tool), action: fc.Action, change: fc})
 }
 
 // changeDiff is a planned change as a person sees it: a unified diff of the
 // real target.
-func changeDiff(fc *fileChange) string {
-	return diff.Unified(fc.target, fc.old, fc.content, fc.existed)
+func changeDiff(fc *wsfile.Change) string {
+	return diff.Unified(fc.Target, fc.Old, fc.Content, fc.Existed)
 }
 
 // decision is the policy's answer before anyone is asked.

@@ -27,7 +27,7 @@ var fileLayers = [][]string{
 	// knowing nothing of a model or a session.
 	{"sys_linux.go", "sys_other.go", "stdin_linux.go", "stdin_other.go",
 		"version.go",
-		"workspace.go", "fileops.go"},
+		"workspace.go"},
 	// 1: the one gate, approvals and the tools built on them.
 	{"console.go", "console_alive.go", "approval.go", "gate.go", "gate_jobs.go", "gate_tasks.go", "hooks_host.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "mcp.go", "mcp_oauth.go"},
 	// 2: the model side: clients, layouts, the tool loop.

@@ -1,6 +1,6 @@
 // Feature: the speed benchmarks bench/run.sh reports (a tool round, search,
 // listing, a large edit), each beside a peer measured in the same run; spans
-// tool_executor.go, gate.go, search.go, fileops.go and internal/editmatch.
+// tool_executor.go, gate.go, search.go, internal/wsfile and internal/editmatch.
 package harvey
 
 import (
@@ -162,7 +162,7 @@ func BenchmarkEditLargeFile(b *testing.B) {
 	a.In = newLineReader(yesReader{})
 	a.Interactive = true
 	var sb strings.Builder
-	for i := 0; sb.Len() < maxEditBytes-100; i++ {
+	for i := 0; sb.Len() < wsfile.MaxEditBytes-100; i++ {
 		fmt.Fprintf(&sb, "\tx%06d := compute(%d) // a line of a large generated file\n", i, i)
 	}
 	p := filepath.Join(a.Workspace.Root, "big.go")
@@ -184,7 +184,7 @@ func BenchmarkEditLargeFile(b *testing.B) {
 func BenchmarkEditLargeFilePeerReadFile(b *testing.B) {
 	a := benchAgent(b)
 	p := filepath.Join(a.Workspace.Root, "big.go")
-	os.WriteFile(p, bytes.Repeat([]byte("\tx000000 := compute(0) // a line of a large generated file\n"), maxEditBytes/60), 0o644)
+	os.WriteFile(p, bytes.Repeat([]byte("\tx000000 := compute(0) // a line of a large generated file\n"), wsfile.MaxEditBytes/60), 0o644)
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := os.ReadFile(p); err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/wsfile"
 )
 
 // Command is a slash command.
@@ -626,10 +627,10 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	}
 	// Plan every file first (the path gate, the diff), show the diffs,
 	// ask once, then write each one that still holds what was shown.
-	var plans []*fileChange
+	var plans []*wsfile.Change
 	defer func() {
 		for _, fc := range plans {
-			fc.close() // a plan not committed lets go of its directory
+			fc.Close() // a plan not committed lets go of its directory
 		}
 	}()
 	var errs []string
@@ -643,7 +644,7 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 			fmt.Fprintf(out, "  %s is unchanged\n", termtext.Sanitize(termtext.QuotePath(b.Path)))
 		default:
 			plans = append(plans, fc)
-			fmt.Fprintf(out, "%s\n", termtext.Sanitize(fc.action))
+			fmt.Fprintf(out, "%s\n", termtext.Sanitize(fc.Action))
 			for _, line := range strings.SplitAfter(strings.TrimSuffix(termtext.Sanitize(changeDiff(fc)), "\n"), "\n") {
 				fmt.Fprintf(out, "  %s", strings.TrimSuffix(line, "\n")+"\n")
 			}

@@ -1,6 +1,6 @@
 // Feature: crashes and interrupted writes (a killed process during
 // write_file, config saves, recordings, the session journal); spans
-// fileops.go, config.go, internal/recorder and resume.go.
+// internal/wsfile, config.go, internal/recorder and resume.go.
 package harvey
 
 import (

@@ -12,6 +12,7 @@ import (
 
 	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+	"github.com/harvey-agent/harvey/internal/wsfile"
 )
 
 func editArgs(path, old, new string) map[string]any {
@@ -65,7 +66,7 @@ func TestEditFileTool(t *testing.T) {
 	}
 	// A huge file is refused before it is read past the limit.
 	big := filepath.Join(env.dir, "big.txt")
-	os.WriteFile(big, []byte(strings.Repeat("line\n", (maxEditBytes/5)+10)), 0o644)
+	os.WriteFile(big, []byte(strings.Repeat("line\n", (wsfile.MaxEditBytes/5)+10)), 0o644)
 	if _, err := invokeTool(a, "edit_file", t.Context(), editArgs("big.txt", "line", "x")); err == nil || !strings.Contains(err.Error(), "over 4 MB") {
 		t.Fatalf("err = %v", err)
 	}

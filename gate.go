@@ -38,9 +38,9 @@ type Gate struct {
 	ws        *Workspace
 	cfg       *configfile.File
 	log       *audit.Log
-	undo      *undoStack // what each file change replaced, for /undo (shared by capped views)
-	approvals *approvals // asks before an effect (approval.go)
-	maxOut    func() int // the cap on one result: the main model's, or a turn's (capped)
+	undo      *wsfile.Journal // what each file change replaced, for /undo (shared by capped views)
+	approvals *approvals      // asks before an effect (approval.go)
+	maxOut    func() int      // the cap on one result: the main model's, or a turn's (capped)
 	// bare: commands get no caches and no network at all (the model
 	// check's throw-away sessions: a model under test leaves nothing a
 	// later build of the user's loads).
@@ -88,11 +88,11 @@ func (g *Gate) writeChecked(ctx context.Context, tool, p, content string) (strin
 }
 
 // changeFile is the one write path (/write, write_file, edit_file): one
-// transaction on a path resolved once (fileops.go: plan, the approval with
+// transaction on a path resolved once (internal/wsfile: plan, the approval with
 // the change as data, commit), then its record in the audit log. /apply
 // plans and commits through the same steps, with one approval for all.
-func (g *Gate) changeFile(ctx context.Context, tool, p, content string, edit fileEdit) (string, error) {
-	fc, err := changeWorkspaceFile(ctx, g.ws, p, content, edit, changeApproval{g.approvals, tool}, g.undo, changedBy(tool))
+func (g *Gate) changeFile(ctx context.Context, tool, p, content string, edit wsfile.Edit) (string, error) {
+	fc, err := wsfile.ChangeFile(ctx, g.ws.Tree, p, content, edit, changeApproval{g.approvals, tool}, g.undo, changedBy(tool))
 	if fc == nil && err == nil {
 		clean, _ := wspath.LexicalClean(p)
 		return fmt.Sprintf("%s is unchanged (same content)", clean), nil
@@ -101,8 +101,8 @@ func (g *Gate) changeFile(ctx context.Context, tool, p, content string, edit fil
 }
 
 // planChange plans a change (/apply shows every plan before it asks).
-func (g *Gate) planChange(p, content string) (*fileChange, error) {
-	fc, err := planFileChange(g.ws, p, content, nil)
+func (g *Gate) planChange(p, content string) (*wsfile.Change, error) {
+	fc, err := wsfile.Plan(g.ws.Tree, p, content, nil)
 	if err != nil {
 		_, err = g.changed(fc, p, err)
 		return nil, err
@@ -111,32 +111,32 @@ func (g *Gate) planChange(p, content string) (*fileChange, error) {
 }
 
 // commitChange writes a planned change that was approved.
-func (g *Gate) commitChange(by string, fc *fileChange) (string, error) {
-	return g.changed(fc, fc.target, fc.commit(g.ws, g.undo, by))
+func (g *Gate) commitChange(by string, fc *wsfile.Change) (string, error) {
+	return g.changed(fc, fc.Target, fc.Commit(g.ws.Tree, g.undo, by))
 }
 
 // changed records a change's outcome in the audit log (a change that could
 // not be computed, such as an edit whose old text is missing, touched
 // nothing and is not an effect) and says what was done.
-func (g *Gate) changed(fc *fileChange, p string, err error) (string, error) {
+func (g *Gate) changed(fc *wsfile.Change, p string, err error) (string, error) {
 	target := p
 	if fc != nil {
-		target = fc.target
+		target = fc.Target
 	}
-	var cf changeFailed
+	var cf wsfile.Failed
 	if errors.As(err, &cf) {
-		return "", cf.error
+		return "", cf.Unwrap()
 	}
 	g.audit("write", target, err, 0)
 	switch {
 	case err != nil:
 		return "", err
-	case fc.note != "":
-		return fc.note, nil
-	case fc.existed:
-		return fmt.Sprintf("wrote %s (%d bytes, %d lines)", fc.target, len(fc.content), termtext.CountLines(fc.content)), nil
+	case fc.Note != "":
+		return fc.Note, nil
+	case fc.Existed:
+		return fmt.Sprintf("wrote %s (%d bytes, %d lines)", fc.Target, len(fc.Content), termtext.CountLines(fc.Content)), nil
 	}
-	return fmt.Sprintf("created %s (%d bytes, %d lines)", fc.target, len(fc.content), termtext.CountLines(fc.content)), nil
+	return fmt.Sprintf("created %s (%d bytes, %d lines)", fc.Target, len(fc.Content), termtext.CountLines(fc.Content)), nil
 }
 
 // editChecked applies one edit_file change through changeFile.

@@ -3,9 +3,11 @@ package harvey
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -375,4 +377,79 @@ func TestApprovalPreviewBounded(t *testing.T) {
 	if got := env.errOut.String(); !strings.Contains(got, want) || strings.Count(got, "\n  +line ") != maxPreviewLines-3 {
 		t.Fatalf("preview: want %q and %d shown lines; stderr has %d", want, maxPreviewLines-3, strings.Count(got, "\n  +line "))
 	}
+}
+
+// TestWriteFileEntersEachFileOnce follows a write_file call from the
+// stream to the disk as the architecture doc lists it: at the moment the
+// user is asked, the call stack runs down tool_executor.go, builtin_tools.go,
+// gate.go, internal/wsfile and approval.go, each entered once — no callback
+// runs back into a file the call already passed through.
+func TestWriteFileEntersEachFileOnce(t *testing.T) {
+	f := fakeollama.New(t, "llama3.2:latest")
+	env := newTestEnv(t, f, "llama3.2")
+	env.a.approvals.auto = false
+	env.a.Interactive = true
+	ans := &stackReader{answer: "y\n"}
+	env.a.In = newLineReader(ans)
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "w", Name: "write_file", Args: map[string]any{"path": "a.txt", "content": "hello\n"}}), fakeollama.TextReply("llama3.2", "done"))
+	env.a.RunPrompt(t.Context(), "write a.txt")
+	if b, err := os.ReadFile(filepath.Join(env.dir, "a.txt")); err != nil || string(b) != "hello\n" {
+		t.Fatalf("a.txt = %q, %v (err %q)", b, err, env.errOut.String())
+	}
+	// The package's files, outermost first, runs merged (inlined calls
+	// expanded: CallersFrames reports each).
+	var frames []runtime.Frame
+	for it := runtime.CallersFrames(ans.stack); ; {
+		f, more := it.Next()
+		frames = append(frames, f)
+		if !more {
+			break
+		}
+	}
+	var files []string
+	for i := len(frames) - 1; i >= 0; i-- {
+		f := frames[i]
+		base := filepath.Base(f.File)
+		if strings.HasPrefix(f.Function, "github.com/harvey-agent/harvey/internal/wsfile.") {
+			base = "wsfile/" + base
+		} else if !strings.HasPrefix(f.Function, "github.com/harvey-agent/harvey.") || strings.HasSuffix(base, "_test.go") {
+			continue
+		}
+		if len(files) == 0 || files[len(files)-1] != base {
+			files = append(files, base)
+		}
+	}
+	from := -1
+	for i, f := range files {
+		if f == "tool_executor.go" {
+			from = i
+			break
+		}
+	}
+	if from < 0 {
+		t.Fatalf("no tool_executor.go on the stack: %v", files)
+	}
+	got := strings.Join(files[from:], " → ")
+	if want := "tool_executor.go → builtin_tools.go → gate.go → wsfile/write.go → approval.go"; got != want {
+		t.Errorf("the approval's stack:\n  %s\nwant\n  %s", got, want)
+	}
+}
+
+// stackReader answers a question and keeps the stack it was asked from.
+type stackReader struct {
+	answer string
+	stack  []uintptr
+}
+
+func (r *stackReader) Read(p []byte) (int, error) {
+	if r.answer == "" {
+		return 0, io.EOF
+	}
+	if r.stack == nil {
+		r.stack = make([]uintptr, 100)
+		r.stack = r.stack[:runtime.Callers(1, r.stack)]
+	}
+	n := copy(p, r.answer)
+	r.answer = r.answer[n:]
+	return n, nil
 }

@@ -82,7 +82,7 @@ func newAgent(ws *Workspace, cf *configfile.File, in *LineReader, out, errOut io
 				a.cancelTurn()
 			}
 		}})
-	a.gate = &Gate{ws: ws, cfg: cf, log: a.Audit, undo: &undoStack{}, approvals: a.approvals, maxOut: a.maxOut,
+	a.gate = &Gate{ws: ws, cfg: cf, log: a.Audit, undo: &wsfile.Journal{}, approvals: a.approvals, maxOut: a.maxOut,
 		note: func(s string) { a.logf("%s", a.dim("· "+s)) }, jobs: jobManager(&a.Terminal), tasks: taskManager(&a.Terminal)}
 	a.Routes = newRouteRegistry(cf)
 	a.Tools = newToolRegistry()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/walk"
+	"github.com/harvey-agent/harvey/internal/wsfile"
 	"github.com/harvey-agent/harvey/internal/wspath"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
@@ -67,7 +68,7 @@ func writeWorkspaceFile(ws *Workspace, p, content string) (existed bool, made []
 		return false, nil, err
 	}
 	defer rp.Close()
-	made, err = writeResolved(ws, rp, content)
+	made, err = wsfile.WriteResolved(ws.Tree, rp, content)
 	return rp.Info != nil, made, err
 }
 

@@ -228,7 +228,7 @@ func howCalled(tr *checkTrace) string {
 func effectOf(r approvalRequest) modelcheck.Effect {
 	e := modelcheck.Effect{Tool: r.tool, Action: r.action, ByUser: r.who == byUser}
 	if r.change != nil {
-		e.Change, e.Target = true, r.change.target
+		e.Change, e.Target = true, r.change.Target
 	}
 	return e
 }

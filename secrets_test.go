@@ -1,7 +1,7 @@
 // Feature: secrets never reach the model or the terminal — redaction before
 // windowing, search as no oracle, the secret formats, agents/ state, the
 // terminal sanitiser, URL credentials; spans internal/secrets, search.go,
-// search_match.go, fileops.go and workspace.go.
+// search_match.go, internal/wsfile and workspace.go.
 package harvey
 
 import (

@@ -1,7 +1,9 @@
-// Package wsfile reads the workspace for the tools and the slash commands
-// (read_file and /read, list_files and /files, Tab completion): a file's
+// Package wsfile reads and changes the workspace's files for the tools and
+// the slash commands (read_file and /read, list_files and /files, Tab
+// completion; write_file, edit_file, /write, /apply and /undo): a file's
 // window, a directory's listing, each through the path gate
-// (internal/wspath), redacted and capped.
+// (internal/wspath), redacted and capped; and every change of a file, as
+// one transaction (write.go).
 //
 // The contract: every path is resolved by the tree's one gate before
 // anything is opened (permissions, agents/ and the denylist included), and
@@ -9,7 +11,13 @@
 // its memory within maxBytes whatever the file's size, never cuts a rune,
 // redacts each line (secrets' LineRedactor, whose state spans the lines
 // skipped), and says a binary file is one. A listing leaves out what the
-// model may not read and says how many entries it did not show.
+// model may not read and says how many entries it did not show. A change
+// is planned on one resolution of its path (ChangeFile, Plan), approved by
+// the caller's Approver between plan and commit, and committed only if the
+// target is still the file planned and still holds what the approval saw,
+// atomically, the replaced version kept in a bounded Journal for /undo;
+// who may change what is the path policy's and the approval's to decide,
+// never this package's.
 package wsfile
 
 import (

@@ -240,7 +240,7 @@ func (ws *Tree) descend(orig, clean string, op Op, hops int) (*Resolved, error) 
 		if errors.Is(err, fs.ErrNotExist) && op.writes() {
 			// A write into new directories: the rest of the path is
 			// new, so nothing in it can be a link; the directories are
-			// made when the write happens (fileops.go: makeParents).
+			// made when the write happens (internal/wsfile: makeParents).
 			return &Resolved{Rel: clean, Parent: cur, own: own, ParentRel: path.Join(append([]string{"."}, comps[:i]...)...), Name: comps[len(comps)-1], Missing: comps[i : len(comps)-1]}, nil
 		}
 		if err != nil {

@@ -1,22 +1,20 @@
-package harvey
+package wsfile
 
 import (
 	"context"
-	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
-	"github.com/harvey-agent/harvey/internal/fakeollama"
+	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
 // approverFunc is an approval that does something while it is asked: the
 // hostile change a test makes between plan and commit.
 type approverFunc func() error
 
-func (f approverFunc) approveChange(context.Context, *fileChange) error { return f() }
+func (f approverFunc) ApproveChange(context.Context, *Change) error { return f() }
 
 // TestChangeCommitsWhatWasApproved changes the file system while a change
 // is being approved, in every way the plan's hold on its target must see:
@@ -101,14 +99,14 @@ func TestChangeCommitsWhatWasApproved(t *testing.T) {
 			if c.setup != nil {
 				c.setup(wsDir, out)
 			}
-			ws, err := openWorkspace(wsDir)
+			ws, err := wspath.Open(wsDir)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer ws.Close()
-			var j undoStack
+			var j Journal
 			asked := false
-			fc, err := changeWorkspaceFile(t.Context(), ws, c.path, "NEW", nil, approverFunc(func() error {
+			fc, err := ChangeFile(t.Context(), ws, c.path, "NEW", nil, approverFunc(func() error {
 				asked = true
 				if c.during != nil {
 					c.during(wsDir, out)
@@ -127,7 +125,7 @@ func TestChangeCommitsWhatWasApproved(t *testing.T) {
 			if fc.rp != nil {
 				t.Errorf("the plan still holds its directory")
 			}
-			if n := len(j.list()); (n == 1) == c.refused {
+			if n := len(j.List()); (n == 1) == c.refused {
 				t.Errorf("undo entries = %d", n)
 			}
 			for f, want := range c.want {
@@ -145,85 +143,12 @@ func TestChangeCommitsWhatWasApproved(t *testing.T) {
 	}
 }
 
-// TestWriteFileEntersEachFileOnce follows a write_file call from the
-// stream to the disk as the architecture doc lists it: at the moment the
-// user is asked, the call stack runs down tool_executor.go, builtin_tools.go,
-// gate.go, fileops.go and approval.go, each entered once — no callback
-// runs back into a file the call already passed through.
-func TestWriteFileEntersEachFileOnce(t *testing.T) {
-	f := fakeollama.New(t, "llama3.2:latest")
-	env := newTestEnv(t, f, "llama3.2")
-	env.a.approvals.auto = false
-	env.a.Interactive = true
-	ans := &stackReader{answer: "y\n"}
-	env.a.In = newLineReader(ans)
-	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "w", Name: "write_file", Args: map[string]any{"path": "a.txt", "content": "hello\n"}}), fakeollama.TextReply("llama3.2", "done"))
-	env.a.RunPrompt(t.Context(), "write a.txt")
-	if b, err := os.ReadFile(filepath.Join(env.dir, "a.txt")); err != nil || string(b) != "hello\n" {
-		t.Fatalf("a.txt = %q, %v (err %q)", b, err, env.errOut.String())
-	}
-	// The package's files, outermost first, runs merged (inlined calls
-	// expanded: CallersFrames reports each).
-	var frames []runtime.Frame
-	for it := runtime.CallersFrames(ans.stack); ; {
-		f, more := it.Next()
-		frames = append(frames, f)
-		if !more {
-			break
-		}
-	}
-	var files []string
-	for i := len(frames) - 1; i >= 0; i-- {
-		f := frames[i]
-		base := filepath.Base(f.File)
-		if !strings.HasPrefix(f.Function, "github.com/harvey-agent/harvey.") || strings.HasSuffix(base, "_test.go") {
-			continue
-		}
-		if len(files) == 0 || files[len(files)-1] != base {
-			files = append(files, base)
-		}
-	}
-	from := -1
-	for i, f := range files {
-		if f == "tool_executor.go" {
-			from = i
-			break
-		}
-	}
-	if from < 0 {
-		t.Fatalf("no tool_executor.go on the stack: %v", files)
-	}
-	got := strings.Join(files[from:], " → ")
-	if want := "tool_executor.go → builtin_tools.go → gate.go → fileops.go → approval.go"; got != want {
-		t.Errorf("the approval's stack:\n  %s\nwant\n  %s", got, want)
-	}
-}
-
-// stackReader answers a question and keeps the stack it was asked from.
-type stackReader struct {
-	answer string
-	stack  []uintptr
-}
-
-func (r *stackReader) Read(p []byte) (int, error) {
-	if r.answer == "" {
-		return 0, io.EOF
-	}
-	if r.stack == nil {
-		r.stack = make([]uintptr, 100)
-		r.stack = r.stack[:runtime.Callers(1, r.stack)]
-	}
-	n := copy(p, r.answer)
-	r.answer = r.answer[n:]
-	return n, nil
-}
-
 func TestUndoStackBounded(t *testing.T) {
-	var u undoStack
+	var u Journal
 	for i := 0; i < undoMaxEntries+20; i++ {
-		u.push(undoEntry{path: "a", old: strings.Repeat("x", 1<<20)})
+		u.Push(JournalEntry{Path: "a", Old: strings.Repeat("x", 1<<20)})
 	}
-	if n := len(u.list()); n > undoMaxEntries || u.bytes > undoMaxBytes {
+	if n := len(u.List()); n > undoMaxEntries || u.bytes > undoMaxBytes {
 		t.Fatalf("%d entries, %d bytes", n, u.bytes)
 	}
 }

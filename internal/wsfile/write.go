@@ -1,4 +1,4 @@
-package harvey
+package wsfile
 
 import (
 	"context"
@@ -29,120 +29,120 @@ import (
 // change what: the path policy (internal/wspath) decided it when the plan was made,
 // and the approval (approval.go) is asked between plan and commit.
 
-// fileEdit computes a file's new content from what it holds (old, and
+// Edit computes a file's new content from what it holds (old, and
 // whether it exists), with the text of the result when the edit has one
 // (its summary). A change without one writes a whole new content.
-type fileEdit func(old string, exists bool) (content, note string, err error)
+type Edit func(old string, exists bool) (content, note string, err error)
 
-// changeFailed is an error of an edit itself (its old text is not in the
+// Failed is an error of an edit itself (its old text is not in the
 // file): nothing was attempted on the file.
-type changeFailed struct{ error }
+type Failed struct{ error }
 
-func (c changeFailed) Unwrap() error { return c.error }
+func (c Failed) Unwrap() error { return c.error }
 
-// fileChange is a planned change of one file: the target the path gate
+// Change is a planned change of one file: the target the path gate
 // resolved (a link's target, not its name; its directory held open until
 // commit or close), what it holds now and what it will hold.
-type fileChange struct {
+type Change struct {
 	asked   string // the path as given, cleaned
-	target  string // the resolved workspace path that changes
-	action  string // the change named for the approval: its real target
-	old     string
-	existed bool
-	content string
-	note    string // the result text, when the change computes one
+	Target  string // the resolved workspace path that changes
+	Action  string // the change named for the approval: its real target
+	Old     string
+	Existed bool
+	Content string
+	Note    string // the result text, when the change computes one
 	rp      *wspath.Resolved
 }
 
-// close lets go of the plan's directory (commit closes it too).
-func (fc *fileChange) close() {
+// Close lets go of the plan's directory (commit closes it too).
+func (fc *Change) Close() {
 	if fc != nil && fc.rp != nil {
 		fc.rp.Close()
 		fc.rp = nil
 	}
 }
 
-// changeApprover asks before a planned change is written: the approval
+// Approver asks before a planned change is written: the approval
 // service with who asks (approval.go: changeApproval).
-type changeApprover interface {
-	approveChange(ctx context.Context, fc *fileChange) error
+type Approver interface {
+	ApproveChange(ctx context.Context, fc *Change) error
 }
 
-// changeWorkspaceFile is one change of a file from start to end: plan (one
+// ChangeFile is one change of a file from start to end: plan (one
 // resolution of p), approval, commit (the replaced version kept in j for
 // /undo, as by's). A nil change with a nil error: the content is the same,
 // nothing was asked or written. The change is returned with a failure that
 // came after the path was resolved, to name its real target.
-func changeWorkspaceFile(ctx context.Context, ws *Workspace, p, content string, edit fileEdit, ap changeApprover, j *undoStack, by string) (*fileChange, error) {
-	fc, err := planFileChange(ws, p, content, edit)
+func ChangeFile(ctx context.Context, ws *wspath.Tree, p, content string, edit Edit, ap Approver, j *Journal, by string) (*Change, error) {
+	fc, err := Plan(ws, p, content, edit)
 	if err != nil || fc == nil {
 		return fc, err
 	}
-	if err := ap.approveChange(ctx, fc); err != nil {
-		fc.close()
+	if err := ap.ApproveChange(ctx, fc); err != nil {
+		fc.Close()
 		return fc, err
 	}
-	return fc, fc.commit(ws, j, by)
+	return fc, fc.Commit(ws, j, by)
 }
 
-// maxEditBytes bounds the files Harvey changes in place: their old text is
+// MaxEditBytes bounds the files Harvey changes in place: their old text is
 // held in memory for the diff and the edit.
-const maxEditBytes = 4 << 20
+const MaxEditBytes = 4 << 20
 
-// planFileChange resolves p once through the path gate (as a write), reads
+// Plan resolves p once through the path gate (as a write), reads
 // what the target holds and computes what it will hold: content, or what
 // edit makes of the old content (an edit computed over the model's view).
 // A write that would put Harvey's redaction markers over the secrets they
 // hide is refused. A nil plan with a nil error: the content is unchanged.
 // The caller commits or closes the plan.
-func planFileChange(ws *Workspace, p, content string, edit fileEdit) (*fileChange, error) {
+func Plan(ws *wspath.Tree, p, content string, edit Edit) (*Change, error) {
 	rp, err := ws.Resolve(p, wspath.OpWrite)
 	if err != nil {
 		return nil, err
 	}
-	fc := &fileChange{asked: rp.Asked, target: rp.Rel, rp: rp}
-	fc.old, fc.existed, err = readOld(rp, p)
+	fc := &Change{asked: rp.Asked, Target: rp.Rel, rp: rp}
+	fc.Old, fc.Existed, err = readOld(rp, p)
 	whole := edit == nil
 	switch {
 	case err != nil:
 	case whole:
-		fc.content = content
+		fc.Content = content
 	default:
-		if fc.content, fc.note, err = edit(fc.old, fc.existed); err != nil {
-			err = changeFailed{err}
+		if fc.Content, fc.Note, err = edit(fc.Old, fc.Existed); err != nil {
+			err = Failed{err}
 		}
 	}
-	if err == nil && fc.existed && wouldDestroySecrets(fc.old, fc.content) {
-		err = wspath.Failed(fc.target, errDestroySecrets, nil)
+	if err == nil && fc.Existed && wouldDestroySecrets(fc.Old, fc.Content) {
+		err = wspath.Failed(fc.Target, errDestroySecrets, nil)
 	}
 	if err != nil {
-		fc.close()
+		fc.Close()
 		return fc, err
 	}
-	if fc.existed && fc.old == fc.content && (!whole || secrets.Redact(fc.old) == fc.old) {
+	if fc.Existed && fc.Old == fc.Content && (!whole || secrets.Redact(fc.Old) == fc.Old) {
 		// Unchanged. Not said of a whole new content over a file holding
 		// secrets: "unchanged" would confirm a guess at the hidden bytes,
 		// so that write is asked about like any other. (An edit's sameness
 		// was decided over the view.)
-		fc.close()
+		fc.Close()
 		return nil, nil
 	}
-	fc.action = "write " + termtext.QuotePath(fc.target)
-	if fc.asked != fc.target {
-		fc.action += " (through " + termtext.QuotePath(fc.asked) + ")"
+	fc.Action = "write " + termtext.QuotePath(fc.Target)
+	if fc.asked != fc.Target {
+		fc.Action += " (through " + termtext.QuotePath(fc.asked) + ")"
 	}
 	return fc, nil
 }
 
 // readOld returns what a resolved write target holds ("" when it does not
-// exist). Files over maxEditBytes and binary files are refused without
+// exist). Files over MaxEditBytes and binary files are refused without
 // being read past the limit.
 func readOld(rp *wspath.Resolved, p string) (old string, exists bool, err error) {
 	if rp.Info == nil {
 		return "", false, nil
 	}
 	tooLarge := wspath.Failed(p, "file is over 4 MB, too large to change in place", nil)
-	if rp.Info.Size() > maxEditBytes {
+	if rp.Info.Size() > MaxEditBytes {
 		return "", true, tooLarge
 	}
 	f, st, err := rp.OpenVerified()
@@ -154,11 +154,11 @@ func readOld(rp *wspath.Resolved, p string) (old string, exists bool, err error)
 	// file, sized from fstat (a file that grew meanwhile still fits).
 	var sb strings.Builder
 	sb.Grow(int(st.Size()) + 1)
-	if _, err := io.Copy(&sb, io.LimitReader(f, maxEditBytes+1)); err != nil {
+	if _, err := io.Copy(&sb, io.LimitReader(f, MaxEditBytes+1)); err != nil {
 		return "", true, wspath.OSFailure(p, err)
 	}
 	old = sb.String()
-	if len(old) > maxEditBytes {
+	if len(old) > MaxEditBytes {
 		return "", true, tooLarge
 	}
 	if outputcap.IsBinary([]byte(old[:min(len(old), 8000)])) {
@@ -178,46 +178,46 @@ func wouldDestroySecrets(old, content string) bool {
 
 const errChangedMeanwhile = "the file changed while the change was being approved; read it again"
 
-// commit writes the planned content if the target is still what was
+// Commit writes the planned content if the target is still what was
 // planned: its directory still where it was in the workspace, the file the
 // same one holding the same bytes (or still absent). The version it
 // replaces goes to j for /undo. The plan is closed.
-func (fc *fileChange) commit(ws *Workspace, j *undoStack, by string) error {
-	defer fc.close()
+func (fc *Change) Commit(ws *wspath.Tree, j *Journal, by string) error {
+	defer fc.Close()
 	if fc.rp == nil {
-		return wspath.Failed(fc.target, errChangedMeanwhile, nil)
+		return wspath.Failed(fc.Target, errChangedMeanwhile, nil)
 	}
-	if !fc.rp.StillInPlace(ws.Tree) || !fc.stillHolds() {
-		return wspath.Failed(fc.target, errChangedMeanwhile, nil)
+	if !fc.rp.StillInPlace(ws) || !fc.stillHolds() {
+		return wspath.Failed(fc.Target, errChangedMeanwhile, nil)
 	}
-	made, err := writeResolved(ws, fc.rp, fc.content)
+	made, err := WriteResolved(ws, fc.rp, fc.Content)
 	if err != nil {
 		return err
 	}
-	j.push(undoEntry{path: fc.target, old: fc.old, existed: fc.existed, wrote: fc.content, dirs: made, by: by, at: time.Now()})
+	j.Push(JournalEntry{Path: fc.Target, Old: fc.Old, Existed: fc.Existed, Wrote: fc.Content, Dirs: made, By: by, At: time.Now()})
 	return nil
 }
 
 // stillHolds reports whether the target is what the plan saw: the same
 // file with the same bytes, or still nothing (and no directory of the
 // plan's missing ones made meanwhile).
-func (fc *fileChange) stillHolds() bool {
+func (fc *Change) stillHolds() bool {
 	rp := fc.rp
 	if len(rp.Missing) > 0 {
 		_, err := rp.Parent.Lstat(rp.Missing[0])
 		return errors.Is(err, fs.ErrNotExist)
 	}
-	if !fc.existed {
+	if !fc.Existed {
 		_, err := rp.Parent.Lstat(rp.Name)
 		return errors.Is(err, fs.ErrNotExist)
 	}
-	return rp.Holds(fc.old)
+	return rp.Holds(fc.Old)
 }
 
-// writeResolved writes content to a resolved path atomically, first making
+// WriteResolved writes content to a resolved path atomically, first making
 // the directories the path still lacks. It returns the directories it made,
 // outermost first.
-func writeResolved(ws *Workspace, rp *wspath.Resolved, content string) (made []string, err error) {
+func WriteResolved(ws *wspath.Tree, rp *wspath.Resolved, content string) (made []string, err error) {
 	dir, made, err := makeParents(ws, rp)
 	if err != nil {
 		return made, err
@@ -239,7 +239,7 @@ func writeResolved(ws *Workspace, rp *wspath.Resolved, content string) (made []s
 // at a time: each must be made here (one that appeared meanwhile means the
 // path changed) and is entered by identity, never through a link. It
 // returns the directory the file goes in.
-func makeParents(ws *Workspace, rp *wspath.Resolved) (*os.Root, []string, error) {
+func makeParents(ws *wspath.Tree, rp *wspath.Resolved) (*os.Root, []string, error) {
 	cur, made := rp.Parent, []string(nil)
 	rel := rp.ParentRel
 	for _, c := range rp.Missing {
@@ -265,7 +265,7 @@ func makeParents(ws *Workspace, rp *wspath.Resolved) (*os.Root, []string, error)
 
 // makeAndEnter makes the directory c in cur and opens it, checking that
 // what was opened is what was made: a directory, not a link, not agents/.
-func makeAndEnter(ws *Workspace, cur *os.Root, c string) (*os.Root, error) {
+func makeAndEnter(ws *wspath.Tree, cur *os.Root, c string) (*os.Root, error) {
 	if err := cur.Mkdir(c, 0o755); err != nil {
 		return nil, err
 	}
@@ -284,44 +284,44 @@ func makeAndEnter(ws *Workspace, cur *os.Root, c string) (*os.Root, error) {
 	return next, nil
 }
 
-// errUndoStale: the file is no longer what Harvey wrote.
-var errUndoStale = errors.New("the file changed since it was written")
+// ErrUndoStale: the file is no longer what Harvey wrote.
+var ErrUndoStale = errors.New("the file changed since it was written")
 
-// undoChange takes back a change from the journal, on one resolution of its
+// Undo takes back a change from the journal, on one resolution of its
 // path, only while the file still holds exactly what Harvey wrote: a file
 // Harvey created is removed (that needs the delete permission), with the
 // directories the write made while they are empty (innermost first; those
 // removed are returned); an older version is written back.
-func undoChange(ws *Workspace, e undoEntry) (removed []string, err error) {
+func Undo(ws *wspath.Tree, e JournalEntry) (removed []string, err error) {
 	op := wspath.OpWrite
-	if !e.existed {
+	if !e.Existed {
 		op = wspath.OpDelete
 	}
-	rp, err := ws.Resolve(e.path, op)
+	rp, err := ws.Resolve(e.Path, op)
 	if err != nil {
 		return nil, err
 	}
 	defer rp.Close()
-	if !rp.Holds(e.wrote) {
-		return nil, errUndoStale
+	if !rp.Holds(e.Wrote) {
+		return nil, ErrUndoStale
 	}
-	if e.existed {
-		_, err := writeResolved(ws, rp, e.old)
+	if e.Existed {
+		_, err := WriteResolved(ws, rp, e.Old)
 		return nil, err
 	}
 	if err := rp.Parent.Remove(rp.Name); err != nil {
-		return nil, wspath.OSFailure(e.path, err)
+		return nil, wspath.OSFailure(e.Path, err)
 	}
-	for i := len(e.dirs) - 1; i >= 0 && removeEmptyWorkspaceDir(ws, e.dirs[i]); i-- {
-		removed = append(removed, e.dirs[i])
+	for i := len(e.Dirs) - 1; i >= 0 && removeEmptyDir(ws, e.Dirs[i]); i-- {
+		removed = append(removed, e.Dirs[i])
 	}
 	return removed, nil
 }
 
-// removeEmptyWorkspaceDir removes p if it is an empty directory (through
+// removeEmptyDir removes p if it is an empty directory (through
 // the same gate as a delete); anything else is left alone. /undo uses it
 // for the directories a write it takes back had created.
-func removeEmptyWorkspaceDir(ws *Workspace, p string) bool {
+func removeEmptyDir(ws *wspath.Tree, p string) bool {
 	rp, err := ws.Resolve(p, wspath.OpRemoveDir)
 	if err != nil {
 		return false
@@ -414,48 +414,48 @@ const (
 	undoMaxBytes   = 64 << 20
 )
 
-type undoEntry struct {
-	path    string // workspace-relative
-	old     string // content before the change ("" when it did not exist)
-	existed bool
-	wrote   string   // what Harvey wrote
-	dirs    []string // directories the write created, outermost first
-	by      string   // tool or command
-	at      time.Time
+type JournalEntry struct {
+	Path    string // workspace-relative
+	Old     string // content before the change ("" when it did not exist)
+	Existed bool
+	Wrote   string   // what Harvey wrote
+	Dirs    []string // directories the write created, outermost first
+	By      string   // tool or command
+	At      time.Time
 }
 
-type undoStack struct {
+type Journal struct {
 	mu      sync.Mutex
-	entries []undoEntry
+	entries []JournalEntry
 	bytes   int
 }
 
-// push records a change; the oldest entries go when the stack is full.
-func (u *undoStack) push(e undoEntry) {
+// Push records a change; the oldest entries go when the stack is full.
+func (u *Journal) Push(e JournalEntry) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.entries = append(u.entries, e)
-	u.bytes += len(e.old) + len(e.wrote)
+	u.bytes += len(e.Old) + len(e.Wrote)
 	for len(u.entries) > undoMaxEntries || (u.bytes > undoMaxBytes && len(u.entries) > 1) {
-		u.bytes -= len(u.entries[0].old) + len(u.entries[0].wrote)
+		u.bytes -= len(u.entries[0].Old) + len(u.entries[0].Wrote)
 		u.entries = u.entries[1:]
 	}
 }
 
-func (u *undoStack) pop() (undoEntry, bool) {
+func (u *Journal) Pop() (JournalEntry, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if len(u.entries) == 0 {
-		return undoEntry{}, false
+		return JournalEntry{}, false
 	}
 	e := u.entries[len(u.entries)-1]
 	u.entries = u.entries[:len(u.entries)-1]
-	u.bytes -= len(e.old) + len(e.wrote)
+	u.bytes -= len(e.Old) + len(e.Wrote)
 	return e, true
 }
 
-func (u *undoStack) list() []undoEntry {
+func (u *Journal) List() []JournalEntry {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	return append([]undoEntry(nil), u.entries...)
+	return append([]JournalEntry(nil), u.entries...)
 }
