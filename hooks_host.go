@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
@@ -22,7 +23,7 @@ type hookHost struct {
 func (h hookHost) Root() string { return h.g.ws.Root }
 
 func (h hookHost) RunWorkspaceHook(ctx context.Context, hc config.HookConfig, stdin string, env []string, readable string) (runner.Result, error) {
-	return h.g.runGated(ctx, runRequest{audit: "hook", shown: hc.Shown(), argv: hc.Command, timeout: hc.TimeLimit(),
+	return h.g.runGated(ctx, runRequest{audit: "hook", shown: configfile.HookShown(hc), argv: hc.Command, timeout: hc.TimeLimit(),
 		hook: &hookRun{stdin: stdin, env: env, readable: readable}})
 }
 
@@ -32,7 +33,7 @@ func (h hookHost) RunWorkspaceHook(ctx context.Context, hc config.HookConfig, st
 func (h hookHost) RunUserHook(ctx context.Context, hc config.HookConfig, stdin string, env []string, readable string) (runner.Result, error) {
 	g := h.g
 	if err := runner.NoSandboxRefusal(g.cfg.Sandbox); err != nil {
-		g.audit("hook", hc.Shown(), err, 0)
+		g.audit("hook", configfile.HookShown(hc), err, 0)
 		return runner.Result{}, fmt.Errorf("%v (or unsandboxed: true on this hook, in your config, to run it as your program)", err)
 	}
 	home, _ := os.UserHomeDir()
@@ -43,7 +44,7 @@ func (h hookHost) RunUserHook(ctx context.Context, hc config.HookConfig, stdin s
 	want.Root, want.Policy, want.Bare = g.ws.Root, g.cfg.Sandbox, g.bare
 	spec := runner.Proc{Dir: g.ws.Root, Argv: hc.Command, Env: append(secrets.WithNamed(secrets.YourEnviron(os.Environ()), os.Environ(), g.cfg.Sandbox.Env), env...), Timeout: hc.TimeLimit(),
 		Limit: g.maxOut(), Sandbox: runner.CommandSpec(want), Stdin: stdin, SplitStderr: true}
-	return g.runGuarded(ctx, runRequest{audit: "hook", shown: hc.Shown()}, spec), nil
+	return g.runGuarded(ctx, runRequest{audit: "hook", shown: configfile.HookShown(hc)}, spec), nil
 }
 
 func (h hookHost) Record(shown string, res runner.Result) {

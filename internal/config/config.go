@@ -4,12 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/harvey-agent/harvey/internal/lazyre"
 	"gopkg.in/yaml.v3"
 )
 
@@ -207,7 +208,7 @@ func Default() *Config {
 }
 
 // YAMLLineRE finds the line yaml.v3 names in an error.
-var YAMLLineRE = lazyre.New(`^yaml: (?:unmarshal errors:\s*)?line (\d+): `)
+var YAMLLineRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:unmarshal errors:\s*)?line (\d+): `) })
 
 // YAMLError reduces a yaml.v3 error to "line N: message".
 func YAMLError(err error) error {

@@ -6,8 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-
-	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // HookConfig is one hook of the hooks: list.
@@ -191,15 +189,6 @@ func (h HookConfig) Powers() string {
 // TimeLimit is how long the hook may run (its timeout, 60 s by default).
 func (h HookConfig) TimeLimit() time.Duration {
 	return cmp.Or(time.Duration(h.Timeout), DefaultHookTimeout)
-}
-
-// Shown is the hook in a few words for the user: its event, tools and
-// command.
-func (h HookConfig) Shown() string {
-	if h.Event == HookPrompt || IsStop(h.Event) {
-		return fmt.Sprintf("%s: %s", h.Event, termtext.QuoteArgv(h.Command))
-	}
-	return fmt.Sprintf("%s %s: %s", h.Event, cmp.Or(h.Match, "*"), termtext.QuoteArgv(h.Command))
 }
 
 // Describe is the condition in words.

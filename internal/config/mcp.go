@@ -1,14 +1,10 @@
 package config
 
 import (
-	"maps"
 	"os"
-	"slices"
+	"regexp"
 	"strings"
-
-	"github.com/harvey-agent/harvey/internal/lazyre"
-	"github.com/harvey-agent/harvey/internal/secrets"
-	"github.com/harvey-agent/harvey/internal/termtext"
+	"sync"
 )
 
 // MCPConfig is the mcp: block of a config.
@@ -73,37 +69,6 @@ func MarkWorkspace(m map[string]MCPServer) {
 		s.FromWorkspace = true
 		m[n] = s
 	}
-}
-
-// Describe says exactly what the server runs or sends, for a
-// confirmation: the argv, the environment's names, the network; or the
-// URL and each header as it will be sent. A ${VAR} of a workspace's server
-// is sent as written, and the line says so.
-func (s MCPServer) Describe() string {
-	var b strings.Builder
-	if s.URL != "" {
-		b.WriteString("connects to " + s.URL)
-		if len(s.Headers) > 0 {
-			var hs []string
-			for _, k := range slices.Sorted(maps.Keys(s.Headers)) {
-				hs = append(hs, k+": "+secrets.Redact(s.Headers[k]))
-			}
-			b.WriteString(" sending headers " + strings.Join(hs, ", "))
-		}
-	} else {
-		b.WriteString("runs " + termtext.QuoteArgv(s.Command) + " (sandboxed")
-		if s.Network {
-			b.WriteString(", with network")
-		}
-		b.WriteString(")")
-		if len(s.Env) > 0 {
-			b.WriteString(" with environment " + strings.Join(slices.Sorted(maps.Keys(s.Env)), ", "))
-		}
-	}
-	if s.FromWorkspace && s.NamesVariables() {
-		b.WriteString("; ${VAR} values are sent as written, not filled from your environment (to pass one, add the server to your own config: harvey mcp import)")
-	}
-	return b.String()
 }
 
 // NamesVariables reports whether a header or env value names a variable.
@@ -225,4 +190,4 @@ const DefaultMaxTools = 24
 
 // ToolNameRE is what providers accept as a tool name (OpenAI's and
 // Anthropic's rule; Ollama passes names to templates as they are).
-var ToolNameRE = lazyre.New(`^[A-Za-z0-9_-]{1,64}$`)
+var ToolNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })

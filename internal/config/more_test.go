@@ -80,13 +80,6 @@ func TestHookWords(t *testing.T) {
 			t.Errorf("%+v on %q: %v %q", c.w, c.v, c.w.Holds(c.v), c.w.Describe())
 		}
 	}
-	h := HookConfig{Event: HookPre, Match: "run_command", Command: HookArgv{"./check.sh", "a b"}}
-	if got := h.Shown(); got != `pre_tool run_command: ./check.sh "a b"` {
-		t.Errorf("Shown: %q", got)
-	}
-	if got := (HookConfig{Event: HookPrompt, Command: HookArgv{"x"}}).Shown(); got != "user_prompt: x" {
-		t.Errorf("Shown: %q", got)
-	}
 }
 
 // An MCP server in a line, its switch, and what its oauth: block gives and

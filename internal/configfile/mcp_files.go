@@ -145,7 +145,7 @@ func (cf *File) addWorkspaceMCPFiles(ws *wspath.Tree) {
 func DescribeServers(servers map[string]config.MCPServer) string {
 	var lines []string
 	for _, n := range slices.Sorted(maps.Keys(servers)) {
-		lines = append(lines, "MCP server "+n+": "+servers[n].Describe())
+		lines = append(lines, "MCP server "+n+": "+DescribeServer(servers[n]))
 	}
 	return strings.Join(lines, "\n      ")
 }

@@ -68,7 +68,7 @@ var configRules = []configRule{
 		adds: func(b, w *config.Config) []string {
 			var out []string
 			for _, h := range w.Hooks {
-				out = append(out, "runs a hook: "+h.Shown()+" ("+h.Powers()+")")
+				out = append(out, "runs a hook: "+HookShown(h)+" ("+h.Powers()+")")
 			}
 			return out
 		}},

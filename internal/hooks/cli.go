@@ -40,7 +40,7 @@ func Command(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		for i, h := range Sort(cfg.Hooks) {
-			fmt.Fprintf(stdout, "%d. %s\n", i+1, termtext.Sanitize(h.Shown()))
+			fmt.Fprintf(stdout, "%d. %s\n", i+1, termtext.Sanitize(configfile.HookShown(h)))
 		}
 		return 0
 	}
@@ -72,7 +72,7 @@ func hooksImport(args []string, stdout, stderr io.Writer) int {
 	have := importedHooks()
 	if !all && len(picks) == 0 {
 		for i, h := range found {
-			fmt.Fprintf(stdout, "%d. %s (from %s → %s)%s\n", i+1, termtext.Sanitize(h.hook.Shown()), h.from, hookDestination(h.project),
+			fmt.Fprintf(stdout, "%d. %s (from %s → %s)%s\n", i+1, termtext.Sanitize(configfile.HookShown(h.hook)), h.from, hookDestination(h.project),
 				map[bool]string{true: ": already imported", false: ""}[have[Key(h.hook)]])
 		}
 		fmt.Fprintln(stdout, "add them with: harvey hooks import N [N...] (or --all)")

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
@@ -76,7 +77,7 @@ func (r *Runner) event(ctx context.Context, event, subject string, fields map[st
 		switch {
 		case err != nil:
 			if r.failed(h, about, err) {
-				return "", &Blocked{hook: h.Shown(), reason: "the hook failed (" + termtext.OneLine(err.Error()) + ")"}
+				return "", &Blocked{hook: configfile.HookShown(h), reason: "the hook failed (" + termtext.OneLine(err.Error()) + ")"}
 			}
 			continue
 		case blocked != nil:
@@ -86,12 +87,12 @@ func (r *Runner) event(ctx context.Context, event, subject string, fields map[st
 			r.tell(h, about, "said", ans.reason) // a session's start is not blocked: the line is all
 		} else if ans.block {
 			r.tell(h, about, map[string]string{config.HookPrompt: "blocked", config.HookStop: "continued", config.HookSubagentStop: "continued"}[event], ans.reason)
-			return "", &Blocked{hook: h.Shown(), reason: ans.reason}
+			return "", &Blocked{hook: configfile.HookShown(h), reason: ans.reason}
 		}
 		if ans.amend != nil && strings.TrimSpace(*ans.amend) != "" {
 			text := secrets.Redact(strings.TrimSpace(*ans.amend))
 			r.tell(h, about, "added context to", fmt.Sprintf("%d bytes", len(text)))
-			fmt.Fprintf(&b, "[context from your hook: %s]\n%s\n\n", h.Shown(), text)
+			fmt.Fprintf(&b, "[context from your hook: %s]\n%s\n\n", configfile.HookShown(h), text)
 		}
 	}
 	return clipContext(b.String()), nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -75,7 +76,7 @@ func New(hooks []config.HookConfig, host Host) *Runner {
 	var ok []config.HookConfig
 	for _, h := range hooks {
 		if err := h.Check(); err != nil {
-			host.Warn(fmt.Sprintf("warning: hook %s not used: %v", h.Shown(), err))
+			host.Warn(fmt.Sprintf("warning: hook %s not used: %v", configfile.HookShown(h), err))
 			continue
 		}
 		ok = append(ok, h)
@@ -112,19 +113,19 @@ func (r *Runner) Pre(ctx context.Context, tool, id string, schema, args map[stri
 		ans, err := r.run(ctx, h, config.HookPre, tool, id, args, nil)
 		if err != nil {
 			if r.failed(h, tool, err) {
-				return nil, "", &Blocked{hook: h.Shown(), reason: "the hook failed (" + termtext.OneLine(err.Error()) + "), and a failing pre_tool hook blocks the call"}
+				return nil, "", &Blocked{hook: configfile.HookShown(h), reason: "the hook failed (" + termtext.OneLine(err.Error()) + "), and a failing pre_tool hook blocks the call"}
 			}
 			continue
 		}
 		if ans.block {
 			r.tell(h, tool, "blocked", ans.reason)
-			return nil, "", &Blocked{hook: h.Shown(), reason: ans.reason}
+			return nil, "", &Blocked{hook: configfile.HookShown(h), reason: ans.reason}
 		}
 		if ans.modify != nil {
 			next := ans.modify
 			if err := fitsSchema(schema, next); err != nil {
 				r.tell(h, tool, "blocked", "its new arguments do not fit the tool: "+err.Error())
-				return nil, "", &Blocked{hook: h.Shown(), reason: "the hook's new arguments do not fit " + tool + ": " + err.Error()}
+				return nil, "", &Blocked{hook: configfile.HookShown(h), reason: "the hook's new arguments do not fit " + tool + ": " + err.Error()}
 			}
 			r.tell(h, tool, "modified", r.host.Summary(tool, next))
 			args = next
@@ -195,7 +196,7 @@ func (r *Runner) Post(ctx context.Context, tool, id string, args map[string]any,
 		switch {
 		case err != nil:
 			if r.failed(h, tool, err) {
-				return Outcome{}, &Blocked{hook: h.Shown(), reason: "the result is withheld: the hook failed (" + termtext.OneLine(err.Error()) + ") and says on_error: block"}
+				return Outcome{}, &Blocked{hook: configfile.HookShown(h), reason: "the result is withheld: the hook failed (" + termtext.OneLine(err.Error()) + ") and says on_error: block"}
 			}
 		case ans.amend != nil:
 			r.tell(h, tool, "amended", fmt.Sprintf("the result, now %d bytes", len(*ans.amend)))
@@ -255,7 +256,7 @@ func (r *Runner) exec(ctx context.Context, h config.HookConfig, in []byte) ([]by
 		// Your config said so for this hook: your program, as you.
 		res = runner.Run(ctx, runner.Proc{Dir: root, Argv: h.Command, Env: append(os.Environ(), vars...), Timeout: h.TimeLimit(),
 			Limit: r.host.MaxOut(), Stdin: string(in), SplitStderr: true})
-		r.host.Record(h.Shown()+" (unsandboxed)", res)
+		r.host.Record(configfile.HookShown(h)+" (unsandboxed)", res)
 	default:
 		res, err = r.host.RunUserHook(ctx, h, string(in), vars, r.transcript.path)
 	}
@@ -281,7 +282,7 @@ func (r *Runner) exec(ctx context.Context, h config.HookConfig, in []byte) ([]by
 // sandboxRefused is the error of a workspace's hook the sandbox stopped:
 // its rule in full the first time, shorter after.
 func (r *Runner) sandboxRefused(h config.HookConfig, res runner.Result) error {
-	key := h.Shown()
+	key := configfile.HookShown(h)
 	if _, said := r.sandboxSaid.LoadOrStore(key, true); said {
 		return fmt.Errorf("the sandbox refused what it tried, as said before")
 	}
@@ -312,12 +313,12 @@ func (r *Runner) failed(h config.HookConfig, tool string, err error) bool {
 func (r *Runner) tell(h config.HookConfig, tool, what, detail string) {
 	r.fired.Add(1)
 	r.host.Say(fmt.Sprintf("⚑ hook %s %s: %s", what, tool, termtext.Sanitize(secrets.Redact(detail))))
-	r.host.Emit(map[string]any{"hook": h.Shown(), "event": h.Event, "tool": tool, "action": what, "detail": secrets.Redact(detail)})
+	r.host.Emit(map[string]any{"hook": configfile.HookShown(h), "event": h.Event, "tool": tool, "action": what, "detail": secrets.Redact(detail)})
 	var err error
 	if what == "blocked" || what == "failed" {
 		err = refusal.ErrDenied
 	}
-	r.host.Audit("hook "+what, tool+": "+h.Shown()+": "+detail, err)
+	r.host.Audit("hook "+what, tool+": "+configfile.HookShown(h)+": "+detail, err)
 }
 
 // Describe lists the hooks in the order they run, for /hooks.
@@ -335,7 +336,7 @@ func (r *Runner) Describe() string {
 		if h.BlocksOnError() {
 			onError = "block"
 		}
-		fmt.Fprintf(&b, "%d. %s (priority %d, timeout %s, on error: %s)%s\n", i+1, h.Shown(), h.Priority, h.TimeLimit(), onError, when)
+		fmt.Fprintf(&b, "%d. %s (priority %d, timeout %s, on error: %s)%s\n", i+1, configfile.HookShown(h), h.Priority, h.TimeLimit(), onError, when)
 	}
 	fmt.Fprintf(&b, "%d run this session, %d blocked, changed or added something", r.ran.Load(), r.fired.Load())
 	return b.String()
