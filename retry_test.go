@@ -1,3 +1,6 @@
+// Feature: retries in process: the writer sees every byte of a cut
+// stream once, and a route's 503s go through the same loop (the
+// end-to-end retries are in e2e/retry_test.go).
 package harvey
 
 import (
@@ -14,9 +17,6 @@ import (
 	"github.com/harvey-agent/harvey/internal/llm"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
-
-// Retries in process: the writer sees every byte, and a route the agent
-// holds (the end-to-end retries are in e2e/retry_test.go).
 
 // The cut stream is tried again from the same request, and the text the
 // user already saw is not shown twice (in-process: the writer sees every

@@ -1,3 +1,6 @@
+// Feature: piped input as context for -p: a producer is waited for, a
+// silent pipe is not, and long input keeps its head and its tail
+// (stdin_linux.go, cli.go).
 package harvey
 
 import (

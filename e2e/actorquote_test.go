@@ -1,3 +1,5 @@
+// Feature: a call the model prints is run when it is the reply's act and
+// never when it is only quoted (issue 27), through the built binary.
 package e2e
 
 import (

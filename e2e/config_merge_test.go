@@ -1,3 +1,5 @@
+// Feature: a repository's agents/tools/ is not loaded headless until the
+// user confirms it, through the built binary.
 package e2e
 
 import (

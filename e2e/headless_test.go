@@ -1,3 +1,6 @@
+// Feature: the built cmd/harvey driven headless as a user would: prompts,
+// piped context, --continue, tools validate, the knowledge base, --run's
+// exit status, first-run papercuts.
 package e2e
 
 import (

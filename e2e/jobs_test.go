@@ -1,5 +1,8 @@
 //go:build linux
 
+// Feature: background jobs through the built binary in each kernel mode
+// (issue 61): started, read, killed, ended with the session, and their
+// events in --output stream-json.
 package e2e
 
 import (

@@ -1,3 +1,6 @@
+// Feature: harvey model check through the built binary, against
+// fakeollama's scripted check models: the report, the saved verdicts, and
+// each task running only what it asks.
 package e2e
 
 import (

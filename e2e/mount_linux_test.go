@@ -1,3 +1,5 @@
+// Feature: a file system of a given type mounted for a test (the index's
+// choice of where to stop).
 package e2e
 
 import (

@@ -1,3 +1,5 @@
+// Feature: harvey rag's stores through the built binary: create, ingest,
+// query, use, on and off, against the fake Ollama's embedding model.
 package e2e
 
 import (

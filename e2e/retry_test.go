@@ -1,3 +1,6 @@
+// Feature: retries through the built binary: each failure class, a tool
+// result never lost to a failed call, a server that starts late, the reply
+// idle timeout, no Ollama said at once.
 package e2e
 
 import (

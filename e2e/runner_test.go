@@ -1,3 +1,5 @@
+// Feature: what a child process can and cannot get, through the built
+// binary (cases 55, 58, 60, 61).
 package e2e
 
 import (

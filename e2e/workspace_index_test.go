@@ -1,3 +1,6 @@
+// Feature: the workspace index through the built binary: find_code and
+// harvey rag query, embeddings from another provider, where the index
+// stops, a home's projects before its caches.
 package e2e
 
 import (

@@ -1,3 +1,4 @@
+// Feature: harvey mcp list through the built binary.
 package mcp
 
 import (

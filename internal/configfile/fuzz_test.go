@@ -1,3 +1,4 @@
+// Feature: any harvey.yaml parses within its ceilings or fails in one line.
 package configfile
 
 import (

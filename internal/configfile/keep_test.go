@@ -1,3 +1,4 @@
+// Feature: keep_recordings is read from the user's own config only.
 package configfile
 
 import (

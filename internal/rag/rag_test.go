@@ -1,3 +1,5 @@
+// Feature: the rag: block's old form, progress into a log, and rag
+// query's order.
 package rag
 
 import (

@@ -1,3 +1,5 @@
+// Feature: a recording cut back to its last whole turn, and old automatic
+// recordings pruned.
 package recorder
 
 import (

@@ -1,3 +1,5 @@
+// Feature: a file's window and a directory's listing through the path
+// gate: rune boundaries, binaries, a 2 GB file, paging, what is not listed.
 package wsfile
 
 import (

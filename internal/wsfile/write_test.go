@@ -1,3 +1,5 @@
+// Feature: a change commits only what was approved, whatever happens to
+// the file between plan and commit; the undo journal stays bounded.
 package wsfile
 
 import (
