@@ -9,6 +9,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // Hooks are internal/hooks'; what they need of the session is hookHost:
@@ -20,17 +21,28 @@ type hookHost struct {
 	tm *Terminal
 }
 
-func (h hookHost) Root() string { return h.g.ws.Root }
-
-func (h hookHost) RunWorkspaceHook(ctx context.Context, hc config.HookConfig, stdin string, env []string, readable string) (runner.Result, error) {
-	return h.g.runGated(ctx, runRequest{audit: "hook", shown: configfile.HookShown(hc), argv: hc.Command, timeout: hc.TimeLimit(),
-		hook: &hookRun{stdin: stdin, env: env, readable: readable}})
+// RunHook runs a hook as its origin says: a workspace's through the gate
+// every command passes; one your config marks unsandboxed as your program;
+// the rest in the sandbox made for hooks (userHook).
+func (h hookHost) RunHook(ctx context.Context, hc config.HookConfig, stdin string, env []string, readable string) (runner.Result, error) {
+	switch {
+	case hc.FromWorkspace:
+		return h.g.runGated(ctx, runRequest{audit: "hook", shown: configfile.HookShown(hc), argv: hc.Command, timeout: hc.TimeLimit(),
+			hook: &hookRun{stdin: stdin, env: env, readable: readable}})
+	case hc.Unsandboxed:
+		// Your config said so for this hook: your program, as you.
+		res := runner.Run(ctx, runner.Proc{Dir: h.g.ws.Root, Argv: hc.Command, Env: append(os.Environ(), env...), Timeout: hc.TimeLimit(),
+			Limit: h.g.maxOut(), Stdin: stdin, SplitStderr: true})
+		h.g.log.Record("hook", configfile.HookShown(hc)+" (unsandboxed)", runOutcome(res), res.Duration)
+		return res, nil
+	}
+	return h.userHook(ctx, hc, stdin, env, readable)
 }
 
-// RunUserHook runs a hook of the user's own in the sandbox made for hooks
+// userHook runs a hook of the user's own in the sandbox made for hooks
 // (internal/runner's HookView), then the check after every command; safe
 // mode's allowlist is for the model's commands, not the user's hooks.
-func (h hookHost) RunUserHook(ctx context.Context, hc config.HookConfig, stdin string, env []string, readable string) (runner.Result, error) {
+func (h hookHost) userHook(ctx context.Context, hc config.HookConfig, stdin string, env []string, readable string) (runner.Result, error) {
 	g := h.g
 	if err := runner.NoSandboxRefusal(g.cfg.Sandbox); err != nil {
 		g.audit("hook", configfile.HookShown(hc), err, 0)
@@ -47,16 +59,18 @@ func (h hookHost) RunUserHook(ctx context.Context, hc config.HookConfig, stdin s
 	return g.runGuarded(ctx, runRequest{audit: "hook", shown: configfile.HookShown(hc)}, spec), nil
 }
 
-func (h hookHost) Record(shown string, res runner.Result) {
-	h.g.log.Record("hook", shown, runOutcome(res), res.Duration)
-}
-
 func (h hookHost) Audit(action, detail string, err error) { h.g.audit(action, detail, err, 0) }
-func (h hookHost) MaxOut() int                            { return h.g.maxOut() }
 func (h hookHost) Summary(tool string, args map[string]any) string {
 	return callSummary(tool, args)
 }
-func (h hookHost) Say(line string)            { h.tm.logf("%s", h.tm.colorize("35", line)) }
+
+// Say shows a hook's firing in the hooks' own colour, a warning in
+// yellow.
+func (h hookHost) Say(tone termtext.Tone, line string) {
+	colour := "35"
+	if tone == termtext.Warn {
+		colour = "33"
+	}
+	h.tm.logf("%s", h.tm.colorize(colour, line))
+}
 func (h hookHost) Emit(fields map[string]any) { h.tm.events.Emit("hook", fields) }
-func (h hookHost) Warn(line string)           { h.tm.logf("%s", h.tm.colorize("33", line)) }
-func (h hookHost) Version() string            { return Version }

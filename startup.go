@@ -89,7 +89,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	recorder.Tidy(ws.Tree, cf.KeepRecordings)
 	a.OllamaURL = resolveOllamaURL(o.OllamaURL, cf.OllamaURL)
 	a.gate.embedFor = rag.WorkspaceEmbedder(cf.RAG, a.OllamaURL, newEmbedder)
-	a.gate.hooks = hooks.New(cf.Hooks, hookHost{a.gate, &a.Terminal}) // after the workspace's were confirmed (or left out)
+	a.gate.hooks = hooks.New(cf.Hooks, hookHost{a.gate, &a.Terminal}, ws.Root, Version) // after the workspace's were confirmed (or left out)
 	model := o.Model
 	if model == "" {
 		model = cf.Model

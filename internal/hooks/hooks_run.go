@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -30,24 +29,20 @@ import (
 // counts them. With no hooks there is nothing to do: a call costs what it
 // did before hooks.
 
-// Host is what the hooks need of the session: the workspace, a
-// workspace's hook run through the gate every command passes (sandboxed,
-// checked after, audited), the audit log, and the user's lines.
+// Host is what the hooks need of the session: a hook run as the session
+// runs hooks, the audit log, and the user's lines.
 type Host interface {
-	Root() string
-	RunWorkspaceHook(ctx context.Context, h config.HookConfig, stdin string, env []string, readable string) (runner.Result, error)
-	// RunUserHook runs a hook of the user's own in the sandbox made for
-	// hooks (your config trees readable, ~/.claude writable, your
-	// environment less its secrets), checked after like a command.
-	RunUserHook(ctx context.Context, h config.HookConfig, stdin string, env []string, readable string) (runner.Result, error)
-	Record(shown string, res runner.Result) // a hook of the user's own that ran, in the audit log
+	// RunHook runs h with stdin and the variables env added: a workspace's
+	// through the gate every command passes (sandboxed, checked after,
+	// audited); one of the user's own in the sandbox made for hooks (your
+	// config trees and readable, the transcript, readable; ~/.claude
+	// writable; your environment less its secrets), checked after like a
+	// command; one your config marks unsandboxed as your program, audited.
+	RunHook(ctx context.Context, h config.HookConfig, stdin string, env []string, readable string) (runner.Result, error)
 	Audit(action, detail string, err error)
-	MaxOut() int
 	Summary(tool string, args map[string]any) string // a call in a few words
-	Say(line string)                                 // a hook's firing, on the terminal
-	Emit(fields map[string]any)                      // the same, as a "hook" event of --output
-	Warn(line string)                                // a hook that cannot be used
-	Version() string                                 // Harvey's, in the transcript
+	Say(tone termtext.Tone, line string)             // a firing (Plain) or a hook that cannot be used (Warn)
+	Emit(fields map[string]any)                      // a firing, as a "hook" event of --output
 }
 
 // Outcome is a call's result as the hooks read and may amend it.
@@ -62,6 +57,8 @@ type Outcome struct {
 type Runner struct {
 	hooks   []config.HookConfig // in the order they run
 	host    Host
+	root    string       // the workspace
+	version string       // Harvey's, in the transcript
 	fired   atomic.Int64 // firings that blocked, changed or amended something
 	ran     atomic.Int64 // hooks run
 	pending string       // context from session_start hooks, for the next prompt
@@ -70,13 +67,13 @@ type Runner struct {
 	transcript  hookTranscript // hooks_transcript.go
 }
 
-// New is the runner for the hooks of cfg (nil when there are
-// none, so that a call without hooks does nothing more).
-func New(hooks []config.HookConfig, host Host) *Runner {
+// New is the runner for the hooks of cfg in the workspace root (nil when
+// there are none, so that a call without hooks does nothing more).
+func New(hooks []config.HookConfig, host Host, root, version string) *Runner {
 	var ok []config.HookConfig
 	for _, h := range hooks {
 		if err := h.Check(); err != nil {
-			host.Warn(fmt.Sprintf("warning: hook %s not used: %v", configfile.HookShown(h), err))
+			host.Say(termtext.Warn, fmt.Sprintf("warning: hook %s not used: %v", configfile.HookShown(h), err))
 			continue
 		}
 		ok = append(ok, h)
@@ -84,7 +81,7 @@ func New(hooks []config.HookConfig, host Host) *Runner {
 	if len(ok) == 0 {
 		return nil
 	}
-	return &Runner{hooks: Sort(ok), host: host}
+	return &Runner{hooks: Sort(ok), host: host, root: root, version: version}
 }
 
 // Blocked is a call a hook did not let run: the model reads why.
@@ -104,7 +101,7 @@ func (r *Runner) Pre(ctx context.Context, tool, id string, schema, args map[stri
 	if r == nil {
 		return args, "", nil
 	}
-	root := r.host.Root()
+	root := r.root
 	var contexts []string
 	for _, h := range r.hooks {
 		if !hookApplies(h, config.HookPre, tool, args, claudeInput(tool, args, root)) {
@@ -144,7 +141,7 @@ func (r *Runner) ReadsStreams(tool string, args map[string]any) bool {
 	if r == nil || tool != "run_command" {
 		return false
 	}
-	in := claudeInput(tool, args, r.host.Root())
+	in := claudeInput(tool, args, r.root)
 	return slices.ContainsFunc(r.hooks, func(h config.HookConfig) bool { return hookApplies(h, config.HookPost, tool, args, in) })
 }
 
@@ -180,7 +177,7 @@ func (r *Runner) Post(ctx context.Context, tool, id string, args map[string]any,
 	if r == nil {
 		return res, callErr
 	}
-	root := r.host.Root()
+	root := r.root
 	for _, h := range r.hooks {
 		if !hookApplies(h, config.HookPost, tool, args, claudeInput(tool, args, root)) {
 			continue
@@ -223,7 +220,7 @@ func (r *Runner) Post(ctx context.Context, tool, id string, args map[string]any,
 // as the reason; another failure, a timeout or an answer that is not one
 // is an error (failed decides what it means).
 func (r *Runner) run(ctx context.Context, h config.HookConfig, event, tool, id string, args map[string]any, result *hookResult) (hookAnswer, error) {
-	root := r.host.Root()
+	root := r.root
 	out, blocked, err := r.exec(ctx, h, hookInput(event, tool, id, args, root, result, r.transcriptPath()))
 	if err != nil {
 		return hookAnswer{}, err
@@ -237,7 +234,7 @@ func (r *Runner) run(ctx context.Context, h config.HookConfig, event, tool, id s
 // exec runs one hook with in on its stdin and returns its stdout; exit 2
 // is a block, its stderr the reason; another failure, or no answer within
 // its timeout, is an error. Your own hooks run in the sandbox made for
-// hooks (RunUserHook: a command's view plus your config trees, the files
+// hooks (the host's RunHook: a command's view plus your config trees, the files
 // the hook names, ~/.claude writable, your environment less its secrets),
 // so a hook that runs the workspace's code (go test, make, npx) cannot
 // reach past the workspace; one your config marks unsandboxed runs as
@@ -245,21 +242,9 @@ func (r *Runner) run(ctx context.Context, h config.HookConfig, event, tool, id s
 // in the sandbox, with what a command gets.
 func (r *Runner) exec(ctx context.Context, h config.HookConfig, in []byte) ([]byte, *hookAnswer, error) {
 	r.ran.Add(1)
-	root := r.host.Root()
+	root := r.root
 	vars := []string{"CLAUDE_PROJECT_DIR=" + root, "HARVEY_WORKSPACE=" + root, "HARVEY_HOOK_EVENT=" + h.Event}
-	var res runner.Result
-	var err error
-	switch {
-	case h.FromWorkspace:
-		res, err = r.host.RunWorkspaceHook(ctx, h, string(in), vars, r.transcript.path)
-	case h.Unsandboxed:
-		// Your config said so for this hook: your program, as you.
-		res = runner.Run(ctx, runner.Proc{Dir: root, Argv: h.Command, Env: append(os.Environ(), vars...), Timeout: h.TimeLimit(),
-			Limit: r.host.MaxOut(), Stdin: string(in), SplitStderr: true})
-		r.host.Record(configfile.HookShown(h)+" (unsandboxed)", res)
-	default:
-		res, err = r.host.RunUserHook(ctx, h, string(in), vars, r.transcript.path)
-	}
+	res, err := r.host.RunHook(ctx, h, string(in), vars, r.transcript.path)
 	switch {
 	case err != nil:
 		return nil, nil, err
@@ -312,7 +297,7 @@ func (r *Runner) failed(h config.HookConfig, tool string, err error) bool {
 // tell is one line for the user, a stream-json event and an audit entry.
 func (r *Runner) tell(h config.HookConfig, tool, what, detail string) {
 	r.fired.Add(1)
-	r.host.Say(fmt.Sprintf("⚑ hook %s %s: %s", what, tool, termtext.Sanitize(secrets.Redact(detail))))
+	r.host.Say(termtext.Plain, fmt.Sprintf("⚑ hook %s %s: %s", what, tool, termtext.Sanitize(secrets.Redact(detail))))
 	r.host.Emit(map[string]any{"hook": configfile.HookShown(h), "event": h.Event, "tool": tool, "action": what, "detail": secrets.Redact(detail)})
 	var err error
 	if what == "blocked" || what == "failed" {

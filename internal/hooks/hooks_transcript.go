@@ -73,7 +73,7 @@ func (r *Runner) transcriptPath() string {
 			return ""
 		}
 		t.path = filepath.Join(dir, hookSession+".jsonl")
-		t.root, t.version = r.host.Root(), r.host.Version()
+		t.root, t.version = r.root, r.version
 	}
 	flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND
 	if t.n < t.written { // cleared or summarised: written anew

@@ -11,6 +11,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/runner"
+	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
 // scriptHost runs each hook as its command's first word says, and keeps
@@ -35,25 +36,21 @@ func (h *scriptHost) run(hc config.HookConfig, stdin string) (runner.Result, err
 	h.stdin[hc.Command[0]] = append(h.stdin[hc.Command[0]], in)
 	return h.answers[hc.Command[0]], nil
 }
-func (h *scriptHost) Root() string { return "/ws" }
-func (h *scriptHost) RunWorkspaceHook(_ context.Context, hc config.HookConfig, stdin string, _ []string, _ string) (runner.Result, error) {
+func (h *scriptHost) RunHook(_ context.Context, hc config.HookConfig, stdin string, _ []string, _ string) (runner.Result, error) {
 	return h.run(hc, stdin)
 }
-func (h *scriptHost) RunUserHook(_ context.Context, hc config.HookConfig, stdin string, _ []string, _ string) (runner.Result, error) {
-	return h.run(hc, stdin)
-}
-func (h *scriptHost) Record(string, runner.Result) {}
 func (h *scriptHost) Audit(action, detail string, _ error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.audited = append(h.audited, action+": "+detail)
 }
-func (h *scriptHost) MaxOut() int                                  { return 64 << 10 }
 func (h *scriptHost) Summary(tool string, _ map[string]any) string { return tool }
-func (h *scriptHost) Say(line string)                              { h.mu.Lock(); h.said = append(h.said, line); h.mu.Unlock() }
-func (h *scriptHost) Emit(map[string]any)                          {}
-func (h *scriptHost) Warn(line string)                             { h.Say(line) }
-func (h *scriptHost) Version() string                              { return "test" }
+func (h *scriptHost) Say(_ termtext.Tone, line string) {
+	h.mu.Lock()
+	h.said = append(h.said, line)
+	h.mu.Unlock()
+}
+func (h *scriptHost) Emit(map[string]any) {}
 
 func hook(event, match, prog string, extra ...func(*config.HookConfig)) config.HookConfig {
 	h := config.HookConfig{Event: event, Match: match, Command: config.HookArgv{prog}}
@@ -88,7 +85,7 @@ func TestRunnerAroundACall(t *testing.T) {
 		hook(config.HookPre, "write_file", "broken", func(c *config.HookConfig) { c.OnError = "allow" }),
 		hook(config.HookPre, "edit_file", "broken"),
 		hook(config.HookPre, "search_files", "badshape"),
-	}, h)
+	}, h, "/ws", "test")
 	ctx := t.Context()
 	_, _, err := r.Pre(ctx, "run_command", "c1", schema, map[string]any{"command": "rm -rf /"})
 	if !errors.Is(err, refusal.ErrDenied) || !strings.Contains(err.Error(), "no rm here") {
@@ -151,7 +148,7 @@ func TestRunnerConversationEvents(t *testing.T) {
 	r := New([]config.HookConfig{
 		hook(config.HookSessionStart, "", "start"), hook(config.HookPrompt, "", "prompt"),
 		hook(config.HookStop, "", "stop"), hook(config.HookSubagentStop, "", "sub"),
-	}, h)
+	}, h, "/ws", "test")
 	ctx := t.Context()
 	r.SessionStart(ctx, "startup")
 	added, err := r.Prompt(ctx, "fix the bug")
