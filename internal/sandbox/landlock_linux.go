@@ -5,6 +5,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -93,7 +94,8 @@ func landlockPolicy(spec Spec, abi int) (llsys.RulesetAttr, []llGrant) {
 // credential, read as empty where there is a mount namespace) by that
 // tree's entries less the masked ones: Landlock grants whole hierarchies
 // and cannot take one file out of a granted one. The tree's own listing is
-// then not granted; an entry made in it later is not either.
+// then not granted; an entry made in it later is not either, nor a link
+// among its entries (its target stays as out of reach as it was).
 func withoutMasked(trees, masked []string) []string {
 	var out []string
 	for _, t := range trees {
@@ -104,7 +106,9 @@ func withoutMasked(trees, masked []string) []string {
 		}
 		entries, _ := os.ReadDir(t)
 		for _, e := range entries {
-			if p := filepath.Join(t, e.Name()); !slices.Contains(masked, p) {
+			// A link is left out: a rule is added on the path opened, so it
+			// would grant the link's target, which the tree never did.
+			if p := filepath.Join(t, e.Name()); !slices.Contains(masked, p) && e.Type()&fs.ModeSymlink == 0 {
 				out = append(out, p)
 			}
 		}

@@ -19,6 +19,7 @@ func TestWithoutMaskedGrantsTheRest(t *testing.T) {
 		os.MkdirAll(filepath.Dir(filepath.Join(home, f)), 0o755)
 		os.WriteFile(filepath.Join(home, f), []byte("x"), 0o644)
 	}
+	os.Symlink("/", filepath.Join(cargo, "root")) // a link out: granting it would grant /
 	masked := []string{filepath.Join(cargo, "credentials.toml"), filepath.Join(gradle, "gradle.properties")}
 	got := withoutMasked([]string{cargo, gradle + "/", other}, masked)
 	want := []string{filepath.Join(cargo, "bin"), filepath.Join(cargo, "env"), filepath.Join(gradle, "caches"), other}
