@@ -46,7 +46,7 @@ type Gate struct {
 	// later build of the user's loads).
 	bare bool
 	// embedFor chooses the embedder of the workspace index for find_code,
-	// given the model the index is bound to (workspaceEmbedder; nil, or
+	// given the model the index is bound to (rag.WorkspaceEmbedder; nil, or
 	// a nil answer: the lexical ranking alone).
 	embedFor func(bound string) wsquery.Embedder
 	// note shows the user a line about a wait (nil: nothing shown).
@@ -71,7 +71,7 @@ func (g *Gate) confirm(ctx context.Context, tool, action string) error {
 }
 
 // readChecked is the read path shared by /read and read_file: the path gate
-// (Tree.Resolve, permissions included) inside readWorkspaceFile.
+// (Tree.Resolve, permissions included) inside wsfile.Read.
 func (g *Gate) readChecked(ctx context.Context, p string, offset, limit int) (*wsfile.Result, error) {
 	rr, err := wsfile.Read(g.ws.Tree, p, offset, limit, g.maxOut())
 	if err != nil {
