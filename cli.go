@@ -19,6 +19,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/mcpcli"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"golang.org/x/sys/unix"
@@ -128,7 +129,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return 1
 	}
 	if sink != nil {
-		sink.Sandbox = runner.ModeName(a.Config.Sandbox)
+		sink.Sandbox = sandboxpolicy.ModeName(a.Config.Sandbox)
 		a.events = sink
 		a.approvals.observe = func(r approvalRequest, approved bool, by string) { sink.Approval(r.tool, r.action, approved, by) }
 	}

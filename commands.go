@@ -18,6 +18,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/rag"
 	"github.com/harvey-agent/harvey/internal/recorder"
 	"github.com/harvey-agent/harvey/internal/runner"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wsfile"
@@ -367,7 +368,7 @@ func cmdStatus(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "recording:   %s\n", rec)
 	fmt.Fprintf(out, "safe mode:   %v\n", a.Config.SafeMode)
-	fmt.Fprintf(out, "sandbox:     %s\n", runner.ModeName(a.Config.Sandbox))
+	fmt.Fprintf(out, "sandbox:     %s\n", sandboxpolicy.ModeName(a.Config.Sandbox))
 	fmt.Fprintf(out, "command env: %s\n", commandEnvNames(a.Config.Sandbox))
 	if n, ran, fired := a.gate.hooks.Counts(); n > 0 {
 		fmt.Fprintf(out, "hooks:       %d (%d run, %d blocked, changed or added something; /hooks)\n", n, ran, fired)

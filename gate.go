@@ -19,6 +19,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/jobs"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/tasks"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -319,7 +320,7 @@ func (g *Gate) runAdmitted(ctx context.Context, r runRequest, escalate bool) run
 	if r.timeout <= 0 {
 		r.timeout = time.Duration(g.cfg.RunTimeout)
 	}
-	want := runner.SpecFor{Purpose: "run"}
+	want := sandboxpolicy.SpecFor{Purpose: "run"}
 	if r.hook != nil && r.hook.readable != "" {
 		want.Readable = []string{r.hook.readable} // the session's transcript, read-only
 	}
@@ -356,7 +357,7 @@ func (g *Gate) admit(ctx context.Context, r runRequest) error {
 		err = g.commandPolicy().Allows(r.argv)
 	}
 	if err == nil {
-		err = runner.NoSandboxRefusal(g.cfg.Sandbox)
+		err = sandboxpolicy.NoSandboxRefusal(g.cfg.Sandbox)
 	}
 	if err == nil && r.tool != "" {
 		err = g.confirm(ctx, r.tool, r.action)
@@ -394,13 +395,13 @@ func runOutcome(res runner.Result) audit.Outcome {
 // question (only "yes" counts; --yes and "always" do not answer it), and
 // headless it is never asked.
 func (g *Gate) escalate(ctx context.Context, line string, res runner.Result) (*sandbox.Spec, bool) {
-	if res.Blocked == runner.RuleNone || ctx.Err() != nil {
+	if res.Blocked == sandboxpolicy.RuleNone || ctx.Err() != nil {
 		return nil, false
 	}
 	var sb *sandbox.Spec
 	q := "Run it again OUTSIDE the sandbox, with all your rights? Type yes to allow: "
-	if res.Blocked == runner.RuleNetwork {
-		sb = g.sandboxSpec(runner.SpecFor{Purpose: "run", Network: true})
+	if res.Blocked == sandboxpolicy.RuleNetwork {
+		sb = g.sandboxSpec(sandboxpolicy.SpecFor{Purpose: "run", Network: true})
 		q = "Run it again with network connections allowed (still sandboxed otherwise)? Type yes to allow: "
 	}
 	err := g.approvals.approve(ctx, approvalRequest{tool: "sandbox", who: bySandbox, action: line, note: res.Note, question: q})
@@ -432,16 +433,16 @@ func (g *Gate) checkPermission(rel, perm string) error {
 
 // commandSandboxFor is commandSandbox with the caches' private layers kept
 // under purpose ("run" for commands, "mcp-NAME" for a server, which runs
-// beside them and must not share a layer): internal/runner's CommandSpec.
+// beside them and must not share a layer): internal/sandboxpolicy's CommandSpec.
 func (g *Gate) commandSandboxFor(purpose string) *sandbox.Spec {
-	return g.sandboxSpec(runner.SpecFor{Purpose: purpose})
+	return g.sandboxSpec(sandboxpolicy.SpecFor{Purpose: purpose})
 }
 
 // sandboxSpec is the command sandbox with w's purpose, readable paths and
 // network, and the session's workspace, policy and safe mode.
-func (g *Gate) sandboxSpec(w runner.SpecFor) *sandbox.Spec {
+func (g *Gate) sandboxSpec(w sandboxpolicy.SpecFor) *sandbox.Spec {
 	w.Root, w.Policy, w.SafeMode, w.Allowed, w.Bare = g.ws.Root, g.cfg.Sandbox, g.cfg.SafeMode, g.cfg.AllowedCommands, g.bare
-	return runner.CommandSpec(w)
+	return sandboxpolicy.CommandSpec(w)
 }
 
 // resultCap is the cap on one tool result or command output this gate

@@ -10,6 +10,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/jobs"
 	"github.com/harvey-agent/harvey/internal/runner"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 )
 
 // Background commands (internal/jobs): the model's run_command with
@@ -40,7 +41,7 @@ func (g *Gate) startJob(ctx context.Context, tool, line string) (string, error) 
 	m := g.jobs
 	// Its caches' private layer is its own (a layer is one overlay's at a
 	// time), named by its id, which the next session reuses.
-	spec := runner.Proc{Dir: g.ws.Root, Argv: argv, Env: runner.EnvFor(g.cfg.Sandbox), Sandbox: g.sandboxSpec(runner.SpecFor{Purpose: fmt.Sprintf("job-%d", m.NextID())})}
+	spec := runner.Proc{Dir: g.ws.Root, Argv: argv, Env: runner.EnvFor(g.cfg.Sandbox), Sandbox: g.sandboxSpec(sandboxpolicy.SpecFor{Purpose: fmt.Sprintf("job-%d", m.NextID())})}
 	out := jobs.NewOutput(4 * g.maxOut())
 	check := guard.Command(g.ws.Root, "background job: "+line)
 	p, err := runner.Start(spec, out)

@@ -8,6 +8,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/runner"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
@@ -40,22 +41,22 @@ func (h hookHost) RunHook(ctx context.Context, hc config.HookConfig, stdin strin
 }
 
 // userHook runs a hook of the user's own in the sandbox made for hooks
-// (internal/runner's HookView), then the check after every command; safe
+// (internal/sandboxpolicy's HookView), then the check after every command; safe
 // mode's allowlist is for the model's commands, not the user's hooks.
 func (h hookHost) userHook(ctx context.Context, hc config.HookConfig, stdin string, env []string, readable string) (runner.Result, error) {
 	g := h.g
-	if err := runner.NoSandboxRefusal(g.cfg.Sandbox); err != nil {
+	if err := sandboxpolicy.NoSandboxRefusal(g.cfg.Sandbox); err != nil {
 		g.audit("hook", configfile.HookShown(hc), err, 0)
 		return runner.Result{}, fmt.Errorf("%v (or unsandboxed: true on this hook, in your config, to run it as your program)", err)
 	}
 	home, _ := os.UserHomeDir()
-	want := runner.SpecFor{Purpose: "hook", Hook: &runner.HookView{Home: home, Argv: hc.Command, Writable: hc.Writable, Network: hc.Network}}
+	want := sandboxpolicy.SpecFor{Purpose: "hook", Hook: &sandboxpolicy.HookView{Home: home, Argv: hc.Command, Writable: hc.Writable, Network: hc.Network}}
 	if readable != "" {
 		want.Readable = []string{readable}
 	}
 	want.Root, want.Policy, want.Bare = g.ws.Root, g.cfg.Sandbox, g.bare
 	spec := runner.Proc{Dir: g.ws.Root, Argv: hc.Command, Env: append(secrets.WithNamed(secrets.YourEnviron(os.Environ()), os.Environ(), g.cfg.Sandbox.Env), env...), Timeout: hc.TimeLimit(),
-		Limit: g.maxOut(), Sandbox: runner.CommandSpec(want), Stdin: stdin, SplitStderr: true}
+		Limit: g.maxOut(), Sandbox: sandboxpolicy.CommandSpec(want), Stdin: stdin, SplitStderr: true}
 	return g.runGuarded(ctx, runRequest{audit: "hook", shown: configfile.HookShown(hc)}, spec), nil
 }
 

@@ -10,8 +10,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/guard"
-	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 )
 
 // sandboxCommand is harvey sandbox: which mode this machine gives commands
@@ -46,7 +46,7 @@ func sandboxCommand(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stdout, l)
 		}
 	}
-	fmt.Fprintln(stdout, runner.StatusText(policy))
+	fmt.Fprintln(stdout, sandboxpolicy.StatusText(policy))
 	sandbox.RemoveTmp()
 	return 0
 }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/audit"
 	"github.com/harvey-agent/harvey/internal/config"
-	"github.com/harvey-agent/harvey/internal/runner"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
@@ -144,7 +144,7 @@ func cmdAudit(_ context.Context, a *Agent, args []string, out io.Writer) error {
 
 func cmdSecurity(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 	fmt.Fprintln(out, "Invariants (always on): workspace boundary (os.Root), agents/ excluded, secret-file denylist, output cap, tool loop limit, filtered child environment.")
-	fmt.Fprintln(out, runner.StatusText(a.Config.Sandbox))
+	fmt.Fprintln(out, sandboxpolicy.StatusText(a.Config.Sandbox))
 	_ = cmdSafeMode(ctx, a, []string{"status"}, out)
 	fmt.Fprintln(out, "permissions:")
 	_ = cmdPermissions(ctx, a, []string{"list"}, out)

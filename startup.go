@@ -27,6 +27,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/recorder"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wspath"
@@ -249,7 +250,7 @@ func (a *Agent) settleWorkspace(configErr error) {
 	}
 	a.warnAgentsNotIgnored(a.Workspace)
 	if m := sandbox.Available().Mode(); m != sandbox.ModeFull && m != sandbox.ModeSeatbelt {
-		a.logf("%s", a.colorize("33", runner.Line(a.Config.Sandbox)))
+		a.logf("%s", a.colorize("33", sandboxpolicy.Line(a.Config.Sandbox)))
 	}
 	for _, p := range a.Config.Sandbox.Ports {
 		if err := runner.PublishPort(p, a.Config.Sandbox.Hosts); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/gitrepo"
 	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/runner"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/wspath"
 	"github.com/harvey-agent/harvey/internal/wsquery"
 )
@@ -108,6 +109,6 @@ const UserToolsDir = wspath.UserToolsDir
 // runGitConfig runs git for the private directory's config reading, with
 // the environment and the sandbox every git gets.
 func (ws *Workspace) runGitConfig(ctx context.Context, home string, argv []string) []byte {
-	res := runner.Run(ctx, runner.Proc{Dir: home, Argv: argv, Env: gitrepo.Env(home), Timeout: 10 * time.Second, Limit: 1 << 20, SplitStderr: true, Sandbox: runner.GitSpec(ws.Root, home)})
+	res := runner.Run(ctx, runner.Proc{Dir: home, Argv: argv, Env: gitrepo.Env(home), Timeout: 10 * time.Second, Limit: 1 << 20, SplitStderr: true, Sandbox: sandboxpolicy.GitSpec(ws.Root, home)})
 	return res.Output
 }

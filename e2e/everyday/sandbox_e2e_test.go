@@ -1,7 +1,7 @@
 // Feature: the sandbox through the built binary with a scripted model —
 // everyday work (builds, tests, installs, commits) on a fixture home and on
 // this machine's own, caches, the registry proxy, MCP servers; spans
-// internal/runner (the sandbox's policy, the registry proxy) and internal/mcpclient.
+// internal/sandboxpolicy (the sandbox's policy, the registry proxy) and internal/mcpclient.
 package everyday
 
 import (
@@ -21,8 +21,6 @@ import (
 
 	"github.com/harvey-agent/harvey/e2e"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
-	"github.com/harvey-agent/harvey/internal/runner"
-	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
@@ -132,43 +130,6 @@ func TestEndToEndSandbox(t *testing.T) {
 	results = fakeollama.ToolResults(f.ChatRequests())
 	if r := results["s3"]; !strings.Contains(r, "./m.go") || !strings.Contains(r, "[exit 0]") {
 		t.Errorf("an allowed program failed in safe mode: %q", r)
-	}
-}
-
-// The refusal names its rule.
-func TestSandboxBlockedNamesTheRule(t *testing.T) {
-	spec := &sandbox.Spec{Dir: "/w", RW: []string{"/w", "/tmp/h"}, RO: []string{"/usr", "/etc"}, ReadOnly: []string{"/w/agents", "/w/.git"}}
-	safe := *spec
-	safe.Exec = []string{"/usr/bin/find"}
-	landlockOnly := *spec
-	landlockOnly.NoNS = true
-	for _, c := range []struct {
-		out  string
-		spec *sandbox.Spec
-		want runner.Rule
-		text string
-	}{
-		{"sh: 1: cannot create ../outside/x: Permission denied\n", spec, runner.RulePath, "../outside/x is outside"},
-		{"cat: /home/u/.ssh/id_rsa: Permission denied\n", spec, runner.RulePath, "/home/u/.ssh/id_rsa"},
-		{"touch: cannot touch '/etc/x': Permission denied\n", spec, runner.RulePath, "may be read but not written"},
-		{"bash: line 1: agents/x: Read-only file system\n", spec, runner.RuleReadOnly, "read-only"},
-		{"bash: connect: Permission denied\n", spec, runner.RuleNetwork, "network"},
-		{"npm error code EACCES\nnpm error syscall connect\nnpm error connect EACCES 104.16.1.35:443\n", &landlockOnly, runner.RuleNetwork, "no registry proxy"},
-		{"dial tcp 142.250.1.1:443: connect: permission denied\n", &landlockOnly, runner.RuleNetwork, "harvey sandbox"},
-		{"  [7] Could not connect to server (Failed to connect to index.crates.io port 443 after 0 ms: Could not connect to server)\n", &landlockOnly, runner.RuleNetwork, "no registry proxy"},
-		{"ERROR: Could not find a version that satisfies the requirement greetpy (from versions: none)\n", &landlockOnly, runner.RuleNetwork, "no registry proxy"},
-		{"ERROR: Could not find a version that satisfies the requirement greetpy (from versions: none)\n", spec, runner.RuleNone, ""}, // with the proxy: a name that is not there
-		{"find: 'sh': Permission denied\n", &safe, runner.RuleExec, "not allowed to execute: sh"},
-		{"harvey sandbox: sh: not allowed to execute here\n", &safe, runner.RuleExec, "safe mode"},
-		{"open x: Permission denied\n", spec, runner.RuleNone, ""}, // inside the workspace: not the sandbox
-	} {
-		rule, text := runner.Blocked(c.out, 1, c.spec)
-		if rule != c.want || !strings.Contains(text, c.text) {
-			t.Errorf("%q: got %d %q, want %d %q", c.out, rule, text, c.want, c.text)
-		}
-	}
-	if r, _ := runner.Blocked("cat: /home/u/x: Permission denied", 0, spec); r != runner.RuleNone {
-		t.Error("a successful command was called blocked")
 	}
 }
 

@@ -17,7 +17,7 @@ type HookConfig struct {
 	Timeout  Duration   `yaml:"timeout,omitempty"`  // default 60s
 	Command  HookArgv   `yaml:"command"`            // an argv list, or a string run by sh -c
 	OnError  string     `yaml:"on_error,omitempty"` // block or allow: what a hook that fails means (default: block before a call, allow after)
-	// What a hook of your own gets besides its sandbox (internal/runner's
+	// What a hook of your own gets besides its sandbox (internal/sandboxpolicy's
 	// HookView: ~/.claude and ~/.config readable less the denylist, the
 	// files its command names, ~/.claude writable, your environment less
 	// its secrets): the network, more writable paths, or no sandbox at all

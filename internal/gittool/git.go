@@ -25,6 +25,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/outputcap"
 	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/runner"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wspath"
@@ -448,9 +449,9 @@ func (g *gitRunner) argv(args []string) []string {
 }
 
 func (g *gitRunner) run(args []string, limit int) runner.Result {
-	return runner.Run(g.ctx, runner.Proc{Dir: g.ws.Root, Argv: g.argv(args), Env: gitrepo.Env(g.dir), Timeout: 60 * time.Second, Limit: limit, SplitStderr: true, StopAtCap: true, Sandbox: runner.GitSpec(g.ws.Root, g.dir)})
+	return runner.Run(g.ctx, runner.Proc{Dir: g.ws.Root, Argv: g.argv(args), Env: gitrepo.Env(g.dir), Timeout: 60 * time.Second, Limit: limit, SplitStderr: true, StopAtCap: true, Sandbox: sandboxpolicy.GitSpec(g.ws.Root, g.dir)})
 }
 
 func (g *gitRunner) runIn(args []string, stdin string, limit int) runner.Result {
-	return runner.Run(g.ctx, runner.Proc{Dir: g.ws.Root, Argv: g.argv(args), Env: gitrepo.Env(g.dir), Timeout: 60 * time.Second, Limit: limit, SplitStderr: true, Stdin: stdin, Sandbox: runner.GitSpec(g.ws.Root, g.dir)})
+	return runner.Run(g.ctx, runner.Proc{Dir: g.ws.Root, Argv: g.argv(args), Env: gitrepo.Env(g.dir), Timeout: 60 * time.Second, Limit: limit, SplitStderr: true, Stdin: stdin, Sandbox: sandboxpolicy.GitSpec(g.ws.Root, g.dir)})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/gitrepo"
 	"github.com/harvey-agent/harvey/internal/launchtest"
 	"github.com/harvey-agent/harvey/internal/runner"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
@@ -36,7 +37,7 @@ func openWS(t testing.TB, dir string) *testWS {
 	}
 	t.Cleanup(func() { tree.Close() })
 	run := func(ctx context.Context, home string, argv []string) []byte {
-		return runner.Run(ctx, runner.Proc{Dir: home, Argv: argv, Env: gitrepo.Env(home), Timeout: 10 * time.Second, Limit: 1 << 20, SplitStderr: true, Sandbox: runner.GitSpec(tree.Root, home)}).Output
+		return runner.Run(ctx, runner.Proc{Dir: home, Argv: argv, Env: gitrepo.Env(home), Timeout: 10 * time.Second, Limit: 1 << 20, SplitStderr: true, Sandbox: sandboxpolicy.GitSpec(tree.Root, home)}).Output
 	}
 	return &testWS{tree: tree, repo: gitrepo.New(tree.OSRoot(), tree.Root, run)}
 }

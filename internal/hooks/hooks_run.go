@@ -14,6 +14,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/runner"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
@@ -252,7 +253,7 @@ func (r *Runner) exec(ctx context.Context, h config.HookConfig, in []byte) ([]by
 		return nil, nil, fmt.Errorf("no answer within its timeout (%s)", h.TimeLimit())
 	case res.Err != nil:
 		return nil, nil, res.Err
-	case res.Blocked != runner.RuleNone:
+	case res.Blocked != sandboxpolicy.RuleNone:
 		// The sandbox refused what the hook tried (sh's own exit 2 for a
 		// redirect it could not open is no decision of the hook's).
 		return nil, nil, r.sandboxRefused(h, res)

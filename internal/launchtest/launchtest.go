@@ -6,8 +6,9 @@
 // Contract: func TestMain(m *testing.M) { launchtest.Main(m) }. The test
 // binary acts as the launcher when started as one, answers the probe, runs
 // the tests and removes the session's private temporary directory
-// (internal/runner's). internal/runner's own tests keep a TestMain of
-// their own (this package imports runner).
+// (internal/runner's). internal/runner's and internal/sandboxpolicy's
+// own tests keep a TestMain of their own (this package imports runner,
+// which imports sandboxpolicy).
 package launchtest
 
 import (

@@ -26,8 +26,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/mcpauth"
-	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -84,8 +84,8 @@ func warnHiddenPaths(name string, s config.MCPServer, stderr io.Writer) {
 		return
 	}
 	cfg, _, _ := configfile.LoadUser()
-	spec := runner.CommandSpec(runner.SpecFor{Root: "/nonexistent-workspace", Policy: cfg.Sandbox, Purpose: "mcp-check"})
-	seen := append(append(append([]string{}, spec.RO...), spec.RW...), runner.InstallTree(s.Command[0])...)
+	spec := sandboxpolicy.CommandSpec(sandboxpolicy.SpecFor{Root: "/nonexistent-workspace", Policy: cfg.Sandbox, Purpose: "mcp-check"})
+	seen := append(append(append([]string{}, spec.RO...), spec.RW...), sandboxpolicy.InstallTree(s.Command[0])...)
 	var hidden []string
 	for _, a := range s.Command {
 		if _, v, ok := strings.Cut(a, "="); ok && strings.HasPrefix(a, "-") {

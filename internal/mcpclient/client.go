@@ -18,7 +18,6 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -35,6 +34,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/netfence"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -86,7 +86,7 @@ func (m *Manager) Connect(ctx context.Context, s *Server) error {
 		s.life = guard.Life(m.root) // what it does at start is checked like a call
 	}
 	defer m.checkLife(s, "at start")
-	refusedBefore := runner.ProxyRefusals()
+	refusedBefore := sandboxpolicy.ProxyRefusals()
 	before := s.tools
 	t, spec, err := m.transport(s.name, s.cfg, m.shareNpx(ctx, s))
 	s.spec = spec
@@ -172,10 +172,10 @@ func (m *Manager) whyNoStart(name string, err error, timedOut bool, t mcp.Transp
 	if len(b) > 0 {
 		err = fmt.Errorf("%v: %s", err, runner.ErrLine(b))
 	}
-	if hosts := runner.ProxyRefusalsSince(refusedBefore); len(hosts) > 0 && spec != nil && spec.Proxy != "" {
-		return fmt.Errorf("%v %s", err, runner.ProxyRefusal(strings.Join(hosts, ", ")))
+	if hosts := sandboxpolicy.ProxyRefusalsSince(refusedBefore); len(hosts) > 0 && spec != nil && spec.Proxy != "" {
+		return fmt.Errorf("%v %s", err, sandboxpolicy.ProxyRefusal(strings.Join(hosts, ", ")))
 	}
-	if rule, note := runner.Blocked(string(b), 1, spec); rule != runner.RuleNone {
+	if rule, note := sandboxpolicy.Blocked(string(b), 1, spec); rule != sandboxpolicy.RuleNone {
 		return fmt.Errorf("%v %s", err, note)
 	}
 	return err
@@ -207,32 +207,20 @@ func (m *Manager) transport(name string, cfg config.MCPServer, npxStore string) 
 		env = append(env, k+"="+v)
 	}
 	argv := cfg.Command
-	if _, err := runner.LookPath(argv[0]); err != nil {
+	if _, err := sandboxpolicy.LookPath(argv[0]); err != nil {
 		return nil, nil, err
 	}
-	if err := runner.NoSandboxRefusal(m.host.Policy()); err != nil {
+	if err := sandboxpolicy.NoSandboxRefusal(m.host.Policy()); err != nil {
 		return nil, nil, err
 	}
-	var cmd *exec.Cmd
-	var used *sandbox.Spec
-	if sb := sandbox.Available(); sb.Enforced() {
-		spec := *m.host.Sandbox("mcp-" + datadir.Key(strings.Join(cfg.Command, "\x00")))
-		spec.Network = spec.Network || cfg.Network
-		spec.RO = append(spec.RO, runner.InstallTree(argv[0])...) // a server installed in a node_modules or a bin of its own
-		spec.Overlays = below(spec.Overlays, npxStore)
-		spec.Argv, spec.Dir, spec.Env = argv, m.root, runner.Env(env, &spec)
-		runner.JoinSession(&spec)
-		w := sb.Wrap(&spec)
-		cmd = exec.Command(w[0], w[1:]...)
-		cmd.SysProcAttr = sandbox.ProcAttr(spec)
-		used = &spec
-	} else {
-		prog, _ := runner.LookPath(argv[0])
-		cmd = exec.Command(prog, argv[1:]...)
-		cmd.Env = env
-		runner.SetProcessGroup(cmd)
+	spec := *m.host.Sandbox("mcp-" + datadir.Key(strings.Join(cfg.Command, "\x00")))
+	spec.Network = spec.Network || cfg.Network
+	spec.RO = append(spec.RO, sandboxpolicy.InstallTree(argv[0])...) // a server installed in a node_modules or a bin of its own
+	spec.Overlays = below(spec.Overlays, npxStore)
+	cmd, used, err := runner.Command(runner.Proc{Dir: m.root, Argv: argv, Env: env, Sandbox: &spec})
+	if err != nil {
+		return nil, nil, err
 	}
-	cmd.Dir = m.root
 	cmd.Stderr = runner.NewCapWriter(4096) // its last words, if it fails
 	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 300 * time.Millisecond}, used, nil
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/npxshare"
-	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -59,7 +59,7 @@ func below(layers []sandbox.CacheLayer, store string) []sandbox.CacheLayer {
 		return layers
 	}
 	home, _ := os.UserHomeDir()
-	cache := runner.NpmCache(home)
+	cache := sandboxpolicy.NpmCache(home)
 	out := slices.Clone(layers)
 	for i := range out {
 		if filepath.Clean(out[i].Lower) == cache {

@@ -28,14 +28,12 @@
 package npxshare
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -46,6 +44,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/lazyre"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 )
 
 // registrySpec is NAME or @SCOPE/NAME, with an optional @VERSION, @RANGE
@@ -174,7 +173,7 @@ func Store(ctx context.Context, pkgs []string, env map[string]string, policy con
 // fetch runs npx in the sandbox with tmp as its workspace, working
 // directory and npm cache.
 func fetch(ctx context.Context, tmp string, pkgs []string, env map[string]string, policy config.SandboxPolicy) error {
-	spec := runner.CommandSpec(runner.SpecFor{Root: tmp, Policy: policy, Purpose: "npx"})
+	spec := sandboxpolicy.CommandSpec(sandboxpolicy.SpecFor{Root: tmp, Policy: policy, Purpose: "npx"})
 	argv := []string{"npx", "--yes"}
 	for _, p := range pkgs {
 		argv = append(argv, "--package="+p)
@@ -187,16 +186,13 @@ func fetch(ctx context.Context, tmp string, pkgs []string, env map[string]string
 		return strings.HasPrefix(strings.ToLower(kv), "npm_config_cache=")
 	})
 	vars = append(vars, "npm_config_cache="+tmp, "npm_config_update_notifier=false")
-	spec.RO = append(spec.RO, runner.InstallTree("npx")...)
-	spec.Argv, spec.Dir, spec.Env = append(argv, "--", "true"), tmp, runner.Env(vars, spec)
-	runner.JoinSession(spec)
-	w := sandbox.Available().Wrap(spec)
-	cmd := exec.CommandContext(ctx, w[0], w[1:]...)
-	cmd.SysProcAttr = sandbox.ProcAttr(*spec)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		last := strings.TrimSpace(out.String())
+	spec.RO = append(spec.RO, sandboxpolicy.InstallTree("npx")...)
+	res := runner.Run(ctx, runner.Proc{Dir: tmp, Argv: append(argv, "--", "true"), Env: vars, Sandbox: spec})
+	if err := res.Err; err != nil || res.ExitCode != 0 || res.TimedOut {
+		if err == nil {
+			err = errors.New(res.Status())
+		}
+		last := strings.TrimSpace(string(res.Output))
 		if i := strings.LastIndexByte(last, '\n'); i >= 0 {
 			last = last[i+1:]
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/outputcap"
 	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/secrets"
 )
 
@@ -146,7 +147,7 @@ type Result struct {
 	Note                   string   // one line added after the status (a sandbox refusal)
 	Undone                 []string // what the check after the command undid in .git, a line each
 	Changed                string   // the files it changed in the workspace, one line ("" when none)
-	Blocked                Rule
+	Blocked                sandboxpolicy.Rule
 	Dropped                int64 // bytes past the cap (cut from the middle, said in Output, or past the end)
 	ExitCode               int
 	TimedOut               bool
@@ -308,7 +309,7 @@ func Run(ctx context.Context, s Proc) Result {
 	if err != nil {
 		return Result{Err: err, ExitCode: 127}
 	}
-	prog, err := LookPath(argv[0])
+	prog, err := sandboxpolicy.LookPath(argv[0])
 	if err != nil {
 		return Result{Err: err, ExitCode: 127}
 	}
@@ -322,7 +323,7 @@ func Run(ctx context.Context, s Proc) Result {
 	if s.Stdin != "" {
 		stdin = strings.NewReader(s.Stdin)
 	}
-	refusedBefore := theProxy.refusals()
+	refusedBefore := sandboxpolicy.ProxyRefusals()
 	var code int
 	var started bool
 	switch {
@@ -350,10 +351,10 @@ func Run(ctx context.Context, s Proc) Result {
 	if sp != nil {
 		// What the sandbox refused shows in either stream (a hook's stderr
 		// is kept apart).
-		res.Blocked, res.Note = Blocked(string(out)+"\n"+string(res.Stderr), res.ExitCode, sp)
-		if hosts := theProxy.refusalsSince(refusedBefore); len(hosts) > 0 && sp.Proxy != "" {
+		res.Blocked, res.Note = sandboxpolicy.Blocked(string(out)+"\n"+string(res.Stderr), res.ExitCode, sp)
+		if hosts := sandboxpolicy.ProxyRefusalsSince(refusedBefore); len(hosts) > 0 && sp.Proxy != "" {
 			// The proxy said no: name the host, whatever the tool printed.
-			res.Blocked, res.Note = RuleNetwork, ProxyRefusal(strings.Join(hosts, ", "))
+			res.Blocked, res.Note = sandboxpolicy.RuleNetwork, sandboxpolicy.ProxyRefusal(strings.Join(hosts, ", "))
 		}
 	}
 	if o.outPart != nil {
@@ -481,13 +482,13 @@ func sandboxed(s Proc) (argv, env []string, sp *sandbox.Spec, err error) {
 	if !sb.Enforced() {
 		return argv, env, nil, nil
 	}
-	if _, err := LookPath(argv[0]); err != nil {
+	if _, err := sandboxpolicy.LookPath(argv[0]); err != nil {
 		return nil, nil, nil, err
 	}
 	spec := *s.Sandbox
-	spec.Argv, spec.Dir, spec.Env = argv, s.Dir, Env(env, &spec)
+	spec.Argv, spec.Dir, spec.Env = argv, s.Dir, sandboxpolicy.Env(env, &spec)
 	spec.Timeout = s.Timeout.Milliseconds()
-	JoinSession(&spec)
+	joinSession(&spec)
 	return sb.Wrap(&spec), nil, &spec, nil
 }
 
@@ -529,26 +530,6 @@ func settle(ctx, tctx context.Context, res *Result, w *CapWriter, err error) {
 			res.Err = err
 		}
 	}
-}
-
-// LookPath finds a program on PATH, never in the workspace through a relative
-// PATH entry (exec.ErrDot is an error here).
-func LookPath(name string) (string, error) {
-	if strings.ContainsRune(name, '/') {
-		if !filepath.IsAbs(name) {
-			// ./script inside the workspace: allowed, it is the user's code.
-			return name, nil
-		}
-		return name, nil
-	}
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if errors.Is(err, exec.ErrDot) {
-			return "", fmt.Errorf("%s: found only through a relative PATH entry; refused", name)
-		}
-		return "", fmt.Errorf("%s: command not found", name)
-	}
-	return p, nil
 }
 
 // shellMeta are characters that need a shell to mean anything.

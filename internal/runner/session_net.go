@@ -3,7 +3,6 @@ package runner
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 )
 
 // The session's network as Harvey uses it (internal/sandbox's
@@ -135,13 +135,13 @@ func startHolder(proxy string) (*sessionNet, error) {
 	return nil, errors.New(why)
 }
 
-// JoinSession has spec's command join the session's network (starting it
+// joinSession has spec's command join the session's network (starting it
 // on the first command), where the mode has namespaces and the command
 // goes out through the registry proxy: neither the host's network nor one
 // of Harvey's own bare helpers. Called as the command starts, never as its
 // spec is only built; spec.Forwards are the user's services it may reach
 // (CommandSpec: LocalServices of sandbox.hosts).
-func JoinSession(spec *sandbox.Spec) {
+func joinSession(spec *sandbox.Spec) {
 	if spec == nil || spec.Network || spec.Proxy == "" || spec.Session != "" {
 		return
 	}
@@ -163,43 +163,9 @@ func JoinSession(spec *sandbox.Spec) {
 	}
 }
 
-// LocalServices are the entries of sandbox.hosts that name a service on
-// this machine by a loopback address and a port (127.0.0.1:5432,
-// localhost:6379, [::1]:5432, 127.0.0.2:3000): commands reach each at the same address on
-// the session's loopback. Other entries are for HTTP clients, through the
-// proxy.
-func LocalServices(hosts []string) []string {
-	var out []string
-	for _, h := range hosts {
-		host, port, err := net.SplitHostPort(h)
-		if err != nil {
-			continue
-		}
-		if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
-			continue
-		}
-		switch strings.ToLower(host) {
-		case "localhost", "127.0.0.1":
-			h = net.JoinHostPort("127.0.0.1", port)
-		default:
-			// Any loopback address: a registry of yours may listen on
-			// 127.0.0.2 beside another on 127.0.0.1.
-			ip := net.ParseIP(host)
-			if ip == nil || !ip.IsLoopback() {
-				continue
-			}
-			h = net.JoinHostPort(ip.String(), port)
-		}
-		if !slices.Contains(out, h) {
-			out = append(out, h)
-		}
-	}
-	return out
-}
-
-// SessionNetworkWhy says why commands get a network each where the mode
+// sessionNetworkWhy says why commands get a network each where the mode
 // could share one ("": they share it, or the mode has no namespaces).
-func SessionNetworkWhy() string {
+func sessionNetworkWhy() string {
 	netState.mu.Lock()
 	defer netState.mu.Unlock()
 	return netState.why
@@ -233,17 +199,14 @@ func PublishPort(port int, hosts []string) error {
 	if port <= 0 || port > 65535 {
 		return fmt.Errorf("%d is not a port", port)
 	}
-	proxy := ""
-	if p := SessionProxy(hosts); p != nil {
-		proxy = p.sock
-	}
-	if s := SessionLoopback(); s != "" {
+	proxy := sandboxpolicy.SessionProxy(hosts)
+	if s := sandboxpolicy.SessionLoopback(); s != "" {
 		return publish(port, func() (net.Conn, error) {
 			return net.DialTimeout("tcp", net.JoinHostPort(s, strconv.Itoa(port)), time.Second)
 		})
 	}
 	if sessionNetwork(proxy) == nil {
-		if why := SessionNetworkWhy(); why != "" {
+		if why := sessionNetworkWhy(); why != "" {
 			return fmt.Errorf("commands have no shared network here: %s", why)
 		}
 		return fmt.Errorf("the sandbox here (%s) has no network of the session's to publish from: a server a command starts uses your machine's own network, where Landlock (ABI 4 and later) refuses it TCP", sandbox.Available().Mode())
@@ -295,36 +258,6 @@ func dialSession(port int) (net.Conn, error) {
 		return nil, errors.New("no session network")
 	}
 	return sandbox.SessionDial(sn.ctl, port)
-}
-
-// The session's own loopback address where commands have no namespaces
-// (Landlock only, ABI 4 and later): picked once per Harvey, at random in
-// 127.128.0.0-127.254.255.255 (never your 127.0.0.1 nor Debian's
-// 127.0.1.1), so two sessions' servers never meet.
-var loopback struct {
-	once sync.Once
-	addr string
-}
-
-// SessionLoopback is that address ("" where the launcher does not give
-// commands a loopback of the session's: namespaces give them one, or the
-// kernel's Landlock cannot refuse their own TCP).
-func SessionLoopback() string {
-	if !sandbox.Available().LoopbackNet() {
-		return ""
-	}
-	loopback.once.Do(func() {
-		var b [3]byte
-		rand.Read(b[:])
-		addr := fmt.Sprintf("127.%d.%d.%d", 128+int(b[0])%127, b[1], 1+int(b[2])%254)
-		// Where the loopback is not all of 127/8 (a minimal container's),
-		// commands keep what Landlock alone gives: no TCP.
-		if ln, err := net.Listen("tcp", addr+":0"); err == nil {
-			ln.Close()
-			loopback.addr = addr
-		}
-	})
-	return loopback.addr
 }
 
 // UnpublishPort stops publishing port.

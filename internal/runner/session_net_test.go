@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,18 +16,8 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 )
-
-// Only loopback addresses with a port are the user's services on this
-// machine; other entries are hosts for the proxy's HTTP clients.
-func TestLocalServices(t *testing.T) {
-	got := LocalServices([]string{"127.0.0.1:5432", "localhost:6379", "[::1]:5433", "db.internal:5432", "pypi.example.com",
-		"*.example.com", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:99999", "10.0.0.5:5432", "LOCALHOST:5432", "127.0.0.2:3000", "[::ffff:127.0.0.1]:80"})
-	want := []string{"127.0.0.1:5432", "127.0.0.1:6379", "[::1]:5433", "127.0.0.2:3000", "127.0.0.1:80"}
-	if !slices.Equal(got, want) {
-		t.Errorf("LocalServices = %v, want %v", got, want)
-	}
-}
 
 // A command whose view would hold the holder's control socket (the user
 // made its directory readable) never joins: it gets a network of its own,
@@ -48,17 +37,17 @@ func TestNoJoinWhereTheSocketIsVisible(t *testing.T) {
 		t.Skip("no namespaces here: commands have no session network to join")
 	}
 	spec := &sandbox.Spec{RO: []string{"/usr", filepath.Dir(dir)}, Proxy: "/proxy"}
-	JoinSession(spec)
+	joinSession(spec)
 	if spec.Session != "" {
 		t.Errorf("a command that can read %s joined the session at %s", filepath.Dir(dir), spec.Session)
 	}
 	spec = &sandbox.Spec{RO: []string{"/usr"}, Proxy: "/proxy"}
-	JoinSession(spec)
+	joinSession(spec)
 	if spec.Session != netState.cur.ctl {
 		t.Errorf("a command that cannot see the socket did not join: %q", spec.Session)
 	}
 	spec = &sandbox.Spec{RO: []string{"/usr"}, Network: true, Proxy: "/proxy"}
-	JoinSession(spec)
+	joinSession(spec)
 	if spec.Session != "" {
 		t.Error("a command with the host's network joined the session's")
 	}
@@ -104,7 +93,7 @@ func TestSessionNetworkShared(t *testing.T) {
 	ln.Close()
 	proc := func(argv ...string) Proc {
 		return Proc{Dir: root, Argv: argv, Env: []string{"PATH=/usr/bin:/bin"}, Timeout: 20 * time.Second,
-			Sandbox: CommandSpec(SpecFor{Root: root, Purpose: "test"})}
+			Sandbox: sandboxpolicy.CommandSpec(sandboxpolicy.SpecFor{Root: root, Purpose: "test"})}
 	}
 	var out bytes.Buffer
 	var mu sync.Mutex
@@ -118,7 +107,7 @@ func TestSessionNetworkShared(t *testing.T) {
 	}
 	defer job.Stop()
 	if job.sp.Session == "" {
-		t.Fatalf("the job did not join the session's network (%s)", SessionNetworkWhy())
+		t.Fatalf("the job did not join the session's network (%s)", sessionNetworkWhy())
 	}
 	if res := Run(context.Background(), proc("/usr/bin/python3", "-c", pyFetch, strconv.Itoa(port))); !strings.Contains(string(res.Output), "hi from the job") {
 		t.Fatalf("the next command did not reach the job's server: %s", res.Output)
@@ -207,7 +196,7 @@ func TestStagedLayersCarryWrites(t *testing.T) {
 	root := t.TempDir()
 	run := func(line string) string {
 		res := Run(context.Background(), Proc{Dir: root, Argv: []string{"/bin/sh", "-c", line}, Env: []string{"PATH=/usr/bin:/bin", "XDG_CACHE_HOME=" + cache},
-			Timeout: 20 * time.Second, Sandbox: CommandSpec(SpecFor{Root: root, Purpose: "run"})})
+			Timeout: 20 * time.Second, Sandbox: sandboxpolicy.CommandSpec(sandboxpolicy.SpecFor{Root: root, Purpose: "run"})})
 		return strings.TrimSpace(string(res.Output))
 	}
 	for i := 1; i <= 4; i++ {
@@ -232,7 +221,7 @@ func TestJoinedStreamsKeepTheirOrder(t *testing.T) {
 	sessionReady(t)
 	root := t.TempDir()
 	res := Run(context.Background(), Proc{Dir: root, Argv: []string{"/bin/sh", "-c", "for i in 1 2 3 4 5 6 7 8; do echo out$i; echo err$i >&2; done"},
-		Env: []string{"PATH=/usr/bin:/bin"}, Timeout: 20 * time.Second, Sandbox: CommandSpec(SpecFor{Root: root, Purpose: "test"})})
+		Env: []string{"PATH=/usr/bin:/bin"}, Timeout: 20 * time.Second, Sandbox: sandboxpolicy.CommandSpec(sandboxpolicy.SpecFor{Root: root, Purpose: "test"})})
 	want := ""
 	for i := 1; i <= 8; i++ {
 		want += fmt.Sprintf("out%d\nerr%d\n", i, i)
@@ -247,7 +236,7 @@ func TestJoinedStreamsKeepTheirOrder(t *testing.T) {
 func TestSpecAloneStartsNoNetwork(t *testing.T) {
 	sessionReady(t)
 	stopSessionNet()
-	spec := CommandSpec(SpecFor{Root: t.TempDir(), Purpose: "check"})
+	spec := sandboxpolicy.CommandSpec(sandboxpolicy.SpecFor{Root: t.TempDir(), Purpose: "check"})
 	netState.mu.Lock()
 	started := netState.cur != nil
 	netState.mu.Unlock()

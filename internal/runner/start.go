@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 )
 
 // Started is a long-lived program Start started (a background job): in the
@@ -48,6 +49,41 @@ func onStarterThread(f func()) {
 	<-done
 }
 
+// Command makes s ready to start as a long-lived program and returns it
+// unstarted, with the spec it will run under (nil where there is no
+// sandbox here): through the sandbox launcher (its SysProcAttr set) or,
+// unsandboxed, as the program itself in a process group of its own; its
+// Timeout is ignored. The caller wires its streams (an MCP server's stdio
+// transport); Start is the same for a background job.
+func Command(s Proc) (*exec.Cmd, *sandbox.Spec, error) {
+	if len(s.Argv) == 0 {
+		return nil, nil, errors.New("empty command")
+	}
+	s.Timeout = 0
+	argv, env, sp, err := sandboxed(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd, err := commandOf(s.Dir, argv, env, sp)
+	return cmd, sp, err
+}
+
+// commandOf is the unstarted program of argv and env (sandboxed's).
+func commandOf(dir string, argv, env []string, sp *sandbox.Spec) (*exec.Cmd, error) {
+	prog, err := sandboxpolicy.LookPath(argv[0])
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(prog, argv[1:]...)
+	cmd.Args[0] = argv[0]
+	cmd.Dir, cmd.Env = dir, env
+	SetProcessGroup(cmd)
+	if sp != nil {
+		cmd.SysProcAttr = sandbox.ProcAttr(*sp)
+	}
+	return cmd, nil
+}
+
 // Start starts s (its Timeout is ignored: a job runs until it ends or is
 // stopped) with stdout and stderr going to out, and returns at once.
 func Start(s Proc, out io.Writer) (*Started, error) {
@@ -62,17 +98,11 @@ func Start(s Proc, out io.Writer) (*Started, error) {
 	if sp != nil && sp.Session != "" {
 		return startJoined(sp, out)
 	}
-	prog, err := LookPath(argv[0])
+	cmd, err := commandOf(s.Dir, argv, env, sp)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(prog, argv[1:]...)
-	cmd.Args[0] = argv[0]
-	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = s.Dir, env, out, out
-	SetProcessGroup(cmd)
-	if sp != nil {
-		cmd.SysProcAttr = sandbox.ProcAttr(*sp)
-	}
+	cmd.Stdout, cmd.Stderr = out, out
 	dieWithHarvey(cmd.SysProcAttr, sp)
 	p := &Started{cmd: cmd, sp: sp, stop: stopFor(cmd, sp), done: make(chan struct{})}
 	onStarterThread(func() { err = cmd.Start() })
@@ -141,4 +171,12 @@ func (p *Started) Stop() {
 		}
 		<-p.done
 	}
+}
+
+// RemoveTmp removes the session's private TMPDIR and the proxy's
+// directory (at exit).
+func RemoveTmp() {
+	stopSessionNet()
+	sandbox.RemoveTmp()
+	sandboxpolicy.StopProxy()
 }

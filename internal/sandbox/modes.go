@@ -169,7 +169,7 @@ func (s *State) landlockABI() int {
 
 // Summary is one line naming the mode and, where it is less than the
 // whole sandbox, why and what the user can do (the start line). loopback:
-// the session has its loopback address (runner.SessionLoopback; none
+// the session has its loopback address (sandboxpolicy.SessionLoopback; none
 // where the loopback is 127.0.0.1 alone), which Landlock only needs for
 // any TCP.
 func (s *State) Summary(loopback bool) string {

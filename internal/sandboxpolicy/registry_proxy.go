@@ -1,4 +1,4 @@
-package runner
+package sandboxpolicy
 
 import (
 	"context"
@@ -49,11 +49,11 @@ var (
 	theProxy  *registryProxy
 )
 
-// SessionProxy starts the session's proxy on first use (nil if it cannot)
-// and sets its allowlist: the public registries and userHosts (the user's
-// config of the moment: a /reload or a second agent in one process sees
-// its own).
-func SessionProxy(userHosts []string) *registryProxy {
+// SessionProxy starts the session's proxy on first use and sets its
+// allowlist: the public registries and userHosts (the user's config of the
+// moment: a /reload or a second agent in one process sees its own). It is
+// the proxy's unix socket ("": it could not start).
+func SessionProxy(userHosts []string) string {
 	proxyOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "harvey-net-")
 		if err != nil {
@@ -72,12 +72,13 @@ func SessionProxy(userHosts []string) *registryProxy {
 		p.mu.Lock()
 		p.allowed = append(append([]string{}, DefaultRegistryHosts...), userHosts...)
 		p.mu.Unlock()
+		return p.sock
 	}
-	return theProxy
+	return ""
 }
 
-// removeProxyDir removes the socket's directory at exit.
-func removeProxyDir() {
+// StopProxy removes the proxy's socket directory (at exit).
+func StopProxy() {
 	if theProxy != nil && strings.Contains(theProxy.sock, "harvey-net-") {
 		os.RemoveAll(filepath.Dir(theProxy.sock))
 	}

@@ -1,4 +1,4 @@
-package runner
+package sandboxpolicy
 
 import (
 	"fmt"
@@ -20,14 +20,6 @@ import (
 // and the gate's commandSandboxFor build the Spec), its environment, the
 // status line, and which rule a failed command ran into and the setting
 // that allows it. The launcher itself is internal/sandbox.
-
-// RemoveTmp removes the session's private TMPDIR and the proxy's
-// directory (at exit).
-func RemoveTmp() {
-	stopSessionNet()
-	sandbox.RemoveTmp()
-	removeProxyDir()
-}
 
 // StatusText says what holds on this machine: the mode's line, then
 // each promise of the table (internal/sandbox/modes.go) as this mode

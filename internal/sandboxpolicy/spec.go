@@ -1,4 +1,4 @@
-package runner
+package sandboxpolicy
 
 import (
 	"os"
@@ -126,7 +126,7 @@ func CommandSpec(w SpecFor) *sandbox.Spec {
 	spec.RO = append(spec.RO, w.Readable...)
 	spec.Network = spec.Network || w.Network
 	if !spec.Network && !w.Bare {
-		spec.Forwards = LocalServices(w.Policy.Hosts) // reached when it joins the session's network (JoinSession)
+		spec.Forwards = LocalServices(w.Policy.Hosts) // reached when it joins the session's network (internal/runner)
 	}
 	return spec
 }
@@ -135,9 +135,9 @@ func CommandSpec(w SpecFor) *sandbox.Spec {
 // one way out, and where there are no namespaces the session's loopback
 // address the launcher keeps (SessionLoopback; "": none here).
 func proxyFor(spec *sandbox.Spec, hosts []string, landlockOnly bool) {
-	if p := SessionProxy(hosts); p != nil {
-		spec.Proxy = p.sock
-		spec.RO = append(spec.RO, filepath.Dir(p.sock))
+	if sock := SessionProxy(hosts); sock != "" {
+		spec.Proxy = sock
+		spec.RO = append(spec.RO, filepath.Dir(sock))
 		if landlockOnly {
 			spec.Loopback = SessionLoopback()
 		}
