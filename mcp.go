@@ -7,15 +7,14 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/harvey-agent/harvey/internal/audit"
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/config"
-	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/mcpclient"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
@@ -63,7 +62,7 @@ type mcpOffer struct {
 func (ts *toolSet) toolPlan(model string, window int) ([]anyllm.Tool, []mcpOffer) {
 	limit := ts.cfg.ModelFor(model).MaxTools
 	if limit <= 0 {
-		limit = defaultMaxTools
+		limit = config.DefaultMaxTools // built-in and user tools first; MCP tools fill the rest
 	}
 	core := ts.coreTools()
 	used := schemaTokensOf(ModeSchema, core)
@@ -154,20 +153,12 @@ func (ts *toolSet) offerLines(model string, window int) []string {
 	return out
 }
 
-// defaultMaxTools is how many tools a model gets at most (built-in and
-// user tools first; MCP tools fill the rest).
-const defaultMaxTools = config.DefaultMaxTools
-
-// mcpNameSep joins a server's name and a tool's name.
-const mcpNameSep = config.MCPNameSep
-
 // mcpHost is what the MCP servers need of the session
 // (internal/mcpclient's Host): the terminal, the gate's sandbox and audit
 // log, the registry their tools go into.
 type mcpHost struct {
 	termUI
 	gate  *Gate
-	cfg   *configfile.File
 	tools *ToolRegistry
 	mcp   func() *mcpclient.Manager // the manager, once it is made
 }
@@ -176,18 +167,22 @@ func (h mcpHost) Interactive() bool { return h.tm.isInteractive() }
 func (h mcpHost) Sandbox(purpose string) *sandbox.Spec {
 	return h.gate.commandSandboxFor(purpose)
 }
-func (h mcpHost) Policy() config.SandboxPolicy { return h.gate.cfg.Sandbox }
-func (h mcpHost) RunTimeout() time.Duration    { return time.Duration(h.cfg.RunTimeout) }
 func (h mcpHost) Record(action, detail string) {
 	h.gate.log.Record(action, detail, audit.Denied, 0)
 }
-func (h mcpHost) Progress(server, message string, progress, total float64) {
-	h.tm.mcpProgress(server, message, progress, total)
+func (h mcpHost) Progress(server string, p *mcp.ProgressNotificationParams) {
+	if p == nil {
+		h.tm.mcpProgressDone()
+		return
+	}
+	h.tm.mcpProgress(server, p.Message, p.Progress, p.Total)
 }
-func (h mcpHost) ProgressDone()                { h.tm.mcpProgressDone() }
-func (h mcpHost) Register(s *mcpclient.Server) { registerMCP(h.mcp(), h.tools, h.tm, s) }
-func (h mcpHost) Unregister(tool string)       { h.tools.Unregister(tool) }
-func (h mcpHost) Version() string              { return Version }
+func (h mcpHost) Register(s *mcpclient.Server, gone []string) {
+	for _, n := range gone {
+		h.tools.Unregister(n)
+	}
+	registerMCP(h.mcp(), h.tools, h.tm, s)
+}
 
 // registerMCP adds a server's tools to the registry (a name taken by
 // another tool is refused with a warning), each through the gate: its
@@ -196,7 +191,7 @@ func (h mcpHost) Version() string              { return Version }
 func registerMCP(m *mcpclient.Manager, reg *ToolRegistry, tm *Terminal, s *mcpclient.Server) {
 	m.Keep(s)
 	for _, t := range s.Tools() {
-		name := s.Name() + mcpNameSep + t.Name
+		name := s.Name() + config.MCPNameSep + t.Name
 		if _, taken := reg.entry(name); taken {
 			tm.logf("%s", tm.colorize("33", fmt.Sprintf("warning: MCP tool %s: the name is taken; not added", name)))
 			continue

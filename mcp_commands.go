@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
+	"time"
 
+	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/mcpclient"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
@@ -24,13 +27,9 @@ func (a *Agent) startMCP(ctx context.Context, kept bool) {
 	if len(a.Config.MCP.Servers) == 0 {
 		return
 	}
-	a.mcp = mcpclient.New(mcpHost{termUI: termUI{&a.Terminal}, gate: a.gate, cfg: a.Config, tools: a.Tools, mcp: func() *mcpclient.Manager { return a.mcp }}, a.Workspace.Root)
-	names := make([]string, 0, len(a.Config.MCP.Servers))
-	for n := range a.Config.MCP.Servers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	a.mcp = mcpclient.New(mcpHost{termUI: termUI{&a.Terminal}, gate: a.gate, tools: a.Tools, mcp: func() *mcpclient.Manager { return a.mcp }}, a.Workspace.Root,
+		mcpclient.Options{Version: Version, Policy: a.gate.cfg.Sandbox, RunTimeout: time.Duration(a.Config.RunTimeout)})
+	for _, n := range slices.Sorted(maps.Keys(a.Config.MCP.Servers)) {
 		cfg := a.Config.MCP.Servers[n]
 		if !cfg.IsEnabled() {
 			continue
@@ -68,7 +67,7 @@ func cmdMCP(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 			return fmt.Errorf("no MCP server %q", args[1])
 		}
 		for _, t := range s.Tools() {
-			a.Tools.Unregister(s.Name() + mcpNameSep + t.Name)
+			a.Tools.Unregister(s.Name() + config.MCPNameSep + t.Name)
 		}
 		s.Restarted()
 		if err := a.mcp.Connect(ctx, s); err != nil {
@@ -88,14 +87,14 @@ func cmdMCP(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 		tools := s.Tools()
 		var toks int
 		for _, t := range tools {
-			if tool, _, ok := a.Tools.GetTool(n + mcpNameSep + t.Name); ok {
+			if tool, _, ok := a.Tools.GetTool(n + config.MCPNameSep + t.Name); ok {
 				b, _ := json.Marshal(tool)
 				toks += len(b) / 4
 			}
 		}
 		fmt.Fprintf(out, "%s: %s, %s, ~%d prompt tokens\n", n, termtext.Sanitize(s.State()), termtext.Plural(len(tools), "tool"), toks)
 		for _, t := range tools {
-			fmt.Fprintf(out, "  %s%s%s — %s\n", n, mcpNameSep, termtext.Sanitize(t.Name), termtext.Sanitize(termtext.FirstLine(t.Description)))
+			fmt.Fprintf(out, "  %s%s%s — %s\n", n, config.MCPNameSep, termtext.Sanitize(t.Name), termtext.Sanitize(termtext.FirstLine(t.Description)))
 		}
 	}
 	if a.ModelName != "" {

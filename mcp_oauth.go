@@ -69,7 +69,7 @@ func mcpLogin(ctx context.Context, verb string, args []string, stdin io.Reader, 
 	}
 	tm := &Terminal{In: newLineReader(stdin), Out: &termtext.Writer{W: stdout}, Err: &termtext.Writer{W: stderr}, Interactive: true}
 	tm.In.show = tm.Err // its questions on the screen
-	loggedIn, err := mcpclient.Login(ctx, mcpHost{termUI: termUI{tm}}, name, s)
+	loggedIn, err := mcpclient.Login(ctx, mcpHost{termUI: termUI{tm}}, Version, name, s)
 	if err != nil {
 		fmt.Fprintf(stderr, "harvey: MCP server %s: %s\n", name, secrets.Redact(termtext.OneLine(err.Error())))
 		return 1

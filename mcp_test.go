@@ -30,7 +30,17 @@ func init() {
 // mcpEnv is a test agent with the stdio test server configured as "t".
 func mcpEnv(t *testing.T, f *fakeollama.Server, token string, models ...string) *testEnv {
 	t.Helper()
+	return mcpEnvTimed(t, f, token, 0, models...)
+}
+
+// mcpEnvTimed is mcpEnv with the session's run_timeout (0: the default),
+// which the servers are given as they start.
+func mcpEnvTimed(t *testing.T, f *fakeollama.Server, token string, runTimeout time.Duration, models ...string) *testEnv {
+	t.Helper()
 	env := newTestEnv(t, f, "llama3.2")
+	if runTimeout > 0 {
+		env.a.Config.RunTimeout = config.Duration(runTimeout)
+	}
 	// The test binary is the server: the sandbox must let it be read.
 	env.a.Config.Sandbox.Readable = []string{filepath.Dir(os.Args[0])}
 	env.a.Config.MCP.Servers = map[string]config.MCPServer{"t": {Command: []string{os.Args[0], "-mcp-token=" + token}, Env: map[string]string{"HARVEY_TEST_HELPER": "mcp-server"}, Models: models}}
@@ -46,8 +56,7 @@ func TestMCPStdioServer(t *testing.T) {
 	t.Parallel()
 	f := fakeollama.New(t, "llama3.2:latest")
 	token := fmt.Sprintf("tok%d", time.Now().UnixNano())
-	env := mcpEnv(t, f, token, "llama3.2")
-	env.a.Config.RunTimeout = config.Duration(2 * time.Second)
+	env := mcpEnvTimed(t, f, token, 2*time.Second, "llama3.2")
 	var out strings.Builder
 	cmdMCP(t.Context(), env.a, nil, &out)
 	if !strings.Contains(out.String(), "t: running, 6 tools") || !strings.Contains(out.String(), "t__add — Add two integers.") {

@@ -3,6 +3,8 @@ package harvey
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 
@@ -192,13 +194,8 @@ func (r *ToolRegistry) schemasWhere(keep func(name, source string) bool) []anyll
 func (r *ToolRegistry) describe() []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	names := make([]string, 0, len(r.tools))
-	for n := range r.tools {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var out []string
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(r.tools)) {
 		e := r.tools[n]
 		state := ""
 		if !r.enabled(n) {

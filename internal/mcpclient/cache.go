@@ -48,7 +48,7 @@ func (m *Manager) keptPath(s *Server) string {
 	b, _ := json.Marshal(struct {
 		Root, Name, Version string
 		Cfg                 config.MCPServer
-	}{m.root, s.name, m.host.Version(), s.cfg})
+	}{m.root, s.name, m.opts.Version, s.cfg})
 	sum := sha256.Sum256(b)
 	return filepath.Join(data, "mcp", hex.EncodeToString(sum[:12])+".json")
 }

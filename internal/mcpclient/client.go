@@ -67,7 +67,8 @@ type Server struct {
 type Manager struct {
 	calls   atomic.Int64 // numbers the calls' progress tokens
 	host    Host         // the session: its terminal, gate and registry
-	root    string       // the workspace: the servers' root and working directory
+	opts    Options
+	root    string // the workspace: the servers' root and working directory
 	servers map[string]*Server
 	timeout time.Duration  // for initialize and tools/list
 	login   bool           // harvey mcp login: log in without asking
@@ -97,7 +98,7 @@ func (m *Manager) Connect(ctx context.Context, s *Server) error {
 	}
 	cctx, cancel := context.WithTimeout(ctx, m.timeout)
 	defer cancel()
-	client := mcp.NewClient(&mcp.Implementation{Name: "harvey", Version: m.host.Version()}, &mcp.ClientOptions{
+	client := mcp.NewClient(&mcp.Implementation{Name: "harvey", Version: m.opts.Version}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { s.changed.Store(true) },
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			m.progress(s.name, req.Params)
@@ -210,7 +211,7 @@ func (m *Manager) transport(name string, cfg config.MCPServer, npxStore string) 
 	if _, err := sandboxpolicy.LookPath(argv[0]); err != nil {
 		return nil, nil, err
 	}
-	if err := sandboxpolicy.NoSandboxRefusal(m.host.Policy()); err != nil {
+	if err := sandboxpolicy.NoSandboxRefusal(m.opts.Policy); err != nil {
 		return nil, nil, err
 	}
 	spec := *m.host.Sandbox("mcp-" + datadir.Key(strings.Join(cfg.Command, "\x00")))
@@ -304,14 +305,14 @@ func (m *Manager) invoke(ctx context.Context, s *Server, tool string, args map[s
 	if session == nil {
 		return nil, fmt.Errorf("not running (%s)", s.state)
 	}
-	cctx, cancel := context.WithTimeout(ctx, m.host.RunTimeout())
+	cctx, cancel := context.WithTimeout(ctx, m.opts.RunTimeout)
 	defer cancel()
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	params.SetProgressToken(fmt.Sprintf("harvey-%d", m.calls.Add(1))) // the server may report progress
-	defer m.host.ProgressDone()
+	defer m.host.Progress(s.name, nil)
 	res, err := session.CallTool(cctx, params)
 	if err != nil && cctx.Err() != nil && ctx.Err() == nil {
-		return nil, fmt.Errorf("no answer within run_timeout (%s): %w", m.host.RunTimeout(), context.DeadlineExceeded)
+		return nil, fmt.Errorf("no answer within run_timeout (%s): %w", m.opts.RunTimeout, context.DeadlineExceeded)
 	}
 	var answered *jsonrpc.Error
 	if err != nil && !errors.As(err, &answered) { // an error the server answered leaves it running
@@ -379,10 +380,11 @@ func (m *Manager) Refresh(ctx context.Context) {
 		old := slices.Concat(s.tools, s.offered)
 		s.tools, s.offered = tools, nil
 		s.mu.Unlock()
+		gone := make([]string, 0, len(old))
 		for _, t := range old {
-			m.host.Unregister(s.name + config.MCPNameSep + t.Name)
+			gone = append(gone, s.name+config.MCPNameSep+t.Name)
 		}
-		m.host.Register(s)
+		m.host.Register(s, gone)
 	}
 }
 
@@ -402,7 +404,7 @@ func (m *Manager) StartLazy(ctx context.Context) {
 			m.host.Say(termtext.Warn, fmt.Sprintf("warning: MCP server %s: %s", s.name, termtext.OneLine(err.Error())))
 			continue
 		}
-		m.host.Register(s)
+		m.host.Register(s, nil)
 	}
 }
 
@@ -504,25 +506,34 @@ func (m *Manager) elicit(s *Server) func(context.Context, *mcp.ElicitRequest) (*
 	}
 }
 
-// Host is what the servers need of the session.
+// Host is what the servers need of the session while it lasts.
 type Host interface {
 	Say(tone termtext.Tone, line string) // a line for the person (warnings, logins, forms)
 	Ask(question string) (string, error)
 	Interactive() bool
 	Sandbox(purpose string) *sandbox.Spec // a command's sandbox, its caches' layers kept under purpose
-	Policy() config.SandboxPolicy
-	RunTimeout() time.Duration
-	Record(action, detail string) // an audit entry of what was undone (denied)
-	Progress(server, message string, progress, total float64)
-	ProgressDone()
-	Register(s *Server)     // add a server's tools to the session's registry
-	Unregister(tool string) // remove one (its list changed)
-	Version() string
+	Record(action, detail string)         // an audit entry of what was undone (denied)
+	// Progress shows a call's progress notification; nil: the call ended
+	// (a progress line left on the terminal is cleared).
+	Progress(server string, p *mcp.ProgressNotificationParams)
+	// Register adds s's tools to the session's registry, after removing
+	// gone (SERVER__tool names its new list no longer has).
+	Register(s *Server, gone []string)
+}
+
+// Options are what the servers are given once, for the session.
+type Options struct {
+	Version    string               // Harvey's: in initialize, and the key of the tools kept (cache.go)
+	Policy     config.SandboxPolicy // the user's sandbox: block (no sandbox: its refusal; npx's store)
+	RunTimeout time.Duration        // a tool call's bound
 }
 
 // New is the manager of a session's servers in the workspace root.
-func New(host Host, root string) *Manager {
-	return &Manager{host: host, root: root, servers: map[string]*Server{}, timeout: Timeout}
+func New(host Host, root string, o Options) *Manager {
+	if o.RunTimeout <= 0 {
+		o.RunTimeout = config.DefaultRunTimeout
+	}
+	return &Manager{host: host, root: root, opts: o, servers: map[string]*Server{}, timeout: Timeout}
 }
 
 // Add makes the server name known (a lazy one waits for its first use).
@@ -628,7 +639,7 @@ func (m *Manager) Keep(s *Server) {
 // progress shows a call's progress notification.
 func (m *Manager) progress(server string, p *mcp.ProgressNotificationParams) {
 	if p != nil {
-		m.host.Progress(server, p.Message, p.Progress, p.Total)
+		m.host.Progress(server, p)
 	}
 }
 

@@ -35,20 +35,20 @@ func (h *fakeHost) Say(_ termtext.Tone, line string) {
 func (h *fakeHost) Ask(string) (string, error)   { return "", nil }
 func (h *fakeHost) Interactive() bool            { return false }
 func (h *fakeHost) Sandbox(string) *sandbox.Spec { return &sandbox.Spec{} }
-func (h *fakeHost) Policy() config.SandboxPolicy { return config.SandboxPolicy{} }
-func (h *fakeHost) RunTimeout() time.Duration    { return 10 * time.Second }
 func (h *fakeHost) Record(string, string)        {}
-func (h *fakeHost) ProgressDone()                {}
-func (h *fakeHost) Version() string              { return "test" }
-func (h *fakeHost) Unregister(tool string)       { h.mu.Lock(); h.gone = append(h.gone, tool); h.mu.Unlock() }
-func (h *fakeHost) Progress(server, msg string, p, t float64) {
+func (h *fakeHost) Progress(server string, p *mcp.ProgressNotificationParams) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.progress = append(h.progress, fmt.Sprintf("%s %s %v/%v", server, msg, p, t))
+	if p == nil {
+		h.progress = append(h.progress, server+" done")
+		return
+	}
+	h.progress = append(h.progress, fmt.Sprintf("%s %s %v/%v", server, p.Message, p.Progress, p.Total))
 }
-func (h *fakeHost) Register(s *Server) {
+func (h *fakeHost) Register(s *Server, gone []string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.gone = append(h.gone, gone...)
 	for _, t := range s.Tools() {
 		h.registered = append(h.registered, s.Name()+config.MCPNameSep+t.Name)
 	}
@@ -104,13 +104,13 @@ func TestHTTPServerThroughTheClient(t *testing.T) {
 	t.Setenv("XDG_DATA_HOME", t.TempDir())
 	url := httpServer(t)
 	host := &fakeHost{}
-	m := New(host, t.TempDir())
+	m := New(host, t.TempDir(), testOptions)
 	s := m.Add("t", config.MCPServer{URL: url})
 	if err := m.Connect(t.Context(), s); err != nil {
 		t.Fatal(err)
 	}
 	m.Keep(s)
-	host.Register(s)
+	host.Register(s, nil)
 	if s.State() != "running" || len(s.Tools()) != 3 || strings.Join(host.registered, " ") != "t__echo t__fail t__grow" {
 		t.Fatalf("state %q, tools %v, registered %v", s.State(), s.Tools(), host.registered)
 	}
@@ -141,6 +141,15 @@ func TestHTTPServerThroughTheClient(t *testing.T) {
 	if names := fmt.Sprint(s.Tools()); !strings.Contains(names, "late") {
 		t.Errorf("after the list changed: %s", names)
 	}
+	host.mu.Lock()
+	gone, progress, registered := strings.Join(host.gone, " "), strings.Join(host.progress, "; "), strings.Join(host.registered, " ")
+	host.mu.Unlock()
+	if !strings.Contains(gone, "t__echo") || !strings.Contains(registered, "t__late") {
+		t.Errorf("the new list registered: gone %q, registered %q", gone, registered)
+	}
+	if !strings.Contains(progress, "t half 1/2") || !strings.HasSuffix(progress, "t done") {
+		t.Errorf("progress shown: %q", progress)
+	}
 	m.Close()
 	if s.State() != "stopped" || len(m.Failed()) != 1 {
 		t.Errorf("closed: %q %v", s.State(), m.Failed())
@@ -148,7 +157,7 @@ func TestHTTPServerThroughTheClient(t *testing.T) {
 
 	// The next session offers what was kept, and starts the server at its
 	// first call.
-	m2 := New(&fakeHost{}, m.root)
+	m2 := New(&fakeHost{}, m.root, testOptions)
 	s2 := m2.Add("t", config.MCPServer{URL: url})
 	if !m2.FromKept(s2) || !strings.HasPrefix(s2.State(), "not started yet") || len(m2.Failed()) != 0 {
 		t.Fatalf("kept: %q", s2.State())
@@ -166,13 +175,13 @@ func TestHTTPServerThatFails(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
 	host := &fakeHost{}
-	m := New(host, t.TempDir())
+	m := New(host, t.TempDir(), testOptions)
 	m.SetTimeout(3 * time.Second)
 	s := m.Add("gone", config.MCPServer{URL: srv.URL})
 	if err := m.Connect(t.Context(), s); err == nil || !strings.HasPrefix(s.State(), "failed") {
 		t.Fatalf("%v %q", err, s.State())
 	}
-	m2 := New(&fakeHost{}, m.root)
+	m2 := New(&fakeHost{}, m.root, testOptions)
 	s2 := m2.Add("gone", config.MCPServer{URL: srv.URL})
 	if !m2.FromKept(s2) || !s2.Paused() || !strings.Contains(s2.State(), "/mcp restart gone") {
 		t.Errorf("the failure was not kept: %q", s2.State())
@@ -182,3 +191,6 @@ func TestHTTPServerThatFails(t *testing.T) {
 		t.Error("a restart by hand leaves it paused")
 	}
 }
+
+// testOptions are the session's values the tests' managers get.
+var testOptions = Options{Version: "test", RunTimeout: 10 * time.Second}

@@ -13,13 +13,13 @@ import (
 // the connection is tried once more with the new token, and the session
 // is closed. loggedIn says whether a login happened (false: a kept token,
 // or none needed).
-func Login(ctx context.Context, host Host, name string, cfg config.MCPServer) (loggedIn bool, err error) {
-	m := &Manager{host: host, login: true}
+func Login(ctx context.Context, host Host, version, name string, cfg config.MCPServer) (loggedIn bool, err error) {
+	m := &Manager{host: host, login: true, opts: Options{Version: version}}
 	t, _, err := m.transport(name, cfg, "")
 	if err != nil {
 		return false, err
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: "harvey", Version: host.Version()}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "harvey", Version: version}, nil)
 	session, err := client.Connect(ctx, t, nil)
 	sa := mcpauth.Of(t)
 	if err != nil && sa != nil && sa.LoggedIn() {

@@ -34,7 +34,7 @@ func (m *Manager) shareNpx(ctx context.Context, s *Server) string {
 	}
 	fctx, cancel := context.WithTimeout(ctx, npxFetch)
 	defer cancel()
-	store, err := npxshare.Store(fctx, pkgs, s.cfg.Expanded(s.cfg.Env), m.host.Policy())
+	store, err := npxshare.Store(fctx, pkgs, s.cfg.Expanded(s.cfg.Env), m.opts.Policy)
 	if err != nil {
 		s.npx = "-"
 		m.host.Say(termtext.Warn, "MCP server "+s.name+": its npx package could not be fetched once for every workspace ("+err.Error()+"); it fetches its own")
