@@ -173,8 +173,9 @@ func (p *Started) Stop() {
 	}
 }
 
-// RemoveTmp removes the session's private TMPDIR and the proxy's
-// directory (at exit).
+// RemoveTmp ends what the session started for its commands (the
+// session's network, and every command in it) and removes its private
+// TMPDIR and the proxy's directory (at exit).
 func RemoveTmp() {
 	stopSessionNet()
 	sandbox.RemoveTmp()
