@@ -67,8 +67,8 @@ type Server struct {
 type Manager struct {
 	calls   atomic.Int64 // numbers the calls' progress tokens
 	host    Host         // the session: its terminal, gate and registry
-	opts    Options
-	root    string // the workspace: the servers' root and working directory
+	opts    Options      // the session's values: Harvey's version, your sandbox policy, run_timeout
+	root    string       // the workspace: the servers' root and working directory
 	servers map[string]*Server
 	timeout time.Duration  // for initialize and tools/list
 	login   bool           // harvey mcp login: log in without asking
@@ -214,11 +214,15 @@ func (m *Manager) transport(name string, cfg config.MCPServer, npxStore string) 
 	if err := sandboxpolicy.NoSandboxRefusal(m.opts.Policy); err != nil {
 		return nil, nil, err
 	}
-	spec := *m.host.Sandbox("mcp-" + datadir.Key(strings.Join(cfg.Command, "\x00")))
-	spec.Network = spec.Network || cfg.Network
-	spec.RO = append(spec.RO, sandboxpolicy.InstallTree(argv[0])...) // a server installed in a node_modules or a bin of its own
-	spec.Overlays = below(spec.Overlays, npxStore)
-	cmd, used, err := runner.Command(runner.Proc{Dir: m.root, Argv: argv, Env: env, Sandbox: &spec})
+	var sp *sandbox.Spec // none where there is no sandbox (and your config runs servers without one)
+	if sandbox.Available().Enforced() {
+		spec := *m.host.Sandbox("mcp-" + datadir.Key(strings.Join(cfg.Command, "\x00")))
+		spec.Network = spec.Network || cfg.Network
+		spec.RO = append(spec.RO, sandboxpolicy.InstallTree(argv[0])...) // a server installed in a node_modules or a bin of its own
+		spec.Overlays = below(spec.Overlays, npxStore)
+		sp = &spec
+	}
+	cmd, used, err := runner.Command(runner.Proc{Dir: m.root, Argv: argv, Env: env, Sandbox: sp})
 	if err != nil {
 		return nil, nil, err
 	}
