@@ -241,15 +241,28 @@ func TestEndToEndSandboxNoneFailsClosed(t *testing.T) {
 		t.Error("a workspace's config let a command run unsandboxed")
 	}
 	os.Remove(filepath.Join(f.dir, "agents", "harvey.yaml"))
-	// The user's own config allows it.
-	os.WriteFile(filepath.Join(f.cfg, "harvey", "harvey.yaml"), []byte("sandbox:\n  unsandboxed: true\n"), 0o600)
-	script()
-	out, errOut, code = RunKernel(t, string(kernelsim.Neither), bin, f.dir, "", f.env, "-p", "go", "--yes", "--output", "stream-json", "--model", "llama3.2", "--ollama", fo.URL())
+	// The user's own config allows it: commands, and a stdio MCP server of
+	// theirs, which runs as their program and is given no sandbox's cache
+	// layers (there is no sandbox to put them in).
+	os.WriteFile(filepath.Join(f.cfg, "harvey", "harvey.yaml"), []byte(fmt.Sprintf("sandbox:\n  unsandboxed: true\n"+
+		"mcp:\n  servers:\n    t:\n      command: [%q]\n      env: {HARVEY_TEST_HELPER: mcp-server}\n      models: [\"*\"]\n", os.Args[0])), 0o600)
+	fo.Script(fakeollama.ToolReply("llama3.2",
+		fakeollama.Call{ID: "r", Name: "run_command", Args: map[string]any{"command": "echo ran > ran.txt"}},
+		fakeollama.Call{ID: "m", Name: "t__echo", Args: map[string]any{"text": "unsandboxed server"}},
+	), fakeollama.TextReply("llama3.2", "Done."))
+	data := filepath.Join(f.root, "data")
+	out, errOut, code = RunKernel(t, string(kernelsim.Neither), bin, f.dir, "", append(f.env, "XDG_DATA_HOME="+data), "-p", "go", "--yes", "--output", "stream-json", "--model", "llama3.2", "--ollama", fo.URL())
 	if code != 0 || !strings.Contains(errOut, "UNSANDBOXED") {
 		t.Fatalf("exit %d: start line does not say unsandboxed:\n%s", code, errOut)
 	}
 	if b, err := os.ReadFile(filepath.Join(f.dir, "ran.txt")); err != nil || string(b) != "ran\n" {
 		t.Errorf("with the setting the command did not run: %v", err)
+	}
+	if r := fakeollama.ToolResults(fo.ChatRequests())["m"]; !strings.Contains(r, "echo: unsandboxed server") {
+		t.Errorf("the MCP server of your config: %q\n%s", r, errOut)
+	}
+	if layers, _ := filepath.Glob(filepath.Join(data, "harvey", "caches", "*", "mcp-*")); len(layers) > 0 {
+		t.Errorf("cache layers made for a server with no sandbox: %v", layers)
 	}
 	var modes []string
 	for _, l := range strings.Split(out, "\n") {
