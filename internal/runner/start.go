@@ -64,43 +64,29 @@ func Command(s Proc) (*exec.Cmd, *sandbox.Spec, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	cmd, err := commandOf(s.Dir, argv, env, sp)
-	return cmd, sp, err
-}
-
-// commandOf is the unstarted program of argv and env (sandboxed's).
-func commandOf(dir string, argv, env []string, sp *sandbox.Spec) (*exec.Cmd, error) {
 	prog, err := sandboxpolicy.LookPath(argv[0])
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cmd := exec.Command(prog, argv[1:]...)
 	cmd.Args[0] = argv[0]
-	cmd.Dir, cmd.Env = dir, env
+	cmd.Dir, cmd.Env = s.Dir, env
 	SetProcessGroup(cmd)
 	if sp != nil {
 		cmd.SysProcAttr = sandbox.ProcAttr(*sp)
 	}
-	return cmd, nil
+	return cmd, sp, nil
 }
 
 // Start starts s (its Timeout is ignored: a job runs until it ends or is
 // stopped) with stdout and stderr going to out, and returns at once.
 func Start(s Proc, out io.Writer) (*Started, error) {
-	if len(s.Argv) == 0 {
-		return nil, errors.New("empty command")
-	}
-	s.Timeout = 0
-	argv, env, sp, err := sandboxed(s)
+	cmd, sp, err := Command(s)
 	if err != nil {
 		return nil, err
 	}
 	if sp != nil && sp.Session != "" {
-		return startJoined(sp, out)
-	}
-	cmd, err := commandOf(s.Dir, argv, env, sp)
-	if err != nil {
-		return nil, err
+		return startJoined(sp, out) // its holder starts it; cmd is not used
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	dieWithHarvey(cmd.SysProcAttr, sp)

@@ -3,7 +3,6 @@ package sandboxpolicy
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/netip"
@@ -44,8 +43,7 @@ func TestRegistryProxyAllows(t *testing.T) {
 // this machine or a private network is refused, a host named exactly is
 // not.
 func TestRegistryProxyWildcardAddress(t *testing.T) {
-	port, _ := countingListener(t)
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	addr := upstream(t)
 	if c, err := dialAllowed(context.Background(), addr, true); err == nil || !strings.Contains(err.Error(), "local or private") {
 		if c != nil {
 			c.Close()
@@ -76,53 +74,24 @@ func mustAddr(t *testing.T, s string) netip.Addr {
 	return a
 }
 
-// countingListener listens on a loopback port, closes each connection and
-// counts it on accepted (a listener no command may reach).
-func countingListener(t *testing.T) (port int, accepted chan bool) {
+// upstream is a server on a loopback port, as a registry would be: an
+// HTTP GET is answered "served", any other first line is echoed back.
+func upstream(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	accepted = make(chan bool, 64)
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			c.Close()
-			select {
-			case accepted <- true:
-			default:
-			}
-		}
-	}()
-	return ln.Addr().(*net.TCPAddr).Port, accepted
-}
-
-// The session's proxy over its socket, as a command's tools use it: a
-// CONNECT to a host of the list is spliced through, one to any other host
-// is refused with the one line that names it and the setting (and counted,
-// for the command's status); a plain HTTP request is forwarded or refused
-// the same way, and a request that is no proxy request is turned away.
-func TestSessionProxyOverItsSocket(t *testing.T) {
-	up, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer up.Close()
-	go func() {
-		for {
-			c, err := up.Accept()
-			if err != nil {
-				return
-			}
 			go func() {
 				defer c.Close()
-				r := bufio.NewReader(c)
-				line, _ := r.ReadString('\n')
+				line, _ := bufio.NewReader(c).ReadString('\n')
 				if strings.HasPrefix(line, "GET ") {
 					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 7\r\nConnection: close\r\n\r\nserved\n")
 					return
@@ -131,7 +100,16 @@ func TestSessionProxyOverItsSocket(t *testing.T) {
 			}()
 		}
 	}()
-	addr := up.Addr().String()
+	return ln.Addr().String()
+}
+
+// The session's proxy over its socket, as a command's tools use it: a
+// CONNECT to a host of the list is spliced through, one to any other host
+// is refused with the one line that names it and the setting (and counted,
+// for the command's status); a plain HTTP request is forwarded or refused
+// the same way, and a request that is no proxy request is turned away.
+func TestSessionProxyOverItsSocket(t *testing.T) {
+	addr := upstream(t)
 	sock := SessionProxy([]string{addr})
 	if sock == "" {
 		t.Skip("no session proxy here (no temporary directory for its socket)")
