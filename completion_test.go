@@ -22,7 +22,7 @@ func TestCompletionScripts(t *testing.T) {
 	}
 	dir := t.TempDir()
 	script := filepath.Join(dir, "harvey.bash")
-	os.WriteFile(script, []byte(bashCompletion()), 0o644)
+	os.WriteFile(script, []byte(completionSpec().Bash()), 0o644)
 	complete := func(words ...string) string {
 		line := `source ` + script + `; COMP_WORDS=(` + strings.Join(quoteAll(words), " ") + `); COMP_CWORD=` + strconv.Itoa(len(words)-1) + `; _harvey; echo "${COMPREPLY[@]}"`
 		out, err := exec.Command(bash, "-c", line).CombinedOutput()
@@ -50,7 +50,7 @@ func TestCompletionScripts(t *testing.T) {
 			t.Errorf("%q: %q, want %q", c.words, got, c.want)
 		}
 	}
-	for shell, text := range map[string]string{"zsh": zshCompletion(), "fish": fishCompletion()} {
+	for shell, text := range map[string]string{"zsh": completionSpec().Zsh(), "fish": completionSpec().Fish()} {
 		for _, w := range []string{"stream-json", "/retry", "validate", "--continue", "--read-only", "--store"} {
 			if !strings.Contains(text, w) && !strings.Contains(text, strings.TrimPrefix(w, "--")) {
 				t.Errorf("%s: %q missing", shell, w)
@@ -94,10 +94,10 @@ func TestModelNamesCompleted(t *testing.T) {
 	if got := installedModels("http://127.0.0.1:1"); len(got) != 0 {
 		t.Errorf("a server that does not answer gave %v", got)
 	}
-	if b := bashCompletion(); !strings.Contains(b, `--model) COMPREPLY=($(compgen -W "$(harvey completion models`) {
+	if b := completionSpec().Bash(); !strings.Contains(b, `--model) COMPREPLY=($(compgen -W "$(harvey completion models`) {
 		t.Errorf("bash completion does not complete --model from the installed models:\n%s", b)
 	}
-	if z, fi := zshCompletion(), fishCompletion(); !strings.Contains(z, "harvey completion models") || !strings.Contains(fi, "harvey completion models") {
+	if z, fi := completionSpec().Zsh(), completionSpec().Fish(); !strings.Contains(z, "harvey completion models") || !strings.Contains(fi, "harvey completion models") {
 		t.Error("zsh or fish completion does not complete --model")
 	}
 }
