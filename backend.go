@@ -99,8 +99,7 @@ func startOllama(ctx context.Context, oc *ollama.Client, out io.Writer) (*starte
 	if u, err := url.Parse(oc.BaseURL); err == nil && u.Host != "" {
 		cmd.Env = append(cmd.Env, "OLLAMA_HOST="+u.Host)
 	}
-	runner.SetProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	if err := runner.StartKept(cmd); err != nil {
 		return nil, fmt.Errorf("ollama serve: %v", err)
 	}
 	st := &startedOllama{cmd: cmd, done: make(chan struct{})}

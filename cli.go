@@ -15,6 +15,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/events"
+	"github.com/harvey-agent/harvey/internal/guardian"
 	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/mcpcli"
 	"github.com/harvey-agent/harvey/internal/runner"
@@ -136,13 +137,14 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	defer a.Workspace.Close()
 	defer a.Close()
 	if !headless {
+		defer guardian.EndOnSignal(func() { a.Close(); a.Workspace.Close(); runner.RemoveTmp() }, 3*time.Second)()
 		if err := a.Run(ctx, o); err != nil {
 			fmt.Fprintf(stderr, "harvey: %v\n", err)
 			return 1
 		}
 		return 0
 	}
-	runCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	runCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	lines, code := headlessLines(a, f, stdin, stderr)
 	if code != 0 {

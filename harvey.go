@@ -18,6 +18,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/jobs"
 	"github.com/harvey-agent/harvey/internal/llm"
 	"github.com/harvey-agent/harvey/internal/recorder"
+	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/tasks"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -195,7 +196,7 @@ func (a *Agent) Close() {
 // jobManager is the session's jobs, said to the user and, with --output
 // stream-json, as "job" events (started, output, ended).
 func jobManager(tm *Terminal) *jobs.Manager {
-	return &jobs.Manager{Done: jobEnded(tm),
+	return &jobs.Manager{Done: jobEnded(tm), Watch: sandboxpolicy.JobWatch(), Meddled: func(l string) { tm.sayLater(tm.colorize("33", l)) },
 		Started: func(j *jobs.Job) {
 			tm.events.Emit("job", map[string]any{"id": j.ID, "command": secrets.Redact(j.Command), "action": "started"})
 		},

@@ -82,7 +82,7 @@ func TestEndToEndLandlockOnlyNoSurvivors(t *testing.T) {
 		// and the setsid child are not. (Harvey's spare launcher, waiting
 		// for the next command, has no child.)
 		var launchers []int
-		for _, l := range childrenWith(w.Process.Pid, "__harvey_sandbox") {
+		for _, l := range childrenWith(sessionOf(t, w.Process.Pid), "__harvey_sandbox") {
 			if len(childrenWith(l, "")) > 0 {
 				launchers = append(launchers, l)
 			}
@@ -156,6 +156,22 @@ func (f *modeFixture) noSurvivor(t *testing.T, marker string, config []byte, wai
 	f.git(t, "status --short")
 }
 
+// sessionOf is the session that the harvey at pid, its guardian
+// (internal/guardian), runs: its child that is no launcher.
+func sessionOf(t *testing.T, guardian int) int {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		for _, k := range childrenWith(guardian, "") {
+			if cl, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", k)); !bytes.Contains(cl, []byte("__harvey_sandbox")) {
+				return k
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("harvey (pid %d) runs no session", guardian)
+		}
+	}
+}
+
 // childrenWith lists the children of pid whose command line contains token.
 func childrenWith(pid int, token string) []int {
 	var out []int
@@ -181,17 +197,29 @@ func testSignalsRefused(t *testing.T, bin, kernel string, f *modeFixture) {
 	fo := fakeollama.New(t, "llama3.2:latest")
 	harveyPid := `$(awk '{print $4}' /proc/$PPID/stat)`
 	fo.Script(fakeollama.ToolReply("llama3.2",
-		fakeollama.Call{ID: "launcher", Name: "run_command", Args: map[string]any{"command": lateWriter(marker, 2) + " kill -9 $PPID; echo kill-launcher=$?; kill -STOP $PPID; echo stop-launcher=$?; kill -9 -$PPID; echo kill-group=$?; kill -9 0; echo survived"}},
-		fakeollama.Call{ID: "harvey", Name: "run_command", Args: map[string]any{"command": "kill -9 " + harveyPid + "; echo kill-harvey=$?; kill -9 -$(awk '{print $5}' /proc/" + harveyPid + "/stat); echo kill-harvey-group=$?"}},
-		// kill(2) of any thread's id signals its whole process.
-		fakeollama.Call{ID: "threads", Name: "run_command", Args: map[string]any{"command": threadKills("launcher", "$PPID") + threadKills("harvey", harveyPid)}},
-		fakeollama.Call{ID: "python", Name: "run_command", Args: map[string]any{"command": "command -v python3 >/dev/null || { echo no-python; exit 0; }; python3 -c 'import os,signal; p=os.getppid()\ntry:\n  os.kill(p, 9); print(\"killed\")\nexcept PermissionError: print(\"refused\")\ntry:\n  fd=os.pidfd_open(p); signal.pidfd_send_signal(fd, 9); print(\"pidfd-killed\")\nexcept OSError as e: print(\"pidfd-refused\", e.errno)'"}},
-	), fakeollama.TextReply("llama3.2", "Done."))
+		fakeollama.Call{ID: "job", Name: "run_command", Args: map[string]any{"command": "sleep 60", "background": true}}),
+		// Every other launcher of the session (the job's, the spare) and its
+		// group: a command ends only commands.
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "others", Name: "run_command", Args: map[string]any{"command": "h=$(awk '{print $4}' /proc/$PPID/stat); n=0; for p in $(pgrep -P $h -f __harvey_sandbox); do [ $p = $PPID ] && continue; n=$((n+1)); kill -9 $p 2>/dev/null && echo killed-$p; kill -9 -$p 2>/dev/null && echo killed-group-$p; done; echo tried=$n"}},
+			fakeollama.Call{ID: "still", Name: "job_output", Args: map[string]any{"id": 1}}),
+		fakeollama.ToolReply("llama3.2",
+			fakeollama.Call{ID: "launcher", Name: "run_command", Args: map[string]any{"command": lateWriter(marker, 2) + " kill -9 $PPID; echo kill-launcher=$?; kill -STOP $PPID; echo stop-launcher=$?; kill -9 -$PPID; echo kill-group=$?; kill -9 0; echo survived"}},
+			fakeollama.Call{ID: "harvey", Name: "run_command", Args: map[string]any{"command": "kill -9 " + harveyPid + "; echo kill-harvey=$?; kill -9 -$(awk '{print $5}' /proc/" + harveyPid + "/stat); echo kill-harvey-group=$?"}},
+			// kill(2) of any thread's id signals its whole process.
+			fakeollama.Call{ID: "threads", Name: "run_command", Args: map[string]any{"command": threadKills("launcher", "$PPID") + threadKills("harvey", harveyPid)}},
+			fakeollama.Call{ID: "python", Name: "run_command", Args: map[string]any{"command": "command -v python3 >/dev/null || { echo no-python; exit 0; }; python3 -c 'import os,signal; p=os.getppid()\ntry:\n  os.kill(p, 9); print(\"killed\")\nexcept PermissionError: print(\"refused\")\ntry:\n  fd=os.pidfd_open(p); signal.pidfd_send_signal(fd, 9); print(\"pidfd-killed\")\nexcept OSError as e: print(\"pidfd-refused\", e.errno)'"}},
+		), fakeollama.TextReply("llama3.2", "Done."))
 	out, errOut, code := RunKernel(t, kernel, bin, f.dir, "", f.env, "-p", "go", "--yes", "--model", "llama3.2", "--ollama", fo.URL())
 	if code != 0 || !strings.Contains(out, "Done.") {
 		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
 	}
 	res := fakeollama.ToolResults(fo.ChatRequests())
+	if r := res["others"]; strings.Contains(r, "killed") || strings.Contains(r, "tried=0") {
+		t.Errorf("a command reached another launcher of the session: %q", r)
+	}
+	if r := res["still"]; !strings.Contains(r, "job 1 running") {
+		t.Errorf("the job did not survive the command: %q", r)
+	}
 	for _, want := range []string{"kill-launcher=1", "stop-launcher=1", "kill-group=1"} {
 		if !strings.Contains(res["launcher"], want) {
 			t.Errorf("want %s: %q", want, res["launcher"])
@@ -253,9 +281,11 @@ func TestEndToEndLandlockOnlyAgentsLink(t *testing.T) {
 	}
 }
 
-// The check is durable: Harvey killed while a command that planted
-// core.fsmonitor still runs leaves a journal, and the next harvey sandbox
-// in that workspace undoes the change and says so before anything else.
+// The check is durable: Harvey and its guardian both killed at once while
+// a command that planted core.fsmonitor still runs leave a journal, and the
+// next harvey sandbox in that workspace undoes the change and says so
+// before anything else. (Harvey alone killed: its guardian runs the check,
+// TestEndToEndWhateverEndsHarvey.)
 func TestEndToEndCheckSurvivesHarvey(t *testing.T) {
 	simulated(t)
 	bin := Build(t)
@@ -268,7 +298,15 @@ func TestEndToEndCheckSurvivesHarvey(t *testing.T) {
 		fakeollama.Call{ID: "plant", Name: "run_command", Args: map[string]any{"command": "git config core.fsmonitor /tmp/planted-durable && touch ready && sleep 60", "timeout": 120}},
 	), fakeollama.TextReply("llama3.2", "Done."))
 	w, _, _ := startUntilReady(t, bin, string(kernelsim.NoUserNS), f, fo, filepath.Join(f.dir, "ready"))
+	// Stopped first, the session cannot run its own end when its guardian
+	// dies (the parent-death signal waits); then both are killed.
+	session := sessionOf(t, w.Process.Pid)
+	syscall.Kill(session, syscall.SIGSTOP)
 	w.Process.Kill()
+	for alive(w.Process.Pid) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	syscall.Kill(session, syscall.SIGKILL)
 	w.Wait()
 	if b, _ := os.ReadFile(filepath.Join(f.dir, ".git", "config")); !strings.Contains(string(b), "fsmonitor") {
 		t.Fatalf("the command did not plant core.fsmonitor:\n%s", b)
@@ -313,7 +351,7 @@ func TestEndToEndLandlockOnlySpareLauncher(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for len(waiting) == 0 && time.Now().Before(deadline) {
 		running, waiting = nil, nil
-		for _, l := range childrenWith(w.Process.Pid, "__harvey_sandbox") {
+		for _, l := range childrenWith(sessionOf(t, w.Process.Pid), "__harvey_sandbox") {
 			if len(childrenWith(l, "")) > 0 {
 				running = append(running, l)
 			} else {
@@ -356,4 +394,54 @@ func alive(pid int) bool {
 	}
 	_, rest, _ := strings.Cut(string(b), ") ")
 	return !strings.HasPrefix(rest, "Z")
+}
+
+// Landlock only, a job that rewrites core.fsmonitor while it runs (issue
+// 75): where .git is writable to commands, the job's check runs while it
+// runs; the change is undone within a second each time, the job is named
+// to the user and in what the model reads, and a job that does it again is
+// stopped. .git/config ends as it was.
+func TestEndToEndLandlockOnlyJobCannotKeepGitChanged(t *testing.T) {
+	simulated(t)
+	bin := Build(t)
+	f := newModeFixture(t)
+	config := f.gitConfig(t)
+	cfgPath := filepath.Join(f.dir, ".git", "config")
+	fo := fakeollama.New(t, "llama3.2:latest")
+	fo.Script(fakeollama.ToolReply("llama3.2",
+		fakeollama.Call{ID: "job", Name: "run_command", Args: map[string]any{"command": "while :; do git config core.fsmonitor /tmp/planted-by-job; touch ready; sleep 0.2; done", "background": true}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "wait", Name: "run_command", Args: map[string]any{"command": "sleep 4"}},
+			fakeollama.Call{ID: "read", Name: "job_output", Args: map[string]any{"id": 1}}),
+		fakeollama.TextReply("llama3.2", "Done."))
+	w, _, errb := startUntilReady(t, bin, string(kernelsim.NoUserNS), f, fo, filepath.Join(f.dir, "ready"))
+	// Watch .git/config: a planted line never stays a second.
+	var since time.Time
+	longest := time.Duration(0)
+	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(cfgPath)
+		switch planted := strings.Contains(string(b), "planted-by-job"); {
+		case planted && since.IsZero():
+			since = time.Now()
+		case !planted && !since.IsZero():
+			longest, since = max(longest, time.Since(since)), time.Time{}
+		}
+	}
+	if !since.IsZero() {
+		longest = max(longest, time.Since(since))
+	}
+	if longest >= time.Second {
+		t.Errorf("the job's core.fsmonitor stood %s", longest)
+	}
+	if err := w.Wait(); err != nil {
+		t.Fatalf("%v: %s", err, errb.String())
+	}
+	if !strings.Contains(errb.String(), "⚑ while job 1 ran, .git or agents/ changed") || !strings.Contains(errb.String(), "job 1 did it again and is stopped") {
+		t.Errorf("the user was not told which job, or it was not stopped:\n%s", errb.String())
+	}
+	if r := fakeollama.ToolResults(fo.ChatRequests())["read"]; !strings.Contains(r, "while job 1 ran, .git or agents/ changed") || !strings.Contains(r, "stopped") {
+		t.Errorf("the model was not told: %q", r)
+	}
+	if b, _ := os.ReadFile(cfgPath); !bytes.Equal(b, config) {
+		t.Errorf(".git/config changed:\n%s", b)
+	}
 }

@@ -30,6 +30,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/refusal"
 )
@@ -179,7 +180,7 @@ func (r *Repo) noLinksIn(dir string, deep bool) error {
 // build creates the private directory: config from the allowlist plus
 // Harvey's settings, and links to the real data.
 func (r *Repo) build(ctx context.Context) (string, error) {
-	dir, err := os.MkdirTemp("", "harvey-git-")
+	dir, err := os.MkdirTemp("", datadir.TempPrefix("git"))
 	if err != nil {
 		return "", fmt.Errorf("git: cannot prepare a private git directory: %v", err)
 	}

@@ -138,7 +138,11 @@ func readConfigRefs(root, config string) []string {
 }
 
 // Life is the check that spans a stdio server's life: its git and
-// agents/ (the files it changes are named per call).
-func Life(root string) *Guard {
-	return &Guard{git: guardGit(root), agents: guardAgents(root)}
+// agents/ (the files it changes are named per call), journaled as what
+// (a server killed with Harvey is checked by its guardian, or at the next
+// start).
+func Life(root, what string) *Guard {
+	c := &Guard{git: guardGit(root), agents: guardAgents(root)}
+	c.keep(root, what)
+	return c
 }

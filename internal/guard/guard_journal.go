@@ -6,13 +6,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/fsinfo"
+	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
 
@@ -102,7 +101,7 @@ func writeJournal(root, command string, c *Guard) string {
 	if c == nil || dir == "" || os.MkdirAll(dir, 0o700) != nil {
 		return ""
 	}
-	j := journal{Pid: os.Getpid(), PidStart: procStart(os.Getpid()), Root: root, Command: command, Started: time.Now(),
+	j := journal{Pid: os.Getpid(), PidStart: sandbox.ProcStart(os.Getpid()), Root: root, Command: command, Started: time.Now(),
 		Git: c.git.toJournal(), Agents: c.agents.toJournal()}
 	b, err := json.Marshal(&j)
 	if err != nil {
@@ -129,11 +128,29 @@ func removeJournal(p string) {
 // whose Harvey is gone, and returns what it undid, a line each (with a
 // first line that says why).
 func Recover(root string) []string {
+	return recoverJournals(datadir.Key(root)+"-*.journal", func(j *journal) bool { return j.Root == root },
+		"Harvey stopped while a command ran", false)
+}
+
+// RecoverOf runs the check of every journal the Harvey with process id pid
+// left (it has ended: its guardian, internal/guardian, asks once it has
+// ended everything that Harvey started), whatever its workspace, and
+// returns what it undid as Recover does; a check that undid nothing says
+// nothing.
+func RecoverOf(pid int) []string {
+	return recoverJournals(fmt.Sprintf("*-%d-*.journal", pid), func(j *journal) bool { return j.Pid == pid },
+		"the session ended while this ran", true)
+}
+
+// recoverJournals runs the check of each journal matching glob that keep
+// accepts and whose Harvey is gone; why says in a few words why the check
+// runs now; quiet: a check that undid nothing is not said.
+func recoverJournals(glob string, keep func(*journal) bool, why string, quiet bool) []string {
 	dir := journalDir()
 	if dir == "" {
 		return nil
 	}
-	matches, _ := filepath.Glob(filepath.Join(dir, datadir.Key(root)+"-*.journal"))
+	matches, _ := filepath.Glob(filepath.Join(dir, glob))
 	var said []string
 	for _, p := range matches {
 		b, err := os.ReadFile(p)
@@ -141,37 +158,27 @@ func Recover(root string) []string {
 			continue
 		}
 		var j journal
-		if json.Unmarshal(b, &j) != nil || j.Root != root {
+		if json.Unmarshal(b, &j) != nil {
 			os.Remove(p)
 			continue
 		}
-		if j.Pid != os.Getpid() && procStart(j.Pid) != "" && procStart(j.Pid) == j.PidStart {
+		if !keep(&j) {
+			continue
+		}
+		if j.Pid != os.Getpid() && sandbox.ProcStart(j.Pid) != "" && sandbox.ProcStart(j.Pid) == j.PidStart {
 			continue // its Harvey still runs: the check is its own
 		}
 		c := &Guard{git: j.Git.fromJournal(), agents: j.Agents.fromJournal()}
 		undone, _ := c.Check()
-		said = append(said, fmt.Sprintf("[harvey: Harvey stopped while a command ran (%s, %s); its check after the command ran now: %s]",
-			termtext.Sanitize(termtext.Clip(j.Command, 80)), j.Started.Format("2006-01-02 15:04"), termtext.Plural(len(undone), "change")+" undone"))
-		said = append(said, undone...)
 		os.Remove(p)
+		if len(undone) == 0 && quiet {
+			continue
+		}
+		said = append(said, fmt.Sprintf("[harvey: %s (%s, %s); its check ran now: %s]",
+			why, termtext.Sanitize(termtext.Clip(j.Command, 80)), j.Started.Format("2006-01-02 15:04"), termtext.Plural(len(undone), "change")+" undone"))
+		said = append(said, undone...)
 	}
 	return said
-}
-
-// procStart is the start time of process pid (field 22 of its stat), ""
-// when it is not running.
-func procStart(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 {
-		if f := strings.Fields(s[i+1:]); len(f) > 19 {
-			return f[19]
-		}
-	}
-	return ""
 }
 
 func (f *savedFile) toJournal() *jFile {

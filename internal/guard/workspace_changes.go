@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -201,6 +202,19 @@ func (c *Guard) keep(root, what string) {
 	c.journal = writeJournal(root, what, c)
 }
 
+// Forget drops the check without running it (one taken later covers the
+// same: a stdio server's life check once its call's check has run).
+func (c *Guard) Forget() {
+	if c != nil {
+		removeJournal(c.journal)
+		c.journal = ""
+	}
+}
+
+// undoing serializes the checks that put .git and agents/ back (a
+// command's after it, a job's while it runs): two never write at once.
+var undoing sync.Mutex
+
 // Check undoes what must not stay and says, a line each, what it undid;
 // changed names the files the process changed ("" when none).
 func (c *Guard) Check() (undone []string, changed string) {
@@ -208,7 +222,22 @@ func (c *Guard) Check() (undone []string, changed string) {
 		return nil, ""
 	}
 	list, paths, complete := c.files.changed()
+	undoing.Lock()
 	undone = append(c.git.check(changedFiles{paths, complete}), c.agents.check()...)
+	undoing.Unlock()
 	removeJournal(c.journal)
 	return undone, c.files.changesLine(list, complete)
+}
+
+// Recheck undoes what changed in .git and agents/ since c was taken, as
+// Check does, while the process still runs (a background job's, where
+// commands have no private root: issue 75); c stays, journaled, for the
+// next Recheck and the Check at its end.
+func (c *Guard) Recheck() []string {
+	if c == nil {
+		return nil
+	}
+	undoing.Lock()
+	defer undoing.Unlock()
+	return append(c.git.check(changedFiles{}), c.agents.check()...)
 }

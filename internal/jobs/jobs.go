@@ -36,9 +36,11 @@ type Process interface {
 }
 
 // Checker is the check that spans a job's life (internal/guard's Guard):
-// what it undid, and the line naming the files it changed.
+// what it undid, and the line naming the files it changed; Recheck undoes
+// what changed so far while the job runs.
 type Checker interface {
 	Check() (undone []string, changed string)
+	Recheck() []string
 }
 
 // Manager holds a session's jobs.
@@ -55,6 +57,14 @@ type Manager struct {
 	// --output stream's job events. nil: not called.
 	Started func(j *Job)
 	Printed func(j *Job, text string)
+	// Watch, where set, is how often the running jobs' checks run while
+	// they run (where commands have no private root, .git is writable to
+	// them: Landlock only); Meddled hears, in a line, what a check undid,
+	// which jobs were running (one of them did it) and the one it ended, if
+	// any: a job alone in running that does it a second time.
+	Watch    time.Duration
+	Meddled  func(line string)
+	watching bool
 }
 
 // printedEvery and printedChunk pace Printed.
@@ -78,6 +88,7 @@ type Job struct {
 	code    int
 	notes   []string // what its check said when it ended
 	checked chan struct{}
+	meddled int // how often the watch undid something while it alone ran
 }
 
 // NextID is the id the next job Add registers will have.
@@ -93,12 +104,63 @@ func (m *Manager) Add(command string, p Process, out *Output, check Checker) *Jo
 	m.next++
 	j := &Job{ID: m.next, Command: command, Started: time.Now(), proc: p, out: out, check: check, checked: make(chan struct{})}
 	m.jobs = append(m.jobs, j)
+	watch := m.Watch > 0 && !m.watching
+	m.watching = m.watching || watch
 	m.mu.Unlock()
 	if m.Started != nil {
 		m.Started(j)
 	}
 	go m.watch(j)
+	if watch {
+		go m.recheck()
+	}
 	return j
+}
+
+// recheck runs the running jobs' checks every Watch until none runs: a
+// change to .git or agents/ is undone within Watch, said (Meddled, and in
+// the output of each job that was running, which the model reads), and a
+// job that alone was running when it happened twice is ended.
+func (m *Manager) recheck() {
+	t := time.NewTicker(m.Watch)
+	defer t.Stop()
+	for range t.C {
+		var running []*Job
+		for _, j := range m.List() {
+			if j.Running() && j.check != nil {
+				running = append(running, j)
+			}
+		}
+		if len(running) == 0 {
+			m.mu.Lock()
+			idle := !slices.ContainsFunc(m.jobs, (*Job).Running) // none added meanwhile
+			m.watching = !idle
+			m.mu.Unlock()
+			if idle {
+				return
+			}
+			continue
+		}
+		undone := running[0].check.Recheck() // the oldest's: the state every later one started from
+		if len(undone) == 0 {
+			continue
+		}
+		var ids []string
+		for _, j := range running {
+			ids = append(ids, fmt.Sprint(j.ID))
+			j.out.Write([]byte(fmt.Sprintf("\n[harvey: while job %d ran, .git or agents/ changed; undone: %s]\n", j.ID, strings.Join(undone, " "))))
+		}
+		line := fmt.Sprintf("⚑ while job %s ran, .git or agents/ changed: %s", strings.Join(ids, " or "), strings.Join(undone, " "))
+		if len(running) == 1 {
+			if running[0].meddled++; running[0].meddled >= 2 {
+				line += fmt.Sprintf("; job %d did it again and is stopped", running[0].ID)
+				go running[0].Kill()
+			}
+		}
+		if m.Meddled != nil {
+			m.Meddled(termtext.Sanitize(line))
+		}
+	}
 }
 
 // watch waits for the job's end (passing on what it prints, when asked),

@@ -46,9 +46,18 @@ func (p *fakeProc) Done() <-chan struct{} { return p.done }
 func (p *fakeProc) ExitCode() int         { return 137 }
 func (p *fakeProc) Stop()                 { p.once.Do(func() { close(p.done) }) }
 
-type fakeCheck struct{ n int }
+type fakeCheck struct {
+	n       int
+	changed func() bool // what Recheck finds changed (nil: nothing)
+}
 
 func (c *fakeCheck) Check() ([]string, string) { c.n++; return []string{"undone: x"}, "" }
+func (c *fakeCheck) Recheck() []string {
+	if c.changed != nil && c.changed() {
+		return []string{"undone: .git/config"}
+	}
+	return nil
+}
 
 // Close ends every running job, each with its check, and says so; a job
 // written to from another goroutine while it is read is safe (-race).
@@ -93,4 +102,57 @@ func TestCloseEndsEveryJob(t *testing.T) {
 	if j, _ := m.Get(1); j.State() != "stopped" || !strings.Contains(j.Read(100), "undone: x") {
 		t.Errorf("state %q, read %q", j.State(), j.Read(100))
 	}
+}
+
+// While jobs run, their check runs every Watch (Landlock only, issue 75):
+// what changed is undone, said to the user and in the output of each job
+// that was running; a job alone in running that does it twice is ended.
+func TestWatchUndoesWhileJobsRun(t *testing.T) {
+	var mu sync.Mutex
+	var said []string
+	m := &Manager{Watch: 10 * time.Millisecond, Meddled: func(line string) {
+		mu.Lock()
+		defer mu.Unlock()
+		said = append(said, line)
+	}}
+	var planting sync.Mutex
+	plants := 0
+	plant := func() bool { // the job changes .git twice, some time apart
+		planting.Lock()
+		defer planting.Unlock()
+		if plants < 2 {
+			plants++
+			return true
+		}
+		return false
+	}
+	j := m.Add("hostile", &fakeProc{done: make(chan struct{})}, NewOutput(4096), &fakeCheck{changed: plant})
+	select {
+	case <-j.checked:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the job that did it twice still runs")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(said) != 2 || !strings.Contains(said[0], "while job 1 ran, .git or agents/ changed: undone: .git/config") ||
+		!strings.Contains(said[1], "job 1 did it again and is stopped") || j.State() != "stopped" {
+		t.Errorf("state %s, said %q", j.State(), said)
+	}
+	if r := j.Read(4096); !strings.Contains(r, "while job 1 ran, .git or agents/ changed; undone: undone: .git/config") {
+		t.Errorf("the job's output (the model's) does not say it: %q", r)
+	}
+	// Two running: both named, neither ended.
+	m2 := &Manager{Watch: 10 * time.Millisecond, Meddled: func(line string) {
+		if strings.Contains(line, "stopped") {
+			t.Errorf("a job was stopped on a change two could have made: %s", line)
+		}
+	}}
+	plants = 0
+	a := m2.Add("a", &fakeProc{done: make(chan struct{})}, NewOutput(4096), &fakeCheck{changed: plant})
+	m2.Add("b", &fakeProc{done: make(chan struct{})}, NewOutput(4096), &fakeCheck{})
+	time.Sleep(100 * time.Millisecond)
+	if !a.Running() {
+		t.Error("a job was ended on a change two jobs could have made")
+	}
+	m2.Close()
 }

@@ -70,13 +70,22 @@ type Manager struct {
 	opts    Options      // the session's values: Harvey's version, your sandbox policy, run_timeout
 	root    string       // the workspace: the servers' root and working directory
 	servers map[string]*Server
-	timeout time.Duration  // for initialize and tools/list
-	login   bool           // harvey mcp login: log in without asking
-	orders  mcpform.Orders // the field order of the forms servers send (internal/mcpform)
+	timeout time.Duration   // for initialize and tools/list
+	login   bool            // harvey mcp login: log in without asking
+	orders  mcpform.Orders  // the field order of the forms servers send (internal/mcpform)
+	life    context.Context // the session's: Close ends it, and with it every start still under way
+	end     context.CancelFunc
 }
 
 // Connect starts (or restarts) a server and lists its tools.
 func (m *Manager) Connect(ctx context.Context, s *Server) error {
+	// A start under way ends with the session: Close does not wait for a
+	// server that is slow to start (issue 75).
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	if m.life != nil {
+		defer context.AfterFunc(m.life, stop)()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.session != nil {
@@ -84,7 +93,7 @@ func (m *Manager) Connect(ctx context.Context, s *Server) error {
 		s.session = nil
 	}
 	if s.cfg.URL == "" && s.life == nil {
-		s.life = guard.Life(m.root) // what it does at start is checked like a call
+		s.life = guard.Life(m.root, "MCP server "+s.name) // what it does at start is checked like a call
 	}
 	defer m.checkLife(s, "at start")
 	refusedBefore := sandboxpolicy.ProxyRefusals()
@@ -291,7 +300,8 @@ func (m *Manager) invokeGuarded(ctx context.Context, s *Server, tool, name strin
 	res, err := m.invoke(ctx, s, tool, args)
 	undone, changed := check.Check()
 	s.mu.Lock()
-	s.life = guard.Life(m.root)
+	s.life.Forget() // the call's check covered it; the life's goes on from here
+	s.life = guard.Life(m.root, "MCP server "+s.name)
 	s.mu.Unlock()
 	if len(undone) > 0 {
 		m.host.Record("undone", "MCP tool "+name+": "+strings.Join(undone, " "))
@@ -417,6 +427,9 @@ func (m *Manager) Close() {
 	if m == nil {
 		return
 	}
+	if m.end != nil {
+		m.end()
+	}
 	for _, s := range m.servers {
 		s.mu.Lock()
 		if s.session != nil {
@@ -474,7 +487,10 @@ func (m *Manager) checkLife(s *Server, when string) {
 		m.host.Say(termtext.Warn, fmt.Sprintf("MCP server %s, %s: %s", termtext.Sanitize(s.name), when, u))
 		m.host.Record("undone", "MCP server "+s.name+" "+when+": "+u)
 	}
-	s.life = guard.Life(m.root)
+	s.life = nil
+	if s.state != "stopped" {
+		s.life = guard.Life(m.root, "MCP server "+s.name)
+	}
 }
 
 // askLogin is whether a login may happen for server name now: in the REPL,
@@ -537,7 +553,8 @@ func New(host Host, root string, o Options) *Manager {
 	if o.RunTimeout <= 0 {
 		o.RunTimeout = config.DefaultRunTimeout
 	}
-	return &Manager{host: host, root: root, opts: o, servers: map[string]*Server{}, timeout: Timeout}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Manager{host: host, root: root, opts: o, servers: map[string]*Server{}, timeout: Timeout, life: ctx, end: cancel}
 }
 
 // Add makes the server name known (a lazy one waits for its first use).

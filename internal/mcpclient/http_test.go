@@ -194,3 +194,36 @@ func TestHTTPServerThatFails(t *testing.T) {
 
 // testOptions are the session's values the tests' managers get.
 var testOptions = Options{Version: "test", RunTimeout: 10 * time.Second}
+
+// Close does not wait for a server that is slow to start (issue 75): its
+// start is ended with the session, at once.
+func TestCloseEndsAStartUnderWay(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	quit := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // initialize hangs, as a server still starting does
+		case <-r.Context().Done():
+		case <-quit:
+		}
+	}))
+	defer srv.Close()
+	defer close(quit)
+	m := New(&fakeHost{}, t.TempDir(), testOptions)
+	s := m.Add("slow", config.MCPServer{URL: srv.URL})
+	started := make(chan error, 1)
+	go func() { started <- m.Connect(context.Background(), s) }()
+	time.Sleep(200 * time.Millisecond)
+	begin := time.Now()
+	m.Close()
+	if d := time.Since(begin); d > time.Second {
+		t.Errorf("Close waited %s for a server still starting", d)
+	}
+	select {
+	case err := <-started:
+		if err == nil {
+			t.Error("the start ended by Close succeeded")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the start goes on after Close")
+	}
+}

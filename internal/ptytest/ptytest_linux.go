@@ -43,7 +43,7 @@ func Open(t testing.TB) (master, slave *os.File) {
 
 // New opens a pseudo-terminal pair, 40 rows of 120 columns.
 func New() (master, slave *os.File, err error) {
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY|syscall.O_NONBLOCK, 0) // non-blocking: Go polls it, so Close ends a pending Read (Hangup)
 	if err != nil {
 		return nil, nil, fmt.Errorf("no pty: %v", err)
 	}
@@ -139,6 +139,12 @@ func (s *Session) ExpectWithin(text string, d time.Duration) string {
 	defer s.mu.Unlock()
 	s.t.Fatalf("timed out waiting for %q; screen since mark:\n%s", text, s.buf.String()[s.mark:])
 	return ""
+}
+
+// Hangup closes the terminal, as closing its window does: the kernel sends
+// SIGHUP to the program's session.
+func (s *Session) Hangup() {
+	s.master.Close()
 }
 
 // Wait waits for the program to exit.

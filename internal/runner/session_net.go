@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 )
@@ -89,7 +90,7 @@ func runtimeDir() string {
 
 // startHolder starts the holder and waits until it listens.
 func startHolder(proxy string) (*sessionNet, error) {
-	dir, err := os.MkdirTemp(runtimeDir(), "harvey-session-")
+	dir, err := os.MkdirTemp(runtimeDir(), datadir.TempPrefix("session"))
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/guardian"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 )
@@ -157,6 +158,18 @@ func (p *Started) Stop() {
 		}
 		<-p.done
 	}
+}
+
+// StartKept starts cmd outside the sandbox, in a session of its own, as a
+// program meant to outlive Harvey (the ollama serve it starts for you): its
+// guardian (internal/guardian) leaves it running when the session ends.
+func StartKept(cmd *exec.Cmd) error {
+	SetProcessGroup(cmd)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	guardian.Keep(cmd.Process.Pid)
+	return nil
 }
 
 // RemoveTmp ends what the session started for its commands (the

@@ -7,8 +7,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -59,8 +57,10 @@ func endOnSignal(cmd *exec.Cmd, spec Spec, harvey int) func() {
 	var once sync.Once
 	end := func() {
 		once.Do(func() {
+			// The command's whole tree now (its own wait then returns, and
+			// killDescendants ends what forked meanwhile).
 			_ = unix.Kill(-cmd.Process.Pid, unix.SIGKILL)
-			for _, k := range childrenOf(os.Getpid()) {
+			for _, k := range treeUnder(os.Getpid(), nil) {
 				_ = unix.Kill(k, unix.SIGKILL)
 			}
 		})
@@ -127,37 +127,10 @@ func watchParent(harvey int, quit <-chan struct{}, end func()) {
 }
 
 // killDescendants kills what the command left behind (the launcher is
-// their subreaper when there is no PID namespace): each child, waited for
-// once killed, until none is left (its own children come to the launcher
-// as it dies).
+// their subreaper when there is no PID namespace), the whole tree at once
+// (EndTree), and reaps it.
 func killDescendants() {
-	for round := 0; round < 1000; round++ {
-		kids := childrenOf(os.Getpid())
-		if len(kids) == 0 {
-			return
-		}
-		for _, k := range kids {
-			_ = unix.Kill(k, unix.SIGKILL)
-		}
-		var ws unix.WaitStatus
-		for _, k := range kids {
-			_, _ = unix.Wait4(k, &ws, 0, nil)
-		}
-	}
-}
-
-// childrenOf lists the children of every thread of pid, from /proc.
-func childrenOf(pid int) []int {
-	var out []int
-	tasks, _ := os.ReadDir(fmtProc(pid, "task"))
-	for _, t := range tasks {
-		data, err := os.ReadFile(fmtProc(pid, "task/"+t.Name()+"/children"))
-		if err != nil {
-			continue
-		}
-		out = append(out, parsePids(string(data))...)
-	}
-	return out
+	EndTree(nil)
 }
 
 // AdoptOrphans makes this process (Harvey) the subreaper of what its
@@ -170,54 +143,17 @@ func AdoptOrphans() {
 
 // EndOrphans kills and reaps every child of this process that carries a
 // command's mark (no_new_privs and more seccomp filters than this process:
-// the launcher's signal filter, which a process can never drop), until
-// none is left; it returns how many it ended. Launchers are never marked
-// (their leader thread is not the confined one), nor is any program Harvey
-// starts outside the sandbox.
+// the launcher's signal filter, which a process can never drop), with all
+// it started, the whole tree at once (EndTree); it returns how many it
+// ended. Launchers are never marked (their leader thread is not the
+// confined one), nor is any program Harvey starts outside the sandbox.
 func EndOrphans() int {
 	own, _, ok := seccompFilters(os.Getpid())
 	if !ok {
 		return 0
 	}
-	ended := 0
-	for round := 0; round < 1000; round++ {
-		var marked []int
-		for _, k := range childrenOf(os.Getpid()) {
-			if n, nnp, ok := seccompFilters(k); ok && nnp && n > own {
-				marked = append(marked, k)
-			}
-		}
-		if len(marked) == 0 {
-			break
-		}
-		for _, k := range marked {
-			_ = unix.Kill(k, unix.SIGKILL)
-		}
-		var ws unix.WaitStatus
-		for _, k := range marked {
-			if pid, _ := unix.Wait4(k, &ws, 0, nil); pid == k {
-				ended++
-			}
-		}
-	}
-	return ended
-}
-
-func fmtProc(pid int, rest string) string {
-	return "/proc/" + itoa(pid) + "/" + rest
-}
-
-func itoa(n int) string {
-	return strconv.Itoa(n)
-}
-
-// parsePids reads a space-separated list of pids.
-func parsePids(s string) []int {
-	var out []int
-	for _, f := range strings.Fields(s) {
-		if n, err := strconv.Atoi(f); err == nil {
-			out = append(out, n)
-		}
-	}
-	return out
+	return EndTree(func(k int) bool {
+		n, nnp, ok := seccompFilters(k)
+		return ok && nnp && n > own
+	})
 }

@@ -53,6 +53,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/harvey-agent/harvey/internal/datadir"
 )
 
 // Arg is the hidden first argument that makes harvey the launcher.
@@ -155,10 +157,10 @@ func Available() *State {
 			return
 		}
 		s.self = exe
-		if d, err := os.MkdirTemp("", "harvey-tmp-"); err == nil {
+		if d, err := os.MkdirTemp("", datadir.TempPrefix("tmp")); err == nil {
 			s.Tmp = d
 		}
-		if d, err := os.MkdirTemp("", "harvey-root-"); err == nil {
+		if d, err := os.MkdirTemp("", datadir.TempPrefix("root")); err == nil {
 			s.root = d
 		}
 		probeSandbox(s)

@@ -18,6 +18,9 @@ func TestMain(m *testing.M) {
 		done()
 		os.Exit(code)
 	}
+	if code, ok := treeHelper(); ok {
+		os.Exit(code)
+	}
 	if len(os.Args) > 1 && os.Args[1] == "--version" {
 		os.Exit(0)
 	}

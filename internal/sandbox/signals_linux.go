@@ -107,15 +107,14 @@ func signalFilter(pids, groups []int, net bool) ([]unix.SockFilter, error) {
 	add(ret(secErrno | uint32(unix.EPERM)))
 	// The pid check, shared by every call that names a process by its
 	// first argument: a protected pid or group is refused, 0 (the caller's
-	// own group) and another group are allowed, a positive pid is asked.
+	// own group) is allowed, any other pid or group is asked.
 	pidCheck := []unix.SockFilter{{Code: bpfLdAbsW, K: offArg0Lo}}
 	for i, d := range deny {
-		left := uint8(len(deny) - i + 3) // the refusal, past the remaining checks and the four below
+		left := uint8(len(deny) - i + 2) // the refusal, past the remaining checks and the three below
 		pidCheck = append(pidCheck, unix.SockFilter{Code: bpfJeqK, Jt: left, Jf: 0, K: d})
 	}
 	pidCheck = append(pidCheck,
-		unix.SockFilter{Code: bpfJeqK, Jt: 1, Jf: 0, K: 0},
-		unix.SockFilter{Code: bpfJgeK, Jt: 0, Jf: 1, K: 0x80000000},
+		unix.SockFilter{Code: bpfJeqK, Jt: 0, Jf: 1, K: 0},
 		ret(secAllow),
 		ret(unix.SECCOMP_RET_USER_NOTIF),
 		ret(secErrno|uint32(unix.EPERM)))
@@ -187,7 +186,13 @@ func protectFromCommand(harvey int, np *netPolicy) error {
 	if g, err := unix.Getpgid(harvey); err == nil {
 		groups = append(groups, g)
 	}
-	prog, err := signalFilter([]int{launcher, harvey}, groups, np != nil)
+	// Harvey's parent: its guardian (internal/guardian), which ends what
+	// the session leaves should it die.
+	tgids := []int{launcher, harvey}
+	if p, ok := statOf(harvey); ok && p.ppid > 1 {
+		tgids = append(tgids, p.ppid)
+	}
+	prog, err := signalFilter(tgids, groups, np != nil)
 	if err != nil {
 		return err
 	}
@@ -199,7 +204,8 @@ func protectFromCommand(harvey int, np *netPolicy) error {
 	if e != 0 {
 		return e
 	}
-	protected := protectedSet{tgids: []int{launcher, harvey}, groups: groups}
+	own, _, _ := seccompFilters(launcher)
+	protected := protectedSet{tgids: tgids, groups: groups, harvey: harvey, filters: own}
 	go supervise(int(fd), protected, np)
 	return nil
 }
@@ -223,16 +229,24 @@ type seccompNotifResp struct {
 	flags uint32
 }
 
-// protectedSet is what no command may signal: these thread groups, and
-// every process in these process groups.
+// protectedSet is what no command may signal: these thread groups (the
+// launcher, Harvey, its guardian), every process in these process groups,
+// and every process under Harvey that is not a command's (every launcher
+// of the session — other jobs', the spare — and the session network's
+// holder), so that at any Landlock ABI a command ends only commands.
 type protectedSet struct {
 	tgids, groups []int
+	harvey        int // the session: what runs under it is its own
+	filters       int // the seccomp filters a process of Harvey's has (a command's has more)
 }
 
-// protects says whether a signal to pid (a thread's id or a process's)
-// would reach the set. A pid that names nothing now is not protected (the
-// kernel answers ESRCH).
+// protects says whether a signal to pid (a thread's id or a process's; a
+// negative one names a process group) would reach the set. A pid that
+// names nothing now is not protected (the kernel answers ESRCH).
 func (p protectedSet) protects(pid int) bool {
+	if pid < 0 {
+		return p.protectsGroup(-pid)
+	}
 	tgid, ok := procTgid(pid)
 	if !ok {
 		return false
@@ -241,7 +255,45 @@ func (p protectedSet) protects(pid int) bool {
 		return true
 	}
 	pgid, err := unix.Getpgid(tgid)
-	return err == nil && slices.Contains(p.groups, pgid)
+	if err == nil && slices.Contains(p.groups, pgid) {
+		return true
+	}
+	return p.harvey > 0 && !p.command(tgid) && p.under(tgid)
+}
+
+// protectsGroup says whether process group g holds a protected process.
+func (p protectedSet) protectsGroup(g int) bool {
+	if slices.Contains(p.groups, g) {
+		return true
+	}
+	for pid := range procTable() {
+		if pg, err := unix.Getpgid(pid); err == nil && pg == g && p.protects(pid) {
+			return true
+		}
+	}
+	return false
+}
+
+// command reports whether process pid is a command's: the launcher's
+// filter marks it (no_new_privs and more filters than Harvey's own).
+func (p protectedSet) command(pid int) bool {
+	n, nnp, ok := seccompFilters(pid)
+	return ok && nnp && n > p.filters
+}
+
+// under reports whether process pid descends from Harvey.
+func (p protectedSet) under(pid int) bool {
+	for range 1 << 16 {
+		st, ok := statOf(pid)
+		if !ok || st.ppid <= 1 {
+			return false
+		}
+		if st.ppid == p.harvey {
+			return true
+		}
+		pid = st.ppid
+	}
+	return false
 }
 
 // procTgid is the thread group (process) of thread pid, from /proc.

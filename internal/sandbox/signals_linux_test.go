@@ -18,19 +18,32 @@ import (
 // The signal filter as a command meets it: from a thread confined with it
 // (this test process plays both the launcher and Harvey), a shell cannot
 // signal the test process by its pid, by any of its threads' ids, or by a
-// file it owns with a lethal F_SETSIG; it can still signal a process of
-// its own and an unrelated one, and choose a real-time signal for a file.
+// file it owns with a lethal F_SETSIG, nor a program of Harvey's that is
+// no command (another job's launcher), by its pid or its group; it can
+// still signal a process of its own and an unrelated one, and choose a
+// real-time signal for a file.
 // Without the supervisor, every thread-id kill below would end the test.
 func TestSignalFilterRefusesEveryId(t *testing.T) {
 	if len(sigArches) == 0 {
 		t.Skip("no seccomp numbers for this architecture")
 	}
-	other := exec.Command("sleep", "30")
-	other.SysProcAttr = &unix.SysProcAttr{Setpgid: true} // outside the protected groups
-	if err := other.Start(); err != nil {
+	// A program of Harvey's that is no command (another job's launcher, the
+	// spare): under Harvey, outside the protected groups.
+	mine := exec.Command("sleep", "30")
+	mine.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
+	if err := mine.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer other.Process.Kill()
+	defer mine.Process.Kill()
+	// An unrelated process: its parent gone, it is not under Harvey.
+	unrelated := exec.Command("sh", "-c", "sleep 30 >/dev/null 2>&1 & echo $!")
+	unrelated.SysProcAttr = &unix.SysProcAttr{Setpgid: true} // outside the protected groups
+	b, err := unrelated.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherPid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	defer unix.Kill(otherPid, unix.SIGKILL)
 	var threads []string
 	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", os.Getpid()))
 	for _, task := range tasks {
@@ -48,6 +61,8 @@ func TestSignalFilterRefusesEveryId(t *testing.T) {
 n=0; for tid in %s; do kill -9 $tid 2>/dev/null && n=$((n+1)); done; echo thread-kills=$n
 kill -0 %d 2>/dev/null; echo pid=$?
 kill -0 %d 2>/dev/null; echo other=$?
+kill -0 %d 2>/dev/null; echo mine=$?
+kill -0 -%d 2>/dev/null; echo mine-group=$?
 sleep 5 & kill -0 $! 2>/dev/null; echo own=$?; kill $!
 command -v python3 >/dev/null || { echo fcntl-lethal=1 fcntl-rt=0; exit 0; }
 python3 -c '
@@ -60,14 +75,14 @@ for name, sig in (("lethal", 9), ("rt", 40)):
     except PermissionError:
         print("fcntl-%%s=1" %% name)
 '
-`, strings.Join(threads, " "), os.Getpid(), other.Process.Pid, os.Getpid())
+`, strings.Join(threads, " "), os.Getpid(), otherPid, mine.Process.Pid, mine.Process.Pid, os.Getpid())
 	c := exec.Command("/bin/sh", "-c", script)
 	c.SysProcAttr = &unix.SysProcAttr{Setpgid: true}
 	out, err := runProtected(c, nil, 20*time.Second)
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	for _, want := range []string{"thread-kills=0", "pid=1", "other=0", "own=0", "fcntl-lethal=1", "fcntl-rt=0"} {
+	for _, want := range []string{"thread-kills=0", "pid=1", "other=0", "mine=1", "mine-group=1", "own=0", "fcntl-lethal=1", "fcntl-rt=0"} {
 		if !strings.Contains(out, want+"\n") {
 			t.Errorf("want %s:\n%s", want, out)
 		}

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
@@ -55,7 +56,7 @@ var (
 // the proxy's unix socket ("": it could not start).
 func SessionProxy(userHosts []string) string {
 	proxyOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "harvey-net-")
+		dir, err := os.MkdirTemp("", datadir.TempPrefix("net"))
 		if err != nil {
 			return
 		}

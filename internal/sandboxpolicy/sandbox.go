@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/datadir"
@@ -61,6 +62,17 @@ func ModeName(policy config.SandboxPolicy) string {
 		m += ", unsandboxed"
 	}
 	return m
+}
+
+// JobWatch is how often a background job's check runs while it runs: where
+// commands have no private root (Landlock only), .git and agents/ are
+// writable to them, and a change must not stand until the job ends (issue
+// 75); 0 elsewhere (the mounts keep them read-only).
+func JobWatch() time.Duration {
+	if sandbox.Available().Mode() == sandbox.ModeLandlock {
+		return 500 * time.Millisecond
+	}
+	return 0
 }
 
 // NoSandboxRefusal refuses to start a program where there is no sandbox
