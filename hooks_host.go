@@ -50,13 +50,13 @@ func (h hookHost) userHook(ctx context.Context, hc config.HookConfig, stdin stri
 		return runner.Result{}, fmt.Errorf("%v (or unsandboxed: true on this hook, in your config, to run it as your program)", err)
 	}
 	home, _ := os.UserHomeDir()
-	want := sandboxpolicy.SpecFor{Purpose: "hook", Hook: &sandboxpolicy.HookView{Home: home, Argv: hc.Command, Writable: hc.Writable, Network: hc.Network}}
+	want := sandboxpolicy.SpecFor{Purpose: "hook", Hook: &sandboxpolicy.HookView{Home: home, Argv: hc.Command, Readable: hc.Readable, Writable: hc.Writable, Network: hc.Network}}
 	if readable != "" {
 		want.Readable = []string{readable}
 	}
 	want.Root, want.Policy, want.Bare = g.ws.Root, g.cfg.Sandbox, g.bare
 	spec := runner.Proc{Dir: g.ws.Root, Argv: hc.Command, Env: append(secrets.WithNamed(secrets.YourEnviron(os.Environ()), os.Environ(), g.cfg.Sandbox.Env), env...), Timeout: hc.TimeLimit(),
-		Limit: g.maxOut(), Sandbox: sandboxpolicy.CommandSpec(want), Stdin: stdin, SplitStderr: true}
+		Limit: g.maxOut(), Sandbox: sandboxpolicy.CommandSpec(want), Stdin: stdin, SplitStderr: true, Refusals: true}
 	return g.runGuarded(ctx, runRequest{audit: "hook", shown: configfile.HookShown(hc)}, spec), nil
 }
 

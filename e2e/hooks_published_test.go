@@ -112,6 +112,9 @@ cd "$CLAUDE_PROJECT_DIR" || exit 0
 	if code != 0 || !strings.Contains(out, "added 7 hooks to") || !strings.Contains(out, "added 1 hook to this workspace's agents/harvey.yaml") {
 		t.Fatalf("import: %d\n%s\n%s", code, out, errOut)
 	}
+	if !strings.Contains(out, "add writable: [PATH]") {
+		t.Errorf("the import does not say how your hooks run and how to widen one:\n%s", out)
+	}
 	userCfg := ReadText(t, filepath.Join(f.cfg, "harvey", "harvey.yaml"))
 	if strings.Contains(userCfg, "CLAUDE_PROJECT_DIR") {
 		t.Errorf("the project's hook went into your own config:\n%s", userCfg)
@@ -125,6 +128,17 @@ cd "$CLAUDE_PROJECT_DIR" || exit 0
 		t.Error("a second import changed the configs")
 	}
 	f.workspaceHooks(t, wsCfg) // confirmed, as a yes in the REPL does
+	// The two whose scripts keep logs beside them in ~/.claude get those
+	// files, as the import says (the one-liner's log is its command's
+	// redirect: it needs nothing).
+	for script, logs := range map[string]string{"bash_outcome.sh": "[~/.claude/outcomes.log]", "stop_checks.sh": "[~/.claude/transcript-tool-uses.txt, ~/.claude/transcript-last.txt]"} {
+		line := "command: ~/.claude/hooks/" + script + "\n"
+		if !strings.Contains(userCfg, line) {
+			t.Fatalf("no %s in your config:\n%s", script, userCfg)
+		}
+		userCfg = strings.Replace(userCfg, line, line+"      writable: "+logs+"\n", 1)
+	}
+	WriteFile(t, f.cfg, "harvey/harvey.yaml", userCfg)
 
 	fo := fakeollama.New(t, "llama3.2:latest")
 	fo.Script(fakeollama.ToolReply("llama3.2",

@@ -340,7 +340,7 @@ func TestWorkspaceHookGetsNoPowers(t *testing.T) {
 		"  - event: post_tool\n    match: run_command\n    command: bash -c '"+hostile+"'\n"+
 		"  - event: pre_tool\n    match: run_command\n    on_error: allow\n    command: echo logged >> ~/.hooklog\n")
 	res, errOut := f.run(CmdCall("c", "echo the command ran"))
-	if !strings.Contains(errOut, "may not say writable:, network: or unsandboxed:") {
+	if !strings.Contains(errOut, "may not say readable:, writable:, network: or unsandboxed:") {
 		t.Errorf("the hook asking for powers is not refused by name:\n%s", errOut)
 	}
 	if !strings.Contains(res["c"], "the command ran") {

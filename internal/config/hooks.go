@@ -18,13 +18,15 @@ type HookConfig struct {
 	Command  HookArgv   `yaml:"command"`            // an argv list, or a string run by sh -c
 	OnError  string     `yaml:"on_error,omitempty"` // block or allow: what a hook that fails means (default: block before a call, allow after)
 	// What a hook of your own gets besides its sandbox (internal/sandboxpolicy's
-	// HookView: ~/.claude and ~/.config readable less the denylist, the
-	// files its command names, ~/.claude writable, your environment less
-	// its secrets): the network, more writable paths, or no sandbox at all
-	// (unsandboxed: it runs as your program, and whatever it runs — a
-	// workspace's tests, its scripts — runs as you). A workspace's hook may
-	// have none of them (Check refuses it).
+	// HookView: of your home, what its command names — its script readable,
+	// a file it redirects to writable — never a credential nor another
+	// agent's settings; your environment less its secrets): more readable
+	// and writable paths (an agent's settings too, where named), the
+	// network, or no sandbox at all (unsandboxed: it runs as your program,
+	// and whatever it runs — a workspace's tests, its scripts — runs as
+	// you). A workspace's hook may have none of them (Check refuses it).
 	Network     bool     `yaml:"network,omitempty"`
+	Readable    []string `yaml:"readable,omitempty"`
 	Writable    []string `yaml:"writable,omitempty"`
 	Unsandboxed bool     `yaml:"unsandboxed,omitempty"`
 	// FromWorkspace: the hook came from a workspace's agents/harvey.yaml
@@ -98,8 +100,8 @@ func (h HookConfig) Check() error {
 	if len(h.Command) == 0 || h.Command[0] == "" {
 		return fmt.Errorf("a hook needs a command")
 	}
-	if h.FromWorkspace && (len(h.Writable) > 0 || h.Network || h.Unsandboxed) {
-		return fmt.Errorf("a workspace's hook may not say writable:, network: or unsandboxed: (it runs in the sandbox with what a command gets; only your own config can give a hook more)")
+	if h.FromWorkspace && h.asksMore() {
+		return fmt.Errorf("a workspace's hook may not say readable:, writable:, network: or unsandboxed: (it runs in the sandbox with what a command gets; only your own config can give a hook more)")
 	}
 	if h.OnError != "" && h.OnError != "block" && h.OnError != "allow" {
 		return fmt.Errorf("on_error %q: use block or allow", h.OnError)
@@ -170,10 +172,13 @@ func (h HookConfig) BlocksOnError() bool {
 // Powers says in words what the hook will be able to do, for the
 // question that confirms a workspace's hooks.
 func (h HookConfig) Powers() string {
-	if len(h.Writable) > 0 || h.Network || h.Unsandboxed {
+	if h.asksMore() {
 		var asks []string
 		if h.Unsandboxed {
 			asks = append(asks, "to run outside the sandbox")
+		}
+		if len(h.Readable) > 0 {
+			asks = append(asks, "to read "+strings.Join(h.Readable, ", "))
 		}
 		if len(h.Writable) > 0 {
 			asks = append(asks, "to write "+strings.Join(h.Writable, ", "))
@@ -184,6 +189,11 @@ func (h HookConfig) Powers() string {
 		return "asks for " + strings.Join(asks, " and ") + ", which only your own config can give: it will NOT run"
 	}
 	return "in the sandbox, as a command: it reads and writes the workspace, sees none of your home or environment, reaches package registries only"
+}
+
+// asksMore reports whether the hook asks for more than a command gets.
+func (h HookConfig) asksMore() bool {
+	return len(h.Readable) > 0 || len(h.Writable) > 0 || h.Network || h.Unsandboxed
 }
 
 // TimeLimit is how long the hook may run (its timeout, 60 s by default).

@@ -59,6 +59,10 @@ type claudeHook struct {
 	project bool
 }
 
+// sandboxNote says once, where hooks are imported, how your hooks run and
+// how to widen what one may use.
+const sandboxNote = "these hooks run in the sandbox made for hooks: of your home they read what their command names (a script, with its directory) and write only a file their command redirects to (>> ~/.claude/log.txt); never a credential or another agent's settings. A hook whose script writes elsewhere says so when it runs: add writable: [PATH] (or readable:) to it in your config, or unsandboxed: true to run it as your program (docs/hooks.md)"
+
 func hooksImport(args []string, stdout, stderr io.Writer) int {
 	files, picks, all := hooksImportArgs(args)
 	found, code := findClaudeHooks(files, stdout, stderr)
@@ -185,6 +189,7 @@ func saveImported(mine, project []config.HookConfig, already int, stdout, stderr
 			return 1
 		}
 		fmt.Fprintf(stdout, "added %s to %s\n", termtext.Plural(len(mine), "hook"), p)
+		fmt.Fprintln(stdout, sandboxNote)
 	}
 	if len(project) > 0 {
 		if err := addWorkspaceHooks(project); err != nil {

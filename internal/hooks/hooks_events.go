@@ -69,7 +69,7 @@ func (r *Runner) event(ctx context.Context, event, subject string, fields map[st
 		if !hookApplies(h, event, subject, fields, nil) {
 			continue
 		}
-		out, blocked, err := r.exec(ctx, h, eventInput(event, fields, r.root, r.transcriptPath()))
+		out, blocked, err := r.exec(ctx, h, about, eventInput(event, fields, r.root, r.transcriptPath()))
 		var ans hookAnswer
 		if err == nil && blocked == nil {
 			ans, err = parseEventAnswer(out, event)

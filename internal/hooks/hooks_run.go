@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -35,9 +36,10 @@ import (
 type Host interface {
 	// RunHook runs h with stdin and the variables env added: a workspace's
 	// through the gate every command passes (sandboxed, checked after,
-	// audited); one of the user's own in the sandbox made for hooks (your
-	// config trees and readable, the transcript, readable; ~/.claude
-	// writable; your environment less its secrets), checked after like a
+	// audited); one of the user's own in the sandbox made for hooks (of
+	// the home, what its command names and its readable: and writable:
+	// lists; the transcript readable; your environment less its secrets;
+	// Result.Outside naming a write it was refused), checked after like a
 	// command; one your config marks unsandboxed as your program, audited.
 	RunHook(ctx context.Context, h config.HookConfig, stdin string, env []string, readable string) (runner.Result, error)
 	Audit(action, detail string, err error)
@@ -222,7 +224,7 @@ func (r *Runner) Post(ctx context.Context, tool, id string, args map[string]any,
 // is an error (failed decides what it means).
 func (r *Runner) run(ctx context.Context, h config.HookConfig, event, tool, id string, args map[string]any, result *hookResult) (hookAnswer, error) {
 	root := r.root
-	out, blocked, err := r.exec(ctx, h, hookInput(event, tool, id, args, root, result, r.transcriptPath()))
+	out, blocked, err := r.exec(ctx, h, tool, hookInput(event, tool, id, args, root, result, r.transcriptPath()))
 	if err != nil {
 		return hookAnswer{}, err
 	}
@@ -235,13 +237,15 @@ func (r *Runner) run(ctx context.Context, h config.HookConfig, event, tool, id s
 // exec runs one hook with in on its stdin and returns its stdout; exit 2
 // is a block, its stderr the reason; another failure, or no answer within
 // its timeout, is an error. Your own hooks run in the sandbox made for
-// hooks (the host's RunHook: a command's view plus your config trees, the files
-// the hook names, ~/.claude writable, your environment less its secrets),
-// so a hook that runs the workspace's code (go test, make, npx) cannot
-// reach past the workspace; one your config marks unsandboxed runs as
-// your program. A workspace's run through the gate every command passes,
-// in the sandbox, with what a command gets.
-func (r *Runner) exec(ctx context.Context, h config.HookConfig, in []byte) ([]byte, *hookAnswer, error) {
+// hooks (the host's RunHook: a command's view plus what the hook's command
+// names and its own lists, your environment less its secrets), so a hook
+// that runs the workspace's code (go test, make, npx) cannot reach past
+// the workspace; one your config marks unsandboxed runs as your program. A
+// workspace's run through the gate every command passes, in the sandbox,
+// with what a command gets. A hook of yours that tried to write past its
+// sandbox is said, whatever its exit status (one that logs and goes on
+// exits 0), with the setting that lets it (issue 75).
+func (r *Runner) exec(ctx context.Context, h config.HookConfig, about string, in []byte) ([]byte, *hookAnswer, error) {
 	r.ran.Add(1)
 	root := r.root
 	vars := []string{"CLAUDE_PROJECT_DIR=" + root, "HARVEY_WORKSPACE=" + root, "HARVEY_HOOK_EVENT=" + h.Event}
@@ -253,6 +257,12 @@ func (r *Runner) exec(ctx context.Context, h config.HookConfig, in []byte) ([]by
 		return nil, nil, fmt.Errorf("no answer within its timeout (%s)", h.TimeLimit())
 	case res.Err != nil:
 		return nil, nil, res.Err
+	case res.Outside != "" && !h.FromWorkspace:
+		refused := outsideYours(res)
+		if res.ExitCode != 0 {
+			return nil, nil, refused
+		}
+		r.tell(h, about, "could not write", "("+configfile.HookShown(h)+") "+refused.Error()+"; its answer stands")
 	case res.Blocked != sandboxpolicy.RuleNone:
 		// The sandbox refused what the hook tried (sh's own exit 2 for a
 		// redirect it could not open is no decision of the hook's).
@@ -260,9 +270,27 @@ func (r *Runner) exec(ctx context.Context, h config.HookConfig, in []byte) ([]by
 	case res.ExitCode == 2:
 		return nil, &hookAnswer{block: true, reason: cmp.Or(secrets.Redact(strings.TrimSpace(string(res.Stderr))), "exit status 2")}, nil
 	case res.ExitCode != 0:
-		return nil, nil, fmt.Errorf("exit status %d: %s", res.ExitCode, secrets.Redact(termtext.OneLine(string(res.Stderr))))
+		return nil, nil, fmt.Errorf("exit status %d: %s", res.ExitCode, lastLine(res.Stderr))
 	}
 	return res.Output, nil, nil
+}
+
+// outsideYours says what a hook of yours tried past its sandbox, the last
+// line of its stderr, and what to add to it in your config.
+func outsideYours(res runner.Result) error {
+	p := res.Outside
+	if home, err := os.UserHomeDir(); err == nil && strings.HasPrefix(p, home+"/") {
+		p = "~/" + strings.TrimPrefix(p, home+"/")
+	}
+	return fmt.Errorf("%s is outside what a hook of yours may write (what its command redirects to and its own writable: list): %s; add writable: [%s] to this hook in your config (or unsandboxed: true to run it as your program)",
+		termtext.QuotePath(p), lastLine(res.Stderr), termtext.QuotePath(p))
+}
+
+// lastLine is the last line of a hook's stderr, redacted ("no message" for
+// none).
+func lastLine(stderr []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(stderr)), "\n")
+	return cmp.Or(secrets.Redact(termtext.OneLine(lines[len(lines)-1])), "no message")
 }
 
 // sandboxRefused is the error of a workspace's hook the sandbox stopped:
@@ -291,7 +319,7 @@ func (r *Runner) failed(h config.HookConfig, tool string, err error) bool {
 	case way == "":
 		way = "it is left out"
 	}
-	r.tell(h, tool, "failed", termtext.OneLine(err.Error())+"; "+way)
+	r.tell(h, tool, "failed", "("+configfile.HookShown(h)+") "+termtext.OneLine(err.Error())+"; "+way)
 	return blocks
 }
 

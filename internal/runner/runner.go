@@ -148,7 +148,8 @@ type Result struct {
 	Undone                 []string // what the check after the command undid in .git, a line each
 	Changed                string   // the files it changed in the workspace, one line ("" when none)
 	Blocked                sandboxpolicy.Rule
-	Dropped                int64 // bytes past the cap (cut from the middle, said in Output, or past the end)
+	Outside                string // with Proc.Refusals: a path outside the sandbox it tried ("": none)
+	Dropped                int64  // bytes past the cap (cut from the middle, said in Output, or past the end)
 	ExitCode               int
 	TimedOut               bool
 	Flooded                bool
@@ -246,6 +247,9 @@ type Proc struct {
 	// and cut after echoLimit bytes (what the user watches; the result is
 	// built as always).
 	Echo io.Writer
+	// Refusals: Result.Outside names a path outside the sandbox the
+	// program tried, whatever its exit status (a hook that logs and goes on).
+	Refusals bool
 }
 
 // echoLimit is how much of a command's output is shown while it runs.
@@ -352,6 +356,9 @@ func Run(ctx context.Context, s Proc) Result {
 		// What the sandbox refused shows in either stream (a hook's stderr
 		// is kept apart).
 		res.Blocked, res.Note = sandboxpolicy.Blocked(string(out)+"\n"+string(res.Stderr), res.ExitCode, sp)
+		if s.Refusals {
+			res.Outside = sandboxpolicy.OutsidePath(string(out)+"\n"+string(res.Stderr), sp)
+		}
 		if hosts := sandboxpolicy.ProxyRefusalsSince(refusedBefore); len(hosts) > 0 && sp.Proxy != "" {
 			// The proxy said no: name the host, whatever the tool printed.
 			res.Blocked, res.Note = sandboxpolicy.RuleNetwork, sandboxpolicy.ProxyRefusal(strings.Join(hosts, ", "))

@@ -494,6 +494,36 @@ func Blocked(out string, exit int, spec *sandbox.Spec) (Rule, string) {
 	return RuleNone, ""
 }
 
+// OutsidePath finds, in a program's output, a path outside what its
+// sandbox lets it write that it tried to write or open (a read-only file
+// system, a path that does not exist for it, a permission Landlock
+// refused), whatever its exit status: a hook that logs and goes on exits
+// 0. "" when there is none.
+func OutsidePath(out string, spec *sandbox.Spec) string {
+	if spec == nil {
+		return ""
+	}
+	for _, line := range strings.Split(out, "\n") {
+		low := strings.ToLower(line)
+		var p string
+		switch {
+		case strings.Contains(low, "read-only file system"):
+			p = objectBefore(line, ": read-only file system")
+		case containsAny(low, "permission denied", "operation not permitted"):
+			p = deniedPath(line)
+		default:
+			p = missingPath(line)
+		}
+		if p == "" || !strings.ContainsRune(p, '/') {
+			continue
+		}
+		if abs := filepath.Clean(fsinfo.AbsIn(spec.Dir, p)); !sandbox.Under(abs, spec.RW) && !sandbox.Under(abs, spec.ReadOnly) && !sandbox.Under(abs, spec.Hidden) {
+			return abs
+		}
+	}
+	return ""
+}
+
 // blockedLaunch: a read-only file system, or the launcher's own refusal
 // to execute a program.
 func blockedLaunch(line, low string, spec *sandbox.Spec) (Rule, string) {

@@ -137,8 +137,8 @@ func TestCommandSpec(t *testing.T) {
 	}
 }
 
-// A hook of the user's own reads ~/.claude and what its command names, may
-// write its own paths, and gets the network only when it says so.
+// A hook of the user's own reads what its command names, writes its own
+// paths (not ~/.claude whole), and gets the network only when it says so.
 func TestCommandSpecForAHook(t *testing.T) {
 	home := fixtureHome(t)
 	os.MkdirAll(filepath.Join(home, ".claude"), 0o755)
@@ -146,9 +146,12 @@ func TestCommandSpecForAHook(t *testing.T) {
 	os.MkdirAll(filepath.Dir(script), 0o755)
 	os.WriteFile(script, []byte("#!/bin/sh\n"), 0o755)
 	root := t.TempDir()
-	spec := CommandSpec(SpecFor{Root: root, Purpose: "hook", Hook: &HookView{Home: home, Argv: []string{script}, Network: true}})
-	if !sandbox.Under(script, spec.RO) || !slices.Contains(spec.RW, filepath.Join(home, ".claude")) || !spec.Network {
+	spec := CommandSpec(SpecFor{Root: root, Purpose: "hook", Hook: &HookView{Home: home, Argv: []string{script}, Writable: []string{"~/.local/state/hooks"}, Network: true}})
+	if !sandbox.Under(script, spec.RO) || !slices.Contains(spec.RW, filepath.Join(home, ".local/state/hooks")) || !spec.Network {
 		t.Errorf("hook: RO %v RW %v Network %v", spec.RO, spec.RW, spec.Network)
+	}
+	if sandbox.Under(filepath.Join(home, ".claude"), append(spec.RO, spec.RW...)) {
+		t.Errorf("the hook sees ~/.claude: RO %v RW %v", spec.RO, spec.RW)
 	}
 }
 

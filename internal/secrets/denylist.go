@@ -28,6 +28,12 @@ var (
 		".mysql_history", ".python_history", ".node_repl_history", ".yarnrc", ".yarnrc.yml",
 		".vault-token", ".boto", ".terraformrc", "terraform.rc", "auth.json", ".dockerconfigjson",
 		".pg_service.conf", ".cargo-credentials", "htpasswd",
+		// Credential stores real tools keep (issue 75): Claude Code's OAuth
+		// token and account, Gemini CLI's, Ivy's, rclone's remotes, npm's rc
+		// without its dot ($XDG_CONFIG_HOME/npm/npmrc), pip's index
+		// credentials, Maven's master password.
+		".credentials.json", ".credentials", ".claude.json", "oauth_creds.json", "rclone.conf", "npmrc",
+		"pip.conf", "settings-security.xml",
 	)
 	deniedPrefix = []string{
 		"id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "credentials", "terraform.tfstate", ".yarnrc",
@@ -39,14 +45,24 @@ var (
 		".env", "-key.json", "_key.json",
 	}
 	// Directories whose whole content is secret.
-	deniedDirs = setOf(".ssh", ".aws", ".azure", ".gnupg")
+	deniedDirs = setOf(".ssh", ".aws", ".azure", ".gnupg", ".password-store")
 	// Relative-path suffixes (matched on the last components). Each
 	// contains one of pathSuffixHints (FileDenied relies on it).
 	deniedPathSuffix = []string{
 		".kube/config", ".docker/config.json", ".git/config", ".git/config.worktree", ".config/gcloud",
 		".config/gh/hosts.yml", ".m2/settings.xml", ".gradle/gradle.properties", ".cargo/credentials",
+		// Tokens under ~/.config as their tools' docs place them: hub, glab,
+		// Nix's access-tokens, pnpm's rc, sops and age keys, GitHub
+		// Copilot, doctl, 1Password, Hetzner, configstore (firebase-tools and
+		// other npm CLIs), Netlify, Stripe, Gitea's tea, Cachix, rclone,
+		// Bitwarden; fly.io's and Cloudflare wrangler's configs; GNOME's
+		// keyrings.
+		".config/hub", ".config/glab-cli", ".config/nix/nix.conf", ".config/pnpm/rc", ".config/sops", ".config/age",
+		".config/github-copilot", ".config/doctl", ".config/op", ".config/hcloud", ".config/configstore",
+		".config/netlify", ".config/stripe", ".config/tea", ".config/cachix", ".config/rclone", ".config/bitwarden cli",
+		".fly/config.yml", ".wrangler/config", ".local/share/keyrings",
 	}
-	pathSuffixHints = []string{"config", "settings", "hosts", "gradle", "credentials"}
+	pathSuffixHints = []string{"config", "settings", "hosts", "gradle", "credentials", "keyrings"}
 	// .env.* files that are templates and may be read.
 	envTemplates = setOf(".env.example", ".env.sample", ".env.template", ".env.dist", ".env.defaults")
 	secretsExt   = setOf("yml", "yaml", "json", "toml", "ini", "env", "txt", "conf", "properties", "xml")
