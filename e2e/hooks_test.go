@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/harvey-agent/harvey/internal/datadir"
+	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/kernelsim"
@@ -317,7 +318,11 @@ func TestEndToEndHooksWithoutASandbox(t *testing.T) {
 func (f *hookFixture) workspaceHooks(t *testing.T, yaml string) {
 	t.Helper()
 	WriteFile(t, f.dir, "agents/harvey.yaml", yaml)
-	store := map[string]any{"workspaces": map[string]any{f.dir: map[string]any{"config_sha256": datadir.SHA256Hex([]byte(yaml)), "at": time.Now()}}}
+	user := &configfile.File{Config: config.Default()}
+	if b, err := os.ReadFile(filepath.Join(f.cfg, "harvey", "harvey.yaml")); err == nil {
+		configfile.Parse(b, user)
+	}
+	store := map[string]any{"workspaces": map[string]any{f.dir: map[string]any{"config_sha256": configfile.ConfigSum(user.Config, []byte(yaml)), "at": time.Now()}}}
 	b, _ := json.Marshal(store)
 	WriteFile(t, f.cfg, "harvey/trusted.json", string(b))
 }

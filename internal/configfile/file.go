@@ -75,7 +75,7 @@ func Load(ws *wspath.Tree) (*File, error) {
 			cf.Warnings = append(cf.Warnings, fmt.Sprintf("%s: %s: is read from your own config (%s) only; ignored here", config.Path, k, filepath.Join(UserDir(), "harvey.yaml")))
 		}
 	}
-	if workspaceConfigTrusted(ws.Root, data) {
+	if workspaceConfigTrusted(ws.Root, user, data) {
 		cf.Config = mergeConfig(user, wcf.Config, cf.wsKeys)
 	} else {
 		// Unconfirmed: plain settings as written, limits the stricter

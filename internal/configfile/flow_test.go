@@ -136,3 +136,67 @@ func TestImportSources(t *testing.T) {
 		t.Errorf("%v, want %s", got, want)
 	}
 }
+
+// A confirmation covers exactly what it showed (issue 75): a repository's
+// server that your own config shadowed, or that it switched off, is not in
+// the question and does not run; when you remove yours, it is asked about
+// before it runs, in agents/harvey.yaml and in .mcp.json alike; a server's
+// read_only: is in the question.
+func TestConfirmationCoversWhatItShowed(t *testing.T) {
+	cfgHome := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", cfgHome)
+	yours := "mcp:\n  servers:\n    github:\n      command: [my-github-mcp]\n    notes:\n      command: [my-notes]\n"
+	os.MkdirAll(filepath.Join(cfgHome, "harvey"), 0o700)
+	os.WriteFile(filepath.Join(cfgHome, "harvey", "harvey.yaml"), []byte(yours), 0o600)
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "agents"), 0o755)
+	os.WriteFile(filepath.Join(dir, "agents", "harvey.yaml"), []byte("mcp:\n  servers:\n    github:\n      command: [sh, -c, planted]\n    off:\n      command: [sh, -c, off]\n      enabled: false\n    notes2:\n      command: [notes-mcp]\n      read_only: [save_note]\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, ".mcp.json"), []byte(`{"mcpServers":{"notes":{"command":"sh","args":["-c","hidden"]},"fs":{"command":"fs-mcp"}}}`), 0o644)
+	load := func() *File {
+		ws, err := wspath.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ws.Close() })
+		cf, err := Load(ws)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cf
+	}
+	cf := load()
+	shown := GatedSummary(cf.Gated)
+	for _, hidden := range []string{"planted", "off", "hidden"} {
+		if strings.Contains(shown, hidden) {
+			t.Errorf("the question shows %q, which would not run: %s", hidden, shown)
+		}
+	}
+	if !strings.Contains(shown, "save_note run without asking (read_only)") || !strings.Contains(shown, "fs-mcp") {
+		t.Errorf("the question does not show the server's read_only: or the .mcp.json server: %s", shown)
+	}
+	if err := cf.AcceptWorkspace(dir); err != nil {
+		t.Fatal(err)
+	}
+	for n, want := range map[string]string{"github": "my-github-mcp", "notes": "my-notes", "notes2": "notes-mcp", "fs": "fs-mcp"} {
+		if s := cf.MCP.Servers[n]; len(s.Command) == 0 || s.Command[0] != want {
+			t.Errorf("confirmed: %s is %v", n, s.Command)
+		}
+	}
+	if _, ok := cf.MCP.Servers["off"]; ok {
+		t.Error("a server switched off was taken")
+	}
+	// You remove yours: what they shadowed is asked about, and does not run
+	// meanwhile.
+	os.WriteFile(filepath.Join(cfgHome, "harvey", "harvey.yaml"), []byte("model: llama3.2\n"), 0o600)
+	cf = load()
+	shown = GatedSummary(cf.Gated)
+	if !strings.Contains(shown, "planted") || !strings.Contains(shown, "hidden") {
+		t.Errorf("the servers yours shadowed are not asked about: %s", shown)
+	}
+	if s, ok := cf.MCP.Servers["github"]; ok {
+		t.Errorf("the repository's github server runs unasked: %v", s.Command)
+	}
+	if s, ok := cf.MCP.Servers["notes"]; ok {
+		t.Errorf("the .mcp.json notes server runs unasked: %v", s.Command)
+	}
+}

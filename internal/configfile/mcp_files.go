@@ -133,6 +133,9 @@ func (cf *File) addWorkspaceMCPFiles(ws *wspath.Tree) {
 	if len(servers) == 0 {
 		return
 	}
+	// The confirmation covers the files and what the question shows of
+	// them: the servers yours do not shadow, each as it runs.
+	fmt.Fprintf(h, "\x00%s", DescribeServers(servers))
 	cf.extMCP, cf.extSum = servers, hex.EncodeToString(h.Sum(nil))
 	if Trusted(ws.Root, trustMCPFiles, cf.extSum) {
 		cf.Config.MCP.Servers = WithServers(cf.Config.MCP.Servers, servers)

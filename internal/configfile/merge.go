@@ -291,14 +291,17 @@ func routesAdded(base, ws *config.Config) []string {
 	return []string{"adds routes " + strings.Join(names, ", ")}
 }
 
-// takeMCP adds the workspace's servers; it cannot replace yours.
+// takeMCP adds the workspace's servers that are on; it cannot replace
+// yours. What it takes is what mcpAdded shows: a server shadowed by yours
+// or switched off is not taken, and should it become one that is (you
+// remove yours), the confirmation no longer covers it (ConfigSum).
 func takeMCP(out, ws *config.Config) {
 	servers := map[string]config.MCPServer{}
 	for n, s := range out.MCP.Servers {
 		servers[n] = s
 	}
 	for n, s := range ws.MCP.Servers {
-		if _, mine := out.MCP.Servers[n]; !mine {
+		if _, mine := out.MCP.Servers[n]; !mine && s.IsEnabled() {
 			servers[n] = s
 		}
 	}

@@ -28,7 +28,8 @@ func HookShown(h config.HookConfig) string {
 
 // DescribeServer says exactly what the server runs or sends, for a
 // confirmation: the argv, the environment's names, the network; or the
-// URL and each header as it will be sent. A ${VAR} of a workspace's server
+// URL and each header as it will be sent; and the tools it says run
+// without asking (read_only). A ${VAR} of a workspace's server
 // is sent as written, and the line says so.
 func DescribeServer(s config.MCPServer) string {
 	var b strings.Builder
@@ -50,6 +51,9 @@ func DescribeServer(s config.MCPServer) string {
 		if len(s.Env) > 0 {
 			b.WriteString(" with environment " + strings.Join(slices.Sorted(maps.Keys(s.Env)), ", "))
 		}
+	}
+	if len(s.ReadOnly) > 0 {
+		b.WriteString("; its tools " + strings.Join(s.ReadOnly, ", ") + " run without asking (read_only)")
 	}
 	if s.FromWorkspace && s.NamesVariables() {
 		b.WriteString("; ${VAR} values are sent as written, not filled from your environment (to pass one, add the server to your own config: harvey mcp import)")

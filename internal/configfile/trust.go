@@ -125,9 +125,25 @@ func Trusted(root string, kind TrustKind, sum string) bool {
 	return ok && *e.sum(kind) == sum
 }
 
-// trustWorkspaceConfig remembers data as the confirmed config of root.
+// trustWorkspaceConfig remembers data as the confirmed config of root,
+// with what it does over the user's own config as it is on disk now
+// (ConfigSum).
 func trustWorkspaceConfig(root string, data []byte) error {
-	return Trust(root, trustConfig, datadir.SHA256Hex(data))
+	user, _, _ := LoadUser()
+	return Trust(root, trustConfig, ConfigSum(user, data))
+}
+
+// ConfigSum is what a confirmation of agents/harvey.yaml covers: the file,
+// and what its settings do over the user's own config now — the question's
+// lines (issue 75). A change to either asks again: a server of the file
+// that your config shadowed runs only once you were asked about it.
+func ConfigSum(user *config.Config, data []byte) string {
+	wcf := &File{Config: config.Default()}
+	var shown string
+	if _, err := Parse(data, wcf); err == nil {
+		shown = GatedSummary(gatedKeys(user, wcf.Config, topKeys(wcf.doc)))
+	}
+	return datadir.SHA256Hex(append(append(slices.Clone(data), 0), shown...))
 }
 
 // updateTrust changes root's entry in trusted.json (written atomically).
@@ -155,8 +171,8 @@ func updateTrust(root string, change func(*trustEntry)) error {
 	return os.Rename(tmp, p)
 }
 
-func workspaceConfigTrusted(root string, data []byte) bool {
-	return Trusted(root, trustConfig, datadir.SHA256Hex(data))
+func workspaceConfigTrusted(root string, user *config.Config, data []byte) bool {
+	return Trusted(root, trustConfig, ConfigSum(user, data))
 }
 
 // ErrUserConfig marks the user's own config as present but unreadable or

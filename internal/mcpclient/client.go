@@ -11,6 +11,7 @@
 package mcpclient
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -18,6 +19,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -223,20 +225,92 @@ func (m *Manager) transport(name string, cfg config.MCPServer, npxStore string) 
 	if err := sandboxpolicy.NoSandboxRefusal(m.opts.Policy); err != nil {
 		return nil, nil, err
 	}
+	dir := serverDir(cfg)
+	if dir != "" {
+		argv = inWorkspace(argv, m.root)
+	}
 	var sp *sandbox.Spec // none where there is no sandbox (and your config runs servers without one)
 	if sandbox.Available().Enforced() {
 		spec := *m.host.Sandbox("mcp-" + datadir.Key(strings.Join(cfg.Command, "\x00")))
 		spec.Network = spec.Network || cfg.Network
 		spec.RO = append(spec.RO, sandboxpolicy.InstallTree(argv[0])...) // a server installed in a node_modules or a bin of its own
 		spec.Overlays = below(spec.Overlays, npxStore)
+		if dir != "" {
+			spec.RW = append(spec.RW, dir)
+		}
 		sp = &spec
 	}
-	cmd, used, err := runner.Command(runner.Proc{Dir: m.root, Argv: argv, Env: env, Sandbox: sp})
+	cmd, used, err := runner.Command(runner.Proc{Dir: cmp.Or(dir, m.root), Argv: argv, Env: env, Sandbox: sp})
 	if err != nil {
 		return nil, nil, err
 	}
 	cmd.Stderr = runner.NewCapWriter(4096) // its last words, if it fails
 	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 300 * time.Millisecond}, used, nil
+}
+
+// serverDir is the working directory of a stdio server of your own config
+// that a package runner starts by its package's name — npx, npm exec,
+// pnpm dlx, yarn dlx, bunx, uvx, uv tool run, pipx run, python -m (issue
+// 75): one of its own in Harvey's data directory, never the workspace,
+// where the runner would look first for what to run (a repository's
+// node_modules/PACKAGE and its .npmrc, its Python package of the same
+// name, its uv.toml), and a repository decides what is there. The
+// workspace reaches the server as its MCP root and its sandbox's writable
+// tree, as before. "" (the workspace) for any other server — a program
+// named by its path, which the workspace does not choose — and for a
+// workspace's server (the repository's code anyway, confirmed as such);
+// the session's private TMPDIR where there is no data directory.
+func serverDir(cfg config.MCPServer) string {
+	if cfg.FromWorkspace || !runsPackage(cfg.Command) {
+		return ""
+	}
+	base := datadir.Path()
+	if base == "" {
+		return sandbox.Available().Tmp
+	}
+	d := filepath.Join(base, "mcp", "run", datadir.Key(strings.Join(cfg.Command, "\x00")))
+	if os.MkdirAll(d, 0o700) != nil {
+		return sandbox.Available().Tmp
+	}
+	return d
+}
+
+// runsPackage reports whether argv runs a package by its name, which its
+// runner resolves from the working directory first.
+func runsPackage(argv []string) bool {
+	if len(argv) == 0 {
+		return false
+	}
+	prog := filepath.Base(argv[0])
+	sub := ""
+	if len(argv) > 1 {
+		sub = argv[1]
+	}
+	switch {
+	case slices.Contains([]string{"npx", "pnpx", "bunx", "uvx", "pipx"}, prog):
+		return true
+	case slices.Contains([]string{"npm", "pnpm", "yarn", "bun"}, prog):
+		return slices.Contains([]string{"exec", "x", "dlx"}, sub)
+	case prog == "uv":
+		return sub == "tool" || sub == "tx"
+	case strings.HasPrefix(prog, "python"):
+		return slices.Contains(argv[1:], "-m")
+	}
+	return false
+}
+
+// inWorkspace is a server's argv with "." made the workspace and "./X" the
+// workspace's X: what they named when the server started in the workspace
+// (the filesystem server on "."), now that yours starts in a directory of
+// its own (serverDir).
+func inWorkspace(argv []string, root string) []string {
+	out := slices.Clone(argv)
+	for i, a := range out[1:] {
+		if a == "." || strings.HasPrefix(a, "./") {
+			out[i+1] = filepath.Join(root, a)
+		}
+	}
+	return out
 }
 
 // headerTransport adds the configured headers to every request to the
@@ -476,8 +550,8 @@ func listTools(ctx context.Context, session *mcp.ClientSession, cfg config.MCPSe
 
 // checkLife undoes what a stdio server changed outside any call (at
 // start, between calls, as it stopped) and says so to the user and in the
-// audit log; the check starts again from there. s.mu is held, or the
-// server is not shared yet.
+// audit log; the check starts again from there, unless the server has
+// stopped. s.mu is held, or the server is not shared yet.
 func (m *Manager) checkLife(s *Server, when string) {
 	if s.life == nil {
 		return

@@ -3,9 +3,12 @@ package mcpclient
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
@@ -55,5 +58,42 @@ func TestNpxStoreUnderTheNpmCache(t *testing.T) {
 	}
 	if got := below(layers, ""); &got[0] != &layers[0] {
 		t.Error("no store: the layers are not as they were")
+	}
+}
+
+// A server of your own config that a package runner starts starts in a
+// directory of its own (issue 75), not the workspace, where npx, uvx or
+// python -m would take a repository's copy of its package; "." and "./X"
+// in its arguments still name the workspace. A program named by its path,
+// and a workspace's server, start in the workspace.
+func TestYourServerStartsInADirectoryOfItsOwn(t *testing.T) {
+	t.Setenv("XDG_DATA_HOME", t.TempDir())
+	yours := config.MCPServer{Command: []string{"npx", "-y", "server-filesystem", "."}}
+	d := serverDir(yours)
+	if d == "" || !strings.HasPrefix(d, datadir.Path()) {
+		t.Fatalf("your server's directory: %q", d)
+	}
+	if fi, err := os.Stat(d); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 {
+		t.Errorf("not made private: %v %v", fi, err)
+	}
+	if d2 := serverDir(config.MCPServer{Command: []string{"uvx", "mcp-server-git"}}); d2 == d || d2 == "" {
+		t.Errorf("another server's directory: %q", d2)
+	}
+	for _, argv := range [][]string{{"/usr/local/bin/mcp-git"}, {"sh", "-c", "npx x"}, {"node", "/opt/server.js"}, {"uv", "run", "server"}} {
+		if d := serverDir(config.MCPServer{Command: argv}); d != "" {
+			t.Errorf("%q, which names its program, starts in %q, not the workspace", argv, d)
+		}
+	}
+	for _, argv := range [][]string{{"pnpm", "dlx", "x"}, {"python3", "-m", "mcp_x"}, {"/usr/bin/npx", "x"}, {"uv", "tool", "run", "x"}} {
+		if !runsPackage(argv) {
+			t.Errorf("%q runs a package by its name", argv)
+		}
+	}
+	if d := serverDir(config.MCPServer{Command: yours.Command, FromWorkspace: true}); d != "" {
+		t.Errorf("a workspace's server starts in %q", d)
+	}
+	got := inWorkspace([]string{".", "-y", ".", "./notes", "../up", ".hidden"}, "/ws")
+	if want := []string{".", "-y", "/ws", "/ws/notes", "../up", ".hidden"}; !slices.Equal(got, want) {
+		t.Errorf("arguments: %q, want %q", got, want)
 	}
 }
