@@ -52,7 +52,7 @@ var Promises = []Promise{
 	{"`agents/` hidden, `.git` pinned, its config and hooks read-only", map[Mode]string{
 		ModeFull:       "yes (mounts)",
 		ModeNamespaces: "yes (mounts)",
-		ModeLandlock:   "writable, but changes are undone and reported after each command (by the next start, should Harvey stop first)",
+		ModeLandlock:   "writable, but changes are undone and reported after each command, and within half a second while a job runs (by Harvey's guardian, or the next start, should Harvey stop first)",
 		ModeSeatbelt:   "read-only (the Seatbelt profile)",
 		ModeNone:       "NO",
 	}},
@@ -80,7 +80,7 @@ var Promises = []Promise{
 	{"Every process ends with its command", map[Mode]string{
 		ModeFull:       "yes (a PID namespace)",
 		ModeNamespaces: "yes (a PID namespace)",
-		ModeLandlock:   "yes (the launcher, their subreaper, kills what is left; a seccomp filter keeps commands from signalling it or Harvey)",
+		ModeLandlock:   "yes (the launcher, their subreaper, kills the whole tree left, however deep; a seccomp filter keeps commands from signalling any launcher, Harvey or its guardian)",
 		ModeSeatbelt:   "NO: a process that leaves its group (setsid) lives on",
 		ModeNone:       "NO",
 	}},
