@@ -141,8 +141,9 @@ func confineThread(spec Spec) error {
 }
 
 // dropCapabilities empties the calling thread's bounding, ambient and
-// inheritable sets: a program it starts (as root of the user namespace)
-// gets no capability at exec.
+// inheritable sets: a program it starts gets no capability at exec —
+// neither root's (a user who is root) nor the ambient ones the launcher
+// kept to mount (an ordinary user, who is themselves in the namespace).
 func dropCapabilities() error {
 	for c := 0; c < 64; c++ {
 		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil {

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -135,13 +136,10 @@ func nsCause(answer string) (why, fix string) {
 // the launcher's process group (Harvey ends the group), and dies with the
 // launcher's thread that started it.
 func nsAttr(network bool) *syscall.SysProcAttr {
-	attr := &syscall.SysProcAttr{
-		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID,
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-		GidMappingsEnableSetgroups: false,
-		Pdeathsig:                  syscall.SIGKILL,
-	}
+	attr := asYourself(&syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNS | syscall.CLONE_NEWPID,
+		Pdeathsig:  syscall.SIGKILL,
+	})
 	if !network {
 		// A network of its own with only loopback: local servers a test
 		// suite starts work, nothing else is reachable but the registry
@@ -157,13 +155,44 @@ func nsAttr(network bool) *syscall.SysProcAttr {
 // names are the system's. It dies with the launcher's thread that
 // started it, and its commands with it.
 func holderAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{
-		Cloneflags:                 syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
-		UidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}},
-		GidMappings:                []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}},
-		GidMappingsEnableSetgroups: false,
-		Pdeathsig:                  syscall.SIGKILL,
+	return asYourself(&syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWNET,
+		Pdeathsig:  syscall.SIGKILL,
+	})
+}
+
+// asYourself maps the user to themselves in the new user namespace, as
+// util-linux's unshare --map-current-user does (issue 76): the commands the
+// launcher starts there run as the user — `id -u` is yours, and initdb,
+// postgres and Chromium run as they do in your shell — where they ran as
+// the namespace's root. The launcher keeps the namespace's capabilities
+// across its exec as ambient ones (unshare's --keep-caps), to mount;
+// before a command starts, it drops them all (dropCapabilities). Root
+// stays root.
+func asYourself(a *syscall.SysProcAttr) *syscall.SysProcAttr {
+	uid, gid := os.Getuid(), os.Getgid()
+	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	a.GidMappingsEnableSetgroups = false
+	if uid != 0 {
+		a.AmbientCaps = allCaps()
 	}
+	return a
+}
+
+// allCaps lists every capability this kernel knows.
+func allCaps() []uintptr {
+	last := 40 // CAP_CHECKPOINT_RESTORE, Linux 5.9
+	if b, err := os.ReadFile(filepath.Join(procSys, "kernel/cap_last_cap")); err == nil {
+		if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n > 0 && n < 64 {
+			last = n
+		}
+	}
+	caps := make([]uintptr, last+1)
+	for i := range caps {
+		caps[i] = uintptr(i)
+	}
+	return caps
 }
 
 // ProcAttr is the SysProcAttr for starting the launcher: a plain child in

@@ -216,7 +216,7 @@ func (s *State) Wrap(spec *Spec) []string {
 	if spec.Holder && s.unshare != "" {
 		spec.Inner = true
 		b, _ := json.Marshal(spec)
-		return append([]string{s.unshare, "--user", "--map-root-user", "--net", "--"}, s.self, Arg, base64.StdEncoding.EncodeToString(b))
+		return append([]string{s.unshare, "--user", "--map-current-user", "--keep-caps", "--net", "--"}, s.self, Arg, base64.StdEncoding.EncodeToString(b))
 	}
 	if !spec.NoNS && s.unshare != "" && !spec.Holder {
 		spec.Inner = true
@@ -229,11 +229,12 @@ func (s *State) Wrap(spec *Spec) []string {
 
 // unshareArgv is util-linux's unshare making the namespaces the inner
 // launcher runs in, as the launcher's own first stage does (outer): a new
-// user namespace mapping the user to its root (setgroups denied), mount,
+// user namespace mapping the user to themselves, the launcher keeping its
+// capabilities there (asYourself; setgroups denied), mount,
 // PID (the inner launcher its PID 1, killed when unshare dies) and, unless
 // the command may use the network, network namespaces.
 func unshareArgv(unshare string, network bool) []string {
-	argv := []string{unshare, "--user", "--map-root-user", "--mount", "--pid", "--fork", "--kill-child=SIGKILL"}
+	argv := []string{unshare, "--user", "--map-current-user", "--keep-caps", "--mount", "--pid", "--fork", "--kill-child=SIGKILL"}
 	if !network {
 		argv = append(argv, "--net")
 	}
