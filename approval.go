@@ -53,6 +53,9 @@ func (l *LineReader) read(prompt string, question bool) (string, error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if question {
+		defer questionOpens()()
+	}
 	if question && l.answer != nil {
 		return l.answer(prompt)
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/termtext"
@@ -33,17 +34,43 @@ type aliveWriter struct {
 	done    sync.WaitGroup
 }
 
+// A question is never covered (issue 76): while one waits for your answer
+// (an approval, the second question that lifts a sandbox rule, a menu), no
+// line redrawn in place — a command's alive line, an MCP call's progress —
+// is drawn, and one on the screen is erased before the question is shown.
+var (
+	asking atomic.Int32 // questions waiting for an answer
+	live   sync.Map     // what may be on the screen (an *aliveWriter, a Terminal's progress) → what erases it
+)
+
+// questionOpens erases the lines redrawn in place and keeps them off until
+// the returned function (the answer came) runs.
+func questionOpens() func() {
+	asking.Add(1)
+	live.Range(func(_, erase any) bool {
+		erase.(func())()
+		return true
+	})
+	return func() { asking.Add(-1) }
+}
+
 // watchAlive wraps w (nil: nothing to watch) until the returned stop.
 func watchAlive(w io.Writer, width func() int) (io.Writer, func()) {
 	if w == nil {
 		return nil, func() {}
 	}
 	a := &aliveWriter{w: w, width: width, start: time.Now(), lastOut: time.Now(), stop: make(chan struct{})}
+	live.Store(a, func() {
+		a.mu.Lock()
+		a.clear()
+		a.mu.Unlock()
+	})
 	a.done.Add(1)
 	go a.run()
 	return a, func() {
 		close(a.stop)
 		a.done.Wait()
+		live.Delete(a)
 	}
 }
 
@@ -90,7 +117,7 @@ func (a *aliveWriter) run() {
 			return
 		case <-t.C:
 			a.mu.Lock()
-			if time.Since(a.lastOut) >= aliveAfter && len(a.partial) == 0 {
+			if time.Since(a.lastOut) >= aliveAfter && len(a.partial) == 0 && asking.Load() == 0 {
 				fmt.Fprintf(a.w, "\r\x1b[K\x1b[2m%s\x1b[0m", aliveLine(time.Since(a.start), a.last, a.width()))
 				a.shown = true
 			}

@@ -595,3 +595,35 @@ func TestAsyncToolThroughPTY(t *testing.T) {
 		t.Errorf("a task outlived the session: %s", ps)
 	}
 }
+
+// A question is never covered (issue 76): while a command's approval waits
+// for your answer, past the three seconds after which a silent command's
+// "… running" line is drawn, nothing is written over it; nor over the
+// second question that would lift a sandbox rule.
+func TestQuestionNotCoveredThroughPTY(t *testing.T) {
+	t.Parallel()
+	RequireSandbox(t)
+	bin := Build(t)
+	port, _ := CountingListener(t)
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(fakeollama.ToolReply("llama3.2", CmdCall("c", fmt.Sprintf("sleep 1; exec 3<>/dev/tcp/127.0.0.1/%d", port))),
+		fakeollama.TextReply("llama3.2", "Done."))
+	s := ptytest.Start(t, bin, t.TempDir(), "--ollama", f.URL(), "--model", "llama3.2")
+	s.Expect("harvey> ")
+	s.Send("run it\r")
+	s.Expect("Allow? [y]es / [n]o [reason] / [a]lways for run_command: ")
+	time.Sleep(4 * time.Second)
+	if got := s.Since(); strings.Contains(got, "running") {
+		t.Fatalf("the question was written over: %q", got)
+	}
+	s.Send("y\r")
+	s.Expect("Type yes")
+	time.Sleep(4 * time.Second)
+	if got := s.Since(); strings.Contains(got, "running") {
+		t.Fatalf("the second question was written over: %q", got)
+	}
+	s.Send("no\r")
+	s.Expect("Done.")
+	s.Send("/exit\r")
+	s.Wait()
+}

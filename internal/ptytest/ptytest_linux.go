@@ -141,6 +141,13 @@ func (s *Session) ExpectWithin(text string, d time.Duration) string {
 	return ""
 }
 
+// Since is what the program printed after the mark (the mark stays).
+func (s *Session) Since() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()[s.mark:]
+}
+
 // Hangup closes the terminal, as closing its window does: the kernel sends
 // SIGHUP to the program's session.
 func (s *Session) Hangup() {
