@@ -35,8 +35,9 @@ type gateOps interface {
 	findChecked(ctx context.Context, question string) (string, int, error)
 	runCheckedEcho(ctx context.Context, tool, line string, timeout time.Duration, echo io.Writer, streams bool) (runner.Result, error)
 	gitChecked(ctx context.Context, sub string, args []string) (string, error)
-	startJob(ctx context.Context, tool, line string) (string, error)
+	startJob(ctx context.Context, tool, line string) (jobStart, error)
 	readJob(id int) (string, error)
+	waitJob(ctx context.Context, id int, cond string, d time.Duration) (string, bool, error)
 	killJob(id int) (string, error)
 	taskStatus(id int) (string, error)
 	taskWait(ctx context.Context, id int, d time.Duration) (string, error)
@@ -118,8 +119,11 @@ func registerBuiltinTools(r *ToolRegistry, t *builtinTools) {
 	r.registerFunc("run_command", "Run a shell command in the workspace and return its output and exit code.",
 		run, typed(run, t.runCommand, g), EffectExec, "built-in")
 	job := obj(map[string]any{"id": integer("Job id")}, "id")
-	r.registerFunc("job_output", "A background job's new output and state.",
-		job, typed(job, t.jobOutput, g), EffectRead, sourceJobs)
+	jobOut := obj(map[string]any{"id": integer("Job id"),
+		"wait_for": map[string]any{"type": []string{"integer", "string"}, "description": "Wait until it listens on this port, this URL answers, or this text is in its output (instead of sleep)"},
+		"timeout":  integer("Seconds to wait at most (default 30)")}, "id")
+	r.registerFunc("job_output", "A background job's new output and state; with wait_for, once it is ready.",
+		jobOut, typed(jobOut, t.jobOutput, g), EffectRead, sourceJobs)
 	r.registerFunc("job_kill", "Stop a background job.",
 		job, typed(job, t.jobKill, g), EffectRead, sourceJobs)
 	task := obj(map[string]any{"id": integer("Task id")}, "id")
@@ -187,7 +191,9 @@ type (
 		Background bool   `json:"background"`
 	}
 	jobArgs struct {
-		ID int `json:"id"`
+		ID      int `json:"id"`
+		WaitFor any `json:"wait_for"` // a port, a URL or a text
+		Timeout int `json:"timeout"`
 	}
 	taskArgs struct {
 		ID      int `json:"id"`
@@ -289,8 +295,8 @@ func (t *builtinTools) runCommand(ctx context.Context, g gateOps, call callScope
 	}
 	g = g.capped(call.maxOut)
 	if in.Background {
-		text, err := g.startJob(ctx, "run_command", in.Command)
-		return toolResult{Text: text, Summary: "started in the background"}, err
+		st, err := g.startJob(ctx, "run_command", in.Command)
+		return toolResult{Text: st.text, Summary: st.summary, Failed: st.failed}, err
 	}
 	echo, stop := watchAlive(t.echo(), t.width)
 	res, err := g.runCheckedEcho(ctx, "run_command", in.Command, timeout, echo, call.streams)
@@ -302,8 +308,16 @@ func (t *builtinTools) runCommand(ctx context.Context, g gateOps, call callScope
 }
 
 func (t *builtinTools) jobOutput(ctx context.Context, g gateOps, call callScope, in jobArgs) (toolResult, error) {
-	text, err := g.capped(call.maxOut).readJob(in.ID)
-	return toolResult{Text: text}, err
+	if in.WaitFor == nil || fmt.Sprint(in.WaitFor) == "" {
+		text, err := g.capped(call.maxOut).readJob(in.ID)
+		return toolResult{Text: text}, err
+	}
+	d := 30 * time.Second
+	if in.Timeout > 0 {
+		d = min(time.Duration(in.Timeout)*time.Second, t.runTimeout())
+	}
+	text, ready, err := g.capped(call.maxOut).waitJob(ctx, in.ID, fmt.Sprint(in.WaitFor), d)
+	return toolResult{Text: text, Summary: map[bool]string{true: "ready", false: "not ready"}[ready], Failed: !ready}, err
 }
 
 func (t *builtinTools) jobKill(ctx context.Context, g gateOps, call callScope, in jobArgs) (toolResult, error) {

@@ -153,6 +153,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return code
 	}
 	code = a.runHeadless(runCtx, lines, f.script != "", stderr)
+	a.gate.jobs.Close() // their "ended" events come before "end", the last line
+	a.gate.tasks.Close()
 	sink.End(code)
 	return code
 }

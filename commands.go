@@ -48,7 +48,7 @@ func (a *Agent) registerCommands() {
 	}
 	add(&Command{Name: "help", Usage: "/help [all | CMD]", Summary: "the commands to start with (all: every one), or explain one", Handler: cmdHelp})
 	add(&Command{Name: "ports", Usage: "/ports [PORT | close PORT]", Summary: "publish a port of the session's network (a dev server's) on your machine's 127.0.0.1, or list them", Handler: cmdPorts})
-	add(&Command{Name: "jobs", Usage: "/jobs [ID | kill ID]", Summary: "background jobs (!cmd & or the model's): list them, show one's new output, or stop one", Handler: cmdJobs})
+	add(&Command{Name: "jobs", Usage: "/jobs [ID | log ID | kill ID | restart ID]", Summary: "background jobs (!cmd & or the model's): list them, show one's new output or all it kept, stop or restart one", Handler: cmdJobs})
 	add(&Command{Name: "delegate", Usage: "/delegate TASK", Summary: "a sub-agent does TASK in its own context (reads by default) and answers in a few lines; your next message starts with its answer", Handler: cmdDelegate})
 	add(&Command{Name: "tasks", Usage: "/tasks [ID | kill ID]", Summary: "async calls of your tools (async: true): list them, show one's result, or stop one", Handler: cmdTasks})
 	add(&Command{Name: "status", Usage: "/status", Summary: "backend, model (and whether Ollama has it loaded), tool mode, context in use against the window, instructions loaded, recording", Handler: cmdStatus})
@@ -478,11 +478,11 @@ func cmdRunLine(ctx context.Context, a *Agent, line string, out io.Writer) error
 	}
 	if bg, ok := strings.CutSuffix(line, "&"); ok && !strings.HasSuffix(bg, "&") && strings.TrimSpace(bg) != "" {
 		// !cmd &: a background job (/jobs lists it).
-		text, err := a.gate.startJob(ctx, "", bg)
+		st, err := a.gate.startJob(ctx, "", bg)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(out, termtext.Sanitize(text))
+		fmt.Fprintln(out, termtext.Sanitize(st.text))
 		return nil
 	}
 	// The output is shown as it arrives (and, in the REPL, that it is

@@ -13,10 +13,31 @@ import (
 )
 
 // cmdJobs is /jobs: the session's background jobs (command, state, age,
-// the ports they listen on); /jobs ID shows what one printed since it was
-// last read; /jobs kill ID stops one.
+// the ports they listen on); /jobs ID shows what one printed since you
+// last looked (the model's job_output keeps a read position of its own);
+// /jobs log ID all it printed that is kept; /jobs kill ID stops one;
+// /jobs restart ID stops it and starts its command again, as yours.
 func cmdJobs(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	id := 0
+	if len(args) == 2 && (args[0] == "log" || args[0] == "restart") {
+		if _, err := fmt.Sscan(args[1], &id); err != nil {
+			return a.commands.usageError("jobs")
+		}
+		j, ok := a.gate.jobs.Get(id)
+		if !ok {
+			return fmt.Errorf("no job %d (%s)", id, a.gate.jobList())
+		}
+		if args[0] == "log" {
+			fmt.Fprintln(out, j.Log())
+			return nil
+		}
+		j.Kill()
+		st, err := a.gate.startJob(ctx, "", j.Command)
+		if err == nil {
+			fmt.Fprintln(out, st.text)
+		}
+		return err
+	}
 	switch {
 	case len(args) == 0:
 		list := a.gate.jobs.List()
@@ -40,11 +61,12 @@ func cmdJobs(ctx context.Context, a *Agent, args []string, out io.Writer) error 
 		if _, err := fmt.Sscan(args[0], &id); err != nil {
 			return a.commands.usageError("jobs")
 		}
-		text, err := a.gate.readJob(id)
-		if err == nil {
-			fmt.Fprintln(out, termtext.Sanitize(text))
+		j, ok := a.gate.jobs.Get(id)
+		if !ok {
+			return fmt.Errorf("no job %d (%s)", id, a.gate.jobList())
 		}
-		return err
+		fmt.Fprintln(out, j.ReadYours(a.maxOut())) // the terminal's writer shows colours, escapes the rest
+		return nil
 	}
 	return a.commands.usageError("jobs")
 }

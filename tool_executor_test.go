@@ -366,7 +366,8 @@ func TestRegisterToolAsksFirst(t *testing.T) {
 
 // The tool line says what a call does (issue 49): find_code's question,
 // not the word "question"; an MCP tool's query, URL or name, or its one
-// text argument; a long value cut on a rune boundary.
+// text argument, else every argument with its value; a long value cut on a
+// rune boundary.
 func TestCallSummarySaysWhatACallDoes(t *testing.T) {
 	for _, c := range []struct {
 		args map[string]any
@@ -377,7 +378,8 @@ func TestCallSummarySaysWhatACallDoes(t *testing.T) {
 		{map[string]any{"query": "open issues", "limit": 5.0}, `"open issues"`},
 		{map[string]any{"url": "https://example.com/x", "method": "GET"}, "https://example.com/x"},
 		{map[string]any{"repo": "harvey-agent/harvey", "limit": 5.0}, "harvey-agent/harvey"},
-		{map[string]any{"owner": "a", "repo": "b"}, "owner,repo"},
+		{map[string]any{"owner": "a", "repo": "b"}, "owner=a repo=b"},
+		{map[string]any{"id": 2.0}, "id=2"}, // job_output, job_kill: the value, not the name (issue 76)
 		{map[string]any{"question": strings.Repeat("é", 100)}, `"` + strings.Repeat("é", 59) + "..."},
 	} {
 		if got := callSummary("tool", c.args); got != c.want {

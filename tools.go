@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/configfile"
@@ -114,9 +113,13 @@ func callSummary(name string, args map[string]any) string {
 	if n == 1 {
 		return termtext.Clip(termtext.Flat(only), 120)
 	}
-	keys := slices.Sorted(maps.Keys(args))
-	sort.Strings(keys)
-	return strings.Join(keys, ",")
+	// No text to show: the values themselves (job_output id=2), not the
+	// names alone.
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		parts = append(parts, k+"="+termtext.Clip(termtext.Flat(fmt.Sprint(args[k])), 40))
+	}
+	return termtext.Clip(strings.Join(parts, " "), 120)
 }
 
 // summaryOf is the text a call's key argument k (value v) is shown as.

@@ -168,6 +168,9 @@ func (a *Agent) runTurn(ctx context.Context, t *turn, prompt string) error {
 	if done := a.gate.untoldTasks(t.maxOut); done != "" {
 		prompt = done + "\n\n" + prompt // what async calls returned since the model last looked
 	}
+	if news := a.gate.jobs.Untold(t.maxOut); news != "" {
+		prompt = news + "\n\n" + prompt // the jobs you started, and those that ended, since
+	}
 	if len(a.carry) > 0 {
 		prompt = strings.Join(a.carry, "\n\n") + "\n\n" + prompt // your /delegate answers
 		a.carry = nil

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -209,5 +210,93 @@ func TestJobEventsInTheStream(t *testing.T) {
 	}
 	if p := printed.String(); !strings.Contains(p, "one") || !strings.Contains(p, "two") || strings.Contains(p, "ghp_0123456789") {
 		t.Errorf("the output events carried %q", p)
+	}
+}
+
+// The model hears the truth about its jobs (issue 76), through the built
+// binary in each mode: a job that crashes at start says so, with its exit
+// status and output, in the start's result; a trailing & in a foreground
+// command is said to have been stopped, with the background: true hint;
+// job_output with wait_for returns once a server that takes three seconds
+// to start listens, and the next command reaches it; a job that ends later
+// is told, with its exit status and last lines, at the head of the model's
+// next message; /jobs ID (yours) and job_output (the model's) each read
+// from their own position.
+func TestEndToEndJobsTellTheTruth(t *testing.T) {
+	RequireSandbox(t)
+	bin := Build(t)
+	for _, kernel := range Kernels() {
+		t.Run(kernel, func(t *testing.T) {
+			t.Parallel()
+			jobsTellTheTruth(t, bin, kernel)
+		})
+	}
+}
+
+func jobsTellTheTruth(t *testing.T, bin, kernel string) {
+	dir := t.TempDir()
+	tmp := t.TempDir()
+	port := 20000 + int(time.Now().UnixNano()%20000)
+	tag := fmt.Sprintf("harvey-truth-%d", time.Now().UnixNano())
+	bg := func(id, cmd string) fakeollama.Call {
+		return fakeollama.Call{ID: id, Name: "run_command", Args: map[string]any{"command": cmd, "background": true}}
+	}
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(
+		fakeollama.ToolReply("llama3.2",
+			bg("crash", "echo boom; exit 3"),
+			bg("later", "sleep 2; echo done-later; exit 5"),
+			bg("server", fmt.Sprintf("sleep 3; exec /usr/bin/python3 -m http.server %d --bind 127.0.0.1", port)),
+			bg("ticker", "i=0; while :; do i=$((i+1)); echo tick $i "+tag+"; sleep 0.3; done"),
+			CmdCall("fg", "sleep 30 & echo left")),
+		fakeollama.ToolReply("llama3.2",
+			fakeollama.Call{ID: "wait", Name: "job_output", Args: map[string]any{"id": 3, "wait_for": port, "timeout": 20}},
+			CmdCall("fetch", fmt.Sprintf("/usr/bin/python3 -c \"import urllib.request; print('status', urllib.request.urlopen('http://127.0.0.1:%d/').status)\"", port))),
+		fakeollama.TextReply("llama3.2", "Started."),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "read4", Name: "job_output", Args: map[string]any{"id": 4}}),
+		fakeollama.TextReply("llama3.2", "Done."),
+	)
+	WriteFile(t, tmp, "steps", "start them\n!sleep 2.5\n/jobs 4\nand now?\n")
+	env := []string{"XDG_CONFIG_HOME=" + filepath.Join(tmp, "config"), "XDG_DATA_HOME=" + filepath.Join(tmp, "data")}
+	out, errOut, code := RunKernel(t, kernel, bin, dir, "", env, "--run", filepath.Join(tmp, "steps"), "--yes", "--model", "llama3.2", "--ollama", f.URL())
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, out, errOut)
+	}
+	res := fakeollama.ToolResults(f.ChatRequests())
+	for id, wants := range map[string][]string{
+		"crash": {"ended within its first second (exited 3)", "boom"},
+		"fg":    {"left", "stopped with it", "background: true"},
+		"wait":  {"job 3 is ready: it listens on port"},
+		"fetch": {"status 200"},
+	} {
+		for _, w := range wants {
+			if !strings.Contains(res[id], w) {
+				t.Errorf("%s: want %q in %s", id, w, res[id])
+			}
+		}
+	}
+	// The last tick /jobs 4 showed you is in the model's next job_output
+	// too: your read took nothing from it.
+	shown := regexp.MustCompile(`tick (\d+) `+tag).FindAllStringSubmatch(out, -1)
+	if len(shown) == 0 {
+		t.Fatalf("/jobs 4 showed you nothing:\n%s", out)
+	}
+	if last := shown[len(shown)-1][0]; !strings.Contains(res["read4"], last+"\n") {
+		t.Errorf("job_output after your /jobs 4 lacks %q: %s", last, res["read4"])
+	}
+	reqs := f.ChatRequests()
+	var next string // the user's message of the second prompt
+	for _, m := range fakeollama.MessagesOf(reqs[len(reqs)-2]) {
+		if m["role"] == "user" {
+			next, _ = m["content"].(string)
+		}
+	}
+	for _, w := range []string{"[a background job ended: job 2", "exited 5", "done-later"} {
+		if !strings.Contains(next, w) {
+			t.Errorf("the next message does not tell %q:\n%s", w, next)
+		}
+	}
+	if strings.Contains(next, "job 1 (") {
+		t.Errorf("the crashed job, told in its start's result, is told again:\n%s", next)
 	}
 }

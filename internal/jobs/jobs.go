@@ -89,7 +89,15 @@ type Job struct {
 	notes   []string // what its check said when it ended
 	checked chan struct{}
 	meddled int // how often the watch undid something while it alone ran
+	// yours: you started it (!cmd &); the model hears of it once
+	// (toldStart), and of every job's end once (toldEnd), at the head of
+	// its next message (Untold).
+	yours, toldStart, toldEnd bool
 }
+
+// MaxRunning is how many jobs may run at once in a session: a turn of
+// sixteen calls a round cannot start a hundred servers.
+const MaxRunning = 8
 
 // NextID is the id the next job Add registers will have.
 func (m *Manager) NextID() int {
@@ -98,11 +106,13 @@ func (m *Manager) NextID() int {
 	return m.next + 1
 }
 
-// Add registers a started job and watches for its end.
-func (m *Manager) Add(command string, p Process, out *Output, check Checker) *Job {
+// Add registers a started job (yours: you started it, not the model) and
+// watches for its end.
+func (m *Manager) Add(command string, yours bool, p Process, out *Output, check Checker) *Job {
 	m.mu.Lock()
 	m.next++
-	j := &Job{ID: m.next, Command: command, Started: time.Now(), proc: p, out: out, check: check, checked: make(chan struct{})}
+	j := &Job{ID: m.next, Command: command, Started: time.Now(), proc: p, out: out, check: check, checked: make(chan struct{}),
+		yours: yours, toldStart: !yours}
 	m.jobs = append(m.jobs, j)
 	watch := m.Watch > 0 && !m.watching
 	m.watching = m.watching || watch
@@ -235,6 +245,60 @@ func (m *Manager) List() []*Job {
 	return slices.Clone(m.jobs)
 }
 
+// Untold is what the model has not heard of the session's jobs, for the
+// head of its next message: each job you started (its id, command and
+// ports), and each job that ended since (its exit and its last lines), once
+// each, within budget bytes in all (issue 76).
+func (m *Manager) Untold(budget int) string {
+	var parts []string
+	for _, j := range m.List() {
+		j.mu.Lock()
+		start := !j.toldStart
+		end := !j.ended.IsZero() && !j.toldEnd
+		j.toldStart, j.toldEnd = true, j.toldEnd || end
+		j.mu.Unlock()
+		if start && !end {
+			parts = append(parts, fmt.Sprintf("[you started a background job: %s]", j.brief()))
+		}
+		if end {
+			parts = append(parts, fmt.Sprintf("[a background job ended: %s; its last lines:\n%s]", j.brief(), j.Tail(10)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	share := max(256, budget/len(parts))
+	for i, p := range parts {
+		if len(p) > share {
+			parts[i] = strings.ToValidUTF8(p[:share], "") + "…]"
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// brief is the job in a few words: its id, command, state and ports.
+func (j *Job) brief() string {
+	s := fmt.Sprintf("job %d (%s) %s after %s", j.ID, secrets.Redact(termtext.OneLine(j.Command)), j.State(), j.Age().Round(time.Second))
+	if p := j.Ports(); len(p) > 0 {
+		s += ", listening on " + joinPorts(p)
+	}
+	return s
+}
+
+// Told says the model has heard of the job's end (its start's result, when
+// it ended within its first second).
+func (j *Job) Told() {
+	j.mu.Lock()
+	j.toldEnd, j.toldStart = true, true
+	j.mu.Unlock()
+}
+
+// Ended is closed once the job has ended and its check has run.
+func (j *Job) Ended() <-chan struct{} { return j.checked }
+
+// Full reports whether MaxRunning jobs run already.
+func (m *Manager) Full() bool { return m.Running() >= MaxRunning }
+
 // Running counts the jobs still running.
 func (m *Manager) Running() int {
 	n := 0
@@ -320,16 +384,58 @@ func (j *Job) Ports() []int {
 	return listeningPorts(j.proc.Pid())
 }
 
-// Read is what the job printed since the last read (redacted, at most
-// limit bytes: its start and its latest part), with its state and, once
-// it ended, what its check said.
+// Read is what the job printed since the model's last read (redacted, its
+// terminal escapes stripped, at most limit bytes: its start and its latest
+// part), with its state and, once it ended, what its check said.
 func (j *Job) Read(limit int) string {
 	// Nothing new yet from a job that runs: wait a little for it, so a
 	// model that reads at once gets what comes (not a busy loop).
-	for deadline := time.Now().Add(time.Second); j.Running() && !j.out.hasNew() && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(time.Second); j.Running() && !j.out.hasNew(&j.out.read) && time.Now().Before(deadline); {
 		time.Sleep(50 * time.Millisecond)
 	}
 	text, cut := j.out.Since(limit)
+	return j.report(termtext.StripEscapes(text), cut)
+}
+
+// ReadYours is Read for you (/jobs ID): a read position of its own, so
+// neither of you takes what the other should see; its escapes are left
+// for the terminal's writer (colours shown, the rest escaped).
+func (j *Job) ReadYours(limit int) string {
+	j.out.mu.Lock()
+	text, cut := j.out.from(&j.out.user, limit)
+	j.out.mu.Unlock()
+	return j.report(text, cut)
+}
+
+// Log is the whole output the job's kept (its start and its latest part,
+// what was not kept counted), without moving a read position.
+func (j *Job) Log() string {
+	j.out.mu.Lock()
+	from := int64(0)
+	text, cut := j.out.from(&from, 0)
+	j.out.mu.Unlock()
+	return j.report(text, cut)
+}
+
+// Tail is the job's last n lines, escapes stripped and redacted.
+func (j *Job) Tail(n int) string {
+	j.out.mu.Lock()
+	from := max(0, j.out.total-8192)
+	text, _ := j.out.from(&from, 8192)
+	j.out.mu.Unlock()
+	lines := strings.Split(strings.TrimRight(termtext.StripEscapes(text), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	if t := strings.Join(lines, "\n"); t != "" {
+		return secrets.RedactWindow(t)
+	}
+	return "(it printed nothing)"
+}
+
+// report is what was read of the job (text, and the bytes not kept), with
+// its state and, once it ended, what its check said.
+func (j *Job) report(text string, cut int64) string {
 	var b strings.Builder
 	if text != "" {
 		b.WriteString(secrets.RedactWindow(text))
@@ -380,7 +486,8 @@ type Output struct {
 	tail  []byte // the latest bytes past the head
 	limit int    // head + tail
 	total int64
-	read  int64 // offset where the last read ended
+	read  int64 // offset where the model's last read ended
+	user  int64 // offset where your last read ended (/jobs ID)
 	sent  int64 // offset where the last stream call ended (Printed)
 }
 
@@ -405,11 +512,11 @@ func (o *Output) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// hasNew reports whether anything was written since the last read.
-func (o *Output) hasNew() bool {
+// hasNew reports whether anything was written past cursor.
+func (o *Output) hasNew(cursor *int64) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.total > o.read
+	return o.total > *cursor
 }
 
 // Since is what was written since the last read, at most limit bytes (the

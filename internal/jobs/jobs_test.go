@@ -70,7 +70,7 @@ func TestCloseEndsEveryJob(t *testing.T) {
 		c := &fakeCheck{}
 		checks = append(checks, c)
 		out := NewOutput(1024)
-		j := m.Add(fmt.Sprintf("job %d", i), &fakeProc{done: make(chan struct{})}, out, c)
+		j := m.Add(fmt.Sprintf("job %d", i), false, &fakeProc{done: make(chan struct{})}, out, c)
 		go func() {
 			for k := 0; k < 100; k++ {
 				fmt.Fprintf(out, "tick %d\n", k)
@@ -126,7 +126,7 @@ func TestWatchUndoesWhileJobsRun(t *testing.T) {
 		}
 		return false
 	}
-	j := m.Add("hostile", &fakeProc{done: make(chan struct{})}, NewOutput(4096), &fakeCheck{changed: plant})
+	j := m.Add("hostile", false, &fakeProc{done: make(chan struct{})}, NewOutput(4096), &fakeCheck{changed: plant})
 	select {
 	case <-j.checked:
 	case <-time.After(5 * time.Second):
@@ -148,11 +148,89 @@ func TestWatchUndoesWhileJobsRun(t *testing.T) {
 		}
 	}}
 	plants = 0
-	a := m2.Add("a", &fakeProc{done: make(chan struct{})}, NewOutput(4096), &fakeCheck{changed: plant})
-	m2.Add("b", &fakeProc{done: make(chan struct{})}, NewOutput(4096), &fakeCheck{})
+	a := m2.Add("a", false, &fakeProc{done: make(chan struct{})}, NewOutput(4096), &fakeCheck{changed: plant})
+	m2.Add("b", false, &fakeProc{done: make(chan struct{})}, NewOutput(4096), &fakeCheck{})
 	time.Sleep(100 * time.Millisecond)
 	if !a.Running() {
 		t.Error("a job was ended on a change two jobs could have made")
 	}
 	m2.Close()
+}
+
+// What the model has not heard of the jobs, once each (issue 76): the job
+// you started, with its command; a job that ended since, with its exit and
+// last lines (escapes stripped); nothing of a job whose end its start's
+// result told.
+func TestUntoldOnceEach(t *testing.T) {
+	m := &Manager{}
+	yours := m.Add("npm run dev", true, &fakeProc{done: make(chan struct{})}, NewOutput(4096), nil)
+	out := NewOutput(4096)
+	p := &fakeProc{done: make(chan struct{})}
+	ended := m.Add("make test", false, p, out, nil)
+	told := m.Add("false", false, &fakeProc{done: make(chan struct{})}, NewOutput(4096), nil)
+	fmt.Fprint(out, "\x1b[31mFAIL\x1b[0m: TestX\nline 2\n")
+	told.Kill()
+	told.Told()
+	if u := m.Untold(4096); !strings.Contains(u, "[you started a background job: job 1 (npm run dev) running") || strings.Contains(u, "job 2") || strings.Contains(u, "job 3") {
+		t.Errorf("first: %q", u)
+	}
+	ended.Kill()
+	u := m.Untold(4096)
+	if !strings.Contains(u, "[a background job ended: job 2 (make test) stopped") || !strings.Contains(u, "FAIL: TestX\nline 2") || strings.Contains(u, "\x1b") {
+		t.Errorf("the ended job: %q", u)
+	}
+	if u := m.Untold(4096); u != "" {
+		t.Errorf("told twice: %q", u)
+	}
+	m.Close()
+	_ = yours
+}
+
+// You and the model each read from your own position; the log is all that
+// is kept; the model's text has no escapes, yours keeps them for the
+// terminal's writer.
+func TestReadPositionsApart(t *testing.T) {
+	m := &Manager{}
+	out := NewOutput(4096)
+	j := m.Add("x", false, &fakeProc{done: make(chan struct{})}, out, nil)
+	fmt.Fprint(out, "\x1b[32mone\x1b[0m\n")
+	if r := j.ReadYours(4096); !strings.Contains(r, "\x1b[32mone") {
+		t.Errorf("yours: %q", r)
+	}
+	if r := j.Read(4096); !strings.Contains(r, "one\n") || strings.Contains(r, "\x1b") {
+		t.Errorf("the model's, after yours: %q", r)
+	}
+	fmt.Fprint(out, "two\n")
+	if r := j.ReadYours(4096); !strings.Contains(r, "two") || strings.Contains(r, "one") {
+		t.Errorf("yours again: %q", r)
+	}
+	if l := j.Log(); !strings.Contains(l, "one") || !strings.Contains(l, "two") {
+		t.Errorf("log: %q", l)
+	}
+	m.Close()
+}
+
+// wait_for a text: returns when it appears; says so when the job ends
+// first, or when the time is up, with its last lines.
+func TestWaitForText(t *testing.T) {
+	m := &Manager{}
+	out := NewOutput(4096)
+	p := &fakeProc{done: make(chan struct{})}
+	j := m.Add("server", false, p, out, nil)
+	go func() { time.Sleep(200 * time.Millisecond); fmt.Fprint(out, "Listening on :5173\n") }()
+	text, met, err := j.WaitFor(t.Context(), "Listening on", 5*time.Second, nil, 4096)
+	if err != nil || !met || !strings.Contains(text, "is ready") {
+		t.Errorf("%q %v %v", text, met, err)
+	}
+	if text, met, _ := j.WaitFor(t.Context(), "never", 300*time.Millisecond, nil, 4096); met || !strings.Contains(text, "no \"never\" is in its output within") {
+		t.Errorf("timed out: %q", text)
+	}
+	go func() { time.Sleep(100 * time.Millisecond); p.Stop() }()
+	if text, met, _ := j.WaitFor(t.Context(), "never", 5*time.Second, nil, 4096); met || !strings.Contains(text, "ended (exited 137) before") || !strings.Contains(text, "Listening") {
+		t.Errorf("ended: %q", text)
+	}
+	if _, _, err := j.WaitFor(t.Context(), "http://example.com/", time.Second, nil, 4096); err == nil {
+		t.Error("a URL of another host was waited for")
+	}
+	m.Close()
 }

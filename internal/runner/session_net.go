@@ -3,6 +3,7 @@ package runner
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -284,4 +285,23 @@ func PublishedPorts() []int {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// DialSession connects to port of the session's own network, where its
+// commands' servers listen: the session's namespace (full and namespaces
+// only), its own loopback address (Landlock only), or your machine's
+// loopback where commands use your network (unsandboxed, or a network of
+// their own allowed).
+func DialSession(ctx context.Context, port int) (net.Conn, error) {
+	var d net.Dialer
+	if s := sandboxpolicy.SessionLoopback(); s != "" {
+		return d.DialContext(ctx, "tcp", net.JoinHostPort(s, strconv.Itoa(port)))
+	}
+	netState.mu.Lock()
+	sn := netState.cur
+	netState.mu.Unlock()
+	if sn == nil {
+		return d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	}
+	return sandbox.SessionDial(sn.ctl, port)
 }

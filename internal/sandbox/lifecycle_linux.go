@@ -128,9 +128,9 @@ func watchParent(harvey int, quit <-chan struct{}, end func()) {
 
 // killDescendants kills what the command left behind (the launcher is
 // their subreaper when there is no PID namespace), the whole tree at once
-// (EndTree), and reaps it.
-func killDescendants() {
-	EndTree(nil)
+// (EndTree), reaps it, and says how many it killed.
+func killDescendants() int {
+	return EndTree(nil)
 }
 
 // AdoptOrphans makes this process (Harvey) the subreaper of what its

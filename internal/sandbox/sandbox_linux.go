@@ -176,15 +176,30 @@ func launch(spec Spec) int {
 		defer stop()
 	}
 	code = exitCode(cmd.Wait())
+	left := 0
 	if spec.NoNS {
-		killDescendants()
+		left = killDescendants()
 	} else {
+		left = len(treeUnder(os.Getpid(), nil))
 		_ = unix.Kill(-1, unix.SIGKILL) // every process left in the namespace (PID 1 is spared)
 	}
+	sayLeft(left, spec)
 	removeNewFiles(watched)
 	reportEnd(code) // a spare's: the holder hears now, not after this exit
 	// As PID 1 of the namespace, returning ends every process left in it.
 	return code
+}
+
+// sayLeft tells the command's reader (a model reads its stderr) that it
+// ended leaving processes running, which were stopped with it: a server
+// started with a trailing &, nohup or setsid in a command that ends is not
+// a server that runs (issue 76), and must not look like one.
+func sayLeft(n int, spec Spec) {
+	if n == 0 || spec.Holder {
+		return
+	}
+	fmt.Fprintf(os.Stderr, "harvey sandbox: the command ended leaving %d process%s running (started with &, nohup or setsid?); %s stopped with it. A server that must keep running is a background job: run_command with background: true, or !cmd &\n",
+		n, map[bool]string{true: "", false: "es"}[n == 1], map[bool]string{true: "it was", false: "they were"}[n == 1])
 }
 
 // exitCode is the launcher's exit status for the command's Wait error.

@@ -153,3 +153,61 @@ func QuotePath(p string) string {
 	}
 	return p
 }
+
+// StripEscapes is s without its terminal escape sequences — CSI (colours,
+// cursor moves: ESC [ ... final byte), OSC (titles, the clipboard: ESC ]
+// ... BEL or ST) and two-byte escapes — and carriage returns that redraw a
+// line (a progress bar's): what a model reads of a program's coloured
+// output (issue 76). What is left may still hold other control characters;
+// Sanitize is for what is shown.
+func StripEscapes(s string) string {
+	if !strings.ContainsAny(s, "\x1b\r") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\r' && i+1 < len(s) && s[i+1] == '\n':
+			continue // CRLF: the newline stays
+		case c == '\r':
+			// A redraw: what follows replaces the line so far.
+			text := b.String()
+			b.Reset()
+			b.WriteString(text[:strings.LastIndexByte(text, '\n')+1])
+		case c == 0x1b:
+			i = escapeEnd(s, i)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// escapeEnd is the index of the last byte of the escape sequence at s[i].
+func escapeEnd(s string, i int) int {
+	if i+1 >= len(s) {
+		return i
+	}
+	switch s[i+1] {
+	case '[': // CSI: parameters, then a final byte
+		j := i + 2
+		for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+			j++
+		}
+		return j
+	case ']': // OSC: up to BEL or ST
+		j := i + 2
+		for j < len(s) && s[j] != 0x07 && !(s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\') {
+			j++
+		}
+		if j < len(s) && s[j] == 0x1b {
+			j++
+		}
+		return j
+	}
+	if strings.IndexByte("()*+-./#%", s[i+1]) >= 0 {
+		return i + 2 // a character set's designation: ESC ( B
+	}
+	return i + 1 // ESC and the one byte after it
+}
