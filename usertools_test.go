@@ -62,7 +62,7 @@ func TestUserToolRuns(t *testing.T) {
 	}
 	writeTool(t, env, "slow", "---\ncommand: [sh, -c, 'sleep 30 & sleep 30']\ntimeout: 1\neffect: read\n---\nSlow.\n")
 	out, _ = callTool(t, env, "slow", nil)
-	if !strings.Contains(out, "[timed out after 1s; process group killed]") {
+	if !strings.Contains(out, "[timed out after 1s; process group killed") {
 		t.Fatalf("timeout: %q", out)
 	}
 	// Audit shows each run.

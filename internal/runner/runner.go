@@ -206,7 +206,7 @@ func (r Result) Status() string {
 	case r.Err != nil && errors.Is(r.Err, context.Canceled):
 		return "[cancelled]"
 	case r.TimedOut:
-		return fmt.Sprintf("[timed out after %s; process group killed]", r.Duration.Round(time.Second))
+		return fmt.Sprintf("[timed out after %s; process group killed (a server or watcher that keeps running is a background job: run_command with background: true)]", r.Duration.Round(time.Second))
 	case r.Flooded:
 		return "[stopped: output flood]"
 	case r.Err != nil:

@@ -43,6 +43,7 @@ func TestSandboxBlockedNamesTheRule(t *testing.T) {
 		{"curl: (6) Could not resolve host: example.com\n", &proxied, RuleNetwork, "sandbox.hosts"},
 		{"psql: connection refused\n", &proxied, RuleNetwork, "its own here"},
 		{"psql: connection refused\n", &session, RuleNetwork, "session's 127.0.0.1"},
+		{"curl: (7) Failed to connect to 127.0.0.1 port 5432 after 0 ms: Couldn't connect to server\n", &session, RuleNetwork, "sandbox.hosts in your config adds a service of yours"}, // issue 76: not a bare line
 		{"go: example.com/m@v1: module lookup disabled by GOPROXY=off\n", &landlockOnly, RuleNetwork, "your own module cache"},
 		{"cat: agents/history: No such file or directory\n", &hidden, RuleReadOnly, "agents/ is Harvey's own"},
 		{"cat: /home/u/doc.txt: No such file or directory\n", spec, RulePath, "does not exist for commands"},

@@ -573,10 +573,11 @@ func blockedOffline(_, low string, spec *sandbox.Spec) (Rule, string) {
 	if containsAny(low, "network is unreachable", "temporary failure in name resolution", "could not resolve", "no such host", "eai_again", "enotfound", "getaddrinfo", "name or service not known") {
 		return RuleNetwork, "[sandbox: network: commands reach package registries only, through Harvey's proxy (HTTPS_PROXY is set for them); sandbox.hosts in your config adds a host, sandbox.network: true allows every connection]"
 	}
-	if strings.Contains(low, "connection refused") && spec.Session == "" && spec.Loopback == "" {
+	refused := containsAny(low, "connection refused", "couldn't connect to server", "econnrefused")
+	if refused && spec.Session == "" && spec.Loopback == "" {
 		return RuleNetwork, "[sandbox: network: a command's 127.0.0.1 is its own here (servers it starts are reachable, yours are not); sandbox.network: true in your config shares your machine's network]"
 	}
-	if strings.Contains(low, "connection refused") {
+	if refused {
 		return RuleNetwork, "[sandbox: network: commands share the session's 127.0.0.1, not your machine's (servers they start are reachable, yours are not); sandbox.hosts in your config adds a service of yours (127.0.0.1:5432), sandbox.network: true shares your machine's network]"
 	}
 	return RuleNone, ""
