@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -75,7 +76,9 @@ func jobsDieWithHarvey(t *testing.T, bin, kernel string) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	time.Sleep(300 * time.Millisecond)
-	w.Process.Kill()
+	// The session killed (its guardian ends what it left, and is waited
+	// for: the shell's next command comes after it).
+	syscall.Kill(sessionOf(t, w.Process.Pid), syscall.SIGKILL)
 	w.Wait()
 	if ps := Survivors(tag, 5*time.Second); ps != "" {
 		t.Errorf("a job outlived Harvey's death:\n%s", ps)

@@ -438,7 +438,10 @@ func TestEndToEndLandlockOnlyJobCannotKeepGitChanged(t *testing.T) {
 	if !strings.Contains(errb.String(), "⚑ while job 1 ran, .git or agents/ changed") || !strings.Contains(errb.String(), "job 1 did it again and is stopped") {
 		t.Errorf("the user was not told which job, or it was not stopped:\n%s", errb.String())
 	}
-	if r := fakeollama.ToolResults(fo.ChatRequests())["read"]; !strings.Contains(r, "while job 1 ran, .git or agents/ changed") || !strings.Contains(r, "stopped") {
+	// What the model read of the job (its start's first second, its
+	// output after) says it, and that it was stopped.
+	res := fakeollama.ToolResults(fo.ChatRequests())
+	if r := res["job"] + res["read"]; !strings.Contains(r, "while job 1 ran, .git or agents/ changed") || !strings.Contains(r, "stopped") {
 		t.Errorf("the model was not told: %q", r)
 	}
 	if b, _ := os.ReadFile(cfgPath); !bytes.Equal(b, config) {

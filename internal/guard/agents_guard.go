@@ -11,6 +11,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/wspath"
 )
 
 // The check after every command for agents/, where no mount can hide it:
@@ -30,17 +31,38 @@ const agentsKeepBytes = 16 << 20
 
 // agentsGuard is agents/ before a command.
 type agentsGuard struct {
-	dir    string
-	ident  fileIdent               // agents/ itself: a command that replaces it (with a link into the workspace, say) is undone
-	files  map[string]*savedFile   // by slash path in agents/; a directory by its mode alone
-	stamps map[string]fsinfo.Stamp // files too large to keep a copy of
+	dir     string
+	ident   fileIdent               // agents/ itself: a command that replaces it (with a link into the workspace, say) is undone
+	files   map[string]*savedFile   // by slash path in agents/; a directory by its mode alone
+	stamps  map[string]fsinfo.Stamp // files too large to keep a copy of
+	gen     int64                   // Harvey's own writes up to here are in files (wspath.OwnGen)
+	rebased bool                    // Harvey's own writes were taken into files since the journal was written
 }
 
 // harveyWritesMeanwhile reports whether Harvey itself may write p (a path
-// in agents/) while a command runs: the workspace index, built in the
-// background, and its SQLite side files.
+// in agents/) at any time, a command running or not: the workspace index,
+// built in the background, and the knowledge base, with their SQLite side
+// files (a copy put back under an open database would break it).
 func harveyWritesMeanwhile(p string) bool {
-	return strings.HasPrefix(p, "index.db")
+	return strings.HasPrefix(p, "index.db") || strings.HasPrefix(p, "knowledge.db")
+}
+
+// harveyWrote reports whether Harvey itself wrote p (in agents/) since the
+// guard's record (its session journal, history, a recording, a config it
+// saved, while a job or a server ran): its own, taken as the record's.
+func (g *agentsGuard) harveyWrote(r *os.Root, p string) bool {
+	if !wspath.OwnSince(filepath.Join(g.dir, filepath.FromSlash(p)), g.gen) {
+		return false
+	}
+	g.rebased = true
+	delete(g.files, p)
+	delete(g.stamps, p)
+	if s := readSaved(r, p); s != nil {
+		g.files[p] = s
+	} else if fi, err := r.Lstat(p); err == nil {
+		g.stamps[p] = fsinfo.StampOfInfo(fi)
+	}
+	return true
 }
 
 // guardAgents records agents/ where commands can write it: the modes
@@ -55,7 +77,7 @@ func guardAgents(root string) *agentsGuard {
 
 // recordAgents records agents/ (nil when there is none).
 func recordAgents(root string) *agentsGuard {
-	g := &agentsGuard{dir: filepath.Join(root, AgentsDir), files: map[string]*savedFile{}, stamps: map[string]fsinfo.Stamp{}}
+	g := &agentsGuard{dir: filepath.Join(root, AgentsDir), files: map[string]*savedFile{}, stamps: map[string]fsinfo.Stamp{}, gen: wspath.OwnGen()}
 	id, ok := identOf(g.dir)
 	if !ok {
 		return nil // no agents/, or not a directory of its own
@@ -106,6 +128,8 @@ func (g *agentsGuard) check() []string {
 	if g == nil {
 		return nil
 	}
+	gen := wspath.OwnGen()
+	defer func() { g.gen = gen }() // what Harvey writes during the check is the next one's
 	var said []string
 	rebuilt := false
 	if id, ok := identOf(g.dir); !ok || id != g.ident {
@@ -116,11 +140,28 @@ func (g *agentsGuard) check() []string {
 		return []string{fmt.Sprintf("[harvey: agents/ cannot be opened after the command (%v): check it]", fsinfo.ErrText(err))}
 	}
 	defer r.Close()
-	var removed []string
+	said = append(said, g.removeNew(r)...)
+	for _, p := range slices.Sorted(maps.Keys(g.files)) {
+		if line := g.restore(r, p, rebuilt); line != "" {
+			said = append(said, line)
+		}
+	}
+	for p, k := range g.stamps {
+		if fsinfo.RootStamp(r, p) != k && !g.harveyWrote(r, p) {
+			said = append(said, fmt.Sprintf("[harvey: the command changed agents/%s, too large to keep a copy of: it was not restored; check it]", p))
+		}
+	}
+	return said
+}
+
+// removeNew removes what the command made in agents/ (not Harvey), a line
+// each.
+func (g *agentsGuard) removeNew(r *os.Root) []string {
+	var said, removed []string
 	for _, p := range agentsEntries(r) {
 		_, kept := g.files[p]
 		_, stamped := g.stamps[p]
-		if kept || stamped || slices.ContainsFunc(removed, func(d string) bool { return strings.HasPrefix(p, d+"/") }) {
+		if kept || stamped || slices.ContainsFunc(removed, func(d string) bool { return strings.HasPrefix(p, d+"/") }) || g.harveyWrote(r, p) {
 			continue
 		}
 		if r.RemoveAll(p) == nil {
@@ -128,34 +169,35 @@ func (g *agentsGuard) check() []string {
 			said = append(said, fmt.Sprintf("[harvey: undone: the command created agents/%s (Harvey's own directory); removed]", p))
 		}
 	}
-	kept := slices.Sorted(maps.Keys(g.files))
-	for _, p := range kept {
-		before, after := g.files[p], readSaved(r, p)
-		if before.mode.IsDir() {
-			if after == nil || !after.mode.IsDir() {
-				r.RemoveAll(p)
-				r.Mkdir(p, before.mode.Perm())
-				said = append(said, fmt.Sprintf("[harvey: undone: the command removed or replaced agents/%s; made again]", p))
-			}
-			continue
-		}
-		if sameSaved(before, after) {
-			continue
-		}
-		if err := putSaved(r, p, before); err != nil {
-			said = append(said, fmt.Sprintf("[harvey: the command changed agents/%s and it could not be restored: %v]", p, fsinfo.ErrText(err)))
-			continue
-		}
-		if !rebuilt {
-			said = append(said, fmt.Sprintf("[harvey: undone: the command changed agents/%s (Harvey's own directory); restored]", p))
-		}
-	}
-	for p, k := range g.stamps {
-		if fsinfo.RootStamp(r, p) != k {
-			said = append(said, fmt.Sprintf("[harvey: the command changed agents/%s, too large to keep a copy of: it was not restored; check it]", p))
-		}
-	}
 	return said
+}
+
+// restore puts back what the command changed of p (a path in agents/ the
+// record holds) and says so ("": nothing to say; rebuilt: agents/ was made
+// again, said already).
+func (g *agentsGuard) restore(r *os.Root, p string, rebuilt bool) string {
+	if g.harveyWrote(r, p) {
+		return ""
+	}
+	before, after := g.files[p], readSaved(r, p)
+	if before.mode.IsDir() {
+		if after == nil || !after.mode.IsDir() {
+			r.RemoveAll(p)
+			r.Mkdir(p, before.mode.Perm())
+			return fmt.Sprintf("[harvey: undone: the command removed or replaced agents/%s; made again]", p)
+		}
+		return ""
+	}
+	if sameSaved(before, after) {
+		return ""
+	}
+	if err := putSaved(r, p, before); err != nil {
+		return fmt.Sprintf("[harvey: the command changed agents/%s and it could not be restored: %v]", p, fsinfo.ErrText(err))
+	}
+	if rebuilt {
+		return ""
+	}
+	return fmt.Sprintf("[harvey: undone: the command changed agents/%s (Harvey's own directory); restored]", p)
 }
 
 // putBack makes agents/ a directory of Harvey's again where a command

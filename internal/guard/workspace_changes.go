@@ -175,6 +175,8 @@ type Guard struct {
 	agents  *agentsGuard
 	files   *workspaceFiles
 	journal string // guard_journal.go: the check, kept on disk until it is done
+	root    string // the workspace, and what the journal names: for a journal written again
+	what    string
 }
 
 // Command records the workspace before a process runs (what names it
@@ -199,6 +201,7 @@ func (c *Guard) Call(root, what string) *Guard {
 
 // keep writes the journal of the check (guard_journal.go).
 func (c *Guard) keep(root, what string) {
+	c.root, c.what = root, what
 	c.journal = writeJournal(root, what, c)
 }
 
@@ -239,5 +242,15 @@ func (c *Guard) Recheck() []string {
 	}
 	undoing.Lock()
 	defer undoing.Unlock()
-	return append(c.git.check(changedFiles{}), c.agents.check()...)
+	undone := append(c.git.check(changedFiles{}), c.agents.check()...)
+	if c.agents != nil && c.agents.rebased && c.journal != "" {
+		// Harvey wrote agents/ meanwhile: the journal takes its writes as
+		// the record's too, so a check from it (the guardian's, the next
+		// start's) does not undo them.
+		c.agents.rebased = false
+		old := c.journal
+		c.keep(c.root, c.what)
+		removeJournal(old)
+	}
+	return undone
 }

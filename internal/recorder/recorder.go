@@ -42,6 +42,7 @@ type Recorder struct {
 	turn  int
 	limit int // tool output cap
 	cur   strings.Builder
+	ws    *wspath.Tree
 }
 
 // defaultSessionPath is a timestamped recording path under agents/sessions/.
@@ -70,7 +71,7 @@ func Start(ws *wspath.Tree, rel, model string, limit int) (*Recorder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("record: %s: %s", clean, wspath.ErrText(err))
 	}
-	r := &Recorder{f: f, Path: clean, limit: limit}
+	r := &Recorder{f: f, Path: clean, limit: limit, ws: ws}
 	if model == "" {
 		model = "(none)"
 	}
@@ -138,6 +139,7 @@ func (r *Recorder) flushLocked() {
 		return
 	}
 	r.cur.WriteString(EndMark)
+	r.ws.NoteOwn(r.Path) // Harvey's own write, not a command's (internal/guard)
 	r.f.WriteString(r.cur.String())
 	r.f.Sync()
 	r.cur.Reset()

@@ -73,6 +73,9 @@ func (w *Tree) internalParent(rel string, create bool) (int, string, error) {
 // OpenInternal opens rel under agents/ with flags (O_NOFOLLOW added) and
 // checks it is a regular file with one link.
 func (w *Tree) OpenInternal(rel string, flags int, create bool) (*os.File, error) {
+	if flags&(unix.O_WRONLY|unix.O_RDWR|unix.O_CREAT|unix.O_TRUNC) != 0 {
+		w.NoteOwn(rel)
+	}
 	dir, name, err := w.internalParent(rel, create)
 	if err != nil {
 		return nil, err
@@ -111,6 +114,7 @@ func (w *Tree) ReadInternal(rel string) ([]byte, error) {
 // RemoveInternal removes one of Harvey's own files (a link is removed as a
 // link, never followed).
 func (w *Tree) RemoveInternal(rel string) error {
+	w.NoteOwn(rel)
 	dir, name, err := w.internalParent(rel, false)
 	if err != nil {
 		return err
@@ -136,6 +140,7 @@ func (w *Tree) ListInternal(rel string) ([]fs.DirEntry, error) {
 // over the target, so a crash leaves either the old or the new version. The
 // rename replaces a link instead of writing through it.
 func (w *Tree) WriteInternalAtomic(rel string, data []byte, perm fs.FileMode) error {
+	w.NoteOwn(rel)
 	dir, name, err := w.internalParent(rel, true)
 	if err != nil {
 		return err
@@ -144,6 +149,7 @@ func (w *Tree) WriteInternalAtomic(rel string, data []byte, perm fs.FileMode) er
 	var rnd [6]byte
 	_, _ = rand.Read(rnd[:])
 	tmp := "." + name + ".harvey-" + hex.EncodeToString(rnd[:]) + ".tmp"
+	w.NoteOwn(path.Join(path.Dir(filepath.ToSlash(rel)), tmp))
 	fd, err := unix.Openat(dir, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(perm.Perm()&0o600))
 	if err != nil {
 		return err
