@@ -229,3 +229,24 @@ func TestNoFunctionOverComplexity20(t *testing.T) {
 		t.Errorf("functions over a cyclomatic complexity of 20 (split them by idea):\n%s", strings.Join(over, "\n"))
 	}
 }
+
+// No root file imports the MCP SDK or SQLite (issues 56, 79): the root
+// speaks internal/mcpclient's and the stores' own types, so the SDK and the
+// driver never leak through a host interface into the agent.
+func TestRootImportsNoSDKNorSQLite(t *testing.T) {
+	files, _ := filepath.Glob("*.go")
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, imp := range af.Imports {
+			if p := strings.Trim(imp.Path.Value, `"`); strings.HasPrefix(p, "github.com/modelcontextprotocol/") || strings.HasPrefix(p, "modernc.org/sqlite") {
+				t.Errorf("%s imports %s", f, p)
+			}
+		}
+	}
+}

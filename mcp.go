@@ -14,7 +14,6 @@ import (
 	"github.com/harvey-agent/harvey/internal/mcpclient"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/termtext"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
@@ -170,7 +169,7 @@ func (h mcpHost) Sandbox(purpose string) *sandbox.Spec {
 func (h mcpHost) Record(action, detail string) {
 	h.gate.log.Record(action, detail, audit.Denied, 0)
 }
-func (h mcpHost) Progress(server string, p *mcp.ProgressNotificationParams) {
+func (h mcpHost) Progress(server string, p *mcpclient.Progress) {
 	if p == nil {
 		h.tm.mcpProgressDone()
 		return

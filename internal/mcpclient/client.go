@@ -609,10 +609,17 @@ type Host interface {
 	Record(action, detail string)         // an audit entry of what was undone (denied)
 	// Progress shows a call's progress notification; nil: the call ended
 	// (a progress line left on the terminal is cleared).
-	Progress(server string, p *mcp.ProgressNotificationParams)
+	Progress(server string, p *Progress)
 	// Register adds s's tools to the session's registry, after removing
 	// gone (SERVER__tool names its new list no longer has).
 	Register(s *Server, gone []string)
+}
+
+// Progress is a call's progress as a server reports it (notifications/
+// progress): the host gets Harvey's own type, never the SDK's (issue 79).
+type Progress struct {
+	Message         string
+	Progress, Total float64 // Total 0: unknown
 }
 
 // Options are what the servers are given once, for the session.
@@ -734,7 +741,7 @@ func (m *Manager) Keep(s *Server) {
 // progress shows a call's progress notification.
 func (m *Manager) progress(server string, p *mcp.ProgressNotificationParams) {
 	if p != nil {
-		m.host.Progress(server, p)
+		m.host.Progress(server, &Progress{Message: p.Message, Progress: p.Progress, Total: p.Total})
 	}
 }
 

@@ -36,7 +36,7 @@ func (h *fakeHost) Ask(string) (string, error)   { return "", nil }
 func (h *fakeHost) Interactive() bool            { return false }
 func (h *fakeHost) Sandbox(string) *sandbox.Spec { return &sandbox.Spec{} }
 func (h *fakeHost) Record(string, string)        {}
-func (h *fakeHost) Progress(server string, p *mcp.ProgressNotificationParams) {
+func (h *fakeHost) Progress(server string, p *Progress) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if p == nil {
