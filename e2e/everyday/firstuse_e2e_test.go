@@ -385,6 +385,14 @@ func firstUseIn(t *testing.T, bin, kernel, base, npmBase string, fu pmFirstUse) 
 			env = append(env, strings.ReplaceAll(e, "$HOME", home))
 		}
 	}
+	// Each toolchain works outside Harvey first, in this new home (a
+	// rustup whose `rustup default` was never run has no cargo to run):
+	// else the case is left out, saying why (issue 79).
+	for _, p := range fu.needs {
+		if err := e2e.ToolchainWorks(env, p, "--version"); err != nil {
+			t.Skip(err)
+		}
+	}
 	out, errOut, code := e2e.RunKernel(t, kernel, bin, dir, "", env, "--run", script, "--yes")
 	if kernel == string(kernelsim.NoUserNS) && fu.name == "maven" {
 		// Landlock only: Maven first meets the home it may not write (its
