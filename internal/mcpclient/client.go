@@ -124,13 +124,13 @@ func (m *Manager) Connect(ctx context.Context, s *Server) error {
 	if _, ok := t.(*mcp.CommandTransport); ok {
 		ct = mcpform.OrderedTransport{Transport: t, Orders: &m.orders}
 	}
-	session, err := client.Connect(cctx, ct, nil)
+	session, err := connect(cctx, client, ct)
 	if sa := mcpauth.Of(t); err != nil && sa != nil && sa.TakeLogin() {
 		// A login took the time initialize had: once more, with the token.
 		cctx2, cancel2 := context.WithTimeout(ctx, m.timeout)
 		defer cancel2()
 		cctx = cctx2
-		session, err = client.Connect(cctx, t, nil)
+		session, err = connect(cctx, client, t)
 	}
 	if err != nil {
 		err = m.whyNoStart(s.name, err, cctx.Err() != nil, t, spec, refusedBefore)
