@@ -187,6 +187,9 @@ func askForm(ui UI, schema any, order []string) (*mcp.ElicitResult, error) {
 				return &mcp.ElicitResult{Action: "decline"}, nil
 			}
 			if ans == "" {
+				if f.def != nil {
+					content[f.name] = f.def // the default the prompt named is sent
+				}
 				if f.def != nil || !f.required {
 					break
 				}
