@@ -4,10 +4,12 @@ package wsfile
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/harvey-agent/harvey/internal/wspath"
 )
@@ -152,5 +154,137 @@ func TestUndoStackBounded(t *testing.T) {
 	}
 	if n := len(u.List()); n > undoMaxEntries || u.bytes > undoMaxBytes {
 		t.Fatalf("%d entries, %d bytes", n, u.bytes)
+	}
+}
+
+// /undo takes back only what Harvey wrote: a file it created goes, with
+// the directories the write made while they are empty; an older version
+// comes back with its permissions; a file someone changed since is left
+// alone; nothing is undone through agents/.
+func TestUndoTakesBackOnlyWhatHarveyWrote(t *testing.T) {
+	ws, dir, _ := hostileWorkspace(t)
+	var j Journal
+	yes := approverFunc(func() error { return nil })
+	write := func(p, content string) {
+		t.Helper()
+		if _, err := ChangeFile(t.Context(), ws, p, content, nil, yes, &j, "write_file"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	undo := func() ([]string, error) {
+		t.Helper()
+		e, ok := j.Pop()
+		if !ok {
+			t.Fatal("nothing to undo")
+		}
+		return Undo(ws, e)
+	}
+	write("n/m/a.txt", "made\n")
+	if removed, err := undo(); err != nil || strings.Join(removed, ",") != "n/m,n" {
+		t.Errorf("undo of a new file: removed %v, %v", removed, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "n")); err == nil {
+		t.Error("the directories the write made are still there")
+	}
+
+	write("k/a.txt", "made\n")
+	os.WriteFile(filepath.Join(dir, "k", "yours.txt"), []byte("yours\n"), 0o644)
+	if removed, err := undo(); err != nil || len(removed) != 0 {
+		t.Errorf("a directory holding your file: removed %v, %v", removed, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "k", "yours.txt")); err != nil {
+		t.Error("your file went with the undo")
+	}
+
+	os.WriteFile(filepath.Join(dir, "run.sh"), []byte("old\n"), 0o700)
+	write("run.sh", "new\n")
+	if fi, _ := os.Stat(filepath.Join(dir, "run.sh")); fi.Mode().Perm() != 0o700 {
+		t.Errorf("the write changed the file's mode to %v", fi.Mode().Perm())
+	}
+	if _, err := undo(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "run.sh")); string(b) != "old\n" {
+		t.Errorf("the old version did not come back: %q", b)
+	}
+
+	write("ok.txt", "harvey's\n")
+	os.WriteFile(filepath.Join(dir, "ok.txt"), []byte("yours since\n"), 0o644)
+	if _, err := undo(); !errors.Is(err, ErrUndoStale) {
+		t.Errorf("undo over your later change: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "ok.txt")); string(b) != "yours since\n" {
+		t.Errorf("your change was undone: %q", b)
+	}
+
+	if _, err := Undo(ws, JournalEntry{Path: "agents/harvey.yaml", Existed: true, Old: "x", Wrote: "model: TOPSECRET\n"}); err == nil {
+		t.Error("an undo wrote agents/")
+	}
+	if _, ok := j.Pop(); ok {
+		t.Error("the journal kept an entry it gave")
+	}
+}
+
+// A plan refuses what must not be written, before anything is asked: a
+// failed edit (said as the edit's), a binary file, a file over the limit,
+// redaction markers over the secrets they hide; the same content is no
+// change; a refused approval writes nothing.
+func TestPlanRefusesBeforeAsking(t *testing.T) {
+	ws, dir, _ := hostileWorkspace(t)
+	os.WriteFile(filepath.Join(dir, "bin.dat"), []byte("a\x00b\x00c"), 0o644)
+	os.WriteFile(filepath.Join(dir, "big.txt"), []byte(strings.Repeat("x", MaxEditBytes+1)), 0o644)
+	key := "AKIA" + "ABCDEFGHIJKLMNOP"
+	os.WriteFile(filepath.Join(dir, "deploy.txt"), []byte("AWS_ACCESS_KEY_ID="+key+"\n"), 0o644)
+	notThere := errors.New("old text not found")
+	if _, err := Plan(ws, "ok.txt", "", func(string, bool) (string, string, error) { return "", "", notThere }); !errors.Is(err, notThere) || !errors.As(err, new(Failed)) {
+		t.Errorf("a failed edit: %v", err)
+	}
+	for p, want := range map[string]string{"bin.dat": "binary", "big.txt": "too large", "deploy.txt": "destroy"} {
+		if _, err := Plan(ws, p, "AWS_ACCESS_KEY_ID=[REDACTED]\n", nil); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v", p, err)
+		}
+	}
+	if fc, err := Plan(ws, "ok.txt", "fine\n", nil); fc != nil || err != nil {
+		t.Errorf("the same content: %+v %v", fc, err)
+	}
+	if fc, err := Plan(ws, "deploy.txt", "AWS_ACCESS_KEY_ID="+key+"\n", nil); fc == nil || err != nil {
+		t.Errorf("a write of a secret file's own bytes was not asked about: %v", err)
+	} else {
+		fc.Close()
+	}
+	var j Journal
+	no := errors.New("denied")
+	fc, err := ChangeFile(t.Context(), ws, "ok.txt", "changed\n", nil, approverFunc(func() error { return no }), &j, "write_file")
+	if !errors.Is(err, no) || fc == nil || fc.Target != "ok.txt" || len(j.List()) != 0 {
+		t.Errorf("a refused approval: %+v %v", fc, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "ok.txt")); string(b) != "fine\n" {
+		t.Errorf("written after a refusal: %q", b)
+	}
+	if err := fc.Commit(ws, &j, "x"); err == nil {
+		t.Error("a closed plan committed")
+	}
+}
+
+// A temporary file a killed Harvey left beside the target goes at the
+// next write of it, once over a minute old; a fresh one (a write under
+// way) stays.
+func TestStaleTempsGo(t *testing.T) {
+	ws, dir, _ := hostileWorkspace(t)
+	stale := filepath.Join(dir, ".ok.txt.harvey-0123456789ab.tmp")
+	fresh := filepath.Join(dir, ".ok.txt.harvey-ba9876543210.tmp")
+	os.WriteFile(stale, []byte("half"), 0o644)
+	os.WriteFile(fresh, []byte("half"), 0o644)
+	old := time.Now().Add(-2 * time.Minute)
+	os.Chtimes(stale, old, old)
+	var j Journal
+	if _, err := ChangeFile(t.Context(), ws, "ok.txt", "new\n", nil, approverFunc(func() error { return nil }), &j, "write_file"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("the stale temporary file stayed")
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Error("a fresh temporary file went")
 	}
 }
