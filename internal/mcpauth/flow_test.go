@@ -2,10 +2,15 @@ package mcpauth
 
 import (
 	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -28,16 +33,19 @@ import (
 // at once, and a token endpoint for codes (PKCE checked), refreshes and
 // client credentials (m2m / m2m-secret).
 type guarded struct {
-	URL    string
-	mu     sync.Mutex
-	codes  map[string]string
-	tokens map[string]bool
-	grants map[string]int
+	URL     string
+	mu      sync.Mutex
+	codes   map[string]string
+	tokens  map[string]bool
+	grants  map[string]int
+	methods []string           // token_endpoint_auth_methods_supported
+	keys    []crypto.PublicKey // client assertions (private_key_jwt) signed by one of these are taken
+	jwts    []string           // the client assertions and grants it was sent
 }
 
 func newGuarded(t *testing.T) *guarded {
 	t.Helper()
-	g := &guarded{codes: map[string]string{}, tokens: map[string]bool{}, grants: map[string]int{}}
+	g := &guarded{codes: map[string]string{}, tokens: map[string]bool{}, grants: map[string]int{}, methods: []string{"none", "client_secret_basic"}}
 	s := mcp.NewServer(&mcp.Implementation{Name: "guarded", Version: "1"}, nil)
 	s.AddTool(&mcp.Tool{Name: "whoami", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "you are logged in"}}}, nil
@@ -67,7 +75,7 @@ func newGuarded(t *testing.T) *guarded {
 	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
 		js(w, 200, map[string]any{"issuer": srv.URL, "authorization_endpoint": srv.URL + "/authorize", "token_endpoint": srv.URL + "/token",
 			"registration_endpoint": srv.URL + "/register", "response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"},
-			"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic"}, "grant_types_supported": []string{"authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer"}})
+			"token_endpoint_auth_methods_supported": g.methods, "grant_types_supported": []string{"authorization_code", "refresh_token", "client_credentials", "urn:ietf:params:oauth:grant-type:jwt-bearer", "urn:ietf:params:oauth:grant-type:token-exchange"}})
 	})
 	mux.HandleFunc("/register", func(w http.ResponseWriter, r *http.Request) {
 		var m map[string]any
@@ -96,16 +104,32 @@ func newGuarded(t *testing.T) *guarded {
 				return
 			}
 		case "client_credentials":
+			if a := r.Form.Get("client_assertion"); a != "" {
+				g.jwts = append(g.jwts, a)
+				if !g.signed(a, r.Form.Get("client_id"), srv.URL) || r.Form.Get("resource") != srv.URL+"/mcp" {
+					js(w, 401, map[string]any{"error": "invalid_client"})
+					return
+				}
+				break
+			}
 			if id, secret, _ := r.BasicAuth(); id != "m2m" || secret != "m2m-secret" {
 				js(w, 401, map[string]any{"error": "invalid_client"})
 				return
 			}
 		case "refresh_token":
 		case "urn:ietf:params:oauth:grant-type:jwt-bearer":
-			if r.Form.Get("assertion") != "workload.jwt.value" {
+			g.jwts = append(g.jwts, r.Form.Get("assertion"))
+			if a := r.Form.Get("assertion"); a != "workload.jwt.value" && a != "idjag.for."+srv.URL+"/mcp" {
+				js(w, 400, map[string]any{"error": "invalid_grant", "error_description": "that assertion is not one of mine"})
+				return
+			}
+		case "urn:ietf:params:oauth:grant-type:token-exchange": // as the identity provider: an ID token for an ID-JAG
+			if r.Form.Get("subject_token") != "id.token.value" || r.Form.Get("requested_token_type") != "urn:ietf:params:oauth:token-type:id-jag" || r.Form.Get("audience") != srv.URL {
 				js(w, 400, map[string]any{"error": "invalid_grant"})
 				return
 			}
+			js(w, 200, map[string]any{"access_token": "idjag.for." + r.Form.Get("resource"), "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag", "token_type": "N_A"})
+			return
 		default:
 			js(w, 400, map[string]any{"error": "unsupported_grant_type"})
 			return
@@ -115,6 +139,53 @@ func newGuarded(t *testing.T) *guarded {
 		js(w, 200, map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": 3600, "refresh_token": "refresh-" + rand.Text()})
 	})
 	return g
+}
+
+// signed reports whether a is a client assertion signed by one of g's
+// keys, for clientID, to the authorization server at issuer, in date.
+func (g *guarded) signed(a, clientID, issuer string) bool {
+	parts := strings.Split(a, ".")
+	if len(parts) != 3 {
+		return false
+	}
+	var h struct{ Alg string }
+	var c struct {
+		Iss, Sub string
+		Aud      any
+		Exp, Iat int64
+		Jti      string
+	}
+	hb, _ := base64.RawURLEncoding.DecodeString(parts[0])
+	cb, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	sig, _ := base64.RawURLEncoding.DecodeString(parts[2])
+	if json.Unmarshal(hb, &h) != nil || json.Unmarshal(cb, &c) != nil {
+		return false
+	}
+	aud, _ := json.Marshal(c.Aud)
+	now := time.Now().Unix()
+	if c.Iss != clientID || c.Sub != clientID || !strings.Contains(string(aud), `"`+issuer+`"`) || c.Iat > now+5 || c.Exp < now || c.Jti == "" {
+		return false
+	}
+	input := []byte(parts[0] + "." + parts[1])
+	d := sha256.Sum256(input)
+	for _, k := range g.keys {
+		switch k := k.(type) {
+		case *ecdsa.PublicKey:
+			size := len(sig) / 2
+			if h.Alg == "ES256" && ecdsa.Verify(k, d[:], new(big.Int).SetBytes(sig[:size]), new(big.Int).SetBytes(sig[size:])) {
+				return true
+			}
+		case *rsa.PublicKey:
+			if h.Alg == "RS256" && rsa.VerifyPKCS1v15(k, crypto.SHA256, d[:], sig) == nil {
+				return true
+			}
+		case ed25519.PublicKey:
+			if h.Alg == "EdDSA" && ed25519.Verify(k, input, sig) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // browserUI logs in as a person would: shown the address, it follows it

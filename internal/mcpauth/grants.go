@@ -322,7 +322,7 @@ func credentialCommand(ctx context.Context, setting string, argv config.HookArgv
 		if why == "" {
 			why = "it printed nothing"
 		}
-		return "", fmt.Errorf("%s (%s) failed: %s", setting, termtext.QuoteArgv(argv), secrets.Redact(why))
+		return "", errors.New(secrets.Redact(fmt.Sprintf("%s (%s) failed: %s", setting, termtext.QuoteArgv(argv), why)))
 	}
 	secrets.Known(t)
 	return t, nil
