@@ -286,12 +286,8 @@ func outsideYours(res runner.Result) error {
 		termtext.QuotePath(p), lastLine(res.Stderr), termtext.QuotePath(p))
 }
 
-// lastLine is the last line of a hook's stderr, redacted ("no message" for
-// none).
-func lastLine(stderr []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(stderr)), "\n")
-	return cmp.Or(secrets.Redact(termtext.OneLine(lines[len(lines)-1])), "no message")
-}
+// lastLine is why a hook failed, in its own words (runner.LastWords).
+func lastLine(stderr []byte) string { return runner.LastWords(stderr) }
 
 // sandboxRefused is the error of a workspace's hook the sandbox stopped:
 // its rule in full the first time, shorter after.

@@ -182,7 +182,7 @@ func (m *Manager) whyNoStart(name string, err error, timedOut bool, t mcp.Transp
 	}
 	b, _ := w.Bytes()
 	if len(b) > 0 {
-		err = fmt.Errorf("%v: %s", err, runner.ErrLine(b))
+		err = fmt.Errorf("%v: %s", err, runner.LastWords(b))
 	}
 	if hosts := sandboxpolicy.ProxyRefusalsSince(refusedBefore); len(hosts) > 0 && spec != nil && spec.Proxy != "" {
 		return fmt.Errorf("%v %s", err, sandboxpolicy.ProxyRefusal(strings.Join(hosts, ", ")))

@@ -22,3 +22,45 @@ func ErrLine(stderr []byte) string {
 	}
 	return secrets.RedactWindow(termtext.Flat(s))
 }
+
+// LastWords is what a program that stopped said last about why (a hook
+// that failed, an MCP server that did not start), as one short line,
+// redacted: the last line of its stderr that names a failure (an error,
+// an exception, a refusal: Node's "Error: Cannot find module", Python's
+// last traceback line), else its last line; runtimes' trailers (Node's
+// stack and version, a closing brace) never win over the reason.
+func LastWords(stderr []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(stderr)), "\n")
+	pick := ""
+	for i := len(lines) - 1; i >= 0 && pick == ""; i-- {
+		if l := strings.TrimSpace(lines[i]); namesFailure(l) {
+			pick = l
+		}
+	}
+	if pick == "" {
+		pick = strings.TrimSpace(lines[len(lines)-1])
+	}
+	pick = termtext.OneLine(pick)
+	if len(pick) > 200 {
+		pick = strings.ToValidUTF8(pick[:200], "") + "…"
+	}
+	if pick == "" {
+		return "no message"
+	}
+	return secrets.RedactWindow(termtext.Flat(pick))
+}
+
+// namesFailure reports whether a line of stderr says what failed (not a
+// stack frame).
+func namesFailure(l string) bool {
+	if strings.HasPrefix(l, "at ") || strings.HasPrefix(l, "File \"") {
+		return false
+	}
+	low := strings.ToLower(l)
+	for _, w := range []string{"error", "fatal", "exception", "denied", "cannot", "can't", "not found", "no such", "failed", "refused", "not permitted", "panic"} {
+		if strings.Contains(low, w) {
+			return true
+		}
+	}
+	return false
+}

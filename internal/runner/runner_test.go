@@ -92,3 +92,22 @@ func TestErrLine(t *testing.T) {
 		}
 	}
 }
+
+// A program's last words name why it stopped: the reason, not the
+// runtime's trailer after it, whatever language wrote it.
+func TestLastWordsNameTheReason(t *testing.T) {
+	node := "node:internal/modules/cjs/loader:1228\n  throw err;\n  ^\n\nError: Cannot find module '/srv/index.js'\n    at Module._resolveFilename (node:internal/modules/cjs/loader:1225:15)\n    at node:internal/main/run_main_module:28:49 {\n  code: 'MODULE_NOT_FOUND',\n  requireStack: []\n}\n\nNode.js v20.11.0\n"
+	python := "Traceback (most recent call last):\n  File \"/x/server.py\", line 3, in <module>\n    import mcp_fs\nModuleNotFoundError: No module named 'mcp_fs'\n"
+	for in, want := range map[string]string{
+		node:   "Error: Cannot find module '/srv/index.js'",
+		python: "ModuleNotFoundError: No module named 'mcp_fs'",
+		"starting...\nfatal: cannot open the index: permission denied\n": "fatal: cannot open the index: permission denied",
+		"listening on 8080\nbye\n":                                       "bye",
+		"":                                                               "no message",
+		"token ghp_" + strings.Repeat("Ab1x", 9) + " rejected: error\n": "token [REDACTED",
+	} {
+		if got := LastWords([]byte(in)); !strings.HasPrefix(got, want) {
+			t.Errorf("%q: %q, want %q", in[:min(len(in), 30)], got, want)
+		}
+	}
+}
