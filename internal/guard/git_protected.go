@@ -143,6 +143,7 @@ func readConfigRefs(root, config string) []string {
 // start).
 func Life(root, what string) *Guard {
 	c := &Guard{git: guardGit(root), agents: guardAgents(root)}
+	c.git.inherit(oldestOpen(root)) // live.go
 	c.keep(root, what)
 	return c
 }

@@ -186,6 +186,7 @@ func Command(root, what string) *Guard {
 		return nil
 	}
 	c := &Guard{git: guardGit(root), agents: guardAgents(root), files: snapshotFiles(root)}
+	c.git.inherit(oldestOpen(root)) // live.go
 	c.keep(root, what)
 	return c
 }
@@ -203,12 +204,14 @@ func (c *Guard) Call(root, what string) *Guard {
 func (c *Guard) keep(root, what string) {
 	c.root, c.what = root, what
 	c.journal = writeJournal(root, what, c)
+	opened(c)
 }
 
 // Forget drops the check without running it (one taken later covers the
 // same: a stdio server's life check once its call's check has run).
 func (c *Guard) Forget() {
 	if c != nil {
+		closed(c)
 		removeJournal(c.journal)
 		c.journal = ""
 	}
@@ -228,6 +231,7 @@ func (c *Guard) Check() (undone []string, changed string) {
 	undoing.Lock()
 	undone = append(c.git.check(changedFiles{paths, complete}), c.agents.check()...)
 	undoing.Unlock()
+	closed(c)
 	removeJournal(c.journal)
 	return undone, c.files.changesLine(list, complete)
 }
