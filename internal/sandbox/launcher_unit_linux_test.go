@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -192,5 +193,34 @@ func TestRelayCarriesBothWaysAndEnds(t *testing.T) {
 	case <-relayed:
 	case <-time.After(10 * time.Second):
 		t.Error("Relay did not end with its two sides")
+	}
+}
+
+// An installer home the user cannot read (another account's PYENV_ROOT,
+// inherited through su: here root's home) is left out of the command's
+// view in every mode: the command runs, and cannot read it. As root
+// every tree is readable; .ci/as-user runs this as an ordinary account.
+func TestLauncherSkipsATreeYouCannotRead(t *testing.T) {
+	s := Available()
+	if !s.Enforced() {
+		t.Skip("no sandbox here: " + s.Why)
+	}
+	locked := "/root/.pyenv" // EACCES to open, whether it is there or not
+	if _, err := os.Stat(locked); !errors.Is(err, os.ErrPermission) {
+		t.Skipf("%s is not out of reach here (root, or a home left open): %v", locked, err)
+	}
+	ws := t.TempDir()
+	for _, noNS := range []bool{false, true} {
+		if !noNS && !s.NS || noNS && s.Landlock == 0 {
+			continue
+		}
+		spec := Spec{Dir: ws, Workspace: ws, RW: []string{ws}, RO: []string{"/usr", "/bin", "/lib", "/lib64", "/etc", locked}, NoNS: noNS}
+		out, _ := run(t, spec, "echo ran; ls -A "+locked+" | head -3")
+		if !strings.HasPrefix(out, "ran\n") || strings.Contains(out, "harvey sandbox") {
+			t.Errorf("without namespaces %v: %q", noNS, out)
+		}
+		if rest := strings.TrimPrefix(out, "ran\n"); rest != "" && !strings.Contains(rest, "ermission denied") && !strings.Contains(rest, "No such file") {
+			t.Errorf("without namespaces %v, the command listed %s: %q", noNS, locked, rest)
+		}
 	}
 }
