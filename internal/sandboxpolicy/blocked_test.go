@@ -21,6 +21,8 @@ func TestSandboxBlockedNamesTheRule(t *testing.T) {
 	hidden.Argv = []string{"/home/u/bin/tool"}
 	session := proxied
 	session.Session = "/run/ctl"
+	listed := session
+	listed.Forwards = []string{"127.0.0.1:6379", "127.0.0.1:5432"}
 	for _, c := range []struct {
 		out  string
 		spec *sandbox.Spec
@@ -44,6 +46,9 @@ func TestSandboxBlockedNamesTheRule(t *testing.T) {
 		{"psql: connection refused\n", &proxied, RuleNetwork, "its own here"},
 		{"psql: connection refused\n", &session, RuleNetwork, "session's 127.0.0.1"},
 		{"curl: (7) Failed to connect to 127.0.0.1 port 5432 after 0 ms: Couldn't connect to server\n", &session, RuleNetwork, "sandbox.hosts in your config adds a service of yours"}, // issue 76: not a bare line
+		{"psql: error: connection to server at \"localhost\" (127.0.0.1), port 5432 failed: Connection refused\n", &listed, RuleNetwork, "your service 127.0.0.1:5432 (sandbox.hosts) refused"},
+		{"Could not connect to Redis at 127.0.0.1:6379: Connection refused\n", &listed, RuleNetwork, "takes effect when Harvey starts again"},
+		{"curl: (7) Failed to connect to 127.0.0.1 port 15432 after 0 ms: Couldn't connect to server\n", &listed, RuleNetwork, "adds a service of yours"}, // another port
 		{"go: example.com/m@v1: module lookup disabled by GOPROXY=off\n", &landlockOnly, RuleNetwork, "your own module cache"},
 		{"cat: agents/history: No such file or directory\n", &hidden, RuleReadOnly, "agents/ is Harvey's own"},
 		{"cat: /home/u/doc.txt: No such file or directory\n", spec, RulePath, "does not exist for commands"},

@@ -2,6 +2,7 @@ package sandboxpolicy
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -578,10 +579,39 @@ func blockedOffline(_, low string, spec *sandbox.Spec) (Rule, string) {
 		return RuleNetwork, "[sandbox: network: a command's 127.0.0.1 is its own here (servers it starts are reachable, yours are not); sandbox.network: true in your config shares your machine's network]"
 	}
 	if refused {
+		if f := forwardNamed(low, spec.Forwards); f != "" {
+			// Listed already: the hint to list it would mislead (issue 76).
+			return RuleNetwork, "[sandbox: network: your service " + f + " (sandbox.hosts) refused the connection: commands reach it at " + f + " only, so it must be running and listening there on your machine (not only on ::1 or a socket); a change to sandbox.hosts takes effect when Harvey starts again]"
+		}
 		return RuleNetwork, "[sandbox: network: commands share the session's 127.0.0.1, not your machine's (servers they start are reachable, yours are not); sandbox.hosts in your config adds a service of yours (127.0.0.1:5432), sandbox.network: true shares your machine's network]"
 	}
 	return RuleNone, ""
 }
+
+// forwardNamed is the service of yours among forwards (127.0.0.1:5432)
+// whose port the refusal names ("": none).
+func forwardNamed(low string, forwards []string) string {
+	for _, f := range forwards {
+		_, port, err := net.SplitHostPort(f)
+		if err != nil {
+			continue
+		}
+		for i := strings.Index(low, port); i >= 0; {
+			end := i + len(port)
+			if (i == 0 || !isDigit(low[i-1])) && (end == len(low) || !isDigit(low[end])) {
+				return f
+			}
+			next := strings.Index(low[end:], port)
+			if next < 0 {
+				break
+			}
+			i = end + next
+		}
+	}
+	return ""
+}
+
+func isDigit(b byte) bool { return b >= '0' && b <= '9' }
 
 // blockedNoProxy: without namespaces and without the session's loopback
 // the launcher keeps (a loopback that is 127.0.0.1 alone, a helper of
