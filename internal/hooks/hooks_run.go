@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -278,12 +279,15 @@ func (r *Runner) exec(ctx context.Context, h config.HookConfig, about string, in
 // outsideYours says what a hook of yours tried past its sandbox, the last
 // line of its stderr, and what to add to it in your config.
 func outsideYours(res runner.Result) error {
-	p := res.Outside
-	if home, err := os.UserHomeDir(); err == nil && strings.HasPrefix(p, home+"/") {
-		p = "~/" + strings.TrimPrefix(p, home+"/")
+	p, said := res.Outside, res.Stderr
+	if home, err := os.UserHomeDir(); err == nil && home != "/" {
+		if strings.HasPrefix(p, home+"/") {
+			p = "~/" + strings.TrimPrefix(p, home+"/")
+		}
+		said = bytes.ReplaceAll(said, []byte(home+"/"), []byte("~/")) // shorter, the reason kept
 	}
 	return fmt.Errorf("%s is outside what a hook of yours may write (what its command redirects to and its own writable: list): %s; add writable: [%s] to this hook in your config (or unsandboxed: true to run it as your program)",
-		termtext.QuotePath(p), lastLine(res.Stderr), termtext.QuotePath(p))
+		termtext.QuotePath(p), lastLine(said), termtext.QuotePath(p))
 }
 
 // lastLine is why a hook failed, in its own words (runner.LastWords).

@@ -41,13 +41,15 @@ func LastWords(stderr []byte) string {
 		pick = strings.TrimSpace(lines[len(lines)-1])
 	}
 	pick = termtext.OneLine(pick)
-	if len(pick) > 200 {
-		pick = strings.ToValidUTF8(pick[:200], "") + "…"
+	if len(pick) > 240 {
+		// A long line is mostly paths (sh's "script: 2: cannot create
+		// /deep/path: ..."): its head names who, its tail why.
+		pick = strings.ToValidUTF8(pick[:80], "") + "…" + strings.ToValidUTF8(pick[len(pick)-150:], "")
 	}
 	if pick == "" {
 		return "no message"
 	}
-	return secrets.RedactWindow(termtext.Flat(pick))
+	return secrets.RedactWindow(pick)
 }
 
 // namesFailure reports whether a line of stderr says what failed (not a

@@ -111,3 +111,13 @@ func TestLastWordsNameTheReason(t *testing.T) {
 		}
 	}
 }
+
+// A line long with paths keeps why it failed (sh names the script and
+// the file it could not create, each a deep temporary path).
+func TestLastWordsOfALongLineKeepTheReason(t *testing.T) {
+	deep := "/tmp/" + strings.Repeat("harvey-test-3410538233/", 6)
+	got := LastWords([]byte(deep + "log.sh: 2: cannot create " + deep + "audit.log: Read-only file system\n"))
+	if !strings.HasPrefix(got, "/tmp/harvey-test") || !strings.Contains(got, "audit.log: Read-only file system") || len(got) > 250 {
+		t.Errorf("%d bytes: %q", len(got), got)
+	}
+}
