@@ -25,7 +25,7 @@ import (
 var fileLayers = [][]string{
 	// 0: the platform, the boundary's rules and the effects they guard,
 	// knowing nothing of a model or a session.
-	{"sys_linux.go", "sys_other.go", "stdin_linux.go", "stdin_other.go",
+	{"sys_linux.go", "sys_other.go",
 		"version.go",
 		"workspace.go"},
 	// 1: the one gate, approvals and the tools built on them.

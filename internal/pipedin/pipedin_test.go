@@ -1,7 +1,7 @@
 // Feature: piped input as context for -p: a producer is waited for, a
 // silent pipe is not, and long input keeps its head and its tail
-// (stdin_linux.go, cli.go).
-package harvey
+// (writer_linux.go, pipedin.go).
+package pipedin
 
 import (
 	"fmt"
@@ -32,7 +32,7 @@ func TestPipedStdinProducer(t *testing.T) {
 	if has, known := pipeHasWriter(r); known && has {
 		t.Fatal("a process holding the pipe as fd 3 was taken for a producer")
 	}
-	if got, _ := readPipedStdin(r, 1000); got != "" {
+	if got, _ := Read(r, 1000); got != "" {
 		t.Fatalf("silent pipe gave %q", got)
 	}
 	// A producer: the pipe is its standard output.
@@ -48,7 +48,7 @@ func TestPipedStdinProducer(t *testing.T) {
 	if has, known := pipeHasWriter(r2); known && !has {
 		t.Fatal("the producer was not found")
 	}
-	if got, _ := readPipedStdin(r2, 1000); !strings.Contains(got, "produced-late") {
+	if got, _ := Read(r2, 1000); !strings.Contains(got, "produced-late") {
 		t.Fatalf("producer's output = %q", got)
 	}
 }
@@ -65,7 +65,7 @@ func TestPipedInputKeepsHeadAndTail(t *testing.T) {
 	b.WriteString("panic: THE REAL ERROR\n")
 	r, w, _ := os.Pipe()
 	go func() { io.WriteString(w, b.String()); w.Close() }()
-	got, cut := readPipedStdin(r, 8192)
+	got, cut := Read(r, 8192)
 	r.Close()
 	if !strings.HasPrefix(got, "FIRST LINE\n") || !strings.HasSuffix(got, "panic: THE REAL ERROR\n") || !strings.Contains(got, fmt.Sprintf("[... %d bytes of piped input left out ...]\nlog line", cut)) || len(got) > 8192 {
 		t.Fatalf("%d bytes: head %q tail %q", len(got), got[:40], got[len(got)-60:])

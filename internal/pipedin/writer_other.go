@@ -1,8 +1,8 @@
 //go:build !linux
 
-package harvey
+package pipedin
 
 import "os"
 
-// pipeHasWriter cannot tell here: readPipedStdin waits a second instead.
+// pipeHasWriter cannot tell here: Read waits a second instead.
 func pipeHasWriter(*os.File) (has, known bool) { return false, false }

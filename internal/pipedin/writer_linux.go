@@ -1,6 +1,6 @@
 //go:build linux
 
-package harvey
+package pipedin
 
 import (
 	"fmt"
