@@ -14,7 +14,7 @@ import (
 // left behind (RemoveTemps).
 
 // tempKinds are the kinds of private directory a session makes.
-var tempKinds = []string{"tmp", "root", "net", "session", "git"}
+var tempKinds = []string{"tmp", "root", "net", "session", "git", "out"}
 
 // TempPrefix is the prefix of this session's private directory of kind (a
 // pattern for os.MkdirTemp).
