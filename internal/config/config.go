@@ -175,6 +175,10 @@ type ToolsConfig struct {
 	// MaxParallel is how many calls of one reply that need no approval
 	// run at once (0: twice the cores, at least 4; 1: one at a time).
 	MaxParallel int `yaml:"max_parallel,omitempty"`
+	// Define are tools written inline, NAME: the keys of a tool file's
+	// front matter and description: (internal/usertools.ParseInline). Read
+	// from your own config only: a repository's tools are agents/tools/.
+	Define map[string]yaml.Node `yaml:"define,omitempty"`
 }
 
 // ModelConfig holds per-model overrides (the models: block).

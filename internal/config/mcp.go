@@ -25,6 +25,9 @@ type MCPServer struct {
 	Models   []string          `yaml:"models,omitempty"`  // the models its tools are sent to ("*": all)
 	Lazy     bool              `yaml:"lazy,omitempty"`    // start at the first prompt, not when Harvey starts
 	OAuth    *MCPOAuth         `yaml:"oauth,omitempty"`   // an HTTP server's login (mcp_oauth.go)
+	// Timeout is how long a call of its tools may wait for an answer (0:
+	// run_timeout; at most an hour).
+	Timeout Duration `yaml:"timeout,omitempty"`
 	// FromWorkspace: the server comes from a file in the workspace
 	// (agents/harvey.yaml, .mcp.json, ...): its ${VAR} are never filled
 	// from Harvey's environment, so a repository cannot name a secret of

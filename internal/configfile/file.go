@@ -75,6 +75,9 @@ func Load(ws *wspath.Tree) (*File, error) {
 			cf.Warnings = append(cf.Warnings, fmt.Sprintf("%s: %s: is read from your own config (%s) only; ignored here", config.Path, k, filepath.Join(UserDir(), "harvey.yaml")))
 		}
 	}
+	if len(wcf.Config.Tools.Define) > 0 {
+		cf.Warnings = append(cf.Warnings, fmt.Sprintf("%s: tools.define is read from your own config only; ignored here (a repository's tools are agents/tools/, used once you confirm them)", config.Path))
+	}
 	if workspaceConfigTrusted(ws.Root, user, data) {
 		cf.Config = mergeConfig(user, wcf.Config, cf.wsKeys)
 	} else {

@@ -39,6 +39,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/toolclass"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -393,14 +394,18 @@ func (m *Manager) invoke(ctx context.Context, s *Server, tool string, args map[s
 	if session == nil {
 		return nil, fmt.Errorf("not running (%s)", s.state)
 	}
-	cctx, cancel := context.WithTimeout(ctx, m.opts.RunTimeout)
+	limit, which := m.opts.RunTimeout, "run_timeout"
+	if d := time.Duration(s.cfg.Timeout); d > 0 {
+		limit, which = min(d, time.Hour), "its timeout:"
+	}
+	cctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	params := &mcp.CallToolParams{Name: tool, Arguments: args}
 	params.SetProgressToken(fmt.Sprintf("harvey-%d", m.calls.Add(1))) // the server may report progress
 	defer m.host.Progress(s.name, nil)
 	res, err := session.CallTool(cctx, params)
 	if err != nil && cctx.Err() != nil && ctx.Err() == nil {
-		return nil, fmt.Errorf("no answer within run_timeout (%s): %w", m.opts.RunTimeout, context.DeadlineExceeded)
+		return nil, fmt.Errorf("no answer within %s (%s): %w", which, limit, context.DeadlineExceeded)
 	}
 	var answered *jsonrpc.Error
 	if err != nil && !errors.As(err, &answered) { // an error the server answered leaves it running
@@ -755,7 +760,7 @@ func (m *Manager) Call(ctx context.Context, s *Server, tool, name string, args m
 	}
 	res, undone, err := m.invokeGuarded(ctx, s, tool, name, args)
 	if len(undone) > 0 && err == nil && res != nil && !res.IsError {
-		return secrets.Redact(mcpText(res)) + "\n" + strings.Join(undone, "\n"), nil
+		return secrets.Redact(resultText(res, s.outputSchema(tool))) + "\n" + strings.Join(undone, "\n"), nil
 	}
 	var answered *jsonrpc.Error // the server answered with an error: it did not crash
 	if err != nil && ctx.Err() == nil && !errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &answered) {
@@ -763,15 +768,16 @@ func (m *Manager) Call(ctx context.Context, s *Server, tool, name string, args m
 		if s.restarts < 1 {
 			s.restarts++
 			if cerr := m.Connect(context.WithoutCancel(ctx), s); cerr == nil {
-				return "", fmt.Errorf("MCP server %s failed during the call (%v); it was restarted — call again if the call is safe to repeat", s.name, termtext.OneLine(err.Error()))
+				return "", toolclass.Mark(toolclass.Transient, fmt.Errorf("MCP server %s failed during the call (%v); it was restarted — call again if the call is safe to repeat", s.name, termtext.OneLine(err.Error())))
 			}
 		}
 		return "", fmt.Errorf("MCP server %s failed: %v", s.name, termtext.OneLine(err.Error()))
 	}
 	if err != nil {
-		return "", fmt.Errorf("MCP tool %s: %v", name, termtext.OneLine(err.Error()))
+		class := toolclass.Of(err, false, "") // its own timeout, a reset connection
+		return "", toolclass.Mark(class, fmt.Errorf("MCP tool %s: %v", name, termtext.OneLine(err.Error())))
 	}
-	text := secrets.Redact(mcpText(res))
+	text := secrets.Redact(resultText(res, s.outputSchema(tool)))
 	if res.IsError {
 		return "", fmt.Errorf("%s", text)
 	}

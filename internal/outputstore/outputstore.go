@@ -22,6 +22,7 @@ import (
 	"bufio"
 	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -257,9 +258,31 @@ func (s *Store) Close() {
 // the first line (from 1), how many lines, and a pattern the lines
 // shown must match (a Go regular expression, else the text as written).
 type Query struct {
-	ID            string
-	Offset, Limit int
-	Pattern       string
+	ID      Name   `json:"id"`
+	Offset  int    `json:"offset"`
+	Limit   int    `json:"limit"`
+	Pattern string `json:"pattern"`
+}
+
+// Name is an output's id as a model writes it: 3, "3", "job-2", "job 2".
+type Name string
+
+func (n *Name) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch x := v.(type) {
+	case nil:
+		*n = ""
+	case string:
+		*n = Name(x)
+	case float64:
+		*n = Name(strconv.FormatFloat(x, 'f', -1, 64))
+	default:
+		return errors.New("id is an output's id: a number, or job-N for a background job")
+	}
+	return nil
 }
 
 // ErrNone is reading an output that is not kept.
@@ -268,7 +291,10 @@ var ErrNone = errors.New("no such output")
 // Read is q's lines of a kept output, each with its line number, within
 // max bytes, and a line that says how to read on.
 func (s *Store) Read(q Query, max int) (string, error) {
-	e, err := s.find(q.ID)
+	if q.Offset < 0 || q.Limit < 0 {
+		return "", errors.New("offset and limit must not be negative")
+	}
+	e, err := s.find(string(q.ID))
 	if err != nil {
 		return "", err
 	}
@@ -363,8 +389,10 @@ func (s *Store) find(id string) (*Entry, error) {
 		}
 		return s.last, nil
 	}
-	if n, err := strconv.Atoi(strings.TrimPrefix(id, "job ")); err == nil && strings.HasPrefix(id, "job ") {
-		id = "job-" + strconv.Itoa(n)
+	if rest, ok := strings.CutPrefix(strings.ToLower(id), "job"); ok {
+		if n, err := strconv.Atoi(strings.TrimLeft(rest, " -_#")); err == nil {
+			id = "job-" + strconv.Itoa(n)
+		}
 	}
 	for _, e := range s.entries {
 		if e.ID == id {

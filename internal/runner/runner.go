@@ -17,6 +17,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/outputcap"
+	"github.com/harvey-agent/harvey/internal/outputstore"
 	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
@@ -38,6 +39,7 @@ const floodLimit = 16 << 20
 // cap keeps the head only. Safe for stdout and stderr together.
 type CapWriter struct {
 	tee     *streamRedactor // what the user watches (Proc.Echo)
+	keep    io.Writer       // the whole output (Proc.Keep)
 	mu      sync.Mutex
 	buf     []byte // the head
 	tail    []byte // the latest bytes past the head (up to twice tailRoom held)
@@ -82,6 +84,9 @@ func (w *CapWriter) Write(p []byte) (int, error) {
 	defer w.mu.Unlock()
 	if w.tee != nil {
 		w.tee.Write(p)
+	}
+	if w.keep != nil {
+		w.keep.Write(p)
 	}
 	n := len(p)
 	w.total += int64(n)
@@ -155,6 +160,9 @@ type Result struct {
 	Flooded                bool
 	Err                    error // could not start, or cancelled
 	Duration               time.Duration
+	// Kept is where the whole output is kept (Proc.Keep): a result cut to
+	// the cap says how to read the rest.
+	Kept *outputstore.Ref
 }
 
 // Text renders the result for the model or the terminal: capped output,
@@ -163,8 +171,12 @@ func (r Result) Text(limit int) string {
 	// A cut in the middle is said where it is (CapWriter.Bytes); one at
 	// the end, by the marker after.
 	atEnd := r.Dropped > 0 && !bytes.Contains(r.Output, []byte(outputcap.MiddleMarkerPrefix))
-	out := outputcap.Cap([]byte(secrets.RedactWindow(string(r.Output))), limit, atEnd)
+	red := []byte(secrets.RedactWindow(string(r.Output)))
+	out := outputcap.Cap(red, limit, atEnd)
 	status := r.Status()
+	if r.Kept != nil && (r.Dropped > 0 || len(red) > limit) {
+		status += "\n" + r.Kept.Note()
+	}
 	if out != "" && !strings.HasSuffix(out, "\n") {
 		out += "\n"
 	}
@@ -250,6 +262,9 @@ type Proc struct {
 	// Refusals: Result.Outside names a path outside the sandbox the
 	// program tried, whatever its exit status (a hook that logs and goes on).
 	Refusals bool
+	// Keep gets every byte of the output, past the cap too (an
+	// outputstore.Entry: the whole output, for read_output).
+	Keep io.Writer
 }
 
 // echoLimit is how much of a command's output is shown while it runs.
@@ -507,7 +522,7 @@ func outputWriter(s Proc, flood func()) *CapWriter {
 	if limit <= 0 {
 		limit = config.DefaultMaxOutputBytes
 	}
-	w := &CapWriter{limit: limit, flood: flood, stopAtCap: s.StopAtCap}
+	w := &CapWriter{limit: limit, flood: flood, stopAtCap: s.StopAtCap, keep: s.Keep}
 	if s.Echo != nil {
 		w.tee = &streamRedactor{w: s.Echo, left: echoLimit}
 	}

@@ -39,7 +39,10 @@ var DefaultRegistryHosts = []string{
 }
 
 type registryProxy struct {
-	sock    string // the unix socket
+	sock string // the unix socket
+	// report is the session's proxy, where a tool's own proxy records
+	// what it refused (nil for the session's).
+	report  *registryProxy
 	mu      sync.Mutex
 	allowed []string // hosts (host or host:port), "*.suffix" patterns (under mu)
 	refused []string // hosts refused, in order, for the commands to report (under mu)
@@ -76,6 +79,45 @@ func SessionProxy(userHosts []string) string {
 		return p.sock
 	}
 	return ""
+}
+
+// toolProxies are the proxies of the tools with hosts of their own
+// (network:), one per set of hosts, each in the session proxy's directory.
+var toolProxies struct {
+	sync.Mutex
+	by map[string]*registryProxy
+}
+
+// ToolProxy is the socket of a proxy that lets through the public
+// registries, userHosts and a tool's own hosts (its network:): that tool's
+// commands, not every command, reach them ("": none could start).
+func ToolProxy(userHosts, own []string) string {
+	if len(own) == 0 {
+		return SessionProxy(userHosts)
+	}
+	session := SessionProxy(userHosts)
+	if session == "" {
+		return ""
+	}
+	allowed := append(append(append([]string{}, DefaultRegistryHosts...), userHosts...), own...)
+	key := strings.Join(allowed, "\n")
+	toolProxies.Lock()
+	defer toolProxies.Unlock()
+	if p := toolProxies.by[key]; p != nil {
+		return p.sock
+	}
+	p := &registryProxy{sock: filepath.Join(filepath.Dir(session), fmt.Sprintf("tool-%d.sock", len(toolProxies.by))), allowed: allowed, report: theProxy}
+	ln, err := net.Listen("unix", p.sock)
+	if err != nil {
+		return ""
+	}
+	srv := &http.Server{Handler: p, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute}
+	go srv.Serve(ln)
+	if toolProxies.by == nil {
+		toolProxies.by = map[string]*registryProxy{}
+	}
+	toolProxies.by[key] = p
+	return p.sock
 }
 
 // StopProxy removes the proxy's socket directory (at exit).
@@ -173,6 +215,9 @@ func (p *registryProxy) refusals() int {
 }
 
 func (p *registryProxy) refuse(w http.ResponseWriter, host string) {
+	if p.report != nil {
+		p = p.report // the session's record: the line after the command names it
+	}
 	p.mu.Lock()
 	p.refused = append(p.refused, host)
 	p.mu.Unlock()

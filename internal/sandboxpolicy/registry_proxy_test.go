@@ -173,3 +173,42 @@ func TestSessionProxyOverItsSocket(t *testing.T) {
 		t.Errorf("refusals since = %v", got)
 	}
 }
+
+// A tool's own hosts (its network:, issue 77) are that tool's: its proxy
+// reaches them, the session's does not; its refusals are counted where the
+// line after a command reads them; the same hosts share one proxy.
+func TestToolProxyReachesItsOwnHostsOnly(t *testing.T) {
+	addr := upstream(t)
+	sock := ToolProxy(nil, []string{addr})
+	session := SessionProxy(nil)
+	if sock == "" || session == "" {
+		t.Skip("no session proxy here (no temporary directory for its socket)")
+	}
+	if sock == session || ToolProxy(nil, []string{addr}) != sock || ToolProxy(nil, nil) != session {
+		t.Fatalf("one proxy per set of hosts: %s %s", sock, session)
+	}
+	status := func(sock, host string) string {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		io.WriteString(c, "GET http://"+host+"/x HTTP/1.1\r\nHost: "+host+"\r\nConnection: close\r\n\r\n")
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		return line
+	}
+	if s := status(sock, addr); !strings.Contains(s, " 200 ") {
+		t.Errorf("the tool's proxy to its host: %q", s)
+	}
+	before := ProxyRefusals()
+	if s := status(session, addr); !strings.Contains(s, " 403 ") {
+		t.Errorf("the session's proxy to the tool's host: %q", s)
+	}
+	if s := status(sock, "other.example"); !strings.Contains(s, " 403 ") {
+		t.Errorf("the tool's proxy to another host: %q", s)
+	}
+	if got := ProxyRefusalsSince(before); len(got) != 2 || !strings.Contains(got[1], "other.example") {
+		t.Errorf("refusals recorded for the command's line: %v", got)
+	}
+}

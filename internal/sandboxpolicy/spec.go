@@ -32,6 +32,9 @@ type SpecFor struct {
 	// proxy kept (the user's yes to a refused connection).
 	Readable []string
 	Network  bool
+	// Hosts are a tool's own hosts (its network:), reached through a
+	// proxy of its own besides the user's sandbox.hosts.
+	Hosts []string
 	// Hook: the view a hook of the user's own gets besides a command's
 	// (hookview.go); nil for every other program.
 	Hook *HookView
@@ -118,7 +121,7 @@ func CommandSpec(w SpecFor) *sandbox.Spec {
 	}
 	privateCachesOf(w, spec, caches, landlockOnly)
 	if !spec.Network && !w.Bare {
-		proxyFor(spec, w.Policy.Hosts, landlockOnly)
+		proxyFor(spec, w.Policy.Hosts, w.Hosts, landlockOnly)
 	}
 	if w.SafeMode {
 		spec.Exec = safeModePrograms(w.Allowed)
@@ -126,7 +129,7 @@ func CommandSpec(w SpecFor) *sandbox.Spec {
 	spec.RO = append(spec.RO, w.Readable...)
 	spec.Network = spec.Network || w.Network
 	if !spec.Network && !w.Bare {
-		spec.Forwards = LocalServices(w.Policy.Hosts) // reached when it joins the session's network (internal/runner)
+		spec.Forwards = LocalServices(append(slices.Clip(w.Policy.Hosts), w.Hosts...)) // reached when it joins the session's network (internal/runner)
 	}
 	return spec
 }
@@ -134,8 +137,8 @@ func CommandSpec(w SpecFor) *sandbox.Spec {
 // proxyFor gives spec the registry proxy (with hosts the user's) as its
 // one way out, and where there are no namespaces the session's loopback
 // address the launcher keeps (SessionLoopback; "": none here).
-func proxyFor(spec *sandbox.Spec, hosts []string, landlockOnly bool) {
-	if sock := SessionProxy(hosts); sock != "" {
+func proxyFor(spec *sandbox.Spec, hosts, own []string, landlockOnly bool) {
+	if sock := ToolProxy(hosts, own); sock != "" {
 		spec.Proxy = sock
 		spec.RO = append(spec.RO, filepath.Dir(sock))
 		if landlockOnly {

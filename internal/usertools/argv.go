@@ -1,6 +1,7 @@
 package usertools
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -120,6 +121,13 @@ func substituteInElement(el string, refs [][]string, args map[string]any, endOfO
 func argText(name string, v any) ([]string, error) {
 	var out []string
 	switch x := v.(type) {
+	case map[string]any:
+		// An object parameter is passed as its JSON, one argument.
+		b, err := json.Marshal(x)
+		if err != nil {
+			return nil, fmt.Errorf("argument %q: %v", name, err)
+		}
+		out = []string{string(b)}
 	case []any:
 		for _, it := range x {
 			s, err := coerce.ScalarText(it)

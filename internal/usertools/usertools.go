@@ -60,6 +60,16 @@ type Tool struct {
 	Timeout     time.Duration // 0: run_timeout
 	Effect      string        // Read, Write or Exec
 	Async       bool          // async: true: a call returns a task id at once (internal/tasks)
+	// Env are the variables its command gets besides the filtered
+	// environment (env:, NAME=value, literal: never the user's own).
+	Env []string
+	// Hosts are what its command may reach through the registry proxy
+	// besides the public registries and sandbox.hosts (network:): this
+	// tool's, not every command's.
+	Hosts []string
+	// Examples are calls of it (examples:), each checked against its
+	// parameters at load; the model sees them where the window allows.
+	Examples []map[string]any
 }
 
 // Param is one declared parameter.
@@ -91,7 +101,7 @@ var (
 	// A placeholder is {{name}}; other {{...}} text, such as the Go
 	// template in go list -f '{{.ImportPath}}', is passed as it is.
 	placeholderRE = lazyre.New(`\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}`)
-	userParamType = map[string]bool{"string": true, "number": true, "integer": true, "boolean": true, "array": true, "path": true}
+	userParamType = map[string]bool{"string": true, "number": true, "integer": true, "boolean": true, "array": true, "path": true, "object": true}
 )
 
 // Load parses the tool files among entries of the directory
@@ -191,7 +201,12 @@ func Parse(file string, data []byte, reserved func(string) bool) (*Tool, []Probl
 // parseToolKeys reads the front matter's keys into t and returns the
 // command node (nil when there is none).
 func parseToolKeys(t *Tool, top *yaml.Node, offset int, bad func(int, string, ...any)) *yaml.Node {
-	var cmdNode *yaml.Node
+	var cmdNode, examples *yaml.Node
+	defer func() {
+		if examples != nil { // after parameters:, wherever it is written
+			t.Examples = parseExamples(t, examples, offset, bad)
+		}
+	}()
 	seenKeys := map[string]int{}
 	for i := 0; i+1 < len(top.Content); i += 2 {
 		k, v := top.Content[i], top.Content[i+1]
@@ -216,8 +231,14 @@ func parseToolKeys(t *Tool, top *yaml.Node, offset int, bad func(int, string, ..
 				bad(line, "async: use true or false")
 			}
 			t.Async = v.Value == "true"
+		case "env":
+			t.Env = parseEnv(v, line, offset, bad)
+		case "network":
+			t.Hosts = parseHosts(v, line, offset, bad)
+		case "examples":
+			examples = v
 		default:
-			bad(line, "unknown key %q (known: parameters, command, timeout, effect, async; the body is the description)", k.Value)
+			bad(line, "unknown key %q (known: parameters, command, timeout, effect, async, env, network, examples; the body is the description)", k.Value)
 		}
 	}
 	return cmdNode
@@ -322,7 +343,7 @@ func parseParams(v *yaml.Node, offset int, bad func(int, string, ...any)) []Para
 			case "type":
 				p.Type = fv.Value
 				if !userParamType[p.Type] {
-					bad(fl, "parameter %q: unknown type %q (use string, path, number, integer, boolean or array)", p.Name, fv.Value)
+					bad(fl, "parameter %q: unknown type %q (use string, path, number, integer, boolean, array or object)", p.Name, fv.Value)
 				}
 			case "description":
 				p.Description = strings.TrimSpace(fv.Value)
@@ -500,6 +521,12 @@ func (t *Tool) Confirmation() string {
 	}
 	if t.Async {
 		b.WriteString(" — async: keeps running in the background while the conversation goes on")
+	}
+	if len(t.Hosts) > 0 {
+		b.WriteString(" — may reach " + strings.Join(t.Hosts, ", "))
+	}
+	if len(t.Env) > 0 {
+		b.WriteString(" — sets " + strings.Join(t.Env, " "))
 	}
 	if d := termtext.FirstLine(t.Description); d != "" {
 		b.WriteString(" — says: " + d)
