@@ -9,6 +9,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/wspath"
+	"gopkg.in/yaml.v3"
 )
 
 // Every setting has a merge rule, and the rule's kind has what it needs:
@@ -142,6 +143,9 @@ func TestWorkspaceCannotLoosenUnconfirmed(t *testing.T) {
 func TestWorkspaceKeysMergedOrUserOnly(t *testing.T) {
 	var nonZero func(reflect.Type) reflect.Value
 	nonZero = func(ty reflect.Type) reflect.Value {
+		if ty == reflect.TypeOf(yaml.Node{}) { // recursive: a scalar is not zero
+			return reflect.ValueOf(yaml.Node{Kind: yaml.ScalarNode, Value: "x"})
+		}
 		v := reflect.New(ty).Elem()
 		switch ty.Kind() {
 		case reflect.String:
