@@ -32,7 +32,7 @@ var fileLayers = [][]string{
 	{"console.go", "console_alive.go", "approval.go", "gate.go", "gate_jobs.go", "gate_tasks.go", "hooks_host.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "mcp.go", "mcp_oauth.go"},
 	// 2: the model side: clients, layouts, the tool loop.
 	{"ollama.go", "anyllm_client.go", "config.go", "backend.go", "layout.go",
-		"tool_executor.go", "warm.go"},
+		"tool_executor.go", "tool_call.go", "tool_catalog.go", "warm.go"},
 	// 3: the session and what it offers the user.
 	{"harvey.go", "context.go", "turn.go", "delegate.go", "exec_host.go", "resume.go", "commands.go", "jobs_commands.go", "context_commands.go", "kb_commands.go",
 		"security_commands.go", "undo_commands.go", "mcp_commands.go", "models.go", "rag_commands.go"},

@@ -12,9 +12,11 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/gitargs"
+	"github.com/harvey-agent/harvey/internal/outputstore"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/secrets"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/toolclass"
 	"github.com/harvey-agent/harvey/internal/walk"
 	"github.com/harvey-agent/harvey/internal/wsfile"
 )
@@ -40,6 +42,7 @@ type gateOps interface {
 	waitJob(ctx context.Context, id int, cond string, d time.Duration) (string, bool, error)
 	killJob(id int) (string, error)
 	taskStatus(id int) (string, error)
+	readOutput(q outputstore.Query) (string, error)
 	taskWait(ctx context.Context, id int, d time.Duration) (string, error)
 	resultCap() int
 	capped(n int) gateOps // the same gate with a turn's cap on a result
@@ -126,6 +129,10 @@ func registerBuiltinTools(r *ToolRegistry, t *builtinTools) {
 		jobOut, typed(jobOut, t.jobOutput, g), EffectRead, sourceJobs)
 	r.registerFunc("job_kill", "Stop a background job.",
 		job, typed(job, t.jobKill, g), EffectRead, sourceJobs)
+	outp := obj(map[string]any{"id": map[string]any{"type": []string{"integer", "string"}, "description": "The output's id, from a cut result (default: the last command's)"},
+		"pattern": str("Only the lines matching this regular expression"), "offset": integer("First line, from 1"), "limit": integer("Number of lines")})
+	r.registerFunc("read_output", "Read a command's or job's whole output (a cut result says its id): page it, or find lines.",
+		outp, typed(outp, t.readOutput, g), EffectRead, sourceOutputs)
 	task := obj(map[string]any{"id": integer("Task id")}, "id")
 	r.registerFunc("task_status", "An async tool call's state, and its result once done.",
 		task, typed(task, t.taskStatus, g), EffectRead, sourceTasks)
@@ -220,7 +227,7 @@ func typed[In any](_ map[string]any, h func(context.Context, gateOps, callScope,
 		}
 		var in In
 		if err := json.Unmarshal(b, &in); err != nil {
-			return toolResult{}, fmt.Errorf("arguments: %v", err)
+			return toolResult{}, toolclass.Mark(toolclass.InvalidArgs, fmt.Errorf("arguments: %v", err))
 		}
 		return h(ctx, g, call, in)
 	}
@@ -325,6 +332,14 @@ func (t *builtinTools) jobKill(ctx context.Context, g gateOps, call callScope, i
 	return toolResult{Text: text, Summary: "stopped"}, err
 }
 
+func (t *builtinTools) readOutput(_ context.Context, g gateOps, call callScope, in outputstore.Query) (toolResult, error) {
+	text, err := g.capped(call.maxOut).readOutput(in)
+	if errors.Is(err, outputstore.ErrNone) {
+		err = toolclass.Mark(toolclass.InvalidArgs, err)
+	}
+	return toolResult{Text: text, Summary: termtext.FirstLine(text)}, err
+}
+
 func (t *builtinTools) taskStatus(ctx context.Context, g gateOps, call callScope, in taskArgs) (toolResult, error) {
 	text, err := g.capped(call.maxOut).taskStatus(in.ID)
 	return toolResult{Text: text, Summary: termtext.FirstLine(text)}, err
@@ -377,5 +392,6 @@ func commandResult(r runner.Result, limit int) toolResult {
 	} else {
 		resp["stdout"], resp["stderr"] = secrets.RedactWindow(string(r.Output)), "" // one pipe: both, as the model reads them
 	}
-	return toolResult{Text: text, Summary: r.Status(), Failed: r.Failed(), Notes: r.Notes(), Response: resp}
+	class := map[bool]string{true: toolclass.Timeout}[r.TimedOut]
+	return toolResult{Text: text, Summary: r.Status(), Failed: r.Failed(), Notes: r.Notes(), Response: resp, Class: class}
 }

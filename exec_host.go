@@ -39,8 +39,8 @@ func (h *turnHost) callEvent(id, name, rawArgs string, recovered bool) {
 	h.events.ToolCall(id, name, rawArgs, recovered)
 }
 
-func (h *turnHost) resultEvent(id, name, status, summary, output string, notes []string, d time.Duration) {
-	h.events.ToolResult(id, name, status, summary, output, notes, d)
+func (h *turnHost) resultEvent(id, name, status, class, summary, output string, notes []string, d time.Duration) {
+	h.events.ToolResult(id, name, status, class, summary, output, notes, d)
 }
 
 // proseFallback remembers that model cannot call tools and, when fallback

@@ -17,6 +17,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/jobs"
+	"github.com/harvey-agent/harvey/internal/outputstore"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
@@ -58,6 +59,8 @@ type Gate struct {
 	jobs *jobs.Manager
 	// tasks are the session's async calls of your tools (gate_tasks.go).
 	tasks *tasks.Manager
+	// outputs keeps every command's and job's output whole (read_output).
+	outputs *outputstore.Store
 }
 
 // audit records an effect with the outcome its error means.
@@ -287,6 +290,8 @@ type runRequest struct {
 	timeout time.Duration // 0: run_timeout
 	echo    io.Writer     // shows the output as it arrives (nil: nothing shown)
 	streams bool          // keep stdout and stderr apart besides (runner.Result.StdoutPart, StderrPart)
+	env     []string      // a tool's own variables (its env:), besides the filtered environment
+	hosts   []string      // a tool's own hosts (its network:), besides sandbox.hosts
 	// hook: a hook's command (internal/hooks): this on stdin, these
 	// variables besides the filtered environment, stderr kept apart, its
 	// own network when asked, and never the offer to run it again
@@ -320,11 +325,11 @@ func (g *Gate) runAdmitted(ctx context.Context, r runRequest, escalate bool) run
 	if r.timeout <= 0 {
 		r.timeout = time.Duration(g.cfg.RunTimeout)
 	}
-	want := sandboxpolicy.SpecFor{Purpose: "run"}
+	want := sandboxpolicy.SpecFor{Purpose: "run", Hosts: r.hosts}
 	if r.hook != nil && r.hook.readable != "" {
 		want.Readable = []string{r.hook.readable} // the session's transcript, read-only
 	}
-	spec := runner.Proc{Dir: g.ws.Root, Argv: r.argv, Env: runner.EnvFor(g.cfg.Sandbox), Timeout: r.timeout, Limit: g.maxOut(), Sandbox: g.sandboxSpec(want), Echo: r.echo, KeepStreams: r.streams}
+	spec := runner.Proc{Dir: g.ws.Root, Argv: r.argv, Env: append(runner.EnvFor(g.cfg.Sandbox), r.env...), Timeout: r.timeout, Limit: g.maxOut(), Sandbox: g.sandboxSpec(want), Echo: r.echo, KeepStreams: r.streams}
 	if r.hook != nil {
 		spec.Stdin, spec.SplitStderr, spec.Env = r.hook.stdin, true, append(spec.Env, r.hook.env...)
 	}
@@ -373,7 +378,13 @@ func (g *Gate) admit(ctx context.Context, r runRequest) error {
 // would run is undone, said in the result and in the audit log.
 func (g *Gate) runGuarded(ctx context.Context, r runRequest, spec runner.Proc) runner.Result {
 	check := guard.Command(g.ws.Root, r.shown)
+	var kept *outputstore.Entry
+	if r.hook == nil {
+		kept = g.outputs.Command(r.shown)
+		spec.Keep = kept
+	}
 	res := runner.Run(ctx, spec)
+	res.Kept = kept.Close()
 	res.Undone, res.Changed = check.Check()
 	g.log.Record(r.audit, r.shown, runOutcome(res), res.Duration)
 	for _, u := range res.Undone {

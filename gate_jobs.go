@@ -3,12 +3,14 @@ package harvey
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/audit"
 	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/jobs"
+	"github.com/harvey-agent/harvey/internal/outputstore"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 )
@@ -56,15 +58,17 @@ func (g *Gate) startJob(ctx context.Context, tool, line string) (jobStart, error
 	// pipe's buffer).
 	spec := runner.Proc{Dir: g.ws.Root, Argv: argv, Env: append(runner.EnvFor(g.cfg.Sandbox), "PYTHONUNBUFFERED=1"),
 		Sandbox: g.sandboxSpec(sandboxpolicy.SpecFor{Purpose: fmt.Sprintf("job-%d", m.NextID())})}
-	out := jobs.NewOutput(4 * g.maxOut())
+	out, kept := jobs.NewOutput(4*g.maxOut()), g.outputs.Job(m.NextID(), line)
 	check := guard.Command(g.ws.Root, "background job: "+line)
-	p, err := runner.Start(spec, out)
+	p, err := runner.Start(spec, io.MultiWriter(out, kept))
 	if err != nil {
+		kept.Close()
 		check.Check()
 		g.audit("job", line, err, 0)
 		return jobStart{}, err
 	}
 	j := m.Add(line, tool == "", p, out, check)
+	go func() { <-j.Ended(); kept.Close() }()
 	g.log.Record("job", fmt.Sprintf("%d: %s", j.ID, line), audit.Success, 0)
 	select {
 	case <-p.Done():
@@ -80,12 +84,15 @@ func (g *Gate) startJob(ctx context.Context, tool, line string) (jobStart, error
 			summary: "job " + fmt.Sprint(j.ID) + " " + state + " at once", failed: state != "exited 0"}, nil
 	default:
 	}
-	reads := fmt.Sprintf("job_output %d reads what it prints, job_kill %d stops it", j.ID, j.ID)
+	reads := fmt.Sprintf("job_output %d reads what it prints, job_kill %d stops it, read_output {\"id\": \"job-%d\"} reads all of it", j.ID, j.ID, j.ID)
 	if tool == "" {
 		reads = fmt.Sprintf("/jobs %d shows what it prints, /jobs kill %d stops it", j.ID, j.ID)
 	}
 	return jobStart{text: fmt.Sprintf("started job %d (%s):\n%s", j.ID, reads, j.Read(g.maxOut())), summary: "started job " + fmt.Sprint(j.ID)}, nil
 }
+
+// readOutput reads a kept output (read_output) within the cap.
+func (g *Gate) readOutput(q outputstore.Query) (string, error) { return g.outputs.Read(q, g.maxOut()) }
 
 // readJob is what job id printed since the last read, and its state.
 func (g *Gate) readJob(id int) (string, error) {

@@ -430,7 +430,7 @@ func TestWriteFileEntersEachFileOnce(t *testing.T) {
 		t.Fatalf("no tool_executor.go on the stack: %v", files)
 	}
 	got := strings.Join(files[from:], " → ")
-	if want := "tool_executor.go → builtin_tools.go → gate.go → wsfile/write.go → approval.go"; got != want {
+	if want := "tool_executor.go → tool_call.go → builtin_tools.go → gate.go → wsfile/write.go → approval.go"; got != want {
 		t.Errorf("the approval's stack:\n  %s\nwant\n  %s", got, want)
 	}
 }

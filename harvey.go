@@ -17,6 +17,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/jobs"
 	"github.com/harvey-agent/harvey/internal/llm"
+	"github.com/harvey-agent/harvey/internal/outputstore"
 	"github.com/harvey-agent/harvey/internal/recorder"
 	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -84,7 +85,7 @@ func newAgent(ws *Workspace, cf *configfile.File, in *LineReader, out, errOut io
 			}
 		}})
 	a.gate = &Gate{ws: ws, cfg: cf, log: a.Audit, undo: &wsfile.Journal{}, approvals: a.approvals, maxOut: a.maxOut,
-		note: func(s string) { a.logf("%s", a.dim("· "+s)) }, jobs: jobManager(&a.Terminal), tasks: taskManager(&a.Terminal)}
+		note: func(s string) { a.logf("%s", a.dim("· "+s)) }, jobs: jobManager(&a.Terminal), tasks: taskManager(&a.Terminal), outputs: outputstore.New()}
 	a.Routes = newRouteRegistry(cf)
 	a.Tools = newToolRegistry()
 	a.Tools.approver = a.gate
@@ -188,6 +189,7 @@ func (a *Agent) Close() {
 	}
 	a.gate.jobs.Close()  // no job outlives its session
 	a.gate.tasks.Close() // nor a task
+	a.gate.outputs.Close()
 	a.flushLater()
 	a.mcp.Close()
 	a.gate.hooks.RemoveTranscript()
@@ -279,8 +281,7 @@ func (ts *toolSet) reloadUserTools(ws *Workspace, g *Gate) []usertools.Problem {
 // registerUserTool offers t to the model, run through g.
 func (ts *toolSet) registerUserTool(t *usertools.Tool, g *Gate) {
 	run := func(ctx context.Context, call callScope, args map[string]any) (toolResult, error) {
-		text, err := g.withCap(call.maxOut).runUserTool(ctx, t, args)
-		return toolResult{Text: text}, err
+		return g.withCap(call.maxOut).runUserTool(ctx, t, args)
 	}
 	if t.Async {
 		run = func(ctx context.Context, call callScope, args map[string]any) (toolResult, error) {
@@ -292,7 +293,7 @@ func (ts *toolSet) registerUserTool(t *usertools.Tool, g *Gate) {
 		}
 		ts.async[t.Name] = true
 	}
-	ts.Tools.registerFunc(t.Name, t.Description, t.Schema(), run, ToolEffect(t.Effect), t.File)
+	ts.Tools.registerFunc(t.Name, t.Description+t.ExamplesText(), t.Schema(), run, ToolEffect(t.Effect), t.File)
 }
 
 // newBuiltinTools builds the tools for a session: its gate, its

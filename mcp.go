@@ -14,6 +14,8 @@ import (
 	"github.com/harvey-agent/harvey/internal/mcpclient"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/termtext"
+	"github.com/harvey-agent/harvey/internal/toolsearch"
+	"github.com/harvey-agent/harvey/internal/usertools"
 	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
@@ -35,12 +37,13 @@ const (
 	sourceJobs     = "built-in:jobs"
 	sourceTasks    = "built-in:tasks" // task_status, task_wait: offered beside an async tool
 	sourceDelegate = "built-in:delegate"
-	jobToolsWindow = 8192 // Harvey's default window; a Pi's 4k model spares their tokens
+	sourceOutputs  = "built-in:outputs" // read_output: beside the job tools, by the same rule
+	jobToolsWindow = 8192               // Harvey's default window; a Pi's 4k model spares their tokens
 )
 
 // toolsFor is the tool list one turn sends to model (see toolPlan).
 func (ts *toolSet) toolsFor(model string, window int) []anyllm.Tool {
-	tools, _ := ts.toolPlan(model, window)
+	tools, _, _ := ts.toolPlan(model, window)
 	return tools
 }
 
@@ -52,68 +55,93 @@ type mcpOffer struct {
 	leftOut, reason string // why some were left out ("" when none were)
 }
 
-// toolPlan is the tool list one turn sends to model, and per MCP server
-// what was offered: every built-in and user tool first, then each
-// server's tools (in name order) while the model's budget lasts — at most
-// max_tools tools (default 24) and, for a model with a known window, tool
-// schemas of at most a quarter of it. Long MCP descriptions are cut for
-// such models.
-func (ts *toolSet) toolPlan(model string, window int) ([]anyllm.Tool, []mcpOffer) {
+// toolPlan is the tool list one turn sends to model, per MCP server what
+// was offered, and the catalog of what the budget left out: every
+// built-in and user tool first, then each server's tools (in name order)
+// while the model's budget lasts — at most max_tools tools (default 24)
+// and, for a model with a known window, tool schemas of at most a quarter
+// of it. Long MCP descriptions are cut for such models. When tools are
+// left out, the servers' tools fill two thirds of the budget and
+// tool_search (internal/toolsearch) finds the rest within the last third.
+func (ts *toolSet) toolPlan(model string, window int) ([]anyllm.Tool, []mcpOffer, *toolsearch.Catalog) {
 	limit := ts.cfg.ModelFor(model).MaxTools
 	if limit <= 0 {
 		limit = config.DefaultMaxTools // built-in and user tools first; MCP tools fill the rest
 	}
-	core := ts.coreTools()
-	used := schemaTokensOf(ModeSchema, core)
 	budget := window / 4
-	var offers []mcpOffer
-	if ts.mcp != nil {
-		for _, name := range ts.mcp.Names() {
-			srv, _ := ts.mcp.Server(name)
-			tools := ts.Tools.schemasWhere(func(_, src string) bool { return src == "mcp:"+name })
-			o := mcpOffer{server: name, total: len(tools)}
-			if !srv.Config().OfferedTo(model) {
-				if len(tools) > 0 {
-					o.leftOut, o.reason = termtext.Plural(len(tools), "tool"), "models: does not name "+model
-				}
-				offers = append(offers, o)
-				continue
-			}
-			var left int
-			for _, t := range tools {
-				if window > 0 && len(t.Function.Description) > mcpDescLimit {
-					t.Function.Description = strings.ToValidUTF8(t.Function.Description[:mcpDescLimit], "") + "..."
-				}
-				cost := schemaTokensOf(ModeSchema, []anyllm.Tool{t})
-				switch {
-				case len(core) >= limit:
-					left++
-					o.reason = fmt.Sprintf("max_tools %d reached", limit)
-				case window > 0 && used+cost > budget:
-					left++
-					o.reason = fmt.Sprintf("the tool budget (a quarter of the %s-token window) is full", termtext.Kilo(window))
-				default:
-					core = append(core, t)
-					used += cost
-					o.offered++
-					o.tokens += cost
-				}
-			}
-			if left > 0 {
-				o.leftOut = termtext.Plural(left, "tool")
-			}
-			offers = append(offers, o)
+	tools, offers, left, spare := ts.fillMCP(model, window, budget, limit, 0)
+	switch {
+	case len(left) == 0 && len(spare) == 0:
+		return tools, offers, nil
+	case len(left) == 0:
+		// Only the job tools and read_output were left out: callable by
+		// name (a job's start and a cut result name them), no search.
+		return tools, offers, toolsearch.New(spare, budget/3)
+	}
+	tools, offers, left, spare = ts.fillMCP(model, window, budget-budget/3, limit, 1)
+	left = append(left, spare...)
+	schema := toolsearch.Schema(len(left))
+	return append(tools, schema), offers, toolsearch.New(left, budget/3-toolsearch.Tokens(schema))
+}
+
+// fillMCP is the tools that fit budget and limit (see toolPlan), in name
+// order, the servers' tools the budget left out (not those models: leaves
+// out), and the job tools and read_output where they were left out.
+func (ts *toolSet) fillMCP(model string, window, budget, limit, reserve int) (core []anyllm.Tool, offers []mcpOffer, left, spare []anyllm.Tool) {
+	core = ts.coreTools()
+	for i := range core { // your tools' examples, where the window allows
+		if window > 0 && window < jobToolsWindow {
+			core[i].Function.Description, _, _ = strings.Cut(core[i].Function.Description, usertools.ExamplesMark)
 		}
 	}
-	// The job tools fill what is left (they matter only once a job runs):
-	// within max_tools and the budget, and only where their tokens are
-	// small beside the window (a 2k-token model's prompt would not fit).
-	if jobs := ts.Tools.schemasWhere(func(_, src string) bool { return src == sourceJobs }); len(jobs) > 0 &&
-		len(core)+len(jobs) <= limit && (window <= 0 || window >= jobToolsWindow && used+schemaTokensOf(ModeSchema, jobs) <= budget) {
+	used := schemaTokensOf(ModeSchema, core)
+	for _, name := range ts.mcp.Names() {
+		srv, _ := ts.mcp.Server(name)
+		tools := ts.Tools.schemasWhere(func(_, src string) bool { return src == "mcp:"+name })
+		o := mcpOffer{server: name, total: len(tools)}
+		if !srv.Config().OfferedTo(model) {
+			if len(tools) > 0 {
+				o.leftOut, o.reason = termtext.Plural(len(tools), "tool"), "models: does not name "+model
+			}
+			offers = append(offers, o)
+			continue
+		}
+		for _, t := range tools {
+			if window > 0 && len(t.Function.Description) > mcpDescLimit {
+				t.Function.Description = strings.ToValidUTF8(t.Function.Description[:mcpDescLimit], "") + "..."
+			}
+			cost := schemaTokensOf(ModeSchema, []anyllm.Tool{t})
+			switch {
+			case len(core) >= limit-reserve:
+				left = append(left, t)
+				o.reason = fmt.Sprintf("max_tools %d reached", limit)
+			case window > 0 && used+cost > budget:
+				left = append(left, t)
+				o.reason = fmt.Sprintf("the tool budget (a quarter of the %s-token window) is full", termtext.Kilo(window))
+			default:
+				core = append(core, t)
+				used += cost
+				o.offered++
+				o.tokens += cost
+			}
+		}
+		if n := o.total - o.offered; n > 0 {
+			o.leftOut = termtext.Plural(n, "tool")
+		}
+		offers = append(offers, o)
+	}
+	// The job tools and read_output fill what is left (they matter only
+	// once a job runs or a result is cut): within max_tools and the
+	// budget, and only where their tokens are small beside the window (a
+	// 2k-token model's prompt would not fit); else tool_search finds them.
+	jobs := ts.Tools.schemasWhere(func(_, src string) bool { return src == sourceJobs || src == sourceOutputs })
+	if len(core)+len(jobs) <= limit-reserve && (window <= 0 || window >= jobToolsWindow && used+schemaTokensOf(ModeSchema, jobs) <= budget) {
 		core = append(core, jobs...)
+	} else {
+		spare = jobs
 	}
 	sort.Slice(core, func(i, j int) bool { return core[i].Function.Name < core[j].Function.Name })
-	return core, offers
+	return core, offers, left, spare
 }
 
 // coreTools is every tool that is neither an MCP server's nor a job
@@ -121,7 +149,7 @@ func (ts *toolSet) toolPlan(model string, window int) ([]anyllm.Tool, []mcpOffer
 // (such a tool is of no use without the tools that read its result).
 func (ts *toolSet) coreTools() []anyllm.Tool {
 	core := ts.Tools.schemasWhere(func(_, src string) bool {
-		return !strings.HasPrefix(src, "mcp:") && src != sourceJobs && src != sourceTasks
+		return !strings.HasPrefix(src, "mcp:") && src != sourceJobs && src != sourceTasks && src != sourceOutputs
 	})
 	if ts.offersAsync(core) {
 		core = append(core, ts.Tools.schemasWhere(func(_, src string) bool { return src == sourceTasks })...)
@@ -132,7 +160,7 @@ func (ts *toolSet) coreTools() []anyllm.Tool {
 // offerLines says, one line per server, what model is offered and what was
 // left out and why, and what all tools take of the window.
 func (ts *toolSet) offerLines(model string, window int) []string {
-	tools, offers := ts.toolPlan(model, window)
+	tools, offers, cat := ts.toolPlan(model, window)
 	all := schemaTokensOf(ModeSchema, tools)
 	var out []string
 	for _, o := range offers {
@@ -148,6 +176,9 @@ func (ts *toolSet) offerLines(model string, window int) []string {
 			share = fmt.Sprintf(" (%d%% of the %s-token window)", 100*all/window, termtext.Kilo(window))
 		}
 		out = append(out, fmt.Sprintf("tools take ~%d tokens of every request%s", all, share))
+	}
+	if slices.ContainsFunc(tools, func(t anyllm.Tool) bool { return t.Function.Name == toolsearch.Name }) {
+		out = append(out, fmt.Sprintf("tool_search finds the %d left out by the budget (by name, description, parameters); what it finds is callable for the rest of the turn", cat.Len()))
 	}
 	return out
 }

@@ -346,16 +346,19 @@ func TestMCPToolsOnByDefaultWithinBudget(t *testing.T) {
 	if len(lines) != 2 || !strings.Contains(lines[0], "MCP t: 6 of 6 tools offered") || !strings.Contains(lines[1], "% of the 8.2k-token window") {
 		t.Fatalf("lines %q", lines)
 	}
-	// A small budget: max_tools 11 leaves room for two MCP tools after the nine built-in ones.
+	// A small budget: max_tools 11 leaves room for one MCP tool and
+	// tool_search after the nine built-in ones (issue 77).
 	env.a.Config.Models = map[string]config.ModelConfig{"llama3.2": {MaxTools: 11}}
-	if n := names(); len(n) != 11 || !slices.Contains(n, "read_file") {
+	if n := names(); len(n) != 11 || !slices.Contains(n, "read_file") || !slices.Contains(n, "tool_search") {
 		t.Fatalf("max_tools 11: %v", n)
 	}
-	if l := env.a.offerLines("llama3.2:latest", 8192)[0]; !strings.Contains(l, "2 of 6 tools offered") || !strings.Contains(l, "4 tools left out: max_tools 11 reached") {
-		t.Fatalf("line %q", l)
+	if l := env.a.offerLines("llama3.2:latest", 8192); !strings.Contains(l[0], "1 of 6 tools offered") || !strings.Contains(l[0], "5 tools left out: max_tools 11 reached") ||
+		!strings.Contains(l[len(l)-1], "tool_search finds the 8 left out") {
+		t.Fatalf("lines %q", l)
 	}
-	// A call to one left out is told why, never "unknown" with the tool
-	// itself among the names it may use (issue 62).
+	// A call to one left out by the budget reaches it: the budget keeps
+	// schemas out of the prompt, it forbids nothing (issue 77); from then
+	// on the tools field carries it.
 	var left string
 	for _, tn := range env.a.Tools.Names() {
 		if strings.HasPrefix(tn, "t__") && !slices.Contains(names(), tn) {
@@ -367,8 +370,11 @@ func TestMCPToolsOnByDefaultWithinBudget(t *testing.T) {
 	env.a.RunPrompt(t.Context(), "call it")
 	reqs := f.ChatRequests()
 	m := fakeollama.MessagesOf(reqs[len(reqs)-1])
-	if c := m[len(m)-1]["content"].(string); !strings.Contains(c, `tool "`+left+`" is not offered to this model`) || strings.Contains(c, "unknown") || strings.Contains(c, left+",") {
+	if c := m[len(m)-1]["content"].(string); strings.Contains(c, "not offered") || strings.Contains(c, "unknown tool") || !strings.Contains(c, "tool="+left) {
 		t.Fatalf("the result for %s, left out: %q", left, c)
+	}
+	if n := fakeollama.ToolNamesOf(reqs[len(reqs)-1]); !slices.Contains(n, left) || len(n) != 12 {
+		t.Fatalf("the next request's tools: %v", n)
 	}
 	// A small window: the built-in tools alone fill a quarter of 2k tokens.
 	env.a.Config.Models = nil

@@ -42,7 +42,7 @@ func TestToolLoopSingleCall(t *testing.T) {
 	if opts["num_ctx"].(float64) != config.DefaultNumCtx {
 		t.Fatalf("num_ctx = %v", opts["num_ctx"])
 	}
-	if names := fakeollama.ToolNamesOf(reqs[0]); strings.Join(names, ",") != "delegate,edit_file,find_code,git_command,job_kill,job_output,list_files,read_file,run_command,search_files,write_file" {
+	if names := fakeollama.ToolNamesOf(reqs[0]); strings.Join(names, ",") != "delegate,edit_file,find_code,git_command,job_kill,job_output,list_files,read_file,read_output,run_command,search_files,write_file" {
 		t.Fatalf("tools = %v", names)
 	}
 	if !strings.Contains(mustJSON(reqs[0]["tools"]), `"enum":["status","diff","log","show","blame"]`) {

@@ -46,6 +46,9 @@ type toolResult struct {
 	// Response is the result as Claude Code's hooks read tool_response
 	// (Bash: stdout, stderr, interrupted); nil: Harvey's own shape.
 	Response map[string]any
+	// Class is how it ended where Failed does not say (internal/toolclass:
+	// a command that timed out); "" for the rest.
+	Class string
 }
 
 // toolFunc is a tool as the executor runs it.

@@ -28,7 +28,7 @@ func (be *backend) mainTurn(ts *toolSet) *turn {
 	t := &turn{client: be.Client, model: be.ModelName, mode: be.toolMode(), window: be.window(be.Client),
 		maxRounds: be.cfg.MaxToolCalls(be.ModelName)}
 	t.maxOut = capFor(be.cfg.MaxOutputBytes(), t.window)
-	t.tools = ts.toolsFor(t.model, t.window)
+	t.tools, _, t.catalog = ts.toolPlan(t.model, t.window)
 	t.schema = schemaTokensOf(t.mode, t.tools)
 	if t.mode == ModeSchema {
 		t.layout = be.layouts[be.ModelName]
@@ -67,7 +67,7 @@ func (be *backend) routeTurn(ctx context.Context, ts *toolSet, name string) (*tu
 		}
 	}
 	t.maxOut = capFor(be.cfg.MaxOutputBytes(), t.window)
-	t.tools = ts.toolsFor(t.model, t.window)
+	t.tools, _, t.catalog = ts.toolPlan(t.model, t.window)
 	t.schema = schemaTokensOf(t.mode, t.tools)
 	return t, nil
 }

@@ -50,10 +50,26 @@ func ownToolsDir() string {
 // loadOwnTools reads your own tools directory's *.md as loadUserTools
 // reads a workspace's.
 func loadOwnTools(reserved func(string) bool) ([]*usertools.Tool, []usertools.Problem) {
+	inline, problems := inlineTools(reserved)
 	dir := ownToolsDir()
 	if dir == "" {
-		return nil, nil
+		return inline, problems
 	}
+	files, more := loadToolDir(dir, reserved)
+	return append(inline, files...), append(problems, more...)
+}
+
+// inlineTools are the tools written in your own config (tools.define),
+// never a workspace's (a config that does not load is said where it is).
+func inlineTools(reserved func(string) bool) ([]*usertools.Tool, []usertools.Problem) {
+	if user, _, err := configfile.LoadUser(); err == nil && user != nil {
+		return usertools.LoadInline("your config", user.Tools.Define, reserved)
+	}
+	return nil, nil
+}
+
+// loadToolDir reads the tool files of your own tools directory.
+func loadToolDir(dir string, reserved func(string) bool) ([]*usertools.Tool, []usertools.Problem) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {

@@ -58,16 +58,16 @@ func (g *Gate) checkToolPaths(t *usertools.Tool, args map[string]any) (map[strin
 // (runGated): its path parameters checked, exec permission, safe mode's
 // allowlist, approval by effect (read-only tools run without asking), the
 // sandboxed runner, the audit record.
-func (g *Gate) runUserTool(ctx context.Context, t *usertools.Tool, args map[string]any) (string, error) {
+func (g *Gate) runUserTool(ctx context.Context, t *usertools.Tool, args map[string]any) (toolResult, error) {
 	r, err := g.userToolRequest(t, args, "")
 	if err != nil {
-		return "", err
+		return toolResult{}, err
 	}
 	res, err := g.runGated(ctx, r)
 	if err != nil {
-		return "", err
+		return toolResult{}, err
 	}
-	return res.Text(g.resultCap()), nil
+	return commandResult(res, g.resultCap()), nil // its exit status and timeout said, as a command's
 }
 
 // userToolRequest is the run of t with args: its path parameters checked
@@ -88,5 +88,5 @@ func (g *Gate) userToolRequest(t *usertools.Tool, args map[string]any, how strin
 	if t.Effect != usertools.Read {
 		ask = t.Name
 	}
-	return runRequest{audit: "tool", shown: shown, tool: ask, action: "run " + t.Name + " (" + t.Effect + how + "): " + termtext.QuoteArgv(argv), argv: argv, timeout: t.Timeout}, nil
+	return runRequest{audit: "tool", shown: shown, tool: ask, action: "run " + t.Name + " (" + t.Effect + how + "): " + termtext.QuoteArgv(argv), argv: argv, timeout: t.Timeout, env: t.Env, hosts: t.Hosts}, nil
 }

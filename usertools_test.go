@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/fakeollama"
+	anyllm "github.com/mozilla-ai/any-llm-go"
 )
 
 // writeTool puts a tool file into the test workspace and reloads.
@@ -57,13 +59,29 @@ func TestUserToolRuns(t *testing.T) {
 	writeTool(t, env, "many", "---\ncommand: [seq, \"1\", \"200000\"]\neffect: read\n---\nMany lines.\n")
 	out, _ = callTool(t, env, "many", nil)
 	// Past the cap the head and the tail are kept, the cut said where it is.
-	if len(out) > config.DefaultMaxOutputBytes+200 || !strings.HasPrefix(out, "1\n2\n") || !strings.Contains(out, "bytes of the middle") || !strings.HasSuffix(out, "200000\n[exit 0]") {
+	// The whole of it is kept for read_output, and the result says so.
+	if len(out) > config.DefaultMaxOutputBytes+400 || !strings.HasPrefix(out, "1\n2\n") || !strings.Contains(out, "bytes of the middle") || !strings.Contains(out, "200000\n[exit 0]\n[the whole output (200000 lines") {
 		t.Fatalf("cap: %d bytes, tail %q", len(out), out[max(0, len(out)-80):])
 	}
 	writeTool(t, env, "slow", "---\ncommand: [sh, -c, 'sleep 30 & sleep 30']\ntimeout: 1\neffect: read\n---\nSlow.\n")
 	out, _ = callTool(t, env, "slow", nil)
 	if !strings.Contains(out, "[timed out after 1s; process group killed") {
 		t.Fatalf("timeout: %q", out)
+	}
+	// Its own variables (env:); a non-zero exit is no ✓; examples reach a
+	// model whose window allows them (issue 77).
+	writeTool(t, env, "greet", "---\nparameters:\n  who: {type: string}\ncommand: [sh, -c, 'echo \"$GREETING $1\"; exit 3', sh, \"{{who}}\"]\nenv: {GREETING: hello}\nexamples: [{who: Ada}]\neffect: read\n---\nGreet.\n")
+	greet, _ := env.a.Tools.entry("greet")
+	res, err := greet.run(t.Context(), callScope{}, map[string]any{"who": "Ada"})
+	if err != nil || !strings.HasPrefix(res.Text, "hello Ada\n[exit 3]") || !res.Failed {
+		t.Fatalf("env: %+v %v", res, err)
+	}
+	desc := func(window int) string {
+		i := slices.IndexFunc(env.a.toolsFor("llama3.2", window), func(x anyllm.Tool) bool { return x.Function.Name == "greet" })
+		return env.a.toolsFor("llama3.2", window)[i].Function.Description
+	}
+	if desc(8192) != "Greet.\nExamples:\n{\"who\":\"Ada\"}" || desc(4096) != "Greet." {
+		t.Errorf("examples: %q, %q", desc(8192), desc(4096))
 	}
 	// Audit shows each run.
 	var audit strings.Builder

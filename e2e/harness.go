@@ -27,6 +27,7 @@ import (
 var Helpers = map[string]func(arg string) int{
 	"kernel":     kernelHelper,
 	"mcp-server": func(string) int { return mcptest.RunStdio(mcptest.Tools()) },
+	"mcp-many":   func(string) int { return mcptest.RunStdio(mcptest.Many(119)) },
 }
 
 // RealHome is the home of the account that runs the tests. Main gives

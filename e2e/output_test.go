@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -188,5 +189,90 @@ func TestSplitSecretNeverLeaves(t *testing.T) {
 		if !strings.Contains(out, "for the client") || !strings.Contains(out, "make deploy") {
 			t.Errorf("%s: the rest of the reply is missing:\n%s", format, out)
 		}
+	}
+}
+
+// Every tool_result says how the call ended in one word (issue 77): a
+// wrong argument type is invalid_args, a command past its timeout is
+// timeout, a command that exits 1 is failed; the model's header says the
+// same. A command printing 200 KB is cut for the model, kept whole:
+// read_output with a pattern returns a line from its middle with its line
+// number, and with no id reads the last command's.
+func TestToolResultClassesAndTheWholeOutput(t *testing.T) {
+	t.Parallel()
+	RequireSandbox(t)
+	bin := Build(t)
+	dir := t.TempDir()
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "bad", Name: "read_file", Args: map[string]any{"path": "a.txt", "offset": map[string]any{"x": 1}}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "slow", Name: "run_command", Args: map[string]any{"command": "sleep 30", "timeout": 1}}),
+		fakeollama.ToolReply("llama3.2", CmdCall("fail", "sh -c 'exit 1'")),
+		fakeollama.ToolReply("llama3.2", CmdCall("big", "seq -f 'row %g of the report' 1 12000")),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "find", Name: "read_output", Args: map[string]any{"pattern": "^row 6543 "}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "page", Name: "read_output", Args: map[string]any{"id": 3, "offset": 11999}}),
+		fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "none", Name: "read_output", Args: map[string]any{"id": "job-9"}}),
+		fakeollama.TextReply("llama3.2", "Done."))
+	out, errOut, code := Run(t, bin, dir, "", "-p", "go", "--yes", "--output", "stream-json", "--model", "llama3.2", "--ollama", f.URL())
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	class := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var ev map[string]any
+		json.Unmarshal(sc.Bytes(), &ev)
+		if ev["type"] == "tool_result" {
+			class[ev["id"].(string)], _ = ev["class"].(string)
+		}
+	}
+	want := map[string]string{"bad": "invalid_args", "slow": "timeout", "fail": "failed", "big": "ok", "find": "ok", "page": "ok", "none": "invalid_args"}
+	for id, c := range want {
+		if class[id] != c {
+			t.Errorf("%s: class %q, want %q", id, class[id], c)
+		}
+	}
+	res := fakeollama.ToolResults(f.ChatRequests())
+	if !strings.Contains(res["slow"], "class=timeout") || !strings.Contains(res["bad"], "class=invalid_args") {
+		t.Errorf("the model's headers: %.120s | %.120s", res["slow"], res["bad"])
+	}
+	if !strings.Contains(res["big"], `read_output {"id": "3"`) || strings.Contains(res["big"], "row 6543 of") {
+		t.Errorf("the cut result does not say how to read on, or was not cut: %.300s", res["big"][len(res["big"])-300:])
+	}
+	if !strings.Contains(res["find"], "6543: row 6543 of the report") || !strings.Contains(res["find"], "output 3: seq") {
+		t.Errorf("read_output with a pattern: %s", res["find"])
+	}
+	if !strings.Contains(res["page"], "12000: row 12000 of the report") || strings.Contains(res["page"], "11998:") {
+		t.Errorf("read_output with an offset: %s", res["page"])
+	}
+}
+
+// A tool written inline in your own config (tools.define, issue 77) is
+// offered and runs as a tool file's would, with its own variables (env:)
+// and no others of yours; a workspace config's tools.define is not read.
+func TestInlineToolOfYourConfig(t *testing.T) {
+	t.Parallel()
+	RequireSandbox(t)
+	bin := Build(t)
+	dir, cfg := t.TempDir(), t.TempDir()
+	WriteFile(t, cfg, "harvey/harvey.yaml", "tools:\n  define:\n    greet:\n      description: Greet someone.\n      parameters: {who: {type: string, required: true}}\n"+
+		"      command: [sh, -c, 'echo \"$GREETING $1 ${SECRET_OF_YOURS:-none}\"', sh, \"{{who}}\"]\n      env: {GREETING: hello}\n      effect: read\n")
+	WriteFile(t, dir, "agents/harvey.yaml", "tools:\n  define:\n    planted:\n      command: [touch, planted]\n      effect: read\n")
+	f := fakeollama.New(t, "llama3.2:latest")
+	f.Script(fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "g", Name: "greet", Args: map[string]any{"who": "Ada"}}), fakeollama.TextReply("llama3.2", "Done."))
+	out, errOut, code := RunEnv(t, bin, dir, "", []string{"XDG_CONFIG_HOME=" + cfg, "SECRET_OF_YOURS=s3cr3t"}, "-p", "greet Ada", "--model", "llama3.2", "--ollama", f.URL())
+	reqs := f.ChatRequests()
+	if code != 0 || len(reqs) != 2 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if names := fakeollama.ToolNamesOf(reqs[0]); !slices.Contains(names, "greet") || slices.Contains(names, "planted") {
+		t.Errorf("offered: %v", names)
+	}
+	if !strings.Contains(errOut, "tools.define is read from your own config only") {
+		t.Errorf("the workspace's tools.define is not said: %s", errOut)
+	}
+	if r := fakeollama.ToolResults(reqs)["g"]; !strings.Contains(r, "hello Ada none") {
+		t.Errorf("the inline tool's run: %s", r)
 	}
 }

@@ -176,7 +176,7 @@ func (s *Sink) Approval(tool, action string, approved bool, by string) {
 
 // ToolResult is how a call ended, with what the tool returned as the
 // model saw it (capped, redacted).
-func (s *Sink) ToolResult(id, name, status, summary, output string, notes []string, d time.Duration) {
+func (s *Sink) ToolResult(id, name, status, class, summary, output string, notes []string, d time.Duration) {
 	if s == nil {
 		return
 	}
@@ -189,7 +189,7 @@ func (s *Sink) ToolResult(id, name, status, summary, output string, notes []stri
 			break
 		}
 	}
-	ev := map[string]any{"id": id, "name": name, "status": status, "summary": summary, "output": output, "duration_ms": d.Milliseconds()}
+	ev := map[string]any{"id": id, "name": name, "status": status, "class": class, "summary": summary, "output": output, "duration_ms": d.Milliseconds()}
 	if len(notes) > 0 {
 		red := make([]string, len(notes))
 		for i, n := range notes {

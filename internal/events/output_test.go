@@ -22,7 +22,7 @@ func TestStreamEvents(t *testing.T) {
 	fmt.Fprint(Writer{S: s}, "Looking. ")
 	s.ToolCall("c1", "run_command", `{"command":"echo `+token+`"}`, true)
 	s.Approval("run_command", "echo "+token, true, "you")
-	s.ToolResult("c1", "run_command", "ok", "exit 0", token, []string{"note " + token}, time.Second)
+	s.ToolResult("c1", "run_command", "ok", "ok", "exit 0", token, []string{"note " + token}, time.Second)
 	s.TurnUsage(TurnFigures{PromptTokens: 10, ReplyTokens: 2})
 	s.End(0)
 	if strings.Contains(out.String(), token) {
@@ -54,7 +54,7 @@ func TestResultObject(t *testing.T) {
 	s.TurnStart("hi")
 	fmt.Fprint(Writer{S: s}, "the answer")
 	s.ToolCall("c1", "read_file", "not json", false)
-	s.ToolResult("c1", "read_file", "ok", "1 line", "x", nil, 0)
+	s.ToolResult("c1", "read_file", "ok", "ok", "1 line", "x", nil, 0)
 	if out.Len() != 0 {
 		t.Fatalf("json wrote before the end: %q", out.String())
 	}

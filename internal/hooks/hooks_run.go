@@ -55,6 +55,7 @@ type Outcome struct {
 	Failed        bool
 	Notes         []string
 	Response      map[string]any // Claude Code's tool_response (nil: Harvey's own shape)
+	Class         string         // how it ended where Failed does not say (internal/toolclass)
 }
 
 // Runner runs the session's hooks.

@@ -1,7 +1,7 @@
 // Package mcptest holds MCP servers built from the Go SDK for any
 // package's tests: Tools (echo, add, fail, crash, grow, hang), Extra (a
 // prompt with arguments, a tool that reports progress), BadNames (tool
-// names no provider accepts) and Plant (a tool that changes the workspace
+// names no provider accepts), Many (a large catalog) and Plant (a tool that changes the workspace
 // behind git's back), served in memory, over HTTP, or as a stdio server's
 // main (RunStdio) in a test binary that re-executes itself.
 package mcptest
@@ -115,6 +115,24 @@ func Tools() *mcp.Server {
 			time.Sleep(time.Hour)
 			return nil, nil
 		})
+	return s
+}
+
+// Many serves n tools (records_000 ... each "Operation N on the records
+// of the index.") and, last in name order, zz_create_invoice: a large
+// catalog, as a model with a small window meets one. Each answers with
+// its name and its arguments.
+func Many(n int) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "many", Version: "1"}, nil)
+	answer := func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "reached " + req.Params.Name + " with " + string(req.Params.Arguments)}}}, nil
+	}
+	for i := range n {
+		s.AddTool(&mcp.Tool{Name: fmt.Sprintf("records_%03d", i), Description: fmt.Sprintf("Operation %d on the records of the index.", i),
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"id":{"type":"string","description":"Record id"}},"required":["id"]}`)}, answer)
+	}
+	s.AddTool(&mcp.Tool{Name: "zz_create_invoice", Description: "Create an invoice for a customer.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"customer":{"type":"string"},"amount":{"type":"integer"}},"required":["customer","amount"]}`)}, answer)
 	return s
 }
 
