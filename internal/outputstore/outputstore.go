@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -217,12 +218,14 @@ func (s *Store) grew(n int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.total += n
-	for s.total > s.budget && len(s.entries) > 1 {
-		old := s.entries[0]
-		if !old.finished() {
-			break
+	for s.total > s.budget {
+		// The oldest that is finished: a job still running keeps its own.
+		i := slices.IndexFunc(s.entries, (*Entry).finished)
+		if i < 0 {
+			return
 		}
-		s.entries = s.entries[1:]
+		old := s.entries[i]
+		s.entries = slices.Delete(s.entries, i, i+1)
 		s.dropped[old.ID] = true
 		s.total -= old.size
 		os.Remove(old.path)

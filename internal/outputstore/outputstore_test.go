@@ -149,3 +149,35 @@ func TestBounds(t *testing.T) {
 	}
 	none.Close()
 }
+
+// A job's output is written while the model reads it and other commands
+// are kept (run under -race in CI).
+func TestConcurrentWritesAndReads(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
+	s := New()
+	s.budget = 64 << 10
+	defer s.Close()
+	job := s.Job(1, "dev server")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 2000 {
+			fmt.Fprintf(job, "request %d\n", i)
+		}
+	}()
+	for i := range 50 {
+		e := s.Command(fmt.Sprintf("cmd %d", i))
+		fill(e, 100)
+		e.Close()
+		s.Read(Query{ID: "job-1", Pattern: "request 1"}, 4096)
+		s.Read(Query{}, 4096)
+	}
+	<-done
+	job.Close()
+	if got, err := s.Read(Query{ID: "job-1", Offset: 2000}, 4096); err != nil || !strings.Contains(got, "2000: request 1999") {
+		t.Errorf("the running job's output, older than what was dropped: %v %s", err, got)
+	}
+	if _, err := s.Read(Query{ID: "2"}, 4096); err == nil || !strings.Contains(err.Error(), "was dropped") {
+		t.Errorf("past the budget, the oldest command's goes: %v", err)
+	}
+}
