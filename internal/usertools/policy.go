@@ -15,19 +15,18 @@ import (
 // A tool's own policy and its examples: env: (variables its command gets),
 // network: (the hosts it may reach: this tool's, not every command's) and
 // examples: (calls checked against its parameters at load).
+//
+// env: gives a tool nothing its command could not take itself: the
+// variables are set for the command inside the sandbox, as `env NAME=value
+// PROGRAM` at the head of its argv would set them; no launcher, no first
+// stage and nothing of Harvey's reads them. So any name is one, and only a
+// value a parameter would fill is refused (parameters go on the command
+// line, where BuildArgv checks them).
 
 var (
 	envNameRE = lazyre.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	hostRE    = lazyre.New(`^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:[0-9]{1,5})?$`)
 )
-
-// deniedEnv are names a tool may not set: what changes how a program is
-// loaded or a shell starts, and Harvey's own.
-func deniedEnv(name string) bool {
-	up := strings.ToUpper(name)
-	return strings.HasPrefix(up, "LD_") || strings.HasPrefix(up, "DYLD_") || strings.HasPrefix(up, "HARVEY_") ||
-		slices.Contains([]string{"BASH_ENV", "ENV", "PROMPT_COMMAND", "PATH", "HOME", "IFS", "NODE_OPTIONS", "PYTHONSTARTUP", "PERL5OPT", "RUBYOPT"}, up)
-}
 
 func parseEnv(v *yaml.Node, line, offset int, bad func(int, string, ...any)) []string {
 	if v.Kind != yaml.MappingNode {
@@ -41,8 +40,6 @@ func parseEnv(v *yaml.Node, line, offset int, bad func(int, string, ...any)) []s
 		switch {
 		case !envNameRE().MatchString(k.Value):
 			bad(l, "env: %q is not a variable name", k.Value)
-		case deniedEnv(k.Value):
-			bad(l, "env: %s changes how programs load or shells start (or is Harvey's own); a tool may not set it", k.Value)
 		case val.Kind != yaml.ScalarNode || strings.ContainsRune(val.Value, 0):
 			bad(l, "env: %s must be a plain value", k.Value)
 		case strings.Contains(val.Value, "{{"):

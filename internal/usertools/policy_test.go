@@ -39,8 +39,6 @@ func TestToolPolicyAndExamples(t *testing.T) {
 	}
 
 	for _, c := range []struct{ text, want string }{
-		{"env: {LD_PRELOAD: /tmp/x.so}", "6: env: LD_PRELOAD changes how programs load"},
-		{"env: {HARVEY_SANDBOX: off}", "6: env: HARVEY_SANDBOX changes"},
 		{"env: {\"A-B\": x}", `6: env: "A-B" is not a variable name`},
 		{"env: {TOKEN: \"{{q}}\"}", "6: env: TOKEN: a parameter cannot fill a variable"},
 		{"env: [A=1]", "6: env must be a mapping"},
