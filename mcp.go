@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -81,7 +82,11 @@ func (ts *toolSet) toolPlan(model string, window int) ([]anyllm.Tool, []mcpOffer
 	tools, offers, left, spare = ts.fillMCP(model, window, budget-budget/3, limit, 1)
 	left = append(left, spare...)
 	schema := toolsearch.Schema(len(left))
-	return append(tools, schema), offers, toolsearch.New(left, budget/3-toolsearch.Tokens(schema))
+	found := budget/3 - toolsearch.Tokens(schema)
+	if window <= 0 {
+		found = math.MaxInt32 // a window nobody said: max_tools alone left them out
+	}
+	return append(tools, schema), offers, toolsearch.New(left, found)
 }
 
 // fillMCP is the tools that fit budget and limit (see toolPlan), in name
