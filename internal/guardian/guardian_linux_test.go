@@ -26,6 +26,7 @@ import (
 
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/guard"
+	"github.com/harvey-agent/harvey/internal/outputstore"
 )
 
 const (
@@ -66,6 +67,8 @@ func session(role string) int {
 		kept.Start()
 		Keep(kept.Process.Pid)
 		os.MkdirAll(filepath.Join(os.TempDir(), datadir.TempPrefix("tmp")+"x", "file"), 0o700)
+		// The session's kept outputs (read_output), in its runtime directory.
+		outputstore.New().Command("go test ./...").Write([]byte("FAIL: kept\n"))
 		ws := os.Getenv("WS")
 		guard.Command(ws, "a hostile job") // journaled, never checked here
 		exec.Command("git", "-C", ws, "config", "core.fsmonitor", "/tmp/planted").Run()
@@ -101,7 +104,7 @@ func TestGuardianEndsWhatAKilledSessionLeft(t *testing.T) {
 	}
 	before, _ := os.ReadFile(filepath.Join(ws, ".git", "config"))
 	tag := fmt.Sprintf("guardian-test-%d", time.Now().UnixNano())
-	cmd := guardian(t, "killed", "TAG="+tag, "WS="+ws, "TMPDIR="+tmp, "XDG_DATA_HOME="+data)
+	cmd := guardian(t, "killed", "TAG="+tag, "WS="+ws, "TMPDIR="+tmp, "XDG_DATA_HOME="+data, "XDG_RUNTIME_DIR="+tmp)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
