@@ -365,9 +365,17 @@ func TestEndToEndLandlockOnlySpareLauncher(t *testing.T) {
 	}
 	spare := waiting[0]
 	if os.Getuid() != 0 {
-		// Not dumpable: its /proc files are root's, not the user's.
+		// Not dumpable: its /proc files are root's, not the user's. A spare
+		// seen the moment it was started may not have made itself so yet
+		// (the Go runtime starts first): it must within a second.
 		var st syscall.Stat_t
-		if err := syscall.Stat(fmt.Sprintf("/proc/%d/mem", spare), &st); err != nil || st.Uid != 0 {
+		var err error
+		for end := time.Now().Add(time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if err = syscall.Stat(fmt.Sprintf("/proc/%d/mem", spare), &st); (err == nil && st.Uid == 0) || time.Now().After(end) {
+				break
+			}
+		}
+		if err != nil || st.Uid != 0 {
 			t.Errorf("the waiting spare's memory is the user's to read (owner %d, %v)", st.Uid, err)
 		}
 	}
