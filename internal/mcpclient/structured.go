@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -25,11 +26,19 @@ func resultText(res *mcp.CallToolResult, outputSchema any) string {
 	if res.StructuredContent == nil {
 		return text + "\n[the tool declares an outputSchema, but its result has no structuredContent]"
 	}
-	if err := checkOutput(outputSchema, res.StructuredContent); err != nil {
+	switch err := checkOutput(outputSchema, res.StructuredContent); {
+	case errors.Is(err, errUnreadableSchema):
+		return text + "\n[the tool's outputSchema could not be read (" + termtext.Clip(termtext.OneLine(err.Error()), 200) + "): its result is not checked]"
+	case err != nil:
 		return text + "\n[its structuredContent does not match the tool's outputSchema: " + termtext.Clip(termtext.OneLine(err.Error()), 300) + "]"
 	}
 	return text
 }
+
+// errUnreadableSchema is an outputSchema that cannot be resolved (a remote
+// $ref, a draft the checker does not know): the result is said unchecked,
+// never passed as checked.
+var errUnreadableSchema = errors.New("unreadable outputSchema")
 
 // compactStructured is res with each text block that is structuredContent
 // written out (the spec asks servers to send it so) replaced by its compact
@@ -71,20 +80,20 @@ func sameJSON(a, b []byte) bool {
 }
 
 // checkOutput validates what a tool returned against its outputSchema
-// (draft 2020-12 or 07; a schema that cannot be read is not checked: the
-// server's problem, not the call's).
+// (draft 2020-12 or 07); a schema that cannot be read is
+// errUnreadableSchema (the server's problem, not the call's).
 func checkOutput(schema, value any) error {
 	b, err := json.Marshal(schema)
 	if err != nil {
-		return nil
+		return fmt.Errorf("%w: %v", errUnreadableSchema, err)
 	}
 	var s jsonschema.Schema
-	if json.Unmarshal(b, &s) != nil {
-		return nil
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("%w: %v", errUnreadableSchema, err)
 	}
 	rs, err := s.Resolve(nil)
 	if err != nil {
-		return nil
+		return fmt.Errorf("%w: %v", errUnreadableSchema, err)
 	}
 	// The value as JSON decodes it, whatever Go type the SDK gave it.
 	vb, err := json.Marshal(value)

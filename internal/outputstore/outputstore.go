@@ -86,12 +86,18 @@ type Ref struct {
 	ID    string
 	Lines int
 	Bytes int64
+	Cut   bool // only its start is kept (past PerOutput, or a write failed)
 }
 
-// Note is the line under a cut result that says how to read the rest.
+// Note is the line under a cut result that says how to read the rest (and
+// never claims the whole of an output that was kept only in part).
 func (r Ref) Note() string {
-	return fmt.Sprintf("[the whole output (%s, %s) is kept as output %s: read_output {\"id\": %q, \"pattern\": \"...\"} finds lines, offset/limit pages it]",
-		termtext.Plural(r.Lines, "line"), termtext.Size(r.Bytes), r.ID, r.ID)
+	what := "the whole output"
+	if r.Cut {
+		what = "the output's start"
+	}
+	return fmt.Sprintf("[%s (%s, %s) is kept as output %s: read_output {\"id\": %q, \"pattern\": \"...\"} finds lines, offset/limit pages it]",
+		what, termtext.Plural(r.Lines, "line"), termtext.Size(r.Bytes), r.ID, r.ID)
 }
 
 // runtimeDir is where the store's directory goes: the user's runtime
@@ -209,7 +215,7 @@ func (e *Entry) Close() *Ref {
 		e.pending, e.done = nil, true
 		e.f.Close()
 	}
-	return &Ref{ID: e.ID, Lines: e.lines, Bytes: e.size}
+	return &Ref{ID: e.ID, Lines: e.lines, Bytes: e.size, Cut: e.cut}
 }
 
 // grew counts n more bytes kept and drops the oldest finished outputs

@@ -134,6 +134,9 @@ func TestBounds(t *testing.T) {
 		e.Write(line)
 	}
 	ref := e.Close()
+	if !ref.Cut || !strings.HasPrefix(ref.Note(), "[the output's start (") {
+		t.Errorf("a cut output's note claims the whole: %s", ref.Note())
+	}
 	if ref.Bytes > s.perOutput+100 {
 		t.Errorf("kept %d", ref.Bytes)
 	}
