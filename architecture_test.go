@@ -37,7 +37,7 @@ var fileLayers = [][]string{
 	{"harvey.go", "context.go", "turn.go", "delegate.go", "exec_host.go", "resume.go", "commands.go", "jobs_commands.go", "context_commands.go", "kb_commands.go",
 		"security_commands.go", "undo_commands.go", "mcp_commands.go", "models.go", "rag_commands.go"},
 	// 4: the entry points: the REPL and the terminal, start-up, the command line.
-	{"terminal.go", "lineeditor.go", "startup.go", "modelcheck.go", "cli.go", "completion.go", "rag_cli.go", "sandbox_cli.go"},
+	{"terminal.go", "lineeditor.go", "startup.go", "modelcheck.go", "cli.go", "completion.go", "rag_cli.go"},
 }
 
 // maxArrowsUp is the most arrows that may run back up (issue 28 asked for

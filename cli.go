@@ -21,6 +21,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/pipedin"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
+	"github.com/harvey-agent/harvey/internal/sandboxcli"
 	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
@@ -84,7 +85,7 @@ func subcommand(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	case "completion":
 		return completionCommand(args[1:], stdout, stderr), true
 	case "sandbox":
-		return sandboxCommand(args[1:], stdout, stderr), true
+		return sandboxcli.Command(args[1:], stdout, stderr), true
 	case "hooks":
 		return hooks.Command(args[1:], stdout, stderr), true
 	}

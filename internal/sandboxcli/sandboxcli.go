@@ -1,4 +1,10 @@
-package harvey
+// Package sandboxcli is `harvey sandbox`: which kernel mode this machine
+// gives commands and what holds in it (status, the default, after the
+// check of a command Harvey did not live to make), or the AppArmor profile
+// that lets Harvey alone make user namespaces where Ubuntu refuses them to
+// programs without one (apparmor). Command is the whole of it; it writes to
+// the writers it is given and returns the exit status.
+package sandboxcli
 
 import (
 	"fmt"
@@ -14,11 +20,11 @@ import (
 	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 )
 
-// sandboxCommand is harvey sandbox: which mode this machine gives commands
+// Command is harvey sandbox: which mode this machine gives commands
 // and what holds in it (status, the default), or the AppArmor profile that
 // lets Harvey alone make user namespaces where Ubuntu refuses them to
 // programs without one (apparmor).
-func sandboxCommand(args []string, stdout, stderr io.Writer) int {
+func Command(args []string, stdout, stderr io.Writer) int {
 	sub := "status"
 	if len(args) > 0 {
 		sub = args[0]
