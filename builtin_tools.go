@@ -44,6 +44,7 @@ type gateOps interface {
 	taskStatus(id int) (string, error)
 	readOutput(q outputstore.Query) (string, error)
 	taskWait(ctx context.Context, id int, d time.Duration) (string, error)
+	skill(name, file string) (string, error)
 	resultCap() int
 	capped(n int) gateOps // the same gate with a turn's cap on a result
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/secrets"
+	"github.com/harvey-agent/harvey/internal/skills"
 	"github.com/harvey-agent/harvey/internal/tasks"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/walk"
@@ -61,6 +62,8 @@ type Gate struct {
 	tasks *tasks.Manager
 	// outputs keeps every command's and job's output whole (read_output).
 	outputs *outputstore.Store
+	// skills are the session's skills (skills.go; nil: none).
+	skills *skills.Set
 }
 
 // audit records an effect with the outcome its error means.
@@ -453,6 +456,7 @@ func (g *Gate) commandSandboxFor(purpose string) *sandbox.Spec {
 // network, and the session's workspace, policy and safe mode.
 func (g *Gate) sandboxSpec(w sandboxpolicy.SpecFor) *sandbox.Spec {
 	w.Root, w.Policy, w.SafeMode, w.Allowed, w.Bare = g.ws.Root, g.cfg.Sandbox, g.cfg.SafeMode, g.cfg.AllowedCommands, g.bare
+	w.Readable = append(w.Readable, g.skills.Dirs()...) // your skills' scripts, read-only
 	return sandboxpolicy.CommandSpec(w)
 }
 

@@ -238,6 +238,7 @@ func (a *Agent) settleWorkspace(configErr error) {
 	}
 	a.confirmWorkspaceConfig(a.Config, a.Workspace)
 	a.confirmUserTools(&a.Terminal, a.Workspace)
+	a.settleSkills(&a.Terminal, a.gate)
 	a.Tools.SetAllowed(a.Config.Tools.AllowedTools)
 	for _, p := range a.toolProblems {
 		a.logf("%s", a.colorize("33", "warning: skipped tool: "+p.Error()))

@@ -66,8 +66,10 @@ type trustEntry struct {
 	ConfigSHA256 string `json:"config_sha256"`
 	ToolsSHA256  string `json:"tools_sha256,omitempty"` // agents/tools/ as confirmed
 	// MCPFilesSHA256 is .mcp.json (and the Cursor and VS Code files) as confirmed.
-	MCPFilesSHA256 string    `json:"mcp_files_sha256,omitempty"`
-	At             time.Time `json:"at"`
+	MCPFilesSHA256 string `json:"mcp_files_sha256,omitempty"`
+	// SkillsSHA256 is the workspace's skills (.claude/skills/, agents/skills/) as confirmed.
+	SkillsSHA256 string    `json:"skills_sha256,omitempty"`
+	At           time.Time `json:"at"`
 }
 
 func trustPath() string {
@@ -93,14 +95,15 @@ func loadTrust() trustStore {
 }
 
 // What the trust store remembers per workspace, each as the SHA-256 of
-// what the user confirmed: agents/harvey.yaml, agents/tools/, and the
-// .mcp.json files.
+// what the user confirmed: agents/harvey.yaml, agents/tools/, the
+// .mcp.json files and the workspace's skills.
 type TrustKind int
 
 const (
 	trustConfig TrustKind = iota
 	TrustTools
 	trustMCPFiles
+	TrustSkills
 )
 
 // sum is the entry's field for kind.
@@ -110,6 +113,8 @@ func (e *trustEntry) sum(kind TrustKind) *string {
 		return &e.ToolsSHA256
 	case trustMCPFiles:
 		return &e.MCPFilesSHA256
+	case TrustSkills:
+		return &e.SkillsSHA256
 	}
 	return &e.ConfigSHA256
 }

@@ -116,6 +116,7 @@ func CommandSpec(w SpecFor) *sandbox.Spec {
 		spec.RW = append(spec.RW, w.Hook.writable()...)
 		spec.Network = spec.Network || w.Hook.Network
 	}
+	spec.RO = append(spec.RO, w.Readable...) // before the masks: a credential file in them is masked too
 	if home != "" {
 		spec.Masked = MaskedCredentials(home, append(append([]string{}, spec.RW...), spec.RO...))
 	}
@@ -126,7 +127,6 @@ func CommandSpec(w SpecFor) *sandbox.Spec {
 	if w.SafeMode {
 		spec.Exec = safeModePrograms(w.Allowed)
 	}
-	spec.RO = append(spec.RO, w.Readable...)
 	spec.Network = spec.Network || w.Network
 	if !spec.Network && !w.Bare {
 		spec.Forwards = LocalServices(append(slices.Clip(w.Policy.Hosts), w.Hosts...)) // reached when it joins the session's network (internal/runner)
