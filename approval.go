@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/harvey-agent/harvey/internal/alive"
 	"github.com/harvey-agent/harvey/internal/diff"
 	"github.com/harvey-agent/harvey/internal/lineedit"
 	"github.com/harvey-agent/harvey/internal/refusal"
@@ -54,7 +55,7 @@ func (l *LineReader) read(prompt string, question bool) (string, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if question {
-		defer questionOpens()()
+		defer alive.QuestionOpens()()
 	}
 	if question && l.answer != nil {
 		return l.answer(prompt)

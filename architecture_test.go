@@ -29,7 +29,7 @@ var fileLayers = [][]string{
 		"version.go",
 		"workspace.go"},
 	// 1: the one gate, approvals and the tools built on them.
-	{"console.go", "console_alive.go", "approval.go", "gate.go", "gate_jobs.go", "gate_tasks.go", "hooks_host.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "skills.go", "mcp.go", "mcp_oauth.go"},
+	{"console.go", "approval.go", "gate.go", "gate_jobs.go", "gate_tasks.go", "hooks_host.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "skills.go", "mcp.go", "mcp_oauth.go"},
 	// 2: the model side: clients, layouts, the tool loop.
 	{"ollama.go", "anyllm_client.go", "config.go", "backend.go", "layout.go",
 		"tool_executor.go", "tool_call.go", "tool_catalog.go", "warm.go"},
@@ -37,7 +37,7 @@ var fileLayers = [][]string{
 	{"harvey.go", "context.go", "turn.go", "delegate.go", "exec_host.go", "resume.go", "commands.go", "jobs_commands.go", "context_commands.go", "kb_commands.go",
 		"security_commands.go", "undo_commands.go", "mcp_commands.go", "models.go", "rag_commands.go"},
 	// 4: the entry points: the REPL and the terminal, start-up, the command line.
-	{"terminal.go", "lineeditor.go", "startup.go", "modelcheck.go", "cli.go", "completion.go", "rag_cli.go"},
+	{"terminal.go", "lineeditor.go", "startup.go", "modelcheck.go", "cli.go", "completion.go", "rag_cli.go", "acp_host.go"},
 }
 
 // maxArrowsUp is the most arrows that may run back up (issue 28 asked for

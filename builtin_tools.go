@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/alive"
 	"github.com/harvey-agent/harvey/internal/coerce"
 	"github.com/harvey-agent/harvey/internal/gitargs"
 	"github.com/harvey-agent/harvey/internal/outputstore"
@@ -306,7 +307,7 @@ func (t *builtinTools) runCommand(ctx context.Context, g gateOps, call callScope
 		st, err := g.startJob(ctx, "run_command", in.Command)
 		return toolResult{Text: st.text, Summary: st.summary, Failed: st.failed}, err
 	}
-	echo, stop := watchAlive(t.echo(), t.width)
+	echo, stop := alive.Watch(t.echo(), t.width)
 	res, err := g.runCheckedEcho(ctx, "run_command", in.Command, timeout, echo, call.streams)
 	stop()
 	if err != nil {

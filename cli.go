@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/cliflags"
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/events"
 	"github.com/harvey-agent/harvey/internal/guardian"
@@ -25,47 +25,6 @@ import (
 	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/termtext"
 )
-
-const usageText = `Harvey — a terminal coding agent for local and cloud models.
-
-Usage:
-  harvey [flags]               interactive session in the current directory
-  harvey -p "PROMPT" [flags]   run one turn and exit (answer on stdout); piped input is context:
-                               cat err.log | harvey -p "why did it fail?"
-  harvey --run FILE [flags]    run each line of FILE (command or prompt) in order
-  harvey model check [NAME...|--all] [--json]
-                               can this model drive Harvey here? a short battery of tasks, a table, a verdict
-  harvey tools validate        check agents/tools/*.md; exit 1 if a file has a problem
-  harvey mcp list              start the configured MCP servers, list them and their tools
-  harvey mcp add NAME -- CMD   add a server to your config (--env K=V; or --url URL); mcp remove NAME
-  harvey mcp import [NAME...]  list (or add) the servers of your Claude Desktop, Claude Code, Cursor, Codex configs
-  harvey mcp login|logout NAME log in to a server that uses OAuth (the token is kept), or forget it
-  harvey rag query "TEXT" [--store NAME] [-k N] [--json]
-                               search the workspace in plain words (an index that needs no setup), or a RAG store
-  harvey rag create|ingest|list|use|on|off|status|remove ...
-                               RAG stores of embedded chunks (docs/retrieval.md)
-  harvey hooks [list|import]   your hooks before and after tool calls; import: Claude Code's (docs/hooks.md)
-  harvey sandbox [status|apparmor]
-                               which sandbox mode commands get here and what holds in it;
-                               apparmor: the profile that lets Ubuntu 23.10+ give Harvey its namespaces
-  harvey completion bash|zsh|fish
-                               shell completion: source <(harvey completion bash)
-
-Flags:
-  -p, --prompt PROMPT  run one prompt headless
-      --run FILE       run a script of lines headless ("-" reads stdin)
-      --model NAME     model to use (else config "model", else the only installed one)
-      --ollama URL     Ollama server (else $OLLAMA_HOST, else config ollama_url, else http://127.0.0.1:11434)
-      --yes            approve tool actions (writes, commands) that would otherwise ask
-      --output MODE    with -p or --run: text (default), json (one object at the end) or
-                       stream-json (one event per line); docs/output.md has the schema
-  -c, --continue       continue the last conversation in this workspace
-      --version        print the version
-  -h, --help           this help
-
-Exit status: 0 success, 1 failure, 2 bad usage, 3 an action was not
-approved (headless without --yes).
-`
 
 // subcommand runs harvey mcp, model, tools, rag, completion or sandbox
 // (ok false: args name none of them).
@@ -104,19 +63,19 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if code, ok := subcommand(ctx, args, stdout, stderr); ok {
 		return code
 	}
-	f, code := parseFlags(args, stdout, stderr)
+	f, code := cliflags.Parse(args, stdout, stderr, versionLine())
 	if f == nil {
 		return code
 	}
-	headless := f.prompt != "" || f.script != ""
+	headless := f.Prompt != "" || f.Script != ""
 	var sink *events.Sink
-	if f.output != events.ModeText {
-		sink = events.New(stdout, f.output)
+	if f.Output != events.ModeText {
+		sink = events.New(stdout, f.Output)
 		stdout = events.Writer{S: sink}
 	}
 	stdinTTY := termtext.IsTTY(stdin)
 	o := Options{
-		Dir: ".", Model: f.model, OllamaURL: f.ollama, AutoApprove: f.yes, Continue: f.cont,
+		Dir: ".", Model: f.Model, OllamaURL: f.Ollama, AutoApprove: f.Yes, Continue: f.Continue,
 		Interactive: !headless && stdinTTY,
 		Stdin:       stdin, Stdout: stdout, Stderr: stderr,
 		StdinTTY: stdinTTY && !headless, StderrTTY: termtext.IsTTY(stderr),
@@ -152,86 +111,28 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		sink.End(code)
 		return code
 	}
-	code = a.runHeadless(runCtx, lines, f.script != "", stderr)
+	code = a.runHeadless(runCtx, lines, f.Script != "", stderr)
 	a.gate.jobs.Close() // their "ended" events come before "end", the last line
 	a.gate.tasks.Close()
 	sink.End(code)
 	return code
 }
 
-// cliFlags are harvey's command-line flags.
-type cliFlags struct {
-	prompt, script, model, ollama string
-	output                        string // text, json or stream-json (headless only)
-	yes, cont                     bool
-}
-
-// parseFlags parses args; a nil result means exit with code (after --help,
-// --version or a usage error).
-func parseFlags(args []string, stdout, stderr io.Writer) (*cliFlags, int) {
-	fs := flag.NewFlagSet("harvey", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	f := &cliFlags{}
-	var version, help bool
-	fs.StringVar(&f.prompt, "p", "", "")
-	fs.StringVar(&f.prompt, "prompt", "", "")
-	fs.StringVar(&f.script, "run", "", "")
-	fs.StringVar(&f.model, "model", "", "")
-	fs.StringVar(&f.ollama, "ollama", "", "")
-	fs.StringVar(&f.output, "output", events.ModeText, "")
-	fs.BoolVar(&f.yes, "yes", false, "")
-	fs.BoolVar(&f.cont, "continue", false, "")
-	fs.BoolVar(&f.cont, "c", false, "")
-	fs.BoolVar(&version, "version", false, "")
-	fs.BoolVar(&help, "h", false, "")
-	fs.BoolVar(&help, "help", false, "")
-	err := fs.Parse(args)
-	promptSet := false
-	fs.Visit(func(f *flag.Flag) { promptSet = promptSet || f.Name == "p" || f.Name == "prompt" })
-	switch {
-	case err != nil:
-		fmt.Fprintf(stderr, "harvey: %v (harvey --help lists the flags)\n", err)
-		return nil, 2
-	case help:
-		fmt.Fprint(stdout, usageText)
-		return nil, 0
-	case version:
-		fmt.Fprintln(stdout, versionLine())
-		return nil, 0
-	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "harvey: unexpected argument %q (quote the prompt: harvey -p \"...\")\n", fs.Arg(0))
-		return nil, 2
-	case promptSet && strings.TrimSpace(f.prompt) == "":
-		fmt.Fprintln(stderr, `harvey: -p needs a prompt (harvey -p "what does main.go do?")`)
-		return nil, 2
-	case events.ValidMode(f.output) != nil:
-		fmt.Fprintf(stderr, "harvey: %v\n", events.ValidMode(f.output))
-		return nil, 2
-	case f.output != events.ModeText && f.prompt == "" && f.script == "":
-		fmt.Fprintln(stderr, "harvey: --output json and stream-json are for -p and --run (the REPL is for people)")
-		return nil, 2
-	case f.prompt != "" && f.script != "":
-		fmt.Fprintln(stderr, "harvey: use either -p or --run, not both")
-		return nil, 2
-	}
-	return f, 0
-}
-
 // headlessLines is what a headless run does: the -p prompt (with piped
 // input as context) or the lines of the --run script.
-func headlessLines(a *Agent, f *cliFlags, stdin io.Reader, stderr io.Writer) ([]string, int) {
-	if f.prompt != "" {
+func headlessLines(a *Agent, f *cliflags.Flags, stdin io.Reader, stderr io.Writer) ([]string, int) {
+	if f.Prompt != "" {
 		if piped, cut := pipedin.Read(stdin, a.maxOut()); piped != "" {
 			a.addContext("piped input", piped)
 			if cut > 0 {
 				fmt.Fprintf(stderr, "harvey: piped input is long: its start and end are kept, %d bytes between them left out\n", cut)
 			}
 		}
-		return []string{f.prompt}, 0
+		return []string{f.Prompt}, 0
 	}
 	r := stdin
-	if f.script != "-" {
-		file, err := os.Open(f.script)
+	if f.Script != "-" {
+		file, err := os.Open(f.Script)
 		if err != nil {
 			fmt.Fprintf(stderr, "harvey: --run: %v\n", err)
 			return nil, 2

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/alive"
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/knowledge"
 	"github.com/harvey-agent/harvey/internal/lazyre"
@@ -489,7 +490,7 @@ func cmdRunLine(ctx context.Context, a *Agent, line string, out io.Writer) error
 	// alive while it is silent); then the status line.
 	echo, stop := out, func() {}
 	if a.Interactive {
-		echo, stop = watchAlive(out, a.termWidth)
+		echo, stop = alive.Watch(out, a.termWidth)
 	}
 	res, err := a.gate.runCheckedEcho(ctx, "", line, 0, echo, false)
 	stop()

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/cliflags"
 	"github.com/harvey-agent/harvey/internal/configfile"
 	"github.com/harvey-agent/harvey/internal/events"
 	"github.com/harvey-agent/harvey/internal/hooks"
@@ -22,32 +23,6 @@ import (
 // slash commands from the command registry, --output's values from
 // internal/events' modes.
 
-// completionFlags are harvey's flags (cli.go's parseFlags), with whether
-// each takes a value.
-var completionFlags = []struct {
-	name  string
-	value bool
-	help  string
-}{
-	{"-p", true, "run one prompt headless"}, {"--prompt", true, "run one prompt headless"},
-	{"--run", true, "run a script of lines headless"}, {"--model", true, "model to use"},
-	{"--ollama", true, "Ollama server URL"}, {"--output", true, "text, json or stream-json (with -p or --run)"},
-	{"--yes", false, "approve writes and commands"}, {"-c", false, "continue the last conversation"},
-	{"--continue", false, "continue the last conversation"}, {"--version", false, "print the version"},
-	{"-h", false, "help"}, {"--help", false, "help"},
-}
-
-// completionSubcommands are the subcommands and their own words.
-var completionSubcommands = map[string][]string{
-	"model":      {"check"},
-	"tools":      {"validate"},
-	"mcp":        {"list", "add", "remove", "import"},
-	"completion": {"bash", "zsh", "fish"},
-	"sandbox":    {"status", "apparmor"},
-	"hooks":      {"list", "import"},
-	"rag":        {"query", "create", "ingest", "list", "use", "on", "off", "status", "remove"},
-}
-
 var outputModes = []string{events.ModeText, events.ModeJSON, events.ModeStreamJSON}
 
 // subcommandUsages are the usage texts the subcommands print: their flags
@@ -56,11 +31,9 @@ var subcommandUsages = []string{rag.Usage, mcpcli.Usage, modelCheckUsage, hooks.
 
 // completionSpec is what the shells' scripts complete (internal/shellcomplete).
 func completionSpec() shellcomplete.Spec {
-	s := shellcomplete.Spec{Subcommands: completionSubcommands, Slash: slashCommands(),
+	s := shellcomplete.Spec{Subcommands: cliflags.Subcommands, Slash: slashCommands(),
 		SubFlags: shellcomplete.SubcommandFlags(subcommandUsages...), OutputModes: outputModes}
-	for _, f := range completionFlags {
-		s.Flags = append(s.Flags, shellcomplete.Flag{Name: f.name, Value: f.value, Help: f.help})
-	}
+	s.Flags = cliflags.Completion
 	return s
 }
 

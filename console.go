@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/alive"
 	"github.com/harvey-agent/harvey/internal/events"
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"golang.org/x/term"
@@ -150,13 +151,13 @@ func (tm *Terminal) mcpProgress(server, message string, progress, total float64)
 	}
 	tm.progressMu.Lock()
 	defer tm.progressMu.Unlock()
-	if tm.tty != nil && asking.Load() > 0 {
+	if tm.tty != nil && alive.Asking() {
 		return // a question waits: it is not written over
 	}
 	if tm.tty != nil {
 		fmt.Fprintf(tm.Err, "\r\x1b[K%s", tm.dim("⋯ "+termtext.Sanitize(line)))
 		tm.progressShown = true
-		live.Store(tm, tm.mcpProgressDone)
+		alive.Show(tm, tm.mcpProgressDone)
 		return
 	}
 	if time.Since(tm.progressAt) >= 5*time.Second {
@@ -172,7 +173,7 @@ func (tm *Terminal) mcpProgressDone() {
 	if tm.progressShown {
 		fmt.Fprint(tm.Err, "\r\x1b[K")
 		tm.progressShown = false
-		live.Delete(tm)
+		alive.Hide(tm)
 	}
 	tm.progressAt = time.Time{}
 }

@@ -1,4 +1,12 @@
-package harvey
+// Package alive is the terminal's lines redrawn in place, and the rule that
+// a question is never covered: a command you watch in the REPL that prints
+// nothing for a while gets one dim line (how long it has run, the last
+// line it printed), redrawn each second and erased when it prints again or
+// ends (Watch); another redrawn line (an MCP call's progress) registers
+// its eraser (Show, Hide); while a question waits for an answer
+// (QuestionOpens until its answer), none is drawn and one on the screen is
+// erased first (Asking says whether one waits).
+package alive
 
 import (
 	"bytes"
@@ -43,9 +51,9 @@ var (
 	live   sync.Map     // what may be on the screen (an *aliveWriter, a Terminal's progress) → what erases it
 )
 
-// questionOpens erases the lines redrawn in place and keeps them off until
+// QuestionOpens erases the lines redrawn in place and keeps them off until
 // the returned function (the answer came) runs.
-func questionOpens() func() {
+func QuestionOpens() func() {
 	asking.Add(1)
 	live.Range(func(_, erase any) bool {
 		erase.(func())()
@@ -54,8 +62,8 @@ func questionOpens() func() {
 	return func() { asking.Add(-1) }
 }
 
-// watchAlive wraps w (nil: nothing to watch) until the returned stop.
-func watchAlive(w io.Writer, width func() int) (io.Writer, func()) {
+// Watch wraps w (nil: nothing to watch) until the returned stop.
+func Watch(w io.Writer, width func() int) (io.Writer, func()) {
 	if w == nil {
 		return nil, func() {}
 	}
@@ -137,3 +145,12 @@ func aliveLine(el time.Duration, last string, width int) string {
 	}
 	return s
 }
+
+// Asking reports whether a question waits for an answer.
+func Asking() bool { return asking.Load() > 0 }
+
+// Show registers a line redrawn in place under key, with what erases it.
+func Show(key any, erase func()) { live.Store(key, erase) }
+
+// Hide forgets key's line.
+func Hide(key any) { live.Delete(key) }
