@@ -60,6 +60,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	// The sandbox's temporary directories go with the process, whichever
 	// command made them (harvey model check, mcp list, ... too).
 	defer runner.RemoveTmp()
+	if len(args) > 0 && args[0] == "acp" {
+		return acpCommand(ctx, args[1:], stdin, stdout, stderr)
+	}
 	if code, ok := subcommand(ctx, args, stdout, stderr); ok {
 		return code
 	}

@@ -64,6 +64,9 @@ type Gate struct {
 	outputs *outputstore.Store
 	// skills are the session's skills (skills.go; nil: none).
 	skills *skills.Set
+	// buffers are an editor's files (harvey acp): reads and changes go
+	// through them once the path gate has resolved the target (nil: the disk).
+	buffers wsfile.Buffers
 }
 
 // audit records an effect with the outcome its error means.
@@ -80,7 +83,7 @@ func (g *Gate) confirm(ctx context.Context, tool, action string) error {
 // readChecked is the read path shared by /read and read_file: the path gate
 // (Tree.Resolve, permissions included) inside wsfile.Read.
 func (g *Gate) readChecked(ctx context.Context, p string, offset, limit int) (*wsfile.Result, error) {
-	rr, err := wsfile.Read(g.ws.Tree, p, offset, limit, g.maxOut())
+	rr, err := wsfile.ReadIn(ctx, g.ws.Tree, g.buffers, p, offset, limit, g.maxOut())
 	if err != nil {
 		g.audit("read", p, err, 0)
 		return nil, err
@@ -99,7 +102,7 @@ func (g *Gate) writeChecked(ctx context.Context, tool, p, content string) (strin
 // the change as data, commit), then its record in the audit log. /apply
 // plans and commits through the same steps, with one approval for all.
 func (g *Gate) changeFile(ctx context.Context, tool, p, content string, edit wsfile.Edit) (string, error) {
-	fc, err := wsfile.ChangeFile(ctx, g.ws.Tree, p, content, edit, changeApproval{g.approvals, tool}, g.undo, changedBy(tool))
+	fc, err := wsfile.ChangeFileIn(ctx, g.ws.Tree, g.buffers, p, content, edit, changeApproval{g.approvals, tool}, g.undo, changedBy(tool))
 	if fc == nil && err == nil {
 		clean, _ := wspath.LexicalClean(p)
 		return fmt.Sprintf("%s is unchanged (same content)", clean), nil
@@ -109,7 +112,7 @@ func (g *Gate) changeFile(ctx context.Context, tool, p, content string, edit wsf
 
 // planChange plans a change (/apply shows every plan before it asks).
 func (g *Gate) planChange(p, content string) (*wsfile.Change, error) {
-	fc, err := wsfile.Plan(g.ws.Tree, p, content, nil)
+	fc, err := wsfile.PlanIn(context.Background(), g.ws.Tree, g.buffers, p, content, nil)
 	if err != nil {
 		_, err = g.changed(fc, p, err)
 		return nil, err
@@ -119,7 +122,7 @@ func (g *Gate) planChange(p, content string) (*wsfile.Change, error) {
 
 // commitChange writes a planned change that was approved.
 func (g *Gate) commitChange(by string, fc *wsfile.Change) (string, error) {
-	return g.changed(fc, fc.Target, fc.Commit(g.ws.Tree, g.undo, by))
+	return g.changed(fc, fc.Target, fc.CommitIn(context.Background(), g.ws.Tree, g.undo, by))
 }
 
 // changed records a change's outcome in the audit log (a change that could

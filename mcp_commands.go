@@ -27,8 +27,7 @@ func (a *Agent) startMCP(ctx context.Context, kept bool) {
 	if len(a.Config.MCP.Servers) == 0 {
 		return
 	}
-	a.mcp = mcpclient.New(mcpHost{termUI: termUI{&a.Terminal}, gate: a.gate, tools: a.Tools, mcp: func() *mcpclient.Manager { return a.mcp }}, a.Workspace.Root,
-		mcpclient.Options{Version: Version, Policy: a.gate.cfg.Sandbox, RunTimeout: time.Duration(a.Config.RunTimeout)})
+	a.mcp = newMCPManager(a)
 	for _, n := range slices.Sorted(maps.Keys(a.Config.MCP.Servers)) {
 		cfg := a.Config.MCP.Servers[n]
 		if !cfg.IsEnabled() {
@@ -52,6 +51,12 @@ func (a *Agent) startMCP(ctx context.Context, kept bool) {
 		}
 		registerMCP(a.mcp, a.Tools, &a.Terminal, s)
 	}
+}
+
+// newMCPManager is the session's MCP manager, its servers' host the session.
+func newMCPManager(a *Agent) *mcpclient.Manager {
+	return mcpclient.New(mcpHost{termUI: termUI{&a.Terminal}, gate: a.gate, tools: a.Tools, mcp: func() *mcpclient.Manager { return a.mcp }}, a.Workspace.Root,
+		mcpclient.Options{Version: Version, Policy: a.gate.cfg.Sandbox, RunTimeout: time.Duration(a.Config.RunTimeout)})
 }
 
 // cmdMCP is /mcp: servers, state, tools and what they add to the prompt;

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/configfile"
@@ -23,19 +22,8 @@ const sourceSkills = "built-in:skills"
 
 // skillRoots are where skills are found, yours first.
 func skillRoots(ws *Workspace) []skills.Root {
-	var roots []skills.Root
-	if d := configfile.UserDir(); d != "" {
-		roots = append(roots, skills.Root{Dir: filepath.Join(d, "skills"), Label: "~/.config/harvey/skills", Runnable: true})
-	}
-	if h, err := os.UserHomeDir(); err == nil {
-		roots = append(roots, skills.Root{Dir: filepath.Join(h, ".claude", "skills"), Label: "~/.claude/skills", Runnable: true})
-	}
-	if ws != nil {
-		roots = append(roots,
-			skills.Root{Dir: filepath.Join(ws.Root, ".claude", "skills"), Label: ".claude/skills", Workspace: true, Top: ws.Root, In: ".claude/skills", Runnable: true},
-			skills.Root{Dir: filepath.Join(ws.Root, wspath.AgentsDir, "skills"), Label: wspath.AgentsDir + "/skills", Workspace: true, Top: ws.Root, In: wspath.AgentsDir + "/skills"})
-	}
-	return roots
+	home, _ := os.UserHomeDir()
+	return skills.Roots(configfile.UserDir(), home, ws.Root, wspath.AgentsDir)
 }
 
 // settleSkills finds the skills, asks about a repository's (headless, or
@@ -59,20 +47,13 @@ func (ts *toolSet) settleSkills(tm *Terminal, g *Gate) {
 		return
 	}
 	tm.logf("%s", tm.dim("· skills: "+strings.Join(set.Names(), ", ")))
-	params := map[string]any{"type": "object", "properties": map[string]any{
-		"name": map[string]any{"type": "string", "description": "The skill's name (none: list every skill)"},
-		"file": map[string]any{"type": "string", "description": "A file of the skill to read, relative to its folder"}}}
-	desc := "Load a skill: instructions for a kind of task. Before a task one of these is for, call skill {name}; it returns the instructions and the skill's files.\nSkills:\n" +
-		strings.TrimRight(set.Catalog(1200, 100), "\n")
-	ts.Tools.registerFunc("skill", desc, params, typed(params, skillTool, gateOps(g)), EffectRead, sourceSkills)
+	params := skills.Schema()
+	ts.Tools.registerFunc("skill", set.Description(), params, typed(params, skillTool, gateOps(g)), EffectRead, sourceSkills)
 }
 
 // confirmSkills asks about a repository's skills in the REPL.
 func confirmSkills(tm *Terminal, set *skills.Set) bool {
-	var names []string
-	for _, k := range set.Workspace() {
-		names = append(names, k.Name)
-	}
+	names := set.WorkspaceNames()
 	if !tm.Interactive || tm.In == nil {
 		tm.logf("%s", tm.colorize("33", fmt.Sprintf("warning: the workspace's skills (%s) are not yet confirmed; not loaded headless — start harvey in this directory once to confirm them", strings.Join(names, ", "))))
 		return false

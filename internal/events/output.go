@@ -8,8 +8,9 @@
 // A Sink receives what a run does — TurnStart, Text (through a Writer,
 // as the run's Out), ToolCall, Approval, ToolResult, TurnUsage, Fail — and
 // End closes it with the exit code. A nil Sink records nothing. Emit
-// writes an event of another kind (a hook's decision). It imports only
-// internal/secrets.
+// writes an event of another kind (a hook's decision). Listen, when set,
+// hears each event as stream-json would write it (harvey acp). It imports
+// only internal/secrets.
 package events
 
 import (
@@ -48,6 +49,10 @@ type Sink struct {
 	started time.Time
 	Sandbox string          // the sandbox mode, in each turn_start (set before the first)
 	round   strings.Builder // the model's text since its last whole message
+	// Listen, when set, hears every event as stream-json would write it
+	// (harvey acp turns them into the editor's session updates); it runs
+	// with the Sink locked and must not call it.
+	Listen func(ev map[string]any)
 }
 
 // callRecord is one tool call as the json object reports it.
@@ -90,13 +95,19 @@ func (s *Sink) Emit(typ string, fields map[string]any) {
 // emit writes one event (stream-json) with the schema version, a sequence
 // number and its type; s.mu is held.
 func (s *Sink) emit(typ string, fields map[string]any) {
-	if s == nil || !s.stream {
+	if s == nil || (!s.stream && s.Listen == nil) {
 		return
 	}
 	s.seq++
 	ev := map[string]any{"v": SchemaVersion, "seq": s.seq, "type": typ}
 	for k, v := range fields {
 		ev[k] = v
+	}
+	if s.Listen != nil {
+		s.Listen(ev)
+	}
+	if !s.stream {
+		return
 	}
 	b, err := json.Marshal(ev)
 	if err != nil {

@@ -519,6 +519,15 @@ func (s *Set) Workspace() []Skill {
 	return out
 }
 
+// WorkspaceNames are the repository's skills' names.
+func (s *Set) WorkspaceNames() []string {
+	var out []string
+	for _, k := range s.Workspace() {
+		out = append(out, k.Name)
+	}
+	return out
+}
+
 // DropWorkspace leaves the repository's skills out.
 func (s *Set) DropWorkspace() {
 	if s != nil {
@@ -555,4 +564,37 @@ func (s *Set) WorkspaceSum() string {
 		root.Close()
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Roots are where skills are found, yours first: your Harvey config
+// directory's skills/ and ~/.claude/skills, then the workspace's
+// .claude/skills and agents/skills (a repository's; "" workspace: none).
+func Roots(userDir, home, workspace, agentsDir string) []Root {
+	var roots []Root
+	if userDir != "" {
+		roots = append(roots, Root{Dir: filepath.Join(userDir, "skills"), Label: "~/.config/harvey/skills", Runnable: true})
+	}
+	if home != "" {
+		roots = append(roots, Root{Dir: filepath.Join(home, ".claude", "skills"), Label: "~/.claude/skills", Runnable: true})
+	}
+	if workspace != "" {
+		roots = append(roots,
+			Root{Dir: filepath.Join(workspace, ".claude", "skills"), Label: ".claude/skills", Workspace: true, Top: workspace, In: ".claude/skills", Runnable: true},
+			Root{Dir: filepath.Join(workspace, agentsDir, "skills"), Label: agentsDir + "/skills", Workspace: true, Top: workspace, In: agentsDir + "/skills"})
+	}
+	return roots
+}
+
+// Schema is the skill tool's parameters.
+func Schema() map[string]any {
+	return map[string]any{"type": "object", "properties": map[string]any{
+		"name": map[string]any{"type": "string", "description": "The skill's name (none: list every skill)"},
+		"file": map[string]any{"type": "string", "description": "A file of the skill to read, relative to its folder"}}}
+}
+
+// Description is the skill tool's description: what it does and the
+// catalog (about 300 tokens at most).
+func (s *Set) Description() string {
+	return "Load a skill: instructions for a kind of task. Before a task one of these is for, call skill {name}; it returns the instructions and the skill's files.\nSkills:\n" +
+		strings.TrimRight(s.Catalog(1200, 100), "\n")
 }

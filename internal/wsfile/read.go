@@ -23,11 +23,13 @@ package wsfile
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/harvey-agent/harvey/internal/config"
@@ -37,6 +39,15 @@ import (
 	"github.com/harvey-agent/harvey/internal/termtext"
 	"github.com/harvey-agent/harvey/internal/wspath"
 )
+
+// Buffers are an editor's files (ACP's fs/read_text_file and
+// fs/write_text_file): what a read or a change takes as the file's text,
+// and where a change writes, once the path gate has resolved the target on
+// disk (abs is that target's absolute path).
+type Buffers interface {
+	ReadText(ctx context.Context, abs string) (string, error)
+	WriteText(ctx context.Context, abs, content string) error
+}
 
 // Result is the outcome of reading a workspace file.
 type Result struct {
@@ -54,6 +65,13 @@ type Result struct {
 // lines (0 = as many as fit in maxBytes). Memory stays bounded by maxBytes
 // whatever the file size.
 func Read(ws *wspath.Tree, p string, offset, limit, maxBytes int) (*Result, error) {
+	return ReadIn(context.Background(), ws, nil, p, offset, limit, maxBytes)
+}
+
+// ReadIn is Read, the text taken from buf where an editor holds the file
+// (its unsaved buffer) once the gate resolved and opened the file on disk;
+// nil buf: the disk's.
+func ReadIn(ctx context.Context, ws *wspath.Tree, buf Buffers, p string, offset, limit, maxBytes int) (*Result, error) {
 	if maxBytes <= 0 || maxBytes > config.DefaultMaxOutputBytes {
 		maxBytes = config.DefaultMaxOutputBytes
 	}
@@ -70,18 +88,27 @@ func Read(ws *wspath.Tree, p string, offset, limit, maxBytes int) (*Result, erro
 		return nil, err
 	}
 	defer f.Close()
-	res := &Result{Path: rp.Rel, Size: st.Size()}
+	var src io.Reader = f
+	size := st.Size()
+	if buf != nil {
+		text, err := buf.ReadText(ctx, absOf(ws, rp.Rel))
+		if err != nil {
+			return nil, wspath.Failed(p, "the editor did not give its text: "+err.Error(), err)
+		}
+		src, size = strings.NewReader(text), int64(len(text))
+	}
+	res := &Result{Path: rp.Rel, Size: size}
 	// A buffer the size of a small file (Peek still sees all of it), at
 	// most 64 KB: a tool round on a 1 KB file should not allocate 64 KB.
 	bufSize := 64 << 10
-	if st.Size() < int64(bufSize) {
-		bufSize = max(int(st.Size())+1, 512)
+	if size < int64(bufSize) {
+		bufSize = max(int(size)+1, 512)
 	}
-	br := bufio.NewReaderSize(f, bufSize)
+	br := bufio.NewReaderSize(src, bufSize)
 	head, _ := br.Peek(8000)
 	if outputcap.IsBinary(head) {
 		res.Binary = true
-		res.Text = fmt.Sprintf("binary file, %d bytes", st.Size())
+		res.Text = fmt.Sprintf("binary file, %d bytes", size)
 		return res, nil
 	}
 	// Redaction sees the file from its start: a window that begins inside
@@ -109,6 +136,11 @@ func Read(ws *wspath.Tree, p string, offset, limit, maxBytes int) (*Result, erro
 		res.Text += fmt.Sprintf("\n[more lines follow; continue with offset=%d]", res.NextLine)
 	}
 	return res, nil
+}
+
+// absOf is a resolved workspace path as an editor names it.
+func absOf(ws *wspath.Tree, rel string) string {
+	return filepath.Join(ws.Root, filepath.FromSlash(rel))
 }
 
 // skipLines reads past the lines before offset (1-based), letting the

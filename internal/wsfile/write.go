@@ -52,6 +52,7 @@ type Change struct {
 	Content string
 	Note    string // the result text, when the change computes one
 	rp      *wspath.Resolved
+	buf     Buffers // an editor's files: read and written there (nil: the disk)
 }
 
 // Close lets go of the plan's directory (commit closes it too).
@@ -74,7 +75,15 @@ type Approver interface {
 // nothing was asked or written. The change is returned with a failure that
 // came after the path was resolved, to name its real target.
 func ChangeFile(ctx context.Context, ws *wspath.Tree, p, content string, edit Edit, ap Approver, j *Journal, by string) (*Change, error) {
-	fc, err := Plan(ws, p, content, edit)
+	return ChangeFileIn(ctx, ws, nil, p, content, edit, ap, j, by)
+}
+
+// ChangeFileIn is ChangeFile through an editor's files (nil buf: the
+// disk's): the path resolved, checked and its missing directories made on
+// disk by the gate as ever, the old text the editor's buffer, the new text
+// written by the editor.
+func ChangeFileIn(ctx context.Context, ws *wspath.Tree, buf Buffers, p, content string, edit Edit, ap Approver, j *Journal, by string) (*Change, error) {
+	fc, err := PlanIn(ctx, ws, buf, p, content, edit)
 	if err != nil || fc == nil {
 		return fc, err
 	}
@@ -82,7 +91,7 @@ func ChangeFile(ctx context.Context, ws *wspath.Tree, p, content string, edit Ed
 		fc.Close()
 		return fc, err
 	}
-	return fc, fc.Commit(ws, j, by)
+	return fc, fc.CommitIn(ctx, ws, j, by)
 }
 
 // MaxEditBytes bounds the files Harvey changes in place: their old text is
@@ -96,12 +105,25 @@ const MaxEditBytes = 4 << 20
 // hide is refused. A nil plan with a nil error: the content is unchanged.
 // The caller commits or closes the plan.
 func Plan(ws *wspath.Tree, p, content string, edit Edit) (*Change, error) {
+	return PlanIn(context.Background(), ws, nil, p, content, edit)
+}
+
+// PlanIn is Plan with the old text from an editor's buffer (nil buf: the
+// disk's).
+func PlanIn(ctx context.Context, ws *wspath.Tree, buf Buffers, p, content string, edit Edit) (*Change, error) {
 	rp, err := ws.Resolve(p, wspath.OpWrite)
 	if err != nil {
 		return nil, err
 	}
-	fc := &Change{asked: rp.Asked, Target: rp.Rel, rp: rp}
+	fc := &Change{asked: rp.Asked, Target: rp.Rel, rp: rp, buf: buf}
 	fc.Old, fc.Existed, err = readOld(rp, p)
+	if err == nil && fc.Existed && buf != nil {
+		if fc.Old, err = buf.ReadText(ctx, absOf(ws, rp.Rel)); err != nil {
+			err = wspath.Failed(p, "the editor did not give its text: "+err.Error(), err)
+		} else if len(fc.Old) > MaxEditBytes {
+			err = wspath.Failed(p, "file is over 4 MB, too large to change in place", nil)
+		}
+	}
 	whole := edit == nil
 	switch {
 	case err != nil:
@@ -183,19 +205,48 @@ const errChangedMeanwhile = "the file changed while the change was being approve
 // same one holding the same bytes (or still absent). The version it
 // replaces goes to j for /undo. The plan is closed.
 func (fc *Change) Commit(ws *wspath.Tree, j *Journal, by string) error {
+	return fc.CommitIn(context.Background(), ws, j, by)
+}
+
+// CommitIn is Commit; a change planned through an editor's buffers is
+// written by the editor (its directories made here first), the buffer
+// being what the plan read: the file on disk may differ while unsaved.
+func (fc *Change) CommitIn(ctx context.Context, ws *wspath.Tree, j *Journal, by string) error {
 	defer fc.Close()
 	if fc.rp == nil {
 		return wspath.Failed(fc.Target, errChangedMeanwhile, nil)
 	}
-	if !fc.rp.StillInPlace(ws) || !fc.stillHolds() {
+	if !fc.rp.StillInPlace(ws) || (fc.buf == nil && !fc.stillHolds()) {
 		return wspath.Failed(fc.Target, errChangedMeanwhile, nil)
 	}
-	made, err := WriteResolved(ws, fc.rp, fc.Content)
+	var made []string
+	var err error
+	if fc.buf != nil {
+		made, err = writeThrough(ctx, ws, fc)
+	} else {
+		made, err = WriteResolved(ws, fc.rp, fc.Content)
+	}
 	if err != nil {
 		return err
 	}
 	j.Push(JournalEntry{Path: fc.Target, Old: fc.Old, Existed: fc.Existed, Wrote: fc.Content, Dirs: made, By: by, At: time.Now()})
 	return nil
+}
+
+// writeThrough makes the directories the target lacks, then has the
+// editor write it.
+func writeThrough(ctx context.Context, ws *wspath.Tree, fc *Change) ([]string, error) {
+	dir, made, err := makeParents(ws, fc.rp)
+	if err != nil {
+		return made, err
+	}
+	if dir != fc.rp.Parent {
+		dir.Close()
+	}
+	if err := fc.buf.WriteText(ctx, absOf(ws, fc.rp.Rel), fc.Content); err != nil {
+		return made, wspath.Failed(fc.Target, "the editor did not write it: "+err.Error(), err)
+	}
+	return made, nil
 }
 
 // stillHolds reports whether the target is what the plan saw: the same
