@@ -29,7 +29,7 @@ var fileLayers = [][]string{
 		"version.go",
 		"workspace.go"},
 	// 1: the one gate, approvals and the tools built on them.
-	{"console.go", "approval.go", "gate.go", "gate_jobs.go", "gate_tasks.go", "hooks_host.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "skills.go", "mcp.go", "mcp_oauth.go"},
+	{"console.go", "approval.go", "gate.go", "gate_jobs.go", "gate_tasks.go", "gate_lsp.go", "hooks_host.go", "tools.go", "tool_registry.go", "builtin_tools.go", "usertools.go", "usertools_run.go", "skills.go", "mcp.go", "mcp_oauth.go"},
 	// 2: the model side: clients, layouts, the tool loop.
 	{"ollama.go", "anyllm_client.go", "config.go", "backend.go", "layout.go",
 		"tool_executor.go", "tool_call.go", "tool_catalog.go", "warm.go"},

@@ -17,6 +17,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/guard"
 	"github.com/harvey-agent/harvey/internal/hooks"
 	"github.com/harvey-agent/harvey/internal/jobs"
+	"github.com/harvey-agent/harvey/internal/lsp"
 	"github.com/harvey-agent/harvey/internal/outputstore"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
@@ -67,6 +68,8 @@ type Gate struct {
 	// buffers are an editor's files (harvey acp): reads and changes go
 	// through them once the path gate has resolved the target (nil: the disk).
 	buffers wsfile.Buffers
+	// lsp are the language servers whose errors a change returns (gate_lsp.go).
+	lsp *lsp.Manager
 }
 
 // audit records an effect with the outcome its error means.
@@ -142,11 +145,11 @@ func (g *Gate) changed(fc *wsfile.Change, p string, err error) (string, error) {
 	case err != nil:
 		return "", err
 	case fc.Note != "":
-		return fc.Note, nil
+		return fc.Note + g.diagnose(fc), nil
 	case fc.Existed:
-		return fmt.Sprintf("wrote %s (%d bytes, %d lines)", fc.Target, len(fc.Content), termtext.CountLines(fc.Content)), nil
+		return fmt.Sprintf("wrote %s (%d bytes, %d lines)", fc.Target, len(fc.Content), termtext.CountLines(fc.Content)) + g.diagnose(fc), nil
 	}
-	return fmt.Sprintf("created %s (%d bytes, %d lines)", fc.Target, len(fc.Content), termtext.CountLines(fc.Content)), nil
+	return fmt.Sprintf("created %s (%d bytes, %d lines)", fc.Target, len(fc.Content), termtext.CountLines(fc.Content)) + g.diagnose(fc), nil
 }
 
 // editChecked applies one edit_file change through changeFile.

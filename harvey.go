@@ -86,6 +86,9 @@ func newAgent(ws *Workspace, cf *configfile.File, in *LineReader, out, errOut io
 		}})
 	a.gate = &Gate{ws: ws, cfg: cf, log: a.Audit, undo: &wsfile.Journal{}, approvals: a.approvals, maxOut: a.maxOut,
 		note: func(s string) { a.logf("%s", a.dim("· "+s)) }, jobs: jobManager(&a.Terminal), tasks: taskManager(&a.Terminal), outputs: outputstore.New()}
+	if ws != nil {
+		a.gate.lsp = newLSP(a.gate)
+	}
 	a.Routes = newRouteRegistry(cf)
 	a.Tools = newToolRegistry()
 	a.Tools.approver = a.gate
@@ -192,6 +195,7 @@ func (a *Agent) Close() {
 	a.gate.outputs.Close()
 	a.flushLater()
 	a.mcp.Close()
+	a.gate.lsp.Close()
 	a.gate.hooks.RemoveTranscript()
 }
 

@@ -20,17 +20,12 @@ import (
 
 const sourceSkills = "built-in:skills"
 
-// skillRoots are where skills are found, yours first.
-func skillRoots(ws *Workspace) []skills.Root {
-	home, _ := os.UserHomeDir()
-	return skills.Roots(configfile.UserDir(), home, ws.Root, wspath.AgentsDir)
-}
-
 // settleSkills finds the skills, asks about a repository's (headless, or
 // a no: left out, with one line), and registers the skill tool when there
 // is one.
 func (ts *toolSet) settleSkills(tm *Terminal, g *Gate) {
-	set, problems := skills.Discover(skillRoots(g.ws))
+	home, _ := os.UserHomeDir()
+	set, problems := skills.Discover(skills.Roots(configfile.UserDir(), home, g.ws.Root, wspath.AgentsDir))
 	for _, p := range problems {
 		tm.logf("%s", tm.colorize("33", "warning: skipped skill: "+termtext.Sanitize(p)))
 	}
@@ -47,8 +42,7 @@ func (ts *toolSet) settleSkills(tm *Terminal, g *Gate) {
 		return
 	}
 	tm.logf("%s", tm.dim("· skills: "+strings.Join(set.Names(), ", ")))
-	params := skills.Schema()
-	ts.Tools.registerFunc("skill", set.Description(), params, typed(params, skillTool, gateOps(g)), EffectRead, sourceSkills)
+	ts.Tools.registerFunc("skill", set.Description(), skills.Schema(), typed(nil, skillTool, gateOps(g)), EffectRead, sourceSkills)
 }
 
 // confirmSkills asks about a repository's skills in the REPL.

@@ -103,6 +103,22 @@ type Config struct {
 	// Delegate is the delegate tool's sub-agent; from the user's own
 	// config only: what it may call beyond reading is the user's word.
 	Delegate DelegateConfig `yaml:"delegate,omitempty"`
+	// LSP is the language servers whose errors follow an edit; from the
+	// user's own config only (a server is a program Harvey starts).
+	LSP LSPConfig `yaml:"lsp,omitempty"`
+}
+
+// LSPConfig is the lsp: block: the language servers whose errors a
+// write or an edit of a file of their language returns.
+type LSPConfig struct {
+	// Off turns diagnostics after an edit off.
+	Off bool `yaml:"off,omitempty"`
+	// Servers name another server for a language (go, python,
+	// typescript, rust, c) as an argv; an empty list turns that one off.
+	Servers map[string][]string `yaml:"servers,omitempty"`
+	// Wait bounds how long an edit waits for a warm server's errors
+	// (default 3s; a server's first use waits up to five times that).
+	Wait Duration `yaml:"wait,omitempty"`
 }
 
 // DelegateConfig is the delegate: block: the sub-agent the delegate tool

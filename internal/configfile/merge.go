@@ -107,6 +107,7 @@ var configRules = []configRule{
 	{key: "keep_recordings", kind: ruleUserOnly},
 	{key: "rag", kind: ruleUserOnly},
 	{key: "delegate", kind: ruleUserOnly},
+	{key: "lsp", kind: ruleUserOnly},
 }
 
 func findRule(key string) *configRule {
