@@ -10,6 +10,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/sandbox"
 	"github.com/harvey-agent/harvey/internal/sandboxpolicy"
 	"github.com/harvey-agent/harvey/internal/wsfile"
+	"github.com/harvey-agent/harvey/internal/wsquery"
 )
 
 // lspHost is what the language servers (internal/lsp) get of the session:
@@ -39,7 +40,8 @@ func (h lspHost) Record(line string) { h.g.log.Record("undone", line, audit.Deni
 // newLSP is the session's language servers, from your lsp: settings.
 func newLSP(g *Gate) *lsp.Manager {
 	c := g.cfg.LSP
-	return lsp.New(g.ws.Root, lspHost{g}, lsp.Config{Off: c.Off, Servers: c.Servers, Wait: time.Duration(c.Wait)})
+	return lsp.New(g.ws.Root, lspHost{g}, lsp.Config{Off: c.Off, Servers: c.Servers, Wait: time.Duration(c.Wait),
+		Visible: func(rel string) bool { return wsquery.Readable(g.ws.Tree, rel) }})
 }
 
 // diagnose is what a language server says of a change the gate just

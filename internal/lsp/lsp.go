@@ -13,7 +13,8 @@
 // use), for the server's diagnostics of that version of the file, then a
 // moment more for other files it broke. What it returns is a few lines:
 // the file's errors (and warnings unless errorsOnly: a small window gets
-// errors only), then new errors in up to three other files, five each;
+// errors only), then new errors in up to three other files, five each,
+// each one the model may see (Config.Visible: the path gate);
 // "no errors" when the server found none; a line that it did not answer in
 // time. A language without a server returns "". A server that cannot start
 // or ends is said once through Host.Say and not tried again for that
@@ -61,6 +62,10 @@ type Config struct {
 	Off     bool
 	Servers map[string][]string // language → argv (empty: none for it)
 	Wait    time.Duration       // a warm server's bound (default DefaultWait)
+	// Visible is whether the model may see a file named by its
+	// workspace path (the path gate); another file's errors are given
+	// only when it is (nil: all).
+	Visible func(rel string) bool
 }
 
 // DefaultWait bounds the wait for a warm server's diagnostics.
@@ -326,7 +331,7 @@ func (m *Manager) report(name, uri string, own *published, after, before map[str
 	lines := lineList(rel, own.diags, limit, maxOwn)
 	var others []string
 	for _, u := range slices.Sorted(maps.Keys(after)) {
-		if u == uri || len(others) >= maxOthers*maxPerOther {
+		if u == uri || len(others) >= maxOthers*maxPerOther || (m.cfg.Visible != nil && !m.cfg.Visible(m.relOf(u))) {
 			continue
 		}
 		old := map[string]bool{}

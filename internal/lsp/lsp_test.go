@@ -165,6 +165,17 @@ func TestAnEditsErrorsAndWhatItBrokeElsewhere(t *testing.T) {
 	}
 }
 
+// Another file's errors reach the model only where the path gate lets it
+// see that file.
+func TestOtherFilesOnlyWhereTheModelMaySee(t *testing.T) {
+	m, _, _ := fake(t, "ok", 2*time.Second)
+	m.cfg.Visible = func(rel string) bool { return rel != "other.go" }
+	got := m.Diagnose(t.Context(), "a.go", "BROKEN\n", true)
+	if !strings.Contains(got, "a.go:1:5: error") || strings.Contains(got, "other.go") {
+		t.Errorf("%s", got)
+	}
+}
+
 func TestAServerWithoutVersions(t *testing.T) {
 	m, _, _ := fake(t, "noversion", 2*time.Second)
 	if got := m.Diagnose(t.Context(), "a.go", "BROKEN\n", true); !strings.Contains(got, "a.go:1:5: error: undefined: BROKEN") {
