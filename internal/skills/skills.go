@@ -7,7 +7,9 @@
 // body's first paragraph.
 //
 // Discover reads the roots in order (yours first: a repository's skill
-// never shadows one of yours; a shadowed skill is said as a problem).
+// never shadows one of yours; a shadowed skill is said as a problem); a
+// folder without a SKILL.md is a folder of skills, read one level down (a
+// repository of skills cloned whole).
 // Every read goes through an os.Root of its root, so a link in a
 // repository's skills folder never reaches outside it; a skill folder of
 // yours may be a link (an installer's). Set.Catalog is what the model
@@ -34,6 +36,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"unicode"
 
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -128,23 +131,47 @@ func discoverRoot(r Root) ([]Skill, []string) {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		data, err := readCapped(root, path.Join(e.Name(), File), maxSkillBytes)
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotAFile) {
+		k, found, err := readSkill(root, r, e.Name())
+		if !found && err == nil {
+			// A folder of skills (a repository of them cloned whole,
+			// a plugin's): its folders, one level down.
+			sub, _ := fs.ReadDir(root.FS(), e.Name())
+			for _, d := range sub {
+				if strings.HasPrefix(d.Name(), ".") {
+					continue
+				}
+				if k, found, err := readSkill(root, r, e.Name()+"/"+d.Name()); found {
+					out = append(out, k)
+				} else if err != nil {
+					problems = append(problems, err.Error())
+				}
+			}
 			continue
 		}
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s/%s/%s: %v", r.Label, e.Name(), File, plain(err)))
+			problems = append(problems, err.Error())
 			continue
 		}
-		k, err := parse(data, e.Name())
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("%s/%s/%s: %v", r.Label, e.Name(), File, err))
-			continue
-		}
-		k.Root, k.Folder = r, e.Name()
 		out = append(out, k)
 	}
 	return out, problems
+}
+
+// readSkill reads the skill in folder (found false: it has no SKILL.md).
+func readSkill(root *os.Root, r Root, folder string) (Skill, bool, error) {
+	data, err := readCapped(root, path.Join(folder, File), maxSkillBytes)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotAFile) || errors.Is(err, syscall.ENOTDIR) {
+		return Skill{}, false, nil
+	}
+	if err != nil {
+		return Skill{}, true, fmt.Errorf("%s/%s/%s: %v", r.Label, folder, File, plain(err))
+	}
+	k, err := parse(data, path.Base(folder))
+	if err != nil {
+		return Skill{}, true, fmt.Errorf("%s/%s/%s: %v", r.Label, folder, File, err)
+	}
+	k.Root, k.Folder = r, folder
+	return k, true, nil
 }
 
 // openRoot opens a root: a repository's through the workspace's own root

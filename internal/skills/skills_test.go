@@ -172,6 +172,29 @@ func TestProblemsAreSaidAndTheRestLoads(t *testing.T) {
 	}
 }
 
+// A repository of skills cloned whole into ~/.claude/skills: its skills,
+// one level down, load as they are.
+func TestAFolderOfSkills(t *testing.T) {
+	home, ws := t.TempDir(), t.TempDir()
+	write(t, home, ".claude/skills/anthropic-skills/document-skills/README.md", "hi")
+	write(t, home, ".claude/skills/anthropic-skills/pdf/SKILL.md", pdfSkill)
+	write(t, home, ".claude/skills/anthropic-skills/pdf/forms.md", "# Forms\n")
+	write(t, home, ".claude/skills/anthropic-skills/README.md", "a readme")
+	set, problems := Discover(roots(home, ws))
+	if len(problems) > 0 || set.Names()[0] != "pdf" {
+		t.Fatalf("%q %q", set.Names(), problems)
+	}
+	if k, _ := set.Get("pdf"); k.Label() != "~/.claude/skills/anthropic-skills/pdf" {
+		t.Errorf("label %q", k.Label())
+	}
+	if got, err := set.Read("pdf", "forms.md"); err != nil || got != "# Forms\n" {
+		t.Errorf("%q %v", got, err)
+	}
+	if dirs := set.Dirs(); len(dirs) != 1 || dirs[0] != filepath.Join(home, ".claude/skills/anthropic-skills/pdf") {
+		t.Errorf("%q", dirs)
+	}
+}
+
 func TestTheCatalogKeepsToItsBudget(t *testing.T) {
 	home, ws := t.TempDir(), t.TempDir()
 	for _, n := range []string{"a", "b", "c", "d", "e"} {
