@@ -113,6 +113,9 @@ type Manager struct {
 	cfg  Config
 	mu   sync.Mutex
 	srv  map[string]*server // by language; nil value: none, or it failed
+	// words are the last words of the server started last (m.mu held
+	// while it starts).
+	words func() string
 }
 
 // server is one running language server.
@@ -124,6 +127,7 @@ type server struct {
 	versions map[string]int // URI → the version last sent
 	used     bool           // past its first use
 	life     *guard.Guard   // its whole-life check, from before it started
+	words    func() string  // its last words on stderr
 }
 
 // New is the manager of the workspace at root.
@@ -178,12 +182,15 @@ func (m *Manager) start(ctx context.Context, lang string, argv []string) (*serve
 	if err != nil {
 		return nil, err
 	}
-	s := &server{name: filepath.Base(argv[0]), c: newConn(out, in), stop: stop, versions: map[string]int{}, life: guard.Life(m.root, "language server "+filepath.Base(argv[0]))}
+	s := &server{name: filepath.Base(argv[0]), c: newConn(out, in), stop: stop, versions: map[string]int{}, life: guard.Life(m.root, "language server "+filepath.Base(argv[0])), words: m.words}
 	ictx, cancel := context.WithTimeout(ctx, 5*m.cfg.Wait)
 	defer cancel()
 	root := fileURI(m.root)
 	_, err = s.c.call(ictx, "initialize", map[string]any{
-		"processId": os.Getpid(), "rootUri": root, "rootPath": m.root,
+		// No processId: the server runs in a PID namespace of its own,
+		// where Harvey's PID is not Harvey, and servers that watch their
+		// parent (typescript-language-server, pyright) would exit.
+		"processId": nil, "rootUri": root, "rootPath": m.root,
 		"workspaceFolders": []map[string]string{{"uri": root, "name": filepath.Base(m.root)}},
 		"capabilities": map[string]any{
 			"textDocument": map[string]any{"publishDiagnostics": map[string]any{"versionSupport": true},
@@ -197,6 +204,9 @@ func (m *Manager) start(ctx context.Context, lang string, argv []string) (*serve
 	}
 	if err != nil {
 		stop()
+		if w := s.words(); w != "" {
+			err = fmt.Errorf("%v: %s", err, w)
+		}
 		return nil, err
 	}
 	m.check(s, "at start")
@@ -385,11 +395,15 @@ func lineList(rel string, diags []Diagnostic, limit, max int) []string {
 
 // ended forgets a server that ended, said once.
 func (m *Manager) ended(lang string, s *server, err error) {
-	m.host.Say(fmt.Sprintf("lsp: %s ended (%v); %s files get no diagnostics this session", s.name, err, lang))
 	m.mu.Lock()
 	m.srv[lang] = nil
 	m.mu.Unlock()
 	s.stop()
+	why := fmt.Sprint(err)
+	if w := s.words(); w != "" {
+		why += ": " + oneLine(w)
+	}
+	m.host.Say(fmt.Sprintf("lsp: %s ended (%s); %s files get no diagnostics this session", s.name, why, lang))
 	m.check(s, "as it stopped")
 }
 
@@ -409,7 +423,9 @@ func (m *Manager) launch(lang string, argv []string) (io.WriteCloser, io.ReadClo
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	cmd.Stderr = runner.NewCapWriter(4096)
+	stderr := runner.NewCapWriter(4096)
+	cmd.Stderr = stderr
+	m.words = func() string { b, _ := stderr.Bytes(); return runner.LastWords(b) }
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, nil, nil, err

@@ -60,10 +60,18 @@ func fakeServer(mode string) {
 		switch m.Method {
 		case "initialize":
 			var p struct {
-				RootURI string `json:"rootUri"`
+				RootURI   string `json:"rootUri"`
+				ProcessID *int   `json:"processId"`
 			}
 			json.Unmarshal(m.Params, &p)
 			root = p.RootURI
+			if p.ProcessID != nil {
+				// As typescript-language-server and pyright do: a parent
+				// that is not alive where the server runs (its PID
+				// namespace) ends it.
+				send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"capabilities": map[string]any{}}})
+				os.Exit(4)
+			}
 			send(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "workspace/configuration", "params": map[string]any{"items": []any{map[string]any{"section": "x"}}}})
 			send(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{"capabilities": map[string]any{}}})
 		case "shutdown":
