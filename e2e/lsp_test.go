@@ -10,12 +10,12 @@ import (
 	"github.com/harvey-agent/harvey/internal/fakeollama"
 )
 
-// lspPATH is PATH with where language servers are installed here: your Go
-// bin (go install golang.org/x/tools/gopls) and HARVEY_TEST_LSP_BIN (the
-// node_modules/.bin that .ci/run installs pyright and
-// typescript-language-server into).
-func lspPATH() string {
-	p := os.Getenv("PATH") + string(os.PathListSeparator) + filepath.Join(RealHome, "go", "bin")
+// lspPATH is PATH with where language servers are installed here: the Go
+// bin of home (go install golang.org/x/tools/gopls) and
+// HARVEY_TEST_LSP_BIN (the node_modules/.bin that .ci/run installs
+// pyright and typescript-language-server into).
+func lspPATH(home string) string {
+	p := os.Getenv("PATH") + string(os.PathListSeparator) + filepath.Join(home, "go", "bin")
 	if extra := os.Getenv("HARVEY_TEST_LSP_BIN"); extra != "" {
 		p = extra + string(os.PathListSeparator) + p
 	}
@@ -54,7 +54,7 @@ func TestEndToEndDiagnosticsAfterAnEdit(t *testing.T) {
 	t.Parallel()
 	RequireSandbox(t)
 	bin := Build(t)
-	path := lspPATH()
+	path := lspPATH(RealHome) // this machine's gopls, on purpose
 	cases := []struct {
 		name, server, check string
 		argv                []string
