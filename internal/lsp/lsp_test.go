@@ -13,24 +13,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/harvey-agent/harvey/internal/launchtest"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
-// TestMain plays a language server when asked (HARVEY_LSP_FAKE: its mode).
+// TestMain plays a language server when asked (HARVEY_LSP_FAKE: its
+// mode), else the sandbox's launcher and the tests (internal/launchtest).
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == sandbox.Arg {
-		os.Exit(sandbox.RunLauncher(os.Args[2:]))
-	}
-	if len(os.Args) > 1 && os.Args[1] == "--version" {
-		os.Exit(0)
-	}
 	if mode := os.Getenv("HARVEY_LSP_FAKE"); mode != "" {
 		fakeServer(mode)
 		os.Exit(0)
 	}
-	code := m.Run()
-	sandbox.RemoveTmp()
-	os.Exit(code)
+	launchtest.Main(m)
 }
 
 // fakeServer answers initialize and shutdown, asks the client for its
