@@ -462,7 +462,9 @@ func (g *Gate) commandSandboxFor(purpose string) *sandbox.Spec {
 // network, and the session's workspace, policy and safe mode.
 func (g *Gate) sandboxSpec(w sandboxpolicy.SpecFor) *sandbox.Spec {
 	w.Root, w.Policy, w.SafeMode, w.Allowed, w.Bare = g.ws.Root, g.cfg.Sandbox, g.cfg.SafeMode, g.cfg.AllowedCommands, g.bare
-	w.Readable = append(w.Readable, g.skills.Dirs()...) // your skills' scripts, read-only
+	if w.Purpose == "run" || strings.HasPrefix(w.Purpose, "job-") {
+		w.Readable = append(w.Readable, g.skills.Dirs()...) // your skills' scripts, for commands only (never a server)
+	}
 	return sandboxpolicy.CommandSpec(w)
 }
 

@@ -29,11 +29,7 @@ func (h lspHost) Sandbox(purpose string) (*sandbox.Spec, error) {
 
 func (h lspHost) Env() []string { return runner.EnvFor(h.g.cfg.Sandbox) }
 
-func (h lspHost) Say(line string) {
-	if h.g.note != nil {
-		h.g.note(line)
-	}
-}
+func (h lspHost) Say(line string) { h.g.note(line) } // the gate's note is always set (newAgent)
 
 func (h lspHost) Record(line string) { h.g.log.Record("undone", line, audit.Denied, 0) }
 

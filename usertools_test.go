@@ -320,3 +320,20 @@ func TestARepositorysSkillsWaitForYourYes(t *testing.T) {
 		t.Fatalf("a changed skill must be asked about again: %q\n%s", d, env.errOut)
 	}
 }
+
+// Your skills' folders are readable to commands and jobs (their scripts),
+// never to a server (an MCP server, a language server).
+func TestSkillFoldersAreForCommandsOnly(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	e2e.WriteFile(t, home, ".claude/skills/pdf/SKILL.md", "---\nname: pdf\ndescription: PDFs.\n---\nbody\n")
+	env := newTestEnv(t, nil, "")
+	env.a.settleSkills(&env.a.Terminal, env.a.gate)
+	dir := filepath.Join(home, ".claude", "skills", "pdf")
+	for purpose, want := range map[string]bool{"run": true, "job-1": true, "mcp-x": false, "lsp-go": false} {
+		if got := slices.Contains(env.a.gate.commandSandboxFor(purpose).RO, dir); got != want {
+			t.Errorf("%s: the skill's folder readable %v, want %v", purpose, got, want)
+		}
+	}
+}
