@@ -131,7 +131,7 @@ func (g *Gate) jobList() string {
 		ids = append(ids, fmt.Sprintf("%d %s", j.ID, j.State()))
 	}
 	if len(ids) == 0 {
-		return "none started"
+		return "none in this session: a job ends with the session that started it"
 	}
-	return "jobs: " + strings.Join(ids, ", ")
+	return "this session's jobs: " + strings.Join(ids, ", ")
 }

@@ -86,9 +86,9 @@ func (g *Gate) taskList() string {
 		ids = append(ids, fmt.Sprintf("%d %s", tk.ID, tk.State()))
 	}
 	if len(ids) == 0 {
-		return "none started"
+		return "none in this session: a task ends with the session that started it"
 	}
-	return "tasks: " + strings.Join(ids, ", ")
+	return "this session's tasks: " + strings.Join(ids, ", ")
 }
 
 // untoldTasks is the results of the tasks that ended since the model last

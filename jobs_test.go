@@ -23,4 +23,8 @@ func TestJobsPassTheCommandGate(t *testing.T) {
 	if n := len(env.a.gate.jobs.List()); n != 0 {
 		t.Errorf("%d jobs started", n)
 	}
+	// A job of an earlier session (--continue) is not "none started".
+	if _, err := env.a.gate.readJob(1); err == nil || !strings.Contains(err.Error(), "no job 1 (none in this session: a job ends with the session that started it)") {
+		t.Errorf("a job of another session: %v", err)
+	}
 }

@@ -196,8 +196,8 @@ func (m *Manager) watch(j *Job) {
 	if j.check != nil {
 		undone, changed := j.check.Check()
 		notes = append(notes, undone...)
-		if changed != "" {
-			notes = append(notes, changed)
+		if changed != "" { // what changed while it ran: it, or you, Harvey or another job then (inotify names no process)
+			notes = append(notes, strings.Replace(changed, "[harvey: ", fmt.Sprintf("[harvey: while job %d ran (by it, or by what else ran then), ", j.ID), 1))
 		}
 	}
 	j.mu.Lock()

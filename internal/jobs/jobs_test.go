@@ -49,9 +49,10 @@ func (p *fakeProc) Stop()                 { p.once.Do(func() { close(p.done) }) 
 type fakeCheck struct {
 	n       int
 	changed func() bool // what Recheck finds changed (nil: nothing)
+	files   string      // the line naming the files that changed while it ran
 }
 
-func (c *fakeCheck) Check() ([]string, string) { c.n++; return []string{"undone: x"}, "" }
+func (c *fakeCheck) Check() ([]string, string) { c.n++; return []string{"undone: x"}, c.files }
 func (c *fakeCheck) Recheck() []string {
 	if c.changed != nil && c.changed() {
 		return []string{"undone: .git/config"}
@@ -67,7 +68,7 @@ func TestCloseEndsEveryJob(t *testing.T) {
 	m := &Manager{Done: func(j *Job) { mu.Lock(); ended = append(ended, j.ID); mu.Unlock() }}
 	var checks []*fakeCheck
 	for i := 0; i < 3; i++ {
-		c := &fakeCheck{}
+		c := &fakeCheck{files: "[harvey: 1 file changed in the workspace: app.log]"}
 		checks = append(checks, c)
 		out := NewOutput(1024)
 		j := m.Add(fmt.Sprintf("job %d", i), false, &fakeProc{done: make(chan struct{})}, out, c)
@@ -101,6 +102,11 @@ func TestCloseEndsEveryJob(t *testing.T) {
 	}
 	if j, _ := m.Get(1); j.State() != "stopped" || !strings.Contains(j.Read(100), "undone: x") {
 		t.Errorf("state %q, read %q", j.State(), j.Read(100))
+	}
+	// The files that changed while it ran are not said to be its own: you,
+	// Harvey or another job may have changed them then (issue 76).
+	if j, _ := m.Get(2); !strings.Contains(j.Read(200), "[harvey: while job 2 ran (by it, or by what else ran then), 1 file changed in the workspace: app.log]") {
+		t.Errorf("the files changed while it ran: %q", j.Read(200))
 	}
 }
 
