@@ -140,7 +140,7 @@ func (a *Agent) Dispatch(ctx context.Context, line string, out io.Writer) error 
 	if server, prompt, isPrompt := strings.Cut(body, ":"); !ok && isPrompt && !strings.Contains(server, " ") {
 		// /SERVER:PROMPT: an MCP server's prompt as a slash command.
 		prompt, rest, _ := strings.Cut(prompt, " ")
-		return a.runMCPPrompt(ctx, server, prompt, splitArgs(strings.TrimSpace(rest)))
+		return runMCPPrompt(ctx, a, server, prompt, splitArgs(strings.TrimSpace(rest)))
 	}
 	if !ok {
 		return fmt.Errorf("unknown command /%s; try /help", name)

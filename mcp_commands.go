@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/config"
@@ -18,38 +16,26 @@ import (
 // prompts as /SERVER:PROMPT, and the progress line while a call runs. The
 // client side of the protocol is mcp.go.
 
-// startMCP starts every enabled server and registers its tools; a server
-// that fails is reported in one line and the session goes on. With kept,
-// a server whose tools are known from its last start (internal/mcpclient's
-// cache.go) is offered at once and started at its first use, and one that
-// failed a short while ago is left alone.
+// startMCP starts every enabled server and registers its tools
+// (mcpclient's StartAll). With kept, the session's start: servers start in
+// the background and the first turn (or /mcp) waits for them (mcpReady).
 func (a *Agent) startMCP(ctx context.Context, kept bool) {
-	if len(a.Config.MCP.Servers) == 0 {
+	if len(a.Config.MCP.Servers) > 0 {
+		a.mcp = newMCPManager(a)
+		a.mcp.StartAll(ctx, a.Config.MCP.Servers, kept)
+	}
+}
+
+// mcpReady, with wait, waits for the servers still starting in the
+// background (a turn, /mcp); once none is left starting it says what the
+// servers' tools offer the model (at a session's start, without wait, only
+// when none is starting).
+func (a *Agent) mcpReady(ctx context.Context, wait bool) {
+	if wait && !a.mcp.Await(ctx) || a.mcp.Pending() || a.mcp.Len() == 0 || a.ModelName == "" {
 		return
 	}
-	a.mcp = newMCPManager(a)
-	for _, n := range slices.Sorted(maps.Keys(a.Config.MCP.Servers)) {
-		cfg := a.Config.MCP.Servers[n]
-		if !cfg.IsEnabled() {
-			continue
-		}
-		s := a.mcp.Add(n, cfg)
-		if kept && a.mcp.FromKept(s) {
-			if s.Paused() && a.Interactive {
-				a.logf("%s", a.dim("· MCP server "+n+": "+termtext.OneLine(s.State())))
-			} else if !s.Paused() {
-				registerMCP(a.mcp, a.Tools, &a.Terminal, s)
-			}
-			continue
-		}
-		if cfg.Lazy {
-			continue
-		}
-		if err := a.mcp.Connect(ctx, s); err != nil {
-			a.logf("%s", a.colorize("33", fmt.Sprintf("warning: MCP server %s: %s", n, termtext.OneLine(err.Error()))))
-			continue
-		}
-		registerMCP(a.mcp, a.Tools, &a.Terminal, s)
+	for _, l := range a.offerLines(a.ModelName, a.window(a.Client)) {
+		a.logf("%s", a.dim("· "+l))
 	}
 }
 
@@ -85,6 +71,7 @@ func cmdMCP(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) > 0 {
 		return a.commands.usageError("mcp")
 	}
+	a.mcpReady(ctx, true)
 	a.mcp.StartLazy(ctx)
 	names := a.mcp.Names()
 	for _, n := range names {
@@ -119,7 +106,7 @@ func cmdMCP(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 // runMCPPrompt runs /SERVER:PROMPT [ARG=VALUE | VALUE]...: the server's
 // prompt, filled with the arguments (by name, or in the order the prompt
 // declares them), becomes the user's next request to the model.
-func (a *Agent) runMCPPrompt(ctx context.Context, server, name string, args []string) error {
+func runMCPPrompt(ctx context.Context, a *Agent, server, name string, args []string) error {
 	text, err := a.mcp.GetPrompt(ctx, server, name, args)
 	if err != nil {
 		return err

@@ -188,9 +188,11 @@ func (be *backend) ollamaStillRunning(tm *Terminal) {
 
 // warmStart sends the head of the next request to Ollama in the background
 // (see above). A warm request still running for another model is stopped.
+// None while servers still start: a head without their tools is not the
+// first request's.
 func (a *Agent) warmStart() {
 	oc, ok := a.Client.(*ollama.Client)
-	if !ok || !a.Interactive || a.ModelName == "" {
+	if !ok || !a.Interactive || a.ModelName == "" || a.mcp.Pending() {
 		return
 	}
 	t := a.mainTurn(&a.toolSet)

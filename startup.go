@@ -118,11 +118,7 @@ func Start(ctx context.Context, o Options) (*Agent, error) {
 	if !o.NoMCP {
 		a.startMCP(ctx, true)
 	}
-	if a.mcp.Len() > 0 && a.ModelName != "" {
-		for _, l := range a.offerLines(a.ModelName, a.window(a.Client)) {
-			a.logf("%s", a.dim("· "+l))
-		}
-	}
+	a.mcpReady(ctx, false)
 	a.gate.hooks.SessionStart(ctx, map[bool]string{true: "resume", false: "startup"}[o.Continue])
 	a.warmStart()                                                    // REPL and Ollama only: the prompt's head is evaluated while you type
 	a.indexing = startIndexing(&a.Terminal, a.Workspace, a.indexing) // REPL only: the index is brought up to date while you type

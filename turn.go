@@ -135,6 +135,7 @@ func (a *Agent) RunPrompt(ctx context.Context, line string) error {
 // chatTurn sends a prompt to the model (or a route), with tools when the
 // model supports them.
 func (a *Agent) chatTurn(ctx context.Context, prompt string) error {
+	a.mcpReady(ctx, true)
 	a.mcp.Refresh(ctx) // between turns only
 	t, prompt, err := a.newTurn(ctx, prompt)
 	if err != nil {

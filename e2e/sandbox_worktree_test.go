@@ -234,6 +234,8 @@ func TestWorkspaceMCPServerWholeLifeShortSession(t *testing.T) {
 	s := ptytest.StartWith(t, bin, dir, []string{"NO_COLOR=1", "XDG_CONFIG_HOME=" + cfg, "XDG_DATA_HOME=" + filepath.Join(tmp, "data")}, 160, "--ollama", fo.URL(), "--model", "llama3.2")
 	s.Expect("Use these settings in this workspace? [y/N] ")
 	s.Send("y\r")
+	s.Expect("harvey> ") // the server starts in the background; /mcp waits for it
+	s.Send("/mcp\r")
 	s.Expect("MCP server t, at start: [harvey: undone: the command split git's index")
 	s.Expect("harvey> ")
 	s.Send("/exit\r")

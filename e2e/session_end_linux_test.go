@@ -250,3 +250,65 @@ func deepChainEnds(t *testing.T, bin, kernel, kind string, depth int) {
 		t.Errorf("%v: %s", err, out.String())
 	}
 }
+
+// /exit while your server is still starting (issue 75): servers start in
+// the background, so the prompt is yours at once and /exit returns within
+// a second or so, not after the server's 20-second start; the server, which
+// planted a gitlink and never answered, is ended with what it started, and
+// your next git runs nothing. Each kernel mode.
+func TestEndToEndExitWhileAServerStarts(t *testing.T) {
+	RequireSandbox(t)
+	bin := Build(t)
+	for _, kernel := range Kernels() {
+		t.Run(kernel, func(t *testing.T) {
+			t.Parallel()
+			dir, gitEnv := GitFixture(t)
+			tmp := t.TempDir()
+			marker, fsmon := plantScript(t, tmp)
+			tag := fmt.Sprintf("harvey-starting-%d", time.Now().UnixNano())
+			WriteFile(t, dir, "plant.sh", plantGitlink(tag, fsmon))
+			WriteFile(t, dir, tag+".sh", "sh plant.sh\nwhile :; do sleep 1; done\n")
+			cfgHome := filepath.Join(tmp, "config")
+			WriteFile(t, cfgHome, "harvey/harvey.yaml", fmt.Sprintf("mcp:\n  servers:\n    slow:\n      command: [sh, %q]\n", tag+".sh"))
+			cmd := exec.Command(bin, "--ollama", "http://127.0.0.1:1")
+			cmd.Dir = dir
+			cmd.Env = append(append(secrets.Environ(os.Environ()), "NO_COLOR=1", "OLLAMA_HOST="),
+				"XDG_CONFIG_HOME="+cfgHome, "XDG_DATA_HOME="+filepath.Join(tmp, "data"))
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out, errb bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			w := UnderKernel(kernel, cmd)
+			w.Stdin = cmd.Stdin
+			if err := w.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- w.Wait() }()
+			WaitFor(t, "the server to plant", func() bool {
+				_, err := os.Stat(filepath.Join(dir, "planted-"+tag))
+				return err == nil
+			})
+			begin := time.Now()
+			stdin.Write([]byte("/exit\n"))
+			select {
+			case <-done:
+			case <-time.After(15 * time.Second):
+				w.Process.Kill()
+				t.Fatalf("/exit while a server starts did not end harvey: %s\n%s", out.String(), errb.String())
+			}
+			if d := time.Since(begin); d > 5*time.Second {
+				t.Errorf("/exit took %s while a server was starting:\n%s", d, errb.String())
+			}
+			if ps := Survivors(tag, 100*time.Millisecond); ps != "" {
+				t.Errorf("the starting server outlived /exit:\n%s", ps)
+			}
+			st := GitSh(t, dir, gitEnv, "git status --porcelain; git ls-files -s sub")
+			if _, err := os.Stat(marker); err == nil || strings.Contains(st, "160000") {
+				t.Errorf("the gitlink stayed for the user's git:\n%s\n%s", st, errb.String())
+			}
+		})
+	}
+}

@@ -7,7 +7,10 @@
 // run_timeout with one restart after a crash, progress, prompts and
 // elicitation (internal/mcpform). Its tools reach the model through the
 // session's registry and gate (Host.Register), named SERVER__tool, so every
-// call is approved, audited, capped and redacted like any tool's.
+// call is approved, audited, capped and redacted like any tool's. A
+// session's stdio servers start in the background (begin.go): nothing is
+// said or registered from there until Await, and Close ends a start under
+// way at once, its server's process tree ended before its check.
 package mcpclient
 
 import (
@@ -64,6 +67,9 @@ type Server struct {
 	fromKept bool          // its tools are those kept from its last start; it starts at its first use (cache.go)
 	pause    bool          // it failed to start a short while ago and is left alone (cache.go)
 	offered  []*mcp.Tool   // the kept tools the session offered before it started, when its list differs
+	// background: it is starting in the background (begin.go), where a
+	// question it asks is declined and said later
+	background atomic.Bool
 }
 
 // Manager holds the session's servers.
@@ -78,6 +84,8 @@ type Manager struct {
 	orders  mcpform.Orders  // the field order of the forms servers send (internal/mcpform)
 	life    context.Context // the session's: Close ends it, and with it every start still under way
 	end     context.CancelFunc
+	bgMu    sync.Mutex
+	begun   []*begun // the starts under way in the background, until Await (begin.go)
 }
 
 // Connect starts (or restarts) a server and lists its tools.
@@ -91,6 +99,10 @@ func (m *Manager) Connect(ctx context.Context, s *Server) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if m.life != nil && m.life.Err() != nil {
+		s.state = "stopped" // the session ended before this start began
+		return errors.New("the session ended before it started")
+	}
 	if s.session != nil {
 		s.session.Close()
 		s.session = nil
@@ -122,16 +134,18 @@ func (m *Manager) Connect(ctx context.Context, s *Server) error {
 	//lint:ignore SA1019 roots stay in the 2026-07-28 protocol for twelve months, and the servers people configure today ask for them (issue 26)
 	client.AddRoots(&mcp.Root{URI: "file://" + m.root, Name: filepath.Base(m.root)})
 	ct := t
-	if _, ok := t.(*mcp.CommandTransport); ok {
-		ct = mcpform.OrderedTransport{Transport: t, Orders: &m.orders}
+	var abort func()
+	if c, ok := t.(*mcp.CommandTransport); ok {
+		st := &stoppable{Transport: mcpform.OrderedTransport{Transport: t, Orders: &m.orders}, cmd: c.Command, sp: spec}
+		ct, abort = st, st.Stop
 	}
-	session, err := connect(cctx, client, ct)
+	session, err := connect(cctx, client, ct, abort)
 	if sa := mcpauth.Of(t); err != nil && sa != nil && sa.TakeLogin() {
 		// A login took the time initialize had: once more, with the token.
 		cctx2, cancel2 := context.WithTimeout(ctx, m.timeout)
 		defer cancel2()
 		cctx = cctx2
-		session, err = connect(cctx, client, t)
+		session, err = connect(cctx, client, t, nil)
 	}
 	if err != nil {
 		err = m.whyNoStart(s.name, err, cctx.Err() != nil, t, spec, refusedBefore)
@@ -509,6 +523,7 @@ func (m *Manager) Close() {
 	if m.end != nil {
 		m.end()
 	}
+	m.endBegun()
 	for _, s := range m.servers {
 		s.mu.Lock()
 		if s.session != nil {
@@ -563,7 +578,7 @@ func (m *Manager) checkLife(s *Server, when string) {
 	}
 	undone, _ := s.life.Check()
 	for _, u := range undone {
-		m.host.Say(termtext.Warn, fmt.Sprintf("MCP server %s, %s: %s", termtext.Sanitize(s.name), when, u))
+		m.say(s, termtext.Warn, fmt.Sprintf("MCP server %s, %s: %s", termtext.Sanitize(s.name), when, u))
 		m.host.Record("undone", "MCP server "+s.name+" "+when+": "+u)
 	}
 	s.life = nil
@@ -601,6 +616,11 @@ func (m *Manager) askLogin(name string) func() bool {
 // asks).
 func (m *Manager) elicit(s *Server) func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	return func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		if s.background.Load() { // nobody can be asked while it starts in the background (begin.go)
+			m.say(s, termtext.Warn, fmt.Sprintf("MCP server %s asked for input while it started (%s); declined: /mcp restart %s lets it ask again",
+				termtext.Sanitize(s.name), termtext.Sanitize(termtext.OneLine(termtext.Clip(req.Params.Message, 120))), termtext.Sanitize(s.name)))
+			return &mcp.ElicitResult{Action: "decline"}, nil
+		}
 		return mcpform.Answer(m.host, m.host.Interactive(), s.name, req, m.orders.Of(req.Params.Message, req.Params.RequestedSchema))
 	}
 }

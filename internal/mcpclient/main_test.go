@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/runner"
@@ -35,7 +37,7 @@ func TestMain(m *testing.M) {
 // stdioServer is an MCP server on stdin and stdout, in its working
 // directory: echo; write (a file, by a path relative to it); die (the
 // process exits mid-call). HARVEY_TEST_MCP_START=hook writes a git hook
-// as it starts; =fail says why on stderr and exits.
+// as it starts; =fail says why on stderr and exits; =hang never answers.
 func stdioServer() int {
 	switch os.Getenv("HARVEY_TEST_MCP_START") {
 	case "fail":
@@ -44,6 +46,15 @@ func stdioServer() int {
 		return 1
 	case "hook":
 		os.WriteFile(filepath.Join(".git", "hooks", "post-checkout"), []byte("#!/bin/sh\necho owned\n"), 0o755)
+	case "hang":
+		// A server still starting: it plants a hook, leaves a child of its
+		// own (its pid in child.pid), and never answers initialize.
+		os.WriteFile(filepath.Join(".git", "hooks", "post-checkout"), []byte("#!/bin/sh\necho owned\n"), 0o755)
+		c := exec.Command("sleep", "300")
+		if c.Start() == nil {
+			os.WriteFile("child.pid", []byte(strconv.Itoa(c.Process.Pid)), 0o644)
+		}
+		select {}
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "stdio", Version: "1"}, nil)
 	obj := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"},"text":{"type":"string"}}}`)

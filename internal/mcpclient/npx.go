@@ -37,7 +37,7 @@ func (m *Manager) shareNpx(ctx context.Context, s *Server) string {
 	store, err := npxshare.Store(fctx, pkgs, s.cfg.Expanded(s.cfg.Env), m.opts.Policy)
 	if err != nil {
 		s.npx = "-"
-		m.host.Say(termtext.Warn, "MCP server "+s.name+": its npx package could not be fetched once for every workspace ("+err.Error()+"); it fetches its own")
+		m.say(s, termtext.Warn, "MCP server "+s.name+": its npx package could not be fetched once for every workspace ("+err.Error()+"); it fetches its own")
 		return ""
 	}
 	s.npx = store

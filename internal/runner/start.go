@@ -180,3 +180,13 @@ func RemoveTmp() {
 	sandbox.RemoveTmp()
 	sandboxpolicy.StopProxy()
 }
+
+// StopCommand ends a program Command made and its caller started, with
+// everything it started: the way a job is stopped (the launcher's group,
+// or its holder asked). Nothing when it never started.
+func StopCommand(cmd *exec.Cmd, sp *sandbox.Spec) error {
+	if cmd == nil || cmd.Process == nil {
+		return nil
+	}
+	return stopFor(cmd, sp)()
+}
