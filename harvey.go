@@ -85,7 +85,7 @@ func newAgent(ws *Workspace, cf *configfile.File, in *LineReader, out, errOut io
 			}
 		}})
 	a.gate = &Gate{ws: ws, cfg: cf, log: a.Audit, undo: &wsfile.Journal{}, approvals: a.approvals, maxOut: a.maxOut,
-		note: func(s string) { a.logf("%s", a.dim("· "+s)) }, jobs: jobManager(&a.Terminal), tasks: taskManager(&a.Terminal), outputs: outputstore.New()}
+		note: func(s string) { a.logf("%s", a.dim("· "+s)) }, jobs: jobManager(&a.Terminal, cf.Config.Sandbox.Jobs), tasks: taskManager(&a.Terminal), outputs: outputstore.New()}
 	if ws != nil {
 		a.gate.lsp = newLSP(a.gate)
 	}
@@ -201,8 +201,9 @@ func (a *Agent) Close() {
 
 // jobManager is the session's jobs, said to the user and, with --output
 // stream-json, as "job" events (started, output, ended).
-func jobManager(tm *Terminal) *jobs.Manager {
+func jobManager(tm *Terminal, lim config.JobLimits) *jobs.Manager {
 	return &jobs.Manager{Done: jobEnded(tm), Watch: sandboxpolicy.JobWatch(), Meddled: func(l string) { tm.sayLater(tm.colorize("33", l)) },
+		Limits: jobs.LimitsOf(lim), Capped: func(l string) { tm.sayLater(tm.colorize("33", l)) },
 		Started: func(j *jobs.Job) {
 			tm.events.Emit("job", map[string]any{"id": j.ID, "command": secrets.Redact(j.Command), "action": "started"})
 		},

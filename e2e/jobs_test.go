@@ -303,3 +303,46 @@ func jobsTellTheTruth(t *testing.T, bin, kernel string) {
 		t.Errorf("the crashed job, told in its start's result, is told again:\n%s", next)
 	}
 }
+
+// What the jobs use together is capped (issue 76): a job that forks past
+// sandbox.jobs.processes is stopped within a second or two, you are told
+// which and why, and so is the model, with the job's end, at the head of
+// its next message. Each kernel mode.
+func TestEndToEndJobsUseIsCapped(t *testing.T) {
+	RequireSandbox(t)
+	bin := Build(t)
+	for _, kernel := range Kernels() {
+		t.Run(kernel, func(t *testing.T) {
+			t.Parallel()
+			dir, tmp := t.TempDir(), t.TempDir()
+			f := fakeollama.New(t, "llama3.2:latest")
+			f.Script(
+				fakeollama.ToolReply("llama3.2", fakeollama.Call{ID: "forks", Name: "run_command", Args: map[string]any{"command": "for i in $(seq 40); do sleep 60 & done; wait", "background": true}}),
+				fakeollama.TextReply("llama3.2", "Started."),
+				fakeollama.TextReply("llama3.2", "Done."),
+			)
+			WriteFile(t, tmp, "config/harvey/harvey.yaml", "sandbox:\n  jobs:\n    processes: 24\n")
+			WriteFile(t, tmp, "steps", "start it\n!sleep 3\nand now?\n")
+			env := []string{"XDG_CONFIG_HOME=" + filepath.Join(tmp, "config"), "XDG_DATA_HOME=" + filepath.Join(tmp, "data")}
+			out, errOut, code := RunKernel(t, kernel, bin, dir, "", env, "--run", filepath.Join(tmp, "steps"), "--yes", "--model", "llama3.2", "--ollama", f.URL())
+			if code != 0 {
+				t.Fatalf("exit %d: %s\n%s", code, out, errOut)
+			}
+			if !strings.Contains(out+errOut, "⚑ job 1 stopped: the session's jobs ran") {
+				t.Errorf("you are not told:\n%s\n%s", out, errOut)
+			}
+			reqs := f.ChatRequests()
+			var next string
+			for _, m := range fakeollama.MessagesOf(reqs[len(reqs)-1]) {
+				if m["role"] == "user" {
+					next, _ = m["content"].(string)
+				}
+			}
+			for _, w := range []string{"[a background job ended: job 1", "past sandbox.jobs.processes (24)"} {
+				if !strings.Contains(next, w) {
+					t.Errorf("the next message does not tell %q:\n%s", w, next)
+				}
+			}
+		})
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/harvey-agent/harvey/internal/secrets"
@@ -65,6 +66,11 @@ type Manager struct {
 	Watch    time.Duration
 	Meddled  func(line string)
 	watching bool
+	// Limits cap what the running jobs use together (limits.go); Capped
+	// hears, in a line, which job was stopped for it and why.
+	Limits   Limits
+	Capped   func(line string)
+	metering bool
 }
 
 // printedEvery and printedChunk pace Printed.
@@ -88,7 +94,8 @@ type Job struct {
 	code    int
 	notes   []string // what its check said when it ended
 	checked chan struct{}
-	meddled int // how often the watch undid something while it alone ran
+	meddled int         // how often the watch undid something while it alone ran
+	capped  atomic.Bool // stopped for what the jobs used together (limits.go)
 	// yours: you started it (!cmd &); the model hears of it once
 	// (toldStart), and of every job's end once (toldEnd), at the head of
 	// its next message (Untold).
@@ -116,6 +123,8 @@ func (m *Manager) Add(command string, yours bool, p Process, out *Output, check 
 	m.jobs = append(m.jobs, j)
 	watch := m.Watch > 0 && !m.watching
 	m.watching = m.watching || watch
+	meter := (m.Limits.Memory > 0 || m.Limits.Procs > 0) && !m.metering
+	m.metering = m.metering || meter
 	m.mu.Unlock()
 	if m.Started != nil {
 		m.Started(j)
@@ -123,6 +132,9 @@ func (m *Manager) Add(command string, yours bool, p Process, out *Output, check 
 	go m.watch(j)
 	if watch {
 		go m.recheck()
+	}
+	if meter {
+		go m.meter()
 	}
 	return j
 }

@@ -15,7 +15,7 @@ import (
 // namespace shows (a job's namespace of its own, or the host's).
 func listeningPorts(pid int) []int {
 	var ports []int
-	for _, p := range tree(pid) {
+	for _, p := range tree(pid, 512) {
 		if launcher(p) {
 			continue // the sandbox's own (its registry proxy's port)
 		}
@@ -54,10 +54,10 @@ func launcher(p int) bool {
 	return strings.Contains(string(b), "\x00"+sandbox.Arg+"\x00")
 }
 
-// tree is pid and its descendants (at most a few hundred).
-func tree(pid int) []int {
+// tree is pid and its descendants (at most about max of them).
+func tree(pid, max int) []int {
 	out := []int{pid}
-	for i := 0; i < len(out) && len(out) < 512; i++ {
+	for i := 0; i < len(out) && len(out) < max; i++ {
 		tasks, _ := os.ReadDir("/proc/" + strconv.Itoa(out[i]) + "/task")
 		for _, t := range tasks {
 			b, _ := os.ReadFile("/proc/" + strconv.Itoa(out[i]) + "/task/" + t.Name() + "/children")
