@@ -11,6 +11,7 @@ package launch
 import (
 	"os"
 
+	"github.com/harvey-agent/harvey/internal/gocache"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
@@ -18,4 +19,5 @@ func init() {
 	if len(os.Args) > 1 && os.Args[1] == sandbox.Arg {
 		os.Exit(sandbox.RunLauncher(os.Args[2:]))
 	}
+	gocache.Run() // the go command's cache program, where commands have no layers (Landlock only)
 }

@@ -15,6 +15,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/harvey-agent/harvey/internal/gocache"
 	"github.com/harvey-agent/harvey/internal/runner"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
@@ -27,6 +28,7 @@ func Main(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "--version" {
 		os.Exit(0) // the namespace probe
 	}
+	gocache.Run()
 	code := m.Run()
 	runner.RemoveTmp()
 	os.Exit(code)

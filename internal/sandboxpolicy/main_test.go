@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/harvey-agent/harvey/internal/gocache"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
@@ -18,6 +19,7 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "--version" {
 		os.Exit(0)
 	}
+	gocache.Run()
 	code := m.Run()
 	StopProxy()
 	sandbox.RemoveTmp()

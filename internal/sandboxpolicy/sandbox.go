@@ -14,6 +14,7 @@ import (
 	"github.com/harvey-agent/harvey/internal/config"
 	"github.com/harvey-agent/harvey/internal/datadir"
 	"github.com/harvey-agent/harvey/internal/fsinfo"
+	"github.com/harvey-agent/harvey/internal/gocache"
 	"github.com/harvey-agent/harvey/internal/refusal"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
@@ -407,6 +408,32 @@ func PrivateCaches(workspace, purpose string, network bool) (env, dirs []string)
 		proxy = "file://" + dl + "," + proxy
 	}
 	return append(env, "GOPROXY="+proxy), dirs
+}
+
+// GoCacheProg is the go command's cache program for a command whose
+// private caches are env's (internal/gocache: the private GOCACHE first,
+// then yours, read-only), and the executable it runs, which the command
+// must be able to read; "" where this executable does not serve it, you
+// have no Go build cache, or a path holds a space (GOCACHEPROG is split at
+// spaces).
+func GoCacheProg(env []string) (prog, exe string) {
+	private := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GOCACHE="); ok {
+			private = v
+		}
+	}
+	yours := os.Getenv("GOCACHE")
+	if yours == "" {
+		if d, err := os.UserCacheDir(); err == nil {
+			yours = filepath.Join(d, "go-build")
+		}
+	}
+	exe, err := os.Executable()
+	if !gocache.Served || err != nil || private == "" || !dirExists(yours) || strings.ContainsAny(exe+private+yours, " \t\n") {
+		return "", ""
+	}
+	return strings.Join([]string{exe, gocache.Arg, private, yours}, " "), exe
 }
 
 // dirExists reports whether p is a directory.

@@ -156,6 +156,9 @@ func privateCachesOf(w SpecFor, spec *sandbox.Spec, caches []string, landlockOnl
 	case landlockOnly && !w.Bare:
 		env, dirs := PrivateCaches(w.Root, w.Purpose, w.Policy.Network || SessionLoopback() != "")
 		spec.CacheEnv, spec.RW = env, append(spec.RW, dirs...)
+		if prog, exe := GoCacheProg(env); prog != "" && !w.SafeMode { // safe mode runs only the programs it allows
+			spec.CacheEnv, spec.RO = append(spec.CacheEnv, "GOCACHEPROG="+prog), append(spec.RO, exe)
+		}
 	case !landlockOnly:
 		spec.Overlays = CacheOverlays(w.Root, w.Purpose, caches)
 	}

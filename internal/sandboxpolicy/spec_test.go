@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/harvey-agent/harvey/internal/config"
+	"github.com/harvey-agent/harvey/internal/gocache"
 	"github.com/harvey-agent/harvey/internal/sandbox"
 )
 
@@ -380,5 +381,27 @@ func TestModeLines(t *testing.T) {
 	g := GitSpec("/w", "/d/git")
 	if len(g.RW) != 0 || !slices.Contains(g.RO, "/w") || !slices.Contains(g.RO, "/d/git") || g.Network {
 		t.Errorf("GitSpec = %+v", g)
+	}
+}
+
+// Where commands have no layers (Landlock only), Go's build cache is the
+// workspace's private one, and what it misses is read from yours through
+// internal/gocache: GOCACHEPROG names this executable (readable to the
+// command), the private cache and yours — never where a path has a space
+// (GOCACHEPROG is split at spaces), nor where you have no Go build cache.
+func TestGoCacheProgReadsYoursWritesThePrivate(t *testing.T) {
+	yours := t.TempDir()
+	t.Setenv("GOCACHE", yours)
+	exe, _ := os.Executable()
+	prog, ro := GoCacheProg([]string{"GOPATH=/p/gopath", "GOCACHE=/p/go-build"})
+	if want := exe + " " + gocache.Arg + " /p/go-build " + yours; prog != want || ro != exe {
+		t.Errorf("GOCACHEPROG %q (readable %q), want %q", prog, ro, want)
+	}
+	if prog, _ := GoCacheProg([]string{"GOCACHE=/p q/go-build"}); prog != "" {
+		t.Errorf("a path with a space: %q", prog)
+	}
+	t.Setenv("GOCACHE", filepath.Join(yours, "none"))
+	if prog, _ := GoCacheProg([]string{"GOCACHE=/p/go-build"}); prog != "" {
+		t.Errorf("no cache of yours: %q", prog)
 	}
 }
