@@ -216,7 +216,8 @@ func deepChainEnds(t *testing.T, bin, kernel, kind string, depth int) {
 	pause := "!touch ended; while [ ! -f checked ]; do sleep 0.1; done\n"
 	var script string
 	cfg := filepath.Join(tmp, "config")
-	os.MkdirAll(filepath.Join(cfg, "harvey"), 0o700)
+	// A job's processes are capped (1024 by default): this one needs more.
+	WriteFile(t, cfg, "harvey/harvey.yaml", "sandbox:\n  jobs:\n    processes: 10000\n")
 	f := fakeollama.New(t, "llama3.2:latest")
 	switch kind {
 	case "job":
