@@ -52,6 +52,7 @@ func cmdMCP(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 		fmt.Fprintln(out, "no MCP servers configured (mcp: servers: in your config; see README)")
 		return nil
 	}
+	a.mcpReady(ctx, true) // the servers still starting first: a restart is of a server that has started
 	if len(args) == 2 && args[0] == "restart" {
 		s, ok := a.mcp.Server(args[1])
 		if !ok {
@@ -71,7 +72,6 @@ func cmdMCP(ctx context.Context, a *Agent, args []string, out io.Writer) error {
 	if len(args) > 0 {
 		return a.commands.usageError("mcp")
 	}
-	a.mcpReady(ctx, true)
 	a.mcp.StartLazy(ctx)
 	names := a.mcp.Names()
 	for _, n := range names {
