@@ -32,20 +32,23 @@ func connect(ctx context.Context, client *mcp.Client, t mcp.Transport, abort fun
 		return r.s, r.err
 	case <-ctx.Done():
 	}
-	if abort != nil {
-		abort()
+	late := func() {
+		if r := <-done; r.s != nil {
+			r.s.Close()
+		}
 	}
+	if abort == nil { // an HTTP server: nothing of it runs here
+		go late()
+		return nil, ctx.Err()
+	}
+	abort()
 	select {
 	case r := <-done: // the SDK closes what it started once the server is gone
 		if r.s != nil {
 			r.s.Close()
 		}
 	case <-time.After(2 * time.Second):
-		go func() {
-			if r := <-done; r.s != nil {
-				r.s.Close()
-			}
-		}()
+		go late()
 	}
 	return nil, ctx.Err()
 }
