@@ -173,14 +173,18 @@ func (m *Manager) recheck() {
 			j.out.Write([]byte(fmt.Sprintf("\n[harvey: while job %d ran, .git or agents/ changed; undone: %s]\n", j.ID, strings.Join(undone, " "))))
 		}
 		line := fmt.Sprintf("⚑ while job %s ran, .git or agents/ changed: %s", strings.Join(ids, " or "), strings.Join(undone, " "))
+		stop := false
 		if len(running) == 1 {
 			if running[0].meddled++; running[0].meddled >= 2 {
 				line += fmt.Sprintf("; job %d did it again and is stopped", running[0].ID)
-				go running[0].Kill()
+				stop = true
 			}
 		}
 		if m.Meddled != nil {
-			m.Meddled(termtext.Sanitize(line))
+			m.Meddled(termtext.Sanitize(line)) // said before the job ends: its end comes after why
+		}
+		if stop {
+			go running[0].Kill()
 		}
 	}
 }
