@@ -668,7 +668,7 @@ func cmdApply(ctx context.Context, a *Agent, _ []string, out io.Writer) error {
 		}
 	}
 	for _, fc := range plans {
-		msg, err := a.gate.commitChange(changedBy("/apply"), fc)
+		msg, err := a.gate.commitChange(ctx, changedBy("/apply"), fc)
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue

@@ -110,28 +110,28 @@ func (g *Gate) changeFile(ctx context.Context, tool, p, content string, edit wsf
 		clean, _ := wspath.LexicalClean(p)
 		return fmt.Sprintf("%s is unchanged (same content)", clean), nil
 	}
-	return g.changed(fc, p, err)
+	return g.changed(ctx, fc, p, err)
 }
 
 // planChange plans a change (/apply shows every plan before it asks).
 func (g *Gate) planChange(p, content string) (*wsfile.Change, error) {
 	fc, err := wsfile.PlanIn(context.Background(), g.ws.Tree, g.buffers, p, content, nil)
 	if err != nil {
-		_, err = g.changed(fc, p, err)
+		_, err = g.changed(context.Background(), fc, p, err)
 		return nil, err
 	}
 	return fc, nil
 }
 
 // commitChange writes a planned change that was approved.
-func (g *Gate) commitChange(by string, fc *wsfile.Change) (string, error) {
-	return g.changed(fc, fc.Target, fc.CommitIn(context.Background(), g.ws.Tree, g.undo, by))
+func (g *Gate) commitChange(ctx context.Context, by string, fc *wsfile.Change) (string, error) {
+	return g.changed(ctx, fc, fc.Target, fc.CommitIn(context.Background(), g.ws.Tree, g.undo, by))
 }
 
 // changed records a change's outcome in the audit log (a change that could
 // not be computed, such as an edit whose old text is missing, touched
 // nothing and is not an effect) and says what was done.
-func (g *Gate) changed(fc *wsfile.Change, p string, err error) (string, error) {
+func (g *Gate) changed(ctx context.Context, fc *wsfile.Change, p string, err error) (string, error) {
 	target := p
 	if fc != nil {
 		target = fc.Target
@@ -145,11 +145,11 @@ func (g *Gate) changed(fc *wsfile.Change, p string, err error) (string, error) {
 	case err != nil:
 		return "", err
 	case fc.Note != "":
-		return fc.Note + g.diagnose(fc), nil
+		return fc.Note + g.diagnose(ctx, fc), nil
 	case fc.Existed:
-		return fmt.Sprintf("wrote %s (%d bytes, %d lines)", fc.Target, len(fc.Content), termtext.CountLines(fc.Content)) + g.diagnose(fc), nil
+		return fmt.Sprintf("wrote %s (%d bytes, %d lines)", fc.Target, len(fc.Content), termtext.CountLines(fc.Content)) + g.diagnose(ctx, fc), nil
 	}
-	return fmt.Sprintf("created %s (%d bytes, %d lines)", fc.Target, len(fc.Content), termtext.CountLines(fc.Content)) + g.diagnose(fc), nil
+	return fmt.Sprintf("created %s (%d bytes, %d lines)", fc.Target, len(fc.Content), termtext.CountLines(fc.Content)) + g.diagnose(ctx, fc), nil
 }
 
 // editChecked applies one edit_file change through changeFile.

@@ -41,12 +41,13 @@ func newLSP(g *Gate) *lsp.Manager {
 }
 
 // diagnose is what a language server says of a change the gate just
-// committed: errors only for a model whose window is under 8k tokens.
-func (g *Gate) diagnose(fc *wsfile.Change) string {
+// committed, waited for until ctx (the turn) ends: errors only for a model
+// whose window is under 8k tokens.
+func (g *Gate) diagnose(ctx context.Context, fc *wsfile.Change) string {
 	if g.lsp == nil || g.bare || fc == nil {
 		return ""
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(ctx, time.Minute) // Ctrl-C ends the wait
 	defer cancel()
 	if d := g.lsp.Diagnose(ctx, fc.Target, fc.Content, g.maxOut() < 8192); d != "" {
 		return "\n" + d

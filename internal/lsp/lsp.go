@@ -246,7 +246,7 @@ func (m *Manager) Diagnose(ctx context.Context, rel, content string, errorsOnly 
 	if lang == "" {
 		return ""
 	}
-	s := m.server(ctx, lang)
+	s := m.server(context.WithoutCancel(ctx), lang) // a start is not lost to a Ctrl-C: its own bound holds; the wait below is the turn's
 	if s == nil {
 		return ""
 	}

@@ -253,3 +253,20 @@ func TestGoplsSaysWhatAnEditBroke(t *testing.T) {
 		t.Errorf("fixed:\n%s", got)
 	}
 }
+
+// Ctrl-C ends the wait for a server's errors (the turn's context), not
+// the server: a cancelled wait returns at once, and the server, started
+// at first use whatever the turn, stays warm for the next edit.
+func TestAWaitEndsWithTheTurn(t *testing.T) {
+	m, _, _ := fake(t, "silent", 10*time.Second)
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	start := time.Now()
+	m.Diagnose(ctx, "a.go", "BROKEN\n", true)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the wait outlived the turn by %v", d)
+	}
+	if r := m.Running(); len(r) != 1 {
+		t.Errorf("the server did not stay: %v", r)
+	}
+}
