@@ -70,6 +70,7 @@ type Manager struct {
 	// hears, in a line, which job was stopped for it and why.
 	Limits   Limits
 	Capped   func(line string)
+	UseEvery time.Duration // how often they are measured (default a second)
 	metering bool
 }
 

@@ -14,12 +14,14 @@ import (
 // database and a watcher fit; a job that leaks memory, or forks without
 // end, is stopped before the machine is the user's no more. Every
 // useEvery while jobs run, each running job's process tree is measured
-// (its processes and their resident memory); past a cap, the job that uses
+// (its processes and their resident memory, confirmed by its proportional
+// share where RSS says a cap is past); past a cap, the job that uses
 // the most of it is stopped, and that is said to you (Capped) and in its
 // output, which the model reads with its end.
 
-// useEvery is how often the running jobs are measured.
-var useEvery = time.Second
+// useEvery is how often the running jobs are measured (Manager.UseEvery,
+// for the tests, when set).
+const useEvery = time.Second
 
 // Use is what a job's processes use.
 type Use struct {
@@ -37,7 +39,7 @@ type Limits struct {
 
 // meter measures the running jobs every useEvery until none runs.
 func (m *Manager) meter() {
-	t := time.NewTicker(useEvery)
+	t := time.NewTicker(cmp.Or(m.UseEvery, useEvery))
 	defer t.Stop()
 	for range t.C {
 		var running []*Job
@@ -69,6 +71,16 @@ func (m *Manager) capUse(running []*Job) {
 		uses[i] = treeUse(j.proc.Pid(), int(m.Limits.Procs)+64)
 		total.Procs += uses[i].Procs
 		total.RSS += uses[i].RSS
+	}
+	if m.Limits.Memory > 0 && total.RSS > m.Limits.Memory {
+		// RSS counts a shared page once per process: the cap is decided
+		// on each page's share (PSS), so a database with many
+		// connections is not stopped for its shared buffers.
+		total.RSS = 0
+		for i, j := range running {
+			uses[i].RSS = treePSS(j.proc.Pid(), int(m.Limits.Procs)+64)
+			total.RSS += uses[i].RSS
+		}
 	}
 	var what string
 	worst := 0

@@ -3,10 +3,12 @@
 package jobs
 
 import (
+	"os"
 	"os/exec"
-	"strconv"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,36 +24,31 @@ type cmdProc struct {
 func startProc(t *testing.T, script string) *cmdProc {
 	t.Helper()
 	c := exec.Command("sh", "-c", script)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a group of its own: Stop ends all of it
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
 	p := &cmdProc{cmd: c, done: make(chan struct{})}
 	go func() { c.Wait(); close(p.done) }()
-	t.Cleanup(func() { exec.Command("pkill", "-P", strconv.Itoa(c.Process.Pid)).Run(); c.Process.Kill() })
+	t.Cleanup(p.Stop)
 	return p
 }
 
 func (p *cmdProc) Pid() int              { return p.cmd.Process.Pid }
 func (p *cmdProc) Done() <-chan struct{} { return p.done }
 func (p *cmdProc) ExitCode() int         { return p.cmd.ProcessState.ExitCode() }
-func (p *cmdProc) Stop() {
-	exec.Command("pkill", "-KILL", "-P", strconv.Itoa(p.Pid())).Run()
-	p.cmd.Process.Kill()
-}
+func (p *cmdProc) Stop()                 { syscall.Kill(-p.Pid(), syscall.SIGKILL) }
 
 // What the running jobs use together is capped (issue 76): past the
 // processes' cap, the job that runs the most is stopped — not the small one
 // beside it — and that is said to you and in its output; past the memory
 // cap the same. Under the caps, jobs run on.
 func TestJobsUseIsCappedTogether(t *testing.T) {
-	old := useEvery
-	useEvery = 10 * time.Millisecond
-	defer func() { useEvery = old }()
 	var mu sync.Mutex
 	var said []string
 	capped := func(l string) { mu.Lock(); said = append(said, l); mu.Unlock() }
 
-	m := &Manager{Limits: Limits{Procs: 6, ProcsSetting: "sandbox.jobs.processes (6)"}, Capped: capped}
+	m := &Manager{Limits: Limits{Procs: 6, ProcsSetting: "sandbox.jobs.processes (6)"}, Capped: capped, UseEvery: 10 * time.Millisecond}
 	small := m.Add("sleep", false, startProc(t, "sleep 30"), NewOutput(4096), nil)
 	time.Sleep(100 * time.Millisecond)
 	if !small.Running() {
@@ -76,7 +73,7 @@ func TestJobsUseIsCappedTogether(t *testing.T) {
 	mu.Unlock()
 	small.Kill()
 
-	m2 := &Manager{Limits: Limits{Memory: 1, MemorySetting: "sandbox.jobs.memory (1 B)"}, Capped: capped}
+	m2 := &Manager{Limits: Limits{Memory: 1, MemorySetting: "sandbox.jobs.memory (1 B)"}, Capped: capped, UseEvery: 10 * time.Millisecond}
 	j := m2.Add("sleep", false, startProc(t, "sleep 30"), NewOutput(4096), nil)
 	select {
 	case <-j.checked:
@@ -102,4 +99,42 @@ func TestLimitsOf(t *testing.T) {
 	if l.Memory != 2<<30 || l.Procs != 64 || l.MemorySetting != "sandbox.jobs.memory (2.0 GB)" || l.ProcsSetting != "sandbox.jobs.processes (64)" {
 		t.Errorf("%+v", l)
 	}
+}
+
+// Memory is counted by each page's share: a job whose processes share
+// their pages (a database's buffers and its connections, here a process
+// that touched 64 MB and forked four children) is not stopped for the
+// sum of their RSS, which counts each shared page five times.
+func TestSharedMemoryCountsOnce(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	m := &Manager{Limits: Limits{Memory: 200 << 20, Procs: 100, MemorySetting: "sandbox.jobs.memory (200 MB)"}, UseEvery: 10 * time.Millisecond}
+	ready := filepath.Join(t.TempDir(), "ready")
+	j := m.Add("shared", false, startProc(t, py+` -c "
+import os, time
+b = bytearray(64 << 20)
+for i in range(0, len(b), 4096): b[i] = 1
+for _ in range(4):
+    if os.fork() == 0:
+        time.sleep(30); os._exit(0)
+open('`+ready+`', 'w').close()
+time.sleep(30)"`), NewOutput(4096), nil)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the job never got ready")
+		}
+	}
+	if u := treeUse(j.proc.Pid(), 100); u.RSS < 250<<20 {
+		t.Skipf("the children's RSS does not count the shared pages here (%d MB)", u.RSS>>20)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if !j.Running() {
+		t.Errorf("a job was stopped for pages its processes share: %q", j.Read(4096))
+	}
+	j.Kill()
 }

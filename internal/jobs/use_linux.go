@@ -28,6 +28,31 @@ func treeUse(pid, max int) Use {
 	return u
 }
 
+// treePSS is the proportional memory (PSS) of the tree under pid: a page
+// shared by n processes counts 1/n to each, so a database's shared buffers
+// count once, not once per connection. Dearer to read than RSS (the
+// kernel walks each process's mappings), so it is read only to confirm a
+// cap that RSS says is past.
+func treePSS(pid, max int) int64 {
+	var total int64
+	for _, p := range tree(pid, max) {
+		f, err := os.Open("/proc/" + strconv.Itoa(p) + "/smaps_rollup")
+		if err != nil {
+			continue
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if v, ok := strings.CutPrefix(sc.Text(), "Pss:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				total += kb << 10
+				break
+			}
+		}
+		f.Close()
+	}
+	return total
+}
+
 // MachineMemory is this machine's memory in bytes (MemTotal; 0 unknown).
 func MachineMemory() int64 {
 	f, err := os.Open("/proc/meminfo")
