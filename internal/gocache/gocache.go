@@ -15,7 +15,8 @@
 //
 // Contract: Main serves the GOCACHEPROG protocol (cmd/go's cacheprog: JSON
 // requests and responses, one a line, on stdin and stdout) with the
-// private cache and your cache, both in the go command's own layout
+// private cache and your cache (what is found there is copied to the
+// private cache, and answered from it), both in the go command's own layout
 // (DIR/xx/ACTIONID-a entries, DIR/xx/OUTPUTID-d outputs), so the private
 // cache is an ordinary GOCACHE too. A go command older than 1.24 ignores
 // GOCACHEPROG and uses the private GOCACHE, as before.
@@ -137,18 +138,66 @@ func Serve(in io.Reader, out io.Writer, private, yours string) error {
 	}
 }
 
-// get looks the action up in the private cache, then in yours.
+// get looks the action up in the private cache, then in yours. What is
+// found in yours is copied to the private cache first and answered from
+// there: your own go commands trim and rewrite your cache while this build
+// runs, and a file answered in place could be gone when the go command
+// opens it (a build that failed in CI: "open ~/.cache/go-build/...-d: no
+// such file or directory"). A copy that cannot be made whole is a miss:
+// the go command builds it.
 func get(req request, private, yours string) response {
-	for _, dir := range []string{private, yours} {
-		if dir == "" {
-			continue
-		}
-		if res, ok := lookup(dir, req.ActionID); ok {
-			res.ID = req.ID
-			return res
-		}
+	if res, ok := lookup(private, req.ActionID); ok {
+		res.ID = req.ID
+		return res
 	}
-	return response{ID: req.ID, Miss: true}
+	if yours == "" {
+		return response{ID: req.ID, Miss: true}
+	}
+	res, ok := lookup(yours, req.ActionID)
+	if !ok || filepath.Base(filepath.Dir(res.DiskPath)) != fmt.Sprintf("%02x", res.OutputID[0]) { // a cached executable (a directory): built again
+		return response{ID: req.ID, Miss: true}
+	}
+	out := fileName(private, res.OutputID, "d")
+	if err := copyWhole(res.DiskPath, out, res.Size); err != nil {
+		return response{ID: req.ID, Miss: true}
+	}
+	entry := fmt.Sprintf("v1 %x %x %20d %20d\n", req.ActionID, res.OutputID, res.Size, res.Time.UnixNano())
+	if err := writeWhole(fileName(private, req.ActionID, "a"), []byte(entry)); err != nil {
+		return response{ID: req.ID, Miss: true}
+	}
+	res.ID, res.DiskPath = req.ID, out
+	return res
+}
+
+// copyWhole copies src, which must hold size bytes, to dst through a file
+// beside it.
+func copyWhole(src, dst string, size int64) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o777); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(dst), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	n, err := io.Copy(f, in)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && n != size {
+		err = fmt.Errorf("%s: %d bytes, not %d", src, n, size)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), dst)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
 // entryLen is the length of an action entry: "v1 ACTION OUTPUT SIZE TIME\n"
