@@ -449,7 +449,16 @@ func (a *Handler) fetcher(port int) auth.AuthorizationCodeFetcher {
 			fmt.Fprintln(w, "Harvey has the login; you can close this tab.")
 		})}
 		go srv.Serve(ln)
-		defer srv.Close()
+		defer func() {
+			// The page a redirect is answering is finished first (the code
+			// is taken before it is written): closed at once, the browser
+			// got no page (EOF) though Harvey had the login.
+			sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			if srv.Shutdown(sctx) != nil {
+				srv.Close()
+			}
+		}()
 		if openBrowser(args.URL) {
 			a.ui.Say(termtext.Note, "· waiting for the browser's redirect to 127.0.0.1 (up to 10 minutes; Ctrl-C stops)")
 			return waitRedirect(ctx, got)
