@@ -257,7 +257,7 @@ func cmdHelp(_ context.Context, a *Agent, args []string, out io.Writer) error {
 			line(a.commands[n].Usage, a.commands[n].Summary)
 		}
 	}
-	fmt.Fprint(out, termtext.Wrap("\nCtrl-C stops a reply or a command, or drops the line you are typing (at a question: answers no); Ctrl-D or /exit leaves. /help CMD explains a command.", width, ""))
+	fmt.Fprint(out, termtext.Wrap("\nCtrl-C stops a reply or a command, or drops the line you are typing (at a question: answers no); Ctrl-Z moves a running command to the background (a job); Ctrl-D or /exit leaves. /help CMD explains a command.", width, ""))
 	return nil
 }
 
@@ -324,7 +324,7 @@ func helpIndex(a *Agent, out io.Writer, width int, line func(usage, summary stri
 	if len(rest) > 0 {
 		fmt.Fprint(out, termtext.WrapHanging("Other: "+strings.Join(rest, " "), width, "  ", "    "))
 	}
-	fmt.Fprint(out, termtext.Wrap("\n/help all lists every command with what it does. Ctrl-C stops a reply or a command; Ctrl-D or /exit leaves.", width, ""))
+	fmt.Fprint(out, termtext.Wrap("\n/help all lists every command with what it does. Ctrl-C stops a reply or a command; Ctrl-Z moves a running command to the background; Ctrl-D or /exit leaves.", width, ""))
 }
 
 // helpGroups is /help's order: what a newcomer needs first, then the rest

@@ -305,7 +305,8 @@ type runRequest struct {
 	// variables besides the filtered environment, stderr kept apart, its
 	// own network when asked, and never the offer to run it again
 	// outside the sandbox.
-	hook *hookRun
+	hook  *hookRun
+	layer string // its caches' layer (runAdmitted)
 }
 
 // hookRun is what a workspace's hook gets besides a command's (no more
@@ -334,7 +335,8 @@ func (g *Gate) runAdmitted(ctx context.Context, r runRequest, escalate bool) run
 	if r.timeout <= 0 {
 		r.timeout = time.Duration(g.cfg.RunTimeout)
 	}
-	want := sandboxpolicy.SpecFor{Purpose: "run", Hosts: r.hosts}
+	r.layer = g.jobs.Layer("run") // a command moved to the background keeps its own
+	want := sandboxpolicy.SpecFor{Purpose: r.layer, Hosts: r.hosts}
 	if r.hook != nil && r.hook.readable != "" {
 		want.Readable = []string{r.hook.readable} // the session's transcript, read-only
 	}
@@ -388,11 +390,20 @@ func (g *Gate) admit(ctx context.Context, r runRequest) error {
 func (g *Gate) runGuarded(ctx context.Context, r runRequest, spec runner.Proc) runner.Result {
 	check := guard.Command(g.ws.Root, r.shown)
 	var kept *outputstore.Entry
+	var fg *jobs.Foreground
 	if r.hook == nil {
 		kept = g.outputs.Command(r.shown)
 		spec.Keep = kept
 	}
+	if r.echo != nil && r.hook == nil { // a command you watch: Ctrl-Z may move it to the background
+		fg = g.jobs.Hold(4*g.maxOut(), r.layer)
+		spec.Detach = fg.Detach
+	}
 	res := runner.Run(ctx, spec)
+	if res.Moved != nil {
+		return g.moved(r, res, fg, check, kept)
+	}
+	g.jobs.Release(fg)
 	res.Kept = kept.Close()
 	res.Undone, res.Changed = check.Check()
 	g.log.Record(r.audit, r.shown, runOutcome(res), res.Duration)

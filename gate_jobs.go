@@ -41,7 +41,7 @@ func (g *Gate) startJob(ctx context.Context, tool, line string) (jobStart, error
 	}
 	m := g.jobs
 	if m.Full() {
-		return jobStart{}, fmt.Errorf("%d background jobs run already, the most at once (job_kill or /jobs kill ends one): %s", jobs.MaxRunning, g.jobList())
+		return jobStart{}, fmt.Errorf("%d background jobs run already, the most at once (job_kill or /jobs kill ends one): %s", jobs.MaxRunning, g.jobs.Brief())
 	}
 	argv, err := g.commandPolicy().Plan(line)
 	if err != nil {
@@ -91,6 +91,17 @@ func (g *Gate) startJob(ctx context.Context, tool, line string) (jobStart, error
 	return jobStart{text: fmt.Sprintf("started job %d (%s):\n%s", j.ID, reads, j.Read(g.maxOut())), summary: "started job " + fmt.Sprint(j.ID)}, nil
 }
 
+// moved makes a command you moved from the foreground (Ctrl-Z) a job, with
+// its check and its kept output (now "job-N"); its result says so.
+func (g *Gate) moved(r runRequest, res runner.Result, fg *jobs.Foreground, check jobs.Checker, kept *outputstore.Entry) runner.Result {
+	j := g.jobs.AddMoved(fg, r.shown, r.tool == "", res.Moved, check)
+	kept.Rename(fmt.Sprintf("job-%d", j.ID))
+	go func() { <-j.Ended(); kept.Close() }()
+	g.log.Record("job", fmt.Sprintf("%d: %s (moved from the foreground)", j.ID, r.shown), audit.Success, 0)
+	res.Note = j.MovedNote(res.Duration, r.tool == "")
+	return res
+}
+
 // readOutput reads a kept output (read_output) within the cap.
 func (g *Gate) readOutput(q outputstore.Query) (string, error) { return g.outputs.Read(q, g.maxOut()) }
 
@@ -98,7 +109,7 @@ func (g *Gate) readOutput(q outputstore.Query) (string, error) { return g.output
 func (g *Gate) readJob(id int) (string, error) {
 	j, ok := g.jobs.Get(id)
 	if !ok {
-		return "", fmt.Errorf("no job %d (%s)", id, g.jobList())
+		return "", fmt.Errorf("no job %d (%s)", id, g.jobs.Brief())
 	}
 	return j.Read(g.maxOut()), nil
 }
@@ -108,7 +119,7 @@ func (g *Gate) readJob(id int) (string, error) {
 func (g *Gate) waitJob(ctx context.Context, id int, cond string, d time.Duration) (string, bool, error) {
 	j, ok := g.jobs.Get(id)
 	if !ok {
-		return "", false, fmt.Errorf("no job %d (%s)", id, g.jobList())
+		return "", false, fmt.Errorf("no job %d (%s)", id, g.jobs.Brief())
 	}
 	return j.WaitFor(ctx, cond, d, runner.DialSession, g.maxOut())
 }
@@ -117,21 +128,9 @@ func (g *Gate) waitJob(ctx context.Context, id int, cond string, d time.Duration
 func (g *Gate) killJob(id int) (string, error) {
 	j, ok := g.jobs.Get(id)
 	if !ok {
-		return "", fmt.Errorf("no job %d (%s)", id, g.jobList())
+		return "", fmt.Errorf("no job %d (%s)", id, g.jobs.Brief())
 	}
 	j.Kill()
 	g.log.Record("job stopped", fmt.Sprintf("%d: %s", j.ID, j.Command), audit.Success, 0)
 	return j.Read(g.maxOut()), nil
-}
-
-// jobList names the session's jobs in a few words.
-func (g *Gate) jobList() string {
-	var ids []string
-	for _, j := range g.jobs.List() {
-		ids = append(ids, fmt.Sprintf("%d %s", j.ID, j.State()))
-	}
-	if len(ids) == 0 {
-		return "none in this session: a job ends with the session that started it"
-	}
-	return "this session's jobs: " + strings.Join(ids, ", ")
 }

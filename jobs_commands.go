@@ -23,9 +23,9 @@ func cmdJobs(ctx context.Context, a *Agent, args []string, out io.Writer) error 
 		if _, err := fmt.Sscan(args[1], &id); err != nil {
 			return a.commands.usageError("jobs")
 		}
-		j, ok := a.gate.jobs.Get(id)
-		if !ok {
-			return fmt.Errorf("no job %d (%s)", id, a.gate.jobList())
+		j, err := a.gate.jobs.Find(id)
+		if err != nil {
+			return err
 		}
 		if args[0] == "log" {
 			fmt.Fprintln(out, j.Log())
@@ -61,9 +61,9 @@ func cmdJobs(ctx context.Context, a *Agent, args []string, out io.Writer) error 
 		if _, err := fmt.Sscan(args[0], &id); err != nil {
 			return a.commands.usageError("jobs")
 		}
-		j, ok := a.gate.jobs.Get(id)
-		if !ok {
-			return fmt.Errorf("no job %d (%s)", id, a.gate.jobList())
+		j, err := a.gate.jobs.Find(id)
+		if err != nil {
+			return err
 		}
 		fmt.Fprintln(out, j.ReadYours(a.maxOut())) // the terminal's writer shows colours, escapes the rest
 		return nil

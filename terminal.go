@@ -85,7 +85,9 @@ func (a *Agent) Run(ctx context.Context, o Options) error {
 		}
 		turnCtx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		turnCtx, a.cancelTurn = context.WithCancel(turnCtx)
+		untrap := a.gate.jobs.TrapCtrlZ(func(l string) { a.logf("%s", a.dim("· "+l)) })
 		err = a.RunPrompt(turnCtx, line)
+		untrap()
 		a.cancelTurn()
 		a.cancelTurn = nil
 		stop()

@@ -1,7 +1,7 @@
 // Package jobs is a session's background commands: a dev server, a
 // watcher, a database for the tests, started by the model (run_command
-// with background: true) or by you (!cmd &), running while the
-// conversation goes on.
+// with background: true) or by you (!cmd &), or moved there with Ctrl-Z,
+// running while the conversation goes on.
 //
 // Contract: the session starts a job's program itself (in the sandbox,
 // through the gate every command passes) and hands it to Add with the
@@ -13,7 +13,9 @@
 // the files it changed are listed; Done reports that to the session
 // (a line for you, an event for --output). No job outlives Close, which
 // every session runs when it ends (and the launcher ends a job with
-// Harvey should Harvey die first).
+// Harvey should Harvey die first). A command running in the foreground
+// may become a job (Ctrl-Z: foreground.go): held while it runs, moved by
+// Move, added by AddMoved with the check it started with.
 package jobs
 
 import (
@@ -72,6 +74,7 @@ type Manager struct {
 	Capped   func(line string)
 	UseEvery time.Duration // how often they are measured (default a second)
 	metering bool
+	fg       map[*Foreground]bool // the commands running in the foreground (foreground.go)
 }
 
 // printedEvery and printedChunk pace Printed.
@@ -97,6 +100,7 @@ type Job struct {
 	checked chan struct{}
 	meddled int         // how often the watch undid something while it alone ran
 	capped  atomic.Bool // stopped for what the jobs used together (limits.go)
+	layer   string      // its caches' layer, moved from the foreground (foreground.go)
 	// yours: you started it (!cmd &); the model hears of it once
 	// (toldStart), and of every job's end once (toldEnd), at the head of
 	// its next message (Untold).
@@ -235,6 +239,26 @@ func (m *Manager) printed(j *Job) {
 	if text != "" {
 		m.Printed(j, secrets.RedactWindow(text))
 	}
+}
+
+// Find is job id, or an error that names the session's jobs.
+func (m *Manager) Find(id int) (*Job, error) {
+	if j, ok := m.Get(id); ok {
+		return j, nil
+	}
+	return nil, fmt.Errorf("no job %d (%s)", id, m.Brief())
+}
+
+// Brief names the session's jobs and their states in a few words.
+func (m *Manager) Brief() string {
+	var ids []string
+	for _, j := range m.List() {
+		ids = append(ids, fmt.Sprintf("%d %s", j.ID, j.State()))
+	}
+	if len(ids) == 0 {
+		return "none in this session: a job ends with the session that started it"
+	}
+	return "this session's jobs: " + strings.Join(ids, ", ")
 }
 
 // Get finds a job by its id.

@@ -153,6 +153,16 @@ func (s *Store) open(id, what string) *Entry {
 	return e
 }
 
+// Rename names a kept output id from now on: a command moved to the
+// background is its job's output ("job-N").
+func (e *Entry) Rename(id string) {
+	if e != nil {
+		e.store.mu.Lock()
+		e.ID = id
+		e.store.mu.Unlock()
+	}
+}
+
 // Write keeps p's complete lines, redacted; it never fails the command.
 func (e *Entry) Write(p []byte) (int, error) {
 	if e == nil {

@@ -50,6 +50,7 @@ type CapWriter struct {
 	// stopAtCap calls flood as soon as the cap is full (cut records it).
 	stopAtCap bool
 	cut       bool
+	moved     io.Writer // the background job's, once moved (move.go): all of it goes there
 }
 
 // markerRoom is kept free within the limit for the line that says what
@@ -87,6 +88,10 @@ func (w *CapWriter) Write(p []byte) (int, error) {
 	}
 	if w.keep != nil {
 		w.keep.Write(p)
+	}
+	if w.moved != nil {
+		w.moved.Write(p)
+		return len(p), nil
 	}
 	n := len(p)
 	w.total += int64(n)
@@ -163,6 +168,9 @@ type Result struct {
 	// Kept is where the whole output is kept (Proc.Keep): a result cut to
 	// the cap says how to read the rest.
 	Kept *outputstore.Ref
+	// Moved: the command was moved to the background (Proc.Detach) and
+	// runs on; Output is what it printed before.
+	Moved *Moved
 }
 
 // Text renders the result for the model or the terminal: capped output,
@@ -215,6 +223,8 @@ func (r Result) Failed() bool {
 // Status is how the command ended, in one bracketed line.
 func (r Result) Status() string {
 	switch {
+	case r.Moved != nil:
+		return "[running in the background]"
 	case r.Err != nil && errors.Is(r.Err, context.Canceled):
 		return "[cancelled]"
 	case r.TimedOut:
@@ -265,6 +275,9 @@ type Proc struct {
 	// Keep gets every byte of the output, past the cap too (an
 	// outputstore.Entry: the whole output, for read_output).
 	Keep io.Writer
+	// Detach: a writer that comes on it while the child runs moves the
+	// child to the background there (move.go; nil: never).
+	Detach <-chan io.Writer
 }
 
 // echoLimit is how much of a command's output is shown while it runs.
@@ -314,7 +327,8 @@ func (s *streamRedactor) flush() {
 	}
 }
 
-// Run starts a child as RunArgv describes and waits for it.
+// Run starts a child as RunArgv describes and waits for it (or, moved to
+// the background through s.Detach, returns it as Result.Moved).
 func Run(ctx context.Context, s Proc) Result {
 	start := time.Now()
 	if len(s.Argv) == 0 {
@@ -332,10 +346,8 @@ func Run(ctx context.Context, s Proc) Result {
 	if err != nil {
 		return Result{Err: err, ExitCode: 127}
 	}
-	tctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	floodCtx, flood := context.WithCancel(tctx)
-	defer flood()
+	l := newLife(ctx, timeout)
+	floodCtx, flood := context.WithCancel(l.ctx)
 	w := outputWriter(s, flood)
 	o := wireStreams(s, w)
 	var stdin io.Reader // nil: /dev/null
@@ -343,19 +355,27 @@ func Run(ctx context.Context, s Proc) Result {
 		stdin = strings.NewReader(s.Stdin)
 	}
 	refusedBefore := sandboxpolicy.ProxyRefusals()
-	var code int
-	var started bool
-	switch {
-	case sp != nil && sp.Session != "":
-		code, started, err = runJoined(floodCtx, w, sp, stdin, o, sandbox.StartJoined)
-	case sp != nil && sp.NoNS:
-		code, started, err = runJoined(floodCtx, w, sp, stdin, o, sandbox.Available().StartSpared)
-		sandbox.EndOrphans()
-	default:
-		code, started, err = runExec(tctx, floodCtx, w, s.Dir, prog, argv, env, sp, stdin, o)
+	oc, moved := l.follow(func() outcome {
+		var oc outcome
+		switch {
+		case sp != nil && sp.Session != "":
+			oc.code, oc.started, oc.err = runJoined(floodCtx, l, w, sp, stdin, o, sandbox.StartJoined)
+		case sp != nil && sp.NoNS:
+			oc.code, oc.started, oc.err = runJoined(floodCtx, l, w, sp, stdin, o, sandbox.Available().StartSpared)
+			sandbox.EndOrphans()
+		default:
+			oc.code, oc.started, oc.err = runExec(l, floodCtx, w, s.Dir, prog, argv, env, sp, stdin, o)
+		}
+		return oc
+	}, s.Detach, w)
+	if moved != nil {
+		out, dropped := w.Bytes()
+		return Result{Output: out, Dropped: dropped, Duration: time.Since(start), Moved: moved}
 	}
-	if !started {
-		return Result{Err: err, ExitCode: 127, Duration: time.Since(start)}
+	defer flood()
+	defer l.cancel(nil)
+	if !oc.started {
+		return Result{Err: oc.err, ExitCode: 127, Duration: time.Since(start)}
 	}
 	if w.tee != nil {
 		w.mu.Lock()
@@ -363,36 +383,41 @@ func Run(ctx context.Context, s Proc) Result {
 		w.mu.Unlock()
 	}
 	out, dropped := w.Bytes()
-	res := Result{Output: out, Dropped: dropped, Duration: time.Since(start), ExitCode: code}
+	res := Result{Output: out, Dropped: dropped, Duration: time.Since(start), ExitCode: oc.code}
 	if o.errw != nil {
 		res.Stderr, _ = o.errw.Bytes()
 	}
 	if sp != nil {
-		// What the sandbox refused shows in either stream (a hook's stderr
-		// is kept apart).
-		res.Blocked, res.Note = sandboxpolicy.Blocked(string(out)+"\n"+string(res.Stderr), res.ExitCode, sp)
-		if s.Refusals {
-			res.Outside = sandboxpolicy.OutsidePath(string(out)+"\n"+string(res.Stderr), sp)
-		}
-		if hosts := sandboxpolicy.ProxyRefusalsSince(refusedBefore); len(hosts) > 0 && sp.Proxy != "" {
-			// The proxy said no: name the host, whatever the tool printed.
-			res.Blocked, res.Note = sandboxpolicy.RuleNetwork, sandboxpolicy.ProxyRefusal(strings.Join(hosts, ", "))
-		}
+		blockedBy(&res, s, sp, refusedBefore)
 	}
 	if o.outPart != nil {
 		res.StdoutPart, _ = o.outPart.Bytes()
 		res.StderrPart, _ = o.errPart.Bytes()
 	}
-	settle(ctx, tctx, &res, w, err)
+	settle(ctx, l.timedOut(), &res, w, oc.err)
 	return res
+}
+
+// blockedBy says what the sandbox refused the child, which shows in either
+// stream (a hook's stderr is kept apart), or the host the proxy refused.
+func blockedBy(res *Result, s Proc, sp *sandbox.Spec, refusedBefore int) {
+	out := string(res.Output) + "\n" + string(res.Stderr)
+	res.Blocked, res.Note = sandboxpolicy.Blocked(out, res.ExitCode, sp)
+	if s.Refusals {
+		res.Outside = sandboxpolicy.OutsidePath(out, sp)
+	}
+	if hosts := sandboxpolicy.ProxyRefusalsSince(refusedBefore); len(hosts) > 0 && sp.Proxy != "" {
+		// The proxy said no: name the host, whatever the tool printed.
+		res.Blocked, res.Note = sandboxpolicy.RuleNetwork, sandboxpolicy.ProxyRefusal(strings.Join(hosts, ", "))
+	}
 }
 
 // runExec runs the child as a program Harvey starts itself (the launcher,
 // or the command where there is no sandbox), stopped when stopCtx ends
 // (its deadline, or a flood of output), and returns its exit status and
 // the Wait error (started false: it did not start, err says why).
-func runExec(tctx, stopCtx context.Context, w *CapWriter, dir, prog string, argv, env []string, sp *sandbox.Spec, stdin io.Reader, o streams) (code int, started bool, err error) {
-	cmd := exec.CommandContext(tctx, prog, argv[1:]...)
+func runExec(l *life, stopCtx context.Context, w *CapWriter, dir, prog string, argv, env []string, sp *sandbox.Spec, stdin io.Reader, o streams) (code int, started bool, err error) {
+	cmd := exec.CommandContext(l.ctx, prog, argv[1:]...)
 	cmd.Args[0] = argv[0]
 	cmd.Dir = dir
 	cmd.Env = env
@@ -408,6 +433,7 @@ func runExec(tctx, stopCtx context.Context, w *CapWriter, dir, prog string, argv
 	if err := cmd.Start(); err != nil {
 		return 127, false, err
 	}
+	l.running(cmd.Process.Pid, nil)
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -420,6 +446,9 @@ func runExec(tctx, stopCtx context.Context, w *CapWriter, dir, prog string, argv
 	}()
 	err = cmd.Wait()
 	close(done)
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		l.sig = int(ws.Signal())
+	}
 	// Kill anything left in the group (a backgrounded grandchild), and
 	// where commands have no PID namespace, what a launcher that died
 	// anyway left to Harvey.
@@ -434,12 +463,13 @@ func runExec(tctx, stopCtx context.Context, w *CapWriter, dir, prog string, argv
 // from here by start (the session network's holder; where commands have
 // no namespaces, Harvey's spare launcher), stopped when stopCtx ends. Its
 // status comes once every process of it has ended.
-func runJoined(stopCtx context.Context, w *CapWriter, sp *sandbox.Spec, stdin io.Reader, o streams,
+func runJoined(stopCtx context.Context, l *life, w *CapWriter, sp *sandbox.Spec, stdin io.Reader, o streams,
 	start func(sandbox.Spec, io.Reader, io.Writer, io.Writer) (*sandbox.Joined, error)) (code int, started bool, err error) {
 	j, err := start(*sp, stdin, o.stdout, o.stderr)
 	if err != nil {
 		return 127, false, err
 	}
+	l.running(j.Pid(), j.Keep)
 	done := make(chan struct{})
 	go func() {
 		select {
@@ -531,7 +561,7 @@ func outputWriter(s Proc, flood func()) *CapWriter {
 
 // settle says how the child ended: cancelled, timed out, stopped on
 // purpose at the cap, or failed to run (an exit status is not an error).
-func settle(ctx, tctx context.Context, res *Result, w *CapWriter, err error) {
+func settle(ctx context.Context, timedOut bool, res *Result, w *CapWriter, err error) {
 	w.mu.Lock()
 	res.Flooded = w.flooded
 	cut := w.cut
@@ -539,7 +569,7 @@ func settle(ctx, tctx context.Context, res *Result, w *CapWriter, err error) {
 	switch {
 	case ctx.Err() != nil:
 		res.Err = ctx.Err()
-	case errors.Is(tctx.Err(), context.DeadlineExceeded):
+	case timedOut:
 		res.TimedOut = true
 	case cut:
 		// Stopped on purpose once the cap was full: what was kept is the

@@ -273,6 +273,16 @@ func (j *Joined) Stop() {
 	})
 }
 
+// Keep lets the command run on past its deadline (it was moved to the
+// background): where Harvey's own spare launched it (Landlock only), its
+// launcher is told to forget its own deadline (Spec.Timeout; the
+// holder's commands have none).
+func (j *Joined) Keep() {
+	if j.local != nil {
+		writeMsg(j.c, holderMsg{Op: "keep"}, nil)
+	}
+}
+
 // Wait waits for the command's end (every process of it ended) and its
 // output copied, and returns its exit status.
 func (j *Joined) Wait() (int, error) {

@@ -3,6 +3,7 @@
 package sandbox
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -79,12 +80,31 @@ func endOnSignal(cmd *exec.Cmd, spec Spec, harvey int) func() {
 	var timer *time.Timer
 	if spec.Timeout > 0 {
 		timer = time.AfterFunc(time.Duration(spec.Timeout)*time.Millisecond+launcherGrace, end)
+		if spareReport != nil {
+			go keepOnAsked(spareReport, timer)
+		}
 	}
 	return func() {
 		signal.Stop(sigs)
 		close(quit)
 		if timer != nil {
 			timer.Stop()
+		}
+	}
+}
+
+// keepOnAsked stops the deadline when Harvey says on c (its spare's
+// socket) that the command was moved to the background (Joined.Keep).
+func keepOnAsked(c *net.UnixConn, deadline *time.Timer) {
+	for {
+		var m holderMsg
+		fds, err := readMsg(c, &m)
+		closeFds(fds)
+		if err != nil {
+			return
+		}
+		if m.Op == "keep" {
+			deadline.Stop()
 		}
 	}
 }

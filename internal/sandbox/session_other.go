@@ -28,6 +28,9 @@ func (*Joined) Pid() int { return 0 }
 // Stop: see session_linux.go.
 func (*Joined) Stop() {}
 
+// Keep: see joined_linux.go.
+func (*Joined) Keep() {}
+
 // Wait: see session_linux.go.
 func (*Joined) Wait() (int, error) { return 126, errNoSessionNet }
 
