@@ -397,7 +397,7 @@ func (g *Gate) runGuarded(ctx context.Context, r runRequest, spec runner.Proc) r
 	}
 	if r.echo != nil && r.hook == nil { // a command you watch: Ctrl-Z may move it to the background
 		fg = g.jobs.Hold(4*g.maxOut(), r.layer)
-		spec.Detach = fg.Detach
+		spec.Detach = fg.Chan()
 	}
 	res := runner.Run(ctx, spec)
 	if res.Moved != nil {

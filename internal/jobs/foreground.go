@@ -26,16 +26,29 @@ type Foreground struct {
 // Hold registers a foreground command that may be moved (its job's output
 // keeps size bytes; layer names its caches' private layer, which a job it
 // becomes keeps while it runs: Layer); Release when it has ended, or
-// AddMoved once moved.
+// AddMoved once moved. Nil while Ctrl-Z is not trapped (no turn of the
+// REPL runs): nothing could move it, and a command that cannot move is
+// waited for as it runs, with no hand-off between goroutines.
 func (m *Manager) Hold(size int, layer string) *Foreground {
-	f := &Foreground{Detach: make(chan io.Writer, 1), size: size, layer: layer}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if !m.trapped {
+		return nil
+	}
+	f := &Foreground{Detach: make(chan io.Writer, 1), size: size, layer: layer}
 	if m.fg == nil {
 		m.fg = map[*Foreground]bool{}
 	}
 	m.fg[f] = true
 	return f
+}
+
+// Chan is f's Detach (nil for none).
+func (f *Foreground) Chan() <-chan io.Writer {
+	if f == nil {
+		return nil
+	}
+	return f.Detach
 }
 
 // Release forgets a foreground command, and returns the Output it was
@@ -120,6 +133,9 @@ func (m *Manager) Move() (int, error) {
 func (m *Manager) TrapCtrlZ(say func(string)) (untrap func()) {
 	c, done := make(chan os.Signal, 1), make(chan struct{})
 	signal.Notify(c, syscall.SIGTSTP)
+	m.mu.Lock()
+	m.trapped = true
+	m.mu.Unlock()
 	go func() {
 		for {
 			select {
@@ -134,5 +150,11 @@ func (m *Manager) TrapCtrlZ(say func(string)) (untrap func()) {
 			}
 		}
 	}()
-	return func() { signal.Stop(c); close(done) }
+	return func() {
+		signal.Stop(c)
+		close(done)
+		m.mu.Lock()
+		m.trapped = false
+		m.mu.Unlock()
+	}
 }

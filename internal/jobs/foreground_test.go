@@ -13,6 +13,10 @@ import (
 // error says.
 func TestMoveAsksEachForegroundOnce(t *testing.T) {
 	m := &Manager{}
+	if f := m.Hold(100, "run"); f != nil || f.Chan() != nil {
+		t.Fatal("a command is held while Ctrl-Z is not trapped")
+	}
+	m.trapped = true
 	a, b := m.Hold(100, "run"), m.Hold(100, "run")
 	if n, err := m.Move(); n != 2 || err != nil {
 		t.Fatalf("Move: %d, %v", n, err)
@@ -76,7 +80,7 @@ func TestTrapCtrlZ(t *testing.T) {
 // layer is one mount's at a time), and the layer is free again once the
 // job has ended.
 func TestAMovedJobKeepsItsLayer(t *testing.T) {
-	m := &Manager{}
+	m := &Manager{trapped: true}
 	if l := m.Layer("run"); l != "run" {
 		t.Fatalf("Layer with no jobs: %q", l)
 	}

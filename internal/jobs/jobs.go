@@ -75,6 +75,7 @@ type Manager struct {
 	UseEvery time.Duration // how often they are measured (default a second)
 	metering bool
 	fg       map[*Foreground]bool // the commands running in the foreground (foreground.go)
+	trapped  bool                 // Ctrl-Z moves them (TrapCtrlZ)
 }
 
 // printedEvery and printedChunk pace Printed.
