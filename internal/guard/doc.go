@@ -9,7 +9,10 @@
 // call to a stdio MCP server): Command records before it runs and writes a
 // journal of that record to the data directory (internal/datadir);
 // Guard.Check after it undoes what must not stay, says a line each what it
-// undid, and names the files the process changed in the workspace. Life
+// undid, and names the files the process changed in the workspace (the
+// journal names git's index and the larger hooks by their blobs, kept once
+// each: journal_blobs.go; a snapshot takes an index whose stamp is the
+// last one's from memory: index_memo.go). Life
 // and Guard.Call do the same across a stdio server's whole life. Recover,
 // at the next start, runs the check of a journal whose Harvey stopped
 // before its check. Protected and Pinned are the same rules as the

@@ -179,11 +179,8 @@ func guardDir(root, dir string, common bool, hashLen int) *gitDirGuard {
 	if fi, err := r.Lstat("index"); err == nil && fi.Mode().IsRegular() && fi.Size() > gitGuardMaxIndex {
 		d.indexLarge = true
 	} else if err == nil && fi.Mode().IsRegular() {
-		key, _ := d.indexKey() // before the read: a write meanwhile makes it differ after the command
-		if b, err := r.ReadFile("index"); err == nil {
-			d.index, d.indexAt = b, key
-			d.links, d.hidden = gitlinks(b, hashLen), hiddenEntries(b, hashLen)
-		}
+		key, keyed := d.indexKey() // before the read: a write meanwhile makes it differ after the command
+		d.readIndex(r, key, keyed)
 	}
 	return d
 }

@@ -43,6 +43,7 @@ type journal struct {
 
 type jFile struct {
 	Data    []byte
+	Blob    string `json:",omitempty"` // the blob that holds Data instead (journal_blobs.go)
 	Mode    fs.FileMode
 	Missing bool // not there
 }
@@ -70,6 +71,7 @@ type jDir struct {
 	Hooks                                    map[string]*jHooks
 	Modules, Worktrees, Locks, Links, Hidden []string
 	Index                                    []byte
+	IndexBlob                                string `json:",omitempty"` // the blob that holds Index instead
 	IndexDev, IndexIno                       uint64
 	IndexSize, IndexMtime, IndexCtime        int64
 	Replaces                                 map[string]string
@@ -95,33 +97,38 @@ var journalSeq atomic.Int64
 
 // writeJournal writes the journal of a command about to run under guard,
 // and returns its path ("" when none could be written: the check still
-// runs after the command, only not after a crash).
-func writeJournal(root, command string, c *Guard) string {
+// runs after the command, only not after a crash) and the blobs it names.
+func writeJournal(root, command string, c *Guard) (string, []string) {
 	dir := journalDir()
 	if c == nil || dir == "" || os.MkdirAll(dir, 0o700) != nil {
-		return ""
+		return "", nil
 	}
 	j := journal{Pid: os.Getpid(), PidStart: sandbox.ProcStart(os.Getpid()), Root: root, Command: command, Started: time.Now(),
 		Git: c.git.toJournal(), Agents: c.agents.toJournal()}
+	names := j.externalize()
 	b, err := json.Marshal(&j)
 	if err != nil {
-		return ""
+		releaseBlobs(names)
+		return "", nil
 	}
 	name := fmt.Sprintf("%s-%d-%d.journal", datadir.Key(root), os.Getpid(), journalSeq.Add(1))
 	p := filepath.Join(dir, name)
 	tmp := p + ".tmp"
 	if os.WriteFile(tmp, b, 0o600) != nil || os.Rename(tmp, p) != nil {
 		os.Remove(tmp)
-		return ""
+		releaseBlobs(names)
+		return "", nil
 	}
-	return p
+	return p, names
 }
 
-// removeJournal removes a journal once its check is done.
-func removeJournal(p string) {
+// removeJournal removes a journal once its check is done, and lets go of
+// the blobs it named.
+func removeJournal(p string, names []string) {
 	if p != "" {
 		os.Remove(p)
 	}
+	releaseBlobs(names)
 }
 
 // Recover runs the check of every journal of the workspace at root
@@ -168,6 +175,13 @@ func recoverJournals(glob string, keep func(*journal) bool, why string, quiet bo
 		if j.Pid != os.Getpid() && sandbox.ProcStart(j.Pid) != "" && sandbox.ProcStart(j.Pid) == j.PidStart {
 			continue // its Harvey still runs: the check is its own
 		}
+		if !j.resolve(blobDirOf(j.Pid, j.PidStart)) {
+			// A blob gone (a data directory cleaned by hand): what it held
+			// cannot be put back, so nothing of this check is run half.
+			said = append(said, fmt.Sprintf("[harvey: the check of a command that ran when Harvey stopped (%s) could not be run: what it needs is gone from Harvey's data directory]", termtext.Sanitize(termtext.Clip(j.Command, 80))))
+			os.Remove(p)
+			continue
+		}
 		c := &Guard{git: j.Git.fromJournal(), agents: j.Agents.fromJournal()}
 		undone, _ := c.Check()
 		os.Remove(p)
@@ -178,6 +192,7 @@ func recoverJournals(glob string, keep func(*journal) bool, why string, quiet bo
 			why, termtext.Sanitize(termtext.Clip(j.Command, 80)), j.Started.Format("2006-01-02 15:04"), termtext.Plural(len(undone), "change")+" undone"))
 		said = append(said, undone...)
 	}
+	sweepBlobs(dir)
 	return said
 }
 

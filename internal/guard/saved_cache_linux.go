@@ -4,6 +4,8 @@ package guard
 
 import (
 	"io/fs"
+
+	"github.com/harvey-agent/harvey/internal/fsinfo"
 	"os"
 	"sync"
 	"syscall"
@@ -43,6 +45,19 @@ var keptFiles = struct {
 // trustedFS are the file systems whose ctime the kernel itself keeps
 // (statfs magic numbers): ext2/3/4, xfs, btrfs, tmpfs, f2fs, zfs, overlayfs.
 var trustedFS = map[int64]bool{0xEF53: true, 0x58465342: true, 0x9123683E: true, 0x01021994: true, 0xF2F52010: true, 0x2FC12FC1: true, 0x794C7630: true}
+
+// racyStamp reports whether a file of stamp s changed too recently for
+// its stamp to name its content.
+func racyStamp(s fsinfo.Stamp) bool {
+	return time.Since(time.Unix(0, s.CtimeNs)) < racyWindow || time.Since(time.Unix(0, s.MtimeNs)) < racyWindow
+}
+
+// trustedDir reports whether dir lies on a file system whose ctime the
+// kernel keeps.
+func trustedDir(dir string) bool {
+	var s syscall.Statfs_t
+	return syscall.Statfs(dir, &s) == nil && trustedFS[int64(s.Type)]
+}
 
 // keyOf is fi's identity, when its content may be kept.
 func keyOf(fi fs.FileInfo) (fileKey, bool) {

@@ -174,8 +174,9 @@ type Guard struct {
 	git     *gitGuard
 	agents  *agentsGuard
 	files   *workspaceFiles
-	journal string // guard_journal.go: the check, kept on disk until it is done
-	root    string // the workspace, and what the journal names: for a journal written again
+	journal string   // guard_journal.go: the check, kept on disk until it is done
+	blobs   []string // the blobs its journal names (journal_blobs.go)
+	root    string   // the workspace, and what the journal names: for a journal written again
 	what    string
 }
 
@@ -203,7 +204,7 @@ func (c *Guard) Call(root, what string) *Guard {
 // keep writes the journal of the check (guard_journal.go).
 func (c *Guard) keep(root, what string) {
 	c.root, c.what = root, what
-	c.journal = writeJournal(root, what, c)
+	c.journal, c.blobs = writeJournal(root, what, c)
 	opened(c)
 }
 
@@ -212,8 +213,8 @@ func (c *Guard) keep(root, what string) {
 func (c *Guard) Forget() {
 	if c != nil {
 		closed(c)
-		removeJournal(c.journal)
-		c.journal = ""
+		removeJournal(c.journal, c.blobs)
+		c.journal, c.blobs = "", nil
 	}
 }
 
@@ -232,7 +233,7 @@ func (c *Guard) Check() (undone []string, changed string) {
 	undone = append(c.git.check(changedFiles{paths, complete}), c.agents.check()...)
 	undoing.Unlock()
 	closed(c)
-	removeJournal(c.journal)
+	removeJournal(c.journal, c.blobs)
 	return undone, c.files.changesLine(list, complete)
 }
 
@@ -252,9 +253,9 @@ func (c *Guard) Recheck() []string {
 		// the record's too, so a check from it (the guardian's, the next
 		// start's) does not undo them.
 		c.agents.rebased = false
-		old := c.journal
+		old, oldBlobs := c.journal, c.blobs
 		c.keep(c.root, c.what)
-		removeJournal(old)
+		removeJournal(old, oldBlobs)
 	}
 	return undone
 }
