@@ -76,13 +76,7 @@ func TestJournalRoundTrip(t *testing.T) {
 func TestJournalBlobs(t *testing.T) {
 	root := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", filepath.Join(t.TempDir(), "data"))
-	git := func(args ...string) {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
-	}
+	git := gitIn(t, root)
 	git("init", "-q")
 	for i := 0; i < 200; i++ {
 		writeFile(t, root, fmt.Sprintf("src/file-%03d.txt", i), "x\n")
@@ -148,13 +142,7 @@ func TestIndexMemo(t *testing.T) {
 	defer func() { racyWindow = racy }()
 	root := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", filepath.Join(t.TempDir(), "data"))
-	git := func(args ...string) {
-		cmd := exec.Command("git", args...)
-		cmd.Dir = root
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
-	}
+	git := gitIn(t, root)
 	git("init", "-q")
 	writeFile(t, root, "a.txt", "a\n")
 	git("add", "a.txt")
@@ -172,4 +160,16 @@ func TestIndexMemo(t *testing.T) {
 		t.Errorf("the written index was taken from before: hidden %v", d3.hidden)
 	}
 	third.Check()
+}
+
+// gitIn runs git in root, failing the test when it fails.
+func gitIn(t *testing.T, root string) func(args ...string) {
+	return func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
 }
