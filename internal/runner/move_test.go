@@ -30,6 +30,7 @@ func waitFor(d time.Duration, cond func() bool) bool {
 func TestAMovedCommandRunsOnAndEndsByItself(t *testing.T) {
 	t.Parallel()
 	both(t, func(t *testing.T, spec *sandbox.Spec) {
+		t.Parallel() // each waits past a deadline
 		dir := t.TempDir()
 		if spec != nil {
 			dir = spec.RW[0]
@@ -43,7 +44,7 @@ func TestAMovedCommandRunsOnAndEndsByItself(t *testing.T) {
 		got := make(chan Result, 1)
 		go func() {
 			got <- Run(ctx, Proc{Dir: dir, Argv: []string{"sh", "-c", script}, Env: BaseEnv(), Sandbox: spec,
-				Timeout: 500 * time.Millisecond, Echo: &echo, Detach: detach})
+				Timeout: time.Second, Echo: &echo, Detach: detach})
 		}()
 		if !waitFor(10*time.Second, func() bool { return strings.Contains(echo.String(), "before") }) {
 			t.Fatalf("no output: %q", echo.String())
@@ -62,7 +63,7 @@ func TestAMovedCommandRunsOnAndEndsByItself(t *testing.T) {
 		cancel() // the turn ends
 		// Past its deadline, and where commands have no PID namespace, past
 		// its launcher's own (the deadline and sandbox.launcherGrace, 3 s).
-		time.Sleep(4 * time.Second)
+		time.Sleep(4500 * time.Millisecond)
 		select {
 		case <-res.Moved.Done():
 			t.Fatalf("the moved command was stopped by its deadline or the caller's end (exit %d)", res.Moved.ExitCode())
