@@ -34,7 +34,7 @@ func ptyKernel(t *testing.T, kernel, bin, dir string, env []string, args ...stri
 // !cmd and the model's run_command each return at once, saying so with
 // the job's id, and run on past their timeout and the turn; the model's
 // result has what it printed so far and how to read the rest; /jobs lists
-// them running; they end with the session. Ctrl-Z while nothing runs says
+// them running; they end with the session, its terminal closed. Ctrl-Z while nothing runs says
 // what it is for, and Harvey is not suspended.
 func TestCtrlZMovesACommandToTheBackground(t *testing.T) {
 	RequireSandbox(t)
@@ -87,10 +87,10 @@ func TestCtrlZMovesACommandToTheBackground(t *testing.T) {
 			s.Expect("next-command")
 			s.Expect("[exit 0]")
 			s.Expect("harvey (2 jobs)> ")
-			s.Send("\x04")
+			s.Hangup() // the terminal closed: the hardest of the ends a user meets
 			s.Wait()
 			if ps := Survivors(tag, 5*time.Second); ps != "" {
-				t.Errorf("a moved command outlived the session: %s", ps)
+				t.Errorf("a moved command outlived the closed terminal: %s", ps)
 			}
 		})
 	}

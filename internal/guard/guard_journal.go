@@ -103,7 +103,7 @@ func writeJournal(root, command string, c *Guard) (string, []string) {
 	if c == nil || dir == "" || os.MkdirAll(dir, 0o700) != nil {
 		return "", nil
 	}
-	j := journal{Pid: os.Getpid(), PidStart: sandbox.ProcStart(os.Getpid()), Root: root, Command: command, Started: time.Now(),
+	j := journal{Pid: os.Getpid(), PidStart: ownStart(), Root: root, Command: command, Started: time.Now(),
 		Git: c.git.toJournal(), Agents: c.agents.toJournal()}
 	names := j.externalize()
 	b, err := json.Marshal(&j)

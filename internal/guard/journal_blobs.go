@@ -49,8 +49,12 @@ func blobDirOf(pid int, start string) string {
 	return filepath.Join(dir, fmt.Sprintf("%d-%s.blobs", pid, start))
 }
 
+// ownStart is this process's start time (sandbox.ProcStart), read once:
+// every journal names it.
+var ownStart = sync.OnceValue(func() string { return sandbox.ProcStart(os.Getpid()) })
+
 // ownBlobDir is this Harvey's.
-func ownBlobDir() string { return blobDirOf(os.Getpid(), sandbox.ProcStart(os.Getpid())) }
+func ownBlobDir() string { return blobDirOf(os.Getpid(), ownStart()) }
 
 // contents visits every content a journal keeps: its bytes and the name
 // of the blob that holds them instead.
