@@ -39,7 +39,9 @@ func openWS(t testing.TB, dir string) *testWS {
 	run := func(ctx context.Context, home string, argv []string) []byte {
 		return runner.Run(ctx, runner.Proc{Dir: home, Argv: argv, Env: gitrepo.Env(home), Timeout: 10 * time.Second, Limit: 1 << 20, SplitStderr: true, Sandbox: sandboxpolicy.GitSpec(tree.Root, home)}).Output
 	}
-	return &testWS{tree: tree, repo: gitrepo.New(tree.OSRoot(), tree.Root, run)}
+	ws := &testWS{tree: tree, repo: gitrepo.New(tree.OSRoot(), tree.Root, run)}
+	t.Cleanup(ws.repo.Close) // its private git directory
+	return ws
 }
 
 func runGit(ctx context.Context, ws *testWS, sub string, args []string, limit int) (string, error) {
