@@ -32,6 +32,7 @@ func TestEndToEndSessionNetwork(t *testing.T) {
 	bin := Build(t)
 	for _, kernel := range Kernels() {
 		t.Run(kernel, func(t *testing.T) {
+			t.Parallel() // each its own ports
 			sessionNetwork(t, bin, kernel)
 		})
 	}
@@ -234,7 +235,10 @@ func TestEndToEndDevServerFromTheRegistry(t *testing.T) {
 	}
 	bin := Build(t)
 	for _, kernel := range Kernels() {
-		t.Run(kernel, func(t *testing.T) { devServerFromTheRegistry(t, bin, kernel) })
+		t.Run(kernel, func(t *testing.T) {
+			t.Parallel() // each its own port
+			devServerFromTheRegistry(t, bin, kernel)
+		})
 	}
 }
 

@@ -307,6 +307,9 @@ func firstUses(base, npmBase string, maven bool) []pmFirstUse {
 			// a settings file lifts its blocking mirror, as a project with
 			// a repository of its own over HTTP does.
 			".mvn/maven.config": "-s .mvn/settings.xml\n",
+			// The JVM a short build wants (C1 only, one GC thread), as
+			// many projects set it: the JIT's compilers took the cores.
+			".mvn/jvm.config":   "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC\n",
 			".mvn/settings.xml": "<settings><mirrors><mirror><id>maven-default-http-blocker</id><mirrorOf>none</mirrorOf><url>http://0.0.0.0/</url><blocked>false</blocked></mirror></mirrors></settings>\n",
 		}, steps: []string{"!mvn -B -q -Duser.home=$HOME com.example:greet-maven-plugin:1.0:greet"}, want: "hello from the Maven repository"},
 		// Gradle resolves the same dependency into a Gradle home the new
@@ -315,7 +318,8 @@ func firstUses(base, npmBase string, maven bool) []pmFirstUse {
 		{name: "gradle", needs: []string{"gradle", "java"}, files: map[string]string{
 			"build.gradle": "apply plugin: 'java'\nrepositories { maven { url '" + base + "/maven2/' } }\ndependencies { compile 'com.example:greeting:1.0' }\n" +
 				"task greet { doLast { configurations.compile.each { f -> def z = new java.util.zip.ZipFile(f); def e = z.getEntry('greeting.txt'); if (e != null) println z.getInputStream(e).text.trim() } } }\n",
-			"settings.gradle": "rootProject.name = 'app'\n",
+			"settings.gradle":   "rootProject.name = 'app'\n",
+			"gradle.properties": "org.gradle.jvmargs=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx256m\n", // as .mvn/jvm.config
 		}, steps: []string{"!gradle -q greet", "!gradle -q greet"}, want: "hello from the Maven repository", env: []string{"GRADLE_USER_HOME=$HOME/.gradle"}},
 	}
 }
