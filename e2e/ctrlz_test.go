@@ -34,8 +34,8 @@ func ptyKernel(t *testing.T, kernel, bin, dir string, env []string, args ...stri
 // !cmd and the model's run_command each return at once, saying so with
 // the job's id, and run on past their timeout and the turn; the model's
 // result has what it printed so far and how to read the rest; /jobs lists
-// them running; they end with the session, its terminal closed. Ctrl-Z while nothing runs says
-// what it is for, and Harvey is not suspended.
+// them running; they end with the session, its terminal closed. Ctrl-Z
+// while nothing runs says what it is for, and Harvey is not suspended.
 func TestCtrlZMovesACommandToTheBackground(t *testing.T) {
 	RequireSandbox(t)
 	bin := Build(t)
